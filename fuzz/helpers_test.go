@@ -1,0 +1,42 @@
+package fuzz
+
+import (
+	"encoding/binary"
+	"math"
+	"testing"
+
+	"github.com/kvsimd/kvsimd/kernels"
+)
+
+// eachVariant calls check once per variant this CPU runs, with that variant active,
+// and restores the start-up choice afterwards.
+func eachVariant(t *testing.T, check func(variant string)) {
+	t.Helper()
+	start := kernels.Active()
+	defer kernels.Use(start)
+	for _, v := range kernels.Variants() {
+		if err := kernels.Use(v); err != nil {
+			t.Fatal(err)
+		}
+		check(v)
+	}
+}
+
+// float32s reads little-endian float32 bit patterns from data (a trailing partial
+// word is dropped), so the fuzzer reaches every NaN payload and subnormal.
+func float32s(data []byte) []float32 {
+	f := make([]float32, len(data)/4)
+	for i := range f {
+		f[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+	}
+	return f
+}
+
+// uint16s reads little-endian 16-bit words from data.
+func uint16s(data []byte) []uint16 {
+	u := make([]uint16, len(data)/2)
+	for i := range u {
+		u[i] = binary.LittleEndian.Uint16(data[2*i:])
+	}
+	return u
+}

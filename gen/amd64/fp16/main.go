@@ -1,0 +1,84 @@
+// Command fp16 generates asm/fp16_amd64.s: bulk half⇄single conversion with F16C.
+package main
+
+import (
+	. "github.com/kvsimd/kvsimd/gen/x86"
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+)
+
+// unroll is the number of vectors converted per loop iteration: enough independent
+// conversions to keep both F16C ports busy.
+const unroll = 4
+
+func main() {
+	Header()
+	for _, isa := range Both {
+		toFloat32(isa)
+		fromFloat32(isa)
+	}
+	Generate()
+}
+
+// toFloat32 widens: VCVTPH2PS loads Lanes halves straight from memory.
+func toFloat32(isa ISA) {
+	name := "ToFloat32" + isa.Suffix
+	TEXT(name, NOSPLIT, "func(dst []float32, src []uint16)")
+	Pragma("noescape")
+	Doc(name + " widens len(src) halves into dst[:len(src)] with F16C.")
+	dst := Mem{Base: Load(Param("dst").Base(), GP64())}
+	src := Mem{Base: Load(Param("src").Base(), GP64())}
+	n := Load(Param("src").Len(), GP64())
+
+	Loop(isa, n, unroll, func(k int) {
+		for u := 0; u < k; u++ {
+			v := isa.Vec()
+			VCVTPH2PS(src.Offset(u*2*isa.Lanes), v)
+			VMOVUPS(v, dst.Offset(u*isa.Bytes()))
+		}
+		ADDQ(U32(k*2*isa.Lanes), src.Base)
+		ADDQ(U32(k*isa.Bytes()), dst.Base)
+	}, func() {
+		h, x := GP32(), XMM()
+		MOVWLZX(src, h)
+		MOVD(h, x)
+		VCVTPH2PS(x, x)
+		VMOVSS(x, dst)
+		ADDQ(U8(2), src.Base)
+		ADDQ(U8(4), dst.Base)
+	})
+	RET()
+}
+
+// fromFloat32 narrows with rounding-control immediate 0: round to nearest even,
+// regardless of MXCSR. Conversion goes to a register and then to memory, because the
+// memory form of VCVTPS2PH is microcoded on Zen.
+func fromFloat32(isa ISA) {
+	name := "FromFloat32" + isa.Suffix
+	TEXT(name, NOSPLIT, "func(dst []uint16, src []float32)")
+	Pragma("noescape")
+	Doc(name + " narrows len(src) singles into dst[:len(src)] with F16C, rounding to nearest even.")
+	dst := Mem{Base: Load(Param("dst").Base(), GP64())}
+	src := Mem{Base: Load(Param("src").Base(), GP64())}
+	n := Load(Param("src").Len(), GP64())
+
+	Loop(isa, n, unroll, func(k int) {
+		for u := 0; u < k; u++ {
+			v := isa.Vec()
+			VMOVUPS(src.Offset(u*isa.Bytes()), v)
+			VCVTPS2PH(U8(0), v, isa.Half(v))
+			VMOVDQU(isa.Half(v), dst.Offset(u*2*isa.Lanes))
+		}
+		ADDQ(U32(k*isa.Bytes()), src.Base)
+		ADDQ(U32(k*2*isa.Lanes), dst.Base)
+	}, func() {
+		x, h := XMM(), GP32()
+		VMOVSS(src, x)
+		VCVTPS2PH(U8(0), x, x)
+		MOVD(x, h)
+		MOVW(h.As16(), dst)
+		ADDQ(U8(4), src.Base)
+		ADDQ(U8(2), dst.Base)
+	})
+	RET()
+}

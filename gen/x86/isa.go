@@ -1,0 +1,69 @@
+// Package x86 holds what the amd64 generators share: the two vector widths, so that
+// each kernel is written once and instantiated for AVX2 (ymm) and AVX-512 (zmm).
+package x86
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// ISA is one instantiation of a kernel generator.
+type ISA struct {
+	Suffix string // appended to function names: ToFloat32AVX2
+	Lanes  int    // float32 lanes per vector
+	Vec    func() reg.VecVirtual
+}
+
+var (
+	AVX2   = ISA{Suffix: "AVX2", Lanes: 8, Vec: YMM}
+	AVX512 = ISA{Suffix: "AVX512", Lanes: 16, Vec: ZMM}
+	Both   = []ISA{AVX2, AVX512}
+)
+
+// Bytes is the size of one float32 vector.
+func (i ISA) Bytes() int { return 4 * i.Lanes }
+
+// Half returns the register that holds Lanes halves, half the width of v.
+func (i ISA) Half(v reg.VecVirtual) reg.Register {
+	if i.Lanes == 16 {
+		return v.AsY()
+	}
+	return v.AsX()
+}
+
+// Header sets the build constraint of a generated file: purego and noasm builds leave
+// the assembly out (the expression is avo's legacy syntax, a comma meaning "and").
+func Header() {
+	ConstraintExpr("!purego,!noasm")
+}
+
+// Loop runs body(unroll) while n ≥ unroll·Lanes, then body(1) while n ≥ Lanes, then
+// scalar once per remaining element; n counts elements and is consumed.
+func Loop(isa ISA, n reg.Register, unroll int, body func(vectors int), scalar func()) {
+	id := fmt.Sprintf("_%s_%d", isa.Suffix, labels)
+	labels++
+	for _, k := range []int{unroll, 1} {
+		top, next := fmt.Sprintf("vec%d%s", k, id), fmt.Sprintf("done%d%s", k, id)
+		Label(top)
+		CMPQ(n, U32(k*isa.Lanes))
+		JB(LabelRef(next))
+		body(k)
+		SUBQ(U32(k*isa.Lanes), n)
+		JMP(LabelRef(top))
+		Label(next)
+	}
+	top, done := "scalar"+id, "end"+id
+	Label(top)
+	TESTQ(n, n)
+	JZ(LabelRef(done))
+	scalar()
+	DECQ(n)
+	JMP(LabelRef(top))
+	Label(done)
+	VZEROUPPER()
+}
+
+var labels int

@@ -1,0 +1,112 @@
+// Package dispatch owns the choice of SIMD variant for the whole module: which variants
+// this CPU can run, which one is active, and the function tables that follow the choice.
+//
+// cpuid is read once, at start-up. Every kernel is a [Func]: a table of implementations
+// keyed by variant name plus the one currently selected, so the hot path is a single
+// indirect call with no per-call feature test. [Use] switches every Func at once, which
+// is how `kernels.Use` also switches the conversions in package fp16 without either
+// package importing the other.
+package dispatch
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Generic is the name of the scalar Go variant, which every platform can run.
+const Generic = "generic"
+
+// EnvVar names the environment variable read once at start-up to force a variant.
+const EnvVar = "KVSIMD_ISA"
+
+// fallback lists, for each variant, the variants to try in order when a kernel has no
+// implementation of its own for it. A kernel without an avx512 body runs its avx2 one.
+var fallback = map[string][]string{
+	"avx512": {"avx512", "avx2", Generic},
+	"avx2":   {"avx2", Generic},
+	"neon":   {"neon", Generic},
+	Generic:  {Generic},
+}
+
+var (
+	supported = append(detect(), Generic) // best first
+	active    = supported[0]
+	funcs     []selector
+
+	// EnvErr reports a KVSIMD_ISA value that could not be honoured; nil otherwise.
+	EnvErr error
+)
+
+func init() {
+	if v, ok := os.LookupEnv(EnvVar); ok && v != "" {
+		if err := Use(v); err != nil {
+			EnvErr = fmt.Errorf("%s=%q ignored, using %q: %w", EnvVar, v, active, err)
+		}
+	}
+}
+
+type selector interface{ selectVariant(name string) }
+
+// Func is one kernel's dispatch table. Call is the implementation of the active
+// variant; callers invoke it directly.
+type Func[F any] struct {
+	impls map[string]F
+	Call  F
+}
+
+// New returns a Func whose generic implementation is generic, registered so that [Use]
+// reaches it. Call it from a package-level variable initialiser.
+func New[F any](generic F) *Func[F] {
+	f := &Func[F]{impls: map[string]F{Generic: generic}, Call: generic}
+	funcs = append(funcs, f)
+	return f
+}
+
+// Add registers impl as the implementation for variant; arch-specific init functions
+// call it only for variants the build contains.
+func (f *Func[F]) Add(variant string, impl F) {
+	if _, ok := fallback[variant]; !ok {
+		panic("dispatch: unknown variant " + variant)
+	}
+	f.impls[variant] = impl
+	f.selectVariant(active)
+}
+
+// For returns the implementation that runs when variant is active, for tests that
+// compare variants side by side.
+func (f *Func[F]) For(variant string) F {
+	for _, v := range fallback[variant] {
+		if impl, ok := f.impls[v]; ok {
+			return impl
+		}
+	}
+	return f.impls[Generic]
+}
+
+func (f *Func[F]) selectVariant(name string) { f.Call = f.For(name) }
+
+// Variants lists the variants this CPU and build can run, best first, ending in Generic.
+func Variants() []string { return append([]string(nil), supported...) }
+
+// Active is the name of the variant every kernel currently runs.
+func Active() string { return active }
+
+// Use makes name the active variant of every kernel. It is meant for start-up, tests and
+// benchmarks: it must not run concurrently with kernel calls.
+func Use(name string) error {
+	for _, v := range supported {
+		if v == name {
+			active = name
+			for _, f := range funcs {
+				f.selectVariant(name)
+			}
+			return nil
+		}
+	}
+	why := "unknown variant"
+	if _, known := fallback[name]; known {
+		why = "not supported by this CPU or build"
+	}
+	return fmt.Errorf("variant %q: %s; usable: %s", name, why, strings.Join(supported, ", "))
+}

@@ -1,0 +1,56 @@
+// Package kernels owns the SIMD kernels of kvsimd and the choice of which variant runs
+// them.
+//
+// Every kernel is one exported function whose doc comment states its contract and its
+// reference loop. Behind it sit a scalar Go implementation (the "generic" variant,
+// always compiled, the oracle of every test) and the SIMD variants:
+//
+//	variant  needs                          arch
+//	avx512   AVX-512F/BW/VL, AVX2, FMA, F16C amd64
+//	avx2     AVX2, FMA, F16C                amd64
+//	neon     ASIMD (FCVTL/FCVTN)            arm64
+//	generic  nothing                        every GOARCH
+//
+// cpuid is read once at start-up and the best variant is installed in package-level
+// function tables, so a call costs one indirect call and no feature test. [Use] forces
+// another variant for every kernel at once, the conversions of package fp16 included;
+// the environment variable KVSIMD_ISA=generic|avx2|avx512|neon does the same at
+// start-up, and a value this CPU cannot run falls back to the best variant and is
+// reported by [EnvError]. Build tags purego and noasm compile the generic variant only.
+//
+// A kernel that has no body of its own for a variant runs the next one down
+// (avx512 → avx2 → generic, neon → generic).
+//
+// Kernels panic on programmer error (mismatched lengths), as the standard library
+// does; they never allocate.
+package kernels
+
+import (
+	"fmt"
+
+	"github.com/kvsimd/kvsimd/fp16"
+	"github.com/kvsimd/kvsimd/internal/dispatch"
+)
+
+// Float16 is the fp16 element type, x448/float16's Float16.
+type Float16 = fp16.Float16
+
+// Variants lists the variants this CPU and build can run, best first; the last is
+// always "generic".
+func Variants() []string { return dispatch.Variants() }
+
+// Active names the variant every kernel currently runs.
+func Active() string { return dispatch.Active() }
+
+// Use makes name the variant of every kernel, fp16's conversions included. An unknown
+// or unsupported name changes nothing and returns an error that lists the usable ones.
+// Use is for start-up, tests and benchmarks: it must not run concurrently with kernels.
+func Use(name string) error {
+	if err := dispatch.Use(name); err != nil {
+		return fmt.Errorf("kernels.Use: %w", err)
+	}
+	return nil
+}
+
+// EnvError reports why the KVSIMD_ISA value seen at start-up was not honoured, or nil.
+func EnvError() error { return dispatch.EnvErr }
