@@ -2,4 +2,7 @@
 
 package dispatch
 
+// asmBuild reports whether this build contains assembly.
+const asmBuild = false
+
 func detect() []string { return nil }

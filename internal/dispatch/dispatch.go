@@ -39,11 +39,16 @@ var (
 )
 
 func init() {
-	if v, ok := os.LookupEnv(EnvVar); ok && v != "" {
+	if v, ok := lookupEnv(); ok {
 		if err := Use(v); err != nil {
 			EnvErr = fmt.Errorf("%s=%q ignored, using %q: %w", EnvVar, v, active, err)
 		}
 	}
+}
+
+func lookupEnv() (string, bool) {
+	v, ok := os.LookupEnv(EnvVar)
+	return v, ok && v != ""
 }
 
 type selector interface{ selectVariant(name string) }

@@ -1,0 +1,72 @@
+package dispatch
+
+import (
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestVariantsEndInGenericAndStartBest(t *testing.T) {
+	vs := Variants()
+	require.Equal(t, Generic, vs[len(vs)-1])
+	if EnvErr == nil && !envSet() {
+		require.Equal(t, vs[0], Active())
+	}
+}
+
+func envSet() bool { _, ok := lookupEnv(); return ok }
+
+// TestNEONDetected guards against cpuid silently missing ASIMD, which would leave every
+// arm64 test running generic only.
+func TestNEONDetected(t *testing.T) {
+	if runtime.GOARCH != "arm64" || !asmBuild {
+		t.Skip("arm64 assembly builds only")
+	}
+	require.Contains(t, Variants(), "neon")
+}
+
+func TestUseSwitchesEveryFuncWithFallback(t *testing.T) {
+	defer Use(Active())
+	type fn func() string
+	plain := New[fn](func() string { return Generic })
+	withBest := New[fn](func() string { return Generic })
+	for _, v := range Variants() {
+		withBest.Add(v, func() string { return v })
+	}
+	for _, v := range Variants() {
+		require.NoError(t, Use(v))
+		require.Equal(t, v, Active())
+		require.Equal(t, Generic, plain.Call(), "a Func with no body for %s runs generic", v)
+		require.Equal(t, v, withBest.Call())
+		require.Equal(t, v, withBest.For(v)())
+	}
+}
+
+func TestFallbackChain(t *testing.T) {
+	type fn func() string
+	f := &Func[fn]{impls: map[string]fn{Generic: func() string { return Generic }}}
+	f.impls["avx2"] = func() string { return "avx2" }
+	require.Equal(t, "avx2", f.For("avx512")(), "avx512 falls back to avx2")
+	require.Equal(t, Generic, f.For("neon")())
+}
+
+func TestUseRejects(t *testing.T) {
+	before := Active()
+	err := Use("sse9")
+	require.ErrorContains(t, err, `"sse9": unknown variant; usable: `)
+	require.ErrorContains(t, err, Generic)
+	for v := range fallback {
+		if !slices.Contains(Variants(), v) {
+			require.ErrorContains(t, Use(v), "not supported by this CPU or build")
+		}
+	}
+	require.Equal(t, before, Active(), "a failed Use changes nothing")
+}
+
+func TestAddUnknownVariantPanics(t *testing.T) {
+	type fn func()
+	f := New[fn](func() {})
+	require.Panics(t, func() { f.Add("sse9", func() {}) })
+}
