@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/kvsimd/kvsimd/internal/dispatch"
+	"github.com/kvsimd/kvsimd/internal/race"
 	"github.com/x448/float16"
 )
 
@@ -37,6 +38,8 @@ func ToFloat32(dst []float32, src []Float16) {
 	if len(dst) != len(src) {
 		panic(fmt.Sprintf("fp16.ToFloat32: len(dst) = %d, len(src) = %d", len(dst), len(src)))
 	}
+	race.Read(src)
+	race.Write(dst)
 	toFloat32.Call(dst, Bits(src))
 }
 
@@ -49,6 +52,8 @@ func FromFloat32(dst []Float16, src []float32) {
 	if len(dst) != len(src) {
 		panic(fmt.Sprintf("fp16.FromFloat32: len(dst) = %d, len(src) = %d", len(dst), len(src)))
 	}
+	race.Read(src)
+	race.Write(dst)
 	fromFloat32.Call(Bits(dst), src)
 }
 
