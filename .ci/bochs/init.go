@@ -26,7 +26,9 @@ func main() {
 		fmt.Printf("=== RUN-BINARY %s\n", b)
 		cmd := exec.Command(b, strings.Fields(string(args))...)
 		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stdout
-		cmd.Env = []string{"TMPDIR=/tmp", "HOME=/tmp", "GOMAXPROCS=1"}
+		// The kernel hands init the command line's unknown key=value words as its
+		// environment (KVSIMD_EXPECT_VARIANT among them); pass them on.
+		cmd.Env = append(os.Environ(), "TMPDIR=/tmp", "HOME=/tmp")
 		cmd.Dir = "/tests/" + strings.TrimSuffix(filepath.Base(b), ".test")
 		os.MkdirAll(cmd.Dir, 0o755)
 		if err := cmd.Run(); err != nil {

@@ -4,9 +4,6 @@ package dispatch
 
 import "github.com/klauspost/cpuid/v2"
 
-// asmBuild reports whether this build contains assembly.
-const asmBuild = true
-
 func detect() []string {
 	c := cpuid.CPU
 	var vs []string

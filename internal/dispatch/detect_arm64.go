@@ -4,9 +4,6 @@ package dispatch
 
 import "github.com/klauspost/cpuid/v2"
 
-// asmBuild reports whether this build contains assembly.
-const asmBuild = true
-
 func detect() []string {
 	// ASIMD (with FCVTL/FCVTN) is mandatory in ARMv8.0-A; cpuid still confirms it
 	// because some sandboxes hide the feature registers.

@@ -2,7 +2,4 @@
 
 package dispatch
 
-// asmBuild reports whether this build contains assembly.
-const asmBuild = false
-
 func detect() []string { return nil }

@@ -1,0 +1,38 @@
+package x86
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestAVX2FunctionsUseOnlyVEXRegisters reads the generated amd64 assembly and fails if a
+// function meant for AVX2 machines names a register only EVEX can encode (X/Y16–31,
+// zmm, mask registers). avo allocates them silently when a body needs more than 16
+// vectors, and the result faults only at run time, on AVX2-only CPUs.
+func TestAVX2FunctionsUseOnlyVEXRegisters(t *testing.T) {
+	files, err := filepath.Glob("../../asm/*_amd64.s")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no generated amd64 assembly found: %v", err)
+	}
+	evexOnly := regexp.MustCompile(`\b([XY](1[6-9]|2[0-9]|3[01])|Z[0-9]+|K[1-7])\b`)
+	for _, file := range files {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fn := range strings.Split(string(src), "\nTEXT ")[1:] {
+			name, _, _ := strings.Cut(fn, "(SB)")
+			if !strings.HasSuffix(name, "AVX2") {
+				continue
+			}
+			for i, line := range strings.Split(fn, "\n") {
+				if code, _, _ := strings.Cut(line, "//"); evexOnly.MatchString(code) {
+					t.Errorf("%s: %s line %d uses an EVEX-only register: %s", filepath.Base(file), name, i, strings.TrimSpace(line))
+				}
+			}
+		}
+	}
+}
