@@ -5,7 +5,7 @@
 #include "textflag.h"
 
 // func ToFloat32AVX2(dst []float32, src []uint16)
-// Requires: AVX, F16C, SSE2
+// Requires: AVX, F16C
 TEXT ·ToFloat32AVX2(SB), NOSPLIT, $0-48
 	MOVQ dst_base+0(FP), AX
 	MOVQ src_base+24(FP), CX
@@ -51,7 +51,7 @@ scalar_AVX2_0:
 	TESTQ     DX, DX
 	JZ        end_AVX2_0
 	MOVWLZX   (CX), BX
-	MOVD      BX, X0
+	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
 	VMOVSS    X0, (AX)
 	ADDQ      $0x02, CX
@@ -64,7 +64,7 @@ end_AVX2_0:
 	RET
 
 // func FromFloat32AVX2(dst []uint16, src []float32)
-// Requires: AVX, F16C, SSE2
+// Requires: AVX, F16C
 TEXT ·FromFloat32AVX2(SB), NOSPLIT, $0-48
 	MOVQ dst_base+0(FP), AX
 	MOVQ src_base+24(FP), CX
@@ -120,7 +120,7 @@ scalar_AVX2_1:
 	JZ        end_AVX2_1
 	VMOVSS    (CX), X0
 	VCVTPS2PH $0x00, X0, X0
-	MOVD      X0, BX
+	VMOVD     X0, BX
 	MOVW      BX, (AX)
 	ADDQ      $0x04, CX
 	ADDQ      $0x02, AX
@@ -132,7 +132,7 @@ end_AVX2_1:
 	RET
 
 // func ToFloat32AVX512(dst []float32, src []uint16)
-// Requires: AVX, AVX512F, F16C, SSE2
+// Requires: AVX, AVX512F, F16C
 TEXT ·ToFloat32AVX512(SB), NOSPLIT, $0-48
 	MOVQ dst_base+0(FP), AX
 	MOVQ src_base+24(FP), CX
@@ -178,7 +178,7 @@ scalar_AVX512_2:
 	TESTQ     DX, DX
 	JZ        end_AVX512_2
 	MOVWLZX   (CX), BX
-	MOVD      BX, X0
+	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
 	VMOVSS    X0, (AX)
 	ADDQ      $0x02, CX
@@ -191,7 +191,7 @@ end_AVX512_2:
 	RET
 
 // func FromFloat32AVX512(dst []uint16, src []float32)
-// Requires: AVX, AVX512F, F16C, SSE2
+// Requires: AVX, AVX512F, F16C
 TEXT ·FromFloat32AVX512(SB), NOSPLIT, $0-48
 	MOVQ dst_base+0(FP), AX
 	MOVQ src_base+24(FP), CX
@@ -247,7 +247,7 @@ scalar_AVX512_3:
 	JZ        end_AVX512_3
 	VMOVSS    (CX), X0
 	VCVTPS2PH $0x00, X0, X0
-	MOVD      X0, BX
+	VMOVD     X0, BX
 	MOVW      BX, (AX)
 	ADDQ      $0x04, CX
 	ADDQ      $0x02, AX

@@ -46,7 +46,7 @@ func toFloat32(isa ISA) {
 	}, func() {
 		h, x := GP32(), XMM()
 		MOVWLZX(src, h)
-		MOVD(h, x)
+		VMOVD(h, x)
 		VCVTPH2PS(x, x)
 		VMOVSS(x, dst)
 		ADDQ(U8(2), src.Base)
@@ -83,7 +83,7 @@ func fromFloat32(isa ISA) {
 		x, h := XMM(), GP32()
 		VMOVSS(src, x)
 		VCVTPS2PH(U8(0), x, x)
-		MOVD(x, h)
+		VMOVD(x, h)
 		MOVW(h.As16(), dst)
 		ADDQ(U8(4), src.Base)
 		ADDQ(U8(2), dst.Base)
