@@ -1,0 +1,85 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kvsimd/kvsimd/kernels"
+)
+
+// dotSizes runs from one attention head's row to a vector that no longer fits in L1.
+var dotSizes = []int{64, 128, 256, 1024, 4096, 65536}
+
+// The score block of SnapKV's default observation window (32 queries) against prompts
+// of 4k, 16k and 128k keys; the largest K (32 MiB at dim 128) only fits in L3 or DRAM.
+var (
+	scoresRows  = 32
+	scoresDims  = []int{64, 128}
+	scoresSizes = []int{4096, 16384, 131072}
+)
+
+func init() {
+	const n, keys, dim = 1024, 4096, 128
+	sections = append(sections,
+		section{"DotF16 n=1024", "elem", n, func(b *testing.B) { benchDotF16(b, n) }},
+		section{fmt.Sprintf("Scores rows=%d dim=%d n=%d", scoresRows, dim, keys), "score", scoresRows * keys,
+			func(b *testing.B) { benchScores(b, scoresRows, keys, dim) }},
+	)
+}
+
+// randomFloats returns normally distributed float32s, like post-RoPE queries.
+func randomFloats(n int, seed uint64) []float32 {
+	r := rand.New(rand.NewPCG(seed, 2))
+	f := make([]float32, n)
+	for i := range f {
+		f[i] = float32(r.NormFloat64())
+	}
+	return f
+}
+
+// dotSink keeps the dot products observable, so the benchmark loops are not optimised
+// away.
+var dotSink float32
+
+func benchDotF16(b *testing.B, n int) {
+	x, y := randomHalves(n, 3), randomHalves(n, 4)
+	b.SetBytes(int64(4 * n))
+	b.ReportAllocs()
+	for b.Loop() {
+		dotSink += kernels.DotF16(x, y)
+	}
+	reportFlops(b, float64(2*n))
+}
+
+func benchDotF32F16(b *testing.B, n int) {
+	x, y := randomFloats(n, 5), randomHalves(n, 6)
+	b.SetBytes(int64(6 * n))
+	b.ReportAllocs()
+	for b.Loop() {
+		dotSink += kernels.DotF32F16(x, y)
+	}
+	reportFlops(b, float64(2*n))
+}
+
+func benchDotF32(b *testing.B, n int) {
+	x, y := randomFloats(n, 7), randomFloats(n, 8)
+	b.SetBytes(int64(8 * n))
+	b.ReportAllocs()
+	for b.Loop() {
+		dotSink += kernels.DotF32(x, y)
+	}
+	reportFlops(b, float64(2*n))
+}
+
+// benchScores counts bytes of K, the operand that streams from memory.
+func benchScores(b *testing.B, rows, n, dim int) {
+	q, k := randomFloats(rows*dim, 9), randomHalves(n*dim, 10)
+	dst := make([]float32, rows*n)
+	b.SetBytes(int64(2 * n * dim))
+	b.ReportAllocs()
+	for b.Loop() {
+		kernels.Scores(dst, q, k, rows, n, dim, 0.125)
+	}
+	reportFlops(b, float64(2*rows*n*dim))
+}

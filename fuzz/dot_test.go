@@ -1,0 +1,151 @@
+package fuzz
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/kvsimd/kvsimd/kernels"
+	"github.com/x448/float16"
+)
+
+// checkDot checks got against scale·Σ a(i)·b(i), i < n, computed exactly in float64,
+// with the bound of the kernels' doc comments; NaN and Inf inputs must give what IEEE
+// says. When the finite terms come within a factor of two of MaxFloat32, whether a sum
+// overflows depends on the variant's order, and a non-finite result is also right.
+func checkDot(got float32, n int, a, b func(int) float64, scale float64) error {
+	var sum, mag float64
+	var nan, posInf, negInf bool
+	for i := range n {
+		p := a(i) * b(i)
+		switch {
+		case math.IsNaN(p):
+			nan = true
+		case math.IsInf(p, 1):
+			posInf = true
+		case math.IsInf(p, -1):
+			negInf = true
+		default:
+			sum += p
+			mag += math.Abs(p)
+		}
+	}
+	g := float64(got)
+	const near = math.MaxFloat32 / 2
+	overflowable := mag >= near || math.Abs(scale)*mag >= near
+	nonFinite := math.IsNaN(g) || math.IsInf(g, 0)
+	switch {
+	case nan || posInf && negInf:
+		if !math.IsNaN(g) {
+			return fmt.Errorf("got %v, want NaN", got)
+		}
+	case overflowable && nonFinite:
+	case posInf || negInf:
+		sign := 1
+		if negInf != (scale < 0) {
+			sign = -1
+		}
+		if !math.IsInf(g, sign) {
+			return fmt.Errorf("got %v, want %v", got, math.Inf(sign))
+		}
+	default:
+		exact := scale * sum
+		bound := math.Abs(scale)*(2*float64(n)*0x1p-24*mag+float64(n)*0x1p-149) + 0x1p-149
+		if !(math.Abs(g-exact) <= bound) {
+			return fmt.Errorf("got %v, want %v ± %.3g", got, exact, bound)
+		}
+	}
+	return nil
+}
+
+// panelKeys is enough keys for every variant's long-prompt kernel (the amd64 panels
+// start at 128).
+const panelKeys = 130
+
+func halfAt(h []uint16) func(int) float64 {
+	return func(i int) float64 { return float64(float16.Frombits(h[i]).Float32()) }
+}
+
+func singleAt(x []float32) func(int) float64 {
+	return func(i int) float64 { return float64(x[i]) }
+}
+
+func halves(u []uint16) []kernels.Float16 {
+	h := make([]kernels.Float16, len(u))
+	for i, x := range u {
+		h[i] = float16.Frombits(x)
+	}
+	return h
+}
+
+// FuzzDotF16 takes the first half of the words as a and the second as b.
+func FuzzDotF16(f *testing.F) {
+	f.Add([]byte{0x00, 0x3c, 0x00, 0xc0, 0x01, 0x00, 0xff, 0x7b, 0x00, 0x3c, 0x00, 0x3c, 0x00, 0x04, 0xff, 0x7b})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		u := uint16s(data)
+		a, b := u[:len(u)/2], u[len(u)/2:len(u)/2*2]
+		ha, hb := halves(a), halves(b)
+		eachVariant(t, func(v string) {
+			if err := checkDot(kernels.DotF16(ha, hb), len(a), halfAt(a), halfAt(b), 1); err != nil {
+				t.Fatalf("%s: DotF16 of %d halves: %v", v, len(a), err)
+			}
+		})
+	})
+}
+
+// FuzzDotF32F16 reads a float32 and a half from every six bytes.
+func FuzzDotF32F16(f *testing.F) {
+	f.Add([]byte{0x00, 0x00, 0x80, 0x3f, 0x00, 0x3c, 0xff, 0xff, 0x7f, 0x7f, 0x00, 0x40, 0x01, 0x00, 0x00, 0x00, 0x01, 0x00})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n := len(data) / 6
+		a, b := float32s(data[:4*n]), uint16s(data[4*n:6*n])
+		hb := halves(b)
+		eachVariant(t, func(v string) {
+			if err := checkDot(kernels.DotF32F16(a, hb), n, singleAt(a), halfAt(b), 1); err != nil {
+				t.Fatalf("%s: DotF32F16 of %d elements: %v", v, n, err)
+			}
+			if err := checkDot(kernels.DotF32(a, a), n, singleAt(a), singleAt(a), 1); err != nil {
+				t.Fatalf("%s: DotF32 of %d elements: %v", v, n, err)
+			}
+		})
+	})
+}
+
+// FuzzScores takes the shape from its first arguments and the values from data:
+// rows·dim float32 queries, then as many whole fp16 key rows as remain. With the top
+// bit of rows set, the key rows repeat until there are enough (panelKeys) for the
+// kernels that serve long prompts.
+func FuzzScores(f *testing.F) {
+	f.Add(uint8(2), uint8(3), float32(0.5), []byte{
+		0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0x40, 0x00, 0x00, 0x40, 0xc0,
+		0x00, 0x00, 0xc0, 0x7f, 0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x80, 0x3f,
+		0x00, 0x3c, 0x00, 0x3c, 0x00, 0xbc, 0x00, 0x7c, 0x00, 0x00, 0x00, 0x3c})
+	f.Fuzz(func(t *testing.T, rows, dim uint8, scale float32, data []byte) {
+		d := 1 + int(dim)%130
+		r := min(1+int(rows)%64, len(data)/(4*d))
+		q := float32s(data[:4*r*d])
+		k := uint16s(data[4*r*d:])
+		n := len(k) / d
+		k = k[:n*d]
+		for given := n; rows&0x80 != 0 && given > 0 && n < panelKeys; n++ {
+			j := n % given
+			k = append(k, k[j*d:(j+1)*d]...)
+		}
+		if s := float64(scale); scale == 0 || math.IsNaN(s) || math.IsInf(s, 0) {
+			scale = 1 // a zero or non-finite scale only multiplies; the dots are the point
+		}
+		hk := halves(k)
+		dst := make([]float32, r*n)
+		eachVariant(t, func(v string) {
+			kernels.Scores(dst, q, hk, r, n, d, scale)
+			for i := range r {
+				for j := range n {
+					err := checkDot(dst[i*n+j], d, singleAt(q[i*d:(i+1)*d]), halfAt(k[j*d:(j+1)*d]), float64(scale))
+					if err != nil {
+						t.Fatalf("%s: Scores rows=%d n=%d dim=%d: dst[%d*n+%d]: %v", v, r, n, d, i, j, err)
+					}
+				}
+			}
+		})
+	})
+}

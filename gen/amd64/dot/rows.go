@@ -1,0 +1,276 @@
+package main
+
+import (
+	. "github.com/kvsimd/kvsimd/gen/x86"
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// The row kernel holds query rows in registers: a tile is tileRows query rows against
+// tileKeys keys, tileRows·tileKeys vector accumulators of lanewise partial sums plus
+// tileKeys widened key vectors and one query vector, all 16 of the AVX2 registers.
+// Each key vector is widened once per tile and used tileRows times; each query vector
+// is loaded once and used tileKeys times, so a tile issues 7 loads per 12 FMAs, and
+// ends in one horizontal sum per score. It serves blocks of a few queries, which would
+// leave most lanes of a panel (panels.go) empty, and dims too large for panels.
+const (
+	tileRows = 4
+	tileKeys = 3
+)
+
+// rowsFrame is the state of the loops around the tiles. It lives in the stack frame
+// so that the tiles, where all the time goes, have every register to themselves.
+type rowsFrame struct {
+	isa       ISA
+	keys      Mem // next key row
+	keysLeft  Mem // keys not yet scored
+	dstCol    Mem // dst[j0]: column of the current key tile in row 0
+	queries   Mem // first query row of the current tile
+	dstTile   Mem // dst[i0*n+j0]
+	rowsLeft  Mem // query rows not yet scored against the current key tile
+	qStride   Mem // dim·4
+	kStride   Mem // dim·2
+	dstStride Mem // n·4
+}
+
+// scoresRows writes ScoresRows{AVX2,AVX512}: for each tile of tileKeys keys, for each
+// group of tileRows queries (then 2, then 1), one tile; then single keys the same way.
+// The key tile stays in L1 across all query groups, and the queries (rows·dim·4 bytes)
+// stay in L1 or L2 across all key tiles, so K streams through once.
+func scoresRows(isa ISA) {
+	name := "ScoresRows" + isa.Suffix
+	TEXT(name, NOSPLIT, "func(dst []float32, q []float32, k []uint16, rows int, n int, dim int, scale float32)")
+	Pragma("noescape")
+	Doc(name+" sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*dim:][:dim]) for rows ≥ 1 query",
+		"rows, n ≥ 1 keys and dim ≥ 1.")
+	f := rowsFrame{isa: isa}
+	for _, m := range []*Mem{&f.keys, &f.keysLeft, &f.dstCol, &f.queries, &f.dstTile, &f.rowsLeft, &f.qStride, &f.kStride, &f.dstStride} {
+		*m = AllocLocal(8)
+	}
+	t := Load(Param("k").Base(), GP64())
+	MOVQ(t, f.keys)
+	t = Load(Param("n"), GP64())
+	MOVQ(t, f.keysLeft)
+	SHLQ(U8(2), t)
+	MOVQ(t, f.dstStride)
+	t = Load(Param("dst").Base(), GP64())
+	MOVQ(t, f.dstCol)
+	t = Load(Param("dim"), GP64())
+	SHLQ(U8(1), t)
+	MOVQ(t, f.kStride)
+	SHLQ(U8(1), t)
+	MOVQ(t, f.qStride)
+
+	for _, keys := range []int{tileKeys, 1} {
+		top, done := label("keys", isa), label("keysdone", isa)
+		Label(top)
+		CMPQ(f.keysLeft, U8(keys))
+		JB(LabelRef(done))
+		f.queryPass(keys)
+		t := GP64()
+		MOVQ(f.kStride, t)
+		IMUL3Q(U8(keys), t, t)
+		ADDQ(t, f.keys)
+		ADDQ(U8(4*keys), f.dstCol)
+		SUBQ(U8(keys), f.keysLeft)
+		JMP(LabelRef(top))
+		Label(done)
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// queryPass scores every query row against the current tile of keys.
+func (f rowsFrame) queryPass(keys int) {
+	t := Load(Param("q").Base(), GP64())
+	MOVQ(t, f.queries)
+	MOVQ(f.dstCol, t)
+	MOVQ(t, f.dstTile)
+	t = Load(Param("rows"), GP64())
+	MOVQ(t, f.rowsLeft)
+	rows := tileRows
+	for rows >= 1 {
+		top, done := label("rows", f.isa), label("rowsdone", f.isa)
+		Label(top)
+		CMPQ(f.rowsLeft, U8(rows))
+		JB(LabelRef(done))
+		f.tile(rows, keys)
+		for _, m := range []struct{ stride, ptr Mem }{{f.qStride, f.queries}, {f.dstStride, f.dstTile}} {
+			t := GP64()
+			MOVQ(m.stride, t)
+			IMUL3Q(U8(rows), t, t)
+			ADDQ(t, m.ptr)
+		}
+		SUBQ(U8(rows), f.rowsLeft)
+		if rows == tileRows {
+			JMP(LabelRef(top)) // fewer than tileRows rows remain after this loop, so
+		} // each smaller size runs at most once.
+		Label(done)
+		rows /= 2
+	}
+}
+
+// tile computes rows×keys dot products: accumulators acc[r][j] hold lanewise partial
+// sums of query r times key j, reduced and scaled at the end.
+func (f rowsFrame) tile(rows, keys int) {
+	isa := f.isa
+	Commentf("Tile of %d query rows × %d keys.", rows, keys)
+	q, k := GP64(), GP64()
+	MOVQ(f.queries, q)
+	MOVQ(f.keys, k)
+	acc := make([][]reg.VecVirtual, rows)
+	for r := range acc {
+		acc[r] = make([]reg.VecVirtual, keys)
+		for j := range acc[r] {
+			acc[r][j] = isa.Vec()
+			VXORPS(acc[r][j], acc[r][j], acc[r][j])
+		}
+	}
+	f.accumulate(q, k, acc)
+	f.store(acc)
+}
+
+// accumulate runs the tile's dot products: first the dim mod Lanes tail elements one
+// at a time in the low lanes (scalar VEX operations zero the upper lanes, which are
+// still zero here), then whole vectors.
+func (f rowsFrame) accumulate(q, k reg.GPVirtual, acc [][]reg.VecVirtual) {
+	isa := f.isa
+	rows, keys := len(acc), len(acc[0])
+	qRows, kRows := rowPointers(q, f.qStride, rows), rowPointers(k, f.kStride, keys)
+	dim := Load(Param("dim"), GP64())
+	body := GP64()
+	MOVQ(dim, body)
+	ANDQ(I32(-isa.Lanes), body)
+
+	Comment("Tail elements [body, dim), one at a time.")
+	i := GP64()
+	MOVQ(body, i)
+	top, done := label("tail", isa), label("taildone", isa)
+	Label(top)
+	CMPQ(i, dim)
+	JAE(LabelRef(done))
+	kx := make([]reg.VecVirtual, keys)
+	for j := range kx {
+		kx[j] = operandF16.scalar(Mem{Base: kRows[j], Index: i, Scale: 2})
+	}
+	for r := range rows {
+		qx := operandF32.scalar(Mem{Base: qRows[r], Index: i, Scale: 4})
+		for j := range keys {
+			VFMADD231SS(kx[j], qx, acc[r][j].AsX())
+		}
+	}
+	INCQ(i)
+	JMP(LabelRef(top))
+	Label(done)
+
+	Comment("Whole vectors [0, body).")
+	XORQ(i, i)
+	top, done = label("body", isa), label("bodydone", isa)
+	Label(top)
+	CMPQ(i, body)
+	JAE(LabelRef(done))
+	kv := make([]reg.VecVirtual, keys)
+	for j := range kv {
+		kv[j] = operandF16.vector(isa, Mem{Base: kRows[j], Index: i, Scale: 2})
+	}
+	for r := range rows {
+		qv := operandF32.vector(isa, Mem{Base: qRows[r], Index: i, Scale: 4})
+		for j := range keys {
+			VFMADD231PS(kv[j], qv, acc[r][j])
+		}
+	}
+	ADDQ(U8(isa.Lanes), i)
+	JMP(LabelRef(top))
+	Label(done)
+}
+
+// rowPointers returns count pointers base, base+stride, base+2·stride, ...
+func rowPointers(base reg.GPVirtual, stride Mem, count int) []reg.GPVirtual {
+	p := []reg.GPVirtual{base}
+	if count == 1 {
+		return p
+	}
+	s := GP64()
+	MOVQ(stride, s)
+	for len(p) < count {
+		next := GP64()
+		LEAQ(Mem{Base: p[len(p)-1], Index: s, Scale: 1}, next)
+		p = append(p, next)
+	}
+	return p
+}
+
+// store reduces every accumulator to its sum, scales, and writes dst[r*n + j] of the
+// tile: sums come out eight at a time in one YMM register, in row-major order.
+func (f rowsFrame) store(acc [][]reg.VecVirtual) {
+	isa := f.isa
+	rows, keys := len(acc), len(acc[0])
+	var flat []reg.VecVirtual
+	for _, row := range acc {
+		for _, a := range row {
+			flat = append(flat, toYMM(isa, a))
+		}
+	}
+	scale := YMM()
+	VBROADCASTSS(paramAddr("scale"), scale)
+	dst := GP64()
+	MOVQ(f.dstTile, dst)
+	rowPtr := rowPointers(dst, f.dstStride, rows)
+	for first := 0; first < len(flat); first += 8 {
+		group := flat[first:min(first+8, len(flat))]
+		sums := reduceLanes(group)
+		if sums.Size() == 16 {
+			VMULPS(scale.AsX(), sums, sums)
+		} else {
+			VMULPS(scale, sums, sums)
+		}
+		var hi reg.VecVirtual
+		for e := range group {
+			at := first + e
+			m := Mem{Base: rowPtr[at/keys], Disp: 4 * (at % keys)}
+			x := sums.AsX()
+			if e >= 4 {
+				if hi == nil {
+					hi = XMM()
+					VEXTRACTF128(U8(1), sums, hi)
+				}
+				x = hi
+			}
+			if e%4 == 0 {
+				VMOVSS(x, m)
+			} else {
+				VEXTRACTPS(U8(e%4), x, m)
+			}
+		}
+	}
+}
+
+// reduceLanes returns a register (XMM for up to four inputs, else YMM) whose lane i is the sum of the lanes of vs[i],
+// for up to eight YMM registers: two rounds of VHADDPS leave each 128-bit half holding
+// four partial sums, and the halves are then added crosswise. Missing inputs are
+// stood in for by the last one; their lanes are not used.
+func reduceLanes(vs []reg.VecVirtual) reg.VecVirtual {
+	in := make([]reg.VecVirtual, 8)
+	for i := range in {
+		in[i] = vs[min(i, len(vs)-1)]
+	}
+	hadd := func(a, b reg.VecVirtual) reg.VecVirtual {
+		d := YMM()
+		VHADDPS(b, a, d)
+		return d
+	}
+	lo := hadd(hadd(in[0], in[1]), hadd(in[2], in[3]))
+	if len(vs) <= 4 {
+		x := XMM()
+		VEXTRACTF128(U8(1), lo, x)
+		VADDPS(lo.AsX(), x, x)
+		return x
+	}
+	hi := hadd(hadd(in[4], in[5]), hadd(in[6], in[7]))
+	a, b := YMM(), YMM()
+	VPERM2F128(U8(0x20), hi, lo, a) // low halves: sums of lanes 0–3
+	VPERM2F128(U8(0x31), hi, lo, b) // high halves: sums of lanes 4–7
+	VADDPS(b, a, a)
+	return a
+}

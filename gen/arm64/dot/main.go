@@ -1,0 +1,261 @@
+// Command dot generates asm/dot_arm64.s: fp16/fp32 dot products and the score block
+// Q·Kᵀ with FCVTL widening and VFMLA accumulation.
+package main
+
+import (
+	"fmt"
+
+	. "github.com/kvsimd/kvsimd/gen/neon"
+)
+
+func main() {
+	f := NewFile("arm64/dot")
+	dot(f, operandF16, operandF16)
+	dot(f, operandF32, operandF16)
+	dot(f, operandF32, operandF32)
+	scores(f)
+	f.Write()
+}
+
+// An operand describes how one side of a dot product is stored.
+type operand struct {
+	name  string // in the function name: DotF32F16
+	goTyp string // Go element type
+	size  int    // bytes per element
+	f16   bool
+}
+
+var (
+	operandF16 = operand{"F16", "uint16", 2, true}
+	operandF32 = operand{"F32", "float32", 4, false}
+)
+
+// load16 loads sixteen elements from ptr, post-incremented, into the four float32
+// vectors dst..dst+3; halves land in raw..raw+1 first and are widened.
+func (o operand) load16(f *File, ptr string, dst, raw V) {
+	if !o.f16 {
+		f.I("VLD1.P 64(%s), [V%d.S4, V%d.S4, V%d.S4, V%d.S4]", ptr, dst, dst+1, dst+2, dst+3)
+		return
+	}
+	f.I("VLD1.P 32(%s), [V%d.H8, V%d.H8]", ptr, raw, raw+1)
+	f.W(FCVTL(dst, raw), FCVTL2(dst+1, raw), FCVTL(dst+2, raw+1), FCVTL2(dst+3, raw+1))
+}
+
+// load4 loads four elements from ptr, post-incremented, as float32 into dst.
+func (o operand) load4(f *File, ptr string, dst V) {
+	if !o.f16 {
+		f.I("VLD1.P 16(%s), [V%d.S4]", ptr, dst)
+		return
+	}
+	f.I("VLD1.P 8(%s), [V%d.H4]", ptr, dst)
+	f.W(FCVTL(dst, dst))
+}
+
+// load1 loads one element from ptr, post-incremented, as float32 into Fdst; a scalar
+// write clears the rest of the vector register.
+func (o operand) load1(f *File, ptr string, dst V) {
+	if !o.f16 {
+		f.I("FMOVS.P 4(%s), F%d", ptr, dst)
+		return
+	}
+	f.I("MOVHU.P 2(%s), R15", ptr)
+	f.I("FMOVS R15, F%d", dst)
+	f.W(FCVTSH(dst, dst))
+}
+
+// dot writes DotF16NEON and its kin: four accumulators V16–V19 over sixteen elements,
+// then one over four, a pairwise reduction, and the scalar tail added to the sum.
+func dot(f *File, a, b operand) {
+	name := "Dot" + a.name
+	if a != b {
+		name += b.name
+	}
+	name += "NEON"
+	f.Func(name, fmt.Sprintf("(a []%s, b []%s) float32", a.goTyp, b.goTyp), 52,
+		name+" returns the dot product of a and b[:len(a)], accumulated in float32.")
+	f.I("MOVD a_base+0(FP), R0")
+	f.I("MOVD a_len+8(FP), R2")
+	f.I("MOVD b_base+24(FP), R1")
+	for v := 16; v < 20; v++ {
+		f.I("VEOR V%d.B16, V%d.B16, V%d.B16", v, v, v)
+	}
+	f.Label("loop16")
+	f.I("CMP $16, R2")
+	f.I("BLT loop4")
+	a.load16(f, "R0", 0, 8)
+	b.load16(f, "R1", 4, 10)
+	for i := V(0); i < 4; i++ {
+		f.I("VFMLA V%d.S4, V%d.S4, V%d.S4", 4+i, i, 16+i)
+	}
+	f.I("SUB $16, R2")
+	f.I("B loop16")
+	f.Label("loop4")
+	f.I("CMP $4, R2")
+	f.I("BLT reduce")
+	a.load4(f, "R0", 0)
+	b.load4(f, "R1", 4)
+	f.I("VFMLA V4.S4, V0.S4, V16.S4")
+	f.I("SUB $4, R2")
+	f.I("B loop4")
+	f.Label("reduce")
+	f.W(FADD4S(16, 16, 17), FADD4S(18, 18, 19), FADD4S(16, 16, 18), FADDP4S(16, 16, 16), FADDP2S(16, 16))
+	f.Label("tail")
+	f.I("CBZ R2, done")
+	a.load1(f, "R0", 0)
+	b.load1(f, "R1", 1)
+	f.I("FMADDS F1, F16, F0, F16") // F16 += F0·F1
+	f.I("SUB $1, R2")
+	f.I("B tail")
+	f.Label("done")
+	f.I("FMOVS F16, ret+48(FP)")
+	f.I("RET")
+}
+
+// Registers of the score loops. A tile of up to tileRows×tileKeys takes the
+// accumulators V16–V31 (row r, key j in V16+4r+j), the widened keys V4–V7 and the
+// query vectors V0–V3; V8–V14 are scratch and V15 holds scale in every lane.
+const (
+	tileRows = 4
+	tileKeys = 4
+
+	dstCol    = "R19" // dst[j0], the current key tile's column in row 0
+	keys      = "R20" // first key row of the tile
+	keysLeft  = "R21"
+	qStride   = "R22" // dim·4
+	kStride   = "R23" // dim·2
+	dstStride = "R24" // n·4
+	dim       = "R25"
+	rowsLeft  = "R26"
+	queries   = "R9"  // first query row of the tile
+	dstTile   = "R10" // dst[i0*n+j0]
+	left      = "R8"  // elements of the dot products not yet done
+	scaleV    = 15
+)
+
+func qRow(r int) string { return fmt.Sprintf("R%d", r) }   // R0–R3
+func kRow(j int) string { return fmt.Sprintf("R%d", 4+j) } // R4–R7
+func accV(r, j int) V   { return V(16 + 4*r + j) }
+
+// scores writes ScoresNEON: for each tile of four keys (then single keys), each group
+// of four query rows (then two, then one) is one tile; the key tile stays in L1
+// across all query groups.
+func scores(f *File) {
+	f.Func("ScoresNEON", "(dst []float32, q []float32, k []uint16, rows int, n int, dim int, scale float32)", 100,
+		"ScoresNEON sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*dim:][:dim]) for rows ≥ 1 query rows, n ≥ 1 keys and dim ≥ 1.")
+	f.I("MOVD dst_base+0(FP), %s", dstCol)
+	f.I("MOVD k_base+48(FP), %s", keys)
+	f.I("MOVD n+80(FP), %s", keysLeft)
+	f.I("LSL $2, %s, %s", keysLeft, dstStride)
+	f.I("MOVD dim+88(FP), %s", dim)
+	f.I("LSL $1, %s, %s", dim, kStride)
+	f.I("LSL $2, %s, %s", dim, qStride)
+	f.I("FMOVS scale+96(FP), F%d", scaleV)
+	f.I("VDUP V%d.S[0], V%d.S4", scaleV, scaleV)
+	for _, nk := range []int{tileKeys, 1} {
+		top, done := fmt.Sprintf("keys%d", nk), fmt.Sprintf("keys%ddone", nk)
+		f.Label(top)
+		f.I("CMP $%d, %s", nk, keysLeft)
+		f.I("BLT %s", done)
+		queryPass(f, nk)
+		f.I("MOVD $%d, R11", nk)
+		f.I("MADD %s, %s, R11, %s", kStride, keys, keys) // keys += nk·kStride
+		f.I("ADD $%d, %s", 4*nk, dstCol)
+		f.I("SUB $%d, %s", nk, keysLeft)
+		f.I("B %s", top)
+		f.Label(done)
+	}
+	f.I("RET")
+}
+
+// queryPass scores every query row against the current tile of nk keys.
+func queryPass(f *File, nk int) {
+	f.I("MOVD q_base+24(FP), %s", queries)
+	f.I("MOVD %s, %s", dstCol, dstTile)
+	f.I("MOVD rows+72(FP), %s", rowsLeft)
+	for nr := tileRows; nr >= 1; nr /= 2 {
+		top, done := fmt.Sprintf("rows%d_keys%d", nr, nk), fmt.Sprintf("rows%d_keys%d_done", nr, nk)
+		f.Label(top)
+		f.I("CMP $%d, %s", nr, rowsLeft)
+		f.I("BLT %s", done)
+		tile(f, nr, nk)
+		f.I("MOVD $%d, R11", nr)
+		f.I("MADD %s, %s, R11, %s", qStride, queries, queries)
+		f.I("MADD %s, %s, R11, %s", dstStride, dstTile, dstTile)
+		f.I("SUB $%d, %s", nr, rowsLeft)
+		if nr == tileRows {
+			f.I("B %s", top) // after this loop fewer than tileRows rows remain, so
+		} // each smaller size runs at most once.
+		f.Label(done)
+	}
+}
+
+// tile computes nr×nk dot products: first dim mod 4 elements one at a time in the low
+// lanes (the scalar writes zero the rest, which is still zero), then four at a time;
+// then each row's accumulators are reduced pairwise, scaled and stored.
+func tile(f *File, nr, nk int) {
+	id := fmt.Sprintf("%dx%d", nr, nk)
+	f.I("// Tile of %d query rows × %d keys.", nr, nk)
+	f.I("MOVD %s, %s", queries, qRow(0))
+	for r := 1; r < nr; r++ {
+		f.I("ADD %s, %s, %s", qStride, qRow(r-1), qRow(r))
+	}
+	f.I("MOVD %s, %s", keys, kRow(0))
+	for j := 1; j < nk; j++ {
+		f.I("ADD %s, %s, %s", kStride, kRow(j-1), kRow(j))
+	}
+	for r := range nr {
+		for j := range nk {
+			v := accV(r, j)
+			f.I("VEOR V%d.B16, V%d.B16, V%d.B16", v, v, v)
+		}
+	}
+	f.I("AND $3, %s, %s", dim, left)
+	f.Label("head" + id)
+	f.I("CBZ %s, body%s", left, id)
+	for j := range nk {
+		operandF16.load1(f, kRow(j), V(4+j))
+	}
+	for r := range nr {
+		operandF32.load1(f, qRow(r), 0)
+		for j := range nk {
+			a := accV(r, j)
+			f.I("FMADDS F%d, F%d, F0, F%d", 4+j, a, a)
+		}
+	}
+	f.I("SUB $1, %s", left)
+	f.I("B head%s", id)
+	f.Label("body" + id)
+	f.I("AND $-4, %s, %s", dim, left)
+	f.Label("loop" + id)
+	f.I("CBZ %s, reduce%s", left, id)
+	for j := range nk {
+		operandF16.load4(f, kRow(j), V(4+j))
+	}
+	for r := range nr {
+		operandF32.load4(f, qRow(r), V(r))
+	}
+	for r := range nr {
+		for j := range nk {
+			f.I("VFMLA V%d.S4, V%d.S4, V%d.S4", 4+j, r, accV(r, j))
+		}
+	}
+	f.I("SUB $4, %s", left)
+	f.I("B loop%s", id)
+	f.Label("reduce" + id)
+	f.I("MOVD %s, R11", dstTile)
+	for r := range nr {
+		if nk == tileKeys {
+			// Three rounds of pairwise adds leave the row's four sums in key order.
+			f.W(FADDP4S(8, accV(r, 0), accV(r, 1)), FADDP4S(9, accV(r, 2), accV(r, 3)),
+				FADDP4S(8, 8, 9), FMUL4S(8, 8, scaleV))
+			f.I("VST1 [V8.S4], (R11)")
+		} else {
+			f.W(FADDP4S(8, accV(r, 0), accV(r, 0)), FADDP2S(8, 8))
+			f.I("FMULS F%d, F8, F8", scaleV)
+			f.I("FMOVS F8, (R11)")
+		}
+		if r < nr-1 {
+			f.I("ADD %s, R11", dstStride)
+		}
+	}
+}

@@ -1,0 +1,122 @@
+//go:build !purego && !noasm
+
+package kernels
+
+import "github.com/kvsimd/kvsimd/asm"
+
+func init() {
+	dotF16.Add("avx2", asm.DotF16AVX2)
+	dotF16.Add("avx512", asm.DotF16AVX512)
+	dotF32F16.Add("avx2", asm.DotF32F16AVX2)
+	dotF32F16.Add("avx512", asm.DotF32F16AVX512)
+	dotF32.Add("avx2", asm.DotF32AVX2)
+	dotF32.Add("avx512", asm.DotF32AVX512)
+	scores.Add("avx2", scoresAVX2)
+	scores.Add("avx512", scoresAVX512)
+}
+
+// The panel kernels (asm.ScoresPanels*) take the queries transposed into panels of two
+// vectors' worth of queries, and a scratch for one widened tile of keys; both live on
+// the stack. A block of queries whose panels fit panelFloats is scored in one call,
+// which widens every key once. The kernels that hold query rows in registers
+// (asm.ScoresRows*) take larger dims; the rows left over after the last full panel when
+// they are fewer than panelMinRows, where a mostly empty panel would waste its lanes;
+// and blocks of fewer than panelMinKeys keys, which do not repay the transposition of
+// the queries (3.5 µs for 32×128, as long as 110 keys take at dim 128).
+const (
+	panelFloats  = 8192
+	panelMinRows = 12
+	panelMinKeys = 128
+	maxPanelDim  = panelFloats / groupAVX2
+
+	groupAVX2, keyTileAVX2     = 16, 6
+	groupAVX512, keyTileAVX512 = 32, 10
+)
+
+func scoresAVX2(dst, q []float32, k []uint16, rows, n, dim int, scale float32) {
+	scoresAMD64(false, dst, q, k, rows, n, dim, scale)
+}
+
+func scoresAVX512(dst, q []float32, k []uint16, rows, n, dim int, scale float32) {
+	scoresAMD64(true, dst, q, k, rows, n, dim, scale)
+}
+
+// scoresAMD64 splits the rows between the panel kernel and the row kernel.
+func scoresAMD64(avx512 bool, dst, q []float32, k []uint16, rows, n, dim int, scale float32) {
+	group := groupAVX2
+	if avx512 {
+		group = groupAVX512
+	}
+	panelRows := 0
+	if dim*group <= panelFloats && n >= panelMinKeys {
+		panelRows = rows
+		if rest := rows % group; rest < panelMinRows {
+			panelRows -= rest
+		}
+	}
+	if panelRows > 0 {
+		scoresPanels(avx512, dst[:panelRows*n], q[:panelRows*dim], k, panelRows, n, dim, scale)
+	}
+	if rest := rows - panelRows; rest > 0 {
+		d, qr := dst[panelRows*n:], q[panelRows*dim:]
+		if avx512 {
+			asm.ScoresRowsAVX512(d, qr, k, rest, n, dim, scale)
+		} else {
+			asm.ScoresRowsAVX2(d, qr, k, rest, n, dim, scale)
+		}
+	}
+}
+
+// scoresPanels scores all rows with the panel kernel, one block of rows at a time; dim
+// must fit a panel (dim·group ≤ panelFloats). The asm is called directly, not through
+// a function value, so the stack buffers do not escape.
+func scoresPanels(avx512 bool, dst, q []float32, k []uint16, rows, n, dim int, scale float32) {
+	group, keyTile := groupAVX2, keyTileAVX2
+	if avx512 {
+		group, keyTile = groupAVX512, keyTileAVX512
+	}
+	var panels [panelFloats]float32
+	var keys [keyTileAVX2 * maxPanelDim]float32
+	block := panelFloats / (dim * group) * group
+	for r0 := 0; r0 < rows; r0 += block {
+		rb := min(block, rows-r0)
+		p := panels[:(rb+group-1)/group*group*dim]
+		toPanels(p, q[r0*dim:(r0+rb)*dim], rb, dim, group)
+		d, kt := dst[r0*n:(r0+rb)*n], keys[:keyTile*dim]
+		switch {
+		case avx512 && dim == 64:
+			asm.ScoresPanels64AVX512(d, p, k, kt, rb, n, dim, scale)
+		case avx512 && dim == 128:
+			asm.ScoresPanels128AVX512(d, p, k, kt, rb, n, dim, scale)
+		case avx512:
+			asm.ScoresPanelsAVX512(d, p, k, kt, rb, n, dim, scale)
+		case dim == 64:
+			asm.ScoresPanels64AVX2(d, p, k, kt, rb, n, dim, scale)
+		case dim == 128:
+			asm.ScoresPanels128AVX2(d, p, k, kt, rb, n, dim, scale)
+		default:
+			asm.ScoresPanelsAVX2(d, p, k, kt, rb, n, dim, scale)
+		}
+	}
+}
+
+// toPanels transposes rows query rows into panels of group queries, zero past rows:
+//
+//	panels[(i/group*dim + d)*group + i%group] = q[i*dim + d]
+func toPanels(panels, q []float32, rows, dim, group int) {
+	for g := 0; g*group < rows; g++ {
+		p := panels[g*dim*group : (g+1)*dim*group]
+		for lane := range group {
+			i := g*group + lane
+			if i >= rows {
+				for d := range dim {
+					p[d*group+lane] = 0
+				}
+				continue
+			}
+			for d, x := range q[i*dim : (i+1)*dim] {
+				p[d*group+lane] = x
+			}
+		}
+	}
+}

@@ -1,0 +1,71 @@
+//go:build !purego && !noasm
+
+package kernels
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestScoresPanels runs the panel kernels on their own, at the shapes that Scores
+// itself sends to the row kernels (few keys, few rows), so that every key and row
+// tail of theirs is covered without large inputs.
+func TestScoresPanels(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	dims := scoresDims
+	rowCounts := []int{1, 2, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 64, 65, 129}
+	keyCounts := []int{1, 2, 5, 6, 7, 11, 12, 13, 21}
+	if testing.Short() { // for emulators: every tail once
+		dims, rowCounts, keyCounts = []int{1, 7, 9, 17, 64, 128, 256}, []int{1, 17, 33, 65}, []int{1, 7, 13}
+	}
+	for _, isa := range panelISAs() {
+		for _, dim := range dims {
+			if dim*isa.group > panelFloats {
+				continue
+			}
+			for _, rows := range rowCounts {
+				for _, n := range keyCounts {
+					q, k := randomF32(r, rows*dim), randomF16(r, n*dim)
+					checkScoresOf(t, "panels", []string{isa.variant}, isa.impl, q, k, rows, n, dim, float32(r.NormFloat64()))
+				}
+			}
+		}
+	}
+}
+
+func TestScoresPanelsSpecial(t *testing.T) {
+	const n = 13
+	r := rand.New(rand.NewPCG(9, 9))
+	for _, isa := range panelISAs() {
+		eachScoresSpecial(r, []int{1, 16, 21}, n, func(name string, q []float32, k []uint16, rows, dim int) {
+			checkScoresOf(t, name+" (panels)", []string{isa.variant}, isa.impl, q, k, rows, n, dim, -0.5)
+		})
+	}
+}
+
+type panelISA struct {
+	variant string
+	group   int
+	impl    func(string) scoresFunc
+}
+
+// panelISAs lists the panel kernels this CPU runs, as implementations for checkScoresOf.
+func panelISAs() []panelISA {
+	var isas []panelISA
+	for _, c := range []struct {
+		variant string
+		group   int
+	}{{"avx2", groupAVX2}, {"avx512", groupAVX512}} {
+		if !slices.Contains(Variants(), c.variant) {
+			continue
+		}
+		avx512 := c.variant == "avx512"
+		isas = append(isas, panelISA{c.variant, c.group, func(string) scoresFunc {
+			return func(dst, q []float32, k []uint16, rows, n, dim int, scale float32) {
+				scoresPanels(avx512, dst, q, k, rows, n, dim, scale)
+			}
+		}})
+	}
+	return isas
+}

@@ -1,0 +1,200 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/x448/float16"
+)
+
+// scoresDims are the head dimensions tested: every length of the scalar tails, the
+// fast paths and their neighbours, and the common head sizes.
+var scoresDims = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 31, 32, 33, 64, 80, 96, 128, 256}
+
+// checkScores runs every variant on one score block at a few offsets into padded
+// inputs and a guarded dst, and checks every entry against the float64 reference and
+// against generic.
+func checkScores(t *testing.T, what string, q []float32, k []uint16, rows, n, dim int, scale float32) {
+	t.Helper()
+	checkScoresOf(t, what, Variants(), scores.For, q, k, rows, n, dim, scale)
+}
+
+type scoresFunc = func(dst, q []float32, k []uint16, rows, n, dim int, scale float32)
+
+// checkScoresOf is checkScores for the implementations impl(v) of the given variants.
+func checkScoresOf(t *testing.T, what string, variants []string, impl func(v string) scoresFunc,
+	q []float32, k []uint16, rows, n, dim int, scale float32) {
+	t.Helper()
+	generic := make([]float32, rows*n)
+	scoresGeneric(generic, q, k, rows, n, dim, scale)
+	want := make([]dotExpectation, rows*n)
+	for i := range rows {
+		for j := range n {
+			want[i*n+j] = expectDot(dim, f32At(q[i*dim:(i+1)*dim]), f16At(k[j*dim:(j+1)*dim]), float64(scale))
+		}
+	}
+	for _, v := range variants {
+		for _, off := range []int{0, 3} {
+			buf := make([]float32, rows*n+2*dotPad)
+			for i := range buf {
+				buf[i] = dotSentry
+			}
+			dst := buf[dotPad : dotPad+rows*n]
+			impl(v)(dst, padF32(q, off), padF16(k, 3-off), rows, n, dim, scale)
+			for i, x := range buf {
+				if (i < dotPad || i >= dotPad+rows*n) && x != dotSentry {
+					t.Fatalf("%s %s rows=%d n=%d dim=%d: wrote %v at %d outside dst", v, what, rows, n, dim, x, i-dotPad)
+				}
+			}
+			for e, got := range dst {
+				if err := want[e].check(got); err != nil {
+					t.Fatalf("%s %s rows=%d n=%d dim=%d: dst[%d*n+%d]: %v", v, what, rows, n, dim, e/n, e%n, err)
+				}
+				g := generic[e]
+				if d := math.Abs(float64(got) - float64(g)); !(d <= 2*want[e].bound) && !want[e].overflowable &&
+					!(math.IsNaN(float64(got)) && math.IsNaN(float64(g))) && got != g {
+					t.Fatalf("%s %s rows=%d n=%d dim=%d: dst[%d*n+%d] = %v, generic %v", v, what, rows, n, dim, e/n, e%n, got, g)
+				}
+			}
+		}
+	}
+}
+
+func TestScoresShapes(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	keyCounts := []int{1, 2, 3, 4, 5, 6, 7, 8, 13}
+	for _, dim := range scoresDims {
+		// Every row count for a dim with a scalar tail and for a fast path; else the
+		// counts at each boundary of the row kernel's tiles. (Blocks this small never
+		// reach the panel kernels; TestScoresPanels and TestScoresLarge cover those.)
+		rowCounts := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 16, 17, 28, 31, 32, 33, 64}
+		if dim == 9 || dim == 64 {
+			rowCounts = rowCounts[:0]
+			for rows := 1; rows <= 64; rows++ {
+				rowCounts = append(rowCounts, rows)
+			}
+		}
+		for _, rows := range rowCounts {
+			for _, n := range keyCounts {
+				q, k := randomF32(r, rows*dim), randomF16(r, n*dim)
+				checkScores(t, "random", q, k, rows, n, dim, float32(r.NormFloat64()))
+			}
+		}
+	}
+}
+
+func TestScoresLarge(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	// Whole panels, panels and the row kernel for the rest, a partial last panel, and
+	// the row kernel alone.
+	for _, c := range []struct{ rows, n, dim int }{{32, 1031, 128}, {65, 517, 64}, {20, 130, 17}, {29, 200, 33}, {7, 300, 96}} {
+		q, k := randomF32(r, c.rows*c.dim), randomF16(r, c.n*c.dim)
+		checkScores(t, "random", q, k, c.rows, c.n, c.dim, 1/float32(math.Sqrt(float64(c.dim))))
+	}
+}
+
+// scoresSpecials are the values TestScoresSpecial puts into one query row and one key.
+var scoresSpecials = []struct {
+	name string
+	q, k float32
+}{
+	{"NaN query", float32(math.NaN()), 1},
+	{"NaN key", 1, float32(math.NaN())},
+	{"Inf query", float32(math.Inf(1)), 0.5},
+	{"-Inf key", 2, float32(math.Inf(-1))},
+	{"Inf·0", float32(math.Inf(1)), 0},
+	{"overflow", 3e38, 4},
+	{"overflow negative", 2e38, -60000},
+	{"subnormal", 0x1p-140, 0x1p-24},
+}
+
+// eachScoresSpecial calls check with blocks of random values where one query row and
+// one key row hold a special value at the same element: that row's and that column's
+// entries must follow IEEE, and no other entry may change.
+func eachScoresSpecial(r *rand.Rand, rowCounts []int, n int, check func(name string, q []float32, k []uint16, rows, dim int)) {
+	for _, dim := range []int{1, 5, 8, 9, 17, 64, 128} {
+		for _, s := range scoresSpecials {
+			for _, rows := range rowCounts {
+				for _, d := range []int{0, dim / 2, dim - 1} {
+					q, k := randomF32(r, rows*dim), randomF16(r, n*dim)
+					i, j := r.IntN(rows), r.IntN(n)
+					q[i*dim+d], k[j*dim+d] = s.q, uint16(float16.Fromfloat32(s.k))
+					check(s.name, q, k, rows, dim)
+				}
+			}
+		}
+	}
+}
+
+func TestScoresSpecial(t *testing.T) {
+	const n = 5
+	eachScoresSpecial(rand.New(rand.NewPCG(6, 6)), []int{1, 3, 4, 6}, n, func(name string, q []float32, k []uint16, rows, dim int) {
+		checkScores(t, name, q, k, rows, n, dim, 0.25)
+	})
+}
+
+func TestScoresPanics(t *testing.T) {
+	for _, c := range []struct {
+		dst, q, k, rows, n, dim int
+	}{
+		{0, 0, 0, 0, 0, 0},   // dim 0
+		{0, 0, 0, -1, 0, 4},  // negative rows
+		{0, 0, 0, 0, -1, 4},  // negative n
+		{6, 8, 12, 2, 3, 4},  // the valid shape: dst 2·3, q 2·4, k 3·4
+		{5, 8, 12, 2, 3, 4},  // dst short
+		{6, 9, 12, 2, 3, 4},  // q long
+		{6, 8, 11, 2, 3, 4},  // k short
+		{7, 8, 12, 2, 3, 4},  // dst long
+		{0, 0, 12, 0, 3, 4},  // rows 0 with keys is fine
+		{0, 8, 12, 2, 3, 4},  // but not with an empty dst
+		{2, 8, 12, 1, 3, 4},  // q for two rows, one row declared
+		{6, 8, 12, 2, 3, 5},  // wrong dim
+		{6, 8, 12, 2, 3, -4}, // negative dim
+	} {
+		fine := c.dim >= 1 && c.rows >= 0 && c.n >= 0 && c.dst == c.rows*c.n && c.q == c.rows*c.dim && c.k == c.n*c.dim
+		panicked := func() (p bool) {
+			defer func() { p = recover() != nil }()
+			Scores(make([]float32, c.dst), make([]float32, c.q), make([]Float16, c.k), c.rows, c.n, c.dim, 1)
+			return false
+		}()
+		if panicked == fine {
+			t.Errorf("Scores(len(dst)=%d, len(q)=%d, len(k)=%d, rows=%d, n=%d, dim=%d): panicked = %v",
+				c.dst, c.q, c.k, c.rows, c.n, c.dim, panicked)
+		}
+	}
+}
+
+func TestScoresExported(t *testing.T) {
+	defer Use(Active())
+	r := rand.New(rand.NewPCG(7, 7))
+	const rows, n, dim = 5, 19, 64
+	q, k := randomF32(r, rows*dim), randomF16(r, n*dim)
+	kh := toHalves(k)
+	got, want := make([]float32, rows*n), make([]float32, rows*n)
+	for _, v := range Variants() {
+		if err := Use(v); err != nil {
+			t.Fatal(err)
+		}
+		Scores(got, q, kh, rows, n, dim, 0.125)
+		scores.For(v)(want, q, k, rows, n, dim, 0.125)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%s: Scores[%d] = %v, its implementation gives %v", v, i, got[i], want[i])
+			}
+		}
+		if allocs := testing.AllocsPerRun(10, func() { Scores(got, q, kh, rows, n, dim, 0.125) }); allocs != 0 {
+			t.Errorf("%s: Scores allocates %v times", v, allocs)
+		}
+	}
+}
+
+func ExampleScores() {
+	q := []float32{1, 2, 3, 4} // two query rows of dim 2
+	k := []Float16{float16.Fromfloat32(1), float16.Fromfloat32(0), float16.Fromfloat32(0.5), float16.Fromfloat32(-1)}
+	dst := make([]float32, 4)
+	Scores(dst, q, k, 2, 2, 2, 0.5)
+	fmt.Println(dst)
+	// Output: [0.5 -0.75 1.5 -1.25]
+}
