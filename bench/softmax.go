@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kvsimd/kvsimd/kernels"
+)
+
+// softmaxSizes are one attention row at 4k, 32k and 128k context.
+var softmaxSizes = []int{4096, 32768, 131072}
+
+// poolSizes is the vote row of a 128k prompt.
+var poolSizes = []int{131072}
+
+func init() {
+	const n, long = 32768, 131072
+	sections = append(sections,
+		section{"Softmax n=32768", "elem", n, func(b *testing.B) { benchSoftmax(b, n) }},
+		section{"Max n=32768", "elem", n, func(b *testing.B) { benchMax(b, n) }},
+		section{"Sum n=32768", "elem", n, func(b *testing.B) { benchSum(b, n) }},
+		section{"Add n=32768", "elem", n, func(b *testing.B) { benchAdd(b, n) }},
+	)
+	for _, k := range []int{5, 7} {
+		sections = append(sections,
+			section{fmt.Sprintf("AvgPool1D k=%d n=131072", k), "elem", long, func(b *testing.B) { benchAvgPool1D(b, long, k) }},
+			section{fmt.Sprintf("MaxPool1D k=%d n=131072", k), "elem", long, func(b *testing.B) { benchMaxPool1D(b, long, k) }},
+		)
+	}
+}
+
+// attentionLogits returns scores of the spread a scaled q·k row has.
+func attentionLogits(n int, seed uint64) []float32 {
+	r := rand.New(rand.NewPCG(seed, 3))
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(3 * r.NormFloat64())
+	}
+	return x
+}
+
+// benchSoftmax normalises the same row over and over: after the first call it holds
+// probabilities, which cost every variant the same as logits (no data-dependent paths).
+func benchSoftmax(b *testing.B, n int) {
+	x := attentionLogits(n, 1)
+	b.SetBytes(int64(4 * n))
+	b.ReportAllocs()
+	for b.Loop() {
+		kernels.Softmax(x)
+	}
+}
+
+var reduceSink float32
+
+func benchMax(b *testing.B, n int) {
+	x := attentionLogits(n, 2)
+	b.SetBytes(int64(4 * n))
+	b.ReportAllocs()
+	for b.Loop() {
+		reduceSink = kernels.Max(x)
+	}
+}
+
+func benchSum(b *testing.B, n int) {
+	x := attentionLogits(n, 3)
+	b.SetBytes(int64(4 * n))
+	b.ReportAllocs()
+	for b.Loop() {
+		reduceSink = kernels.Sum(x)
+	}
+}
+
+func benchAdd(b *testing.B, n int) {
+	dst, src := attentionLogits(n, 4), attentionLogits(n, 5)
+	b.SetBytes(int64(4 * n))
+	b.ReportAllocs()
+	for b.Loop() {
+		kernels.Add(dst, src)
+	}
+}
+
+func benchAvgPool1D(b *testing.B, n, kernel int) {
+	src, dst := attentionLogits(n, 6), make([]float32, n)
+	b.SetBytes(int64(4 * n))
+	b.ReportAllocs()
+	for b.Loop() {
+		kernels.AvgPool1D(dst, src, kernel)
+	}
+}
+
+func benchMaxPool1D(b *testing.B, n, kernel int) {
+	src, dst := attentionLogits(n, 7), make([]float32, n)
+	b.SetBytes(int64(4 * n))
+	b.ReportAllocs()
+	for b.Loop() {
+		kernels.MaxPool1D(dst, src, kernel)
+	}
+}

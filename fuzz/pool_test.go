@@ -1,0 +1,40 @@
+package fuzz
+
+import (
+	"math"
+	"testing"
+
+	"github.com/kvsimd/kvsimd/kernels"
+)
+
+// FuzzPool1D checks both poolings of every variant against their documented reference
+// loops: average bit for bit (every variant sums the window in index order and scales
+// by the rounded reciprocal), max exactly with NaN propagating.
+func FuzzPool1D(f *testing.F) {
+	f.Add([]byte{0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0xc0, 0x7f, 0x00, 0x00, 0x80, 0xff, 0x00, 0x00, 0x00, 0x80}, uint8(2))
+	f.Fuzz(func(t *testing.T, data []byte, k uint8) {
+		src := float32s(data)
+		kernel := 2*int(k%16) + 1
+		p := kernel / 2
+		avg, mx := make([]float32, len(src)), make([]float32, len(src))
+		eachVariant(t, func(v string) {
+			kernels.AvgPool1D(avg, src, kernel)
+			kernels.MaxPool1D(mx, src, kernel)
+			for i := range src {
+				w := src[max(i-p, 0):min(i+p+1, len(src))]
+				s, m := w[0], float64(w[0])
+				for _, e := range w[1:] {
+					s += e
+					m = math.Max(m, float64(e))
+				}
+				s *= 1 / float32(kernel)
+				if avg[i] != s && !(avg[i] != avg[i] && s != s) {
+					t.Fatalf("%s k=%d: avg[%d] = %v, want %v; src = %v", v, kernel, i, avg[i], s, src)
+				}
+				if float64(mx[i]) != m && !(mx[i] != mx[i] && math.IsNaN(m)) {
+					t.Fatalf("%s k=%d: max[%d] = %v, want %v; src = %v", v, kernel, i, mx[i], m, src)
+				}
+			}
+		})
+	})
+}

@@ -1,0 +1,101 @@
+// Command pool generates asm/pool_arm64.s: the interior ("valid") part of 1-D average
+// and max pooling with stride 1, on NEON. The padded edges are the Go callers'.
+package main
+
+import . "github.com/kvsimd/kvsimd/gen/neon"
+
+func main() {
+	f := NewFile("arm64/pool")
+	pool(f, true)
+	pool(f, false)
+	f.Write()
+}
+
+// pool loads the window's first column for 16, 4 or 1 outputs and folds in the other
+// kernel−1 columns with a runtime loop (R4 walks the columns, R5 counts them). FMAX
+// propagates NaNs, so max pooling needs no NaN screening here.
+func pool(f *File, avg bool) {
+	if avg {
+		f.Func("AvgPool1DValidNEON", "(dst []float32, src []float32, kernel int, scale float32)", 60,
+			"AvgPool1DValidNEON sets dst[i] = scale·(src[i] + … + src[i+kernel−1]), summed in that order, for i < len(dst). len(src) must be at least len(dst)+kernel−1 and kernel at least 1.")
+		f.I("FMOVS scale+56(FP), F16")
+		f.I("VDUP V16.S[0], V16.S4")
+	} else {
+		f.Func("MaxPool1DValidNEON", "(dst []float32, src []float32, kernel int)", 56,
+			"MaxPool1DValidNEON sets dst[i] = max(src[i], …, src[i+kernel−1]) for i < len(dst), NaN if one of them is. len(src) must be at least len(dst)+kernel−1 and kernel at least 1.")
+	}
+	f.I("MOVD dst_base+0(FP), R0")
+	f.I("MOVD dst_len+8(FP), R1")
+	f.I("MOVD src_base+24(FP), R3")
+	f.I("MOVD kernel+48(FP), R6")
+	fold := func(d, n V) Inst {
+		if avg {
+			return FADD4S(d, n, d)
+		}
+		return FMAX4S(d, n, d)
+	}
+	columns := func(label, load string, folds ...Inst) {
+		f.I("MOVD R3, R4")
+		f.I("SUB $1, R6, R5")
+		f.Label(label)
+		f.I("CBZ R5, %s_end", label)
+		f.I("ADD $4, R4")
+		f.I(load)
+		f.W(folds...)
+		f.I("SUB $1, R5")
+		f.I("B %s", label)
+		f.Label(label + "_end")
+	}
+	f.Label("loop16")
+	f.I("CMP $16, R1")
+	f.I("BLT loop4")
+	f.I("VLD1 (R3), [V0.S4, V1.S4, V2.S4, V3.S4]")
+	columns("cols16", "VLD1 (R4), [V4.S4, V5.S4, V6.S4, V7.S4]", fold(0, 4), fold(1, 5), fold(2, 6), fold(3, 7))
+	if avg {
+		f.W(FMUL4S(0, 0, 16), FMUL4S(1, 1, 16), FMUL4S(2, 2, 16), FMUL4S(3, 3, 16))
+	}
+	f.I("VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)")
+	f.I("ADD $64, R3")
+	f.I("SUB $16, R1")
+	f.I("B loop16")
+
+	f.Label("loop4")
+	f.I("CMP $4, R1")
+	f.I("BLT tail")
+	f.I("VLD1 (R3), [V0.S4]")
+	columns("cols4", "VLD1 (R4), [V4.S4]", fold(0, 4))
+	if avg {
+		f.W(FMUL4S(0, 0, 16))
+	}
+	f.I("VST1.P [V0.S4], 16(R0)")
+	f.I("ADD $16, R3")
+	f.I("SUB $4, R1")
+	f.I("B loop4")
+
+	f.Label("tail")
+	f.I("CBZ R1, done")
+	f.I("FMOVS (R3), F0")
+	op := "FMAXS"
+	if avg {
+		op = "FADDS"
+	}
+	f.I("MOVD R3, R4")
+	f.I("SUB $1, R6, R5")
+	f.Label("cols1")
+	f.I("CBZ R5, cols1_end")
+	f.I("ADD $4, R4")
+	f.I("FMOVS (R4), F4")
+	f.I("%s F4, F0, F0", op)
+	f.I("SUB $1, R5")
+	f.I("B cols1")
+	f.Label("cols1_end")
+	if avg {
+		f.I("FMULS F16, F0, F0")
+	}
+	f.I("FMOVS.P F0, 4(R0)")
+	f.I("ADD $4, R3")
+	f.I("SUB $1, R1")
+	f.I("B tail")
+	f.Label("done")
+	f.I("RET")
+}

@@ -1,0 +1,61 @@
+//go:build !purego && !noasm
+
+package kernels
+
+import (
+	"math"
+
+	"github.com/kvsimd/kvsimd/asm"
+)
+
+func init() {
+	maxAVX2, maxAVX512 := maxNaN(asm.MaxAVX2), maxNaN(asm.MaxAVX512)
+	maxOf.Add("avx2", maxAVX2)
+	maxOf.Add("avx512", maxAVX512)
+	sumOf.Add("avx2", asm.SumAVX2)
+	sumOf.Add("avx512", asm.SumAVX512)
+	add.Add("avx2", asm.AddAVX2)
+	add.Add("avx512", asm.AddAVX512)
+	softmax.Add("avx2", func(x []float32) {
+		softmaxPasses(x, maxAVX2, asm.ExpSumAVX2, asm.ScaleAVX2)
+	})
+	softmax.Add("avx512", func(x []float32) {
+		softmaxPasses(x, maxAVX512, asm.ExpSumAVX512, asm.ScaleAVX512)
+	})
+	avgPool1D.Add("avx2", func(dst, src []float32, kernel int) {
+		poolWith(dst, src, kernel, avgPoolRange, func(d, s []float32) {
+			asm.AvgPool1DValidAVX2(d, s, kernel, 1/float32(kernel))
+		})
+	})
+	avgPool1D.Add("avx512", func(dst, src []float32, kernel int) {
+		poolWith(dst, src, kernel, avgPoolRange, func(d, s []float32) {
+			asm.AvgPool1DValidAVX512(d, s, kernel, 1/float32(kernel))
+		})
+	})
+	maxPool1D.Add("avx2", maxPoolScreened(asm.MaxAVX2, asm.MaxPool1DValidAVX2))
+	maxPool1D.Add("avx512", maxPoolScreened(asm.MaxAVX512, asm.MaxPool1DValidAVX512))
+}
+
+// maxNaN turns an asm maximum that reports NaNs on the side (VMAXPS drops them) into
+// Max's contract.
+func maxNaN(asmMax func([]float32) (float32, bool)) func([]float32) float32 {
+	return func(x []float32) float32 {
+		m, nan := asmMax(x)
+		if nan {
+			return float32(math.NaN())
+		}
+		return m
+	}
+}
+
+// maxPoolScreened pools with VMAXPS, which drops NaNs, after one cheap pass that looks
+// for them; rows that hold a NaN take the generic path, which propagates it.
+func maxPoolScreened(asmMax func([]float32) (float32, bool), valid func(dst, src []float32, kernel int)) func(dst, src []float32, kernel int) {
+	return func(dst, src []float32, kernel int) {
+		if _, nan := asmMax(src); nan {
+			maxPool1DGeneric(dst, src, kernel)
+			return
+		}
+		poolWith(dst, src, kernel, maxPoolRange, func(d, s []float32) { valid(d, s, kernel) })
+	}
+}

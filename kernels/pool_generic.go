@@ -1,0 +1,35 @@
+package kernels
+
+func avgPool1DGeneric(dst, src []float32, kernel int) {
+	avgPoolRange(dst, src, kernel, 0, len(dst))
+}
+
+func maxPool1DGeneric(dst, src []float32, kernel int) {
+	maxPoolRange(dst, src, kernel, 0, len(dst))
+}
+
+// poolWindow returns the part of src under the window of output i: padding is left out.
+func poolWindow(src []float32, kernel, i int) []float32 {
+	p := kernel / 2
+	return src[max(i-p, 0):min(i+p+1, len(src))]
+}
+
+// avgPoolRange sets dst[lo:hi]. The sum starts from the first element rather than
+// from 0 so that it has the SIMD variants' bits, signed zeros included.
+func avgPoolRange(dst, src []float32, kernel, lo, hi int) {
+	scale := 1 / float32(kernel)
+	for i := lo; i < hi; i++ {
+		w := poolWindow(src, kernel, i)
+		s := w[0]
+		for _, v := range w[1:] {
+			s += v
+		}
+		dst[i] = s * scale
+	}
+}
+
+func maxPoolRange(dst, src []float32, kernel, lo, hi int) {
+	for i := lo; i < hi; i++ {
+		dst[i] = maxGeneric(poolWindow(src, kernel, i))
+	}
+}

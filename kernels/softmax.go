@@ -1,0 +1,65 @@
+package kernels
+
+import (
+	"math"
+
+	"github.com/kvsimd/kvsimd/internal/dispatch"
+)
+
+var softmax = dispatch.New(softmaxGeneric)
+
+// Softmax replaces x by its softmax, in place, computed in float32 after subtracting
+// the maximum:
+//
+//	m := Max(x)
+//	for i := range x { x[i] = exp(x[i] − m); s += x[i] }
+//	for i := range x { x[i] /= s }
+//
+// Error bound: for finite inputs every output y is within 4 ulp of the softmax
+// computed in float64, ŷ (|y − ŷ| ≤ 2⁻²¹·ŷ, plus 2⁻¹⁴⁷ for outputs in float32's
+// subnormal range), and the outputs sum to 1 within 1e-6. The SIMD variants use their
+// own exponential (range reduction with the rounding error of x − m recovered exactly,
+// a degree-7 polynomial) and a float64 sum; the generic variant uses math.Exp. The
+// variants therefore differ from each other in the last bits, within the bound.
+//
+// Special inputs:
+//   - an empty x is left alone;
+//   - −Inf entries give exactly 0 (a masked column), whatever else the row holds;
+//   - a row of only −Inf entries gives the uniform distribution 1/len(x): it is the
+//     limit of a row of equal values, keeps the row a distribution that sums to 1,
+//     and keeps NaN for rows that really are undefined (PyTorch gives NaN here);
+//   - any NaN, or any +Inf (whose max-subtracted exponent is Inf−Inf), makes every
+//     output NaN;
+//   - huge finite magnitudes (±math.MaxFloat32) neither overflow nor produce NaN:
+//     x − m is evaluated so that far-below-max entries give 0.
+//
+// Softmax does not allocate.
+func Softmax(x []float32) {
+	softmax.Call(x)
+}
+
+// softmaxPasses is Softmax from one variant's three passes. max must return NaN if x
+// holds a NaN; expSum must replace x[i] by 2²⁴·exp(x[i]−m) and return their sum, for a
+// finite m ≥ every x[i]; scale multiplies x by s. The 2²⁴ (which cancels in the
+// quotient) keeps the exponentials of outputs that end up subnormal normal until the
+// last multiply, so they round once.
+func softmaxPasses(x []float32, max func([]float32) float32, expSum func([]float32, float32) float64, scale func([]float32, float32)) {
+	if len(x) == 0 {
+		return
+	}
+	m := max(x)
+	switch {
+	case m != m || m > math.MaxFloat32:
+		setAll(x, float32(math.NaN()))
+	case m < -math.MaxFloat32:
+		setAll(x, float32(1/float64(len(x))))
+	default:
+		scale(x, float32(1/expSum(x, m)))
+	}
+}
+
+func setAll(x []float32, v float32) {
+	for i := range x {
+		x[i] = v
+	}
+}
