@@ -1,0 +1,96 @@
+package kernels
+
+import (
+	"container/heap"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// BenchmarkTopKDesign measures the designs TopK chose between, at SnapKV's largest
+// shape, on uniform and on ascending input (the worst case of a heap): a bounded
+// min-heap over every element, a radix select over every element (TopK's fallback),
+// and sample-filter-select with each variant's filter.
+func BenchmarkTopKDesign(b *testing.B) {
+	const n, k = 131072, 2048
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, in := range []topkInput{topkInputs[0], topkInputs[4]} {
+		xs := make([][]float32, 4)
+		for i := range xs {
+			xs[i] = in.gen(r, n)
+		}
+		dst := make([]int32, k)
+		var s topkScratch
+		run := func(name string, body func(x []float32)) {
+			b.Run(in.name+"/"+name, func(b *testing.B) {
+				i := 0
+				for b.Loop() {
+					body(xs[i%len(xs)])
+					i++
+				}
+			})
+		}
+		run("heap", func(x []float32) { topkHeap(dst, x) })
+		run("radix", func(x []float32) { s.exact(dst, x) })
+		for _, v := range Variants() {
+			filter := topkFilter.For(v)
+			run("sampled-"+v, func(x []float32) { s.sampled(dst, x, filter) })
+		}
+	}
+}
+
+// TestTopKHeap checks the heap alternative, so that BenchmarkTopKDesign compares exact
+// results only.
+func TestTopKHeap(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, in := range topkInputs {
+		x := in.gen(r, 5000)
+		ranks := topkRanks(x)
+		for _, k := range []int{1, 100, 2500, 4999} {
+			got := make([]int32, k)
+			topkHeap(got, x)
+			checkTopK(t, "heap "+in.name, x, ranks, k, got)
+		}
+	}
+}
+
+// topkHeap keeps the best len(dst) so far in a min-heap of rank keys and indices.
+func topkHeap(dst []int32, x []float32) {
+	h := keyHeap{keys: make([]uint32, 0, len(dst)), idx: dst[:0]}
+	for i, v := range x {
+		key := topkKey(v)
+		switch {
+		case len(h.idx) < len(dst):
+			heap.Push(&h, keyIndex{key, int32(i)})
+		case key > h.keys[0]:
+			h.keys[0], h.idx[0] = key, int32(i)
+			heap.Fix(&h, 0)
+		}
+	}
+	slices.Sort(dst)
+}
+
+type keyIndex struct {
+	key uint32
+	idx int32
+}
+
+// keyHeap is a min-heap by key, and among equal keys the higher index first out.
+type keyHeap struct {
+	keys []uint32
+	idx  []int32
+}
+
+func (h *keyHeap) Len() int { return len(h.keys) }
+func (h *keyHeap) Less(i, j int) bool {
+	return h.keys[i] < h.keys[j] || h.keys[i] == h.keys[j] && h.idx[i] > h.idx[j]
+}
+func (h *keyHeap) Swap(i, j int) {
+	h.keys[i], h.keys[j] = h.keys[j], h.keys[i]
+	h.idx[i], h.idx[j] = h.idx[j], h.idx[i]
+}
+func (h *keyHeap) Push(v any) {
+	p := v.(keyIndex)
+	h.keys, h.idx = append(h.keys, p.key), append(h.idx, p.idx)
+}
+func (h *keyHeap) Pop() any { panic("TopK's heap only replaces its minimum") }

@@ -1,0 +1,367 @@
+package kernels
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/kvsimd/kvsimd/internal/dispatch"
+)
+
+// topkRanks is the position of every index of x in the reference order, best first:
+// the stable sort of the doc comment, whose first k entries are the top k. It relies on
+// cmp.Compare, not on TopK's rank keys.
+func topkRanks(x []float32) []int {
+	order := make([]int32, len(x))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(i, j int32) int { return cmp.Compare(x[j], x[i]) })
+	ranks := make([]int, len(x))
+	for r, i := range order {
+		ranks[i] = r
+	}
+	return ranks
+}
+
+type topkInput struct {
+	name string
+	gen  func(r *rand.Rand, n int) []float32
+}
+
+var (
+	inf    = float32(math.Inf(1))
+	negInf = float32(math.Inf(-1))
+	nan    = float32(math.NaN())
+)
+
+// topkInputs are the distributions every variant is checked on: the typical ones, and
+// the ones built to mislead the sampler or to put many ties at the threshold.
+var topkInputs = []topkInput{
+	{"uniform", func(r *rand.Rand, n int) []float32 {
+		return fill(n, func(int) float32 { return r.Float32() })
+	}},
+	{"exponential", func(r *rand.Rand, n int) []float32 {
+		return fill(n, func(int) float32 { return float32(math.Exp(4 * r.NormFloat64())) })
+	}},
+	{"signed", func(r *rand.Rand, n int) []float32 {
+		return fill(n, func(int) float32 { return float32(r.NormFloat64()) })
+	}},
+	{"all equal", func(r *rand.Rand, n int) []float32 {
+		return fill(n, func(int) float32 { return 0.5 })
+	}},
+	{"ascending", func(r *rand.Rand, n int) []float32 {
+		return fill(n, func(i int) float32 { return float32(i) })
+	}},
+	{"descending", func(r *rand.Rand, n int) []float32 {
+		return fill(n, func(i int) float32 { return float32(n - i) })
+	}},
+	{"few distinct", func(r *rand.Rand, n int) []float32 {
+		return fill(n, func(int) float32 { return float32(r.IntN(5)) })
+	}},
+	{"signed zeros", func(r *rand.Rand, n int) []float32 {
+		return fill(n, func(int) float32 { return [...]float32{float32(math.Copysign(0, -1)), 0, 1, -1}[r.IntN(4)] })
+	}},
+	{"NaN and Inf", func(r *rand.Rand, n int) []float32 {
+		return fill(n, func(int) float32 {
+			switch r.IntN(8) {
+			case 0:
+				return nan
+			case 1:
+				return math.Float32frombits(0xffc00001) // negative NaN with a payload
+			case 2:
+				return inf
+			case 3:
+				return negInf
+			case 4:
+				return math.Float32frombits(1) // subnormal
+			case 5:
+				return math.MaxFloat32
+			}
+			return float32(r.NormFloat64())
+		})
+	}},
+	{"mostly NaN", func(r *rand.Rand, n int) []float32 {
+		return fill(n, func(int) float32 {
+			if r.IntN(10) == 0 {
+				return float32(r.NormFloat64())
+			}
+			return nan
+		})
+	}},
+	{"few huge among equal", func(r *rand.Rand, n int) []float32 {
+		x := fill(n, func(int) float32 { return 1 })
+		for range min(5, n) {
+			x[r.IntN(n)] = 1e30
+		}
+		return x
+	}},
+	{"threshold plateau", func(r *rand.Rand, n int) []float32 {
+		// The uniform values ranked from 1% to 1% + 10⁴/n (for short x, to 26%) collapse
+		// onto the lowest of them, so the k-th largest for k in that range, and the
+		// sample's threshold, sit on one plateau of equal values.
+		x := fill(n, func(int) float32 { return r.Float32() })
+		lo := float32(0.99) - float32(min(10000, n/4))/float32(n)
+		for i, v := range x {
+			if v >= lo && v < 0.99 {
+				x[i] = lo
+			}
+		}
+		return x
+	}},
+	{"periodic", func(r *rand.Rand, n int) []float32 {
+		// A large value every 64 elements: the sample strides must not alias with it.
+		return fill(n, func(i int) float32 {
+			if i%64 == 0 {
+				return 100 + r.Float32()
+			}
+			return r.Float32()
+		})
+	}},
+}
+
+func fill(n int, f func(i int) float32) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = f(i)
+	}
+	return x
+}
+
+// eachTopkVariant runs check with every variant this CPU runs installed.
+func eachTopkVariant(t *testing.T, check func(t *testing.T, v string)) {
+	start := Active()
+	defer Use(start)
+	for _, v := range Variants() {
+		if err := Use(v); err != nil {
+			t.Fatal(err)
+		}
+		t.Run(v, func(t *testing.T) { check(t, v) })
+	}
+}
+
+func TestTopKFilter(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const guard = 0x5eed
+	for _, v := range dispatch.Variants() {
+		filter := topkFilter.For(v)
+		for n := 0; n <= 300; n++ {
+			in := topkInputs[r.IntN(len(topkInputs))]
+			off := n % 4
+			buf := in.gen(r, n+off)
+			x := buf[off:]
+			lo, hi := float32(0), inf
+			switch {
+			case n > 0 && n%3 == 0:
+				lo = x[r.IntN(n)]
+				hi = lo
+			case n > 0:
+				lo = x[r.IntN(n)]
+			}
+			base := int32(r.IntN(1000))
+			wantIdx, wantBits := make([]int32, n), make([]uint32, n)
+			want := topkFilterGeneric(wantIdx, wantBits, x, lo, hi, base)
+			idx, bits := make([]int32, off+n+8), make([]uint32, off+n+8)
+			for i := range idx {
+				idx[i], bits[i] = guard, guard
+			}
+			got := filter(idx[off:off+n], bits[off:off+n], x, lo, hi, base)
+			if got != want {
+				t.Fatalf("%s: %s n=%d [%v, %v]: %d candidates, generic %d", v, in.name, n, lo, hi, got, want)
+			}
+			for i := range want {
+				if idx[off+i] != wantIdx[i] || bits[off+i] != wantBits[i] {
+					t.Fatalf("%s: %s n=%d: candidate %d = (%d, %#x), generic (%d, %#x)", v, in.name, n, i, idx[off+i], bits[off+i], wantIdx[i], wantBits[i])
+				}
+			}
+			for i := range idx {
+				if (i < off || i >= off+n) && (idx[i] != guard || bits[i] != guard) {
+					t.Fatalf("%s: n=%d: wrote outside idx and bits at %d", v, n, i-off)
+				}
+			}
+		}
+	}
+}
+
+func TestTopKShort(t *testing.T) {
+	eachTopkVariant(t, func(t *testing.T, v string) {
+		r := rand.New(rand.NewPCG(3, 4))
+		dst := make([]int32, 0, 400)
+		for n := 0; n <= 300; n++ {
+			// Every k; in -short runs (emulators) every k up to 64, then every n/16-th.
+			step := 1
+			if testing.Short() && n > 64 {
+				step = n / 16
+			}
+			for _, in := range topkInputs {
+				x := in.gen(r, n)
+				ranks := topkRanks(x)
+				for k := -1; k <= n+1; k += step {
+					got := TopK(dst, x, k)
+					checkTopK(t, in.name, x, ranks, k, got)
+				}
+			}
+		}
+	})
+}
+
+// TestTopKSampledShort runs the sample-filter-select path, which TopK uses only from
+// sampledMinLen, on every variant's filter from 16 elements.
+func TestTopKSampledShort(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var s topkScratch
+	for _, v := range dispatch.Variants() {
+		filter := topkFilter.For(v)
+		for n := 16; n <= 300; n += 1 + n/16 {
+			for _, in := range topkInputs {
+				x := in.gen(r, n)
+				ranks := topkRanks(x)
+				for k := 1; k < n; k += 1 + b2i(testing.Short())*n/16 {
+					got := make([]int32, k)
+					s.sampled(got, x, filter)
+					checkTopK(t, v+" "+in.name, x, ranks, k, got)
+				}
+			}
+		}
+	}
+}
+
+func TestTopKLong(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sorts 131072 elements per input")
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{sampledMinLen - 1, sampledMinLen, 4097, 16384, 131072} {
+		for _, in := range topkInputs {
+			x := in.gen(r, n)
+			ranks := topkRanks(x)
+			ks := []int{1, 2, 7, 100, 511, 512, 2048, n / 3, n / 2, n - 1, n}
+			for range 4 {
+				ks = append(ks, 1+r.IntN(n))
+			}
+			t.Run(fmt.Sprintf("%s/n=%d", in.name, n), func(t *testing.T) {
+				eachTopkVariant(t, func(t *testing.T, v string) {
+					for _, k := range ks {
+						got := TopK(nil, x, k)
+						checkTopK(t, in.name, x, ranks, k, got)
+					}
+				})
+			})
+		}
+	}
+}
+
+// TestTopKSampleBlind gives the sample the lowest (or highest) values of x, the worst
+// misjudgement a sampler can make, so the fallbacks must produce the exact result.
+func TestTopKSampleBlind(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	const n = 16384
+	var s topkScratch
+	for _, k := range []int{1, 10, 512, 3000, n / 2} {
+		for _, sampleValue := range []float32{0, 3} {
+			x := fill(n, func(int) float32 { return 1 + r.Float32() })
+			size := sampleSize(n, k)
+			at := newSampler(n, size)
+			for i := range size {
+				x[at.position(i)] = sampleValue
+			}
+			ranks := topkRanks(x)
+			for _, v := range dispatch.Variants() {
+				got := make([]int32, k)
+				s.sampled(got, x, topkFilter.For(v))
+				checkTopK(t, fmt.Sprintf("%s sample=%v", v, sampleValue), x, ranks, k, got)
+			}
+		}
+	}
+}
+
+// checkTopK checks got against the reference: exactly min(max(k, 0), len(x)) indices,
+// ascending, each ranked within the top k; together they are then the reference set.
+func checkTopK(t *testing.T, name string, x []float32, ranks []int, k int, got []int32) {
+	t.Helper()
+	want := min(max(k, 0), len(x))
+	if len(got) != want {
+		t.Fatalf("%s n=%d k=%d: %d indices", name, len(x), k, len(got))
+	}
+	for i, j := range got {
+		if i > 0 && j <= got[i-1] {
+			t.Fatalf("%s n=%d k=%d: index %d after %d", name, len(x), k, j, got[i-1])
+		}
+		if j < 0 || int(j) >= len(x) || ranks[j] >= want {
+			t.Fatalf("%s n=%d k=%d: index %d is not in the top k", name, len(x), k, j)
+		}
+	}
+}
+
+func TestTopKDst(t *testing.T) {
+	x := []float32{3, 1, 4, 1, 5, 9, 2, 6}
+	roomy := make([]int32, 5, 10)
+	got := TopK(roomy, x, 3)
+	if &got[0] != &roomy[0] || !slices.Equal(got, []int32{4, 5, 7}) {
+		t.Fatalf("TopK into a roomy dst = %v (new array: %t)", got, &got[0] != &roomy[0])
+	}
+	short := make([]int32, 2)
+	if got := TopK(short, x, 3); cap(got) < 3 || !slices.Equal(got, []int32{4, 5, 7}) {
+		t.Fatalf("TopK into a short dst = %v", got)
+	}
+	if got := TopK(roomy, x, 0); len(got) != 0 {
+		t.Fatalf("TopK(k=0) = %v", got)
+	}
+}
+
+func TestTopKAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop scratch space at random")
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, in := range topkInputs {
+		x := in.gen(r, 16384)
+		dst := make([]int32, 0, 512)
+		eachTopkVariant(t, func(t *testing.T, v string) {
+			TopK(dst, x, 512) // warm the scratch pool
+			if allocs := testing.AllocsPerRun(20, func() { TopK(dst, x, 512) }); allocs != 0 {
+				t.Errorf("%s: %v allocs per TopK", in.name, allocs)
+			}
+		})
+	}
+}
+
+// TestTopKKeyOrder checks that rank keys order every pair of special and ordinary
+// values as cmp.Compare does (the reference), and that keyFloat inverts them.
+func TestTopKKeyOrder(t *testing.T) {
+	values := []float32{nan, math.Float32frombits(0xffc00001), math.Float32frombits(0x7f800001), negInf, -math.MaxFloat32, -1,
+		-math.SmallestNonzeroFloat32, float32(math.Copysign(0, -1)), 0, math.SmallestNonzeroFloat32, 1, math.MaxFloat32, inf}
+	for _, a := range values {
+		for _, b := range values {
+			ka, kb := topkKey(a), topkKey(b)
+			if got, want := cmp.Compare(ka, kb), cmp.Compare(a, b); got != want {
+				t.Errorf("keys of %v and %v (%#x, %#x) compare %d, values %d", a, b, ka, kb, got, want)
+			}
+		}
+		if key := topkKey(a); a == a && topkKey(keyFloat(key)) != key {
+			t.Errorf("keyFloat(topkKey(%v)) = %v", a, keyFloat(key))
+		}
+	}
+}
+
+// TestTopKSampler checks that sample positions are ascending, in range, and one per
+// stratum.
+func TestTopKSampler(t *testing.T) {
+	for _, n := range []int{16, 17, 1000, 16384, 131071, 1<<31 - 1} {
+		for _, size := range []int{2, sampleMin, sampleMax} {
+			if size > n/8 {
+				continue
+			}
+			at, stratum := newSampler(n, size), float64(n)/float64(size)
+			for i := range size {
+				p := at.position(i)
+				if p < 0 || p >= n || float64(p) < float64(i)*stratum-1 || float64(p) >= float64(i+1)*stratum {
+					t.Fatalf("n=%d size=%d: position %d = %d, outside stratum [%.1f, %.1f)", n, size, i, p, float64(i)*stratum, float64(i+1)*stratum)
+				}
+			}
+		}
+	}
+}
