@@ -403,8 +403,8 @@ scalar_AVX2_0:
 	JMP      scalar_AVX2_0
 
 end_AVX2_0:
-	VZEROUPPER
 	MOVQ R8, ret+88(FP)
+	VZEROUPPER
 	RET
 
 // func TopKFilterAVX512(idx []int32, bits []uint32, x []float32, lo float32, hi float32, base int32) int
@@ -519,6 +519,6 @@ scalar_AVX512_1:
 	JMP      scalar_AVX512_1
 
 end_AVX512_1:
-	VZEROUPPER
 	MOVQ DI, ret+88(FP)
+	VZEROUPPER
 	RET

@@ -41,7 +41,9 @@ func Header() {
 }
 
 // Loop runs body(unroll) while n ≥ unroll·Lanes, then body(1) while n ≥ Lanes, then
-// scalar once per remaining element; n counts elements and is consumed.
+// scalar once per remaining element; n counts elements and is consumed. It leaves the
+// vector registers alone afterwards, so reductions can still sum their accumulators:
+// every function ends with its own VZEROUPPER before RET.
 func Loop(isa ISA, n reg.Register, unroll int, body func(vectors int), scalar func()) {
 	id := fmt.Sprintf("_%s_%d", isa.Suffix, labels)
 	labels++
@@ -63,7 +65,6 @@ func Loop(isa ISA, n reg.Register, unroll int, body func(vectors int), scalar fu
 	DECQ(n)
 	JMP(LabelRef(top))
 	Label(done)
-	VZEROUPPER()
 }
 
 var labels int

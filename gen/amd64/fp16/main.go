@@ -52,6 +52,7 @@ func toFloat32(isa ISA) {
 		ADDQ(U8(2), src.Base)
 		ADDQ(U8(4), dst.Base)
 	})
+	VZEROUPPER()
 	RET()
 }
 
@@ -88,5 +89,6 @@ func fromFloat32(isa ISA) {
 		ADDQ(U8(4), src.Base)
 		ADDQ(U8(2), dst.Base)
 	})
+	VZEROUPPER()
 	RET()
 }

@@ -111,5 +111,6 @@ func pool(isa ISA, base, signature, what string) {
 		ADDQ(U8(4), src.Base)
 		ADDQ(U8(4), dst.Base)
 	})
+	VZEROUPPER()
 	RET()
 }

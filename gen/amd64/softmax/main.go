@@ -3,7 +3,6 @@
 package main
 
 import (
-	"fmt"
 	"math"
 
 	. "github.com/kvsimd/kvsimd/gen/x86"
@@ -34,34 +33,6 @@ func main() {
 	}
 	Generate()
 }
-
-// reductionLoop is x86.Loop without its closing VZEROUPPER, which would clear the
-// upper lanes of the accumulators that the caller still has to reduce; every kernel
-// here ends with its own VZEROUPPER before RET.
-func reductionLoop(isa ISA, n reg.Register, unroll int, body func(vectors int), scalar func()) {
-	id := fmt.Sprintf("_%s_%d", isa.Suffix, labels)
-	labels++
-	for _, k := range []int{unroll, 1} {
-		top, next := fmt.Sprintf("vec%d%s", k, id), fmt.Sprintf("done%d%s", k, id)
-		Label(top)
-		CMPQ(n, U32(k*isa.Lanes))
-		JB(LabelRef(next))
-		body(k)
-		SUBQ(U32(k*isa.Lanes), n)
-		JMP(LabelRef(top))
-		Label(next)
-	}
-	top, done := "scalar"+id, "end"+id
-	Label(top)
-	TESTQ(n, n)
-	JZ(LabelRef(done))
-	scalar()
-	DECQ(n)
-	JMP(LabelRef(top))
-	Label(done)
-}
-
-var labels int
 
 // tables holds one 64-byte table of 16 copies per constant, so that AVX2 and AVX-512
 // both take it as a full-width memory operand.
@@ -126,7 +97,7 @@ func maxKernel(isa ISA) {
 	VMOVUPS(negInf, sacc)
 	VPSLLD(U8(1), sacc, snan)
 
-	reductionLoop(isa, n, unroll, func(k int) {
+	Loop(isa, n, unroll, func(k int) {
 		for u := 0; u < k; u++ {
 			t := isa.Vec()
 			VMOVUPS(x.Offset(u*isa.Bytes()), t)
@@ -188,7 +159,7 @@ func sumKernel(isa ISA) {
 	}
 	sacc := XMM()
 	VMOVUPS(zero, sacc)
-	reductionLoop(isa, n, unroll, func(k int) {
+	Loop(isa, n, unroll, func(k int) {
 		for u := 0; u < k; u++ {
 			for h := 0; h < 2; h++ {
 				t := isa.Vec()
@@ -230,7 +201,7 @@ func addKernel(isa ISA) {
 	dst := Mem{Base: Load(Param("dst").Base(), GP64())}
 	src := Mem{Base: Load(Param("src").Base(), GP64())}
 	n := Load(Param("src").Len(), GP64())
-	reductionLoop(isa, n, unroll, func(k int) {
+	Loop(isa, n, unroll, func(k int) {
 		for u := 0; u < k; u++ {
 			t := isa.Vec()
 			VMOVUPS(dst.Offset(u*isa.Bytes()), t)
@@ -261,7 +232,7 @@ func scaleKernel(isa ISA) {
 	ss := Load(Param("s"), XMM())
 	s := isa.Vec()
 	VBROADCASTSS(ss, s)
-	reductionLoop(isa, n, unroll, func(k int) {
+	Loop(isa, n, unroll, func(k int) {
 		for u := 0; u < k; u++ {
 			t := isa.Vec()
 			VMULPS(x.Offset(u*isa.Bytes()), s, t)
@@ -376,7 +347,7 @@ func expSumKernel(isa ISA) {
 	sacc := XMM()
 	VMOVUPS(zero, sacc)
 
-	reductionLoop(isa, n, expUnroll, func(k int) {
+	Loop(isa, n, expUnroll, func(k int) {
 		xs := make([]reg.VecVirtual, k)
 		for u := range xs {
 			xs[u] = isa.Vec()

@@ -129,6 +129,7 @@ func filter(isa ISA) {
 		INCL(pos)
 	})
 	Store(count, ReturnIndex(0))
+	VZEROUPPER()
 	RET()
 }
 
