@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 )
 
 func main() {
@@ -37,6 +38,9 @@ func main() {
 		}
 	}
 	fmt.Printf("=== GUEST-DONE failed=%d\n", failed)
+	// Let the tty drain before the kernel's own power-off messages can cut into the line
+	// the host waits for.
+	time.Sleep(time.Second)
 	syscall.Sync()
 	syscall.Reboot(syscall.LINUX_REBOOT_CMD_POWER_OFF)
 }
