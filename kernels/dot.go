@@ -5,6 +5,7 @@ import (
 
 	"github.com/kvsimd/kvsimd/fp16"
 	"github.com/kvsimd/kvsimd/internal/dispatch"
+	"github.com/kvsimd/kvsimd/internal/race"
 )
 
 var (
@@ -36,6 +37,8 @@ func DotF16(a, b []Float16) float32 {
 	if len(a) != len(b) {
 		panic(fmt.Sprintf("kernels.DotF16: len(a) = %d, len(b) = %d", len(a), len(b)))
 	}
+	race.Read(a)
+	race.Read(b)
 	return dotF16.Call(fp16.Bits(a), fp16.Bits(b))
 }
 
@@ -49,6 +52,8 @@ func DotF32F16(a []float32, b []Float16) float32 {
 	if len(a) != len(b) {
 		panic(fmt.Sprintf("kernels.DotF32F16: len(a) = %d, len(b) = %d", len(a), len(b)))
 	}
+	race.Read(a)
+	race.Read(b)
 	return dotF32F16.Call(a, fp16.Bits(b))
 }
 
@@ -61,5 +66,7 @@ func DotF32(a, b []float32) float32 {
 	if len(a) != len(b) {
 		panic(fmt.Sprintf("kernels.DotF32: len(a) = %d, len(b) = %d", len(a), len(b)))
 	}
+	race.Read(a)
+	race.Read(b)
 	return dotF32.Call(a, b)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kvsimd/kvsimd/internal/dispatch"
+	"github.com/kvsimd/kvsimd/internal/race"
 )
 
 var (
@@ -35,6 +36,8 @@ var (
 // overlap src. AvgPool1D does not allocate.
 func AvgPool1D(dst, src []float32, kernel int) {
 	checkPool("AvgPool1D", dst, src, kernel)
+	race.Read(src)
+	race.Write(dst)
 	avgPool1D.Call(dst, src, kernel)
 }
 
@@ -50,6 +53,8 @@ func AvgPool1D(dst, src []float32, kernel int) {
 // overlap src. MaxPool1D does not allocate.
 func MaxPool1D(dst, src []float32, kernel int) {
 	checkPool("MaxPool1D", dst, src, kernel)
+	race.Read(src)
+	race.Write(dst)
 	maxPool1D.Call(dst, src, kernel)
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/kvsimd/kvsimd/internal/dispatch"
+	"github.com/kvsimd/kvsimd/internal/race"
 )
 
 var (
@@ -26,6 +27,7 @@ func Max(x []float32) float32 {
 	if len(x) == 0 {
 		return float32(math.Inf(-1))
 	}
+	race.Read(x)
 	return maxOf.Call(x)
 }
 
@@ -45,6 +47,7 @@ func Max(x []float32) float32 {
 // sum is +0. A NaN, or Infs of both signs, give NaN; an Inf gives that Inf; a finite
 // sum beyond float32's range gives ±Inf, as the final rounding does.
 func Sum(x []float32) float32 {
+	race.Read(x)
 	return float32(sumOf.Call(x))
 }
 
@@ -59,5 +62,7 @@ func Add(dst, src []float32) {
 	if len(dst) != len(src) {
 		panic(fmt.Sprintf("kernels.Add: len(dst) = %d, len(src) = %d", len(dst), len(src)))
 	}
+	race.Read(src)
+	race.Write(dst)
 	add.Call(dst, src)
 }

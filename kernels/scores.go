@@ -5,6 +5,7 @@ import (
 
 	"github.com/kvsimd/kvsimd/fp16"
 	"github.com/kvsimd/kvsimd/internal/dispatch"
+	"github.com/kvsimd/kvsimd/internal/race"
 )
 
 var scores = dispatch.New(scoresGeneric)
@@ -44,5 +45,8 @@ func Scores(dst, q []float32, k []Float16, rows, n, dim int, scale float32) {
 	if rows == 0 || n == 0 {
 		return
 	}
+	race.Read(q)
+	race.Read(k)
+	race.Write(dst)
 	scores.Call(dst, q, fp16.Bits(k), rows, n, dim, scale)
 }

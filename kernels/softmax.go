@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/kvsimd/kvsimd/internal/dispatch"
+	"github.com/kvsimd/kvsimd/internal/race"
 )
 
 var softmax = dispatch.New(softmaxGeneric)
@@ -35,6 +36,7 @@ var softmax = dispatch.New(softmaxGeneric)
 //
 // Softmax does not allocate.
 func Softmax(x []float32) {
+	race.Write(x)
 	softmax.Call(x)
 }
 
