@@ -22,7 +22,11 @@
 // (avx512 → avx2 → generic, neon → generic).
 //
 // Kernels panic on programmer error (mismatched lengths), as the standard library
-// does; they never allocate.
+// does. They do not allocate, with one exception stated on TopK: it grows dst when dst
+// is short, and its scratch comes from a sync.Pool that is empty on the first call.
+//
+// Under the race detector, the wrappers report the memory their assembly reads and
+// writes, which the detector cannot see for itself.
 package kernels
 
 import (
