@@ -1,62 +1,13 @@
 package fuzz
 
 import (
-	"fmt"
 	"math"
 	"testing"
 
+	"github.com/kvsimd/kvsimd/internal/oracle"
 	"github.com/kvsimd/kvsimd/kernels"
 	"github.com/x448/float16"
 )
-
-// checkDot checks got against scale·Σ a(i)·b(i), i < n, computed exactly in float64,
-// with the bound of the kernels' doc comments; NaN and Inf inputs must give what IEEE
-// says. When the finite terms come within a factor of two of MaxFloat32, whether a sum
-// overflows depends on the variant's order, and a non-finite result is also right.
-func checkDot(got float32, n int, a, b func(int) float64, scale float64) error {
-	var sum, mag float64
-	var nan, posInf, negInf bool
-	for i := range n {
-		p := a(i) * b(i)
-		switch {
-		case math.IsNaN(p):
-			nan = true
-		case math.IsInf(p, 1):
-			posInf = true
-		case math.IsInf(p, -1):
-			negInf = true
-		default:
-			sum += p
-			mag += math.Abs(p)
-		}
-	}
-	g := float64(got)
-	const near = math.MaxFloat32 / 2
-	overflowable := mag >= near || math.Abs(scale)*mag >= near
-	nonFinite := math.IsNaN(g) || math.IsInf(g, 0)
-	switch {
-	case nan || posInf && negInf:
-		if !math.IsNaN(g) {
-			return fmt.Errorf("got %v, want NaN", got)
-		}
-	case overflowable && nonFinite:
-	case posInf || negInf:
-		sign := 1
-		if negInf != (scale < 0) {
-			sign = -1
-		}
-		if !math.IsInf(g, sign) {
-			return fmt.Errorf("got %v, want %v", got, math.Inf(sign))
-		}
-	default:
-		exact := scale * sum
-		bound := math.Abs(scale)*(2*float64(n)*0x1p-24*mag+float64(n)*0x1p-149) + 0x1p-149
-		if !(math.Abs(g-exact) <= bound) {
-			return fmt.Errorf("got %v, want %v ± %.3g", got, exact, bound)
-		}
-	}
-	return nil
-}
 
 // panelKeys is enough keys for every variant's long-prompt kernel (the amd64 panels
 // start at 128).
@@ -86,7 +37,7 @@ func FuzzDotF16(f *testing.F) {
 		a, b := u[:len(u)/2], u[len(u)/2:len(u)/2*2]
 		ha, hb := halves(a), halves(b)
 		eachVariant(t, func(v string) {
-			if err := checkDot(kernels.DotF16(ha, hb), len(a), halfAt(a), halfAt(b), 1); err != nil {
+			if err := oracle.ExpectDot(len(a), halfAt(a), halfAt(b), 1).Check(kernels.DotF16(ha, hb)); err != nil {
 				t.Fatalf("%s: DotF16 of %d halves: %v", v, len(a), err)
 			}
 		})
@@ -101,10 +52,10 @@ func FuzzDotF32F16(f *testing.F) {
 		a, b := float32s(data[:4*n]), uint16s(data[4*n:6*n])
 		hb := halves(b)
 		eachVariant(t, func(v string) {
-			if err := checkDot(kernels.DotF32F16(a, hb), n, singleAt(a), halfAt(b), 1); err != nil {
+			if err := oracle.ExpectDot(n, singleAt(a), halfAt(b), 1).Check(kernels.DotF32F16(a, hb)); err != nil {
 				t.Fatalf("%s: DotF32F16 of %d elements: %v", v, n, err)
 			}
-			if err := checkDot(kernels.DotF32(a, a), n, singleAt(a), singleAt(a), 1); err != nil {
+			if err := oracle.ExpectDot(n, singleAt(a), singleAt(a), 1).Check(kernels.DotF32(a, a)); err != nil {
 				t.Fatalf("%s: DotF32 of %d elements: %v", v, n, err)
 			}
 		})
@@ -140,7 +91,7 @@ func FuzzScores(f *testing.F) {
 			kernels.Scores(dst, q, hk, r, n, d, scale)
 			for i := range r {
 				for j := range n {
-					err := checkDot(dst[i*n+j], d, singleAt(q[i*d:(i+1)*d]), halfAt(k[j*d:(j+1)*d]), float64(scale))
+					err := oracle.ExpectDot(d, singleAt(q[i*d:(i+1)*d]), halfAt(k[j*d:(j+1)*d]), float64(scale)).Check(dst[i*n+j])
 					if err != nil {
 						t.Fatalf("%s: Scores rows=%d n=%d dim=%d: dst[%d*n+%d]: %v", v, r, n, d, i, j, err)
 					}

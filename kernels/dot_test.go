@@ -8,77 +8,9 @@ import (
 
 	"github.com/kvsimd/kvsimd/fp16"
 	"github.com/kvsimd/kvsimd/internal/dispatch"
+	"github.com/kvsimd/kvsimd/internal/oracle"
 	"github.com/x448/float16"
 )
-
-// dotExpectation is what the float64 reference requires of one float32 dot product
-// times scale: the bound of the doc comments around the exact value, or a NaN, or an
-// Inf. Products are exact in float64 (24+24 bits), so the reference's own rounding is
-// some 2⁻²⁹ of the bound.
-type dotExpectation struct {
-	exact float64 // scale·Σ aᵢbᵢ over the finite products
-	bound float64 // allowed |got − exact|
-	nan   bool    // the result must be NaN
-	inf   int     // ±1: the result must be that Inf
-	// overflowable: the finite terms reach within a factor of two of MaxFloat32, so a
-	// variant's order of summation decides whether it overflows; a non-finite result
-	// is then also right.
-	overflowable bool
-}
-
-// expectDot computes the expectation for Σ a(i)·b(i), i < n, times a finite, nonzero
-// scale.
-func expectDot(n int, a, b func(i int) float64, scale float64) dotExpectation {
-	var sum, mag float64
-	var nan, posInf, negInf bool
-	for i := range n {
-		p := a(i) * b(i)
-		switch {
-		case math.IsNaN(p): // a NaN input, or 0·Inf
-			nan = true
-		case math.IsInf(p, 1):
-			posInf = true
-		case math.IsInf(p, -1):
-			negInf = true
-		default:
-			sum += p
-			mag += math.Abs(p)
-		}
-	}
-	const near = math.MaxFloat32 / 2
-	e := dotExpectation{
-		exact:        scale * sum,
-		bound:        math.Abs(scale)*(2*float64(n)*0x1p-24*mag+float64(n)*0x1p-149) + 0x1p-149,
-		nan:          nan || posInf && negInf,
-		overflowable: mag >= near || math.Abs(scale)*mag >= near,
-	}
-	if !e.nan && (posInf || negInf) {
-		e.inf = 1
-		if negInf != (scale < 0) {
-			e.inf = -1
-		}
-	}
-	return e
-}
-
-func (e dotExpectation) check(got float32) error {
-	g := float64(got)
-	nonFinite := math.IsNaN(g) || math.IsInf(g, 0)
-	switch {
-	case e.nan:
-		if !math.IsNaN(g) {
-			return fmt.Errorf("got %v, want NaN", got)
-		}
-	case e.overflowable && nonFinite:
-	case e.inf != 0:
-		if !math.IsInf(g, e.inf) {
-			return fmt.Errorf("got %v, want %v", got, math.Inf(e.inf))
-		}
-	case !(math.Abs(g-e.exact) <= e.bound): // also catches NaN
-		return fmt.Errorf("got %v, want %v ± %.3g (error %.3g)", got, e.exact, e.bound, math.Abs(g-e.exact))
-	}
-	return nil
-}
 
 // Padding around every input and output slice: inputs are surrounded by NaN, so a
 // kernel that reads past either end and uses the value gives NaN; outputs by a
@@ -143,18 +75,18 @@ func f32At(x []float32) func(int) float64 {
 // and fp16 bits, b likewise, so every function sees the same data.
 type dotCase struct {
 	name string
-	run  func(v string, a32 []float32, a16 []uint16, b32 []float32, b16 []uint16) (got float32, want dotExpectation)
+	run  func(v string, a32 []float32, a16 []uint16, b32 []float32, b16 []uint16) (got float32, want oracle.DotExpectation)
 }
 
 var dotCases = []dotCase{
-	{"DotF16", func(v string, _ []float32, a16 []uint16, _ []float32, b16 []uint16) (float32, dotExpectation) {
-		return dotF16.For(v)(a16, b16), expectDot(len(a16), f16At(a16), f16At(b16), 1)
+	{"DotF16", func(v string, _ []float32, a16 []uint16, _ []float32, b16 []uint16) (float32, oracle.DotExpectation) {
+		return dotF16.For(v)(a16, b16), oracle.ExpectDot(len(a16), f16At(a16), f16At(b16), 1)
 	}},
-	{"DotF32F16", func(v string, a32 []float32, _ []uint16, _ []float32, b16 []uint16) (float32, dotExpectation) {
-		return dotF32F16.For(v)(a32, b16), expectDot(len(a32), f32At(a32), f16At(b16), 1)
+	{"DotF32F16", func(v string, a32 []float32, _ []uint16, _ []float32, b16 []uint16) (float32, oracle.DotExpectation) {
+		return dotF32F16.For(v)(a32, b16), oracle.ExpectDot(len(a32), f32At(a32), f16At(b16), 1)
 	}},
-	{"DotF32", func(v string, a32 []float32, _ []uint16, b32 []float32, _ []uint16) (float32, dotExpectation) {
-		return dotF32.For(v)(a32, b32), expectDot(len(a32), f32At(a32), f32At(b32), 1)
+	{"DotF32", func(v string, a32 []float32, _ []uint16, b32 []float32, _ []uint16) (float32, oracle.DotExpectation) {
+		return dotF32.For(v)(a32, b32), oracle.ExpectDot(len(a32), f32At(a32), f32At(b32), 1)
 	}},
 }
 
@@ -167,12 +99,12 @@ func checkDots(t *testing.T, what string, a32 []float32, a16 []uint16, b32 []flo
 		for _, v := range Variants() {
 			for _, off := range dotOffsets {
 				got, want := c.run(v, padF32(a32, off), padF16(a16, off+1), padF32(b32, 3-off), padF16(b16, off))
-				if err := want.check(got); err != nil {
+				if err := want.Check(got); err != nil {
 					t.Fatalf("%s %s %s n=%d offset %d: %v", c.name, v, what, len(a32), off, err)
 				}
 				// Both are within the bound of the exact value, so within twice it of
 				// each other; NaNs and Infs must agree exactly.
-				if d := math.Abs(float64(got) - float64(generic)); !(d <= 2*want.bound) && !want.overflowable &&
+				if d := math.Abs(float64(got) - float64(generic)); !(d <= 2*want.Bound) && !want.Overflowable &&
 					!(math.IsNaN(float64(got)) && math.IsNaN(float64(generic))) && got != generic {
 					t.Fatalf("%s %s %s n=%d: %v, generic %v", c.name, v, what, len(a32), got, generic)
 				}

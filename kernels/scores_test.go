@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kvsimd/kvsimd/internal/oracle"
 	"github.com/x448/float16"
 )
 
@@ -29,10 +30,10 @@ func checkScoresOf(t *testing.T, what string, variants []string, impl func(v str
 	t.Helper()
 	generic := make([]float32, rows*n)
 	scoresGeneric(generic, q, k, rows, n, dim, scale)
-	want := make([]dotExpectation, rows*n)
+	want := make([]oracle.DotExpectation, rows*n)
 	for i := range rows {
 		for j := range n {
-			want[i*n+j] = expectDot(dim, f32At(q[i*dim:(i+1)*dim]), f16At(k[j*dim:(j+1)*dim]), float64(scale))
+			want[i*n+j] = oracle.ExpectDot(dim, f32At(q[i*dim:(i+1)*dim]), f16At(k[j*dim:(j+1)*dim]), float64(scale))
 		}
 	}
 	for _, v := range variants {
@@ -49,11 +50,11 @@ func checkScoresOf(t *testing.T, what string, variants []string, impl func(v str
 				}
 			}
 			for e, got := range dst {
-				if err := want[e].check(got); err != nil {
+				if err := want[e].Check(got); err != nil {
 					t.Fatalf("%s %s rows=%d n=%d dim=%d: dst[%d*n+%d]: %v", v, what, rows, n, dim, e/n, e%n, err)
 				}
 				g := generic[e]
-				if d := math.Abs(float64(got) - float64(g)); !(d <= 2*want[e].bound) && !want[e].overflowable &&
+				if d := math.Abs(float64(got) - float64(g)); !(d <= 2*want[e].Bound) && !want[e].Overflowable &&
 					!(math.IsNaN(float64(got)) && math.IsNaN(float64(g))) && got != g {
 					t.Fatalf("%s %s rows=%d n=%d dim=%d: dst[%d*n+%d] = %v, generic %v", v, what, rows, n, dim, e/n, e%n, got, g)
 				}

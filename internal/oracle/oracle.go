@@ -1,0 +1,4 @@
+// Package oracle holds the float64 references that the tests of package kernels and
+// the fuzz targets hold every variant to: one definition of each kernel's documented
+// result and bound, so the two test suites cannot drift apart. Only tests import it.
+package oracle
