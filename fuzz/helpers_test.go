@@ -2,6 +2,7 @@ package fuzz
 
 import (
 	"encoding/binary"
+	"github.com/kvsimd/kvsimd/internal/dispatch"
 	"math"
 	"testing"
 
@@ -14,7 +15,7 @@ func eachVariant(t *testing.T, check func(variant string)) {
 	t.Helper()
 	start := kernels.Active()
 	defer kernels.Use(start)
-	for _, v := range kernels.Variants() {
+	for _, v := range dispatch.Tested() {
 		if err := kernels.Use(v); err != nil {
 			t.Fatal(err)
 		}

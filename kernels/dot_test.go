@@ -96,7 +96,7 @@ func checkDots(t *testing.T, what string, a32 []float32, a16 []uint16, b32 []flo
 	t.Helper()
 	for _, c := range dotCases {
 		generic, _ := c.run(dispatch.Generic, a32, a16, b32, b16)
-		for _, v := range Variants() {
+		for _, v := range dispatch.Tested() {
 			for _, off := range dotOffsets {
 				got, want := c.run(v, padF32(a32, off), padF16(a16, off+1), padF32(b32, 3-off), padF16(b16, off))
 				if err := want.Check(got); err != nil {
@@ -230,7 +230,7 @@ func TestDotExported(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
 	a32, a16, b32, b16 := dotInputs(r, 77)
 	ah, bh := toHalves(a16), toHalves(b16)
-	for _, v := range Variants() {
+	for _, v := range dispatch.Tested() {
 		if err := Use(v); err != nil {
 			t.Fatal(err)
 		}

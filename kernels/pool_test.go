@@ -58,7 +58,7 @@ func checkPoolVariant(t *testing.T, v string, src []float32, kernel, off int) {
 
 func TestPoolLengths(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
-	for _, v := range dispatch.Variants() {
+	for _, v := range dispatch.Tested() {
 		for n := 0; n <= 300; n++ {
 			src := make([]float32, n)
 			for i := range src {
@@ -85,7 +85,7 @@ func TestPoolSpecial(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	specials := []float32{float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), -float32(math.NaN()),
 		float32(math.Copysign(0, -1)), math.MaxFloat32, -math.MaxFloat32, 1e-45}
-	for _, v := range dispatch.Variants() {
+	for _, v := range dispatch.Tested() {
 		for n := 1; n <= 80; n++ {
 			for _, s := range specials {
 				src := make([]float32, n)
@@ -126,7 +126,7 @@ func TestPoolAllocs(t *testing.T) {
 	defer Use(Active())
 	src, dst := make([]float32, 1027), make([]float32, 1027)
 	src[5] = float32(math.NaN()) // the screened path too
-	for _, v := range dispatch.Variants() {
+	for _, v := range dispatch.Tested() {
 		if err := Use(v); err != nil {
 			t.Fatal(err)
 		}
@@ -194,7 +194,7 @@ func TestPoolOracle(t *testing.T) {
 		c := readSnapOracle(t, file)
 		p := c.Params
 		L, W := p.PromptLen, p.Window
-		for _, v := range dispatch.Variants() {
+		for _, v := range dispatch.Tested() {
 			for row := 0; row < p.Batch*p.Heads; row++ {
 				votes := c.Votes.Data[row*L:][:L]
 				for _, tc := range []struct {

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"github.com/kvsimd/kvsimd/internal/dispatch"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -19,7 +20,7 @@ var scoresDims = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17
 // against generic.
 func checkScores(t *testing.T, what string, q []float32, k []uint16, rows, n, dim int, scale float32) {
 	t.Helper()
-	checkScoresOf(t, what, Variants(), scores.For, q, k, rows, n, dim, scale)
+	checkScoresOf(t, what, dispatch.Tested(), scores.For, q, k, rows, n, dim, scale)
 }
 
 type scoresFunc = func(dst, q []float32, k []uint16, rows, n, dim int, scale float32)
@@ -174,7 +175,7 @@ func TestScoresExported(t *testing.T) {
 	q, k := randomF32(r, rows*dim), randomF16(r, n*dim)
 	kh := toHalves(k)
 	got, want := make([]float32, rows*n), make([]float32, rows*n)
-	for _, v := range Variants() {
+	for _, v := range dispatch.Tested() {
 		if err := Use(v); err != nil {
 			t.Fatal(err)
 		}

@@ -100,7 +100,7 @@ var softmaxRows = []struct {
 
 func TestSoftmaxLengths(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, v := range dispatch.Variants() {
+	for _, v := range dispatch.Tested() {
 		for _, row := range softmaxRows {
 			for n := 0; n <= 300; n++ {
 				x := make([]float32, n)
@@ -118,7 +118,7 @@ func TestSoftmaxLengths(t *testing.T) {
 
 func TestSoftmaxLong(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, v := range dispatch.Variants() {
+	for _, v := range dispatch.Tested() {
 		for _, n := range []int{32768, 131072 + 5} {
 			for _, row := range softmaxRows[:4] {
 				x := make([]float32, n)
@@ -149,7 +149,7 @@ func TestSoftmaxSpecial(t *testing.T) {
 			-math.MaxFloat32},
 		"equal": {7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7},
 	}
-	for _, v := range dispatch.Variants() {
+	for _, v := range dispatch.Tested() {
 		for name, x := range cases {
 			t.Run(v+"/"+name, func(t *testing.T) {
 				checkSoftmax(t, v, x, 3)
@@ -165,7 +165,7 @@ func TestSoftmaxSpecial(t *testing.T) {
 		}
 	}
 	// A row of only −Inf is uniform, exactly 1/n.
-	for _, v := range dispatch.Variants() {
+	for _, v := range dispatch.Tested() {
 		x := []float32{-inf, -inf, -inf}
 		softmax.For(v)(x)
 		for _, y := range x {
@@ -186,7 +186,7 @@ func TestSoftmaxOracle(t *testing.T) {
 		c := readSnapOracle(t, file)
 		p := c.Params
 		q, k, attn := c.Inputs.QWindow.Data, c.Inputs.K.Data, c.AttnWindow.Data
-		for _, v := range dispatch.Variants() {
+		for _, v := range dispatch.Tested() {
 			row := make([]float32, p.PromptLen)
 			for bh := 0; bh < p.Batch*p.Heads; bh++ {
 				for w := 0; w < p.Window; w++ {
@@ -220,7 +220,7 @@ func TestSoftmaxOracle(t *testing.T) {
 func TestSoftmaxAllocs(t *testing.T) {
 	defer Use(Active())
 	x := make([]float32, 4099)
-	for _, v := range dispatch.Variants() {
+	for _, v := range dispatch.Tested() {
 		if err := Use(v); err != nil {
 			t.Fatal(err)
 		}

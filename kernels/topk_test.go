@@ -135,7 +135,7 @@ func fill(n int, f func(i int) float32) []float32 {
 func eachTopkVariant(t *testing.T, check func(t *testing.T, v string)) {
 	start := Active()
 	defer Use(start)
-	for _, v := range Variants() {
+	for _, v := range dispatch.Tested() {
 		if err := Use(v); err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +146,7 @@ func eachTopkVariant(t *testing.T, check func(t *testing.T, v string)) {
 func TestTopKFilter(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	const guard = 0x5eed
-	for _, v := range dispatch.Variants() {
+	for _, v := range dispatch.Tested() {
 		filter := topkFilter.For(v)
 		for n := 0; n <= 300; n++ {
 			in := topkInputs[r.IntN(len(topkInputs))]
@@ -213,7 +213,7 @@ func TestTopKShort(t *testing.T) {
 func TestTopKSampledShort(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	var s topkScratch
-	for _, v := range dispatch.Variants() {
+	for _, v := range dispatch.Tested() {
 		filter := topkFilter.For(v)
 		for n := 16; n <= 300; n += 1 + n/16 {
 			for _, in := range topkInputs {
@@ -269,7 +269,7 @@ func TestTopKSampleBlind(t *testing.T) {
 				x[at.position(i)] = sampleValue
 			}
 			ranks := topkRanks(x)
-			for _, v := range dispatch.Variants() {
+			for _, v := range dispatch.Tested() {
 				got := make([]int32, k)
 				s.sampled(got, x, topkFilter.For(v))
 				checkTopK(t, fmt.Sprintf("%s sample=%v", v, sampleValue), x, ranks, k, got)

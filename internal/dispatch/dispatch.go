@@ -11,6 +11,7 @@ package dispatch
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -93,6 +94,24 @@ func (f *Func[F]) selectVariant(name string) { f.Call = f.For(name) }
 
 // Variants lists the variants this CPU and build can run, best first, ending in Generic.
 func Variants() []string { return append([]string(nil), supported...) }
+
+// Tested lists the variants that tests compare against the reference: Variants(), or,
+// when KVSIMD_TEST_VARIANTS names some (comma-separated), only those of them this CPU
+// runs. Emulated runs use it to spend their ~100× slowdown on the variant that only the
+// emulator can execute.
+func Tested() []string {
+	only := os.Getenv("KVSIMD_TEST_VARIANTS")
+	if only == "" {
+		return Variants()
+	}
+	var vs []string
+	for _, v := range supported {
+		if slices.Contains(strings.Split(only, ","), v) {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
 
 // Active is the name of the variant every kernel currently runs.
 func Active() string { return active }

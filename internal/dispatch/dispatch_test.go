@@ -71,3 +71,10 @@ func TestAddUnknownVariantPanics(t *testing.T) {
 	f := New[fn](func() {})
 	require.Panics(t, func() { f.Add("sse9", func() {}) })
 }
+
+func TestTestedNarrowsToNamedVariants(t *testing.T) {
+	t.Setenv("KVSIMD_TEST_VARIANTS", "")
+	require.Equal(t, Variants(), Tested())
+	t.Setenv("KVSIMD_TEST_VARIANTS", "generic,sse9")
+	require.Equal(t, []string{Generic}, Tested())
+}
