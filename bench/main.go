@@ -71,7 +71,6 @@ func main() {
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.4f %s\t%s\t%.1f×\t\n", s.name, v, ns, ns/float64(s.perElement), s.unit, mbs, generic/ns)
 		}
-		tw.Flush()
 	}
 	tw.Flush()
 }
