@@ -63,14 +63,6 @@ func randomF16(r *rand.Rand, n int) []uint16 {
 	return h
 }
 
-func f16At(h []uint16) func(int) float64 {
-	return func(i int) float64 { return float64(float16.Frombits(h[i]).Float32()) }
-}
-
-func f32At(x []float32) func(int) float64 {
-	return func(i int) float64 { return float64(x[i]) }
-}
-
 // dotCase runs the three dot products of one variant on the same values: a as float32
 // and fp16 bits, b likewise, so every function sees the same data.
 type dotCase struct {
@@ -80,13 +72,13 @@ type dotCase struct {
 
 var dotCases = []dotCase{
 	{"DotF16", func(v string, _ []float32, a16 []uint16, _ []float32, b16 []uint16) (float32, oracle.DotExpectation) {
-		return dotF16.For(v)(a16, b16), oracle.ExpectDot(len(a16), f16At(a16), f16At(b16), 1)
+		return dotF16.For(v)(a16, b16), oracle.ExpectDot(len(a16), oracle.HalfAt(a16), oracle.HalfAt(b16), 1)
 	}},
 	{"DotF32F16", func(v string, a32 []float32, _ []uint16, _ []float32, b16 []uint16) (float32, oracle.DotExpectation) {
-		return dotF32F16.For(v)(a32, b16), oracle.ExpectDot(len(a32), f32At(a32), f16At(b16), 1)
+		return dotF32F16.For(v)(a32, b16), oracle.ExpectDot(len(a32), oracle.SingleAt(a32), oracle.HalfAt(b16), 1)
 	}},
 	{"DotF32", func(v string, a32 []float32, _ []uint16, b32 []float32, _ []uint16) (float32, oracle.DotExpectation) {
-		return dotF32.For(v)(a32, b32), oracle.ExpectDot(len(a32), f32At(a32), f32At(b32), 1)
+		return dotF32.For(v)(a32, b32), oracle.ExpectDot(len(a32), oracle.SingleAt(a32), oracle.SingleAt(b32), 1)
 	}},
 }
 

@@ -34,7 +34,7 @@ func checkScoresOf(t *testing.T, what string, variants []string, impl func(v str
 	want := make([]oracle.DotExpectation, rows*n)
 	for i := range rows {
 		for j := range n {
-			want[i*n+j] = oracle.ExpectDot(dim, f32At(q[i*dim:(i+1)*dim]), f16At(k[j*dim:(j+1)*dim]), float64(scale))
+			want[i*n+j] = oracle.ExpectDot(dim, oracle.SingleAt(q[i*dim:(i+1)*dim]), oracle.HalfAt(k[j*dim:(j+1)*dim]), float64(scale))
 		}
 	}
 	for _, v := range variants {

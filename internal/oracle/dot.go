@@ -3,6 +3,8 @@ package oracle
 import (
 	"fmt"
 	"math"
+
+	"github.com/x448/float16"
 )
 
 // DotExpectation is what the float64 reference requires of one float32 dot product
@@ -73,4 +75,15 @@ func (e DotExpectation) Check(got float32) error {
 		return fmt.Errorf("got %v, want %v ± %.3g (error %.3g)", got, e.Exact, e.Bound, math.Abs(g-e.Exact))
 	}
 	return nil
+}
+
+// HalfAt reads element i of fp16 bits h as the float64 it equals: an operand of
+// ExpectDot.
+func HalfAt(h []uint16) func(int) float64 {
+	return func(i int) float64 { return float64(float16.Frombits(h[i]).Float32()) }
+}
+
+// SingleAt reads element i of x as a float64: an operand of ExpectDot.
+func SingleAt(x []float32) func(int) float64 {
+	return func(i int) float64 { return float64(x[i]) }
 }
