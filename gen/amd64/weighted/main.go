@@ -1,0 +1,243 @@
+// Command weighted generates asm/weighted_amd64.s: the attention output
+// dst[d] = Σⱼ w[j]·v[j*dim+d] over fp16 value rows, for AVX2 and AVX-512 from one body.
+//
+// dst is held in registers: the columns are cut into as few passes as fit maxVectors
+// accumulators each, of equal width, and each pass runs down all n rows, broadcasting
+// w[j], widening the row's halves and adding one fused multiply-add per vector. So
+// every output is the chain of fused multiply-adds over j in order, whatever the pass
+// and lane, and the variants agree bit for bit. A pass reads each row's slice of
+// columns once; V streams through once in all.
+//
+// A row whose width is not a multiple of the vector takes its last vector at dim−Lanes,
+// overlapping the one before: the overlapped lanes compute the same chains again and
+// store the same bits, so no lane is masked and nothing outside the row is read. Rows
+// narrower than one vector take a masked vector on AVX-512 and scalar columns on AVX2.
+package main
+
+import (
+	"fmt"
+	"math/bits"
+
+	. "github.com/kvsimd/kvsimd/gen/x86"
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/gotypes"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// maxVectors is the most accumulators of one pass: the register file less the
+// broadcast weight and a widened row vector or two. Fewer would do for throughput
+// (two FMA ports × 4 cycles' latency is 8 chains); more mean fewer passes.
+var maxVectors = map[string]int{AVX2.Suffix: 12, AVX512.Suffix: 24}
+
+func main() {
+	Header()
+	for _, isa := range Both {
+		weighted(isa)
+	}
+	Generate()
+}
+
+var labels int
+
+func label(what string, isa ISA) string {
+	labels++
+	return fmt.Sprintf("%s%s_%d", what, isa.Suffix, labels)
+}
+
+// frame is what a pass needs: the row loop's bounds and the pass's columns.
+type frame struct {
+	isa     ISA
+	dst     reg.GPVirtual // &dst[0]
+	vBase   reg.GPVirtual // &v[0]
+	wEnd    reg.GPVirtual // &w[n]
+	negN    reg.GPVirtual // −n
+	stride  reg.GPVirtual // dim·2, bytes per row of v
+	col     reg.GPVirtual // first column of the pass
+	lastCol reg.GPVirtual // column of the pass's last vector
+}
+
+func weighted(isa ISA) {
+	name := "WeightedSumRows" + isa.Suffix
+	TEXT(name, NOSPLIT, "func(dst []float32, w []float32, v []uint16)")
+	Pragma("noescape")
+	Doc(name+" sets dst[d] = Σⱼ w[j]·v[j*len(dst)+d], one fused multiply-add per term in",
+		"order of j, for len(dst) ≥ 1; len(v) must be len(w)·len(dst).")
+	f := frame{isa: isa}
+	f.dst = load(Param("dst").Base())
+	dim := load(Param("dst").Len())
+	f.wEnd = load(Param("w").Base())
+	f.negN = load(Param("w").Len())
+	LEAQ(Mem{Base: f.wEnd, Index: f.negN, Scale: 4}, f.wEnd)
+	NEGQ(f.negN)
+	f.vBase = load(Param("v").Base())
+	f.stride = GP64()
+	LEAQ(Mem{Base: dim, Index: dim, Scale: 1}, f.stride)
+	done := label("done", isa)
+
+	narrow := label("narrow", isa)
+	CMPQ(dim, U8(isa.Lanes))
+	JB(LabelRef(narrow))
+
+	Comment("vectors = ⌈dim/Lanes⌉ in passes = ⌈vectors/maxVectors⌉ of per = ⌈vectors/passes⌉.")
+	vectors, passes, per, t := GP64(), GP64(), GP64(), GP64()
+	LEAQ(Mem{Base: dim, Disp: isa.Lanes - 1}, vectors)
+	SHRQ(U8(bits.TrailingZeros(uint(isa.Lanes))), vectors)
+	XORQ(passes, passes)
+	MOVQ(vectors, t)
+	top := label("passes", isa)
+	Label(top)
+	INCQ(passes)
+	SUBQ(U8(maxVectors[isa.Suffix]), t)
+	JG(LabelRef(top))
+	XORQ(per, per)
+	XORQ(t, t)
+	top = label("per", isa)
+	Label(top)
+	INCQ(per)
+	ADDQ(passes, t)
+	CMPQ(t, vectors)
+	JB(LabelRef(top))
+	SHLQ(U8(bits.TrailingZeros(uint(isa.Lanes))), per) // now in columns
+
+	Comment("Each pass takes min(per, dim−col) columns, k = ⌈that/Lanes⌉ vectors.")
+	f.col, f.lastCol = GP64(), GP64()
+	XORQ(f.col, f.col)
+	passTop, passNext := label("pass", isa), label("passnext", isa)
+	Label(passTop)
+	CMPQ(f.col, dim)
+	JAE(LabelRef(done))
+	cols, k := GP64(), GP64()
+	MOVQ(dim, cols)
+	SUBQ(f.col, cols)
+	CMPQ(cols, per)
+	CMOVQHI(per, cols)
+	LEAQ(Mem{Base: cols, Disp: isa.Lanes - 1}, k)
+	SHRQ(U8(bits.TrailingZeros(uint(isa.Lanes))), k)
+	LEAQ(Mem{Base: f.col, Index: cols, Scale: 1, Disp: -isa.Lanes}, f.lastCol)
+	passes_ := make([]string, maxVectors[isa.Suffix]+1)
+	for kk := 1; kk < len(passes_); kk++ {
+		passes_[kk] = label(fmt.Sprintf("k%d_", kk), isa)
+		CMPQ(k, U8(kk))
+		JE(LabelRef(passes_[kk]))
+	}
+	for kk := 1; kk < len(passes_); kk++ {
+		Label(passes_[kk])
+		f.pass(kk)
+		JMP(LabelRef(passNext))
+	}
+	Label(passNext)
+	LEAQ(Mem{Base: f.lastCol, Disp: isa.Lanes}, f.col)
+	JMP(LabelRef(passTop))
+
+	Label(narrow)
+	if isa.Lanes == 16 {
+		f.maskedVector(dim)
+	} else {
+		f.scalarColumns(dim)
+	}
+	Label(done)
+	VZEROUPPER()
+	RET()
+}
+
+func load(c gotypes.Component) reg.GPVirtual {
+	r := GP64()
+	Load(c, r)
+	return r
+}
+
+// rows runs body once per row j, with row pointing at v[j*dim] and weight at w[j].
+func (f frame) rows(body func(row reg.GPVirtual, weight Mem)) {
+	row, j := GP64(), GP64()
+	MOVQ(f.vBase, row)
+	MOVQ(f.negN, j)
+	top, done := label("row", f.isa), label("rowdone", f.isa)
+	Label(top)
+	TESTQ(j, j)
+	JZ(LabelRef(done))
+	body(row, Mem{Base: f.wEnd, Index: j, Scale: 4})
+	ADDQ(f.stride, row)
+	INCQ(j)
+	JMP(LabelRef(top))
+	Label(done)
+}
+
+// pass accumulates k vectors of columns, at col, col+Lanes, …, and the last at lastCol,
+// over all rows, and stores them.
+func (f frame) pass(k int) {
+	isa := f.isa
+	Commentf("Pass of %d vectors.", k)
+	acc := make([]reg.VecVirtual, k)
+	for u := range acc {
+		acc[u] = isa.Vec()
+		VXORPS(acc[u], acc[u], acc[u])
+	}
+	at := func(base reg.GPVirtual, size, u int) Mem {
+		if u == k-1 {
+			return Mem{Base: base, Index: f.lastCol, Scale: uint8(size)}
+		}
+		return Mem{Base: base, Index: f.col, Scale: uint8(size), Disp: u * isa.Lanes * size}
+	}
+	f.rows(func(row reg.GPVirtual, weight Mem) {
+		b := isa.Vec()
+		VBROADCASTSS(weight, b)
+		for u := range acc {
+			x := isa.Vec()
+			VCVTPH2PS(at(row, 2, u), x)
+			VFMADD231PS(x, b, acc[u])
+		}
+	})
+	for u := range acc {
+		VMOVUPS(acc[u], at(f.dst, 4, u))
+	}
+}
+
+// maskedVector serves dim < 16 on AVX-512: one vector whose lanes past dim are masked
+// off in every load and store (masked-off elements are not accessed).
+func (f frame) maskedVector(dim reg.GPVirtual) {
+	Comment("dim < Lanes: one masked vector.")
+	m, i, mask := GP32(), GP64(), K()
+	XORL(m, m)
+	MOVQ(dim, i)
+	top := label("mask", f.isa)
+	Label(top) // m = 2m+1, dim times: the low dim bits set
+	LEAL(Mem{Base: m, Index: m, Scale: 1, Disp: 1}, m)
+	DECQ(i)
+	JNZ(LabelRef(top))
+	KMOVW(m, mask)
+	acc := f.isa.Vec()
+	VXORPS(acc, acc, acc)
+	f.rows(func(row reg.GPVirtual, weight Mem) {
+		b, h, x := f.isa.Vec(), YMM(), f.isa.Vec()
+		VBROADCASTSS(weight, b)
+		VMOVDQU16_Z(Mem{Base: row}, mask, h)
+		VCVTPH2PS(h, x)
+		VFMADD231PS(x, b, acc)
+	})
+	VMOVUPS(acc, mask, Mem{Base: f.dst})
+}
+
+// scalarColumns serves dim < 8 on AVX2: one column at a time, in the low lane.
+func (f frame) scalarColumns(dim reg.GPVirtual) {
+	Comment("dim < Lanes: one column at a time.")
+	c := GP64()
+	XORQ(c, c)
+	top, done := label("column", f.isa), label("columndone", f.isa)
+	Label(top)
+	CMPQ(c, dim)
+	JAE(LabelRef(done))
+	acc := XMM()
+	VXORPS(acc, acc, acc)
+	f.rows(func(row reg.GPVirtual, weight Mem) {
+		h, x := GP32(), XMM()
+		MOVWLZX(Mem{Base: row, Index: c, Scale: 2}, h)
+		VMOVD(h, x)
+		VCVTPH2PS(x, x)
+		VFMADD231SS(weight, x, acc)
+	})
+	VMOVSS(acc, Mem{Base: f.dst, Index: c, Scale: 4})
+	INCQ(c)
+	JMP(LabelRef(top))
+	Label(done)
+}
