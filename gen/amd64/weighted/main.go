@@ -20,8 +20,8 @@ import (
 
 	. "github.com/kvsimd/kvsimd/gen/x86"
 	. "github.com/mmcloughlin/avo/build"
-	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/gotypes"
+	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
 )
 

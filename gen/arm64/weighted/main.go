@@ -1,0 +1,206 @@
+// Command weighted generates asm/weighted_arm64.s: the attention output
+// dst[d] = Σⱼ w[j]·v[j*dim+d] over fp16 value rows on NEON, in the passes of
+// gen/amd64/weighted: up to maxVectors accumulators (V16–V31) of dst columns per pass,
+// each row widened with FCVTL/FCVTL2 and added with one VFMLA per vector, the last
+// vector of a row at dim−4 overlapping the one before when dim is not a multiple of 4.
+// Rows narrower than four columns go one column at a time with FMADDS, also fused, so
+// every output is the same chain of fused multiply-adds over j in order as on amd64.
+package main
+
+import (
+	"fmt"
+
+	. "github.com/kvsimd/kvsimd/gen/neon"
+)
+
+const maxVectors = 16
+
+// Registers that hold the arguments and the pass state.
+const (
+	dst     = "R0"
+	dim     = "R1"
+	wBase   = "R2"
+	n       = "R3"
+	vBase   = "R4"
+	stride  = "R5" // dim·2, bytes per row of v
+	col     = "R6" // first column of the pass
+	cols    = "R7" // columns of the pass
+	k       = "R8" // vectors of the pass
+	lastCol = "R9" // column of the pass's last vector
+	per     = "R10"
+	row     = "R11" // v[j*dim+col]
+	last    = "R12" // v[j*dim+lastCol]
+	weight  = "R13" // w[j]
+	left    = "R14" // rows to go
+	walk    = "R15"
+	lastDst = "R19"
+
+	weightV = 15 // w[j] in every lane
+	accV    = 16 // first accumulator
+)
+
+func main() {
+	f := NewFile("arm64/weighted")
+	f.Func("WeightedSumRowsNEON", "(dst []float32, w []float32, v []uint16)", 72,
+		"WeightedSumRowsNEON sets dst[d] = Σⱼ w[j]·v[j*len(dst)+d], one fused multiply-add per term in order of j, for len(dst) ≥ 1; len(v) must be len(w)·len(dst).")
+	f.I("MOVD dst_base+0(FP), %s", dst)
+	f.I("MOVD dst_len+8(FP), %s", dim)
+	f.I("MOVD w_base+24(FP), %s", wBase)
+	f.I("MOVD w_len+32(FP), %s", n)
+	f.I("MOVD v_base+48(FP), %s", vBase)
+	f.I("LSL $1, %s, %s", dim, stride)
+	f.I("CMP $4, %s", dim)
+	f.I("BLT narrow")
+
+	f.I("// vectors = ⌈dim/4⌉ (in %s) in passes = ⌈vectors/%d⌉ (%s) of per = ⌈vectors/passes⌉.", cols, maxVectors, k)
+	f.I("ADD $3, %s, %s", dim, cols)
+	f.I("LSR $2, %s, %s", cols, cols)
+	f.I("MOVD ZR, %s", k)
+	f.I("MOVD %s, %s", cols, lastCol)
+	f.Label("passes")
+	f.I("ADD $1, %s", k)
+	f.I("SUBS $%d, %s, %s", maxVectors, lastCol, lastCol)
+	f.I("BGT passes")
+	f.I("MOVD ZR, %s", per)
+	f.I("MOVD ZR, %s", lastCol)
+	f.Label("per")
+	f.I("ADD $1, %s", per)
+	f.I("ADD %s, %s", k, lastCol)
+	f.I("CMP %s, %s", cols, lastCol)
+	f.I("BLO per")
+	f.I("LSL $2, %s, %s", per, per) // now in columns
+
+	f.I("// Each pass takes min(per, dim−col) columns, k = ⌈that/4⌉ vectors.")
+	f.I("MOVD ZR, %s", col)
+	f.Label("pass")
+	f.I("CMP %s, %s", dim, col)
+	f.I("BHS done")
+	f.I("SUB %s, %s, %s", col, dim, cols)
+	f.I("CMP %s, %s", per, cols)
+	f.I("CSEL HI, %s, %s, %s", per, cols, cols)
+	f.I("ADD $3, %s, %s", cols, k)
+	f.I("LSR $2, %s, %s", k, k)
+	f.I("ADD %s, %s, %s", col, cols, lastCol)
+	f.I("SUB $4, %s", lastCol)
+	for kk := 1; kk <= maxVectors; kk++ {
+		f.I("CMP $%d, %s", kk, k)
+		f.I("BEQ pass%d", kk)
+	}
+	for kk := 1; kk <= maxVectors; kk++ {
+		pass(f, kk)
+		f.I("B passnext")
+	}
+	f.Label("passnext")
+	f.I("ADD $4, %s, %s", lastCol, col)
+	f.I("B pass")
+
+	f.Label("narrow")
+	scalarColumns(f)
+	f.Label("done")
+	f.I("RET")
+	f.Write()
+}
+
+// rows writes the loop over all rows around body, which finds row j's halves at row
+// and last and its weight in every lane of V15; it sets up row from base.
+func rows(f *File, id string, body func()) {
+	f.I("MOVD %s, %s", wBase, weight)
+	f.I("MOVD %s, %s", n, left)
+	f.Label("row" + id)
+	f.I("CBZ %s, rowdone%s", left, id)
+	body()
+	f.I("ADD %s, %s", stride, row)
+	f.I("SUB $1, %s", left)
+	f.I("B row%s", id)
+	f.Label("rowdone" + id)
+}
+
+// pass accumulates k vectors of columns, at col, col+4, …, and the last at lastCol,
+// over all rows, and stores them.
+func pass(f *File, kk int) {
+	id := fmt.Sprint(kk)
+	f.Label("pass" + id)
+	for u := range kk {
+		a := accV + u
+		f.I("VEOR V%d.B16, V%d.B16, V%d.B16", a, a, a)
+	}
+	f.I("ADD %s<<1, %s, %s", col, vBase, row)
+	f.I("SUB %s, %s, %s", col, lastCol, last)
+	f.I("LSL $1, %s, %s", last, last) // last − row in bytes
+	rows(f, id, func() {
+		f.I("FMOVS.P 4(%s), F%d", weight, weightV)
+		f.I("VDUP V%d.S[0], V%d.S4", weightV, weightV)
+		// The first k−1 vectors are contiguous: load them in groups of up to four
+		// (two registers of halves), alternating registers between groups.
+		f.I("MOVD %s, %s", row, walk)
+		u := 0
+		for group := 0; u < kk-1; group++ {
+			raw, wide := V(2*(group%2)), V(4+4*(group%2))
+			switch m := kk - 1 - u; {
+			case m >= 4:
+				f.I("VLD1.P 32(%s), [V%d.H8, V%d.H8]", walk, raw, raw+1)
+				f.W(FCVTL(wide, raw), FCVTL2(wide+1, raw), FCVTL(wide+2, raw+1), FCVTL2(wide+3, raw+1))
+				fmla(f, wide, u, 4)
+				u += 4
+			case m >= 2:
+				f.I("VLD1.P 16(%s), [V%d.H8]", walk, raw)
+				f.W(FCVTL(wide, raw), FCVTL2(wide+1, raw))
+				fmla(f, wide, u, 2)
+				u += 2
+			default:
+				f.I("VLD1.P 8(%s), [V%d.H4]", walk, raw)
+				f.W(FCVTL(wide, raw))
+				fmla(f, wide, u, 1)
+				u++
+			}
+		}
+		f.I("ADD %s, %s, %s", last, row, walk)
+		f.I("VLD1 (%s), [V12.H4]", walk)
+		f.W(FCVTL(13, 12))
+		fmla(f, 13, kk-1, 1)
+	})
+	f.I("ADD %s<<2, %s, %s", col, dst, walk)
+	for u := 0; u < kk-1; {
+		m := min(4, kk-1-u)
+		regs := ""
+		for i := range m {
+			if i > 0 {
+				regs += ", "
+			}
+			regs += fmt.Sprintf("V%d.S4", accV+u+i)
+		}
+		f.I("VST1.P [%s], %d(%s)", regs, 16*m, walk)
+		u += m
+	}
+	f.I("ADD %s<<2, %s, %s", lastCol, dst, lastDst)
+	f.I("VST1 [V%d.S4], (%s)", accV+kk-1, lastDst)
+}
+
+// fmla adds m widened vectors from wide on times the weight into the accumulators of
+// vectors u, u+1, ….
+func fmla(f *File, wide V, u, m int) {
+	for i := range m {
+		f.I("VFMLA V%d.S4, V%d.S4, V%d.S4", weightV, wide+V(i), accV+u+i)
+	}
+}
+
+// scalarColumns serves dim < 4: one column at a time in F16, widened with FCVT.
+func scalarColumns(f *File) {
+	f.I("MOVD ZR, %s", col)
+	f.Label("column")
+	f.I("CMP %s, %s", dim, col)
+	f.I("BHS done")
+	f.I("VEOR V16.B16, V16.B16, V16.B16")
+	f.I("ADD %s<<1, %s, %s", col, vBase, row)
+	rows(f, "s", func() {
+		f.I("MOVHU (%s), %s", row, walk)
+		f.I("FMOVS %s, F0", walk)
+		f.W(FCVTSH(0, 0))
+		f.I("FMOVS.P 4(%s), F1", weight)
+		f.I("FMADDS F1, F16, F0, F16") // F16 += F0·F1
+	})
+	f.I("ADD %s<<2, %s, %s", col, dst, walk)
+	f.I("FMOVS F16, (%s)", walk)
+	f.I("ADD $1, %s", col)
+	f.I("B column")
+}
