@@ -11,16 +11,31 @@ import (
 var weightedSumRows = dispatch.New(weightedSumRowsGeneric)
 
 // WeightedSumRows sets dst to the sum of the fp16 rows of v weighted by w, accumulated
-// in float32: the attention output Σⱼ pⱼ·Vⱼ of one query over n cached value rows.
+// in float32: the attention output Σⱼ pⱼ·Vⱼ of one query over n = len(w) cached value
+// rows of dim = len(dst) elements each.
 //
 //	for d := range dst { dst[d] = 0 }
 //	for j := range w {
 //		for d := range dst { dst[d] += w[j] * v[j*len(dst)+d].Float32() }
 //	}
 //
-// It panics unless len(dst) ≥ 1 and len(v) == len(w)·len(dst). dst must not overlap w.
+// It panics unless len(dst) ≥ 1 and len(v) == len(w)·len(dst). dst must not overlap w
+// or v; its previous contents are not read, and with no rows it is all +0.
 //
-// (Error bound, variants and special values: to be completed with the SIMD variants.)
+// Every output is summed over j in order, as in the loop. The SIMD variants hold dst in
+// registers and add each term with one fused multiply-add, so they give the same bits
+// as each other; generic rounds each product first, unless the compiler fuses it. Either
+// way, each output is a dot product of n terms and meets DotF16's bound against the
+// exact s = Σⱼ w[j]·v[j·dim+d] (computed in float64 by the tests), for n ≤ 2²³:
+//
+//	|dst[d] − s| ≤ 2·n·2⁻²⁴·Σⱼ|w[j]·v[j·dim+d]| + n·2⁻¹⁴⁹
+//
+// (the last term for products and sums below float32's normal range). A NaN weight or
+// value, or 0·Inf, makes NaN of the outputs it reaches; otherwise an Inf term gives an
+// Inf of its sign, and NaN when Infs of both signs meet. Finite sums beyond float32's
+// range become ±Inf; a column whose terms come within a factor of two of
+// math.MaxFloat32 may overflow in one variant and not in another, since only some
+// round the product on its own. WeightedSumRows does not allocate.
 func WeightedSumRows(dst, w []float32, v []Float16) {
 	dim, n := len(dst), len(w)
 	if dim < 1 || len(v)/dim != n || len(v)%dim != 0 {
@@ -31,3 +46,15 @@ func WeightedSumRows(dst, w []float32, v []Float16) {
 	race.Write(dst)
 	weightedSumRows.Call(dst, w, fp16.Bits(v))
 }
+
+// Why the bound holds. Write u = 2⁻²⁴ and pⱼ = w[j]·v[j·dim+d]; widening a half is exact.
+// Model each rounding of a result x as x(1+δ) + η with |δ| ≤ u, where η ≠ 0 (then δ = 0,
+// |η| ≤ 2⁻¹⁵⁰) only for results below the normal range. Rounded separately (generic),
+// ŝⱼ = (ŝⱼ₋₁ + pⱼ(1+εⱼ) + ηⱼ)(1+δⱼ), where the addition carries no η (sums of floats
+// below the normal range are exact); fused (SIMD), ŝⱼ = (ŝⱼ₋₁ + pⱼ)(1+δⱼ) + ηⱼ.
+// Unfused, the first addition is to an exact 0, so δ₁ = 0. Unrolled, either form is
+// Σⱼ pⱼ with each term times at most n factors (1+δ) or (1+ε), plus each ηⱼ times at
+// most n of them.
+// Hence |ŝₙ − s| ≤ γₙ·Σ|pⱼ| + (1+u)ⁿ·n·2⁻¹⁵⁰ with γₙ = nu/(1−nu) (Higham, Accuracy and
+// Stability of Numerical Algorithms, §3.1), and for nu ≤ ½ that is at most
+// 2nu·Σ|pⱼ| + n·2⁻¹⁴⁹, as (1+u)ⁿ ≤ e^½ < 2.

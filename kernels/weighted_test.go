@@ -43,6 +43,9 @@ func checkWeighted(t *testing.T, what string, w []float32, v []uint16, dim int) 
 			weightedSumRows.For(variant)(got, padF32(w, 3-off), padF16(v, off+1))
 			intact()
 			for d, g := range got {
+				if n == 0 && math.Float32bits(g) != 0 {
+					t.Fatalf("%s dim=%d with no rows: dst[%d] = %v, want +0", variant, dim, d, g)
+				}
 				if err := want[d].Check(g); err != nil {
 					t.Fatalf("%s %s dim=%d n=%d offset %d: dst[%d]: %v", variant, what, dim, n, off, d, err)
 				}
