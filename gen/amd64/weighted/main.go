@@ -45,14 +45,20 @@ func label(what string, isa ISA) string {
 	return fmt.Sprintf("%s%s_%d", what, isa.Suffix, labels)
 }
 
-// frame is what a pass needs: the row loop's bounds and the pass's columns.
+// blockRows is the height of a block of rows when dst takes several passes: each pass
+// runs over the block and leaves its sums in dst for the next block, so a block's
+// rows (16 KiB at dim 128) are read from memory by the first pass and from L1 by the
+// others, rather than every pass streaming the whole of V with a stride.
+const blockRows = 64
+
+// frame is what a pass needs: the block of rows and the pass's columns.
 type frame struct {
 	isa     ISA
 	dst     reg.GPVirtual // &dst[0]
-	vBase   reg.GPVirtual // &v[0]
 	wEnd    reg.GPVirtual // &w[n]
-	negN    reg.GPVirtual // −n
 	stride  reg.GPVirtual // dim·2, bytes per row of v
+	block   reg.GPVirtual // &v[j0*dim], the block's first row
+	j0, j1  reg.GPVirtual // the block's rows as indexes from the end of w: j0−n … j1−n
 	col     reg.GPVirtual // first column of the pass
 	lastCol reg.GPVirtual // column of the pass's last vector
 }
@@ -63,14 +69,15 @@ func weighted(isa ISA) {
 	Pragma("noescape")
 	Doc(name+" sets dst[d] = Σⱼ w[j]·v[j*len(dst)+d], one fused multiply-add per term in",
 		"order of j, for len(dst) ≥ 1; len(v) must be len(w)·len(dst).")
+	lanesLog := uint64(bits.TrailingZeros(uint(isa.Lanes)))
 	f := frame{isa: isa}
 	f.dst = load(Param("dst").Base())
 	dim := load(Param("dst").Len())
 	f.wEnd = load(Param("w").Base())
-	f.negN = load(Param("w").Len())
-	LEAQ(Mem{Base: f.wEnd, Index: f.negN, Scale: 4}, f.wEnd)
-	NEGQ(f.negN)
-	f.vBase = load(Param("v").Base())
+	f.j0 = load(Param("w").Len())
+	LEAQ(Mem{Base: f.wEnd, Index: f.j0, Scale: 4}, f.wEnd)
+	NEGQ(f.j0)
+	f.block = load(Param("v").Base())
 	f.stride = GP64()
 	LEAQ(Mem{Base: dim, Index: dim, Scale: 1}, f.stride)
 	done := label("done", isa)
@@ -82,7 +89,7 @@ func weighted(isa ISA) {
 	Comment("vectors = ⌈dim/Lanes⌉ in passes = ⌈vectors/maxVectors⌉ of per = ⌈vectors/passes⌉.")
 	vectors, passes, per, t := GP64(), GP64(), GP64(), GP64()
 	LEAQ(Mem{Base: dim, Disp: isa.Lanes - 1}, vectors)
-	SHRQ(U8(bits.TrailingZeros(uint(isa.Lanes))), vectors)
+	SHRQ(U8(lanesLog), vectors)
 	XORQ(passes, passes)
 	MOVQ(vectors, t)
 	top := label("passes", isa)
@@ -98,31 +105,73 @@ func weighted(isa ISA) {
 	ADDQ(passes, t)
 	CMPQ(t, vectors)
 	JB(LabelRef(top))
-	SHLQ(U8(bits.TrailingZeros(uint(isa.Lanes))), per) // now in columns
+	SHLQ(U8(lanesLog), per) // now in columns
 
-	Comment("Each pass takes min(per, dim−col) columns, k = ⌈that/Lanes⌉ vectors.")
+	Comment("One pass takes all rows as one block; several take blocks of blockRows.")
+	height := AllocLocal(8)
+	MOVQ(f.j0, t)
+	NEGQ(t)
+	CMPQ(passes, U8(1))
+	JE(LabelRef("height" + name))
+	MOVQ(U32(blockRows), t)
+	Label("height" + name)
+	MOVQ(t, height)
+
+	Comment("Zero dst: the passes add to it.")
+	zero := isa.Vec()
+	VXORPS(zero, zero, zero)
+	XORQ(t, t)
+	top = label("zero", isa)
+	Label(top)
+	VMOVUPS(zero, Mem{Base: f.dst, Index: t, Scale: 4})
+	ADDQ(U8(isa.Lanes), t)
+	LEAQ(Mem{Base: t, Disp: isa.Lanes}, vectors)
+	CMPQ(vectors, dim)
+	JBE(LabelRef(top))
+	VMOVUPS(zero, Mem{Base: f.dst, Index: dim, Scale: 4, Disp: -isa.Bytes()})
+
+	blockTop, blockNext := label("block", isa), label("blocknext", isa)
+	Label(blockTop)
+	TESTQ(f.j0, f.j0)
+	JZ(LabelRef(done))
+	f.j1 = GP64()
+	MOVQ(height, f.j1)
+	ADDQ(f.j0, f.j1)
+	XORQ(t, t)
+	CMPQ(f.j1, t)
+	CMOVQGT(t, f.j1) // j1 = min(j0 + height, 0)
+
+	Comment("Each pass takes min(per, dim−col) columns, one vector fewer if that would leave")
+	Comment("the next pass less than one; k = ⌈columns/Lanes⌉ vectors.")
 	f.col, f.lastCol = GP64(), GP64()
 	XORQ(f.col, f.col)
 	passTop, passNext := label("pass", isa), label("passnext", isa)
 	Label(passTop)
 	CMPQ(f.col, dim)
-	JAE(LabelRef(done))
-	cols, k := GP64(), GP64()
+	JAE(LabelRef(blockNext))
+	cols, k, rest := GP64(), GP64(), GP64()
 	MOVQ(dim, cols)
 	SUBQ(f.col, cols)
 	CMPQ(cols, per)
 	CMOVQHI(per, cols)
+	MOVQ(dim, rest)
+	SUBQ(f.col, rest)
+	SUBQ(cols, rest)
+	DECQ(rest) // rest−1 < Lanes−1 unsigned: 0 < rest < Lanes
+	LEAQ(Mem{Base: cols, Disp: -isa.Lanes}, k)
+	CMPQ(rest, U8(isa.Lanes-1))
+	CMOVQCS(k, cols)
 	LEAQ(Mem{Base: cols, Disp: isa.Lanes - 1}, k)
-	SHRQ(U8(bits.TrailingZeros(uint(isa.Lanes))), k)
+	SHRQ(U8(lanesLog), k)
 	LEAQ(Mem{Base: f.col, Index: cols, Scale: 1, Disp: -isa.Lanes}, f.lastCol)
-	passes_ := make([]string, maxVectors[isa.Suffix]+1)
-	for kk := 1; kk < len(passes_); kk++ {
-		passes_[kk] = label(fmt.Sprintf("k%d_", kk), isa)
+	entries := make([]string, maxVectors[isa.Suffix]+1)
+	for kk := 1; kk < len(entries); kk++ {
+		entries[kk] = label(fmt.Sprintf("k%d_", kk), isa)
 		CMPQ(k, U8(kk))
-		JE(LabelRef(passes_[kk]))
+		JE(LabelRef(entries[kk]))
 	}
-	for kk := 1; kk < len(passes_); kk++ {
-		Label(passes_[kk])
+	for kk := 1; kk < len(entries); kk++ {
+		Label(entries[kk])
 		f.pass(kk)
 		JMP(LabelRef(passNext))
 	}
@@ -130,7 +179,18 @@ func weighted(isa ISA) {
 	LEAQ(Mem{Base: f.lastCol, Disp: isa.Lanes}, f.col)
 	JMP(LabelRef(passTop))
 
+	Label(blockNext)
+	MOVQ(f.j1, t)
+	SUBQ(f.j0, t)
+	IMULQ(f.stride, t)
+	ADDQ(t, f.block)
+	MOVQ(f.j1, f.j0)
+	JMP(LabelRef(blockTop))
+
 	Label(narrow)
+	zeroJ := GP64()
+	XORQ(zeroJ, zeroJ)
+	f.j1 = zeroJ
 	if isa.Lanes == 16 {
 		f.maskedVector(dim)
 	} else {
@@ -147,15 +207,16 @@ func load(c gotypes.Component) reg.GPVirtual {
 	return r
 }
 
-// rows runs body once per row j, with row pointing at v[j*dim] and weight at w[j].
+// rows runs body once per row j of the block, with row pointing at v[j*dim] and
+// weight at w[j].
 func (f frame) rows(body func(row reg.GPVirtual, weight Mem)) {
 	row, j := GP64(), GP64()
-	MOVQ(f.vBase, row)
-	MOVQ(f.negN, j)
+	MOVQ(f.block, row)
+	MOVQ(f.j0, j)
 	top, done := label("row", f.isa), label("rowdone", f.isa)
 	Label(top)
-	TESTQ(j, j)
-	JZ(LabelRef(done))
+	CMPQ(j, f.j1)
+	JGE(LabelRef(done))
 	body(row, Mem{Base: f.wEnd, Index: j, Scale: 4})
 	ADDQ(f.stride, row)
 	INCQ(j)
@@ -163,21 +224,22 @@ func (f frame) rows(body func(row reg.GPVirtual, weight Mem)) {
 	Label(done)
 }
 
-// pass accumulates k vectors of columns, at col, col+Lanes, …, and the last at lastCol,
-// over all rows, and stores them.
+// pass adds the block's rows to k vectors of columns of dst, at col, col+Lanes, …, and
+// the last at lastCol, held in registers. Lanes where the last vector overlaps the one
+// before hold the same sums in both.
 func (f frame) pass(k int) {
 	isa := f.isa
 	Commentf("Pass of %d vectors.", k)
 	acc := make([]reg.VecVirtual, k)
-	for u := range acc {
-		acc[u] = isa.Vec()
-		VXORPS(acc[u], acc[u], acc[u])
-	}
 	at := func(base reg.GPVirtual, size, u int) Mem {
 		if u == k-1 {
 			return Mem{Base: base, Index: f.lastCol, Scale: uint8(size)}
 		}
 		return Mem{Base: base, Index: f.col, Scale: uint8(size), Disp: u * isa.Lanes * size}
+	}
+	for u := range acc {
+		acc[u] = isa.Vec()
+		VMOVUPS(at(f.dst, 4, u), acc[u])
 	}
 	f.rows(func(row reg.GPVirtual, weight Mem) {
 		b := isa.Vec()
