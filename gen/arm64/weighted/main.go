@@ -1,6 +1,6 @@
 // Command weighted generates asm/weighted_arm64.s: the attention output
-// dst[d] = Σⱼ w[j]·v[j*dim+d] over fp16 value rows on NEON, in the passes of
-// gen/amd64/weighted: up to maxVectors accumulators (V16–V31) of dst columns per pass,
+// dst[d] = Σⱼ w[j]·v[j*dim+d] over fp16 value rows on NEON, in the passes and blocks of
+// rows of gen/amd64/weighted: up to maxVectors accumulators (V16–V31) of dst columns per pass,
 // each row widened with FCVTL/FCVTL2 and added with one VFMLA per vector, the last
 // vector of a row at dim−4 overlapping the one before when dim is not a multiple of 4.
 // Rows narrower than four columns go one column at a time with FMADDS, also fused, so
@@ -13,15 +13,18 @@ import (
 	. "github.com/kvsimd/kvsimd/gen/neon"
 )
 
-const maxVectors = 16
+const (
+	maxVectors = 16
+	blockRows  = 64 // rows per block when dst takes several passes
+)
 
 // Registers that hold the arguments and the pass state.
 const (
 	dst     = "R0"
 	dim     = "R1"
-	wBase   = "R2"
-	n       = "R3"
-	vBase   = "R4"
+	wBlock  = "R2" // w[j0], the block's first weight
+	n       = "R3" // rows from the block on
+	vBlock  = "R4" // v[j0*dim], the block's first row
 	stride  = "R5" // dim·2, bytes per row of v
 	col     = "R6" // first column of the pass
 	cols    = "R7" // columns of the pass
@@ -34,6 +37,9 @@ const (
 	left    = "R14" // rows to go
 	walk    = "R15"
 	lastDst = "R19"
+	height  = "R20" // rows per block
+	count   = "R21" // rows of this block
+	rest    = "R22"
 
 	weightV = 15 // w[j] in every lane
 	accV    = 16 // first accumulator
@@ -45,9 +51,9 @@ func main() {
 		"WeightedSumRowsNEON sets dst[d] = Σⱼ w[j]·v[j*len(dst)+d], one fused multiply-add per term in order of j, for len(dst) ≥ 1; len(v) must be len(w)·len(dst).")
 	f.I("MOVD dst_base+0(FP), %s", dst)
 	f.I("MOVD dst_len+8(FP), %s", dim)
-	f.I("MOVD w_base+24(FP), %s", wBase)
+	f.I("MOVD w_base+24(FP), %s", wBlock)
 	f.I("MOVD w_len+32(FP), %s", n)
-	f.I("MOVD v_base+48(FP), %s", vBase)
+	f.I("MOVD v_base+48(FP), %s", vBlock)
 	f.I("LSL $1, %s, %s", dim, stride)
 	f.I("CMP $4, %s", dim)
 	f.I("BLT narrow")
@@ -70,14 +76,46 @@ func main() {
 	f.I("BLO per")
 	f.I("LSL $2, %s, %s", per, per) // now in columns
 
-	f.I("// Each pass takes min(per, dim−col) columns, k = ⌈that/4⌉ vectors.")
+	f.I("// One pass takes all rows as one block; several take blocks of %d.", blockRows)
+	f.I("MOVD %s, %s", n, height)
+	f.I("CMP $1, %s", k)
+	f.I("BEQ zero")
+	f.I("MOVD $%d, %s", blockRows, height)
+
+	f.I("// Zero dst: the passes add to it.")
+	f.Label("zero")
+	f.I("VEOR V0.B16, V0.B16, V0.B16")
+	f.I("MOVD %s, %s", dst, walk)
+	f.I("SUB $4, %s, %s", dim, rest)
+	f.Label("zeroloop")
+	f.I("VST1.P [V0.S4], 16(%s)", walk)
+	f.I("SUBS $4, %s, %s", rest, rest)
+	f.I("BGT zeroloop")
+	f.I("ADD %s<<2, %s, %s", dim, dst, walk)
+	f.I("SUB $16, %s", walk)
+	f.I("VST1 [V0.S4], (%s)", walk)
+
+	f.Label("block")
+	f.I("CBZ %s, done", n)
+	f.I("CMP %s, %s", height, n)
+	f.I("CSEL LO, %s, %s, %s", n, height, count) // count = min(height, n)
+
+	f.I("// Each pass takes min(per, dim−col) columns, one vector fewer if that would leave")
+	f.I("// the next pass less than one; k = ⌈columns/4⌉ vectors.")
 	f.I("MOVD ZR, %s", col)
 	f.Label("pass")
 	f.I("CMP %s, %s", dim, col)
-	f.I("BHS done")
+	f.I("BHS blocknext")
 	f.I("SUB %s, %s, %s", col, dim, cols)
 	f.I("CMP %s, %s", per, cols)
 	f.I("CSEL HI, %s, %s, %s", per, cols, cols)
+	f.I("SUB %s, %s, %s", col, dim, rest)
+	f.I("SUB %s, %s, %s", cols, rest, rest)
+	f.I("SUB $1, %s", rest)
+	f.I("CMP $3, %s", rest) // rest−1 < 3 unsigned: 0 < rest < 4
+	f.I("BHS whole")
+	f.I("SUB $4, %s", cols)
+	f.Label("whole")
 	f.I("ADD $3, %s, %s", cols, k)
 	f.I("LSR $2, %s, %s", k, k)
 	f.I("ADD %s, %s, %s", col, cols, lastCol)
@@ -94,18 +132,25 @@ func main() {
 	f.I("ADD $4, %s, %s", lastCol, col)
 	f.I("B pass")
 
+	f.Label("blocknext")
+	f.I("MADD %s, %s, %s, %s", stride, vBlock, count, vBlock) // vBlock += count·stride
+	f.I("ADD %s<<2, %s, %s", count, wBlock, wBlock)
+	f.I("SUB %s, %s", count, n)
+	f.I("B block")
+
 	f.Label("narrow")
+	f.I("MOVD %s, %s", n, count)
 	scalarColumns(f)
 	f.Label("done")
 	f.I("RET")
 	f.Write()
 }
 
-// rows writes the loop over all rows around body, which finds row j's halves at row
-// and last and its weight in every lane of V15; it sets up row from base.
+// rows writes the loop over the block's rows around body, which finds row j's halves
+// at row (and last) and its weight at weight; the caller sets row to the first.
 func rows(f *File, id string, body func()) {
-	f.I("MOVD %s, %s", wBase, weight)
-	f.I("MOVD %s, %s", n, left)
+	f.I("MOVD %s, %s", wBlock, weight)
+	f.I("MOVD %s, %s", count, left)
 	f.Label("row" + id)
 	f.I("CBZ %s, rowdone%s", left, id)
 	body()
@@ -115,16 +160,13 @@ func rows(f *File, id string, body func()) {
 	f.Label("rowdone" + id)
 }
 
-// pass accumulates k vectors of columns, at col, col+4, …, and the last at lastCol,
-// over all rows, and stores them.
+// pass adds the block's rows to k vectors of columns of dst, at col, col+4, …, and the
+// last at lastCol, held in V16… .
 func pass(f *File, kk int) {
 	id := fmt.Sprint(kk)
 	f.Label("pass" + id)
-	for u := range kk {
-		a := accV + u
-		f.I("VEOR V%d.B16, V%d.B16, V%d.B16", a, a, a)
-	}
-	f.I("ADD %s<<1, %s, %s", col, vBase, row)
+	accs(f, "VLD1.P", kk)
+	f.I("ADD %s<<1, %s, %s", col, vBlock, row)
 	f.I("SUB %s, %s, %s", col, lastCol, last)
 	f.I("LSL $1, %s, %s", last, last) // last − row in bytes
 	rows(f, id, func() {
@@ -159,6 +201,11 @@ func pass(f *File, kk int) {
 		f.W(FCVTL(13, 12))
 		fmla(f, 13, kk-1, 1)
 	})
+	accs(f, "VST1.P", kk)
+}
+
+// accs loads (VLD1.P) or stores (VST1.P) the pass's kk accumulators from or to dst.
+func accs(f *File, op string, kk int) {
 	f.I("ADD %s<<2, %s, %s", col, dst, walk)
 	for u := 0; u < kk-1; {
 		m := min(4, kk-1-u)
@@ -169,11 +216,19 @@ func pass(f *File, kk int) {
 			}
 			regs += fmt.Sprintf("V%d.S4", accV+u+i)
 		}
-		f.I("VST1.P [%s], %d(%s)", regs, 16*m, walk)
+		if op == "VLD1.P" {
+			f.I("VLD1.P %d(%s), [%s]", 16*m, walk, regs)
+		} else {
+			f.I("VST1.P [%s], %d(%s)", regs, 16*m, walk)
+		}
 		u += m
 	}
 	f.I("ADD %s<<2, %s, %s", lastCol, dst, lastDst)
-	f.I("VST1 [V%d.S4], (%s)", accV+kk-1, lastDst)
+	if op == "VLD1.P" {
+		f.I("VLD1 (%s), [V%d.S4]", lastDst, accV+kk-1)
+	} else {
+		f.I("VST1 [V%d.S4], (%s)", accV+kk-1, lastDst)
+	}
 }
 
 // fmla adds m widened vectors from wide on times the weight into the accumulators of
@@ -184,14 +239,15 @@ func fmla(f *File, wide V, u, m int) {
 	}
 }
 
-// scalarColumns serves dim < 4: one column at a time in F16, widened with FCVT.
+// scalarColumns serves dim < 4, all rows in one block: one column at a time in F16,
+// widened with FCVT.
 func scalarColumns(f *File) {
 	f.I("MOVD ZR, %s", col)
 	f.Label("column")
 	f.I("CMP %s, %s", dim, col)
 	f.I("BHS done")
 	f.I("VEOR V16.B16, V16.B16, V16.B16")
-	f.I("ADD %s<<1, %s, %s", col, vBase, row)
+	f.I("ADD %s<<1, %s, %s", col, vBlock, row)
 	rows(f, "s", func() {
 		f.I("MOVHU (%s), %s", row, walk)
 		f.I("FMOVS %s, F0", walk)
