@@ -1,12 +1,13 @@
 // Command weighted generates asm/weighted_amd64.s: the attention output
 // dst[d] = Σⱼ w[j]·v[j*dim+d] over fp16 value rows, for AVX2 and AVX-512 from one body.
 //
-// dst is held in registers: the columns are cut into as few passes as fit maxVectors
-// accumulators each, of equal width, and each pass runs down all n rows, broadcasting
-// w[j], widening the row's halves and adding one fused multiply-add per vector. So
-// every output is the chain of fused multiply-adds over j in order, whatever the pass
-// and lane, and the variants agree bit for bit. A pass reads each row's slice of
-// columns once; V streams through once in all.
+// dst is held in registers: its columns are cut into as few passes as fit maxVectors
+// accumulators each, and a pass runs down the rows, broadcasting w[j], widening the
+// row's halves and adding one fused multiply-add per vector. With several passes the
+// rows go in blocks of blockRows, each pass taking up the sums it left in dst for the
+// block before (a store and a load, exact), so V streams from memory once. Every
+// output is the chain of fused multiply-adds over j in order, whatever the pass, block
+// and lane, and the variants agree bit for bit.
 //
 // A row whose width is not a multiple of the vector takes its last vector at dim−Lanes,
 // overlapping the one before: the overlapped lanes compute the same chains again and
