@@ -120,16 +120,17 @@ k1_AVX2_10:
 	VMOVUPS (AX)(R11*4), Y0
 	MOVQ    SI, R9
 	MOVQ    BX, R12
+	CMPQ    R12, R8
+	JGE     rowdoneAVX2_23
 
 rowAVX2_22:
-	CMPQ         R12, R8
-	JGE          rowdoneAVX2_23
 	VBROADCASTSS (DX)(R12*4), Y1
 	VCVTPH2PS    (R9)(R11*2), Y2
 	VFMADD231PS  Y2, Y1, Y0
 	ADDQ         DI, R9
 	INCQ         R12
-	JMP          rowAVX2_22
+	CMPQ         R12, R8
+	JL           rowAVX2_22
 
 rowdoneAVX2_23:
 	VMOVUPS Y0, (AX)(R11*4)
@@ -141,10 +142,10 @@ k2_AVX2_11:
 	VMOVUPS (AX)(R11*4), Y1
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX2_25
 
 rowAVX2_24:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX2_25
 	VBROADCASTSS (DX)(R13*4), Y2
 	VCVTPH2PS    (R12)(R9*2), Y3
 	VFMADD231PS  Y3, Y2, Y0
@@ -152,7 +153,8 @@ rowAVX2_24:
 	VFMADD231PS  Y3, Y2, Y1
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX2_24
+	CMPQ         R13, R8
+	JL           rowAVX2_24
 
 rowdoneAVX2_25:
 	VMOVUPS Y0, (AX)(R9*4)
@@ -166,10 +168,10 @@ k3_AVX2_12:
 	VMOVUPS (AX)(R11*4), Y2
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX2_27
 
 rowAVX2_26:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX2_27
 	VBROADCASTSS (DX)(R13*4), Y3
 	VCVTPH2PS    (R12)(R9*2), Y4
 	VFMADD231PS  Y4, Y3, Y0
@@ -179,7 +181,8 @@ rowAVX2_26:
 	VFMADD231PS  Y4, Y3, Y2
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX2_26
+	CMPQ         R13, R8
+	JL           rowAVX2_26
 
 rowdoneAVX2_27:
 	VMOVUPS Y0, (AX)(R9*4)
@@ -195,10 +198,10 @@ k4_AVX2_13:
 	VMOVUPS (AX)(R11*4), Y3
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX2_29
 
 rowAVX2_28:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX2_29
 	VBROADCASTSS (DX)(R13*4), Y4
 	VCVTPH2PS    (R12)(R9*2), Y5
 	VFMADD231PS  Y5, Y4, Y0
@@ -210,7 +213,8 @@ rowAVX2_28:
 	VFMADD231PS  Y5, Y4, Y3
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX2_28
+	CMPQ         R13, R8
+	JL           rowAVX2_28
 
 rowdoneAVX2_29:
 	VMOVUPS Y0, (AX)(R9*4)
@@ -228,10 +232,10 @@ k5_AVX2_14:
 	VMOVUPS (AX)(R11*4), Y4
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX2_31
 
 rowAVX2_30:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX2_31
 	VBROADCASTSS (DX)(R13*4), Y5
 	VCVTPH2PS    (R12)(R9*2), Y6
 	VFMADD231PS  Y6, Y5, Y0
@@ -245,7 +249,8 @@ rowAVX2_30:
 	VFMADD231PS  Y6, Y5, Y4
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX2_30
+	CMPQ         R13, R8
+	JL           rowAVX2_30
 
 rowdoneAVX2_31:
 	VMOVUPS Y0, (AX)(R9*4)
@@ -265,10 +270,10 @@ k6_AVX2_15:
 	VMOVUPS (AX)(R11*4), Y5
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX2_33
 
 rowAVX2_32:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX2_33
 	VBROADCASTSS (DX)(R13*4), Y6
 	VCVTPH2PS    (R12)(R9*2), Y7
 	VFMADD231PS  Y7, Y6, Y0
@@ -284,7 +289,8 @@ rowAVX2_32:
 	VFMADD231PS  Y7, Y6, Y5
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX2_32
+	CMPQ         R13, R8
+	JL           rowAVX2_32
 
 rowdoneAVX2_33:
 	VMOVUPS Y0, (AX)(R9*4)
@@ -306,10 +312,10 @@ k7_AVX2_16:
 	VMOVUPS (AX)(R11*4), Y6
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX2_35
 
 rowAVX2_34:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX2_35
 	VBROADCASTSS (DX)(R13*4), Y7
 	VCVTPH2PS    (R12)(R9*2), Y8
 	VFMADD231PS  Y8, Y7, Y0
@@ -327,7 +333,8 @@ rowAVX2_34:
 	VFMADD231PS  Y8, Y7, Y6
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX2_34
+	CMPQ         R13, R8
+	JL           rowAVX2_34
 
 rowdoneAVX2_35:
 	VMOVUPS Y0, (AX)(R9*4)
@@ -351,10 +358,10 @@ k8_AVX2_17:
 	VMOVUPS (AX)(R11*4), Y7
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX2_37
 
 rowAVX2_36:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX2_37
 	VBROADCASTSS (DX)(R13*4), Y8
 	VCVTPH2PS    (R12)(R9*2), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -374,7 +381,8 @@ rowAVX2_36:
 	VFMADD231PS  Y9, Y8, Y7
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX2_36
+	CMPQ         R13, R8
+	JL           rowAVX2_36
 
 rowdoneAVX2_37:
 	VMOVUPS Y0, (AX)(R9*4)
@@ -400,10 +408,10 @@ k9_AVX2_18:
 	VMOVUPS (AX)(R11*4), Y8
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX2_39
 
 rowAVX2_38:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX2_39
 	VBROADCASTSS (DX)(R13*4), Y9
 	VCVTPH2PS    (R12)(R9*2), Y10
 	VFMADD231PS  Y10, Y9, Y0
@@ -425,7 +433,8 @@ rowAVX2_38:
 	VFMADD231PS  Y10, Y9, Y8
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX2_38
+	CMPQ         R13, R8
+	JL           rowAVX2_38
 
 rowdoneAVX2_39:
 	VMOVUPS Y0, (AX)(R9*4)
@@ -453,10 +462,10 @@ k10_AVX2_19:
 	VMOVUPS (AX)(R11*4), Y9
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX2_41
 
 rowAVX2_40:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX2_41
 	VBROADCASTSS (DX)(R13*4), Y10
 	VCVTPH2PS    (R12)(R9*2), Y11
 	VFMADD231PS  Y11, Y10, Y0
@@ -480,7 +489,8 @@ rowAVX2_40:
 	VFMADD231PS  Y11, Y10, Y9
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX2_40
+	CMPQ         R13, R8
+	JL           rowAVX2_40
 
 rowdoneAVX2_41:
 	VMOVUPS Y0, (AX)(R9*4)
@@ -510,10 +520,10 @@ k11_AVX2_20:
 	VMOVUPS (AX)(R11*4), Y10
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX2_43
 
 rowAVX2_42:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX2_43
 	VBROADCASTSS (DX)(R13*4), Y11
 	VCVTPH2PS    (R12)(R9*2), Y12
 	VFMADD231PS  Y12, Y11, Y0
@@ -539,7 +549,8 @@ rowAVX2_42:
 	VFMADD231PS  Y12, Y11, Y10
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX2_42
+	CMPQ         R13, R8
+	JL           rowAVX2_42
 
 rowdoneAVX2_43:
 	VMOVUPS Y0, (AX)(R9*4)
@@ -571,10 +582,10 @@ k12_AVX2_21:
 	VMOVUPS (AX)(R11*4), Y11
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX2_45
 
 rowAVX2_44:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX2_45
 	VBROADCASTSS (DX)(R13*4), Y12
 	VCVTPH2PS    (R12)(R9*2), Y13
 	VFMADD231PS  Y13, Y12, Y0
@@ -602,7 +613,8 @@ rowAVX2_44:
 	VFMADD231PS  Y13, Y12, Y11
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX2_44
+	CMPQ         R13, R8
+	JL           rowAVX2_44
 
 rowdoneAVX2_45:
 	VMOVUPS Y0, (AX)(R9*4)
@@ -642,17 +654,18 @@ columnAVX2_46:
 	VXORPS X0, X0, X0
 	MOVQ   SI, R10
 	MOVQ   BX, R11
+	CMPQ   R11, R8
+	JGE    rowdoneAVX2_49
 
 rowAVX2_48:
-	CMPQ        R11, R8
-	JGE         rowdoneAVX2_49
 	MOVWLZX     (R10)(R9*2), R12
 	VMOVD       R12, X1
 	VCVTPH2PS   X1, X1
 	VFMADD231SS (DX)(R11*4), X1, X0
 	ADDQ        DI, R10
 	INCQ        R11
-	JMP         rowAVX2_48
+	CMPQ        R11, R8
+	JL          rowAVX2_48
 
 rowdoneAVX2_49:
 	VMOVSS X0, (AX)(R9*4)
@@ -804,16 +817,17 @@ k1_AVX512_59:
 	VMOVUPS (AX)(R11*4), Z0
 	MOVQ    SI, R9
 	MOVQ    BX, R12
+	CMPQ    R12, R8
+	JGE     rowdoneAVX512_84
 
 rowAVX512_83:
-	CMPQ         R12, R8
-	JGE          rowdoneAVX512_84
 	VBROADCASTSS (DX)(R12*4), Z1
 	VCVTPH2PS    (R9)(R11*2), Z2
 	VFMADD231PS  Z2, Z1, Z0
 	ADDQ         DI, R9
 	INCQ         R12
-	JMP          rowAVX512_83
+	CMPQ         R12, R8
+	JL           rowAVX512_83
 
 rowdoneAVX512_84:
 	VMOVUPS Z0, (AX)(R11*4)
@@ -825,10 +839,10 @@ k2_AVX512_60:
 	VMOVUPS (AX)(R11*4), Z1
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX512_86
 
 rowAVX512_85:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX512_86
 	VBROADCASTSS (DX)(R13*4), Z2
 	VCVTPH2PS    (R12)(R9*2), Z3
 	VFMADD231PS  Z3, Z2, Z0
@@ -836,7 +850,8 @@ rowAVX512_85:
 	VFMADD231PS  Z3, Z2, Z1
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX512_85
+	CMPQ         R13, R8
+	JL           rowAVX512_85
 
 rowdoneAVX512_86:
 	VMOVUPS Z0, (AX)(R9*4)
@@ -850,10 +865,10 @@ k3_AVX512_61:
 	VMOVUPS (AX)(R11*4), Z2
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX512_88
 
 rowAVX512_87:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX512_88
 	VBROADCASTSS (DX)(R13*4), Z3
 	VCVTPH2PS    (R12)(R9*2), Z4
 	VFMADD231PS  Z4, Z3, Z0
@@ -863,7 +878,8 @@ rowAVX512_87:
 	VFMADD231PS  Z4, Z3, Z2
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX512_87
+	CMPQ         R13, R8
+	JL           rowAVX512_87
 
 rowdoneAVX512_88:
 	VMOVUPS Z0, (AX)(R9*4)
@@ -879,10 +895,10 @@ k4_AVX512_62:
 	VMOVUPS (AX)(R11*4), Z3
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX512_90
 
 rowAVX512_89:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX512_90
 	VBROADCASTSS (DX)(R13*4), Z4
 	VCVTPH2PS    (R12)(R9*2), Z5
 	VFMADD231PS  Z5, Z4, Z0
@@ -894,7 +910,8 @@ rowAVX512_89:
 	VFMADD231PS  Z5, Z4, Z3
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX512_89
+	CMPQ         R13, R8
+	JL           rowAVX512_89
 
 rowdoneAVX512_90:
 	VMOVUPS Z0, (AX)(R9*4)
@@ -912,10 +929,10 @@ k5_AVX512_63:
 	VMOVUPS (AX)(R11*4), Z4
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX512_92
 
 rowAVX512_91:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX512_92
 	VBROADCASTSS (DX)(R13*4), Z5
 	VCVTPH2PS    (R12)(R9*2), Z6
 	VFMADD231PS  Z6, Z5, Z0
@@ -929,7 +946,8 @@ rowAVX512_91:
 	VFMADD231PS  Z6, Z5, Z4
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX512_91
+	CMPQ         R13, R8
+	JL           rowAVX512_91
 
 rowdoneAVX512_92:
 	VMOVUPS Z0, (AX)(R9*4)
@@ -949,10 +967,10 @@ k6_AVX512_64:
 	VMOVUPS (AX)(R11*4), Z5
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX512_94
 
 rowAVX512_93:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX512_94
 	VBROADCASTSS (DX)(R13*4), Z6
 	VCVTPH2PS    (R12)(R9*2), Z7
 	VFMADD231PS  Z7, Z6, Z0
@@ -968,7 +986,8 @@ rowAVX512_93:
 	VFMADD231PS  Z7, Z6, Z5
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX512_93
+	CMPQ         R13, R8
+	JL           rowAVX512_93
 
 rowdoneAVX512_94:
 	VMOVUPS Z0, (AX)(R9*4)
@@ -990,10 +1009,10 @@ k7_AVX512_65:
 	VMOVUPS (AX)(R11*4), Z6
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX512_96
 
 rowAVX512_95:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX512_96
 	VBROADCASTSS (DX)(R13*4), Z7
 	VCVTPH2PS    (R12)(R9*2), Z8
 	VFMADD231PS  Z8, Z7, Z0
@@ -1011,7 +1030,8 @@ rowAVX512_95:
 	VFMADD231PS  Z8, Z7, Z6
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX512_95
+	CMPQ         R13, R8
+	JL           rowAVX512_95
 
 rowdoneAVX512_96:
 	VMOVUPS Z0, (AX)(R9*4)
@@ -1035,10 +1055,10 @@ k8_AVX512_66:
 	VMOVUPS (AX)(R11*4), Z7
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX512_98
 
 rowAVX512_97:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX512_98
 	VBROADCASTSS (DX)(R13*4), Z8
 	VCVTPH2PS    (R12)(R9*2), Z9
 	VFMADD231PS  Z9, Z8, Z0
@@ -1058,7 +1078,8 @@ rowAVX512_97:
 	VFMADD231PS  Z9, Z8, Z7
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX512_97
+	CMPQ         R13, R8
+	JL           rowAVX512_97
 
 rowdoneAVX512_98:
 	VMOVUPS Z0, (AX)(R9*4)
@@ -1084,10 +1105,10 @@ k9_AVX512_67:
 	VMOVUPS (AX)(R11*4), Z8
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX512_100
 
 rowAVX512_99:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX512_100
 	VBROADCASTSS (DX)(R13*4), Z9
 	VCVTPH2PS    (R12)(R9*2), Z10
 	VFMADD231PS  Z10, Z9, Z0
@@ -1109,7 +1130,8 @@ rowAVX512_99:
 	VFMADD231PS  Z10, Z9, Z8
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX512_99
+	CMPQ         R13, R8
+	JL           rowAVX512_99
 
 rowdoneAVX512_100:
 	VMOVUPS Z0, (AX)(R9*4)
@@ -1137,10 +1159,10 @@ k10_AVX512_68:
 	VMOVUPS (AX)(R11*4), Z9
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX512_102
 
 rowAVX512_101:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX512_102
 	VBROADCASTSS (DX)(R13*4), Z10
 	VCVTPH2PS    (R12)(R9*2), Z11
 	VFMADD231PS  Z11, Z10, Z0
@@ -1164,7 +1186,8 @@ rowAVX512_101:
 	VFMADD231PS  Z11, Z10, Z9
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX512_101
+	CMPQ         R13, R8
+	JL           rowAVX512_101
 
 rowdoneAVX512_102:
 	VMOVUPS Z0, (AX)(R9*4)
@@ -1194,10 +1217,10 @@ k11_AVX512_69:
 	VMOVUPS (AX)(R11*4), Z10
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX512_104
 
 rowAVX512_103:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX512_104
 	VBROADCASTSS (DX)(R13*4), Z11
 	VCVTPH2PS    (R12)(R9*2), Z12
 	VFMADD231PS  Z12, Z11, Z0
@@ -1223,7 +1246,8 @@ rowAVX512_103:
 	VFMADD231PS  Z12, Z11, Z10
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX512_103
+	CMPQ         R13, R8
+	JL           rowAVX512_103
 
 rowdoneAVX512_104:
 	VMOVUPS Z0, (AX)(R9*4)
@@ -1255,10 +1279,10 @@ k12_AVX512_70:
 	VMOVUPS (AX)(R11*4), Z11
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX512_106
 
 rowAVX512_105:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX512_106
 	VBROADCASTSS (DX)(R13*4), Z12
 	VCVTPH2PS    (R12)(R9*2), Z13
 	VFMADD231PS  Z13, Z12, Z0
@@ -1286,7 +1310,8 @@ rowAVX512_105:
 	VFMADD231PS  Z13, Z12, Z11
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX512_105
+	CMPQ         R13, R8
+	JL           rowAVX512_105
 
 rowdoneAVX512_106:
 	VMOVUPS Z0, (AX)(R9*4)
@@ -1320,10 +1345,10 @@ k13_AVX512_71:
 	VMOVUPS (AX)(R11*4), Z12
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX512_108
 
 rowAVX512_107:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX512_108
 	VBROADCASTSS (DX)(R13*4), Z13
 	VCVTPH2PS    (R12)(R9*2), Z14
 	VFMADD231PS  Z14, Z13, Z0
@@ -1353,7 +1378,8 @@ rowAVX512_107:
 	VFMADD231PS  Z14, Z13, Z12
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX512_107
+	CMPQ         R13, R8
+	JL           rowAVX512_107
 
 rowdoneAVX512_108:
 	VMOVUPS Z0, (AX)(R9*4)
@@ -1389,10 +1415,10 @@ k14_AVX512_72:
 	VMOVUPS (AX)(R11*4), Z13
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX512_110
 
 rowAVX512_109:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX512_110
 	VBROADCASTSS (DX)(R13*4), Z14
 	VCVTPH2PS    (R12)(R9*2), Z15
 	VFMADD231PS  Z15, Z14, Z0
@@ -1424,7 +1450,8 @@ rowAVX512_109:
 	VFMADD231PS  Z15, Z14, Z13
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX512_109
+	CMPQ         R13, R8
+	JL           rowAVX512_109
 
 rowdoneAVX512_110:
 	VMOVUPS Z0, (AX)(R9*4)
@@ -1462,10 +1489,10 @@ k15_AVX512_73:
 	VMOVUPS (AX)(R11*4), Z14
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX512_112
 
 rowAVX512_111:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX512_112
 	VBROADCASTSS (DX)(R13*4), Z15
 	VCVTPH2PS    (R12)(R9*2), Z16
 	VFMADD231PS  Z16, Z15, Z0
@@ -1499,7 +1526,8 @@ rowAVX512_111:
 	VFMADD231PS  Z16, Z15, Z14
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX512_111
+	CMPQ         R13, R8
+	JL           rowAVX512_111
 
 rowdoneAVX512_112:
 	VMOVUPS Z0, (AX)(R9*4)
@@ -1539,10 +1567,10 @@ k16_AVX512_74:
 	VMOVUPS (AX)(R11*4), Z15
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX512_114
 
 rowAVX512_113:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX512_114
 	VBROADCASTSS (DX)(R13*4), Z16
 	VCVTPH2PS    (R12)(R9*2), Z17
 	VFMADD231PS  Z17, Z16, Z0
@@ -1578,7 +1606,8 @@ rowAVX512_113:
 	VFMADD231PS  Z17, Z16, Z15
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX512_113
+	CMPQ         R13, R8
+	JL           rowAVX512_113
 
 rowdoneAVX512_114:
 	VMOVUPS Z0, (AX)(R9*4)
@@ -1620,10 +1649,10 @@ k17_AVX512_75:
 	VMOVUPS (AX)(R11*4), Z16
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX512_116
 
 rowAVX512_115:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX512_116
 	VBROADCASTSS (DX)(R13*4), Z17
 	VCVTPH2PS    (R12)(R9*2), Z18
 	VFMADD231PS  Z18, Z17, Z0
@@ -1661,7 +1690,8 @@ rowAVX512_115:
 	VFMADD231PS  Z18, Z17, Z16
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX512_115
+	CMPQ         R13, R8
+	JL           rowAVX512_115
 
 rowdoneAVX512_116:
 	VMOVUPS Z0, (AX)(R9*4)
@@ -1705,10 +1735,10 @@ k18_AVX512_76:
 	VMOVUPS (AX)(R11*4), Z17
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX512_118
 
 rowAVX512_117:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX512_118
 	VBROADCASTSS (DX)(R13*4), Z18
 	VCVTPH2PS    (R12)(R9*2), Z19
 	VFMADD231PS  Z19, Z18, Z0
@@ -1748,7 +1778,8 @@ rowAVX512_117:
 	VFMADD231PS  Z19, Z18, Z17
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX512_117
+	CMPQ         R13, R8
+	JL           rowAVX512_117
 
 rowdoneAVX512_118:
 	VMOVUPS Z0, (AX)(R9*4)
@@ -1794,10 +1825,10 @@ k19_AVX512_77:
 	VMOVUPS (AX)(R11*4), Z18
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX512_120
 
 rowAVX512_119:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX512_120
 	VBROADCASTSS (DX)(R13*4), Z19
 	VCVTPH2PS    (R12)(R9*2), Z20
 	VFMADD231PS  Z20, Z19, Z0
@@ -1839,7 +1870,8 @@ rowAVX512_119:
 	VFMADD231PS  Z20, Z19, Z18
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX512_119
+	CMPQ         R13, R8
+	JL           rowAVX512_119
 
 rowdoneAVX512_120:
 	VMOVUPS Z0, (AX)(R9*4)
@@ -1887,10 +1919,10 @@ k20_AVX512_78:
 	VMOVUPS (AX)(R11*4), Z19
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX512_122
 
 rowAVX512_121:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX512_122
 	VBROADCASTSS (DX)(R13*4), Z20
 	VCVTPH2PS    (R12)(R9*2), Z21
 	VFMADD231PS  Z21, Z20, Z0
@@ -1934,7 +1966,8 @@ rowAVX512_121:
 	VFMADD231PS  Z21, Z20, Z19
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX512_121
+	CMPQ         R13, R8
+	JL           rowAVX512_121
 
 rowdoneAVX512_122:
 	VMOVUPS Z0, (AX)(R9*4)
@@ -1984,10 +2017,10 @@ k21_AVX512_79:
 	VMOVUPS (AX)(R11*4), Z20
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX512_124
 
 rowAVX512_123:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX512_124
 	VBROADCASTSS (DX)(R13*4), Z21
 	VCVTPH2PS    (R12)(R9*2), Z22
 	VFMADD231PS  Z22, Z21, Z0
@@ -2033,7 +2066,8 @@ rowAVX512_123:
 	VFMADD231PS  Z22, Z21, Z20
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX512_123
+	CMPQ         R13, R8
+	JL           rowAVX512_123
 
 rowdoneAVX512_124:
 	VMOVUPS Z0, (AX)(R9*4)
@@ -2085,10 +2119,10 @@ k22_AVX512_80:
 	VMOVUPS (AX)(R11*4), Z21
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX512_126
 
 rowAVX512_125:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX512_126
 	VBROADCASTSS (DX)(R13*4), Z22
 	VCVTPH2PS    (R12)(R9*2), Z23
 	VFMADD231PS  Z23, Z22, Z0
@@ -2136,7 +2170,8 @@ rowAVX512_125:
 	VFMADD231PS  Z23, Z22, Z21
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX512_125
+	CMPQ         R13, R8
+	JL           rowAVX512_125
 
 rowdoneAVX512_126:
 	VMOVUPS Z0, (AX)(R9*4)
@@ -2190,10 +2225,10 @@ k23_AVX512_81:
 	VMOVUPS (AX)(R11*4), Z22
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX512_128
 
 rowAVX512_127:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX512_128
 	VBROADCASTSS (DX)(R13*4), Z23
 	VCVTPH2PS    (R12)(R9*2), Z24
 	VFMADD231PS  Z24, Z23, Z0
@@ -2243,7 +2278,8 @@ rowAVX512_127:
 	VFMADD231PS  Z24, Z23, Z22
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX512_127
+	CMPQ         R13, R8
+	JL           rowAVX512_127
 
 rowdoneAVX512_128:
 	VMOVUPS Z0, (AX)(R9*4)
@@ -2299,10 +2335,10 @@ k24_AVX512_82:
 	VMOVUPS (AX)(R11*4), Z23
 	MOVQ    SI, R12
 	MOVQ    BX, R13
+	CMPQ    R13, R8
+	JGE     rowdoneAVX512_130
 
 rowAVX512_129:
-	CMPQ         R13, R8
-	JGE          rowdoneAVX512_130
 	VBROADCASTSS (DX)(R13*4), Z24
 	VCVTPH2PS    (R12)(R9*2), Z25
 	VFMADD231PS  Z25, Z24, Z0
@@ -2354,7 +2390,8 @@ rowAVX512_129:
 	VFMADD231PS  Z25, Z24, Z23
 	ADDQ         DI, R12
 	INCQ         R13
-	JMP          rowAVX512_129
+	CMPQ         R13, R8
+	JL           rowAVX512_129
 
 rowdoneAVX512_130:
 	VMOVUPS Z0, (AX)(R9*4)
@@ -2407,17 +2444,18 @@ maskAVX512_131:
 	KMOVW  R9, K1
 	VXORPS Z0, Z0, Z0
 	MOVQ   SI, CX
+	CMPQ   BX, R8
+	JGE    rowdoneAVX512_133
 
 rowAVX512_132:
-	CMPQ         BX, R8
-	JGE          rowdoneAVX512_133
 	VBROADCASTSS (DX)(BX*4), Z1
 	VMOVDQU16.Z  (CX), K1, Y2
 	VCVTPH2PS    Y2, Z2
 	VFMADD231PS  Z2, Z1, Z0
 	ADDQ         DI, CX
 	INCQ         BX
-	JMP          rowAVX512_132
+	CMPQ         BX, R8
+	JL           rowAVX512_132
 
 rowdoneAVX512_133:
 	VMOVUPS Z0, K1, (AX)

@@ -121,9 +121,9 @@ pass1:
 	LSL $1, R12, R12
 	MOVD R2, R13
 	MOVD R21, R14
+	CBZ R14, rowdone1
 
 row1:
-	CBZ R14, rowdone1
 	FMOVS.P 4(R13), F15
 	VDUP V15.S[0], V15.S4
 	MOVD R11, R15
@@ -132,8 +132,8 @@ row1:
 	WORD $0x0e21798d // fcvtl v13.4s, v12.4h
 	VFMLA V15.S4, V13.S4, V16.S4
 	ADD R5, R11
-	SUB $1, R14
-	B row1
+	SUBS $1, R14, R14
+	BNE row1
 
 rowdone1:
 	ADD R6<<2, R0, R15
@@ -151,9 +151,9 @@ pass2:
 	LSL $1, R12, R12
 	MOVD R2, R13
 	MOVD R21, R14
+	CBZ R14, rowdone2
 
 row2:
-	CBZ R14, rowdone2
 	FMOVS.P 4(R13), F15
 	VDUP V15.S[0], V15.S4
 	MOVD R11, R15
@@ -165,8 +165,8 @@ row2:
 	WORD $0x0e21798d // fcvtl v13.4s, v12.4h
 	VFMLA V15.S4, V13.S4, V17.S4
 	ADD R5, R11
-	SUB $1, R14
-	B row2
+	SUBS $1, R14, R14
+	BNE row2
 
 rowdone2:
 	ADD R6<<2, R0, R15
@@ -185,9 +185,9 @@ pass3:
 	LSL $1, R12, R12
 	MOVD R2, R13
 	MOVD R21, R14
+	CBZ R14, rowdone3
 
 row3:
-	CBZ R14, rowdone3
 	FMOVS.P 4(R13), F15
 	VDUP V15.S[0], V15.S4
 	MOVD R11, R15
@@ -201,8 +201,8 @@ row3:
 	WORD $0x0e21798d // fcvtl v13.4s, v12.4h
 	VFMLA V15.S4, V13.S4, V18.S4
 	ADD R5, R11
-	SUB $1, R14
-	B row3
+	SUBS $1, R14, R14
+	BNE row3
 
 rowdone3:
 	ADD R6<<2, R0, R15
@@ -221,9 +221,9 @@ pass4:
 	LSL $1, R12, R12
 	MOVD R2, R13
 	MOVD R21, R14
+	CBZ R14, rowdone4
 
 row4:
-	CBZ R14, rowdone4
 	FMOVS.P 4(R13), F15
 	VDUP V15.S[0], V15.S4
 	MOVD R11, R15
@@ -240,8 +240,8 @@ row4:
 	WORD $0x0e21798d // fcvtl v13.4s, v12.4h
 	VFMLA V15.S4, V13.S4, V19.S4
 	ADD R5, R11
-	SUB $1, R14
-	B row4
+	SUBS $1, R14, R14
+	BNE row4
 
 rowdone4:
 	ADD R6<<2, R0, R15
@@ -260,9 +260,9 @@ pass5:
 	LSL $1, R12, R12
 	MOVD R2, R13
 	MOVD R21, R14
+	CBZ R14, rowdone5
 
 row5:
-	CBZ R14, rowdone5
 	FMOVS.P 4(R13), F15
 	VDUP V15.S[0], V15.S4
 	MOVD R11, R15
@@ -280,8 +280,8 @@ row5:
 	WORD $0x0e21798d // fcvtl v13.4s, v12.4h
 	VFMLA V15.S4, V13.S4, V20.S4
 	ADD R5, R11
-	SUB $1, R14
-	B row5
+	SUBS $1, R14, R14
+	BNE row5
 
 rowdone5:
 	ADD R6<<2, R0, R15
@@ -301,9 +301,9 @@ pass6:
 	LSL $1, R12, R12
 	MOVD R2, R13
 	MOVD R21, R14
+	CBZ R14, rowdone6
 
 row6:
-	CBZ R14, rowdone6
 	FMOVS.P 4(R13), F15
 	VDUP V15.S[0], V15.S4
 	MOVD R11, R15
@@ -324,8 +324,8 @@ row6:
 	WORD $0x0e21798d // fcvtl v13.4s, v12.4h
 	VFMLA V15.S4, V13.S4, V21.S4
 	ADD R5, R11
-	SUB $1, R14
-	B row6
+	SUBS $1, R14, R14
+	BNE row6
 
 rowdone6:
 	ADD R6<<2, R0, R15
@@ -346,9 +346,9 @@ pass7:
 	LSL $1, R12, R12
 	MOVD R2, R13
 	MOVD R21, R14
+	CBZ R14, rowdone7
 
 row7:
-	CBZ R14, rowdone7
 	FMOVS.P 4(R13), F15
 	VDUP V15.S[0], V15.S4
 	MOVD R11, R15
@@ -371,8 +371,8 @@ row7:
 	WORD $0x0e21798d // fcvtl v13.4s, v12.4h
 	VFMLA V15.S4, V13.S4, V22.S4
 	ADD R5, R11
-	SUB $1, R14
-	B row7
+	SUBS $1, R14, R14
+	BNE row7
 
 rowdone7:
 	ADD R6<<2, R0, R15
@@ -393,9 +393,9 @@ pass8:
 	LSL $1, R12, R12
 	MOVD R2, R13
 	MOVD R21, R14
+	CBZ R14, rowdone8
 
 row8:
-	CBZ R14, rowdone8
 	FMOVS.P 4(R13), F15
 	VDUP V15.S[0], V15.S4
 	MOVD R11, R15
@@ -421,8 +421,8 @@ row8:
 	WORD $0x0e21798d // fcvtl v13.4s, v12.4h
 	VFMLA V15.S4, V13.S4, V23.S4
 	ADD R5, R11
-	SUB $1, R14
-	B row8
+	SUBS $1, R14, R14
+	BNE row8
 
 rowdone8:
 	ADD R6<<2, R0, R15
@@ -443,9 +443,9 @@ pass9:
 	LSL $1, R12, R12
 	MOVD R2, R13
 	MOVD R21, R14
+	CBZ R14, rowdone9
 
 row9:
-	CBZ R14, rowdone9
 	FMOVS.P 4(R13), F15
 	VDUP V15.S[0], V15.S4
 	MOVD R11, R15
@@ -472,8 +472,8 @@ row9:
 	WORD $0x0e21798d // fcvtl v13.4s, v12.4h
 	VFMLA V15.S4, V13.S4, V24.S4
 	ADD R5, R11
-	SUB $1, R14
-	B row9
+	SUBS $1, R14, R14
+	BNE row9
 
 rowdone9:
 	ADD R6<<2, R0, R15
@@ -495,9 +495,9 @@ pass10:
 	LSL $1, R12, R12
 	MOVD R2, R13
 	MOVD R21, R14
+	CBZ R14, rowdone10
 
 row10:
-	CBZ R14, rowdone10
 	FMOVS.P 4(R13), F15
 	VDUP V15.S[0], V15.S4
 	MOVD R11, R15
@@ -527,8 +527,8 @@ row10:
 	WORD $0x0e21798d // fcvtl v13.4s, v12.4h
 	VFMLA V15.S4, V13.S4, V25.S4
 	ADD R5, R11
-	SUB $1, R14
-	B row10
+	SUBS $1, R14, R14
+	BNE row10
 
 rowdone10:
 	ADD R6<<2, R0, R15
@@ -551,9 +551,9 @@ pass11:
 	LSL $1, R12, R12
 	MOVD R2, R13
 	MOVD R21, R14
+	CBZ R14, rowdone11
 
 row11:
-	CBZ R14, rowdone11
 	FMOVS.P 4(R13), F15
 	VDUP V15.S[0], V15.S4
 	MOVD R11, R15
@@ -585,8 +585,8 @@ row11:
 	WORD $0x0e21798d // fcvtl v13.4s, v12.4h
 	VFMLA V15.S4, V13.S4, V26.S4
 	ADD R5, R11
-	SUB $1, R14
-	B row11
+	SUBS $1, R14, R14
+	BNE row11
 
 rowdone11:
 	ADD R6<<2, R0, R15
@@ -609,9 +609,9 @@ pass12:
 	LSL $1, R12, R12
 	MOVD R2, R13
 	MOVD R21, R14
+	CBZ R14, rowdone12
 
 row12:
-	CBZ R14, rowdone12
 	FMOVS.P 4(R13), F15
 	VDUP V15.S[0], V15.S4
 	MOVD R11, R15
@@ -646,8 +646,8 @@ row12:
 	WORD $0x0e21798d // fcvtl v13.4s, v12.4h
 	VFMLA V15.S4, V13.S4, V27.S4
 	ADD R5, R11
-	SUB $1, R14
-	B row12
+	SUBS $1, R14, R14
+	BNE row12
 
 rowdone12:
 	ADD R6<<2, R0, R15
@@ -670,9 +670,9 @@ pass13:
 	LSL $1, R12, R12
 	MOVD R2, R13
 	MOVD R21, R14
+	CBZ R14, rowdone13
 
 row13:
-	CBZ R14, rowdone13
 	FMOVS.P 4(R13), F15
 	VDUP V15.S[0], V15.S4
 	MOVD R11, R15
@@ -708,8 +708,8 @@ row13:
 	WORD $0x0e21798d // fcvtl v13.4s, v12.4h
 	VFMLA V15.S4, V13.S4, V28.S4
 	ADD R5, R11
-	SUB $1, R14
-	B row13
+	SUBS $1, R14, R14
+	BNE row13
 
 rowdone13:
 	ADD R6<<2, R0, R15
@@ -733,9 +733,9 @@ pass14:
 	LSL $1, R12, R12
 	MOVD R2, R13
 	MOVD R21, R14
+	CBZ R14, rowdone14
 
 row14:
-	CBZ R14, rowdone14
 	FMOVS.P 4(R13), F15
 	VDUP V15.S[0], V15.S4
 	MOVD R11, R15
@@ -774,8 +774,8 @@ row14:
 	WORD $0x0e21798d // fcvtl v13.4s, v12.4h
 	VFMLA V15.S4, V13.S4, V29.S4
 	ADD R5, R11
-	SUB $1, R14
-	B row14
+	SUBS $1, R14, R14
+	BNE row14
 
 rowdone14:
 	ADD R6<<2, R0, R15
@@ -800,9 +800,9 @@ pass15:
 	LSL $1, R12, R12
 	MOVD R2, R13
 	MOVD R21, R14
+	CBZ R14, rowdone15
 
 row15:
-	CBZ R14, rowdone15
 	FMOVS.P 4(R13), F15
 	VDUP V15.S[0], V15.S4
 	MOVD R11, R15
@@ -843,8 +843,8 @@ row15:
 	WORD $0x0e21798d // fcvtl v13.4s, v12.4h
 	VFMLA V15.S4, V13.S4, V30.S4
 	ADD R5, R11
-	SUB $1, R14
-	B row15
+	SUBS $1, R14, R14
+	BNE row15
 
 rowdone15:
 	ADD R6<<2, R0, R15
@@ -869,9 +869,9 @@ pass16:
 	LSL $1, R12, R12
 	MOVD R2, R13
 	MOVD R21, R14
+	CBZ R14, rowdone16
 
 row16:
-	CBZ R14, rowdone16
 	FMOVS.P 4(R13), F15
 	VDUP V15.S[0], V15.S4
 	MOVD R11, R15
@@ -915,8 +915,8 @@ row16:
 	WORD $0x0e21798d // fcvtl v13.4s, v12.4h
 	VFMLA V15.S4, V13.S4, V31.S4
 	ADD R5, R11
-	SUB $1, R14
-	B row16
+	SUBS $1, R14, R14
+	BNE row16
 
 rowdone16:
 	ADD R6<<2, R0, R15
@@ -949,17 +949,17 @@ column:
 	ADD R6<<1, R4, R11
 	MOVD R2, R13
 	MOVD R21, R14
+	CBZ R14, rowdones
 
 rows:
-	CBZ R14, rowdones
 	MOVHU (R11), R15
 	FMOVS R15, F0
 	WORD $0x1ee24000 // fcvt s0, h0
 	FMOVS.P 4(R13), F1
 	FMADDS F1, F16, F0, F16
 	ADD R5, R11
-	SUB $1, R14
-	B rows
+	SUBS $1, R14, R14
+	BNE rows
 
 rowdones:
 	ADD R6<<2, R0, R15

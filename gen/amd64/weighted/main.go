@@ -215,13 +215,14 @@ func (f frame) rows(body func(row reg.GPVirtual, weight Mem)) {
 	MOVQ(f.block, row)
 	MOVQ(f.j0, j)
 	top, done := label("row", f.isa), label("rowdone", f.isa)
-	Label(top)
 	CMPQ(j, f.j1)
 	JGE(LabelRef(done))
+	Label(top)
 	body(row, Mem{Base: f.wEnd, Index: j, Scale: 4})
 	ADDQ(f.stride, row)
 	INCQ(j)
-	JMP(LabelRef(top))
+	CMPQ(j, f.j1)
+	JL(LabelRef(top))
 	Label(done)
 }
 

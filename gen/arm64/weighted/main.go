@@ -151,12 +151,12 @@ func main() {
 func rows(f *File, id string, body func()) {
 	f.I("MOVD %s, %s", wBlock, weight)
 	f.I("MOVD %s, %s", count, left)
-	f.Label("row" + id)
 	f.I("CBZ %s, rowdone%s", left, id)
+	f.Label("row" + id)
 	body()
 	f.I("ADD %s, %s", stride, row)
-	f.I("SUB $1, %s", left)
-	f.I("B row%s", id)
+	f.I("SUBS $1, %s, %s", left, left)
+	f.I("BNE row%s", id)
 	f.Label("rowdone" + id)
 }
 
