@@ -1,10 +1,11 @@
 // Command weighted generates asm/weighted_arm64.s: the attention output
-// dst[d] = Σⱼ w[j]·v[j*dim+d] over fp16 value rows on NEON, in the passes and blocks of
-// rows of gen/amd64/weighted: up to maxVectors accumulators (V16–V31) of dst columns per pass,
-// each row widened with FCVTL/FCVTL2 and added with one VFMLA per vector, the last
-// vector of a row at dim−4 overlapping the one before when dim is not a multiple of 4.
-// Rows narrower than four columns go one column at a time with FMADDS, also fused, so
-// every output is the same chain of fused multiply-adds over j in order as on amd64.
+// dst[d] = Σⱼ w[j]·v[j*dim+d] over fp16 value rows on NEON, in the passes and blocks
+// of rows of gen/amd64/weighted: up to maxVectors accumulators (V16–V31) of dst
+// columns per pass, each row widened with FCVTL/FCVTL2 and added with one VFMLA per
+// vector, the last vector of a row at dim−4 overlapping the one before when dim is not
+// a multiple of 4. Rows narrower than four columns go one column at a time with
+// FMADDS, also fused, so every output is the same chain of fused multiply-adds over j
+// in order as on amd64.
 package main
 
 import (
