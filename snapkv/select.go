@@ -152,8 +152,8 @@ func (s *Selector) SelectBatch(dst [][][]int32, ins []Input) ([][][]int32, error
 	return dst, nil
 }
 
-// run selects for every plan: the pinned cases inline, the scored heads spread over
-// the workers, then the adaptive allocations.
+// run selects for every plan: the pinned cases inline, the scoring of heads spread
+// over the workers, then the top-k of each head (or the adaptive allocation).
 func (s *Selector) run() {
 	total := 0
 	for i := range s.plans {
@@ -194,10 +194,18 @@ func (s *Selector) run() {
 	j.wg.Wait()
 	j.cfg, j.plans = nil, nil
 
-	if s.cfg.Alloc == AllocAdaptive {
-		for i := range s.plans {
-			if p := &s.plans[i]; p.keep == keepScored {
-				s.ada.allocate(p, &s.cfg)
+	// The top-k runs here, on the caller's goroutine only: kernels.TopK's scratch comes
+	// from a sync.Pool, which allocates when several goroutines that migrate between Ps
+	// take and return its items, and the top-k is a small part of the work.
+	for i := range s.plans {
+		p := &s.plans[i]
+		switch {
+		case p.keep != keepScored:
+		case s.cfg.Alloc == AllocAdaptive:
+			s.ada.allocate(p, &s.cfg)
+		default:
+			for h := range p.in.KVHeads {
+				p.keepTop(&s.cfg, h)
 			}
 		}
 	}

@@ -211,15 +211,15 @@ func TestAllocs(t *testing.T) {
 		t.Skip("the race detector makes sync.Pool drop scratch space at random")
 	}
 	r := rand.New(rand.NewPCG(5, 6))
-	p := newProblem(r, 8, 2, 600, 16, 64)
-	short := newProblem(r, 8, 2, 300, 16, 64)
+	p := newProblem(r, 8, 2, 300, 16, 64)
+	short := newProblem(r, 8, 2, 150, 16, 64)
 	inQ := snapkv.Input{Q: p.q, K: p.k, QHeads: 8, KVHeads: 2, Len: p.n, Dim: p.d}
 	inKeys := snapkv.Input{K: p.k, KVHeads: 2, Len: p.n, Dim: p.d}
 	inShort := snapkv.Input{Q: short.q, K: short.k, QHeads: 8, KVHeads: 2, Len: short.n, Dim: short.d}
 	for _, workers := range []int{1, 4} {
 		for _, cfg := range []snapkv.Config{
-			{Budget: 100, Window: 16, Kernel: 5, Workers: workers},
-			{Budget: 100, Window: 16, Kernel: 7, Pool: snapkv.PoolMax, Rule: snapkv.RuleProtected, Sinks: 4, Group: snapkv.GroupMax, Workers: workers},
+			{Budget: 60, Window: 16, Kernel: 5, Workers: workers},
+			{Budget: 60, Window: 16, Kernel: 7, Pool: snapkv.PoolMax, Rule: snapkv.RuleProtected, Sinks: 4, Group: snapkv.GroupMax, Workers: workers},
 			{KeepRatio: 0.2, Window: 16, Kernel: 5, Alloc: snapkv.AllocAdaptive, Floor: 0.2, Workers: workers},
 		} {
 			s, err := snapkv.NewSelector(cfg)
