@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/kvsimd/kvsimd/fp16"
 	"github.com/kvsimd/kvsimd/kernels"
@@ -71,20 +72,28 @@ const layerScoresHeads = 2
 // of the layer alone, W×L scores for each of the 32 query heads, made as Select makes
 // them.
 func benchLayerScores(b *testing.B, n int) {
+	scores := layerScores(n)
+	b.ReportAllocs()
+	for b.Loop() {
+		scores()
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/layer")
+}
+
+// layerScores returns a function that makes the layer's Scores calls.
+func layerScores(n int) func() {
 	l := layerOf(n)
 	rows := layerScoresHeads * layerWindow
 	block := make([]float32, rows*n)
 	scale := float32(1 / math.Sqrt(layerDim))
 	g := layerQHeads / layerKVHeads
-	b.ReportAllocs()
-	for b.Loop() {
+	return func() {
 		for h := 0; h < layerQHeads; h += layerScoresHeads {
 			q := l.q[h*layerWindow*layerDim:][:rows*layerDim]
 			k := l.k[(h/g)*n*layerDim:][:n*layerDim]
 			kernels.Scores(block, q, k, rows, n, layerDim, scale)
 		}
 	}
-	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/layer")
 }
 
 // benchLayerSelect is the whole selection of the layer, on one goroutine.
@@ -101,4 +110,28 @@ func benchLayerSelect(b *testing.B, n, budget int) {
 		must(err)
 	}
 	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/layer")
+}
+
+// benchLayerRatio alternates the Scores calls and the selection within every
+// iteration and reports the ratio of their total times: on a shared machine whose
+// load drifts during a run, pairs measured side by side compare better than two
+// benchmarks run one after the other.
+func benchLayerRatio(b *testing.B, n, budget int) {
+	scores := layerScores(n)
+	l := layerOf(n)
+	s, err := snapkv.NewSelector(snapkv.Config{Budget: budget, Window: layerWindow, Kernel: 5, Workers: 1})
+	must(err)
+	in := snapkv.Input{Q: l.q, K: l.k, QHeads: layerQHeads, KVHeads: layerKVHeads, Len: n, Dim: layerDim}
+	dst, err := s.Select(nil, in)
+	must(err)
+	var inScores, inSelect time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		scores()
+		t1 := time.Now()
+		dst, err = s.Select(dst, in)
+		inScores, inSelect = inScores+t1.Sub(t0), inSelect+time.Since(t1)
+	}
+	must(err)
+	b.ReportMetric(float64(inSelect)/float64(inScores), "select/scores")
 }

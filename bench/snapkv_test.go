@@ -13,3 +13,8 @@ func BenchmarkSnapKVSelectC1024(b *testing.B) {
 func BenchmarkSnapKVSelectC2048(b *testing.B) {
 	eachVariant(b, snapkvLens, func(b *testing.B, n int) { benchLayerSelect(b, n, 2048) })
 }
+
+// BenchmarkSnapKVRatio times Select against its Scores calls in alternation.
+func BenchmarkSnapKVRatio(b *testing.B) {
+	eachVariant(b, snapkvLens, func(b *testing.B, n int) { benchLayerRatio(b, n, 1024) })
+}

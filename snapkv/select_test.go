@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 	"testing"
 
 	"github.com/kvsimd/kvsimd/fp16"
@@ -341,4 +343,32 @@ func TestAdaptiveShares(t *testing.T) {
 	if len(got[0]) != 20 || len(got[1]) != 20 {
 		t.Errorf("Floor 1 kept %d and %d rows, want 20 each", len(got[0]), len(got[1]))
 	}
+}
+
+// TestHelpersStop: the helper goroutines of a Selector that is no longer referenced
+// exit once it is garbage collected.
+func TestHelpersStop(t *testing.T) {
+	before := runtime.NumGoroutine()
+	func() {
+		r := rand.New(rand.NewPCG(9, 10))
+		p := newProblem(r, 4, 4, 200, 8, 16)
+		s, err := snapkv.NewSelector(snapkv.Config{Budget: 50, Window: 8, Kernel: 3, Workers: 6})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Select(nil, snapkv.Input{Q: p.q, K: p.k, QHeads: 4, KVHeads: 4, Len: p.n, Dim: p.d}); err != nil {
+			t.Fatal(err)
+		}
+		if n := runtime.NumGoroutine(); n < before+5 {
+			t.Fatalf("%d goroutines after Select with 6 workers, %d before", n, before)
+		}
+	}()
+	for range 100 {
+		runtime.GC()
+		if runtime.NumGoroutine() <= before {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("%d goroutines a second after the Selector was dropped, %d before", runtime.NumGoroutine(), before)
 }
