@@ -25,7 +25,7 @@ func (j *job) run(ws *workspace) {
 			return
 		}
 		i := 0
-		for t >= j.plans[i].firstTask+j.plans[i].in.KVHeads || j.plans[i].keep != keepScored {
+		for j.plans[i].keep != keepScored || t >= j.plans[i].firstTask+j.plans[i].in.KVHeads {
 			i++
 		}
 		ws.score(j.cfg, &j.plans[i], t-j.plans[i].firstTask)
