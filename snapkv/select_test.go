@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/kvsimd/kvsimd/fp16"
 	"github.com/kvsimd/kvsimd/snapkv"
