@@ -21,7 +21,7 @@ const (
 var snapkvLens = []int{4096, 16384, 32768}
 
 func init() {
-	const n = 16384
+	const n = 4096 // the report also runs generic, whose Scores take seconds at longer prompts
 	sections = append(sections,
 		section{fmt.Sprintf("SnapKV layer scores only L=%d", n), "row", n, func(b *testing.B) { benchLayerScores(b, n) }},
 		section{fmt.Sprintf("SnapKV layer Select C=1024 L=%d", n), "row", n, func(b *testing.B) { benchLayerSelect(b, n, 1024) }},
