@@ -111,7 +111,12 @@ func (l *layer) prefill(t *testing.T, c *snapkv.Cache, cfg snapkv.CacheConfig, c
 			t.Fatalf("chunk %d of %v: Offset %d, want %d", i, chunks, c.Offset(), at)
 		}
 		if cfg.Mode == snapkv.ModeBounded && !ch.Last {
-			for h, kept := range c.Stats().RowsKept {
+			st := c.Stats()
+			room := int64(cfg.KVHeads) * int64(cfg.Select.Budget+slices.Max(chunks[:i+1])) * int64(4*cfg.Dim+4)
+			if st.BytesCapacity > room {
+				t.Fatalf("chunk %d of %v: %d bytes of room, more than Budget + the longest chunk's %d", i, chunks, st.BytesCapacity, room)
+			}
+			for h, kept := range st.RowsKept {
 				if kept > cfg.Select.Budget {
 					t.Fatalf("chunk %d of %v: head %d holds %d rows after compressing, budget %d", i, chunks, h, kept, cfg.Select.Budget)
 				}
