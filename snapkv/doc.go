@@ -59,7 +59,7 @@
 // Everything is computed and stored at KV-head size: a group's G query heads are
 // scored against their KV head's keys (two 32-row windows per Scores call, the block
 // the SIMD variants widen each key once for) and reduced into one vote row; nothing is
-// repeated G times. A Selector's workspace holds one score block (up to 64·L floats)
+// repeated G times. A Selector's workspace holds one score block (at most max(W, 64)·L floats)
 // per goroutine and the pooled votes of every head; in steady state (same or smaller
 // shapes, results passed back in) Select and SelectBatch allocate nothing. KV heads,
 // and the sequences of SelectBatch, are spread over Config.Workers goroutines: the
