@@ -1,6 +1,7 @@
 package snapkv
 
 import (
+	"errors"
 	"fmt"
 	"math"
 )
@@ -37,24 +38,24 @@ type plan struct {
 	dst       [][]int32
 }
 
-// plan validates in against s's Config and fills p. prefix names the input in errors.
-func (s *Selector) plan(p *plan, in Input, prefix string) error {
+// plan validates in against s's Config and fills p.
+func (s *Selector) plan(p *plan, in Input) error {
 	cfg := &s.cfg
 	switch {
 	case in.KVHeads < 1:
-		return fmt.Errorf("snapkv: %sKVHeads %d, want ≥ 1", prefix, in.KVHeads)
+		return fmt.Errorf("snapkv: KVHeads %d, want ≥ 1", in.KVHeads)
 	case in.QHeads < 0:
-		return fmt.Errorf("snapkv: %sQHeads %d is negative", prefix, in.QHeads)
+		return fmt.Errorf("snapkv: QHeads %d is negative", in.QHeads)
 	case in.QHeads%in.KVHeads != 0:
-		return fmt.Errorf("snapkv: %sQHeads %d is not a multiple of KVHeads %d", prefix, in.QHeads, in.KVHeads)
+		return fmt.Errorf("snapkv: QHeads %d is not a multiple of KVHeads %d", in.QHeads, in.KVHeads)
 	case in.Len < 0:
-		return fmt.Errorf("snapkv: %sLen %d is negative", prefix, in.Len)
+		return fmt.Errorf("snapkv: Len %d is negative", in.Len)
 	case in.Len > math.MaxInt32:
-		return fmt.Errorf("snapkv: %sLen %d exceeds the int32 positions", prefix, in.Len)
+		return fmt.Errorf("snapkv: Len %d exceeds the int32 positions", in.Len)
 	case in.Dim < 0:
-		return fmt.Errorf("snapkv: %sDim %d is negative", prefix, in.Dim)
+		return fmt.Errorf("snapkv: Dim %d is negative", in.Dim)
 	case in.Q != nil && in.Attn != nil:
-		return fmt.Errorf("snapkv: %sInput.Q and Input.Attn are both set; set one (or neither, for the key proxy)", prefix)
+		return errors.New("snapkv: Input.Q and Input.Attn are both set; set one (or neither, for the key proxy)")
 	}
 	*p = plan{in: in, w: min(cfg.Window, in.Len), c: cfg.budget(in.Len), g: 1, cols: in.Len}
 	switch {
@@ -67,25 +68,25 @@ func (s *Selector) plan(p *plan, in Input, prefix string) error {
 	}
 	if p.src != fromKeys {
 		if in.QHeads == 0 {
-			return fmt.Errorf("snapkv: %sQHeads 0, want a positive multiple of KVHeads %d", prefix, in.KVHeads)
+			return fmt.Errorf("snapkv: QHeads 0, want a positive multiple of KVHeads %d", in.KVHeads)
 		}
 		p.g = in.QHeads / in.KVHeads
 	}
 	if in.Dim == 0 && (p.src != fromAttn || in.K != nil) {
-		return fmt.Errorf("snapkv: %sDim 0, want ≥ 1", prefix)
+		return errors.New("snapkv: Dim 0, want ≥ 1")
 	}
 	if p.src != fromAttn || in.K != nil {
-		if err := checkLen(prefix, "K", len(in.K), "KVHeads·Len·Dim", in.KVHeads, in.Len, in.Dim); err != nil {
+		if err := checkLen("K", len(in.K), "KVHeads·Len·Dim", in.KVHeads, in.Len, in.Dim); err != nil {
 			return err
 		}
 	}
 	switch p.src {
 	case fromQueries:
-		if err := checkLen(prefix, "Q", len(in.Q), "QHeads·W·Dim", in.QHeads, p.w, in.Dim); err != nil {
+		if err := checkLen("Q", len(in.Q), "QHeads·W·Dim", in.QHeads, p.w, in.Dim); err != nil {
 			return err
 		}
 	case fromAttn:
-		if err := checkLen(prefix, "Attn", len(in.Attn), "QHeads·W·Len", in.QHeads, p.w, in.Len); err != nil {
+		if err := checkLen("Attn", len(in.Attn), "QHeads·W·Len", in.QHeads, p.w, in.Len); err != nil {
 			return err
 		}
 	}
@@ -107,7 +108,7 @@ func (s *Selector) plan(p *plan, in Input, prefix string) error {
 	case protected >= p.c:
 		p.keep = keepRecent
 	case cfg.Alloc == AllocAdaptive && in.KVHeads > math.MaxInt32/in.Len:
-		return fmt.Errorf("snapkv: %sKVHeads·Len = %d·%d exceeds the int32 positions of AllocAdaptive's shared ranking", prefix, in.KVHeads, in.Len)
+		return fmt.Errorf("snapkv: KVHeads·Len = %d·%d exceeds the int32 positions of AllocAdaptive's shared ranking", in.KVHeads, in.Len)
 	}
 	return nil
 }

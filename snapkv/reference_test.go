@@ -298,3 +298,92 @@ func TestFloat64(t *testing.T) {
 		}
 	}
 }
+
+// TestAdaptiveFloat64 holds AllocAdaptive to the float64 votes: the heads' rows sum to
+// C·KVHeads, every head keeps its protected rows and at least its floor, each head's
+// picks are its best rows, and every pick beyond a head's floor beats every row left
+// out in any head (up to refTol).
+func TestAdaptiveFloat64(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, sh := range []struct{ hk, g, n, w, d int }{{4, 2, 300, 8, 32}, {8, 4, 1000, 32, 64}} {
+		p := newProblem(r, sh.hk*sh.g, sh.hk, sh.n, sh.w, sh.d)
+		// Different heads attend differently: sharpen some heads' queries.
+		for h := range p.hq {
+			for i := range p.w * p.d {
+				p.q[h*p.w*p.d+i] *= float32(1 + h%3)
+			}
+		}
+		attn := make([][][]float64, p.hq)
+		for h := range p.hq {
+			attn[h] = p.refProbs(p.q[h*p.w*p.d:(h+1)*p.w*p.d], h/sh.g)
+		}
+		votes := p.refVotes("queries", snapkv.GroupMean, attn)
+		in := snapkv.Input{Q: p.q, K: p.k, QHeads: p.hq, KVHeads: p.hk, Len: p.n, Dim: p.d}
+		for _, cfg := range []snapkv.Config{
+			{Budget: sh.n / 5, Window: sh.w, Kernel: 5, Alloc: snapkv.AllocAdaptive, Floor: 0.2, Workers: 2},
+			{Budget: sh.n / 4, Window: sh.w, Kernel: 5, Alloc: snapkv.AllocAdaptive, Rule: snapkv.RuleProtected, Sinks: 4},
+			{Budget: sh.n / 3, Window: sh.w, Kernel: 3, Alloc: snapkv.AllocAdaptive, Floor: 0.5, Pool: snapkv.PoolMax},
+		} {
+			pooled := refPooled(votes, cfg, p.n, p.w)
+			eachTestedVariant(t, func(variant string) {
+				got, err := snapkv.Select(cfg, in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				what := fmt.Sprintf("%s Hkv=%d L=%d %+v", variant, p.hk, p.n, cfg)
+				checkAdaptive(t, what, got, pooled, cfg, p.n, p.w)
+			})
+		}
+	}
+}
+
+func checkAdaptive(t *testing.T, what string, got [][]int32, pooled [][]float64, cfg snapkv.Config, n, w int) {
+	t.Helper()
+	sinks := 0
+	if cfg.Rule == snapkv.RuleProtected {
+		sinks = cfg.Sinks
+	}
+	free := cfg.Budget - sinks - w
+	floor := int(cfg.Floor * float64(free))
+	total, top := 0, 0.0
+	for _, v := range pooled {
+		for _, x := range v[sinks : n-w] {
+			top = max(top, x)
+		}
+	}
+	tol := refTol * top
+	var budgets []int
+	beyondFloor, dropped := math.Inf(1), math.Inf(-1)
+	for h, rows := range got {
+		total += len(rows)
+		if len(rows) < sinks+w+floor {
+			t.Fatalf("%s head %d: kept %d rows, below its floor %d", what, h, len(rows), sinks+w+floor)
+		}
+		budgets = append(budgets, len(rows))
+		var picks []float64
+		kept := make([]bool, n)
+		for _, r := range rows[sinks : len(rows)-w] {
+			kept[r] = true
+			picks = append(picks, pooled[h][r])
+		}
+		for i := sinks; i < n-w; i++ {
+			if !kept[i] {
+				dropped = max(dropped, pooled[h][i])
+			}
+		}
+		slices.Sort(picks)
+		slices.Reverse(picks)
+		if len(picks) > floor {
+			beyondFloor = min(beyondFloor, picks[len(picks)-1])
+		}
+	}
+	if total != cfg.Budget*len(got) {
+		t.Fatalf("%s: kept %d rows in all, want C·KVHeads = %d", what, total, cfg.Budget*len(got))
+	}
+	// Each head's own picks are its best (the per-head check of checkKept), and picks
+	// beyond the floor beat every drop.
+	checkKept(t, what, got, pooled, cfg, n, w, budgets)
+	if dropped > beyondFloor+tol {
+		t.Errorf("%s: a row with vote %v was left out while a head won one with %v beyond its floor", what, dropped, beyondFloor)
+	}
+}

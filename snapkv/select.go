@@ -3,6 +3,7 @@ package snapkv
 import (
 	"fmt"
 	"runtime"
+	"strings"
 
 	"github.com/kvsimd/kvsimd/fp16"
 )
@@ -124,7 +125,7 @@ func NewSelector(cfg Config) (*Selector, error) {
 func (s *Selector) Select(dst [][]int32, in Input) ([][]int32, error) {
 	s.plans = grow(s.plans, 1)
 	p := &s.plans[0]
-	if err := s.plan(p, in, ""); err != nil {
+	if err := s.plan(p, in); err != nil {
 		return dst, err
 	}
 	p.dst = growKeep(dst, in.KVHeads)
@@ -138,8 +139,8 @@ func (s *Selector) Select(dst [][]int32, in Input) ([][]int32, error) {
 func (s *Selector) SelectBatch(dst [][][]int32, ins []Input) ([][][]int32, error) {
 	s.plans = grow(s.plans, len(ins))
 	for i := range ins {
-		if err := s.plan(&s.plans[i], ins[i], fmt.Sprintf("ins[%d]: ", i)); err != nil {
-			return dst, err
+		if err := s.plan(&s.plans[i], ins[i]); err != nil {
+			return dst, fmt.Errorf("snapkv: ins[%d]: %s", i, strings.TrimPrefix(err.Error(), "snapkv: "))
 		}
 	}
 	dst = growKeep(dst, len(ins))

@@ -70,13 +70,13 @@ func mul(a, b, c int) (p int, ok bool) {
 }
 
 // checkLen reports whether len(x) == a·b·c, naming the slice and the dims otherwise.
-func checkLen(prefix, field string, n int, dims string, a, b, c int) error {
+func checkLen(field string, n int, dims string, a, b, c int) error {
 	want, ok := mul(a, b, c)
 	if !ok {
-		return fmt.Errorf("snapkv: %s%s = %d·%d·%d overflows int", prefix, dims, a, b, c)
+		return fmt.Errorf("snapkv: %s = %d·%d·%d overflows int", dims, a, b, c)
 	}
 	if n != want {
-		return fmt.Errorf("snapkv: %slen(Input.%s) = %d, want %s = %d·%d·%d = %d", prefix, field, n, dims, a, b, c, want)
+		return fmt.Errorf("snapkv: len(Input.%s) = %d, want %s = %d·%d·%d = %d", field, n, dims, a, b, c, want)
 	}
 	return nil
 }
