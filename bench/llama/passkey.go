@@ -109,7 +109,7 @@ func Methods() []Method {
 		alloc snapkv.Alloc
 	}{
 		{"snapkv-adakv-heads", Uniform, snapkv.AllocAdaptive},
-		// PYRAMID-PENDING {"snapkv-pyramid", Pyramid, snapkv.AllocUniform},
+		{"snapkv-pyramid", Pyramid, snapkv.AllocUniform},
 		{"snapkv-entropy", Entropy, snapkv.AllocUniform},
 		{"snapkv-adaptive", AdaptiveLayers, snapkv.AllocUniform},
 	} {
