@@ -40,7 +40,7 @@ func BenchmarkDecode(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			build := func() []KV {
-				caches, _, err := m.caches(p, me, map[int][][]float32{})
+				caches, _, err := m.caches(p, me, newMeasured(m, p))
 				if err != nil {
 					b.Fatal(err)
 				}

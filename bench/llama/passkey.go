@@ -67,6 +67,9 @@ type Method struct {
 	Pool     snapkv.Pool
 	Alloc    snapkv.Alloc
 	Schedule Schedule
+	// SharedVotes scores every layer's rows with the window attention averaged over the
+	// layers (snapkv's engine-attention input) instead of the layer's own queries.
+	SharedVotes bool
 }
 
 // The README's protocol.
@@ -118,6 +121,10 @@ func Methods() []Method {
 				Rule: snapkv.RuleProtected, Pool: snapkv.PoolAvg, Alloc: s.alloc, Schedule: s.sched})
 		}
 	}
+	for _, c := range []int{32, 64, 128} {
+		ms = append(ms, Method{Name: "snapkv-shared-votes", Kind: SnapKV, Window: 16, Budget: c, Sinks: ProtocolSinks,
+			Rule: snapkv.RuleProtected, Pool: snapkv.PoolAvg, SharedVotes: true})
+	}
 	return ms
 }
 
@@ -168,9 +175,9 @@ func (m *Model) Evaluate(prompts []Prompt, methods []Method) ([]Outcome, error) 
 		if err != nil {
 			return nil, fmt.Errorf("llama: prompt %d: %w", pr.ID, err)
 		}
-		votes := map[int][][]float32{}
+		meas := newMeasured(m, p)
 		for i, me := range methods {
-			caches, bytes, err := m.caches(p, me, votes)
+			caches, bytes, err := m.caches(p, me, meas)
 			if err != nil {
 				return nil, fmt.Errorf("llama: prompt %d, %s W=%d C=%d: %w", pr.ID, me.Name, me.Window, me.Budget, err)
 			}
@@ -220,8 +227,8 @@ func (m *Model) Evaluate(prompts []Prompt, methods []Method) ([]Outcome, error) 
 }
 
 // caches builds method me's per-layer caches from a prefill and returns their bytes
-// right after compression. votes memoises layerVotes per window across methods.
-func (m *Model) caches(p *Prefill, me Method, votes map[int][][]float32) ([]KV, int64, error) {
+// right after compression. meas is p's window attention, shared across methods.
+func (m *Model) caches(p *Prefill, me Method, meas *measured) ([]KV, int64, error) {
 	caches := make([]KV, m.Layers)
 	var bytes int64
 	switch me.Kind {
@@ -240,7 +247,7 @@ func (m *Model) caches(p *Prefill, me Method, votes map[int][][]float32) ([]KV, 
 		}
 		return caches, bytes, nil
 	}
-	budgets, err := m.scheduleBudgets(p, me, votes)
+	budgets, err := m.scheduleBudgets(p, me, meas)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -250,8 +257,13 @@ func (m *Model) caches(p *Prefill, me Method, votes map[int][][]float32) ([]KV, 
 		if me.Alloc == snapkv.AllocAdaptive {
 			cfg.Floor = AdaptiveFloor
 		}
-		kept, err := snapkv.Select(cfg,
-			snapkv.Input{Q: windowQueries(p.Q[l], m.QHeads, p.Len, m.HeadDim, me.Window), K: p.K[l], QHeads: m.QHeads, KVHeads: m.KVHeads, Len: p.Len, Dim: m.HeadDim})
+		in := snapkv.Input{K: p.K[l], QHeads: m.QHeads, KVHeads: m.KVHeads, Len: p.Len, Dim: m.HeadDim}
+		if me.SharedVotes {
+			in.Attn = meas.shared(me.Window)
+		} else {
+			in.Q = windowQueries(p.Q[l], m.QHeads, p.Len, m.HeadDim, me.Window)
+		}
+		kept, err := snapkv.Select(cfg, in)
 		if err != nil {
 			return nil, 0, fmt.Errorf("layer %d: %w", l, err)
 		}
@@ -263,7 +275,7 @@ func (m *Model) caches(p *Prefill, me Method, votes map[int][][]float32) ([]KV, 
 }
 
 // scheduleBudgets returns method me's budget for each layer.
-func (m *Model) scheduleBudgets(p *Prefill, me Method, votes map[int][][]float32) ([]int, error) {
+func (m *Model) scheduleBudgets(p *Prefill, me Method, meas *measured) ([]int, error) {
 	switch me.Schedule {
 	case Uniform:
 		b := make([]int, m.Layers)
@@ -277,11 +289,7 @@ func (m *Model) scheduleBudgets(p *Prefill, me Method, votes map[int][][]float32
 	if m.KVHeads != 1 {
 		return nil, fmt.Errorf("measured schedules take one KV head per layer, the model has %d", m.KVHeads)
 	}
-	v, ok := votes[me.Window]
-	if !ok {
-		v = m.layerVotes(p, 0, me.Window, ProtocolKernel)
-		votes[me.Window] = v
-	}
+	v := meas.votes(0, me.Window, ProtocolKernel)
 	w := min(me.Window, p.Len)
 	candidates := make([][]float32, len(v))
 	for l := range v {

@@ -108,7 +108,7 @@ func TestPasskeyEndToEnd(t *testing.T) {
 	k0, v0 := slices.Clone(p.K[0]), slices.Clone(p.V[0])
 	for _, me := range referenceMethods(ref) {
 		key := ref.Key(Row{Method: me.Name, Window: me.Window, Budget: me.Budget})
-		caches, _, err := m.caches(p, me, map[int][][]float32{})
+		caches, _, err := m.caches(p, me, newMeasured(m, p))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -39,32 +39,69 @@ const PyramidBeta = 2
 // AdaptiveFloor is AdaKV's alpha: the fraction of each layer's share it is guaranteed.
 const AdaptiveFloor = 0.2
 
-// layerVotes returns, for each layer, KV head h's SnapKV votes over all L prompt
-// positions with the window's W queries, average-pooled as the protected rule pools
-// them: softmax(q·Kᵀ/√d) per window row (causal: row r, at position L−W+r, sees keys
-// 0 .. L−W+r), summed over the rows, averaged over the query heads of the group. This
-// is the schedules' measurement of each layer's attention; the selection itself is
-// snapkv's.
-func (m *Model) layerVotes(p *Prefill, h, w, kernel int) [][]float32 {
+// windowAttention returns layer l's attention of the last w prompt positions,
+// [QHeads][w][L]: softmax(q·Kᵀ/√d) per window row, causal (row r, at position L−w+r,
+// sees keys 0 .. L−w+r), as snapkv computes it from the window queries.
+func (m *Model) windowAttention(p *Prefill, l, w int) []float32 {
 	c := m.Config
 	L, d, group := p.Len, c.HeadDim, c.QHeads/c.KVHeads
 	w = min(w, L)
+	attn := make([]float32, c.QHeads*w*L)
+	for j := range c.QHeads {
+		h := j / group
+		q := p.Q[l][(j*L+L-w)*d : (j*L+L)*d]
+		sc := attn[j*w*L : (j+1)*w*L]
+		kernels.Scores(sc, q, p.K[l][h*L*d:(h+1)*L*d], w, L, d, float32(1/math.Sqrt(float64(d))))
+		for r := range w {
+			row := sc[r*L : (r+1)*L]
+			for t := L - w + r + 1; t < L; t++ {
+				row[t] = float32(math.Inf(-1))
+			}
+			kernels.Softmax(row)
+		}
+	}
+	return attn
+}
+
+// measured is one prefill's window attention, computed once per window for the
+// methods that read it: the measured schedules and the shared votes.
+type measured struct {
+	m    *Model
+	p    *Prefill
+	attn map[int][][]float32 // window → layer → [QHeads][W][L]
+}
+
+func newMeasured(m *Model, p *Prefill) *measured {
+	return &measured{m: m, p: p, attn: map[int][][]float32{}}
+}
+
+func (x *measured) attention(w int) [][]float32 {
+	a, ok := x.attn[w]
+	if !ok {
+		a = make([][]float32, x.m.Layers)
+		for l := range a {
+			a[l] = x.m.windowAttention(x.p, l, w)
+		}
+		x.attn[w] = a
+	}
+	return a
+}
+
+// votes returns, for each layer, KV head h's SnapKV votes over all L prompt positions,
+// average-pooled as the protected rule pools them: the window attention summed over the
+// w rows and averaged over the query heads of the group. This is the schedules'
+// measurement of each layer's attention; the selection itself is snapkv's.
+func (x *measured) votes(h, w, kernel int) [][]float32 {
+	c := x.m.Config
+	L, group := x.p.Len, c.QHeads/c.KVHeads
+	w = min(w, L)
 	votes := make([][]float32, c.Layers)
-	sc := make([]float32, w*L)
 	sum := make([]float32, L)
-	for l := range votes {
+	for l, attn := range x.attention(w) {
 		clear(sum)
-		keys := p.K[l][h*L*d : (h+1)*L*d]
 		for j := h * group; j < (h+1)*group; j++ {
-			q := p.Q[l][(j*L+L-w)*d : (j*L+L)*d]
-			kernels.Scores(sc, q, keys, w, L, d, float32(1/math.Sqrt(float64(d))))
 			for r := range w {
-				row := sc[r*L : (r+1)*L]
-				for t := L - w + r + 1; t < L; t++ {
-					row[t] = float32(math.Inf(-1))
-				}
-				kernels.Softmax(row)
-				kernels.Add(sum, row)
+				kernels.Add(sum, attn[(j*w+r)*L:][:L])
 			}
 		}
 		for t := range sum {
@@ -74,6 +111,21 @@ func (m *Model) layerVotes(p *Prefill, h, w, kernel int) [][]float32 {
 		kernels.AvgPool1D(votes[l], sum, kernel)
 	}
 	return votes
+}
+
+// shared returns the window attention averaged over the layers, [QHeads][W][L]: one
+// score source for every layer's selection, so that every layer keeps the rows the
+// layers together attend to.
+func (x *measured) shared(w int) []float32 {
+	attn := x.attention(w)
+	out := make([]float32, len(attn[0]))
+	for _, a := range attn {
+		kernels.Add(out, a)
+	}
+	for i := range out {
+		out[i] /= float32(len(attn))
+	}
+	return out
 }
 
 // layerBudgets spreads layers·c rows over the layers by schedule s. fixed is the rows
