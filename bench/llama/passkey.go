@@ -141,7 +141,7 @@ type Row struct {
 	// CacheBytes is the mean over prompts of Σ over layers of the cache's bytes right
 	// after compression (snapkv.Stats' BytesAfter formula: K and V fp16 plus an int32
 	// position per row).
-	CacheBytes   float64 `json:"cache_bytes"`
+	CacheBytes float64 `json:"cache_bytes"`
 	// DecodeTokensPerS is decode throughput after the first prompt's prefill: forward
 	// steps (one token through every layer with this method's cache) per second, from
 	// decodeSpeed.
