@@ -292,22 +292,29 @@ func (m *Model) caches(p *Prefill, me Method, meas *measured) ([]KV, int64, erro
 		if me.Alloc == snapkv.AllocAdaptive {
 			cfg.Floor = AdaptiveFloor
 		}
-		in := snapkv.Input{K: p.K[l], QHeads: m.QHeads, KVHeads: m.KVHeads, Len: p.Len, Dim: m.HeadDim}
-		if me.SharedVotes {
-			in.Attn = meas.shared(me.Window)
-		} else {
-			in.Q = windowQueries(p.Q[l], m.QHeads, p.Len, m.HeadDim, me.Window)
-		}
-		kept, err := snapkv.Select(cfg, in)
+		c, err := snapkv.NewCache(snapkv.CacheConfig{Select: cfg, Mode: snapkv.ModeFaithful,
+			QHeads: m.QHeads, KVHeads: m.KVHeads, Dim: m.HeadDim, Reserve: cacheReserve})
 		if err != nil {
+			return nil, 0, err
+		}
+		ch := snapkv.Chunk{K: p.K[l], V: p.V[l], Last: true}
+		if me.SharedVotes {
+			ch.Attn = meas.shared(me.Window)
+		} else {
+			ch.Q = p.Q[l]
+		}
+		if err := c.Prefill(ch); err != nil {
 			return nil, 0, fmt.Errorf("layer %d: %w", l, err)
 		}
-		r := p.Keep(l, kept, m.KVHeads, m.HeadDim)
-		caches[l] = r
-		bytes += rowsBytes(r, m.KVHeads, m.HeadDim)
+		caches[l] = c
+		bytes += c.Stats().BytesAfter
 	}
 	return caches, bytes, nil
 }
+
+// cacheReserve is the decode rows a snapkv.Cache makes room for when it compresses:
+// enough for the answers and the speed measurement.
+const cacheReserve = 32
 
 // scheduleBudgets returns method me's budget for each layer.
 func (m *Model) scheduleBudgets(p *Prefill, me Method, meas *measured) ([]int, error) {
@@ -376,14 +383,4 @@ func keyDigitsKept(p Prompt, kept []int32) float64 {
 		return 0
 	}
 	return float64(n) / float64(total)
-}
-
-// windowQueries returns the last min(w, n) rows of each head of q [heads][n][dim].
-func windowQueries(q []float32, heads, n, dim, w int) []float32 {
-	w = min(w, n)
-	out := make([]float32, 0, heads*w*dim)
-	for h := range heads {
-		out = append(out, q[(h*n+n-w)*dim:(h*n+n)*dim]...)
-	}
-	return out
 }

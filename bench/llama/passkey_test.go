@@ -130,6 +130,9 @@ func TestPasskeyEndToEnd(t *testing.T) {
 			if c.Offset() != p.Len {
 				t.Errorf("%s layer %d: offset %d after a %d-byte prompt", key, l, c.Offset(), p.Len)
 			}
+			if sc, ok := c.(*snapkv.Cache); ok {
+				checkStats(t, key, l, sc, p.Len, m.HeadDim)
+			}
 		}
 		pred, err := m.Generate(caches, p.Logits, len(pr.Answer))
 		if err != nil {
@@ -141,12 +144,68 @@ func TestPasskeyEndToEnd(t *testing.T) {
 		if got := caches[0].Offset(); got != p.Len+len(pr.Answer)-1 {
 			t.Errorf("%s: offset %d after decoding %d tokens", key, got, len(pr.Answer)-1)
 		}
+		for l, c := range caches {
+			if sc, ok := c.(*snapkv.Cache); ok {
+				checkStats(t, key, l, sc, p.Len+len(pr.Answer)-1, m.HeadDim)
+			}
+		}
 	}
 	if !slices.Equal(k0, p.K[0]) || !slices.Equal(v0, p.V[0]) {
 		t.Error("building and decoding the caches changed the prefill's K or V")
 	}
 }
 
+// checkStats holds a cache's Stats to what its heads hold: rows kept, and bytes of
+// fp16 K and V rows plus an int32 position each, counted from Head.
+func checkStats(t *testing.T, key string, l int, c *snapkv.Cache, seen, dim int) {
+	t.Helper()
+	st := c.Stats()
+	var bytes int64
+	for h, n := range st.RowsKept {
+		k, v, pos := c.Head(h)
+		if n != len(pos) || len(k) != n*dim || len(v) != n*dim {
+			t.Errorf("%s layer %d head %d: Stats says %d rows, Head has %d positions and %d, %d elements", key, l, h, n, len(pos), len(k), len(v))
+		}
+		bytes += int64(len(k)+len(v))*2 + int64(len(pos))*4
+	}
+	if st.BytesAfter != bytes || st.TokensSeen != seen || st.BytesBefore != int64(seen*len(st.RowsKept)*dim*4) {
+		t.Errorf("%s layer %d: Stats %+v; the heads hold %d bytes after %d tokens", key, l, st, bytes, seen)
+	}
+}
+
 // endToEndPrompt is the prompt whose closest SnapKV cut in results.json is farthest
 // from a tie (rel_gap ≥ 3.2e-3); 4 of its 12 configurations decode the key.
 const endToEndPrompt = 25
+
+// TestAdaKVOneHead: with one KV head per layer, AdaKV's sharing of a layer's budget
+// among its heads has nothing to share, so snapkv.AllocAdaptive must keep exactly what
+// the uniform allocation keeps.
+func TestAdaKVOneHead(t *testing.T) {
+	m := testModel(t)
+	ps, _ := testPrompts(t)
+	if m.KVHeads != 1 {
+		t.Skipf("the model has %d KV heads", m.KVHeads)
+	}
+	var ms []Method
+	for _, me := range Methods() {
+		if me.Name == "snapkv-adakv-heads" {
+			uniform := me
+			uniform.Alloc = snapkv.AllocUniform
+			ms = append(ms, me, uniform)
+		}
+	}
+	if len(ms) == 0 {
+		t.Fatal("no snapkv-adakv-heads rows")
+	}
+	out, err := m.Evaluate(ps[endToEndPrompt:endToEndPrompt+1], ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < len(out); i += 2 {
+		for l := range out[i].Kept[0] {
+			if !slices.Equal(out[i].Kept[0][l][0], out[i+1].Kept[0][l][0]) {
+				t.Errorf("C=%d layer %d: AllocAdaptive kept %v, AllocUniform %v", ms[i].Budget, l, out[i].Kept[0][l][0], out[i+1].Kept[0][l][0])
+			}
+		}
+	}
+}
