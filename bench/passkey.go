@@ -19,6 +19,10 @@ var (
 	passkeyModel = flag.String("passkey-model", filepath.Join("testdata", "passkey-model"), "directory of the model's config.json and model.safetensors")
 )
 
+// passkeySpeedRounds is how many rounds the decode speed is measured in; each method's
+// fastest round counts.
+var passkeySpeedRounds = 7
+
 // runPasskey evaluates every method of llama.Methods on the prompts of file and prints
 // one JSON array (asJSON) or a Markdown table. When a results.json sits beside file,
 // the table carries PyTorch's figures and the agreement of the kept sets.
@@ -35,6 +39,9 @@ func writePasskey(w io.Writer, file string, asJSON bool) error {
 	}
 	outcomes, err := m.Evaluate(prompts, llama.Methods())
 	if err != nil {
+		return err
+	}
+	if err := m.MeasureDecode(outcomes, prompts[0], passkeySpeedRounds); err != nil {
 		return err
 	}
 	if asJSON {

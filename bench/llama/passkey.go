@@ -138,13 +138,13 @@ type Row struct {
 	PerLayer      []float64 `json:"key_digits_kept_per_layer"`
 	// LayerBudgets is the mean kept prompt rows per KV head of each layer.
 	LayerBudgets []float64 `json:"layer_budgets"`
-	// CacheBytes is the mean over prompts of Σ over layers of the cache's bytes right
+	// CacheBytes is the mean over prompts of the sum over layers of the cache's bytes right
 	// after compression (snapkv.Stats' BytesAfter formula: K and V fp16 plus an int32
 	// position per row).
 	CacheBytes float64 `json:"cache_bytes"`
-	// DecodeTokensPerS is decode throughput after the first prompt's prefill: forward
-	// steps (one token through every layer with this method's cache) per second, from
-	// decodeSpeed.
+	// DecodeTokensPerS is decode throughput after a prompt's prefill: forward steps (one
+	// token through every layer with this method's cache) per second, set by
+	// MeasureDecode.
 	DecodeTokensPerS float64 `json:"decode_tokens_per_s"`
 }
 
@@ -208,27 +208,32 @@ func (m *Model) Evaluate(prompts []Prompt, methods []Method) ([]Outcome, error) 
 			}
 		}
 	}
-	if len(prompts) > 0 {
-		p, err := m.Prefill([]byte(prompts[0].Text))
-		if err != nil {
-			return nil, err
-		}
-		speeds, err := m.decodeSpeed(p, methods, speedRounds, speedTokens)
-		if err != nil {
-			return nil, err
-		}
-		for i := range out {
-			out[i].DecodeTokensPerS = speeds[i]
-		}
-	}
 	return out, nil
 }
 
-// The decode speed measurement: rounds of tokens decode steps per method.
-const (
-	speedRounds = 7
-	speedTokens = 16
-)
+// speedTokens is the decode steps of one round of the speed measurement.
+const speedTokens = 16
+
+// MeasureDecode sets each outcome's DecodeTokensPerS, measured after the prefill of pr
+// by decodeSpeed in rounds rounds: every method in one run, so their ratios compare.
+func (m *Model) MeasureDecode(outcomes []Outcome, pr Prompt, rounds int) error {
+	p, err := m.Prefill([]byte(pr.Text))
+	if err != nil {
+		return err
+	}
+	methods := make([]Method, len(outcomes))
+	for i, o := range outcomes {
+		methods[i] = o.Method
+	}
+	speeds, err := m.decodeSpeed(p, methods, rounds, speedTokens)
+	if err != nil {
+		return err
+	}
+	for i := range outcomes {
+		outcomes[i].DecodeTokensPerS = speeds[i]
+	}
+	return nil
+}
 
 // decodeSpeed measures each method's decode throughput after prefill p, in tokens per
 // second. Each of rounds rounds builds every method's caches afresh and decodes tokens
