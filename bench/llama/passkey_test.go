@@ -209,3 +209,48 @@ func TestAdaKVOneHead(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyRankByLayer measures what the README says of this model: layer 1's window
+// attention ranks a key digit near the top of the candidate rows (neither sinks nor
+// window), layers 0 and 2 rank the key far lower. It logs each layer's range of the
+// best key-digit rank over the first 12 prompts and checks the medians' order.
+func TestKeyRankByLayer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("12 prefills: not in -short")
+	}
+	m := testModel(t)
+	ps, _ := testPrompts(t)
+	const w = 16
+	ranks := make([][]int, m.Layers)
+	for _, pr := range ps[:12] {
+		p, err := m.Prefill([]byte(pr.Text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for l, v := range newMeasured(m, p).votes(0, w, ProtocolKernel) {
+			cand := v[ProtocolSinks : p.Len-w]
+			best := len(cand)
+			for _, s := range pr.KeySpans {
+				for k := s[0]; k < s[1]; k++ {
+					r := 0
+					for _, x := range cand {
+						if x > v[k] {
+							r++
+						}
+					}
+					best = min(best, r+1)
+				}
+			}
+			ranks[l] = append(ranks[l], best)
+		}
+	}
+	median := make([]int, m.Layers)
+	for l, r := range ranks {
+		slices.Sort(r)
+		median[l] = r[len(r)/2]
+		t.Logf("layer %d: best key-digit rank %d .. %d, median %d", l, r[0], r[len(r)-1], median[l])
+	}
+	if !(median[1] < median[0] && median[1] < median[2]) {
+		t.Errorf("median ranks %v: layer 1 is not the one that finds the key", median)
+	}
+}
