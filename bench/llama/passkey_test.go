@@ -59,7 +59,7 @@ func TestPasskeyAgainstPyTorch(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: results.json lacks prompts", key)
 		}
-		switch o.Kind {
+		switch o.Method.Kind {
 		case Full:
 			if o.Correct != want {
 				t.Errorf("%s: %d/%d correct, PyTorch %d", key, o.Correct, o.Total, want)
@@ -73,7 +73,7 @@ func TestPasskeyAgainstPyTorch(t *testing.T) {
 				t.Errorf("%s: %d/%d correct, PyTorch %d", key, o.Correct, o.Total, want)
 			}
 		}
-		if o.Kind == Full {
+		if o.Method.Kind == Full {
 			continue
 		}
 		a, err := ref.CompareKept(key, o, ids)
