@@ -17,7 +17,7 @@ type job struct {
 	wg    sync.WaitGroup
 }
 
-// run scores (and under a uniform budget selects) heads until none is left.
+// run scores heads until none is left.
 func (j *job) run(ws *workspace) {
 	for {
 		t := int(j.next.Add(1) - 1)
@@ -25,14 +25,10 @@ func (j *job) run(ws *workspace) {
 			return
 		}
 		i := 0
-		for t >= j.plans[i].firstTask+j.plans[i].in.KVHeads || j.plans[i].keep != keepScored {
+		for j.plans[i].keep != keepScored || t >= j.plans[i].firstTask+j.plans[i].in.KVHeads {
 			i++
 		}
-		p, h := &j.plans[i], t-j.plans[i].firstTask
-		ws.score(j.cfg, p, h)
-		if j.cfg.Alloc == AllocUniform {
-			p.keepTop(j.cfg, h)
-		}
+		ws.score(j.cfg, &j.plans[i], t-j.plans[i].firstTask)
 	}
 }
 

@@ -305,7 +305,11 @@ func TestFloat64(t *testing.T) {
 // out in any head (up to refTol).
 func TestAdaptiveFloat64(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
-	for _, sh := range []struct{ hk, g, n, w, d int }{{4, 2, 300, 8, 32}, {8, 4, 1000, 32, 64}} {
+	shapes := []struct{ hk, g, n, w, d int }{{4, 2, 300, 8, 32}, {8, 4, 1000, 32, 64}}
+	if testing.Short() {
+		shapes = shapes[:1]
+	}
+	for _, sh := range shapes {
 		p := newProblem(r, sh.hk*sh.g, sh.hk, sh.n, sh.w, sh.d)
 		// Different heads attend differently: sharpen some heads' queries.
 		for h := range p.hq {

@@ -100,10 +100,10 @@ func Select(cfg Config, in Input) ([][]int32, error) {
 type Selector struct {
 	cfg     Config
 	workers int
-	plans   []plan       // one per sequence of the current call
-	pooled  []float32    // every scored head's pooled votes, carved up among plans
-	spaces  []*workspace // spaces[0] is the caller's; the crew owns the rest
-	crew    *crew        // started on the first call that has work for two goroutines
+	plans   []plan    // one per sequence of the current call
+	pooled  []float32 // every scored head's pooled votes, carved up among plans
+	space   workspace // the caller's; each helper of the crew has its own
+	crew    *crew     // started on the first call that has work for two goroutines
 	job     *job
 	ada     adaptive
 }
@@ -117,7 +117,7 @@ func NewSelector(cfg Config) (*Selector, error) {
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	return &Selector{cfg: cfg, workers: workers, spaces: []*workspace{new(workspace)}, job: new(job)}, nil
+	return &Selector{cfg: cfg, workers: workers, job: new(job)}, nil
 }
 
 // Select writes head h's kept positions into dst[h][:0] (growing dst and its rows only
@@ -152,37 +152,36 @@ func (s *Selector) SelectBatch(dst [][][]int32, ins []Input) ([][][]int32, error
 	return dst, nil
 }
 
-// run selects for every plan: the pinned cases inline, the scored heads spread over
-// the workers, then the adaptive allocations.
+// run selects for every plan: the pinned cases inline, the scoring of heads spread
+// over the workers, then the top-k of each head (or the adaptive allocation).
 func (s *Selector) run() {
-	total := 0
+	tasks, votes := 0, 0
 	for i := range s.plans {
 		p := &s.plans[i]
-		p.firstTask = total
-		if p.keep == keepScored {
-			p.pooled = nil
-			total += p.in.KVHeads
-		} else {
+		if p.keep != keepScored {
 			for h := range p.dst {
 				p.dst[h] = p.keepPinned(p.dst[h], s.cfg.Sinks)
 			}
+			continue
 		}
+		p.firstTask = tasks
+		tasks += p.in.KVHeads
+		votes += p.in.KVHeads * p.cols
 	}
-	s.pooled = grow(s.pooled, s.pooledLen())
-	at := 0
+	s.pooled = grow(s.pooled, votes)
+	votes = 0
 	for i := range s.plans {
-		p := &s.plans[i]
-		if p.keep == keepScored {
+		if p := &s.plans[i]; p.keep == keepScored {
 			n := p.in.KVHeads * p.cols
-			p.pooled = s.pooled[at : at+n : at+n]
-			at += n
+			p.pooled = s.pooled[votes : votes+n : votes+n]
+			votes += n
 		}
 	}
 
 	j := s.job
-	j.cfg, j.plans, j.total = &s.cfg, s.plans, total
+	j.cfg, j.plans, j.total = &s.cfg, s.plans, tasks
 	j.next.Store(0)
-	helpers := min(s.workers, total) - 1
+	helpers := min(s.workers, tasks) - 1
 	if helpers > 0 {
 		s.startCrew()
 		j.wg.Add(helpers)
@@ -190,27 +189,25 @@ func (s *Selector) run() {
 			s.crew.wake <- j
 		}
 	}
-	j.run(s.spaces[0])
+	j.run(&s.space)
 	j.wg.Wait()
 	j.cfg, j.plans = nil, nil
 
-	if s.cfg.Alloc == AllocAdaptive {
-		for i := range s.plans {
-			if p := &s.plans[i]; p.keep == keepScored {
-				s.ada.allocate(p, &s.cfg)
+	// The top-k runs here, on the caller's goroutine only: kernels.TopK's scratch comes
+	// from a sync.Pool, which allocates when several goroutines that migrate between Ps
+	// take and return its items, and the top-k is a small part of the work.
+	for i := range s.plans {
+		p := &s.plans[i]
+		switch {
+		case p.keep != keepScored:
+		case s.cfg.Alloc == AllocAdaptive:
+			s.ada.allocate(p, &s.cfg)
+		default:
+			for h := range p.in.KVHeads {
+				p.keepTop(&s.cfg, h)
 			}
 		}
 	}
-}
-
-func (s *Selector) pooledLen() int {
-	n := 0
-	for i := range s.plans {
-		if p := &s.plans[i]; p.keep == keepScored {
-			n += p.in.KVHeads * p.cols
-		}
-	}
-	return n
 }
 
 // grow returns x[:n], reallocated (contents dropped) only when its capacity is short.

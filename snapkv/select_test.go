@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kvsimd/kvsimd/fp16"
 	"github.com/kvsimd/kvsimd/snapkv"
@@ -211,15 +213,15 @@ func TestAllocs(t *testing.T) {
 		t.Skip("the race detector makes sync.Pool drop scratch space at random")
 	}
 	r := rand.New(rand.NewPCG(5, 6))
-	p := newProblem(r, 8, 2, 600, 16, 64)
-	short := newProblem(r, 8, 2, 300, 16, 64)
+	p := newProblem(r, 8, 2, 300, 16, 64)
+	short := newProblem(r, 8, 2, 150, 16, 64)
 	inQ := snapkv.Input{Q: p.q, K: p.k, QHeads: 8, KVHeads: 2, Len: p.n, Dim: p.d}
 	inKeys := snapkv.Input{K: p.k, KVHeads: 2, Len: p.n, Dim: p.d}
 	inShort := snapkv.Input{Q: short.q, K: short.k, QHeads: 8, KVHeads: 2, Len: short.n, Dim: short.d}
 	for _, workers := range []int{1, 4} {
 		for _, cfg := range []snapkv.Config{
-			{Budget: 100, Window: 16, Kernel: 5, Workers: workers},
-			{Budget: 100, Window: 16, Kernel: 7, Pool: snapkv.PoolMax, Rule: snapkv.RuleProtected, Sinks: 4, Group: snapkv.GroupMax, Workers: workers},
+			{Budget: 60, Window: 16, Kernel: 5, Workers: workers},
+			{Budget: 60, Window: 16, Kernel: 7, Pool: snapkv.PoolMax, Rule: snapkv.RuleProtected, Sinks: 4, Group: snapkv.GroupMax, Workers: workers},
 			{KeepRatio: 0.2, Window: 16, Kernel: 5, Alloc: snapkv.AllocAdaptive, Floor: 0.2, Workers: workers},
 		} {
 			s, err := snapkv.NewSelector(cfg)
@@ -341,4 +343,32 @@ func TestAdaptiveShares(t *testing.T) {
 	if len(got[0]) != 20 || len(got[1]) != 20 {
 		t.Errorf("Floor 1 kept %d and %d rows, want 20 each", len(got[0]), len(got[1]))
 	}
+}
+
+// TestHelpersStop: the helper goroutines of a Selector that is no longer referenced
+// exit once it is garbage collected.
+func TestHelpersStop(t *testing.T) {
+	before := runtime.NumGoroutine()
+	func() {
+		r := rand.New(rand.NewPCG(9, 10))
+		p := newProblem(r, 4, 4, 200, 8, 16)
+		s, err := snapkv.NewSelector(snapkv.Config{Budget: 50, Window: 8, Kernel: 3, Workers: 6})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Select(nil, snapkv.Input{Q: p.q, K: p.k, QHeads: 4, KVHeads: 4, Len: p.n, Dim: p.d}); err != nil {
+			t.Fatal(err)
+		}
+		if n := runtime.NumGoroutine(); n < before+5 {
+			t.Fatalf("%d goroutines after Select with 6 workers, %d before", n, before)
+		}
+	}()
+	for range 100 {
+		runtime.GC()
+		if runtime.NumGoroutine() <= before {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("%d goroutines a second after the Selector was dropped, %d before", runtime.NumGoroutine(), before)
 }
