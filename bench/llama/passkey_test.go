@@ -100,8 +100,14 @@ func TestPasskeyAgainstPyTorch(t *testing.T) {
 		if a.Differ != 0 {
 			t.Errorf("%s: %d kept sets differ from PyTorch's away from a near tie", key, a.Differ)
 		}
-		t.Logf("%-22s %2d/%d (PyTorch %2d), key digits kept %.3f (PyTorch %.3f); kept sets: %d same, %d near ties (rel_gap ≤ %.2g), %d positions moved",
-			key, o.Correct, o.Total, want, o.KeyDigitsKept, ref.Summary[key].KeyDigits, a.Same, a.NearTie, a.WidestGap, a.Moved)
+		samePred := 0
+		for i, id := range ids {
+			if rp, _ := ref.prompt(id); rp.FP16[key].Pred == o.Preds[i] {
+				samePred++
+			}
+		}
+		t.Logf("%-22s %2d/%d (PyTorch %2d), same bytes as PyTorch on %2d; key digits kept %.3f (PyTorch %.3f); kept sets: %d same, %d near ties (rel_gap ≤ %.2g), %d positions moved",
+			key, o.Correct, o.Total, want, samePred, o.KeyDigitsKept, ref.Summary[key].KeyDigits, a.Same, a.NearTie, a.WidestGap, a.Moved)
 	}
 }
 
