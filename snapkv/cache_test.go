@@ -519,6 +519,7 @@ func TestCacheConcurrent(t *testing.T) {
 		layers[i] = newLayer(r, hq, hk, n, w, d)
 	}
 	caches := make([]*snapkv.Cache, len(lengths))
+	errs := make([]error, len(lengths))
 	var wg sync.WaitGroup
 	for i, l := range layers {
 		cfg := snapkv.CacheConfig{Select: sel, Mode: snapkv.Mode(i % 2), QHeads: hq, KVHeads: hk, Dim: d, Reserve: 4}
@@ -527,36 +528,62 @@ func TestCacheConcurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 		caches[i] = c
-		wg.Go(func() {
-			chunk := max(l.n/3, 1)
-			var chunks []int
-			for at := 0; at < l.n; at += chunk {
-				chunks = append(chunks, min(chunk, l.n-at))
-			}
-			l.prefill(t, c, cfg, chunks, byQueries)
-			for range 4 {
-				if err := c.Append(make([]fp16.Float16, hk*d), make([]fp16.Float16, hk*d)); err != nil {
-					t.Error(err)
-				}
-			}
-		})
+		wg.Go(func() { errs[i] = l.feed(c, max(l.n/3, 1), 4) })
 	}
 	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("sequence %d: %v", i, err)
+		}
+	}
 	for i, l := range layers {
 		if caches[i].Offset() != l.n+4 {
 			t.Fatalf("sequence %d: Offset %d, want %d", i, caches[i].Offset(), l.n+4)
 		}
-		if i%2 == int(snapkv.ModeFaithful) {
-			want := l.oneShot(t, sel, byQueries)
+		// The same sequence alone: ModeFaithful against one shot, ModeBounded against
+		// the same chunks fed on this goroutine.
+		want := l.oneShot(t, sel, byQueries)
+		if i%2 == int(snapkv.ModeBounded) {
+			c, err := snapkv.NewCache(snapkv.CacheConfig{Select: sel, Mode: snapkv.ModeBounded, QHeads: hq, KVHeads: hk, Dim: d})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := l.feed(c, max(l.n/3, 1), 0); err != nil {
+				t.Fatal(err)
+			}
 			for h := range want {
-				want[h] = append(want[h], span(l.n, l.n+4)...)
-				_, _, pos := caches[i].Head(h)
-				if !slices.Equal(pos, want[h]) {
-					t.Fatalf("sequence %d head %d: positions %v, want %v", i, h, pos, want[h])
-				}
+				_, _, pos := c.Head(h)
+				want[h] = slices.Clone(pos)
+			}
+		}
+		for h := range want {
+			want[h] = append(want[h], span(l.n, l.n+4)...)
+			_, _, pos := caches[i].Head(h)
+			if !slices.Equal(pos, want[h]) {
+				t.Fatalf("sequence %d head %d: positions %v, want %v", i, h, pos, want[h])
 			}
 		}
 	}
+}
+
+// feed prefills c with l in chunks of the given length, with their queries, then
+// appends decode zero tokens, and returns the first error; it is safe to run in a
+// goroutine of its own.
+func (l *layer) feed(c *snapkv.Cache, chunk, decode int) error {
+	for at := 0; at < l.n; at += chunk {
+		end := min(at+chunk, l.n)
+		ch := snapkv.Chunk{K: rows(l.k, l.hk, l.n, l.d, at, end), V: rows(l.v, l.hk, l.n, l.d, at, end),
+			Q: rows(l.q, l.hq, l.n, l.d, at, end), Last: end == l.n}
+		if err := c.Prefill(ch); err != nil {
+			return err
+		}
+	}
+	for range decode {
+		if err := c.Append(make([]fp16.Float16, l.hk*l.d), make([]fp16.Float16, l.hk*l.d)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // TestCacheAppendAllocs: with room reserved, decoding allocates nothing.
