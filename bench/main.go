@@ -34,7 +34,9 @@ var sections []section
 
 func main() {
 	filter := flag.String("only", "", "run only sections whose name contains this")
+	flag.Bool("json", false, "with -passkey: print a JSON array instead of a Markdown table")
 	flag.Parse()
+	passkeyMain()
 	testing.Init()
 
 	fmt.Printf("CPU       %s\n", cpuid.CPU.BrandName)
