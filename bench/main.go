@@ -53,6 +53,9 @@ type options struct {
 	// minimum duration.
 	reps      int
 	benchtime time.Duration
+	// budget is the time after which a figure takes no more repetitions (but at
+	// least two).
+	budget time.Duration
 }
 
 func main() {
@@ -76,9 +79,9 @@ func main() {
 		}
 		return
 	}
-	o.reps, o.benchtime = 5, 40*time.Millisecond
+	o.reps, o.benchtime, o.budget = 5, 40*time.Millisecond, 8*time.Second
 	if o.quick {
-		o.reps, o.benchtime = 3, 8*time.Millisecond
+		o.reps, o.benchtime, o.budget = 3, 5*time.Millisecond, time.Second
 	}
 	r, err := run(o, sections, newProgress(os.Stderr))
 	if err != nil {

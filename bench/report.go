@@ -203,20 +203,31 @@ func newReport(o options) *Report {
 var sizeParam = regexp.MustCompile(`(^| )n=(\d+)`)
 
 func (r *Report) addFigure(s section, variant string, m sample) {
-	f := Figure{
-		Name: s.name, Kernel: strings.Fields(s.name + " ?")[0], Series: s.name,
-		Variant: variant, NsPerOp: statOf(m.nsPerOp), Unit: s.unit, PerOp: s.perElement,
+	r.Figures = append(r.Figures, Figure{
+		Name: s.name, Variant: variant, NsPerOp: statOf(m.nsPerOp), Unit: s.unit, PerOp: s.perElement,
 		BytesPerOp: m.bytesPerOp, FlopsPerOp: m.flopsPerOp,
-	}
-	if loc := sizeParam.FindStringSubmatchIndex(s.name); loc != nil {
-		f.N, _ = strconv.Atoi(s.name[loc[4]:loc[5]])
-		f.Series = strings.TrimSpace(s.name[:loc[0]] + s.name[loc[1]:])
-	}
-	r.Figures = append(r.Figures, f)
+	})
 }
 
-// derive fills in each figure's rates, speed-up and nearest limit, and the shares.
+// parseName sets Kernel, Series and N from a figure's name, "Kernel params… n=N".
+func (f *Figure) parseName() {
+	f.Kernel, f.Series, f.N = strings.Fields(f.Name + " ?")[0], f.Name, 0
+	if loc := sizeParam.FindStringSubmatchIndex(f.Name); loc != nil {
+		f.N, _ = strconv.Atoi(f.Name[loc[4]:loc[5]])
+		f.Series = strings.TrimSpace(f.Name[:loc[0]] + f.Name[loc[1]:])
+	}
+}
+
+// derive orders the figures (a kernel's peers right after its variants) and fills in
+// each figure's rates, speed-up and nearest limit, and the shares.
 func (r *Report) derive() {
+	first := map[string]int{}
+	for i, f := range r.Figures {
+		if _, ok := first[f.Name]; !ok {
+			first[f.Name] = i
+		}
+	}
+	slices.SortStableFunc(r.Figures, func(a, b Figure) int { return first[a.Name] - first[b.Name] })
 	generic := map[string]float64{}
 	for _, f := range r.Figures {
 		if f.Variant == "generic" && !f.Peer {
@@ -226,6 +237,7 @@ func (r *Report) derive() {
 	levels := cacheLevels()
 	for i := range r.Figures {
 		f := &r.Figures[i]
+		f.parseName()
 		ns := f.NsPerOp.Median
 		if ns <= 0 {
 			continue
