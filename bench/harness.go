@@ -172,7 +172,11 @@ func measureLimits(o options) []Limit {
 	if o.quick {
 		minBytes = 1 << 28
 	}
-	for _, l := range cacheLevels() {
+	levels := cacheLevels()
+	if o.tiny {
+		levels, minBytes = levels[:2], 1<<22
+	}
+	for _, l := range levels {
 		rates := readGBps(l.buffer, samples, minBytes)
 		if rates == nil {
 			break

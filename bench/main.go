@@ -56,6 +56,9 @@ type options struct {
 	// budget is the time after which a figure takes no more repetitions (but at
 	// least two).
 	budget time.Duration
+	// tiny, for tests only, measures the read bandwidth of L1 and L2 alone and
+	// briefly.
+	tiny bool
 }
 
 func main() {
