@@ -17,8 +17,9 @@ type cacheLevel struct {
 	// size is the level's capacity in bytes (0 for DRAM: unbounded); a working set of at
 	// most size bytes is held to this level's bandwidth.
 	size int
-	// buffer is how many bytes the read loop sweeps to measure it: half the level, so
-	// the sweep stays resident; for DRAM, four times the last cache.
+	// buffer is how many bytes the read loop sweeps to measure it: half of L1 or L2,
+	// so the sweep stays resident; for L3 four times L2 (the working sets the
+	// kernels bring there; all of a shared L3 is rarely ours); for DRAM four times L3.
 	buffer int
 }
 
@@ -39,7 +40,7 @@ func cacheLevels() []cacheLevel {
 	return []cacheLevel{
 		{"L1", l1, l1 / 2},
 		{"L2", l2, l2 / 2},
-		{"L3", l3, l3 / 2},
+		{"L3", l3, min(4*l2, l3/2)},
 		{"DRAM", 0, max(4*l3, 64<<20)},
 	}
 }

@@ -53,8 +53,7 @@ type options struct {
 	// minimum duration.
 	reps      int
 	benchtime time.Duration
-	// budget is the time after which a figure takes no more repetitions (but at
-	// least two).
+	// budget is the time after which a figure takes no more repetitions.
 	budget time.Duration
 	// tiny, for tests only, measures the read bandwidth of L1 and L2 alone and
 	// briefly.

@@ -252,9 +252,16 @@ func (r *Report) derive() {
 			f.Limit, f.PctOfLimit = l.Name, 100*f.GFLOPs/l.Value.Max
 		}
 		if f.GBps > 0 {
-			if l, ok := r.limit(levels[levelFor(levels, f.BytesPerOp)].name + " read"); ok {
-				if pct := 100 * f.GBps / l.Value.Max; pct > f.PctOfLimit {
-					f.Limit, f.PctOfLimit = l.Name, pct
+			// The fastest of the level that holds the data and those beyond it.
+			var best Limit
+			for _, lv := range levels[levelFor(levels, f.BytesPerOp):] {
+				if l, ok := r.limit(lv.name + " read"); ok && l.Value.Max > best.Value.Max {
+					best = l
+				}
+			}
+			if best.Value.Max > 0 {
+				if pct := 100 * f.GBps / best.Value.Max; pct > f.PctOfLimit {
+					f.Limit, f.PctOfLimit = best.Name, pct
 				}
 			}
 		}

@@ -24,7 +24,7 @@ func (r *Report) markdown() string {
 		commit = ", commit " + r.Commit[:min(12, len(r.Commit))]
 	}
 	fmt.Fprintf(&b, "| build | %s%s |\n", r.Go, commit)
-	fmt.Fprintf(&b, "| method | each figure is the median of %d runs of at least %s; ± is (max − min) / median |\n\n",
+	fmt.Fprintf(&b, "| method | each figure is the median of %d runs of at least %s (fewer for the slowest, which say so); ± is (max − min) / median |\n\n",
 		r.Reps, time.Duration(r.BenchtimeNs))
 
 	fmt.Fprintf(&b, "## Limits measured in this run\n\n")
@@ -33,8 +33,9 @@ func (r *Report) markdown() string {
 	} else {
 		fmt.Fprintf(&b, "| limit | best | median | ± | what |\n| --- | ---: | ---: | ---: | --- |\n")
 		for _, l := range r.Limits {
-			fmt.Fprintf(&b, "| %s | %s %s | %s | %s | %s |\n", l.Name, num(l.Value.Max), l.Unit, num(l.Value.Median), pct(100*l.Value.Spread()), l.What)
+			fmt.Fprintf(&b, "| %s | %s %s | %s | %s | %s |\n", l.Name, num(l.Value.Max), l.Unit, num(l.Value.Median), spreadText(l.Value), l.What)
 		}
+		fmt.Fprintf(&b, "\nKernels are held to the best run of each limit. A kernel whose data lives in a cache level is held to the fastest of that level and those beyond it, since a shared machine can measure a nearer level slower than a farther one.\n")
 		fmt.Fprintf(&b, "\n")
 	}
 
@@ -84,7 +85,7 @@ func figureTable(figs []Figure) string {
 			perUnit = fmt.Sprintf("%s/%s", num(f.NsPerOp.Median/float64(f.PerOp)), f.Unit)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s %s | %s | %s | %s |\n",
-			f.Name, variant, timeText(f.NsPerOp.Median), pct(100*f.NsPerOp.Spread()), perUnit,
+			f.Name, variant, timeText(f.NsPerOp.Median), spreadText(f.NsPerOp), perUnit,
 			num(v), unit, ratio(f.VsGeneric), pctOrDash(f.PctOfLimit), orDash(f.Limit))
 	}
 	return b.String()
@@ -134,6 +135,14 @@ func sizeText(bytes int) string {
 }
 
 func pct(p float64) string { return fmt.Sprintf("%.0f%%", p) }
+
+// spreadText is a Stat's spread, or "1 run" when there is nothing to spread.
+func spreadText(s Stat) string {
+	if len(s.All) < 2 {
+		return "1 run"
+	}
+	return pct(100 * s.Spread())
+}
 
 func pctOrDash(p float64) string {
 	if p == 0 {
