@@ -68,12 +68,12 @@ func (r *Report) throughputChart(name string, figs []Figure) []byte {
 	var limits []refLine
 	for _, l := range r.Limits {
 		if l.Unit == unit {
-			limits = append(limits, refLine{l.Name, l.Value.Max})
+			limits = append(limits, refLine{l.Name, l.Value.Max, l.Unit})
 		}
 	}
 	return lineChart(lineSpec{
 		title:  name + ": throughput against size",
-		x:      axis{label: "n (" + figs[0].Unit + "s per op)", log: true},
+		x:      axis{label: "n (" + unitName(figs[0].Unit) + " per op)", log: true},
 		y:      axis{label: "throughput (" + unit + ")", log: true},
 		series: lines, limits: limits,
 	})
@@ -129,6 +129,16 @@ func accuracyChart(title string, methods []series) []byte {
 		y:      axis{label: "pass-key accuracy (%)", min: 0, max: 105},
 		series: methods,
 	})
+}
+
+// unitName spells out a section's unit for an axis label.
+func unitName(unit string) string {
+	switch unit {
+	case "elem", "":
+		return "elements"
+	default:
+		return unit + "s"
+	}
 }
 
 var nonWord = regexp.MustCompile(`[^a-z0-9]+`)

@@ -97,7 +97,7 @@ func (a axis) ticks() []float64 {
 		for e := lo; e <= hi; e++ {
 			for _, m := range []float64{1, 2, 5} {
 				v := m * math.Pow(10, e)
-				if (m == 1 || hi-lo <= 2) && v >= a.min*0.999 && v <= a.max*1.001 {
+				if (m == 1 || hi-lo <= 3) && v >= a.min*0.999 && v <= a.max*1.001 {
 					t = append(t, v)
 				}
 			}
@@ -151,10 +151,12 @@ type series struct {
 	x, y []float64
 }
 
-// A refLine is a horizontal line across a chart: a measured limit.
+// A refLine is a horizontal line across a chart: a measured limit, labelled with its
+// name, value and unit.
 type refLine struct {
 	name string
 	y    float64
+	unit string
 }
 
 type lineSpec struct {
@@ -189,10 +191,10 @@ func lineChart(c lineSpec) []byte {
 	frame(s, c.x, c.y, left, top, right, bottom)
 	px := func(v float64) float64 { return c.x.pos(v, left, right) }
 	py := func(v float64) float64 { return c.y.pos(v, bottom, top) }
-	for i, l := range c.limits {
+	for _, l := range c.limits {
 		y := py(l.y)
 		s.line(left, y, right, y, "#555", 1.2, "6 4")
-		s.text(right-4, y-4-float64(i%2)*0, "end", "limit", fmt.Sprintf("%s %s", l.name, num(l.y)), 11, 0)
+		s.text(right-4, y-4, "end", "limit", fmt.Sprintf("%s %s %s", l.name, num(l.y), l.unit), 11, 0)
 	}
 	for i, se := range c.series {
 		color := palette[i%len(palette)]
@@ -296,7 +298,9 @@ func barChart(c barSpec) []byte {
 			if math.IsNaN(v) {
 				continue
 			}
-			s.rect(left, y0+float64(j)*barH, x.pos(v, left, right)-left, barH-1, palette[j%len(palette)], "")
+			end := x.pos(v, left, right)
+			s.rect(left, y0+float64(j)*barH, end-left, barH-1, palette[j%len(palette)], "")
+			s.text(end+3, y0+float64(j+1)*barH-1, "start", "value", num(v), 7, 0)
 		}
 	}
 	if c.mark > 0 {
