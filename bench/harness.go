@@ -160,7 +160,7 @@ func run(o options, secs []section, p *progress) (*Report, error) {
 // measureLimits times the FMA loop and the read loop at each cache level.
 func measureLimits(o options) []Limit {
 	samples := max(o.reps, 3)
-	var limits []Limit
+	limits := []Limit{}
 	if rates := fmaGFLOPS(samples); rates != nil {
 		limits = append(limits, Limit{
 			Name: fmt.Sprintf("FMA %d-bit", peakWidth), Unit: "GFLOP/s",

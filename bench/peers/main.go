@@ -61,18 +61,21 @@ type workload struct {
 
 func main() {
 	reps := flag.Int("reps", 5, "repetitions per figure")
-	benchtime := flag.Duration("benchtime", 40*time.Millisecond, "minimum duration of each repetition")
+	benchtime := flag.Duration("benchtime", 30*time.Millisecond, "minimum duration of each repetition")
 	only := flag.String("only", "", "run only workloads whose name contains this")
 	flag.Parse()
 	testing.Init()
 	must(flag.Set("test.benchtime", benchtime.String()))
 
-	var out []figure
+	var todo []workload
 	for _, w := range workloads() {
-		if !strings.Contains(w.name, *only) {
-			continue
+		if strings.Contains(w.name, *only) {
+			todo = append(todo, w)
 		}
-		fmt.Fprintf(os.Stderr, "peer %s · %s\n", w.name, w.peer)
+	}
+	var out []figure
+	for i, w := range todo {
+		fmt.Fprintf(os.Stderr, "[peers %d/%d] %s · %s\n", i+1, len(todo), w.name, w.peer)
 		var ns []float64
 		start := time.Now()
 		for i := 0; i < *reps && (i < 2 || time.Since(start) < 8*time.Second); i++ {
