@@ -145,14 +145,16 @@ type Share struct {
 }
 
 // A Table is a result that is not a kernel timing, such as the pass-key evaluation:
-// Markdown columns and rows, Data for report.json, and charts to write beside it.
+// Markdown columns and rows (or, when its producer already renders one, Markdown
+// verbatim), Data for report.json, and charts to write beside it.
 type Table struct {
-	Title   string     `json:"title"`
-	Note    string     `json:"note,omitempty"`
-	Columns []string   `json:"columns"`
-	Rows    [][]string `json:"rows"`
-	Data    any        `json:"data,omitempty"`
-	Charts  []Chart    `json:"-"`
+	Title    string     `json:"title"`
+	Note     string     `json:"note,omitempty"`
+	Columns  []string   `json:"columns,omitempty"`
+	Rows     [][]string `json:"rows,omitempty"`
+	Markdown string     `json:"-"`
+	Data     any        `json:"data,omitempty"`
+	Charts   []Chart    `json:"-"`
 }
 
 // A Chart is one SVG file of the report.

@@ -120,14 +120,19 @@ func (r *Report) limitChart() []byte {
 	})
 }
 
-// accuracyChart is pass-key accuracy against the KV budget, a line per method; the
-// pass-key evaluation puts it in its Table's Charts.
-func accuracyChart(title string, methods []series) []byte {
+// accuracyChart is pass-key accuracy (percent) against the KV budget, a line per
+// method, with the full cache's accuracy as a dashed line when full ≥ 0; the pass-key
+// evaluation puts it in its Table's Charts.
+func accuracyChart(title string, methods []series, full float64) []byte {
+	var ref []refLine
+	if full >= 0 {
+		ref = []refLine{{"full cache", full, "%"}}
+	}
 	return lineChart(lineSpec{
 		title:  title,
-		x:      axis{label: "KV budget (tokens kept per head)", log: true},
+		x:      axis{label: "KV budget (prompt rows kept per layer and KV head)", log: true},
 		y:      axis{label: "pass-key accuracy (%)", min: 0, max: 105},
-		series: methods,
+		series: methods, limits: ref,
 	})
 }
 

@@ -54,6 +54,10 @@ func (r *Report) markdown() string {
 		if t.Note != "" {
 			fmt.Fprintf(&b, "%s\n\n", t.Note)
 		}
+		if t.Markdown != "" {
+			b.WriteString(t.Markdown)
+			continue
+		}
 		fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(t.Columns, " | "), strings.Repeat(" --- |", len(t.Columns)))
 		for _, row := range t.Rows {
 			fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))

@@ -38,7 +38,7 @@ func tinyReport(t *testing.T, jsonOut bool) (*Report, string, []byte) {
 			Title: "Pass-key fixture", Columns: []string{"method", "budget", "accuracy"},
 			Rows: [][]string{{"snapkv", "64", "100%"}},
 			Charts: []Chart{
-				{"passkey-accuracy.svg", accuracyChart("Pass-key accuracy against budget", []series{{"snapkv", []float64{16, 64}, []float64{50, 100}}})},
+				{"passkey-accuracy.svg", accuracyChart("Pass-key accuracy against budget", []series{{"snapkv", []float64{16, 64}, []float64{50, 100}}}, 100)},
 				{"passkey-kept.svg", keptMap(keptSpec{title: "Kept positions", rows: []string{"L0 H0", "L0 H1"}, positions: 1000,
 					kept: [][]int{{1, 2, 500}, {999}}, mark: [2]int{500, 510}})},
 			},
