@@ -81,7 +81,7 @@ func main() {
 		}
 		return
 	}
-	o.reps, o.benchtime, o.budget = 5, 30*time.Millisecond, 6*time.Second
+	o.reps, o.benchtime, o.budget = 5, 25*time.Millisecond, 6*time.Second
 	if o.quick {
 		o.reps, o.benchtime, o.budget = 3, 5*time.Millisecond, time.Second
 	}

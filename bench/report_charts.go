@@ -128,9 +128,17 @@ func accuracyChart(title string, methods []series, full float64) []byte {
 	if full >= 0 {
 		ref = []refLine{{"full cache", full, "%"}}
 	}
+	var budgets []float64
+	for _, m := range methods {
+		for _, b := range m.x {
+			if !slices.Contains(budgets, b) {
+				budgets = append(budgets, b)
+			}
+		}
+	}
 	return lineChart(lineSpec{
 		title:  title,
-		x:      axis{label: "KV budget (prompt rows kept per layer and KV head)", log: true},
+		x:      axis{label: "KV budget (prompt rows kept per layer and KV head)", log: true, at: budgets},
 		y:      axis{label: "pass-key accuracy (%)", min: 0, max: 105},
 		series: methods, limits: ref,
 	})

@@ -79,6 +79,7 @@ type axis struct {
 	label    string // with the unit: "n (elements)"
 	log      bool
 	min, max float64
+	at       []float64 // tick values; nil for the automatic ones
 }
 
 func (a axis) pos(v, lo, hi float64) float64 {
@@ -91,6 +92,9 @@ func (a axis) pos(v, lo, hi float64) float64 {
 // ticks returns tick values: every decade (and 2, 5 between when there are few)
 // on a log axis, 4–8 round steps on a linear one.
 func (a axis) ticks() []float64 {
+	if a.at != nil {
+		return a.at
+	}
 	var t []float64
 	if a.log {
 		lo, hi := math.Floor(math.Log10(a.min)), math.Ceil(math.Log10(a.max))
