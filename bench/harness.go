@@ -38,6 +38,10 @@ type sample struct {
 // early: after the first repetition that ends past it. One op of generic
 // Scores at 128k keys takes seconds, and its first run already says what matters.
 func measure(body func(b *testing.B), reps int, benchtime, budget time.Duration) sample {
+	// Restore -test.benchtime, which a go test run of the benchmarks after the report's
+	// tests would otherwise inherit.
+	old := flag.Lookup("test.benchtime").Value.String()
+	defer func() { must(flag.Set("test.benchtime", old)) }()
 	must(flag.Set("test.benchtime", benchtime.String()))
 	var s sample
 	start := time.Now()
