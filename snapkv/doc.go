@@ -1,7 +1,82 @@
-// Package snapkv will own SnapKV one-shot prefill KV-cache eviction (Li et al.,
-// "SnapKV: LLM Knows What You Are Looking for Before Generation", arXiv:2404.14469),
-// built from package kernels: observation-window scoring, window sum, pooling, top-k
-// per KV head under a budget, gather, and a cache that appends decode tokens and keeps
-// each row's true position for RoPE. The exact semantics are in the project's design
-// notes; nothing is implemented yet.
+// Package snapkv owns SnapKV KV-cache eviction (Li et al., "SnapKV: LLM Knows What You
+// Are Looking for Before Generation", arXiv:2404.14469) for one layer at a time: which
+// prompt rows of each KV head to keep, judged by the attention that the last W prompt
+// positions (the observation window) pay to them, and the compressed cache that holds
+// the kept rows with their original positions. It is built from package kernels.
+//
+// Selection ([Select], [Selector]) runs, for each KV head:
+//
+//	s = Scores(Qwin, K)/√Dim       W×L, never L×L; or Input.Attn; or K's last W rows as queries
+//	p = causal Softmax(s) per row  fp32; row r (position L−W+r) sees columns 0..L−W+r
+//	v = Σ_rows p, reduced over G   window sum per query head, then the group's mean|max|sum
+//	u = Pool(v, Kernel)            avg (zero padding counted) or max; over [0, L−W) or [0, L)
+//	t = TopK(u between protected)  C − protected rows; ties to the lower position, NaN lowest
+//	keep = sinks ∪ t ∪ window      ascending []int32 positions
+//
+// # Decisions
+//
+// The zero value of each enum is the default: RulePaper (the authors' code), PoolAvg,
+// GroupMean, AllocUniform; Workers 0 means GOMAXPROCS. Budget (or KeepRatio), Window
+// and Kernel have no hidden defaults; the paper's code uses Window 32 and Kernel 7 or
+// 5 with average pooling.
+//
+// Budget C counts every kept prompt row, sinks and window included. KeepRatio sets
+// C = ⌈KeepRatio·Len⌉, at least 1, where a product within 1e-9 (relative) of an integer
+// counts as that integer (0.1 of 30 rows keeps 3, not 4).
+//
+// RulePaper pools the votes of the prefix [0, L−W) alone (zero padding at both of its
+// ends), keeps the top C−W of the prefix and appends the W window rows; Sinks must be
+// 0. RuleProtected pools the votes of all L rows and keeps the first Sinks and the last
+// W rows and the top C−Sinks−W of the rows between them, which is the PyTorch
+// reference's "set the protected rows to +Inf after pooling, keep the top C" except
+// that protected rows stay kept even when votes between them are +Inf.
+//
+// Pinned cases: Len ≤ C keeps every row (nothing is scored, the score source is not
+// read); W is clamped to Len; when the protected rows fill the budget (Sinks + W ≥ C)
+// the first min(Sinks, C) rows and then the most recent rows are kept. An empty prompt
+// keeps nothing.
+//
+// The causal softmax of a window row runs over its visible columns only (the masked
+// ones would be exact zeros); a row whose visible scores are all −Inf becomes uniform
+// over them (see kernels.Softmax). Input.Attn is used as given: every column of every
+// row is summed. The key proxy widens the last W key rows of each KV head to float32
+// and uses them as that head's queries (a row sees itself), with G = 1. GroupMean is
+// the group's sum times 1/G: within a layer it selects what GroupSum selects, up to
+// rounding.
+//
+// AllocAdaptive (AdaKV) shares KVHeads·C rows among the layer's KV heads. With
+// free = C − Sinks − W (Sinks = 0 under RulePaper), each head keeps its protected rows,
+// its own top ⌊Floor·free⌋ rows, and whatever it wins of one top-(KVHeads·free) taken
+// over the selectable pooled votes of all heads together, in which its own top rows
+// count above every vote (a +Inf vote counts as math.MaxFloat32 there); ties go to the
+// lower head, then the lower position. So the heads' rows sum to exactly KVHeads·C,
+// each head keeps at least sinks + W + ⌊Floor·free⌋, and Floor 1 is the uniform
+// budget. Votes are comparable across heads because every head's window rows are
+// probability distributions. The pinned cases apply to every head alike.
+//
+// # Work and memory
+//
+// Everything is computed and stored at KV-head size: a group's G query heads are
+// scored against their KV head's keys (two 32-row windows per Scores call, the block
+// the SIMD variants widen each key once for) and reduced into one vote row; nothing is
+// repeated G times. A Selector's workspace holds one score block (up to 64·L floats)
+// per goroutine and the pooled votes of every head; in steady state (same or smaller
+// shapes, results passed back in) Select and SelectBatch allocate nothing. KV heads,
+// and the sequences of SelectBatch, are spread over Config.Workers goroutines: the
+// caller and persistent helpers that a Selector starts on first use and that stop when
+// it is garbage collected. A Selector is not safe for concurrent use; use one per
+// goroutine.
+//
+// # Errors and numerics
+//
+// Nothing in snapkv panics on user input: every bad shape or configuration (slice
+// lengths against the declared dims, QHeads not a multiple of KVHeads, an even or
+// non-positive Kernel, a negative Budget, Window < 1, KeepRatio outside (0, 1] or NaN,
+// both Q and Attn set, Sinks with RulePaper, dims whose product overflows int) returns
+// an error that names the field and its value.
+//
+// The kept set is the exact top-k of the float32 votes. Against the same computation in
+// float64 it can differ only between rows whose pooled votes are within the float32
+// pipeline's rounding (about 1e-4 relative; the tests hold it to 2e-4 of the head's
+// largest vote), and it matches the PyTorch reference vectors in testdata/snapkv-oracle.
 package snapkv

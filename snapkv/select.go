@@ -1,14 +1,12 @@
 package snapkv
 
-// API SKELETON (coordinator): selection. Bodies come from the snapkv branch.
-
 import (
-	"errors"
+	"fmt"
+	"runtime"
+	"strings"
 
 	"github.com/kvsimd/kvsimd/fp16"
 )
-
-var errNotYet = errors.New("snapkv: not implemented yet")
 
 // Rule is how the kept rows are chosen from the pooled votes.
 type Rule int
@@ -16,10 +14,12 @@ type Rule int
 const (
 	// RulePaper is the authors' code: votes over the prefix [0, L−W) only, pooled with
 	// zero padding at both ends of the prefix, top-(C−W) of the prefix, then the W
-	// window rows. Sinks must be 0.
+	// window rows. Sinks must be 0. It is the zero value.
 	RulePaper Rule = iota
-	// RuleProtected votes over all L rows, pools, then sets the first Sinks and the last
-	// W positions to +Inf after pooling, and keeps the top C.
+	// RuleProtected votes over all L rows and pools them, then keeps the first Sinks and
+	// the last W positions and the top C−Sinks−W of the positions between them: the
+	// PyTorch reference's "set them to +Inf after pooling, keep the top C", except that
+	// protected rows stay kept even when the votes between them hold +Inf.
 	RuleProtected
 )
 
@@ -36,9 +36,9 @@ const (
 type Group int
 
 const (
-	GroupMean Group = iota
-	GroupMax
-	GroupSum
+	GroupMean Group = iota // the sum of the G vote rows times 1/G
+	GroupMax               // elementwise maximum (NaN wins)
+	GroupSum               // the sum, in query-head order
 )
 
 // Alloc is how a layer's budget is spread over its KV heads.
@@ -48,15 +48,18 @@ const (
 	// AllocUniform gives every KV head the same budget C.
 	AllocUniform Alloc = iota
 	// AllocAdaptive (AdaKV) shares C·KVHeads rows among the layer's KV heads: every head
-	// is guaranteed Floor·C rows (and at least its sinks and window), the rest go to the
-	// heads whose pooled votes are largest, compared across heads.
+	// keeps its protected rows (window, and sinks under RuleProtected) plus
+	// ⌊Floor·(C − protected)⌋ of its own best rows, and the rest of the shared budget
+	// goes to the best remaining rows of all heads, their pooled votes compared across
+	// heads (see the package doc).
 	AllocAdaptive
 )
 
-// Config is one layer's selection configuration.
+// Config is one layer's selection configuration. The zero value of every enum is the
+// default: RulePaper, PoolAvg, GroupMean, AllocUniform.
 type Config struct {
 	Budget    int     // C: kept prompt rows per KV head, sinks and window included; or 0 with KeepRatio
-	KeepRatio float64 // fraction of Len to keep, in (0, 1], used when Budget is 0: C = ceil(KeepRatio·Len)
+	KeepRatio float64 // fraction of Len to keep, in (0, 1], used when Budget is 0: C = ⌈KeepRatio·Len⌉
 	Window    int     // W: observation window rows (the last W prompt positions), ≥ 1, clamped to Len
 	Kernel    int     // pooling kernel, odd ≥ 1 (1: no pooling)
 	Pool      Pool
@@ -64,7 +67,7 @@ type Config struct {
 	Rule      Rule
 	Group     Group
 	Alloc     Alloc
-	Floor     float64 // AllocAdaptive: fraction in [0, 1] of C guaranteed to each head (AdaKV's alpha; 0.2 is typical)
+	Floor     float64 // AllocAdaptive: fraction in [0, 1] of each head's selectable budget it keeps for itself (AdaKV's alpha; 0.2 is typical)
 	Workers   int     // goroutines that heads (and sequences) are spread over; 0 means GOMAXPROCS, 1 none
 }
 
@@ -73,12 +76,12 @@ type Config struct {
 // already computed), or neither (the last W key rows stand in for queries).
 type Input struct {
 	Q       []float32      // [QHeads][W][Dim], W = min(Config.Window, Len): queries of positions Len−W .. Len−1
-	Attn    []float32      // [QHeads][W][Len]
-	K       []fp16.Float16 // [KVHeads][Len][Dim]
-	QHeads  int            // a multiple of KVHeads; for the key proxy, QHeads == KVHeads is allowed
+	Attn    []float32      // [QHeads][W][Len], used as given (rows should already be causal)
+	K       []fp16.Float16 // [KVHeads][Len][Dim]; may be nil with Attn
+	QHeads  int            // a positive multiple of KVHeads; ignored by the key proxy (0 allowed there)
 	KVHeads int
 	Len     int
-	Dim     int
+	Dim     int // may be 0 with Attn and no K
 }
 
 // Select returns, for each KV head h, the kept prompt positions of that head in
@@ -95,19 +98,130 @@ func Select(cfg Config, in Input) ([][]int32, error) {
 // smaller shapes, dst reused) Select allocates nothing. A Selector is not safe for
 // concurrent use; it spreads one call's heads over Config.Workers goroutines itself.
 type Selector struct {
-	cfg Config
+	cfg     Config
+	workers int
+	plans   []plan    // one per sequence of the current call
+	pooled  []float32 // every scored head's pooled votes, carved up among plans
+	space   workspace // the caller's; each helper of the crew has its own
+	crew    *crew     // started on the first call that has work for two goroutines
+	job     *job
+	ada     adaptive
 }
 
 // NewSelector validates cfg.
-func NewSelector(cfg Config) (*Selector, error) { return &Selector{cfg: cfg}, errNotYet }
+func NewSelector(cfg Config) (*Selector, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	workers := cfg.Workers
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	return &Selector{cfg: cfg, workers: workers, job: new(job)}, nil
+}
 
 // Select writes head h's kept positions into dst[h][:0] (growing dst and its rows only
 // when short) and returns dst[:in.KVHeads].
-func (s *Selector) Select(dst [][]int32, in Input) ([][]int32, error) { return nil, errNotYet }
-
-// SelectBatch selects for several sequences of different lengths at once, spreading
-// sequences and heads over the workers. dst[i] is reused as in Select.
-func (s *Selector) SelectBatch(dst [][][]int32, ins []Input) ([][][]int32, error) {
-	return nil, errNotYet
+func (s *Selector) Select(dst [][]int32, in Input) ([][]int32, error) {
+	s.plans = grow(s.plans, 1)
+	p := &s.plans[0]
+	if err := s.plan(p, in); err != nil {
+		return dst, err
+	}
+	p.dst = growKeep(dst, in.KVHeads)
+	s.run()
+	return p.dst, nil
 }
 
+// SelectBatch selects for several sequences of different lengths at once, spreading
+// sequences and heads over the workers. dst[i] is reused as in Select. On an error
+// (which names the bad input's index) nothing is selected.
+func (s *Selector) SelectBatch(dst [][][]int32, ins []Input) ([][][]int32, error) {
+	s.plans = grow(s.plans, len(ins))
+	for i := range ins {
+		if err := s.plan(&s.plans[i], ins[i]); err != nil {
+			return dst, fmt.Errorf("snapkv: ins[%d]: %s", i, strings.TrimPrefix(err.Error(), "snapkv: "))
+		}
+	}
+	dst = growKeep(dst, len(ins))
+	for i := range ins {
+		dst[i] = growKeep(dst[i], ins[i].KVHeads)
+		s.plans[i].dst = dst[i]
+	}
+	s.run()
+	return dst, nil
+}
+
+// run selects for every plan: the pinned cases inline, the scoring of heads spread
+// over the workers, then the top-k of each head (or the adaptive allocation).
+func (s *Selector) run() {
+	tasks, votes := 0, 0
+	for i := range s.plans {
+		p := &s.plans[i]
+		if p.keep != keepScored {
+			for h := range p.dst {
+				p.dst[h] = p.keepPinned(p.dst[h], s.cfg.Sinks)
+			}
+			continue
+		}
+		p.firstTask = tasks
+		tasks += p.in.KVHeads
+		votes += p.in.KVHeads * p.cols
+	}
+	s.pooled = grow(s.pooled, votes)
+	votes = 0
+	for i := range s.plans {
+		if p := &s.plans[i]; p.keep == keepScored {
+			n := p.in.KVHeads * p.cols
+			p.pooled = s.pooled[votes : votes+n : votes+n]
+			votes += n
+		}
+	}
+
+	j := s.job
+	j.cfg, j.plans, j.total = &s.cfg, s.plans, tasks
+	j.next.Store(0)
+	helpers := min(s.workers, tasks) - 1
+	if helpers > 0 {
+		s.startCrew()
+		j.wg.Add(helpers)
+		for range helpers {
+			s.crew.wake <- j
+		}
+	}
+	j.run(&s.space)
+	j.wg.Wait()
+	j.cfg, j.plans = nil, nil
+
+	// The top-k runs here, on the caller's goroutine only: kernels.TopK's scratch comes
+	// from a sync.Pool, which allocates when several goroutines that migrate between Ps
+	// take and return its items, and the top-k is a small part of the work.
+	for i := range s.plans {
+		p := &s.plans[i]
+		switch {
+		case p.keep != keepScored:
+		case s.cfg.Alloc == AllocAdaptive:
+			s.ada.allocate(p, &s.cfg)
+		default:
+			for h := range p.in.KVHeads {
+				p.keepTop(&s.cfg, h)
+			}
+		}
+	}
+}
+
+// grow returns x[:n], reallocated (contents dropped) only when its capacity is short.
+func grow[T any](x []T, n int) []T {
+	if cap(x) < n {
+		return make([]T, n)
+	}
+	return x[:n]
+}
+
+// growKeep is grow for results: it keeps the elements it has (rows to reuse).
+func growKeep[T any](x []T, n int) []T {
+	if cap(x) < n {
+		x = append(x[:cap(x)], make([]T, n-cap(x))...)
+	}
+	return x[:n]
+}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/kvsimd/kvsimd/fp16"
+	"github.com/kvsimd/kvsimd/kernels"
+	"github.com/kvsimd/kvsimd/snapkv"
+)
+
+// The SnapKV layer of the target: Hq=32 query heads over Hkv=8 KV heads of
+// Dim 128, a 32-row window, prompts of snapkvLens rows, budgets of 1024 and 2048 rows.
+const (
+	layerQHeads, layerKVHeads, layerDim, layerWindow = 32, 8, 128, 32
+)
+
+var snapkvLens = []int{4096, 16384, 32768}
+
+func init() {
+	const n = 4096 // the report also runs generic, whose Scores take seconds at longer prompts
+	sections = append(sections,
+		section{fmt.Sprintf("SnapKV layer scores only L=%d", n), "row", n, func(b *testing.B) { benchLayerScores(b, n) }},
+		section{fmt.Sprintf("SnapKV layer Select C=1024 L=%d", n), "row", n, func(b *testing.B) { benchLayerSelect(b, n, 1024) }},
+	)
+}
+
+// layer is one layer's window queries and keys.
+type layer struct {
+	q []float32
+	k []fp16.Float16
+}
+
+var layers = map[int]*layer{}
+
+// layerOf returns the layer with a prompt of n rows (built once): Gaussian keys, and
+// queries near random keys of their KV head, so that attention is peaked as in a model.
+func layerOf(n int) *layer {
+	if l := layers[n]; l != nil {
+		return l
+	}
+	r := rand.New(rand.NewPCG(uint64(n), 8))
+	l := &layer{q: make([]float32, layerQHeads*layerWindow*layerDim)}
+	k32 := make([]float32, layerKVHeads*n*layerDim)
+	for i := range k32 {
+		k32[i] = float32(r.NormFloat64())
+	}
+	l.k = make([]fp16.Float16, len(k32))
+	fp16.FromFloat32(l.k, k32)
+	g := layerQHeads / layerKVHeads
+	for h := range layerQHeads {
+		for row := range layerWindow {
+			key := k32[((h/g)*n+r.IntN(n))*layerDim:][:layerDim]
+			for i, v := range key {
+				l.q[(h*layerWindow+row)*layerDim+i] = 0.5*v + float32(r.NormFloat64())
+			}
+		}
+	}
+	layers[n] = l
+	return l
+}
+
+// layerScoresHeads is how many query heads' windows one Scores call takes: the calls
+// Select makes (two 32-row windows of one KV group fill the 64-row block that the SIMD
+// variants widen each key once for).
+const layerScoresHeads = 2
+
+// benchLayerScores is the floor the selection is measured against: the Scores calls
+// of the layer alone, W×L scores for each of the 32 query heads, made as Select makes
+// them.
+func benchLayerScores(b *testing.B, n int) {
+	scores := layerScores(n)
+	b.ReportAllocs()
+	for b.Loop() {
+		scores()
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/layer")
+}
+
+// layerScores returns a function that makes the layer's Scores calls.
+func layerScores(n int) func() {
+	l := layerOf(n)
+	rows := layerScoresHeads * layerWindow
+	block := make([]float32, rows*n)
+	scale := float32(1 / math.Sqrt(layerDim))
+	g := layerQHeads / layerKVHeads
+	return func() {
+		for h := 0; h < layerQHeads; h += layerScoresHeads {
+			q := l.q[h*layerWindow*layerDim:][:rows*layerDim]
+			k := l.k[(h/g)*n*layerDim:][:n*layerDim]
+			kernels.Scores(block, q, k, rows, n, layerDim, scale)
+		}
+	}
+}
+
+// benchLayerSelect is the whole selection of the layer, on one goroutine.
+func benchLayerSelect(b *testing.B, n, budget int) {
+	l := layerOf(n)
+	s, err := snapkv.NewSelector(snapkv.Config{Budget: budget, Window: layerWindow, Kernel: 5, Workers: 1})
+	must(err)
+	in := snapkv.Input{Q: l.q, K: l.k, QHeads: layerQHeads, KVHeads: layerKVHeads, Len: n, Dim: layerDim}
+	dst, err := s.Select(nil, in) // grow the workspace and warm TopK's pool
+	must(err)
+	b.ReportAllocs()
+	for b.Loop() {
+		dst, err = s.Select(dst, in)
+		must(err)
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/layer")
+}
+
+// benchLayerRatio alternates the Scores calls and the selection within every
+// iteration and reports the ratio of their total times: on a shared machine whose
+// load drifts during a run, pairs measured side by side compare better than two
+// benchmarks run one after the other.
+func benchLayerRatio(b *testing.B, n, budget int) {
+	scores := layerScores(n)
+	l := layerOf(n)
+	s, err := snapkv.NewSelector(snapkv.Config{Budget: budget, Window: layerWindow, Kernel: 5, Workers: 1})
+	must(err)
+	in := snapkv.Input{Q: l.q, K: l.k, QHeads: layerQHeads, KVHeads: layerKVHeads, Len: n, Dim: layerDim}
+	dst, err := s.Select(nil, in)
+	must(err)
+	var inScores, inSelect time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		scores()
+		t1 := time.Now()
+		dst, err = s.Select(dst, in)
+		inScores, inSelect = inScores+t1.Sub(t0), inSelect+time.Since(t1)
+	}
+	must(err)
+	b.ReportMetric(float64(inSelect)/float64(inScores), "select/scores")
+}

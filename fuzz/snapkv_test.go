@@ -1,0 +1,124 @@
+package fuzz
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/kvsimd/kvsimd/fp16"
+	"github.com/kvsimd/kvsimd/snapkv"
+)
+
+// FuzzSelect feeds snapkv.Select arbitrary configurations, shapes and data on every
+// variant: it must return an error or a well-formed selection, never panic. Slices
+// are allocated at the declared shape (one of them lenDelta elements off) when the
+// shape is small, and short otherwise, so that huge or overflowing dimensions reach
+// the validation without allocating them.
+func FuzzSelect(f *testing.F) {
+	// enums: bit 0 pool, bit 1 rule, bits 2-3 group, bit 4 alloc, bits 5-6 source
+	// (0 queries, 1 attention, 2 key proxy), bits 7-8 which slice lenDelta changes.
+	f.Add(16, 0.0, 4, 5, 0, 0.0, uint16(0), int8(1), 4, 2, 48, 8, int8(0), []byte{0, 0, 128, 63, 0, 0, 0, 192})
+	f.Add(0, 0.25, 8, 3, 2, 0.2, uint16(2|1<<4), int8(2), 2, 1, 100, 16, int8(0), []byte{1, 2, 3, 4, 5, 6, 7, 8})
+	f.Add(10, 0.0, 3, 1, 1, 0.0, uint16(2|1<<5), int8(3), 3, 3, 30, 0, int8(0), []byte{0, 0, 192, 127, 0, 0, 128, 127})
+	f.Add(12, 0.0, 4, 7, 0, 0.0, uint16(1|2<<5), int8(0), 0, 2, 64, 4, int8(0), []byte{0x00, 0x3c, 0x00, 0xbc})
+	f.Add(8, 0.0, 4, 3, 0, 0.0, uint16(0), int8(1), 4, 2, 32, 8, int8(-1), []byte{})
+	f.Add(8, 0.0, 4, 3, 0, 0.0, uint16(0), int8(1), math.MaxInt32, math.MaxInt32, math.MaxInt32, math.MaxInt/4, int8(0), []byte{})
+	f.Add(-3, math.NaN(), 0, 4, -1, 2.0, uint16(0xffff), int8(-2), -1, 0, -5, -1, int8(0), []byte{})
+	f.Fuzz(func(t *testing.T, budget int, ratio float64, window, kernel, sinks int, floor float64, enums uint16,
+		workers int8, qHeads, kvHeads, n, dim int, lenDelta int8, data []byte) {
+		cfg := snapkv.Config{
+			Budget: budget, KeepRatio: ratio, Window: window, Kernel: kernel, Sinks: sinks, Floor: floor,
+			Pool: snapkv.Pool(enums & 1), Rule: snapkv.Rule(enums >> 1 & 1), Group: snapkv.Group(enums >> 2 & 3),
+			Alloc: snapkv.Alloc(enums >> 4 & 1), Workers: int(workers),
+		}
+		in := snapkv.Input{QHeads: qHeads, KVHeads: kvHeads, Len: n, Dim: dim}
+		small := qHeads >= 0 && qHeads <= 32 && kvHeads >= 0 && kvHeads <= 16 && n >= 0 && n <= 1024 && dim >= 0 && dim <= 128
+		w := max(min(window, n), 0)
+		sizes := [3]int{1, 1, 1} // Q, Attn, K, when the shape is not small
+		if small {
+			sizes = [3]int{qHeads * w * dim, qHeads * w * n, kvHeads * n * dim}
+		}
+		sizes[enums>>7&3%3] = max(sizes[enums>>7&3%3]+int(lenDelta), 0)
+		values, halves := float32s(data), uint16s(data)
+		switch enums >> 5 & 3 {
+		case 0:
+			in.Q = fill(make([]float32, sizes[0]), values, 0)
+		case 1:
+			in.Attn = fill(make([]float32, sizes[1]), values, 0)
+		case 3:
+			in.Q, in.Attn = []float32{}, []float32{}
+		}
+		k := fill(make([]uint16, sizes[2]), halves, 0x3c00)
+		if len(k) > 0 || in.Attn == nil { // with Attn, no keys is a nil K
+			in.K = make([]fp16.Float16, len(k))
+			for i, h := range k {
+				in.K[i] = fp16.Float16(h)
+			}
+		}
+		eachVariant(t, func(v string) {
+			sel, err := snapkv.Select(cfg, in)
+			if err != nil {
+				if len(err.Error()) < 10 || err.Error()[:8] != "snapkv: " {
+					t.Fatalf("%s: error %q does not start with the package name", v, err)
+				}
+				return
+			}
+			checkSelection(t, v, cfg, in, sel)
+		})
+	})
+}
+
+// fill repeats values over dst (or sets def if there are none) and returns dst.
+func fill[T any](dst, values []T, def T) []T {
+	for i := range dst {
+		if len(values) == 0 {
+			dst[i] = def
+		} else {
+			dst[i] = values[i%len(values)]
+		}
+	}
+	return dst
+}
+
+// checkSelection checks what every valid selection satisfies: one strictly ascending
+// row of prompt positions per KV head, min(C, Len) rows per head (uniform) or in the
+// mean (adaptive), the sinks and the newest row kept.
+func checkSelection(t *testing.T, v string, cfg snapkv.Config, in snapkv.Input, sel [][]int32) {
+	t.Helper()
+	if len(sel) != in.KVHeads {
+		t.Fatalf("%s: %d rows for %d KV heads", v, len(sel), in.KVHeads)
+	}
+	total := 0
+	for h, rows := range sel {
+		total += len(rows)
+		if len(rows) > in.Len {
+			t.Fatalf("%s head %d: %d rows of a %d-row prompt", v, h, len(rows), in.Len)
+		}
+		for i, p := range rows {
+			if p < 0 || int(p) >= in.Len || i > 0 && p <= rows[i-1] {
+				t.Fatalf("%s head %d: rows %v not strictly ascending in [0, %d)", v, h, rows, in.Len)
+			}
+		}
+		if cfg.Alloc == snapkv.AllocUniform && len(rows) != len(sel[0]) {
+			t.Fatalf("%s: uniform budget, but head %d keeps %d rows and head 0 %d", v, h, len(rows), len(sel[0]))
+		}
+		sinks := min(cfg.Sinks, len(rows))
+		if !slices.Equal(rows[:sinks], span(sinks)) {
+			t.Fatalf("%s head %d: sinks not kept: %v", v, h, rows)
+		}
+		if len(rows) > sinks && rows[len(rows)-1] != int32(in.Len-1) {
+			t.Fatalf("%s head %d: the newest row is not kept: %v", v, h, rows)
+		}
+	}
+	if cfg.Budget > 0 && total != in.KVHeads*min(cfg.Budget, in.Len) {
+		t.Fatalf("%s: %d rows kept in all, want KVHeads·min(C, Len) = %d", v, total, in.KVHeads*min(cfg.Budget, in.Len))
+	}
+}
+
+func span(n int) []int32 {
+	s := make([]int32, n)
+	for i := range s {
+		s[i] = int32(i)
+	}
+	return s
+}

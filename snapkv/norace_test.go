@@ -1,0 +1,5 @@
+//go:build !race
+
+package snapkv_test
+
+const raceEnabled = false
