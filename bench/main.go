@@ -67,9 +67,10 @@ func main() {
 	flag.StringVar(&o.only, "only", "", "run only sections whose name contains this")
 	flag.BoolVar(&o.peers, "peers", false, "also run the peer libraries (go run in bench/peers, a module of its own)")
 	flag.StringVar(&o.out, "out", "bench-report", "directory for report.md, report.json and the SVG charts; empty for none")
-	flag.BoolVar(&o.json, "json", false, "print report.json on stdout instead of the Markdown")
+	flag.BoolVar(&o.json, "json", false, "print report.json on stdout instead of the Markdown (with -passkey: its rows as JSON)")
 	compare := flag.Bool("compare", false, "compare two report.json files: -compare old.json new.json")
 	flag.Parse()
+	passkeyMain()
 	testing.Init()
 
 	if *compare {

@@ -1,18 +1,31 @@
 package snapkv
 
-// API SKELETON (coordinator): the cache. Bodies come from the cache branch.
+import (
+	"errors"
+	"fmt"
+	"math"
 
-import "github.com/kvsimd/kvsimd/fp16"
+	"github.com/kvsimd/kvsimd/fp16"
+	"github.com/kvsimd/kvsimd/kernels"
+)
 
 // Mode is how a Cache prefills.
 type Mode int
 
 const (
-	// ModeFaithful keeps every prompt row until the chunk marked last arrives, then
-	// selects once over the whole prompt: the result equals a one-shot prefill.
+	// ModeFaithful keeps every prompt row until the chunk marked Last arrives, then
+	// selects once over the whole prompt: the result equals a one-shot [Select] over
+	// the same K, V and window queries, however the prompt was chunked.
 	ModeFaithful Mode = iota
-	// ModeBounded re-applies the budget after every chunk (window = that chunk's last
-	// rows), so the rows held never exceed budget + chunk length.
+	// ModeBounded re-applies the budget after every chunk, over the rows kept so far
+	// followed by the chunk's rows, with that chunk's last Window queries as the
+	// observation window, so that no KV head ever holds more than Budget + chunk length
+	// rows. Kept rows keep their true positions, but the selection sees them as
+	// neighbours (pooling runs over the kept sequence), so the result approximates
+	// ModeFaithful's. Intermediate selections use a uniform budget; AllocAdaptive
+	// applies to the last chunk's. It needs Config.Budget (KeepRatio depends on the
+	// prompt length, unknown before the last chunk) and Q or no score source (Attn's
+	// columns would have to be the kept rows).
 	ModeBounded
 )
 
@@ -20,15 +33,24 @@ const (
 type CacheConfig struct {
 	Select  Config
 	Mode    Mode
-	QHeads  int
+	QHeads  int // query heads, a positive multiple of KVHeads (key-proxy users: set it to KVHeads)
 	KVHeads int
 	Dim     int
+	// Reserve is the number of decode tokens each KV head gets room for when the
+	// prompt is compressed, so that the first Reserve calls to Append allocate nothing.
+	// Appends past it grow a head's storage as append does.
+	Reserve int
 }
 
-// Chunk is a run of consecutive prompt positions for one layer: K and V
-// [KVHeads][n][Dim] post-RoPE, and Q [QHeads][n][Dim], the queries of the same
-// positions (only the last W rows of the prompt are read, so an engine may pass Q for
-// the last min(n, W) rows only: [QHeads][min(n, W)][Dim]). Attn may replace Q as in Input.
+// Chunk is a run of consecutive prompt positions for one layer, post-RoPE: K and V
+// [KVHeads][n][Dim], and the queries of the same positions, Q [QHeads][n][Dim] or only
+// its last rows, [QHeads][min(n, Window)][Dim] (only the last Window queries of the
+// prompt are read). The cache keeps the last Window query rows across chunks, so a
+// last chunk shorter than the window is scored with queries from the chunks before it;
+// then those chunks must carry Q too. A chunk with neither Q nor Attn, in a cache that
+// has never seen Q, selects with the key proxy (see [Input]). Attn may replace Q as in
+// [Input], on the Last chunk of a ModeFaithful cache only: [QHeads][min(Window, L)][L]
+// over the whole prompt of L rows. A chunk may be empty (n = 0), e.g. to mark the end.
 type Chunk struct {
 	K, V []fp16.Float16
 	Q    []float32
@@ -36,34 +58,396 @@ type Chunk struct {
 	Last bool // the chunk that ends the prompt
 }
 
-// Cache is one layer's compressed KV cache: per KV head, the kept K and V rows and
-// their original positions. Decode tokens are appended and never evicted.
-type Cache struct{ cfg CacheConfig }
+// Cache is one layer's compressed KV cache for one sequence: per KV head, the kept K and
+// V rows and their original positions. Prefill it with one Chunk or several (the last
+// marked Last); the rows are then selected (see [Mode]) and gathered into storage of
+// exactly the kept rows per head (plus CacheConfig.Reserve decode rows), the prompt's
+// working memory is dropped, and decoded tokens are appended with [Cache.Append], never
+// evicted. Under AllocAdaptive the heads keep different numbers of rows, each stored at
+// its own size.
+//
+// Memory: a compressed head of r rows holds r·Dim·2 bytes of K, as many of V and 4 bytes
+// per position; [Stats] counts exactly that, and its BytesCapacity adds the reserved
+// decode room. Before the prompt ends the cache holds the prompt rows (ModeFaithful) or
+// at most Budget + chunk rows per head (ModeBounded) in a working area.
+//
+// A Cache is not safe for concurrent use; different Caches (other layers, other
+// sequences) may be used from different goroutines at once. Errors name the bad field
+// and value and leave the cache as it was, except a failure inside the selection, after
+// which every call returns that error.
+type Cache struct {
+	cfg   CacheConfig
+	sel   *Selector // the selection of the last chunk (every chunk in ModeFaithful)
+	inter *Selector // ModeBounded's per-chunk selection, under a uniform budget
+	kept  [][]int32 // the selectors' results, reused
+
+	// The working area before the prompt ends: [KVHeads][rows][Dim] rows and
+	// [KVHeads][rows] positions.
+	wk, wv []fp16.Float16
+	wpos   []int32
+	rows   int
+
+	// The query window: [QHeads][qValid][Dim], the queries of the last qValid prompt
+	// positions (qValid ≤ Window). qNext is the buffer the next chunk builds into.
+	q, qNext []float32
+	qWin     []float32 // the last w rows of q when the window is shorter
+	qValid   int
+	sawQ     bool
+
+	heads   []headRows // after the prompt
+	prompt  int        // prompt rows seen
+	decoded int
+	done    bool
+	peak    int
+	err     error
+}
+
+// headRows is one KV head's compressed storage.
+type headRows struct {
+	k, v []fp16.Float16
+	pos  []int32
+}
 
 // NewCache validates cfg and returns an empty cache.
-func NewCache(cfg CacheConfig) (*Cache, error) { return &Cache{cfg: cfg}, errNotYet }
+func NewCache(cfg CacheConfig) (*Cache, error) {
+	switch {
+	case cfg.KVHeads < 1:
+		return nil, fmt.Errorf("snapkv: CacheConfig.KVHeads %d, want ≥ 1", cfg.KVHeads)
+	case cfg.QHeads < 1 || cfg.QHeads%cfg.KVHeads != 0:
+		return nil, fmt.Errorf("snapkv: CacheConfig.QHeads %d, want a positive multiple of KVHeads %d", cfg.QHeads, cfg.KVHeads)
+	case cfg.Dim < 1:
+		return nil, fmt.Errorf("snapkv: CacheConfig.Dim %d, want ≥ 1", cfg.Dim)
+	case cfg.Mode != ModeFaithful && cfg.Mode != ModeBounded:
+		return nil, fmt.Errorf("snapkv: CacheConfig.Mode %d is not ModeFaithful or ModeBounded", cfg.Mode)
+	case cfg.Reserve < 0:
+		return nil, fmt.Errorf("snapkv: CacheConfig.Reserve %d is negative", cfg.Reserve)
+	case cfg.Mode == ModeBounded && cfg.Select.Budget == 0:
+		return nil, fmt.Errorf("snapkv: ModeBounded needs Select.Budget ≥ 1, not KeepRatio %v: the prompt length is unknown before the last chunk", cfg.Select.KeepRatio)
+	}
+	if _, ok := mul(cfg.QHeads, cfg.Dim, 1); !ok { // then KVHeads·Dim does not either
+		return nil, fmt.Errorf("snapkv: CacheConfig.QHeads·Dim = %d·%d overflows int", cfg.QHeads, cfg.Dim)
+	}
+	sel, err := NewSelector(cfg.Select)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cache{cfg: cfg, sel: sel}
+	if cfg.Mode == ModeBounded {
+		uniform := cfg.Select
+		uniform.Alloc, uniform.Floor = AllocUniform, 0
+		if c.inter, err = NewSelector(uniform); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
 
-// Prefill adds a chunk of prompt rows; with ch.Last it compresses (faithful mode).
-func (c *Cache) Prefill(ch Chunk) error { return errNotYet }
+// Prefill adds a chunk of prompt rows. In ModeBounded it then re-applies the budget; a
+// chunk marked Last ends the prompt: the rows are selected and gathered, and the cache
+// takes decode tokens from then on.
+func (c *Cache) Prefill(ch Chunk) error {
+	n, err := c.checkChunk(ch)
+	if err != nil {
+		return err
+	}
+	c.pushQueries(ch.Q, n)
+	c.appendRows(ch, n)
+	switch {
+	case ch.Last:
+		err = c.finish(ch.Attn)
+	case c.cfg.Mode == ModeBounded:
+		err = c.reduce()
+	}
+	if err != nil {
+		c.err = fmt.Errorf("snapkv: cache unusable after a failed selection: %w", err)
+		return c.err
+	}
+	return nil
+}
 
-// Append adds one decoded token's rows: k, v [KVHeads][Dim].
-func (c *Cache) Append(k, v []fp16.Float16) error { return errNotYet }
+// checkChunk validates ch against the cache's state and returns its row count.
+func (c *Cache) checkChunk(ch Chunk) (int, error) {
+	cfg := &c.cfg
+	if c.err != nil {
+		return 0, c.err
+	}
+	if c.done {
+		return 0, fmt.Errorf("snapkv: Prefill after the last chunk: the prompt ended at position %d", c.prompt)
+	}
+	row := cfg.KVHeads * cfg.Dim
+	if len(ch.K)%row != 0 {
+		return 0, fmt.Errorf("snapkv: len(Chunk.K) = %d is not a multiple of KVHeads·Dim = %d·%d", len(ch.K), cfg.KVHeads, cfg.Dim)
+	}
+	n := len(ch.K) / row
+	switch {
+	case len(ch.V) != len(ch.K):
+		return 0, fmt.Errorf("snapkv: len(Chunk.V) = %d, want len(Chunk.K) = %d", len(ch.V), len(ch.K))
+	case n > math.MaxInt32-c.prompt:
+		return 0, fmt.Errorf("snapkv: prompt of %d + %d rows exceeds the int32 positions", c.prompt, n)
+	case ch.Q != nil && ch.Attn != nil:
+		return 0, errors.New("snapkv: Chunk.Q and Chunk.Attn are both set; set one")
+	case ch.Attn != nil && !ch.Last:
+		return 0, errors.New("snapkv: Chunk.Attn on a chunk that is not Last; only the last chunk's is read")
+	case ch.Attn != nil && cfg.Mode == ModeBounded:
+		return 0, errors.New("snapkv: Chunk.Attn with ModeBounded; give Q, or no score source for the key proxy")
+	}
+	w := cfg.Select.Window
+	if ch.Q != nil {
+		full, ok := mul(cfg.QHeads, n, cfg.Dim)
+		last, _ := mul(cfg.QHeads, min(n, w), cfg.Dim) // ≤ full
+		if !ok || len(ch.Q) != full && len(ch.Q) != last {
+			return 0, fmt.Errorf("snapkv: len(Chunk.Q) = %d, want QHeads·min(n, Window)·Dim = %d·%d·%d = %d (or QHeads·n·Dim = %d)",
+				len(ch.Q), cfg.QHeads, min(n, w), cfg.Dim, last, full)
+		}
+	}
+	if !ch.Last && cfg.Mode == ModeFaithful {
+		return n, nil
+	}
+	// This chunk selects: its score source must cover the window.
+	length := c.rows + n
+	win := min(w, length)
+	switch {
+	case ch.Attn != nil:
+		if want, ok := mul(cfg.QHeads, win, length); !ok || len(ch.Attn) != want {
+			return 0, fmt.Errorf("snapkv: len(Chunk.Attn) = %d, want QHeads·min(Window, L)·L = %d·%d·%d", len(ch.Attn), cfg.QHeads, win, length)
+		}
+	case c.sawQ || ch.Q != nil:
+		if have := c.validAfter(ch.Q, n); have < win {
+			return 0, fmt.Errorf("snapkv: Chunk.Q: the window needs the queries of the last %d positions, the chunks gave %d", win, have)
+		}
+	}
+	return n, nil
+}
 
-// Head returns KV head h's rows: k, v [rows][Dim] and their positions, ascending. The
-// slices alias the cache and stay valid until the next Prefill or Append.
-func (c *Cache) Head(h int) (k, v []fp16.Float16, pos []int32) { return nil, nil, nil }
+// validAfter is how many of the latest positions have queries after a chunk of n rows
+// with queries q.
+func (c *Cache) validAfter(q []float32, n int) int {
+	w := c.cfg.Select.Window
+	switch {
+	case q != nil && n <= w:
+		return min(w, c.qValid+n)
+	case q != nil:
+		return w
+	case n == 0:
+		return c.qValid
+	}
+	return 0
+}
 
-// Offset is the true next position: prompt length plus decoded tokens (RoPE needs it).
-func (c *Cache) Offset() int { return 0 }
+// pushQueries moves the query window on by a chunk of n rows with queries q (the last
+// min(n, Window) rows, or all n).
+func (c *Cache) pushQueries(q []float32, n int) {
+	valid := c.validAfter(q, n)
+	if q == nil {
+		c.qValid = valid
+		return
+	}
+	c.sawQ = true
+	hq, d := c.cfg.QHeads, c.cfg.Dim
+	m := min(n, c.cfg.Select.Window) // rows of q that enter the window
+	given := len(q) / (hq * d)
+	old := valid - m // rows kept from the previous window
+	c.qNext = grow(c.qNext, hq*valid*d)
+	for h := range hq {
+		dst := c.qNext[h*valid*d : (h+1)*valid*d]
+		copy(dst, c.q[(h*c.qValid+c.qValid-old)*d:(h+1)*c.qValid*d])
+		copy(dst[old*d:], q[(h*given+given-m)*d:(h+1)*given*d])
+	}
+	c.q, c.qNext, c.qValid = c.qNext, c.q, valid
+}
 
-// Stats describes what the cache holds.
+// appendRows adds the chunk's n rows after the rows of each head in the working area.
+func (c *Cache) appendRows(ch Chunk, n int) {
+	hs, d := c.cfg.KVHeads, c.cfg.Dim
+	old, rows := c.rows, c.rows+n
+	if need := hs * rows; need > cap(c.wpos) {
+		// Doubling keeps a long chunked prompt's copying linear.
+		capRows := max(need, 2*cap(c.wpos))
+		wk, wv := make([]fp16.Float16, hs*rows*d, capRows*d), make([]fp16.Float16, hs*rows*d, capRows*d)
+		wpos := make([]int32, need, capRows)
+		for h := range hs {
+			copy(wk[h*rows*d:], c.wk[h*old*d:(h+1)*old*d])
+			copy(wv[h*rows*d:], c.wv[h*old*d:(h+1)*old*d])
+			copy(wpos[h*rows:], c.wpos[h*old:(h+1)*old])
+		}
+		c.wk, c.wv, c.wpos = wk, wv, wpos
+	} else {
+		c.wk, c.wv, c.wpos = c.wk[:hs*rows*d], c.wv[:hs*rows*d], c.wpos[:need]
+		for h := hs - 1; h > 0; h-- { // last head first: each moves up onto moved space
+			copy(c.wk[h*rows*d:], c.wk[h*old*d:(h+1)*old*d])
+			copy(c.wv[h*rows*d:], c.wv[h*old*d:(h+1)*old*d])
+			copy(c.wpos[h*rows:], c.wpos[h*old:(h+1)*old])
+		}
+	}
+	for h := range hs {
+		copy(c.wk[(h*rows+old)*d:(h+1)*rows*d], ch.K[h*n*d:(h+1)*n*d])
+		copy(c.wv[(h*rows+old)*d:(h+1)*rows*d], ch.V[h*n*d:(h+1)*n*d])
+		for i := range n {
+			c.wpos[h*rows+old+i] = int32(c.prompt + i)
+		}
+	}
+	c.rows, c.prompt = rows, c.prompt+n
+	c.peak = max(c.peak, rows)
+}
+
+// input is the working area as a selection input, scored by attn, by the query window,
+// or (no queries ever seen) by the key proxy.
+func (c *Cache) input(attn []float32) Input {
+	cfg := &c.cfg
+	in := Input{Attn: attn, K: c.wk, QHeads: cfg.QHeads, KVHeads: cfg.KVHeads, Len: c.rows, Dim: cfg.Dim}
+	if attn != nil || !c.sawQ {
+		return in
+	}
+	in.Q = c.q
+	if w := min(cfg.Select.Window, c.rows); w < c.qValid {
+		hq, d := cfg.QHeads, cfg.Dim
+		c.qWin = grow(c.qWin, hq*w*d)
+		for h := range hq {
+			copy(c.qWin[h*w*d:(h+1)*w*d], c.q[(h*c.qValid+c.qValid-w)*d:(h+1)*c.qValid*d])
+		}
+		in.Q = c.qWin
+	}
+	return in
+}
+
+// reduce re-applies the budget to the working area (ModeBounded), compacting the kept
+// rows in place: row i of head h moves from h·old+kept[i] ≥ h·rows+i, so the rows still
+// to move are never overwritten.
+func (c *Cache) reduce() error {
+	var err error
+	if c.kept, err = c.inter.Select(c.kept, c.input(nil)); err != nil {
+		return err
+	}
+	hs, d := c.cfg.KVHeads, c.cfg.Dim
+	old, rows := c.rows, len(c.kept[0]) // a uniform budget: every head keeps as many
+	for h := range hs {
+		for i, r := range c.kept[h] {
+			from, to := h*old+int(r), h*rows+i
+			copy(c.wk[to*d:(to+1)*d], c.wk[from*d:(from+1)*d])
+			copy(c.wv[to*d:(to+1)*d], c.wv[from*d:(from+1)*d])
+			c.wpos[to] = c.wpos[from]
+		}
+	}
+	c.wk, c.wv, c.wpos, c.rows = c.wk[:hs*rows*d], c.wv[:hs*rows*d], c.wpos[:hs*rows], rows
+	return nil
+}
+
+// finish selects the prompt's rows and gathers each head's into storage of exactly its
+// kept rows plus the decode reserve, then drops the working area.
+func (c *Cache) finish(attn []float32) error {
+	var err error
+	if c.kept, err = c.sel.Select(c.kept, c.input(attn)); err != nil {
+		return err
+	}
+	d, old := c.cfg.Dim, c.rows
+	c.heads = make([]headRows, c.cfg.KVHeads)
+	for h, kept := range c.kept {
+		r, capRows := len(kept), len(kept)+c.cfg.Reserve
+		hr := headRows{
+			k:   make([]fp16.Float16, r*d, capRows*d),
+			v:   make([]fp16.Float16, r*d, capRows*d),
+			pos: make([]int32, r, capRows),
+		}
+		kernels.GatherRows(hr.k, c.wk[h*old*d:(h+1)*old*d], kept, d)
+		kernels.GatherRows(hr.v, c.wv[h*old*d:(h+1)*old*d], kept, d)
+		for i, p := range kept {
+			hr.pos[i] = c.wpos[h*old+int(p)]
+		}
+		c.heads[h] = hr
+	}
+	c.done = true
+	c.wk, c.wv, c.wpos, c.rows = nil, nil, nil, 0
+	c.q, c.qNext, c.qWin, c.kept, c.sel, c.inter = nil, nil, nil, nil, nil, nil
+	return nil
+}
+
+// Append adds one decoded token's rows, k and v [KVHeads][Dim], at position Offset().
+// It allocates nothing while every head has room (CacheConfig.Reserve).
+func (c *Cache) Append(k, v []fp16.Float16) error {
+	cfg := &c.cfg
+	row := cfg.KVHeads * cfg.Dim
+	switch {
+	case c.err != nil:
+		return c.err
+	case !c.done:
+		return fmt.Errorf("snapkv: Append before the prompt ended (%d prompt rows, no chunk marked Last yet)", c.prompt)
+	case len(k) != row:
+		return fmt.Errorf("snapkv: len(k) = %d, want KVHeads·Dim = %d·%d = %d", len(k), cfg.KVHeads, cfg.Dim, row)
+	case len(v) != row:
+		return fmt.Errorf("snapkv: len(v) = %d, want KVHeads·Dim = %d·%d = %d", len(v), cfg.KVHeads, cfg.Dim, row)
+	case c.Offset() >= math.MaxInt32:
+		return fmt.Errorf("snapkv: Append at position %d exceeds the int32 positions", c.Offset())
+	}
+	d, at := cfg.Dim, int32(c.Offset())
+	for h := range c.heads {
+		hr := &c.heads[h]
+		hr.k = append(hr.k, k[h*d:(h+1)*d]...)
+		hr.v = append(hr.v, v[h*d:(h+1)*d]...)
+		hr.pos = append(hr.pos, at)
+	}
+	c.decoded++
+	return nil
+}
+
+// Head returns KV head h's rows: k and v [rows][Dim] and their positions, ascending.
+// Before the prompt ends these are the rows held so far (all of them in ModeFaithful,
+// the kept and the latest chunk's in ModeBounded), so that an engine can attend to
+// them while prefilling the next chunk. The slices alias the cache and stay valid until
+// the next Prefill or Append. Head returns nils if h is outside [0, KVHeads).
+func (c *Cache) Head(h int) (k, v []fp16.Float16, pos []int32) {
+	if h < 0 || h >= c.cfg.KVHeads {
+		return nil, nil, nil
+	}
+	if c.done {
+		hr := &c.heads[h]
+		return hr.k, hr.v, hr.pos
+	}
+	n := c.rows * c.cfg.Dim
+	return c.wk[h*n : (h+1)*n : (h+1)*n], c.wv[h*n : (h+1)*n : (h+1)*n], c.wpos[h*c.rows : (h+1)*c.rows : (h+1)*c.rows]
+}
+
+// Offset is the true next position: prompt rows seen plus decoded tokens, not the row
+// count. RoPE needs it for the next token.
+func (c *Cache) Offset() int { return c.prompt + c.decoded }
+
+// Stats describes what a Cache holds.
 type Stats struct {
-	TokensSeen    int     // prompt rows plus decoded tokens
-	RowsKept      []int   // per KV head, decoded rows included
-	BytesBefore   int64   // what the full cache would hold: TokensSeen·KVHeads·Dim·2·2
-	BytesAfter    int64   // Σ_h RowsKept[h]·Dim·2·2 + 4·RowsKept[h]
-	EvictionRatio float64 // 1 − rows kept / rows seen, over all heads
+	TokensSeen int   // prompt rows plus decoded tokens
+	RowsKept   []int // per KV head, decoded rows included
+	// PeakRows is the most rows one KV head held at once before the prompt ended:
+	// the prompt length in ModeFaithful, at most Budget + the longest chunk in
+	// ModeBounded.
+	PeakRows    int
+	BytesBefore int64 // what an uncompressed cache would hold: TokensSeen·KVHeads·Dim·2·2
+	BytesAfter  int64 // Σ_h RowsKept[h]·(Dim·2·2 + 4): K and V rows and their positions
+	// BytesCapacity is what the storage holds room for: BytesAfter plus the decode
+	// rows reserved (CacheConfig.Reserve) and not yet used, or the room append grew.
+	BytesCapacity int64
+	EvictionRatio float64 // 1 − ΣRowsKept / (TokensSeen·KVHeads); 0 for an empty cache
 }
 
 // Stats reports the cache's contents.
-func (c *Cache) Stats() Stats { return Stats{} }
+func (c *Cache) Stats() Stats {
+	cfg := &c.cfg
+	s := Stats{TokensSeen: c.Offset(), RowsKept: make([]int, cfg.KVHeads), PeakRows: c.peak}
+	rowBytes := int64(cfg.Dim)*2*2 + 4
+	kept := 0
+	for h := range s.RowsKept {
+		_, _, pos := c.Head(h)
+		s.RowsKept[h] = len(pos)
+		kept += len(pos)
+		if c.done {
+			hr := &c.heads[h]
+			s.BytesCapacity += int64(cap(hr.k)+cap(hr.v))*2 + int64(cap(hr.pos))*4
+		}
+	}
+	if !c.done {
+		s.BytesCapacity = int64(cap(c.wk)+cap(c.wv))*2 + int64(cap(c.wpos))*4
+	}
+	s.BytesBefore = int64(s.TokensSeen) * int64(cfg.KVHeads) * int64(cfg.Dim) * 2 * 2
+	s.BytesAfter = int64(kept) * rowBytes
+	if s.TokensSeen > 0 {
+		s.EvictionRatio = 1 - float64(kept)/(float64(s.TokensSeen)*float64(cfg.KVHeads))
+	}
+	return s
+}

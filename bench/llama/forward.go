@@ -1,0 +1,165 @@
+package llama
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/kvsimd/kvsimd/fp16"
+	"github.com/kvsimd/kvsimd/kernels"
+)
+
+// KV is one layer's KV cache as the forward pass sees it. *snapkv.Cache implements it;
+// so does the uncompressed cache of this package.
+type KV interface {
+	// Append adds one token's rows, k and v [KVHeads][HeadDim], rounded to fp16.
+	Append(k, v []fp16.Float16) error
+	// Head returns KV head h's rows, k and v [rows][HeadDim], and their positions.
+	Head(h int) (k, v []fp16.Float16, pos []int32)
+	// Offset is the position of the next token: RoPE rotates it by this.
+	Offset() int
+}
+
+// state is the scratch of one token's forward pass.
+type state struct {
+	rope       *rope
+	x, a       []float32 // residual stream, normed input [DModel]
+	q, attn    []float32 // [QHeads·HeadDim]
+	k, v       []float32 // [KVHeads·HeadDim]
+	kh, vh     []fp16.Float16
+	gate, up   []float32 // [FFNDim]
+	scores     []float32 // [group·rows]
+	hidden     [][]float32
+	logitsBuf  []float32
+	queryStore func(l int, q []float32) // sees each layer's post-RoPE queries, if set
+}
+
+func (m *Model) newState() *state {
+	c := m.Config
+	s := &state{
+		rope:      newRope(c.HeadDim, c.RopeTheta),
+		x:         make([]float32, c.DModel),
+		a:         make([]float32, c.DModel),
+		q:         make([]float32, c.QHeads*c.HeadDim),
+		attn:      make([]float32, c.QHeads*c.HeadDim),
+		k:         make([]float32, c.KVHeads*c.HeadDim),
+		v:         make([]float32, c.KVHeads*c.HeadDim),
+		kh:        make([]fp16.Float16, c.KVHeads*c.HeadDim),
+		vh:        make([]fp16.Float16, c.KVHeads*c.HeadDim),
+		gate:      make([]float32, c.FFNDim),
+		up:        make([]float32, c.FFNDim),
+		hidden:    make([][]float32, c.Layers+1),
+		logitsBuf: make([]float32, c.Vocab),
+	}
+	for i := range s.hidden {
+		s.hidden[i] = make([]float32, c.DModel)
+	}
+	return s
+}
+
+// forward runs token tok at position caches[0].Offset() through every layer, appending
+// its K and V rows to each layer's cache, and returns the logits if wantLogits (a slice
+// of s that the next call overwrites).
+func (m *Model) forward(s *state, caches []KV, tok byte, wantLogits bool) ([]float32, error) {
+	c := m.Config
+	if len(caches) != c.Layers {
+		return nil, fmt.Errorf("llama: %d caches for %d layers", len(caches), c.Layers)
+	}
+	if int(tok) >= c.Vocab {
+		return nil, fmt.Errorf("llama: token %d outside the vocabulary of %d", tok, c.Vocab)
+	}
+	pos := caches[0].Offset()
+	s.rope.at(pos)
+	copy(s.x, m.embed[int(tok)*c.DModel:][:c.DModel])
+	copy(s.hidden[0], s.x)
+	group := c.QHeads / c.KVHeads
+	for l := range m.layers {
+		w := &m.layers[l]
+		rmsNorm(s.a, s.x, w.attnNorm, c.NormEps)
+		matVec(s.q, w.wq, s.a)
+		matVec(s.k, w.wk, s.a)
+		matVec(s.v, w.wv, s.a)
+		s.rope.rotate(s.q)
+		s.rope.rotate(s.k)
+		if s.queryStore != nil {
+			s.queryStore(l, s.q)
+		}
+		fp16.FromFloat32(s.kh, s.k)
+		fp16.FromFloat32(s.vh, s.v)
+		if err := caches[l].Append(s.kh, s.vh); err != nil {
+			return nil, fmt.Errorf("llama: layer %d: %w", l, err)
+		}
+		for h := 0; h < c.KVHeads; h++ {
+			keys, values, _ := caches[l].Head(h)
+			m.attend(s, h, group, keys, values)
+		}
+		matVecAdd(s.x, w.wo, s.attn)
+
+		rmsNorm(s.a, s.x, w.ffnNorm, c.NormEps)
+		matVec(s.gate, w.w1, s.a)
+		matVec(s.up, w.w3, s.a)
+		for i, g := range s.gate {
+			s.gate[i] = g / float32(1+math.Exp(float64(-g))) * s.up[i]
+		}
+		matVecAdd(s.x, w.w2, s.gate)
+		copy(s.hidden[l+1], s.x)
+	}
+	if !wantLogits {
+		return nil, nil
+	}
+	rmsNorm(s.a, s.x, m.norm, c.NormEps)
+	matVec(s.logitsBuf, m.output, s.a)
+	return s.logitsBuf, nil
+}
+
+// attend computes the attention outputs of the query heads that share KV head h:
+// softmax(0.125·q·Kᵀ)·V over the n cached rows, one Scores block for the whole group.
+func (m *Model) attend(s *state, h, group int, keys, values []fp16.Float16) {
+	d := m.HeadDim
+	n := len(keys) / d
+	if cap(s.scores) < group*n {
+		s.scores = make([]float32, group*n, 2*group*n)
+	}
+	sc := s.scores[:group*n]
+	q := s.q[h*group*d : (h+1)*group*d]
+	kernels.Scores(sc, q, keys, group, n, d, float32(1/math.Sqrt(float64(d))))
+	for j := 0; j < group; j++ {
+		p := sc[j*n : (j+1)*n]
+		kernels.Softmax(p)
+		kernels.WeightedSumRows(s.attn[(h*group+j)*d:][:d], p, values)
+	}
+}
+
+// rmsNorm sets dst to x·(1/√(mean(x²)+eps))·w.
+func rmsNorm(dst, x, w []float32, eps float64) {
+	ms := kernels.DotF32(x, x) / float32(len(x))
+	r := float32(1 / math.Sqrt(float64(ms)+eps))
+	for i, v := range x {
+		dst[i] = v * r * w[i]
+	}
+}
+
+// matVec sets dst = W·x for W [len(dst)][len(x)].
+func matVec(dst, w, x []float32) {
+	n := len(x)
+	for o := range dst {
+		dst[o] = kernels.DotF32(w[o*n:(o+1)*n], x)
+	}
+}
+
+// matVecAdd adds W·x to dst.
+func matVecAdd(dst, w, x []float32) {
+	n := len(x)
+	for o := range dst {
+		dst[o] += kernels.DotF32(w[o*n:(o+1)*n], x)
+	}
+}
+
+func argmax(x []float32) int {
+	best := 0
+	for i, v := range x {
+		if v > x[best] {
+			best = i
+		}
+	}
+	return best
+}

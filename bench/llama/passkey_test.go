@@ -1,0 +1,256 @@
+package llama
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/kvsimd/kvsimd/snapkv"
+)
+
+func testPrompts(t testing.TB) ([]Prompt, *Reference) {
+	t.Helper()
+	ps, err := LoadPrompts(filepath.Join(modelDir, "prompts.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := LoadReference(filepath.Join(modelDir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ps, ref
+}
+
+// referenceMethods is the part of Methods that PyTorch ran.
+func referenceMethods(ref *Reference) []Method {
+	var ms []Method
+	for _, me := range Methods() {
+		if ref.Key(Row{Method: me.Name, Window: me.Window, Budget: me.Budget}) != "" {
+			ms = append(ms, me)
+		}
+	}
+	return ms
+}
+
+// TestPasskeyAgainstPyTorch runs the README's protocol on all 32 prompts: full-cache
+// accuracy must equal PyTorch's, SnapKV's be within one prompt of it at every
+// configuration, sinks+recent no better, and every kept set PyTorch's except at cuts
+// PyTorch itself saw as near ties (rel_gap < NearTie).
+func TestPasskeyAgainstPyTorch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("32 prompts: not in -short")
+	}
+	m := testModel(t)
+	ps, ref := testPrompts(t)
+	ids := make([]int, len(ps))
+	for i, p := range ps {
+		ids[i] = p.ID
+	}
+	out, err := m.Evaluate(ps, referenceMethods(ref))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != len(ref.Summary) {
+		t.Fatalf("evaluated %d of PyTorch's %d configurations", len(out), len(ref.Summary))
+	}
+	for _, o := range out {
+		key := ref.Key(o.Row)
+		want, ok := ref.Correct(key, ids)
+		if !ok {
+			t.Fatalf("%s: results.json lacks prompts", key)
+		}
+		switch o.Kind {
+		case Full:
+			if o.Correct != want {
+				t.Errorf("%s: %d/%d correct, PyTorch %d", key, o.Correct, o.Total, want)
+			}
+		case SinksRecent:
+			if o.Correct > want {
+				t.Errorf("%s: %d/%d correct, better than PyTorch's %d", key, o.Correct, o.Total, want)
+			}
+		case SnapKV:
+			if o.Correct < want-1 || o.Correct > want+1 {
+				t.Errorf("%s: %d/%d correct, PyTorch %d", key, o.Correct, o.Total, want)
+			}
+		}
+		if o.Kind == Full {
+			continue
+		}
+		a, err := ref.CompareKept(key, o, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Differ != 0 {
+			t.Errorf("%s: %d kept sets differ from PyTorch's away from a near tie", key, a.Differ)
+		}
+		t.Logf("%-22s %2d/%d (PyTorch %2d), key digits kept %.3f (PyTorch %.3f); kept sets: %d same, %d near ties (rel_gap ≤ %.2g), %d positions moved",
+			key, o.Correct, o.Total, want, o.KeyDigitsKept, ref.Summary[key].KeyDigits, a.Same, a.NearTie, a.WidestGap, a.Moved)
+	}
+}
+
+// TestPasskeyEndToEnd is one prompt through the whole pipeline, in -short: prefill,
+// every layer compressed by snapkv, greedy decode driven by the caches' offsets. The
+// decoded bytes must be PyTorch's with an fp16 cache for every configuration PyTorch
+// ran (this prompt has no near-tie cut), the kept sets must hold the sinks and the
+// window, and the prefill's arrays must be left as they were.
+func TestPasskeyEndToEnd(t *testing.T) {
+	m := testModel(t)
+	ps, ref := testPrompts(t)
+	pr := ps[endToEndPrompt]
+	rp, ok := ref.prompt(pr.ID)
+	if !ok {
+		t.Fatalf("results.json has no prompt %d", pr.ID)
+	}
+	p, err := m.Prefill([]byte(pr.Text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k0, v0 := slices.Clone(p.K[0]), slices.Clone(p.V[0])
+	for _, me := range referenceMethods(ref) {
+		key := ref.Key(Row{Method: me.Name, Window: me.Window, Budget: me.Budget})
+		caches, _, err := m.caches(p, me, newMeasured(m, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for l, c := range caches {
+			_, _, pos := c.Head(0)
+			if me.Kind == SnapKV {
+				if len(pos) != me.Budget {
+					t.Errorf("%s layer %d: %d rows kept, budget %d", key, l, len(pos), me.Budget)
+				}
+				for _, must := range []int32{int32(p.Len - 1), int32(p.Len - me.Window)} {
+					if !slices.Contains(pos, must) {
+						t.Errorf("%s layer %d: window row %d evicted", key, l, must)
+					}
+				}
+				if me.Rule == snapkv.RuleProtected && !slices.Contains(pos, int32(me.Sinks-1)) {
+					t.Errorf("%s layer %d: sink %d evicted", key, l, me.Sinks-1)
+				}
+			}
+			if c.Offset() != p.Len {
+				t.Errorf("%s layer %d: offset %d after a %d-byte prompt", key, l, c.Offset(), p.Len)
+			}
+			if sc, ok := c.(*snapkv.Cache); ok {
+				checkStats(t, key, l, sc, p.Len, m.HeadDim)
+			}
+		}
+		pred, err := m.Generate(caches, p.Logits, len(pr.Answer))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := rp.FP16[key].Pred; string(pred) != want {
+			t.Errorf("%s: decoded %q, PyTorch (fp16 KV) %q", key, pred, want)
+		}
+		if got := caches[0].Offset(); got != p.Len+len(pr.Answer)-1 {
+			t.Errorf("%s: offset %d after decoding %d tokens", key, got, len(pr.Answer)-1)
+		}
+		for l, c := range caches {
+			if sc, ok := c.(*snapkv.Cache); ok {
+				checkStats(t, key, l, sc, p.Len+len(pr.Answer)-1, m.HeadDim)
+			}
+		}
+	}
+	if !slices.Equal(k0, p.K[0]) || !slices.Equal(v0, p.V[0]) {
+		t.Error("building and decoding the caches changed the prefill's K or V")
+	}
+}
+
+// checkStats holds a cache's Stats to what its heads hold: rows kept, and bytes of
+// fp16 K and V rows plus an int32 position each, counted from Head.
+func checkStats(t *testing.T, key string, l int, c *snapkv.Cache, seen, dim int) {
+	t.Helper()
+	st := c.Stats()
+	var bytes int64
+	for h, n := range st.RowsKept {
+		k, v, pos := c.Head(h)
+		if n != len(pos) || len(k) != n*dim || len(v) != n*dim {
+			t.Errorf("%s layer %d head %d: Stats says %d rows, Head has %d positions and %d, %d elements", key, l, h, n, len(pos), len(k), len(v))
+		}
+		bytes += int64(len(k)+len(v))*2 + int64(len(pos))*4
+	}
+	if st.BytesAfter != bytes || st.TokensSeen != seen || st.BytesBefore != int64(seen*len(st.RowsKept)*dim*4) {
+		t.Errorf("%s layer %d: Stats %+v; the heads hold %d bytes after %d tokens", key, l, st, bytes, seen)
+	}
+}
+
+// endToEndPrompt is the prompt whose closest SnapKV cut in results.json is farthest
+// from a tie (rel_gap ≥ 3.2e-3); 4 of its 12 configurations decode the key.
+const endToEndPrompt = 25
+
+// TestAdaKVOneHead: with one KV head per layer, AdaKV's sharing of a layer's budget
+// among its heads has nothing to share, so snapkv.AllocAdaptive must keep exactly what
+// the uniform allocation keeps.
+func TestAdaKVOneHead(t *testing.T) {
+	m := testModel(t)
+	ps, _ := testPrompts(t)
+	if m.KVHeads != 1 {
+		t.Skipf("the model has %d KV heads", m.KVHeads)
+	}
+	var ms []Method
+	for _, me := range Methods() {
+		if me.Name == "snapkv-adakv-heads" {
+			uniform := me
+			uniform.Alloc = snapkv.AllocUniform
+			ms = append(ms, me, uniform)
+		}
+	}
+	if len(ms) == 0 {
+		t.Fatal("no snapkv-adakv-heads rows")
+	}
+	out, err := m.Evaluate(ps[endToEndPrompt:endToEndPrompt+1], ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < len(out); i += 2 {
+		for l := range out[i].Kept[0] {
+			if !slices.Equal(out[i].Kept[0][l][0], out[i+1].Kept[0][l][0]) {
+				t.Errorf("C=%d layer %d: AllocAdaptive kept %v, AllocUniform %v", ms[i].Budget, l, out[i].Kept[0][l][0], out[i+1].Kept[0][l][0])
+			}
+		}
+	}
+}
+
+// TestKeyRankByLayer measures what the README says of this model: layer 1's window
+// attention ranks a key digit near the top of the candidate rows (neither sinks nor
+// window), layers 0 and 2 rank the key far lower. It logs each layer's range of the
+// best key-digit rank over the first 12 prompts and checks the medians' order.
+func TestKeyRankByLayer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("12 prefills: not in -short")
+	}
+	m := testModel(t)
+	ps, _ := testPrompts(t)
+	const w = 16
+	ranks := make([][]int, m.Layers)
+	for _, pr := range ps[:12] {
+		p, err := m.Prefill([]byte(pr.Text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for l, v := range newMeasured(m, p).votes(0, w, ProtocolKernel) {
+			cand := v[ProtocolSinks : p.Len-w]
+			best := len(cand)
+			for _, s := range pr.KeySpans {
+				for k := s[0]; k < s[1]; k++ {
+					r := 0
+					for _, x := range cand {
+						if x > v[k] {
+							r++
+						}
+					}
+					best = min(best, r+1)
+				}
+			}
+			ranks[l] = append(ranks[l], best)
+		}
+	}
+	median := make([]int, m.Layers)
+	for l, r := range ranks {
+		slices.Sort(r)
+		median[l] = r[len(r)/2]
+		t.Logf("layer %d: best key-digit rank %d .. %d, median %d", l, r[0], r[len(r)-1], median[l])
+	}
+	if !(median[1] < median[0] && median[1] < median[2]) {
+		t.Errorf("median ranks %v: layer 1 is not the one that finds the key", median)
+	}
+}
