@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvsimd/kvsimd/bench/llama"
 	"github.com/kvsimd/kvsimd/kernels"
 )
 
@@ -348,5 +349,34 @@ func TestVariantsToRun(t *testing.T) {
 	}
 	if _, err := variantsToRun("avx9000", all); err == nil {
 		t.Errorf("-isa avx9000: no error")
+	}
+}
+
+// TestPasskeyTable runs the pass-key evaluation as the report does with -quick, on the
+// committed model, and checks its table and charts.
+func TestPasskeyTable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("evaluates the model")
+	}
+	defer func(m string) { *passkeyModel = m }(*passkeyModel)
+	*passkeyModel = filepath.Join("..", "testdata", "passkey-model")
+	tab, err := passkeyTable(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(tab.Markdown, "| full |") || !strings.Contains(tab.Markdown, "| snapkv-protected |") {
+		t.Errorf("table lacks the full cache or snapkv-protected:\n%s", tab.Markdown)
+	}
+	if rows, ok := tab.Data.([]llama.Row); !ok || len(rows) != len(llama.Methods()) {
+		t.Errorf("data %T, want one llama.Row per method", tab.Data)
+	}
+	if len(tab.Charts) != 2 {
+		t.Fatalf("%d charts, want accuracy and kept positions", len(tab.Charts))
+	}
+	for _, c := range tab.Charts {
+		title, labels, err := svgText(c.SVG)
+		if err != nil || title == "" || len(labels) < 2 {
+			t.Errorf("%s: title %q, axis labels %q, error %v", c.File, title, labels, err)
+		}
 	}
 }
