@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -129,10 +130,18 @@ func run(o options, secs []section, p *progress) (*Report, error) {
 	start := kernels.Active()
 	defer kernels.Use(start)
 	for _, s := range todo {
+		fastest := time.Duration(math.MaxInt64)
 		for _, v := range variants {
+			if v == "generic" && fastest > o.genericCap && len(variants) > 1 {
+				r.SkippedGeneric = append(r.SkippedGeneric, s.name)
+				done++
+				continue
+			}
 			p.step(done, total, fmt.Sprintf("%s · %s", s.name, v))
 			must(kernels.Use(v))
-			r.addFigure(s, v, measure(s.body, o.reps, o.benchtime, o.budget))
+			m := measure(s.body, o.reps, o.benchtime, o.budget)
+			r.addFigure(s, v, m)
+			fastest = min(fastest, time.Duration(statOf(m.nsPerOp).Median))
 			done++
 		}
 	}

@@ -35,8 +35,11 @@ type Report struct {
 	Machine     Machine  `json:"machine"`
 	Limits      []Limit  `json:"limits"`
 	Figures     []Figure `json:"figures"`
-	Shares      []Share  `json:"shares,omitempty"`
-	Tables      []Table  `json:"tables,omitempty"`
+	// SkippedGeneric names the sections whose generic variant was not run: the
+	// fastest variant took so long that generic would have taken seconds.
+	SkippedGeneric []string `json:"skipped_generic,omitempty"`
+	Shares         []Share  `json:"shares,omitempty"`
+	Tables         []Table  `json:"tables,omitempty"`
 }
 
 // Machine is what the CPU offers and what kvsimd chose.
@@ -163,12 +166,11 @@ type Chart struct {
 	SVG  []byte
 }
 
-// shares pairs a composite section with a part of it, by section name; the report
-// prints the part's share of the whole for each variant that ran both. The snapkv
-// layer benchmark registers {"SnapKV layer …", "Scores …"} here.
-var shares []sharePair
-
-type sharePair struct{ whole, part string }
+// shares name the parts of composite sections: given a section's name, a rule
+// returns the name of the section that times one part of it, or false. The report
+// prints the part's share of the whole for each variant that ran both; the SnapKV
+// layer's rule is in report_snapkv.go.
+var shares []func(whole string) (part string, ok bool)
 
 // resultTables are non-timing results run after the kernels, the pass-key evaluation
 // among them; quick asks for a smaller run. A table may carry charts (see
@@ -269,13 +271,14 @@ func (r *Report) derive() {
 		}
 	}
 	r.Shares = nil
-	for _, sh := range shares {
+	for _, rule := range shares {
 		for _, w := range r.Figures {
-			if w.Name != sh.whole || w.Peer {
+			part, ok := rule(w.Name)
+			if !ok || w.Peer {
 				continue
 			}
 			for _, p := range r.Figures {
-				if p.Name == sh.part && p.Variant == w.Variant && !p.Peer {
+				if p.Name == part && p.Variant == w.Variant && !p.Peer {
 					r.Shares = append(r.Shares, Share{
 						Whole: w.Name, Part: p.Name, Variant: w.Variant,
 						WholeNs: w.NsPerOp.Median, PartNs: p.NsPerOp.Median,

@@ -42,6 +42,9 @@ func (r *Report) markdown() string {
 	fmt.Fprintf(&b, "## Kernels\n\n")
 	fmt.Fprintf(&b, "Throughput is GFLOP/s for kernels that count flops, else GB/s of the data they stream. %% of limit is against the nearer of the FMA peak and the read bandwidth of the cache level that holds the op's bytes.\n\n")
 	b.WriteString(figureTable(r.Figures))
+	if len(r.SkippedGeneric) > 0 {
+		fmt.Fprintf(&b, "\nNot run on generic, which would take seconds per op (× generic is then empty): %s.\n", strings.Join(r.SkippedGeneric, "; "))
+	}
 
 	if len(r.Shares) > 0 {
 		fmt.Fprintf(&b, "\n## Composite operations\n\n| operation | variant | time | part | part's time | share |\n| --- | --- | ---: | --- | ---: | ---: |\n")
@@ -88,9 +91,13 @@ func figureTable(figs []Figure) string {
 		if f.PerOp > 0 {
 			perUnit = fmt.Sprintf("%s/%s", num(f.NsPerOp.Median/float64(f.PerOp)), f.Unit)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s %s | %s | %s | %s |\n",
+		rate := "–"
+		if v > 0 {
+			rate = num(v) + " " + unit
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			f.Name, variant, timeText(f.NsPerOp.Median), spreadText(f.NsPerOp), perUnit,
-			num(v), unit, ratio(f.VsGeneric), pctOrDash(f.PctOfLimit), orDash(f.Limit))
+			rate, ratio(f.VsGeneric), pctOrDash(f.PctOfLimit), orDash(f.Limit))
 	}
 	return b.String()
 }

@@ -1,8 +1,17 @@
 package main
 
-// The SnapKV layer benchmark (snapkv.go) times one layer's whole selection and, at the
-// same shape, the Scores calls it makes; the report prints the Scores share of the
-// layer for each variant. Sections of other names leave this row out.
+import "strings"
+
+// The SnapKV layer benchmark (snapkv.go) times one layer's whole selection, "SnapKV
+// layer Select C=… L=…", and the Scores calls it makes at the same prompt length,
+// "SnapKV layer scores only L=…"; the report prints the Scores share of the layer.
 func init() {
-	shares = append(shares, sharePair{whole: "SnapKV layer Select C=1024 L=16384", part: "SnapKV layer scores only L=16384"})
+	shares = append(shares, func(whole string) (string, bool) {
+		rest, ok := strings.CutPrefix(whole, "SnapKV layer Select ")
+		if !ok {
+			return "", false
+		}
+		f := strings.Fields(rest)
+		return "SnapKV layer scores only " + f[len(f)-1], true
+	})
 }

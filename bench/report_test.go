@@ -32,8 +32,8 @@ func tinySections() []section {
 // benchmarks use, and returns it with the directory it was written to and its stdout.
 func tinyReport(t *testing.T, jsonOut bool) (*Report, string, []byte) {
 	t.Helper()
-	defer func(s []sharePair, r []resultTable) { shares, resultTables = s, r }(shares, resultTables)
-	shares = []sharePair{{whole: "DotF16 n=256", part: "DotF16 n=64"}}
+	defer func(s []func(string) (string, bool), r []resultTable) { shares, resultTables = s, r }(shares, resultTables)
+	shares = []func(string) (string, bool){func(whole string) (string, bool) { return "DotF16 n=64", whole == "DotF16 n=256" }}
 	resultTables = []resultTable{{"pass-key fixture", func(quick bool) (Table, error) {
 		return Table{
 			Title: "Pass-key fixture", Columns: []string{"method", "budget", "accuracy"},
@@ -45,7 +45,7 @@ func tinyReport(t *testing.T, jsonOut bool) (*Report, string, []byte) {
 			},
 		}, nil
 	}}}
-	o := options{quick: true, reps: 2, benchtime: time.Millisecond, budget: time.Second, out: t.TempDir(), json: jsonOut, tiny: true}
+	o := options{quick: true, reps: 2, benchtime: time.Millisecond, budget: time.Second, genericCap: time.Second, out: t.TempDir(), json: jsonOut, tiny: true}
 	r, err := run(o, tinySections(), nil)
 	if err != nil {
 		t.Fatal(err)
