@@ -183,7 +183,7 @@ func measureLimits(o options) []Limit {
 	}
 	minBytes := 1 << 30 // about 3 ms in L1, 30 ms from DRAM
 	if o.quick {
-		minBytes = 1 << 28
+		minBytes = 1 << 27
 	}
 	levels := cacheLevels()
 	if o.tiny {

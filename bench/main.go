@@ -87,7 +87,7 @@ func main() {
 	}
 	o.reps, o.benchtime, o.budget, o.genericCap = 5, 25*time.Millisecond, 6*time.Second, 20*time.Millisecond
 	if o.quick {
-		o.reps, o.benchtime, o.budget, o.genericCap = 3, 5*time.Millisecond, time.Second, 2*time.Millisecond
+		o.reps, o.benchtime, o.budget, o.genericCap = 3, 5*time.Millisecond, time.Second, time.Millisecond
 	}
 	r, err := run(o, sections, newProgress(os.Stderr))
 	if err != nil {
