@@ -22,6 +22,9 @@ func init() {
 // time: each prompt runs every method (about 4 s here). `-passkey FILE` runs them all.
 const passkeyPrompts, passkeyQuickPrompts = 6, 1
 
+// passkeyMethods are the methods the report evaluates; tests narrow them.
+var passkeyMethods = llama.Methods
+
 func passkeyTable(quick bool) (Table, error) {
 	t := Table{Title: "Pass-key retention"}
 	file := filepath.Join(*passkeyModel, "prompts.json")
@@ -42,7 +45,7 @@ func passkeyTable(quick bool) (Table, error) {
 		n = passkeyQuickPrompts
 	}
 	prompts = prompts[:min(len(prompts), n)]
-	outcomes, err := m.Evaluate(prompts, llama.Methods())
+	outcomes, err := m.Evaluate(prompts, passkeyMethods())
 	if err != nil {
 		return t, err
 	}
