@@ -29,10 +29,10 @@ func FuzzSelect(f *testing.F) {
 		cfg := snapkv.Config{
 			Budget: budget, KeepRatio: ratio, Window: window, Kernel: kernel, Sinks: sinks, Floor: floor,
 			Pool: snapkv.Pool(enums & 1), Rule: snapkv.Rule(enums >> 1 & 1), Group: snapkv.Group(enums >> 2 & 3),
-			Alloc: snapkv.Alloc(enums >> 4 & 1), Workers: int(workers),
+			Alloc: snapkv.Alloc(enums >> 4 & 1), Workers: int(workers % 8),
 		}
 		in := snapkv.Input{QHeads: qHeads, KVHeads: kvHeads, Len: n, Dim: dim}
-		small := qHeads >= 0 && qHeads <= 32 && kvHeads >= 0 && kvHeads <= 16 && n >= 0 && n <= 1024 && dim >= 0 && dim <= 128
+		small := qHeads >= 0 && qHeads <= 16 && kvHeads >= 0 && kvHeads <= 16 && n >= 0 && n <= 300 && dim >= 0 && dim <= 128
 		w := max(min(window, n), 0)
 		sizes := [3]int{1, 1, 1} // Q, Attn, K, when the shape is not small
 		if small {

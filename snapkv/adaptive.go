@@ -20,10 +20,7 @@ type adaptive struct {
 // (marked +Inf, above every vote, so they are always won; a +Inf vote counts as
 // math.MaxFloat32 here). Ties go to the lower head, then the lower position.
 func (a *adaptive) allocate(p *plan, cfg *Config) {
-	heads, sinks := p.in.KVHeads, 0
-	if cfg.Rule == RuleProtected {
-		sinks = cfg.Sinks
-	}
+	heads, sinks := p.in.KVHeads, cfg.Sinks // 0 under RulePaper
 	lo, hi := sinks, p.in.Len-p.w
 	n := hi - lo
 	free := p.c - sinks - p.w

@@ -57,15 +57,16 @@
 // # Work and memory
 //
 // Everything is computed and stored at KV-head size: a group's G query heads are
-// scored against their KV head's keys (two 32-row windows per Scores call, the block
-// the SIMD variants widen each key once for) and reduced into one vote row; nothing is
-// repeated G times. A Selector's workspace holds one score block (up to 64·L floats)
-// per goroutine and the pooled votes of every head; in steady state (same or smaller
-// shapes, results passed back in) Select and SelectBatch allocate nothing. KV heads,
-// and the sequences of SelectBatch, are spread over Config.Workers goroutines: the
-// caller and persistent helpers that a Selector starts on first use and that stop when
-// it is garbage collected. A Selector is not safe for concurrent use; use one per
-// goroutine.
+// scored against their KV head's keys (as many whole windows per Scores call as fit
+// the 64 query rows that the SIMD variants widen each key once for) and reduced into
+// one vote row; nothing is repeated G times. A Selector's workspace holds one score
+// block (at most max(W, 64)·L floats) per goroutine and the pooled votes of every
+// head; in steady state (same or smaller shapes, results passed back in) Select and
+// SelectBatch allocate nothing. KV heads, and the sequences of SelectBatch, are
+// scored on Config.Workers goroutines: the caller and persistent helpers that a
+// Selector starts on first use and that stop when it is garbage collected; the top-k
+// runs on the caller's goroutine. A Selector is not safe for concurrent use; use one
+// per goroutine.
 //
 // # Errors and numerics
 //

@@ -3,14 +3,11 @@ package snapkv
 import "github.com/kvsimd/kvsimd/kernels"
 
 // keepTop writes KV head h's kept rows under a uniform budget into p.dst[h]: the
-// protected rows and the top of the pooled votes between them.
+// protected rows and the top of the pooled votes between them (cfg.Sinks is 0 under
+// RulePaper).
 func (p *plan) keepTop(cfg *Config, h int) {
-	sinks := 0
-	if cfg.Rule == RuleProtected {
-		sinks = cfg.Sinks
-	}
 	pooled := p.pooled[h*p.cols : (h+1)*p.cols]
-	p.dst[h] = p.assemble(p.dst[h], sinks, p.c, func(free []int32, lo, hi int) {
+	p.dst[h] = p.assemble(p.dst[h], cfg.Sinks, p.c, func(free []int32, lo, hi int) {
 		kernels.TopK(free[:0], pooled[lo:hi], len(free))
 	})
 }

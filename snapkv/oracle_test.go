@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/kvsimd/kvsimd/fp16"
-	"github.com/kvsimd/kvsimd/internal/dispatch"
-	"github.com/kvsimd/kvsimd/kernels"
 	"github.com/x448/float16"
 )
 
@@ -149,7 +147,7 @@ func oracleWant(c *oracleCase, rule Rule, sel oracleSelection, b, h int) []int32
 // the pooled votes and the kept rows of both rules and both poolings, on every variant.
 func TestOracleAttn(t *testing.T) {
 	for _, c := range loadOracle(t) {
-		forEachVariant(t, func(variant string) {
+		EachVariant(t, func(variant string) {
 			for _, rule := range []Rule{RuleProtected, RulePaper} {
 				section := c.Seed
 				if rule == RulePaper {
@@ -211,19 +209,6 @@ func ruleName(r Rule) string {
 		return "paper"
 	}
 	return "protected"
-}
-
-// forEachVariant runs check with every tested variant active.
-func forEachVariant(t *testing.T, check func(variant string)) {
-	t.Helper()
-	start := kernels.Active()
-	defer kernels.Use(start)
-	for _, v := range dispatch.Tested() {
-		if err := kernels.Use(v); err != nil {
-			t.Fatal(err)
-		}
-		check(v)
-	}
 }
 
 // TestOracleQueries runs the queries source on the oracle's window queries and its keys

@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/kvsimd/kvsimd/fp16"
-	"github.com/kvsimd/kvsimd/internal/dispatch"
-	"github.com/kvsimd/kvsimd/kernels"
 	"github.com/kvsimd/kvsimd/snapkv"
 	"github.com/x448/float16"
 )
@@ -223,19 +221,6 @@ func checkKept(t *testing.T, what string, got [][]int32, pooled [][]float64, cfg
 	}
 }
 
-// eachTestedVariant runs check with every tested kernel variant active.
-func eachTestedVariant(t *testing.T, check func(variant string)) {
-	t.Helper()
-	start := kernels.Active()
-	defer kernels.Use(start)
-	for _, v := range dispatch.Tested() {
-		if err := kernels.Use(v); err != nil {
-			t.Fatal(err)
-		}
-		check(v)
-	}
-}
-
 // TestFloat64 runs GQA shapes through every source, rule, pooling and group reduction
 // on every variant and checks them against the float64 implementation.
 func TestFloat64(t *testing.T) {
@@ -285,7 +270,7 @@ func TestFloat64(t *testing.T) {
 						c = int(math.Ceil(cfg.KeepRatio * float64(p.n)))
 					}
 					budgets := slices.Repeat([]int{c}, p.hk)
-					eachTestedVariant(t, func(variant string) {
+					snapkv.EachVariant(t, func(variant string) {
 						got, err := snapkv.Select(cfg, in)
 						if err != nil {
 							t.Fatal(err)
@@ -329,7 +314,7 @@ func TestAdaptiveFloat64(t *testing.T) {
 			{Budget: sh.n / 3, Window: sh.w, Kernel: 3, Alloc: snapkv.AllocAdaptive, Floor: 0.5, Pool: snapkv.PoolMax},
 		} {
 			pooled := refPooled(votes, cfg, p.n, p.w)
-			eachTestedVariant(t, func(variant string) {
+			snapkv.EachVariant(t, func(variant string) {
 				got, err := snapkv.Select(cfg, in)
 				if err != nil {
 					t.Fatal(err)
