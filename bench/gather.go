@@ -46,29 +46,25 @@ func gatherInputs(k, dim int) (srcs [][]fp16.Float16, idxs [][]int32) {
 }
 
 func benchGatherRows(b *testing.B, k, dim int) {
+	benchGather(b, k, dim, func(dst, src []fp16.Float16, idx []int32) { kernels.GatherRows(dst, src, idx, dim) })
+}
+
+// benchGatherContiguous is the floor no gather can beat: one copy of as many bytes, the
+// first k rows of the same sources (the same amount of each source stays cached as the
+// gather's rows do).
+func benchGatherContiguous(b *testing.B, k, dim int) {
+	benchGather(b, k, dim, func(dst, src []fp16.Float16, _ []int32) { copy(dst, src[:k*dim]) })
+}
+
+// benchGather times gather over the sources and indices of gatherInputs.
+func benchGather(b *testing.B, k, dim int, gather func(dst, src []fp16.Float16, idx []int32)) {
 	srcs, idxs := gatherInputs(k, dim)
 	dst := make([]fp16.Float16, k*dim)
 	b.SetBytes(int64(2 * k * dim))
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		kernels.GatherRows(dst, srcs[i%gatherArrays], idxs[i%gatherArrays], dim)
-		i++
-	}
-}
-
-// benchGatherContiguous is the floor no gather can beat: one copy of the same number of
-// bytes from consecutive rows of the same sources.
-func benchGatherContiguous(b *testing.B, k, dim int) {
-	srcs, _ := gatherInputs(k, dim)
-	dst := make([]fp16.Float16, k*dim)
-	b.SetBytes(int64(2 * k * dim))
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		src := srcs[i%gatherArrays]
-		off := (i / gatherArrays * k % gatherSrcRows) * dim // a different run of rows each round
-		copy(dst, src[off:off+k*dim])
+		gather(dst, srcs[i%gatherArrays], idxs[i%gatherArrays])
 		i++
 	}
 }

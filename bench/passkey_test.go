@@ -19,12 +19,16 @@ func TestPasskeyJSONSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	var all struct {
-		Prompts []json.RawMessage `json:"prompts"`
+		Prompts []map[string]any `json:"prompts"`
 	}
 	if err := json.Unmarshal(b, &all); err != nil {
 		t.Fatal(err)
 	}
-	one, err := json.Marshal(map[string]any{"prompts": all.Prompts[:1]})
+	// Prompt 0 hides its key in the first 60 bytes: keep 200 bytes of it and the
+	// question, so the test (40-odd methods) stays quick under emulation too.
+	p := all.Prompts[0]
+	p["text"] = p["text"].(string)[:200] + " What is the pass key? The pass key is "
+	one, err := json.Marshal(map[string]any{"prompts": []any{p}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,10 +77,10 @@ func TestPasskeyJSONSchema(t *testing.T) {
 		}
 		// Every schedule keeps the same total memory as its uniform budget: C rows per
 		// layer of the passkey model's 3 layers, each 64-dim fp16 K and V plus an int32
-		// position (500 rows for the full cache).
+		// position (every prompt row for the full cache).
 		rows := ints["budget"]
 		if method == "full" {
-			rows = 500
+			rows = len(p["text"].(string))
 		}
 		if got, ok := r["cache_bytes"].(float64); !ok || got != float64(rows*3*(64*2*2+4)) {
 			t.Errorf("row %v: cache_bytes %v, want %d", r, r["cache_bytes"], rows*3*(64*2*2+4))

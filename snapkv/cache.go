@@ -19,10 +19,10 @@ const (
 	ModeFaithful Mode = iota
 	// ModeBounded re-applies the budget after every chunk, over the rows kept so far
 	// followed by the chunk's rows, with that chunk's last Window queries as the
-	// observation window, so that no KV head ever holds more than Budget + chunk length
-	// rows. Kept rows keep their true positions, but the selection sees them as
-	// neighbours (pooling runs over the kept sequence), so the result approximates
-	// ModeFaithful's. Intermediate selections use a uniform budget; AllocAdaptive
+	// observation window, so that no KV head ever holds (or has room for) more than
+	// Budget + the longest chunk's rows. Kept rows keep their true positions, but the
+	// selection sees them as neighbours (pooling runs over the kept sequence), so the
+	// result approximates ModeFaithful's. Intermediate selections use a uniform budget; AllocAdaptive
 	// applies to the last chunk's. It needs Config.Budget (KeepRatio depends on the
 	// prompt length, unknown before the last chunk) and Q or no score source (Attn's
 	// columns would have to be the kept rows).
@@ -77,7 +77,7 @@ type Chunk struct {
 // which every call returns that error.
 type Cache struct {
 	cfg   CacheConfig
-	sel   *Selector // the selection of the last chunk (every chunk in ModeFaithful)
+	sel   *Selector // selects the prompt's rows when the last chunk arrives
 	inter *Selector // ModeBounded's per-chunk selection, under a uniform budget
 	kept  [][]int32 // the selectors' results, reused
 
@@ -261,8 +261,12 @@ func (c *Cache) appendRows(ch Chunk, n int) {
 	hs, d := c.cfg.KVHeads, c.cfg.Dim
 	old, rows := c.rows, c.rows+n
 	if need := hs * rows; need > cap(c.wpos) {
-		// Doubling keeps a long chunked prompt's copying linear.
-		capRows := max(need, 2*cap(c.wpos))
+		// Doubling keeps a long chunked prompt's copying linear; a bounded cache
+		// grows to what it holds, at most Budget + the longest chunk.
+		capRows := need
+		if c.cfg.Mode == ModeFaithful {
+			capRows = max(need, 2*cap(c.wpos))
+		}
 		wk, wv := make([]fp16.Float16, hs*rows*d, capRows*d), make([]fp16.Float16, hs*rows*d, capRows*d)
 		wpos := make([]int32, need, capRows)
 		for h := range hs {

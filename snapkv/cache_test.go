@@ -111,7 +111,12 @@ func (l *layer) prefill(t *testing.T, c *snapkv.Cache, cfg snapkv.CacheConfig, c
 			t.Fatalf("chunk %d of %v: Offset %d, want %d", i, chunks, c.Offset(), at)
 		}
 		if cfg.Mode == snapkv.ModeBounded && !ch.Last {
-			for h, kept := range c.Stats().RowsKept {
+			st := c.Stats()
+			room := int64(cfg.KVHeads) * int64(cfg.Select.Budget+slices.Max(chunks[:i+1])) * int64(4*cfg.Dim+4)
+			if st.BytesCapacity > room {
+				t.Fatalf("chunk %d of %v: %d bytes of room, more than Budget + the longest chunk's %d", i, chunks, st.BytesCapacity, room)
+			}
+			for h, kept := range st.RowsKept {
 				if kept > cfg.Select.Budget {
 					t.Fatalf("chunk %d of %v: head %d holds %d rows after compressing, budget %d", i, chunks, h, kept, cfg.Select.Budget)
 				}
@@ -572,5 +577,31 @@ func TestCacheAppendAllocs(t *testing.T) {
 		}
 	}); a != 0 {
 		t.Fatalf("Append allocates %v times", a)
+	}
+}
+
+// TestCacheFaithfulLarge is TestCacheFaithfulChunked at a model's shape: Dim 128, a
+// 32-row window, GQA 4, a 4096-row prompt in chunks of an engine's sizes.
+func TestCacheFaithfulLarge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large shape")
+	}
+	r := rand.New(rand.NewPCG(57, 58))
+	const hq, hk, n, w, d = 8, 2, 4096, 32, 128
+	l := newLayer(r, hq, hk, n, w, d)
+	for _, sel := range []snapkv.Config{
+		{Budget: 512, Window: w, Kernel: 7},
+		{Budget: 512, Window: w, Kernel: 7, Alloc: snapkv.AllocAdaptive, Floor: 0.2},
+	} {
+		want := l.oneShot(t, sel, byQueries)
+		for _, chunks := range [][]int{{4096}, {1024, 1024, 1024, 1024}, {2048, 2040, 8}} {
+			cfg := snapkv.CacheConfig{Select: sel, QHeads: hq, KVHeads: hk, Dim: d}
+			c, err := snapkv.NewCache(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.prefill(t, c, cfg, chunks, byQueries)
+			l.checkHeads(t, fmt.Sprintf("%+v chunks %v", sel, chunks), c, want)
+		}
 	}
 }

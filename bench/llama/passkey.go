@@ -79,9 +79,9 @@ const (
 
 // Methods is the evaluation grid: the README's protocol (full cache; SnapKV protected
 // with 4 sinks and paper, average pooling with kernel 5, windows 16 and 32, budgets 32,
-// 64 and 128; sinks+recent), max pooling, and the per-layer schedules at the same total
-// memory as the uniform budget. Budgets that the sinks and window alone fill are left
-// out (they degenerate into sinks+recent).
+// 64 and 128; sinks+recent), max pooling, AdaKV across heads, the per-layer schedules
+// at the same total memory as the uniform budget, and shared votes. Budgets that the
+// sinks and window alone fill are left out (they degenerate into sinks+recent).
 func Methods() []Method {
 	ms := []Method{{Name: "full", Kind: Full}}
 	for _, pool := range []snapkv.Pool{snapkv.PoolAvg, snapkv.PoolMax} {
@@ -127,7 +127,8 @@ func Methods() []Method {
 	return ms
 }
 
-// Row is one method's summary, the JSON object of `go run ./bench -passkey`.
+// Row is one method's summary, the JSON object of `go run ./bench -passkey`. Full
+// and sinks+recent carry window 0; full carries budget 0 (every row).
 type Row struct {
 	Method        string    `json:"method"`
 	Window        int       `json:"window"`
@@ -150,10 +151,10 @@ type Row struct {
 
 // Outcome is one method's result on every prompt.
 type Outcome struct {
-	Method
 	Row
-	Preds []string
-	Kept  [][][][]int32 // [prompt][layer][KV head] kept prompt positions, ascending
+	Method Method
+	Preds  []string
+	Kept   [][][][]int32 // [prompt][layer][KV head] kept prompt positions, ascending
 }
 
 var _ KV = (*snapkv.Cache)(nil)

@@ -1,0 +1,146 @@
+package fuzz
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kvsimd/kvsimd/fp16"
+	"github.com/kvsimd/kvsimd/snapkv"
+)
+
+// FuzzCache drives a Cache with fuzzed configurations and chunk sequences, misuse
+// included, and requires that it never panics, that every error names the package, and
+// that a faithful cache whose chunks were all accepted holds exactly the rows of a
+// one-shot Select over the whole prompt, at their positions, followed by the decoded
+// rows. Each op byte is one chunk: bits 0-4 its length, bits 5-6 its queries (0 all
+// rows, 1 the last Window rows, 2 none, 3 a malformed K); the last op ends the prompt.
+func FuzzCache(f *testing.F) {
+	f.Add(int16(12), uint8(4), uint8(3), uint8(0), uint8(2), uint8(2), uint8(8), uint8(2), []byte{20, 9, 2}, []byte{0x00, 0x3c, 0x00, 0xbc, 0x01, 0x7c})
+	f.Add(int16(12), uint8(4), uint8(5), uint8(1), uint8(1), uint8(4), uint8(4), uint8(0), []byte{31, 31, 1}, []byte{1, 2, 3})
+	f.Add(int16(9), uint8(6), uint8(3), uint8(6), uint8(3), uint8(1), uint8(5), uint8(1), []byte{64 | 17, 64 | 3, 64}, []byte{})
+	f.Add(int16(6), uint8(8), uint8(1), uint8(3), uint8(2), uint8(1), uint8(3), uint8(3), []byte{30, 96 | 2, 4}, []byte{0xff, 0x7f})
+	f.Fuzz(func(t *testing.T, budget int16, window, kernel, enums, kvHeads, group, dim, decode uint8, ops, data []byte) {
+		cfg := snapkv.CacheConfig{
+			Select: snapkv.Config{Budget: int(budget), Window: int(window), Kernel: int(kernel),
+				Pool: snapkv.Pool(enums & 1), Rule: snapkv.Rule(enums >> 1 & 1), Alloc: snapkv.Alloc(enums >> 2 & 1), Workers: 2},
+			Mode: snapkv.Mode(enums >> 3 & 3), QHeads: int(kvHeads) * int(group), KVHeads: int(kvHeads), Dim: int(dim), Reserve: int(decode),
+		}
+		if cfg.Select.Rule == snapkv.RuleProtected {
+			cfg.Select.Sinks = int(enums >> 5)
+		}
+		c, err := snapkv.NewCache(cfg)
+		if err != nil {
+			checkErr(t, err)
+			return
+		}
+		if kvHeads > 4 || group > 4 || dim > 32 || len(ops) > 16 {
+			return // valid but too big to fuzz quickly
+		}
+		hk, hq, d := cfg.KVHeads, cfg.QHeads, cfg.Dim
+		n := 0
+		for _, op := range ops {
+			n += int(op & 31)
+		}
+		// The whole prompt, [heads][n][d], from the fuzzed fp16 patterns.
+		halves := uint16s(data)
+		k, v := make([]fp16.Float16, hk*n*d), make([]fp16.Float16, hk*n*d)
+		for i := range k {
+			k[i] = fp16.Float16(0x3800 + i%61)
+			if len(halves) > 0 {
+				k[i] = fp16.Float16(halves[i%len(halves)])
+			}
+			v[i] = ^k[i]
+		}
+		dk, dv := make([]fp16.Float16, hk*d), make([]fp16.Float16, hk*d) // every decoded token
+		for i := range dk {
+			dk[i], dv[i] = fp16.Float16(0x7c01+i), fp16.Float16(0x8000+i)
+		}
+		q := make([]float32, hq*n*d)
+		for i := range q {
+			q[i] = float32(i%13) - 6
+		}
+		at, accepted, sawQ := 0, true, false
+		for i, op := range ops {
+			m := int(op & 31)
+			ch := snapkv.Chunk{K: rows(k, hk, n, d, at, at+m), V: rows(v, hk, n, d, at, at+m), Last: i == len(ops)-1}
+			switch op >> 5 & 3 {
+			case 0:
+				ch.Q = rows(q, hq, n, d, at, at+m)
+			case 1:
+				ch.Q = rows(q, hq, n, d, max(at, at+m-cfg.Select.Window), at+m)
+			case 3:
+				ch.K = ch.K[:max(len(ch.K)-1, 0)]
+			}
+			if err := c.Prefill(ch); err != nil {
+				checkErr(t, err)
+				accepted = false
+				continue
+			}
+			sawQ = sawQ || ch.Q != nil
+			at += m
+		}
+		for range decode {
+			if err := c.Append(dk, dv); err != nil {
+				checkErr(t, err)
+			}
+		}
+		if !accepted || len(ops) == 0 { // the prompt has not ended
+			return
+		}
+		if err := c.Prefill(snapkv.Chunk{}); err == nil {
+			t.Fatal("Prefill after the last chunk succeeded")
+		}
+		if cfg.Mode != snapkv.ModeFaithful {
+			return
+		}
+		// The cache accepted every chunk, so its query window held the prompt's last
+		// Window queries whenever any chunk had queries.
+		in := snapkv.Input{K: k, QHeads: hq, KVHeads: hk, Len: n, Dim: d}
+		if sawQ {
+			in.Q = rows(q, hq, n, d, n-min(cfg.Select.Window, n), n)
+		}
+		want, err := snapkv.Select(cfg.Select, in)
+		if err != nil {
+			t.Fatalf("one-shot Select of what the cache accepted: %v", err)
+		}
+		if c.Offset() != n+int(decode) {
+			t.Fatalf("Offset %d, want %d", c.Offset(), n+int(decode))
+		}
+		for h := range hk {
+			gk, gv, pos := c.Head(h)
+			wantPos := append(want[h], make([]int32, decode)...)
+			for j := range int(decode) {
+				wantPos[len(want[h])+j] = int32(n + j)
+			}
+			if !slices.Equal(pos, wantPos) {
+				t.Fatalf("head %d: positions %v, one shot %v", h, pos, wantPos)
+			}
+			for j, p := range pos {
+				wk, wv := dk[h*d:(h+1)*d], dv[h*d:(h+1)*d]
+				if int(p) < n {
+					wk, wv = k[(h*n+int(p))*d:(h*n+int(p)+1)*d], v[(h*n+int(p))*d:(h*n+int(p)+1)*d]
+				}
+				if !slices.Equal(gk[j*d:(j+1)*d], wk) || !slices.Equal(gv[j*d:(j+1)*d], wv) {
+					t.Fatalf("head %d row %d (position %d) differs from what was given", h, j, p)
+				}
+			}
+		}
+	})
+}
+
+// rows returns x's rows [lo, hi) of every head, x being [heads][n][d].
+func rows[T any](x []T, heads, n, d, lo, hi int) []T {
+	out := make([]T, 0, heads*(hi-lo)*d)
+	for h := range heads {
+		out = append(out, x[(h*n+lo)*d:(h*n+hi)*d]...)
+	}
+	return out
+}
+
+func checkErr(t *testing.T, err error) {
+	t.Helper()
+	if !strings.HasPrefix(err.Error(), "snapkv: ") {
+		t.Fatalf("error %q does not start with the package name", err)
+	}
+}
