@@ -375,8 +375,14 @@ func TestPasskeyTable(t *testing.T) {
 	if !strings.Contains(tab.Markdown, "| full |") || !strings.Contains(tab.Markdown, "| snapkv-protected |") {
 		t.Errorf("table lacks the full cache or snapkv-protected:\n%s", tab.Markdown)
 	}
-	if rows, ok := tab.Data.([]llama.Row); !ok || len(rows) != len(few) {
-		t.Errorf("data %T, want one llama.Row per method", tab.Data)
+	rows, ok := tab.Data.([]llama.Row)
+	if !ok || len(rows) != len(few) {
+		t.Fatalf("data %T, want one llama.Row per method", tab.Data)
+	}
+	for _, r := range rows {
+		if r.Total != passkeyQuickPrompts || r.DecodeTokensPerS <= 0 {
+			t.Errorf("%s C=%d: %d prompts, %v decode tokens/s", r.Method, r.Budget, r.Total, r.DecodeTokensPerS)
+		}
 	}
 	if len(tab.Charts) != 2 {
 		t.Fatalf("%d charts, want accuracy and kept positions", len(tab.Charts))
