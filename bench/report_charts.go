@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"math"
 	"regexp"
 	"slices"
@@ -159,6 +158,3 @@ var nonWord = regexp.MustCompile(`[^a-z0-9]+`)
 func slug(s string) string {
 	return strings.Trim(nonWord.ReplaceAllString(strings.ToLower(s), "-"), "-")
 }
-
-// chartFile names a result table's chart file from its title.
-func chartFile(title string) string { return fmt.Sprintf("%s.svg", slug(title)) }
