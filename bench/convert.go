@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -11,11 +12,12 @@ import (
 var convertSizes = []int{64, 1024, 32768, 1 << 20}
 
 func init() {
-	const n = 32768
-	sections = append(sections,
-		section{"ToFloat32 n=32768", "elem", n, func(b *testing.B) { benchToFloat32(b, n) }},
-		section{"FromFloat32 n=32768", "elem", n, func(b *testing.B) { benchFromFloat32(b, n) }},
-	)
+	for _, n := range convertSizes {
+		sections = append(sections, section{fmt.Sprintf("ToFloat32 n=%d", n), "elem", n, func(b *testing.B) { benchToFloat32(b, n) }})
+	}
+	for _, n := range convertSizes {
+		sections = append(sections, section{fmt.Sprintf("FromFloat32 n=%d", n), "elem", n, func(b *testing.B) { benchFromFloat32(b, n) }})
+	}
 }
 
 // randomHalves returns finite halves of attention-key magnitude.

@@ -20,12 +20,19 @@ var (
 )
 
 func init() {
-	const n, keys, dim = 1024, 4096, 128
-	sections = append(sections,
-		section{"DotF16 n=1024", "elem", n, func(b *testing.B) { benchDotF16(b, n) }},
-		section{fmt.Sprintf("Scores rows=%d dim=%d n=%d", scoresRows, dim, keys), "score", scoresRows * keys,
-			func(b *testing.B) { benchScores(b, scoresRows, keys, dim) }},
-	)
+	for _, d := range []struct {
+		name string
+		body func(b *testing.B, n int)
+	}{{"DotF16", benchDotF16}, {"DotF32F16", benchDotF32F16}, {"DotF32", benchDotF32}} {
+		for _, n := range dotSizes {
+			sections = append(sections, section{fmt.Sprintf("%s n=%d", d.name, n), "elem", n, func(b *testing.B) { d.body(b, n) }})
+		}
+	}
+	const dim = 128
+	for _, keys := range scoresSizes {
+		sections = append(sections, section{fmt.Sprintf("Scores rows=%d dim=%d n=%d", scoresRows, dim, keys), "score", scoresRows * keys,
+			func(b *testing.B) { benchScores(b, scoresRows, keys, dim) }})
+	}
 }
 
 // randomFloats returns normally distributed float32s, like post-RoPE queries.

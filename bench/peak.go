@@ -1,30 +1,44 @@
 package main
 
 import (
+	"slices"
 	"sync"
 	"testing"
 	"time"
 )
 
 // peakFMA, where the build has one, runs iterations of an FMA loop at the widest vector
-// width this CPU supports and returns the flops it ran.
-var peakFMA func(iterations int) (flops int)
+// width this CPU supports (peakWidth bits) and returns the flops it ran.
+var (
+	peakFMA   func(iterations int) (flops int)
+	peakWidth int
+)
+
+// fmaGFLOPS times the FMA loop samples times, about 10 ms each at 200 GFLOP/s, and
+// returns GFLOP/s per sample; nil without a peak loop.
+func fmaGFLOPS(samples int) []float64 {
+	if peakFMA == nil {
+		return nil
+	}
+	const iterations = 1 << 17
+	rates := make([]float64, samples)
+	for i := range rates {
+		start := time.Now()
+		flops := peakFMA(iterations)
+		rates[i] = float64(flops) / float64(time.Since(start).Nanoseconds())
+	}
+	return rates
+}
 
 // peakGFLOPS measures the FMA ceiling once per process, so every kernel's fraction of
 // peak is taken against the same machine state: the best of several 10 ms runs, since
 // a shared machine only ever makes a run slower. It is 0 without a peak loop.
 var peakGFLOPS = sync.OnceValue(func() float64 {
-	if peakFMA == nil {
+	rates := fmaGFLOPS(20)
+	if len(rates) == 0 {
 		return 0
 	}
-	const iterations = 1 << 17
-	var best float64
-	for range 20 {
-		start := time.Now()
-		flops := peakFMA(iterations)
-		best = max(best, float64(flops)/float64(time.Since(start).Nanoseconds()))
-	}
-	return best
+	return slices.Max(rates)
 })
 
 // reportFlops adds GFLOP/s, and %peak where a peak loop exists, to a benchmark that

@@ -12,8 +12,10 @@ import (
 func init() {
 	switch v := kernels.Variants(); {
 	case slices.Contains(v, "avx512"):
-		peakFMA = asm.PeakFMAAVX512
+		peakFMA, peakWidth = asm.PeakFMAAVX512, 512
+		readLoop = asm.ReadBandwidthAVX512
 	case slices.Contains(v, "avx2"):
-		peakFMA = asm.PeakFMAAVX2
+		peakFMA, peakWidth = asm.PeakFMAAVX2, 256
+		readLoop = asm.ReadBandwidthAVX2
 	}
 }

@@ -15,17 +15,19 @@ var softmaxSizes = []int{4096, 32768, 131072}
 var poolSizes = []int{131072}
 
 func init() {
-	const n, long = 32768, 131072
-	sections = append(sections,
-		section{"Softmax n=32768", "elem", n, func(b *testing.B) { benchSoftmax(b, n) }},
-		section{"Max n=32768", "elem", n, func(b *testing.B) { benchMax(b, n) }},
-		section{"Sum n=32768", "elem", n, func(b *testing.B) { benchSum(b, n) }},
-		section{"Add n=32768", "elem", n, func(b *testing.B) { benchAdd(b, n) }},
-	)
+	const long = 131072
+	for _, d := range []struct {
+		name string
+		body func(b *testing.B, n int)
+	}{{"Softmax", benchSoftmax}, {"Max", benchMax}, {"Sum", benchSum}, {"Add", benchAdd}} {
+		for _, n := range softmaxSizes {
+			sections = append(sections, section{fmt.Sprintf("%s n=%d", d.name, n), "elem", n, func(b *testing.B) { d.body(b, n) }})
+		}
+	}
 	for _, k := range []int{5, 7} {
 		sections = append(sections,
-			section{fmt.Sprintf("AvgPool1D k=%d n=131072", k), "elem", long, func(b *testing.B) { benchAvgPool1D(b, long, k) }},
-			section{fmt.Sprintf("MaxPool1D k=%d n=131072", k), "elem", long, func(b *testing.B) { benchMaxPool1D(b, long, k) }},
+			section{fmt.Sprintf("AvgPool1D k=%d n=%d", k, long), "elem", long, func(b *testing.B) { benchAvgPool1D(b, long, k) }},
+			section{fmt.Sprintf("MaxPool1D k=%d n=%d", k, long), "elem", long, func(b *testing.B) { benchMaxPool1D(b, long, k) }},
 		)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -24,9 +25,11 @@ func init() {
 	for _, d := range []struct {
 		name string
 		gen  func(r *rand.Rand, n int) []float32
-	}{{"uniform", uniformScores}, {"skewed", skewedScores}, {"plateau", plateauScores}, {"few huge", fewHugeScores}} {
-		sections = append(sections, section{"TopK 2048 of 131072 " + d.name, "elem", 131072,
-			func(b *testing.B) { benchTopK(b, 131072, d.gen) }})
+	}{{"uniform", uniformScores}, {"skewed", skewedScores}, {"plateau", plateauScores}, {"few-huge", fewHugeScores}} {
+		for _, n := range topkSizes {
+			sections = append(sections, section{fmt.Sprintf("TopK %s k=%d n=%d", d.name, topkBudget[n], n), "elem", n,
+				func(b *testing.B) { benchTopK(b, n, d.gen) }})
+		}
 	}
 }
 

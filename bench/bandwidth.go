@@ -1,0 +1,86 @@
+package main
+
+import (
+	"time"
+	"unsafe"
+
+	"github.com/klauspost/cpuid/v2"
+)
+
+// readLoop, where the build has one, reads p passes times with the widest loads this
+// CPU runs and returns the bytes it read.
+var readLoop func(p []byte, passes int) (bytes int)
+
+// A cacheLevel is where a working set lives, and the read bandwidth measured there.
+type cacheLevel struct {
+	name string // "L1", "L2", "L3", "DRAM"
+	// size is the level's capacity in bytes (0 for DRAM: unbounded); a working set of at
+	// most size bytes is held to this level's bandwidth.
+	size int
+	// buffer is how many bytes the read loop sweeps to measure it: half of L1 or L2,
+	// so the sweep stays resident; for L3 four times L2 (the working sets the
+	// kernels bring there; all of a shared L3 is rarely ours); for DRAM four times L3.
+	buffer int
+}
+
+// cacheLevels lists this CPU's data caches as cpuid reports them, then DRAM. An
+// unknown L3 (some hypervisors hide it) is taken to be 32 MiB.
+func cacheLevels() []cacheLevel {
+	c := cpuid.CPU.Cache
+	l1, l2, l3 := c.L1D, c.L2, c.L3
+	if l1 <= 0 {
+		l1 = 32 << 10
+	}
+	if l2 <= 0 {
+		l2 = 1 << 20
+	}
+	if l3 <= 0 {
+		l3 = 32 << 20
+	}
+	return []cacheLevel{
+		{"L1", l1, l1 / 2},
+		{"L2", l2, l2 / 2},
+		{"L3", l3, min(4*l2, l3/2)},
+		{"DRAM", 0, max(4*l3, 64<<20)},
+	}
+}
+
+// levelFor returns the index in levels of the smallest level that holds bytes.
+func levelFor(levels []cacheLevel, bytes int64) int {
+	for i, l := range levels {
+		if l.size == 0 || bytes <= int64(l.size) {
+			return i
+		}
+	}
+	return len(levels) - 1
+}
+
+// readGBps measures the read bandwidth of a buffer of the given size: each sample
+// times enough passes to read at least minBytes, and returns GB/s per sample. It
+// returns nil where the build has no read loop.
+func readGBps(buffer, samples int, minBytes int) []float64 {
+	if readLoop == nil {
+		return nil
+	}
+	p := aligned(buffer, 64)
+	for i := range p {
+		p[i] = byte(i)
+	}
+	passes := max(1, minBytes/buffer)
+	readLoop(p, 1) // fault the pages in and warm the level
+	rates := make([]float64, samples)
+	for i := range rates {
+		start := time.Now()
+		bytes := readLoop(p, passes)
+		rates[i] = float64(bytes) / float64(time.Since(start).Nanoseconds())
+	}
+	return rates
+}
+
+// aligned returns n bytes starting at a multiple of align, so that every vector load
+// of the read loop stays within one cache line.
+func aligned(n, align int) []byte {
+	p := make([]byte, n+align)
+	skip := (align - int(uintptr(unsafe.Pointer(&p[0]))%uintptr(align))) % align
+	return p[skip : skip+n]
+}

@@ -1,0 +1,17 @@
+package main
+
+import "strings"
+
+// The SnapKV layer benchmark (snapkv.go) times one layer's whole selection, "SnapKV
+// layer Select C=… L=…", and the Scores calls it makes at the same prompt length,
+// "SnapKV layer scores only L=…"; the report prints the Scores share of the layer.
+func init() {
+	shares = append(shares, func(whole string) (string, bool) {
+		rest, ok := strings.CutPrefix(whole, "SnapKV layer Select ")
+		if !ok {
+			return "", false
+		}
+		f := strings.Fields(rest)
+		return "SnapKV layer scores only " + f[len(f)-1], true
+	})
+}

@@ -1,0 +1,396 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvsimd/kvsimd/bench/llama"
+	"github.com/kvsimd/kvsimd/kernels"
+)
+
+// tinySections are the report's workload shrunk for a test: two sizes of one series
+// (so a throughput chart is drawn), a flop-counting kernel and a byte-counting one.
+func tinySections() []section {
+	return []section{
+		{"DotF16 n=64", "elem", 64, func(b *testing.B) { benchDotF16(b, 64) }},
+		{"DotF16 n=256", "elem", 256, func(b *testing.B) { benchDotF16(b, 256) }},
+		{"ToFloat32 n=128", "elem", 128, func(b *testing.B) { benchToFloat32(b, 128) }},
+		{"Softmax n=256", "elem", 256, func(b *testing.B) { benchSoftmax(b, 256) }},
+	}
+}
+
+// tinyReport runs the report on tinySections with the hooks the snapkv and pass-key
+// benchmarks use, and returns it with the directory it was written to and its stdout.
+func tinyReport(t *testing.T, jsonOut bool) (*Report, string, []byte) {
+	t.Helper()
+	defer func(s []func(string) (string, bool), r []resultTable) { shares, resultTables = s, r }(shares, resultTables)
+	shares = []func(string) (string, bool){func(whole string) (string, bool) { return "DotF16 n=64", whole == "DotF16 n=256" }}
+	resultTables = []resultTable{{"pass-key fixture", func(quick bool) (Table, error) {
+		return Table{
+			Title: "Pass-key fixture", Columns: []string{"method", "budget", "accuracy"},
+			Rows: [][]string{{"snapkv", "64", "100%"}},
+			Charts: []Chart{
+				{"passkey-accuracy.svg", accuracyChart("Pass-key accuracy against budget", []series{{"snapkv", []float64{16, 64}, []float64{50, 100}}}, 100)},
+				{"passkey-kept.svg", keptMap(keptSpec{title: "Kept positions", rows: []string{"L0 H0", "L0 H1"}, positions: 1000,
+					kept: [][]int{{1, 2, 500}, {999}}, mark: [2]int{500, 510}})},
+			},
+		}, nil
+	}}}
+	o := options{quick: true, reps: 2, benchtime: time.Millisecond, budget: time.Second, genericCap: time.Second, out: t.TempDir(), json: jsonOut, tiny: true}
+	r, err := run(o, tinySections(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := os.CreateTemp(t.TempDir(), "stdout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.write(stdout, o); err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.ReadFile(stdout.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, o.out, out
+}
+
+func TestReportMarkdown(t *testing.T) {
+	r, dir, stdout := tinyReport(t, false)
+	file, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(stdout, file) {
+		t.Errorf("stdout differs from report.md")
+	}
+	md := string(stdout)
+	header := "| " + strings.Join(figureColumns, " | ") + " |"
+	lines := strings.Split(md, "\n")
+	at := -1
+	for i, l := range lines {
+		if l == header {
+			at = i
+		}
+	}
+	if at < 0 {
+		t.Fatalf("no kernel table with header %q in:\n%s", header, md)
+	}
+	rows := 0
+	for _, l := range lines[at+2:] {
+		if !strings.HasPrefix(l, "|") {
+			break
+		}
+		cells := strings.Split(strings.Trim(l, "|"), " | ")
+		if len(cells) != len(figureColumns) {
+			t.Errorf("row has %d cells, want %d: %s", len(cells), len(figureColumns), l)
+		}
+		rows++
+	}
+	if want := len(tinySections()) * len(kernels.Variants()); rows != want || len(r.Figures) != want {
+		t.Errorf("%d table rows and %d figures, want %d (sections × variants)", rows, len(r.Figures), want)
+	}
+	for _, want := range []string{"| CPU |", "| chosen | **" + kernels.Active() + "**", "## Composite operations", "## Pass-key fixture", "passkey-kept.svg"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	for _, f := range r.Figures {
+		if !(f.NsPerOp.Min <= f.NsPerOp.Median && f.NsPerOp.Median <= f.NsPerOp.Max && f.NsPerOp.Min > 0) || len(f.NsPerOp.All) < 2 {
+			t.Errorf("%s %s: stat %+v", f.Name, f.Variant, f.NsPerOp)
+		}
+		if f.Variant == "generic" && f.VsGeneric != 1 {
+			t.Errorf("%s generic: × generic = %v, want 1", f.Name, f.VsGeneric)
+		}
+		if len(r.Limits) > 0 && f.PctOfLimit <= 0 {
+			t.Errorf("%s %s: no %% of limit although limits were measured", f.Name, f.Variant)
+		}
+	}
+	if n := len(r.Shares); n != len(kernels.Variants()) {
+		t.Errorf("%d shares, want one per variant", n)
+	}
+}
+
+// TestReportJSON checks report.json against the documented schema by decoding it
+// generically, so a renamed or retyped field fails here.
+func TestReportJSON(t *testing.T) {
+	r, dir, stdout := tinyReport(t, true)
+	file, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(stdout, file) {
+		t.Errorf("-json stdout differs from report.json")
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(file, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc["schema"] != Schema {
+		t.Errorf("schema = %v, want %s", doc["schema"], Schema)
+	}
+	requireKeys(t, "report", doc, map[string]string{"time": "string", "go": "string", "reps": "number", "benchtime_ns": "number",
+		"machine": "object", "limits": "array", "figures": "array", "shares": "array", "tables": "array"})
+	requireKeys(t, "machine", doc["machine"].(map[string]any), map[string]string{"cpu": "string", "features": "array",
+		"variants": "array", "active": "string", "why": "string", "l1d_bytes": "number"})
+	figs := doc["figures"].([]any)
+	if len(figs) != len(r.Figures) {
+		t.Fatalf("%d figures in JSON, %d in the report", len(figs), len(r.Figures))
+	}
+	for _, f := range figs {
+		f := f.(map[string]any)
+		requireKeys(t, fmt.Sprint(f["name"]), f, map[string]string{"name": "string", "kernel": "string", "series": "string",
+			"n": "number", "variant": "string", "ns_per_op": "object", "unit": "string", "per_op": "number",
+			"bytes_per_op": "number", "flops_per_op": "number", "gb_per_s": "number", "gflop_per_s": "number",
+			"vs_generic": "number", "pct_of_limit": "number"})
+		requireKeys(t, "ns_per_op", f["ns_per_op"].(map[string]any), map[string]string{"median": "number", "min": "number", "max": "number", "samples": "array"})
+	}
+	for _, l := range doc["limits"].([]any) {
+		requireKeys(t, "limit", l.(map[string]any), map[string]string{"name": "string", "what": "string", "unit": "string", "value": "object"})
+	}
+	var back Report
+	if err := json.Unmarshal(file, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Figures[0].NsPerOp.Median != r.Figures[0].NsPerOp.Median || back.Figures[0].Name != r.Figures[0].Name {
+		t.Errorf("JSON round trip: %+v, want %+v", back.Figures[0], r.Figures[0])
+	}
+}
+
+func requireKeys(t *testing.T, what string, m map[string]any, want map[string]string) {
+	t.Helper()
+	for k, typ := range want {
+		v, ok := m[k]
+		if !ok {
+			t.Errorf("%s: no field %q", what, k)
+			continue
+		}
+		var got string
+		switch v.(type) {
+		case string:
+			got = "string"
+		case float64:
+			got = "number"
+		case map[string]any:
+			got = "object"
+		case []any:
+			got = "array"
+		}
+		if got != typ {
+			t.Errorf("%s.%s is %T, want %s", what, k, v, typ)
+		}
+	}
+}
+
+// TestReportCharts parses every SVG the report wrote as XML and requires a title and
+// at least two axis labels in each.
+func TestReportCharts(t *testing.T) {
+	r, dir, _ := tinyReport(t, false)
+	files, err := filepath.Glob(filepath.Join(dir, "*.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := len(r.charts())
+	if len(files) != want || want < 3 {
+		t.Fatalf("%d SVG files, want %d (at least a throughput chart and the two table charts)", len(files), want)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		title, labels, err := svgText(data)
+		if err != nil {
+			t.Errorf("%s: not well-formed XML: %v", filepath.Base(f), err)
+			continue
+		}
+		if strings.TrimSpace(title) == "" {
+			t.Errorf("%s: no <title>", filepath.Base(f))
+		}
+		if len(labels) < 2 {
+			t.Errorf("%s: axis labels %q, want two", filepath.Base(f), labels)
+		}
+		for _, l := range labels {
+			if strings.TrimSpace(l) == "" {
+				t.Errorf("%s: empty axis label", filepath.Base(f))
+			}
+		}
+	}
+}
+
+// svgText decodes an SVG document and returns its <title> and the text of its
+// elements of class axis-label.
+func svgText(data []byte) (title string, labels []string, err error) {
+	d := xml.NewDecoder(bytes.NewReader(data))
+	var stack []xml.StartElement
+	root := ""
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			if root == "" {
+				root = tok.Name.Local
+			}
+			stack = append(stack, tok)
+		case xml.EndElement:
+			stack = stack[:len(stack)-1]
+		case xml.CharData:
+			if len(stack) == 0 {
+				continue
+			}
+			top := stack[len(stack)-1]
+			if top.Name.Local == "title" {
+				title += string(tok)
+			}
+			for _, a := range top.Attr {
+				if a.Name.Local == "class" && a.Value == "axis-label" {
+					labels = append(labels, string(tok))
+				}
+			}
+		}
+	}
+	if root != "svg" {
+		return "", nil, fmt.Errorf("root element %q, want svg", root)
+	}
+	return title, labels, nil
+}
+
+func TestCompare(t *testing.T) {
+	var out bytes.Buffer
+	if err := compareFiles(&out, "testdata/old.json", "testdata/new.json"); err != nil {
+		t.Fatal(err)
+	}
+	old, err := readReport("testdata/old.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := readReport("testdata/new.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	common := 0
+	for _, n := range cur.Figures {
+		for _, o := range old.Figures {
+			if n.Name != o.Name || n.Variant != o.Variant {
+				continue
+			}
+			common++
+			row := fmt.Sprintf("| %s | %s | %s |", n.Name, n.Variant, timeText(o.NsPerOp.Median))
+			line := lineWith(text, row)
+			if line == "" {
+				t.Errorf("no row starting %q in:\n%s", row, text)
+				continue
+			}
+			if want := "| " + num(n.NsPerOp.Median/o.NsPerOp.Median) + " |"; !strings.Contains(line, want) {
+				t.Errorf("row %q lacks the ratio %s", line, want)
+			}
+			faster, slower := n.NsPerOp.Max < o.NsPerOp.Min, n.NsPerOp.Min > o.NsPerOp.Max
+			if strings.Contains(line, "faster") != faster || strings.Contains(line, "slower") != slower {
+				t.Errorf("row %q: verdict should be faster=%v slower=%v", line, faster, slower)
+			}
+		}
+	}
+	if common < 2 {
+		t.Fatalf("the fixtures share %d figures; the test needs two", common)
+	}
+	for _, want := range []string{"only in old: Softmax n=4096 · avx2", "only in new: Scores rows=32 dim=128 n=4096 · avx2", "| FMA 256-bit |"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("comparison lacks %q:\n%s", want, text)
+		}
+	}
+	// The geometric mean for avx2 covers its single common figure.
+	if want := fmt.Sprintf("| avx2 | 1 | %s |", num(math.Exp(math.Log(40.0/50)))); !strings.Contains(text, want) {
+		t.Errorf("comparison lacks %q", want)
+	}
+}
+
+func lineWith(text, prefix string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return ""
+}
+
+func TestCompareRejectsOtherSchema(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "other.json")
+	if err := os.WriteFile(path, []byte(`{"schema": "something-else"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := compareFiles(io.Discard, "testdata/old.json", path); err == nil || !strings.Contains(err.Error(), "schema") {
+		t.Errorf("error %v, want one naming the schema", err)
+	}
+}
+
+func TestVariantsToRun(t *testing.T) {
+	all := kernels.Variants()
+	if got, err := variantsToRun("", all); err != nil || len(got) != len(all) {
+		t.Errorf("no -isa: %v, %v", got, err)
+	}
+	if got, err := variantsToRun("generic", all); err != nil || len(got) != 1 || got[0] != "generic" {
+		t.Errorf("-isa generic: %v, %v", got, err)
+	}
+	if _, err := variantsToRun("avx9000", all); err == nil {
+		t.Errorf("-isa avx9000: no error")
+	}
+}
+
+// TestPasskeyTable runs the pass-key evaluation as the report does with -quick, on the
+// committed model and the methods the charts draw (the full cache, SnapKV at W=16 and
+// two budgets, sinks+recent), and checks its table and charts.
+func TestPasskeyTable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("evaluates the model")
+	}
+	defer func(m string, methods func() []llama.Method) { *passkeyModel, passkeyMethods = m, methods }(*passkeyModel, passkeyMethods)
+	*passkeyModel = filepath.Join("..", "testdata", "passkey-model")
+	var few []llama.Method
+	for _, m := range llama.Methods() {
+		if m.Name == "full" || m.Name == "sinks-recent" || m.Name == "snapkv-protected" && m.Window == 16 && m.Budget <= 64 {
+			few = append(few, m)
+		}
+	}
+	passkeyMethods = func() []llama.Method { return few }
+	tab, err := passkeyTable(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(tab.Markdown, "| full |") || !strings.Contains(tab.Markdown, "| snapkv-protected |") {
+		t.Errorf("table lacks the full cache or snapkv-protected:\n%s", tab.Markdown)
+	}
+	rows, ok := tab.Data.([]llama.Row)
+	if !ok || len(rows) != len(few) {
+		t.Fatalf("data %T, want one llama.Row per method", tab.Data)
+	}
+	for _, r := range rows {
+		if r.Total != passkeyQuickPrompts || r.DecodeTokensPerS <= 0 {
+			t.Errorf("%s C=%d: %d prompts, %v decode tokens/s", r.Method, r.Budget, r.Total, r.DecodeTokensPerS)
+		}
+	}
+	if len(tab.Charts) != 2 {
+		t.Fatalf("%d charts, want accuracy and kept positions", len(tab.Charts))
+	}
+	for _, c := range tab.Charts {
+		title, labels, err := svgText(c.SVG)
+		if err != nil || title == "" || len(labels) < 2 {
+			t.Errorf("%s: title %q, axis labels %q, error %v", c.File, title, labels, err)
+		}
+	}
+}
