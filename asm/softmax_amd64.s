@@ -303,6 +303,275 @@ end_AVX2_3:
 	VZEROUPPER
 	RET
 
+// func MaxAVX512(x []float32) (max float32, nan bool)
+// Requires: AVX, AVX2, AVX512F, SSE, SSE2
+TEXT ·MaxAVX512(SB), NOSPLIT, $0-29
+	MOVQ    x_base+0(FP), AX
+	MOVQ    x_len+8(FP), CX
+	VMOVUPS negInf<>+0(SB), Z0
+	VPSLLD  $0x01, Z0, Z1
+	VMOVUPS negInf<>+0(SB), Z2
+	VPSLLD  $0x01, Z2, Z3
+	VMOVUPS negInf<>+0(SB), Z4
+	VPSLLD  $0x01, Z4, Z5
+	VMOVUPS negInf<>+0(SB), Z6
+	VPSLLD  $0x01, Z6, Z7
+	VMOVUPS negInf<>+0(SB), X8
+	VPSLLD  $0x01, X8, X9
+
+vec4_AVX512_4:
+	CMPQ    CX, $0x00000040
+	JB      done4_AVX512_4
+	VMOVUPS (AX), Z10
+	VMAXPS  Z10, Z0, Z0
+	VPSLLD  $0x01, Z10, Z10
+	VPMAXUD Z10, Z1, Z1
+	VMOVUPS 64(AX), Z10
+	VMAXPS  Z10, Z2, Z2
+	VPSLLD  $0x01, Z10, Z10
+	VPMAXUD Z10, Z3, Z3
+	VMOVUPS 128(AX), Z10
+	VMAXPS  Z10, Z4, Z4
+	VPSLLD  $0x01, Z10, Z10
+	VPMAXUD Z10, Z5, Z5
+	VMOVUPS 192(AX), Z10
+	VMAXPS  Z10, Z6, Z6
+	VPSLLD  $0x01, Z10, Z10
+	VPMAXUD Z10, Z7, Z7
+	ADDQ    $0x00000100, AX
+	SUBQ    $0x00000040, CX
+	JMP     vec4_AVX512_4
+
+done4_AVX512_4:
+vec1_AVX512_4:
+	CMPQ    CX, $0x00000010
+	JB      done1_AVX512_4
+	VMOVUPS (AX), Z10
+	VMAXPS  Z10, Z0, Z0
+	VPSLLD  $0x01, Z10, Z10
+	VPMAXUD Z10, Z1, Z1
+	ADDQ    $0x00000040, AX
+	SUBQ    $0x00000010, CX
+	JMP     vec1_AVX512_4
+
+done1_AVX512_4:
+scalar_AVX512_4:
+	TESTQ   CX, CX
+	JZ      end_AVX512_4
+	VMOVSS  (AX), X10
+	VMAXSS  X10, X8, X8
+	VPSLLD  $0x01, X10, X10
+	VPMAXUD X10, X9, X9
+	ADDQ    $0x04, AX
+	DECQ    CX
+	JMP     scalar_AVX512_4
+
+end_AVX512_4:
+	VMAXPS        Z2, Z0, Z0
+	VPMAXUD       Z3, Z1, Z1
+	VMAXPS        Z4, Z0, Z0
+	VPMAXUD       Z5, Z1, Z1
+	VMAXPS        Z6, Z0, Z0
+	VPMAXUD       Z7, Z1, Z1
+	VEXTRACTF64X4 $0x01, Z0, Y2
+	VMAXPS        Y2, Y0, Y2
+	VEXTRACTF128  $0x01, Y2, X0
+	VMAXPS        X0, X2, X0
+	VMAXPS        X8, X0, X0
+	VMOVHLPS      X0, X0, X2
+	VMAXPS        X2, X0, X0
+	VPSHUFD       $0x01, X0, X2
+	VMAXSS        X2, X0, X0
+	MOVSS         X0, max+24(FP)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VPMAXUD       Y0, Y1, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VPMAXUD       X1, X0, X1
+	VPMAXUD       X9, X1, X1
+	VPSHUFD       $0x0e, X1, X2
+	VPMAXUD       X2, X1, X1
+	VPSHUFD       $0x01, X1, X2
+	VPMAXUD       X2, X1, X1
+	MOVD          X1, AX
+	CMPL          AX, $0xff000000
+	SETHI         AL
+	MOVB          AL, nan+28(FP)
+	VZEROUPPER
+	RET
+
+// func SumAVX512(x []float32) float64
+// Requires: AVX, AVX512F, SSE2
+TEXT ·SumAVX512(SB), NOSPLIT, $0-32
+	MOVQ    x_base+0(FP), AX
+	MOVQ    x_len+8(FP), CX
+	VMOVUPS zero<>+0(SB), Z0
+	VMOVUPS zero<>+0(SB), Z1
+	VMOVUPS zero<>+0(SB), Z2
+	VMOVUPS zero<>+0(SB), Z3
+	VMOVUPS zero<>+0(SB), X4
+
+vec4_AVX512_5:
+	CMPQ      CX, $0x00000040
+	JB        done4_AVX512_5
+	VCVTPS2PD (AX), Z5
+	VADDPD    Z5, Z0, Z0
+	VCVTPS2PD 32(AX), Z5
+	VADDPD    Z5, Z1, Z1
+	VCVTPS2PD 64(AX), Z5
+	VADDPD    Z5, Z2, Z2
+	VCVTPS2PD 96(AX), Z5
+	VADDPD    Z5, Z3, Z3
+	VCVTPS2PD 128(AX), Z5
+	VADDPD    Z5, Z0, Z0
+	VCVTPS2PD 160(AX), Z5
+	VADDPD    Z5, Z1, Z1
+	VCVTPS2PD 192(AX), Z5
+	VADDPD    Z5, Z2, Z2
+	VCVTPS2PD 224(AX), Z5
+	VADDPD    Z5, Z3, Z3
+	ADDQ      $0x00000100, AX
+	SUBQ      $0x00000040, CX
+	JMP       vec4_AVX512_5
+
+done4_AVX512_5:
+vec1_AVX512_5:
+	CMPQ      CX, $0x00000010
+	JB        done1_AVX512_5
+	VCVTPS2PD (AX), Z5
+	VADDPD    Z5, Z0, Z0
+	VCVTPS2PD 32(AX), Z5
+	VADDPD    Z5, Z1, Z1
+	ADDQ      $0x00000040, AX
+	SUBQ      $0x00000010, CX
+	JMP       vec1_AVX512_5
+
+done1_AVX512_5:
+scalar_AVX512_5:
+	TESTQ     CX, CX
+	JZ        end_AVX512_5
+	VCVTSS2SD (AX), X6, X6
+	VADDSD    X6, X4, X4
+	ADDQ      $0x04, AX
+	DECQ      CX
+	JMP       scalar_AVX512_5
+
+end_AVX512_5:
+	VADDPD        Z1, Z0, Z0
+	VADDPD        Z2, Z0, Z0
+	VADDPD        Z3, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VADDSD        X4, X0, X0
+	MOVSD         X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func AddAVX512(dst []float32, src []float32)
+// Requires: AVX, AVX512F
+TEXT ·AddAVX512(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), AX
+	MOVQ src_base+24(FP), CX
+	MOVQ src_len+32(FP), DX
+
+vec4_AVX512_6:
+	CMPQ    DX, $0x00000040
+	JB      done4_AVX512_6
+	VMOVUPS (AX), Z0
+	VADDPS  (CX), Z0, Z0
+	VMOVUPS Z0, (AX)
+	VMOVUPS 64(AX), Z0
+	VADDPS  64(CX), Z0, Z0
+	VMOVUPS Z0, 64(AX)
+	VMOVUPS 128(AX), Z0
+	VADDPS  128(CX), Z0, Z0
+	VMOVUPS Z0, 128(AX)
+	VMOVUPS 192(AX), Z0
+	VADDPS  192(CX), Z0, Z0
+	VMOVUPS Z0, 192(AX)
+	ADDQ    $0x00000100, CX
+	ADDQ    $0x00000100, AX
+	SUBQ    $0x00000040, DX
+	JMP     vec4_AVX512_6
+
+done4_AVX512_6:
+vec1_AVX512_6:
+	CMPQ    DX, $0x00000010
+	JB      done1_AVX512_6
+	VMOVUPS (AX), Z0
+	VADDPS  (CX), Z0, Z0
+	VMOVUPS Z0, (AX)
+	ADDQ    $0x00000040, CX
+	ADDQ    $0x00000040, AX
+	SUBQ    $0x00000010, DX
+	JMP     vec1_AVX512_6
+
+done1_AVX512_6:
+scalar_AVX512_6:
+	TESTQ  DX, DX
+	JZ     end_AVX512_6
+	VMOVSS (AX), X0
+	VADDSS (CX), X0, X0
+	VMOVSS X0, (AX)
+	ADDQ   $0x04, CX
+	ADDQ   $0x04, AX
+	DECQ   DX
+	JMP    scalar_AVX512_6
+
+end_AVX512_6:
+	VZEROUPPER
+	RET
+
+// func ScaleAVX512(x []float32, s float32)
+// Requires: AVX, AVX512F, SSE
+TEXT ·ScaleAVX512(SB), NOSPLIT, $0-28
+	MOVQ         x_base+0(FP), AX
+	MOVQ         x_len+8(FP), CX
+	MOVSS        s+24(FP), X0
+	VBROADCASTSS X0, Z1
+
+vec4_AVX512_7:
+	CMPQ    CX, $0x00000040
+	JB      done4_AVX512_7
+	VMULPS  (AX), Z1, Z2
+	VMOVUPS Z2, (AX)
+	VMULPS  64(AX), Z1, Z2
+	VMOVUPS Z2, 64(AX)
+	VMULPS  128(AX), Z1, Z2
+	VMOVUPS Z2, 128(AX)
+	VMULPS  192(AX), Z1, Z2
+	VMOVUPS Z2, 192(AX)
+	ADDQ    $0x00000100, AX
+	SUBQ    $0x00000040, CX
+	JMP     vec4_AVX512_7
+
+done4_AVX512_7:
+vec1_AVX512_7:
+	CMPQ    CX, $0x00000010
+	JB      done1_AVX512_7
+	VMULPS  (AX), Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $0x00000040, AX
+	SUBQ    $0x00000010, CX
+	JMP     vec1_AVX512_7
+
+done1_AVX512_7:
+scalar_AVX512_7:
+	TESTQ  CX, CX
+	JZ     end_AVX512_7
+	VMULSS (AX), X0, X1
+	VMOVSS X1, (AX)
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JMP    scalar_AVX512_7
+
+end_AVX512_7:
+	VZEROUPPER
+	RET
+
 // func ExpSumAVX2(x []float32, max float32) float64
 // Requires: AVX, AVX2, FMA3, SSE, SSE2
 TEXT ·ExpSumAVX2(SB), NOSPLIT, $0-40
@@ -315,9 +584,9 @@ TEXT ·ExpSumAVX2(SB), NOSPLIT, $0-40
 	VMOVUPS      zero<>+0(SB), Y3
 	VMOVUPS      zero<>+0(SB), X4
 
-vec2_AVX2_4:
+vec2_AVX2_8:
 	CMPQ         CX, $0x00000010
-	JB           done2_AVX2_4
+	JB           done2_AVX2_8
 	VMOVUPS      (AX), Y5
 	VMOVUPS      32(AX), Y6
 	VSUBPS       Y0, Y5, Y7
@@ -380,12 +649,12 @@ vec2_AVX2_4:
 	VADDPD       Y5, Y3, Y3
 	ADDQ         $0x00000040, AX
 	SUBQ         $0x00000010, CX
-	JMP          vec2_AVX2_4
+	JMP          vec2_AVX2_8
 
-done2_AVX2_4:
-vec1_AVX2_4:
+done2_AVX2_8:
+vec1_AVX2_8:
 	CMPQ         CX, $0x00000008
-	JB           done1_AVX2_4
+	JB           done1_AVX2_8
 	VMOVUPS      (AX), Y5
 	VSUBPS       Y0, Y5, Y6
 	VSUBPS       Y5, Y6, Y7
@@ -420,12 +689,12 @@ vec1_AVX2_4:
 	VADDPD       Y5, Y3, Y3
 	ADDQ         $0x00000020, AX
 	SUBQ         $0x00000008, CX
-	JMP          vec1_AVX2_4
+	JMP          vec1_AVX2_8
 
-done1_AVX2_4:
-scalar_AVX2_4:
+done1_AVX2_8:
+scalar_AVX2_8:
 	TESTQ        CX, CX
-	JZ           end_AVX2_4
+	JZ           end_AVX2_8
 	VMOVSS       (AX), X5
 	VSUBPS       X0, X5, X6
 	VSUBPS       X5, X6, X7
@@ -457,9 +726,9 @@ scalar_AVX2_4:
 	VADDSD       X7, X4, X4
 	ADDQ         $0x04, AX
 	DECQ         CX
-	JMP          scalar_AVX2_4
+	JMP          scalar_AVX2_8
 
-end_AVX2_4:
+end_AVX2_8:
 	VADDPD       Y3, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPD       X0, X2, X0
@@ -740,440 +1009,443 @@ DATA one<>+56(SB)/4, $0x3f800000
 DATA one<>+60(SB)/4, $0x3f800000
 GLOBL one<>(SB), RODATA|NOPTR, $64
 
-// func MaxAVX512(x []float32) (max float32, nan bool)
-// Requires: AVX, AVX2, AVX512F, SSE, SSE2
-TEXT ·MaxAVX512(SB), NOSPLIT, $0-29
+// func MaxNoNaNAVX512(x []float32) float32
+// Requires: AVX, AVX512F, SSE
+TEXT ·MaxNoNaNAVX512(SB), NOSPLIT, $0-28
 	MOVQ    x_base+0(FP), AX
 	MOVQ    x_len+8(FP), CX
 	VMOVUPS negInf<>+0(SB), Z0
-	VPSLLD  $0x01, Z0, Z1
+	VMOVUPS negInf<>+0(SB), Z1
 	VMOVUPS negInf<>+0(SB), Z2
-	VPSLLD  $0x01, Z2, Z3
-	VMOVUPS negInf<>+0(SB), Z4
-	VPSLLD  $0x01, Z4, Z5
-	VMOVUPS negInf<>+0(SB), Z6
-	VPSLLD  $0x01, Z6, Z7
-	VMOVUPS negInf<>+0(SB), X8
-	VPSLLD  $0x01, X8, X9
+	VMOVUPS negInf<>+0(SB), Z3
+	VMOVUPS negInf<>+0(SB), X4
 
-vec4_AVX512_5:
-	CMPQ    CX, $0x00000040
-	JB      done4_AVX512_5
-	VMOVUPS (AX), Z10
-	VMAXPS  Z10, Z0, Z0
-	VPSLLD  $0x01, Z10, Z10
-	VPMAXUD Z10, Z1, Z1
-	VMOVUPS 64(AX), Z10
-	VMAXPS  Z10, Z2, Z2
-	VPSLLD  $0x01, Z10, Z10
-	VPMAXUD Z10, Z3, Z3
-	VMOVUPS 128(AX), Z10
-	VMAXPS  Z10, Z4, Z4
-	VPSLLD  $0x01, Z10, Z10
-	VPMAXUD Z10, Z5, Z5
-	VMOVUPS 192(AX), Z10
-	VMAXPS  Z10, Z6, Z6
-	VPSLLD  $0x01, Z10, Z10
-	VPMAXUD Z10, Z7, Z7
-	ADDQ    $0x00000100, AX
-	SUBQ    $0x00000040, CX
-	JMP     vec4_AVX512_5
+vec4_AVX512_9:
+	CMPQ   CX, $0x00000040
+	JB     done4_AVX512_9
+	VMAXPS (AX), Z0, Z0
+	VMAXPS 64(AX), Z1, Z1
+	VMAXPS 128(AX), Z2, Z2
+	VMAXPS 192(AX), Z3, Z3
+	ADDQ   $0x00000100, AX
+	SUBQ   $0x00000040, CX
+	JMP    vec4_AVX512_9
 
-done4_AVX512_5:
-vec1_AVX512_5:
-	CMPQ    CX, $0x00000010
-	JB      done1_AVX512_5
-	VMOVUPS (AX), Z10
-	VMAXPS  Z10, Z0, Z0
-	VPSLLD  $0x01, Z10, Z10
-	VPMAXUD Z10, Z1, Z1
-	ADDQ    $0x00000040, AX
-	SUBQ    $0x00000010, CX
-	JMP     vec1_AVX512_5
+done4_AVX512_9:
+vec1_AVX512_9:
+	CMPQ   CX, $0x00000010
+	JB     done1_AVX512_9
+	VMAXPS (AX), Z0, Z0
+	ADDQ   $0x00000040, AX
+	SUBQ   $0x00000010, CX
+	JMP    vec1_AVX512_9
 
-done1_AVX512_5:
-scalar_AVX512_5:
-	TESTQ   CX, CX
-	JZ      end_AVX512_5
-	VMOVSS  (AX), X10
-	VMAXSS  X10, X8, X8
-	VPSLLD  $0x01, X10, X10
-	VPMAXUD X10, X9, X9
-	ADDQ    $0x04, AX
-	DECQ    CX
-	JMP     scalar_AVX512_5
-
-end_AVX512_5:
-	VMAXPS        Z2, Z0, Z0
-	VPMAXUD       Z3, Z1, Z1
-	VMAXPS        Z4, Z0, Z0
-	VPMAXUD       Z5, Z1, Z1
-	VMAXPS        Z6, Z0, Z0
-	VPMAXUD       Z7, Z1, Z1
-	VEXTRACTF64X4 $0x01, Z0, Y2
-	VMAXPS        Y2, Y0, Y2
-	VEXTRACTF128  $0x01, Y2, X0
-	VMAXPS        X0, X2, X0
-	VMAXPS        X8, X0, X0
-	VMOVHLPS      X0, X0, X2
-	VMAXPS        X2, X0, X0
-	VPSHUFD       $0x01, X0, X2
-	VMAXSS        X2, X0, X0
-	MOVSS         X0, max+24(FP)
-	VEXTRACTF64X4 $0x01, Z1, Y0
-	VPMAXUD       Y0, Y1, Y0
-	VEXTRACTF128  $0x01, Y0, X1
-	VPMAXUD       X1, X0, X1
-	VPMAXUD       X9, X1, X1
-	VPSHUFD       $0x0e, X1, X2
-	VPMAXUD       X2, X1, X1
-	VPSHUFD       $0x01, X1, X2
-	VPMAXUD       X2, X1, X1
-	MOVD          X1, AX
-	CMPL          AX, $0xff000000
-	SETHI         AL
-	MOVB          AL, nan+28(FP)
-	VZEROUPPER
-	RET
-
-// func SumAVX512(x []float32) float64
-// Requires: AVX, AVX512F, SSE2
-TEXT ·SumAVX512(SB), NOSPLIT, $0-32
-	MOVQ    x_base+0(FP), AX
-	MOVQ    x_len+8(FP), CX
-	VMOVUPS zero<>+0(SB), Z0
-	VMOVUPS zero<>+0(SB), Z1
-	VMOVUPS zero<>+0(SB), Z2
-	VMOVUPS zero<>+0(SB), Z3
-	VMOVUPS zero<>+0(SB), X4
-
-vec4_AVX512_6:
-	CMPQ      CX, $0x00000040
-	JB        done4_AVX512_6
-	VCVTPS2PD (AX), Z5
-	VADDPD    Z5, Z0, Z0
-	VCVTPS2PD 32(AX), Z5
-	VADDPD    Z5, Z1, Z1
-	VCVTPS2PD 64(AX), Z5
-	VADDPD    Z5, Z2, Z2
-	VCVTPS2PD 96(AX), Z5
-	VADDPD    Z5, Z3, Z3
-	VCVTPS2PD 128(AX), Z5
-	VADDPD    Z5, Z0, Z0
-	VCVTPS2PD 160(AX), Z5
-	VADDPD    Z5, Z1, Z1
-	VCVTPS2PD 192(AX), Z5
-	VADDPD    Z5, Z2, Z2
-	VCVTPS2PD 224(AX), Z5
-	VADDPD    Z5, Z3, Z3
-	ADDQ      $0x00000100, AX
-	SUBQ      $0x00000040, CX
-	JMP       vec4_AVX512_6
-
-done4_AVX512_6:
-vec1_AVX512_6:
-	CMPQ      CX, $0x00000010
-	JB        done1_AVX512_6
-	VCVTPS2PD (AX), Z5
-	VADDPD    Z5, Z0, Z0
-	VCVTPS2PD 32(AX), Z5
-	VADDPD    Z5, Z1, Z1
-	ADDQ      $0x00000040, AX
-	SUBQ      $0x00000010, CX
-	JMP       vec1_AVX512_6
-
-done1_AVX512_6:
-scalar_AVX512_6:
-	TESTQ     CX, CX
-	JZ        end_AVX512_6
-	VCVTSS2SD (AX), X6, X6
-	VADDSD    X6, X4, X4
-	ADDQ      $0x04, AX
-	DECQ      CX
-	JMP       scalar_AVX512_6
-
-end_AVX512_6:
-	VADDPD        Z1, Z0, Z0
-	VADDPD        Z2, Z0, Z0
-	VADDPD        Z3, Z0, Z0
-	VEXTRACTF64X4 $0x01, Z0, Y1
-	VADDPD        Y1, Y0, Y1
-	VEXTRACTF128  $0x01, Y1, X0
-	VADDPD        X0, X1, X0
-	VUNPCKHPD     X0, X0, X1
-	VADDSD        X1, X0, X0
-	VADDSD        X4, X0, X0
-	MOVSD         X0, ret+24(FP)
-	VZEROUPPER
-	RET
-
-// func AddAVX512(dst []float32, src []float32)
-// Requires: AVX, AVX512F
-TEXT ·AddAVX512(SB), NOSPLIT, $0-48
-	MOVQ dst_base+0(FP), AX
-	MOVQ src_base+24(FP), CX
-	MOVQ src_len+32(FP), DX
-
-vec4_AVX512_7:
-	CMPQ    DX, $0x00000040
-	JB      done4_AVX512_7
-	VMOVUPS (AX), Z0
-	VADDPS  (CX), Z0, Z0
-	VMOVUPS Z0, (AX)
-	VMOVUPS 64(AX), Z0
-	VADDPS  64(CX), Z0, Z0
-	VMOVUPS Z0, 64(AX)
-	VMOVUPS 128(AX), Z0
-	VADDPS  128(CX), Z0, Z0
-	VMOVUPS Z0, 128(AX)
-	VMOVUPS 192(AX), Z0
-	VADDPS  192(CX), Z0, Z0
-	VMOVUPS Z0, 192(AX)
-	ADDQ    $0x00000100, CX
-	ADDQ    $0x00000100, AX
-	SUBQ    $0x00000040, DX
-	JMP     vec4_AVX512_7
-
-done4_AVX512_7:
-vec1_AVX512_7:
-	CMPQ    DX, $0x00000010
-	JB      done1_AVX512_7
-	VMOVUPS (AX), Z0
-	VADDPS  (CX), Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $0x00000040, CX
-	ADDQ    $0x00000040, AX
-	SUBQ    $0x00000010, DX
-	JMP     vec1_AVX512_7
-
-done1_AVX512_7:
-scalar_AVX512_7:
-	TESTQ  DX, DX
-	JZ     end_AVX512_7
-	VMOVSS (AX), X0
-	VADDSS (CX), X0, X0
-	VMOVSS X0, (AX)
-	ADDQ   $0x04, CX
-	ADDQ   $0x04, AX
-	DECQ   DX
-	JMP    scalar_AVX512_7
-
-end_AVX512_7:
-	VZEROUPPER
-	RET
-
-// func ScaleAVX512(x []float32, s float32)
-// Requires: AVX, AVX512F, SSE
-TEXT ·ScaleAVX512(SB), NOSPLIT, $0-28
-	MOVQ         x_base+0(FP), AX
-	MOVQ         x_len+8(FP), CX
-	MOVSS        s+24(FP), X0
-	VBROADCASTSS X0, Z1
-
-vec4_AVX512_8:
-	CMPQ    CX, $0x00000040
-	JB      done4_AVX512_8
-	VMULPS  (AX), Z1, Z2
-	VMOVUPS Z2, (AX)
-	VMULPS  64(AX), Z1, Z2
-	VMOVUPS Z2, 64(AX)
-	VMULPS  128(AX), Z1, Z2
-	VMOVUPS Z2, 128(AX)
-	VMULPS  192(AX), Z1, Z2
-	VMOVUPS Z2, 192(AX)
-	ADDQ    $0x00000100, AX
-	SUBQ    $0x00000040, CX
-	JMP     vec4_AVX512_8
-
-done4_AVX512_8:
-vec1_AVX512_8:
-	CMPQ    CX, $0x00000010
-	JB      done1_AVX512_8
-	VMULPS  (AX), Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $0x00000040, AX
-	SUBQ    $0x00000010, CX
-	JMP     vec1_AVX512_8
-
-done1_AVX512_8:
-scalar_AVX512_8:
+done1_AVX512_9:
+scalar_AVX512_9:
 	TESTQ  CX, CX
-	JZ     end_AVX512_8
-	VMULSS (AX), X0, X1
-	VMOVSS X1, (AX)
+	JZ     end_AVX512_9
+	VMAXSS (AX), X4, X4
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JMP    scalar_AVX512_8
+	JMP    scalar_AVX512_9
 
-end_AVX512_8:
+end_AVX512_9:
+	VMAXPS        Z1, Z0, Z0
+	VMAXPS        Z2, Z0, Z0
+	VMAXPS        Z3, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VMAXPS        Y1, Y0, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VMAXPS        X0, X1, X0
+	VMAXPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VPSHUFD       $0x01, X0, X1
+	VMAXSS        X1, X0, X0
+	MOVSS         X0, ret+24(FP)
 	VZEROUPPER
 	RET
 
 // func ExpSumAVX512(x []float32, max float32) float64
-// Requires: AVX, AVX512F, FMA3, SSE, SSE2
+// Requires: AVX, AVX512DQ, AVX512F, SSE2
 TEXT ·ExpSumAVX512(SB), NOSPLIT, $0-40
 	MOVQ         x_base+0(FP), AX
 	MOVQ         x_len+8(FP), CX
-	MOVSS        max+24(FP), X0
-	VBROADCASTSS X0, Z0
-	VMULPS       minusOne<>+0(SB), Z0, Z1
-	VMOVUPS      zero<>+0(SB), Z2
-	VMOVUPS      zero<>+0(SB), Z3
-	VMOVUPS      zero<>+0(SB), X4
+	VBROADCASTSS max+24(FP), Z0
+	VXORPS       signBit<>+0(SB), Z0, Z1
+	VMOVAPS      Z1, Z2
+	VCMPPS       $0x1d, zero<>+0(SB), Z0, K1
+	VCMPPS       $0x12, fastMax<>+0(SB), Z0, K1, K1
+	KNOTW        K1, K1
+	VMOVUPS      posInf<>+0(SB), K1, Z2
+	VMOVUPS      clampLo<>+0(SB), Z3
+	VMOVUPS      log2e<>+0(SB), Z4
+	VMOVUPS      magic16<>+0(SB), Z5
+	VMOVUPS      ln2hi<>+0(SB), Z6
+	VMOVUPS      ln2lo<>+0(SB), Z7
+	VMOVUPS      c3<>+0(SB), Z8
+	VMOVUPS      c2<>+0(SB), Z9
+	VMOVUPS      one<>+0(SB), Z10
+	VMOVUPS      expHi<>+0(SB), Z11
+	VMOVUPS      expLo<>+0(SB), Z12
+	VXORPS       Z13, Z13, Z13
+	VXORPS       Z14, Z14, Z14
 
-vec2_AVX512_9:
-	CMPQ          CX, $0x00000020
-	JB            done2_AVX512_9
-	VMOVUPS       (AX), Z5
-	VMOVUPS       64(AX), Z6
-	VSUBPS        Z0, Z5, Z7
-	VSUBPS        Z0, Z6, Z8
-	VSUBPS        Z5, Z7, Z9
-	VSUBPS        Z6, Z8, Z10
-	VSUBPS        Z9, Z7, Z11
-	VSUBPS        Z10, Z8, Z12
-	VSUBPS        Z11, Z5, Z11
-	VSUBPS        Z12, Z6, Z12
-	VSUBPS        Z9, Z1, Z9
-	VSUBPS        Z10, Z1, Z10
-	VADDPS        Z9, Z11, Z11
-	VADDPS        Z10, Z12, Z12
-	VMAXPS        errLo<>+0(SB), Z11, Z11
-	VMAXPS        errLo<>+0(SB), Z12, Z12
-	VMINPS        errHi<>+0(SB), Z11, Z11
-	VMINPS        errHi<>+0(SB), Z12, Z12
-	VMAXPS        clampLo<>+0(SB), Z7, Z7
-	VMAXPS        clampLo<>+0(SB), Z8, Z8
-	VMOVUPS       magic<>+0(SB), Z5
-	VMOVUPS       magic<>+0(SB), Z6
-	VFMADD231PS   log2e<>+0(SB), Z7, Z5
-	VFMADD231PS   log2e<>+0(SB), Z8, Z6
-	VSUBPS        magic<>+0(SB), Z5, Z9
-	VSUBPS        magic<>+0(SB), Z6, Z10
-	VFNMADD231PS  ln2hi<>+0(SB), Z9, Z7
-	VFNMADD231PS  ln2hi<>+0(SB), Z10, Z8
-	VFNMADD231PS  ln2lo<>+0(SB), Z9, Z7
-	VFNMADD231PS  ln2lo<>+0(SB), Z10, Z8
-	VADDPS        Z11, Z7, Z7
-	VADDPS        Z12, Z8, Z8
-	VMOVUPS       c6<>+0(SB), Z9
-	VMOVUPS       c6<>+0(SB), Z10
-	VFMADD231PS   c7<>+0(SB), Z7, Z9
-	VFMADD231PS   c7<>+0(SB), Z8, Z10
-	VFMADD213PS   c5<>+0(SB), Z7, Z9
-	VFMADD213PS   c5<>+0(SB), Z8, Z10
-	VFMADD213PS   c4<>+0(SB), Z7, Z9
-	VFMADD213PS   c4<>+0(SB), Z8, Z10
-	VFMADD213PS   c3<>+0(SB), Z7, Z9
-	VFMADD213PS   c3<>+0(SB), Z8, Z10
-	VFMADD213PS   c2<>+0(SB), Z7, Z9
-	VFMADD213PS   c2<>+0(SB), Z8, Z10
-	VFMADD213PS   one<>+0(SB), Z7, Z9
-	VFMADD213PS   one<>+0(SB), Z8, Z10
-	VFMADD213PS   one<>+0(SB), Z7, Z9
-	VFMADD213PS   one<>+0(SB), Z8, Z10
-	VPSLLD        $0x17, Z5, Z5
-	VPSLLD        $0x17, Z6, Z6
-	VMULPS        Z5, Z9, Z9
-	VMULPS        Z6, Z10, Z10
-	VMOVUPS       Z9, (AX)
-	VMOVUPS       Z10, 64(AX)
-	VADDPS        Z10, Z9, Z9
-	VEXTRACTF64X4 $0x01, Z9, Y5
-	VCVTPS2PD     Y9, Z6
-	VCVTPS2PD     Y5, Z5
-	VADDPD        Z6, Z2, Z2
-	VADDPD        Z5, Z3, Z3
-	ADDQ          $0x00000080, AX
-	SUBQ          $0x00000020, CX
-	JMP           vec2_AVX512_9
+exp4_AVX512:
+	CMPQ         CX, $0x00000040
+	JB           exp1_AVX512
+	VMOVUPS      (AX), Z15
+	VCMPPS       $0x01, Z2, Z15, K1
+	VMOVUPS      64(AX), Z16
+	VCMPPS       $0x01, Z2, Z16, K2
+	KORTESTW     K1, K2
+	JNZ          expslow0_AVX512
+	VSUBPS       Z0, Z15, Z17
+	VSUBPS       Z0, Z16, Z18
+	VADDPS       Z0, Z17, Z19
+	VADDPS       Z0, Z18, Z20
+	VSUBPS       Z19, Z15, Z19
+	VSUBPS       Z20, Z16, Z20
+	VMOVAPS      Z5, Z15
+	VMOVAPS      Z5, Z16
+	VFMADD231PS  Z4, Z17, Z15
+	VFMADD231PS  Z4, Z18, Z16
+	VSUBPS       Z5, Z15, Z21
+	VSUBPS       Z5, Z16, Z22
+	VFNMADD231PS Z6, Z21, Z17
+	VFNMADD231PS Z6, Z22, Z18
+	VFNMADD231PS Z7, Z21, Z17
+	VFNMADD231PS Z7, Z22, Z18
+	VADDPS       Z19, Z17, Z17
+	VADDPS       Z20, Z18, Z18
+	VMOVAPS      Z8, Z19
+	VMOVAPS      Z8, Z20
+	VFMADD213PS  Z9, Z17, Z19
+	VFMADD213PS  Z9, Z18, Z20
+	VFMADD213PS  Z10, Z17, Z19
+	VFMADD213PS  Z10, Z18, Z20
+	VPERMPS      Z11, Z15, Z23
+	VPERMPS      Z11, Z16, Z24
+	VPERMPS      Z12, Z15, Z15
+	VPERMPS      Z12, Z16, Z16
+	VFMADD231PS  Z23, Z17, Z15
+	VFMADD231PS  Z24, Z18, Z16
+	VFMADD213PS  Z23, Z19, Z15
+	VFMADD213PS  Z24, Z20, Z16
+	VSCALEFPS    Z21, Z15, Z15
+	VSCALEFPS    Z22, Z16, Z16
+	VMOVUPS      Z15, (AX)
+	VMOVUPS      Z16, 64(AX)
+	VADDPS       Z16, Z15, Z15
+	JMP          expjoin0_AVX512
 
-done2_AVX512_9:
-vec1_AVX512_9:
-	CMPQ          CX, $0x00000010
-	JB            done1_AVX512_9
-	VMOVUPS       (AX), Z5
-	VSUBPS        Z0, Z5, Z6
-	VSUBPS        Z5, Z6, Z7
-	VSUBPS        Z7, Z6, Z8
-	VSUBPS        Z8, Z5, Z8
-	VSUBPS        Z7, Z1, Z7
-	VADDPS        Z7, Z8, Z8
-	VMAXPS        errLo<>+0(SB), Z8, Z8
-	VMINPS        errHi<>+0(SB), Z8, Z8
-	VMAXPS        clampLo<>+0(SB), Z6, Z6
-	VMOVUPS       magic<>+0(SB), Z5
-	VFMADD231PS   log2e<>+0(SB), Z6, Z5
-	VSUBPS        magic<>+0(SB), Z5, Z7
-	VFNMADD231PS  ln2hi<>+0(SB), Z7, Z6
-	VFNMADD231PS  ln2lo<>+0(SB), Z7, Z6
-	VADDPS        Z8, Z6, Z6
-	VMOVUPS       c6<>+0(SB), Z7
-	VFMADD231PS   c7<>+0(SB), Z6, Z7
-	VFMADD213PS   c5<>+0(SB), Z6, Z7
-	VFMADD213PS   c4<>+0(SB), Z6, Z7
-	VFMADD213PS   c3<>+0(SB), Z6, Z7
-	VFMADD213PS   c2<>+0(SB), Z6, Z7
-	VFMADD213PS   one<>+0(SB), Z6, Z7
-	VFMADD213PS   one<>+0(SB), Z6, Z7
-	VPSLLD        $0x17, Z5, Z5
-	VMULPS        Z5, Z7, Z7
-	VMOVUPS       Z7, (AX)
-	VEXTRACTF64X4 $0x01, Z7, Y5
-	VCVTPS2PD     Y7, Z6
-	VCVTPS2PD     Y5, Z5
-	VADDPD        Z6, Z2, Z2
-	VADDPD        Z5, Z3, Z3
+expslow0_AVX512:
+	VSUBPS       Z0, Z15, Z17
+	VSUBPS       Z0, Z16, Z18
+	VSUBPS       Z15, Z17, Z21
+	VSUBPS       Z16, Z18, Z22
+	VSUBPS       Z21, Z17, Z19
+	VSUBPS       Z22, Z18, Z20
+	VSUBPS       Z19, Z15, Z19
+	VSUBPS       Z20, Z16, Z20
+	VSUBPS       Z21, Z1, Z21
+	VSUBPS       Z22, Z1, Z22
+	VADDPS       Z21, Z19, Z19
+	VADDPS       Z22, Z20, Z20
+	VCMPPS       $0x1d, Z3, Z17, K1
+	VCMPPS       $0x1d, Z3, Z18, K2
+	VMAXPS       Z17, Z3, Z17
+	VMAXPS       Z18, Z3, Z18
+	VMOVAPS      Z5, Z15
+	VMOVAPS      Z5, Z16
+	VFMADD231PS  Z4, Z17, Z15
+	VFMADD231PS  Z4, Z18, Z16
+	VSUBPS       Z5, Z15, Z21
+	VSUBPS       Z5, Z16, Z22
+	VFNMADD231PS Z6, Z21, Z17
+	VFNMADD231PS Z6, Z22, Z18
+	VFNMADD231PS Z7, Z21, Z17
+	VFNMADD231PS Z7, Z22, Z18
+	VADDPS       Z19, Z17, K1, Z17
+	VADDPS       Z20, Z18, K2, Z18
+	VMOVAPS      Z8, Z19
+	VMOVAPS      Z8, Z20
+	VFMADD213PS  Z9, Z17, Z19
+	VFMADD213PS  Z9, Z18, Z20
+	VFMADD213PS  Z10, Z17, Z19
+	VFMADD213PS  Z10, Z18, Z20
+	VPERMPS      Z11, Z15, Z23
+	VPERMPS      Z11, Z16, Z24
+	VPERMPS      Z12, Z15, Z15
+	VPERMPS      Z12, Z16, Z16
+	VFMADD231PS  Z23, Z17, Z15
+	VFMADD231PS  Z24, Z18, Z16
+	VFMADD213PS  Z23, Z19, Z15
+	VFMADD213PS  Z24, Z20, Z16
+	VSCALEFPS    Z21, Z15, Z15
+	VSCALEFPS    Z22, Z16, Z16
+	VMOVUPS      Z15, (AX)
+	VMOVUPS      Z16, 64(AX)
+	VADDPS       Z16, Z15, Z15
+
+expjoin0_AVX512:
+	VMOVUPS      128(AX), Z16
+	VCMPPS       $0x01, Z2, Z16, K1
+	VMOVUPS      192(AX), Z17
+	VCMPPS       $0x01, Z2, Z17, K2
+	KORTESTW     K1, K2
+	JNZ          expslow1_AVX512
+	VSUBPS       Z0, Z16, Z18
+	VSUBPS       Z0, Z17, Z19
+	VADDPS       Z0, Z18, Z20
+	VADDPS       Z0, Z19, Z21
+	VSUBPS       Z20, Z16, Z20
+	VSUBPS       Z21, Z17, Z21
+	VMOVAPS      Z5, Z16
+	VMOVAPS      Z5, Z17
+	VFMADD231PS  Z4, Z18, Z16
+	VFMADD231PS  Z4, Z19, Z17
+	VSUBPS       Z5, Z16, Z22
+	VSUBPS       Z5, Z17, Z23
+	VFNMADD231PS Z6, Z22, Z18
+	VFNMADD231PS Z6, Z23, Z19
+	VFNMADD231PS Z7, Z22, Z18
+	VFNMADD231PS Z7, Z23, Z19
+	VADDPS       Z20, Z18, Z18
+	VADDPS       Z21, Z19, Z19
+	VMOVAPS      Z8, Z20
+	VMOVAPS      Z8, Z21
+	VFMADD213PS  Z9, Z18, Z20
+	VFMADD213PS  Z9, Z19, Z21
+	VFMADD213PS  Z10, Z18, Z20
+	VFMADD213PS  Z10, Z19, Z21
+	VPERMPS      Z11, Z16, Z24
+	VPERMPS      Z11, Z17, Z25
+	VPERMPS      Z12, Z16, Z16
+	VPERMPS      Z12, Z17, Z17
+	VFMADD231PS  Z24, Z18, Z16
+	VFMADD231PS  Z25, Z19, Z17
+	VFMADD213PS  Z24, Z20, Z16
+	VFMADD213PS  Z25, Z21, Z17
+	VSCALEFPS    Z22, Z16, Z16
+	VSCALEFPS    Z23, Z17, Z17
+	VMOVUPS      Z16, 128(AX)
+	VMOVUPS      Z17, 192(AX)
+	VADDPS       Z17, Z16, Z16
+	JMP          expjoin1_AVX512
+
+expslow1_AVX512:
+	VSUBPS       Z0, Z16, Z18
+	VSUBPS       Z0, Z17, Z19
+	VSUBPS       Z16, Z18, Z22
+	VSUBPS       Z17, Z19, Z23
+	VSUBPS       Z22, Z18, Z20
+	VSUBPS       Z23, Z19, Z21
+	VSUBPS       Z20, Z16, Z20
+	VSUBPS       Z21, Z17, Z21
+	VSUBPS       Z22, Z1, Z22
+	VSUBPS       Z23, Z1, Z23
+	VADDPS       Z22, Z20, Z20
+	VADDPS       Z23, Z21, Z21
+	VCMPPS       $0x1d, Z3, Z18, K1
+	VCMPPS       $0x1d, Z3, Z19, K2
+	VMAXPS       Z18, Z3, Z18
+	VMAXPS       Z19, Z3, Z19
+	VMOVAPS      Z5, Z16
+	VMOVAPS      Z5, Z17
+	VFMADD231PS  Z4, Z18, Z16
+	VFMADD231PS  Z4, Z19, Z17
+	VSUBPS       Z5, Z16, Z22
+	VSUBPS       Z5, Z17, Z23
+	VFNMADD231PS Z6, Z22, Z18
+	VFNMADD231PS Z6, Z23, Z19
+	VFNMADD231PS Z7, Z22, Z18
+	VFNMADD231PS Z7, Z23, Z19
+	VADDPS       Z20, Z18, K1, Z18
+	VADDPS       Z21, Z19, K2, Z19
+	VMOVAPS      Z8, Z20
+	VMOVAPS      Z8, Z21
+	VFMADD213PS  Z9, Z18, Z20
+	VFMADD213PS  Z9, Z19, Z21
+	VFMADD213PS  Z10, Z18, Z20
+	VFMADD213PS  Z10, Z19, Z21
+	VPERMPS      Z11, Z16, Z24
+	VPERMPS      Z11, Z17, Z25
+	VPERMPS      Z12, Z16, Z16
+	VPERMPS      Z12, Z17, Z17
+	VFMADD231PS  Z24, Z18, Z16
+	VFMADD231PS  Z25, Z19, Z17
+	VFMADD213PS  Z24, Z20, Z16
+	VFMADD213PS  Z25, Z21, Z17
+	VSCALEFPS    Z22, Z16, Z16
+	VSCALEFPS    Z23, Z17, Z17
+	VMOVUPS      Z16, 128(AX)
+	VMOVUPS      Z17, 192(AX)
+	VADDPS       Z17, Z16, Z16
+
+expjoin1_AVX512:
+	VADDPS        Z16, Z15, Z15
+	VEXTRACTF64X4 $0x01, Z15, Y16
+	VCVTPS2PD     Y15, Z15
+	VCVTPS2PD     Y16, Z16
+	VADDPD        Z15, Z13, Z13
+	VADDPD        Z16, Z14, Z14
+	ADDQ          $0x00000100, AX
+	SUBQ          $0x00000040, CX
+	JMP           exp4_AVX512
+
+exp1_AVX512:
+	TESTQ         CX, CX
+	JZ            expdone_AVX512
+	VMOVUPS       (AX), Z2
+	VSUBPS        Z0, Z2, Z15
+	VSUBPS        Z2, Z15, Z17
+	VSUBPS        Z17, Z15, Z16
+	VSUBPS        Z16, Z2, Z16
+	VSUBPS        Z17, Z1, Z17
+	VADDPS        Z17, Z16, Z16
+	VCMPPS        $0x1d, Z3, Z15, K1
+	VMAXPS        Z15, Z3, Z15
+	VMOVAPS       Z5, Z2
+	VFMADD231PS   Z4, Z15, Z2
+	VSUBPS        Z5, Z2, Z17
+	VFNMADD231PS  Z6, Z17, Z15
+	VFNMADD231PS  Z7, Z17, Z15
+	VADDPS        Z16, Z15, K1, Z15
+	VMOVAPS       Z8, Z16
+	VFMADD213PS   Z9, Z15, Z16
+	VFMADD213PS   Z10, Z15, Z16
+	VPERMPS       Z11, Z2, Z18
+	VPERMPS       Z12, Z2, Z2
+	VFMADD231PS   Z18, Z15, Z2
+	VFMADD213PS   Z18, Z16, Z2
+	VSCALEFPS     Z17, Z2, Z2
+	VMOVUPS       Z2, (AX)
+	VEXTRACTF64X4 $0x01, Z2, Y15
+	VCVTPS2PD     Y2, Z2
+	VCVTPS2PD     Y15, Z15
+	VADDPD        Z2, Z13, Z13
+	VADDPD        Z15, Z14, Z14
 	ADDQ          $0x00000040, AX
 	SUBQ          $0x00000010, CX
-	JMP           vec1_AVX512_9
+	JMP           exp1_AVX512
 
-done1_AVX512_9:
-scalar_AVX512_9:
-	TESTQ        CX, CX
-	JZ           end_AVX512_9
-	VMOVSS       (AX), X5
-	VSUBPS       X0, X5, X6
-	VSUBPS       X5, X6, X7
-	VSUBPS       X7, X6, X8
-	VSUBPS       X8, X5, X8
-	VSUBPS       X7, X1, X7
-	VADDPS       X7, X8, X8
-	VMAXPS       errLo<>+0(SB), X8, X8
-	VMINPS       errHi<>+0(SB), X8, X8
-	VMAXPS       clampLo<>+0(SB), X6, X6
-	VMOVUPS      magic<>+0(SB), X5
-	VFMADD231PS  log2e<>+0(SB), X6, X5
-	VSUBPS       magic<>+0(SB), X5, X7
-	VFNMADD231PS ln2hi<>+0(SB), X7, X6
-	VFNMADD231PS ln2lo<>+0(SB), X7, X6
-	VADDPS       X8, X6, X6
-	VMOVUPS      c6<>+0(SB), X7
-	VFMADD231PS  c7<>+0(SB), X6, X7
-	VFMADD213PS  c5<>+0(SB), X6, X7
-	VFMADD213PS  c4<>+0(SB), X6, X7
-	VFMADD213PS  c3<>+0(SB), X6, X7
-	VFMADD213PS  c2<>+0(SB), X6, X7
-	VFMADD213PS  one<>+0(SB), X6, X7
-	VFMADD213PS  one<>+0(SB), X6, X7
-	VPSLLD       $0x17, X5, X5
-	VMULPS       X5, X7, X7
-	VMOVSS       X7, (AX)
-	VCVTSS2SD    X7, X7, X7
-	VADDSD       X7, X4, X4
-	ADDQ         $0x04, AX
-	DECQ         CX
-	JMP          scalar_AVX512_9
-
-end_AVX512_9:
-	VADDPD        Z3, Z2, Z2
-	VEXTRACTF64X4 $0x01, Z2, Y0
-	VADDPD        Y0, Y2, Y0
+expdone_AVX512:
+	VADDPD        Z14, Z13, Z13
+	VEXTRACTF64X4 $0x01, Z13, Y0
+	VADDPD        Y0, Y13, Y0
 	VEXTRACTF128  $0x01, Y0, X1
 	VADDPD        X1, X0, X1
 	VUNPCKHPD     X1, X1, X0
 	VADDSD        X0, X1, X1
-	VADDSD        X4, X1, X1
 	MOVSD         X1, ret+32(FP)
 	VZEROUPPER
 	RET
+
+DATA signBit<>+0(SB)/4, $0x80000000
+DATA signBit<>+4(SB)/4, $0x80000000
+DATA signBit<>+8(SB)/4, $0x80000000
+DATA signBit<>+12(SB)/4, $0x80000000
+DATA signBit<>+16(SB)/4, $0x80000000
+DATA signBit<>+20(SB)/4, $0x80000000
+DATA signBit<>+24(SB)/4, $0x80000000
+DATA signBit<>+28(SB)/4, $0x80000000
+DATA signBit<>+32(SB)/4, $0x80000000
+DATA signBit<>+36(SB)/4, $0x80000000
+DATA signBit<>+40(SB)/4, $0x80000000
+DATA signBit<>+44(SB)/4, $0x80000000
+DATA signBit<>+48(SB)/4, $0x80000000
+DATA signBit<>+52(SB)/4, $0x80000000
+DATA signBit<>+56(SB)/4, $0x80000000
+DATA signBit<>+60(SB)/4, $0x80000000
+GLOBL signBit<>(SB), RODATA|NOPTR, $64
+
+DATA fastMax<>+0(SB)/4, $0x45800000
+DATA fastMax<>+4(SB)/4, $0x45800000
+DATA fastMax<>+8(SB)/4, $0x45800000
+DATA fastMax<>+12(SB)/4, $0x45800000
+DATA fastMax<>+16(SB)/4, $0x45800000
+DATA fastMax<>+20(SB)/4, $0x45800000
+DATA fastMax<>+24(SB)/4, $0x45800000
+DATA fastMax<>+28(SB)/4, $0x45800000
+DATA fastMax<>+32(SB)/4, $0x45800000
+DATA fastMax<>+36(SB)/4, $0x45800000
+DATA fastMax<>+40(SB)/4, $0x45800000
+DATA fastMax<>+44(SB)/4, $0x45800000
+DATA fastMax<>+48(SB)/4, $0x45800000
+DATA fastMax<>+52(SB)/4, $0x45800000
+DATA fastMax<>+56(SB)/4, $0x45800000
+DATA fastMax<>+60(SB)/4, $0x45800000
+GLOBL fastMax<>(SB), RODATA|NOPTR, $64
+
+DATA posInf<>+0(SB)/4, $0x7f800000
+DATA posInf<>+4(SB)/4, $0x7f800000
+DATA posInf<>+8(SB)/4, $0x7f800000
+DATA posInf<>+12(SB)/4, $0x7f800000
+DATA posInf<>+16(SB)/4, $0x7f800000
+DATA posInf<>+20(SB)/4, $0x7f800000
+DATA posInf<>+24(SB)/4, $0x7f800000
+DATA posInf<>+28(SB)/4, $0x7f800000
+DATA posInf<>+32(SB)/4, $0x7f800000
+DATA posInf<>+36(SB)/4, $0x7f800000
+DATA posInf<>+40(SB)/4, $0x7f800000
+DATA posInf<>+44(SB)/4, $0x7f800000
+DATA posInf<>+48(SB)/4, $0x7f800000
+DATA posInf<>+52(SB)/4, $0x7f800000
+DATA posInf<>+56(SB)/4, $0x7f800000
+DATA posInf<>+60(SB)/4, $0x7f800000
+GLOBL posInf<>(SB), RODATA|NOPTR, $64
+
+DATA magic16<>+0(SB)/4, $0x49400000
+DATA magic16<>+4(SB)/4, $0x49400000
+DATA magic16<>+8(SB)/4, $0x49400000
+DATA magic16<>+12(SB)/4, $0x49400000
+DATA magic16<>+16(SB)/4, $0x49400000
+DATA magic16<>+20(SB)/4, $0x49400000
+DATA magic16<>+24(SB)/4, $0x49400000
+DATA magic16<>+28(SB)/4, $0x49400000
+DATA magic16<>+32(SB)/4, $0x49400000
+DATA magic16<>+36(SB)/4, $0x49400000
+DATA magic16<>+40(SB)/4, $0x49400000
+DATA magic16<>+44(SB)/4, $0x49400000
+DATA magic16<>+48(SB)/4, $0x49400000
+DATA magic16<>+52(SB)/4, $0x49400000
+DATA magic16<>+56(SB)/4, $0x49400000
+DATA magic16<>+60(SB)/4, $0x49400000
+GLOBL magic16<>(SB), RODATA|NOPTR, $64
+
+DATA expHi<>+0(SB)/4, $0x4b800000
+DATA expHi<>+4(SB)/4, $0x4b85aac3
+DATA expHi<>+8(SB)/4, $0x4b8b95c2
+DATA expHi<>+12(SB)/4, $0x4b91c3d3
+DATA expHi<>+16(SB)/4, $0x4b9837f0
+DATA expHi<>+20(SB)/4, $0x4b9ef532
+DATA expHi<>+24(SB)/4, $0x4ba5fed7
+DATA expHi<>+28(SB)/4, $0x4bad583f
+DATA expHi<>+32(SB)/4, $0x4bb504f3
+DATA expHi<>+36(SB)/4, $0x4bbd08a4
+DATA expHi<>+40(SB)/4, $0x4bc5672a
+DATA expHi<>+44(SB)/4, $0x4bce248c
+DATA expHi<>+48(SB)/4, $0x4bd744fd
+DATA expHi<>+52(SB)/4, $0x4be0ccdf
+DATA expHi<>+56(SB)/4, $0x4beac0c7
+DATA expHi<>+60(SB)/4, $0x4bf5257d
+GLOBL expHi<>(SB), RODATA|NOPTR, $64
+
+DATA expLo<>+0(SB)/4, $0x00000000
+DATA expLo<>+4(SB)/4, $0x3f4f9891
+DATA expLo<>+8(SB)/4, $0xbe60aba1
+DATA expLo<>+12(SB)/4, $0x3f675624
+DATA expLo<>+16(SB)/4, $0x3f231b71
+DATA expLo<>+20(SB)/4, $0x3f412342
+DATA expLo<>+24(SB)/4, $0xbf2c9d5e
+DATA expLo<>+28(SB)/4, $0xbe2deaf6
+DATA expLo<>+32(SB)/4, $0x3ecfe77a
+DATA expLo<>+36(SB)/4, $0xbf414fe8
+DATA expLo<>+40(SB)/4, $0x3e0aa837
+DATA expLo<>+44(SB)/4, $0x3e28fc24
+DATA expLo<>+48(SB)/4, $0xbed4a58a
+DATA expLo<>+52(SB)/4, $0xbe1eab59
+DATA expLo<>+56(SB)/4, $0xbe4116de
+DATA expLo<>+60(SB)/4, $0x3e292436
+GLOBL expLo<>(SB), RODATA|NOPTR, $64

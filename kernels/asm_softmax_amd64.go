@@ -20,7 +20,7 @@ func init() {
 		softmaxPasses(x, maxAVX2, asm.ExpSumAVX2, asm.ScaleAVX2)
 	})
 	softmax.Add("avx512", func(x []float32) {
-		softmaxPasses(x, maxAVX512, asm.ExpSumAVX512, asm.ScaleAVX512)
+		softmaxPasses(x, asm.MaxNoNaNAVX512, expSumAVX512, asm.ScaleAVX512)
 	})
 	avgPool1D.Add("avx2", func(dst, src []float32, kernel int) {
 		poolWith(dst, src, kernel, avgPoolRange, func(d, s []float32) {
@@ -34,6 +34,24 @@ func init() {
 	})
 	maxPool1D.Add("avx2", maxPoolScreened(asm.MaxAVX2, asm.MaxPool1DValidAVX2))
 	maxPool1D.Add("avx512", maxPoolScreened(asm.MaxAVX512, asm.MaxPool1DValidAVX512))
+}
+
+// expSumAVX512 runs asm.ExpSumAVX512, which takes whole vectors, on x: the last
+// len(x) mod 16 elements go through a vector padded with −Inf, whose exponentials are
+// below 2⁻¹²⁶ and vanish in the sum.
+func expSumAVX512(x []float32, m float32) float64 {
+	n := len(x) &^ 15
+	s := asm.ExpSumAVX512(x[:n], m)
+	if n < len(x) {
+		var pad [16]float32
+		for i := range pad {
+			pad[i] = float32(math.Inf(-1))
+		}
+		copy(pad[:], x[n:])
+		s += asm.ExpSumAVX512(pad[:], m)
+		copy(x[n:], pad[:])
+	}
+	return s
 }
 
 // maxNaN turns an asm maximum that reports NaNs on the side (VMAXPS drops them) into

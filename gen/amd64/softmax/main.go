@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 
 	. "github.com/kvsimd/kvsimd/gen/x86"
@@ -15,11 +16,11 @@ import (
 // Add, Scale): enough independent accumulators to hide the add latency.
 const unroll = 4
 
-// expUnroll is the number of vectors whose exponentials are interleaved. Each keeps
-// four registers live; with max, −max, two sums and the widening temporaries, two fit
-// AVX2's sixteen. (Three do not: avo then allocates Y16+, which needs an EVEX encoding
-// that AVX2-only CPUs fault on.) AVX-512 uses the same count so that its code is the
-// code the AVX2 tests run.
+// expUnroll is the number of vectors whose exponentials are interleaved in the AVX2
+// body. Each keeps four registers live; with max, −max, two sums and the widening
+// temporaries, two fit AVX2's sixteen. (Three do not: avo then allocates Y16+, which
+// needs an EVEX encoding that AVX2-only CPUs fault on.) AVX-512 has a body of its own,
+// expSumAVX512, with its constants in registers.
 const expUnroll = 2
 
 func main() {
@@ -29,8 +30,10 @@ func main() {
 		sumKernel(isa)
 		addKernel(isa)
 		scaleKernel(isa)
-		expSumKernel(isa)
 	}
+	expSumKernel(AVX2)
+	maxNoNaNKernel(AVX512)
+	expSumAVX512()
 	Generate()
 }
 
@@ -380,4 +383,277 @@ func expSumKernel(isa ISA) {
 	Store(reduceSum(isa, acc, sacc), ReturnIndex(0))
 	VZEROUPPER()
 	RET()
+}
+
+// maxNoNaNKernel is Max without the NaN detector, for Softmax on AVX-512, whose ExpSum
+// turns any NaN into a NaN sum: a plain VMAXPS per vector.
+func maxNoNaNKernel(isa ISA) {
+	name := "MaxNoNaN" + isa.Suffix
+	TEXT(name, NOSPLIT, "func(x []float32) float32")
+	Pragma("noescape")
+	Doc(name+" returns the largest element of x (-Inf if x is empty) if x holds no NaN;",
+		"otherwise its result is unspecified. The sign of a zero maximum is unspecified.")
+	x := Mem{Base: Load(Param("x").Base(), GP64())}
+	n := Load(Param("x").Len(), GP64())
+	negInf := splat("negInf", float32(math.Inf(-1)))
+	var acc [unroll]reg.VecVirtual
+	for u := range acc {
+		acc[u] = isa.Vec()
+		VMOVUPS(negInf, acc[u])
+	}
+	sacc := XMM()
+	VMOVUPS(negInf, sacc)
+	Loop(isa, n, unroll, func(k int) {
+		for u := 0; u < k; u++ {
+			VMAXPS(x.Offset(u*isa.Bytes()), acc[u], acc[u])
+		}
+		ADDQ(U32(k*isa.Bytes()), x.Base)
+	}, func() {
+		VMAXSS(x, sacc, sacc)
+		ADDQ(U8(4), x.Base)
+	})
+	for u := 1; u < unroll; u++ {
+		VMAXPS(acc[u], acc[0], acc[0])
+	}
+	m := fold(isa, acc[0], func(a, b, d Op) { VMAXPS(a, b, d) })
+	VMAXPS(sacc, m, m)
+	t := XMM()
+	VMOVHLPS(m, m, t)
+	VMAXPS(t, m, m)
+	VPSHUFD(U8(1), m, t)
+	VMAXSS(t, m, m)
+	Store(m, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// The AVX-512 exponential, 2²⁴·e^d for d = x − m ≤ 0, keeps every constant in a register
+// and reduces by a sixteenth of ln2: kq = round₁₆(d·log₂e) (to a multiple of 1/16 by
+// the magic-number trick, whose low four mantissa bits are then j = 16·kq mod 16),
+// r = d − kq·ln2 (two FMAs; |r| ≤ ln2/32), and
+//
+//	2²⁴·e^d = 2^⌊kq⌋ · T[j]·e^r,   T[j] = 2²⁴·2^(j/16) = Thi[j] + Tlo[j],
+//
+// with T[j] from two 16-entry VPERMPS tables, e^r = 1 + r·q(r), q(r) = 1 + r/2 + r²/6
+// (truncation ≤ r⁴/24 < 2⁻²⁶·⁶), T[j]·e^r = Thi + (Thi·r + Tlo)·q (the Tlo·(q−1) it adds
+// is below 2⁻³¹ relative) and 2^⌊kq⌋ by VSCALEFPS. Every rounding but the last add
+// Thi + … acts on a term below 0.03 of the result, so the exponential is within
+// 1.2·2⁻²⁴ relative of 2²⁴·e^d (1 from the last rounding, 0.16 truncation, the rest
+// below 0.04).
+//
+// d = x − m is rounded; its error e (up to 2⁻¹⁸ for |d| ≤ 104, a 32-ulp error if
+// ignored) is recovered exactly and added to r. For 0 ≤ m ≤ 2¹² and x ≥ −m, |x| ≤ |m|
+// and Fast2Sum(−m, x) gives it in two operations; a pair of vectors with any other
+// element (x < −m, −Inf, or every element of a row whose max is outside [0, 2¹²]) takes
+// the general path: 2Sum in five, d clamped at −104 (e^−104·2²⁴ < 2⁻¹²⁶: its outputs
+// round to 0 after the 1/sum, −Inf included) and e added only where d was not clamped.
+// On the fast path |d| ≤ 2¹³, so no clamp is needed: d < −104 gives 2^⌊kq⌋ ≤ 2⁻¹⁵¹
+// and an output that rounds to 0.
+var (
+	magic16 = float32(0x1.8p19) // ulp 2⁻⁴: adding it rounds to a multiple of 1/16
+	fastMax = float32(0x1p12)
+)
+
+// expConsts are the registers the AVX-512 exponential keeps its constants in.
+type expConsts struct {
+	m, negm, clampLo, log2e, magic, ln2hi, ln2lo, c3, c2, one, thi, tlo reg.VecVirtual
+}
+
+func loadExpConsts(m, negm reg.VecVirtual) expConsts {
+	c := expConsts{m: m, negm: negm}
+	for _, k := range []struct {
+		r *reg.VecVirtual
+		n string
+		v float32
+	}{
+		{&c.clampLo, "clampLo", clampLo}, {&c.log2e, "log2e", log2e}, {&c.magic, "magic16", magic16},
+		{&c.ln2hi, "ln2hi", ln2hi}, {&c.ln2lo, "ln2lo", ln2lo}, {&c.c3, "c3", 1.0 / 6}, {&c.c2, "c2", 0.5}, {&c.one, "one", 1},
+	} {
+		*k.r = ZMM()
+		VMOVUPS(splat(k.n, k.v), *k.r)
+	}
+	c.thi, c.tlo = ZMM(), ZMM()
+	VMOVUPS(expTable("expHi", func(t float64) float32 { return float32(t) }), c.thi)
+	VMOVUPS(expTable("expLo", func(t float64) float32 { return float32(t - float64(float32(t))) }), c.tlo)
+	return c
+}
+
+// expTable is the 16-entry table part(2²⁴·2^(j/16)).
+func expTable(name string, part func(float64) float32) Mem {
+	m := GLOBL(name, RODATA|NOPTR)
+	for j := 0; j < 16; j++ {
+		DATA(4*j, U32(math.Float32bits(part(0x1p24*math.Exp2(float64(j)/16)))))
+	}
+	return m
+}
+
+// exp512 returns 2²⁴·e^(x−m) for each register of xs, issuing each step for all of them
+// before the next. general selects the 2Sum path with the clamp; otherwise the caller
+// guarantees 0 ≤ m ≤ 2¹² and every x ≥ −m.
+func exp512(c expConsts, xs []reg.VecVirtual, general bool) []reg.VecVirtual {
+	n := len(xs)
+	regs := func() []reg.VecVirtual {
+		r := make([]reg.VecVirtual, n)
+		for i := range r {
+			r[i] = ZMM()
+		}
+		return r
+	}
+	each := func(step func(i int)) {
+		for i := 0; i < n; i++ {
+			step(i)
+		}
+	}
+	d, e := regs(), regs()
+	each(func(i int) { VSUBPS(c.m, xs[i], d[i]) }) // d = x − m
+	var keep []reg.OpmaskVirtual
+	if general {
+		z := regs()
+		each(func(i int) { VSUBPS(xs[i], d[i], z[i]) })  // 2Sum(x, −m): z = d − x
+		each(func(i int) { VSUBPS(z[i], d[i], e[i]) })   //              e = d − z
+		each(func(i int) { VSUBPS(e[i], xs[i], e[i]) })  //              e = x − e (error of x)
+		each(func(i int) { VSUBPS(z[i], c.negm, z[i]) }) //             z = −m − z (error of −m)
+		each(func(i int) { VADDPS(z[i], e[i], e[i]) })
+		keep = make([]reg.OpmaskVirtual, n)
+		each(func(i int) {
+			keep[i] = K()
+			VCMPPS(U8(0x1d), c.clampLo, d[i], keep[i]) // d ≥ −104 (false for NaN)
+		})
+		// VMAXPS returns its second source, d, when d is NaN: NaNs reach the sum.
+		each(func(i int) { VMAXPS(d[i], c.clampLo, d[i]) })
+	} else {
+		z := e
+		each(func(i int) { VADDPS(c.m, d[i], z[i]) })   // Fast2Sum(−m, x): z = d + m
+		each(func(i int) { VSUBPS(z[i], xs[i], e[i]) }) //                  e = x − z
+	}
+	v, kq := regs(), regs()
+	each(func(i int) { VMOVAPS(c.magic, v[i]) })
+	each(func(i int) { VFMADD231PS(c.log2e, d[i], v[i]) }) // v = magic + round₁₆(d·log₂e)
+	each(func(i int) { VSUBPS(c.magic, v[i], kq[i]) })
+	each(func(i int) { VFNMADD231PS(c.ln2hi, kq[i], d[i]) }) // r = d − kq·ln2hi
+	each(func(i int) { VFNMADD231PS(c.ln2lo, kq[i], d[i]) }) //     − kq·ln2lo
+	if general {
+		each(func(i int) { VADDPS(e[i], d[i], keep[i], d[i]) }) // + e, where d was not clamped
+	} else {
+		each(func(i int) { VADDPS(e[i], d[i], d[i]) }) // + e
+	}
+	r, q := d, e
+	each(func(i int) { VMOVAPS(c.c3, q[i]) })
+	each(func(i int) { VFMADD213PS(c.c2, r[i], q[i]) })  // q = r/6 + 1/2
+	each(func(i int) { VFMADD213PS(c.one, r[i], q[i]) }) // q = q·r + 1
+	hi, lo := regs(), regs()
+	each(func(i int) { VPERMPS(c.thi, v[i], hi[i]) })
+	each(func(i int) { VPERMPS(c.tlo, v[i], lo[i]) })
+	each(func(i int) { VFMADD231PS(hi[i], r[i], lo[i]) }) // lo = Thi·r + Tlo
+	each(func(i int) { VFMADD213PS(hi[i], q[i], lo[i]) }) // lo = lo·q + Thi
+	each(func(i int) { VSCALEFPS(kq[i], lo[i], lo[i]) })  // · 2^⌊kq⌋
+	return lo
+}
+
+// expSumAVX512 writes ExpSumAVX512, ExpSum's AVX-512 body: four vectors per iteration,
+// in two pairs that each take the fast path unless an element is below −m (or the row's
+// max is outside [0, 2¹²]). The four are summed in float32 as a tree of depth two and
+// the sum widened to float64: every term is rounded at most twice before the float64
+// sum (relative error ≤ 2·2⁻²⁴), at 1.25 vector operations per vector rather than 3.
+func expSumAVX512() {
+	isa := AVX512
+	name := "ExpSum" + isa.Suffix
+	TEXT(name, NOSPLIT, "func(x []float32, max float32) float64")
+	Pragma("noescape")
+	Doc(name+" replaces each x[i] by 2²⁴·exp(x[i]−max) and returns their sum, accumulated in float64",
+		"from float32 sums of four. len(x) must be a multiple of 16 and max finite and no smaller than",
+		"any element; a NaN element makes the sum NaN.")
+	x := Mem{Base: Load(Param("x").Base(), GP64())}
+	n := Load(Param("x").Len(), GP64())
+	m, negm, lim := ZMM(), ZMM(), ZMM()
+	VBROADCASTSS(paramAddr("max"), m)
+	VXORPS(splat("signBit", math.Float32frombits(0x80000000)), m, negm)
+	// lim: elements below it take the general path; all of them unless 0 ≤ m ≤ 2¹².
+	VMOVAPS(negm, lim)
+	outside := K()
+	VCMPPS(U8(0x1d), splat("zero", 0), m, outside) // m ≥ 0
+	VCMPPS(U8(0x12), splat("fastMax", fastMax), m, outside, outside)
+	KNOTW(outside, outside)
+	VMOVUPS(splat("posInf", float32(math.Inf(1))), outside, lim)
+	c := loadExpConsts(m, negm)
+	acc := []reg.VecVirtual{ZMM(), ZMM()}
+	for _, a := range acc {
+		VXORPS(a, a, a)
+	}
+	flush := func(t reg.VecVirtual) {
+		h, lo, hi := YMM(), ZMM(), ZMM()
+		VEXTRACTF64X4(U8(1), t, h)
+		VCVTPS2PD(t.AsY(), lo)
+		VCVTPS2PD(h, hi)
+		VADDPD(lo, acc[0], acc[0])
+		VADDPD(hi, acc[1], acc[1])
+	}
+	top, tail, done := "exp4_"+isa.Suffix, "exp1_"+isa.Suffix, "expdone_"+isa.Suffix
+	Label(top)
+	CMPQ(n, U32(4*isa.Lanes))
+	JB(LabelRef(tail))
+	var pair [2]reg.VecVirtual
+	for h := range pair {
+		xs := []reg.VecVirtual{ZMM(), ZMM()}
+		below := []reg.OpmaskVirtual{K(), K()}
+		for u := range xs {
+			VMOVUPS(x.Offset((2*h+u)*isa.Bytes()), xs[u])
+			VCMPPS(U8(0x01), lim, xs[u], below[u]) // x < lim
+		}
+		pair[h] = ZMM()
+		slow, join := fmt.Sprintf("expslow%d_%s", h, isa.Suffix), fmt.Sprintf("expjoin%d_%s", h, isa.Suffix)
+		KORTESTW(below[0], below[1])
+		JNZ(LabelRef(slow))
+		for _, general := range []bool{false, true} {
+			if general {
+				Label(slow)
+			}
+			ys := exp512(c, xs, general)
+			for u, y := range ys {
+				VMOVUPS(y, x.Offset((2*h+u)*isa.Bytes()))
+			}
+			VADDPS(ys[1], ys[0], pair[h])
+			if !general {
+				JMP(LabelRef(join))
+			}
+		}
+		Label(join)
+	}
+	VADDPS(pair[1], pair[0], pair[0])
+	flush(pair[0])
+	ADDQ(U32(4*isa.Bytes()), x.Base)
+	SUBQ(U32(4*isa.Lanes), n)
+	JMP(LabelRef(top))
+
+	Label(tail)
+	TESTQ(n, n)
+	JZ(LabelRef(done))
+	t := ZMM()
+	VMOVUPS(x, t)
+	y := exp512(c, []reg.VecVirtual{t}, true)[0]
+	VMOVUPS(y, x)
+	flush(y)
+	ADDQ(U32(isa.Bytes()), x.Base)
+	SUBQ(U32(isa.Lanes), n)
+	JMP(LabelRef(tail))
+
+	Label(done)
+	VADDPD(acc[1], acc[0], acc[0])
+	s := fold(isa, acc[0], func(a, b, d Op) { VADDPD(a, b, d) })
+	u := XMM()
+	VUNPCKHPD(s, s, u)
+	VADDSD(u, s, s)
+	Store(s, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// paramAddr is the stack slot of a parameter, for VEX/EVEX loads of floats (avo's Load
+// uses legacy-SSE MOVSS, which costs a state transition with dirty upper halves).
+func paramAddr(name string) Mem {
+	b, err := Param(name).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	return b.Addr
 }
