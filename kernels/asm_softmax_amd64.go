@@ -17,7 +17,7 @@ func init() {
 	add.Add("avx2", asm.AddAVX2)
 	add.Add("avx512", asm.AddAVX512)
 	softmax.Add("avx2", func(x []float32) {
-		softmaxPasses(x, maxAVX2, asm.ExpSumAVX2, asm.ScaleAVX2)
+		softmaxPasses(x, maxAVX2, expSumAVX2, asm.ScaleAVX2)
 	})
 	softmax.Add("avx512", func(x []float32) {
 		softmaxPasses(x, asm.MaxNoNaNAVX512, expSumAVX512, asm.ScaleAVX512)
@@ -36,22 +36,37 @@ func init() {
 	maxPool1D.Add("avx512", maxPoolScreened(asm.MaxAVX512, asm.MaxPool1DValidAVX512))
 }
 
-// expSumAVX512 runs asm.ExpSumAVX512, which takes whole vectors, on x: the last
-// len(x) mod 16 elements go through a vector padded with −Inf, whose exponentials are
-// below 2⁻¹²⁶ and vanish in the sum.
-func expSumAVX512(x []float32, m float32) float64 {
-	n := len(x) &^ 15
-	s := asm.ExpSumAVX512(x[:n], m)
+func expSumAVX2(x []float32, m float32) float64   { return expSumWhole(false, x, m) }
+func expSumAVX512(x []float32, m float32) float64 { return expSumWhole(true, x, m) }
+
+// expSumWhole runs asm.ExpSum{AVX2,AVX512}, which take whole vectors, on x: the last
+// len(x) mod lanes elements go through a vector padded with −Inf, whose exponentials
+// are below 2⁻¹²⁶ and vanish in the sum. The asm is called directly, not through a
+// function value, so the padded vector stays on the stack.
+func expSumWhole(avx512 bool, x []float32, m float32) float64 {
+	lanes := 8
+	if avx512 {
+		lanes = 16
+	}
+	n := len(x) &^ (lanes - 1)
+	s := expSumVectors(avx512, x[:n], m)
 	if n < len(x) {
 		var pad [16]float32
 		for i := range pad {
 			pad[i] = float32(math.Inf(-1))
 		}
 		copy(pad[:], x[n:])
-		s += asm.ExpSumAVX512(pad[:], m)
+		s += expSumVectors(avx512, pad[:lanes], m)
 		copy(x[n:], pad[:])
 	}
 	return s
+}
+
+func expSumVectors(avx512 bool, x []float32, m float32) float64 {
+	if avx512 {
+		return asm.ExpSumAVX512(x, m)
+	}
+	return asm.ExpSumAVX2(x, m)
 }
 
 // maxNaN turns an asm maximum that reports NaNs on the side (VMAXPS drops them) into

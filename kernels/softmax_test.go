@@ -231,9 +231,10 @@ func TestSoftmaxAllocs(t *testing.T) {
 	}
 }
 
-// TestSoftmaxPaths aims at the AVX-512 exponential's two paths: pairs of vectors whose
-// elements all lie in [−m, m] with 0 ≤ m ≤ 2¹² take Fast2Sum; one element below −m, a
-// −Inf, or a max outside [0, 2¹²] sends a pair (or the whole row) to the general path.
+// TestSoftmaxPaths aims at the amd64 exponential's two paths: groups of vectors (four
+// on AVX2, pairs on AVX-512) whose elements all lie in [−m, m] with 0 ≤ m ≤ 2¹² take
+// Fast2Sum; one element below −m, a −Inf, or a max outside [0, 2¹²] sends the group (or
+// the whole row) to the general path.
 // Lengths cover whole iterations of four vectors, single vectors and the padded tail.
 func TestSoftmaxPaths(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
@@ -274,7 +275,7 @@ func TestSoftmaxPaths(t *testing.T) {
 }
 
 // TestSoftmaxMillion holds the bound at n = 2²⁰, where a float32 running sum would be
-// far outside it (2¹⁴ terms per lane); the AVX-512 variant sums in float32 only four
+// far outside it (2¹⁴ terms per lane); the amd64 variants sum in float32 only four
 // vectors at a time.
 func TestSoftmaxMillion(t *testing.T) {
 	if testing.Short() {
