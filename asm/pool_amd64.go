@@ -16,6 +16,11 @@ func AvgPool1DValidAVX2(dst []float32, src []float32, kernel int, scale float32)
 //go:noescape
 func MaxPool1DValidAVX2(dst []float32, src []float32, kernel int)
 
+// PeakReadAVX2 reads x passes times, 4 vectors per iteration; len(x) must be a multiple of 4 vectors.
+//
+//go:noescape
+func PeakReadAVX2(x []float32, passes int)
+
 // AvgPool1DValidAVX512 sets dst[i] = scale·(src[i] + … + src[i+kernel−1]), summed in that order, for i < len(dst).
 // len(src) must be at least len(dst)+kernel−1 and kernel at least 1.
 //
@@ -27,3 +32,8 @@ func AvgPool1DValidAVX512(dst []float32, src []float32, kernel int, scale float3
 //
 //go:noescape
 func MaxPool1DValidAVX512(dst []float32, src []float32, kernel int)
+
+// PeakReadAVX512 reads x passes times, 4 vectors per iteration; len(x) must be a multiple of 4 vectors.
+//
+//go:noescape
+func PeakReadAVX512(x []float32, passes int)

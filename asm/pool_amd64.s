@@ -186,6 +186,41 @@ end_AVX2_1:
 	VZEROUPPER
 	RET
 
+// func PeakReadAVX2(x []float32, passes int)
+// Requires: AVX, AVX2
+TEXT ·PeakReadAVX2(SB), NOSPLIT, $0-32
+	MOVQ   x_base+0(FP), AX
+	MOVQ   x_len+8(FP), CX
+	MOVQ   passes+24(FP), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	LEAQ   (AX)(CX*4), CX
+
+pass_PeakReadAVX2_6:
+	TESTQ DX, DX
+	JZ    done_PeakReadAVX2_6
+	MOVQ  AX, BX
+
+read_PeakReadAVX2_6:
+	CMPQ BX, CX
+	JAE  passdone_PeakReadAVX2_6
+	VPOR (BX), Y0, Y0
+	VPOR 32(BX), Y1, Y1
+	VPOR 64(BX), Y2, Y2
+	VPOR 96(BX), Y3, Y3
+	ADDQ $0x00000080, BX
+	JMP  read_PeakReadAVX2_6
+
+passdone_PeakReadAVX2_6:
+	DECQ DX
+	JMP  pass_PeakReadAVX2_6
+
+done_PeakReadAVX2_6:
+	VZEROUPPER
+	RET
+
 // func AvgPool1DValidAVX512(dst []float32, src []float32, kernel int, scale float32)
 // Requires: AVX, AVX512F, SSE
 TEXT ·AvgPool1DValidAVX512(SB), NOSPLIT, $0-60
@@ -206,17 +241,17 @@ vec4_AVX512_2:
 	MOVQ    CX, SI
 	MOVQ    BX, DI
 
-col_AvgPool1DValidAVX512_6:
+col_AvgPool1DValidAVX512_7:
 	DECQ   DI
-	JZ     cols_AvgPool1DValidAVX512_6
+	JZ     cols_AvgPool1DValidAVX512_7
 	ADDQ   $0x04, SI
 	VADDPS (SI), Z2, Z2
 	VADDPS 64(SI), Z3, Z3
 	VADDPS 128(SI), Z4, Z4
 	VADDPS 192(SI), Z5, Z5
-	JMP    col_AvgPool1DValidAVX512_6
+	JMP    col_AvgPool1DValidAVX512_7
 
-cols_AvgPool1DValidAVX512_6:
+cols_AvgPool1DValidAVX512_7:
 	VMULPS  Z1, Z2, Z2
 	VMOVUPS Z2, (AX)
 	VMULPS  Z1, Z3, Z3
@@ -238,14 +273,14 @@ vec1_AVX512_2:
 	MOVQ    CX, SI
 	MOVQ    BX, DI
 
-col_AvgPool1DValidAVX512_7:
+col_AvgPool1DValidAVX512_8:
 	DECQ   DI
-	JZ     cols_AvgPool1DValidAVX512_7
+	JZ     cols_AvgPool1DValidAVX512_8
 	ADDQ   $0x04, SI
 	VADDPS (SI), Z2, Z2
-	JMP    col_AvgPool1DValidAVX512_7
+	JMP    col_AvgPool1DValidAVX512_8
 
-cols_AvgPool1DValidAVX512_7:
+cols_AvgPool1DValidAVX512_8:
 	VMULPS  Z1, Z2, Z2
 	VMOVUPS Z2, (AX)
 	ADDQ    $0x00000040, CX
@@ -261,15 +296,15 @@ scalar_AVX512_2:
 	MOVQ   CX, SI
 	MOVQ   BX, DI
 
-col_AvgPool1DValidAVX512_8:
+col_AvgPool1DValidAVX512_9:
 	DECQ   DI
-	JZ     cols_AvgPool1DValidAVX512_8
+	JZ     cols_AvgPool1DValidAVX512_9
 	ADDQ   $0x04, SI
 	VMOVSS (SI), X2
 	VADDSS X2, X1, X1
-	JMP    col_AvgPool1DValidAVX512_8
+	JMP    col_AvgPool1DValidAVX512_9
 
-cols_AvgPool1DValidAVX512_8:
+cols_AvgPool1DValidAVX512_9:
 	VMULSS X0, X1, X1
 	VMOVSS X1, (AX)
 	ADDQ   $0x04, CX
@@ -299,17 +334,17 @@ vec4_AVX512_3:
 	MOVQ    CX, SI
 	MOVQ    BX, DI
 
-col_MaxPool1DValidAVX512_9:
+col_MaxPool1DValidAVX512_10:
 	DECQ   DI
-	JZ     cols_MaxPool1DValidAVX512_9
+	JZ     cols_MaxPool1DValidAVX512_10
 	ADDQ   $0x04, SI
 	VMAXPS (SI), Z0, Z0
 	VMAXPS 64(SI), Z1, Z1
 	VMAXPS 128(SI), Z2, Z2
 	VMAXPS 192(SI), Z3, Z3
-	JMP    col_MaxPool1DValidAVX512_9
+	JMP    col_MaxPool1DValidAVX512_10
 
-cols_MaxPool1DValidAVX512_9:
+cols_MaxPool1DValidAVX512_10:
 	VMOVUPS Z0, (AX)
 	VMOVUPS Z1, 64(AX)
 	VMOVUPS Z2, 128(AX)
@@ -327,14 +362,14 @@ vec1_AVX512_3:
 	MOVQ    CX, SI
 	MOVQ    BX, DI
 
-col_MaxPool1DValidAVX512_10:
+col_MaxPool1DValidAVX512_11:
 	DECQ   DI
-	JZ     cols_MaxPool1DValidAVX512_10
+	JZ     cols_MaxPool1DValidAVX512_11
 	ADDQ   $0x04, SI
 	VMAXPS (SI), Z0, Z0
-	JMP    col_MaxPool1DValidAVX512_10
+	JMP    col_MaxPool1DValidAVX512_11
 
-cols_MaxPool1DValidAVX512_10:
+cols_MaxPool1DValidAVX512_11:
 	VMOVUPS Z0, (AX)
 	ADDQ    $0x00000040, CX
 	ADDQ    $0x00000040, AX
@@ -349,15 +384,15 @@ scalar_AVX512_3:
 	MOVQ   CX, SI
 	MOVQ   BX, DI
 
-col_MaxPool1DValidAVX512_11:
+col_MaxPool1DValidAVX512_12:
 	DECQ   DI
-	JZ     cols_MaxPool1DValidAVX512_11
+	JZ     cols_MaxPool1DValidAVX512_12
 	ADDQ   $0x04, SI
 	VMOVSS (SI), X1
 	VMAXSS X1, X0, X0
-	JMP    col_MaxPool1DValidAVX512_11
+	JMP    col_MaxPool1DValidAVX512_12
 
-cols_MaxPool1DValidAVX512_11:
+cols_MaxPool1DValidAVX512_12:
 	VMOVSS X0, (AX)
 	ADDQ   $0x04, CX
 	ADDQ   $0x04, AX
@@ -365,5 +400,40 @@ cols_MaxPool1DValidAVX512_11:
 	JMP    scalar_AVX512_3
 
 end_AVX512_3:
+	VZEROUPPER
+	RET
+
+// func PeakReadAVX512(x []float32, passes int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·PeakReadAVX512(SB), NOSPLIT, $0-32
+	MOVQ   x_base+0(FP), AX
+	MOVQ   x_len+8(FP), CX
+	MOVQ   passes+24(FP), DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	LEAQ   (AX)(CX*4), CX
+
+pass_PeakReadAVX512_13:
+	TESTQ DX, DX
+	JZ    done_PeakReadAVX512_13
+	MOVQ  AX, BX
+
+read_PeakReadAVX512_13:
+	CMPQ  BX, CX
+	JAE   passdone_PeakReadAVX512_13
+	VPORD (BX), Z0, Z0
+	VPORD 64(BX), Z1, Z1
+	VPORD 128(BX), Z2, Z2
+	VPORD 192(BX), Z3, Z3
+	ADDQ  $0x00000100, BX
+	JMP   read_PeakReadAVX512_13
+
+passdone_PeakReadAVX512_13:
+	DECQ DX
+	JMP  pass_PeakReadAVX512_13
+
+done_PeakReadAVX512_13:
 	VZEROUPPER
 	RET

@@ -23,6 +23,7 @@ func main() {
 			"dst[i] = scale·(src[i] + … + src[i+kernel−1]), summed in that order, for i < len(dst).")
 		pool(isa, "MaxPool1DValid", "func(dst []float32, src []float32, kernel int)",
 			"dst[i] = max(src[i], …, src[i+kernel−1]) for i < len(dst), NaNs ignored as VMAXPS does.")
+		peakRead(isa)
 	}
 	Generate()
 }
@@ -111,6 +112,53 @@ func pool(isa ISA, base, signature, what string) {
 		ADDQ(U8(4), src.Base)
 		ADDQ(U8(4), dst.Base)
 	})
+	VZEROUPPER()
+	RET()
+}
+
+// peakRead writes PeakRead{AVX2,AVX512}: passes over x with full-width loads and
+// nothing else that could bound it (an integer OR per load, four chains), the read
+// bandwidth the benchmarks report pooling against.
+func peakRead(isa ISA) {
+	name := "PeakRead" + isa.Suffix
+	TEXT(name, NOSPLIT, "func(x []float32, passes int)")
+	Pragma("noescape")
+	Doc(name + " reads x passes times, 4 vectors per iteration; len(x) must be a multiple of 4 vectors.")
+	base := Load(Param("x").Base(), GP64())
+	n := Load(Param("x").Len(), GP64())
+	passes := Load(Param("passes"), GP64())
+	or := func(m, a, d Op) { VPOR(m, a, d) } // VEX: AVX2 CPUs fault on the EVEX VPORD
+	if isa.Lanes == 16 {
+		or = func(m, a, d Op) { VPORD(m, a, d) }
+	}
+	acc := make([]reg.VecVirtual, 4)
+	for u := range acc {
+		acc[u] = isa.Vec()
+		VXORPS(acc[u], acc[u], acc[u])
+	}
+	end := GP64()
+	LEAQ(Mem{Base: base, Index: n, Scale: 4}, end)
+	id := labels
+	labels++
+	pass, loop, next, done := fmt.Sprintf("pass_%s_%d", name, id), fmt.Sprintf("read_%s_%d", name, id),
+		fmt.Sprintf("passdone_%s_%d", name, id), fmt.Sprintf("done_%s_%d", name, id)
+	p := GP64()
+	Label(pass)
+	TESTQ(passes, passes)
+	JZ(LabelRef(done))
+	MOVQ(base, p)
+	Label(loop)
+	CMPQ(p, end)
+	JAE(LabelRef(next))
+	for u := range acc {
+		or(Mem{Base: p}.Offset(u*isa.Bytes()), acc[u], acc[u])
+	}
+	ADDQ(U32(4*isa.Bytes()), p)
+	JMP(LabelRef(loop))
+	Label(next)
+	DECQ(passes)
+	JMP(LabelRef(pass))
+	Label(done)
 	VZEROUPPER()
 	RET()
 }
