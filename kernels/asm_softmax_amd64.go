@@ -29,11 +29,15 @@ func init() {
 	})
 	avgPool1D.Add("avx512", func(dst, src []float32, kernel int) {
 		poolWith(dst, src, kernel, avgPoolRange, func(d, s []float32) {
-			asm.AvgPool1DValidAVX512(d, s, kernel, 1/float32(kernel))
+			done := poolFixedAVX512(true, d, s, kernel)
+			asm.AvgPool1DValidAVX512(d[done:], s[done:], kernel, 1/float32(kernel))
 		})
 	})
 	maxPool1D.Add("avx2", maxPoolScreened(asm.MaxAVX2, asm.MaxPool1DValidAVX2))
-	maxPool1D.Add("avx512", maxPoolScreened(asm.MaxAVX512, asm.MaxPool1DValidAVX512))
+	maxPool1D.Add("avx512", maxPoolScreened(asm.MaxAVX512, func(d, s []float32, kernel int) {
+		done := poolFixedAVX512(false, d, s, kernel)
+		asm.MaxPool1DValidAVX512(d[done:], s[done:], kernel)
+	}))
 }
 
 func expSumAVX2(x []float32, m float32) float64   { return expSumWhole(false, x, m) }
@@ -67,6 +71,35 @@ func expSumVectors(avx512 bool, x []float32, m float32) float64 {
 		return asm.ExpSumAVX512(x, m)
 	}
 	return asm.ExpSumAVX2(x, m)
+}
+
+// poolFixedAVX512 runs the valid pooling of a kernel size with a body of its own
+// (asm.{Avg,Max}Pool1DValid{3,5,7}AVX512) on the whole 64-output blocks of d that leave
+// the vector it reads past its last window inside s, and returns how many outputs it
+// set: the caller's general kernel does the rest.
+func poolFixedAVX512(avg bool, d, s []float32, kernel int) int {
+	if len(d) < 80 {
+		return 0
+	}
+	done := (len(d) - 16) &^ 63
+	dd, scale := d[:done], 1/float32(kernel)
+	switch {
+	case avg && kernel == 3:
+		asm.AvgPool1DValid3AVX512(dd, s, scale)
+	case avg && kernel == 5:
+		asm.AvgPool1DValid5AVX512(dd, s, scale)
+	case avg && kernel == 7:
+		asm.AvgPool1DValid7AVX512(dd, s, scale)
+	case kernel == 3:
+		asm.MaxPool1DValid3AVX512(dd, s)
+	case kernel == 5:
+		asm.MaxPool1DValid5AVX512(dd, s)
+	case kernel == 7:
+		asm.MaxPool1DValid7AVX512(dd, s)
+	default:
+		return 0
+	}
+	return done
 }
 
 // maxNaN turns an asm maximum that reports NaNs on the side (VMAXPS drops them) into
