@@ -9,11 +9,13 @@ import (
 	"github.com/kvsimd/kvsimd/kernels"
 )
 
+// init picks the read loop of the widest vectors: a build without AVX2 keeps none.
 func init() {
-	switch v := kernels.Variants(); {
-	case slices.Contains(v, "avx512"):
-		peakRead = asm.PeakReadAVX512
-	case slices.Contains(v, "avx2"):
+	v := kernels.Variants()
+	if slices.Contains(v, "avx2") {
 		peakRead = asm.PeakReadAVX2
+	}
+	if slices.Contains(v, "avx512") {
+		peakRead = asm.PeakReadAVX512
 	}
 }

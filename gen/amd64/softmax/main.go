@@ -21,12 +21,12 @@ const unroll = 4
 func main() {
 	Header()
 	for _, isa := range Both {
-		maxKernel(isa)
+		maxKernel(isa, true)
 		sumKernel(isa)
 		addKernel(isa)
 		scaleKernel(isa)
 	}
-	maxNoNaNKernel(AVX512)
+	maxKernel(AVX512, false)
 	expSumTable(exp256)
 	expSumTable(exp512)
 	Generate()
@@ -75,28 +75,47 @@ func fold(isa ISA, v reg.VecVirtual, op func(a, b, dst Op)) reg.Register {
 // maxKernel keeps the float maximum with VMAXPS and, because VMAXPS drops a NaN in
 // one operand order or the other, a separate NaN detector: the largest bit pattern
 // shifted left by one (sign dropped); only NaNs exceed 0xff000000 (-Inf<<1 and
-// +Inf<<1 are equal to it). Integer ops keep AVX2 and AVX-512 identical.
-func maxKernel(isa ISA) {
+// +Inf<<1 are equal to it). Integer ops keep AVX2 and AVX-512 identical. Without
+// detectNaN it writes MaxNoNaN, a plain VMAXPS per vector, for Softmax on AVX-512,
+// whose ExpSum turns any NaN into a NaN sum.
+func maxKernel(isa ISA, detectNaN bool) {
 	name := "Max" + isa.Suffix
-	TEXT(name, NOSPLIT, "func(x []float32) (max float32, nan bool)")
-	Pragma("noescape")
-	Doc(name+" returns the largest element of x (-Inf if x is empty, ignoring NaNs) and whether x holds a NaN.",
-		"The sign of a zero maximum is unspecified.")
+	if detectNaN {
+		TEXT(name, NOSPLIT, "func(x []float32) (max float32, nan bool)")
+		Pragma("noescape")
+		Doc(name+" returns the largest element of x (-Inf if x is empty, ignoring NaNs) and whether x holds a NaN.",
+			"The sign of a zero maximum is unspecified.")
+	} else {
+		name = "MaxNoNaN" + isa.Suffix
+		TEXT(name, NOSPLIT, "func(x []float32) float32")
+		Pragma("noescape")
+		Doc(name+" returns the largest element of x (-Inf if x is empty) if x holds no NaN;",
+			"otherwise its result is unspecified. The sign of a zero maximum is unspecified.")
+	}
 	x := Mem{Base: Load(Param("x").Base(), GP64())}
 	n := Load(Param("x").Len(), GP64())
 	negInf := splat("negInf", float32(math.Inf(-1)))
 	var acc, nan [unroll]reg.VecVirtual
 	for u := range acc {
-		acc[u], nan[u] = isa.Vec(), isa.Vec()
+		acc[u] = isa.Vec()
 		VMOVUPS(negInf, acc[u])
-		VPSLLD(U8(1), acc[u], nan[u])
+		if detectNaN {
+			nan[u] = isa.Vec()
+			VPSLLD(U8(1), acc[u], nan[u])
+		}
 	}
 	sacc, snan := XMM(), XMM()
 	VMOVUPS(negInf, sacc)
-	VPSLLD(U8(1), sacc, snan)
+	if detectNaN {
+		VPSLLD(U8(1), sacc, snan)
+	}
 
 	Loop(isa, n, unroll, func(k int) {
 		for u := 0; u < k; u++ {
+			if !detectNaN {
+				VMAXPS(x.Offset(u*isa.Bytes()), acc[u], acc[u])
+				continue
+			}
 			t := isa.Vec()
 			VMOVUPS(x.Offset(u*isa.Bytes()), t)
 			VMAXPS(t, acc[u], acc[u])
@@ -105,16 +124,22 @@ func maxKernel(isa ISA) {
 		}
 		ADDQ(U32(k*isa.Bytes()), x.Base)
 	}, func() {
-		t := XMM()
-		VMOVSS(x, t)
-		VMAXSS(t, sacc, sacc)
-		VPSLLD(U8(1), t, t)
-		VPMAXUD(t, snan, snan)
+		if detectNaN {
+			t := XMM()
+			VMOVSS(x, t)
+			VMAXSS(t, sacc, sacc)
+			VPSLLD(U8(1), t, t)
+			VPMAXUD(t, snan, snan)
+		} else {
+			VMAXSS(x, sacc, sacc)
+		}
 		ADDQ(U8(4), x.Base)
 	})
 	for u := 1; u < unroll; u++ {
 		VMAXPS(acc[u], acc[0], acc[0])
-		VPMAXUD(nan[u], nan[0], nan[0])
+		if detectNaN {
+			VPMAXUD(nan[u], nan[0], nan[0])
+		}
 	}
 	m := fold(isa, acc[0], func(a, b, d Op) { VMAXPS(a, b, d) })
 	VMAXPS(sacc, m, m)
@@ -124,18 +149,19 @@ func maxKernel(isa ISA) {
 	VPSHUFD(U8(1), m, t)
 	VMAXSS(t, m, m)
 	Store(m, ReturnIndex(0))
-
-	b := fold(isa, nan[0], func(a, b, d Op) { VPMAXUD(a, b, d) })
-	VPMAXUD(snan, b, b)
-	VPSHUFD(U8(0x0e), b, t)
-	VPMAXUD(t, b, b)
-	VPSHUFD(U8(1), b, t)
-	VPMAXUD(t, b, b)
-	bits, flag := GP32(), GP8()
-	MOVD(b, bits)
-	CMPL(bits, U32(0xff000000))
-	SETHI(flag)
-	Store(flag, ReturnIndex(1))
+	if detectNaN {
+		b := fold(isa, nan[0], func(a, b, d Op) { VPMAXUD(a, b, d) })
+		VPMAXUD(snan, b, b)
+		VPSHUFD(U8(0x0e), b, t)
+		VPMAXUD(t, b, b)
+		VPSHUFD(U8(1), b, t)
+		VPMAXUD(t, b, b)
+		bits, flag := GP32(), GP8()
+		MOVD(b, bits)
+		CMPL(bits, U32(0xff000000))
+		SETHI(flag)
+		Store(flag, ReturnIndex(1))
+	}
 	VZEROUPPER()
 	RET()
 }
@@ -257,48 +283,6 @@ var (
 	// clamp (or for d = −Inf, where it is NaN) it must not move r far enough to matter.
 	errBound = float32(0x1p-10)
 )
-
-// maxNoNaNKernel is Max without the NaN detector, for Softmax on AVX-512, whose ExpSum
-// turns any NaN into a NaN sum: a plain VMAXPS per vector.
-func maxNoNaNKernel(isa ISA) {
-	name := "MaxNoNaN" + isa.Suffix
-	TEXT(name, NOSPLIT, "func(x []float32) float32")
-	Pragma("noescape")
-	Doc(name+" returns the largest element of x (-Inf if x is empty) if x holds no NaN;",
-		"otherwise its result is unspecified. The sign of a zero maximum is unspecified.")
-	x := Mem{Base: Load(Param("x").Base(), GP64())}
-	n := Load(Param("x").Len(), GP64())
-	negInf := splat("negInf", float32(math.Inf(-1)))
-	var acc [unroll]reg.VecVirtual
-	for u := range acc {
-		acc[u] = isa.Vec()
-		VMOVUPS(negInf, acc[u])
-	}
-	sacc := XMM()
-	VMOVUPS(negInf, sacc)
-	Loop(isa, n, unroll, func(k int) {
-		for u := 0; u < k; u++ {
-			VMAXPS(x.Offset(u*isa.Bytes()), acc[u], acc[u])
-		}
-		ADDQ(U32(k*isa.Bytes()), x.Base)
-	}, func() {
-		VMAXSS(x, sacc, sacc)
-		ADDQ(U8(4), x.Base)
-	})
-	for u := 1; u < unroll; u++ {
-		VMAXPS(acc[u], acc[0], acc[0])
-	}
-	m := fold(isa, acc[0], func(a, b, d Op) { VMAXPS(a, b, d) })
-	VMAXPS(sacc, m, m)
-	t := XMM()
-	VMOVHLPS(m, m, t)
-	VMAXPS(t, m, m)
-	VPSHUFD(U8(1), m, t)
-	VMAXSS(t, m, m)
-	Store(m, ReturnIndex(0))
-	VZEROUPPER()
-	RET()
-}
 
 // The table exponential, 2²⁴·e^d for d = x − m ≤ 0, reduces by ln2/L, L = 16 table
 // entries on AVX-512 (VPERMPS on zmm) and 8 on AVX2: kq = round_L(d·log₂e) (to a
