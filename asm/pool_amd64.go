@@ -27,3 +27,39 @@ func AvgPool1DValidAVX512(dst []float32, src []float32, kernel int, scale float3
 //
 //go:noescape
 func MaxPool1DValidAVX512(dst []float32, src []float32, kernel int)
+
+// AvgPool1DValid3AVX512 is AvgPool1DValidAVX512 for kernel = 3. len(dst) must be a multiple of 64 and
+// len(src) at least len(dst)+16 (it reads a whole vector past the last window).
+//
+//go:noescape
+func AvgPool1DValid3AVX512(dst []float32, src []float32, scale float32)
+
+// MaxPool1DValid3AVX512 is MaxPool1DValidAVX512 for kernel = 3. len(dst) must be a multiple of 64 and
+// len(src) at least len(dst)+16 (it reads a whole vector past the last window).
+//
+//go:noescape
+func MaxPool1DValid3AVX512(dst []float32, src []float32)
+
+// AvgPool1DValid5AVX512 is AvgPool1DValidAVX512 for kernel = 5. len(dst) must be a multiple of 64 and
+// len(src) at least len(dst)+16 (it reads a whole vector past the last window).
+//
+//go:noescape
+func AvgPool1DValid5AVX512(dst []float32, src []float32, scale float32)
+
+// MaxPool1DValid5AVX512 is MaxPool1DValidAVX512 for kernel = 5. len(dst) must be a multiple of 64 and
+// len(src) at least len(dst)+16 (it reads a whole vector past the last window).
+//
+//go:noescape
+func MaxPool1DValid5AVX512(dst []float32, src []float32)
+
+// AvgPool1DValid7AVX512 is AvgPool1DValidAVX512 for kernel = 7. len(dst) must be a multiple of 64 and
+// len(src) at least len(dst)+16 (it reads a whole vector past the last window).
+//
+//go:noescape
+func AvgPool1DValid7AVX512(dst []float32, src []float32, scale float32)
+
+// MaxPool1DValid7AVX512 is MaxPool1DValidAVX512 for kernel = 7. len(dst) must be a multiple of 64 and
+// len(src) at least len(dst)+16 (it reads a whole vector past the last window).
+//
+//go:noescape
+func MaxPool1DValid7AVX512(dst []float32, src []float32)

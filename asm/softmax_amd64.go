@@ -25,12 +25,6 @@ func AddAVX2(dst []float32, src []float32)
 //go:noescape
 func ScaleAVX2(x []float32, s float32)
 
-// ExpSumAVX2 replaces each x[i] by 2²⁴·exp(x[i]−max) and returns their float64 sum.
-// max must be finite, no element may exceed it and none may be NaN.
-//
-//go:noescape
-func ExpSumAVX2(x []float32, max float32) float64
-
 // MaxAVX512 returns the largest element of x (-Inf if x is empty, ignoring NaNs) and whether x holds a NaN.
 // The sign of a zero maximum is unspecified.
 //
@@ -52,8 +46,22 @@ func AddAVX512(dst []float32, src []float32)
 //go:noescape
 func ScaleAVX512(x []float32, s float32)
 
-// ExpSumAVX512 replaces each x[i] by 2²⁴·exp(x[i]−max) and returns their float64 sum.
-// max must be finite, no element may exceed it and none may be NaN.
+// MaxNoNaNAVX512 returns the largest element of x (-Inf if x is empty) if x holds no NaN;
+// otherwise its result is unspecified. The sign of a zero maximum is unspecified.
+//
+//go:noescape
+func MaxNoNaNAVX512(x []float32) float32
+
+// ExpSumAVX2 replaces each x[i] by 2²⁴·exp(x[i]−max) and returns their sum, accumulated in float64
+// from float32 sums of four. len(x) must be a multiple of 8 and max finite and no smaller
+// than any element; none may be NaN.
+//
+//go:noescape
+func ExpSumAVX2(x []float32, max float32) float64
+
+// ExpSumAVX512 replaces each x[i] by 2²⁴·exp(x[i]−max) and returns their sum, accumulated in float64
+// from float32 sums of four. len(x) must be a multiple of 16 and max finite and no smaller
+// than any element; a NaN element makes the sum NaN.
 //
 //go:noescape
 func ExpSumAVX512(x []float32, max float32) float64

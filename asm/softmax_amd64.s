@@ -303,226 +303,688 @@ end_AVX2_3:
 	VZEROUPPER
 	RET
 
+// func MaxAVX512(x []float32) (max float32, nan bool)
+// Requires: AVX, AVX2, AVX512F, SSE, SSE2
+TEXT ·MaxAVX512(SB), NOSPLIT, $0-29
+	MOVQ    x_base+0(FP), AX
+	MOVQ    x_len+8(FP), CX
+	VMOVUPS negInf<>+0(SB), Z0
+	VPSLLD  $0x01, Z0, Z1
+	VMOVUPS negInf<>+0(SB), Z2
+	VPSLLD  $0x01, Z2, Z3
+	VMOVUPS negInf<>+0(SB), Z4
+	VPSLLD  $0x01, Z4, Z5
+	VMOVUPS negInf<>+0(SB), Z6
+	VPSLLD  $0x01, Z6, Z7
+	VMOVUPS negInf<>+0(SB), X8
+	VPSLLD  $0x01, X8, X9
+
+vec4_AVX512_4:
+	CMPQ    CX, $0x00000040
+	JB      done4_AVX512_4
+	VMOVUPS (AX), Z10
+	VMAXPS  Z10, Z0, Z0
+	VPSLLD  $0x01, Z10, Z10
+	VPMAXUD Z10, Z1, Z1
+	VMOVUPS 64(AX), Z10
+	VMAXPS  Z10, Z2, Z2
+	VPSLLD  $0x01, Z10, Z10
+	VPMAXUD Z10, Z3, Z3
+	VMOVUPS 128(AX), Z10
+	VMAXPS  Z10, Z4, Z4
+	VPSLLD  $0x01, Z10, Z10
+	VPMAXUD Z10, Z5, Z5
+	VMOVUPS 192(AX), Z10
+	VMAXPS  Z10, Z6, Z6
+	VPSLLD  $0x01, Z10, Z10
+	VPMAXUD Z10, Z7, Z7
+	ADDQ    $0x00000100, AX
+	SUBQ    $0x00000040, CX
+	JMP     vec4_AVX512_4
+
+done4_AVX512_4:
+vec1_AVX512_4:
+	CMPQ    CX, $0x00000010
+	JB      done1_AVX512_4
+	VMOVUPS (AX), Z10
+	VMAXPS  Z10, Z0, Z0
+	VPSLLD  $0x01, Z10, Z10
+	VPMAXUD Z10, Z1, Z1
+	ADDQ    $0x00000040, AX
+	SUBQ    $0x00000010, CX
+	JMP     vec1_AVX512_4
+
+done1_AVX512_4:
+scalar_AVX512_4:
+	TESTQ   CX, CX
+	JZ      end_AVX512_4
+	VMOVSS  (AX), X10
+	VMAXSS  X10, X8, X8
+	VPSLLD  $0x01, X10, X10
+	VPMAXUD X10, X9, X9
+	ADDQ    $0x04, AX
+	DECQ    CX
+	JMP     scalar_AVX512_4
+
+end_AVX512_4:
+	VMAXPS        Z2, Z0, Z0
+	VPMAXUD       Z3, Z1, Z1
+	VMAXPS        Z4, Z0, Z0
+	VPMAXUD       Z5, Z1, Z1
+	VMAXPS        Z6, Z0, Z0
+	VPMAXUD       Z7, Z1, Z1
+	VEXTRACTF64X4 $0x01, Z0, Y2
+	VMAXPS        Y2, Y0, Y2
+	VEXTRACTF128  $0x01, Y2, X0
+	VMAXPS        X0, X2, X0
+	VMAXPS        X8, X0, X0
+	VMOVHLPS      X0, X0, X2
+	VMAXPS        X2, X0, X0
+	VPSHUFD       $0x01, X0, X2
+	VMAXSS        X2, X0, X0
+	MOVSS         X0, max+24(FP)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VPMAXUD       Y0, Y1, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VPMAXUD       X1, X0, X1
+	VPMAXUD       X9, X1, X1
+	VPSHUFD       $0x0e, X1, X2
+	VPMAXUD       X2, X1, X1
+	VPSHUFD       $0x01, X1, X2
+	VPMAXUD       X2, X1, X1
+	MOVD          X1, AX
+	CMPL          AX, $0xff000000
+	SETHI         AL
+	MOVB          AL, nan+28(FP)
+	VZEROUPPER
+	RET
+
+// func SumAVX512(x []float32) float64
+// Requires: AVX, AVX512F, SSE2
+TEXT ·SumAVX512(SB), NOSPLIT, $0-32
+	MOVQ    x_base+0(FP), AX
+	MOVQ    x_len+8(FP), CX
+	VMOVUPS zero<>+0(SB), Z0
+	VMOVUPS zero<>+0(SB), Z1
+	VMOVUPS zero<>+0(SB), Z2
+	VMOVUPS zero<>+0(SB), Z3
+	VMOVUPS zero<>+0(SB), X4
+
+vec4_AVX512_5:
+	CMPQ      CX, $0x00000040
+	JB        done4_AVX512_5
+	VCVTPS2PD (AX), Z5
+	VADDPD    Z5, Z0, Z0
+	VCVTPS2PD 32(AX), Z5
+	VADDPD    Z5, Z1, Z1
+	VCVTPS2PD 64(AX), Z5
+	VADDPD    Z5, Z2, Z2
+	VCVTPS2PD 96(AX), Z5
+	VADDPD    Z5, Z3, Z3
+	VCVTPS2PD 128(AX), Z5
+	VADDPD    Z5, Z0, Z0
+	VCVTPS2PD 160(AX), Z5
+	VADDPD    Z5, Z1, Z1
+	VCVTPS2PD 192(AX), Z5
+	VADDPD    Z5, Z2, Z2
+	VCVTPS2PD 224(AX), Z5
+	VADDPD    Z5, Z3, Z3
+	ADDQ      $0x00000100, AX
+	SUBQ      $0x00000040, CX
+	JMP       vec4_AVX512_5
+
+done4_AVX512_5:
+vec1_AVX512_5:
+	CMPQ      CX, $0x00000010
+	JB        done1_AVX512_5
+	VCVTPS2PD (AX), Z5
+	VADDPD    Z5, Z0, Z0
+	VCVTPS2PD 32(AX), Z5
+	VADDPD    Z5, Z1, Z1
+	ADDQ      $0x00000040, AX
+	SUBQ      $0x00000010, CX
+	JMP       vec1_AVX512_5
+
+done1_AVX512_5:
+scalar_AVX512_5:
+	TESTQ     CX, CX
+	JZ        end_AVX512_5
+	VCVTSS2SD (AX), X6, X6
+	VADDSD    X6, X4, X4
+	ADDQ      $0x04, AX
+	DECQ      CX
+	JMP       scalar_AVX512_5
+
+end_AVX512_5:
+	VADDPD        Z1, Z0, Z0
+	VADDPD        Z2, Z0, Z0
+	VADDPD        Z3, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VADDSD        X4, X0, X0
+	MOVSD         X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func AddAVX512(dst []float32, src []float32)
+// Requires: AVX, AVX512F
+TEXT ·AddAVX512(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), AX
+	MOVQ src_base+24(FP), CX
+	MOVQ src_len+32(FP), DX
+
+vec4_AVX512_6:
+	CMPQ    DX, $0x00000040
+	JB      done4_AVX512_6
+	VMOVUPS (AX), Z0
+	VADDPS  (CX), Z0, Z0
+	VMOVUPS Z0, (AX)
+	VMOVUPS 64(AX), Z0
+	VADDPS  64(CX), Z0, Z0
+	VMOVUPS Z0, 64(AX)
+	VMOVUPS 128(AX), Z0
+	VADDPS  128(CX), Z0, Z0
+	VMOVUPS Z0, 128(AX)
+	VMOVUPS 192(AX), Z0
+	VADDPS  192(CX), Z0, Z0
+	VMOVUPS Z0, 192(AX)
+	ADDQ    $0x00000100, CX
+	ADDQ    $0x00000100, AX
+	SUBQ    $0x00000040, DX
+	JMP     vec4_AVX512_6
+
+done4_AVX512_6:
+vec1_AVX512_6:
+	CMPQ    DX, $0x00000010
+	JB      done1_AVX512_6
+	VMOVUPS (AX), Z0
+	VADDPS  (CX), Z0, Z0
+	VMOVUPS Z0, (AX)
+	ADDQ    $0x00000040, CX
+	ADDQ    $0x00000040, AX
+	SUBQ    $0x00000010, DX
+	JMP     vec1_AVX512_6
+
+done1_AVX512_6:
+scalar_AVX512_6:
+	TESTQ  DX, DX
+	JZ     end_AVX512_6
+	VMOVSS (AX), X0
+	VADDSS (CX), X0, X0
+	VMOVSS X0, (AX)
+	ADDQ   $0x04, CX
+	ADDQ   $0x04, AX
+	DECQ   DX
+	JMP    scalar_AVX512_6
+
+end_AVX512_6:
+	VZEROUPPER
+	RET
+
+// func ScaleAVX512(x []float32, s float32)
+// Requires: AVX, AVX512F, SSE
+TEXT ·ScaleAVX512(SB), NOSPLIT, $0-28
+	MOVQ         x_base+0(FP), AX
+	MOVQ         x_len+8(FP), CX
+	MOVSS        s+24(FP), X0
+	VBROADCASTSS X0, Z1
+
+vec4_AVX512_7:
+	CMPQ    CX, $0x00000040
+	JB      done4_AVX512_7
+	VMULPS  (AX), Z1, Z2
+	VMOVUPS Z2, (AX)
+	VMULPS  64(AX), Z1, Z2
+	VMOVUPS Z2, 64(AX)
+	VMULPS  128(AX), Z1, Z2
+	VMOVUPS Z2, 128(AX)
+	VMULPS  192(AX), Z1, Z2
+	VMOVUPS Z2, 192(AX)
+	ADDQ    $0x00000100, AX
+	SUBQ    $0x00000040, CX
+	JMP     vec4_AVX512_7
+
+done4_AVX512_7:
+vec1_AVX512_7:
+	CMPQ    CX, $0x00000010
+	JB      done1_AVX512_7
+	VMULPS  (AX), Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $0x00000040, AX
+	SUBQ    $0x00000010, CX
+	JMP     vec1_AVX512_7
+
+done1_AVX512_7:
+scalar_AVX512_7:
+	TESTQ  CX, CX
+	JZ     end_AVX512_7
+	VMULSS (AX), X0, X1
+	VMOVSS X1, (AX)
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JMP    scalar_AVX512_7
+
+end_AVX512_7:
+	VZEROUPPER
+	RET
+
+// func MaxNoNaNAVX512(x []float32) float32
+// Requires: AVX, AVX512F, SSE
+TEXT ·MaxNoNaNAVX512(SB), NOSPLIT, $0-28
+	MOVQ    x_base+0(FP), AX
+	MOVQ    x_len+8(FP), CX
+	VMOVUPS negInf<>+0(SB), Z0
+	VMOVUPS negInf<>+0(SB), Z1
+	VMOVUPS negInf<>+0(SB), Z2
+	VMOVUPS negInf<>+0(SB), Z3
+	VMOVUPS negInf<>+0(SB), X4
+
+vec4_AVX512_8:
+	CMPQ   CX, $0x00000040
+	JB     done4_AVX512_8
+	VMAXPS (AX), Z0, Z0
+	VMAXPS 64(AX), Z1, Z1
+	VMAXPS 128(AX), Z2, Z2
+	VMAXPS 192(AX), Z3, Z3
+	ADDQ   $0x00000100, AX
+	SUBQ   $0x00000040, CX
+	JMP    vec4_AVX512_8
+
+done4_AVX512_8:
+vec1_AVX512_8:
+	CMPQ   CX, $0x00000010
+	JB     done1_AVX512_8
+	VMAXPS (AX), Z0, Z0
+	ADDQ   $0x00000040, AX
+	SUBQ   $0x00000010, CX
+	JMP    vec1_AVX512_8
+
+done1_AVX512_8:
+scalar_AVX512_8:
+	TESTQ  CX, CX
+	JZ     end_AVX512_8
+	VMAXSS (AX), X4, X4
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JMP    scalar_AVX512_8
+
+end_AVX512_8:
+	VMAXPS        Z1, Z0, Z0
+	VMAXPS        Z2, Z0, Z0
+	VMAXPS        Z3, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VMAXPS        Y1, Y0, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VMAXPS        X0, X1, X0
+	VMAXPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VPSHUFD       $0x01, X0, X1
+	VMAXSS        X1, X0, X0
+	MOVSS         X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
 // func ExpSumAVX2(x []float32, max float32) float64
-// Requires: AVX, AVX2, FMA3, SSE, SSE2
+// Requires: AVX, AVX2, FMA3, SSE2
 TEXT ·ExpSumAVX2(SB), NOSPLIT, $0-40
 	MOVQ         x_base+0(FP), AX
 	MOVQ         x_len+8(FP), CX
-	MOVSS        max+24(FP), X0
-	VBROADCASTSS X0, Y0
-	VMULPS       minusOne<>+0(SB), Y0, Y1
-	VMOVUPS      zero<>+0(SB), Y2
-	VMOVUPS      zero<>+0(SB), Y3
-	VMOVUPS      zero<>+0(SB), X4
+	VBROADCASTSS max+24(FP), Y0
+	VXORPS       signBit<>+0(SB), Y0, Y1
+	VCMPPS       $0x1d, zero<>+0(SB), Y0, Y2
+	VCMPPS       $0x12, fastMax<>+0(SB), Y0, Y3
+	VANDPS       Y3, Y2, Y2
+	VMOVUPS      posInf<>+0(SB), Y3
+	VBLENDVPS    Y2, Y1, Y3, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
 
-vec2_AVX2_4:
-	CMPQ         CX, $0x00000010
-	JB           done2_AVX2_4
-	VMOVUPS      (AX), Y5
-	VMOVUPS      32(AX), Y6
-	VSUBPS       Y0, Y5, Y7
-	VSUBPS       Y0, Y6, Y8
-	VSUBPS       Y5, Y7, Y9
-	VSUBPS       Y6, Y8, Y10
-	VSUBPS       Y9, Y7, Y11
-	VSUBPS       Y10, Y8, Y12
-	VSUBPS       Y11, Y5, Y11
-	VSUBPS       Y12, Y6, Y12
-	VSUBPS       Y9, Y1, Y9
-	VSUBPS       Y10, Y1, Y10
-	VADDPS       Y9, Y11, Y11
-	VADDPS       Y10, Y12, Y12
-	VMAXPS       errLo<>+0(SB), Y11, Y11
-	VMAXPS       errLo<>+0(SB), Y12, Y12
-	VMINPS       errHi<>+0(SB), Y11, Y11
-	VMINPS       errHi<>+0(SB), Y12, Y12
-	VMAXPS       clampLo<>+0(SB), Y7, Y7
-	VMAXPS       clampLo<>+0(SB), Y8, Y8
-	VMOVUPS      magic<>+0(SB), Y5
-	VMOVUPS      magic<>+0(SB), Y6
-	VFMADD231PS  log2e<>+0(SB), Y7, Y5
-	VFMADD231PS  log2e<>+0(SB), Y8, Y6
-	VSUBPS       magic<>+0(SB), Y5, Y9
-	VSUBPS       magic<>+0(SB), Y6, Y10
-	VFNMADD231PS ln2hi<>+0(SB), Y9, Y7
-	VFNMADD231PS ln2hi<>+0(SB), Y10, Y8
-	VFNMADD231PS ln2lo<>+0(SB), Y9, Y7
-	VFNMADD231PS ln2lo<>+0(SB), Y10, Y8
-	VADDPS       Y11, Y7, Y7
-	VADDPS       Y12, Y8, Y8
-	VMOVUPS      c6<>+0(SB), Y9
-	VMOVUPS      c6<>+0(SB), Y10
-	VFMADD231PS  c7<>+0(SB), Y7, Y9
-	VFMADD231PS  c7<>+0(SB), Y8, Y10
-	VFMADD213PS  c5<>+0(SB), Y7, Y9
-	VFMADD213PS  c5<>+0(SB), Y8, Y10
-	VFMADD213PS  c4<>+0(SB), Y7, Y9
-	VFMADD213PS  c4<>+0(SB), Y8, Y10
-	VFMADD213PS  c3<>+0(SB), Y7, Y9
-	VFMADD213PS  c3<>+0(SB), Y8, Y10
-	VFMADD213PS  c2<>+0(SB), Y7, Y9
-	VFMADD213PS  c2<>+0(SB), Y8, Y10
-	VFMADD213PS  one<>+0(SB), Y7, Y9
-	VFMADD213PS  one<>+0(SB), Y8, Y10
-	VFMADD213PS  one<>+0(SB), Y7, Y9
-	VFMADD213PS  one<>+0(SB), Y8, Y10
-	VPSLLD       $0x17, Y5, Y5
-	VPSLLD       $0x17, Y6, Y6
-	VMULPS       Y5, Y9, Y9
-	VMULPS       Y6, Y10, Y10
-	VMOVUPS      Y9, (AX)
-	VMOVUPS      Y10, 32(AX)
-	VADDPS       Y10, Y9, Y9
-	VEXTRACTF128 $0x01, Y9, X5
-	VCVTPS2PD    X9, Y6
+exp4AVX2_1:
+	CMPQ         CX, $0x00000020
+	JB           exp1AVX2_2
+	VCMPPS       $0x0e, (AX), Y1, Y4
+	VCMPPS       $0x0e, 32(AX), Y1, Y5
+	VORPS        Y5, Y4, Y4
+	VCMPPS       $0x0e, 64(AX), Y1, Y5
+	VORPS        Y5, Y4, Y4
+	VCMPPS       $0x0e, 96(AX), Y1, Y5
+	VORPS        Y5, Y4, Y4
+	VTESTPS      Y4, Y4
+	JNZ          expslowAVX2_4
+	VMOVUPS      (AX), Y4
+	VSUBPS       Y0, Y4, Y5
+	VADDPS       Y0, Y5, Y6
+	VSUBPS       Y6, Y4, Y6
+	VMAXPS       clampLo<>+0(SB), Y5, Y5
+	VMOVUPS      magic8<>+0(SB), Y4
+	VFMADD231PS  log2e<>+0(SB), Y5, Y4
+	VSUBPS       magic8<>+0(SB), Y4, Y7
+	VFNMADD231PS ln2hi<>+0(SB), Y7, Y5
+	VFNMADD231PS ln2lo<>+0(SB), Y7, Y5
+	VADDPS       Y6, Y5, Y5
+	VMOVUPS      c4<>+0(SB), Y6
+	VFMADD213PS  c3<>+0(SB), Y5, Y6
+	VFMADD213PS  c2<>+0(SB), Y5, Y6
+	VFMADD213PS  one<>+0(SB), Y5, Y6
+	VPERMPS      exp8Hi<>+0(SB), Y4, Y7
+	VPERMPS      exp8Lo<>+0(SB), Y4, Y8
+	VFMADD231PS  Y7, Y5, Y8
+	VFMADD213PS  Y7, Y6, Y8
+	VPSLLD       $0x14, Y4, Y4
+	VPAND        expField<>+0(SB), Y4, Y4
+	VMULPS       Y4, Y8, Y8
+	VMOVUPS      Y8, (AX)
+	VMOVUPS      32(AX), Y4
+	VSUBPS       Y0, Y4, Y5
+	VADDPS       Y0, Y5, Y6
+	VSUBPS       Y6, Y4, Y6
+	VMAXPS       clampLo<>+0(SB), Y5, Y5
+	VMOVUPS      magic8<>+0(SB), Y4
+	VFMADD231PS  log2e<>+0(SB), Y5, Y4
+	VSUBPS       magic8<>+0(SB), Y4, Y7
+	VFNMADD231PS ln2hi<>+0(SB), Y7, Y5
+	VFNMADD231PS ln2lo<>+0(SB), Y7, Y5
+	VADDPS       Y6, Y5, Y5
+	VMOVUPS      c4<>+0(SB), Y6
+	VFMADD213PS  c3<>+0(SB), Y5, Y6
+	VFMADD213PS  c2<>+0(SB), Y5, Y6
+	VFMADD213PS  one<>+0(SB), Y5, Y6
+	VPERMPS      exp8Hi<>+0(SB), Y4, Y7
+	VPERMPS      exp8Lo<>+0(SB), Y4, Y9
+	VFMADD231PS  Y7, Y5, Y9
+	VFMADD213PS  Y7, Y6, Y9
+	VPSLLD       $0x14, Y4, Y4
+	VPAND        expField<>+0(SB), Y4, Y4
+	VMULPS       Y4, Y9, Y9
+	VMOVUPS      Y9, 32(AX)
+	VMOVUPS      64(AX), Y4
+	VSUBPS       Y0, Y4, Y5
+	VADDPS       Y0, Y5, Y6
+	VSUBPS       Y6, Y4, Y6
+	VMAXPS       clampLo<>+0(SB), Y5, Y5
+	VMOVUPS      magic8<>+0(SB), Y4
+	VFMADD231PS  log2e<>+0(SB), Y5, Y4
+	VSUBPS       magic8<>+0(SB), Y4, Y7
+	VFNMADD231PS ln2hi<>+0(SB), Y7, Y5
+	VFNMADD231PS ln2lo<>+0(SB), Y7, Y5
+	VADDPS       Y6, Y5, Y5
+	VMOVUPS      c4<>+0(SB), Y6
+	VFMADD213PS  c3<>+0(SB), Y5, Y6
+	VFMADD213PS  c2<>+0(SB), Y5, Y6
+	VFMADD213PS  one<>+0(SB), Y5, Y6
+	VPERMPS      exp8Hi<>+0(SB), Y4, Y7
+	VPERMPS      exp8Lo<>+0(SB), Y4, Y10
+	VFMADD231PS  Y7, Y5, Y10
+	VFMADD213PS  Y7, Y6, Y10
+	VPSLLD       $0x14, Y4, Y4
+	VPAND        expField<>+0(SB), Y4, Y4
+	VMULPS       Y4, Y10, Y10
+	VMOVUPS      Y10, 64(AX)
+	VMOVUPS      96(AX), Y4
+	VSUBPS       Y0, Y4, Y5
+	VADDPS       Y0, Y5, Y6
+	VSUBPS       Y6, Y4, Y6
+	VMAXPS       clampLo<>+0(SB), Y5, Y5
+	VMOVUPS      magic8<>+0(SB), Y4
+	VFMADD231PS  log2e<>+0(SB), Y5, Y4
+	VSUBPS       magic8<>+0(SB), Y4, Y7
+	VFNMADD231PS ln2hi<>+0(SB), Y7, Y5
+	VFNMADD231PS ln2lo<>+0(SB), Y7, Y5
+	VADDPS       Y6, Y5, Y5
+	VMOVUPS      c4<>+0(SB), Y6
+	VFMADD213PS  c3<>+0(SB), Y5, Y6
+	VFMADD213PS  c2<>+0(SB), Y5, Y6
+	VFMADD213PS  one<>+0(SB), Y5, Y6
+	VPERMPS      exp8Hi<>+0(SB), Y4, Y7
+	VPERMPS      exp8Lo<>+0(SB), Y4, Y11
+	VFMADD231PS  Y7, Y5, Y11
+	VFMADD213PS  Y7, Y6, Y11
+	VPSLLD       $0x14, Y4, Y4
+	VPAND        expField<>+0(SB), Y4, Y4
+	VMULPS       Y4, Y11, Y11
+	VMOVUPS      Y11, 96(AX)
+	VADDPS       Y9, Y8, Y8
+	VADDPS       Y11, Y10, Y10
+	VADDPS       Y10, Y8, Y8
+	VMOVUPS      Y8, Y4
+	JMP          expjoinAVX2_5
+
+expslowAVX2_4:
+	VMOVUPS      (AX), Y4
+	VSUBPS       Y0, Y4, Y5
+	VSUBPS       Y4, Y5, Y7
+	VSUBPS       Y7, Y5, Y6
+	VSUBPS       Y6, Y4, Y6
+	VADDPS       Y0, Y7, Y7
+	VSUBPS       Y7, Y6, Y6
+	VMAXPS       errLo<>+0(SB), Y6, Y6
+	VMINPS       errHi<>+0(SB), Y6, Y6
+	VMAXPS       clampLo<>+0(SB), Y5, Y5
+	VMOVUPS      magic8<>+0(SB), Y4
+	VFMADD231PS  log2e<>+0(SB), Y5, Y4
+	VSUBPS       magic8<>+0(SB), Y4, Y7
+	VFNMADD231PS ln2hi<>+0(SB), Y7, Y5
+	VFNMADD231PS ln2lo<>+0(SB), Y7, Y5
+	VADDPS       Y6, Y5, Y5
+	VMOVUPS      c4<>+0(SB), Y6
+	VFMADD213PS  c3<>+0(SB), Y5, Y6
+	VFMADD213PS  c2<>+0(SB), Y5, Y6
+	VFMADD213PS  one<>+0(SB), Y5, Y6
+	VPERMPS      exp8Hi<>+0(SB), Y4, Y7
+	VPERMPS      exp8Lo<>+0(SB), Y4, Y8
+	VFMADD231PS  Y7, Y5, Y8
+	VFMADD213PS  Y7, Y6, Y8
+	VPSLLD       $0x14, Y4, Y4
+	VPAND        expField<>+0(SB), Y4, Y4
+	VMULPS       Y4, Y8, Y8
+	VMOVUPS      Y8, (AX)
+	VMOVUPS      32(AX), Y4
+	VSUBPS       Y0, Y4, Y5
+	VSUBPS       Y4, Y5, Y7
+	VSUBPS       Y7, Y5, Y6
+	VSUBPS       Y6, Y4, Y6
+	VADDPS       Y0, Y7, Y7
+	VSUBPS       Y7, Y6, Y6
+	VMAXPS       errLo<>+0(SB), Y6, Y6
+	VMINPS       errHi<>+0(SB), Y6, Y6
+	VMAXPS       clampLo<>+0(SB), Y5, Y5
+	VMOVUPS      magic8<>+0(SB), Y4
+	VFMADD231PS  log2e<>+0(SB), Y5, Y4
+	VSUBPS       magic8<>+0(SB), Y4, Y7
+	VFNMADD231PS ln2hi<>+0(SB), Y7, Y5
+	VFNMADD231PS ln2lo<>+0(SB), Y7, Y5
+	VADDPS       Y6, Y5, Y5
+	VMOVUPS      c4<>+0(SB), Y6
+	VFMADD213PS  c3<>+0(SB), Y5, Y6
+	VFMADD213PS  c2<>+0(SB), Y5, Y6
+	VFMADD213PS  one<>+0(SB), Y5, Y6
+	VPERMPS      exp8Hi<>+0(SB), Y4, Y7
+	VPERMPS      exp8Lo<>+0(SB), Y4, Y9
+	VFMADD231PS  Y7, Y5, Y9
+	VFMADD213PS  Y7, Y6, Y9
+	VPSLLD       $0x14, Y4, Y4
+	VPAND        expField<>+0(SB), Y4, Y4
+	VMULPS       Y4, Y9, Y9
+	VMOVUPS      Y9, 32(AX)
+	VMOVUPS      64(AX), Y4
+	VSUBPS       Y0, Y4, Y5
+	VSUBPS       Y4, Y5, Y7
+	VSUBPS       Y7, Y5, Y6
+	VSUBPS       Y6, Y4, Y6
+	VADDPS       Y0, Y7, Y7
+	VSUBPS       Y7, Y6, Y6
+	VMAXPS       errLo<>+0(SB), Y6, Y6
+	VMINPS       errHi<>+0(SB), Y6, Y6
+	VMAXPS       clampLo<>+0(SB), Y5, Y5
+	VMOVUPS      magic8<>+0(SB), Y4
+	VFMADD231PS  log2e<>+0(SB), Y5, Y4
+	VSUBPS       magic8<>+0(SB), Y4, Y7
+	VFNMADD231PS ln2hi<>+0(SB), Y7, Y5
+	VFNMADD231PS ln2lo<>+0(SB), Y7, Y5
+	VADDPS       Y6, Y5, Y5
+	VMOVUPS      c4<>+0(SB), Y6
+	VFMADD213PS  c3<>+0(SB), Y5, Y6
+	VFMADD213PS  c2<>+0(SB), Y5, Y6
+	VFMADD213PS  one<>+0(SB), Y5, Y6
+	VPERMPS      exp8Hi<>+0(SB), Y4, Y7
+	VPERMPS      exp8Lo<>+0(SB), Y4, Y10
+	VFMADD231PS  Y7, Y5, Y10
+	VFMADD213PS  Y7, Y6, Y10
+	VPSLLD       $0x14, Y4, Y4
+	VPAND        expField<>+0(SB), Y4, Y4
+	VMULPS       Y4, Y10, Y10
+	VMOVUPS      Y10, 64(AX)
+	VMOVUPS      96(AX), Y4
+	VSUBPS       Y0, Y4, Y5
+	VSUBPS       Y4, Y5, Y7
+	VSUBPS       Y7, Y5, Y6
+	VSUBPS       Y6, Y4, Y6
+	VADDPS       Y0, Y7, Y7
+	VSUBPS       Y7, Y6, Y6
+	VMAXPS       errLo<>+0(SB), Y6, Y6
+	VMINPS       errHi<>+0(SB), Y6, Y6
+	VMAXPS       clampLo<>+0(SB), Y5, Y5
+	VMOVUPS      magic8<>+0(SB), Y4
+	VFMADD231PS  log2e<>+0(SB), Y5, Y4
+	VSUBPS       magic8<>+0(SB), Y4, Y7
+	VFNMADD231PS ln2hi<>+0(SB), Y7, Y5
+	VFNMADD231PS ln2lo<>+0(SB), Y7, Y5
+	VADDPS       Y6, Y5, Y5
+	VMOVUPS      c4<>+0(SB), Y6
+	VFMADD213PS  c3<>+0(SB), Y5, Y6
+	VFMADD213PS  c2<>+0(SB), Y5, Y6
+	VFMADD213PS  one<>+0(SB), Y5, Y6
+	VPERMPS      exp8Hi<>+0(SB), Y4, Y7
+	VPERMPS      exp8Lo<>+0(SB), Y4, Y11
+	VFMADD231PS  Y7, Y5, Y11
+	VFMADD213PS  Y7, Y6, Y11
+	VPSLLD       $0x14, Y4, Y4
+	VPAND        expField<>+0(SB), Y4, Y4
+	VMULPS       Y4, Y11, Y11
+	VMOVUPS      Y11, 96(AX)
+	VADDPS       Y9, Y8, Y8
+	VADDPS       Y11, Y10, Y10
+	VADDPS       Y10, Y8, Y8
+	VMOVUPS      Y8, Y4
+
+expjoinAVX2_5:
+	VEXTRACTF128 $0x01, Y4, X5
+	VCVTPS2PD    X4, Y4
 	VCVTPS2PD    X5, Y5
-	VADDPD       Y6, Y2, Y2
+	VADDPD       Y4, Y2, Y2
 	VADDPD       Y5, Y3, Y3
-	ADDQ         $0x00000040, AX
-	SUBQ         $0x00000010, CX
-	JMP          vec2_AVX2_4
+	ADDQ         $0x00000080, AX
+	SUBQ         $0x00000020, CX
+	JMP          exp4AVX2_1
 
-done2_AVX2_4:
-vec1_AVX2_4:
-	CMPQ         CX, $0x00000008
-	JB           done1_AVX2_4
-	VMOVUPS      (AX), Y5
-	VSUBPS       Y0, Y5, Y6
-	VSUBPS       Y5, Y6, Y7
-	VSUBPS       Y7, Y6, Y8
-	VSUBPS       Y8, Y5, Y8
-	VSUBPS       Y7, Y1, Y7
-	VADDPS       Y7, Y8, Y8
-	VMAXPS       errLo<>+0(SB), Y8, Y8
-	VMINPS       errHi<>+0(SB), Y8, Y8
-	VMAXPS       clampLo<>+0(SB), Y6, Y6
-	VMOVUPS      magic<>+0(SB), Y5
-	VFMADD231PS  log2e<>+0(SB), Y6, Y5
-	VSUBPS       magic<>+0(SB), Y5, Y7
-	VFNMADD231PS ln2hi<>+0(SB), Y7, Y6
-	VFNMADD231PS ln2lo<>+0(SB), Y7, Y6
-	VADDPS       Y8, Y6, Y6
-	VMOVUPS      c6<>+0(SB), Y7
-	VFMADD231PS  c7<>+0(SB), Y6, Y7
-	VFMADD213PS  c5<>+0(SB), Y6, Y7
-	VFMADD213PS  c4<>+0(SB), Y6, Y7
-	VFMADD213PS  c3<>+0(SB), Y6, Y7
-	VFMADD213PS  c2<>+0(SB), Y6, Y7
-	VFMADD213PS  one<>+0(SB), Y6, Y7
-	VFMADD213PS  one<>+0(SB), Y6, Y7
-	VPSLLD       $0x17, Y5, Y5
-	VMULPS       Y5, Y7, Y7
+exp1AVX2_2:
+	TESTQ        CX, CX
+	JZ           expdoneAVX2_3
+	VMOVUPS      (AX), Y1
+	VSUBPS       Y0, Y1, Y4
+	VSUBPS       Y1, Y4, Y6
+	VSUBPS       Y6, Y4, Y5
+	VSUBPS       Y5, Y1, Y5
+	VADDPS       Y0, Y6, Y6
+	VSUBPS       Y6, Y5, Y5
+	VMAXPS       errLo<>+0(SB), Y5, Y5
+	VMINPS       errHi<>+0(SB), Y5, Y5
+	VMAXPS       clampLo<>+0(SB), Y4, Y4
+	VMOVUPS      magic8<>+0(SB), Y1
+	VFMADD231PS  log2e<>+0(SB), Y4, Y1
+	VSUBPS       magic8<>+0(SB), Y1, Y6
+	VFNMADD231PS ln2hi<>+0(SB), Y6, Y4
+	VFNMADD231PS ln2lo<>+0(SB), Y6, Y4
+	VADDPS       Y5, Y4, Y4
+	VMOVUPS      c4<>+0(SB), Y5
+	VFMADD213PS  c3<>+0(SB), Y4, Y5
+	VFMADD213PS  c2<>+0(SB), Y4, Y5
+	VFMADD213PS  one<>+0(SB), Y4, Y5
+	VPERMPS      exp8Hi<>+0(SB), Y1, Y6
+	VPERMPS      exp8Lo<>+0(SB), Y1, Y7
+	VFMADD231PS  Y6, Y4, Y7
+	VFMADD213PS  Y6, Y5, Y7
+	VPSLLD       $0x14, Y1, Y1
+	VPAND        expField<>+0(SB), Y1, Y1
+	VMULPS       Y1, Y7, Y7
 	VMOVUPS      Y7, (AX)
-	VEXTRACTF128 $0x01, Y7, X5
-	VCVTPS2PD    X7, Y6
-	VCVTPS2PD    X5, Y5
-	VADDPD       Y6, Y2, Y2
-	VADDPD       Y5, Y3, Y3
+	VEXTRACTF128 $0x01, Y7, X1
+	VCVTPS2PD    X7, Y4
+	VCVTPS2PD    X1, Y1
+	VADDPD       Y4, Y2, Y2
+	VADDPD       Y1, Y3, Y3
 	ADDQ         $0x00000020, AX
 	SUBQ         $0x00000008, CX
-	JMP          vec1_AVX2_4
+	JMP          exp1AVX2_2
 
-done1_AVX2_4:
-scalar_AVX2_4:
-	TESTQ        CX, CX
-	JZ           end_AVX2_4
-	VMOVSS       (AX), X5
-	VSUBPS       X0, X5, X6
-	VSUBPS       X5, X6, X7
-	VSUBPS       X7, X6, X8
-	VSUBPS       X8, X5, X8
-	VSUBPS       X7, X1, X7
-	VADDPS       X7, X8, X8
-	VMAXPS       errLo<>+0(SB), X8, X8
-	VMINPS       errHi<>+0(SB), X8, X8
-	VMAXPS       clampLo<>+0(SB), X6, X6
-	VMOVUPS      magic<>+0(SB), X5
-	VFMADD231PS  log2e<>+0(SB), X6, X5
-	VSUBPS       magic<>+0(SB), X5, X7
-	VFNMADD231PS ln2hi<>+0(SB), X7, X6
-	VFNMADD231PS ln2lo<>+0(SB), X7, X6
-	VADDPS       X8, X6, X6
-	VMOVUPS      c6<>+0(SB), X7
-	VFMADD231PS  c7<>+0(SB), X6, X7
-	VFMADD213PS  c5<>+0(SB), X6, X7
-	VFMADD213PS  c4<>+0(SB), X6, X7
-	VFMADD213PS  c3<>+0(SB), X6, X7
-	VFMADD213PS  c2<>+0(SB), X6, X7
-	VFMADD213PS  one<>+0(SB), X6, X7
-	VFMADD213PS  one<>+0(SB), X6, X7
-	VPSLLD       $0x17, X5, X5
-	VMULPS       X5, X7, X7
-	VMOVSS       X7, (AX)
-	VCVTSS2SD    X7, X7, X7
-	VADDSD       X7, X4, X4
-	ADDQ         $0x04, AX
-	DECQ         CX
-	JMP          scalar_AVX2_4
-
-end_AVX2_4:
+expdoneAVX2_3:
 	VADDPD       Y3, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPD       X0, X2, X0
 	VUNPCKHPD    X0, X0, X1
 	VADDSD       X1, X0, X0
-	VADDSD       X4, X0, X0
 	MOVSD        X0, ret+32(FP)
 	VZEROUPPER
 	RET
 
-DATA minusOne<>+0(SB)/4, $0xbf800000
-DATA minusOne<>+4(SB)/4, $0xbf800000
-DATA minusOne<>+8(SB)/4, $0xbf800000
-DATA minusOne<>+12(SB)/4, $0xbf800000
-DATA minusOne<>+16(SB)/4, $0xbf800000
-DATA minusOne<>+20(SB)/4, $0xbf800000
-DATA minusOne<>+24(SB)/4, $0xbf800000
-DATA minusOne<>+28(SB)/4, $0xbf800000
-DATA minusOne<>+32(SB)/4, $0xbf800000
-DATA minusOne<>+36(SB)/4, $0xbf800000
-DATA minusOne<>+40(SB)/4, $0xbf800000
-DATA minusOne<>+44(SB)/4, $0xbf800000
-DATA minusOne<>+48(SB)/4, $0xbf800000
-DATA minusOne<>+52(SB)/4, $0xbf800000
-DATA minusOne<>+56(SB)/4, $0xbf800000
-DATA minusOne<>+60(SB)/4, $0xbf800000
-GLOBL minusOne<>(SB), RODATA|NOPTR, $64
+DATA signBit<>+0(SB)/4, $0x80000000
+DATA signBit<>+4(SB)/4, $0x80000000
+DATA signBit<>+8(SB)/4, $0x80000000
+DATA signBit<>+12(SB)/4, $0x80000000
+DATA signBit<>+16(SB)/4, $0x80000000
+DATA signBit<>+20(SB)/4, $0x80000000
+DATA signBit<>+24(SB)/4, $0x80000000
+DATA signBit<>+28(SB)/4, $0x80000000
+DATA signBit<>+32(SB)/4, $0x80000000
+DATA signBit<>+36(SB)/4, $0x80000000
+DATA signBit<>+40(SB)/4, $0x80000000
+DATA signBit<>+44(SB)/4, $0x80000000
+DATA signBit<>+48(SB)/4, $0x80000000
+DATA signBit<>+52(SB)/4, $0x80000000
+DATA signBit<>+56(SB)/4, $0x80000000
+DATA signBit<>+60(SB)/4, $0x80000000
+GLOBL signBit<>(SB), RODATA|NOPTR, $64
 
-DATA errLo<>+0(SB)/4, $0xba800000
-DATA errLo<>+4(SB)/4, $0xba800000
-DATA errLo<>+8(SB)/4, $0xba800000
-DATA errLo<>+12(SB)/4, $0xba800000
-DATA errLo<>+16(SB)/4, $0xba800000
-DATA errLo<>+20(SB)/4, $0xba800000
-DATA errLo<>+24(SB)/4, $0xba800000
-DATA errLo<>+28(SB)/4, $0xba800000
-DATA errLo<>+32(SB)/4, $0xba800000
-DATA errLo<>+36(SB)/4, $0xba800000
-DATA errLo<>+40(SB)/4, $0xba800000
-DATA errLo<>+44(SB)/4, $0xba800000
-DATA errLo<>+48(SB)/4, $0xba800000
-DATA errLo<>+52(SB)/4, $0xba800000
-DATA errLo<>+56(SB)/4, $0xba800000
-DATA errLo<>+60(SB)/4, $0xba800000
-GLOBL errLo<>(SB), RODATA|NOPTR, $64
+DATA fastMax<>+0(SB)/4, $0x45800000
+DATA fastMax<>+4(SB)/4, $0x45800000
+DATA fastMax<>+8(SB)/4, $0x45800000
+DATA fastMax<>+12(SB)/4, $0x45800000
+DATA fastMax<>+16(SB)/4, $0x45800000
+DATA fastMax<>+20(SB)/4, $0x45800000
+DATA fastMax<>+24(SB)/4, $0x45800000
+DATA fastMax<>+28(SB)/4, $0x45800000
+DATA fastMax<>+32(SB)/4, $0x45800000
+DATA fastMax<>+36(SB)/4, $0x45800000
+DATA fastMax<>+40(SB)/4, $0x45800000
+DATA fastMax<>+44(SB)/4, $0x45800000
+DATA fastMax<>+48(SB)/4, $0x45800000
+DATA fastMax<>+52(SB)/4, $0x45800000
+DATA fastMax<>+56(SB)/4, $0x45800000
+DATA fastMax<>+60(SB)/4, $0x45800000
+GLOBL fastMax<>(SB), RODATA|NOPTR, $64
 
-DATA errHi<>+0(SB)/4, $0x3a800000
-DATA errHi<>+4(SB)/4, $0x3a800000
-DATA errHi<>+8(SB)/4, $0x3a800000
-DATA errHi<>+12(SB)/4, $0x3a800000
-DATA errHi<>+16(SB)/4, $0x3a800000
-DATA errHi<>+20(SB)/4, $0x3a800000
-DATA errHi<>+24(SB)/4, $0x3a800000
-DATA errHi<>+28(SB)/4, $0x3a800000
-DATA errHi<>+32(SB)/4, $0x3a800000
-DATA errHi<>+36(SB)/4, $0x3a800000
-DATA errHi<>+40(SB)/4, $0x3a800000
-DATA errHi<>+44(SB)/4, $0x3a800000
-DATA errHi<>+48(SB)/4, $0x3a800000
-DATA errHi<>+52(SB)/4, $0x3a800000
-DATA errHi<>+56(SB)/4, $0x3a800000
-DATA errHi<>+60(SB)/4, $0x3a800000
-GLOBL errHi<>(SB), RODATA|NOPTR, $64
+DATA posInf<>+0(SB)/4, $0x7f800000
+DATA posInf<>+4(SB)/4, $0x7f800000
+DATA posInf<>+8(SB)/4, $0x7f800000
+DATA posInf<>+12(SB)/4, $0x7f800000
+DATA posInf<>+16(SB)/4, $0x7f800000
+DATA posInf<>+20(SB)/4, $0x7f800000
+DATA posInf<>+24(SB)/4, $0x7f800000
+DATA posInf<>+28(SB)/4, $0x7f800000
+DATA posInf<>+32(SB)/4, $0x7f800000
+DATA posInf<>+36(SB)/4, $0x7f800000
+DATA posInf<>+40(SB)/4, $0x7f800000
+DATA posInf<>+44(SB)/4, $0x7f800000
+DATA posInf<>+48(SB)/4, $0x7f800000
+DATA posInf<>+52(SB)/4, $0x7f800000
+DATA posInf<>+56(SB)/4, $0x7f800000
+DATA posInf<>+60(SB)/4, $0x7f800000
+GLOBL posInf<>(SB), RODATA|NOPTR, $64
 
 DATA clampLo<>+0(SB)/4, $0xc2d00000
 DATA clampLo<>+4(SB)/4, $0xc2d00000
@@ -542,24 +1004,6 @@ DATA clampLo<>+56(SB)/4, $0xc2d00000
 DATA clampLo<>+60(SB)/4, $0xc2d00000
 GLOBL clampLo<>(SB), RODATA|NOPTR, $64
 
-DATA magic<>+0(SB)/4, $0x4b400097
-DATA magic<>+4(SB)/4, $0x4b400097
-DATA magic<>+8(SB)/4, $0x4b400097
-DATA magic<>+12(SB)/4, $0x4b400097
-DATA magic<>+16(SB)/4, $0x4b400097
-DATA magic<>+20(SB)/4, $0x4b400097
-DATA magic<>+24(SB)/4, $0x4b400097
-DATA magic<>+28(SB)/4, $0x4b400097
-DATA magic<>+32(SB)/4, $0x4b400097
-DATA magic<>+36(SB)/4, $0x4b400097
-DATA magic<>+40(SB)/4, $0x4b400097
-DATA magic<>+44(SB)/4, $0x4b400097
-DATA magic<>+48(SB)/4, $0x4b400097
-DATA magic<>+52(SB)/4, $0x4b400097
-DATA magic<>+56(SB)/4, $0x4b400097
-DATA magic<>+60(SB)/4, $0x4b400097
-GLOBL magic<>(SB), RODATA|NOPTR, $64
-
 DATA log2e<>+0(SB)/4, $0x3fb8aa3b
 DATA log2e<>+4(SB)/4, $0x3fb8aa3b
 DATA log2e<>+8(SB)/4, $0x3fb8aa3b
@@ -577,6 +1021,24 @@ DATA log2e<>+52(SB)/4, $0x3fb8aa3b
 DATA log2e<>+56(SB)/4, $0x3fb8aa3b
 DATA log2e<>+60(SB)/4, $0x3fb8aa3b
 GLOBL log2e<>(SB), RODATA|NOPTR, $64
+
+DATA magic8<>+0(SB)/4, $0x49c004e8
+DATA magic8<>+4(SB)/4, $0x49c004e8
+DATA magic8<>+8(SB)/4, $0x49c004e8
+DATA magic8<>+12(SB)/4, $0x49c004e8
+DATA magic8<>+16(SB)/4, $0x49c004e8
+DATA magic8<>+20(SB)/4, $0x49c004e8
+DATA magic8<>+24(SB)/4, $0x49c004e8
+DATA magic8<>+28(SB)/4, $0x49c004e8
+DATA magic8<>+32(SB)/4, $0x49c004e8
+DATA magic8<>+36(SB)/4, $0x49c004e8
+DATA magic8<>+40(SB)/4, $0x49c004e8
+DATA magic8<>+44(SB)/4, $0x49c004e8
+DATA magic8<>+48(SB)/4, $0x49c004e8
+DATA magic8<>+52(SB)/4, $0x49c004e8
+DATA magic8<>+56(SB)/4, $0x49c004e8
+DATA magic8<>+60(SB)/4, $0x49c004e8
+GLOBL magic8<>(SB), RODATA|NOPTR, $64
 
 DATA ln2hi<>+0(SB)/4, $0x3f318000
 DATA ln2hi<>+4(SB)/4, $0x3f318000
@@ -613,60 +1075,6 @@ DATA ln2lo<>+52(SB)/4, $0xb95e8083
 DATA ln2lo<>+56(SB)/4, $0xb95e8083
 DATA ln2lo<>+60(SB)/4, $0xb95e8083
 GLOBL ln2lo<>(SB), RODATA|NOPTR, $64
-
-DATA c6<>+0(SB)/4, $0x3ab60b61
-DATA c6<>+4(SB)/4, $0x3ab60b61
-DATA c6<>+8(SB)/4, $0x3ab60b61
-DATA c6<>+12(SB)/4, $0x3ab60b61
-DATA c6<>+16(SB)/4, $0x3ab60b61
-DATA c6<>+20(SB)/4, $0x3ab60b61
-DATA c6<>+24(SB)/4, $0x3ab60b61
-DATA c6<>+28(SB)/4, $0x3ab60b61
-DATA c6<>+32(SB)/4, $0x3ab60b61
-DATA c6<>+36(SB)/4, $0x3ab60b61
-DATA c6<>+40(SB)/4, $0x3ab60b61
-DATA c6<>+44(SB)/4, $0x3ab60b61
-DATA c6<>+48(SB)/4, $0x3ab60b61
-DATA c6<>+52(SB)/4, $0x3ab60b61
-DATA c6<>+56(SB)/4, $0x3ab60b61
-DATA c6<>+60(SB)/4, $0x3ab60b61
-GLOBL c6<>(SB), RODATA|NOPTR, $64
-
-DATA c7<>+0(SB)/4, $0x39500d01
-DATA c7<>+4(SB)/4, $0x39500d01
-DATA c7<>+8(SB)/4, $0x39500d01
-DATA c7<>+12(SB)/4, $0x39500d01
-DATA c7<>+16(SB)/4, $0x39500d01
-DATA c7<>+20(SB)/4, $0x39500d01
-DATA c7<>+24(SB)/4, $0x39500d01
-DATA c7<>+28(SB)/4, $0x39500d01
-DATA c7<>+32(SB)/4, $0x39500d01
-DATA c7<>+36(SB)/4, $0x39500d01
-DATA c7<>+40(SB)/4, $0x39500d01
-DATA c7<>+44(SB)/4, $0x39500d01
-DATA c7<>+48(SB)/4, $0x39500d01
-DATA c7<>+52(SB)/4, $0x39500d01
-DATA c7<>+56(SB)/4, $0x39500d01
-DATA c7<>+60(SB)/4, $0x39500d01
-GLOBL c7<>(SB), RODATA|NOPTR, $64
-
-DATA c5<>+0(SB)/4, $0x3c088889
-DATA c5<>+4(SB)/4, $0x3c088889
-DATA c5<>+8(SB)/4, $0x3c088889
-DATA c5<>+12(SB)/4, $0x3c088889
-DATA c5<>+16(SB)/4, $0x3c088889
-DATA c5<>+20(SB)/4, $0x3c088889
-DATA c5<>+24(SB)/4, $0x3c088889
-DATA c5<>+28(SB)/4, $0x3c088889
-DATA c5<>+32(SB)/4, $0x3c088889
-DATA c5<>+36(SB)/4, $0x3c088889
-DATA c5<>+40(SB)/4, $0x3c088889
-DATA c5<>+44(SB)/4, $0x3c088889
-DATA c5<>+48(SB)/4, $0x3c088889
-DATA c5<>+52(SB)/4, $0x3c088889
-DATA c5<>+56(SB)/4, $0x3c088889
-DATA c5<>+60(SB)/4, $0x3c088889
-GLOBL c5<>(SB), RODATA|NOPTR, $64
 
 DATA c4<>+0(SB)/4, $0x3d2aaaab
 DATA c4<>+4(SB)/4, $0x3d2aaaab
@@ -740,440 +1148,414 @@ DATA one<>+56(SB)/4, $0x3f800000
 DATA one<>+60(SB)/4, $0x3f800000
 GLOBL one<>(SB), RODATA|NOPTR, $64
 
-// func MaxAVX512(x []float32) (max float32, nan bool)
-// Requires: AVX, AVX2, AVX512F, SSE, SSE2
-TEXT ·MaxAVX512(SB), NOSPLIT, $0-29
-	MOVQ    x_base+0(FP), AX
-	MOVQ    x_len+8(FP), CX
-	VMOVUPS negInf<>+0(SB), Z0
-	VPSLLD  $0x01, Z0, Z1
-	VMOVUPS negInf<>+0(SB), Z2
-	VPSLLD  $0x01, Z2, Z3
-	VMOVUPS negInf<>+0(SB), Z4
-	VPSLLD  $0x01, Z4, Z5
-	VMOVUPS negInf<>+0(SB), Z6
-	VPSLLD  $0x01, Z6, Z7
-	VMOVUPS negInf<>+0(SB), X8
-	VPSLLD  $0x01, X8, X9
+DATA exp8Hi<>+0(SB)/4, $0x3c800000
+DATA exp8Hi<>+4(SB)/4, $0x3c8b95c2
+DATA exp8Hi<>+8(SB)/4, $0x3c9837f0
+DATA exp8Hi<>+12(SB)/4, $0x3ca5fed7
+DATA exp8Hi<>+16(SB)/4, $0x3cb504f3
+DATA exp8Hi<>+20(SB)/4, $0x3cc5672a
+DATA exp8Hi<>+24(SB)/4, $0x3cd744fd
+DATA exp8Hi<>+28(SB)/4, $0x3ceac0c7
+GLOBL exp8Hi<>(SB), RODATA|NOPTR, $32
 
-vec4_AVX512_5:
-	CMPQ    CX, $0x00000040
-	JB      done4_AVX512_5
-	VMOVUPS (AX), Z10
-	VMAXPS  Z10, Z0, Z0
-	VPSLLD  $0x01, Z10, Z10
-	VPMAXUD Z10, Z1, Z1
-	VMOVUPS 64(AX), Z10
-	VMAXPS  Z10, Z2, Z2
-	VPSLLD  $0x01, Z10, Z10
-	VPMAXUD Z10, Z3, Z3
-	VMOVUPS 128(AX), Z10
-	VMAXPS  Z10, Z4, Z4
-	VPSLLD  $0x01, Z10, Z10
-	VPMAXUD Z10, Z5, Z5
-	VMOVUPS 192(AX), Z10
-	VMAXPS  Z10, Z6, Z6
-	VPSLLD  $0x01, Z10, Z10
-	VPMAXUD Z10, Z7, Z7
-	ADDQ    $0x00000100, AX
-	SUBQ    $0x00000040, CX
-	JMP     vec4_AVX512_5
+DATA exp8Lo<>+0(SB)/4, $0x00000000
+DATA exp8Lo<>+4(SB)/4, $0xaf60aba1
+DATA exp8Lo<>+8(SB)/4, $0x30231b71
+DATA exp8Lo<>+12(SB)/4, $0xb02c9d5e
+DATA exp8Lo<>+16(SB)/4, $0x2fcfe77a
+DATA exp8Lo<>+20(SB)/4, $0x2f0aa837
+DATA exp8Lo<>+24(SB)/4, $0xafd4a58a
+DATA exp8Lo<>+28(SB)/4, $0xaf4116de
+GLOBL exp8Lo<>(SB), RODATA|NOPTR, $32
 
-done4_AVX512_5:
-vec1_AVX512_5:
-	CMPQ    CX, $0x00000010
-	JB      done1_AVX512_5
-	VMOVUPS (AX), Z10
-	VMAXPS  Z10, Z0, Z0
-	VPSLLD  $0x01, Z10, Z10
-	VPMAXUD Z10, Z1, Z1
-	ADDQ    $0x00000040, AX
-	SUBQ    $0x00000010, CX
-	JMP     vec1_AVX512_5
+DATA expField<>+0(SB)/4, $0xff800000
+DATA expField<>+4(SB)/4, $0xff800000
+DATA expField<>+8(SB)/4, $0xff800000
+DATA expField<>+12(SB)/4, $0xff800000
+DATA expField<>+16(SB)/4, $0xff800000
+DATA expField<>+20(SB)/4, $0xff800000
+DATA expField<>+24(SB)/4, $0xff800000
+DATA expField<>+28(SB)/4, $0xff800000
+DATA expField<>+32(SB)/4, $0xff800000
+DATA expField<>+36(SB)/4, $0xff800000
+DATA expField<>+40(SB)/4, $0xff800000
+DATA expField<>+44(SB)/4, $0xff800000
+DATA expField<>+48(SB)/4, $0xff800000
+DATA expField<>+52(SB)/4, $0xff800000
+DATA expField<>+56(SB)/4, $0xff800000
+DATA expField<>+60(SB)/4, $0xff800000
+GLOBL expField<>(SB), RODATA|NOPTR, $64
 
-done1_AVX512_5:
-scalar_AVX512_5:
-	TESTQ   CX, CX
-	JZ      end_AVX512_5
-	VMOVSS  (AX), X10
-	VMAXSS  X10, X8, X8
-	VPSLLD  $0x01, X10, X10
-	VPMAXUD X10, X9, X9
-	ADDQ    $0x04, AX
-	DECQ    CX
-	JMP     scalar_AVX512_5
+DATA errLo<>+0(SB)/4, $0xba800000
+DATA errLo<>+4(SB)/4, $0xba800000
+DATA errLo<>+8(SB)/4, $0xba800000
+DATA errLo<>+12(SB)/4, $0xba800000
+DATA errLo<>+16(SB)/4, $0xba800000
+DATA errLo<>+20(SB)/4, $0xba800000
+DATA errLo<>+24(SB)/4, $0xba800000
+DATA errLo<>+28(SB)/4, $0xba800000
+DATA errLo<>+32(SB)/4, $0xba800000
+DATA errLo<>+36(SB)/4, $0xba800000
+DATA errLo<>+40(SB)/4, $0xba800000
+DATA errLo<>+44(SB)/4, $0xba800000
+DATA errLo<>+48(SB)/4, $0xba800000
+DATA errLo<>+52(SB)/4, $0xba800000
+DATA errLo<>+56(SB)/4, $0xba800000
+DATA errLo<>+60(SB)/4, $0xba800000
+GLOBL errLo<>(SB), RODATA|NOPTR, $64
 
-end_AVX512_5:
-	VMAXPS        Z2, Z0, Z0
-	VPMAXUD       Z3, Z1, Z1
-	VMAXPS        Z4, Z0, Z0
-	VPMAXUD       Z5, Z1, Z1
-	VMAXPS        Z6, Z0, Z0
-	VPMAXUD       Z7, Z1, Z1
-	VEXTRACTF64X4 $0x01, Z0, Y2
-	VMAXPS        Y2, Y0, Y2
-	VEXTRACTF128  $0x01, Y2, X0
-	VMAXPS        X0, X2, X0
-	VMAXPS        X8, X0, X0
-	VMOVHLPS      X0, X0, X2
-	VMAXPS        X2, X0, X0
-	VPSHUFD       $0x01, X0, X2
-	VMAXSS        X2, X0, X0
-	MOVSS         X0, max+24(FP)
-	VEXTRACTF64X4 $0x01, Z1, Y0
-	VPMAXUD       Y0, Y1, Y0
-	VEXTRACTF128  $0x01, Y0, X1
-	VPMAXUD       X1, X0, X1
-	VPMAXUD       X9, X1, X1
-	VPSHUFD       $0x0e, X1, X2
-	VPMAXUD       X2, X1, X1
-	VPSHUFD       $0x01, X1, X2
-	VPMAXUD       X2, X1, X1
-	MOVD          X1, AX
-	CMPL          AX, $0xff000000
-	SETHI         AL
-	MOVB          AL, nan+28(FP)
-	VZEROUPPER
-	RET
-
-// func SumAVX512(x []float32) float64
-// Requires: AVX, AVX512F, SSE2
-TEXT ·SumAVX512(SB), NOSPLIT, $0-32
-	MOVQ    x_base+0(FP), AX
-	MOVQ    x_len+8(FP), CX
-	VMOVUPS zero<>+0(SB), Z0
-	VMOVUPS zero<>+0(SB), Z1
-	VMOVUPS zero<>+0(SB), Z2
-	VMOVUPS zero<>+0(SB), Z3
-	VMOVUPS zero<>+0(SB), X4
-
-vec4_AVX512_6:
-	CMPQ      CX, $0x00000040
-	JB        done4_AVX512_6
-	VCVTPS2PD (AX), Z5
-	VADDPD    Z5, Z0, Z0
-	VCVTPS2PD 32(AX), Z5
-	VADDPD    Z5, Z1, Z1
-	VCVTPS2PD 64(AX), Z5
-	VADDPD    Z5, Z2, Z2
-	VCVTPS2PD 96(AX), Z5
-	VADDPD    Z5, Z3, Z3
-	VCVTPS2PD 128(AX), Z5
-	VADDPD    Z5, Z0, Z0
-	VCVTPS2PD 160(AX), Z5
-	VADDPD    Z5, Z1, Z1
-	VCVTPS2PD 192(AX), Z5
-	VADDPD    Z5, Z2, Z2
-	VCVTPS2PD 224(AX), Z5
-	VADDPD    Z5, Z3, Z3
-	ADDQ      $0x00000100, AX
-	SUBQ      $0x00000040, CX
-	JMP       vec4_AVX512_6
-
-done4_AVX512_6:
-vec1_AVX512_6:
-	CMPQ      CX, $0x00000010
-	JB        done1_AVX512_6
-	VCVTPS2PD (AX), Z5
-	VADDPD    Z5, Z0, Z0
-	VCVTPS2PD 32(AX), Z5
-	VADDPD    Z5, Z1, Z1
-	ADDQ      $0x00000040, AX
-	SUBQ      $0x00000010, CX
-	JMP       vec1_AVX512_6
-
-done1_AVX512_6:
-scalar_AVX512_6:
-	TESTQ     CX, CX
-	JZ        end_AVX512_6
-	VCVTSS2SD (AX), X6, X6
-	VADDSD    X6, X4, X4
-	ADDQ      $0x04, AX
-	DECQ      CX
-	JMP       scalar_AVX512_6
-
-end_AVX512_6:
-	VADDPD        Z1, Z0, Z0
-	VADDPD        Z2, Z0, Z0
-	VADDPD        Z3, Z0, Z0
-	VEXTRACTF64X4 $0x01, Z0, Y1
-	VADDPD        Y1, Y0, Y1
-	VEXTRACTF128  $0x01, Y1, X0
-	VADDPD        X0, X1, X0
-	VUNPCKHPD     X0, X0, X1
-	VADDSD        X1, X0, X0
-	VADDSD        X4, X0, X0
-	MOVSD         X0, ret+24(FP)
-	VZEROUPPER
-	RET
-
-// func AddAVX512(dst []float32, src []float32)
-// Requires: AVX, AVX512F
-TEXT ·AddAVX512(SB), NOSPLIT, $0-48
-	MOVQ dst_base+0(FP), AX
-	MOVQ src_base+24(FP), CX
-	MOVQ src_len+32(FP), DX
-
-vec4_AVX512_7:
-	CMPQ    DX, $0x00000040
-	JB      done4_AVX512_7
-	VMOVUPS (AX), Z0
-	VADDPS  (CX), Z0, Z0
-	VMOVUPS Z0, (AX)
-	VMOVUPS 64(AX), Z0
-	VADDPS  64(CX), Z0, Z0
-	VMOVUPS Z0, 64(AX)
-	VMOVUPS 128(AX), Z0
-	VADDPS  128(CX), Z0, Z0
-	VMOVUPS Z0, 128(AX)
-	VMOVUPS 192(AX), Z0
-	VADDPS  192(CX), Z0, Z0
-	VMOVUPS Z0, 192(AX)
-	ADDQ    $0x00000100, CX
-	ADDQ    $0x00000100, AX
-	SUBQ    $0x00000040, DX
-	JMP     vec4_AVX512_7
-
-done4_AVX512_7:
-vec1_AVX512_7:
-	CMPQ    DX, $0x00000010
-	JB      done1_AVX512_7
-	VMOVUPS (AX), Z0
-	VADDPS  (CX), Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $0x00000040, CX
-	ADDQ    $0x00000040, AX
-	SUBQ    $0x00000010, DX
-	JMP     vec1_AVX512_7
-
-done1_AVX512_7:
-scalar_AVX512_7:
-	TESTQ  DX, DX
-	JZ     end_AVX512_7
-	VMOVSS (AX), X0
-	VADDSS (CX), X0, X0
-	VMOVSS X0, (AX)
-	ADDQ   $0x04, CX
-	ADDQ   $0x04, AX
-	DECQ   DX
-	JMP    scalar_AVX512_7
-
-end_AVX512_7:
-	VZEROUPPER
-	RET
-
-// func ScaleAVX512(x []float32, s float32)
-// Requires: AVX, AVX512F, SSE
-TEXT ·ScaleAVX512(SB), NOSPLIT, $0-28
-	MOVQ         x_base+0(FP), AX
-	MOVQ         x_len+8(FP), CX
-	MOVSS        s+24(FP), X0
-	VBROADCASTSS X0, Z1
-
-vec4_AVX512_8:
-	CMPQ    CX, $0x00000040
-	JB      done4_AVX512_8
-	VMULPS  (AX), Z1, Z2
-	VMOVUPS Z2, (AX)
-	VMULPS  64(AX), Z1, Z2
-	VMOVUPS Z2, 64(AX)
-	VMULPS  128(AX), Z1, Z2
-	VMOVUPS Z2, 128(AX)
-	VMULPS  192(AX), Z1, Z2
-	VMOVUPS Z2, 192(AX)
-	ADDQ    $0x00000100, AX
-	SUBQ    $0x00000040, CX
-	JMP     vec4_AVX512_8
-
-done4_AVX512_8:
-vec1_AVX512_8:
-	CMPQ    CX, $0x00000010
-	JB      done1_AVX512_8
-	VMULPS  (AX), Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $0x00000040, AX
-	SUBQ    $0x00000010, CX
-	JMP     vec1_AVX512_8
-
-done1_AVX512_8:
-scalar_AVX512_8:
-	TESTQ  CX, CX
-	JZ     end_AVX512_8
-	VMULSS (AX), X0, X1
-	VMOVSS X1, (AX)
-	ADDQ   $0x04, AX
-	DECQ   CX
-	JMP    scalar_AVX512_8
-
-end_AVX512_8:
-	VZEROUPPER
-	RET
+DATA errHi<>+0(SB)/4, $0x3a800000
+DATA errHi<>+4(SB)/4, $0x3a800000
+DATA errHi<>+8(SB)/4, $0x3a800000
+DATA errHi<>+12(SB)/4, $0x3a800000
+DATA errHi<>+16(SB)/4, $0x3a800000
+DATA errHi<>+20(SB)/4, $0x3a800000
+DATA errHi<>+24(SB)/4, $0x3a800000
+DATA errHi<>+28(SB)/4, $0x3a800000
+DATA errHi<>+32(SB)/4, $0x3a800000
+DATA errHi<>+36(SB)/4, $0x3a800000
+DATA errHi<>+40(SB)/4, $0x3a800000
+DATA errHi<>+44(SB)/4, $0x3a800000
+DATA errHi<>+48(SB)/4, $0x3a800000
+DATA errHi<>+52(SB)/4, $0x3a800000
+DATA errHi<>+56(SB)/4, $0x3a800000
+DATA errHi<>+60(SB)/4, $0x3a800000
+GLOBL errHi<>(SB), RODATA|NOPTR, $64
 
 // func ExpSumAVX512(x []float32, max float32) float64
-// Requires: AVX, AVX512F, FMA3, SSE, SSE2
+// Requires: AVX, AVX512DQ, AVX512F, SSE2
 TEXT ·ExpSumAVX512(SB), NOSPLIT, $0-40
 	MOVQ         x_base+0(FP), AX
 	MOVQ         x_len+8(FP), CX
-	MOVSS        max+24(FP), X0
-	VBROADCASTSS X0, Z0
-	VMULPS       minusOne<>+0(SB), Z0, Z1
-	VMOVUPS      zero<>+0(SB), Z2
-	VMOVUPS      zero<>+0(SB), Z3
-	VMOVUPS      zero<>+0(SB), X4
+	VBROADCASTSS max+24(FP), Z0
+	VXORPS       signBit<>+0(SB), Z0, Z1
+	VCMPPS       $0x1d, zero<>+0(SB), Z0, K1
+	VCMPPS       $0x12, fastMax<>+0(SB), Z0, K1, K1
+	KNOTW        K1, K1
+	VMOVUPS      posInf<>+0(SB), K1, Z1
+	VMOVUPS      clampLo<>+0(SB), Z2
+	VMOVUPS      log2e<>+0(SB), Z3
+	VMOVUPS      magic16<>+0(SB), Z4
+	VMOVUPS      ln2hi<>+0(SB), Z5
+	VMOVUPS      ln2lo<>+0(SB), Z6
+	VMOVUPS      c4<>+0(SB), Z7
+	VMOVUPS      c3<>+0(SB), Z7
+	VMOVUPS      c2<>+0(SB), Z8
+	VMOVUPS      one<>+0(SB), Z9
+	VMOVUPS      exp16Hi<>+0(SB), Z10
+	VMOVUPS      exp16Lo<>+0(SB), Z11
+	VXORPS       Z12, Z12, Z12
+	VXORPS       Z13, Z13, Z13
 
-vec2_AVX512_9:
-	CMPQ          CX, $0x00000020
-	JB            done2_AVX512_9
-	VMOVUPS       (AX), Z5
-	VMOVUPS       64(AX), Z6
-	VSUBPS        Z0, Z5, Z7
-	VSUBPS        Z0, Z6, Z8
-	VSUBPS        Z5, Z7, Z9
-	VSUBPS        Z6, Z8, Z10
-	VSUBPS        Z9, Z7, Z11
-	VSUBPS        Z10, Z8, Z12
-	VSUBPS        Z11, Z5, Z11
-	VSUBPS        Z12, Z6, Z12
-	VSUBPS        Z9, Z1, Z9
-	VSUBPS        Z10, Z1, Z10
-	VADDPS        Z9, Z11, Z11
-	VADDPS        Z10, Z12, Z12
-	VMAXPS        errLo<>+0(SB), Z11, Z11
-	VMAXPS        errLo<>+0(SB), Z12, Z12
-	VMINPS        errHi<>+0(SB), Z11, Z11
-	VMINPS        errHi<>+0(SB), Z12, Z12
-	VMAXPS        clampLo<>+0(SB), Z7, Z7
-	VMAXPS        clampLo<>+0(SB), Z8, Z8
-	VMOVUPS       magic<>+0(SB), Z5
-	VMOVUPS       magic<>+0(SB), Z6
-	VFMADD231PS   log2e<>+0(SB), Z7, Z5
-	VFMADD231PS   log2e<>+0(SB), Z8, Z6
-	VSUBPS        magic<>+0(SB), Z5, Z9
-	VSUBPS        magic<>+0(SB), Z6, Z10
-	VFNMADD231PS  ln2hi<>+0(SB), Z9, Z7
-	VFNMADD231PS  ln2hi<>+0(SB), Z10, Z8
-	VFNMADD231PS  ln2lo<>+0(SB), Z9, Z7
-	VFNMADD231PS  ln2lo<>+0(SB), Z10, Z8
-	VADDPS        Z11, Z7, Z7
-	VADDPS        Z12, Z8, Z8
-	VMOVUPS       c6<>+0(SB), Z9
-	VMOVUPS       c6<>+0(SB), Z10
-	VFMADD231PS   c7<>+0(SB), Z7, Z9
-	VFMADD231PS   c7<>+0(SB), Z8, Z10
-	VFMADD213PS   c5<>+0(SB), Z7, Z9
-	VFMADD213PS   c5<>+0(SB), Z8, Z10
-	VFMADD213PS   c4<>+0(SB), Z7, Z9
-	VFMADD213PS   c4<>+0(SB), Z8, Z10
-	VFMADD213PS   c3<>+0(SB), Z7, Z9
-	VFMADD213PS   c3<>+0(SB), Z8, Z10
-	VFMADD213PS   c2<>+0(SB), Z7, Z9
-	VFMADD213PS   c2<>+0(SB), Z8, Z10
-	VFMADD213PS   one<>+0(SB), Z7, Z9
-	VFMADD213PS   one<>+0(SB), Z8, Z10
-	VFMADD213PS   one<>+0(SB), Z7, Z9
-	VFMADD213PS   one<>+0(SB), Z8, Z10
-	VPSLLD        $0x17, Z5, Z5
-	VPSLLD        $0x17, Z6, Z6
-	VMULPS        Z5, Z9, Z9
-	VMULPS        Z6, Z10, Z10
-	VMOVUPS       Z9, (AX)
-	VMOVUPS       Z10, 64(AX)
-	VADDPS        Z10, Z9, Z9
-	VEXTRACTF64X4 $0x01, Z9, Y5
-	VCVTPS2PD     Y9, Z6
-	VCVTPS2PD     Y5, Z5
-	VADDPD        Z6, Z2, Z2
-	VADDPD        Z5, Z3, Z3
-	ADDQ          $0x00000080, AX
-	SUBQ          $0x00000020, CX
-	JMP           vec2_AVX512_9
+exp4AVX512_6:
+	CMPQ         CX, $0x00000040
+	JB           exp1AVX512_7
+	VCMPPS       $0x0e, (AX), Z1, K1
+	VCMPPS       $0x0e, 64(AX), Z1, K2
+	KORTESTW     K1, K2
+	JNZ          expslowAVX512_9
+	VMOVUPS      (AX), Z14
+	VMOVUPS      64(AX), Z15
+	VSUBPS       Z0, Z14, Z16
+	VSUBPS       Z0, Z15, Z17
+	VADDPS       Z0, Z16, Z18
+	VADDPS       Z0, Z17, Z19
+	VSUBPS       Z18, Z14, Z18
+	VSUBPS       Z19, Z15, Z19
+	VMOVUPS      Z4, Z14
+	VMOVUPS      Z4, Z15
+	VFMADD231PS  Z3, Z16, Z14
+	VFMADD231PS  Z3, Z17, Z15
+	VSUBPS       Z4, Z14, Z20
+	VSUBPS       Z4, Z15, Z21
+	VFNMADD231PS Z5, Z20, Z16
+	VFNMADD231PS Z5, Z21, Z17
+	VFNMADD231PS Z6, Z20, Z16
+	VFNMADD231PS Z6, Z21, Z17
+	VADDPS       Z18, Z16, Z16
+	VADDPS       Z19, Z17, Z17
+	VMOVUPS      Z7, Z18
+	VMOVUPS      Z7, Z19
+	VFMADD213PS  Z8, Z16, Z18
+	VFMADD213PS  Z8, Z17, Z19
+	VFMADD213PS  Z9, Z16, Z18
+	VFMADD213PS  Z9, Z17, Z19
+	VPERMPS      Z10, Z14, Z22
+	VPERMPS      Z10, Z15, Z23
+	VPERMPS      Z11, Z14, Z14
+	VPERMPS      Z11, Z15, Z15
+	VFMADD231PS  Z22, Z16, Z14
+	VFMADD231PS  Z23, Z17, Z15
+	VFMADD213PS  Z22, Z18, Z14
+	VFMADD213PS  Z23, Z19, Z15
+	VSCALEFPS    Z20, Z14, Z14
+	VSCALEFPS    Z21, Z15, Z15
+	VMOVUPS      Z14, (AX)
+	VMOVUPS      Z15, 64(AX)
+	VADDPS       Z15, Z14, Z14
+	VMOVUPS      Z14, Z14
+	JMP          expjoinAVX512_10
 
-done2_AVX512_9:
-vec1_AVX512_9:
-	CMPQ          CX, $0x00000010
-	JB            done1_AVX512_9
-	VMOVUPS       (AX), Z5
-	VSUBPS        Z0, Z5, Z6
-	VSUBPS        Z5, Z6, Z7
-	VSUBPS        Z7, Z6, Z8
-	VSUBPS        Z8, Z5, Z8
-	VSUBPS        Z7, Z1, Z7
-	VADDPS        Z7, Z8, Z8
-	VMAXPS        errLo<>+0(SB), Z8, Z8
-	VMINPS        errHi<>+0(SB), Z8, Z8
-	VMAXPS        clampLo<>+0(SB), Z6, Z6
-	VMOVUPS       magic<>+0(SB), Z5
-	VFMADD231PS   log2e<>+0(SB), Z6, Z5
-	VSUBPS        magic<>+0(SB), Z5, Z7
-	VFNMADD231PS  ln2hi<>+0(SB), Z7, Z6
-	VFNMADD231PS  ln2lo<>+0(SB), Z7, Z6
-	VADDPS        Z8, Z6, Z6
-	VMOVUPS       c6<>+0(SB), Z7
-	VFMADD231PS   c7<>+0(SB), Z6, Z7
-	VFMADD213PS   c5<>+0(SB), Z6, Z7
-	VFMADD213PS   c4<>+0(SB), Z6, Z7
-	VFMADD213PS   c3<>+0(SB), Z6, Z7
-	VFMADD213PS   c2<>+0(SB), Z6, Z7
-	VFMADD213PS   one<>+0(SB), Z6, Z7
-	VFMADD213PS   one<>+0(SB), Z6, Z7
-	VPSLLD        $0x17, Z5, Z5
-	VMULPS        Z5, Z7, Z7
-	VMOVUPS       Z7, (AX)
-	VEXTRACTF64X4 $0x01, Z7, Y5
-	VCVTPS2PD     Y7, Z6
-	VCVTPS2PD     Y5, Z5
-	VADDPD        Z6, Z2, Z2
-	VADDPD        Z5, Z3, Z3
+expslowAVX512_9:
+	VMOVUPS      (AX), Z14
+	VMOVUPS      64(AX), Z15
+	VSUBPS       Z0, Z14, Z16
+	VSUBPS       Z0, Z15, Z17
+	VSUBPS       Z14, Z16, Z20
+	VSUBPS       Z15, Z17, Z21
+	VSUBPS       Z20, Z16, Z18
+	VSUBPS       Z21, Z17, Z19
+	VSUBPS       Z18, Z14, Z18
+	VSUBPS       Z19, Z15, Z19
+	VADDPS       Z0, Z20, Z20
+	VADDPS       Z0, Z21, Z21
+	VSUBPS       Z20, Z18, Z18
+	VSUBPS       Z21, Z19, Z19
+	VCMPPS       $0x1d, Z2, Z16, K1
+	VCMPPS       $0x1d, Z2, Z17, K2
+	VMAXPS       Z16, Z2, Z16
+	VMAXPS       Z17, Z2, Z17
+	VMOVUPS      Z4, Z14
+	VMOVUPS      Z4, Z15
+	VFMADD231PS  Z3, Z16, Z14
+	VFMADD231PS  Z3, Z17, Z15
+	VSUBPS       Z4, Z14, Z20
+	VSUBPS       Z4, Z15, Z21
+	VFNMADD231PS Z5, Z20, Z16
+	VFNMADD231PS Z5, Z21, Z17
+	VFNMADD231PS Z6, Z20, Z16
+	VFNMADD231PS Z6, Z21, Z17
+	VADDPS       Z18, Z16, K1, Z16
+	VADDPS       Z19, Z17, K2, Z17
+	VMOVUPS      Z7, Z18
+	VMOVUPS      Z7, Z19
+	VFMADD213PS  Z8, Z16, Z18
+	VFMADD213PS  Z8, Z17, Z19
+	VFMADD213PS  Z9, Z16, Z18
+	VFMADD213PS  Z9, Z17, Z19
+	VPERMPS      Z10, Z14, Z22
+	VPERMPS      Z10, Z15, Z23
+	VPERMPS      Z11, Z14, Z14
+	VPERMPS      Z11, Z15, Z15
+	VFMADD231PS  Z22, Z16, Z14
+	VFMADD231PS  Z23, Z17, Z15
+	VFMADD213PS  Z22, Z18, Z14
+	VFMADD213PS  Z23, Z19, Z15
+	VSCALEFPS    Z20, Z14, Z14
+	VSCALEFPS    Z21, Z15, Z15
+	VMOVUPS      Z14, (AX)
+	VMOVUPS      Z15, 64(AX)
+	VADDPS       Z15, Z14, Z14
+	VMOVUPS      Z14, Z14
+
+expjoinAVX512_10:
+	VCMPPS       $0x0e, 128(AX), Z1, K1
+	VCMPPS       $0x0e, 192(AX), Z1, K2
+	KORTESTW     K1, K2
+	JNZ          expslowAVX512_11
+	VMOVUPS      128(AX), Z15
+	VMOVUPS      192(AX), Z16
+	VSUBPS       Z0, Z15, Z17
+	VSUBPS       Z0, Z16, Z18
+	VADDPS       Z0, Z17, Z19
+	VADDPS       Z0, Z18, Z20
+	VSUBPS       Z19, Z15, Z19
+	VSUBPS       Z20, Z16, Z20
+	VMOVUPS      Z4, Z15
+	VMOVUPS      Z4, Z16
+	VFMADD231PS  Z3, Z17, Z15
+	VFMADD231PS  Z3, Z18, Z16
+	VSUBPS       Z4, Z15, Z21
+	VSUBPS       Z4, Z16, Z22
+	VFNMADD231PS Z5, Z21, Z17
+	VFNMADD231PS Z5, Z22, Z18
+	VFNMADD231PS Z6, Z21, Z17
+	VFNMADD231PS Z6, Z22, Z18
+	VADDPS       Z19, Z17, Z17
+	VADDPS       Z20, Z18, Z18
+	VMOVUPS      Z7, Z19
+	VMOVUPS      Z7, Z20
+	VFMADD213PS  Z8, Z17, Z19
+	VFMADD213PS  Z8, Z18, Z20
+	VFMADD213PS  Z9, Z17, Z19
+	VFMADD213PS  Z9, Z18, Z20
+	VPERMPS      Z10, Z15, Z23
+	VPERMPS      Z10, Z16, Z24
+	VPERMPS      Z11, Z15, Z15
+	VPERMPS      Z11, Z16, Z16
+	VFMADD231PS  Z23, Z17, Z15
+	VFMADD231PS  Z24, Z18, Z16
+	VFMADD213PS  Z23, Z19, Z15
+	VFMADD213PS  Z24, Z20, Z16
+	VSCALEFPS    Z21, Z15, Z15
+	VSCALEFPS    Z22, Z16, Z16
+	VMOVUPS      Z15, 128(AX)
+	VMOVUPS      Z16, 192(AX)
+	VADDPS       Z16, Z15, Z15
+	VMOVUPS      Z15, Z15
+	JMP          expjoinAVX512_12
+
+expslowAVX512_11:
+	VMOVUPS      128(AX), Z15
+	VMOVUPS      192(AX), Z16
+	VSUBPS       Z0, Z15, Z17
+	VSUBPS       Z0, Z16, Z18
+	VSUBPS       Z15, Z17, Z21
+	VSUBPS       Z16, Z18, Z22
+	VSUBPS       Z21, Z17, Z19
+	VSUBPS       Z22, Z18, Z20
+	VSUBPS       Z19, Z15, Z19
+	VSUBPS       Z20, Z16, Z20
+	VADDPS       Z0, Z21, Z21
+	VADDPS       Z0, Z22, Z22
+	VSUBPS       Z21, Z19, Z19
+	VSUBPS       Z22, Z20, Z20
+	VCMPPS       $0x1d, Z2, Z17, K1
+	VCMPPS       $0x1d, Z2, Z18, K2
+	VMAXPS       Z17, Z2, Z17
+	VMAXPS       Z18, Z2, Z18
+	VMOVUPS      Z4, Z15
+	VMOVUPS      Z4, Z16
+	VFMADD231PS  Z3, Z17, Z15
+	VFMADD231PS  Z3, Z18, Z16
+	VSUBPS       Z4, Z15, Z21
+	VSUBPS       Z4, Z16, Z22
+	VFNMADD231PS Z5, Z21, Z17
+	VFNMADD231PS Z5, Z22, Z18
+	VFNMADD231PS Z6, Z21, Z17
+	VFNMADD231PS Z6, Z22, Z18
+	VADDPS       Z19, Z17, K1, Z17
+	VADDPS       Z20, Z18, K2, Z18
+	VMOVUPS      Z7, Z19
+	VMOVUPS      Z7, Z20
+	VFMADD213PS  Z8, Z17, Z19
+	VFMADD213PS  Z8, Z18, Z20
+	VFMADD213PS  Z9, Z17, Z19
+	VFMADD213PS  Z9, Z18, Z20
+	VPERMPS      Z10, Z15, Z23
+	VPERMPS      Z10, Z16, Z24
+	VPERMPS      Z11, Z15, Z15
+	VPERMPS      Z11, Z16, Z16
+	VFMADD231PS  Z23, Z17, Z15
+	VFMADD231PS  Z24, Z18, Z16
+	VFMADD213PS  Z23, Z19, Z15
+	VFMADD213PS  Z24, Z20, Z16
+	VSCALEFPS    Z21, Z15, Z15
+	VSCALEFPS    Z22, Z16, Z16
+	VMOVUPS      Z15, 128(AX)
+	VMOVUPS      Z16, 192(AX)
+	VADDPS       Z16, Z15, Z15
+	VMOVUPS      Z15, Z15
+
+expjoinAVX512_12:
+	VADDPS        Z15, Z14, Z14
+	VEXTRACTF64X4 $0x01, Z14, Y15
+	VCVTPS2PD     Y14, Z14
+	VCVTPS2PD     Y15, Z15
+	VADDPD        Z14, Z12, Z12
+	VADDPD        Z15, Z13, Z13
+	ADDQ          $0x00000100, AX
+	SUBQ          $0x00000040, CX
+	JMP           exp4AVX512_6
+
+exp1AVX512_7:
+	TESTQ         CX, CX
+	JZ            expdoneAVX512_8
+	VMOVUPS       (AX), Z1
+	VSUBPS        Z0, Z1, Z14
+	VSUBPS        Z1, Z14, Z16
+	VSUBPS        Z16, Z14, Z15
+	VSUBPS        Z15, Z1, Z15
+	VADDPS        Z0, Z16, Z16
+	VSUBPS        Z16, Z15, Z15
+	VCMPPS        $0x1d, Z2, Z14, K1
+	VMAXPS        Z14, Z2, Z14
+	VMOVUPS       Z4, Z1
+	VFMADD231PS   Z3, Z14, Z1
+	VSUBPS        Z4, Z1, Z16
+	VFNMADD231PS  Z5, Z16, Z14
+	VFNMADD231PS  Z6, Z16, Z14
+	VADDPS        Z15, Z14, K1, Z14
+	VMOVUPS       Z7, Z15
+	VFMADD213PS   Z8, Z14, Z15
+	VFMADD213PS   Z9, Z14, Z15
+	VPERMPS       Z10, Z1, Z17
+	VPERMPS       Z11, Z1, Z1
+	VFMADD231PS   Z17, Z14, Z1
+	VFMADD213PS   Z17, Z15, Z1
+	VSCALEFPS     Z16, Z1, Z1
+	VMOVUPS       Z1, (AX)
+	VEXTRACTF64X4 $0x01, Z1, Y14
+	VCVTPS2PD     Y1, Z1
+	VCVTPS2PD     Y14, Z14
+	VADDPD        Z1, Z12, Z12
+	VADDPD        Z14, Z13, Z13
 	ADDQ          $0x00000040, AX
 	SUBQ          $0x00000010, CX
-	JMP           vec1_AVX512_9
+	JMP           exp1AVX512_7
 
-done1_AVX512_9:
-scalar_AVX512_9:
-	TESTQ        CX, CX
-	JZ           end_AVX512_9
-	VMOVSS       (AX), X5
-	VSUBPS       X0, X5, X6
-	VSUBPS       X5, X6, X7
-	VSUBPS       X7, X6, X8
-	VSUBPS       X8, X5, X8
-	VSUBPS       X7, X1, X7
-	VADDPS       X7, X8, X8
-	VMAXPS       errLo<>+0(SB), X8, X8
-	VMINPS       errHi<>+0(SB), X8, X8
-	VMAXPS       clampLo<>+0(SB), X6, X6
-	VMOVUPS      magic<>+0(SB), X5
-	VFMADD231PS  log2e<>+0(SB), X6, X5
-	VSUBPS       magic<>+0(SB), X5, X7
-	VFNMADD231PS ln2hi<>+0(SB), X7, X6
-	VFNMADD231PS ln2lo<>+0(SB), X7, X6
-	VADDPS       X8, X6, X6
-	VMOVUPS      c6<>+0(SB), X7
-	VFMADD231PS  c7<>+0(SB), X6, X7
-	VFMADD213PS  c5<>+0(SB), X6, X7
-	VFMADD213PS  c4<>+0(SB), X6, X7
-	VFMADD213PS  c3<>+0(SB), X6, X7
-	VFMADD213PS  c2<>+0(SB), X6, X7
-	VFMADD213PS  one<>+0(SB), X6, X7
-	VFMADD213PS  one<>+0(SB), X6, X7
-	VPSLLD       $0x17, X5, X5
-	VMULPS       X5, X7, X7
-	VMOVSS       X7, (AX)
-	VCVTSS2SD    X7, X7, X7
-	VADDSD       X7, X4, X4
-	ADDQ         $0x04, AX
-	DECQ         CX
-	JMP          scalar_AVX512_9
-
-end_AVX512_9:
-	VADDPD        Z3, Z2, Z2
-	VEXTRACTF64X4 $0x01, Z2, Y0
-	VADDPD        Y0, Y2, Y0
+expdoneAVX512_8:
+	VADDPD        Z13, Z12, Z12
+	VEXTRACTF64X4 $0x01, Z12, Y0
+	VADDPD        Y0, Y12, Y0
 	VEXTRACTF128  $0x01, Y0, X1
 	VADDPD        X1, X0, X1
 	VUNPCKHPD     X1, X1, X0
 	VADDSD        X0, X1, X1
-	VADDSD        X4, X1, X1
 	MOVSD         X1, ret+32(FP)
 	VZEROUPPER
 	RET
+
+DATA magic16<>+0(SB)/4, $0x49400000
+DATA magic16<>+4(SB)/4, $0x49400000
+DATA magic16<>+8(SB)/4, $0x49400000
+DATA magic16<>+12(SB)/4, $0x49400000
+DATA magic16<>+16(SB)/4, $0x49400000
+DATA magic16<>+20(SB)/4, $0x49400000
+DATA magic16<>+24(SB)/4, $0x49400000
+DATA magic16<>+28(SB)/4, $0x49400000
+DATA magic16<>+32(SB)/4, $0x49400000
+DATA magic16<>+36(SB)/4, $0x49400000
+DATA magic16<>+40(SB)/4, $0x49400000
+DATA magic16<>+44(SB)/4, $0x49400000
+DATA magic16<>+48(SB)/4, $0x49400000
+DATA magic16<>+52(SB)/4, $0x49400000
+DATA magic16<>+56(SB)/4, $0x49400000
+DATA magic16<>+60(SB)/4, $0x49400000
+GLOBL magic16<>(SB), RODATA|NOPTR, $64
+
+DATA exp16Hi<>+0(SB)/4, $0x4b800000
+DATA exp16Hi<>+4(SB)/4, $0x4b85aac3
+DATA exp16Hi<>+8(SB)/4, $0x4b8b95c2
+DATA exp16Hi<>+12(SB)/4, $0x4b91c3d3
+DATA exp16Hi<>+16(SB)/4, $0x4b9837f0
+DATA exp16Hi<>+20(SB)/4, $0x4b9ef532
+DATA exp16Hi<>+24(SB)/4, $0x4ba5fed7
+DATA exp16Hi<>+28(SB)/4, $0x4bad583f
+DATA exp16Hi<>+32(SB)/4, $0x4bb504f3
+DATA exp16Hi<>+36(SB)/4, $0x4bbd08a4
+DATA exp16Hi<>+40(SB)/4, $0x4bc5672a
+DATA exp16Hi<>+44(SB)/4, $0x4bce248c
+DATA exp16Hi<>+48(SB)/4, $0x4bd744fd
+DATA exp16Hi<>+52(SB)/4, $0x4be0ccdf
+DATA exp16Hi<>+56(SB)/4, $0x4beac0c7
+DATA exp16Hi<>+60(SB)/4, $0x4bf5257d
+GLOBL exp16Hi<>(SB), RODATA|NOPTR, $64
+
+DATA exp16Lo<>+0(SB)/4, $0x00000000
+DATA exp16Lo<>+4(SB)/4, $0x3f4f9891
+DATA exp16Lo<>+8(SB)/4, $0xbe60aba1
+DATA exp16Lo<>+12(SB)/4, $0x3f675624
+DATA exp16Lo<>+16(SB)/4, $0x3f231b71
+DATA exp16Lo<>+20(SB)/4, $0x3f412342
+DATA exp16Lo<>+24(SB)/4, $0xbf2c9d5e
+DATA exp16Lo<>+28(SB)/4, $0xbe2deaf6
+DATA exp16Lo<>+32(SB)/4, $0x3ecfe77a
+DATA exp16Lo<>+36(SB)/4, $0xbf414fe8
+DATA exp16Lo<>+40(SB)/4, $0x3e0aa837
+DATA exp16Lo<>+44(SB)/4, $0x3e28fc24
+DATA exp16Lo<>+48(SB)/4, $0xbed4a58a
+DATA exp16Lo<>+52(SB)/4, $0xbe1eab59
+DATA exp16Lo<>+56(SB)/4, $0xbe4116de
+DATA exp16Lo<>+60(SB)/4, $0x3e292436
+GLOBL exp16Lo<>(SB), RODATA|NOPTR, $64

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"slices"
+	"sync"
+	"testing"
 	"time"
 	"unsafe"
 
@@ -83,4 +86,23 @@ func aligned(n, align int) []byte {
 	p := make([]byte, n+align)
 	skip := (align - int(uintptr(unsafe.Pointer(&p[0]))%uintptr(align))) % align
 	return p[skip : skip+n]
+}
+
+// l2ReadGBps is the L2 read bandwidth measured once per process (the best of several
+// samples: a shared machine only ever makes a sample slower), so that every pooling
+// benchmark's fraction is taken against the same machine state. It is 0 without a
+// read loop.
+var l2ReadGBps = sync.OnceValue(func() float64 {
+	l2 := cacheLevels()[1]
+	return slices.Max(append(readGBps(l2.buffer, 20, 16*l2.buffer), 0))
+})
+
+// reportL2 adds %L2, the fraction of the process's L2 read bandwidth, to a benchmark
+// that has finished its b.Loop and read bytesPerOp bytes per op. The reference is a
+// best sample and the kernel's time a mean, so on a loaded machine the fraction errs low.
+func reportL2(b *testing.B, bytesPerOp float64) {
+	if peak := l2ReadGBps(); peak > 0 {
+		gbps := bytesPerOp * float64(b.N) / float64(b.Elapsed().Nanoseconds())
+		b.ReportMetric(100*gbps/peak, "%L2")
+	}
 }

@@ -89,6 +89,7 @@ func benchAvgPool1D(b *testing.B, n, kernel int) {
 	for b.Loop() {
 		kernels.AvgPool1D(dst, src, kernel)
 	}
+	reportL2(b, float64(4*n))
 }
 
 func benchMaxPool1D(b *testing.B, n, kernel int) {
@@ -98,4 +99,5 @@ func benchMaxPool1D(b *testing.B, n, kernel int) {
 	for b.Loop() {
 		kernels.MaxPool1D(dst, src, kernel)
 	}
+	reportL2(b, float64(4*n))
 }

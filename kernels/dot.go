@@ -35,10 +35,12 @@ var (
 // overflow in one variant and not in another.
 func DotF16(a, b []Float16) float32 {
 	if len(a) != len(b) {
-		panic(fmt.Sprintf("kernels.DotF16: len(a) = %d, len(b) = %d", len(a), len(b)))
+		panic(lengthError{"DotF16", len(a), len(b)})
 	}
-	race.Read(a)
-	race.Read(b)
+	if race.Enabled {
+		race.Read(a)
+		race.Read(b)
+	}
 	return dotF16.Call(fp16.Bits(a), fp16.Bits(b))
 }
 
@@ -50,10 +52,12 @@ func DotF16(a, b []Float16) float32 {
 // It panics if len(a) != len(b). Error bound and NaN/Inf behaviour are DotF16's.
 func DotF32F16(a []float32, b []Float16) float32 {
 	if len(a) != len(b) {
-		panic(fmt.Sprintf("kernels.DotF32F16: len(a) = %d, len(b) = %d", len(a), len(b)))
+		panic(lengthError{"DotF32F16", len(a), len(b)})
 	}
-	race.Read(a)
-	race.Read(b)
+	if race.Enabled {
+		race.Read(a)
+		race.Read(b)
+	}
 	return dotF32F16.Call(a, fp16.Bits(b))
 }
 
@@ -64,9 +68,23 @@ func DotF32F16(a []float32, b []Float16) float32 {
 // It panics if len(a) != len(b). Error bound and NaN/Inf behaviour are DotF16's.
 func DotF32(a, b []float32) float32 {
 	if len(a) != len(b) {
-		panic(fmt.Sprintf("kernels.DotF32: len(a) = %d, len(b) = %d", len(a), len(b)))
+		panic(lengthError{"DotF32", len(a), len(b)})
 	}
-	race.Read(a)
-	race.Read(b)
+	if race.Enabled {
+		race.Read(a)
+		race.Read(b)
+	}
 	return dotF32.Call(a, b)
+}
+
+// lengthError is the dot products' length-mismatch panic. Formatting it only when it
+// is printed keeps them small enough to inline: a call saved is a nanosecond or two at
+// n = 128.
+type lengthError struct {
+	kernel string
+	a, b   int
+}
+
+func (e lengthError) Error() string {
+	return fmt.Sprintf("kernels.%s: len(a) = %d, len(b) = %d", e.kernel, e.a, e.b)
 }

@@ -85,8 +85,15 @@ func TestPoolSpecial(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	specials := []float32{float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), -float32(math.NaN()),
 		float32(math.Copysign(0, -1)), math.MaxFloat32, -math.MaxFloat32, 1e-45}
+	// 1..80 for the general kernels, then lengths where AVX-512's fixed-size bodies run
+	// (at least 80 interior outputs) with and without a tail.
+	var lengths []int
+	for n := 1; n <= 80; n++ {
+		lengths = append(lengths, n)
+	}
+	lengths = append(lengths, 150, 151, 214, 300)
 	for _, v := range dispatch.Tested() {
-		for n := 1; n <= 80; n++ {
+		for _, n := range lengths {
 			for _, s := range specials {
 				src := make([]float32, n)
 				for i := range src {

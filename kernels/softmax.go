@@ -20,8 +20,17 @@ var softmax = dispatch.New(softmaxGeneric)
 // computed in float64, ŷ (|y − ŷ| ≤ 2⁻²¹·ŷ, plus 2⁻¹⁴⁷ for outputs in float32's
 // subnormal range), and the outputs sum to 1 within 1e-6. The SIMD variants use their
 // own exponential (range reduction with the rounding error of x − m recovered exactly,
-// a degree-7 polynomial) and a float64 sum; the generic variant uses math.Exp. The
+// then a polynomial) and a float64 sum; the generic variant uses math.Exp. The
 // variants therefore differ from each other in the last bits, within the bound.
+//
+// The bound, for the avx2 and avx512 variants (u = 2⁻²⁴): each exponential is within
+// 1.2u of 2²⁴·e^(x−m) (a table of 2^(j/L) as two floats, L = 8 or 16, and a polynomial
+// on |r| ≤ ln2/2L, derived in gen/amd64/softmax); the sum adds four of them in float32
+// (each term rounded at most twice: 2u) before the float64 sum (n·2⁻⁵³); 1/sum and the
+// final multiply round once each. An output carries its own exponential's error and,
+// through the sum, at most the largest other one: 2·1.2u + 2u + 2u = 6.4u < 8u = 2⁻²¹,
+// to first order, at every n (tested up to 2²⁰). The neon variant adds pairs in float32
+// before the float64 sum.
 //
 // Special inputs:
 //   - an empty x is left alone;
@@ -40,8 +49,9 @@ func Softmax(x []float32) {
 	softmax.Call(x)
 }
 
-// softmaxPasses is Softmax from one variant's three passes. max must return NaN if x
-// holds a NaN; expSum must replace x[i] by 2²⁴·exp(x[i]−m) and return their sum, for a
+// softmaxPasses is Softmax from one variant's three passes. max must return the largest
+// element of x if x holds no NaN; with a NaN it may return anything, provided expSum then
+// returns NaN. expSum must replace x[i] by 2²⁴·exp(x[i]−m) and return their sum, for a
 // finite m ≥ every x[i]; scale multiplies x by s. The 2²⁴ (which cancels in the
 // quotient) keeps the exponentials of outputs that end up subnormal normal until the
 // last multiply, so they round once.
@@ -54,10 +64,28 @@ func softmaxPasses(x []float32, max func([]float32) float32, expSum func([]float
 	case m != m || m > math.MaxFloat32:
 		setAll(x, float32(math.NaN()))
 	case m < -math.MaxFloat32:
-		setAll(x, float32(1/float64(len(x))))
+		if hasNaN(x) {
+			setAll(x, float32(math.NaN()))
+		} else {
+			setAll(x, float32(1/float64(len(x))))
+		}
 	default:
-		scale(x, float32(1/expSum(x, m)))
+		s := expSum(x, m)
+		if s != s {
+			setAll(x, float32(math.NaN()))
+			return
+		}
+		scale(x, float32(1/s))
 	}
+}
+
+func hasNaN(x []float32) bool {
+	for _, v := range x {
+		if v != v {
+			return true
+		}
+	}
+	return false
 }
 
 func setAll(x []float32, v float32) {

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -226,6 +227,68 @@ func TestSoftmaxAllocs(t *testing.T) {
 		}
 		if a := testing.AllocsPerRun(10, func() { Softmax(x) }); a != 0 {
 			t.Fatalf("%s: Softmax allocates %v times", v, a)
+		}
+	}
+}
+
+// TestSoftmaxPaths aims at the amd64 exponential's two paths: groups of vectors (four
+// on AVX2, pairs on AVX-512) whose elements all lie in [−m, m] with 0 ≤ m ≤ 2¹² take
+// Fast2Sum; one element below −m, a −Inf, or a max outside [0, 2¹²] sends the group (or
+// the whole row) to the general path.
+// Lengths cover whole iterations of four vectors, single vectors and the padded tail.
+func TestSoftmaxPaths(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	rows := []struct {
+		name string
+		max  float32 // the row's maximum; others are drawn from [lo, max]
+		lo   float32
+		odd  float32 // planted at one random place when not 0
+	}{
+		{"fast", 7.5, -7.5, 0},
+		{"one below −max", 7.5, -7.5, -7.5001},
+		{"one −Inf", 3, -3, float32(math.Inf(-1))},
+		{"max 0", 0, -0.5, 0},
+		{"max 2¹²", 0x1p12, -0x1p12, 0},
+		{"max 2¹² far below", 0x1p12, 0x1p12 - 200, -0x1p12},
+		{"max above 2¹²", 0x1.000002p12, 0x1p12 - 50, 0},
+		{"negative max", -3, -40, 0},
+		{"tiny max", 1e-30, -1e-30, 0},
+	}
+	for _, v := range dispatch.Tested() {
+		for _, row := range rows {
+			for _, n := range []int{1, 15, 16, 17, 31, 48, 63, 64, 65, 127, 128, 200, 1024 + 13} {
+				x := make([]float32, n)
+				for i := range x {
+					x[i] = row.lo + (row.max-row.lo)*r.Float32()
+				}
+				x[r.IntN(n)] = row.max
+				if row.odd != 0 && n > 1 {
+					x[r.IntN(n)] = row.odd
+				}
+				if m := Max(x); m != row.max {
+					x[0] = row.max
+				}
+				t.Run(fmt.Sprintf("%s/%s/n=%d", v, row.name, n), func(t *testing.T) { checkSoftmax(t, v, x, n%3) })
+			}
+		}
+	}
+}
+
+// TestSoftmaxMillion holds the bound at n = 2²⁰, where a float32 running sum would be
+// far outside it (2¹⁴ terms per lane); the amd64 variants sum in float32 only four
+// vectors at a time.
+func TestSoftmaxMillion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2²⁰-element rows in short mode")
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, v := range dispatch.Tested() {
+		for _, row := range softmaxRows[:3] {
+			x := make([]float32, 1<<20)
+			for i := range x {
+				x[i] = row.gen(r, i)
+			}
+			checkSoftmax(t, v, x, 1)
 		}
 	}
 }

@@ -10,6 +10,11 @@ import (
 	"unsafe"
 )
 
+// Enabled is whether the race detector is on. Wrappers that must stay within the
+// inlining budget test it around their calls: the inliner does not count a branch on a
+// false constant.
+const Enabled = true
+
 // Read reports that s is read.
 func Read[E any](s []E) {
 	if len(s) > 0 {

@@ -1,8 +1,11 @@
 // Command softmax generates asm/softmax_amd64.s: the three passes of Softmax (Max,
-// ExpSum, Scale) and the reductions Sum and Add, for AVX2 and AVX-512 from one body.
+// ExpSum, Scale) and the reductions Sum and Add, for AVX2 and AVX-512 from one body
+// each; the exponential keeps its constants in registers on AVX-512 and in memory on
+// AVX2, whose sixteen registers do not hold them.
 package main
 
 import (
+	"fmt"
 	"math"
 
 	. "github.com/kvsimd/kvsimd/gen/x86"
@@ -15,22 +18,17 @@ import (
 // Add, Scale): enough independent accumulators to hide the add latency.
 const unroll = 4
 
-// expUnroll is the number of vectors whose exponentials are interleaved. Each keeps
-// four registers live; with max, −max, two sums and the widening temporaries, two fit
-// AVX2's sixteen. (Three do not: avo then allocates Y16+, which needs an EVEX encoding
-// that AVX2-only CPUs fault on.) AVX-512 uses the same count so that its code is the
-// code the AVX2 tests run.
-const expUnroll = 2
-
 func main() {
 	Header()
 	for _, isa := range Both {
-		maxKernel(isa)
+		maxKernel(isa, true)
 		sumKernel(isa)
 		addKernel(isa)
 		scaleKernel(isa)
-		expSumKernel(isa)
 	}
+	maxKernel(AVX512, false)
+	expSumTable(exp256)
+	expSumTable(exp512)
 	Generate()
 }
 
@@ -77,28 +75,47 @@ func fold(isa ISA, v reg.VecVirtual, op func(a, b, dst Op)) reg.Register {
 // maxKernel keeps the float maximum with VMAXPS and, because VMAXPS drops a NaN in
 // one operand order or the other, a separate NaN detector: the largest bit pattern
 // shifted left by one (sign dropped); only NaNs exceed 0xff000000 (-Inf<<1 and
-// +Inf<<1 are equal to it). Integer ops keep AVX2 and AVX-512 identical.
-func maxKernel(isa ISA) {
+// +Inf<<1 are equal to it). Integer ops keep AVX2 and AVX-512 identical. Without
+// detectNaN it writes MaxNoNaN, a plain VMAXPS per vector, for Softmax on AVX-512,
+// whose ExpSum turns any NaN into a NaN sum.
+func maxKernel(isa ISA, detectNaN bool) {
 	name := "Max" + isa.Suffix
-	TEXT(name, NOSPLIT, "func(x []float32) (max float32, nan bool)")
-	Pragma("noescape")
-	Doc(name+" returns the largest element of x (-Inf if x is empty, ignoring NaNs) and whether x holds a NaN.",
-		"The sign of a zero maximum is unspecified.")
+	if detectNaN {
+		TEXT(name, NOSPLIT, "func(x []float32) (max float32, nan bool)")
+		Pragma("noescape")
+		Doc(name+" returns the largest element of x (-Inf if x is empty, ignoring NaNs) and whether x holds a NaN.",
+			"The sign of a zero maximum is unspecified.")
+	} else {
+		name = "MaxNoNaN" + isa.Suffix
+		TEXT(name, NOSPLIT, "func(x []float32) float32")
+		Pragma("noescape")
+		Doc(name+" returns the largest element of x (-Inf if x is empty) if x holds no NaN;",
+			"otherwise its result is unspecified. The sign of a zero maximum is unspecified.")
+	}
 	x := Mem{Base: Load(Param("x").Base(), GP64())}
 	n := Load(Param("x").Len(), GP64())
 	negInf := splat("negInf", float32(math.Inf(-1)))
 	var acc, nan [unroll]reg.VecVirtual
 	for u := range acc {
-		acc[u], nan[u] = isa.Vec(), isa.Vec()
+		acc[u] = isa.Vec()
 		VMOVUPS(negInf, acc[u])
-		VPSLLD(U8(1), acc[u], nan[u])
+		if detectNaN {
+			nan[u] = isa.Vec()
+			VPSLLD(U8(1), acc[u], nan[u])
+		}
 	}
 	sacc, snan := XMM(), XMM()
 	VMOVUPS(negInf, sacc)
-	VPSLLD(U8(1), sacc, snan)
+	if detectNaN {
+		VPSLLD(U8(1), sacc, snan)
+	}
 
 	Loop(isa, n, unroll, func(k int) {
 		for u := 0; u < k; u++ {
+			if !detectNaN {
+				VMAXPS(x.Offset(u*isa.Bytes()), acc[u], acc[u])
+				continue
+			}
 			t := isa.Vec()
 			VMOVUPS(x.Offset(u*isa.Bytes()), t)
 			VMAXPS(t, acc[u], acc[u])
@@ -107,16 +124,22 @@ func maxKernel(isa ISA) {
 		}
 		ADDQ(U32(k*isa.Bytes()), x.Base)
 	}, func() {
-		t := XMM()
-		VMOVSS(x, t)
-		VMAXSS(t, sacc, sacc)
-		VPSLLD(U8(1), t, t)
-		VPMAXUD(t, snan, snan)
+		if detectNaN {
+			t := XMM()
+			VMOVSS(x, t)
+			VMAXSS(t, sacc, sacc)
+			VPSLLD(U8(1), t, t)
+			VPMAXUD(t, snan, snan)
+		} else {
+			VMAXSS(x, sacc, sacc)
+		}
 		ADDQ(U8(4), x.Base)
 	})
 	for u := 1; u < unroll; u++ {
 		VMAXPS(acc[u], acc[0], acc[0])
-		VPMAXUD(nan[u], nan[0], nan[0])
+		if detectNaN {
+			VPMAXUD(nan[u], nan[0], nan[0])
+		}
 	}
 	m := fold(isa, acc[0], func(a, b, d Op) { VMAXPS(a, b, d) })
 	VMAXPS(sacc, m, m)
@@ -126,18 +149,19 @@ func maxKernel(isa ISA) {
 	VPSHUFD(U8(1), m, t)
 	VMAXSS(t, m, m)
 	Store(m, ReturnIndex(0))
-
-	b := fold(isa, nan[0], func(a, b, d Op) { VPMAXUD(a, b, d) })
-	VPMAXUD(snan, b, b)
-	VPSHUFD(U8(0x0e), b, t)
-	VPMAXUD(t, b, b)
-	VPSHUFD(U8(1), b, t)
-	VPMAXUD(t, b, b)
-	bits, flag := GP32(), GP8()
-	MOVD(b, bits)
-	CMPL(bits, U32(0xff000000))
-	SETHI(flag)
-	Store(flag, ReturnIndex(1))
+	if detectNaN {
+		b := fold(isa, nan[0], func(a, b, d Op) { VPMAXUD(a, b, d) })
+		VPMAXUD(snan, b, b)
+		VPSHUFD(U8(0x0e), b, t)
+		VPMAXUD(t, b, b)
+		VPSHUFD(U8(1), b, t)
+		VPMAXUD(t, b, b)
+		bits, flag := GP32(), GP8()
+		MOVD(b, bits)
+		CMPL(bits, U32(0xff000000))
+		SETHI(flag)
+		Store(flag, ReturnIndex(1))
+	}
 	VZEROUPPER()
 	RET()
 }
@@ -249,135 +273,352 @@ func scaleKernel(isa ISA) {
 	RET()
 }
 
-// The exponential, e^d for d = x − max ≤ 0, scaled by 2²⁴ (see expSumKernel):
-// k = round(d·log₂e) by the magic-number trick, r = d − k·ln2 in two Cody–Waite steps
-// (ln2hi has 9 significant bits, so k·ln2hi is exact), e^r by its degree-7 Taylor
-// polynomial (truncation below 2⁻²⁷ on |r| ≤ ln2/2), and 2^(k+24) built in the exponent
-// field from the low bits of the magic sum.
+// Constants of the exponential (see tableExp).
 var (
 	clampLo = float32(-104) // e^−104 < 2⁻¹⁵⁰: below it every output rounds to 0
 	log2e   = float32(math.Log2E)
-	// magic = 1.5·2²³ + 151: adding it rounds to an integer and leaves k+151 in the
-	// low mantissa bits, which shifted left by 23 are the exponent field of 2^(k+24).
-	magic = float32(0x1.8p23 + 151)
-	ln2hi = float32(0.693359375)
-	ln2lo = float32(math.Ln2 - 0.693359375)
-	// errBound clamps the 2Sum error term: for d ≥ −104 it is below 2⁻¹⁸; past the clamp
-	// (or for d = −Inf, where it is NaN) it must not move r far enough to matter.
+	ln2hi   = float32(0.693359375)
+	ln2lo   = float32(math.Ln2 - 0.693359375)
+	// errBound clamps the 2Sum error term on AVX2: for d ≥ −104 it is below 2⁻¹⁸; past the
+	// clamp (or for d = −Inf, where it is NaN) it must not move r far enough to matter.
 	errBound = float32(0x1p-10)
 )
 
-// expScaled writes 2²⁴·e^(x−m) for each register of xs to new registers; fresh
-// allocates registers of their width. Each step is issued for all of xs before the
-// next, so the long dependency chains of the registers overlap. x − m is rounded, so
-// 2Sum recovers its error e (|e| ≤ ulp(d)/2 can be 2⁻¹⁸, a 16-ulp error of e^d if
-// ignored) and adds it to the reduced argument.
-func expScaled(xs []reg.VecVirtual, m, negm reg.Register, fresh func() reg.VecVirtual) []reg.VecVirtual {
+// The table exponential, 2²⁴·e^d for d = x − m ≤ 0, reduces by ln2/L, L = 16 table
+// entries on AVX-512 (VPERMPS on zmm) and 8 on AVX2: kq = round_L(d·log₂e) (to a
+// multiple of 1/L by the magic-number trick, whose low mantissa bits are then
+// j = L·kq mod L), r = d − kq·ln2 (two FMAs, |r| ≤ ln2/2L), and
+//
+//	2²⁴·e^d = 2^⌊kq⌋ · T[j]·e^r,   T[j] = 2²⁴·2^(j/L) = Thi[j] + Tlo[j],
+//
+// with e^r = 1 + r·q(r), q = 1 + r/2 + r²/6 (+ r³/24 on AVX2; truncation below 2⁻²⁶·⁶
+// relative), T[j]·e^r = Thi + (Thi·r + Tlo)·q (the Tlo·(q−1) this adds is below 2⁻³⁰
+// relative). AVX-512 scales by 2^⌊kq⌋ with VSCALEFPS; AVX2 multiplies by 2^(⌊kq⌋+30)
+// built in the exponent field from the magic sum's low bits, its table holding
+// 2²⁴·2⁻³⁰·2^(j/L). Every rounding but the last FMA acts on a term below 0.05 of the
+// result (|Thi·r| ≤ 0.044·Thi), so the exponential is within 1.2·2⁻²⁴ relative of
+// 2²⁴·e^d: 1 from the last rounding, 0.16 truncation, the rest below 0.05.
+//
+// d = x − m is rounded; its error e (up to 2⁻¹⁸ for |d| ≤ 104, a 32-ulp error if
+// ignored) is recovered exactly and added to r. For 0 ≤ m ≤ 2¹² and x ≥ −m, |x| ≤ |m|
+// and Fast2Sum(−m, x) gives it in two operations; a group of vectors with any other
+// element (x < −m, −Inf, or every element of a row whose max is outside [0, 2¹²]) takes
+// the general path, 2Sum in five. d is clamped at −104 (e^−104·2²⁴ < 2⁻¹²⁶: such
+// outputs round to 0 after the 1/sum, −Inf included); on the general path the error is
+// then dropped (AVX-512: masked; AVX2: clamped to ±2⁻¹⁰, which also turns the NaN of
+// −Inf−(−Inf) into a bound). On the AVX-512 fast path |d| ≤ 2¹³ needs no clamp: d < −104
+// gives 2^⌊kq⌋ ≤ 2⁻¹⁵¹ and an output that rounds to 0.
+var fastMax = float32(0x1p12)
+
+// tableExp is one ISA's instance of the table exponential.
+type tableExp struct {
+	isa     ISA
+	entries int     // L
+	magic   float32 // 1.5·2^(23−log₂L), plus the exponent bias on AVX2
+	scale   float64 // the tables hold scale·2^(j/L)
+}
+
+var (
+	exp512 = tableExp{AVX512, 16, 0x1.8p19, 0x1p24}
+	// The AVX2 magic carries ⌊kq⌋+157 into the low bits: shifted left 20 and masked, the
+	// exponent field of 2^(⌊kq⌋+30), normal for ⌊kq⌋ ≥ −151 (d ≥ −104).
+	exp256 = tableExp{AVX2, 8, 0x1.8p20 + 157, 0x1p-6}
+)
+
+// expConsts are the exponential's constants: registers on AVX-512, memory on AVX2
+// except m.
+type expConsts struct {
+	m, lim                                                         reg.VecVirtual
+	clampLo, log2e, magic, ln2hi, ln2lo, c4, c3, c2, one, thi, tlo Op
+}
+
+func (t tableExp) consts(m, lim reg.VecVirtual) expConsts {
+	c := expConsts{m: m, lim: lim}
+	for _, k := range []struct {
+		op Op
+		to *Op
+	}{
+		{splat("clampLo", clampLo), &c.clampLo}, {splat("log2e", log2e), &c.log2e},
+		{splat(fmt.Sprintf("magic%d", t.entries), t.magic), &c.magic},
+		{splat("ln2hi", ln2hi), &c.ln2hi}, {splat("ln2lo", ln2lo), &c.ln2lo},
+		{splat("c4", 1.0/24), &c.c4}, {splat("c3", 1.0/6), &c.c3}, {splat("c2", 0.5), &c.c2}, {splat("one", 1), &c.one},
+		{t.table("Hi", func(v float64) float32 { return float32(v) }), &c.thi},
+		{t.table("Lo", func(v float64) float32 { return float32(v - float64(float32(v))) }), &c.tlo},
+	} {
+		*k.to = k.op
+		if t.isa.Lanes == 16 {
+			r := ZMM()
+			VMOVUPS(k.op, r)
+			*k.to = r
+		}
+	}
+	return c
+}
+
+// table is the L-entry table part(scale·2^(j/L)).
+func (t tableExp) table(name string, part func(float64) float32) Mem {
+	m := GLOBL(fmt.Sprintf("exp%d%s", t.entries, name), RODATA|NOPTR)
+	for j := 0; j < t.entries; j++ {
+		DATA(4*j, U32(math.Float32bits(part(t.scale*math.Exp2(float64(j)/float64(t.entries))))))
+	}
+	return m
+}
+
+// exp returns 2²⁴·e^(x−m) for each register of xs, issuing each step for all of them
+// before the next. general selects the 2Sum path; otherwise the caller guarantees
+// 0 ≤ m ≤ 2¹² and every x ≥ −m.
+func (t tableExp) exp(c expConsts, xs []reg.VecVirtual, general bool) []reg.VecVirtual {
+	avx512 := t.isa.Lanes == 16
 	n := len(xs)
 	regs := func() []reg.VecVirtual {
 		r := make([]reg.VecVirtual, n)
 		for i := range r {
-			r[i] = fresh()
+			r[i] = t.isa.Vec()
 		}
 		return r
 	}
-	d, z, e, v, p := regs(), regs(), regs(), regs(), regs()
 	each := func(step func(i int)) {
 		for i := 0; i < n; i++ {
 			step(i)
 		}
 	}
-	each(func(i int) { VSUBPS(m, xs[i], d[i]) })    // d = x − m
-	each(func(i int) { VSUBPS(xs[i], d[i], z[i]) }) // 2Sum(x, −m): z = d − x
-	each(func(i int) { VSUBPS(z[i], d[i], e[i]) })  //              e = d − z
-	each(func(i int) { VSUBPS(e[i], xs[i], e[i]) }) //              e = x − e (error of x)
-	each(func(i int) { VSUBPS(z[i], negm, z[i]) })  //              z = −m − z (error of −m)
-	each(func(i int) { VADDPS(z[i], e[i], e[i]) })
-	// VMAXPS/VMINPS return their memory operand when e is NaN.
-	each(func(i int) { VMAXPS(splat("errLo", -errBound), e[i], e[i]) })
-	each(func(i int) { VMINPS(splat("errHi", errBound), e[i], e[i]) })
-	each(func(i int) { VMAXPS(splat("clampLo", clampLo), d[i], d[i]) }) // −Inf and far tails: d = −104
-
-	mg := splat("magic", magic)
-	each(func(i int) { VMOVUPS(mg, v[i]) })
-	each(func(i int) { VFMADD231PS(splat("log2e", log2e), d[i], v[i]) }) // v = magic + round(d·log₂e)
-	k := z
-	each(func(i int) { VSUBPS(mg, v[i], k[i]) })
-	each(func(i int) { VFNMADD231PS(splat("ln2hi", ln2hi), k[i], d[i]) }) // r = d − k·ln2hi (exact)
-	each(func(i int) { VFNMADD231PS(splat("ln2lo", ln2lo), k[i], d[i]) }) //     − k·ln2lo
-	each(func(i int) { VADDPS(e[i], d[i], d[i]) })                        //     + e
-	r := d
-
-	each(func(i int) { VMOVUPS(splat("c6", 1.0/720), p[i]) })
-	each(func(i int) { VFMADD231PS(splat("c7", 1.0/5040), r[i], p[i]) })
-	for _, c := range []struct {
-		name string
-		v    float32
-	}{{"c5", 1.0 / 120}, {"c4", 1.0 / 24}, {"c3", 1.0 / 6}, {"c2", 0.5}, {"one", 1}, {"one", 1}} {
-		each(func(i int) { VFMADD213PS(splat(c.name, c.v), r[i], p[i]) }) // p = p·r + c
+	d, e := regs(), regs()
+	each(func(i int) { VSUBPS(c.m, xs[i], d[i]) }) // d = x − m
+	var keep []reg.OpmaskVirtual
+	if general {
+		z := regs()
+		each(func(i int) { VSUBPS(xs[i], d[i], z[i]) }) // 2Sum(x, −m): z = d − x
+		each(func(i int) { VSUBPS(z[i], d[i], e[i]) })  //              e = d − z
+		each(func(i int) { VSUBPS(e[i], xs[i], e[i]) }) //              e = x − e (error of x)
+		each(func(i int) { VADDPS(c.m, z[i], z[i]) })   //              z = z + m (−error of −m)
+		each(func(i int) { VSUBPS(z[i], e[i], e[i]) })
+		if avx512 {
+			keep = make([]reg.OpmaskVirtual, n)
+			each(func(i int) {
+				keep[i] = K()
+				VCMPPS(U8(0x1d), c.clampLo, d[i], keep[i]) // d ≥ −104 (false for NaN)
+			})
+			// VMAXPS returns its second source, d, when d is NaN: NaNs reach the sum.
+			each(func(i int) { VMAXPS(d[i], c.clampLo, d[i]) })
+		} else {
+			// VMAXPS/VMINPS return their memory operand when e is NaN.
+			each(func(i int) { VMAXPS(splat("errLo", -errBound), e[i], e[i]) })
+			each(func(i int) { VMINPS(splat("errHi", errBound), e[i], e[i]) })
+			each(func(i int) { VMAXPS(c.clampLo, d[i], d[i]) })
+		}
+	} else {
+		z := e
+		each(func(i int) { VADDPS(c.m, d[i], z[i]) })   // Fast2Sum(−m, x): z = d + m
+		each(func(i int) { VSUBPS(z[i], xs[i], e[i]) }) //                  e = x − z
+		if !avx512 {
+			each(func(i int) { VMAXPS(c.clampLo, d[i], d[i]) })
+		}
 	}
-	each(func(i int) { VPSLLD(U8(23), v[i], v[i]) }) // 2^(k+24)
-	each(func(i int) { VMULPS(v[i], p[i], p[i]) })
-	return p
+	v, kq := regs(), regs()
+	each(func(i int) { VMOVUPS(c.magic, v[i]) })
+	each(func(i int) { VFMADD231PS(c.log2e, d[i], v[i]) }) // v = magic + round_L(d·log₂e)
+	each(func(i int) { VSUBPS(c.magic, v[i], kq[i]) })
+	each(func(i int) { VFNMADD231PS(c.ln2hi, kq[i], d[i]) }) // r = d − kq·ln2hi
+	each(func(i int) { VFNMADD231PS(c.ln2lo, kq[i], d[i]) }) //     − kq·ln2lo
+	if avx512 && general {
+		each(func(i int) { VADDPS(e[i], d[i], keep[i], d[i]) }) // + e, where d was not clamped
+	} else {
+		each(func(i int) { VADDPS(e[i], d[i], d[i]) }) // + e
+	}
+	r, q := d, e
+	if avx512 {
+		each(func(i int) { VMOVUPS(c.c3, q[i]) })
+	} else {
+		each(func(i int) { VMOVUPS(c.c4, q[i]) })
+		each(func(i int) { VFMADD213PS(c.c3, r[i], q[i]) }) // q = r/24 + 1/6
+	}
+	each(func(i int) { VFMADD213PS(c.c2, r[i], q[i]) })  // q = q·r + 1/2
+	each(func(i int) { VFMADD213PS(c.one, r[i], q[i]) }) // q = q·r + 1
+	hi, lo := regs(), regs()
+	each(func(i int) { VPERMPS(c.thi, v[i], hi[i]) })
+	each(func(i int) { VPERMPS(c.tlo, v[i], lo[i]) })
+	each(func(i int) { VFMADD231PS(hi[i], r[i], lo[i]) }) // lo = Thi·r + Tlo
+	each(func(i int) { VFMADD213PS(hi[i], q[i], lo[i]) }) // lo = lo·q + Thi
+	if avx512 {
+		each(func(i int) { VSCALEFPS(kq[i], lo[i], lo[i]) }) // · 2^⌊kq⌋
+	} else {
+		each(func(i int) { VPSLLD(U8(20), v[i], v[i]) })
+		each(func(i int) { VPAND(splat("expField", math.Float32frombits(0xff800000)), v[i], v[i]) })
+		each(func(i int) { VMULPS(v[i], lo[i], lo[i]) }) // · 2^(⌊kq⌋+30)
+	}
+	return lo
 }
 
-// expSumKernel replaces x[i] by 2²⁴·e^(x[i]−max) and returns their float64 sum. The
-// 2²⁴ factor keeps every kept value normal (k ≥ −150), so outputs that end up
-// subnormal are rounded once, by the caller's final multiply with 1/sum. The expUnroll
-// vectors of an iteration are added in float32 (positive values ≤ 2²⁴, one rounding)
-// and then widened to float64.
-// The caller guarantees max is finite and every element is ≤ max, no NaN.
-func expSumKernel(isa ISA) {
+// expSumTable writes ExpSum{AVX2,AVX512} on the table exponential: four vectors per
+// iteration, which take the fast path unless an element is below −m (or the row's max
+// is outside [0, 2¹²]), checked for the four at once on AVX2 and for each pair on
+// AVX-512. The four exponentials are summed in float32 as a tree of depth two and the
+// sum widened to float64: every term is rounded at most twice before the float64 sum
+// (relative error ≤ 2·2⁻²⁴), at 2 vector operations per vector rather than 3.
+func expSumTable(t tableExp) {
+	isa := t.isa
+	avx512 := isa.Lanes == 16
 	name := "ExpSum" + isa.Suffix
 	TEXT(name, NOSPLIT, "func(x []float32, max float32) float64")
 	Pragma("noescape")
-	Doc(name+" replaces each x[i] by 2²⁴·exp(x[i]−max) and returns their float64 sum.",
-		"max must be finite, no element may exceed it and none may be NaN.")
+	nan := "none may be NaN."
+	if avx512 {
+		nan = "a NaN element makes the sum NaN."
+	}
+	Doc(name+" replaces each x[i] by 2²⁴·exp(x[i]−max) and returns their sum, accumulated in float64",
+		fmt.Sprintf("from float32 sums of four. len(x) must be a multiple of %d and max finite and no smaller", isa.Lanes),
+		"than any element; "+nan)
 	x := Mem{Base: Load(Param("x").Base(), GP64())}
 	n := Load(Param("x").Len(), GP64())
-	ms := Load(Param("max"), XMM())
-	m, negm := isa.Vec(), isa.Vec()
-	VBROADCASTSS(ms, m)
-	VMULPS(splat("minusOne", -1), m, negm)
-	zero := splat("zero", 0)
+	m, lim := isa.Vec(), isa.Vec()
+	VBROADCASTSS(paramAddr("max"), m)
+	// lim: elements below it take the general path; all of them unless 0 ≤ m ≤ 2¹².
+	VXORPS(splat("signBit", math.Float32frombits(0x80000000)), m, lim)
+	if avx512 {
+		outside := K()
+		VCMPPS(U8(0x1d), splat("zero", 0), m, outside) // m ≥ 0
+		VCMPPS(U8(0x12), splat("fastMax", fastMax), m, outside, outside)
+		KNOTW(outside, outside)
+		VMOVUPS(splat("posInf", float32(math.Inf(1))), outside, lim)
+	} else {
+		in, le := YMM(), YMM()
+		VCMPPS(U8(0x1d), splat("zero", 0), m, in)          // m ≥ 0
+		VCMPPS(U8(0x12), splat("fastMax", fastMax), m, le) // m ≤ 2¹²
+		VANDPS(le, in, in)
+		inf := YMM()
+		VMOVUPS(splat("posInf", float32(math.Inf(1))), inf)
+		VBLENDVPS(in, lim, inf, lim) // lim = in ? −m : +Inf
+	}
+	c := t.consts(m, lim)
 	acc := []reg.VecVirtual{isa.Vec(), isa.Vec()}
 	for _, a := range acc {
-		VMOVUPS(zero, a)
+		VXORPS(a, a, a)
 	}
-	sacc := XMM()
-	VMOVUPS(zero, sacc)
-
-	Loop(isa, n, expUnroll, func(k int) {
-		xs := make([]reg.VecVirtual, k)
-		for u := range xs {
-			xs[u] = isa.Vec()
-			VMOVUPS(x.Offset(u*isa.Bytes()), xs[u])
-		}
-		ys := expScaled(xs, m, negm, isa.Vec)
-		for u, y := range ys {
-			VMOVUPS(y, x.Offset(u*isa.Bytes()))
-		}
-		for _, y := range ys[1:] {
-			VADDPS(y, ys[0], ys[0])
-		}
-		lo, hi := isa.Vec(), isa.Vec()
-		h := isa.Vec()
-		highHalf(isa, ys[0], isa.Half(h))
-		VCVTPS2PD(isa.Half(ys[0]), lo)
+	flush := func(s reg.VecVirtual) {
+		h, lo, hi := isa.Vec(), isa.Vec(), isa.Vec()
+		highHalf(isa, s, isa.Half(h))
+		VCVTPS2PD(isa.Half(s), lo)
 		VCVTPS2PD(isa.Half(h), hi)
 		VADDPD(lo, acc[0], acc[0])
 		VADDPD(hi, acc[1], acc[1])
-		ADDQ(U32(k*isa.Bytes()), x.Base)
-	}, func() {
-		t := XMM()
-		VMOVSS(x, t)
-		y := expScaled([]reg.VecVirtual{t}, m.AsX(), negm.AsX(), XMM)[0]
-		VMOVSS(y, x)
-		VCVTSS2SD(y, y, y)
-		VADDSD(y, sacc, sacc)
-		ADDQ(U8(4), x.Base)
-	})
-	Store(reduceSum(isa, acc, sacc), ReturnIndex(0))
+	}
+	// block computes the exponentials of vectors [first, first+count) of the iteration,
+	// general or not, stores them and returns their float32 sum.
+	block := func(first, count int, general bool) reg.VecVirtual {
+		var ys []reg.VecVirtual
+		group := 1
+		if avx512 {
+			group = 2
+		}
+		for g := first; g < first+count; g += group {
+			xs := make([]reg.VecVirtual, group)
+			for u := range xs {
+				xs[u] = loadVec(isa, x.Offset((g+u)*isa.Bytes()))
+			}
+			for u, y := range t.exp(c, xs, general) {
+				VMOVUPS(y, x.Offset((g+u)*isa.Bytes()))
+				ys = append(ys, y)
+			}
+		}
+		for len(ys) > 1 { // a tree: each term rounded once per level
+			for i := 0; i+1 < len(ys); i += 2 {
+				VADDPS(ys[i+1], ys[i], ys[i])
+			}
+			var next []reg.VecVirtual
+			for i := 0; i < len(ys); i += 2 {
+				next = append(next, ys[i])
+			}
+			ys = next
+		}
+		return ys[0]
+	}
+	// checked runs block on count vectors, on the fast path unless one is below lim.
+	checked := func(first, count int) reg.VecVirtual {
+		slow, join := label("expslow", isa), label("expjoin", isa)
+		if avx512 {
+			below := []reg.OpmaskVirtual{K(), K()}
+			for u := range below {
+				VCMPPS(U8(0x0e), x.Offset((first+u)*isa.Bytes()), lim, below[u]) // lim > x
+			}
+			KORTESTW(below[0], below[1])
+		} else {
+			var any reg.VecVirtual
+			for u := 0; u < count; u++ {
+				b := YMM()
+				VCMPPS(U8(0x0e), x.Offset((first+u)*isa.Bytes()), lim, b) // lim > x
+				if any == nil {
+					any = b
+				} else {
+					VORPS(b, any, any)
+				}
+			}
+			VTESTPS(any, any)
+		}
+		sum := isa.Vec()
+		JNZ(LabelRef(slow))
+		VMOVUPS(block(first, count, false), sum)
+		JMP(LabelRef(join))
+		Label(slow)
+		VMOVUPS(block(first, count, true), sum)
+		Label(join)
+		return sum
+	}
+	top, tail, done := label("exp4", isa), label("exp1", isa), label("expdone", isa)
+	Label(top)
+	CMPQ(n, U32(4*isa.Lanes))
+	JB(LabelRef(tail))
+	var sum reg.VecVirtual
+	if avx512 {
+		sum = checked(0, 2)
+		VADDPS(checked(2, 2), sum, sum)
+	} else {
+		sum = checked(0, 4)
+	}
+	flush(sum)
+	ADDQ(U32(4*isa.Bytes()), x.Base)
+	SUBQ(U32(4*isa.Lanes), n)
+	JMP(LabelRef(top))
+
+	Label(tail)
+	TESTQ(n, n)
+	JZ(LabelRef(done))
+	y := t.exp(c, []reg.VecVirtual{loadVec(isa, x)}, true)[0]
+	VMOVUPS(y, x)
+	flush(y)
+	ADDQ(U32(isa.Bytes()), x.Base)
+	SUBQ(U32(isa.Lanes), n)
+	JMP(LabelRef(tail))
+
+	Label(done)
+	VADDPD(acc[1], acc[0], acc[0])
+	s := fold(isa, acc[0], func(a, b, d Op) { VADDPD(a, b, d) })
+	u := XMM()
+	VUNPCKHPD(s, s, u)
+	VADDSD(u, s, s)
+	Store(s, ReturnIndex(0))
 	VZEROUPPER()
 	RET()
+}
+
+func loadVec(isa ISA, m Mem) reg.VecVirtual {
+	v := isa.Vec()
+	VMOVUPS(m, v)
+	return v
+}
+
+var labels int
+
+func label(what string, isa ISA) string {
+	labels++
+	return fmt.Sprintf("%s%s_%d", what, isa.Suffix, labels)
+}
+
+// paramAddr is the stack slot of a parameter, for VEX/EVEX loads of floats (avo's Load
+// uses legacy-SSE MOVSS, which costs a state transition with dirty upper halves).
+func paramAddr(name string) Mem {
+	b, err := Param(name).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	return b.Addr
 }
