@@ -23,7 +23,7 @@ var scores = dispatch.New(scoresGeneric)
 //	}
 //
 // It panics unless dim ≥ 1, rows ≥ 0, n ≥ 0, len(q) == rows·dim, len(k) == n·dim and
-// len(dst) == rows·n. dst must not overlap q.
+// len(dst) == rows·n, each product computed without overflow. dst must not overlap q.
 //
 // The SIMD variants widen each key to float32 once per block of queries (a whole
 // 64-query window at dim 128) and multiply it against the block from registers; each
@@ -38,7 +38,13 @@ func Scores(dst, q []float32, k []Float16, rows, n, dim int, scale float32) {
 	if dim < 1 || rows < 0 || n < 0 {
 		panic(fmt.Sprintf("kernels.Scores: rows = %d, n = %d, dim = %d", rows, n, dim))
 	}
-	if len(q) != rows*dim || len(k) != n*dim || len(dst) != rows*n {
+	qLen, qOK := mulSize(rows, dim)
+	kLen, kOK := mulSize(n, dim)
+	dstLen, dstOK := mulSize(rows, n)
+	if !qOK || !kOK || !dstOK {
+		panic(fmt.Sprintf("kernels.Scores: rows·dim, n·dim or rows·n overflows int for rows = %d, n = %d, dim = %d", rows, n, dim))
+	}
+	if len(q) != qLen || len(k) != kLen || len(dst) != dstLen {
 		panic(fmt.Sprintf("kernels.Scores: len(dst) = %d, len(q) = %d, len(k) = %d for rows = %d, n = %d, dim = %d",
 			len(dst), len(q), len(k), rows, n, dim))
 	}
