@@ -29,7 +29,7 @@ func FuzzDotF16(f *testing.F) {
 		a, b := u[:len(u)/2], u[len(u)/2:len(u)/2*2]
 		ha, hb := halves(a), halves(b)
 		eachVariant(t, func(v string) {
-			if err := oracle.ExpectDot(len(a), oracle.HalfAt(a), oracle.HalfAt(b), 1).Check(kernels.DotF16(ha, hb)); err != nil {
+			if err := oracle.ExpectDot(len(a), oracle.HalfAt(a), oracle.HalfAt(b), 1).CheckSettled(kernels.DotF16(ha, hb)); err != nil {
 				t.Fatalf("%s: DotF16 of %d halves: %v", v, len(a), err)
 			}
 		})
@@ -44,10 +44,10 @@ func FuzzDotF32F16(f *testing.F) {
 		a, b := float32s(data[:4*n]), uint16s(data[4*n:6*n])
 		hb := halves(b)
 		eachVariant(t, func(v string) {
-			if err := oracle.ExpectDot(n, oracle.SingleAt(a), oracle.HalfAt(b), 1).Check(kernels.DotF32F16(a, hb)); err != nil {
+			if err := oracle.ExpectDot(n, oracle.SingleAt(a), oracle.HalfAt(b), 1).CheckSettled(kernels.DotF32F16(a, hb)); err != nil {
 				t.Fatalf("%s: DotF32F16 of %d elements: %v", v, n, err)
 			}
-			if err := oracle.ExpectDot(n, oracle.SingleAt(a), oracle.SingleAt(a), 1).Check(kernels.DotF32(a, a)); err != nil {
+			if err := oracle.ExpectDot(n, oracle.SingleAt(a), oracle.SingleAt(a), 1).CheckSettled(kernels.DotF32(a, a)); err != nil {
 				t.Fatalf("%s: DotF32 of %d elements: %v", v, n, err)
 			}
 		})
@@ -83,7 +83,7 @@ func FuzzScores(f *testing.F) {
 			kernels.Scores(dst, q, hk, r, n, d, scale)
 			for i := range r {
 				for j := range n {
-					err := oracle.ExpectDot(d, oracle.SingleAt(q[i*d:(i+1)*d]), oracle.HalfAt(k[j*d:(j+1)*d]), float64(scale)).Check(dst[i*n+j])
+					err := oracle.ExpectDot(d, oracle.SingleAt(q[i*d:(i+1)*d]), oracle.HalfAt(k[j*d:(j+1)*d]), float64(scale)).CheckSettled(dst[i*n+j])
 					if err != nil {
 						t.Fatalf("%s: Scores rows=%d n=%d dim=%d: dst[%d*n+%d]: %v", v, r, n, d, i, j, err)
 					}
