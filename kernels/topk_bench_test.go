@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-	"unsafe"
 )
 
 // BenchmarkTopKDesign measures the designs TopK chose between, at SnapKV's largest
@@ -130,9 +129,4 @@ func BenchmarkTopKSmallK(b *testing.B) {
 			}
 		}
 	}
-}
-
-// bytes is the size of s's buffers.
-func (s *topkScratch) bytes() int {
-	return 4*(cap(s.idx)+cap(s.bits)+cap(s.keys)+cap(s.work)+cap(s.sample)) + int(unsafe.Sizeof(s.hist))
 }
