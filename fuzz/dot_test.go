@@ -54,10 +54,15 @@ func FuzzDotF32F16(f *testing.F) {
 	})
 }
 
+// scoresMaxProducts caps rows·n·dim of a fuzzed score block, so that FuzzScores runs a
+// million times in two minutes. Blocks this small reach the panel kernels (from 128
+// keys) at dims up to 9; the dim-64 and dim-128 panel kernels are the table tests'.
+const scoresMaxProducts = 1 << 14
+
 // FuzzScores takes the shape from its first arguments and the values from data:
-// rows·dim float32 queries, then as many whole fp16 key rows as remain. With the top
-// bit of rows set, the key rows repeat until there are enough (panelKeys) for the
-// kernels that serve long prompts.
+// rows·dim float32 queries, then as many whole fp16 key rows as remain, up to
+// scoresMaxProducts. With the top bit of rows set, the key rows repeat until there are
+// enough (panelKeys) for the kernels that serve long prompts, within the same cap.
 func FuzzScores(f *testing.F) {
 	f.Add(uint8(2), uint8(3), float32(0.5), []byte{
 		0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0x40, 0x00, 0x00, 0x40, 0xc0,
@@ -65,12 +70,13 @@ func FuzzScores(f *testing.F) {
 		0x00, 0x3c, 0x00, 0x3c, 0x00, 0xbc, 0x00, 0x7c, 0x00, 0x00, 0x00, 0x3c})
 	f.Fuzz(func(t *testing.T, rows, dim uint8, scale float32, data []byte) {
 		d := 1 + int(dim)%130
-		r := min(1+int(rows)%64, len(data)/(4*d))
+		r := min(1+int(rows)%64, len(data)/(4*d), scoresMaxProducts/d)
 		q := float32s(data[:4*r*d])
 		k := uint16s(data[4*r*d:])
-		n := len(k) / d
+		maxKeys := scoresMaxProducts / max(r*d, 1)
+		n := min(len(k)/d, maxKeys)
 		k = k[:n*d]
-		for given := n; rows&0x80 != 0 && given > 0 && n < panelKeys; n++ {
+		for given := n; rows&0x80 != 0 && given > 0 && n < min(panelKeys, maxKeys); n++ {
 			j := n % given
 			k = append(k, k[j*d:(j+1)*d]...)
 		}

@@ -115,7 +115,7 @@ func (s *topkScratch) topK(dst []int32, x []float32, filter topkFilterFunc) {
 // sampled is topK for long x (len(x) ≥ 16): sample a threshold, filter, select.
 func (s *topkScratch) sampled(dst []int32, x []float32, filter topkFilterFunc) {
 	k := len(dst)
-	s.grow(min(2*k+2*filterBlock, len(x)))
+	s.grow(k + min(k+2*filterBlock, len(x)-k)) // min(2k + 2·filterBlock, len(x)), without overflow
 	sample := s.drawSample(x, k)
 	// The first threshold leaves 1.2k to 2.5k candidates when k is large enough for
 	// the sample to resolve it, and about 2·len(x)/len(sample) when it is not: the
@@ -170,7 +170,7 @@ func (s *topkScratch) stream(f topkFilterFunc, x []float32, lo float32, k int) (
 		end := min(start+filterBlock, len(x))
 		m := end - start
 		if c+m > len(s.idx) {
-			key := s.compact(c, k)
+			key := s.compact(c, k, lo)
 			c, floor = k, keyFloat(key)
 			if key >= topkKey(float32(math.Inf(1))) {
 				break // k of +Inf: nothing later can enter
@@ -182,16 +182,34 @@ func (s *topkScratch) stream(f topkFilterFunc, x []float32, lo float32, k int) (
 	return c, floor
 }
 
-// compact keeps, in place and in index order, the top k of the c > k candidates, and
-// returns the rank key of the k-th largest of them.
-func (s *topkScratch) compact(c, k int) uint32 {
+// compact keeps, in place and in index order, the top k of the c > k candidates, all
+// ≥ lo, and returns the rank key of the k-th largest of them.
+func (s *topkScratch) compact(c, k int, lo float32) uint32 {
+	idx, bits := s.idx[:c], s.bits[:c]
+	above := 0
+	for _, b := range bits {
+		above += b2i(math.Float32frombits(b) > lo)
+	}
+	if above < k {
+		// lo is the k-th largest, on a plateau of ties: keep all above it and the first
+		// ties, with no rank keys to compute.
+		j, ties := 0, k-above
+		for i := 0; j < k; i++ {
+			v := math.Float32frombits(bits[i])
+			idx[j], bits[j] = idx[i], bits[i]
+			tie := b2i(v == lo) & b2i(ties > 0)
+			ties -= tie
+			j += b2i(v > lo) | tie
+		}
+		return topkKey(lo)
+	}
 	keys := s.keys[:c]
-	lo, hi := topkKeys(keys, s.bits[:c])
-	r := s.kthLargest(keys, k, lo, hi)
+	keyLo, keyHi := topkKeys(keys, bits)
+	r := s.kthLargest(keys, k, keyLo, keyHi)
 	j, ties := 0, k-r.above
 	for i := 0; j < k; i++ {
 		key := keys[i]
-		s.idx[j], s.bits[j] = s.idx[i], s.bits[i]
+		idx[j], bits[j] = idx[i], bits[i]
 		tie := b2i(key == r.key) & b2i(ties > 0)
 		ties -= tie
 		j += b2i(key > r.key) | tie

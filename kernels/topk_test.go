@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/kvsimd/kvsimd/internal/dispatch"
+	"github.com/kvsimd/kvsimd/internal/oracle"
 )
 
 // topkRanks is the position of every index of x in the reference order, best first:
@@ -404,6 +405,38 @@ func TestTopKScratchBound(t *testing.T) {
 				s.topK(dst, x, topkFilter.For(v))
 				if bound := 32*k + 80<<10; s.bytes() > bound {
 					t.Errorf("%s: %s n=%d k=%d: %d bytes of scratch, bound %d", v, in.name, n, k, s.bytes(), bound)
+				}
+			}
+		}
+	}
+}
+
+// TestOracleCheckTopK holds the fuzz target's O(n) check to the sort: it accepts the
+// sorted reference and rejects it with any one index swapped for one left out.
+func TestOracleCheckTopK(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	for _, in := range topkInputs {
+		for _, n := range []int{1, 2, 5, 70, 300} {
+			x := in.gen(r, n)
+			order := make([]int32, n)
+			for i := range order {
+				order[i] = int32(i)
+			}
+			slices.SortStableFunc(order, func(i, j int32) int { return cmp.Compare(x[j], x[i]) })
+			for _, k := range []int{0, 1, n / 2, n - 1, n} {
+				want := slices.Sorted(slices.Values(order[:k]))
+				if err := oracle.CheckTopK(x, k, want); err != nil {
+					t.Fatalf("%s n=%d k=%d: rejects the reference: %v", in.name, n, k, err)
+				}
+				if k == 0 || k == n {
+					continue
+				}
+				kept, out := order[r.IntN(k)], order[k+r.IntN(n-k)]
+				wrong := slices.Clone(want)
+				wrong[slices.Index(wrong, kept)] = out
+				slices.Sort(wrong)
+				if oracle.CheckTopK(x, k, wrong) == nil {
+					t.Fatalf("%s n=%d k=%d: accepts %d in place of %d", in.name, n, k, out, kept)
 				}
 			}
 		}
