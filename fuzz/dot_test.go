@@ -55,9 +55,12 @@ func FuzzDotF32F16(f *testing.F) {
 }
 
 // scoresMaxProducts caps rows·n·dim of a fuzzed score block, so that FuzzScores runs a
-// million times in two minutes. Blocks this small reach the panel kernels (from 128
-// keys) at dims up to 9; the dim-64 and dim-128 panel kernels are the table tests'.
-const scoresMaxProducts = 1 << 14
+// million times in two minutes, minimizing included. Blocks this small reach every
+// row kernel at every dim, and the panel kernels (from 128 keys) at dims up to 2; the
+// panel kernels at larger dims are the table tests'.
+// Longer data than scoresMaxBytes is passed over, so that no input the fuzzer keeps,
+// and must minimize, is much longer than what the target reads.
+const scoresMaxProducts, scoresMaxBytes = 1 << 12, 1 << 12
 
 // FuzzScores takes the shape from its first arguments and the values from data:
 // rows·dim float32 queries, then as many whole fp16 key rows as remain, up to
@@ -69,6 +72,9 @@ func FuzzScores(f *testing.F) {
 		0x00, 0x00, 0xc0, 0x7f, 0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x80, 0x3f,
 		0x00, 0x3c, 0x00, 0x3c, 0x00, 0xbc, 0x00, 0x7c, 0x00, 0x00, 0x00, 0x3c})
 	f.Fuzz(func(t *testing.T, rows, dim uint8, scale float32, data []byte) {
+		if len(data) > scoresMaxBytes {
+			return
+		}
 		d := 1 + int(dim)%130
 		r := min(1+int(rows)%64, len(data)/(4*d), scoresMaxProducts/d)
 		q := float32s(data[:4*r*d])
@@ -84,15 +90,18 @@ func FuzzScores(f *testing.F) {
 			scale = 1 // a zero or non-finite scale only multiplies; the dots are the point
 		}
 		hk := halves(k)
+		want := make([]oracle.DotExpectation, r*n)
+		for i := range r {
+			for j := range n {
+				want[i*n+j] = oracle.ExpectDot(d, oracle.SingleAt(q[i*d:(i+1)*d]), oracle.HalfAt(k[j*d:(j+1)*d]), float64(scale))
+			}
+		}
 		dst := make([]float32, r*n)
 		eachVariant(t, func(v string) {
 			kernels.Scores(dst, q, hk, r, n, d, scale)
-			for i := range r {
-				for j := range n {
-					err := oracle.ExpectDot(d, oracle.SingleAt(q[i*d:(i+1)*d]), oracle.HalfAt(k[j*d:(j+1)*d]), float64(scale)).CheckSettled(dst[i*n+j])
-					if err != nil {
-						t.Fatalf("%s: Scores rows=%d n=%d dim=%d: dst[%d*n+%d]: %v", v, r, n, d, i, j, err)
-					}
+			for e, got := range dst {
+				if err := want[e].CheckSettled(got); err != nil {
+					t.Fatalf("%s: Scores rows=%d n=%d dim=%d: dst[%d*n+%d]: %v", v, r, n, d, e/n, e%n, err)
 				}
 			}
 		})
