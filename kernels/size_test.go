@@ -11,7 +11,8 @@ import (
 )
 
 func TestMulSize(t *testing.T) {
-	sizes := []int{0, 1, 2, 3, 4, 1 << 31, 1<<31 - 1, 1 << 32, math.MaxInt / 4, math.MaxInt/4 + 1,
+	const half = 1 << (bits.UintSize / 2) // half² overflows
+	sizes := []int{0, 1, 2, 3, 4, half - 1, half, half + 1, math.MaxInt32, math.MaxInt / 4, math.MaxInt/4 + 1,
 		math.MaxInt / 2, math.MaxInt/2 + 1, math.MaxInt - 1, math.MaxInt}
 	maxInt := big.NewInt(math.MaxInt)
 	for _, a := range sizes {
