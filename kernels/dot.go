@@ -55,7 +55,7 @@ func DotF16(a, b []Float16) float32 {
 // (M = math.MaxFloat32) overflows to +Inf summed in order and to +Inf − Inf = NaN
 // summed in pairs. So a NaN or ±Inf result is settled: the sum is computed again in
 // float64 in index order, where every product of float32 values is exact and no sum
-// of fewer than 2²⁶⁹ of them overflows, and rounded to float32. The outcome is the same
+// of fewer than 2⁷⁶⁷ of them overflows, and rounded to float32. The outcome is the same
 // on every variant and GOARCH:
 //
 //   - NaN exactly when the inputs force it, as in DotF16: a NaN input, a product 0·Inf,
