@@ -129,14 +129,14 @@ func (s *topkScratch) sampled(dst []int32, x []float32, filter topkFilterFunc) {
 		if !ok {
 			break // a NaN threshold: mostly-NaN x
 		}
-		if c, floor := s.stream(filter, x, t, k); c >= k {
-			s.selectCandidates(dst, c, floor, sample.top)
+		if c, floor, compacted := s.stream(filter, x, t, k); c >= k {
+			s.finish(dst, c, floor, compacted, sample.top)
 			return
 		}
 	}
-	c, floor := s.stream(filter, x, float32(math.Inf(-1)), k)
+	c, floor, compacted := s.stream(filter, x, float32(math.Inf(-1)), k)
 	if c >= k {
-		s.selectCandidates(dst, c, floor, sample.top)
+		s.finish(dst, c, floor, compacted, sample.top)
 		return
 	}
 	// Fewer than k numbers, all candidates: the first NaNs make up the rest.
@@ -164,14 +164,14 @@ func (s *topkScratch) grow(n int) {
 // largest of them: an element equal to it, coming later, ranks below it by index. So
 // the buffers never hold more than 2k + 2·filterBlock entries, whatever the order and
 // distribution of x.
-func (s *topkScratch) stream(f topkFilterFunc, x []float32, lo float32, k int) (c int, floor float32) {
+func (s *topkScratch) stream(f topkFilterFunc, x []float32, lo float32, k int) (c int, floor float32, compacted bool) {
 	floor = lo
 	for start := 0; start < len(x); start += filterBlock {
 		end := min(start+filterBlock, len(x))
 		m := end - start
 		if c+m > len(s.idx) {
 			key := s.compact(c, k, lo)
-			c, floor = k, keyFloat(key)
+			c, floor, compacted = k, keyFloat(key), true
 			if key >= topkKey(float32(math.Inf(1))) {
 				break // k of +Inf: nothing later can enter
 			}
@@ -179,7 +179,21 @@ func (s *topkScratch) stream(f topkFilterFunc, x []float32, lo float32, k int) (
 		}
 		c += f(s.idx[c:c+m], s.bits[c:c+m], x[start:end], lo, float32(math.Inf(1)), int32(start))
 	}
-	return c, floor
+	return c, floor, compacted
+}
+
+// finish fills dst with the top len(dst) of the c ≥ len(dst) candidates that stream
+// left, all ≥ floor. After a compaction, floor is the k-th largest of those kept, and
+// on a plateau of ties most candidates equal it: compact takes them without rank keys.
+func (s *topkScratch) finish(dst []int32, c int, floor float32, compacted bool, hiGuess float32) {
+	if compacted {
+		if c > len(dst) {
+			s.compact(c, len(dst), floor)
+		}
+		copy(dst, s.idx[:len(dst)])
+		return
+	}
+	s.selectCandidates(dst, c, floor, hiGuess)
 }
 
 // compact keeps, in place and in index order, the top k of the c > k candidates, all
