@@ -1,6 +1,6 @@
 module github.com/kvsimd/kvsimd
 
-go 1.26
+go 1.25.0
 
 require (
 	github.com/klauspost/cpuid/v2 v2.4.2

@@ -29,7 +29,7 @@ func FuzzDotF16(f *testing.F) {
 		a, b := u[:len(u)/2], u[len(u)/2:len(u)/2*2]
 		ha, hb := halves(a), halves(b)
 		eachVariant(t, func(v string) {
-			if err := oracle.ExpectDot(len(a), oracle.HalfAt(a), oracle.HalfAt(b), 1).Check(kernels.DotF16(ha, hb)); err != nil {
+			if err := oracle.ExpectDot(len(a), oracle.HalfAt(a), oracle.HalfAt(b), 1).CheckSettled(kernels.DotF16(ha, hb)); err != nil {
 				t.Fatalf("%s: DotF16 of %d halves: %v", v, len(a), err)
 			}
 		})
@@ -44,33 +44,45 @@ func FuzzDotF32F16(f *testing.F) {
 		a, b := float32s(data[:4*n]), uint16s(data[4*n:6*n])
 		hb := halves(b)
 		eachVariant(t, func(v string) {
-			if err := oracle.ExpectDot(n, oracle.SingleAt(a), oracle.HalfAt(b), 1).Check(kernels.DotF32F16(a, hb)); err != nil {
+			if err := oracle.ExpectDot(n, oracle.SingleAt(a), oracle.HalfAt(b), 1).CheckSettled(kernels.DotF32F16(a, hb)); err != nil {
 				t.Fatalf("%s: DotF32F16 of %d elements: %v", v, n, err)
 			}
-			if err := oracle.ExpectDot(n, oracle.SingleAt(a), oracle.SingleAt(a), 1).Check(kernels.DotF32(a, a)); err != nil {
+			if err := oracle.ExpectDot(n, oracle.SingleAt(a), oracle.SingleAt(a), 1).CheckSettled(kernels.DotF32(a, a)); err != nil {
 				t.Fatalf("%s: DotF32 of %d elements: %v", v, n, err)
 			}
 		})
 	})
 }
 
+// scoresMaxProducts caps rows·n·dim of a fuzzed score block, so that FuzzScores runs a
+// million times in two minutes, minimizing included. Blocks this small reach every
+// row kernel at every dim, and the panel kernels (from 128 keys) at dims up to 2; the
+// panel kernels at larger dims are the table tests'.
+// Longer data than scoresMaxBytes is passed over, so that no input the fuzzer keeps,
+// and must minimize, is much longer than what the target reads.
+const scoresMaxProducts, scoresMaxBytes = 1 << 12, 1 << 12
+
 // FuzzScores takes the shape from its first arguments and the values from data:
-// rows·dim float32 queries, then as many whole fp16 key rows as remain. With the top
-// bit of rows set, the key rows repeat until there are enough (panelKeys) for the
-// kernels that serve long prompts.
+// rows·dim float32 queries, then as many whole fp16 key rows as remain, up to
+// scoresMaxProducts. With the top bit of rows set, the key rows repeat until there are
+// enough (panelKeys) for the kernels that serve long prompts, within the same cap.
 func FuzzScores(f *testing.F) {
 	f.Add(uint8(2), uint8(3), float32(0.5), []byte{
 		0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0x40, 0x00, 0x00, 0x40, 0xc0,
 		0x00, 0x00, 0xc0, 0x7f, 0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x80, 0x3f,
 		0x00, 0x3c, 0x00, 0x3c, 0x00, 0xbc, 0x00, 0x7c, 0x00, 0x00, 0x00, 0x3c})
 	f.Fuzz(func(t *testing.T, rows, dim uint8, scale float32, data []byte) {
+		if len(data) > scoresMaxBytes {
+			return
+		}
 		d := 1 + int(dim)%130
-		r := min(1+int(rows)%64, len(data)/(4*d))
+		r := min(1+int(rows)%64, len(data)/(4*d), scoresMaxProducts/d)
 		q := float32s(data[:4*r*d])
 		k := uint16s(data[4*r*d:])
-		n := len(k) / d
+		maxKeys := scoresMaxProducts / max(r*d, 1)
+		n := min(len(k)/d, maxKeys)
 		k = k[:n*d]
-		for given := n; rows&0x80 != 0 && given > 0 && n < panelKeys; n++ {
+		for given := n; rows&0x80 != 0 && given > 0 && n < min(panelKeys, maxKeys); n++ {
 			j := n % given
 			k = append(k, k[j*d:(j+1)*d]...)
 		}
@@ -78,15 +90,18 @@ func FuzzScores(f *testing.F) {
 			scale = 1 // a zero or non-finite scale only multiplies; the dots are the point
 		}
 		hk := halves(k)
+		want := make([]oracle.DotExpectation, r*n)
+		for i := range r {
+			for j := range n {
+				want[i*n+j] = oracle.ExpectDot(d, oracle.SingleAt(q[i*d:(i+1)*d]), oracle.HalfAt(k[j*d:(j+1)*d]), float64(scale))
+			}
+		}
 		dst := make([]float32, r*n)
 		eachVariant(t, func(v string) {
 			kernels.Scores(dst, q, hk, r, n, d, scale)
-			for i := range r {
-				for j := range n {
-					err := oracle.ExpectDot(d, oracle.SingleAt(q[i*d:(i+1)*d]), oracle.HalfAt(k[j*d:(j+1)*d]), float64(scale)).Check(dst[i*n+j])
-					if err != nil {
-						t.Fatalf("%s: Scores rows=%d n=%d dim=%d: dst[%d*n+%d]: %v", v, r, n, d, i, j, err)
-					}
+			for e, got := range dst {
+				if err := want[e].CheckSettled(got); err != nil {
+					t.Fatalf("%s: Scores rows=%d n=%d dim=%d: dst[%d*n+%d]: %v", v, r, n, d, e/n, e%n, err)
 				}
 			}
 		})

@@ -28,11 +28,12 @@ var (
 //	|got − s| ≤ 2·n·2⁻²⁴·Σ|aᵢbᵢ| + n·2⁻¹⁴⁹
 //
 // The second term covers products that underflow float32's normal range. An empty
-// product is +0. A NaN input, or 0·Inf, gives NaN; otherwise an Inf input gives an Inf
-// of the product's sign, and NaN when Infs of both signs meet. Finite products or
-// partial sums beyond float32's range become ±Inf; since the order of summation is the
-// variant's, a sum whose terms come within a factor of two of math.MaxFloat32 may
-// overflow in one variant and not in another.
+// product is +0.
+//
+// The result is NaN exactly when the inputs force it: a NaN input, a product 0·Inf, or
+// Infs of both signs among the products. Otherwise an Inf input gives the Inf of its
+// product's sign. Finite fp16 products are below 2³², so no sum of them leaves
+// float32's range: these are the only non-finite results, the same on every variant.
 func DotF16(a, b []Float16) float32 {
 	if len(a) != len(b) {
 		panic(lengthError{"DotF16", len(a), len(b)})
@@ -49,7 +50,27 @@ func DotF16(a, b []Float16) float32 {
 //
 //	for i := range a { s += a[i] * b[i].Float32() }
 //
-// It panics if len(a) != len(b). Error bound and NaN/Inf behaviour are DotF16's.
+// It panics if len(a) != len(b). The error bound of finite results is DotF16's.
+//
+// Products and partial sums of float32 values can leave float32's range, and whether
+// one does depends on the variant's order of summation: [M, M, −M, −M]·[1, 1, 1, 1]
+// (M = math.MaxFloat32) overflows to +Inf summed in order and to +Inf − Inf = NaN
+// summed in pairs. So a NaN or ±Inf result is settled: the sum is computed again in
+// float64 in index order, where every product of float32 values is exact and no sum
+// of fewer than 2⁷⁶⁷ of them overflows, and rounded to float32. The outcome is the same
+// on every variant and GOARCH:
+//
+//   - NaN exactly when the inputs force it, as in DotF16: a NaN input, a product 0·Inf,
+//     or Infs of both signs among the products;
+//   - otherwise, with an Inf input, the Inf of its product's sign (an overflowed
+//     partial sum of the other sign does not turn it into NaN);
+//   - otherwise ±Inf only when the float64 sum rounds beyond float32's range, and
+//     then the same Inf on every variant. (A sum within the error bound of
+//     math.MaxFloat32 may still come back finite from a variant that did not
+//     overflow.)
+//
+// Settling costs about one more pass over a and b, in scalar float64, and only calls
+// whose float32 result is not finite pay it.
 func DotF32F16(a []float32, b []Float16) float32 {
 	if len(a) != len(b) {
 		panic(lengthError{"DotF32F16", len(a), len(b)})
@@ -58,14 +79,16 @@ func DotF32F16(a []float32, b []Float16) float32 {
 		race.Read(a)
 		race.Read(b)
 	}
-	return dotF32F16.Call(a, fp16.Bits(b))
+	return settleF32F16(dotF32F16.Call(a, fp16.Bits(b)), a, fp16.Bits(b), 1)
 }
 
 // DotF32 returns the dot product of two float32 vectors, accumulated in float32.
 //
 //	for i := range a { s += a[i] * b[i] }
 //
-// It panics if len(a) != len(b). Error bound and NaN/Inf behaviour are DotF16's.
+// It panics if len(a) != len(b). The error bound of finite results is DotF16's;
+// non-finite results are settled in float64 as DotF32F16's are, with the same outcome
+// on every variant.
 func DotF32(a, b []float32) float32 {
 	if len(a) != len(b) {
 		panic(lengthError{"DotF32", len(a), len(b)})
@@ -74,7 +97,34 @@ func DotF32(a, b []float32) float32 {
 		race.Read(a)
 		race.Read(b)
 	}
-	return dotF32.Call(a, b)
+	return settleF32(dotF32.Call(a, b), a, b)
+}
+
+// settleF32F16 returns s, a variant's float32 value of scale·Σ a[i]·b[i], if it is
+// finite, and else the float64 value rounded to float32 (see DotF32F16).
+func settleF32F16(s float32, a []float32, b []uint16, scale float32) float32 {
+	if s-s == 0 {
+		return s
+	}
+	b = b[:len(a)]
+	var w float64
+	for i, x := range a {
+		w += float64(x) * float64(halfFloat32(b[i]))
+	}
+	return float32(float64(scale) * w)
+}
+
+// settleF32 is settleF32F16 for DotF32.
+func settleF32(s float32, a, b []float32) float32 {
+	if s-s == 0 {
+		return s
+	}
+	b = b[:len(a)]
+	var w float64
+	for i, x := range a {
+		w += float64(x) * float64(b[i])
+	}
+	return float32(w)
 }
 
 // lengthError is the dot products' length-mismatch panic. Formatting it only when it

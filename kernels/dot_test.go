@@ -64,7 +64,8 @@ func randomF16(r *rand.Rand, n int) []uint16 {
 }
 
 // dotCase runs the three dot products of one variant on the same values: a as float32
-// and fp16 bits, b likewise, so every function sees the same data.
+// and fp16 bits, b likewise, so every function sees the same data. The results are
+// settled as the exported functions settle them.
 type dotCase struct {
 	name string
 	run  func(v string, a32 []float32, a16 []uint16, b32 []float32, b16 []uint16) (got float32, want oracle.DotExpectation)
@@ -75,10 +76,10 @@ var dotCases = []dotCase{
 		return dotF16.For(v)(a16, b16), oracle.ExpectDot(len(a16), oracle.HalfAt(a16), oracle.HalfAt(b16), 1)
 	}},
 	{"DotF32F16", func(v string, a32 []float32, _ []uint16, _ []float32, b16 []uint16) (float32, oracle.DotExpectation) {
-		return dotF32F16.For(v)(a32, b16), oracle.ExpectDot(len(a32), oracle.SingleAt(a32), oracle.HalfAt(b16), 1)
+		return settleF32F16(dotF32F16.For(v)(a32, b16), a32, b16, 1), oracle.ExpectDot(len(a32), oracle.SingleAt(a32), oracle.HalfAt(b16), 1)
 	}},
 	{"DotF32", func(v string, a32 []float32, _ []uint16, b32 []float32, _ []uint16) (float32, oracle.DotExpectation) {
-		return dotF32.For(v)(a32, b32), oracle.ExpectDot(len(a32), oracle.SingleAt(a32), oracle.SingleAt(b32), 1)
+		return settleF32(dotF32.For(v)(a32, b32), a32, b32), oracle.ExpectDot(len(a32), oracle.SingleAt(a32), oracle.SingleAt(b32), 1)
 	}},
 }
 
@@ -91,7 +92,7 @@ func checkDots(t *testing.T, what string, a32 []float32, a16 []uint16, b32 []flo
 		for _, v := range dispatch.Tested() {
 			for _, off := range dotOffsets {
 				got, want := c.run(v, padF32(a32, off), padF16(a16, off+1), padF32(b32, 3-off), padF16(b16, off))
-				if err := want.Check(got); err != nil {
+				if err := want.CheckSettled(got); err != nil {
 					t.Fatalf("%s %s %s n=%d offset %d: %v", c.name, v, what, len(a32), off, err)
 				}
 				// Both are within the bound of the exact value, so within twice it of
@@ -243,4 +244,115 @@ func TestDotExported(t *testing.T) {
 			t.Errorf("%s: dot products allocate %v times", v, allocs)
 		}
 	}
+}
+
+// TestDotNonFiniteSettled runs the inputs through the exported functions of
+// every variant: terms of ±MaxFloat32 that cancel (NaN from pairwise sums on neon, +Inf
+// from sums in order elsewhere), and an Inf product beside a finite product that
+// overflows float32 (NaN from an unfused multiply-add, +Inf from a fused one). Placed at
+// every stride in vectors long enough for each variant's accumulators, they must give
+// what float64 gives on every variant: 0 and +Inf.
+func TestDotNonFiniteSettled(t *testing.T) {
+	defer Use(Active())
+	const m = math.MaxFloat32
+	cancel := []float32{m, m, -m, -m}
+	infAndOverflow := []float32{2, m}
+	infAndOverflowKey := []float32{float32(math.Inf(1)), -3}
+	for _, v := range dispatch.Tested() {
+		if err := Use(v); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{4, 5, 8, 16, 17, 32, 64, 100, 128} {
+			for stride := 1; 3*stride < n; stride++ {
+				for first := 0; first+3*stride < n; first += 1 + stride/2 {
+					a, ones := make([]float32, n), make([]float32, n)
+					for i := range ones {
+						ones[i] = 1
+					}
+					for j, x := range cancel {
+						a[first+j*stride] = x
+					}
+					want := oracle.ExpectDot(n, oracle.SingleAt(a), oracle.SingleAt(ones), 1)
+					if got := DotF32(a, ones); got != float32(want.Exact) {
+						t.Fatalf("%s: DotF32 of ±MaxFloat32 at %d+%d·j, n=%d = %v, want %v", v, first, stride, n, got, float32(want.Exact))
+					}
+					b := make([]float32, n)
+					for j := range a {
+						a[j], b[j] = 0, 0
+					}
+					a[first], a[first+stride] = infAndOverflow[0], infAndOverflow[1]
+					b[first], b[first+stride] = infAndOverflowKey[0], infAndOverflowKey[1]
+					want = oracle.ExpectDot(n, oracle.SingleAt(a), oracle.SingleAt(b), 1)
+					if got := DotF32F16(a, toHalves(halvesOf(b))); want.CheckSettled(got) != nil || got != float32(math.Inf(1)) {
+						t.Fatalf("%s: DotF32F16 with 2·Inf and MaxFloat32·(−3) at %d, %d, n=%d = %v, want +Inf", v, first, first+stride, n, got)
+					}
+					if got := DotF32(a, b); want.CheckSettled(got) != nil || got != float32(math.Inf(1)) {
+						t.Fatalf("%s: DotF32 with 2·Inf and MaxFloat32·(−3) at %d, %d, n=%d = %v, want +Inf", v, first, first+stride, n, got)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestScoresNonFiniteSettled is TestDotNonFiniteSettled for Scores: one query row of
+// canceling ±MaxFloat32 against keys of ones, and one of 2, MaxFloat32 against keys
+// holding +Inf, −3, in blocks that reach every variant's row and panel kernels.
+func TestScoresNonFiniteSettled(t *testing.T) {
+	defer Use(Active())
+	const m = math.MaxFloat32
+	inf := float32(math.Inf(1))
+	for _, c := range []struct{ rows, n, dim int }{{1, 1, 4}, {3, 7, 8}, {5, 130, 16}, {33, 131, 4}, {20, 200, 64}} {
+		r := rand.New(rand.NewPCG(uint64(c.rows), uint64(c.n)))
+		q, k := randomF32(r, c.rows*c.dim), make([]float32, c.n*c.dim)
+		for i := range k {
+			k[i] = 1
+		}
+		// Row 0 cancels against every key of ones; row rows−1 meets the Inf keys, every
+		// third from key 1.
+		for d := range c.dim {
+			q[d] = 0
+		}
+		for j, x := range []float32{m, m, -m, -m} {
+			q[j*(c.dim/4)] = x
+		}
+		last := (c.rows - 1) * c.dim
+		if c.rows > 1 {
+			q[last], q[last+1] = 2, m
+			for j := 1; j < c.n; j += 3 {
+				k[j*c.dim], k[j*c.dim+1] = inf, -3
+			}
+		}
+		kh := toHalves(halvesOf(k))
+		want := make([]oracle.DotExpectation, c.rows*c.n)
+		for i := range c.rows {
+			for j := range c.n {
+				want[i*c.n+j] = oracle.ExpectDot(c.dim, oracle.SingleAt(q[i*c.dim:(i+1)*c.dim]), oracle.SingleAt(k[j*c.dim:(j+1)*c.dim]), 0.5)
+			}
+		}
+		dst := make([]float32, c.rows*c.n)
+		for _, v := range dispatch.Tested() {
+			if err := Use(v); err != nil {
+				t.Fatal(err)
+			}
+			Scores(dst, q, kh, c.rows, c.n, c.dim, 0.5)
+			for e, got := range dst {
+				if err := want[e].CheckSettled(got); err != nil {
+					t.Fatalf("%s rows=%d n=%d dim=%d: dst[%d*n+%d]: %v", v, c.rows, c.n, c.dim, e/c.n, e%c.n, err)
+				}
+				if e < c.n && e%3 != 1 && got != float32(want[e].Exact) {
+					t.Fatalf("%s rows=%d n=%d dim=%d: canceling dst[0*n+%d] = %v, want %v", v, c.rows, c.n, c.dim, e, got, float32(want[e].Exact))
+				}
+			}
+		}
+	}
+}
+
+// halvesOf narrows float32 values that fp16 holds exactly to their bit patterns.
+func halvesOf(x []float32) []uint16 {
+	h := make([]uint16, len(x))
+	for i, f := range x {
+		h[i] = uint16(float16.Fromfloat32(f))
+	}
+	return h
 }

@@ -21,8 +21,9 @@
 // A kernel that has no body of its own for a variant runs the next one down
 // (avx512 → avx2 → generic, neon → generic).
 //
-// Kernels panic on programmer error (mismatched lengths), as the standard library
-// does. They do not allocate, with one exception stated on TopK: it grows dst when dst
+// Kernels panic on programmer error (mismatched lengths, sizes whose products overflow
+// int), as the standard library does, before any variant's code runs, so the message
+// is the same on every variant. They do not allocate, with one exception stated on TopK: it grows dst when dst
 // is short, and its scratch comes from a sync.Pool that is empty on the first call.
 //
 // Under the race detector, the wrappers report the memory their assembly reads and

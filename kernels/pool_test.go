@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kvsimd/kvsimd/internal/dispatch"
+	"github.com/kvsimd/kvsimd/internal/oracle"
 )
 
 var poolKernels = []int{1, 3, 5, 7, 9, 31}
@@ -16,13 +17,12 @@ var poolKernels = []int{1, 3, 5, 7, 9, 31}
 // poolReference returns the exact average (float64) and the sum of magnitudes of the
 // window of output i, and its maximum (NaN if the window holds one).
 func poolReference(src []float32, kernel, i int) (avg, abs, mx float64) {
-	mx = math.Inf(-1)
-	for _, v := range poolWindow(src, kernel, i) {
+	w := oracle.PoolWindow(src, kernel, i)
+	for _, v := range w {
 		avg += float64(v)
 		abs += math.Abs(float64(v))
-		mx = math.Max(mx, float64(v))
 	}
-	return avg / float64(kernel), abs, mx
+	return avg / float64(kernel), abs, oracle.Max(w)
 }
 
 func sameFloat(a, b float32) bool { return a == b || a != a && b != b }
@@ -77,6 +77,18 @@ func TestPoolLengths(t *testing.T) {
 		}
 		for _, k := range []int{5, 7} {
 			checkPoolVariant(t, v, src, k, 2)
+		}
+	}
+}
+
+// TestPoolNaNBesideInf puts a NaN and an Inf in one window, where a reference built on
+// math.Max would let +Inf win.
+func TestPoolNaNBesideInf(t *testing.T) {
+	for _, v := range dispatch.Tested() {
+		for _, src := range [][]float32{{nan, inf}, {inf, nan}, {negInf, nan, inf}, {1, inf, 2, nan, 3}} {
+			for _, k := range []int{1, 3, 5, 23} {
+				checkPoolVariant(t, v, src, k, 1)
+			}
 		}
 	}
 }

@@ -23,7 +23,7 @@ var scores = dispatch.New(scoresGeneric)
 //	}
 //
 // It panics unless dim ≥ 1, rows ≥ 0, n ≥ 0, len(q) == rows·dim, len(k) == n·dim and
-// len(dst) == rows·n. dst must not overlap q.
+// len(dst) == rows·n, each product computed without overflow. dst must not overlap q.
 //
 // The SIMD variants widen each key to float32 once per block of queries (a whole
 // 64-query window at dim 128) and multiply it against the block from registers; each
@@ -33,12 +33,24 @@ var scores = dispatch.New(scoresGeneric)
 //
 //	|got − scale·s| ≤ |scale|·(2·dim·2⁻²⁴·Σ|qᵢkᵢ| + dim·2⁻¹⁴⁹) + 2⁻¹⁴⁹
 //
-// NaN and Inf behave as in DotF16, entry by entry.
+// NaN and ±Inf entries are settled as DotF32F16's results are: an entry whose float32
+// value is not finite is computed again as scale·Σ in float64, in index order, and
+// rounded to float32, so it is the same on every variant and GOARCH. An entry is NaN
+// exactly when float64 arithmetic on its inputs and scale gives NaN (a NaN, 0·Inf,
+// Infs of both signs), and ±Inf only from an Inf input or a float64 value beyond
+// float32's range. Finding such entries costs one Sum over dst; settling one costs
+// about dim scalar float64 multiply-adds.
 func Scores(dst, q []float32, k []Float16, rows, n, dim int, scale float32) {
 	if dim < 1 || rows < 0 || n < 0 {
 		panic(fmt.Sprintf("kernels.Scores: rows = %d, n = %d, dim = %d", rows, n, dim))
 	}
-	if len(q) != rows*dim || len(k) != n*dim || len(dst) != rows*n {
+	qLen, qOK := mulSize(rows, dim)
+	kLen, kOK := mulSize(n, dim)
+	dstLen, dstOK := mulSize(rows, n)
+	if !qOK || !kOK || !dstOK {
+		panic(fmt.Sprintf("kernels.Scores: rows·dim, n·dim or rows·n overflows int for rows = %d, n = %d, dim = %d", rows, n, dim))
+	}
+	if len(q) != qLen || len(k) != kLen || len(dst) != dstLen {
 		panic(fmt.Sprintf("kernels.Scores: len(dst) = %d, len(q) = %d, len(k) = %d for rows = %d, n = %d, dim = %d",
 			len(dst), len(q), len(k), rows, n, dim))
 	}
@@ -48,5 +60,20 @@ func Scores(dst, q []float32, k []Float16, rows, n, dim int, scale float32) {
 	race.Read(q)
 	race.Read(k)
 	race.Write(dst)
-	scores.Call(dst, q, fp16.Bits(k), rows, n, dim, scale)
+	kb := fp16.Bits(k)
+	scores.Call(dst, q, kb, rows, n, dim, scale)
+	settleScores(dst, q, kb, n, dim, scale)
+}
+
+// settleScores settles every entry of a score block that is NaN or ±Inf (see Scores).
+func settleScores(dst, q []float32, k []uint16, n, dim int, scale float32) {
+	// A float64 sum of float32 values is non-finite exactly when one of them is, so
+	// one SIMD Sum tells whether any entry needs settling.
+	if s := sumOf.Call(dst); s-s == 0 {
+		return
+	}
+	for e, s := range dst {
+		i, j := e/n, e%n
+		dst[e] = settleF32F16(s, q[i*dim:(i+1)*dim], k[j*dim:(j+1)*dim], scale)
+	}
 }

@@ -35,16 +35,17 @@ type topkFilterFunc = func(idx []int32, bits []uint32, x []float32, lo, hi float
 // TopK never sorts. It estimates a threshold from a deterministic stratified sample of
 // x, compresses the indices of the elements at or above it with SIMD (AVX2 through a
 // permutation table, AVX-512 with VPCOMPRESSD, NEON with TBL), and radix-selects the
-// k-th largest among those candidates exactly. When the sample misjudges with too few
-// candidates, it filters once more from a safer threshold, then falls back to a radix
-// select over all of x; when the threshold sits on a plateau of equal values (too many
-// candidates), it keeps the values strictly above it and takes the lowest-indexed ties.
-// Every path is O(len(x)); len(x) below 64 takes the radix select directly.
+// k-th largest among those candidates exactly. Whenever the candidates outgrow their
+// buffers (a threshold on a plateau of equal values, or one too low for a small k that
+// the sample cannot resolve), it keeps only their top k and raises the threshold above
+// the k-th, so later blocks pass fewer. When the sample misjudges with too few
+// candidates, it filters once more from a safer threshold, then from −Inf. Every path
+// is O(len(x)); len(x) below 64 takes the radix select directly.
 //
-// Scratch space (candidate lists, rank keys and a histogram; at most 16 bytes per
-// element of x) comes from an internal sync.Pool, so TopK is safe for concurrent use
-// and, once warm, allocates nothing when cap(dst) ≥ k. A pool rather than a caller's
-// workspace because the space needed depends on the data, not only on len(x) and k.
+// Scratch space (candidate lists, rank keys, the sample and a histogram) is at most
+// 32·k bytes plus 80 KiB, whatever len(x) and the data: a small k on a long row costs
+// little memory. It comes from an internal sync.Pool, so TopK is safe for concurrent
+// use and, once warm, allocates nothing when cap(dst) ≥ k.
 //
 // It panics if len(x) exceeds the int32 index range.
 func TopK(dst []int32, x []float32, k int) []int32 {
@@ -96,8 +97,9 @@ const (
 	sampleSigmas, retrySigmas = 2, 6
 	// sampleMin and sampleMax bound the sample size.
 	sampleMin, sampleMax = 128, 2048
-	// filterBlock is how many elements one filter call compares: the granularity at
-	// which a filter that has found enough candidates stops.
+	// filterBlock is how many elements one filter call compares. The candidate
+	// buffers hold 2k + 2·filterBlock entries, so that keeping the top k of them, when
+	// full, comes at most once per k + filterBlock new candidates.
 	filterBlock = 2048
 )
 
@@ -112,71 +114,121 @@ func (s *topkScratch) topK(dst []int32, x []float32, filter topkFilterFunc) {
 
 // sampled is topK for long x (len(x) ≥ 16): sample a threshold, filter, select.
 func (s *topkScratch) sampled(dst []int32, x []float32, filter topkFilterFunc) {
-	n, k := len(x), len(dst)
+	k := len(dst)
+	s.grow(k + min(k+2*filterBlock, len(x)-k)) // min(2k + 2·filterBlock, len(x)), without overflow
 	sample := s.drawSample(x, k)
-	t, ok := s.quantile(sample, sampleSigmas)
-	if !ok {
-		s.exact(dst, x)
-		return
-	}
-	// The sample's estimate yields 1.2k to 2.5k candidates (its relative error is about
-	// 1/√rank); more than 4k means a plateau of values equal to t or a sample that saw
-	// only low values.
-	limit := min(4*k+filterBlock, n)
-	s.grow(limit + filterBlock)
-	inf := float32(math.Inf(1))
-	c := s.filter(filter, x, t, inf, 0, limit)
-	if c < k {
-		// t was too high: all at or above it are in, but not enough. Filter again from a
-		// threshold that the sample misjudges only on adversarial data.
-		if t, ok = s.quantile(sample, retrySigmas); ok {
-			c = s.filter(filter, x, t, inf, 0, limit)
+	// The first threshold leaves 1.2k to 2.5k candidates when k is large enough for
+	// the sample to resolve it, and about 2·len(x)/len(sample) when it is not: the
+	// sample's second largest, not its largest, which on sorted x may be the largest of
+	// x. If fewer than k are at or above it, the second, from a rank the sample
+	// misjudges only on adversarial data (and at least four times the first), is
+	// tried; past that, every number is a candidate.
+	first := max(s.sampleRank(sample, sampleSigmas), 2)
+	for _, rank := range []int{first, max(s.sampleRank(sample, retrySigmas), 4*first)} {
+		t, ok := s.quantile(sample, rank)
+		if !ok {
+			break // a NaN threshold: mostly-NaN x
 		}
-		if c < k {
-			s.exact(dst, x)
+		if c, floor, compacted := s.stream(filter, x, t, k); c >= k {
+			s.finish(dst, c, floor, compacted, sample.top)
 			return
 		}
 	}
-	if c <= limit {
-		s.selectCandidates(dst, c, t, sample.top)
+	c, floor, compacted := s.stream(filter, x, float32(math.Inf(-1)), k)
+	if c >= k {
+		s.finish(dst, c, floor, compacted, sample.top)
 		return
 	}
-	// Too many candidates: keep those strictly above t, then the first ties.
-	above, next := 0, t
-	if t != inf {
-		next = keyFloat(topkKey(t) + 1)
-		above = s.filter(filter, x, next, inf, 0, limit)
+	// Fewer than k numbers, all candidates: the first NaNs make up the rest.
+	nans := s.idx[c:k]
+	for i, j := 0, 0; j < len(nans); i++ {
+		nans[j] = int32(i)
+		j += b2i(x[i] != x[i])
 	}
-	switch {
-	case above > limit:
-		s.exact(dst, x)
-	case above >= k:
-		s.selectCandidates(dst, above, next, sample.top)
-	default:
-		// More than limit ≥ k elements are ≥ t, so at least k−above equal t.
-		ties := s.filter(filter, x, t, t, above, k-1) - above
-		mergeAscending(dst, s.idx[:above], s.idx[above:above+min(ties, k-above)])
-	}
+	mergeAscending(dst, s.idx[:c], nans)
 }
 
-// grow makes the filter buffers hold at least n entries.
+// grow makes the candidate buffers and the rank keys hold at least n entries.
 func (s *topkScratch) grow(n int) {
 	if len(s.idx) < n {
 		s.idx = make([]int32, n)
 		s.bits = make([]uint32, n)
 	}
+	s.growWork(n)
 }
 
-// filter appends to s.idx and s.bits, from position at, the elements of x in [lo, hi],
-// block by block, and stops after the block that takes the count past max. It returns
-// the count; the buffers must hold max+filterBlock entries.
-func (s *topkScratch) filter(f topkFilterFunc, x []float32, lo, hi float32, at, max int) int {
-	for start := 0; start < len(x) && at <= max; start += filterBlock {
+// stream filters x block by block into s.idx and s.bits, from threshold lo up, and
+// returns how many candidates it kept and a floor below none of them. The candidates
+// hold every element of the top k that is ≥ lo. When the next block might not fit in
+// the buffers, it keeps only the top k of the candidates and raises lo above the k-th
+// largest of them: an element equal to it, coming later, ranks below it by index. So
+// the buffers never hold more than 2k + 2·filterBlock entries, whatever the order and
+// distribution of x.
+func (s *topkScratch) stream(f topkFilterFunc, x []float32, lo float32, k int) (c int, floor float32, compacted bool) {
+	floor = lo
+	for start := 0; start < len(x); start += filterBlock {
 		end := min(start+filterBlock, len(x))
 		m := end - start
-		at += f(s.idx[at:at+m], s.bits[at:at+m], x[start:end], lo, hi, int32(start))
+		if c+m > len(s.idx) {
+			key := s.compact(c, k, lo)
+			c, floor, compacted = k, keyFloat(key), true
+			if key >= topkKey(float32(math.Inf(1))) {
+				break // k of +Inf: nothing later can enter
+			}
+			lo = keyFloat(key + 1)
+		}
+		c += f(s.idx[c:c+m], s.bits[c:c+m], x[start:end], lo, float32(math.Inf(1)), int32(start))
 	}
-	return at
+	return c, floor, compacted
+}
+
+// finish fills dst with the top len(dst) of the c ≥ len(dst) candidates that stream
+// left, all ≥ floor. After a compaction, floor is the k-th largest of those kept, and
+// on a plateau of ties most candidates equal it: compact takes them without rank keys.
+func (s *topkScratch) finish(dst []int32, c int, floor float32, compacted bool, hiGuess float32) {
+	if compacted {
+		if c > len(dst) {
+			s.compact(c, len(dst), floor)
+		}
+		copy(dst, s.idx[:len(dst)])
+		return
+	}
+	s.selectCandidates(dst, c, floor, hiGuess)
+}
+
+// compact keeps, in place and in index order, the top k of the c > k candidates, all
+// ≥ lo, and returns the rank key of the k-th largest of them.
+func (s *topkScratch) compact(c, k int, lo float32) uint32 {
+	idx, bits := s.idx[:c], s.bits[:c]
+	above := 0
+	for _, b := range bits {
+		above += b2i(math.Float32frombits(b) > lo)
+	}
+	if above < k {
+		// lo is the k-th largest, on a plateau of ties: keep all above it and the first
+		// ties, with no rank keys to compute.
+		j, ties := 0, k-above
+		for i := 0; j < k; i++ {
+			v := math.Float32frombits(bits[i])
+			idx[j], bits[j] = idx[i], bits[i]
+			tie := b2i(v == lo) & b2i(ties > 0)
+			ties -= tie
+			j += b2i(v > lo) | tie
+		}
+		return topkKey(lo)
+	}
+	keys := s.keys[:c]
+	keyLo, keyHi := topkKeys(keys, bits)
+	r := s.kthLargest(keys, k, keyLo, keyHi)
+	j, ties := 0, k-r.above
+	for i := 0; j < k; i++ {
+		key := keys[i]
+		idx[j], bits[j] = idx[i], bits[i]
+		tie := b2i(key == r.key) & b2i(ties > 0)
+		ties -= tie
+		j += b2i(key > r.key) | tie
+	}
+	return r.key
 }
 
 // sample is the rank keys of a deterministic stratified sample of x, drawn to estimate
@@ -205,20 +257,24 @@ func (s *topkScratch) drawSample(x []float32, k int) sample {
 	return sample{keys, lo, hi, keyFloat(hi), float64(k) * float64(size) / float64(n)}
 }
 
-// quantile returns the sample value t whose rank in the sample is sigmas standard
-// deviations above the expected rank of x's k-th largest: the count of elements ≥ t in
-// x is below k with the normal tail probability of sigmas. ok is false when t would be
-// NaN (mostly-NaN input), which the filter cannot express.
-func (s *topkScratch) quantile(p sample, sigmas float64) (t float32, ok bool) {
-	rank := min(int(p.expected+sigmas*math.Sqrt(p.expected))+1, len(p.keys))
-	s.growWork(len(p.keys))
-	r := s.kthLargest(p.keys, rank, p.lo, p.hi)
+// sampleRank is the rank in the sample that is sigmas standard deviations above the
+// expected rank of x's k-th largest: the count of elements of x at or above the
+// sample's value of that rank is below k with the normal tail probability of sigmas.
+func (s *topkScratch) sampleRank(p sample, sigmas float64) int {
+	return min(int(p.expected+sigmas*math.Sqrt(p.expected))+1, len(p.keys))
+}
+
+// quantile returns the sample value of the given rank (1 the largest). ok is false
+// when it is NaN (mostly-NaN input), which the filter cannot express.
+func (s *topkScratch) quantile(p sample, rank int) (t float32, ok bool) {
+	r := s.kthLargest(p.keys, min(rank, len(p.keys)), p.lo, p.hi)
 	return keyFloat(r.key), r.key != nanKey
 }
 
-// sampleSize is how many elements threshold samples from n for the top k.
+// sampleSize is how many elements threshold samples from n for the top k (in int64:
+// sampleExpected·n overflows a 32-bit int).
 func sampleSize(n, k int) int {
-	return min(max(sampleExpected*n/k, sampleMin), sampleMax, n/8)
+	return int(min(max(sampleExpected*int64(n)/int64(k), sampleMin), sampleMax, int64(n/8)))
 }
 
 // sampler places size sample elements in n: one in each of size equal strata, at a

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"container/heap"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -94,3 +95,38 @@ func (h *keyHeap) Push(v any) {
 	h.keys, h.idx = append(h.keys, p.key), append(h.idx, p.idx)
 }
 func (h *keyHeap) Pop() any { panic("TopK's heap only replaces its minimum") }
+
+// BenchmarkTopKSmallK measures small budgets on long rows, the common case of eviction,
+// on the distributions that decide the threshold's luck: k ∈ {1, 10, 100} at n = 2¹⁷ and
+// 2²³. Each also reports scratch-B, the scratch bytes one call on an empty scratch
+// leaves behind (its peak: the buffers only grow).
+func BenchmarkTopKSmallK(b *testing.B) {
+	dists := []struct {
+		name string
+		gen  func(r *rand.Rand, n int) []float32
+	}{
+		{"uniform", func(r *rand.Rand, n int) []float32 { return fill(n, func(int) float32 { return r.Float32() }) }},
+		{"gaussian", func(r *rand.Rand, n int) []float32 {
+			return fill(n, func(int) float32 { return float32(r.NormFloat64()) })
+		}},
+		{"sorted", func(r *rand.Rand, n int) []float32 { return fill(n, func(i int) float32 { return float32(i) }) }},
+		{"reverse", func(r *rand.Rand, n int) []float32 { return fill(n, func(i int) float32 { return float32(n - i) }) }},
+		{"equal", func(r *rand.Rand, n int) []float32 { return fill(n, func(int) float32 { return 0.5 }) }},
+	}
+	for _, n := range []int{1 << 17, 1 << 23} {
+		for _, d := range dists {
+			x := d.gen(rand.New(rand.NewPCG(uint64(n), 3)), n)
+			for _, k := range []int{1, 10, 100} {
+				b.Run(fmt.Sprintf("n=%d/%s/k=%d", n, d.name, k), func(b *testing.B) {
+					dst := make([]int32, k)
+					var fresh topkScratch
+					fresh.topK(dst, x, topkFilter.Call)
+					for b.Loop() {
+						TopK(dst, x, k)
+					}
+					b.ReportMetric(float64(fresh.bytes()), "scratch-B")
+				})
+			}
+		}
+	}
+}

@@ -7,8 +7,10 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/kvsimd/kvsimd/internal/dispatch"
+	"github.com/kvsimd/kvsimd/internal/oracle"
 )
 
 // topkRanks is the position of every index of x in the reference order, best first:
@@ -360,6 +362,81 @@ func TestTopKSampler(t *testing.T) {
 				p := at.position(i)
 				if p < 0 || p >= n || float64(p) < float64(i)*stratum-1 || float64(p) >= float64(i+1)*stratum {
 					t.Fatalf("n=%d size=%d: position %d = %d, outside stratum [%.1f, %.1f)", n, size, i, p, float64(i)*stratum, float64(i+1)*stratum)
+				}
+			}
+		}
+	}
+}
+
+// bytes is the size of s's buffers.
+func (s *topkScratch) bytes() int {
+	return 4*(cap(s.idx)+cap(s.bits)+cap(s.keys)+cap(s.work)+cap(s.sample)) + int(unsafe.Sizeof(s.hist))
+}
+
+// TestTopKScratchBound holds TopK's scratch to the bound of its doc comment, 32·k bytes
+// plus 80 KiB, on every distribution, and with a sample that sees only the lowest or
+// only the highest values (every fallback), where it used to take 16 bytes per element
+// of x.
+func TestTopKScratchBound(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	n := 1 << 20
+	if testing.Short() {
+		n = 1 << 16
+	}
+	blind := func(sampleValue float32) func(r *rand.Rand, n int) []float32 {
+		return func(r *rand.Rand, n int) []float32 {
+			x := fill(n, func(i int) float32 { return 1 + float32(i%1000) })
+			size := sampleSize(n, 10)
+			at := newSampler(n, size)
+			for i := range size {
+				x[at.position(i)] = sampleValue
+			}
+			return x
+		}
+	}
+	inputs := append(topkInputs[:len(topkInputs):len(topkInputs)],
+		topkInput{"sample sees the lowest", blind(0)}, topkInput{"sample sees the highest", blind(1e30)})
+	for _, in := range inputs {
+		x := in.gen(r, n)
+		for _, k := range []int{1, 10, 100, 2048, n / 3} {
+			for _, v := range dispatch.Tested() {
+				var s topkScratch
+				dst := make([]int32, k)
+				s.topK(dst, x, topkFilter.For(v))
+				if bound := 32*k + 80<<10; s.bytes() > bound {
+					t.Errorf("%s: %s n=%d k=%d: %d bytes of scratch, bound %d", v, in.name, n, k, s.bytes(), bound)
+				}
+			}
+		}
+	}
+}
+
+// TestOracleCheckTopK holds the fuzz target's O(n) check to the sort: it accepts the
+// sorted reference and rejects it with any one index swapped for one left out.
+func TestOracleCheckTopK(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	for _, in := range topkInputs {
+		for _, n := range []int{1, 2, 5, 70, 300} {
+			x := in.gen(r, n)
+			order := make([]int32, n)
+			for i := range order {
+				order[i] = int32(i)
+			}
+			slices.SortStableFunc(order, func(i, j int32) int { return cmp.Compare(x[j], x[i]) })
+			for _, k := range []int{0, 1, n / 2, n - 1, n} {
+				want := slices.Sorted(slices.Values(order[:k]))
+				if err := oracle.CheckTopK(x, k, want); err != nil {
+					t.Fatalf("%s n=%d k=%d: rejects the reference: %v", in.name, n, k, err)
+				}
+				if k == 0 || k == n {
+					continue
+				}
+				kept, out := order[r.IntN(k)], order[k+r.IntN(n-k)]
+				wrong := slices.Clone(want)
+				wrong[slices.Index(wrong, kept)] = out
+				slices.Sort(wrong)
+				if oracle.CheckTopK(x, k, wrong) == nil {
+					t.Fatalf("%s n=%d k=%d: accepts %d in place of %d", in.name, n, k, out, kept)
 				}
 			}
 		}

@@ -77,6 +77,35 @@ func (e DotExpectation) Check(got float32) error {
 	return nil
 }
 
+// CheckSettled reports how got, a result of the exported DotF32F16, DotF32 or Scores,
+// misses the expectation, or nil. Those settle every non-finite result in float64 (see
+// kernels.DotF32F16): NaN only when the inputs force it, an Inf input gives its Inf,
+// and any other Inf is the float64 sum rounded, which Exact holds in the same order.
+// Finite results meet the bound. (Check is the looser contract of a variant's body
+// before settling; DotF16's results already meet this one.)
+func (e DotExpectation) CheckSettled(got float32) error {
+	g := float64(got)
+	switch {
+	case e.NaN:
+		if !math.IsNaN(g) {
+			return fmt.Errorf("got %v, want NaN", got)
+		}
+	case e.Inf != 0:
+		if !math.IsInf(g, e.Inf) {
+			return fmt.Errorf("got %v, want %v", got, math.Inf(e.Inf))
+		}
+	case math.IsNaN(g):
+		return fmt.Errorf("got NaN from inputs that force none (want %v ± %.3g)", e.Exact, e.Bound)
+	case math.IsInf(g, 0):
+		if want := float32(e.Exact); got != want {
+			return fmt.Errorf("got %v, want the float64 sum %v rounded: %v", got, e.Exact, want)
+		}
+	case !(math.Abs(g-e.Exact) <= e.Bound):
+		return fmt.Errorf("got %v, want %v ± %.3g (error %.3g)", got, e.Exact, e.Bound, math.Abs(g-e.Exact))
+	}
+	return nil
+}
+
 // HalfAt reads element i of fp16 bits h as the float64 it equals: an operand of
 // ExpectDot.
 func HalfAt(h []uint16) func(int) float64 {

@@ -7,10 +7,7 @@ import "math"
 // holds no NaN or +Inf and at least one entry above −Inf.
 func Softmax(x []float32) (y []float64, masks bool) {
 	y = make([]float64, len(x))
-	m := math.Inf(-1)
-	for _, v := range x {
-		m = math.Max(m, float64(v)) // NaN-propagating
-	}
+	m := Max(x)
 	switch {
 	case math.IsNaN(m) || math.IsInf(m, 1):
 		for i := range y {
