@@ -30,12 +30,15 @@ var weightedSumRows = dispatch.New(weightedSumRowsGeneric)
 //
 //	|dst[d] − s| ≤ 2·n·2⁻²⁴·Σⱼ|w[j]·v[j·dim+d]| + n·2⁻¹⁴⁹
 //
-// (the last term for products and sums below float32's normal range). A NaN weight or
-// value, or 0·Inf, makes NaN of the outputs it reaches; otherwise an Inf term gives an
-// Inf of its sign, and NaN when Infs of both signs meet. Finite sums beyond float32's
-// range become ±Inf; a column whose terms come within a factor of two of
-// math.MaxFloat32 may overflow in one variant and not in another, since only some
-// round the product on its own. WeightedSumRows does not allocate.
+// (the last term for products and sums below float32's normal range). An output that
+// comes out NaN or ±Inf is settled as DotF32F16's result is: summed again in float64 in
+// the order of j and rounded, so every variant and GOARCH gives the same non-finite
+// outputs — NaN exactly when the inputs force it (a NaN weight or value, 0·Inf, or
+// Infs of both signs among the terms), otherwise the Inf of an Inf term's sign, and
+// otherwise ±Inf only when the float64 sum is beyond float32's range (a column within
+// the error bound of math.MaxFloat32 may still come back finite from a variant that
+// did not overflow). Checking costs one SIMD Sum over dst; only non-finite outputs pay
+// for the float64 pass. WeightedSumRows does not allocate.
 func WeightedSumRows(dst, w []float32, v []Float16) {
 	dim, n := len(dst), len(w)
 	if dim < 1 || len(v)/dim != n || len(v)%dim != 0 {
@@ -44,7 +47,27 @@ func WeightedSumRows(dst, w []float32, v []Float16) {
 	race.Read(w)
 	race.Read(v)
 	race.Write(dst)
-	weightedSumRows.Call(dst, w, fp16.Bits(v))
+	vb := fp16.Bits(v)
+	weightedSumRows.Call(dst, w, vb)
+	settleWeightedSumRows(dst, w, vb)
+}
+
+// settleWeightedSumRows settles every output that is NaN or ±Inf (see WeightedSumRows).
+func settleWeightedSumRows(dst, w []float32, v []uint16) {
+	if s := sumOf.Call(dst); s-s == 0 { // a float64 sum of floats is finite iff they all are
+		return
+	}
+	dim := len(dst)
+	for d, s := range dst {
+		if s-s == 0 {
+			continue
+		}
+		var t float64
+		for j, p := range w {
+			t += float64(p) * float64(halfFloat32(v[j*dim+d]))
+		}
+		dst[d] = float32(t)
+	}
 }
 
 // Why the bound holds. Write u = 2⁻²⁴ and pⱼ = w[j]·v[j·dim+d]; widening a half is exact.

@@ -237,3 +237,49 @@ func TestWeightedSumRowsExported(t *testing.T) {
 		}
 	}
 }
+
+// TestWeightedSumRowsNonFiniteSettled is TestDotNonFiniteSettled for WeightedSumRows:
+// in one column, weights ±MaxFloat32 against values of 1, whose in-order float32 sum
+// overflows and whose float64 sum is 0; in another, 2·(+Inf) and MaxFloat32·(−3),
+// where a product rounded on its own overflows to −Inf and meets the +Inf (NaN on an
+// unfused variant) but the settled sum is +Inf. Every variant, through the exported
+// function, must give exactly the float64 answers, whatever other columns hold.
+func TestWeightedSumRowsNonFiniteSettled(t *testing.T) {
+	defer Use(Active())
+	const m = math.MaxFloat32
+	inf := float32(math.Inf(1))
+	r := rand.New(rand.NewPCG(27, 28))
+	for _, v := range dispatch.Tested() {
+		if err := Use(v); err != nil {
+			t.Fatal(err)
+		}
+		for _, dim := range []int{2, 5, 16, 17, 64, 129} {
+			const n = 4
+			cancelCol, infCol := 0, dim-1
+			w := []float32{m, m, -m, -m}
+			vals := randomF16(r, n*dim)
+			for j := range n {
+				vals[j*dim+cancelCol] = halvesOf([]float32{1})[0]
+			}
+			dst := make([]float32, dim)
+			WeightedSumRows(dst, w, toHalves(vals))
+			if dst[cancelCol] != 0 {
+				t.Fatalf("%s dim=%d: ±MaxFloat32 weights on ones = %v, want 0 (the float64 sum)", v, dim, dst[cancelCol])
+			}
+			w2 := []float32{2, m, 0, 0}
+			col := halvesOf([]float32{inf, -3, 1, 1})
+			for j := range n {
+				vals[j*dim+infCol] = col[j]
+			}
+			WeightedSumRows(dst, w2, toHalves(vals))
+			if dst[infCol] != inf {
+				t.Fatalf("%s dim=%d: 2·Inf + MaxFloat32·(−3) = %v, want +Inf", v, dim, dst[infCol])
+			}
+			for d, g := range dst {
+				if want := oracle.WeightedSumRows(w2, vals, dim)[d]; want.CheckSettled(g) != nil {
+					t.Fatalf("%s dim=%d: dst[%d] = %v: %v", v, dim, d, g, want.CheckSettled(g))
+				}
+			}
+		}
+	}
+}
