@@ -13,6 +13,19 @@
 //	t = TopK(u between protected)  C − protected rows; ties to the lower position, NaN lowest
 //	keep = sinks ∪ t ∪ window      ascending []int32 positions
 //
+// The cache ([Cache], one layer of one sequence) runs that selection for an engine:
+//
+//	c, _ := NewCache(CacheConfig{Select: cfg, QHeads: hq, KVHeads: hkv, Dim: d, Reserve: 64})
+//	c.Prefill(Chunk{K: k, V: v, Q: qWindow, Last: true}) // or several chunks, the last marked
+//	k, v, pos := c.Head(h)                                // kept rows and their true positions
+//	c.Append(kTok, vTok)                                  // decode rows, never evicted
+//	rope(q, c.Offset())                                   // prompt length + decoded, not rows
+//
+// ModeFaithful selects once, when the Last chunk arrives, and equals a one-shot Select;
+// ModeBounded re-applies the budget after every chunk so a head never holds more than
+// Budget + one chunk. Per-layer budgets come from [PyramidBudgets] or the engine's own
+// schedule: one Config per layer.
+//
 // # Decisions
 //
 // The zero value of each enum is the default: RulePaper (the authors' code), PoolAvg,
