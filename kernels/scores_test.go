@@ -89,9 +89,9 @@ func TestScoresShapes(t *testing.T) {
 
 func TestScoresLarge(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 5))
-	// Whole panels, panels and the row kernel for the rest, a partial last panel, and
-	// the row kernel alone.
-	for _, c := range []struct{ rows, n, dim int }{{32, 1031, 128}, {65, 517, 64}, {20, 130, 17}, {29, 200, 33}, {7, 300, 96}} {
+	// Whole panels, panels and the row kernel for the rest, a partial last panel, the
+	// row kernel alone, and a dst whose rows are a power of two plus 16 floats apart.
+	for _, c := range []struct{ rows, n, dim int }{{32, 1031, 128}, {65, 517, 64}, {20, 130, 17}, {29, 200, 33}, {7, 300, 96}, {32, 4096 + 16, 128}} {
 		q, k := randomF32(r, c.rows*c.dim), randomF16(r, c.n*c.dim)
 		checkScores(t, "random", q, k, c.rows, c.n, c.dim, 1/float32(math.Sqrt(float64(c.dim))))
 	}
