@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # vs-c.sh: kvsimd against the hand-written C intrinsics yardstick, in the same run.
 #
-#   bench/vs-c.sh [rounds]        # default 3 rounds
-#   BENCHTIME=2s bench/vs-c.sh 5  # longer Go benchmarks (default 1s each)
+#   bench/vs-c.sh [rounds]                  # default 3 rounds
+#   COUNT=10 BENCHTIME=1s bench/vs-c.sh 5   # Go runs per round (default 5 of 200ms each)
 #   CREF=/path/to/cref/run bench/vs-c.sh
 #
 # Each round runs the Go benchmarks of the kernels the C reference also has (Scores,
-# Softmax, the dots at n = 128 and 1024, ToFloat32, TopK; -cpu 1, every SIMD variant)
+# Softmax, the dots at n = 128 and 1024, ToFloat32, TopK; -cpu 1, every SIMD variant,
+# COUNT short runs of which the fastest counts, as C keeps the median of 11 short reps)
 # and the C reference (../shared/tools/cref/run beside the checkout), back to back,
-# family by family, so that both see the same machine state. The table gives, per kernel and size, the
-# median time over the rounds and × = kvsimd time ÷ C time, the median of the per-round
-# ratios with their range (min–max) as the round-to-round spread, and "× best", the
-# ratio of the best times over all rounds (noise only ever slows a run down). The
-# machine is shared and noisy: quote the ratios, not the times.
+# family by family, so that both see the same machine state. The table gives, per
+# kernel and size, the median time over the rounds and × = kvsimd time ÷ C time: the
+# median of the per-round ratios with their range (min–max) as the round-to-round
+# spread, and "× best", the ratio of the best times over all rounds (noise only ever
+# slows a run down). The machine is shared and noisy: quote ratios, not times.
 #
 # Scores also gets its fraction of the FMA peak, measured by the benchmark process
 # (bench/peak.go) in the same round, for kvsimd and C alike. C has no rows for n a
@@ -52,7 +53,7 @@ for r in $(seq "$rounds"); do
 	echo "round $r of $rounds" >&2
 	for fam in "${families[@]}"; do
 		(cd "$here" && "$work/bench.test" -test.run '^$' -test.bench "${fam#* }" -test.cpu 1 \
-			-test.benchtime "${BENCHTIME:-1s}") >>"$work/go.$r"
+			-test.count "${COUNT:-5}" -test.benchtime "${BENCHTIME:-200ms}") >>"$work/go.$r"
 		if [[ -n $cref ]]; then
 			"$cref" "${fam%% *}" >>"$work/c.$r"
 		fi
@@ -96,15 +97,20 @@ function ratio(a, b, scale,   r, n, v, lo, hi) {
 	for (r = 2; r <= n; r++) { if (v[r] < lo) lo = v[r]; if (v[r] > hi) hi = v[r] }
 	return sprintf("%.2f (%.2f–%.2f) | %.2f", median(v, n), lo, hi, best(a) / (best(b) * scale))
 }
+# A round runs each Go benchmark COUNT times: keep the fastest run and its metrics.
 $2 == "go" && $3 ~ /^Benchmark/ {
 	name = $3; sub(/^Benchmark/, "", name); sub(/-[0-9]+$/, "", name)
+	ns = gflops = peak = ""
 	for (i = 5; i < NF; i++) {
-		if ($(i+1) == "ns/op") val["go " name, $1] = $i
-		if ($(i+1) == "GFLOP/s") val["gflops " name, $1] = $i
-		if ($(i+1) == "%peak") val["peak " name, $1] = $i
+		if ($(i+1) == "ns/op") ns = $i
+		if ($(i+1) == "GFLOP/s") gflops = $i
+		if ($(i+1) == "%peak") peak = $i
 	}
-	if (("gflops " name, $1) in val && ("peak " name, $1) in val && val["peak " name, $1] > 0)
-		val["peakgflops", $1] = val["gflops " name, $1] * 100 / val["peak " name, $1]
+	if (ns == "" || (("go " name, $1) in val && val["go " name, $1] <= ns)) next
+	val["go " name, $1] = ns
+	if (gflops != "") val["gflops " name, $1] = gflops
+	if (peak != "") val["peak " name, $1] = peak
+	if (gflops != "" && peak > 0) val["peakgflops", $1] = gflops * 100 / peak
 }
 $2 == "c" && $3 == "--" {
 	section = $4 == "score" ? "score" : $4 == "fp16->fp32" ? "cvt" : $4
