@@ -34,11 +34,6 @@ var scores = dispatch.New(scoresGeneric)
 //	|got − scale·s| ≤ |scale|·(2·dim·2⁻²⁴·Σ|qᵢkᵢ| + dim·2⁻¹⁴⁹) + 2⁻¹⁴⁹
 //
 // NaN and Inf behave as in DotF16, entry by entry.
-//
-// On amd64, a block of scores larger than a core's L2 cache (1 MiB), or one whose rows
-// are a multiple of 512 floats apart and that outgrows the L2 together with the keys,
-// is written with non-temporal stores when dst allows (aligned to a vector, n a
-// multiple of its lanes): those scores then start out in memory rather than in cache.
 func Scores(dst, q []float32, k []Float16, rows, n, dim int, scale float32) {
 	if dim < 1 || rows < 0 || n < 0 {
 		panic(fmt.Sprintf("kernels.Scores: rows = %d, n = %d, dim = %d", rows, n, dim))
