@@ -2,12 +2,12 @@
 # vs-c.sh: kvsimd against the hand-written C intrinsics yardstick, in the same run.
 #
 #   bench/vs-c.sh [rounds]                  # default 3 rounds
-#   COUNT=10 BENCHTIME=1s bench/vs-c.sh 5   # Go runs per round (default 5 of 200ms each)
+#   COUNT=21 BENCHTIME=50ms bench/vs-c.sh 5 # Go runs per round (default 11 of 10ms each)
 #   CREF=/path/to/cref/run bench/vs-c.sh
 #
 # Each round runs the Go benchmarks of the kernels the C reference also has (Scores,
 # Softmax, the dots at n = 128 and 1024, ToFloat32, TopK; -cpu 1, every SIMD variant,
-# COUNT short runs of which the fastest counts, as C keeps the median of 11 short reps)
+# the median of COUNT short runs, as C keeps the median of 11 reps of 2 ms or more)
 # and the C reference (../shared/tools/cref/run beside the checkout), back to back,
 # family by family, so that both see the same machine state. The table gives, per
 # kernel and size, the median time over the rounds and × = kvsimd time ÷ C time: the
@@ -53,7 +53,7 @@ for r in $(seq "$rounds"); do
 	echo "round $r of $rounds" >&2
 	for fam in "${families[@]}"; do
 		(cd "$here" && "$work/bench.test" -test.run '^$' -test.bench "${fam#* }" -test.cpu 1 \
-			-test.count "${COUNT:-5}" -test.benchtime "${BENCHTIME:-200ms}") >>"$work/go.$r"
+			-test.count "${COUNT:-11}" -test.benchtime "${BENCHTIME:-10ms}") >>"$work/go.$r"
 		if [[ -n $cref ]]; then
 			"$cref" "${fam%% *}" >>"$work/c.$r"
 		fi
@@ -97,7 +97,8 @@ function ratio(a, b, scale,   r, n, v, lo, hi) {
 	for (r = 2; r <= n; r++) { if (v[r] < lo) lo = v[r]; if (v[r] > hi) hi = v[r] }
 	return sprintf("%.2f (%.2f–%.2f) | %.2f", median(v, n), lo, hi, best(a) / (best(b) * scale))
 }
-# A round runs each Go benchmark COUNT times: keep the fastest run and its metrics.
+# A round runs each Go benchmark COUNT times: keep the median run, as C keeps the
+# median of its reps. gflops·ns and %peak·ns are the same in every run of a benchmark.
 $2 == "go" && $3 ~ /^Benchmark/ {
 	name = $3; sub(/^Benchmark/, "", name); sub(/-[0-9]+$/, "", name)
 	ns = gflops = peak = ""
@@ -106,12 +107,14 @@ $2 == "go" && $3 ~ /^Benchmark/ {
 		if ($(i+1) == "GFLOP/s") gflops = $i
 		if ($(i+1) == "%peak") peak = $i
 	}
-	if (ns == "" || (("go " name, $1) in val && val["go " name, $1] <= ns)) next
-	val["go " name, $1] = ns
-	if (gflops != "") val["gflops " name, $1] = gflops
-	if (peak != "") val["peak " name, $1] = peak
-	if (gflops != "" && peak > 0) val["peakgflops", $1] = gflops * 100 / peak
+	if (ns == "") next
+	names[name] = 1
+	runs[name, $1, ++nruns[name, $1]] = ns
+	if (gflops != "") flopsns[name, $1] = gflops * ns
+	if (peak != "") peakns[name, $1] = peak * ns
+	if (peak > 0) val["peakgflops", $1] = gflops * 100 / peak
 }
+
 $2 == "c" && $3 == "--" {
 	section = $4 == "score" ? "score" : $4 == "fp16->fp32" ? "cvt" : $4
 	for (i = 4; i <= NF; i++) if ($i ~ /^(n|S)=/) { size = $i; sub(/^[nS]=/, "", size) }
@@ -122,6 +125,15 @@ $2 == "c" && / ns\/call/ {
 	for (i = 1; i < NF; i++) if ($(i+1) == "GFLOP/s") val["cgflops " section " " size " " label, $1] = $i
 }
 END {
+	for (name in names) for (r = 1; r <= rounds; r++) {
+		if (!((name, r) in nruns)) continue
+		delete v
+		for (i = 1; i <= nruns[name, r]; i++) v[i] = runs[name, r, i]
+		ns = median(v, nruns[name, r])
+		val["go " name, r] = ns
+		if ((name, r) in flopsns) val["gflops " name, r] = flopsns[name, r] / ns
+		if ((name, r) in peakns) val["peak " name, r] = peakns[name, r] / ns
+	}
 	# kernel | size | Go name (VAR for the variant) | C section | C size | C AVX-512 label | C AVX2 label
 	n = 0
 	row[++n] = "Scores 32×128·S|4096|Scores/dim=128/VAR/n=4096|score|4096|score_gemm_avx512 12x32(C)|score_gemm_avx2 6x16(C)"
