@@ -2,7 +2,7 @@
 # vs-c.sh: kvsimd against the hand-written C intrinsics yardstick, in the same run.
 #
 #   bench/vs-c.sh [rounds]                  # default 3 rounds
-#   COUNT=21 BENCHTIME=50ms bench/vs-c.sh 5 # Go runs per round (default 11 of 10ms each)
+#   COUNT=21 BENCHTIME=1s bench/vs-c.sh 5  # Go runs per round (default 11 of 100ms each)
 #   CREF=/path/to/cref/run bench/vs-c.sh
 #
 # Each round runs the Go benchmarks of the kernels the C reference also has (Scores,
@@ -53,7 +53,7 @@ for r in $(seq "$rounds"); do
 	echo "round $r of $rounds" >&2
 	for fam in "${families[@]}"; do
 		(cd "$here" && "$work/bench.test" -test.run '^$' -test.bench "${fam#* }" -test.cpu 1 \
-			-test.count "${COUNT:-11}" -test.benchtime "${BENCHTIME:-10ms}") >>"$work/go.$r"
+			-test.count "${COUNT:-11}" -test.benchtime "${BENCHTIME:-100ms}") >>"$work/go.$r"
 		if [[ -n $cref ]]; then
 			"$cref" "${fam%% *}" >>"$work/c.$r"
 		fi
