@@ -23,3 +23,8 @@ func DotF32NEON(a []float32, b []float32) float32
 //
 //go:noescape
 func ScoresNEON(dst []float32, q []float32, k []uint16, rows int, n int, dim int, scale float32)
+
+// ScoresBlocksNEON sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*dim:][:dim]) for rows ≥ 1 query rows, n ≥ 1 keys and dim ≥ 1; scratch holds 16·dim floats.
+//
+//go:noescape
+func ScoresBlocksNEON(dst []float32, q []float32, k []uint16, scratch []float32, rows int, n int, dim int, scale float32)

@@ -693,3 +693,809 @@ rows1_keys1_done:
 
 keys1done:
 	RET
+
+// func ScoresBlocksNEON(dst []float32, q []float32, k []uint16, scratch []float32, rows int, n int, dim int, scale float32)
+TEXT ·ScoresBlocksNEON(SB), NOSPLIT, $0-124
+	MOVD dst_base+0(FP), R19
+	MOVD k_base+48(FP), R20
+	MOVD scratch_base+72(FP), R23
+	MOVD n+104(FP), R21
+	LSL $2, R21, R24
+	MOVD dim+112(FP), R25
+	LSL $2, R25, R22
+	FMOVS scale+120(FP), F15
+	VDUP V15.S[0], V15.S4
+
+blocks:
+	CBZ R21, blocksdone
+	MOVD $16, R12
+	CMP $16, R21
+	CSEL LT, R21, R12, R12
+	// Widen and transpose the key block: scratch[d·16 + j] = k_j[d].
+	LSL $1, R25, R0
+	SUB $1, R12, R15
+	MOVD ZR, R13
+	MOVD R23, R1
+
+bgroup:
+	ADD $0, R13, R14
+	CMP R15, R14
+	CSEL GT, R15, R14, R14
+	MADD R0, R20, R14, R4
+	ADD $1, R13, R14
+	CMP R15, R14
+	CSEL GT, R15, R14, R14
+	MADD R0, R20, R14, R5
+	ADD $2, R13, R14
+	CMP R15, R14
+	CSEL GT, R15, R14, R14
+	MADD R0, R20, R14, R6
+	ADD $3, R13, R14
+	CMP R15, R14
+	CSEL GT, R15, R14, R14
+	MADD R0, R20, R14, R7
+	MOVD R1, R3
+	MOVD $64, R9
+	AND $-4, R25, R2
+
+bwiden:
+	CBZ R2, bwidentail
+	VLD1.P 8(R4), [V8.H4]
+	VLD1.P 8(R5), [V9.H4]
+	VLD1.P 8(R6), [V10.H4]
+	VLD1.P 8(R7), [V11.H4]
+	WORD $0x0e217908 // fcvtl v8.4s, v8.4h
+	WORD $0x0e217929 // fcvtl v9.4s, v9.4h
+	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
+	WORD $0x0e21796b // fcvtl v11.4s, v11.4h
+	VTRN1 V9.S4, V8.S4, V0.S4
+	VTRN2 V9.S4, V8.S4, V1.S4
+	VTRN1 V11.S4, V10.S4, V2.S4
+	VTRN2 V11.S4, V10.S4, V3.S4
+	VTRN1 V2.D2, V0.D2, V4.D2
+	VTRN1 V3.D2, V1.D2, V5.D2
+	VTRN2 V2.D2, V0.D2, V6.D2
+	VTRN2 V3.D2, V1.D2, V7.D2
+	VST1.P [V4.S4], (R3)(R9)
+	VST1.P [V5.S4], (R3)(R9)
+	VST1.P [V6.S4], (R3)(R9)
+	VST1.P [V7.S4], (R3)(R9)
+	SUB $4, R2
+	B bwiden
+
+bwidentail:
+	AND $3, R25, R2
+
+bwidentail1:
+	CBZ R2, bgroupdone
+	MOVHU.P 2(R4), R11
+	FMOVS R11, F8
+	WORD $0x1ee24108 // fcvt s8, h8
+	FMOVS F8, 0(R3)
+	MOVHU.P 2(R5), R11
+	FMOVS R11, F8
+	WORD $0x1ee24108 // fcvt s8, h8
+	FMOVS F8, 4(R3)
+	MOVHU.P 2(R6), R11
+	FMOVS R11, F8
+	WORD $0x1ee24108 // fcvt s8, h8
+	FMOVS F8, 8(R3)
+	MOVHU.P 2(R7), R11
+	FMOVS R11, F8
+	WORD $0x1ee24108 // fcvt s8, h8
+	FMOVS F8, 12(R3)
+	ADD $64, R3
+	SUB $1, R2
+	B bwidentail1
+
+bgroupdone:
+	ADD $16, R1
+	ADD $4, R13
+	CMP $16, R13
+	BLT bgroup
+	MOVD q_base+24(FP), R9
+	MOVD R19, R10
+	MOVD rows+96(FP), R26
+
+brows4:
+	CMP $4, R26
+	BLT brows4done
+	// Tile of 4 query rows × 16 keys.
+	MOVD R9, R0
+	ADD R22, R0, R1
+	ADD R22, R1, R2
+	ADD R22, R2, R3
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	MOVD R23, R8
+	AND $-4, R25, R13
+
+bsteps4:
+	CBZ R13, bstepsdone4
+	VLD1.P 16(R0), [V0.S4]
+	VLD1.P 16(R1), [V1.S4]
+	VLD1.P 16(R2), [V2.S4]
+	VLD1.P 16(R3), [V3.S4]
+	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f801090 // fmla v16.4s, v4.4s, v0.s[0]
+	WORD $0x4f8010b1 // fmla v17.4s, v5.4s, v0.s[0]
+	WORD $0x4f8010d2 // fmla v18.4s, v6.4s, v0.s[0]
+	WORD $0x4f8010f3 // fmla v19.4s, v7.4s, v0.s[0]
+	WORD $0x4f811094 // fmla v20.4s, v4.4s, v1.s[0]
+	WORD $0x4f8110b5 // fmla v21.4s, v5.4s, v1.s[0]
+	WORD $0x4f8110d6 // fmla v22.4s, v6.4s, v1.s[0]
+	WORD $0x4f8110f7 // fmla v23.4s, v7.4s, v1.s[0]
+	WORD $0x4f821098 // fmla v24.4s, v4.4s, v2.s[0]
+	WORD $0x4f8210b9 // fmla v25.4s, v5.4s, v2.s[0]
+	WORD $0x4f8210da // fmla v26.4s, v6.4s, v2.s[0]
+	WORD $0x4f8210fb // fmla v27.4s, v7.4s, v2.s[0]
+	WORD $0x4f83109c // fmla v28.4s, v4.4s, v3.s[0]
+	WORD $0x4f8310bd // fmla v29.4s, v5.4s, v3.s[0]
+	WORD $0x4f8310de // fmla v30.4s, v6.4s, v3.s[0]
+	WORD $0x4f8310ff // fmla v31.4s, v7.4s, v3.s[0]
+	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4fa01090 // fmla v16.4s, v4.4s, v0.s[1]
+	WORD $0x4fa010b1 // fmla v17.4s, v5.4s, v0.s[1]
+	WORD $0x4fa010d2 // fmla v18.4s, v6.4s, v0.s[1]
+	WORD $0x4fa010f3 // fmla v19.4s, v7.4s, v0.s[1]
+	WORD $0x4fa11094 // fmla v20.4s, v4.4s, v1.s[1]
+	WORD $0x4fa110b5 // fmla v21.4s, v5.4s, v1.s[1]
+	WORD $0x4fa110d6 // fmla v22.4s, v6.4s, v1.s[1]
+	WORD $0x4fa110f7 // fmla v23.4s, v7.4s, v1.s[1]
+	WORD $0x4fa21098 // fmla v24.4s, v4.4s, v2.s[1]
+	WORD $0x4fa210b9 // fmla v25.4s, v5.4s, v2.s[1]
+	WORD $0x4fa210da // fmla v26.4s, v6.4s, v2.s[1]
+	WORD $0x4fa210fb // fmla v27.4s, v7.4s, v2.s[1]
+	WORD $0x4fa3109c // fmla v28.4s, v4.4s, v3.s[1]
+	WORD $0x4fa310bd // fmla v29.4s, v5.4s, v3.s[1]
+	WORD $0x4fa310de // fmla v30.4s, v6.4s, v3.s[1]
+	WORD $0x4fa310ff // fmla v31.4s, v7.4s, v3.s[1]
+	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f801890 // fmla v16.4s, v4.4s, v0.s[2]
+	WORD $0x4f8018b1 // fmla v17.4s, v5.4s, v0.s[2]
+	WORD $0x4f8018d2 // fmla v18.4s, v6.4s, v0.s[2]
+	WORD $0x4f8018f3 // fmla v19.4s, v7.4s, v0.s[2]
+	WORD $0x4f811894 // fmla v20.4s, v4.4s, v1.s[2]
+	WORD $0x4f8118b5 // fmla v21.4s, v5.4s, v1.s[2]
+	WORD $0x4f8118d6 // fmla v22.4s, v6.4s, v1.s[2]
+	WORD $0x4f8118f7 // fmla v23.4s, v7.4s, v1.s[2]
+	WORD $0x4f821898 // fmla v24.4s, v4.4s, v2.s[2]
+	WORD $0x4f8218b9 // fmla v25.4s, v5.4s, v2.s[2]
+	WORD $0x4f8218da // fmla v26.4s, v6.4s, v2.s[2]
+	WORD $0x4f8218fb // fmla v27.4s, v7.4s, v2.s[2]
+	WORD $0x4f83189c // fmla v28.4s, v4.4s, v3.s[2]
+	WORD $0x4f8318bd // fmla v29.4s, v5.4s, v3.s[2]
+	WORD $0x4f8318de // fmla v30.4s, v6.4s, v3.s[2]
+	WORD $0x4f8318ff // fmla v31.4s, v7.4s, v3.s[2]
+	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4fa01890 // fmla v16.4s, v4.4s, v0.s[3]
+	WORD $0x4fa018b1 // fmla v17.4s, v5.4s, v0.s[3]
+	WORD $0x4fa018d2 // fmla v18.4s, v6.4s, v0.s[3]
+	WORD $0x4fa018f3 // fmla v19.4s, v7.4s, v0.s[3]
+	WORD $0x4fa11894 // fmla v20.4s, v4.4s, v1.s[3]
+	WORD $0x4fa118b5 // fmla v21.4s, v5.4s, v1.s[3]
+	WORD $0x4fa118d6 // fmla v22.4s, v6.4s, v1.s[3]
+	WORD $0x4fa118f7 // fmla v23.4s, v7.4s, v1.s[3]
+	WORD $0x4fa21898 // fmla v24.4s, v4.4s, v2.s[3]
+	WORD $0x4fa218b9 // fmla v25.4s, v5.4s, v2.s[3]
+	WORD $0x4fa218da // fmla v26.4s, v6.4s, v2.s[3]
+	WORD $0x4fa218fb // fmla v27.4s, v7.4s, v2.s[3]
+	WORD $0x4fa3189c // fmla v28.4s, v4.4s, v3.s[3]
+	WORD $0x4fa318bd // fmla v29.4s, v5.4s, v3.s[3]
+	WORD $0x4fa318de // fmla v30.4s, v6.4s, v3.s[3]
+	WORD $0x4fa318ff // fmla v31.4s, v7.4s, v3.s[3]
+	SUB $4, R13
+	B bsteps4
+
+bstepsdone4:
+	AND $3, R25, R13
+
+bstep4:
+	CBZ R13, bstore4
+	FMOVS.P 4(R0), F0
+	FMOVS.P 4(R1), F1
+	FMOVS.P 4(R2), F2
+	FMOVS.P 4(R3), F3
+	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f801090 // fmla v16.4s, v4.4s, v0.s[0]
+	WORD $0x4f8010b1 // fmla v17.4s, v5.4s, v0.s[0]
+	WORD $0x4f8010d2 // fmla v18.4s, v6.4s, v0.s[0]
+	WORD $0x4f8010f3 // fmla v19.4s, v7.4s, v0.s[0]
+	WORD $0x4f811094 // fmla v20.4s, v4.4s, v1.s[0]
+	WORD $0x4f8110b5 // fmla v21.4s, v5.4s, v1.s[0]
+	WORD $0x4f8110d6 // fmla v22.4s, v6.4s, v1.s[0]
+	WORD $0x4f8110f7 // fmla v23.4s, v7.4s, v1.s[0]
+	WORD $0x4f821098 // fmla v24.4s, v4.4s, v2.s[0]
+	WORD $0x4f8210b9 // fmla v25.4s, v5.4s, v2.s[0]
+	WORD $0x4f8210da // fmla v26.4s, v6.4s, v2.s[0]
+	WORD $0x4f8210fb // fmla v27.4s, v7.4s, v2.s[0]
+	WORD $0x4f83109c // fmla v28.4s, v4.4s, v3.s[0]
+	WORD $0x4f8310bd // fmla v29.4s, v5.4s, v3.s[0]
+	WORD $0x4f8310de // fmla v30.4s, v6.4s, v3.s[0]
+	WORD $0x4f8310ff // fmla v31.4s, v7.4s, v3.s[0]
+	SUB $1, R13
+	B bstep4
+
+bstore4:
+	WORD $0x6e2fde10 // fmul v16.4s, v16.4s, v15.4s
+	WORD $0x6e2fde31 // fmul v17.4s, v17.4s, v15.4s
+	WORD $0x6e2fde52 // fmul v18.4s, v18.4s, v15.4s
+	WORD $0x6e2fde73 // fmul v19.4s, v19.4s, v15.4s
+	WORD $0x6e2fde94 // fmul v20.4s, v20.4s, v15.4s
+	WORD $0x6e2fdeb5 // fmul v21.4s, v21.4s, v15.4s
+	WORD $0x6e2fded6 // fmul v22.4s, v22.4s, v15.4s
+	WORD $0x6e2fdef7 // fmul v23.4s, v23.4s, v15.4s
+	WORD $0x6e2fdf18 // fmul v24.4s, v24.4s, v15.4s
+	WORD $0x6e2fdf39 // fmul v25.4s, v25.4s, v15.4s
+	WORD $0x6e2fdf5a // fmul v26.4s, v26.4s, v15.4s
+	WORD $0x6e2fdf7b // fmul v27.4s, v27.4s, v15.4s
+	WORD $0x6e2fdf9c // fmul v28.4s, v28.4s, v15.4s
+	WORD $0x6e2fdfbd // fmul v29.4s, v29.4s, v15.4s
+	WORD $0x6e2fdfde // fmul v30.4s, v30.4s, v15.4s
+	WORD $0x6e2fdfff // fmul v31.4s, v31.4s, v15.4s
+	MOVD R10, R11
+	CMP $16, R12
+	BLT bpartial4
+	VST1 [V16.S4, V17.S4, V18.S4, V19.S4], (R11)
+	ADD R24, R11
+	VST1 [V20.S4, V21.S4, V22.S4, V23.S4], (R11)
+	ADD R24, R11
+	VST1 [V24.S4, V25.S4, V26.S4, V27.S4], (R11)
+	ADD R24, R11
+	VST1 [V28.S4, V29.S4, V30.S4, V31.S4], (R11)
+	B btiledone4
+
+bpartial4:
+	MOVD R11, R14
+	VST1.P V16.S[0], 4(R14)
+	CMP $1, R12
+	BEQ bpartialrow4_0
+	VST1.P V16.S[1], 4(R14)
+	CMP $2, R12
+	BEQ bpartialrow4_0
+	VST1.P V16.S[2], 4(R14)
+	CMP $3, R12
+	BEQ bpartialrow4_0
+	VST1.P V16.S[3], 4(R14)
+	CMP $4, R12
+	BEQ bpartialrow4_0
+	VST1.P V17.S[0], 4(R14)
+	CMP $5, R12
+	BEQ bpartialrow4_0
+	VST1.P V17.S[1], 4(R14)
+	CMP $6, R12
+	BEQ bpartialrow4_0
+	VST1.P V17.S[2], 4(R14)
+	CMP $7, R12
+	BEQ bpartialrow4_0
+	VST1.P V17.S[3], 4(R14)
+	CMP $8, R12
+	BEQ bpartialrow4_0
+	VST1.P V18.S[0], 4(R14)
+	CMP $9, R12
+	BEQ bpartialrow4_0
+	VST1.P V18.S[1], 4(R14)
+	CMP $10, R12
+	BEQ bpartialrow4_0
+	VST1.P V18.S[2], 4(R14)
+	CMP $11, R12
+	BEQ bpartialrow4_0
+	VST1.P V18.S[3], 4(R14)
+	CMP $12, R12
+	BEQ bpartialrow4_0
+	VST1.P V19.S[0], 4(R14)
+	CMP $13, R12
+	BEQ bpartialrow4_0
+	VST1.P V19.S[1], 4(R14)
+	CMP $14, R12
+	BEQ bpartialrow4_0
+	VST1.P V19.S[2], 4(R14)
+	CMP $15, R12
+	BEQ bpartialrow4_0
+
+bpartialrow4_0:
+	ADD R24, R11
+	MOVD R11, R14
+	VST1.P V20.S[0], 4(R14)
+	CMP $1, R12
+	BEQ bpartialrow4_1
+	VST1.P V20.S[1], 4(R14)
+	CMP $2, R12
+	BEQ bpartialrow4_1
+	VST1.P V20.S[2], 4(R14)
+	CMP $3, R12
+	BEQ bpartialrow4_1
+	VST1.P V20.S[3], 4(R14)
+	CMP $4, R12
+	BEQ bpartialrow4_1
+	VST1.P V21.S[0], 4(R14)
+	CMP $5, R12
+	BEQ bpartialrow4_1
+	VST1.P V21.S[1], 4(R14)
+	CMP $6, R12
+	BEQ bpartialrow4_1
+	VST1.P V21.S[2], 4(R14)
+	CMP $7, R12
+	BEQ bpartialrow4_1
+	VST1.P V21.S[3], 4(R14)
+	CMP $8, R12
+	BEQ bpartialrow4_1
+	VST1.P V22.S[0], 4(R14)
+	CMP $9, R12
+	BEQ bpartialrow4_1
+	VST1.P V22.S[1], 4(R14)
+	CMP $10, R12
+	BEQ bpartialrow4_1
+	VST1.P V22.S[2], 4(R14)
+	CMP $11, R12
+	BEQ bpartialrow4_1
+	VST1.P V22.S[3], 4(R14)
+	CMP $12, R12
+	BEQ bpartialrow4_1
+	VST1.P V23.S[0], 4(R14)
+	CMP $13, R12
+	BEQ bpartialrow4_1
+	VST1.P V23.S[1], 4(R14)
+	CMP $14, R12
+	BEQ bpartialrow4_1
+	VST1.P V23.S[2], 4(R14)
+	CMP $15, R12
+	BEQ bpartialrow4_1
+
+bpartialrow4_1:
+	ADD R24, R11
+	MOVD R11, R14
+	VST1.P V24.S[0], 4(R14)
+	CMP $1, R12
+	BEQ bpartialrow4_2
+	VST1.P V24.S[1], 4(R14)
+	CMP $2, R12
+	BEQ bpartialrow4_2
+	VST1.P V24.S[2], 4(R14)
+	CMP $3, R12
+	BEQ bpartialrow4_2
+	VST1.P V24.S[3], 4(R14)
+	CMP $4, R12
+	BEQ bpartialrow4_2
+	VST1.P V25.S[0], 4(R14)
+	CMP $5, R12
+	BEQ bpartialrow4_2
+	VST1.P V25.S[1], 4(R14)
+	CMP $6, R12
+	BEQ bpartialrow4_2
+	VST1.P V25.S[2], 4(R14)
+	CMP $7, R12
+	BEQ bpartialrow4_2
+	VST1.P V25.S[3], 4(R14)
+	CMP $8, R12
+	BEQ bpartialrow4_2
+	VST1.P V26.S[0], 4(R14)
+	CMP $9, R12
+	BEQ bpartialrow4_2
+	VST1.P V26.S[1], 4(R14)
+	CMP $10, R12
+	BEQ bpartialrow4_2
+	VST1.P V26.S[2], 4(R14)
+	CMP $11, R12
+	BEQ bpartialrow4_2
+	VST1.P V26.S[3], 4(R14)
+	CMP $12, R12
+	BEQ bpartialrow4_2
+	VST1.P V27.S[0], 4(R14)
+	CMP $13, R12
+	BEQ bpartialrow4_2
+	VST1.P V27.S[1], 4(R14)
+	CMP $14, R12
+	BEQ bpartialrow4_2
+	VST1.P V27.S[2], 4(R14)
+	CMP $15, R12
+	BEQ bpartialrow4_2
+
+bpartialrow4_2:
+	ADD R24, R11
+	MOVD R11, R14
+	VST1.P V28.S[0], 4(R14)
+	CMP $1, R12
+	BEQ bpartialrow4_3
+	VST1.P V28.S[1], 4(R14)
+	CMP $2, R12
+	BEQ bpartialrow4_3
+	VST1.P V28.S[2], 4(R14)
+	CMP $3, R12
+	BEQ bpartialrow4_3
+	VST1.P V28.S[3], 4(R14)
+	CMP $4, R12
+	BEQ bpartialrow4_3
+	VST1.P V29.S[0], 4(R14)
+	CMP $5, R12
+	BEQ bpartialrow4_3
+	VST1.P V29.S[1], 4(R14)
+	CMP $6, R12
+	BEQ bpartialrow4_3
+	VST1.P V29.S[2], 4(R14)
+	CMP $7, R12
+	BEQ bpartialrow4_3
+	VST1.P V29.S[3], 4(R14)
+	CMP $8, R12
+	BEQ bpartialrow4_3
+	VST1.P V30.S[0], 4(R14)
+	CMP $9, R12
+	BEQ bpartialrow4_3
+	VST1.P V30.S[1], 4(R14)
+	CMP $10, R12
+	BEQ bpartialrow4_3
+	VST1.P V30.S[2], 4(R14)
+	CMP $11, R12
+	BEQ bpartialrow4_3
+	VST1.P V30.S[3], 4(R14)
+	CMP $12, R12
+	BEQ bpartialrow4_3
+	VST1.P V31.S[0], 4(R14)
+	CMP $13, R12
+	BEQ bpartialrow4_3
+	VST1.P V31.S[1], 4(R14)
+	CMP $14, R12
+	BEQ bpartialrow4_3
+	VST1.P V31.S[2], 4(R14)
+	CMP $15, R12
+	BEQ bpartialrow4_3
+
+bpartialrow4_3:
+	ADD R24, R11
+
+btiledone4:
+	MOVD $4, R11
+	MADD R22, R9, R11, R9
+	MADD R24, R10, R11, R10
+	SUB $4, R26
+	B brows4
+
+brows4done:
+
+brows2:
+	CMP $2, R26
+	BLT brows2done
+	// Tile of 2 query rows × 16 keys.
+	MOVD R9, R0
+	ADD R22, R0, R1
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	MOVD R23, R8
+	AND $-4, R25, R13
+
+bsteps2:
+	CBZ R13, bstepsdone2
+	VLD1.P 16(R0), [V0.S4]
+	VLD1.P 16(R1), [V1.S4]
+	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f801090 // fmla v16.4s, v4.4s, v0.s[0]
+	WORD $0x4f8010b1 // fmla v17.4s, v5.4s, v0.s[0]
+	WORD $0x4f8010d2 // fmla v18.4s, v6.4s, v0.s[0]
+	WORD $0x4f8010f3 // fmla v19.4s, v7.4s, v0.s[0]
+	WORD $0x4f811094 // fmla v20.4s, v4.4s, v1.s[0]
+	WORD $0x4f8110b5 // fmla v21.4s, v5.4s, v1.s[0]
+	WORD $0x4f8110d6 // fmla v22.4s, v6.4s, v1.s[0]
+	WORD $0x4f8110f7 // fmla v23.4s, v7.4s, v1.s[0]
+	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4fa01090 // fmla v16.4s, v4.4s, v0.s[1]
+	WORD $0x4fa010b1 // fmla v17.4s, v5.4s, v0.s[1]
+	WORD $0x4fa010d2 // fmla v18.4s, v6.4s, v0.s[1]
+	WORD $0x4fa010f3 // fmla v19.4s, v7.4s, v0.s[1]
+	WORD $0x4fa11094 // fmla v20.4s, v4.4s, v1.s[1]
+	WORD $0x4fa110b5 // fmla v21.4s, v5.4s, v1.s[1]
+	WORD $0x4fa110d6 // fmla v22.4s, v6.4s, v1.s[1]
+	WORD $0x4fa110f7 // fmla v23.4s, v7.4s, v1.s[1]
+	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f801890 // fmla v16.4s, v4.4s, v0.s[2]
+	WORD $0x4f8018b1 // fmla v17.4s, v5.4s, v0.s[2]
+	WORD $0x4f8018d2 // fmla v18.4s, v6.4s, v0.s[2]
+	WORD $0x4f8018f3 // fmla v19.4s, v7.4s, v0.s[2]
+	WORD $0x4f811894 // fmla v20.4s, v4.4s, v1.s[2]
+	WORD $0x4f8118b5 // fmla v21.4s, v5.4s, v1.s[2]
+	WORD $0x4f8118d6 // fmla v22.4s, v6.4s, v1.s[2]
+	WORD $0x4f8118f7 // fmla v23.4s, v7.4s, v1.s[2]
+	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4fa01890 // fmla v16.4s, v4.4s, v0.s[3]
+	WORD $0x4fa018b1 // fmla v17.4s, v5.4s, v0.s[3]
+	WORD $0x4fa018d2 // fmla v18.4s, v6.4s, v0.s[3]
+	WORD $0x4fa018f3 // fmla v19.4s, v7.4s, v0.s[3]
+	WORD $0x4fa11894 // fmla v20.4s, v4.4s, v1.s[3]
+	WORD $0x4fa118b5 // fmla v21.4s, v5.4s, v1.s[3]
+	WORD $0x4fa118d6 // fmla v22.4s, v6.4s, v1.s[3]
+	WORD $0x4fa118f7 // fmla v23.4s, v7.4s, v1.s[3]
+	SUB $4, R13
+	B bsteps2
+
+bstepsdone2:
+	AND $3, R25, R13
+
+bstep2:
+	CBZ R13, bstore2
+	FMOVS.P 4(R0), F0
+	FMOVS.P 4(R1), F1
+	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f801090 // fmla v16.4s, v4.4s, v0.s[0]
+	WORD $0x4f8010b1 // fmla v17.4s, v5.4s, v0.s[0]
+	WORD $0x4f8010d2 // fmla v18.4s, v6.4s, v0.s[0]
+	WORD $0x4f8010f3 // fmla v19.4s, v7.4s, v0.s[0]
+	WORD $0x4f811094 // fmla v20.4s, v4.4s, v1.s[0]
+	WORD $0x4f8110b5 // fmla v21.4s, v5.4s, v1.s[0]
+	WORD $0x4f8110d6 // fmla v22.4s, v6.4s, v1.s[0]
+	WORD $0x4f8110f7 // fmla v23.4s, v7.4s, v1.s[0]
+	SUB $1, R13
+	B bstep2
+
+bstore2:
+	WORD $0x6e2fde10 // fmul v16.4s, v16.4s, v15.4s
+	WORD $0x6e2fde31 // fmul v17.4s, v17.4s, v15.4s
+	WORD $0x6e2fde52 // fmul v18.4s, v18.4s, v15.4s
+	WORD $0x6e2fde73 // fmul v19.4s, v19.4s, v15.4s
+	WORD $0x6e2fde94 // fmul v20.4s, v20.4s, v15.4s
+	WORD $0x6e2fdeb5 // fmul v21.4s, v21.4s, v15.4s
+	WORD $0x6e2fded6 // fmul v22.4s, v22.4s, v15.4s
+	WORD $0x6e2fdef7 // fmul v23.4s, v23.4s, v15.4s
+	MOVD R10, R11
+	CMP $16, R12
+	BLT bpartial2
+	VST1 [V16.S4, V17.S4, V18.S4, V19.S4], (R11)
+	ADD R24, R11
+	VST1 [V20.S4, V21.S4, V22.S4, V23.S4], (R11)
+	B btiledone2
+
+bpartial2:
+	MOVD R11, R14
+	VST1.P V16.S[0], 4(R14)
+	CMP $1, R12
+	BEQ bpartialrow2_0
+	VST1.P V16.S[1], 4(R14)
+	CMP $2, R12
+	BEQ bpartialrow2_0
+	VST1.P V16.S[2], 4(R14)
+	CMP $3, R12
+	BEQ bpartialrow2_0
+	VST1.P V16.S[3], 4(R14)
+	CMP $4, R12
+	BEQ bpartialrow2_0
+	VST1.P V17.S[0], 4(R14)
+	CMP $5, R12
+	BEQ bpartialrow2_0
+	VST1.P V17.S[1], 4(R14)
+	CMP $6, R12
+	BEQ bpartialrow2_0
+	VST1.P V17.S[2], 4(R14)
+	CMP $7, R12
+	BEQ bpartialrow2_0
+	VST1.P V17.S[3], 4(R14)
+	CMP $8, R12
+	BEQ bpartialrow2_0
+	VST1.P V18.S[0], 4(R14)
+	CMP $9, R12
+	BEQ bpartialrow2_0
+	VST1.P V18.S[1], 4(R14)
+	CMP $10, R12
+	BEQ bpartialrow2_0
+	VST1.P V18.S[2], 4(R14)
+	CMP $11, R12
+	BEQ bpartialrow2_0
+	VST1.P V18.S[3], 4(R14)
+	CMP $12, R12
+	BEQ bpartialrow2_0
+	VST1.P V19.S[0], 4(R14)
+	CMP $13, R12
+	BEQ bpartialrow2_0
+	VST1.P V19.S[1], 4(R14)
+	CMP $14, R12
+	BEQ bpartialrow2_0
+	VST1.P V19.S[2], 4(R14)
+	CMP $15, R12
+	BEQ bpartialrow2_0
+
+bpartialrow2_0:
+	ADD R24, R11
+	MOVD R11, R14
+	VST1.P V20.S[0], 4(R14)
+	CMP $1, R12
+	BEQ bpartialrow2_1
+	VST1.P V20.S[1], 4(R14)
+	CMP $2, R12
+	BEQ bpartialrow2_1
+	VST1.P V20.S[2], 4(R14)
+	CMP $3, R12
+	BEQ bpartialrow2_1
+	VST1.P V20.S[3], 4(R14)
+	CMP $4, R12
+	BEQ bpartialrow2_1
+	VST1.P V21.S[0], 4(R14)
+	CMP $5, R12
+	BEQ bpartialrow2_1
+	VST1.P V21.S[1], 4(R14)
+	CMP $6, R12
+	BEQ bpartialrow2_1
+	VST1.P V21.S[2], 4(R14)
+	CMP $7, R12
+	BEQ bpartialrow2_1
+	VST1.P V21.S[3], 4(R14)
+	CMP $8, R12
+	BEQ bpartialrow2_1
+	VST1.P V22.S[0], 4(R14)
+	CMP $9, R12
+	BEQ bpartialrow2_1
+	VST1.P V22.S[1], 4(R14)
+	CMP $10, R12
+	BEQ bpartialrow2_1
+	VST1.P V22.S[2], 4(R14)
+	CMP $11, R12
+	BEQ bpartialrow2_1
+	VST1.P V22.S[3], 4(R14)
+	CMP $12, R12
+	BEQ bpartialrow2_1
+	VST1.P V23.S[0], 4(R14)
+	CMP $13, R12
+	BEQ bpartialrow2_1
+	VST1.P V23.S[1], 4(R14)
+	CMP $14, R12
+	BEQ bpartialrow2_1
+	VST1.P V23.S[2], 4(R14)
+	CMP $15, R12
+	BEQ bpartialrow2_1
+
+bpartialrow2_1:
+	ADD R24, R11
+
+btiledone2:
+	MOVD $2, R11
+	MADD R22, R9, R11, R9
+	MADD R24, R10, R11, R10
+	SUB $2, R26
+
+brows2done:
+
+brows1:
+	CMP $1, R26
+	BLT brows1done
+	// Tile of 1 query rows × 16 keys.
+	MOVD R9, R0
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	MOVD R23, R8
+	AND $-4, R25, R13
+
+bsteps1:
+	CBZ R13, bstepsdone1
+	VLD1.P 16(R0), [V0.S4]
+	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f801090 // fmla v16.4s, v4.4s, v0.s[0]
+	WORD $0x4f8010b1 // fmla v17.4s, v5.4s, v0.s[0]
+	WORD $0x4f8010d2 // fmla v18.4s, v6.4s, v0.s[0]
+	WORD $0x4f8010f3 // fmla v19.4s, v7.4s, v0.s[0]
+	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4fa01090 // fmla v16.4s, v4.4s, v0.s[1]
+	WORD $0x4fa010b1 // fmla v17.4s, v5.4s, v0.s[1]
+	WORD $0x4fa010d2 // fmla v18.4s, v6.4s, v0.s[1]
+	WORD $0x4fa010f3 // fmla v19.4s, v7.4s, v0.s[1]
+	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f801890 // fmla v16.4s, v4.4s, v0.s[2]
+	WORD $0x4f8018b1 // fmla v17.4s, v5.4s, v0.s[2]
+	WORD $0x4f8018d2 // fmla v18.4s, v6.4s, v0.s[2]
+	WORD $0x4f8018f3 // fmla v19.4s, v7.4s, v0.s[2]
+	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4fa01890 // fmla v16.4s, v4.4s, v0.s[3]
+	WORD $0x4fa018b1 // fmla v17.4s, v5.4s, v0.s[3]
+	WORD $0x4fa018d2 // fmla v18.4s, v6.4s, v0.s[3]
+	WORD $0x4fa018f3 // fmla v19.4s, v7.4s, v0.s[3]
+	SUB $4, R13
+	B bsteps1
+
+bstepsdone1:
+	AND $3, R25, R13
+
+bstep1:
+	CBZ R13, bstore1
+	FMOVS.P 4(R0), F0
+	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f801090 // fmla v16.4s, v4.4s, v0.s[0]
+	WORD $0x4f8010b1 // fmla v17.4s, v5.4s, v0.s[0]
+	WORD $0x4f8010d2 // fmla v18.4s, v6.4s, v0.s[0]
+	WORD $0x4f8010f3 // fmla v19.4s, v7.4s, v0.s[0]
+	SUB $1, R13
+	B bstep1
+
+bstore1:
+	WORD $0x6e2fde10 // fmul v16.4s, v16.4s, v15.4s
+	WORD $0x6e2fde31 // fmul v17.4s, v17.4s, v15.4s
+	WORD $0x6e2fde52 // fmul v18.4s, v18.4s, v15.4s
+	WORD $0x6e2fde73 // fmul v19.4s, v19.4s, v15.4s
+	MOVD R10, R11
+	CMP $16, R12
+	BLT bpartial1
+	VST1 [V16.S4, V17.S4, V18.S4, V19.S4], (R11)
+	B btiledone1
+
+bpartial1:
+	MOVD R11, R14
+	VST1.P V16.S[0], 4(R14)
+	CMP $1, R12
+	BEQ bpartialrow1_0
+	VST1.P V16.S[1], 4(R14)
+	CMP $2, R12
+	BEQ bpartialrow1_0
+	VST1.P V16.S[2], 4(R14)
+	CMP $3, R12
+	BEQ bpartialrow1_0
+	VST1.P V16.S[3], 4(R14)
+	CMP $4, R12
+	BEQ bpartialrow1_0
+	VST1.P V17.S[0], 4(R14)
+	CMP $5, R12
+	BEQ bpartialrow1_0
+	VST1.P V17.S[1], 4(R14)
+	CMP $6, R12
+	BEQ bpartialrow1_0
+	VST1.P V17.S[2], 4(R14)
+	CMP $7, R12
+	BEQ bpartialrow1_0
+	VST1.P V17.S[3], 4(R14)
+	CMP $8, R12
+	BEQ bpartialrow1_0
+	VST1.P V18.S[0], 4(R14)
+	CMP $9, R12
+	BEQ bpartialrow1_0
+	VST1.P V18.S[1], 4(R14)
+	CMP $10, R12
+	BEQ bpartialrow1_0
+	VST1.P V18.S[2], 4(R14)
+	CMP $11, R12
+	BEQ bpartialrow1_0
+	VST1.P V18.S[3], 4(R14)
+	CMP $12, R12
+	BEQ bpartialrow1_0
+	VST1.P V19.S[0], 4(R14)
+	CMP $13, R12
+	BEQ bpartialrow1_0
+	VST1.P V19.S[1], 4(R14)
+	CMP $14, R12
+	BEQ bpartialrow1_0
+	VST1.P V19.S[2], 4(R14)
+	CMP $15, R12
+	BEQ bpartialrow1_0
+
+bpartialrow1_0:
+	ADD R24, R11
+
+btiledone1:
+	MOVD $1, R11
+	MADD R22, R9, R11, R9
+	MADD R24, R10, R11, R10
+	SUB $1, R26
+
+brows1done:
+	MOVD $32, R11
+	MADD R25, R20, R11, R20
+	ADD $64, R19
+	SUB R12, R21
+	B blocks
+
+blocksdone:
+	RET

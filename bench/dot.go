@@ -13,10 +13,12 @@ var dotSizes = []int{64, 128, 256, 1024, 4096, 65536}
 
 // The score block of SnapKV's default observation window (32 queries) against prompts
 // of 4k, 16k and 128k keys; the largest K (32 MiB at dim 128) only fits in L3 or DRAM.
+// 4096+16 and 16384+16 keys show whether a power-of-two row stride of dst costs
+// anything (rows n floats apart that share L1 sets).
 var (
 	scoresRows  = 32
 	scoresDims  = []int{64, 128}
-	scoresSizes = []int{4096, 16384, 131072}
+	scoresSizes = []int{4096, 4096 + 16, 16384, 16384 + 16, 131072}
 )
 
 func init() {

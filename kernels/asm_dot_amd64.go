@@ -2,7 +2,11 @@
 
 package kernels
 
-import "github.com/kvsimd/kvsimd/asm"
+import (
+	"unsafe"
+
+	"github.com/kvsimd/kvsimd/asm"
+)
 
 func init() {
 	dotF16.Add("avx2", asm.DotF16AVX2)
@@ -16,22 +20,60 @@ func init() {
 }
 
 // The panel kernels (asm.ScoresPanels*) take the queries transposed into panels of two
-// vectors' worth of queries, and a scratch for one widened tile of keys; both live on
-// the stack. A block of queries whose panels fit panelFloats is scored in one call,
-// which widens every key once. The kernels that hold query rows in registers
-// (asm.ScoresRows*) take larger dims; the rows left over after the last full panel when
-// they are fewer than panelMinRows, where a mostly empty panel would waste its lanes;
-// and blocks of fewer than panelMinKeys keys, which do not repay the transposition of
-// the queries (3.5 µs for 32×128, as long as 110 keys take at dim 128).
+// vectors' worth of queries, a scratch for one widened block of keys and a stage for
+// the block's scores; all three live on the stack, aligned to a cache line (unaligned,
+// the kernels ran 4–8% slower). A block of queries whose panels fit
+// panelFloats is scored in one call, which widens every key once. The kernels that
+// hold query rows in registers (asm.ScoresRows*) take dims too large for panels or for
+// the scratch; the rows left over after the last full panel when they are fewer than
+// panelMinRows, where a mostly empty panel would waste its lanes; and blocks of fewer
+// than panelMinKeys keys, which do not repay the transposition of the queries (3.5 µs
+// for 32×128, as long as 110 keys take at dim 128).
 const (
-	panelFloats  = 8192
-	panelMinRows = 12
-	panelMinKeys = 128
-	maxPanelDim  = panelFloats / groupAVX2
+	panelFloats   = 8192
+	scratchFloats = 24 * 256
+	panelMinRows  = 12
+	panelMinKeys  = 128
 
-	groupAVX2, keyTileAVX2     = 16, 6
-	groupAVX512, keyTileAVX512 = 32, 10
+	// The panel width and the keys of a block (gen/amd64/dot/panels.go).
+	groupVectors                 = 2
+	groupAVX2, blockKeysAVX2     = 16, 24
+	groupAVX512, blockKeysAVX512 = 32, 16
+	stageFloats                  = max(blockKeysAVX2*groupAVX2, blockKeysAVX512*groupAVX512)
+
+	// streamBytes is a core's L2 (1 MiB on Zen 4 and 5). A block of scores that
+	// outgrows it alone would be evicted before anyone reads it, and non-temporal
+	// stores save reading each of its lines in for ownership: such blocks stream. So
+	// do blocks whose rows are a multiple of aliasKeys floats apart, when scores and
+	// keys together outgrow the L2: those rows share L1 sets (32 rows 2 KiB apart
+	// fall into two sets of 12 ways) and, written in one burst, evicted each other
+	// before the stores committed (in the previous kernel, S = 4096 ran 1.2× and
+	// S = 16384 1.37× slower than S + 16).
+	streamBytes = 1 << 20
+	aliasKeys   = 512
 )
+
+// A streamRule reports whether the panel kernel of that many lanes streams a block of
+// rows scores into dst.
+type streamRule func(dst []float32, rows, n, dim, lanes int) bool
+
+// streams streams the blocks that streamBytes describes, when dst is streamable.
+func streams(dst []float32, rows, n, dim, lanes int) bool {
+	scores, keys := 4*rows*n, 2*n*dim
+	large := scores >= streamBytes || n%aliasKeys == 0 && scores+keys >= streamBytes
+	return large && streamable(dst, rows, n, dim, lanes)
+}
+
+// streamable reports whether every vector store into dst is aligned, as non-temporal
+// vector stores require.
+func streamable(dst []float32, rows, n, dim, lanes int) bool {
+	return uintptr(unsafe.Pointer(unsafe.SliceData(dst)))%uintptr(4*lanes) == 0 && n%lanes == 0
+}
+
+// panelFits reports whether the panel kernel of that group and key block takes dim.
+func panelFits(dim, group, blockKeys int) bool {
+	return dim*group <= panelFloats && dim*blockKeys <= scratchFloats
+}
 
 func scoresAVX2(dst, q []float32, k []uint16, rows, n, dim int, scale float32) {
 	scoresAMD64(false, dst, q, k, rows, n, dim, scale)
@@ -43,19 +85,19 @@ func scoresAVX512(dst, q []float32, k []uint16, rows, n, dim int, scale float32)
 
 // scoresAMD64 splits the rows between the panel kernel and the row kernel.
 func scoresAMD64(avx512 bool, dst, q []float32, k []uint16, rows, n, dim int, scale float32) {
-	group := groupAVX2
+	group, blockKeys := groupAVX2, blockKeysAVX2
 	if avx512 {
-		group = groupAVX512
+		group, blockKeys = groupAVX512, blockKeysAVX512
 	}
 	panelRows := 0
-	if dim*group <= panelFloats && n >= panelMinKeys {
+	if panelFits(dim, group, blockKeys) && n >= panelMinKeys {
 		panelRows = rows
 		if rest := rows % group; rest < panelMinRows {
 			panelRows -= rest
 		}
 	}
 	if panelRows > 0 {
-		scoresPanels(avx512, dst[:panelRows*n], q[:panelRows*dim], k, panelRows, n, dim, scale)
+		scoresPanels(avx512, streams, dst[:panelRows*n], q[:panelRows*dim], k, panelRows, n, dim, scale)
 	}
 	if rest := rows - panelRows; rest > 0 {
 		d, qr := dst[panelRows*n:], q[panelRows*dim:]
@@ -68,36 +110,47 @@ func scoresAMD64(avx512 bool, dst, q []float32, k []uint16, rows, n, dim int, sc
 }
 
 // scoresPanels scores all rows with the panel kernel, one block of rows at a time; dim
-// must fit a panel (dim·group ≤ panelFloats). The asm is called directly, not through
-// a function value, so the stack buffers do not escape.
-func scoresPanels(avx512 bool, dst, q []float32, k []uint16, rows, n, dim int, scale float32) {
-	group, keyTile := groupAVX2, keyTileAVX2
+// must fit (panelFits), and stream decides for each block whether it streams (it must
+// return false unless the block is aligned as streaming requires; tests force it).
+// The asm is called directly, not through a function value, so the stack buffers do
+// not escape.
+func scoresPanels(avx512 bool, stream streamRule, dst, q []float32, k []uint16, rows, n, dim int, scale float32) {
+	group, blockKeys := groupAVX2, blockKeysAVX2
 	if avx512 {
-		group, keyTile = groupAVX512, keyTileAVX512
+		group, blockKeys = groupAVX512, blockKeysAVX512
 	}
-	var panels [panelFloats]float32
-	var keys [keyTileAVX2 * maxPanelDim]float32
+	var panelsBuf [panelFloats + 16]float32
+	var scratchBuf [scratchFloats + 16]float32
+	var stageBuf [stageFloats + 16]float32
+	panels, scratch, stage := align64(panelsBuf[:]), align64(scratchBuf[:]), align64(stageBuf[:])
 	block := panelFloats / (dim * group) * group
 	for r0 := 0; r0 < rows; r0 += block {
 		rb := min(block, rows-r0)
 		p := panels[:(rb+group-1)/group*group*dim]
 		toPanels(p, q[r0*dim:(r0+rb)*dim], rb, dim, group)
-		d, kt := dst[r0*n:(r0+rb)*n], keys[:keyTile*dim]
+		d, kt, st := dst[r0*n:(r0+rb)*n], scratch[:blockKeys*dim], stage[:blockKeys*group]
 		switch {
 		case avx512 && dim == 64:
-			asm.ScoresPanels64AVX512(d, p, k, kt, rb, n, dim, scale)
+			asm.ScoresPanels64AVX512(d, p, k, kt, st, rb, n, dim, scale, stream(d, rb, n, dim, group/groupVectors))
 		case avx512 && dim == 128:
-			asm.ScoresPanels128AVX512(d, p, k, kt, rb, n, dim, scale)
+			asm.ScoresPanels128AVX512(d, p, k, kt, st, rb, n, dim, scale, stream(d, rb, n, dim, group/groupVectors))
 		case avx512:
-			asm.ScoresPanelsAVX512(d, p, k, kt, rb, n, dim, scale)
+			asm.ScoresPanelsAVX512(d, p, k, kt, st, rb, n, dim, scale, stream(d, rb, n, dim, group/groupVectors))
 		case dim == 64:
-			asm.ScoresPanels64AVX2(d, p, k, kt, rb, n, dim, scale)
+			asm.ScoresPanels64AVX2(d, p, k, kt, st, rb, n, dim, scale, stream(d, rb, n, dim, group/groupVectors))
 		case dim == 128:
-			asm.ScoresPanels128AVX2(d, p, k, kt, rb, n, dim, scale)
+			asm.ScoresPanels128AVX2(d, p, k, kt, st, rb, n, dim, scale, stream(d, rb, n, dim, group/groupVectors))
 		default:
-			asm.ScoresPanelsAVX2(d, p, k, kt, rb, n, dim, scale)
+			asm.ScoresPanelsAVX2(d, p, k, kt, st, rb, n, dim, scale, stream(d, rb, n, dim, group/groupVectors))
 		}
 	}
+}
+
+// align64 returns buf from its first 64-byte aligned element on, so that no vector
+// access into it crosses a cache line; buf has 16 floats to spare.
+func align64(buf []float32) []float32 {
+	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(buf))) % 64 / 4)
+	return buf[off:]
 }
 
 // toPanels transposes rows query rows into panels of group queries, zero past rows:

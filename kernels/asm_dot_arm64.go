@@ -8,5 +8,22 @@ func init() {
 	dotF16.Add("neon", asm.DotF16NEON)
 	dotF32F16.Add("neon", asm.DotF32F16NEON)
 	dotF32.Add("neon", asm.DotF32NEON)
-	scores.Add("neon", asm.ScoresNEON)
+	scores.Add("neon", scoresNEON)
+}
+
+// The block kernel (asm.ScoresBlocksNEON) widens and transposes blockKeysNEON keys at
+// a time into a scratch on the stack, of blockKeysNEON·dim floats; dims past
+// maxBlockDimNEON go to the row kernel (asm.ScoresNEON), which needs no scratch.
+const (
+	blockKeysNEON   = 16
+	maxBlockDimNEON = 512
+)
+
+func scoresNEON(dst, q []float32, k []uint16, rows, n, dim int, scale float32) {
+	if dim > maxBlockDimNEON {
+		asm.ScoresNEON(dst, q, k, rows, n, dim, scale)
+		return
+	}
+	var scratch [blockKeysNEON * maxBlockDimNEON]float32
+	asm.ScoresBlocksNEON(dst, q, k, scratch[:blockKeysNEON*dim], rows, n, dim, scale)
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/kvsimd/kvsimd/internal/dispatch"
 )
@@ -23,13 +24,98 @@ func TestScoresPanels(t *testing.T) {
 	}
 	for _, isa := range panelISAs() {
 		for _, dim := range dims {
-			if dim*isa.group > panelFloats {
+			if !panelFits(dim, isa.group, isa.blockKeys) {
 				continue
 			}
 			for _, rows := range rowCounts {
 				for _, n := range keyCounts {
 					q, k := randomF32(r, rows*dim), randomF16(r, n*dim)
 					checkScoresOf(t, "panels", []string{isa.variant}, isa.impl, q, k, rows, n, dim, float32(r.NormFloat64()))
+				}
+			}
+		}
+	}
+}
+
+// TestScoresPanelsBlocks runs the panel kernels at every key count up to a few of
+// their key blocks (blockKeys, 16 or 24), so that full blocks, a last block of every
+// length (whose keys past a multiple of Lanes are copied one by one) and partial last
+// panels all occur.
+func TestScoresPanelsBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(10, 10))
+	dims, rowCounts := []int{1, 7, 64, 128, 256}, []int{1, 5, 31, 32, 33}
+	if testing.Short() {
+		dims, rowCounts = []int{7, 128}, []int{5, 33}
+	}
+	for _, isa := range panelISAs() {
+		lanes := isa.group / groupVectors
+		for _, dim := range dims {
+			if !panelFits(dim, isa.group, isa.blockKeys) {
+				continue
+			}
+			// Every key count up to three blocks at small dims; at large ones, those
+			// around a vector and each block boundary.
+			var keyCounts []int
+			for n := 1; n <= 3*isa.blockKeys+1; n++ {
+				m := n % isa.blockKeys
+				if dim < 64 || n < 3 || m <= 1 || m == isa.blockKeys-1 || m%lanes <= 1 || m%lanes == lanes-1 {
+					keyCounts = append(keyCounts, n)
+				}
+			}
+			for _, rows := range rowCounts {
+				for _, n := range keyCounts {
+					q, k := randomF32(r, rows*dim), randomF16(r, n*dim)
+					checkScoresOf(t, "panels", []string{isa.variant}, isa.impl, q, k, rows, n, dim, 0.125)
+				}
+			}
+		}
+	}
+}
+
+// TestScoresPanelsStreaming runs the panel kernels with streaming (non-temporal stores)
+// forced on: checkScoresOf never aligns dst, so the kernels write into a 64-byte
+// aligned copy with guards around it.
+func TestScoresPanelsStreaming(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 11))
+	for _, isa := range panelISAsStreaming(streamable) {
+		aligned := func(_ string) scoresFunc {
+			return func(dst, q []float32, k []uint16, rows, n, dim int, scale float32) {
+				const pad = 16 // floats: 64 bytes of guard on either side
+				buf := make([]float32, len(dst)+2*pad+16)
+				for uintptr(unsafe.Pointer(&buf[pad]))%64 != 0 {
+					buf = buf[1:]
+				}
+				for i := range buf {
+					buf[i] = dotSentry
+				}
+				d := buf[pad : pad+len(dst)]
+				if !streamable(d, rows, n, dim, isa.group/groupVectors) {
+					t.Fatalf("rows=%d n=%d dim=%d: aligned dst not streamable", rows, n, dim)
+				}
+				isa.impl(isa.variant)(d, q, k, rows, n, dim, scale)
+				for i, x := range buf {
+					if (i < pad || i >= pad+len(dst)) && x != dotSentry {
+						t.Fatalf("%s rows=%d n=%d dim=%d: wrote %v at %d outside dst", isa.variant, rows, n, dim, x, i-pad)
+					}
+				}
+				copy(dst, d)
+			}
+		}
+		dims, rowCounts, keyCounts := []int{1, 7, 64, 128, 256}, []int{1, 5, 16, 31, 32, 33, 64, 65}, []int{16, 32, 48, 96, 128, 512 + 16}
+		if testing.Short() {
+			dims, rowCounts, keyCounts = []int{7, 128}, []int{5, 33}, []int{16, 48, 96}
+		}
+		for _, dim := range dims {
+			if !panelFits(dim, isa.group, isa.blockKeys) {
+				continue
+			}
+			for _, rows := range rowCounts {
+				for _, n := range keyCounts {
+					if rows*n*dim > 1<<20 {
+						continue // the large shapes add nothing the others miss
+					}
+					q, k := randomF32(r, rows*dim), randomF16(r, n*dim)
+					checkScoresOf(t, "streaming", []string{isa.variant}, aligned, q, k, rows, n, dim, -0.25)
 				}
 			}
 		}
@@ -47,25 +133,29 @@ func TestScoresPanelsSpecial(t *testing.T) {
 }
 
 type panelISA struct {
-	variant string
-	group   int
-	impl    func(string) scoresFunc
+	variant          string
+	group, blockKeys int
+	impl             func(string) scoresFunc
 }
 
-// panelISAs lists the panel kernels this CPU runs, as implementations for checkScoresOf.
-func panelISAs() []panelISA {
+// panelISAs lists the panel kernels this CPU runs, as implementations for checkScoresOf,
+// streaming as Scores decides (streams).
+func panelISAs() []panelISA { return panelISAsStreaming(streams) }
+
+// panelISAsStreaming is panelISAs with streaming decided by stream.
+func panelISAsStreaming(stream streamRule) []panelISA {
 	var isas []panelISA
 	for _, c := range []struct {
-		variant string
-		group   int
-	}{{"avx2", groupAVX2}, {"avx512", groupAVX512}} {
+		variant          string
+		group, blockKeys int
+	}{{"avx2", groupAVX2, blockKeysAVX2}, {"avx512", groupAVX512, blockKeysAVX512}} {
 		if !slices.Contains(dispatch.Tested(), c.variant) {
 			continue
 		}
 		avx512 := c.variant == "avx512"
-		isas = append(isas, panelISA{c.variant, c.group, func(string) scoresFunc {
+		isas = append(isas, panelISA{c.variant, c.group, c.blockKeys, func(string) scoresFunc {
 			return func(dst, q []float32, k []uint16, rows, n, dim int, scale float32) {
-				scoresPanels(avx512, dst, q, k, rows, n, dim, scale)
+				scoresPanels(avx512, stream, dst, q, k, rows, n, dim, scale)
 			}
 		}})
 	}

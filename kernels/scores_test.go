@@ -91,11 +91,32 @@ func TestScoresShapes(t *testing.T) {
 
 func TestScoresLarge(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 5))
-	// Whole panels, panels and the row kernel for the rest, a partial last panel, and
-	// the row kernel alone.
-	for _, c := range []struct{ rows, n, dim int }{{32, 1031, 128}, {65, 517, 64}, {20, 130, 17}, {29, 200, 33}, {7, 300, 96}} {
+	// Whole panels, panels and the row kernel for the rest, a partial last panel, the
+	// row kernel alone, a dst whose rows are a power of two plus 16 floats apart, and a
+	// dim too large for the kernels with a scratch of keys.
+	for _, c := range []struct{ rows, n, dim int }{{32, 1031, 128}, {65, 517, 64}, {20, 130, 17}, {29, 200, 33}, {7, 300, 96}, {32, 4096 + 16, 128}, {5, 40, 520}} {
 		q, k := randomF32(r, c.rows*c.dim), randomF16(r, c.n*c.dim)
 		checkScores(t, "random", q, k, c.rows, c.n, c.dim, 1/float32(math.Sqrt(float64(c.dim))))
+	}
+}
+
+// TestScoresKeyBlocks runs every key count up to a few key blocks of the kernels that
+// widen keys a block at a time (16 on NEON; amd64 sends these shapes to its row kernel,
+// TestScoresPanelsBlocks covers its panels), with every row count of a tile and its
+// remainders, at dims with and without a tail after whole steps of four.
+func TestScoresKeyBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(12, 12))
+	dims, rowCounts, maxKeys := []int{1, 3, 4, 6, 64, 128}, []int{1, 2, 3, 4, 5, 7, 9}, 50
+	if testing.Short() {
+		dims, rowCounts, maxKeys = []int{3, 64}, []int{3, 5}, 34
+	}
+	for _, dim := range dims {
+		for _, rows := range rowCounts {
+			for n := 1; n <= maxKeys; n++ {
+				q, k := randomF32(r, rows*dim), randomF16(r, n*dim)
+				checkScores(t, "random", q, k, rows, n, dim, 0.5)
+			}
+		}
 	}
 }
 

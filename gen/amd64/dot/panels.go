@@ -10,23 +10,38 @@ import (
 )
 
 // The panel kernel keeps lanes = queries: the caller transposes the query block once
-// into panels of groupVectors·Lanes queries ([group][dim][queries]), the
-// kernel widens each tile of keys once into a float32 scratch, and every step over d
-// loads one panel row (groupVectors vectors) and broadcasts one element per key:
+// into panels of groupVectors·Lanes queries ([group][dim][queries]), the kernel widens
+// each block of keys once into a float32 scratch, and every step over d loads one
+// panel row (groupVectors vectors) and broadcasts one element per key of a tile:
 // groupVectors·keys FMAs for groupVectors+keys loads, with no horizontal sums at all.
-// The accumulators come out as key columns and are transposed in registers, four keys
-// (or two, or one) per 128-bit lane, into contiguous runs of a dst row.
+//
+// The accumulators come out as key columns (key-major), but dst is query-major. A
+// tile's columns go to a small key-major stage in L1, in whole vectors; once a block
+// of keys is staged, it is transposed Lanes×Lanes in registers and written to dst in
+// whole vectors, one per query and Lanes keys. Writing each tile's columns into the
+// query rows directly instead costs 32 short stores per tile into rows n floats apart,
+// which at n a power of two share one L1 set and evict each other between tiles (the
+// previous kernel: S = 16384 ran 1.37× slower than S = 16400).
 const groupVectors = 2
 
-// panelKeys is the key tile: AVX2 has 16 vector registers for 2·6 accumulators, two
-// query vectors and the broadcast. Measured against the row kernel's horizontal sums
-// on AVX2, rows = 32, dim = 128: 75–80% of the FMA peak instead of 50–60%. AVX-512 has 32, but a tile also needs a pointer per
-// key row in scratch, and ten keys are what the general-purpose registers allow.
+// panelKeys is the key tile: AVX-512 takes 2·8 accumulators, AVX2 2·6 of its 16
+// registers (with two query vectors and the broadcast). Eight keys on AVX-512 make a
+// block of two tiles for one 16×16 transposition, and leave enough general-purpose
+// registers for the general-dim kernel's key row pointers.
 func panelKeys(isa ISA) int {
 	if isa.Lanes == 16 {
-		return 10
+		return 8
 	}
 	return 6
+}
+
+// blockKeys is how many keys are widened, staged and written out at once: a multiple
+// of the tile and of Lanes. kernels/asm_dot_amd64.go sizes scratch and stage by it.
+func blockKeys(isa ISA) int {
+	if isa.Lanes == 16 {
+		return 16
+	}
+	return 24
 }
 
 // unrollWiden is how many vectors of keys one widening iteration converts: the
@@ -46,9 +61,12 @@ type panelsFrame struct {
 	isa   ISA
 	dim   int // 0: read at run time
 	group int // queries per panel
+	tile  int // keys per tile
+	block int // keys per block
 
-	keys      Mem // next key row (fp16)
+	keys      Mem // first key row (fp16) of the block
 	keysLeft  Mem
+	valid     Mem // keys of this block: block, or fewer in the last one
 	dstCol    Mem // dst[j0]
 	panel     Mem // current query panel
 	dstTile   Mem // dst[g·group·n + j0]
@@ -56,8 +74,9 @@ type panelsFrame struct {
 	dstStride Mem // n·4
 }
 
-// scoresPanels writes ScoresPanels{,64,128}{AVX2,AVX512}: for each tile of keys (then
-// single keys), widen it into scratch and run it against every query panel.
+// scoresPanels writes ScoresPanels{,64,128}{AVX2,AVX512}: for each block of keys, widen
+// it into scratch and run it against every query panel, tile by tile into the stage,
+// then write the stage out.
 func scoresPanels(isa ISA, dim int) {
 	name := "ScoresPanels" + isa.Suffix
 	what := "any dim ≥ 1"
@@ -65,13 +84,15 @@ func scoresPanels(isa ISA, dim int) {
 		name = fmt.Sprintf("ScoresPanels%d%s", dim, isa.Suffix)
 		what = fmt.Sprintf("dim = %d", dim)
 	}
-	f := panelsFrame{isa: isa, dim: dim, group: groupVectors * isa.Lanes}
-	TEXT(name, NOSPLIT, "func(dst []float32, panels []float32, k []uint16, scratch []float32, rows int, n int, dim int, scale float32)")
+	f := panelsFrame{isa: isa, dim: dim, group: groupVectors * isa.Lanes, tile: panelKeys(isa), block: blockKeys(isa)}
+	TEXT(name, NOSPLIT, "func(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32, stream bool)")
 	Pragma("noescape")
 	Doc(name+" sets dst[i*n+j] = scale·(q_i · k[j*dim:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys and "+what+".",
 		fmt.Sprintf("The queries come transposed in panels of %d: q_i[d] = panels[(i/%d·dim + d)·%d + i%%%d], with", f.group, f.group, f.group, f.group),
-		fmt.Sprintf("the lanes past rows zero; scratch holds at least %d·dim floats.", panelKeys(isa)))
-	for _, m := range []*Mem{&f.keys, &f.keysLeft, &f.dstCol, &f.panel, &f.dstTile, &f.rowsLeft, &f.dstStride} {
+		fmt.Sprintf("the lanes past rows zero; scratch holds at least %d·dim floats and stage %d.", f.block, f.block*f.group),
+		fmt.Sprintf("With stream set, dst is written around the caches; dst must then be %d-byte aligned and n a", isa.Bytes()),
+		fmt.Sprintf("multiple of %d.", isa.Lanes))
+	for _, m := range []*Mem{&f.keys, &f.keysLeft, &f.valid, &f.dstCol, &f.panel, &f.dstTile, &f.rowsLeft, &f.dstStride} {
 		*m = AllocLocal(8)
 	}
 	t := Load(Param("k").Base(), GP64())
@@ -83,37 +104,58 @@ func scoresPanels(isa ISA, dim int) {
 	t = Load(Param("dst").Base(), GP64())
 	MOVQ(t, f.dstCol)
 
-	for _, keys := range []int{panelKeys(isa), 1} {
-		top, done := label("keys", isa), label("keysdone", isa)
-		Label(top)
-		CMPQ(f.keysLeft, U8(keys))
-		JB(LabelRef(done))
-		f.widenKeys(keys)
-		f.panelPass(keys)
-		t := Load(Param("dim"), GP64())
-		IMUL3Q(U8(2*keys), t, t)
-		ADDQ(t, f.keys)
-		ADDQ(U8(4*keys), f.dstCol)
-		SUBQ(U8(keys), f.keysLeft)
-		JMP(LabelRef(top))
-		Label(done)
-	}
+	top, full, pass, done := label("blocks", isa), label("fullblock", isa), label("pass", isa), label("blocksdone", isa)
+	Label(top)
+	left := GP64()
+	MOVQ(f.keysLeft, left)
+	TESTQ(left, left)
+	JZ(LabelRef(done))
+	CMPQ(left, U8(f.block))
+	JAE(LabelRef(full))
+	Comment("The last block has fewer keys: the rest of scratch holds earlier keys (or",
+		"zeros), whose scores are computed and never written out.")
+	MOVQ(left, f.valid)
+	f.widenKeys(false)
+	JMP(LabelRef(pass))
+	Label(full)
+	MOVQ(U32(f.block), f.valid)
+	f.widenKeys(true)
+	Label(pass)
+	f.panelPass()
+	t = Load(Param("dim"), GP64())
+	IMUL3Q(U8(2*f.block), t, t)
+	ADDQ(t, f.keys)
+	ADDQ(U8(4*f.block), f.dstCol)
+	t = GP64()
+	MOVQ(f.valid, t)
+	SUBQ(t, f.keysLeft)
+	JMP(LabelRef(top))
+	Label(done)
+	SFENCE() // order the streaming stores before whatever the caller does next
 	VZEROUPPER()
 	RET()
 }
 
-// widenKeys converts the keys·dim halves of the key tile into scratch.
-func (f panelsFrame) widenKeys(keys int) {
+// widenKeys converts the valid·dim halves of the key block into scratch, prefetching
+// the keys a few blocks ahead. A full block is a whole number of vectors.
+func (f panelsFrame) widenKeys(full bool) {
 	isa := f.isa
 	src := Mem{Base: GP64()}
 	MOVQ(f.keys, src.Base)
 	dst := Mem{Base: Load(Param("scratch").Base(), GP64())}
-	count := Load(Param("dim"), GP64())
-	if keys > 1 {
-		IMUL3Q(U8(keys), count, count)
+	count := GP64()
+	if f.dim != 0 {
+		MOVQ(f.valid, count)
+		IMUL3Q(U32(f.dim), count, count)
+	} else {
+		Load(Param("dim"), count)
+		IMULQ(f.valid, count)
 	}
-	Comment("Widen the key tile into scratch, prefetching the keys a few tiles ahead.")
-	for _, unroll := range []int{unrollWiden, 1} {
+	unrolls := []int{unrollWiden, 1}
+	if full && f.dim != 0 && f.block*f.dim%(unrollWiden*isa.Lanes) == 0 {
+		unrolls = unrolls[:1]
+	}
+	for _, unroll := range unrolls {
 		top, done := label("widen", isa), label("widendone", isa)
 		Label(top)
 		CMPQ(count, U8(unroll*isa.Lanes))
@@ -134,6 +176,9 @@ func (f panelsFrame) widenKeys(keys int) {
 		JMP(LabelRef(top))
 		Label(done)
 	}
+	if full {
+		return
+	}
 	top, done := label("widentail", isa), label("widentaildone", isa)
 	Label(top)
 	TESTQ(count, count)
@@ -146,8 +191,9 @@ func (f panelsFrame) widenKeys(keys int) {
 	Label(done)
 }
 
-// panelPass runs the key tile against every query panel.
-func (f panelsFrame) panelPass(keys int) {
+// panelPass runs the key block against every query panel: its tiles into the stage,
+// then the stage out to dst.
+func (f panelsFrame) panelPass() {
 	isa := f.isa
 	t := Load(Param("panels").Base(), GP64())
 	MOVQ(t, f.panel)
@@ -155,11 +201,12 @@ func (f panelsFrame) panelPass(keys int) {
 	MOVQ(t, f.dstTile)
 	t = Load(Param("rows"), GP64())
 	MOVQ(t, f.rowsLeft)
-	top, done := label("panels", isa), label("panelsdone", isa)
+	top := label("panels", isa)
 	Label(top)
-	CMPQ(f.rowsLeft, U8(0))
-	JLE(LabelRef(done))
-	f.tile(keys)
+	for first := 0; first < f.block; first += f.tile {
+		f.tileKeys(first)
+	}
+	f.flush()
 	t = Load(Param("dim"), GP64())
 	IMUL3Q(U32(4*f.group), t, t)
 	ADDQ(t, f.panel)
@@ -167,28 +214,44 @@ func (f panelsFrame) panelPass(keys int) {
 	IMUL3Q(U32(f.group), t, t)
 	ADDQ(t, f.dstTile)
 	SUBQ(U32(f.group), f.rowsLeft)
-	JMP(LabelRef(top))
-	Label(done)
+	JG(LabelRef(top))
 }
 
-// tile accumulates one panel against the key tile: acc[v][j] holds queries
-// v·Lanes..v·Lanes+Lanes-1 against key j.
-func (f panelsFrame) tile(keys int) {
+// tileKeys accumulates one panel against keys first..first+tile-1 of the block:
+// acc[v][j] holds queries v·Lanes..v·Lanes+Lanes-1 against key first+j. The scaled
+// accumulators go to the stage as its key rows first+j, group floats each.
+func (f panelsFrame) tileKeys(first int) {
 	isa := f.isa
-	Commentf("Tile of %d queries × %d keys.", f.group, keys)
+	keys := f.tile
+	Commentf("Tile of %d queries × keys %d–%d of the block.", f.group, first, first+keys-1)
 	panel := GP64()
 	MOVQ(f.panel, panel)
 	scratch := GP64()
 	Load(Param("scratch").Base(), scratch)
-	kRows := []reg.GPVirtual{scratch}
-	if keys > 1 {
+	d := GP64()
+	XORQ(d, d)
+	// key returns the address of element d+u of key first+j: one base register and a
+	// displacement at a fixed dim, a pointer per key row otherwise.
+	var key func(j, u int) Mem
+	if f.dim != 0 {
+		key = func(j, u int) Mem {
+			return Mem{Base: scratch, Index: d, Scale: 4, Disp: 4 * ((first+j)*f.dim + u)}
+		}
+	} else {
 		stride := Load(Param("dim"), GP64())
 		SHLQ(U8(2), stride)
+		if first > 0 {
+			t := GP64()
+			IMUL3Q(U8(first), stride, t)
+			ADDQ(t, scratch)
+		}
+		kRows := []reg.GPVirtual{scratch}
 		for len(kRows) < keys {
 			next := GP64()
 			LEAQ(Mem{Base: kRows[len(kRows)-1], Index: stride, Scale: 1}, next)
 			kRows = append(kRows, next)
 		}
+		key = func(j, u int) Mem { return Mem{Base: kRows[j], Index: d, Scale: 4, Disp: 4 * u} }
 	}
 	acc := make([][]reg.VecVirtual, groupVectors)
 	for v := range acc {
@@ -198,8 +261,6 @@ func (f panelsFrame) tile(keys int) {
 			VXORPS(acc[v][j], acc[v][j], acc[v][j])
 		}
 	}
-	d := GP64()
-	XORQ(d, d)
 	// step multiplies panel row u of this iteration by element d+u of every key.
 	step := func(u int) {
 		q := make([]reg.VecVirtual, groupVectors)
@@ -209,140 +270,194 @@ func (f panelsFrame) tile(keys int) {
 		}
 		for j := range keys {
 			b := isa.Vec()
-			VBROADCASTSS(Mem{Base: kRows[j], Index: d, Scale: 4, Disp: 4 * u}, b)
+			VBROADCASTSS(key(j, u), b)
 			for v := range q {
 				VFMADD231PS(b, q[v], acc[v][j])
 			}
 		}
 	}
-	var dim reg.Register
-	if f.dim == 0 {
-		dim = Load(Param("dim"), GP64())
-	}
-	for _, unroll := range []int{unrollD, 1} {
-		if f.dim != 0 && unroll == 1 {
-			break // the fast paths' dims are multiples of unrollD
-		}
-		top, done := label("d", isa), label("ddone", isa)
+	if f.dim != 0 {
+		// The fast paths' dims are multiples of unrollD: no test before the first step.
+		top := label("d", isa)
 		Label(top)
-		if f.dim != 0 {
-			CMPQ(d, U32(f.dim))
-			JAE(LabelRef(done))
-		} else {
+		for u := range unrollD {
+			step(u)
+		}
+		ADDQ(U32(unrollD*4*f.group), panel)
+		ADDQ(U8(unrollD), d)
+		CMPQ(d, U32(f.dim))
+		JB(LabelRef(top))
+	} else {
+		dim := Load(Param("dim"), GP64())
+		for _, unroll := range []int{unrollD, 1} {
+			top, done := label("d", isa), label("ddone", isa)
+			Label(top)
 			end := GP64()
 			LEAQ(Mem{Base: d, Disp: unroll}, end)
 			CMPQ(end, dim)
 			JA(LabelRef(done))
+			for u := range unroll {
+				step(u)
+			}
+			ADDQ(U32(unroll*4*f.group), panel)
+			ADDQ(U8(unroll), d)
+			JMP(LabelRef(top))
+			Label(done)
 		}
-		for u := range unroll {
-			step(u)
-		}
-		ADDQ(U32(unroll*4*f.group), panel)
-		ADDQ(U8(unroll), d)
-		JMP(LabelRef(top))
-		Label(done)
 	}
-	f.store(acc)
-}
-
-// store scales the accumulators and writes them to dst, row by row, stopping at the
-// last valid query of the panel.
-func (f panelsFrame) store(acc [][]reg.VecVirtual) {
-	isa := f.isa
-	keys := len(acc[0])
 	scale := isa.Vec()
 	VBROADCASTSS(paramAddr("scale"), scale)
-	for _, row := range acc {
-		for _, a := range row {
-			VMULPS(scale, a, a)
-		}
-	}
-	// Transpose each vector's key columns into runs per query: groups of four keys
-	// become quads (one query's four scores in a 128-bit lane), pairs become pairs,
-	// and a single key stays as it is.
-	type run struct {
-		key   int              // first key of the run
-		width int              // 4, 2 or 1 keys
-		regs  []reg.VecVirtual // per query index within a 128-bit lane: the register holding it
-	}
-	runs := make([][]run, len(acc))
+	stage := Mem{Base: Load(Param("stage").Base(), GP64())}
 	for v, cols := range acc {
-		for j := 0; j < keys; {
-			switch {
-			case keys-j >= 4:
-				t := make([]reg.VecVirtual, 4)
-				for i, unpack := range []func(...Op){VUNPCKLPS, VUNPCKHPS, VUNPCKLPS, VUNPCKHPS} {
-					t[i] = isa.Vec()
-					unpack(cols[j+1+i/2*2], cols[j+i/2*2], t[i])
-				}
-				// t0 = (k0,k1) of queries 0,1; t1 = of 2,3; t2, t3 the same for k2,k3.
-				u := make([]reg.VecVirtual, 4)
-				for i := range u {
-					u[i] = isa.Vec()
-					imm := U8(0x44)
-					if i%2 == 1 {
-						imm = 0xee
-					}
-					VSHUFPS(imm, t[2+i/2], t[i/2], u[i])
-				}
-				runs[v] = append(runs[v], run{j, 4, u})
-				j += 4
-			case keys-j >= 2:
-				lo, hi := isa.Vec(), isa.Vec()
-				VUNPCKLPS(cols[j+1], cols[j], lo)
-				VUNPCKHPS(cols[j+1], cols[j], hi)
-				runs[v] = append(runs[v], run{j, 2, []reg.VecVirtual{lo, lo, hi, hi}})
-				j += 2
-			default:
-				c := cols[j]
-				runs[v] = append(runs[v], run{j, 1, []reg.VecVirtual{c, c, c, c}})
-				j++
-			}
+		for j, a := range cols {
+			VMULPS(scale, a, a)
+			VMOVUPS(a, stage.Offset(4*((first+j)*f.group+v*isa.Lanes)))
 		}
 	}
-	dst := GP64()
-	MOVQ(f.dstTile, dst)
-	left := GP64()
+}
+
+// flush writes the staged block to the panel's rows of dst: each Lanes keys × Lanes
+// queries of the stage are transposed in registers and stored as one vector per
+// query row, with non-temporal stores when the caller asks for streaming; the valid
+// mod Lanes keys at the end of the last block are copied one by one. Rows past
+// rowsLeft are not written.
+func (f panelsFrame) flush() {
+	isa := f.isa
+	L := isa.Lanes
+	Comment("Write the stage out: Lanes keys of every query row at a time.")
+	stage := GP64()
+	Load(Param("stage").Base(), stage)
+	dstChunk := GP64()
+	MOVQ(f.dstTile, dstChunk)
+	validLeft := GP64()
+	MOVQ(f.valid, validLeft)
+	top, tail, done := label("flush", isa), label("flushtail", isa), label("flushdone", isa)
+	Label(top)
+	CMPQ(validLeft, U8(L))
+	JB(LabelRef(tail))
+	row, left := GP64(), GP64()
+	MOVQ(dstChunk, row)
 	MOVQ(f.rowsLeft, left)
-	done := label("stored", isa)
-	for r := range f.group {
-		v, p := r/isa.Lanes, r%isa.Lanes
-		lane, i := p/4, p%4
-		for _, rn := range runs[v] {
-			x := extractLane(isa, rn.regs[i], lane)
-			m := Mem{Base: dst, Disp: 4 * rn.key}
-			switch {
-			case rn.width == 4:
-				VMOVUPS(x, m)
-			case rn.width == 2 && i%2 == 0:
-				VMOVLPS(x, m)
-			case rn.width == 2:
-				VMOVHPS(x, m)
-			case i == 0:
-				VMOVSS(x, m)
-			default:
-				VEXTRACTPS(U8(i), x, m)
+	chunkDone := label("chunkdone", isa)
+	for v := range groupVectors {
+		in := make([]reg.VecVirtual, L)
+		for k := range in {
+			in[k] = isa.Vec()
+			VMOVUPS(Mem{Base: stage, Disp: 4 * (k*f.group + v*L)}, in[k])
+		}
+		out := transpose(isa, in)
+		next, streamed := label("rowsdone", isa), label("streamed", isa)
+		CMPB(paramAddr("stream"), U8(0))
+		JNE(LabelRef(streamed))
+		for _, stream := range []bool{false, true} {
+			if stream {
+				Label(streamed)
+			}
+			for i, x := range out {
+				if stream {
+					VMOVNTPS(x, Mem{Base: row})
+				} else {
+					VMOVUPS(x, Mem{Base: row})
+				}
+				if v == groupVectors-1 && i == L-1 {
+					break
+				}
+				DECQ(left)
+				JZ(LabelRef(chunkDone))
+				ADDQ(f.dstStride, row)
+			}
+			if !stream {
+				JMP(LabelRef(next))
 			}
 		}
-		if r < f.group-1 {
-			DECQ(left)
-			JZ(LabelRef(done))
-			ADDQ(f.dstStride, dst)
-		}
+		Label(next)
 	}
+	Label(chunkDone)
+	ADDQ(U32(4*L*f.group), stage)
+	ADDQ(U8(4*L), dstChunk)
+	SUBQ(U8(L), validLeft)
+	JMP(LabelRef(top))
+
+	Label(tail)
+	TESTQ(validLeft, validLeft)
+	JZ(LabelRef(done))
+	Comment("The last keys of the last block: stage[e·group + r] to dst row r, key e.")
+	MOVQ(dstChunk, row)
+	MOVQ(f.rowsLeft, left)
+	r := GP64()
+	XORQ(r, r)
+	rowTop := label("tailrow", isa)
+	Label(rowTop)
+	e := GP64()
+	XORQ(e, e)
+	src := GP64()
+	LEAQ(Mem{Base: stage, Index: r, Scale: 4}, src)
+	elemTop := label("tailkey", isa)
+	Label(elemTop)
+	x := GP32()
+	MOVL(Mem{Base: src}, x)
+	MOVL(x, Mem{Base: row, Index: e, Scale: 4})
+	ADDQ(U32(4*f.group), src)
+	INCQ(e)
+	CMPQ(e, validLeft)
+	JB(LabelRef(elemTop))
+	ADDQ(f.dstStride, row)
+	INCQ(r)
+	CMPQ(r, U8(f.group))
+	JAE(LabelRef(done))
+	DECQ(left)
+	JNZ(LabelRef(rowTop))
 	Label(done)
 }
 
-// extractLane returns 128-bit lane l of v as an XMM register.
-func extractLane(isa ISA, v reg.VecVirtual, l int) reg.Register {
-	if l == 0 {
-		return v.AsX()
+// transpose returns the columns of the Lanes×Lanes matrix whose rows are in: 32-bit
+// interleaves make 2×2 blocks, 64-bit shuffles 4×4 blocks within each 128-bit lane,
+// then the 128-bit lanes are transposed across registers (one VPERM2F128 round for
+// two lanes, two VSHUFF32X4 rounds for four).
+func transpose(isa ISA, in []reg.VecVirtual) []reg.VecVirtual {
+	n := len(in)
+	// t[4g+0..3]: (r0,r1) low, (r0,r1) high, (r2,r3) low, (r2,r3) high of rows 4g..4g+3.
+	t := make([]reg.VecVirtual, n)
+	for p := 0; p < n; p += 2 {
+		t[p], t[p+1] = isa.Vec(), isa.Vec()
+		VUNPCKLPS(in[p+1], in[p], t[p])
+		VUNPCKHPS(in[p+1], in[p], t[p+1])
 	}
-	x := XMM()
-	if isa.Lanes == 16 {
-		VEXTRACTF32X4(U8(l), v, x)
-	} else {
-		VEXTRACTF128(U8(l), v, x)
+	// u[4g+e], 128-bit lane l: element 4l+e of rows 4g..4g+3.
+	u := make([]reg.VecVirtual, n)
+	for g := 0; g < n; g += 4 {
+		for e := range 4 {
+			u[g+e] = isa.Vec()
+			imm := U8(0x44)
+			if e%2 == 1 {
+				imm = 0xee
+			}
+			VSHUFPS(imm, t[g+2+e/2], t[g+e/2], u[g+e])
+		}
 	}
-	return x
+	out := make([]reg.VecVirtual, n)
+	if n == 8 {
+		for e := range 4 {
+			out[e], out[4+e] = isa.Vec(), isa.Vec()
+			VPERM2F128(U8(0x20), u[4+e], u[e], out[e])
+			VPERM2F128(U8(0x31), u[4+e], u[e], out[4+e])
+		}
+		return out
+	}
+	for e := range 4 {
+		a0, a1, b0, b1 := isa.Vec(), isa.Vec(), isa.Vec(), isa.Vec()
+		VSHUFF32X4(U8(0x44), u[4+e], u[e], a0) // lanes 0,1 of u[e], then of u[4+e]
+		VSHUFF32X4(U8(0xee), u[4+e], u[e], a1) // lanes 2,3
+		VSHUFF32X4(U8(0x44), u[12+e], u[8+e], b0)
+		VSHUFF32X4(U8(0xee), u[12+e], u[8+e], b1)
+		for l, src := range [][2]reg.VecVirtual{{a0, b0}, {a0, b0}, {a1, b1}, {a1, b1}} {
+			out[4*l+e] = isa.Vec()
+			imm := U8(0x88) // lanes 0 and 2 of each source: lane 0 (or 2) of every u
+			if l%2 == 1 {
+				imm = 0xdd
+			}
+			VSHUFF32X4(imm, src[1], src[0], out[4*l+e])
+		}
+	}
+	return out
 }

@@ -14,6 +14,7 @@ func main() {
 	dot(f, operandF32, operandF16)
 	dot(f, operandF32, operandF32)
 	scores(f)
+	scoresBlocks(f)
 	f.Write()
 }
 
