@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/kvsimd/kvsimd/fp16"
 	"github.com/kvsimd/kvsimd/internal/dispatch"
@@ -38,8 +39,16 @@ var scores = dispatch.New(scoresGeneric)
 // rounded to float32, so it is the same on every variant and GOARCH. An entry is NaN
 // exactly when float64 arithmetic on its inputs and scale gives NaN (a NaN, 0·Inf,
 // Infs of both signs), and ±Inf only from an Inf input or a float64 value beyond
-// float32's range. Finding such entries costs one Sum over dst; settling one costs
-// about dim scalar float64 multiply-adds.
+// float32's range. When the queries are small enough that no entry can overflow in any
+// order of summation (‖q‖·√dim·65504·|scale| below 2¹²⁵, checked with one DotF32 over
+// q), only NaN or Inf inputs can make an entry non-finite, and those give the float64
+// answer on every variant already, so nothing is settled and dst is not read again.
+// Otherwise finding non-finite entries costs one Sum over dst (a pass that matters
+// when large blocks were streamed to memory), and settling one costs about dim scalar
+// float64 multiply-adds.
+//
+// On amd64, blocks too large for the L2 (and blocks whose rows would alias in L1) are
+// written with non-temporal stores: see asm_dot_amd64.go.
 func Scores(dst, q []float32, k []Float16, rows, n, dim int, scale float32) {
 	if dim < 1 || rows < 0 || n < 0 {
 		panic(fmt.Sprintf("kernels.Scores: rows = %d, n = %d, dim = %d", rows, n, dim))
@@ -67,6 +76,9 @@ func Scores(dst, q []float32, k []Float16, rows, n, dim int, scale float32) {
 
 // settleScores settles every entry of a score block that is NaN or ±Inf (see Scores).
 func settleScores(dst, q []float32, k []uint16, n, dim int, scale float32) {
+	if scoresCannotOverflow(q, dim, scale) {
+		return
+	}
 	// A float64 sum of float32 values is non-finite exactly when one of them is, so
 	// one SIMD Sum tells whether any entry needs settling.
 	if s := sumOf.Call(dst); s-s == 0 {
@@ -76,4 +88,25 @@ func settleScores(dst, q []float32, k []uint16, n, dim int, scale float32) {
 		i, j := e/n, e%n
 		dst[e] = settleF32F16(s, q[i*dim:(i+1)*dim], k[j*dim:(j+1)*dim], scale)
 	}
+}
+
+// scoresCannotOverflow reports whether no product, partial sum or scaled value of any
+// entry of q's score block can leave float32's range, in any order of summation. Then
+// a non-finite entry comes only from NaN or Inf inputs (Inf·x, Inf+x, Inf−Inf, 0·Inf
+// and NaN propagate alike in every order, fused or not, and in float64), so settling
+// could change nothing.
+//
+// Every |product| and |partial sum| of entry (i, j) is at most Σ_d |q_id·k_jd| ≤
+// ‖q_i‖·‖k_j‖ ≤ ‖q‖·√dim·65504 for finite fp16 keys (an Inf key is an Inf input), and
+// the computed sums exceed the exact ones by at most a factor 1 + 2·dim·2⁻²⁴. The
+// check takes ‖q‖² from DotF32, itself within a factor 1 + 2·len(q)·2⁻²⁴, so both
+// factors stay below 9/8 for len(q) ≤ 2²⁰, and a bound of 2¹²⁵ on the scaled product
+// leaves room for them below float32's 2¹²⁸. A NaN or Inf in q fails the check.
+func scoresCannotOverflow(q []float32, dim int, scale float32) bool {
+	if len(q) > 1<<20 {
+		return false
+	}
+	norm2 := float64(dotF32.Call(q, q))
+	bound := math.Sqrt(norm2) * math.Sqrt(float64(dim)) * 65504 * math.Abs(float64(scale))
+	return bound < 0x1p125 // false for NaN
 }

@@ -5,6 +5,7 @@ import (
 	"github.com/kvsimd/kvsimd/internal/dispatch"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/kvsimd/kvsimd/internal/oracle"
@@ -222,4 +223,75 @@ func ExampleScores() {
 	Scores(dst, q, k, 2, 2, 2, 0.5)
 	fmt.Println(dst)
 	// Output: [0.5 -0.75 1.5 -1.25]
+}
+
+// TestScoresCannotOverflow holds the settling shortcut to its bound: with one query
+// row of equal entries and keys of fp16's largest value, the entry equals the bound
+// ‖q‖·√dim·65504·|scale| exactly, so the shortcut must hold just below 2¹²⁵ (where the
+// entry is finite on every variant) and decline just above it, and for NaN or Inf
+// queries. Then, with small queries, keys holding ±Inf and NaN (which the shortcut
+// leaves unsettled) must give the float64 answer on every variant.
+func TestScoresCannotOverflow(t *testing.T) {
+	defer Use(Active())
+	const dim = 64
+	for _, c := range []struct {
+		log2Bound float64
+		want      bool
+	}{{124.99, true}, {125.01, false}} {
+		q := make([]float32, dim)
+		for d := range q {
+			q[d] = 1
+		}
+		// ‖q‖·√dim·65504 = dim·65504; scale brings the bound to 2^log2Bound.
+		scale := float32(math.Exp2(c.log2Bound) / (dim * 65504))
+		if got := scoresCannotOverflow(q, dim, scale); got != c.want {
+			t.Fatalf("bound 2^%v: scoresCannotOverflow = %v, want %v", c.log2Bound, got, c.want)
+		}
+		k := toHalves(halvesOf(slices.Repeat([]float32{65504}, dim)))
+		for _, v := range dispatch.Tested() {
+			if err := Use(v); err != nil {
+				t.Fatal(err)
+			}
+			dst := make([]float32, 1)
+			Scores(dst, q, k, 1, 1, dim, scale)
+			if c.want && (math.IsInf(float64(dst[0]), 0) || dst[0] != dst[0]) {
+				t.Fatalf("%s: entry at bound 2^%v = %v, not finite", v, c.log2Bound, dst[0])
+			}
+		}
+	}
+	for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
+		if scoresCannotOverflow([]float32{1, bad, 2}, 3, 1) {
+			t.Fatalf("scoresCannotOverflow accepts a query holding %v", bad)
+		}
+	}
+	r := rand.New(rand.NewPCG(31, 32))
+	const rows, n = 5, 150
+	q, k := randomF32(r, rows*dim), randomF32(r, n*dim)
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	for j := 0; j < n; j += 4 {
+		k[j*dim+j%dim] = []float32{inf, -inf, nan}[j%3]
+		if j%8 == 0 {
+			k[j*dim+(j+5)%dim] = -inf // Infs of both signs in one key
+		}
+	}
+	q[2*dim] = 0 // 0·Inf in row 2 where a key holds Inf in column 0
+	if !scoresCannotOverflow(q, dim, 0.125) {
+		t.Fatal("scoresCannotOverflow declines small random queries")
+	}
+	k16 := halvesOf(k)
+	kh := toHalves(k16)
+	dst := make([]float32, rows*n)
+	for _, v := range dispatch.Tested() {
+		if err := Use(v); err != nil {
+			t.Fatal(err)
+		}
+		Scores(dst, q, kh, rows, n, dim, 0.125)
+		for e, got := range dst {
+			i, j := e/n, e%n
+			want := oracle.ExpectDot(dim, oracle.SingleAt(q[i*dim:(i+1)*dim]), oracle.HalfAt(k16[j*dim:(j+1)*dim]), 0.125)
+			if err := want.CheckSettled(got); err != nil {
+				t.Fatalf("%s: dst[%d*n+%d]: %v", v, i, j, err)
+			}
+		}
+	}
 }
