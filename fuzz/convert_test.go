@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/kvsimd/kvsimd/internal/varianttest"
+
 	"github.com/kvsimd/kvsimd/fp16"
 	"github.com/x448/float16"
 )
@@ -16,7 +18,7 @@ func FuzzToFloat32(f *testing.F) {
 			src = append(src, float16.Frombits(u))
 		}
 		dst := make([]float32, len(src))
-		eachVariant(t, func(v string) {
+		varianttest.Each(t, func(v string) {
 			fp16.ToFloat32(dst, src)
 			for i, h := range src {
 				if got, want := math.Float32bits(dst[i]), math.Float32bits(h.Float32()); got != want {
@@ -32,7 +34,7 @@ func FuzzFromFloat32(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		src := float32s(data)
 		dst := make([]fp16.Float16, len(src))
-		eachVariant(t, func(v string) {
+		varianttest.Each(t, func(v string) {
 			fp16.FromFloat32(dst, src)
 			for i, x := range src {
 				if got, want := dst[i], float16.Fromfloat32(x); got != want {

@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/kvsimd/kvsimd/internal/varianttest"
+
 	"github.com/kvsimd/kvsimd/internal/oracle"
 	"github.com/kvsimd/kvsimd/kernels"
 	"github.com/x448/float16"
@@ -28,7 +30,7 @@ func FuzzDotF16(f *testing.F) {
 		u := uint16s(data)
 		a, b := u[:len(u)/2], u[len(u)/2:len(u)/2*2]
 		ha, hb := halves(a), halves(b)
-		eachVariant(t, func(v string) {
+		varianttest.Each(t, func(v string) {
 			if err := oracle.ExpectDot(len(a), oracle.HalfAt(a), oracle.HalfAt(b), 1).CheckSettled(kernels.DotF16(ha, hb)); err != nil {
 				t.Fatalf("%s: DotF16 of %d halves: %v", v, len(a), err)
 			}
@@ -43,7 +45,7 @@ func FuzzDotF32F16(f *testing.F) {
 		n := len(data) / 6
 		a, b := float32s(data[:4*n]), uint16s(data[4*n:6*n])
 		hb := halves(b)
-		eachVariant(t, func(v string) {
+		varianttest.Each(t, func(v string) {
 			if err := oracle.ExpectDot(n, oracle.SingleAt(a), oracle.HalfAt(b), 1).CheckSettled(kernels.DotF32F16(a, hb)); err != nil {
 				t.Fatalf("%s: DotF32F16 of %d elements: %v", v, n, err)
 			}
@@ -97,7 +99,7 @@ func FuzzScores(f *testing.F) {
 			}
 		}
 		dst := make([]float32, r*n)
-		eachVariant(t, func(v string) {
+		varianttest.Each(t, func(v string) {
 			kernels.Scores(dst, q, hk, r, n, d, scale)
 			for e, got := range dst {
 				if err := want[e].CheckSettled(got); err != nil {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvsimd/kvsimd/internal/varianttest"
+
 	"github.com/kvsimd/kvsimd/kernels"
 )
 
@@ -29,7 +31,7 @@ func FuzzGatherRows(f *testing.F) {
 		}
 		const untouched = kernels.Float16(0x7e5a)
 		dst := make([]kernels.Float16, len(idx)*dim)
-		eachVariant(t, func(v string) {
+		varianttest.Each(t, func(v string) {
 			for i := range dst {
 				dst[i] = untouched
 			}

@@ -2,26 +2,8 @@ package fuzz
 
 import (
 	"encoding/binary"
-	"github.com/kvsimd/kvsimd/internal/dispatch"
 	"math"
-	"testing"
-
-	"github.com/kvsimd/kvsimd/kernels"
 )
-
-// eachVariant calls check once per variant this CPU runs, with that variant active,
-// and restores the start-up choice afterwards.
-func eachVariant(t *testing.T, check func(variant string)) {
-	t.Helper()
-	start := kernels.Active()
-	defer kernels.Use(start)
-	for _, v := range dispatch.Tested() {
-		if err := kernels.Use(v); err != nil {
-			t.Fatal(err)
-		}
-		check(v)
-	}
-}
 
 // float32s reads little-endian float32 bit patterns from data (a trailing partial
 // word is dropped), so the fuzzer reaches every NaN payload and subnormal.

@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/kvsimd/kvsimd/internal/varianttest"
+
 	"github.com/kvsimd/kvsimd/internal/oracle"
 	"github.com/kvsimd/kvsimd/kernels"
 )
@@ -18,7 +20,7 @@ func FuzzPool1D(f *testing.F) {
 		kernel := 2*int(k%16) + 1
 		wantAvg, wantMax := oracle.AvgPool1D(src, kernel), oracle.MaxPool1D(src, kernel)
 		avg, mx := make([]float32, len(src)), make([]float32, len(src))
-		eachVariant(t, func(v string) {
+		varianttest.Each(t, func(v string) {
 			kernels.AvgPool1D(avg, src, kernel)
 			kernels.MaxPool1D(mx, src, kernel)
 			for i := range src {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kvsimd/kvsimd/internal/varianttest"
+
 	"github.com/kvsimd/kvsimd/fp16"
 	"github.com/kvsimd/kvsimd/snapkv"
 )
@@ -55,7 +57,7 @@ func FuzzSelect(f *testing.F) {
 				in.K[i] = fp16.Float16(h)
 			}
 		}
-		eachVariant(t, func(v string) {
+		varianttest.Each(t, func(v string) {
 			sel, err := snapkv.Select(cfg, in)
 			if err != nil {
 				if len(err.Error()) < 10 || err.Error()[:8] != "snapkv: " {

@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/kvsimd/kvsimd/internal/varianttest"
+
 	"github.com/kvsimd/kvsimd/internal/oracle"
 	"github.com/kvsimd/kvsimd/kernels"
 )
@@ -13,7 +15,7 @@ func FuzzSoftmax(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		x := float32s(data)
 		want, masks := oracle.Softmax(x)
-		eachVariant(t, func(v string) {
+		varianttest.Each(t, func(v string) {
 			y := append([]float32(nil), x...)
 			kernels.Softmax(y)
 			var sum float64

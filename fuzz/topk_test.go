@@ -3,6 +3,8 @@ package fuzz
 import (
 	"testing"
 
+	"github.com/kvsimd/kvsimd/internal/varianttest"
+
 	"github.com/kvsimd/kvsimd/internal/oracle"
 	"github.com/kvsimd/kvsimd/kernels"
 )
@@ -32,7 +34,7 @@ func FuzzTopK(f *testing.F) {
 			}
 		}
 		dst := make([]int32, 0, len(x))
-		eachVariant(t, func(v string) {
+		varianttest.Each(t, func(v string) {
 			got := kernels.TopK(dst, x, k)
 			if err := oracle.CheckTopK(x, k, got); err != nil {
 				t.Fatalf("%s: TopK(n=%d, k=%d): %v", v, len(x), k, err)

@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/kvsimd/kvsimd/internal/varianttest"
+
 	"github.com/kvsimd/kvsimd/internal/dispatch"
 	"github.com/kvsimd/kvsimd/internal/oracle"
 	"github.com/kvsimd/kvsimd/kernels"
@@ -26,7 +28,7 @@ func FuzzWeightedSumRows(f *testing.F) {
 		want := oracle.WeightedSumRows(w, v, dim)
 		hv := halves(v)
 		var fused []float32
-		eachVariant(t, func(variant string) {
+		varianttest.Each(t, func(variant string) {
 			dst := make([]float32, dim)
 			kernels.WeightedSumRows(dst, w, hv)
 			for d, g := range dst {

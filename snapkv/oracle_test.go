@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kvsimd/kvsimd/internal/varianttest"
+
 	"github.com/kvsimd/kvsimd/fp16"
 	"github.com/x448/float16"
 )
@@ -147,7 +149,7 @@ func oracleWant(c *oracleCase, rule Rule, sel oracleSelection, b, h int) []int32
 // the pooled votes and the kept rows of both rules and both poolings, on every variant.
 func TestOracleAttn(t *testing.T) {
 	for _, c := range loadOracle(t) {
-		EachVariant(t, func(variant string) {
+		varianttest.Each(t, func(variant string) {
 			for _, rule := range []Rule{RuleProtected, RulePaper} {
 				section := c.Seed
 				if rule == RulePaper {

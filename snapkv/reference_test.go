@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kvsimd/kvsimd/internal/varianttest"
+
 	"github.com/kvsimd/kvsimd/fp16"
 	"github.com/kvsimd/kvsimd/snapkv"
 	"github.com/x448/float16"
@@ -270,7 +272,7 @@ func TestFloat64(t *testing.T) {
 						c = int(math.Ceil(cfg.KeepRatio * float64(p.n)))
 					}
 					budgets := slices.Repeat([]int{c}, p.hk)
-					snapkv.EachVariant(t, func(variant string) {
+					varianttest.Each(t, func(variant string) {
 						got, err := snapkv.Select(cfg, in)
 						if err != nil {
 							t.Fatal(err)
@@ -314,7 +316,7 @@ func TestAdaptiveFloat64(t *testing.T) {
 			{Budget: sh.n / 3, Window: sh.w, Kernel: 3, Alloc: snapkv.AllocAdaptive, Floor: 0.5, Pool: snapkv.PoolMax},
 		} {
 			pooled := refPooled(votes, cfg, p.n, p.w)
-			snapkv.EachVariant(t, func(variant string) {
+			varianttest.Each(t, func(variant string) {
 				got, err := snapkv.Select(cfg, in)
 				if err != nil {
 					t.Fatal(err)
