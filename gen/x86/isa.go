@@ -68,3 +68,15 @@ func Loop(isa ISA, n reg.Register, unroll int, body func(vectors int), scalar fu
 }
 
 var labels int
+
+// ParamAddr is the stack slot of a parameter. Loading floats through it with VEX
+// instructions matters: avo's Load uses legacy-SSE MOVSS, and an SSE instruction while
+// the upper YMM halves are dirty costs a state transition (measured: 70% of a Scores
+// tile's time on the Zen machine the benchmarks run on).
+func ParamAddr(name string) Mem {
+	b, err := Param(name).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	return b.Addr
+}

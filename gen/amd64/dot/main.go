@@ -192,18 +192,6 @@ func toYMM(isa ISA, v reg.VecVirtual) reg.VecVirtual {
 
 var labels int
 
-// paramAddr is the stack slot of a parameter. Loading floats through it with VEX
-// instructions matters: avo's Load uses legacy-SSE MOVSS, and an SSE instruction while
-// the upper YMM halves are dirty costs a state transition (measured: 70% of a tile's
-// time on the Zen machine the benchmarks run on).
-func paramAddr(name string) Mem {
-	b, err := Param(name).Resolve()
-	if err != nil {
-		panic(err)
-	}
-	return b.Addr
-}
-
 func returnAddr() Mem {
 	b, err := ReturnIndex(0).Resolve()
 	if err != nil {

@@ -306,7 +306,7 @@ func (f panelsFrame) tileKeys(first int) {
 		}
 	}
 	scale := isa.Vec()
-	VBROADCASTSS(paramAddr("scale"), scale)
+	VBROADCASTSS(ParamAddr("scale"), scale)
 	stage := Mem{Base: Load(Param("stage").Base(), GP64())}
 	for v, cols := range acc {
 		for j, a := range cols {
@@ -347,7 +347,7 @@ func (f panelsFrame) flush() {
 		}
 		out := transpose(isa, in)
 		next, streamed := label("rowsdone", isa), label("streamed", isa)
-		CMPB(paramAddr("stream"), U8(0))
+		CMPB(ParamAddr("stream"), U8(0))
 		JNE(LabelRef(streamed))
 		for _, stream := range []bool{false, true} {
 			if stream {

@@ -213,7 +213,7 @@ func (f rowsFrame) store(acc [][]reg.VecVirtual) {
 		}
 	}
 	scale := YMM()
-	VBROADCASTSS(paramAddr("scale"), scale)
+	VBROADCASTSS(ParamAddr("scale"), scale)
 	dst := GP64()
 	MOVQ(f.dstTile, dst)
 	rowPtr := rowPointers(dst, f.dstStride, rows)

@@ -150,7 +150,7 @@ func poolFixed(k int, avg bool) {
 	var s, one reg.VecVirtual
 	if avg {
 		s, one = ZMM(), ZMM()
-		VBROADCASTSS(paramAddr("scale"), s)
+		VBROADCASTSS(ParamAddr("scale"), s)
 		VBROADCASTSS(splatOne(), one)
 	}
 	a0 := ZMM()
@@ -209,14 +209,4 @@ func splatOne() Mem {
 		DATA(0, U32(math.Float32bits(1)))
 	}
 	return one
-}
-
-// paramAddr is the stack slot of a parameter, for VEX/EVEX loads of floats (avo's Load
-// uses legacy-SSE MOVSS, which costs a state transition with dirty upper halves).
-func paramAddr(name string) Mem {
-	b, err := Param(name).Resolve()
-	if err != nil {
-		panic(err)
-	}
-	return b.Addr
 }

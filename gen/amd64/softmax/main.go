@@ -471,7 +471,7 @@ func expSumTable(t tableExp) {
 	x := Mem{Base: Load(Param("x").Base(), GP64())}
 	n := Load(Param("x").Len(), GP64())
 	m, lim := isa.Vec(), isa.Vec()
-	VBROADCASTSS(paramAddr("max"), m)
+	VBROADCASTSS(ParamAddr("max"), m)
 	// lim: elements below it take the general path; all of them unless 0 ≤ m ≤ 2¹².
 	VXORPS(splat("signBit", math.Float32frombits(0x80000000)), m, lim)
 	if avx512 {
@@ -611,14 +611,4 @@ var labels int
 func label(what string, isa ISA) string {
 	labels++
 	return fmt.Sprintf("%s%s_%d", what, isa.Suffix, labels)
-}
-
-// paramAddr is the stack slot of a parameter, for VEX/EVEX loads of floats (avo's Load
-// uses legacy-SSE MOVSS, which costs a state transition with dirty upper halves).
-func paramAddr(name string) Mem {
-	b, err := Param(name).Resolve()
-	if err != nil {
-		panic(err)
-	}
-	return b.Addr
 }
