@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/kvsimd/kvsimd/asm"
+	"github.com/kvsimd/kvsimd/internal/dispatch"
 )
 
 func init() {
@@ -17,6 +18,46 @@ func init() {
 	dotF32.Add("avx512", asm.DotF32AVX512)
 	scores.Add("avx2", scoresAVX2)
 	scores.Add("avx512", scoresAVX512)
+}
+
+// dotF16Active is DotF16 past the race annotations (see checkDot).
+func dotF16Active(a, b []uint16) float32 {
+	checkDot("DotF16", len(a), len(b))
+	switch dotF16.Active {
+	case dispatch.AVX512:
+		return asm.DotF16AVX512(a, b)
+	case dispatch.AVX2:
+		return asm.DotF16AVX2(a, b)
+	}
+	return dotF16.Call(a, b)
+}
+
+func dotF32F16Active(a []float32, b []uint16) float32 {
+	checkDot("DotF32F16", len(a), len(b))
+	var s float32
+	switch dotF32F16.Active {
+	case dispatch.AVX512:
+		s = asm.DotF32F16AVX512(a, b)
+	case dispatch.AVX2:
+		s = asm.DotF32F16AVX2(a, b)
+	default:
+		s = dotF32F16.Call(a, b)
+	}
+	return settleF32F16(s, a, b, 1)
+}
+
+func dotF32Active(a, b []float32) float32 {
+	checkDot("DotF32", len(a), len(b))
+	var s float32
+	switch dotF32.Active {
+	case dispatch.AVX512:
+		s = asm.DotF32AVX512(a, b)
+	case dispatch.AVX2:
+		s = asm.DotF32AVX2(a, b)
+	default:
+		s = dotF32.Call(a, b)
+	}
+	return settleF32(s, a, b)
 }
 
 // The panel kernels (asm.ScoresPanels*) take the queries transposed into panels of two

@@ -35,14 +35,11 @@ var (
 // product's sign. Finite fp16 products are below 2³², so no sum of them leaves
 // float32's range: these are the only non-finite results, the same on every variant.
 func DotF16(a, b []Float16) float32 {
-	if len(a) != len(b) {
-		panic(lengthError{"DotF16", len(a), len(b)})
-	}
 	if race.Enabled {
 		race.Read(a)
 		race.Read(b)
 	}
-	return dotF16.Call(fp16.Bits(a), fp16.Bits(b))
+	return dotF16Active(fp16.Bits(a), fp16.Bits(b))
 }
 
 // DotF32F16 returns the dot product of a float32 vector and an fp16 vector (a query
@@ -72,14 +69,11 @@ func DotF16(a, b []Float16) float32 {
 // Settling costs about one more pass over a and b, in scalar float64, and only calls
 // whose float32 result is not finite pay it.
 func DotF32F16(a []float32, b []Float16) float32 {
-	if len(a) != len(b) {
-		panic(lengthError{"DotF32F16", len(a), len(b)})
-	}
 	if race.Enabled {
 		race.Read(a)
 		race.Read(b)
 	}
-	return settleF32F16(dotF32F16.Call(a, fp16.Bits(b)), a, fp16.Bits(b), 1)
+	return dotF32F16Active(a, fp16.Bits(b))
 }
 
 // DotF32 returns the dot product of two float32 vectors, accumulated in float32.
@@ -90,22 +84,38 @@ func DotF32F16(a []float32, b []Float16) float32 {
 // non-finite results are settled in float64 as DotF32F16's are, with the same outcome
 // on every variant.
 func DotF32(a, b []float32) float32 {
-	if len(a) != len(b) {
-		panic(lengthError{"DotF32", len(a), len(b)})
-	}
 	if race.Enabled {
 		race.Read(a)
 		race.Read(b)
 	}
-	return settleF32(dotF32.Call(a, b), a, b)
+	return dotF32Active(a, b)
+}
+
+// The exported dot products are small enough to inline into their callers, so a call
+// costs one Go frame: dotF16Active and its kin (one per GOARCH family) check the
+// lengths, call the active variant's assembly by name, which skips the ABI wrapper a
+// call through the function value would add (see dispatch.Variant), and settle
+// non-finite results.
+
+// checkDot panics if a dot product's operands differ in length.
+func checkDot(kernel string, na, nb int) {
+	if na != nb {
+		panic(lengthError{kernel, na, nb})
+	}
 }
 
 // settleF32F16 returns s, a variant's float32 value of scale·Σ a[i]·b[i], if it is
-// finite, and else the float64 value rounded to float32 (see DotF32F16).
+// finite, and else the float64 value rounded to float32 (see DotF32F16). The test
+// inlines into the callers; the float64 loop runs only for NaN and ±Inf.
 func settleF32F16(s float32, a []float32, b []uint16, scale float32) float32 {
 	if s-s == 0 {
 		return s
 	}
+	return sumF32F16(a, b, scale)
+}
+
+// sumF32F16 is float32(scale·Σ a[i]·b[i]), summed in float64 in index order.
+func sumF32F16(a []float32, b []uint16, scale float32) float32 {
 	b = b[:len(a)]
 	var w float64
 	for i, x := range a {
@@ -119,6 +129,11 @@ func settleF32(s float32, a, b []float32) float32 {
 	if s-s == 0 {
 		return s
 	}
+	return sumF32(a, b)
+}
+
+// sumF32 is float32(Σ a[i]·b[i]), summed in float64 in index order.
+func sumF32(a, b []float32) float32 {
 	b = b[:len(a)]
 	var w float64
 	for i, x := range a {
@@ -127,9 +142,8 @@ func settleF32(s float32, a, b []float32) float32 {
 	return float32(w)
 }
 
-// lengthError is the dot products' length-mismatch panic. Formatting it only when it
-// is printed keeps them small enough to inline: a call saved is a nanosecond or two at
-// n = 128.
+// lengthError is the dot products' length-mismatch panic, formatted only when it is
+// printed, which keeps checkDot small enough to inline.
 type lengthError struct {
 	kernel string
 	a, b   int

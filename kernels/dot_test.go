@@ -223,10 +223,18 @@ func TestDotExported(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
 	a32, a16, b32, b16 := dotInputs(r, 77)
 	ah, bh := toHalves(a16), toHalves(b16)
+	// The variants sum in different orders, so on these inputs each gives its own bits
+	// and a kernel wired to the wrong variant's assembly cannot pass.
+	seen := map[[3]float32]string{}
 	for _, v := range dispatch.Tested() {
 		if err := Use(v); err != nil {
 			t.Fatal(err)
 		}
+		bits := [3]float32{dotF16.For(v)(a16, b16), dotF32F16.For(v)(a32, b16), dotF32.For(v)(a32, b32)}
+		if w, ok := seen[bits]; ok {
+			t.Fatalf("%s and %s give the same dot products here: the inputs cannot tell them apart", v, w)
+		}
+		seen[bits] = v
 		if got, want := DotF16(ah, bh), dotF16.For(v)(a16, b16); got != want {
 			t.Errorf("%s: DotF16 = %v, its implementation gives %v", v, got, want)
 		}

@@ -40,8 +40,31 @@ func TestUseSwitchesEveryFuncWithFallback(t *testing.T) {
 		require.NoError(t, Use(v))
 		require.Equal(t, v, Active())
 		require.Equal(t, Generic, plain.Call(), "a Func with no body for %s runs generic", v)
+		require.Equal(t, GenericVariant, plain.Active)
 		require.Equal(t, v, withBest.Call())
 		require.Equal(t, v, withBest.For(v)())
+		require.Equal(t, variantNumbers[v], withBest.Active)
+	}
+}
+
+func TestActiveNamesTheFallback(t *testing.T) {
+	type fn func() string
+	f := &Func[fn]{impls: map[string]fn{Generic: func() string { return Generic }}}
+	f.impls["avx2"] = func() string { return "avx2" }
+	f.selectVariant("avx512")
+	require.Equal(t, "avx2", f.Call())
+	require.Equal(t, AVX2, f.Active, "an avx512 Func without an avx512 body reports the avx2 it runs")
+	f.selectVariant("neon")
+	require.Equal(t, GenericVariant, f.Active)
+}
+
+func TestEveryVariantHasANumber(t *testing.T) {
+	seen := map[Variant]bool{}
+	for v := range fallback {
+		n, ok := variantNumbers[v]
+		require.True(t, ok, v)
+		require.False(t, seen[n], "%s shares its number", v)
+		seen[n] = true
 	}
 }
 

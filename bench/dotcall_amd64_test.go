@@ -1,0 +1,45 @@
+//go:build !purego && !noasm
+
+package main
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/kvsimd/kvsimd/asm"
+	"github.com/kvsimd/kvsimd/kernels"
+)
+
+// dotViaValue is a package variable, so that the compiler cannot turn the call through
+// it into a direct one.
+var dotViaValue = asm.DotF32AVX512
+
+// BenchmarkDotCall shows where a short dot product's nanoseconds go, at n = 128 on
+// avx512: "asm" calls the assembly directly (the floor for a Go call), "funcvalue"
+// through a function value, as a dispatch table would (which reaches assembly through
+// Go's ABI wrapper), and "kernel" is kernels.DotF32, which inlines into this loop and
+// switches on the active variant to call the assembly by name.
+func BenchmarkDotCall(b *testing.B) {
+	if !slices.Contains(kernels.Variants(), "avx512") {
+		b.Skip("no avx512 on this CPU")
+	}
+	start := kernels.Active()
+	defer kernels.Use(start)
+	must(kernels.Use("avx512"))
+	x, y := randomFloats(128, 7), randomFloats(128, 8)
+	b.Run("asm", func(b *testing.B) {
+		for b.Loop() {
+			dotSink += asm.DotF32AVX512(x, y)
+		}
+	})
+	b.Run("funcvalue", func(b *testing.B) {
+		for b.Loop() {
+			dotSink += dotViaValue(x, y)
+		}
+	})
+	b.Run("kernel", func(b *testing.B) {
+		for b.Loop() {
+			dotSink += kernels.DotF32(x, y)
+		}
+	})
+}
