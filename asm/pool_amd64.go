@@ -28,38 +28,74 @@ func AvgPool1DValidAVX512(dst []float32, src []float32, kernel int, scale float3
 //go:noescape
 func MaxPool1DValidAVX512(dst []float32, src []float32, kernel int)
 
-// AvgPool1DValid3AVX512 is AvgPool1DValidAVX512 for kernel = 3. len(dst) must be a multiple of 64 and
-// len(src) at least len(dst)+16 (it reads a whole vector past the last window).
+// AvgPool1DValid3AVX2 is AvgPool1DValidAVX2 for kernel = 3. len(dst) must be a multiple of 32 and
+// len(src) at least len(dst)+24 (it reads whole vectors past the last window).
+//
+//go:noescape
+func AvgPool1DValid3AVX2(dst []float32, src []float32, scale float32)
+
+// MaxPool1DValid3AVX2 is MaxPool1DValidAVX2 for kernel = 3 and reports whether it read a NaN (dst is then not pooled). len(dst) must be a multiple of 32 and
+// len(src) at least len(dst)+24 (it reads whole vectors past the last window).
+//
+//go:noescape
+func MaxPool1DValid3AVX2(dst []float32, src []float32) (nan bool)
+
+// AvgPool1DValid5AVX2 is AvgPool1DValidAVX2 for kernel = 5. len(dst) must be a multiple of 32 and
+// len(src) at least len(dst)+24 (it reads whole vectors past the last window).
+//
+//go:noescape
+func AvgPool1DValid5AVX2(dst []float32, src []float32, scale float32)
+
+// MaxPool1DValid5AVX2 is MaxPool1DValidAVX2 for kernel = 5 and reports whether it read a NaN (dst is then not pooled). len(dst) must be a multiple of 32 and
+// len(src) at least len(dst)+24 (it reads whole vectors past the last window).
+//
+//go:noescape
+func MaxPool1DValid5AVX2(dst []float32, src []float32) (nan bool)
+
+// AvgPool1DValid7AVX2 is AvgPool1DValidAVX2 for kernel = 7. len(dst) must be a multiple of 32 and
+// len(src) at least len(dst)+24 (it reads whole vectors past the last window).
+//
+//go:noescape
+func AvgPool1DValid7AVX2(dst []float32, src []float32, scale float32)
+
+// MaxPool1DValid7AVX2 is MaxPool1DValidAVX2 for kernel = 7 and reports whether it read a NaN (dst is then not pooled). len(dst) must be a multiple of 32 and
+// len(src) at least len(dst)+24 (it reads whole vectors past the last window).
+//
+//go:noescape
+func MaxPool1DValid7AVX2(dst []float32, src []float32) (nan bool)
+
+// AvgPool1DValid3AVX512 is AvgPool1DValidAVX512 for kernel = 3. len(dst) must be a multiple of 128 and
+// len(src) at least len(dst)+48 (it reads whole vectors past the last window).
 //
 //go:noescape
 func AvgPool1DValid3AVX512(dst []float32, src []float32, scale float32)
 
-// MaxPool1DValid3AVX512 is MaxPool1DValidAVX512 for kernel = 3. len(dst) must be a multiple of 64 and
-// len(src) at least len(dst)+16 (it reads a whole vector past the last window).
+// MaxPool1DValid3AVX512 is MaxPool1DValidAVX512 for kernel = 3 and reports whether it read a NaN (dst is then not pooled). len(dst) must be a multiple of 128 and
+// len(src) at least len(dst)+48 (it reads whole vectors past the last window).
 //
 //go:noescape
-func MaxPool1DValid3AVX512(dst []float32, src []float32)
+func MaxPool1DValid3AVX512(dst []float32, src []float32) (nan bool)
 
-// AvgPool1DValid5AVX512 is AvgPool1DValidAVX512 for kernel = 5. len(dst) must be a multiple of 64 and
-// len(src) at least len(dst)+16 (it reads a whole vector past the last window).
+// AvgPool1DValid5AVX512 is AvgPool1DValidAVX512 for kernel = 5. len(dst) must be a multiple of 128 and
+// len(src) at least len(dst)+48 (it reads whole vectors past the last window).
 //
 //go:noescape
 func AvgPool1DValid5AVX512(dst []float32, src []float32, scale float32)
 
-// MaxPool1DValid5AVX512 is MaxPool1DValidAVX512 for kernel = 5. len(dst) must be a multiple of 64 and
-// len(src) at least len(dst)+16 (it reads a whole vector past the last window).
+// MaxPool1DValid5AVX512 is MaxPool1DValidAVX512 for kernel = 5 and reports whether it read a NaN (dst is then not pooled). len(dst) must be a multiple of 128 and
+// len(src) at least len(dst)+48 (it reads whole vectors past the last window).
 //
 //go:noescape
-func MaxPool1DValid5AVX512(dst []float32, src []float32)
+func MaxPool1DValid5AVX512(dst []float32, src []float32) (nan bool)
 
-// AvgPool1DValid7AVX512 is AvgPool1DValidAVX512 for kernel = 7. len(dst) must be a multiple of 64 and
-// len(src) at least len(dst)+16 (it reads a whole vector past the last window).
+// AvgPool1DValid7AVX512 is AvgPool1DValidAVX512 for kernel = 7. len(dst) must be a multiple of 128 and
+// len(src) at least len(dst)+48 (it reads whole vectors past the last window).
 //
 //go:noescape
 func AvgPool1DValid7AVX512(dst []float32, src []float32, scale float32)
 
-// MaxPool1DValid7AVX512 is MaxPool1DValidAVX512 for kernel = 7. len(dst) must be a multiple of 64 and
-// len(src) at least len(dst)+16 (it reads a whole vector past the last window).
+// MaxPool1DValid7AVX512 is MaxPool1DValidAVX512 for kernel = 7 and reports whether it read a NaN (dst is then not pooled). len(dst) must be a multiple of 128 and
+// len(src) at least len(dst)+48 (it reads whole vectors past the last window).
 //
 //go:noescape
-func MaxPool1DValid7AVX512(dst []float32, src []float32)
+func MaxPool1DValid7AVX512(dst []float32, src []float32) (nan bool)

@@ -46,6 +46,12 @@ func AddAVX512(dst []float32, src []float32)
 //go:noescape
 func ScaleAVX512(x []float32, s float32)
 
+// MaxNoNaNAVX2 returns the largest element of x (-Inf if x is empty) if x holds no NaN;
+// otherwise its result is unspecified. The sign of a zero maximum is unspecified.
+//
+//go:noescape
+func MaxNoNaNAVX2(x []float32) float32
+
 // MaxNoNaNAVX512 returns the largest element of x (-Inf if x is empty) if x holds no NaN;
 // otherwise its result is unspecified. The sign of a zero maximum is unspecified.
 //
@@ -54,7 +60,7 @@ func MaxNoNaNAVX512(x []float32) float32
 
 // ExpSumAVX2 replaces each x[i] by 2²⁴·exp(x[i]−max) and returns their sum, accumulated in float64
 // from float32 sums of four. len(x) must be a multiple of 8 and max finite and no smaller
-// than any element; none may be NaN.
+// than any element; a NaN element makes the sum NaN.
 //
 //go:noescape
 func ExpSumAVX2(x []float32, max float32) float64

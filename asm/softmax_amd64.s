@@ -572,6 +572,61 @@ end_AVX512_7:
 	VZEROUPPER
 	RET
 
+// func MaxNoNaNAVX2(x []float32) float32
+// Requires: AVX, SSE
+TEXT ·MaxNoNaNAVX2(SB), NOSPLIT, $0-28
+	MOVQ    x_base+0(FP), AX
+	MOVQ    x_len+8(FP), CX
+	VMOVUPS negInf<>+0(SB), Y0
+	VMOVUPS negInf<>+0(SB), Y1
+	VMOVUPS negInf<>+0(SB), Y2
+	VMOVUPS negInf<>+0(SB), Y3
+	VMOVUPS negInf<>+0(SB), X4
+
+vec4_AVX2_8:
+	CMPQ   CX, $0x00000020
+	JB     done4_AVX2_8
+	VMAXPS (AX), Y0, Y0
+	VMAXPS 32(AX), Y1, Y1
+	VMAXPS 64(AX), Y2, Y2
+	VMAXPS 96(AX), Y3, Y3
+	ADDQ   $0x00000080, AX
+	SUBQ   $0x00000020, CX
+	JMP    vec4_AVX2_8
+
+done4_AVX2_8:
+vec1_AVX2_8:
+	CMPQ   CX, $0x00000008
+	JB     done1_AVX2_8
+	VMAXPS (AX), Y0, Y0
+	ADDQ   $0x00000020, AX
+	SUBQ   $0x00000008, CX
+	JMP    vec1_AVX2_8
+
+done1_AVX2_8:
+scalar_AVX2_8:
+	TESTQ  CX, CX
+	JZ     end_AVX2_8
+	VMAXSS (AX), X4, X4
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JMP    scalar_AVX2_8
+
+end_AVX2_8:
+	VMAXPS       Y1, Y0, Y0
+	VMAXPS       Y2, Y0, Y0
+	VMAXPS       Y3, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VMAXPS       X1, X0, X1
+	VMAXPS       X4, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VMAXPS       X0, X1, X1
+	VPSHUFD      $0x01, X1, X0
+	VMAXSS       X0, X1, X1
+	MOVSS        X1, ret+24(FP)
+	VZEROUPPER
+	RET
+
 // func MaxNoNaNAVX512(x []float32) float32
 // Requires: AVX, AVX512F, SSE
 TEXT ·MaxNoNaNAVX512(SB), NOSPLIT, $0-28
@@ -583,36 +638,36 @@ TEXT ·MaxNoNaNAVX512(SB), NOSPLIT, $0-28
 	VMOVUPS negInf<>+0(SB), Z3
 	VMOVUPS negInf<>+0(SB), X4
 
-vec4_AVX512_8:
+vec4_AVX512_9:
 	CMPQ   CX, $0x00000040
-	JB     done4_AVX512_8
+	JB     done4_AVX512_9
 	VMAXPS (AX), Z0, Z0
 	VMAXPS 64(AX), Z1, Z1
 	VMAXPS 128(AX), Z2, Z2
 	VMAXPS 192(AX), Z3, Z3
 	ADDQ   $0x00000100, AX
 	SUBQ   $0x00000040, CX
-	JMP    vec4_AVX512_8
+	JMP    vec4_AVX512_9
 
-done4_AVX512_8:
-vec1_AVX512_8:
+done4_AVX512_9:
+vec1_AVX512_9:
 	CMPQ   CX, $0x00000010
-	JB     done1_AVX512_8
+	JB     done1_AVX512_9
 	VMAXPS (AX), Z0, Z0
 	ADDQ   $0x00000040, AX
 	SUBQ   $0x00000010, CX
-	JMP    vec1_AVX512_8
+	JMP    vec1_AVX512_9
 
-done1_AVX512_8:
-scalar_AVX512_8:
+done1_AVX512_9:
+scalar_AVX512_9:
 	TESTQ  CX, CX
-	JZ     end_AVX512_8
+	JZ     end_AVX512_9
 	VMAXSS (AX), X4, X4
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JMP    scalar_AVX512_8
+	JMP    scalar_AVX512_9
 
-end_AVX512_8:
+end_AVX512_9:
 	VMAXPS        Z1, Z0, Z0
 	VMAXPS        Z2, Z0, Z0
 	VMAXPS        Z3, Z0, Z0
@@ -641,243 +696,262 @@ TEXT ·ExpSumAVX2(SB), NOSPLIT, $0-40
 	VANDPS       Y3, Y2, Y2
 	VMOVUPS      posInf<>+0(SB), Y3
 	VBLENDVPS    Y2, Y1, Y3, Y1
-	VXORPS       Y2, Y2, Y2
-	VXORPS       Y3, Y3, Y3
+	VMOVUPS      clampLo<>+0(SB), Y2
+	VMOVUPS      exp8Hi<>+0(SB), Y3
+	VMOVUPS      exp8Lo<>+0(SB), Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
 
 exp4AVX2_1:
 	CMPQ         CX, $0x00000020
 	JB           exp1AVX2_2
-	VCMPPS       $0x0e, (AX), Y1, Y4
-	VCMPPS       $0x0e, 32(AX), Y1, Y5
-	VORPS        Y5, Y4, Y4
-	VCMPPS       $0x0e, 64(AX), Y1, Y5
-	VORPS        Y5, Y4, Y4
-	VCMPPS       $0x0e, 96(AX), Y1, Y5
-	VORPS        Y5, Y4, Y4
-	VTESTPS      Y4, Y4
+	VCMPPS       $0x0e, (AX), Y1, Y7
+	VCMPPS       $0x0e, 32(AX), Y1, Y8
+	VORPS        Y8, Y7, Y7
+	VCMPPS       $0x0e, 64(AX), Y1, Y8
+	VORPS        Y8, Y7, Y7
+	VCMPPS       $0x0e, 96(AX), Y1, Y8
+	VORPS        Y8, Y7, Y7
+	VTESTPS      Y7, Y7
 	JNZ          expslowAVX2_4
-	VMOVUPS      (AX), Y4
-	VSUBPS       Y0, Y4, Y5
-	VADDPS       Y0, Y5, Y6
-	VSUBPS       Y6, Y4, Y6
-	VMAXPS       clampLo<>+0(SB), Y5, Y5
-	VMOVUPS      magic8<>+0(SB), Y4
-	VFMADD231PS  log2e<>+0(SB), Y5, Y4
-	VSUBPS       magic8<>+0(SB), Y4, Y7
-	VFNMADD231PS ln2hi<>+0(SB), Y7, Y5
-	VFNMADD231PS ln2lo<>+0(SB), Y7, Y5
-	VADDPS       Y6, Y5, Y5
-	VMOVUPS      c4<>+0(SB), Y6
-	VFMADD213PS  c3<>+0(SB), Y5, Y6
-	VFMADD213PS  c2<>+0(SB), Y5, Y6
-	VFMADD213PS  one<>+0(SB), Y5, Y6
-	VPERMPS      exp8Hi<>+0(SB), Y4, Y7
-	VPERMPS      exp8Lo<>+0(SB), Y4, Y8
-	VFMADD231PS  Y7, Y5, Y8
-	VFMADD213PS  Y7, Y6, Y8
-	VPSLLD       $0x14, Y4, Y4
-	VPAND        expField<>+0(SB), Y4, Y4
-	VMULPS       Y4, Y8, Y8
-	VMOVUPS      Y8, (AX)
-	VMOVUPS      32(AX), Y4
-	VSUBPS       Y0, Y4, Y5
-	VADDPS       Y0, Y5, Y6
-	VSUBPS       Y6, Y4, Y6
-	VMAXPS       clampLo<>+0(SB), Y5, Y5
-	VMOVUPS      magic8<>+0(SB), Y4
-	VFMADD231PS  log2e<>+0(SB), Y5, Y4
-	VSUBPS       magic8<>+0(SB), Y4, Y7
-	VFNMADD231PS ln2hi<>+0(SB), Y7, Y5
-	VFNMADD231PS ln2lo<>+0(SB), Y7, Y5
-	VADDPS       Y6, Y5, Y5
-	VMOVUPS      c4<>+0(SB), Y6
-	VFMADD213PS  c3<>+0(SB), Y5, Y6
-	VFMADD213PS  c2<>+0(SB), Y5, Y6
-	VFMADD213PS  one<>+0(SB), Y5, Y6
-	VPERMPS      exp8Hi<>+0(SB), Y4, Y7
-	VPERMPS      exp8Lo<>+0(SB), Y4, Y9
-	VFMADD231PS  Y7, Y5, Y9
-	VFMADD213PS  Y7, Y6, Y9
-	VPSLLD       $0x14, Y4, Y4
-	VPAND        expField<>+0(SB), Y4, Y4
-	VMULPS       Y4, Y9, Y9
-	VMOVUPS      Y9, 32(AX)
-	VMOVUPS      64(AX), Y4
-	VSUBPS       Y0, Y4, Y5
-	VADDPS       Y0, Y5, Y6
-	VSUBPS       Y6, Y4, Y6
-	VMAXPS       clampLo<>+0(SB), Y5, Y5
-	VMOVUPS      magic8<>+0(SB), Y4
-	VFMADD231PS  log2e<>+0(SB), Y5, Y4
-	VSUBPS       magic8<>+0(SB), Y4, Y7
-	VFNMADD231PS ln2hi<>+0(SB), Y7, Y5
-	VFNMADD231PS ln2lo<>+0(SB), Y7, Y5
-	VADDPS       Y6, Y5, Y5
-	VMOVUPS      c4<>+0(SB), Y6
-	VFMADD213PS  c3<>+0(SB), Y5, Y6
-	VFMADD213PS  c2<>+0(SB), Y5, Y6
-	VFMADD213PS  one<>+0(SB), Y5, Y6
-	VPERMPS      exp8Hi<>+0(SB), Y4, Y7
-	VPERMPS      exp8Lo<>+0(SB), Y4, Y10
-	VFMADD231PS  Y7, Y5, Y10
-	VFMADD213PS  Y7, Y6, Y10
-	VPSLLD       $0x14, Y4, Y4
-	VPAND        expField<>+0(SB), Y4, Y4
-	VMULPS       Y4, Y10, Y10
-	VMOVUPS      Y10, 64(AX)
-	VMOVUPS      96(AX), Y4
-	VSUBPS       Y0, Y4, Y5
-	VADDPS       Y0, Y5, Y6
-	VSUBPS       Y6, Y4, Y6
-	VMAXPS       clampLo<>+0(SB), Y5, Y5
-	VMOVUPS      magic8<>+0(SB), Y4
-	VFMADD231PS  log2e<>+0(SB), Y5, Y4
-	VSUBPS       magic8<>+0(SB), Y4, Y7
-	VFNMADD231PS ln2hi<>+0(SB), Y7, Y5
-	VFNMADD231PS ln2lo<>+0(SB), Y7, Y5
-	VADDPS       Y6, Y5, Y5
-	VMOVUPS      c4<>+0(SB), Y6
-	VFMADD213PS  c3<>+0(SB), Y5, Y6
-	VFMADD213PS  c2<>+0(SB), Y5, Y6
-	VFMADD213PS  one<>+0(SB), Y5, Y6
-	VPERMPS      exp8Hi<>+0(SB), Y4, Y7
-	VPERMPS      exp8Lo<>+0(SB), Y4, Y11
-	VFMADD231PS  Y7, Y5, Y11
-	VFMADD213PS  Y7, Y6, Y11
-	VPSLLD       $0x14, Y4, Y4
-	VPAND        expField<>+0(SB), Y4, Y4
-	VMULPS       Y4, Y11, Y11
-	VMOVUPS      Y11, 96(AX)
+	VMOVUPS      (AX), Y7
+	VSUBPS       Y0, Y7, Y8
+	VADDPS       Y0, Y8, Y9
+	VSUBPS       Y9, Y7, Y9
+	VMAXPS       Y8, Y2, Y8
+	VMOVUPS      magic8<>+0(SB), Y7
+	VFMADD231PS  log2e<>+0(SB), Y8, Y7
+	VSUBPS       magic8<>+0(SB), Y7, Y10
+	VFNMADD231PS ln2hi<>+0(SB), Y10, Y8
+	VFNMADD231PS ln2lo<>+0(SB), Y10, Y9
 	VADDPS       Y9, Y8, Y8
-	VADDPS       Y11, Y10, Y10
-	VADDPS       Y10, Y8, Y8
-	VMOVUPS      Y8, Y4
+	VMULPS       Y8, Y8, Y10
+	VMOVUPS      c4<>+0(SB), Y9
+	VFMADD213PS  c3<>+0(SB), Y8, Y9
+	VMOVUPS      c2<>+0(SB), Y11
+	VFMADD213PS  one<>+0(SB), Y8, Y11
+	VFMADD213PS  Y11, Y10, Y9
+	VPERMPS      Y3, Y7, Y10
+	VPERMPS      Y4, Y7, Y11
+	VFMADD231PS  Y10, Y8, Y11
+	VFMADD213PS  Y10, Y9, Y11
+	VPSLLD       $0x14, Y7, Y7
+	VPAND        expField<>+0(SB), Y7, Y7
+	VMULPS       Y7, Y11, Y11
+	VMOVUPS      Y11, (AX)
+	VMOVUPS      32(AX), Y7
+	VSUBPS       Y0, Y7, Y8
+	VADDPS       Y0, Y8, Y9
+	VSUBPS       Y9, Y7, Y9
+	VMAXPS       Y8, Y2, Y8
+	VMOVUPS      magic8<>+0(SB), Y7
+	VFMADD231PS  log2e<>+0(SB), Y8, Y7
+	VSUBPS       magic8<>+0(SB), Y7, Y10
+	VFNMADD231PS ln2hi<>+0(SB), Y10, Y8
+	VFNMADD231PS ln2lo<>+0(SB), Y10, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y8, Y8, Y10
+	VMOVUPS      c4<>+0(SB), Y9
+	VFMADD213PS  c3<>+0(SB), Y8, Y9
+	VMOVUPS      c2<>+0(SB), Y12
+	VFMADD213PS  one<>+0(SB), Y8, Y12
+	VFMADD213PS  Y12, Y10, Y9
+	VPERMPS      Y3, Y7, Y10
+	VPERMPS      Y4, Y7, Y12
+	VFMADD231PS  Y10, Y8, Y12
+	VFMADD213PS  Y10, Y9, Y12
+	VPSLLD       $0x14, Y7, Y7
+	VPAND        expField<>+0(SB), Y7, Y7
+	VMULPS       Y7, Y12, Y12
+	VMOVUPS      Y12, 32(AX)
+	VMOVUPS      64(AX), Y7
+	VSUBPS       Y0, Y7, Y8
+	VADDPS       Y0, Y8, Y9
+	VSUBPS       Y9, Y7, Y9
+	VMAXPS       Y8, Y2, Y8
+	VMOVUPS      magic8<>+0(SB), Y7
+	VFMADD231PS  log2e<>+0(SB), Y8, Y7
+	VSUBPS       magic8<>+0(SB), Y7, Y10
+	VFNMADD231PS ln2hi<>+0(SB), Y10, Y8
+	VFNMADD231PS ln2lo<>+0(SB), Y10, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y8, Y8, Y10
+	VMOVUPS      c4<>+0(SB), Y9
+	VFMADD213PS  c3<>+0(SB), Y8, Y9
+	VMOVUPS      c2<>+0(SB), Y13
+	VFMADD213PS  one<>+0(SB), Y8, Y13
+	VFMADD213PS  Y13, Y10, Y9
+	VPERMPS      Y3, Y7, Y10
+	VPERMPS      Y4, Y7, Y13
+	VFMADD231PS  Y10, Y8, Y13
+	VFMADD213PS  Y10, Y9, Y13
+	VPSLLD       $0x14, Y7, Y7
+	VPAND        expField<>+0(SB), Y7, Y7
+	VMULPS       Y7, Y13, Y13
+	VMOVUPS      Y13, 64(AX)
+	VMOVUPS      96(AX), Y7
+	VSUBPS       Y0, Y7, Y8
+	VADDPS       Y0, Y8, Y9
+	VSUBPS       Y9, Y7, Y9
+	VMAXPS       Y8, Y2, Y8
+	VMOVUPS      magic8<>+0(SB), Y7
+	VFMADD231PS  log2e<>+0(SB), Y8, Y7
+	VSUBPS       magic8<>+0(SB), Y7, Y10
+	VFNMADD231PS ln2hi<>+0(SB), Y10, Y8
+	VFNMADD231PS ln2lo<>+0(SB), Y10, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y8, Y8, Y10
+	VMOVUPS      c4<>+0(SB), Y9
+	VFMADD213PS  c3<>+0(SB), Y8, Y9
+	VMOVUPS      c2<>+0(SB), Y14
+	VFMADD213PS  one<>+0(SB), Y8, Y14
+	VFMADD213PS  Y14, Y10, Y9
+	VPERMPS      Y3, Y7, Y10
+	VPERMPS      Y4, Y7, Y14
+	VFMADD231PS  Y10, Y8, Y14
+	VFMADD213PS  Y10, Y9, Y14
+	VPSLLD       $0x14, Y7, Y7
+	VPAND        expField<>+0(SB), Y7, Y7
+	VMULPS       Y7, Y14, Y14
+	VMOVUPS      Y14, 96(AX)
+	VADDPS       Y12, Y11, Y11
+	VADDPS       Y14, Y13, Y13
+	VADDPS       Y13, Y11, Y11
+	VMOVUPS      Y11, Y7
 	JMP          expjoinAVX2_5
 
 expslowAVX2_4:
-	VMOVUPS      (AX), Y4
-	VSUBPS       Y0, Y4, Y5
-	VSUBPS       Y4, Y5, Y7
-	VSUBPS       Y7, Y5, Y6
-	VSUBPS       Y6, Y4, Y6
-	VADDPS       Y0, Y7, Y7
-	VSUBPS       Y7, Y6, Y6
-	VMAXPS       errLo<>+0(SB), Y6, Y6
-	VMINPS       errHi<>+0(SB), Y6, Y6
-	VMAXPS       clampLo<>+0(SB), Y5, Y5
-	VMOVUPS      magic8<>+0(SB), Y4
-	VFMADD231PS  log2e<>+0(SB), Y5, Y4
-	VSUBPS       magic8<>+0(SB), Y4, Y7
-	VFNMADD231PS ln2hi<>+0(SB), Y7, Y5
-	VFNMADD231PS ln2lo<>+0(SB), Y7, Y5
-	VADDPS       Y6, Y5, Y5
-	VMOVUPS      c4<>+0(SB), Y6
-	VFMADD213PS  c3<>+0(SB), Y5, Y6
-	VFMADD213PS  c2<>+0(SB), Y5, Y6
-	VFMADD213PS  one<>+0(SB), Y5, Y6
-	VPERMPS      exp8Hi<>+0(SB), Y4, Y7
-	VPERMPS      exp8Lo<>+0(SB), Y4, Y8
-	VFMADD231PS  Y7, Y5, Y8
-	VFMADD213PS  Y7, Y6, Y8
-	VPSLLD       $0x14, Y4, Y4
-	VPAND        expField<>+0(SB), Y4, Y4
-	VMULPS       Y4, Y8, Y8
-	VMOVUPS      Y8, (AX)
-	VMOVUPS      32(AX), Y4
-	VSUBPS       Y0, Y4, Y5
-	VSUBPS       Y4, Y5, Y7
-	VSUBPS       Y7, Y5, Y6
-	VSUBPS       Y6, Y4, Y6
-	VADDPS       Y0, Y7, Y7
-	VSUBPS       Y7, Y6, Y6
-	VMAXPS       errLo<>+0(SB), Y6, Y6
-	VMINPS       errHi<>+0(SB), Y6, Y6
-	VMAXPS       clampLo<>+0(SB), Y5, Y5
-	VMOVUPS      magic8<>+0(SB), Y4
-	VFMADD231PS  log2e<>+0(SB), Y5, Y4
-	VSUBPS       magic8<>+0(SB), Y4, Y7
-	VFNMADD231PS ln2hi<>+0(SB), Y7, Y5
-	VFNMADD231PS ln2lo<>+0(SB), Y7, Y5
-	VADDPS       Y6, Y5, Y5
-	VMOVUPS      c4<>+0(SB), Y6
-	VFMADD213PS  c3<>+0(SB), Y5, Y6
-	VFMADD213PS  c2<>+0(SB), Y5, Y6
-	VFMADD213PS  one<>+0(SB), Y5, Y6
-	VPERMPS      exp8Hi<>+0(SB), Y4, Y7
-	VPERMPS      exp8Lo<>+0(SB), Y4, Y9
-	VFMADD231PS  Y7, Y5, Y9
-	VFMADD213PS  Y7, Y6, Y9
-	VPSLLD       $0x14, Y4, Y4
-	VPAND        expField<>+0(SB), Y4, Y4
-	VMULPS       Y4, Y9, Y9
-	VMOVUPS      Y9, 32(AX)
-	VMOVUPS      64(AX), Y4
-	VSUBPS       Y0, Y4, Y5
-	VSUBPS       Y4, Y5, Y7
-	VSUBPS       Y7, Y5, Y6
-	VSUBPS       Y6, Y4, Y6
-	VADDPS       Y0, Y7, Y7
-	VSUBPS       Y7, Y6, Y6
-	VMAXPS       errLo<>+0(SB), Y6, Y6
-	VMINPS       errHi<>+0(SB), Y6, Y6
-	VMAXPS       clampLo<>+0(SB), Y5, Y5
-	VMOVUPS      magic8<>+0(SB), Y4
-	VFMADD231PS  log2e<>+0(SB), Y5, Y4
-	VSUBPS       magic8<>+0(SB), Y4, Y7
-	VFNMADD231PS ln2hi<>+0(SB), Y7, Y5
-	VFNMADD231PS ln2lo<>+0(SB), Y7, Y5
-	VADDPS       Y6, Y5, Y5
-	VMOVUPS      c4<>+0(SB), Y6
-	VFMADD213PS  c3<>+0(SB), Y5, Y6
-	VFMADD213PS  c2<>+0(SB), Y5, Y6
-	VFMADD213PS  one<>+0(SB), Y5, Y6
-	VPERMPS      exp8Hi<>+0(SB), Y4, Y7
-	VPERMPS      exp8Lo<>+0(SB), Y4, Y10
-	VFMADD231PS  Y7, Y5, Y10
-	VFMADD213PS  Y7, Y6, Y10
-	VPSLLD       $0x14, Y4, Y4
-	VPAND        expField<>+0(SB), Y4, Y4
-	VMULPS       Y4, Y10, Y10
-	VMOVUPS      Y10, 64(AX)
-	VMOVUPS      96(AX), Y4
-	VSUBPS       Y0, Y4, Y5
-	VSUBPS       Y4, Y5, Y7
-	VSUBPS       Y7, Y5, Y6
-	VSUBPS       Y6, Y4, Y6
-	VADDPS       Y0, Y7, Y7
-	VSUBPS       Y7, Y6, Y6
-	VMAXPS       errLo<>+0(SB), Y6, Y6
-	VMINPS       errHi<>+0(SB), Y6, Y6
-	VMAXPS       clampLo<>+0(SB), Y5, Y5
-	VMOVUPS      magic8<>+0(SB), Y4
-	VFMADD231PS  log2e<>+0(SB), Y5, Y4
-	VSUBPS       magic8<>+0(SB), Y4, Y7
-	VFNMADD231PS ln2hi<>+0(SB), Y7, Y5
-	VFNMADD231PS ln2lo<>+0(SB), Y7, Y5
-	VADDPS       Y6, Y5, Y5
-	VMOVUPS      c4<>+0(SB), Y6
-	VFMADD213PS  c3<>+0(SB), Y5, Y6
-	VFMADD213PS  c2<>+0(SB), Y5, Y6
-	VFMADD213PS  one<>+0(SB), Y5, Y6
-	VPERMPS      exp8Hi<>+0(SB), Y4, Y7
-	VPERMPS      exp8Lo<>+0(SB), Y4, Y11
-	VFMADD231PS  Y7, Y5, Y11
-	VFMADD213PS  Y7, Y6, Y11
-	VPSLLD       $0x14, Y4, Y4
-	VPAND        expField<>+0(SB), Y4, Y4
-	VMULPS       Y4, Y11, Y11
-	VMOVUPS      Y11, 96(AX)
+	VMOVUPS      (AX), Y7
+	VSUBPS       Y0, Y7, Y8
+	VSUBPS       Y7, Y8, Y10
+	VSUBPS       Y10, Y8, Y9
+	VSUBPS       Y9, Y7, Y9
+	VADDPS       Y0, Y10, Y10
+	VSUBPS       Y10, Y9, Y9
+	VMAXPS       errLo<>+0(SB), Y9, Y9
+	VMINPS       errHi<>+0(SB), Y9, Y9
+	VMAXPS       Y8, Y2, Y8
+	VMOVUPS      magic8<>+0(SB), Y7
+	VFMADD231PS  log2e<>+0(SB), Y8, Y7
+	VSUBPS       magic8<>+0(SB), Y7, Y10
+	VFNMADD231PS ln2hi<>+0(SB), Y10, Y8
+	VFNMADD231PS ln2lo<>+0(SB), Y10, Y9
 	VADDPS       Y9, Y8, Y8
-	VADDPS       Y11, Y10, Y10
-	VADDPS       Y10, Y8, Y8
-	VMOVUPS      Y8, Y4
+	VMULPS       Y8, Y8, Y10
+	VMOVUPS      c4<>+0(SB), Y9
+	VFMADD213PS  c3<>+0(SB), Y8, Y9
+	VMOVUPS      c2<>+0(SB), Y11
+	VFMADD213PS  one<>+0(SB), Y8, Y11
+	VFMADD213PS  Y11, Y10, Y9
+	VPERMPS      Y3, Y7, Y10
+	VPERMPS      Y4, Y7, Y11
+	VFMADD231PS  Y10, Y8, Y11
+	VFMADD213PS  Y10, Y9, Y11
+	VPSLLD       $0x14, Y7, Y7
+	VPAND        expField<>+0(SB), Y7, Y7
+	VMULPS       Y7, Y11, Y11
+	VMOVUPS      Y11, (AX)
+	VMOVUPS      32(AX), Y7
+	VSUBPS       Y0, Y7, Y8
+	VSUBPS       Y7, Y8, Y10
+	VSUBPS       Y10, Y8, Y9
+	VSUBPS       Y9, Y7, Y9
+	VADDPS       Y0, Y10, Y10
+	VSUBPS       Y10, Y9, Y9
+	VMAXPS       errLo<>+0(SB), Y9, Y9
+	VMINPS       errHi<>+0(SB), Y9, Y9
+	VMAXPS       Y8, Y2, Y8
+	VMOVUPS      magic8<>+0(SB), Y7
+	VFMADD231PS  log2e<>+0(SB), Y8, Y7
+	VSUBPS       magic8<>+0(SB), Y7, Y10
+	VFNMADD231PS ln2hi<>+0(SB), Y10, Y8
+	VFNMADD231PS ln2lo<>+0(SB), Y10, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y8, Y8, Y10
+	VMOVUPS      c4<>+0(SB), Y9
+	VFMADD213PS  c3<>+0(SB), Y8, Y9
+	VMOVUPS      c2<>+0(SB), Y12
+	VFMADD213PS  one<>+0(SB), Y8, Y12
+	VFMADD213PS  Y12, Y10, Y9
+	VPERMPS      Y3, Y7, Y10
+	VPERMPS      Y4, Y7, Y12
+	VFMADD231PS  Y10, Y8, Y12
+	VFMADD213PS  Y10, Y9, Y12
+	VPSLLD       $0x14, Y7, Y7
+	VPAND        expField<>+0(SB), Y7, Y7
+	VMULPS       Y7, Y12, Y12
+	VMOVUPS      Y12, 32(AX)
+	VMOVUPS      64(AX), Y7
+	VSUBPS       Y0, Y7, Y8
+	VSUBPS       Y7, Y8, Y10
+	VSUBPS       Y10, Y8, Y9
+	VSUBPS       Y9, Y7, Y9
+	VADDPS       Y0, Y10, Y10
+	VSUBPS       Y10, Y9, Y9
+	VMAXPS       errLo<>+0(SB), Y9, Y9
+	VMINPS       errHi<>+0(SB), Y9, Y9
+	VMAXPS       Y8, Y2, Y8
+	VMOVUPS      magic8<>+0(SB), Y7
+	VFMADD231PS  log2e<>+0(SB), Y8, Y7
+	VSUBPS       magic8<>+0(SB), Y7, Y10
+	VFNMADD231PS ln2hi<>+0(SB), Y10, Y8
+	VFNMADD231PS ln2lo<>+0(SB), Y10, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y8, Y8, Y10
+	VMOVUPS      c4<>+0(SB), Y9
+	VFMADD213PS  c3<>+0(SB), Y8, Y9
+	VMOVUPS      c2<>+0(SB), Y13
+	VFMADD213PS  one<>+0(SB), Y8, Y13
+	VFMADD213PS  Y13, Y10, Y9
+	VPERMPS      Y3, Y7, Y10
+	VPERMPS      Y4, Y7, Y13
+	VFMADD231PS  Y10, Y8, Y13
+	VFMADD213PS  Y10, Y9, Y13
+	VPSLLD       $0x14, Y7, Y7
+	VPAND        expField<>+0(SB), Y7, Y7
+	VMULPS       Y7, Y13, Y13
+	VMOVUPS      Y13, 64(AX)
+	VMOVUPS      96(AX), Y7
+	VSUBPS       Y0, Y7, Y8
+	VSUBPS       Y7, Y8, Y10
+	VSUBPS       Y10, Y8, Y9
+	VSUBPS       Y9, Y7, Y9
+	VADDPS       Y0, Y10, Y10
+	VSUBPS       Y10, Y9, Y9
+	VMAXPS       errLo<>+0(SB), Y9, Y9
+	VMINPS       errHi<>+0(SB), Y9, Y9
+	VMAXPS       Y8, Y2, Y8
+	VMOVUPS      magic8<>+0(SB), Y7
+	VFMADD231PS  log2e<>+0(SB), Y8, Y7
+	VSUBPS       magic8<>+0(SB), Y7, Y10
+	VFNMADD231PS ln2hi<>+0(SB), Y10, Y8
+	VFNMADD231PS ln2lo<>+0(SB), Y10, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y8, Y8, Y10
+	VMOVUPS      c4<>+0(SB), Y9
+	VFMADD213PS  c3<>+0(SB), Y8, Y9
+	VMOVUPS      c2<>+0(SB), Y14
+	VFMADD213PS  one<>+0(SB), Y8, Y14
+	VFMADD213PS  Y14, Y10, Y9
+	VPERMPS      Y3, Y7, Y10
+	VPERMPS      Y4, Y7, Y14
+	VFMADD231PS  Y10, Y8, Y14
+	VFMADD213PS  Y10, Y9, Y14
+	VPSLLD       $0x14, Y7, Y7
+	VPAND        expField<>+0(SB), Y7, Y7
+	VMULPS       Y7, Y14, Y14
+	VMOVUPS      Y14, 96(AX)
+	VADDPS       Y12, Y11, Y11
+	VADDPS       Y14, Y13, Y13
+	VADDPS       Y13, Y11, Y11
+	VMOVUPS      Y11, Y7
 
 expjoinAVX2_5:
-	VEXTRACTF128 $0x01, Y4, X5
-	VCVTPS2PD    X4, Y4
-	VCVTPS2PD    X5, Y5
-	VADDPD       Y4, Y2, Y2
-	VADDPD       Y5, Y3, Y3
+	VEXTRACTF128 $0x01, Y7, X8
+	VCVTPS2PD    X7, Y7
+	VCVTPS2PD    X8, Y8
+	VADDPD       Y7, Y5, Y5
+	VADDPD       Y8, Y6, Y6
 	ADDQ         $0x00000080, AX
 	SUBQ         $0x00000020, CX
 	JMP          exp4AVX2_1
@@ -886,46 +960,48 @@ exp1AVX2_2:
 	TESTQ        CX, CX
 	JZ           expdoneAVX2_3
 	VMOVUPS      (AX), Y1
-	VSUBPS       Y0, Y1, Y4
-	VSUBPS       Y1, Y4, Y6
-	VSUBPS       Y6, Y4, Y5
-	VSUBPS       Y5, Y1, Y5
-	VADDPS       Y0, Y6, Y6
-	VSUBPS       Y6, Y5, Y5
-	VMAXPS       errLo<>+0(SB), Y5, Y5
-	VMINPS       errHi<>+0(SB), Y5, Y5
-	VMAXPS       clampLo<>+0(SB), Y4, Y4
+	VSUBPS       Y0, Y1, Y7
+	VSUBPS       Y1, Y7, Y9
+	VSUBPS       Y9, Y7, Y8
+	VSUBPS       Y8, Y1, Y8
+	VADDPS       Y0, Y9, Y9
+	VSUBPS       Y9, Y8, Y8
+	VMAXPS       errLo<>+0(SB), Y8, Y8
+	VMINPS       errHi<>+0(SB), Y8, Y8
+	VMAXPS       Y7, Y2, Y7
 	VMOVUPS      magic8<>+0(SB), Y1
-	VFMADD231PS  log2e<>+0(SB), Y4, Y1
-	VSUBPS       magic8<>+0(SB), Y1, Y6
-	VFNMADD231PS ln2hi<>+0(SB), Y6, Y4
-	VFNMADD231PS ln2lo<>+0(SB), Y6, Y4
-	VADDPS       Y5, Y4, Y4
-	VMOVUPS      c4<>+0(SB), Y5
-	VFMADD213PS  c3<>+0(SB), Y4, Y5
-	VFMADD213PS  c2<>+0(SB), Y4, Y5
-	VFMADD213PS  one<>+0(SB), Y4, Y5
-	VPERMPS      exp8Hi<>+0(SB), Y1, Y6
-	VPERMPS      exp8Lo<>+0(SB), Y1, Y7
-	VFMADD231PS  Y6, Y4, Y7
-	VFMADD213PS  Y6, Y5, Y7
+	VFMADD231PS  log2e<>+0(SB), Y7, Y1
+	VSUBPS       magic8<>+0(SB), Y1, Y9
+	VFNMADD231PS ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS ln2lo<>+0(SB), Y9, Y8
+	VADDPS       Y8, Y7, Y7
+	VMULPS       Y7, Y7, Y9
+	VMOVUPS      c4<>+0(SB), Y8
+	VFMADD213PS  c3<>+0(SB), Y7, Y8
+	VMOVUPS      c2<>+0(SB), Y10
+	VFMADD213PS  one<>+0(SB), Y7, Y10
+	VFMADD213PS  Y10, Y9, Y8
+	VPERMPS      Y3, Y1, Y9
+	VPERMPS      Y4, Y1, Y10
+	VFMADD231PS  Y9, Y7, Y10
+	VFMADD213PS  Y9, Y8, Y10
 	VPSLLD       $0x14, Y1, Y1
 	VPAND        expField<>+0(SB), Y1, Y1
-	VMULPS       Y1, Y7, Y7
-	VMOVUPS      Y7, (AX)
-	VEXTRACTF128 $0x01, Y7, X1
-	VCVTPS2PD    X7, Y4
+	VMULPS       Y1, Y10, Y10
+	VMOVUPS      Y10, (AX)
+	VEXTRACTF128 $0x01, Y10, X1
+	VCVTPS2PD    X10, Y7
 	VCVTPS2PD    X1, Y1
-	VADDPD       Y4, Y2, Y2
-	VADDPD       Y1, Y3, Y3
+	VADDPD       Y7, Y5, Y5
+	VADDPD       Y1, Y6, Y6
 	ADDQ         $0x00000020, AX
 	SUBQ         $0x00000008, CX
 	JMP          exp1AVX2_2
 
 expdoneAVX2_3:
-	VADDPD       Y3, Y2, Y2
-	VEXTRACTF128 $0x01, Y2, X0
-	VADDPD       X0, X2, X0
+	VADDPD       Y6, Y5, Y5
+	VEXTRACTF128 $0x01, Y5, X0
+	VADDPD       X0, X5, X0
 	VUNPCKHPD    X0, X0, X1
 	VADDSD       X1, X0, X0
 	MOVSD        X0, ret+32(FP)
@@ -1270,8 +1346,8 @@ exp4AVX512_6:
 	VSUBPS       Z4, Z15, Z21
 	VFNMADD231PS Z5, Z20, Z16
 	VFNMADD231PS Z5, Z21, Z17
-	VFNMADD231PS Z6, Z20, Z16
-	VFNMADD231PS Z6, Z21, Z17
+	VFNMADD231PS Z6, Z20, Z18
+	VFNMADD231PS Z6, Z21, Z19
 	VADDPS       Z18, Z16, Z16
 	VADDPS       Z19, Z17, Z17
 	VMOVUPS      Z7, Z18
@@ -1369,8 +1445,8 @@ expjoinAVX512_10:
 	VSUBPS       Z4, Z16, Z22
 	VFNMADD231PS Z5, Z21, Z17
 	VFNMADD231PS Z5, Z22, Z18
-	VFNMADD231PS Z6, Z21, Z17
-	VFNMADD231PS Z6, Z22, Z18
+	VFNMADD231PS Z6, Z21, Z19
+	VFNMADD231PS Z6, Z22, Z20
 	VADDPS       Z19, Z17, Z17
 	VADDPS       Z20, Z18, Z18
 	VMOVUPS      Z7, Z19

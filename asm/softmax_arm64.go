@@ -24,7 +24,7 @@ func AddNEON(dst []float32, src []float32)
 //go:noescape
 func ScaleNEON(x []float32, s float32)
 
-// ExpSumNEON replaces each x[i] by 2²⁴·exp(x[i]−max) and returns their float64 sum. max must be finite, no element may exceed it and none may be NaN.
+// ExpSumNEON replaces each x[i] by 2²⁴·exp(x[i]−max) and returns their sum, accumulated in float64 from float32 sums of four vectors. Elements more than 103 below max give exactly 0. max must be finite, no element may exceed it and none may be NaN.
 //
 //go:noescape
 func ExpSumNEON(x []float32, max float32) float64

@@ -195,282 +195,387 @@ done:
 TEXT ·ExpSumNEON(SB), NOSPLIT, $0-40
 	MOVD x_base+0(FP), R0
 	MOVD x_len+8(FP), R1
+	MOVD R0, R3
+	MOVD $expconsts<>(SB), R2
+	VLD1.P 64(R2), [V17.S4, V18.S4, V19.S4, V20.S4]
+	VLD1.P 64(R2), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1 (R2), [V28.S4, V29.S4, V30.S4, V31.S4]
 	FMOVS max+24(FP), F16
-	FNEGS F16, F17
+	FNEGS F16, F4
+	MOVW $0x42ce0000, R4
+	FMOVS R4, F5
+	FSUBS F5, F16, F5
+	FMAXS F4, F5, F5
+	MOVW $0x4b800000, R4
+	FMOVS R4, F6
+	FCMPS F6, F16
+	FCSELS GE, F16, F5, F5
+	VMOV V5.S[0], V19.S[0]
 	VDUP V16.S[0], V16.S4
-	VDUP V17.S[0], V17.S4
-	MOVW $0xba800000, R2
-	VDUP R2, V18.S4
-	MOVW $0x3a800000, R2
-	VDUP R2, V19.S4
-	MOVW $0xc2d00000, R2
-	VDUP R2, V20.S4
-	MOVW $0x3fb8aa3b, R2
-	VDUP R2, V21.S4
-	MOVW $0x4b400097, R2
-	VDUP R2, V22.S4
-	MOVW $0x3f318000, R2
-	VDUP R2, V23.S4
-	MOVW $0xb95e8083, R2
-	VDUP R2, V24.S4
-	MOVW $0x39500d01, R2
-	VDUP R2, V25.S4
-	MOVW $0x3ab60b61, R2
-	VDUP R2, V26.S4
-	MOVW $0x3c088889, R2
-	VDUP R2, V27.S4
-	MOVW $0x3d2aaaab, R2
-	VDUP R2, V28.S4
-	MOVW $0x3e2aaaab, R2
-	VDUP R2, V29.S4
-	MOVW $0x3f000000, R2
-	VDUP R2, V30.S4
-	MOVW $0x3f800000, R2
-	VDUP R2, V31.S4
-	VEOR V13.B16, V13.B16, V13.B16
-	VEOR V14.B16, V14.B16, V14.B16
-	VEOR V15.B16, V15.B16, V15.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	SUBS $16, R1, R1
+	BLT vectors
 
 loop16:
-	CMP $16, R1
-	BLT loop4
-	VLD1 (R0), [V0.S4]
-	WORD $0x4eb0d401 // fsub v1.4s, v0.4s, v16.4s
-	WORD $0x4ea0d422 // fsub v2.4s, v1.4s, v0.4s
-	WORD $0x4ea2d423 // fsub v3.4s, v1.4s, v2.4s
-	WORD $0x4ea3d403 // fsub v3.4s, v0.4s, v3.4s
-	WORD $0x4ea2d622 // fsub v2.4s, v17.4s, v2.4s
-	WORD $0x4e22d463 // fadd v3.4s, v3.4s, v2.4s
-	WORD $0x4e32c463 // fmaxnm v3.4s, v3.4s, v18.4s
-	WORD $0x4eb3c463 // fminnm v3.4s, v3.4s, v19.4s
-	WORD $0x4e34c421 // fmaxnm v1.4s, v1.4s, v20.4s
-	VMOV V22.B16, V5.B16
-	VFMLA V1.S4, V21.S4, V5.S4
-	WORD $0x4eb6d4a2 // fsub v2.4s, v5.4s, v22.4s
-	VFMLS V2.S4, V23.S4, V1.S4
-	VFMLS V2.S4, V24.S4, V1.S4
-	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
-	VMOV V26.B16, V4.B16
-	VFMLA V1.S4, V25.S4, V4.S4
-	VMOV V27.B16, V6.B16
-	VFMLA V1.S4, V4.S4, V6.S4
-	VMOV V28.B16, V4.B16
-	VFMLA V1.S4, V6.S4, V4.S4
-	VMOV V29.B16, V6.B16
-	VFMLA V1.S4, V4.S4, V6.S4
-	VMOV V30.B16, V4.B16
-	VFMLA V1.S4, V6.S4, V4.S4
-	VMOV V31.B16, V6.B16
-	VFMLA V1.S4, V4.S4, V6.S4
-	VMOV V31.B16, V4.B16
-	VFMLA V1.S4, V6.S4, V4.S4
-	VSHL $23, V5.S4, V5.S4
-	WORD $0x6e25dc84 // fmul v4.4s, v4.4s, v5.4s
-	VST1.P [V4.S4], 16(R0)
-	WORD $0x0e617886 // fcvtl v6.2d, v4.2s
-	WORD $0x4e617887 // fcvtl2 v7.2d, v4.4s
-	WORD $0x4e66d5ce // fadd v14.2d, v14.2d, v6.2d
-	WORD $0x4e67d5ef // fadd v15.2d, v15.2d, v7.2d
-	VLD1 (R0), [V0.S4]
-	WORD $0x4eb0d401 // fsub v1.4s, v0.4s, v16.4s
-	WORD $0x4ea0d422 // fsub v2.4s, v1.4s, v0.4s
-	WORD $0x4ea2d423 // fsub v3.4s, v1.4s, v2.4s
-	WORD $0x4ea3d403 // fsub v3.4s, v0.4s, v3.4s
-	WORD $0x4ea2d622 // fsub v2.4s, v17.4s, v2.4s
-	WORD $0x4e22d463 // fadd v3.4s, v3.4s, v2.4s
-	WORD $0x4e32c463 // fmaxnm v3.4s, v3.4s, v18.4s
-	WORD $0x4eb3c463 // fminnm v3.4s, v3.4s, v19.4s
-	WORD $0x4e34c421 // fmaxnm v1.4s, v1.4s, v20.4s
-	VMOV V22.B16, V5.B16
-	VFMLA V1.S4, V21.S4, V5.S4
-	WORD $0x4eb6d4a2 // fsub v2.4s, v5.4s, v22.4s
-	VFMLS V2.S4, V23.S4, V1.S4
-	VFMLS V2.S4, V24.S4, V1.S4
-	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
-	VMOV V26.B16, V4.B16
-	VFMLA V1.S4, V25.S4, V4.S4
-	VMOV V27.B16, V6.B16
-	VFMLA V1.S4, V4.S4, V6.S4
-	VMOV V28.B16, V4.B16
-	VFMLA V1.S4, V6.S4, V4.S4
-	VMOV V29.B16, V6.B16
-	VFMLA V1.S4, V4.S4, V6.S4
-	VMOV V30.B16, V4.B16
-	VFMLA V1.S4, V6.S4, V4.S4
-	VMOV V31.B16, V6.B16
-	VFMLA V1.S4, V4.S4, V6.S4
-	VMOV V31.B16, V4.B16
-	VFMLA V1.S4, V6.S4, V4.S4
-	VSHL $23, V5.S4, V5.S4
-	WORD $0x6e25dc84 // fmul v4.4s, v4.4s, v5.4s
-	VST1.P [V4.S4], 16(R0)
-	WORD $0x0e617886 // fcvtl v6.2d, v4.2s
-	WORD $0x4e617887 // fcvtl2 v7.2d, v4.4s
-	WORD $0x4e66d5ce // fadd v14.2d, v14.2d, v6.2d
-	WORD $0x4e67d5ef // fadd v15.2d, v15.2d, v7.2d
-	VLD1 (R0), [V0.S4]
-	WORD $0x4eb0d401 // fsub v1.4s, v0.4s, v16.4s
-	WORD $0x4ea0d422 // fsub v2.4s, v1.4s, v0.4s
-	WORD $0x4ea2d423 // fsub v3.4s, v1.4s, v2.4s
-	WORD $0x4ea3d403 // fsub v3.4s, v0.4s, v3.4s
-	WORD $0x4ea2d622 // fsub v2.4s, v17.4s, v2.4s
-	WORD $0x4e22d463 // fadd v3.4s, v3.4s, v2.4s
-	WORD $0x4e32c463 // fmaxnm v3.4s, v3.4s, v18.4s
-	WORD $0x4eb3c463 // fminnm v3.4s, v3.4s, v19.4s
-	WORD $0x4e34c421 // fmaxnm v1.4s, v1.4s, v20.4s
-	VMOV V22.B16, V5.B16
-	VFMLA V1.S4, V21.S4, V5.S4
-	WORD $0x4eb6d4a2 // fsub v2.4s, v5.4s, v22.4s
-	VFMLS V2.S4, V23.S4, V1.S4
-	VFMLS V2.S4, V24.S4, V1.S4
-	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
-	VMOV V26.B16, V4.B16
-	VFMLA V1.S4, V25.S4, V4.S4
-	VMOV V27.B16, V6.B16
-	VFMLA V1.S4, V4.S4, V6.S4
-	VMOV V28.B16, V4.B16
-	VFMLA V1.S4, V6.S4, V4.S4
-	VMOV V29.B16, V6.B16
-	VFMLA V1.S4, V4.S4, V6.S4
-	VMOV V30.B16, V4.B16
-	VFMLA V1.S4, V6.S4, V4.S4
-	VMOV V31.B16, V6.B16
-	VFMLA V1.S4, V4.S4, V6.S4
-	VMOV V31.B16, V4.B16
-	VFMLA V1.S4, V6.S4, V4.S4
-	VSHL $23, V5.S4, V5.S4
-	WORD $0x6e25dc84 // fmul v4.4s, v4.4s, v5.4s
-	VST1.P [V4.S4], 16(R0)
-	WORD $0x0e617886 // fcvtl v6.2d, v4.2s
-	WORD $0x4e617887 // fcvtl2 v7.2d, v4.4s
-	WORD $0x4e66d5ce // fadd v14.2d, v14.2d, v6.2d
-	WORD $0x4e67d5ef // fadd v15.2d, v15.2d, v7.2d
-	VLD1 (R0), [V0.S4]
-	WORD $0x4eb0d401 // fsub v1.4s, v0.4s, v16.4s
-	WORD $0x4ea0d422 // fsub v2.4s, v1.4s, v0.4s
-	WORD $0x4ea2d423 // fsub v3.4s, v1.4s, v2.4s
-	WORD $0x4ea3d403 // fsub v3.4s, v0.4s, v3.4s
-	WORD $0x4ea2d622 // fsub v2.4s, v17.4s, v2.4s
-	WORD $0x4e22d463 // fadd v3.4s, v3.4s, v2.4s
-	WORD $0x4e32c463 // fmaxnm v3.4s, v3.4s, v18.4s
-	WORD $0x4eb3c463 // fminnm v3.4s, v3.4s, v19.4s
-	WORD $0x4e34c421 // fmaxnm v1.4s, v1.4s, v20.4s
-	VMOV V22.B16, V5.B16
-	VFMLA V1.S4, V21.S4, V5.S4
-	WORD $0x4eb6d4a2 // fsub v2.4s, v5.4s, v22.4s
-	VFMLS V2.S4, V23.S4, V1.S4
-	VFMLS V2.S4, V24.S4, V1.S4
-	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
-	VMOV V26.B16, V4.B16
-	VFMLA V1.S4, V25.S4, V4.S4
-	VMOV V27.B16, V6.B16
-	VFMLA V1.S4, V4.S4, V6.S4
-	VMOV V28.B16, V4.B16
-	VFMLA V1.S4, V6.S4, V4.S4
-	VMOV V29.B16, V6.B16
-	VFMLA V1.S4, V4.S4, V6.S4
-	VMOV V30.B16, V4.B16
-	VFMLA V1.S4, V6.S4, V4.S4
-	VMOV V31.B16, V6.B16
-	VFMLA V1.S4, V4.S4, V6.S4
-	VMOV V31.B16, V4.B16
-	VFMLA V1.S4, V6.S4, V4.S4
-	VSHL $23, V5.S4, V5.S4
-	WORD $0x6e25dc84 // fmul v4.4s, v4.4s, v5.4s
-	VST1.P [V4.S4], 16(R0)
-	WORD $0x0e617886 // fcvtl v6.2d, v4.2s
-	WORD $0x4e617887 // fcvtl2 v7.2d, v4.4s
-	WORD $0x4e66d5ce // fadd v14.2d, v14.2d, v6.2d
-	WORD $0x4e67d5ef // fadd v15.2d, v15.2d, v7.2d
-	SUB $16, R1
-	B loop16
+	VLD1.P 64(R0), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x4ea1f404 // fmin v4.4s, v0.4s, v1.4s
+	WORD $0x4ea3f445 // fmin v5.4s, v2.4s, v3.4s
+	WORD $0x4ea5f484 // fmin v4.4s, v4.4s, v5.4s
+	WORD $0x6eb0f884 // fminv s4, v4.4s
+	FCMPS F19, F4
+	BLT general16
+	WORD $0x4eb0d405 // fsub v5.4s, v0.4s, v16.4s
+	WORD $0x4eb0d424 // fsub v4.4s, v1.4s, v16.4s
+	WORD $0x4e30d4a6 // fadd v6.4s, v5.4s, v16.4s
+	WORD $0x4e30d487 // fadd v7.4s, v4.4s, v16.4s
+	WORD $0x4ea6d406 // fsub v6.4s, v0.4s, v6.4s
+	WORD $0x4ea7d427 // fsub v7.4s, v1.4s, v7.4s
+	WORD $0x4f9290a8 // fmul v8.4s, v5.4s, v18.s[0]
+	WORD $0x4f929089 // fmul v9.4s, v4.4s, v18.s[0]
+	WORD $0x4e21a908 // fcvtns v8.4s, v8.4s
+	WORD $0x4e21a929 // fcvtns v9.4s, v9.4s
+	WORD $0x4e21d90a // scvtf v10.4s, v8.4s
+	WORD $0x4e21d92b // scvtf v11.4s, v9.4s
+	WORD $0x4fb25145 // fmls v5.4s, v10.4s, v18.s[1]
+	WORD $0x4fb25164 // fmls v4.4s, v11.4s, v18.s[1]
+	WORD $0x4f925945 // fmls v5.4s, v10.4s, v18.s[2]
+	WORD $0x4f925964 // fmls v4.4s, v11.4s, v18.s[2]
+	WORD $0x4e26d4a5 // fadd v5.4s, v5.4s, v6.4s
+	WORD $0x4e27d484 // fadd v4.4s, v4.4s, v7.4s
+	VAND V17.B16, V8.B16, V7.B16
+	VAND V17.B16, V9.B16, V6.B16
+	WORD $0x6f0015e8 // bic v8.4s, #15, lsl #0
+	WORD $0x6f0015e9 // bic v9.4s, #15, lsl #0
+	VDUP V20.S[2], V11.S4
+	VDUP V20.S[2], V10.S4
+	WORD $0x6f9400eb // mla v11.4s, v7.4s, v20.s[0]
+	WORD $0x6f9400ca // mla v10.4s, v6.4s, v20.s[0]
+	VDUP V19.S[1], V6.S4
+	VDUP V19.S[1], V7.S4
+	WORD $0x4fb218a6 // fmla v6.4s, v5.4s, v18.s[3]
+	WORD $0x4fb21887 // fmla v7.4s, v4.4s, v18.s[3]
+	VDUP V19.S[2], V12.S4
+	VDUP V19.S[2], V13.S4
+	VFMLA V6.S4, V5.S4, V12.S4
+	VFMLA V7.S4, V4.S4, V13.S4
+	VTBL V11.B16, [V24.B16, V25.B16, V26.B16, V27.B16], V0.B16
+	VTBL V10.B16, [V24.B16, V25.B16, V26.B16, V27.B16], V1.B16
+	VTBL V11.B16, [V28.B16, V29.B16, V30.B16, V31.B16], V7.B16
+	VTBL V10.B16, [V28.B16, V29.B16, V30.B16, V31.B16], V11.B16
+	VFMLA V0.S4, V5.S4, V7.S4
+	VFMLA V1.S4, V4.S4, V11.S4
+	VFMLA V12.S4, V7.S4, V0.S4
+	VFMLA V13.S4, V11.S4, V1.S4
+	WORD $0x6fb40100 // mla v0.4s, v8.4s, v20.s[1]
+	WORD $0x6fb40121 // mla v1.4s, v9.4s, v20.s[1]
+	WORD $0x4eb0d449 // fsub v9.4s, v2.4s, v16.4s
+	WORD $0x4eb0d468 // fsub v8.4s, v3.4s, v16.4s
+	WORD $0x4e30d52d // fadd v13.4s, v9.4s, v16.4s
+	WORD $0x4e30d50b // fadd v11.4s, v8.4s, v16.4s
+	WORD $0x4eadd44d // fsub v13.4s, v2.4s, v13.4s
+	WORD $0x4eabd46b // fsub v11.4s, v3.4s, v11.4s
+	WORD $0x4f92912c // fmul v12.4s, v9.4s, v18.s[0]
+	WORD $0x4f929107 // fmul v7.4s, v8.4s, v18.s[0]
+	WORD $0x4e21a98c // fcvtns v12.4s, v12.4s
+	WORD $0x4e21a8e7 // fcvtns v7.4s, v7.4s
+	WORD $0x4e21d984 // scvtf v4.4s, v12.4s
+	WORD $0x4e21d8e5 // scvtf v5.4s, v7.4s
+	WORD $0x4fb25089 // fmls v9.4s, v4.4s, v18.s[1]
+	WORD $0x4fb250a8 // fmls v8.4s, v5.4s, v18.s[1]
+	WORD $0x4f925889 // fmls v9.4s, v4.4s, v18.s[2]
+	WORD $0x4f9258a8 // fmls v8.4s, v5.4s, v18.s[2]
+	WORD $0x4e2dd529 // fadd v9.4s, v9.4s, v13.4s
+	WORD $0x4e2bd508 // fadd v8.4s, v8.4s, v11.4s
+	VAND V17.B16, V12.B16, V11.B16
+	VAND V17.B16, V7.B16, V13.B16
+	WORD $0x6f0015ec // bic v12.4s, #15, lsl #0
+	WORD $0x6f0015e7 // bic v7.4s, #15, lsl #0
+	VDUP V20.S[2], V5.S4
+	VDUP V20.S[2], V4.S4
+	WORD $0x6f940165 // mla v5.4s, v11.4s, v20.s[0]
+	WORD $0x6f9401a4 // mla v4.4s, v13.4s, v20.s[0]
+	VDUP V19.S[1], V13.S4
+	VDUP V19.S[1], V11.S4
+	WORD $0x4fb2192d // fmla v13.4s, v9.4s, v18.s[3]
+	WORD $0x4fb2190b // fmla v11.4s, v8.4s, v18.s[3]
+	VDUP V19.S[2], V10.S4
+	VDUP V19.S[2], V6.S4
+	VFMLA V13.S4, V9.S4, V10.S4
+	VFMLA V11.S4, V8.S4, V6.S4
+	VTBL V5.B16, [V24.B16, V25.B16, V26.B16, V27.B16], V2.B16
+	VTBL V4.B16, [V24.B16, V25.B16, V26.B16, V27.B16], V3.B16
+	VTBL V5.B16, [V28.B16, V29.B16, V30.B16, V31.B16], V11.B16
+	VTBL V4.B16, [V28.B16, V29.B16, V30.B16, V31.B16], V5.B16
+	VFMLA V2.S4, V9.S4, V11.S4
+	VFMLA V3.S4, V8.S4, V5.S4
+	VFMLA V10.S4, V11.S4, V2.S4
+	VFMLA V6.S4, V5.S4, V3.S4
+	WORD $0x6fb40182 // mla v2.4s, v12.4s, v20.s[1]
+	WORD $0x6fb400e3 // mla v3.4s, v7.4s, v20.s[1]
+
+sum16:
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R3)
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x4e23d442 // fadd v2.4s, v2.4s, v3.4s
+	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD $0x0e617807 // fcvtl v7.2d, v0.2s
+	WORD $0x4e61780c // fcvtl2 v12.2d, v0.4s
+	WORD $0x4e67d6b5 // fadd v21.2d, v21.2d, v7.2d
+	WORD $0x4e6cd6d6 // fadd v22.2d, v22.2d, v12.2d
+	SUBS $16, R1, R1
+	BGE loop16
+	B vectors
+
+general16:
+	WORD $0x4eb0d40c // fsub v12.4s, v0.4s, v16.4s
+	WORD $0x4eb0d427 // fsub v7.4s, v1.4s, v16.4s
+	WORD $0x4ea0d586 // fsub v6.4s, v12.4s, v0.4s
+	WORD $0x4ea1d4ea // fsub v10.4s, v7.4s, v1.4s
+	WORD $0x4ea6d585 // fsub v5.4s, v12.4s, v6.4s
+	WORD $0x4eaad4eb // fsub v11.4s, v7.4s, v10.4s
+	WORD $0x4ea5d405 // fsub v5.4s, v0.4s, v5.4s
+	WORD $0x4eabd42b // fsub v11.4s, v1.4s, v11.4s
+	WORD $0x4e30d4c6 // fadd v6.4s, v6.4s, v16.4s
+	WORD $0x4e30d54a // fadd v10.4s, v10.4s, v16.4s
+	WORD $0x4ea6d4a5 // fsub v5.4s, v5.4s, v6.4s
+	WORD $0x4eaad56b // fsub v11.4s, v11.4s, v10.4s
+	VDUP V19.S[3], V10.S4
+	WORD $0x6e2ae586 // fcmge v6.4s, v12.4s, v10.4s
+	WORD $0x6e2ae4e8 // fcmge v8.4s, v7.4s, v10.4s
+	WORD $0x4f92918a // fmul v10.4s, v12.4s, v18.s[0]
+	WORD $0x4f9290e9 // fmul v9.4s, v7.4s, v18.s[0]
+	WORD $0x4e21a94a // fcvtns v10.4s, v10.4s
+	WORD $0x4e21a929 // fcvtns v9.4s, v9.4s
+	WORD $0x4e21d944 // scvtf v4.4s, v10.4s
+	WORD $0x4e21d92d // scvtf v13.4s, v9.4s
+	WORD $0x4fb2508c // fmls v12.4s, v4.4s, v18.s[1]
+	WORD $0x4fb251a7 // fmls v7.4s, v13.4s, v18.s[1]
+	WORD $0x4f92588c // fmls v12.4s, v4.4s, v18.s[2]
+	WORD $0x4f9259a7 // fmls v7.4s, v13.4s, v18.s[2]
+	WORD $0x4e25d58c // fadd v12.4s, v12.4s, v5.4s
+	WORD $0x4e2bd4e7 // fadd v7.4s, v7.4s, v11.4s
+	VAND V17.B16, V10.B16, V11.B16
+	VAND V17.B16, V9.B16, V5.B16
+	WORD $0x6f0015ea // bic v10.4s, #15, lsl #0
+	WORD $0x6f0015e9 // bic v9.4s, #15, lsl #0
+	VDUP V20.S[2], V13.S4
+	VDUP V20.S[2], V4.S4
+	WORD $0x6f94016d // mla v13.4s, v11.4s, v20.s[0]
+	WORD $0x6f9400a4 // mla v4.4s, v5.4s, v20.s[0]
+	VDUP V19.S[1], V5.S4
+	VDUP V19.S[1], V11.S4
+	WORD $0x4fb21985 // fmla v5.4s, v12.4s, v18.s[3]
+	WORD $0x4fb218eb // fmla v11.4s, v7.4s, v18.s[3]
+	VDUP V19.S[2], V14.S4
+	VDUP V19.S[2], V15.S4
+	VFMLA V5.S4, V12.S4, V14.S4
+	VFMLA V11.S4, V7.S4, V15.S4
+	VTBL V13.B16, [V24.B16, V25.B16, V26.B16, V27.B16], V0.B16
+	VTBL V4.B16, [V24.B16, V25.B16, V26.B16, V27.B16], V1.B16
+	VTBL V13.B16, [V28.B16, V29.B16, V30.B16, V31.B16], V11.B16
+	VTBL V4.B16, [V28.B16, V29.B16, V30.B16, V31.B16], V13.B16
+	VFMLA V0.S4, V12.S4, V11.S4
+	VFMLA V1.S4, V7.S4, V13.S4
+	VFMLA V14.S4, V11.S4, V0.S4
+	VFMLA V15.S4, V13.S4, V1.S4
+	WORD $0x6fb40140 // mla v0.4s, v10.4s, v20.s[1]
+	WORD $0x6fb40121 // mla v1.4s, v9.4s, v20.s[1]
+	VAND V6.B16, V0.B16, V0.B16
+	VAND V8.B16, V1.B16, V1.B16
+	WORD $0x4eb0d448 // fsub v8.4s, v2.4s, v16.4s
+	WORD $0x4eb0d466 // fsub v6.4s, v3.4s, v16.4s
+	WORD $0x4ea2d509 // fsub v9.4s, v8.4s, v2.4s
+	WORD $0x4ea3d4cf // fsub v15.4s, v6.4s, v3.4s
+	WORD $0x4ea9d50a // fsub v10.4s, v8.4s, v9.4s
+	WORD $0x4eafd4cd // fsub v13.4s, v6.4s, v15.4s
+	WORD $0x4eaad44a // fsub v10.4s, v2.4s, v10.4s
+	WORD $0x4eadd46d // fsub v13.4s, v3.4s, v13.4s
+	WORD $0x4e30d529 // fadd v9.4s, v9.4s, v16.4s
+	WORD $0x4e30d5ef // fadd v15.4s, v15.4s, v16.4s
+	WORD $0x4ea9d54a // fsub v10.4s, v10.4s, v9.4s
+	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
+	VDUP V19.S[3], V15.S4
+	WORD $0x6e2fe509 // fcmge v9.4s, v8.4s, v15.4s
+	WORD $0x6e2fe4ce // fcmge v14.4s, v6.4s, v15.4s
+	WORD $0x4f92910f // fmul v15.4s, v8.4s, v18.s[0]
+	WORD $0x4f9290cb // fmul v11.4s, v6.4s, v18.s[0]
+	WORD $0x4e21a9ef // fcvtns v15.4s, v15.4s
+	WORD $0x4e21a96b // fcvtns v11.4s, v11.4s
+	WORD $0x4e21d9e7 // scvtf v7.4s, v15.4s
+	WORD $0x4e21d96c // scvtf v12.4s, v11.4s
+	WORD $0x4fb250e8 // fmls v8.4s, v7.4s, v18.s[1]
+	WORD $0x4fb25186 // fmls v6.4s, v12.4s, v18.s[1]
+	WORD $0x4f9258e8 // fmls v8.4s, v7.4s, v18.s[2]
+	WORD $0x4f925986 // fmls v6.4s, v12.4s, v18.s[2]
+	WORD $0x4e2ad508 // fadd v8.4s, v8.4s, v10.4s
+	WORD $0x4e2dd4c6 // fadd v6.4s, v6.4s, v13.4s
+	VAND V17.B16, V15.B16, V13.B16
+	VAND V17.B16, V11.B16, V10.B16
+	WORD $0x6f0015ef // bic v15.4s, #15, lsl #0
+	WORD $0x6f0015eb // bic v11.4s, #15, lsl #0
+	VDUP V20.S[2], V12.S4
+	VDUP V20.S[2], V7.S4
+	WORD $0x6f9401ac // mla v12.4s, v13.4s, v20.s[0]
+	WORD $0x6f940147 // mla v7.4s, v10.4s, v20.s[0]
+	VDUP V19.S[1], V10.S4
+	VDUP V19.S[1], V13.S4
+	WORD $0x4fb2190a // fmla v10.4s, v8.4s, v18.s[3]
+	WORD $0x4fb218cd // fmla v13.4s, v6.4s, v18.s[3]
+	VDUP V19.S[2], V4.S4
+	VDUP V19.S[2], V5.S4
+	VFMLA V10.S4, V8.S4, V4.S4
+	VFMLA V13.S4, V6.S4, V5.S4
+	VTBL V12.B16, [V24.B16, V25.B16, V26.B16, V27.B16], V2.B16
+	VTBL V7.B16, [V24.B16, V25.B16, V26.B16, V27.B16], V3.B16
+	VTBL V12.B16, [V28.B16, V29.B16, V30.B16, V31.B16], V13.B16
+	VTBL V7.B16, [V28.B16, V29.B16, V30.B16, V31.B16], V12.B16
+	VFMLA V2.S4, V8.S4, V13.S4
+	VFMLA V3.S4, V6.S4, V12.S4
+	VFMLA V4.S4, V13.S4, V2.S4
+	VFMLA V5.S4, V12.S4, V3.S4
+	WORD $0x6fb401e2 // mla v2.4s, v15.4s, v20.s[1]
+	WORD $0x6fb40163 // mla v3.4s, v11.4s, v20.s[1]
+	VAND V9.B16, V2.B16, V2.B16
+	VAND V14.B16, V3.B16, V3.B16
+	B sum16
+
+vectors:
+	ADDS $12, R1, R1
+	BLT tail
 
 loop4:
-	CMP $4, R1
-	BLT tail
-	VLD1 (R0), [V0.S4]
-	WORD $0x4eb0d401 // fsub v1.4s, v0.4s, v16.4s
-	WORD $0x4ea0d422 // fsub v2.4s, v1.4s, v0.4s
-	WORD $0x4ea2d423 // fsub v3.4s, v1.4s, v2.4s
-	WORD $0x4ea3d403 // fsub v3.4s, v0.4s, v3.4s
-	WORD $0x4ea2d622 // fsub v2.4s, v17.4s, v2.4s
-	WORD $0x4e22d463 // fadd v3.4s, v3.4s, v2.4s
-	WORD $0x4e32c463 // fmaxnm v3.4s, v3.4s, v18.4s
-	WORD $0x4eb3c463 // fminnm v3.4s, v3.4s, v19.4s
-	WORD $0x4e34c421 // fmaxnm v1.4s, v1.4s, v20.4s
-	VMOV V22.B16, V5.B16
-	VFMLA V1.S4, V21.S4, V5.S4
-	WORD $0x4eb6d4a2 // fsub v2.4s, v5.4s, v22.4s
-	VFMLS V2.S4, V23.S4, V1.S4
-	VFMLS V2.S4, V24.S4, V1.S4
-	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
-	VMOV V26.B16, V4.B16
-	VFMLA V1.S4, V25.S4, V4.S4
-	VMOV V27.B16, V6.B16
-	VFMLA V1.S4, V4.S4, V6.S4
-	VMOV V28.B16, V4.B16
-	VFMLA V1.S4, V6.S4, V4.S4
-	VMOV V29.B16, V6.B16
-	VFMLA V1.S4, V4.S4, V6.S4
-	VMOV V30.B16, V4.B16
-	VFMLA V1.S4, V6.S4, V4.S4
-	VMOV V31.B16, V6.B16
-	VFMLA V1.S4, V4.S4, V6.S4
-	VMOV V31.B16, V4.B16
-	VFMLA V1.S4, V6.S4, V4.S4
-	VSHL $23, V5.S4, V5.S4
-	WORD $0x6e25dc84 // fmul v4.4s, v4.4s, v5.4s
-	VST1.P [V4.S4], 16(R0)
-	WORD $0x0e617886 // fcvtl v6.2d, v4.2s
-	WORD $0x4e617887 // fcvtl2 v7.2d, v4.4s
-	WORD $0x4e66d5ce // fadd v14.2d, v14.2d, v6.2d
-	WORD $0x4e67d5ef // fadd v15.2d, v15.2d, v7.2d
-	SUB $4, R1
-	B loop4
+	VLD1.P 16(R0), [V0.S4]
+	WORD $0x4eb0d40e // fsub v14.4s, v0.4s, v16.4s
+	WORD $0x4ea0d5c9 // fsub v9.4s, v14.4s, v0.4s
+	WORD $0x4ea9d5cb // fsub v11.4s, v14.4s, v9.4s
+	WORD $0x4eabd40b // fsub v11.4s, v0.4s, v11.4s
+	WORD $0x4e30d529 // fadd v9.4s, v9.4s, v16.4s
+	WORD $0x4ea9d56b // fsub v11.4s, v11.4s, v9.4s
+	VDUP V19.S[3], V9.S4
+	WORD $0x6e29e5cf // fcmge v15.4s, v14.4s, v9.4s
+	WORD $0x4f9291c9 // fmul v9.4s, v14.4s, v18.s[0]
+	WORD $0x4e21a929 // fcvtns v9.4s, v9.4s
+	WORD $0x4e21d925 // scvtf v5.4s, v9.4s
+	WORD $0x4fb250ae // fmls v14.4s, v5.4s, v18.s[1]
+	WORD $0x4f9258ae // fmls v14.4s, v5.4s, v18.s[2]
+	WORD $0x4e2bd5ce // fadd v14.4s, v14.4s, v11.4s
+	VAND V17.B16, V9.B16, V11.B16
+	WORD $0x6f0015e9 // bic v9.4s, #15, lsl #0
+	VDUP V20.S[2], V5.S4
+	WORD $0x6f940165 // mla v5.4s, v11.4s, v20.s[0]
+	VDUP V19.S[1], V11.S4
+	WORD $0x4fb219cb // fmla v11.4s, v14.4s, v18.s[3]
+	VDUP V19.S[2], V12.S4
+	VFMLA V11.S4, V14.S4, V12.S4
+	VTBL V5.B16, [V24.B16, V25.B16, V26.B16, V27.B16], V0.B16
+	VTBL V5.B16, [V28.B16, V29.B16, V30.B16, V31.B16], V11.B16
+	VFMLA V0.S4, V14.S4, V11.S4
+	VFMLA V12.S4, V11.S4, V0.S4
+	WORD $0x6fb40120 // mla v0.4s, v9.4s, v20.s[1]
+	VAND V15.B16, V0.B16, V0.B16
+	VST1.P [V0.S4], 16(R3)
+	WORD $0x0e61780f // fcvtl v15.2d, v0.2s
+	WORD $0x4e617809 // fcvtl2 v9.2d, v0.4s
+	WORD $0x4e6fd6b5 // fadd v21.2d, v21.2d, v15.2d
+	WORD $0x4e69d6d6 // fadd v22.2d, v22.2d, v9.2d
+	SUBS $4, R1, R1
+	BGE loop4
 
 tail:
-	CBZ R1, done
-	FMOVS (R0), F0
-	WORD $0x4eb0d401 // fsub v1.4s, v0.4s, v16.4s
-	WORD $0x4ea0d422 // fsub v2.4s, v1.4s, v0.4s
-	WORD $0x4ea2d423 // fsub v3.4s, v1.4s, v2.4s
-	WORD $0x4ea3d403 // fsub v3.4s, v0.4s, v3.4s
-	WORD $0x4ea2d622 // fsub v2.4s, v17.4s, v2.4s
-	WORD $0x4e22d463 // fadd v3.4s, v3.4s, v2.4s
-	WORD $0x4e32c463 // fmaxnm v3.4s, v3.4s, v18.4s
-	WORD $0x4eb3c463 // fminnm v3.4s, v3.4s, v19.4s
-	WORD $0x4e34c421 // fmaxnm v1.4s, v1.4s, v20.4s
-	VMOV V22.B16, V5.B16
-	VFMLA V1.S4, V21.S4, V5.S4
-	WORD $0x4eb6d4a2 // fsub v2.4s, v5.4s, v22.4s
-	VFMLS V2.S4, V23.S4, V1.S4
-	VFMLS V2.S4, V24.S4, V1.S4
-	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
-	VMOV V26.B16, V4.B16
-	VFMLA V1.S4, V25.S4, V4.S4
-	VMOV V27.B16, V6.B16
-	VFMLA V1.S4, V4.S4, V6.S4
-	VMOV V28.B16, V4.B16
-	VFMLA V1.S4, V6.S4, V4.S4
-	VMOV V29.B16, V6.B16
-	VFMLA V1.S4, V4.S4, V6.S4
-	VMOV V30.B16, V4.B16
-	VFMLA V1.S4, V6.S4, V4.S4
-	VMOV V31.B16, V6.B16
-	VFMLA V1.S4, V4.S4, V6.S4
-	VMOV V31.B16, V4.B16
-	VFMLA V1.S4, V6.S4, V4.S4
-	VSHL $23, V5.S4, V5.S4
-	WORD $0x6e25dc84 // fmul v4.4s, v4.4s, v5.4s
-	FMOVS.P F4, 4(R0)
-	FCVTSD F4, F4
-	FADDD F4, F13, F13
-	SUB $1, R1
-	B tail
+	ADDS $4, R1, R1
+	BEQ done
+
+loop1:
+	FMOVS.P 4(R0), F0
+	WORD $0x4eb0d409 // fsub v9.4s, v0.4s, v16.4s
+	WORD $0x4ea0d52f // fsub v15.4s, v9.4s, v0.4s
+	WORD $0x4eafd52c // fsub v12.4s, v9.4s, v15.4s
+	WORD $0x4eacd40c // fsub v12.4s, v0.4s, v12.4s
+	WORD $0x4e30d5ef // fadd v15.4s, v15.4s, v16.4s
+	WORD $0x4eafd58c // fsub v12.4s, v12.4s, v15.4s
+	VDUP V19.S[3], V15.S4
+	WORD $0x6e2fe52b // fcmge v11.4s, v9.4s, v15.4s
+	WORD $0x4f92912f // fmul v15.4s, v9.4s, v18.s[0]
+	WORD $0x4e21a9ef // fcvtns v15.4s, v15.4s
+	WORD $0x4e21d9ee // scvtf v14.4s, v15.4s
+	WORD $0x4fb251c9 // fmls v9.4s, v14.4s, v18.s[1]
+	WORD $0x4f9259c9 // fmls v9.4s, v14.4s, v18.s[2]
+	WORD $0x4e2cd529 // fadd v9.4s, v9.4s, v12.4s
+	VAND V17.B16, V15.B16, V12.B16
+	WORD $0x6f0015ef // bic v15.4s, #15, lsl #0
+	VDUP V20.S[2], V14.S4
+	WORD $0x6f94018e // mla v14.4s, v12.4s, v20.s[0]
+	VDUP V19.S[1], V12.S4
+	WORD $0x4fb2192c // fmla v12.4s, v9.4s, v18.s[3]
+	VDUP V19.S[2], V5.S4
+	VFMLA V12.S4, V9.S4, V5.S4
+	VTBL V14.B16, [V24.B16, V25.B16, V26.B16, V27.B16], V0.B16
+	VTBL V14.B16, [V28.B16, V29.B16, V30.B16, V31.B16], V12.B16
+	VFMLA V0.S4, V9.S4, V12.S4
+	VFMLA V5.S4, V12.S4, V0.S4
+	WORD $0x6fb401e0 // mla v0.4s, v15.4s, v20.s[1]
+	VAND V11.B16, V0.B16, V0.B16
+	FMOVS.P F0, 4(R3)
+	FCVTSD F0, F0
+	FADDD F0, F23, F23
+	SUBS $1, R1, R1
+	BNE loop1
 
 done:
-	WORD $0x4e6fd5ce // fadd v14.2d, v14.2d, v15.2d
-	WORD $0x7e70d9ce // faddp d14, v14.2d
-	FADDD F13, F14, F14
-	FMOVD F14, ret+32(FP)
+	WORD $0x4e76d6b5 // fadd v21.2d, v21.2d, v22.2d
+	WORD $0x7e70dab5 // faddp d21, v21.2d
+	FADDD F23, F21, F21
+	FMOVD F21, ret+32(FP)
 	RET
+
+DATA expconsts<>+0(SB)/4, $0x0000000f
+DATA expconsts<>+4(SB)/4, $0x0000000f
+DATA expconsts<>+8(SB)/4, $0x0000000f
+DATA expconsts<>+12(SB)/4, $0x0000000f
+DATA expconsts<>+16(SB)/4, $0x41b8aa3b
+DATA expconsts<>+20(SB)/4, $0x3d318000
+DATA expconsts<>+24(SB)/4, $0xb75e8083
+DATA expconsts<>+28(SB)/4, $0x3e2aaaab
+DATA expconsts<>+32(SB)/4, $0x00000000
+DATA expconsts<>+36(SB)/4, $0x3f000000
+DATA expconsts<>+40(SB)/4, $0x3f800000
+DATA expconsts<>+44(SB)/4, $0xc2ce0000
+DATA expconsts<>+48(SB)/4, $0x04040404
+DATA expconsts<>+52(SB)/4, $0x00080000
+DATA expconsts<>+56(SB)/4, $0x03020100
+DATA expconsts<>+60(SB)/4, $0x00000000
+DATA expconsts<>+64(SB)/4, $0x4b800000
+DATA expconsts<>+68(SB)/4, $0x4b85aac3
+DATA expconsts<>+72(SB)/4, $0x4b8b95c2
+DATA expconsts<>+76(SB)/4, $0x4b91c3d3
+DATA expconsts<>+80(SB)/4, $0x4b9837f0
+DATA expconsts<>+84(SB)/4, $0x4b9ef532
+DATA expconsts<>+88(SB)/4, $0x4ba5fed7
+DATA expconsts<>+92(SB)/4, $0x4bad583f
+DATA expconsts<>+96(SB)/4, $0x4bb504f3
+DATA expconsts<>+100(SB)/4, $0x4bbd08a4
+DATA expconsts<>+104(SB)/4, $0x4bc5672a
+DATA expconsts<>+108(SB)/4, $0x4bce248c
+DATA expconsts<>+112(SB)/4, $0x4bd744fd
+DATA expconsts<>+116(SB)/4, $0x4be0ccdf
+DATA expconsts<>+120(SB)/4, $0x4beac0c7
+DATA expconsts<>+124(SB)/4, $0x4bf5257d
+DATA expconsts<>+128(SB)/4, $0x00000000
+DATA expconsts<>+132(SB)/4, $0x3f4f9891
+DATA expconsts<>+136(SB)/4, $0xbe60aba1
+DATA expconsts<>+140(SB)/4, $0x3f675624
+DATA expconsts<>+144(SB)/4, $0x3f231b71
+DATA expconsts<>+148(SB)/4, $0x3f412342
+DATA expconsts<>+152(SB)/4, $0xbf2c9d5e
+DATA expconsts<>+156(SB)/4, $0xbe2deaf6
+DATA expconsts<>+160(SB)/4, $0x3ecfe77a
+DATA expconsts<>+164(SB)/4, $0xbf414fe8
+DATA expconsts<>+168(SB)/4, $0x3e0aa837
+DATA expconsts<>+172(SB)/4, $0x3e28fc24
+DATA expconsts<>+176(SB)/4, $0xbed4a58a
+DATA expconsts<>+180(SB)/4, $0xbe1eab59
+DATA expconsts<>+184(SB)/4, $0xbe4116de
+DATA expconsts<>+188(SB)/4, $0x3e292436
+GLOBL expconsts<>(SB), RODATA|NOPTR, $192

@@ -106,3 +106,42 @@ func reportL2(b *testing.B, bytesPerOp float64) {
 		b.ReportMetric(100*gbps/peak, "%L2")
 	}
 }
+
+// copyGBps is, per length n, the best of several samples of copy between two float32
+// slices of n elements, in GB/s of the bytes read (4n), measured once per process: the
+// speed of the cheapest op that reads n floats and writes n others, the ceiling of a
+// row kernel such as pooling whose src and dst together outgrow a cache level.
+var copyGBps = sync.OnceValue(func() func(n int) float64 {
+	var mu sync.Mutex
+	rates := map[int]float64{}
+	return func(n int) float64 {
+		mu.Lock()
+		defer mu.Unlock()
+		if r, ok := rates[n]; ok {
+			return r
+		}
+		dst, src := make([]float32, n), make([]float32, n)
+		for i := range src {
+			src[i] = float32(i) // written, so not the shared zero page
+		}
+		copy(dst, src)
+		reps := max(1, (16<<20)/(4*n))
+		best := 0.0
+		for range 20 {
+			start := time.Now()
+			for range reps {
+				copy(dst, src)
+			}
+			best = max(best, float64(4*n*reps)/float64(time.Since(start).Nanoseconds()))
+		}
+		rates[n] = best
+		return best
+	}
+})
+
+// reportCopy adds %copy, the fraction of the process's copy speed for n floats
+// (copyGBps), to a benchmark that has finished its b.Loop and read 4n bytes per op.
+func reportCopy(b *testing.B, n int) {
+	gbps := float64(4*n) * float64(b.N) / float64(b.Elapsed().Nanoseconds())
+	b.ReportMetric(100*gbps/copyGBps()(n), "%copy")
+}

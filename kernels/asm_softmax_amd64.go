@@ -4,6 +4,7 @@ package kernels
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/kvsimd/kvsimd/asm"
 )
@@ -17,52 +18,65 @@ func init() {
 	add.Add("avx2", asm.AddAVX2)
 	add.Add("avx512", asm.AddAVX512)
 	softmax.Add("avx2", func(x []float32) {
-		softmaxPasses(x, maxAVX2, expSumAVX2, asm.ScaleAVX2)
+		softmaxPasses(x, asm.MaxNoNaNAVX2, expSumAVX2, scaleAVX2)
 	})
 	softmax.Add("avx512", func(x []float32) {
-		softmaxPasses(x, asm.MaxNoNaNAVX512, expSumAVX512, asm.ScaleAVX512)
+		softmaxPasses(x, asm.MaxNoNaNAVX512, expSumAVX512, scaleAVX512)
 	})
-	avgPool1D.Add("avx2", func(dst, src []float32, kernel int) {
-		poolWith(dst, src, kernel, avgPoolRange, func(d, s []float32) {
-			asm.AvgPool1DValidAVX2(d, s, kernel, 1/float32(kernel))
-		})
-	})
-	avgPool1D.Add("avx512", func(dst, src []float32, kernel int) {
-		poolWith(dst, src, kernel, avgPoolRange, func(d, s []float32) {
-			done := poolFixedAVX512(true, d, s, kernel)
-			asm.AvgPool1DValidAVX512(d[done:], s[done:], kernel, 1/float32(kernel))
-		})
-	})
-	maxPool1D.Add("avx2", maxPoolScreened(asm.MaxAVX2, asm.MaxPool1DValidAVX2))
-	maxPool1D.Add("avx512", maxPoolScreened(asm.MaxAVX512, func(d, s []float32, kernel int) {
-		done := poolFixedAVX512(false, d, s, kernel)
-		asm.MaxPool1DValidAVX512(d[done:], s[done:], kernel)
-	}))
+	avgPool1D.Add("avx2", avgPoolFixed(false, asm.AvgPool1DValidAVX2))
+	avgPool1D.Add("avx512", avgPoolFixed(true, asm.AvgPool1DValidAVX512))
+	maxPool1D.Add("avx2", maxPoolFixed(false, asm.MaxAVX2, asm.MaxPool1DValidAVX2))
+	maxPool1D.Add("avx512", maxPoolFixed(true, asm.MaxAVX512, asm.MaxPool1DValidAVX512))
 }
 
-func expSumAVX2(x []float32, m float32) float64   { return expSumWhole(false, x, m) }
-func expSumAVX512(x []float32, m float32) float64 { return expSumWhole(true, x, m) }
+func expSumAVX2(x []float32, m float32) float64   { return expSumAligned(false, x, m) }
+func expSumAVX512(x []float32, m float32) float64 { return expSumAligned(true, x, m) }
 
-// expSumWhole runs asm.ExpSum{AVX2,AVX512}, which take whole vectors, on x: the last
-// len(x) mod lanes elements go through a vector padded with −Inf, whose exponentials
-// are below 2⁻¹²⁶ and vanish in the sum. The asm is called directly, not through a
-// function value, so the padded vector stays on the stack.
-func expSumWhole(avx512 bool, x []float32, m float32) float64 {
+// The two passes that store (ExpSum and Scale) run their vector bodies from x's first
+// element on a vector boundary: an unaligned store of a whole vector splits across two
+// cache lines on AVX-512 (and on AVX2 across 32-byte halves), and a row that starts
+// between vectors (every row of a [W][L] block but the first, unless L is a multiple
+// of 16) ran about 12% slower at n = 32768. The elements before the boundary take the
+// path of the last partial vector.
+
+// alignedHead returns how many leading elements of x precede its first vector-aligned
+// one (at most len(x)).
+func alignedHead(x []float32, lanes int) int {
+	return min(len(x), int(-uintptr(unsafe.Pointer(unsafe.SliceData(x)))%uintptr(4*lanes)/4))
+}
+
+// expSumAligned runs asm.ExpSum{AVX2,AVX512}, which take whole vectors, on x: the
+// elements before the first vector boundary and the last len mod lanes ones each go
+// through a vector padded with −Inf, whose exponentials are below 2⁻¹²⁶ and vanish in
+// the sum.
+func expSumAligned(avx512 bool, x []float32, m float32) float64 {
 	lanes := 8
 	if avx512 {
 		lanes = 16
 	}
-	n := len(x) &^ (lanes - 1)
-	s := expSumVectors(avx512, x[:n], m)
-	if n < len(x) {
-		var pad [16]float32
-		for i := range pad {
-			pad[i] = float32(math.Inf(-1))
-		}
-		copy(pad[:], x[n:])
-		s += expSumVectors(avx512, pad[:lanes], m)
-		copy(x[n:], pad[:])
+	head := alignedHead(x, lanes)
+	body := x[head:]
+	n := len(body) &^ (lanes - 1)
+	s := expSumVectors(avx512, body[:n], m)
+	s += expSumPadded(avx512, x[:head], m, lanes)
+	s += expSumPadded(avx512, body[n:], m, lanes)
+	return s
+}
+
+// expSumPadded is expSumVectors on the fewer than lanes elements of x, padded to a
+// vector. The asm is called directly, not through a function value, so the padded
+// vector stays on the stack.
+func expSumPadded(avx512 bool, x []float32, m float32, lanes int) float64 {
+	if len(x) == 0 {
+		return 0
 	}
+	var pad [16]float32
+	for i := range pad {
+		pad[i] = float32(math.Inf(-1))
+	}
+	copy(pad[:], x)
+	s := expSumVectors(avx512, pad[:lanes], m)
+	copy(x, pad[:])
 	return s
 }
 
@@ -73,33 +87,127 @@ func expSumVectors(avx512 bool, x []float32, m float32) float64 {
 	return asm.ExpSumAVX2(x, m)
 }
 
-// poolFixedAVX512 runs the valid pooling of a kernel size with a body of its own
-// (asm.{Avg,Max}Pool1DValid{3,5,7}AVX512) on the whole 64-output blocks of d that leave
-// the vector it reads past its last window inside s, and returns how many outputs it
-// set: the caller's general kernel does the rest.
-func poolFixedAVX512(avg bool, d, s []float32, kernel int) int {
-	if len(d) < 80 {
-		return 0
+func scaleAVX2(x []float32, s float32)   { scaleAligned(x, s, 8, asm.ScaleAVX2) }
+func scaleAVX512(x []float32, s float32) { scaleAligned(x, s, 16, asm.ScaleAVX512) }
+
+// scaleAligned multiplies the elements of x before its first vector boundary by s (one
+// IEEE multiply each, as the asm's), and the rest with scale.
+func scaleAligned(x []float32, s float32, lanes int, scale func([]float32, float32)) {
+	head := alignedHead(x, lanes)
+	for i := range x[:head] {
+		x[i] *= s
 	}
-	done := (len(d) - 16) &^ 63
-	dd, scale := d[:done], 1/float32(kernel)
+	scale(x[head:], s)
+}
+
+// poolFixedSpan returns the outputs [lo, hi) of the valid pooling d of s that a
+// fixed-size body (asm.{Avg,Max}Pool1DValid{3,5,7}{AVX2,AVX512}) takes: whole blocks
+// of block outputs from the first one whose source vector is 64-byte aligned (so that
+// the bodies' aligned loads stay within a cache line), leaving the margin elements they
+// read past the last window inside s. lo == hi where kernel has no body or d is too
+// short.
+func poolFixedSpan(d, s []float32, kernel, block, margin int) (lo, hi int) {
+	if kernel != 3 && kernel != 5 && kernel != 7 {
+		return 0, 0
+	}
+	lo = int(-(uintptr(unsafe.Pointer(unsafe.SliceData(s))) / 4) & 15)
+	blocks := (len(s) - margin - lo - (kernel - 1)) / block
+	if lo > len(d) || blocks <= 0 {
+		return 0, 0
+	}
+	return lo, lo + blocks*block
+}
+
+// fixedShape returns the block size and read margin of the fixed-size bodies.
+func fixedShape(avx512 bool) (block, margin int) {
+	if avx512 {
+		return asm.PoolFixedBlockAVX512, asm.PoolFixedMarginAVX512
+	}
+	return asm.PoolFixedBlockAVX2, asm.PoolFixedMarginAVX2
+}
+
+func fixedAvg(avx512 bool, d, s []float32, kernel int, scale float32) {
 	switch {
-	case avg && kernel == 3:
-		asm.AvgPool1DValid3AVX512(dd, s, scale)
-	case avg && kernel == 5:
-		asm.AvgPool1DValid5AVX512(dd, s, scale)
-	case avg && kernel == 7:
-		asm.AvgPool1DValid7AVX512(dd, s, scale)
+	case avx512 && kernel == 3:
+		asm.AvgPool1DValid3AVX512(d, s, scale)
+	case avx512 && kernel == 5:
+		asm.AvgPool1DValid5AVX512(d, s, scale)
+	case avx512:
+		asm.AvgPool1DValid7AVX512(d, s, scale)
 	case kernel == 3:
-		asm.MaxPool1DValid3AVX512(dd, s)
+		asm.AvgPool1DValid3AVX2(d, s, scale)
 	case kernel == 5:
-		asm.MaxPool1DValid5AVX512(dd, s)
-	case kernel == 7:
-		asm.MaxPool1DValid7AVX512(dd, s)
+		asm.AvgPool1DValid5AVX2(d, s, scale)
 	default:
-		return 0
+		asm.AvgPool1DValid7AVX2(d, s, scale)
 	}
-	return done
+}
+
+// avgPoolFixed average-pools the interior with a fixed-size body where kernel has one
+// (poolFixedSpan) and with the general body valid around it.
+func avgPoolFixed(avx512 bool, valid func(dst, src []float32, kernel int, scale float32)) func(dst, src []float32, kernel int) {
+	block, margin := fixedShape(avx512)
+	return func(dst, src []float32, kernel int) {
+		poolWith(dst, src, kernel, avgPoolRange, func(d, s []float32) {
+			scale := 1 / float32(kernel)
+			lo, hi := poolFixedSpan(d, s, kernel, block, margin)
+			if hi > lo {
+				fixedAvg(avx512, d[lo:hi], s[lo:], kernel, scale)
+			}
+			valid(d[:lo], s, kernel, scale)
+			valid(d[hi:], s[hi:], kernel, scale)
+		})
+	}
+}
+
+func fixedMax(avx512 bool, d, s []float32, kernel int) (nan bool) {
+	switch {
+	case avx512 && kernel == 3:
+		return asm.MaxPool1DValid3AVX512(d, s)
+	case avx512 && kernel == 5:
+		return asm.MaxPool1DValid5AVX512(d, s)
+	case avx512:
+		return asm.MaxPool1DValid7AVX512(d, s)
+	case kernel == 3:
+		return asm.MaxPool1DValid3AVX2(d, s)
+	case kernel == 5:
+		return asm.MaxPool1DValid5AVX2(d, s)
+	default:
+		return asm.MaxPool1DValid7AVX2(d, s)
+	}
+}
+
+// maxPoolFixed max-pools with a fixed-size body where kernel has one and the row is
+// long enough, else as maxPoolScreened does. VMAXPS drops NaNs: the fixed bodies screen
+// their own source and report NaNs, the few source elements around them are screened
+// with asmMax, and a row with a NaN is pooled again by the generic code, which
+// propagates it.
+func maxPoolFixed(avx512 bool, asmMax func([]float32) (float32, bool), valid func(dst, src []float32, kernel int)) func(dst, src []float32, kernel int) {
+	screened := maxPoolScreened(asmMax, valid)
+	block, margin := fixedShape(avx512)
+	return func(dst, src []float32, kernel int) {
+		p := kernel / 2
+		if len(src) < kernel {
+			screened(dst, src, kernel)
+			return
+		}
+		d := dst[p : len(dst)-p]
+		lo, hi := poolFixedSpan(d, src, kernel, block, margin)
+		if lo == hi {
+			screened(dst, src, kernel)
+			return
+		}
+		_, nanLo := asmMax(src[:lo+kernel-1])
+		_, nanHi := asmMax(src[hi:])
+		if nanLo || nanHi || fixedMax(avx512, d[lo:hi], src[lo:], kernel) {
+			maxPool1DGeneric(dst, src, kernel)
+			return
+		}
+		valid(d[:lo], src, kernel)
+		valid(d[hi:], src[hi:], kernel)
+		maxPoolRange(dst, src, kernel, 0, p)
+		maxPoolRange(dst, src, kernel, len(dst)-p, len(dst))
+	}
 }
 
 // maxNaN turns an asm maximum that reports NaNs on the side (VMAXPS drops them) into

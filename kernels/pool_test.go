@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"unsafe"
 
 	"github.com/kvsimd/kvsimd/internal/dispatch"
 	"github.com/kvsimd/kvsimd/internal/oracle"
@@ -242,4 +243,61 @@ func TestPoolOracle(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPoolFixedBodies covers the fixed-size bodies for kernel 3, 5 and 7, which start
+// at the first 64-byte aligned source vector and take whole blocks of outputs (128 on
+// AVX-512, reading three vectors past their last window; 64 on AVX2): every source
+// alignment, lengths around the block boundaries, and a NaN (or ±Inf) at every
+// position of a row, where VMAXPS would drop it unless the body's screen catches it.
+// Other kernels (9) run the general body. Short mode (emulators) puts the special
+// value at every third position, and uses three source alignments (0, 7, 15).
+func TestPoolFixedBodies(t *testing.T) {
+	alignments, step := 16, 1
+	if testing.Short() {
+		alignments, step = 3, 3
+	}
+	r := rand.New(rand.NewPCG(15, 16))
+	buf := alignedFloats(2048 + 16)
+	for i := range buf {
+		buf[i] = float32(r.NormFloat64())
+	}
+	var lengths []int
+	for b := 1; b <= 3; b++ {
+		for d := -3; d <= 3; d++ {
+			lengths = append(lengths, b*128+48+16+d)
+		}
+	}
+	lengths = append(lengths, 66, 70, 71, 72, 80, 100, 135, 136, 177, 190, 191, 250, 400, 640, 1000, 2048)
+	for _, v := range dispatch.Tested() {
+		for _, k := range []int{3, 5, 7, 9} {
+			for _, n := range lengths {
+				for a := range alignments {
+					a = a * 15 / max(alignments-1, 1)
+					checkPoolVariant(t, v, buf[a:a+n], k, 1+a%3)
+				}
+			}
+			for a := range alignments {
+				a = a * 15 / max(alignments-1, 1)
+				src := alignedFloats(a + 300)[a:]
+				copy(src, buf)
+				for p := a % step; p < len(src); p += step {
+					for _, s := range []float32{nan, inf, negInf} {
+						keep := src[p]
+						src[p] = s
+						checkPoolVariant(t, v, src, k, 1)
+						src[p] = keep
+					}
+				}
+			}
+		}
+	}
+}
+
+// alignedFloats returns n floats starting on a 64-byte boundary, so that s[a:] starts a
+// floats past one.
+func alignedFloats(n int) []float32 {
+	s := make([]float32, n+16)
+	skip := int(-(uintptr(unsafe.Pointer(&s[0])) / 4) & 15)
+	return s[skip : skip+n : skip+n]
 }

@@ -23,14 +23,17 @@ var softmax = dispatch.New(softmaxGeneric)
 // then a polynomial) and a float64 sum; the generic variant uses math.Exp. The
 // variants therefore differ from each other in the last bits, within the bound.
 //
-// The bound, for the avx2 and avx512 variants (u = 2⁻²⁴): each exponential is within
-// 1.2u of 2²⁴·e^(x−m) (a table of 2^(j/L) as two floats, L = 8 or 16, and a polynomial
-// on |r| ≤ ln2/2L, derived in gen/amd64/softmax); the sum adds four of them in float32
+// The bound, for the SIMD variants (u = 2⁻²⁴): each exponential is within 1.3u of
+// 2²⁴·e^(x−m) (a table of 2^(j/L) as two floats, L = 8 or 16, and a polynomial on
+// |r| ≤ ln2/2L, derived in gen/amd64/softmax); the sum adds four of them in float32
 // (each term rounded at most twice: 2u) before the float64 sum (n·2⁻⁵³); 1/sum and the
 // final multiply round once each. An output carries its own exponential's error and,
-// through the sum, at most the largest other one: 2·1.2u + 2u + 2u = 6.4u < 8u = 2⁻²¹,
-// to first order, at every n (tested up to 2²⁰). The neon variant adds pairs in float32
-// before the float64 sum.
+// through the sum, at most the largest other one: 2·1.3u + 2u + 2u = 6.6u < 8u = 2⁻²¹,
+// to first order, at every n (tested up to 2²⁰). The neon variant computes the avx512
+// exponential (L = 16) and sum of four, with 2^k built by an integer add to the exponent
+// field (gen/arm64/softmax): that is exact only for normal results, so it gives exactly
+// 0 for x − m < −103, whose output is below e⁻¹⁰³ < 2⁻¹⁴⁸·⁵, inside the 2⁻¹⁴⁷ allowed for
+// subnormal outputs. Outputs of x − m ≤ −104 are exactly 0 on every variant.
 //
 // Special inputs:
 //   - an empty x is left alone;

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/kvsimd/kvsimd/internal/dispatch"
 	"github.com/kvsimd/kvsimd/internal/oracle"
@@ -14,21 +15,24 @@ import (
 // slice changes it.
 const guard = float32(-12345.678)
 
-// guarded returns a slice of n elements at offset off inside a larger buffer whose
-// other elements are guard, and a function that fails the test if one changed.
+// guarded returns a copy of src that starts off elements past a 64-byte boundary
+// (so that a kernel's alignment handling sees the same addresses on every run) inside
+// a larger buffer whose other elements are guard, and a function that fails the test
+// if one changed.
 func guarded(t *testing.T, src []float32, off int) ([]float32, func()) {
 	t.Helper()
-	buf := make([]float32, off+len(src)+4)
+	buf := make([]float32, 16+off+len(src)+4)
 	for i := range buf {
 		buf[i] = guard
 	}
-	x := buf[off : off+len(src) : off+len(src)]
+	start := off + int(-uintptr(unsafe.Pointer(unsafe.SliceData(buf)))%64/4)
+	x := buf[start : start+len(src) : start+len(src)]
 	copy(x, src)
 	return x, func() {
 		t.Helper()
 		for i, v := range buf {
-			if (i < off || i >= off+len(src)) && v != guard {
-				t.Fatalf("guard at %d of a %d-element slice at offset %d overwritten: %v", i-off, len(src), off, v)
+			if (i < start || i >= start+len(src)) && v != guard {
+				t.Fatalf("guard at %d of a %d-element slice at offset %d overwritten: %v", i-start, len(src), off, v)
 			}
 		}
 	}
@@ -63,14 +67,14 @@ func checkSoftmax(t *testing.T, v string, x []float32, off int) {
 			if g != 0 {
 				t.Fatalf("%s n=%d: y[%d] = %v for x = −Inf, want exactly 0", v, len(x), i, g)
 			}
-		case math.Abs(g-w) > softmaxBound(w):
+		case !(math.Abs(g-w) <= softmaxBound(w)): // a NaN y fails too
 			t.Fatalf("%s n=%d: y[%d] = %v, float64 gives %v: error %.3g > bound %.3g (x[%d] = %v)",
 				v, len(x), i, g, w, math.Abs(g-w), softmaxBound(w), i, x[i])
-		case math.Abs(g-float64(gen[i])) > 2*softmaxBound(w):
+		case !(math.Abs(g-float64(gen[i])) <= 2*softmaxBound(w)):
 			t.Fatalf("%s n=%d: y[%d] = %v, generic gives %v", v, len(x), i, g, gen[i])
 		}
 	}
-	if finite && len(x) > 0 && math.Abs(sum-1) > 1e-6 {
+	if finite && len(x) > 0 && !(math.Abs(sum-1) <= 1e-6) {
 		t.Fatalf("%s n=%d: outputs sum to 1%+.3g", v, len(x), sum-1)
 	}
 }
@@ -112,6 +116,25 @@ func TestSoftmaxLengths(t *testing.T) {
 					x[r.IntN(n)] = 0 // the max: others sit at the underflow threshold
 				}
 				checkSoftmax(t, v, x, 1+n%3)
+			}
+		}
+	}
+}
+
+// TestSoftmaxAlignments starts rows at every float of a cache line: the avx2 and
+// avx512 variants take the elements before the first vector boundary apart.
+func TestSoftmaxAlignments(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, v := range dispatch.Tested() {
+		for off := range 17 {
+			for _, n := range []int{1, 3, 15, 16, 17, 31, 32, 33, 64 + 5, 200} {
+				for _, row := range softmaxRows {
+					x := make([]float32, n)
+					for i := range x {
+						x[i] = row.gen(r, i)
+					}
+					checkSoftmax(t, v, x, off)
+				}
 			}
 		}
 	}
@@ -178,6 +201,29 @@ func TestSoftmaxSpecial(t *testing.T) {
 	}
 }
 
+// TestSoftmaxNaNAnywhere puts one NaN (quiet or signalling, either sign) at every
+// position of rows that take each path of the exponential (normal rows the fast one,
+// masked and wide rows the general one), at several alignments: every output must be
+// NaN, however the variant's maximum treats the NaN.
+func TestSoftmaxNaNAnywhere(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	nans := []uint32{0x7fc00000, 0xffc00000, 0x7f800001, 0xff812345, 0x7fffffff}
+	for _, v := range dispatch.Tested() {
+		for _, row := range []int{0, 2, 3} { // normal, wide, masked
+			for _, n := range []int{1, 2, 15, 16, 17, 40, 70} {
+				for pos := range n {
+					x := make([]float32, n)
+					for i := range x {
+						x[i] = softmaxRows[row].gen(r, i)
+					}
+					x[pos] = math.Float32frombits(nans[(pos+n)%len(nans)])
+					checkSoftmax(t, v, x, (pos+row)%17)
+				}
+			}
+		}
+	}
+}
+
 // TestSoftmaxOracle recomputes the oracle's causal attention rows: scores from its
 // queries and keys (in float64, rounded), masked columns set to −Inf, then Softmax. The
 // oracle is PyTorch in float32; its scores differ from ours in the last bit, which
@@ -231,10 +277,12 @@ func TestSoftmaxAllocs(t *testing.T) {
 	}
 }
 
-// TestSoftmaxPaths aims at the amd64 exponential's two paths: groups of vectors (four
+// TestSoftmaxPaths aims at the SIMD exponentials' two paths: groups of vectors (four
 // on AVX2, pairs on AVX-512) whose elements all lie in [−m, m] with 0 ≤ m ≤ 2¹² take
 // Fast2Sum; one element below −m, a −Inf, or a max outside [0, 2¹²] sends the group (or
-// the whole row) to the general path.
+// the whole row) to the general path. On neon a group is four vectors, sixteen
+// elements, whose elements must lie in [max(−m, m − 103), m]; TestSoftmaxCutOff aims
+// at its bounds.
 // Lengths cover whole iterations of four vectors, single vectors and the padded tail.
 func TestSoftmaxPaths(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
@@ -275,7 +323,7 @@ func TestSoftmaxPaths(t *testing.T) {
 }
 
 // TestSoftmaxMillion holds the bound at n = 2²⁰, where a float32 running sum would be
-// far outside it (2¹⁴ terms per lane); the amd64 variants sum in float32 only four
+// far outside it (2¹⁴ terms per lane); the SIMD variants sum in float32 only four
 // vectors at a time.
 func TestSoftmaxMillion(t *testing.T) {
 	if testing.Short() {
@@ -289,6 +337,89 @@ func TestSoftmaxMillion(t *testing.T) {
 				x[i] = row.gen(r, i)
 			}
 			checkSoftmax(t, v, x, 1)
+		}
+	}
+}
+
+// TestSoftmaxCutOff aims at the neon exponential's construction of 2^k in the exponent
+// field, which is exact only while 2²⁴·e^(x−m) is normal: its general path sets x − m
+// below −103 to exactly 0, and its fast path takes a group of sixteen only if every
+// element is at least lim = max(−m, m − 103) (lim = m for m ≥ 2²⁴). Rows put elements
+// at, just above and just below those cut-offs, for maxima where x − m is exact and
+// where it rounds, in whole groups (fast path) and with one element below the group's
+// lim (general path). Every variant must meet the bound and give exactly 0 where
+// x − m ≤ −104 (the output is below 2⁻¹⁵⁰·⁰⁴ and rounds to 0).
+func TestSoftmaxCutOff(t *testing.T) {
+	down := func(v float32) float32 { return math.Nextafter32(v, float32(math.Inf(-1))) }
+	up := func(v float32) float32 { return math.Nextafter32(v, float32(math.Inf(1))) }
+	check := func(t *testing.T, v string, x []float32) {
+		t.Helper()
+		checkSoftmax(t, v, x, len(x)%3)
+		y := append([]float32(nil), x...)
+		softmax.For(v)(y)
+		m := float64(Max(x))
+		for i, xi := range x {
+			if float64(xi)-m <= -104 && y[i] != 0 {
+				t.Fatalf("%s: x[%d] = %v is %v below the max %v: y = %v, want exactly 0", v, i, xi, m-float64(xi), m, y[i])
+			}
+		}
+	}
+	maxima := []float32{0, 1e-30, 1, 7.25, 51.5, 52, 80, 102.9, 103, 104, 1000.3, 0x1p12, 0x1p12 + 0.5,
+		0x1p23 + 1, 0x1p24 - 1, 0x1p24, 0x1p30, 3e38, -1, -50, -0x1p20}
+	for _, v := range dispatch.Tested() {
+		for _, m := range maxima {
+			// Offsets from the max around the cut-offs, −103 (neon) and −104 (0 on every
+			// variant), and the fast path's −m; x = m − off rounds when m is large.
+			var near []float32
+			// Unmasked, the exponent field would wrap from about −104.66 down.
+			for _, d := range []float32{-103, -103.3, -103.97, -104, -104.03, -104.66, -104.7} {
+				near = append(near, m+d, down(m+d), up(m+d))
+			}
+			near = append(near, -m, down(-m), up(-m), down(m), m-128, m-200, m-1e4)
+			var xs []float32
+			for _, x := range near {
+				if x <= m && !math.IsInf(float64(x), 0) {
+					xs = append(xs, x)
+				}
+			}
+			// fast: each element alone in a group of sixteen copies of the max
+			// (on the fast path where x ≥ lim); mixed: all of them in one row.
+			for _, x := range xs {
+				row := make([]float32, 32)
+				for i := range row {
+					row[i] = m
+				}
+				row[5], row[16+11] = x, x
+				t.Run(fmt.Sprintf("%s/max=%g/x=%g", v, m, x), func(t *testing.T) { check(t, v, row) })
+			}
+			row := append([]float32{m}, xs...)
+			row = append(row, float32(math.Inf(-1)), -math.MaxFloat32)
+			t.Run(fmt.Sprintf("%s/max=%g/mixed", v, m), func(t *testing.T) { check(t, v, row) })
+		}
+	}
+	// A fixed-seed sweep of random maxima, elements drawn around the cut-offs.
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, v := range dispatch.Tested() {
+		for range 200 {
+			m := float32(math.Ldexp(r.Float64()+0.5, r.IntN(40)-10))
+			if r.IntN(4) == 0 {
+				m = -m
+			}
+			x := make([]float32, 1+r.IntN(70))
+			for i := range x {
+				switch r.IntN(4) {
+				case 0:
+					x[i] = m
+				case 1:
+					x[i] = m - float32(102+3*r.Float64())
+				case 2:
+					x[i] = m - float32(r.Float64()*2*math.Abs(float64(m)))
+				default:
+					x[i] = down(m - 103)
+				}
+			}
+			x[r.IntN(len(x))] = m
+			t.Run(fmt.Sprintf("%s/sweep/max=%g/n=%d", v, m, len(x)), func(t *testing.T) { check(t, v, x) })
 		}
 	}
 }

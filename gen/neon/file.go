@@ -41,6 +41,16 @@ func (f *File) W(insts ...Inst) {
 	}
 }
 
+// Data writes a read-only, pointer-free table of 32-bit words named name<>, local to the
+// file, for "MOVD $name<>(SB), Rn" and VLD1.
+func (f *File) Data(name string, words []uint32) {
+	fmt.Fprintln(&f.asm)
+	for i, w := range words {
+		fmt.Fprintf(&f.asm, "DATA %s<>+%d(SB)/4, $0x%08x\n", name, 4*i, w)
+	}
+	fmt.Fprintf(&f.asm, "GLOBL %s<>(SB), RODATA|NOPTR, $%d\n", name, 4*len(words))
+}
+
 // Label writes a branch target.
 func (f *File) Label(name string) { fmt.Fprintf(&f.asm, "\n%s:\n", name) }
 

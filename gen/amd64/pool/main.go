@@ -1,11 +1,18 @@
 // Command pool generates asm/pool_amd64.s: the interior ("valid") part of 1-D average
-// and max pooling with stride 1, for AVX2 and AVX-512 from one body. The padded edges
-// and NaN screening are the Go callers' (package kernels).
+// and max pooling with stride 1, for AVX2 and AVX-512 from one body: a general one for
+// any kernel (a runtime loop over the window) and fixed-size ones for kernel 3, 5 and
+// 7 that load each source vector once, form the shifted windows in registers, and
+// (max) screen their own source for NaNs. It also writes asm/pool_fixed_amd64.go, the
+// fixed-size bodies' block sizes and read margins. The padded edges, and the NaN
+// screening for the general max body, are the Go callers' (package kernels).
 package main
 
 import (
+	"flag"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 
 	. "github.com/kvsimd/kvsimd/gen/x86"
 	. "github.com/mmcloughlin/avo/build"
@@ -25,11 +32,14 @@ func main() {
 		pool(isa, "MaxPool1DValid", "func(dst []float32, src []float32, kernel int)",
 			"dst[i] = max(src[i], …, src[i+kernel−1]) for i < len(dst), NaNs ignored as VMAXPS does.")
 	}
-	for _, k := range fixedKernels {
-		poolFixed(k, true)
-		poolFixed(k, false)
+	for _, isa := range Both {
+		for _, k := range fixedKernels {
+			poolFixedAvg(isa, k)
+			poolFixedMax(isa, k)
+		}
 	}
 	Generate()
+	constants()
 }
 
 var labels int
@@ -120,84 +130,393 @@ func pool(isa ISA, base, signature, what string) {
 	RET()
 }
 
-// fixedKernels are the window sizes with AVX-512 bodies of their own (SnapKV's pooling
-// kernels are 5 and 7).
+// fixedKernels are the window sizes with bodies of their own (SnapKV's pooling kernels
+// are 5 and 7).
 var fixedKernels = []int{3, 5, 7}
 
-// poolFixed writes {Avg,Max}Pool1DValid{k}AVX512: the valid part for one window size,
-// loading each source vector once. The window at shift s of the output vector at i is
-// VALIGND(s) of the vectors at i and i+16, and the next output vector's first vector is
-// this one's second, so a vector of outputs costs one load, k−1 shuffles and k−1 adds
-// (maxes) where the general kernel takes k loads. The adds alternate between VADDPS and
-// VFMADD231PS by 1.0 (the same rounding) to spread them over the add and FMA pipes.
-// Sums run in the general kernel's order, so the bits are the same.
-func poolFixed(k int, avg bool) {
-	isa := AVX512
-	base := "MaxPool1DValid"
-	signature := "func(dst []float32, src []float32)"
-	if avg {
-		base = "AvgPool1DValid"
-		signature = "func(dst []float32, src []float32, scale float32)"
+// fixedUnroll is the number of output vectors per iteration of the fixed-size bodies:
+// eight on AVX-512; four on AVX2, whose 16 registers hold no more chains with the
+// vectors they carry.
+func fixedUnroll(isa ISA) int {
+	if isa.Lanes == 16 {
+		return 8
 	}
-	name := fmt.Sprintf("%s%d%s", base, k, isa.Suffix)
-	TEXT(name, NOSPLIT, signature)
-	Pragma("noescape")
-	Doc(fmt.Sprintf("%s is %s%s for kernel = %d. len(dst) must be a multiple of %d and", name, base, isa.Suffix, k, unroll*isa.Lanes),
-		fmt.Sprintf("len(src) at least len(dst)+%d (it reads a whole vector past the last window).", isa.Lanes))
-	dst := Mem{Base: Load(Param("dst").Base(), GP64())}
-	src := Mem{Base: Load(Param("src").Base(), GP64())}
-	n := Load(Param("dst").Len(), GP64())
-	var s, one reg.VecVirtual
-	if avg {
-		s, one = ZMM(), ZMM()
-		VBROADCASTSS(ParamAddr("scale"), s)
-		VBROADCASTSS(splatOne(), one)
+	return 4
+}
+
+// fixedMargin is how many vectors past the last window the fixed-size bodies may read.
+const fixedMargin = 3
+
+// avgLoaded lists, per window size, the window shifts that the average bodies take
+// from unaligned loads; the others are formed in registers from two aligned vectors
+// (VALIGND; on AVX2 VPERM2F128 once per pair, then VPALIGNR). A zmm load that crosses a
+// cache line costs about a load cycle (the load ports do two aligned ones a cycle), a
+// shuffle one slot of the four FP pipes the adds and the scaling already fill, so the
+// mix balances the two. On AVX2 a shift by half a vector is the VPERM2F128 itself and
+// the unaligned ymm loads cost less, so more windows are loads. Measured on Zen 5 in
+// L1 (ns per 16 outputs): AVX-512 k=5 0.64 with {3} against 0.66–0.72 with {2}, {2,4}
+// or {1,3}, k=7 0.90 with {2,5} against 0.98–1.0 with {3}, {2,4,6} or {1,2,3}; AVX2
+// k=5 1.11 with {1,3} against 1.55 with none, k=7 1.59 with {1,2,3} against 1.77 with
+// {1,3} and 2.2 with none.
+var avgLoaded = map[string]map[int][]int{
+	"AVX512": {3: {2}, 5: {3}, 7: {2, 5}},
+	"AVX2":   {3: {1}, 5: {1, 3}, 7: {1, 2, 3}},
+}
+
+// A stream hands out, for one iteration of a fixed-size body, the aligned source
+// vectors x[pos] (pos counting vectors from the iteration's start) and their shifts.
+// Vectors below carried come from the previous iteration, the others are loaded once.
+type stream struct {
+	isa     ISA
+	src     Mem
+	x       map[int]reg.VecVirtual
+	mid     map[int]reg.VecVirtual // AVX2: the middle of x[pos], x[pos+1]
+	carried int
+	fresh   []int // positions loaded in this iteration, in order
+}
+
+func newStream(isa ISA, src Mem, carried int) *stream {
+	return &stream{isa: isa, src: src, x: map[int]reg.VecVirtual{}, mid: map[int]reg.VecVirtual{}, carried: carried}
+}
+
+func (s *stream) at(pos int) reg.VecVirtual {
+	if v, ok := s.x[pos]; ok {
+		return v
 	}
-	a0 := ZMM()
-	VMOVUPS(src, a0)
-	a := a0
+	if pos < s.carried {
+		panic(fmt.Sprintf("pool: vector %d should have been carried", pos))
+	}
+	v := s.isa.Vec()
+	VMOVUPS(s.src.Offset(s.isa.Bytes()*pos), v)
+	s.x[pos] = v
+	s.fresh = append(s.fresh, pos)
+	return v
+}
+
+// shifted returns src[lanes·pos+sh : lanes·(pos+1)+sh] as an operand: a memory operand
+// when load is set, else formed from x[pos] and x[pos+1].
+func (s *stream) shifted(pos, sh int, load bool) Op {
+	if sh == 0 {
+		return s.at(pos)
+	}
+	if load {
+		return s.src.Offset(s.isa.Bytes()*pos + 4*sh)
+	}
+	return shiftPair(s.isa, s.at(pos), s.at(pos+1), sh, s.mid, pos)
+}
+
+// shiftPair returns lanes sh … sh+Lanes−1 of a followed by b (0 < sh < Lanes). AVX2
+// shifts only within 128-bit lanes: mid[key] caches [a's upper half, b's lower half].
+func shiftPair(isa ISA, a, b reg.VecVirtual, sh int, mid map[int]reg.VecVirtual, key int) reg.VecVirtual {
+	if isa.Lanes == 16 {
+		w := ZMM()
+		VALIGND(U8(sh), a, b, w)
+		return w
+	}
+	t, ok := mid[key]
+	if !ok {
+		t = YMM()
+		VPERM2F128(U8(0x21), b, a, t)
+		mid[key] = t
+	}
+	w := YMM()
+	switch {
+	case sh == 4:
+		return t
+	case sh < 4:
+		VPALIGNR(U8(4*sh), a, t, w)
+	default:
+		VPALIGNR(U8(4*(sh-4)), t, b, w)
+	}
+	return w
+}
+
+// fixedLoop emits the loop of a fixed-size body: n counts outputs (a multiple of
+// fixedUnroll vectors) and body emits one iteration.
+func fixedLoop(isa ISA, name string, n reg.GPVirtual, src, dst Mem, body func()) {
 	id := labels
 	labels++
 	top, done := fmt.Sprintf("fixed_%s_%d", name, id), fmt.Sprintf("fixeddone_%s_%d", name, id)
+	u := fixedUnroll(isa)
 	Label(top)
 	TESTQ(n, n)
 	JZ(LabelRef(done))
-	for u := 0; u < unroll; u++ {
-		b := ZMM()
-		VMOVUPS(src.Offset((u+1)*isa.Bytes()), b)
-		acc := ZMM()
-		VMOVAPS(a, acc)
-		for sh := 1; sh < k; sh++ {
-			w := ZMM()
-			if sh%2 == 0 { // half the windows from (unaligned) loads, half from shuffles
-				VMOVUPS(src.Offset(u*isa.Bytes()+4*sh), w)
-			} else {
-				VALIGND(U8(sh), a, b, w)
-			}
-			switch {
-			case !avg:
-				VMAXPS(w, acc, acc)
-			case sh%2 == 0:
-				VFMADD231PS(one, w, acc)
-			default:
-				VADDPS(w, acc, acc)
-			}
-		}
-		if avg {
-			VMULPS(s, acc, acc)
-		}
-		VMOVUPS(acc, dst.Offset(u*isa.Bytes()))
-		a = b
-	}
-	VMOVAPS(a, a0) // the next iteration's first vector
-	a = a0
-	ADDQ(U32(unroll*isa.Bytes()), src.Base)
-	ADDQ(U32(unroll*isa.Bytes()), dst.Base)
-	SUBQ(U32(unroll*isa.Lanes), n)
+	body()
+	ADDQ(U32(u*isa.Bytes()), src.Base)
+	ADDQ(U32(u*isa.Bytes()), dst.Base)
+	SUBQ(U32(u*isa.Lanes), n)
 	JMP(LabelRef(top))
 	Label(done)
+}
+
+// fixedHeader starts a fixed-size body: its TEXT, doc and the dst, src and len(dst)
+// every one loads.
+func fixedHeader(isa ISA, base string, k int, signature, extra string) (dst, src Mem, n reg.GPVirtual) {
+	name := fmt.Sprintf("%s%d%s", base, k, isa.Suffix)
+	TEXT(name, NOSPLIT, signature)
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s is %s%s for kernel = %d%s. len(dst) must be a multiple of %d and", name, base, isa.Suffix, k, extra, fixedUnroll(isa)*isa.Lanes),
+		fmt.Sprintf("len(src) at least len(dst)+%d (it reads whole vectors past the last window).", fixedMargin*isa.Lanes))
+	dst = Mem{Base: Load(Param("dst").Base(), GP64())}
+	src = Mem{Base: Load(Param("src").Base(), GP64())}
+	n = Load(Param("dst").Len(), GP64()).(reg.GPVirtual)
+	return dst, src, n
+}
+
+// poolFixedAvg writes AvgPool1DValid{k}{AVX2,AVX512}: each source vector is loaded once
+// (aligned when the caller aligns src) and the shifted windows come from two of them
+// in registers or from unaligned loads (avgLoaded). The k−1 adds of one output vector
+// are a chain, so the body interleaves fixedUnroll chains, window by window; the adds
+// alternate between VADDPS and VFMADD231PS by 1.0 (the same rounding) to spread them
+// over the add and FMA pipes. Sums run in the general kernel's order, so the bits are
+// the same.
+func poolFixedAvg(isa ISA, k int) {
+	name := fmt.Sprintf("AvgPool1DValid%d%s", k, isa.Suffix)
+	dst, src, n := fixedHeader(isa, "AvgPool1DValid", k, "func(dst []float32, src []float32, scale float32)", "")
+	s, one := isa.Vec(), isa.Vec()
+	VBROADCASTSS(ParamAddr("scale"), s)
+	VBROADCASTSS(splatOne(), one)
+	loaded := map[int]bool{}
+	for _, sh := range avgLoaded[isa.Suffix][k] {
+		loaded[sh] = true
+	}
+	carry := isa.Vec()
+	VMOVUPS(src, carry)
+	unroll := fixedUnroll(isa)
+	fixedLoop(isa, name, n, src, dst, func() {
+		st := newStream(isa, src, 1)
+		st.x[0] = carry
+		acc := make([]reg.VecVirtual, unroll)
+		for u := range acc {
+			acc[u] = isa.Vec()
+			VADDPS(st.shifted(u, 1, loaded[1]), st.at(u), acc[u])
+		}
+		for sh := 2; sh < k; sh++ {
+			for u := range acc {
+				w := st.shifted(u, sh, loaded[sh])
+				if (sh+u)%2 == 0 {
+					VFMADD231PS(w, one, acc[u])
+				} else {
+					VADDPS(w, acc[u], acc[u])
+				}
+			}
+		}
+		for u := range acc {
+			VMULPS(s, acc[u], acc[u])
+			VMOVUPS(acc[u], dst.Offset(isa.Bytes()*u))
+		}
+		VMOVAPS(st.at(unroll), carry)
+	})
 	VZEROUPPER()
 	RET()
+}
+
+// A maxStep is one doubling step of the max bodies: level m[i] = max(a[i], b[i+shift])
+// over levels computed before it (level 0 is the source, whose shifts are unaligned
+// loads where load is set). Window sizes up to 8 take at most three maxes per output
+// vector instead of k−1.
+type maxStep struct {
+	a, b, shift int
+	load        bool
+}
+
+// maxSteps are, per window size, the steps whose last level is the window's maximum:
+// widths 1 → 2 → 3 for k = 3, 1 → 2 → 4 → 5 for k = 5, 1 → 2 → 4 → 7 for k = 7.
+var maxSteps = map[int][]maxStep{
+	3: {{0, 0, 1, true}, {1, 0, 2, false}},
+	5: {{0, 0, 1, true}, {1, 1, 2, false}, {2, 0, 4, false}},
+	7: {{0, 0, 1, true}, {1, 1, 2, false}, {2, 2, 3, false}},
+}
+
+// poolFixedMax writes MaxPool1DValid{k}{AVX2,AVX512} from maxSteps: each level is kept
+// one vector ahead of the level that shifts it (formed from its vectors at pos and
+// pos+1), the vectors past the iteration carried over; shifts of the source are
+// unaligned loads where the step says so. VMAXPS drops NaNs, so every aligned source
+// vector goes through one unordered compare (two vectors per VCMPPS) and the function
+// reports whether any was NaN; the caller then pools that row with the generic code.
+func poolFixedMax(isa ISA, k int) {
+	name := fmt.Sprintf("MaxPool1DValid%d%s", k, isa.Suffix)
+	dst, src, n := fixedHeader(isa, "MaxPool1DValid", k, "func(dst []float32, src []float32) (nan bool)",
+		" and reports whether it read a NaN (dst is then not pooled)")
+	unroll := fixedUnroll(isa)
+	steps := maxSteps[k]
+	levels := len(steps) + 1
+	// reach[l] is one past the last vector position of level l an iteration reads.
+	reach := make([]int, levels)
+	reach[levels-1] = unroll
+	for l := levels - 1; l >= 1; l-- {
+		st := steps[l-1]
+		reach[st.a] = max(reach[st.a], reach[l])
+		// A shift reads the vector after pos (the NaN screen wants it loaded too).
+		reach[st.b] = max(reach[st.b], reach[l]+1)
+	}
+	if reach[0]-unroll > fixedMargin {
+		panic(fmt.Sprintf("pool: k=%d reads %d vectors ahead", k, reach[0]-unroll))
+	}
+	// An iteration computes level l at positions reach[l]−unroll … reach[l]−1; those
+	// below come from the previous iteration, in carried[l] where the iteration reads
+	// them (nil where it does not).
+	used := make([]map[int]bool, levels)
+	for l := range used {
+		used[l] = map[int]bool{}
+	}
+	var walk func(l, pos int)
+	walk = func(l, pos int) {
+		if pos < reach[l]-unroll {
+			used[l][pos] = true
+			return
+		}
+		if l == 0 {
+			return
+		}
+		step := steps[l-1]
+		walk(step.a, pos)
+		if step.b == 0 {
+			walk(0, pos)
+			if !step.load {
+				walk(0, pos+1)
+			}
+		} else {
+			walk(step.b, pos)
+			walk(step.b, pos+1)
+		}
+	}
+	for u := 0; u < unroll; u++ {
+		walk(levels-1, u)
+	}
+	carried := make([][]reg.VecVirtual, levels)
+	for l := range carried {
+		carried[l] = make([]reg.VecVirtual, reach[l]-unroll)
+		for pos := range carried[l] {
+			if used[l][pos] {
+				carried[l][pos] = isa.Vec()
+			}
+		}
+	}
+	// screen folds the unordered compare of x[p] and x[q] into the NaN flag: a mask
+	// register on AVX-512, a vector on AVX2.
+	newFlag := func() reg.Register { return YMM() }
+	xor := func(a, b, d Op) { VXORPS(a, b, d) }
+	or := func(a, b, d Op) { VORPS(a, b, d) }
+	test := func(a, b Op) { VPTEST(a, b) }
+	if isa.Lanes == 16 {
+		newFlag, xor, or, test = func() reg.Register { return K() }, KXORW, KORW, KORTESTW
+	}
+	nan := newFlag()
+	xor(nan, nan, nan)
+	screen := func(p, q reg.VecVirtual) {
+		m := newFlag()
+		VCMPPS(U8(3), p, q, m)
+		or(m, nan, nan)
+	}
+	// level emits (memoised) the vector of level l at position pos.
+	type memo struct{ vals, mid []map[int]reg.VecVirtual }
+	var level func(m memo, st *stream, l, pos int) reg.VecVirtual
+	level = func(m memo, st *stream, l, pos int) reg.VecVirtual {
+		if l == 0 {
+			return st.at(pos)
+		}
+		if v, ok := m.vals[l][pos]; ok {
+			return v
+		}
+		step := steps[l-1]
+		a := level(m, st, step.a, pos)
+		var b Op
+		if step.b == 0 {
+			b = st.shifted(pos, step.shift, step.load)
+		} else {
+			b = shiftPair(isa, level(m, st, step.b, pos), level(m, st, step.b, pos+1), step.shift, m.mid[step.b], pos)
+		}
+		v := isa.Vec()
+		VMAXPS(b, a, v)
+		m.vals[l][pos] = v
+		return v
+	}
+	newMemo := func() memo {
+		m := memo{make([]map[int]reg.VecVirtual, levels), make([]map[int]reg.VecVirtual, levels)}
+		for l := range m.vals {
+			m.vals[l], m.mid[l] = map[int]reg.VecVirtual{}, map[int]reg.VecVirtual{}
+		}
+		return m
+	}
+	// The prologue computes the carried vectors of the first iteration.
+	{
+		m := newMemo()
+		st := newStream(isa, src, 0)
+		for l := levels - 1; l >= 0; l-- {
+			for pos, r := range carried[l] {
+				if r != nil {
+					VMOVAPS(level(m, st, l, pos), r)
+				}
+			}
+		}
+		for pos := range carried[0] {
+			st.at(pos)
+		}
+		screenFresh(st, screen)
+	}
+	fixedLoop(isa, name, n, src, dst, func() {
+		m := newMemo()
+		st := newStream(isa, src, len(carried[0]))
+		for l := range carried {
+			for pos, r := range carried[l] {
+				switch {
+				case r == nil:
+				case l == 0:
+					st.x[pos] = r
+				default:
+					m.vals[l][pos] = r
+				}
+			}
+		}
+		for u := 0; u < unroll; u++ {
+			VMOVUPS(level(m, st, levels-1, u), dst.Offset(isa.Bytes()*u))
+		}
+		for l := range carried {
+			for pos, r := range carried[l] {
+				if r != nil {
+					VMOVAPS(level(m, st, l, pos+unroll), r)
+				}
+			}
+		}
+		for pos := len(carried[0]); pos < reach[0]; pos++ {
+			st.at(pos) // every source vector is screened once
+		}
+		screenFresh(st, screen)
+	})
+	flag := GP8()
+	test(nan, nan)
+	SETNE(flag)
+	Store(flag, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// screenFresh compares the source vectors a stream loaded, two by two.
+func screenFresh(st *stream, screen func(p, q reg.VecVirtual)) {
+	for i := 0; i < len(st.fresh); i += 2 {
+		p := st.x[st.fresh[i]]
+		q := p
+		if i+1 < len(st.fresh) {
+			q = st.x[st.fresh[i+1]]
+		}
+		screen(p, q)
+	}
+}
+
+// constants writes the fixed bodies' shapes for the Go callers beside the stubs.
+func constants() {
+	f, err := os.Create(filepath.Join(filepath.Dir(flag.Lookup("stubs").Value.String()), "pool_fixed_amd64.go"))
+	if err != nil {
+		panic(err)
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "// Code generated by command: go run ./amd64/pool. DO NOT EDIT.\n\n//go:build !purego && !noasm\n\npackage asm\n")
+	for _, isa := range Both {
+		fmt.Fprintf(f, "\n// PoolFixedBlock%[1]s divides the len(dst) of {Avg,Max}Pool1DValid{3,5,7}%[1]s, which need\n", isa.Suffix)
+		fmt.Fprintf(f, "// len(src) ≥ len(dst) + PoolFixedMargin%s.\n", isa.Suffix)
+		fmt.Fprintf(f, "const (\n\tPoolFixedBlock%[1]s  = %[2]d\n\tPoolFixedMargin%[1]s = %[3]d\n)\n", isa.Suffix, fixedUnroll(isa)*isa.Lanes, fixedMargin*isa.Lanes)
+	}
 }
 
 var one Mem

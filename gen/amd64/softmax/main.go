@@ -1,7 +1,7 @@
 // Command softmax generates asm/softmax_amd64.s: the three passes of Softmax (Max,
 // ExpSum, Scale) and the reductions Sum and Add, for AVX2 and AVX-512 from one body
-// each; the exponential keeps its constants in registers on AVX-512 and in memory on
-// AVX2, whose sixteen registers do not hold them.
+// each; the exponential keeps its constants in registers on AVX-512 and, but for its
+// tables and clamp, in memory on AVX2, whose sixteen registers do not hold them all.
 package main
 
 import (
@@ -26,7 +26,9 @@ func main() {
 		addKernel(isa)
 		scaleKernel(isa)
 	}
-	maxKernel(AVX512, false)
+	for _, isa := range Both {
+		maxKernel(isa, false)
+	}
 	expSumTable(exp256)
 	expSumTable(exp512)
 	Generate()
@@ -76,8 +78,8 @@ func fold(isa ISA, v reg.VecVirtual, op func(a, b, dst Op)) reg.Register {
 // one operand order or the other, a separate NaN detector: the largest bit pattern
 // shifted left by one (sign dropped); only NaNs exceed 0xff000000 (-Inf<<1 and
 // +Inf<<1 are equal to it). Integer ops keep AVX2 and AVX-512 identical. Without
-// detectNaN it writes MaxNoNaN, a plain VMAXPS per vector, for Softmax on AVX-512,
-// whose ExpSum turns any NaN into a NaN sum.
+// detectNaN it writes MaxNoNaN, a plain VMAXPS per vector, for Softmax, whose ExpSum
+// turns any NaN into a NaN sum.
 func maxKernel(isa ISA, detectNaN bool) {
 	name := "Max" + isa.Suffix
 	if detectNaN {
@@ -296,8 +298,11 @@ var (
 // relative). AVX-512 scales by 2^⌊kq⌋ with VSCALEFPS; AVX2 multiplies by 2^(⌊kq⌋+30)
 // built in the exponent field from the magic sum's low bits, its table holding
 // 2²⁴·2⁻³⁰·2^(j/L). Every rounding but the last FMA acts on a term below 0.05 of the
-// result (|Thi·r| ≤ 0.044·Thi), so the exponential is within 1.2·2⁻²⁴ relative of
-// 2²⁴·e^d: 1 from the last rounding, 0.16 truncation, the rest below 0.05.
+// result (|Thi·r| ≤ 0.044·Thi): r's (one, at |r|, when the two parts of kq·ln2 are
+// taken from d and from e side by side) moves it by 0.044u, q's (Horner: one at 1;
+// AVX2's Estrin, (1 + r/2) + r²·(1/6 + r/24): two at 1) by 0.044u per unit of q's
+// error. So the exponential is within 1.3·2⁻²⁴ relative of 2²⁴·e^d: 1 from the last
+// rounding, 0.16 truncation, the rest below 0.14.
 //
 // d = x − m is rounded; its error e (up to 2⁻¹⁸ for |d| ≤ 104, a 32-ulp error if
 // ignored) is recovered exactly and added to r. For 0 ≤ m ≤ 2¹² and x ≥ −m, |x| ≤ |m|
@@ -326,7 +331,7 @@ var (
 )
 
 // expConsts are the exponential's constants: registers on AVX-512, memory on AVX2
-// except m.
+// except m, the two tables and clampLo.
 type expConsts struct {
 	m, lim                                                         reg.VecVirtual
 	clampLo, log2e, magic, ln2hi, ln2lo, c4, c3, c2, one, thi, tlo Op
@@ -346,8 +351,11 @@ func (t tableExp) consts(m, lim reg.VecVirtual) expConsts {
 		{t.table("Lo", func(v float64) float32 { return float32(v - float64(float32(v))) }), &c.tlo},
 	} {
 		*k.to = k.op
-		if t.isa.Lanes == 16 {
-			r := ZMM()
+		// AVX2 keeps the two tables in registers, since VPERMPS with a memory table
+		// takes its shuffle port twice as long (llvm-mca, znver4/5), and clampLo, so
+		// that the clamp can return a NaN d (VMAXPS returns its memory operand).
+		if t.isa.Lanes == 16 || k.to == &c.thi || k.to == &c.tlo || k.to == &c.clampLo {
+			r := t.isa.Vec()
 			VMOVUPS(k.op, r)
 			*k.to = r
 		}
@@ -401,39 +409,50 @@ func (t tableExp) exp(c expConsts, xs []reg.VecVirtual, general bool) []reg.VecV
 			// VMAXPS returns its second source, d, when d is NaN: NaNs reach the sum.
 			each(func(i int) { VMAXPS(d[i], c.clampLo, d[i]) })
 		} else {
-			// VMAXPS/VMINPS return their memory operand when e is NaN.
+			// VMAXPS/VMINPS return their memory operand when e is NaN, and their
+			// second source, d, when d is NaN: NaNs reach the sum.
 			each(func(i int) { VMAXPS(splat("errLo", -errBound), e[i], e[i]) })
 			each(func(i int) { VMINPS(splat("errHi", errBound), e[i], e[i]) })
-			each(func(i int) { VMAXPS(c.clampLo, d[i], d[i]) })
+			each(func(i int) { VMAXPS(d[i], c.clampLo, d[i]) })
 		}
 	} else {
 		z := e
 		each(func(i int) { VADDPS(c.m, d[i], z[i]) })   // Fast2Sum(−m, x): z = d + m
 		each(func(i int) { VSUBPS(z[i], xs[i], e[i]) }) //                  e = x − z
 		if !avx512 {
-			each(func(i int) { VMAXPS(c.clampLo, d[i], d[i]) })
+			each(func(i int) { VMAXPS(d[i], c.clampLo, d[i]) }) // a NaN d stays NaN
 		}
 	}
 	v, kq := regs(), regs()
 	each(func(i int) { VMOVUPS(c.magic, v[i]) })
 	each(func(i int) { VFMADD231PS(c.log2e, d[i], v[i]) }) // v = magic + round_L(d·log₂e)
 	each(func(i int) { VSUBPS(c.magic, v[i], kq[i]) })
-	each(func(i int) { VFNMADD231PS(c.ln2hi, kq[i], d[i]) }) // r = d − kq·ln2hi
-	each(func(i int) { VFNMADD231PS(c.ln2lo, kq[i], d[i]) }) //     − kq·ln2lo
+	each(func(i int) { VFNMADD231PS(c.ln2hi, kq[i], d[i]) }) // r = d − kq·ln2hi (exact)
 	if avx512 && general {
-		each(func(i int) { VADDPS(e[i], d[i], keep[i], d[i]) }) // + e, where d was not clamped
+		each(func(i int) { VFNMADD231PS(c.ln2lo, kq[i], d[i]) }) //     − kq·ln2lo
+		each(func(i int) { VADDPS(e[i], d[i], keep[i], d[i]) })  //     + e, where d was not clamped
 	} else {
-		each(func(i int) { VADDPS(e[i], d[i], d[i]) }) // + e
+		// (d − kq·ln2hi) + (e − kq·ln2lo): the second term is tiny, and its FMA runs beside
+		// the first, a chain one FMA shorter than subtracting kq·ln2lo from d before adding e.
+		// (The masked general path above keeps kq·ln2lo on d, where the clamp relies on it.)
+		each(func(i int) { VFNMADD231PS(c.ln2lo, kq[i], e[i]) }) // e − kq·ln2lo
+		each(func(i int) { VADDPS(e[i], d[i], d[i]) })           // r
 	}
 	r, q := d, e
 	if avx512 {
 		each(func(i int) { VMOVUPS(c.c3, q[i]) })
+		each(func(i int) { VFMADD213PS(c.c2, r[i], q[i]) })  // q = r/6 + 1/2
+		each(func(i int) { VFMADD213PS(c.one, r[i], q[i]) }) // q = q·r + 1
 	} else {
+		// Estrin: q = (1 + r/2) + r²·(1/6 + r/24), two FMAs deep rather than Horner's three.
+		r2, b := regs(), regs()
+		each(func(i int) { VMULPS(r[i], r[i], r2[i]) })
 		each(func(i int) { VMOVUPS(c.c4, q[i]) })
-		each(func(i int) { VFMADD213PS(c.c3, r[i], q[i]) }) // q = r/24 + 1/6
+		each(func(i int) { VFMADD213PS(c.c3, r[i], q[i]) }) // 1/6 + r/24
+		each(func(i int) { VMOVUPS(c.c2, b[i]) })
+		each(func(i int) { VFMADD213PS(c.one, r[i], b[i]) }) // 1 + r/2
+		each(func(i int) { VFMADD213PS(b[i], r2[i], q[i]) }) // q
 	}
-	each(func(i int) { VFMADD213PS(c.c2, r[i], q[i]) })  // q = q·r + 1/2
-	each(func(i int) { VFMADD213PS(c.one, r[i], q[i]) }) // q = q·r + 1
 	hi, lo := regs(), regs()
 	each(func(i int) { VPERMPS(c.thi, v[i], hi[i]) })
 	each(func(i int) { VPERMPS(c.tlo, v[i], lo[i]) })
@@ -461,10 +480,7 @@ func expSumTable(t tableExp) {
 	name := "ExpSum" + isa.Suffix
 	TEXT(name, NOSPLIT, "func(x []float32, max float32) float64")
 	Pragma("noescape")
-	nan := "none may be NaN."
-	if avx512 {
-		nan = "a NaN element makes the sum NaN."
-	}
+	nan := "a NaN element makes the sum NaN."
 	Doc(name+" replaces each x[i] by 2²⁴·exp(x[i]−max) and returns their sum, accumulated in float64",
 		fmt.Sprintf("from float32 sums of four. len(x) must be a multiple of %d and max finite and no smaller", isa.Lanes),
 		"than any element; "+nan)

@@ -156,92 +156,264 @@ func scaleKernel(f *File) {
 	f.I("RET")
 }
 
-// Constant registers of ExpSumNEON: the same exponential as the amd64 generator's
-// expScaled, whose comments explain the constants.
+// ExpSumNEON is the AVX-512 ExpSum (gen/amd64/softmax) on NEON: the same table
+// exponential, 2²⁴·e^d = 2^k · T[j]·e^r for d = x − m, with L = 16 entries of
+// T[j] = 2²⁴·2^(j/16) = Thi[j] + Tlo[j] in registers and looked up with TBL, the same
+// polynomial q = 1 + r/2 + r²/6 and combination Thi + (Thi·r + Tlo)·q in the same order
+// of roundings, the same two paths (Fast2Sum when every element of the group lies in
+// [lim, m], 2Sum otherwise), and the same float32 sum of four before the float64 sum.
+// The error bound derived there (each exponential within 1.2·2⁻²⁴ of 2²⁴·e^d, the sum
+// of four rounding each term at most twice) therefore holds here; what differs is how
+// the steps are built from ARMv8.0 ASIMD:
+//
+//   - kq: N = FCVTNS(d·16·log₂e), the nearest integer (the product rounded first, so
+//     |r| ≤ 1.0003·ln2/32 rather than ln2/32: the truncation of q grows by 0.2%), and
+//     K = SCVTF(N) = 16·kq; r = d − K·(ln2hi/16) − K·(ln2lo/16) + e, the first step exact
+//     as on amd64 (K·ln2hi/16 has at most 21 significant bits).
+//   - T[j]: j = N & 15 and the byte indices 4j, 4j+1, 4j+2, 4j+3 of each lane
+//     (j·0x04040404 + 0x03020100), two four-register TBLs.
+//   - 2^k (no VSCALEFPS): the integer add of k·2²³ = (N &^ 15)·2¹⁹ to the result's bit
+//     pattern, exact while the result stays normal. T[j]·e^r lies in
+//     [2^(24−1/32), 2^(25−1/32)], exponent field 150 or 151, so k ≥ −149 suffices:
+//     d ≥ −103 gives N ≥ −2378 and k = ⌊N/16⌋ ≥ −149 (a margin: the field first
+//     wraps, into a NaN, at N = −2416, d ≈ −104.66, where the tests also put
+//     elements). Below the cut-off d < −103 (−Inf included) the general path sets
+//     the exponential to exactly 0 (an AND with FCMGE's mask); the output
+//     it stands for is below e⁻¹⁰³ < 2⁻¹⁴⁸·⁵, inside the bound's 2⁻¹⁴⁷ for subnormal
+//     outputs. The fast path needs no mask: its lim = max(−m, m − 103) (exact for
+//     0 ≤ m < 2²⁴; lim = m above, lim > 0 > every x for m < 0) makes Fast2Sum valid
+//     and d ≥ −103.
+//
+// Instructions per element of the innermost loop of ExpSum: every instruction its fast
+// path executes in one iteration (conditional branches off the loop not taken, jumps
+// followed), counted in the generated asm/softmax_*.s, then without the loop control
+// (the count and pointer updates and the loop's own compare and branches). The old
+// body's row is from asm/softmax_arm64.s at 1df93be; TestInstructionTable recomputes
+// the others.
+//
+//	variant            elements   per iteration   per element   without loop control
+//	neon, old body        16           152            9.50          148    9.25
+//	neon, this body       16           105            6.56          103    6.44
+//	avx512                64           101            1.58           96    1.50
+//	avx2                  32           124            3.88          119    3.72
+//
+// Per vector (of four lanes) this body takes 22 instructions for the exponential where
+// AVX-512 takes 17 (per vector of sixteen): the TBL index bytes (AND, DUP, MLA), the BIC
+// that separates k from j, and one more DUP (FMLA only accumulates) make the difference;
+// the other steps take as many instructions as on AVX-512.
 const (
-	vMax, vNegMax, vErrLo, vErrHi, vClampLo = 16, 17, 18, 19, 20
-	vLog2e, vMagic, vLn2hi, vLn2lo          = 21, 22, 23, 24
-	vC7                                     = 25 // c7..c2 in V25..V30, 1 in V31
-	vOne                                    = 31
+	vM    = 16 // m in every lane
+	vMask = 17 // 15 in every lane
+	vF    = 18 // float lanes: 16·log₂e, ln2hi/16, ln2lo/16, 1/6
+	vG    = 19 // float lanes: lim, 1/2, 1, cut-off −103
+	vI    = 20 // integer lanes: 0x04040404, 2¹⁹, 0x03020100
+	vHi   = 24 // Thi in V24..V27
+	vLo   = 28 // Tlo in V28..V31
+	// float64 sums: two of vectors, one of the scalar tail
+	vAcc0, vAcc1, vAccS = 21, 22, 23
 )
 
-// expScaled sets V4 to 2²⁴·e^(V0−max) lanewise, using V1..V6.
-func expScaled(f *File) {
-	f.W(
-		FSUB4S(1, 0, vMax), // d = x − m
-		FSUB4S(2, 1, 0),    // 2Sum(x, −m): z = d − x
-		FSUB4S(3, 1, 2),    //              e = d − z
-		FSUB4S(3, 0, 3),    //              e = x − e
-		FSUB4S(2, vNegMax, 2),
-		FADD4S(3, 3, 2), //                 e += −m − z
-		// FMAXNM/FMINNM return the number when e is NaN (d = −Inf).
-		FMAXNM4S(3, 3, vErrLo), FMINNM4S(3, 3, vErrHi),
-		FMAXNM4S(1, 1, vClampLo),
-	)
-	f.I("VMOV V%d.B16, V5.B16", vMagic)
-	f.I("VFMLA V1.S4, V%d.S4, V5.S4", vLog2e) // v = magic + d·log₂e, rounded to an integer
-	f.W(FSUB4S(2, 5, vMagic))                 // k
-	f.I("VFMLS V2.S4, V%d.S4, V1.S4", vLn2hi) // r = d − k·ln2hi (exact)
-	f.I("VFMLS V2.S4, V%d.S4, V1.S4", vLn2lo) //     − k·ln2lo
-	f.W(FADD4S(1, 1, 3))                      //     + e
-	f.I("VMOV V%d.B16, V4.B16", vC7+1)
-	f.I("VFMLA V1.S4, V%d.S4, V4.S4", vC7) // p = c6 + r·c7
-	p, q := 4, 6
-	for c := vC7 + 2; c <= vOne+1; c++ {
-		f.I("VMOV V%d.B16, V%d.B16", min(c, vOne), q)
-		f.I("VFMLA V1.S4, V%d.S4, V%d.S4", p, q) // p = c + r·p
-		p, q = q, p
+// Constants of the exponential, the amd64 ones where they are the same.
+var (
+	log2e16 = float32(16 * math.Log2E)
+	ln2hi   = float32(0.693359375)
+	ln2lo   = float32(math.Ln2 - 0.693359375)
+	cutOff  = float32(-103)
+)
+
+func f32(v float32) uint32 { return math.Float32bits(v) }
+
+// consts is the memory image of V17..V20 and the tables V24..V31, in load order.
+func consts() []uint32 {
+	w := []uint32{15, 15, 15, 15,
+		f32(log2e16), f32(ln2hi / 16), f32(ln2lo / 16), f32(1.0 / 6),
+		0, f32(0.5), f32(1), f32(cutOff), // lane 0: lim, set at run time
+		0x04040404, 1 << 19, 0x03020100, 0,
 	}
-	f.I("VSHL $23, V5.S4, V5.S4") // 2^(k+24)
-	f.W(FMUL4S(4, V(p), 5))
+	for _, lo := range []bool{false, true} {
+		for j := 0; j < 16; j++ {
+			v := 0x1p24 * math.Exp2(float64(j)/16)
+			if lo {
+				v -= float64(float32(v))
+			}
+			w = append(w, f32(float32(v)))
+		}
+	}
+	return w
 }
 
-// expSumKernel is the amd64 ExpSum: x[i] = 2²⁴·e^(x[i]−max), returning the sum, each
-// value widened to float64 before it is added.
+// pool hands out the scratch registers V4..V15; exp panics if a schedule needs more.
+type pool struct{ free []V }
+
+func newPool() *pool {
+	p := &pool{}
+	for v := V(15); v >= 4; v-- {
+		p.free = append(p.free, v)
+	}
+	return p
+}
+
+func (p *pool) get() V {
+	if len(p.free) == 0 {
+		panic("softmax: out of scratch vector registers")
+	}
+	v := p.free[len(p.free)-1]
+	p.free = p.free[:len(p.free)-1]
+	return v
+}
+
+func (p *pool) put(vs ...V) { p.free = append(p.free, vs...) }
+
+// exp replaces each register of xs, holding x, by 2²⁴·e^(x−m), issuing each step for
+// all of them before the next. Without general the caller guarantees lim ≤ x ≤ m.
+func exp(f *File, p *pool, xs []V, general bool) {
+	n := len(xs)
+	vs := func() []V { return make([]V, n) }
+	each := func(step func(i int)) {
+		for i := 0; i < n; i++ {
+			step(i)
+		}
+	}
+	d, e, mask := vs(), vs(), vs()
+	each(func(i int) { d[i] = p.get(); f.W(FSUB4S(d[i], xs[i], vM)) }) // d = x − m
+	if general {
+		z := vs()
+		each(func(i int) { z[i], e[i] = p.get(), p.get(); f.W(FSUB4S(z[i], d[i], xs[i])) }) // 2Sum(x, −m): z = d − x
+		each(func(i int) { f.W(FSUB4S(e[i], d[i], z[i])) })                                 //              e = d − z
+		each(func(i int) { f.W(FSUB4S(e[i], xs[i], e[i])) })                                //              e = x − e (error of x)
+		each(func(i int) { f.W(FADD4S(z[i], z[i], vM)) })                                   //              z = z + m (−error of −m)
+		each(func(i int) { f.W(FSUB4S(e[i], e[i], z[i])); p.put(z[i]) })
+		cut := p.get()
+		f.I("VDUP V%d.S[3], V%d.S4", vG, cut)
+		each(func(i int) { mask[i] = p.get(); f.W(FCMGE4S(mask[i], d[i], cut)) }) // d ≥ −103 (false for −Inf)
+		p.put(cut)
+	} else {
+		each(func(i int) { e[i] = p.get(); f.W(FADD4S(e[i], d[i], vM)) }) // Fast2Sum(−m, x): z = d + m
+		each(func(i int) { f.W(FSUB4S(e[i], xs[i], e[i])) })              //                  e = x − z
+	}
+	nn, k := vs(), vs()
+	each(func(i int) { nn[i] = p.get(); f.W(FMULElem4S(nn[i], d[i], vF, 0)) }) // d·16·log₂e
+	each(func(i int) { f.W(FCVTNS4S(nn[i], nn[i])) })                          // N = 16·kq, an integer
+	each(func(i int) { k[i] = p.get(); f.W(SCVTF4S(k[i], nn[i])) })            // K = N as a float
+	each(func(i int) { f.W(FMLSElem4S(d[i], k[i], vF, 1)) })                   // r = d − K·ln2hi/16 (exact)
+	each(func(i int) { f.W(FMLSElem4S(d[i], k[i], vF, 2)); p.put(k[i]) })      //     − K·ln2lo/16
+	each(func(i int) { f.W(FADD4S(d[i], d[i], e[i])); p.put(e[i]) })           //     + e
+	r := d
+	jj, idx := vs(), vs()
+	each(func(i int) { jj[i] = p.get(); f.I("VAND V%d.B16, V%d.B16, V%d.B16", vMask, nn[i], jj[i]) }) // j
+	each(func(i int) { f.W(BICImm4S(nn[i], 15)) })                                                    // 16·k
+	each(func(i int) { idx[i] = p.get(); f.I("VDUP V%d.S[2], V%d.S4", vI, idx[i]) })
+	each(func(i int) { f.W(MLAElem4S(idx[i], jj[i], vI, 0)); p.put(jj[i]) }) // bytes 4j..4j+3 of T[j]
+	t, q := vs(), vs()
+	each(func(i int) { t[i] = p.get(); f.I("VDUP V%d.S[1], V%d.S4", vG, t[i]) })
+	each(func(i int) { f.W(FMLAElem4S(t[i], r[i], vF, 3)) }) // t = 1/2 + r/6
+	each(func(i int) { q[i] = p.get(); f.I("VDUP V%d.S[2], V%d.S4", vG, q[i]) })
+	each(func(i int) { f.I("VFMLA V%d.S4, V%d.S4, V%d.S4", t[i], r[i], q[i]); p.put(t[i]) }) // q = 1 + r·t
+	hi, lo := xs, vs()
+	each(func(i int) {
+		f.I("VTBL V%d.B16, [V%d.B16, V%d.B16, V%d.B16, V%d.B16], V%d.B16", idx[i], vHi, vHi+1, vHi+2, vHi+3, hi[i])
+	})
+	each(func(i int) {
+		lo[i] = p.get()
+		f.I("VTBL V%d.B16, [V%d.B16, V%d.B16, V%d.B16, V%d.B16], V%d.B16", idx[i], vLo, vLo+1, vLo+2, vLo+3, lo[i])
+		p.put(idx[i])
+	})
+	each(func(i int) { f.I("VFMLA V%d.S4, V%d.S4, V%d.S4", hi[i], r[i], lo[i]); p.put(r[i]) })        // lo = Tlo + Thi·r
+	each(func(i int) { f.I("VFMLA V%d.S4, V%d.S4, V%d.S4", q[i], lo[i], hi[i]); p.put(lo[i], q[i]) }) // hi = Thi + lo·q
+	each(func(i int) { f.W(MLAElem4S(hi[i], nn[i], vI, 1)); p.put(nn[i]) })                           // · 2^k, in the exponent field
+	if general {
+		each(func(i int) { f.I("VAND V%d.B16, V%d.B16, V%d.B16", mask[i], hi[i], hi[i]); p.put(mask[i]) })
+	}
+}
+
+// expSumKernel writes ExpSumNEON. Sixteen elements per iteration in V0..V3, the fast
+// path unless their minimum is below lim (FMINV against lane 0 of V19), computed as
+// two pairs of interleaved chains (the scratch registers hold two); then single
+// vectors and single elements on the general path.
 func expSumKernel(f *File) {
 	f.Func("ExpSumNEON", "(x []float32, max float32) float64", 40,
-		"ExpSumNEON replaces each x[i] by 2²⁴·exp(x[i]−max) and returns their float64 sum. max must be finite, no element may exceed it and none may be NaN.")
+		"ExpSumNEON replaces each x[i] by 2²⁴·exp(x[i]−max) and returns their sum, accumulated in float64 from float32 sums of four vectors. Elements more than 103 below max give exactly 0. max must be finite, no element may exceed it and none may be NaN.")
 	f.I("MOVD x_base+0(FP), R0")
 	f.I("MOVD x_len+8(FP), R1")
-	f.I("FMOVS max+24(FP), F%d", vMax)
-	f.I("FNEGS F%d, F%d", vMax, vNegMax)
-	f.I("VDUP V%d.S[0], V%d.S4", vMax, vMax)
-	f.I("VDUP V%d.S[0], V%d.S4", vNegMax, vNegMax)
-	splat(f, vErrLo, -0x1p-10)
-	splat(f, vErrHi, 0x1p-10)
-	splat(f, vClampLo, -104)
-	splat(f, vLog2e, math.Log2E)
-	splat(f, vMagic, 0x1.8p23+151)
-	splat(f, vLn2hi, 0.693359375)
-	splat(f, vLn2lo, math.Ln2-0.693359375)
-	for i, c := range []float32{1.0 / 5040, 1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1} {
-		splat(f, vC7+i, c)
-	}
-	for _, v := range []int{13, 14, 15} {
+	f.I("MOVD R0, R3") // the store pointer
+	f.I("MOVD $expconsts<>(SB), R2")
+	f.I("VLD1.P 64(R2), [V%d.S4, V%d.S4, V%d.S4, V%d.S4]", vMask, vF, vG, vI)
+	f.I("VLD1.P 64(R2), [V%d.S4, V%d.S4, V%d.S4, V%d.S4]", vHi, vHi+1, vHi+2, vHi+3)
+	f.I("VLD1 (R2), [V%d.S4, V%d.S4, V%d.S4, V%d.S4]", vLo, vLo+1, vLo+2, vLo+3)
+	// lim = m ≥ 2²⁴ ? m : max(−m, m − 103), into lane 0 of V19.
+	f.I("FMOVS max+24(FP), F%d", vM)
+	f.I("FNEGS F%d, F4", vM)
+	f.I("MOVW $0x%08x, R4", f32(-cutOff))
+	f.I("FMOVS R4, F5")
+	f.I("FSUBS F5, F%d, F5", vM)
+	f.I("FMAXS F4, F5, F5")
+	f.I("MOVW $0x%08x, R4", f32(0x1p24))
+	f.I("FMOVS R4, F6")
+	f.I("FCMPS F6, F%d", vM)
+	f.I("FCSELS GE, F%d, F5, F5", vM)
+	f.I("VMOV V5.S[0], V%d.S[0]", vG)
+	f.I("VDUP V%d.S[0], V%d.S4", vM, vM)
+	for _, v := range []int{vAcc0, vAcc1, vAccS} {
 		f.I("VEOR V%d.B16, V%d.B16, V%d.B16", v, v, v)
 	}
-	vector := func() {
-		expScaled(f)
-		f.I("VST1.P [V4.S4], 16(R0)")
-		f.W(FCVTL2D(6, 4), FCVTL22D(7, 4), FADD2D(14, 14, 6), FADD2D(15, 15, 7))
+	p := newPool()
+	widenAdd := func(s V) {
+		a, b := p.get(), p.get()
+		f.W(FCVTL2D(a, s), FCVTL22D(b, s), FADD2D(vAcc0, vAcc0, a), FADD2D(vAcc1, vAcc1, b))
+		p.put(a, b)
 	}
-	loops(f, func() {
-		for range 4 {
-			f.I("VLD1 (R0), [V0.S4]")
-			vector()
-		}
-	}, func() {
-		f.I("VLD1 (R0), [V0.S4]")
-		vector()
-	}, func() {
-		f.I("FMOVS (R0), F0") // the other lanes are zero, and harmless
-		expScaled(f)
-		f.I("FMOVS.P F4, 4(R0)")
-		f.I("FCVTSD F4, F4")
-		f.I("FADDD F4, F13, F13")
-	})
-	f.W(FADD2D(14, 14, 15), FADDP2D(14, 14))
-	f.I("FADDD F13, F14, F14")
-	f.I("FMOVD F14, ret+32(FP)")
+	four := func(general bool) {
+		exp(f, p, []V{0, 1}, general)
+		exp(f, p, []V{2, 3}, general)
+	}
+
+	f.I("SUBS $16, R1, R1")
+	f.I("BLT vectors")
+	f.Label("loop16")
+	f.I("VLD1.P 64(R0), [V0.S4, V1.S4, V2.S4, V3.S4]")
+	a, b := p.get(), p.get()
+	f.W(FMIN4S(a, 0, 1), FMIN4S(b, 2, 3), FMIN4S(a, a, b), FMINV4S(a, a))
+	f.I("FCMPS F%d, F%d", vG, a) // min < lim, or unordered
+	p.put(a, b)
+	f.I("BLT general16")
+	four(false)
+	f.Label("sum16")
+	f.I("VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R3)")
+	// A tree: each term rounded at most twice in float32 before the float64 sum.
+	f.W(FADD4S(0, 0, 1), FADD4S(2, 2, 3), FADD4S(0, 0, 2))
+	widenAdd(0)
+	f.I("SUBS $16, R1, R1")
+	f.I("BGE loop16")
+	f.I("B vectors")
+	f.Label("general16")
+	four(true)
+	f.I("B sum16")
+
+	f.Label("vectors")
+	f.I("ADDS $12, R1, R1") // R1 = n − 4
+	f.I("BLT tail")
+	f.Label("loop4")
+	f.I("VLD1.P 16(R0), [V0.S4]")
+	exp(f, p, []V{0}, true)
+	f.I("VST1.P [V0.S4], 16(R3)")
+	widenAdd(0)
+	f.I("SUBS $4, R1, R1")
+	f.I("BGE loop4")
+	f.Label("tail")
+	f.I("ADDS $4, R1, R1")
+	f.I("BEQ done")
+	f.Label("loop1")
+	f.I("FMOVS.P 4(R0), F0") // the other lanes are zero, and harmless
+	exp(f, p, []V{0}, true)
+	f.I("FMOVS.P F0, 4(R3)")
+	f.I("FCVTSD F0, F0")
+	f.I("FADDD F0, F%d, F%d", vAccS, vAccS)
+	f.I("SUBS $1, R1, R1")
+	f.I("BNE loop1")
+	f.Label("done")
+	f.W(FADD2D(vAcc0, vAcc0, vAcc1), FADDP2D(vAcc0, vAcc0))
+	f.I("FADDD F%d, F%d, F%d", vAccS, vAcc0, vAcc0)
+	f.I("FMOVD F%d, ret+32(FP)", vAcc0)
 	f.I("RET")
+	f.Data("expconsts", consts())
 }

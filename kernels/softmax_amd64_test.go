@@ -1,0 +1,48 @@
+//go:build !purego && !noasm
+
+package kernels
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kvsimd/kvsimd/internal/dispatch"
+)
+
+// TestExpSumNaN holds the ExpSum passes to their contract on their own: Softmax's
+// maxima (MaxNoNaN) may return a number for a row with a NaN, and then only ExpSum
+// turns the NaN into a NaN sum. One NaN at every position, on the fast path (every
+// element ≥ −max) and on the general one (a −Inf beside it), either sign and payload.
+func TestExpSumNaN(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	nans := []uint32{0x7fc00000, 0xffc00000, 0x7f800001, 0xff812345, 0x7fffffff}
+	for _, v := range dispatch.Tested() {
+		var expSum func([]float32, float32) float64
+		switch v {
+		case "avx2":
+			expSum = expSumAVX2
+		case "avx512":
+			expSum = expSumAVX512
+		default:
+			continue
+		}
+		for _, general := range []bool{false, true} {
+			for _, n := range []int{1, 7, 16, 17, 33, 64, 70} {
+				for pos := range n {
+					x := make([]float32, n)
+					for i := range x {
+						x[i] = float32(r.NormFloat64())
+					}
+					if general {
+						x[(pos+1)%n] = float32(math.Inf(-1))
+					}
+					x[pos] = math.Float32frombits(nans[pos%len(nans)])
+					if s := expSum(x, 5); !math.IsNaN(s) {
+						t.Fatalf("%s n=%d general=%v: a NaN at %d gives the sum %v, want NaN", v, n, general, pos, s)
+					}
+				}
+			}
+		}
+	}
+}
