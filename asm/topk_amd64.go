@@ -4,14 +4,26 @@
 
 package asm
 
-// TopKFilterAVX2 writes base+i and the bits of x[i], in ascending order, for every i with lo ≤ x[i] ≤ hi
-// into idx and bits, which hold at least len(x) entries, and returns how many.
+// TopKFilterAVX2 writes base+i, in ascending order, for every i with x[i] ≥ lo into idx, which holds
+// at least len(x) entries, and returns how many. NaN is never selected.
 //
 //go:noescape
-func TopKFilterAVX2(idx []int32, bits []uint32, x []float32, lo float32, hi float32, base int32) int
+func TopKFilterAVX2(idx []int32, x []float32, lo float32, base int32) int
 
-// TopKFilterAVX512 writes base+i and the bits of x[i], in ascending order, for every i with lo ≤ x[i] ≤ hi
-// into idx and bits, which hold at least len(x) entries, and returns how many.
+// TopKKeepAVX2 writes src[i], in order, for every i with keys[i]−lo ≤ width (unsigned) into dst,
+// and returns how many. dst, src and keys hold len(keys) entries; dst may be src or keys.
 //
 //go:noescape
-func TopKFilterAVX512(idx []int32, bits []uint32, x []float32, lo float32, hi float32, base int32) int
+func TopKKeepAVX2(dst []uint32, src []uint32, keys []uint32, lo uint32, width uint32) int
+
+// TopKFilterAVX512 writes base+i, in ascending order, for every i with x[i] ≥ lo into idx, which holds
+// at least len(x) entries, and returns how many. NaN is never selected.
+//
+//go:noescape
+func TopKFilterAVX512(idx []int32, x []float32, lo float32, base int32) int
+
+// TopKKeepAVX512 writes src[i], in order, for every i with keys[i]−lo ≤ width (unsigned) into dst,
+// and returns how many. dst, src and keys hold len(keys) entries; dst may be src or keys.
+//
+//go:noescape
+func TopKKeepAVX512(dst []uint32, src []uint32, keys []uint32, lo uint32, width uint32) int

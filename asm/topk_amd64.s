@@ -280,245 +280,412 @@ DATA topkCompressPerm<>+2032(SB)/8, $0x0007060504030201
 DATA topkCompressPerm<>+2040(SB)/8, $0x0706050403020100
 GLOBL topkCompressPerm<>(SB), RODATA|NOPTR, $2048
 
-// func TopKFilterAVX2(idx []int32, bits []uint32, x []float32, lo float32, hi float32, base int32) int
-// Requires: AVX, AVX2, POPCNT, SSE
-TEXT ·TopKFilterAVX2(SB), NOSPLIT, $0-96
+// func TopKFilterAVX2(idx []int32, x []float32, lo float32, base int32) int
+// Requires: AVX, AVX2, POPCNT
+TEXT ·TopKFilterAVX2(SB), NOSPLIT, $0-64
 	MOVQ         idx_base+0(FP), AX
-	MOVQ         bits_base+24(FP), CX
-	MOVQ         x_base+48(FP), DX
-	MOVQ         x_len+56(FP), BX
-	MOVSS        lo+72(FP), X0
-	MOVSS        hi+76(FP), X1
-	MOVL         base+80(FP), SI
-	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	MOVQ         x_base+24(FP), CX
+	MOVQ         x_len+32(FP), DX
+	MOVL         base+52(FP), BX
+	VBROADCASTSS lo+48(FP), Y0
+	VMOVD        BX, X1
+	VPBROADCASTD X1, Y1
+	VPADDD       topkIota<>+0(SB), Y1, Y1
+	MOVL         $0x00000008, SI
 	VMOVD        SI, X2
 	VPBROADCASTD X2, Y2
-	VPADDD       topkIota<>+0(SB), Y2, Y2
-	MOVL         $0x00000008, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	LEAQ         topkCompressPerm<>+0(SB), DI
-	XORQ         R8, R8
+	LEAQ         topkCompressPerm<>+0(SB), SI
+	XORQ         DI, DI
 
 vec4_AVX2_0:
-	CMPQ      BX, $0x00000020
+	CMPQ      DX, $0x00000020
 	JB        done4_AVX2_0
-	VMOVUPS   (DX), Y4
-	VCMPPS    $0x1d, Y0, Y4, Y5
-	VCMPPS    $0x12, Y1, Y4, Y6
-	VANDPS    Y6, Y5, Y5
-	VMOVMSKPS Y5, R9
-	VPMOVZXBD (DI)(R9*8), Y6
-	VPERMD    Y2, Y6, Y5
-	VPERMPS   Y4, Y6, Y4
-	VMOVUPS   Y5, (AX)(R8*4)
-	VMOVUPS   Y4, (CX)(R8*4)
-	POPCNTL   R9, R9
-	ADDQ      R9, R8
-	VPADDD    Y3, Y2, Y2
-	VMOVUPS   32(DX), Y4
-	VCMPPS    $0x1d, Y0, Y4, Y5
-	VCMPPS    $0x12, Y1, Y4, Y6
-	VANDPS    Y6, Y5, Y5
-	VMOVMSKPS Y5, R9
-	VPMOVZXBD (DI)(R9*8), Y6
-	VPERMD    Y2, Y6, Y5
-	VPERMPS   Y4, Y6, Y4
-	VMOVUPS   Y5, (AX)(R8*4)
-	VMOVUPS   Y4, (CX)(R8*4)
-	POPCNTL   R9, R9
-	ADDQ      R9, R8
-	VPADDD    Y3, Y2, Y2
-	VMOVUPS   64(DX), Y4
-	VCMPPS    $0x1d, Y0, Y4, Y5
-	VCMPPS    $0x12, Y1, Y4, Y6
-	VANDPS    Y6, Y5, Y5
-	VMOVMSKPS Y5, R9
-	VPMOVZXBD (DI)(R9*8), Y6
-	VPERMD    Y2, Y6, Y5
-	VPERMPS   Y4, Y6, Y4
-	VMOVUPS   Y5, (AX)(R8*4)
-	VMOVUPS   Y4, (CX)(R8*4)
-	POPCNTL   R9, R9
-	ADDQ      R9, R8
-	VPADDD    Y3, Y2, Y2
-	VMOVUPS   96(DX), Y4
-	VCMPPS    $0x1d, Y0, Y4, Y5
-	VCMPPS    $0x12, Y1, Y4, Y6
-	VANDPS    Y6, Y5, Y5
-	VMOVMSKPS Y5, R9
-	VPMOVZXBD (DI)(R9*8), Y6
-	VPERMD    Y2, Y6, Y5
-	VPERMPS   Y4, Y6, Y4
-	VMOVUPS   Y5, (AX)(R8*4)
-	VMOVUPS   Y4, (CX)(R8*4)
-	POPCNTL   R9, R9
-	ADDQ      R9, R8
-	VPADDD    Y3, Y2, Y2
-	ADDQ      $0x00000080, DX
-	ADDL      $0x00000020, SI
-	SUBQ      $0x00000020, BX
+	VMOVUPS   (CX), Y3
+	VCMPPS    $0x1d, Y0, Y3, Y3
+	VMOVMSKPS Y3, R8
+	VPMOVZXBD (SI)(R8*8), Y3
+	VPERMD    Y1, Y3, Y3
+	VMOVUPS   Y3, (AX)(DI*4)
+	POPCNTL   R8, R8
+	ADDQ      R8, DI
+	VPADDD    Y2, Y1, Y1
+	VMOVUPS   32(CX), Y3
+	VCMPPS    $0x1d, Y0, Y3, Y3
+	VMOVMSKPS Y3, R8
+	VPMOVZXBD (SI)(R8*8), Y3
+	VPERMD    Y1, Y3, Y3
+	VMOVUPS   Y3, (AX)(DI*4)
+	POPCNTL   R8, R8
+	ADDQ      R8, DI
+	VPADDD    Y2, Y1, Y1
+	VMOVUPS   64(CX), Y3
+	VCMPPS    $0x1d, Y0, Y3, Y3
+	VMOVMSKPS Y3, R8
+	VPMOVZXBD (SI)(R8*8), Y3
+	VPERMD    Y1, Y3, Y3
+	VMOVUPS   Y3, (AX)(DI*4)
+	POPCNTL   R8, R8
+	ADDQ      R8, DI
+	VPADDD    Y2, Y1, Y1
+	VMOVUPS   96(CX), Y3
+	VCMPPS    $0x1d, Y0, Y3, Y3
+	VMOVMSKPS Y3, R8
+	VPMOVZXBD (SI)(R8*8), Y3
+	VPERMD    Y1, Y3, Y3
+	VMOVUPS   Y3, (AX)(DI*4)
+	POPCNTL   R8, R8
+	ADDQ      R8, DI
+	VPADDD    Y2, Y1, Y1
+	ADDQ      $0x00000080, CX
+	ADDL      $0x00000020, BX
+	SUBQ      $0x00000020, DX
 	JMP       vec4_AVX2_0
 
 done4_AVX2_0:
 vec1_AVX2_0:
-	CMPQ      BX, $0x00000008
+	CMPQ      DX, $0x00000008
 	JB        done1_AVX2_0
-	VMOVUPS   (DX), Y4
-	VCMPPS    $0x1d, Y0, Y4, Y5
-	VCMPPS    $0x12, Y1, Y4, Y6
-	VANDPS    Y6, Y5, Y5
-	VMOVMSKPS Y5, R9
-	VPMOVZXBD (DI)(R9*8), Y6
-	VPERMD    Y2, Y6, Y5
-	VPERMPS   Y4, Y6, Y4
-	VMOVUPS   Y5, (AX)(R8*4)
-	VMOVUPS   Y4, (CX)(R8*4)
-	POPCNTL   R9, R9
-	ADDQ      R9, R8
-	VPADDD    Y3, Y2, Y2
-	ADDQ      $0x00000020, DX
-	ADDL      $0x00000008, SI
-	SUBQ      $0x00000008, BX
+	VMOVUPS   (CX), Y3
+	VCMPPS    $0x1d, Y0, Y3, Y3
+	VMOVMSKPS Y3, R8
+	VPMOVZXBD (SI)(R8*8), Y3
+	VPERMD    Y1, Y3, Y3
+	VMOVUPS   Y3, (AX)(DI*4)
+	POPCNTL   R8, R8
+	ADDQ      R8, DI
+	VPADDD    Y2, Y1, Y1
+	ADDQ      $0x00000020, CX
+	ADDL      $0x00000008, BX
+	SUBQ      $0x00000008, DX
 	JMP       vec1_AVX2_0
 
 done1_AVX2_0:
 scalar_AVX2_0:
-	TESTQ    BX, BX
+	TESTQ    DX, DX
 	JZ       end_AVX2_0
-	VMOVSS   (DX), X2
-	MOVL     SI, (AX)(R8*4)
-	VMOVSS   X2, (CX)(R8*4)
-	VUCOMISS X0, X2
-	SETCC    DI
-	VUCOMISS X2, X1
-	SETCC    R9
-	ANDB     DI, R9
-	MOVBQZX  R9, DI
-	ADDQ     DI, R8
-	ADDQ     $0x04, DX
-	INCL     SI
-	DECQ     BX
+	VMOVSS   (CX), X1
+	MOVL     BX, (AX)(DI*4)
+	XORQ     SI, SI
+	VUCOMISS X0, X1
+	SETCC    SI
+	ADDQ     SI, DI
+	ADDQ     $0x04, CX
+	INCL     BX
+	DECQ     DX
 	JMP      scalar_AVX2_0
 
 end_AVX2_0:
-	MOVQ R8, ret+88(FP)
+	MOVQ DI, ret+56(FP)
 	VZEROUPPER
 	RET
 
-// func TopKFilterAVX512(idx []int32, bits []uint32, x []float32, lo float32, hi float32, base int32) int
-// Requires: AVX, AVX512F, POPCNT, SSE
-TEXT ·TopKFilterAVX512(SB), NOSPLIT, $0-96
+// func TopKKeepAVX2(dst []uint32, src []uint32, keys []uint32, lo uint32, width uint32) int
+// Requires: AVX, AVX2, POPCNT
+TEXT ·TopKKeepAVX2(SB), NOSPLIT, $0-88
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         src_base+24(FP), CX
+	MOVQ         keys_base+48(FP), DX
+	MOVQ         keys_len+56(FP), BX
+	MOVL         lo+72(FP), SI
+	MOVL         width+76(FP), DI
+	VMOVD        SI, X0
+	VPBROADCASTD X0, Y0
+	VMOVD        DI, X1
+	VPBROADCASTD X1, Y1
+	LEAQ         topkCompressPerm<>+0(SB), R8
+	MOVL         $0x80000000, R9
+	VMOVD        R9, X2
+	VPBROADCASTD X2, Y2
+	VPXOR        Y2, Y1, Y1
+	XORQ         R9, R9
+
+vec4_AVX2_1:
+	CMPQ      BX, $0x00000020
+	JB        done4_AVX2_1
+	VMOVDQU   (DX), Y3
+	VMOVDQU   (CX), Y4
+	VPSUBD    Y0, Y3, Y3
+	VPXOR     Y2, Y3, Y3
+	VPCMPGTD  Y1, Y3, Y3
+	VMOVMSKPS Y3, R10
+	XORL      $0x000000ff, R10
+	VPMOVZXBD (R8)(R10*8), Y3
+	VPERMD    Y4, Y3, Y3
+	VMOVDQU   Y3, (AX)(R9*4)
+	POPCNTL   R10, R10
+	ADDQ      R10, R9
+	VMOVDQU   32(DX), Y3
+	VMOVDQU   32(CX), Y4
+	VPSUBD    Y0, Y3, Y3
+	VPXOR     Y2, Y3, Y3
+	VPCMPGTD  Y1, Y3, Y3
+	VMOVMSKPS Y3, R10
+	XORL      $0x000000ff, R10
+	VPMOVZXBD (R8)(R10*8), Y3
+	VPERMD    Y4, Y3, Y3
+	VMOVDQU   Y3, (AX)(R9*4)
+	POPCNTL   R10, R10
+	ADDQ      R10, R9
+	VMOVDQU   64(DX), Y3
+	VMOVDQU   64(CX), Y4
+	VPSUBD    Y0, Y3, Y3
+	VPXOR     Y2, Y3, Y3
+	VPCMPGTD  Y1, Y3, Y3
+	VMOVMSKPS Y3, R10
+	XORL      $0x000000ff, R10
+	VPMOVZXBD (R8)(R10*8), Y3
+	VPERMD    Y4, Y3, Y3
+	VMOVDQU   Y3, (AX)(R9*4)
+	POPCNTL   R10, R10
+	ADDQ      R10, R9
+	VMOVDQU   96(DX), Y3
+	VMOVDQU   96(CX), Y4
+	VPSUBD    Y0, Y3, Y3
+	VPXOR     Y2, Y3, Y3
+	VPCMPGTD  Y1, Y3, Y3
+	VMOVMSKPS Y3, R10
+	XORL      $0x000000ff, R10
+	VPMOVZXBD (R8)(R10*8), Y3
+	VPERMD    Y4, Y3, Y3
+	VMOVDQU   Y3, (AX)(R9*4)
+	POPCNTL   R10, R10
+	ADDQ      R10, R9
+	ADDQ      $0x00000080, DX
+	ADDQ      $0x00000080, CX
+	SUBQ      $0x00000020, BX
+	JMP       vec4_AVX2_1
+
+done4_AVX2_1:
+vec1_AVX2_1:
+	CMPQ      BX, $0x00000008
+	JB        done1_AVX2_1
+	VMOVDQU   (DX), Y3
+	VMOVDQU   (CX), Y4
+	VPSUBD    Y0, Y3, Y3
+	VPXOR     Y2, Y3, Y3
+	VPCMPGTD  Y1, Y3, Y3
+	VMOVMSKPS Y3, R10
+	XORL      $0x000000ff, R10
+	VPMOVZXBD (R8)(R10*8), Y3
+	VPERMD    Y4, Y3, Y3
+	VMOVDQU   Y3, (AX)(R9*4)
+	POPCNTL   R10, R10
+	ADDQ      R10, R9
+	ADDQ      $0x00000020, DX
+	ADDQ      $0x00000020, CX
+	SUBQ      $0x00000008, BX
+	JMP       vec1_AVX2_1
+
+done1_AVX2_1:
+scalar_AVX2_1:
+	TESTQ BX, BX
+	JZ    end_AVX2_1
+	MOVL  (DX), R8
+	MOVL  (CX), R10
+	MOVL  R10, (AX)(R9*4)
+	SUBL  SI, R8
+	XORQ  R10, R10
+	CMPL  R8, DI
+	SETLS R10
+	ADDQ  R10, R9
+	ADDQ  $0x04, DX
+	ADDQ  $0x04, CX
+	DECQ  BX
+	JMP   scalar_AVX2_1
+
+end_AVX2_1:
+	MOVQ R9, ret+80(FP)
+	VZEROUPPER
+	RET
+
+// func TopKFilterAVX512(idx []int32, x []float32, lo float32, base int32) int
+// Requires: AVX, AVX512F, POPCNT
+TEXT ·TopKFilterAVX512(SB), NOSPLIT, $0-64
 	MOVQ         idx_base+0(FP), AX
-	MOVQ         bits_base+24(FP), CX
-	MOVQ         x_base+48(FP), DX
-	MOVQ         x_len+56(FP), BX
-	MOVSS        lo+72(FP), X0
-	MOVSS        hi+76(FP), X1
-	MOVL         base+80(FP), SI
-	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
+	MOVQ         x_base+24(FP), CX
+	MOVQ         x_len+32(FP), DX
+	MOVL         base+52(FP), BX
+	VBROADCASTSS lo+48(FP), Z0
+	VMOVD        BX, X1
+	VPBROADCASTD X1, Z1
+	VPADDD       topkIota<>+0(SB), Z1, Z1
+	MOVL         $0x00000010, SI
 	VMOVD        SI, X2
 	VPBROADCASTD X2, Z2
-	VPADDD       topkIota<>+0(SB), Z2, Z2
-	MOVL         $0x00000010, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Z3
-	XORQ         DI, DI
+	XORQ         SI, SI
 
-vec4_AVX512_1:
+vec4_AVX512_2:
+	CMPQ          DX, $0x00000040
+	JB            done4_AVX512_2
+	VMOVUPS       (CX), Z3
+	VCMPPS        $0x1d, Z0, Z3, K1
+	VPCOMPRESSD.Z Z1, K1, Z3
+	KMOVW         K1, DI
+	VMOVUPS       Z3, (AX)(SI*4)
+	POPCNTL       DI, DI
+	ADDQ          DI, SI
+	VPADDD        Z2, Z1, Z1
+	VMOVUPS       64(CX), Z3
+	VCMPPS        $0x1d, Z0, Z3, K1
+	VPCOMPRESSD.Z Z1, K1, Z3
+	KMOVW         K1, DI
+	VMOVUPS       Z3, (AX)(SI*4)
+	POPCNTL       DI, DI
+	ADDQ          DI, SI
+	VPADDD        Z2, Z1, Z1
+	VMOVUPS       128(CX), Z3
+	VCMPPS        $0x1d, Z0, Z3, K1
+	VPCOMPRESSD.Z Z1, K1, Z3
+	KMOVW         K1, DI
+	VMOVUPS       Z3, (AX)(SI*4)
+	POPCNTL       DI, DI
+	ADDQ          DI, SI
+	VPADDD        Z2, Z1, Z1
+	VMOVUPS       192(CX), Z3
+	VCMPPS        $0x1d, Z0, Z3, K1
+	VPCOMPRESSD.Z Z1, K1, Z3
+	KMOVW         K1, DI
+	VMOVUPS       Z3, (AX)(SI*4)
+	POPCNTL       DI, DI
+	ADDQ          DI, SI
+	VPADDD        Z2, Z1, Z1
+	ADDQ          $0x00000100, CX
+	ADDL          $0x00000040, BX
+	SUBQ          $0x00000040, DX
+	JMP           vec4_AVX512_2
+
+done4_AVX512_2:
+vec1_AVX512_2:
+	CMPQ          DX, $0x00000010
+	JB            done1_AVX512_2
+	VMOVUPS       (CX), Z3
+	VCMPPS        $0x1d, Z0, Z3, K1
+	VPCOMPRESSD.Z Z1, K1, Z3
+	KMOVW         K1, DI
+	VMOVUPS       Z3, (AX)(SI*4)
+	POPCNTL       DI, DI
+	ADDQ          DI, SI
+	VPADDD        Z2, Z1, Z1
+	ADDQ          $0x00000040, CX
+	ADDL          $0x00000010, BX
+	SUBQ          $0x00000010, DX
+	JMP           vec1_AVX512_2
+
+done1_AVX512_2:
+scalar_AVX512_2:
+	TESTQ    DX, DX
+	JZ       end_AVX512_2
+	VMOVSS   (CX), X1
+	MOVL     BX, (AX)(SI*4)
+	XORQ     DI, DI
+	VUCOMISS X0, X1
+	SETCC    DI
+	ADDQ     DI, SI
+	ADDQ     $0x04, CX
+	INCL     BX
+	DECQ     DX
+	JMP      scalar_AVX512_2
+
+end_AVX512_2:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func TopKKeepAVX512(dst []uint32, src []uint32, keys []uint32, lo uint32, width uint32) int
+// Requires: AVX, AVX512F, POPCNT
+TEXT ·TopKKeepAVX512(SB), NOSPLIT, $0-88
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         src_base+24(FP), CX
+	MOVQ         keys_base+48(FP), DX
+	MOVQ         keys_len+56(FP), BX
+	MOVL         lo+72(FP), SI
+	MOVL         width+76(FP), DI
+	VMOVD        SI, X0
+	VPBROADCASTD X0, Z0
+	VMOVD        DI, X1
+	VPBROADCASTD X1, Z1
+	XORQ         R8, R8
+
+vec4_AVX512_3:
 	CMPQ          BX, $0x00000040
-	JB            done4_AVX512_1
-	VMOVUPS       (DX), Z4
-	VCMPPS        $0x1d, Z0, Z4, K1
-	VCMPPS        $0x12, Z1, Z4, K1, K1
-	VPCOMPRESSD.Z Z2, K1, Z5
-	VCOMPRESSPS.Z Z4, K1, Z4
-	KMOVW         K1, R8
-	VMOVUPS       Z5, (AX)(DI*4)
-	VMOVUPS       Z4, (CX)(DI*4)
-	POPCNTL       R8, R8
-	ADDQ          R8, DI
-	VPADDD        Z3, Z2, Z2
-	VMOVUPS       64(DX), Z4
-	VCMPPS        $0x1d, Z0, Z4, K1
-	VCMPPS        $0x12, Z1, Z4, K1, K1
-	VPCOMPRESSD.Z Z2, K1, Z5
-	VCOMPRESSPS.Z Z4, K1, Z4
-	KMOVW         K1, R8
-	VMOVUPS       Z5, (AX)(DI*4)
-	VMOVUPS       Z4, (CX)(DI*4)
-	POPCNTL       R8, R8
-	ADDQ          R8, DI
-	VPADDD        Z3, Z2, Z2
-	VMOVUPS       128(DX), Z4
-	VCMPPS        $0x1d, Z0, Z4, K1
-	VCMPPS        $0x12, Z1, Z4, K1, K1
-	VPCOMPRESSD.Z Z2, K1, Z5
-	VCOMPRESSPS.Z Z4, K1, Z4
-	KMOVW         K1, R8
-	VMOVUPS       Z5, (AX)(DI*4)
-	VMOVUPS       Z4, (CX)(DI*4)
-	POPCNTL       R8, R8
-	ADDQ          R8, DI
-	VPADDD        Z3, Z2, Z2
-	VMOVUPS       192(DX), Z4
-	VCMPPS        $0x1d, Z0, Z4, K1
-	VCMPPS        $0x12, Z1, Z4, K1, K1
-	VPCOMPRESSD.Z Z2, K1, Z5
-	VCOMPRESSPS.Z Z4, K1, Z4
-	KMOVW         K1, R8
-	VMOVUPS       Z5, (AX)(DI*4)
-	VMOVUPS       Z4, (CX)(DI*4)
-	POPCNTL       R8, R8
-	ADDQ          R8, DI
-	VPADDD        Z3, Z2, Z2
+	JB            done4_AVX512_3
+	VMOVDQU32     (DX), Z2
+	VMOVDQU32     (CX), Z3
+	VPSUBD        Z0, Z2, Z2
+	VPCMPUD       $0x02, Z1, Z2, K1
+	VPCOMPRESSD.Z Z3, K1, Z2
+	KMOVW         K1, R9
+	VMOVDQU32     Z2, (AX)(R8*4)
+	POPCNTL       R9, R9
+	ADDQ          R9, R8
+	VMOVDQU32     64(DX), Z2
+	VMOVDQU32     64(CX), Z3
+	VPSUBD        Z0, Z2, Z2
+	VPCMPUD       $0x02, Z1, Z2, K1
+	VPCOMPRESSD.Z Z3, K1, Z2
+	KMOVW         K1, R9
+	VMOVDQU32     Z2, (AX)(R8*4)
+	POPCNTL       R9, R9
+	ADDQ          R9, R8
+	VMOVDQU32     128(DX), Z2
+	VMOVDQU32     128(CX), Z3
+	VPSUBD        Z0, Z2, Z2
+	VPCMPUD       $0x02, Z1, Z2, K1
+	VPCOMPRESSD.Z Z3, K1, Z2
+	KMOVW         K1, R9
+	VMOVDQU32     Z2, (AX)(R8*4)
+	POPCNTL       R9, R9
+	ADDQ          R9, R8
+	VMOVDQU32     192(DX), Z2
+	VMOVDQU32     192(CX), Z3
+	VPSUBD        Z0, Z2, Z2
+	VPCMPUD       $0x02, Z1, Z2, K1
+	VPCOMPRESSD.Z Z3, K1, Z2
+	KMOVW         K1, R9
+	VMOVDQU32     Z2, (AX)(R8*4)
+	POPCNTL       R9, R9
+	ADDQ          R9, R8
 	ADDQ          $0x00000100, DX
-	ADDL          $0x00000040, SI
+	ADDQ          $0x00000100, CX
 	SUBQ          $0x00000040, BX
-	JMP           vec4_AVX512_1
+	JMP           vec4_AVX512_3
 
-done4_AVX512_1:
-vec1_AVX512_1:
+done4_AVX512_3:
+vec1_AVX512_3:
 	CMPQ          BX, $0x00000010
-	JB            done1_AVX512_1
-	VMOVUPS       (DX), Z4
-	VCMPPS        $0x1d, Z0, Z4, K1
-	VCMPPS        $0x12, Z1, Z4, K1, K1
-	VPCOMPRESSD.Z Z2, K1, Z5
-	VCOMPRESSPS.Z Z4, K1, Z4
-	KMOVW         K1, R8
-	VMOVUPS       Z5, (AX)(DI*4)
-	VMOVUPS       Z4, (CX)(DI*4)
-	POPCNTL       R8, R8
-	ADDQ          R8, DI
-	VPADDD        Z3, Z2, Z2
+	JB            done1_AVX512_3
+	VMOVDQU32     (DX), Z2
+	VMOVDQU32     (CX), Z3
+	VPSUBD        Z0, Z2, Z2
+	VPCMPUD       $0x02, Z1, Z2, K1
+	VPCOMPRESSD.Z Z3, K1, Z2
+	KMOVW         K1, R9
+	VMOVDQU32     Z2, (AX)(R8*4)
+	POPCNTL       R9, R9
+	ADDQ          R9, R8
 	ADDQ          $0x00000040, DX
-	ADDL          $0x00000010, SI
+	ADDQ          $0x00000040, CX
 	SUBQ          $0x00000010, BX
-	JMP           vec1_AVX512_1
+	JMP           vec1_AVX512_3
 
-done1_AVX512_1:
-scalar_AVX512_1:
-	TESTQ    BX, BX
-	JZ       end_AVX512_1
-	VMOVSS   (DX), X2
-	MOVL     SI, (AX)(DI*4)
-	VMOVSS   X2, (CX)(DI*4)
-	VUCOMISS X0, X2
-	SETCC    R8
-	VUCOMISS X2, X1
-	SETCC    R9
-	ANDB     R8, R9
-	MOVBQZX  R9, R8
-	ADDQ     R8, DI
-	ADDQ     $0x04, DX
-	INCL     SI
-	DECQ     BX
-	JMP      scalar_AVX512_1
+done1_AVX512_3:
+scalar_AVX512_3:
+	TESTQ BX, BX
+	JZ    end_AVX512_3
+	MOVL  (DX), R9
+	MOVL  (CX), R10
+	MOVL  R10, (AX)(R8*4)
+	SUBL  SI, R9
+	XORQ  R10, R10
+	CMPL  R9, DI
+	SETLS R10
+	ADDQ  R10, R8
+	ADDQ  $0x04, DX
+	ADDQ  $0x04, CX
+	DECQ  BX
+	JMP   scalar_AVX512_3
 
-end_AVX512_1:
-	MOVQ DI, ret+88(FP)
+end_AVX512_3:
+	MOVQ R8, ret+80(FP)
 	VZEROUPPER
 	RET

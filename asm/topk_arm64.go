@@ -4,8 +4,8 @@
 
 package asm
 
-// TopKFilterNEON writes base+i and the bits of x[i], in ascending order, for every i with lo ≤ x[i] ≤ hi
-// into idx and bits, which hold at least len(x) entries, and returns how many.
+// TopKFilterNEON writes base+i, in ascending order, for every i with x[i] ≥ lo into idx, which holds
+// at least len(x) entries, and returns how many. NaN is never selected.
 //
 //go:noescape
-func TopKFilterNEON(idx []int32, bits []uint32, x []float32, lo, hi float32, base int32) int
+func TopKFilterNEON(idx []int32, x []float32, lo float32, base int32) int

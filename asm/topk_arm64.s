@@ -43,17 +43,14 @@
 	DATA topkCompressTBL<>+248(SB)/8, $0x0f0e0d0c0b0a0908
 	GLOBL topkCompressTBL<>(SB), RODATA|NOPTR, $256
 
-// func TopKFilterNEON(idx []int32, bits []uint32, x []float32, lo, hi float32, base int32) int
-TEXT ·TopKFilterNEON(SB), NOSPLIT, $0-96
+// func TopKFilterNEON(idx []int32, x []float32, lo float32, base int32) int
+TEXT ·TopKFilterNEON(SB), NOSPLIT, $0-64
 	MOVD idx_base+0(FP), R0
-	MOVD bits_base+24(FP), R1
-	MOVD x_base+48(FP), R2
-	MOVD x_len+56(FP), R3
-	FMOVS lo+72(FP), F0
-	FMOVS hi+76(FP), F1
-	MOVWU base+80(FP), R4
+	MOVD x_base+24(FP), R2
+	MOVD x_len+32(FP), R3
+	FMOVS lo+48(FP), F0
+	MOVWU base+52(FP), R4
 	VDUP V0.S[0], V0.S4
-	VDUP V1.S[0], V1.S4
 	VDUP R4, V2.S4
 	MOVD $topkLanes<>(SB), R5
 	VLD1 (R5), [V12.S4]
@@ -70,8 +67,6 @@ loop4:
 	BLT tail
 	VLD1.P 16(R2), [V5.S4]
 	WORD $0x6e20e4a6 // fcmge v6.4s, v5.4s, v0.4s
-	WORD $0x6e25e427 // fcmge v7.4s, v1.4s, v5.4s
-	VAND V7.B16, V6.B16, V6.B16
 	VAND V4.B16, V6.B16, V8.B16
 	VADDV V8.S4, V8
 	VADDV V6.S4, V6
@@ -80,11 +75,8 @@ loop4:
 	ADD R9<<4, R7, R11
 	VLD1 (R11), [V9.B16]
 	VTBL V9.B16, [V2.B16], V10.B16
-	VTBL V9.B16, [V5.B16], V11.B16
 	ADD R8<<2, R0, R11
 	VST1 [V10.S4], (R11)
-	ADD R8<<2, R1, R11
-	VST1 [V11.S4], (R11)
 	SUBW R10, R8
 	VADD V3.S4, V2.S4, V2.S4
 	ADD $4, R4
@@ -95,17 +87,13 @@ tail:
 	CBZ R3, done
 	FMOVS.P 4(R2), F5
 	MOVW R4, (R0)(R8<<2)
-	FMOVS F5, (R1)(R8<<2)
 	FCMPS F0, F5
 	CSET GE, R9
-	FCMPS F5, F1
-	CSET GE, R10
-	AND R9, R10
-	ADD R10, R8
+	ADD R9, R8
 	ADD $1, R4
 	SUB $1, R3
 	B tail
 
 done:
-	MOVD R8, ret+88(FP)
+	MOVD R8, ret+56(FP)
 	RET

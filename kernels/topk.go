@@ -9,14 +9,23 @@ import (
 	"github.com/kvsimd/kvsimd/internal/race"
 )
 
-// topkFilter is the SIMD part of TopK: compare a block against a threshold range and
-// compress the indices (and bits) of the elements inside it.
+// topkFilter is the SIMD part of TopK: compare a block against a threshold and
+// compress the indices of the elements at or above it.
 var topkFilter = dispatch.New(topkFilterGeneric)
 
-// topkFilterFunc writes, in ascending order, base+i and the bits of x[i] for every i
-// with lo ≤ x[i] ≤ hi into idx and bits, which have room for len(x) entries, and returns
-// how many it wrote. NaN is never inside a range.
-type topkFilterFunc = func(idx []int32, bits []uint32, x []float32, lo, hi float32, base int32) int
+// topkKeep is the SIMD part of the radix select: compact a list by a key range.
+var topkKeep = dispatch.New(topkKeepGeneric)
+
+// topkKeepFunc writes src[i], in order, for every i with keys[i]−lo ≤ width (unsigned:
+// keys[i] in [lo, lo+width] when that does not wrap) into dst, and returns how many.
+// dst and src hold len(keys) entries; dst may be src or keys, or start before them in
+// the same array: each write lands at or before the entry just read.
+type topkKeepFunc = func(dst, src, keys []uint32, lo, width uint32) int
+
+// topkFilterFunc writes, in ascending order, base+i for every i with x[i] ≥ lo into idx,
+// which has room for len(x) entries, and returns how many it wrote. NaN is never
+// selected.
+type topkFilterFunc = func(idx []int32, x []float32, lo float32, base int32) int
 
 // TopK writes into dst[:0] the indices of the k largest elements of x, in ascending index
 // order, and returns the result, of length min(max(k, 0), len(x)). dst is grown only if
@@ -35,7 +44,8 @@ type topkFilterFunc = func(idx []int32, bits []uint32, x []float32, lo, hi float
 // TopK never sorts. It estimates a threshold from a deterministic stratified sample of
 // x, compresses the indices of the elements at or above it with SIMD (AVX2 through a
 // permutation table, AVX-512 with VPCOMPRESSD, NEON with TBL), and radix-selects the
-// k-th largest among those candidates exactly. Whenever the candidates outgrow their
+// k-th largest among those candidates exactly (on amd64 its compactions, and the
+// final pass that keeps the winners, compress with SIMD as well). Whenever the candidates outgrow their
 // buffers (a threshold on a plateau of equal values, or one too low for a small k that
 // the sample cannot resolve), it keeps only their top k and raises the threshold above
 // the k-th, so later blocks pass fewer. When the sample misjudges with too few
@@ -91,10 +101,17 @@ const (
 	sampledMinLen = 64
 	// sampleExpected is the number of sample elements expected among the top k: the
 	// sample's error shrinks as 1/√sampleExpected while its cost grows linearly.
+	// With 12, the first threshold leaves about 2.0k candidates (uniform x, k = 512
+	// and 2048); 16 leaves 1.87k, but its larger sample, drawn from scattered cache
+	// lines, made TopK slower at both sizes (measured, same run: 5.3 against 6.6 µs
+	// at 512 of 16384, 25 against 30 µs at 2048 of 131072).
 	sampleExpected = 12
-	// sampleSigmas sets the first threshold: a low margin keeps the candidates few, and
-	// the 2.3% of inputs it misjudges cost one more filter pass from retrySigmas.
-	sampleSigmas, retrySigmas = 2, 6
+	// sampleMiss is the chance that the first threshold is too high (fewer than k at
+	// or above it), which costs a second filter pass from one that misses with
+	// retryMiss. Below 1%, so that a benchmark's few fixed inputs do not all hit it by
+	// luck; lower costs more candidates on every call (measured with 12 expected: 5%
+	// at 1.56k candidates, 0.2% at 2.0k).
+	sampleMiss, retryMiss = 0.002, 1e-9
 	// sampleMin and sampleMax bound the sample size.
 	sampleMin, sampleMax = 128, 2048
 	// filterBlock is how many elements one filter call compares. The candidate
@@ -115,16 +132,17 @@ func (s *topkScratch) topK(dst []int32, x []float32, filter topkFilterFunc) {
 // sampled is topK for long x (len(x) ≥ 16): sample a threshold, filter, select.
 func (s *topkScratch) sampled(dst []int32, x []float32, filter topkFilterFunc) {
 	k := len(dst)
-	s.grow(k + min(k+2*filterBlock, len(x)-k)) // min(2k + 2·filterBlock, len(x)), without overflow
+	s.grow(candidateRoom(len(x), k))
 	sample := s.drawSample(x, k)
-	// The first threshold leaves 1.2k to 2.5k candidates when k is large enough for
-	// the sample to resolve it, and about 2·len(x)/len(sample) when it is not: the
-	// sample's second largest, not its largest, which on sorted x may be the largest of
-	// x. If fewer than k are at or above it, the second, from a rank the sample
-	// misjudges only on adversarial data (and at least four times the first), is
-	// tried; past that, every number is a candidate.
-	first := max(s.sampleRank(sample, sampleSigmas), 2)
-	for _, rank := range []int{first, max(s.sampleRank(sample, retrySigmas), 4*first)} {
+	// The first threshold leaves 1.2k to 2.8k candidates when k is large enough for
+	// the sample to resolve it (2.0k on average), and a few times len(x)/len(sample)
+	// when it is not: at least the sample's second largest, not its largest, which on
+	// sorted x may be the largest of x. If fewer than k are at or above it (0.2% of
+	// inputs), the second, from a rank the sample misjudges only on adversarial data
+	// (and at least four times the first), is tried; past that, every number is a
+	// candidate.
+	first := max(s.sampleRank(sample, sampleMiss), 2)
+	for _, rank := range []int{first, max(s.sampleRank(sample, retryMiss), 4*first)} {
 		t, ok := s.quantile(sample, rank)
 		if !ok {
 			break // a NaN threshold: mostly-NaN x
@@ -148,6 +166,12 @@ func (s *topkScratch) sampled(dst []int32, x []float32, filter topkFilterFunc) {
 	mergeAscending(dst, s.idx[:c], nans)
 }
 
+// candidateRoom is how many candidates stream keeps before it compacts them:
+// min(2k + 2·filterBlock, n), without overflow. The buffers may be longer, grown by an
+// earlier call with a larger k, but stream does not use the rest: on a plateau each
+// candidate kept costs a gather and a comparison at the compaction.
+func candidateRoom(n, k int) int { return k + min(k+2*filterBlock, n-k) }
+
 // grow makes the candidate buffers and the rank keys hold at least n entries.
 func (s *topkScratch) grow(n int) {
 	if len(s.idx) < n {
@@ -157,29 +181,46 @@ func (s *topkScratch) grow(n int) {
 	s.growWork(n)
 }
 
-// stream filters x block by block into s.idx and s.bits, from threshold lo up, and
-// returns how many candidates it kept and a floor below none of them. The candidates
-// hold every element of the top k that is ≥ lo. When the next block might not fit in
-// the buffers, it keeps only the top k of the candidates and raises lo above the k-th
-// largest of them: an element equal to it, coming later, ranks below it by index. So
-// the buffers never hold more than 2k + 2·filterBlock entries, whatever the order and
-// distribution of x.
+// stream filters x block by block into s.idx, from threshold lo up, and returns how
+// many candidates it kept, with their bits in s.bits, and a floor below none of them.
+// The candidates hold every element of the top k that is ≥ lo. When the next block
+// might not fit in the buffers, it keeps only the top k of the candidates and raises
+// lo above the k-th largest of them: an element equal to it, coming later, ranks below
+// it by index. So the buffers never hold more than 2k + 2·filterBlock entries,
+// whatever the order and distribution of x.
+//
+// The filter writes indices only; the bits of the candidates are read back from x
+// when they are needed, before a compaction and at the end, for those that have none
+// yet (the first k after a compaction keep theirs).
 func (s *topkScratch) stream(f topkFilterFunc, x []float32, lo float32, k int) (c int, floor float32, compacted bool) {
 	floor = lo
+	room := candidateRoom(len(x), k)
+	withBits := 0 // s.bits[:withBits] holds the bits of the candidates s.idx[:withBits]
 	for start := 0; start < len(x); start += filterBlock {
 		end := min(start+filterBlock, len(x))
 		m := end - start
-		if c+m > len(s.idx) {
+		if c+m > room {
+			gatherBits(s.bits[withBits:c], s.idx[withBits:c], x)
 			key := s.compact(c, k, lo)
 			c, floor, compacted = k, keyFloat(key), true
+			withBits = k
 			if key >= topkKey(float32(math.Inf(1))) {
 				break // k of +Inf: nothing later can enter
 			}
 			lo = keyFloat(key + 1)
 		}
-		c += f(s.idx[c:c+m], s.bits[c:c+m], x[start:end], lo, float32(math.Inf(1)), int32(start))
+		c += f(s.idx[c:c+m], x[start:end], lo, int32(start))
 	}
+	gatherBits(s.bits[withBits:c], s.idx[withBits:c], x)
 	return c, floor, compacted
+}
+
+// gatherBits stores the bits of x[idx[i]] into bits[i].
+func gatherBits(bits []uint32, idx []int32, x []float32) {
+	bits = bits[:len(idx)]
+	for i, j := range idx {
+		bits[i] = math.Float32bits(x[j])
+	}
 }
 
 // finish fills dst with the top len(dst) of the c ≥ len(dst) candidates that stream
@@ -206,7 +247,12 @@ func (s *topkScratch) compact(c, k int, lo float32) uint32 {
 	}
 	if above < k {
 		// lo is the k-th largest, on a plateau of ties: keep all above it and the first
-		// ties, with no rank keys to compute.
+		// ties, with no rank keys to compute. Above a positive lo, the bits order as
+		// the values.
+		if lo > 0 {
+			s.keepTop(c, k, bits, math.Float32bits(lo), above)
+			return topkKey(lo)
+		}
 		j, ties := 0, k-above
 		for i := 0; j < k; i++ {
 			v := math.Float32frombits(bits[i])
@@ -220,15 +266,32 @@ func (s *topkScratch) compact(c, k int, lo float32) uint32 {
 	keys := s.keys[:c]
 	keyLo, keyHi := topkKeys(keys, bits)
 	r := s.kthLargest(keys, k, keyLo, keyHi)
-	j, ties := 0, k-r.above
-	for i := 0; j < k; i++ {
-		key := keys[i]
-		idx[j], bits[j] = idx[i], bits[i]
-		tie := b2i(key == r.key) & b2i(ties > 0)
-		ties -= tie
-		j += b2i(key > r.key) | tie
-	}
+	s.keepTop(c, k, keys, r.key, r.above)
 	return r.key
+}
+
+// keepTop keeps, in place and in index order, the k of the c candidates s.idx[:c] and
+// s.bits[:c] that rank in the top k by keys, given the k-th largest key and how many
+// keys are above it: those, and the first k−above equal to it. A scan finds the last
+// tie kept; before it, topkKeep keeps the keys ≥ key, after it those above. keys may
+// be s.bits[:c].
+func (s *topkScratch) keepTop(c, k int, keys []uint32, key uint32, above int) {
+	idx, bits := int32Bits(s.idx[:c]), s.bits[:c]
+	keys = keys[:c]
+	p := 0
+	for ties := k - above; ties > 0; p++ {
+		ties -= b2i(keys[p] == key)
+	}
+	// idx before bits: keys may be bits, which must stay as they are until idx is done.
+	for _, list := range [][]uint32{idx, bits} {
+		n := topkKeep.Call(list, list[:p], keys[:p], key, math.MaxUint32-key)
+		if key < math.MaxUint32 {
+			n += topkKeep.Call(list[n:], list[p:], keys[p:], key+1, math.MaxUint32-key-1)
+		}
+		if n != k {
+			panic("kernels: TopK kept the wrong number of candidates")
+		}
+	}
 }
 
 // sample is the rank keys of a deterministic stratified sample of x, drawn to estimate
@@ -249,19 +312,35 @@ func (s *topkScratch) drawSample(x []float32, k int) sample {
 	keys := s.sample[:size]
 	lo, hi := uint32(math.MaxUint32), uint32(0)
 	at := newSampler(n, size)
+	// The loads miss the cache (x was last read a call ago, if ever) and are
+	// independent: a loop that does nothing else keeps the most of them in flight.
 	for i := range keys {
-		key := topkKey(x[at.position(i)])
+		keys[i] = math.Float32bits(x[at.position(i)])
+	}
+	for i, b := range keys {
+		key := topkKeyBits(b)
 		keys[i] = key
 		lo, hi = min(lo, key), max(hi, key)
 	}
 	return sample{keys, lo, hi, keyFloat(hi), float64(k) * float64(size) / float64(n)}
 }
 
-// sampleRank is the rank in the sample that is sigmas standard deviations above the
-// expected rank of x's k-th largest: the count of elements of x at or above the
-// sample's value of that rank is below k with the normal tail probability of sigmas.
-func (s *topkScratch) sampleRank(p sample, sigmas float64) int {
-	return min(int(p.expected+sigmas*math.Sqrt(p.expected))+1, len(p.keys))
+// sampleRank is the lowest rank r in the sample whose value has fewer than k elements
+// of x at or above it with probability at most miss. That happens when r or more
+// sample elements fall among the top k−1 of x, whose number is close to Poisson with
+// mean p.expected (binomial, as the strata are sampled independently; Poisson has the
+// larger tail). The normal approximation, p.expected + z·√p.expected, undershoots the
+// right tail at these means: it missed 5% of inputs meant to miss 2.3%.
+func (s *topkScratch) sampleRank(p sample, miss float64) int {
+	pmf := math.Exp(-p.expected) // P(N = 0)
+	tail := 1 - pmf              // P(N ≥ 1)
+	r := 1
+	for tail > miss && r < len(p.keys) {
+		pmf *= p.expected / float64(r) // P(N = r)
+		tail -= pmf                    // P(N ≥ r+1)
+		r++
+	}
+	return r
 }
 
 // quantile returns the sample value of the given rank (1 the largest). ok is false
@@ -326,14 +405,12 @@ func (s *topkScratch) growWork(n int) {
 
 // emitTop writes into dst, in order, the idx[i] whose keys[i] rank in the top len(dst),
 // given the len(dst)-th largest key r: those above r.key and, of those equal to it, the
-// first len(dst)-r.above.
+// first len(dst)-r.above. It may overwrite idx.
 func emitTop(dst, idx []int32, keys []uint32, r kth) {
 	j, ties := 0, len(dst)-r.above
-	if ties == r.equal { // every tie is in: no counting
-		for i := 0; j < len(dst); i++ {
-			dst[j] = idx[i]
-			j += b2i(keys[i] >= r.key)
-		}
+	if ties == r.equal { // every tie is in: the keys ≥ r.key, compacted in place
+		kept := int32Bits(idx)
+		copy(dst, idx[:topkKeep.Call(kept, kept, keys[:len(idx)], r.key, math.MaxUint32-r.key)])
 		return
 	}
 	for i := 0; j < len(dst); i++ {

@@ -30,6 +30,11 @@ func float32Bits(x []float32) []uint32 {
 	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
 }
 
+// int32Bits views x as uint32s, without copying.
+func int32Bits(x []int32) []uint32 {
+	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
+}
+
 // keyFloat is the inverse of topkKey for numbers (−0 comes back as +0).
 func keyFloat(key uint32) float32 {
 	if int32(key) < 0 {
@@ -109,11 +114,7 @@ func (s *topkScratch) kthLargest(keys []uint32, k int, lo, hi uint32) kth {
 			width = math.MaxUint32 - bucketLo
 		}
 		work := s.work[:len(cur)]
-		n := 0
-		for _, key := range cur {
-			work[n] = key
-			n += b2i(key-bucketLo <= width)
-		}
+		n := topkKeep.Call(work, cur, cur, bucketLo, width)
 		cur, lo, hi = work[:n], bucketLo, bucketLo+width
 		if b == last {
 			hi = slices.Max(cur)

@@ -145,6 +145,10 @@ func eachTopkVariant(t *testing.T, check func(t *testing.T, v string)) {
 	}
 }
 
+// TestTopKFilter checks every variant's filter, the generic one included, against the
+// loop of its contract, at every length to 300 (the vector bodies, their tails, and
+// the generic filter's dense chunks) and every alignment, and that it writes nothing
+// outside idx[:len(x)].
 func TestTopKFilter(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	const guard = 0x5eed
@@ -155,33 +159,33 @@ func TestTopKFilter(t *testing.T) {
 			off := n % 4
 			buf := in.gen(r, n+off)
 			x := buf[off:]
-			lo, hi := float32(0), inf
+			var lo float32
 			switch {
-			case n > 0 && n%3 == 0:
-				lo = x[r.IntN(n)]
-				hi = lo
+			case n%5 == 1:
+				lo = negInf // all but NaN
+			case n%5 == 2:
+				lo = inf
 			case n > 0:
 				lo = x[r.IntN(n)]
 			}
 			base := int32(r.IntN(1000))
-			wantIdx, wantBits := make([]int32, n), make([]uint32, n)
-			want := topkFilterGeneric(wantIdx, wantBits, x, lo, hi, base)
-			idx, bits := make([]int32, off+n+8), make([]uint32, off+n+8)
-			for i := range idx {
-				idx[i], bits[i] = guard, guard
-			}
-			got := filter(idx[off:off+n], bits[off:off+n], x, lo, hi, base)
-			if got != want {
-				t.Fatalf("%s: %s n=%d [%v, %v]: %d candidates, generic %d", v, in.name, n, lo, hi, got, want)
-			}
-			for i := range want {
-				if idx[off+i] != wantIdx[i] || bits[off+i] != wantBits[i] {
-					t.Fatalf("%s: %s n=%d: candidate %d = (%d, %#x), generic (%d, %#x)", v, in.name, n, i, idx[off+i], bits[off+i], wantIdx[i], wantBits[i])
+			var want []int32
+			for i, v := range x {
+				if v >= lo {
+					want = append(want, base+int32(i))
 				}
 			}
+			idx := make([]int32, off+n+16)
 			for i := range idx {
-				if (i < off || i >= off+n) && (idx[i] != guard || bits[i] != guard) {
-					t.Fatalf("%s: n=%d: wrote outside idx and bits at %d", v, n, i-off)
+				idx[i] = guard
+			}
+			got := filter(idx[off:off+n], x, lo, base)
+			if got != len(want) || !slices.Equal(idx[off:off+got], want) {
+				t.Fatalf("%s: %s n=%d lo=%v: %v, want %v", v, in.name, n, lo, idx[off:off+max(got, 0)], want)
+			}
+			for i := range idx {
+				if (i < off || i >= off+n) && idx[i] != guard {
+					t.Fatalf("%s: n=%d: wrote outside idx at %d", v, n, i-off)
 				}
 			}
 		}
@@ -437,6 +441,152 @@ func TestOracleCheckTopK(t *testing.T) {
 				slices.Sort(wrong)
 				if oracle.CheckTopK(x, k, wrong) == nil {
 					t.Fatalf("%s n=%d k=%d: accepts %d in place of %d", in.name, n, k, out, kept)
+				}
+			}
+		}
+	}
+}
+
+// TestTopKSampleRank checks sampleRank against the Poisson tail summed independently
+// (from lgamma, upwards from the rank): the lowest rank whose tail is at most miss.
+func TestTopKSampleRank(t *testing.T) {
+	tail := func(mean float64, r int) float64 { // P(N ≥ r), N ~ Poisson(mean)
+		sum := 0.0
+		for j := r; j < r+2000; j++ {
+			lg, _ := math.Lgamma(float64(j + 1))
+			sum += math.Exp(float64(j)*math.Log(mean) - mean - lg)
+		}
+		return sum
+	}
+	var s topkScratch
+	keys := make([]uint32, sampleMax)
+	for _, mean := range []float64{0.001, 0.3, 1, 5, 16, 40, 128} {
+		for _, miss := range []float64{sampleMiss, retryMiss} {
+			r := s.sampleRank(sample{keys: keys, expected: mean}, miss)
+			if tail(mean, r) > miss*(1+1e-6) || r > 1 && tail(mean, r-1) <= miss*(1-1e-6) {
+				t.Errorf("mean %v, miss %v: rank %d, P(N ≥ %d) = %.3g, P(N ≥ %d) = %.3g", mean, miss, r, r, tail(mean, r), r-1, tail(mean, r-1))
+			}
+		}
+	}
+	if r := s.sampleRank(sample{keys: keys[:10], expected: 16}, retryMiss); r != 10 {
+		t.Errorf("rank %d in a sample of 10", r)
+	}
+}
+
+// TestTopKFirstThreshold measures how often the first threshold leaves fewer than k
+// candidates on uniform x, at SnapKV's shapes: sampleMiss (0.2%) by design; more than
+// 1.5% of 600 inputs (10 expected at most 2.5 ≈ 0.6% + 5σ) means the rank is wrong.
+func TestTopKFirstThreshold(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 20))
+	var s topkScratch
+	for _, nk := range [][2]int{{16384, 512}, {131072, 2048}} {
+		n, k := nk[0], nk[1]
+		trials := 600
+		if testing.Short() {
+			trials = 60
+		}
+		misses, candidates := 0, 0
+		for range trials {
+			x := topkInputs[0].gen(r, n)
+			s.growWork(sampleMax)
+			p := s.drawSample(x, k)
+			th, _ := s.quantile(p, max(s.sampleRank(p, sampleMiss), 2))
+			c := 0
+			for _, v := range x {
+				c += b2i(v >= th)
+			}
+			misses += b2i(c < k)
+			candidates += c
+		}
+		if misses > trials*15/1000 {
+			t.Errorf("n=%d k=%d: %d of %d first thresholds too high", n, k, misses, trials)
+		}
+		t.Logf("n=%d k=%d: %d of %d too high, %.2fk candidates", n, k, misses, trials, float64(candidates)/float64(trials*k))
+	}
+}
+
+// TestTopKKeep checks every variant's topkKeep against the loop of its contract, at
+// every length to 300 and every alignment, out of place and in place over src and over
+// keys, with ranges that keep nothing, everything, and those that end at the top of
+// the key space (emitTop's keys ≥ r.key), and that it writes nothing outside dst.
+func TestTopKKeep(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	const guard = 0x5eed
+	for _, v := range dispatch.Tested() {
+		keep := topkKeep.For(v)
+		for n := 0; n <= 300; n++ {
+			off := n % 4
+			keys, src := make([]uint32, n), make([]uint32, n)
+			spread := []uint32{4, 1 << 12, math.MaxUint32}[n%3]
+			base := r.Uint32()
+			for i := range keys {
+				keys[i] = base + r.Uint32N(spread) // wraps past MaxUint32 at random bases
+				src[i] = r.Uint32()
+			}
+			lo, width := base+uint32(n), uint32(n)*7
+			switch n % 5 {
+			case 1:
+				lo, width = 0, math.MaxUint32 // everything
+			case 2:
+				lo, width = base+spread/2, 0 // one key value, if any
+			case 3:
+				lo = base + r.Uint32N(spread) // up to the top of the key space
+				width = math.MaxUint32 - lo
+			}
+			var want []uint32
+			for i, key := range keys {
+				if key-lo <= width {
+					want = append(want, src[i])
+				}
+			}
+			// shift places src (or keys) that far after dst in the same array, as keepTop
+			// does; the room dst needs then ends shift entries into it.
+			shift := n / 3
+			for mode, name := range []string{"out of place", "in place over src", "in place over keys",
+				"over src, after dst", "over src and keys, after dst"} {
+				buf := make([]uint32, off+shift+n+16)
+				for i := range buf {
+					buf[i] = guard
+				}
+				dst := buf[off : off+n]
+				s, k := src, keys
+				switch mode {
+				case 1:
+					copy(dst, src)
+					s = dst
+				case 2:
+					copy(dst, keys)
+					k = dst
+				case 3:
+					s = buf[off+shift : off+shift+n]
+					copy(s, src)
+				case 4:
+					// src and keys one array: the keys, kept by their own range.
+					s = buf[off+shift : off+shift+n]
+					copy(s, keys)
+					k = s
+				}
+				wantHere := want
+				if mode == 4 {
+					wantHere = nil
+					for _, key := range keys {
+						if key-lo <= width {
+							wantHere = append(wantHere, key)
+						}
+					}
+				}
+				got := keep(dst, s, k, lo, width)
+				if got != len(wantHere) || !slices.Equal(dst[:got], wantHere) {
+					t.Fatalf("%s %s: n=%d lo=%#x width=%#x: %d kept, want %d", v, name, n, lo, width, got, len(wantHere))
+				}
+				end := off + n
+				if mode >= 3 {
+					end += shift // src's own entries, past dst
+				}
+				for i := range buf {
+					if (i < off || i >= end) && buf[i] != guard {
+						t.Fatalf("%s %s: n=%d: wrote outside dst at %d", v, name, n, i-off)
+					}
 				}
 			}
 		}

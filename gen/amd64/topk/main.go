@@ -1,6 +1,6 @@
 // Command topk generates asm/topk_amd64.s: TopK's candidate filter, which compares a
-// block against a threshold range and compresses the indices and bits of the elements
-// inside it, branch-free.
+// block against a threshold and compresses the indices of the elements at or above it,
+// and the radix select's compaction by a key range, both branch-free.
 package main
 
 import (
@@ -15,11 +15,11 @@ import (
 // loop overhead.
 const unroll = 4
 
-// VCMPPS predicates: ordered, so NaN is never in range.
-const (
-	cmpGE = 0x1d // GE_OQ
-	cmpLE = 0x12 // LE_OQ
-)
+// cmpGE is VCMPPS's GE_OQ predicate: ordered, so NaN is never selected.
+const cmpGE = 0x1d
+
+// cmpLEU is VPCMPUD's unsigned ≤ predicate.
+const cmpLEU = 2
 
 var laneIndex, compressPerm Mem
 
@@ -32,6 +32,7 @@ func main() {
 	compressPerm = permTable()
 	for _, isa := range Both {
 		filter(isa)
+		keep(isa)
 	}
 	Generate()
 }
@@ -55,26 +56,24 @@ func permTable() Mem {
 	return t
 }
 
-// filter writes the in-range elements' indices and bits with full-vector stores at
-// the current output position, which then advances by the number selected: the store
-// never passes the element being compared, so idx and bits need only len(x) entries.
+// filter writes the selected elements' indices with a full-vector store at the current
+// output position, which then advances by the number selected: the store never passes
+// the element being compared, so idx needs only len(x) entries. It writes indices
+// only, not the values as well: a second compress and store per vector took half the
+// loop's time, for values that the few candidates read back from x in a fraction of it.
 func filter(isa ISA) {
 	name := "TopKFilter" + isa.Suffix
-	TEXT(name, NOSPLIT, "func(idx []int32, bits []uint32, x []float32, lo, hi float32, base int32) int")
+	TEXT(name, NOSPLIT, "func(idx []int32, x []float32, lo float32, base int32) int")
 	Pragma("noescape")
-	Doc(name+" writes base+i and the bits of x[i], in ascending order, for every i with lo ≤ x[i] ≤ hi",
-		"into idx and bits, which hold at least len(x) entries, and returns how many.")
+	Doc(name+" writes base+i, in ascending order, for every i with x[i] ≥ lo into idx, which holds",
+		"at least len(x) entries, and returns how many. NaN is never selected.")
 	idxOut := Load(Param("idx").Base(), GP64())
-	bitsOut := Load(Param("bits").Base(), GP64())
 	x := Mem{Base: Load(Param("x").Base(), GP64())}
 	n := Load(Param("x").Len(), GP64())
-	loX := Load(Param("lo"), XMM())
-	hiX := Load(Param("hi"), XMM())
 	pos := Load(Param("base"), GP32())
 
-	lo, hi := isa.Vec(), isa.Vec()
-	VBROADCASTSS(loX, lo)
-	VBROADCASTSS(hiX, hi)
+	lo := isa.Vec()
+	VBROADCASTSS(ParamAddr("lo"), lo)
 	// index holds the indices of the next vector's lanes; step advances it.
 	index, step := isa.Vec(), isa.Vec()
 	VMOVD(pos, index.AsX())
@@ -94,16 +93,15 @@ func filter(isa ISA) {
 
 	Loop(isa, n, unroll, func(vectors int) {
 		for u := 0; u < vectors; u++ {
-			v, selIdx, selBits := isa.Vec(), isa.Vec(), isa.Vec()
+			v, sel := isa.Vec(), isa.Vec()
 			VMOVUPS(x.Offset(u*isa.Bytes()), v)
 			var mask reg.GPVirtual
 			if isa.Lanes == 8 {
-				mask = compressAVX2(v, lo, hi, index, perm, selIdx, selBits)
+				mask = compressAVX2(v, lo, index, perm, sel)
 			} else {
-				mask = compressAVX512(v, lo, hi, index, selIdx, selBits)
+				mask = compressAVX512(v, lo, index, sel)
 			}
-			VMOVUPS(selIdx, Mem{Base: idxOut, Index: count, Scale: 4})
-			VMOVUPS(selBits, Mem{Base: bitsOut, Index: count, Scale: 4})
+			VMOVUPS(sel, Mem{Base: idxOut, Index: count, Scale: 4})
 			POPCNTL(mask.As32(), mask.As32())
 			ADDQ(mask, count)
 			VPADDD(step, index, index)
@@ -114,16 +112,11 @@ func filter(isa ISA) {
 		v := XMM()
 		VMOVSS(x, v)
 		MOVL(pos, Mem{Base: idxOut, Index: count, Scale: 4})
-		VMOVSS(v, Mem{Base: bitsOut, Index: count, Scale: 4})
 		// UCOMISS leaves CF clear exactly when the comparison is ordered and ≥.
-		aboveLo, belowHi := GP8(), GP8()
-		VUCOMISS(lo.AsX(), v)
-		SETCC(aboveLo)
-		VUCOMISS(v, hi.AsX())
-		SETCC(belowHi)
-		ANDB(aboveLo, belowHi)
 		inside := GP64()
-		MOVBQZX(belowHi, inside)
+		XORQ(inside, inside)
+		VUCOMISS(lo.AsX(), v)
+		SETCC(inside.As8())
 		ADDQ(inside, count)
 		ADDQ(U8(4), x.Base)
 		INCL(pos)
@@ -133,31 +126,127 @@ func filter(isa ISA) {
 	RET()
 }
 
-// compressAVX2 selects with a lane mask and moves the selected lanes to the front with
-// VPERMD/VPERMPS through the permutation table; it returns the mask.
-func compressAVX2(v, lo, hi, index reg.VecVirtual, perm reg.Register, selIdx, selBits reg.VecVirtual) reg.GPVirtual {
-	inLo, inHi := YMM(), YMM()
-	VCMPPS(U8(cmpGE), lo, v, inLo)
-	VCMPPS(U8(cmpLE), hi, v, inHi)
-	VANDPS(inHi, inLo, inLo)
+// compressAVX2 selects with a lane mask and moves the selected lanes' indices to the
+// front with VPERMD through the permutation table; it returns the mask.
+func compressAVX2(v, lo, index reg.VecVirtual, perm reg.Register, sel reg.VecVirtual) reg.GPVirtual {
+	in := YMM()
+	VCMPPS(U8(cmpGE), lo, v, in)
 	mask := GP64()
-	VMOVMSKPS(inLo, mask.As32())
-	p := YMM()
-	VPMOVZXBD(Mem{Base: perm, Index: mask, Scale: 8}, p)
-	VPERMD(index, p, selIdx)
-	VPERMPS(v, p, selBits)
+	VMOVMSKPS(in, mask.As32())
+	permute(perm, mask, index, sel)
 	return mask
 }
 
-// compressAVX512 selects into an opmask and uses the register forms of VPCOMPRESSD and
-// VCOMPRESSPS (the memory forms are microcoded on Zen 4); it returns the mask.
-func compressAVX512(v, lo, hi, index reg.VecVirtual, selIdx, selBits reg.VecVirtual) reg.GPVirtual {
+// permute moves the lanes of v selected by the 8-bit mask, in order, to the front of
+// sel, through the permutation table at perm.
+func permute(perm reg.Register, mask reg.GPVirtual, v, sel reg.VecVirtual) {
+	p := YMM()
+	VPMOVZXBD(Mem{Base: perm, Index: mask, Scale: 8}, p)
+	VPERMD(v, p, sel)
+}
+
+// compressAVX512 selects into an opmask and uses the register form of VPCOMPRESSD (the
+// memory form is microcoded on Zen 4); it returns the mask.
+func compressAVX512(v, lo, index reg.VecVirtual, sel reg.VecVirtual) reg.GPVirtual {
 	in := K()
 	VCMPPS(U8(cmpGE), lo, v, in)
-	VCMPPS(U8(cmpLE), hi, v, in, in)
-	VPCOMPRESSD_Z(index, in, selIdx)
-	VCOMPRESSPS_Z(v, in, selBits)
+	VPCOMPRESSD_Z(index, in, sel)
 	mask := GP64()
 	KMOVW(in, mask.As32())
 	return mask
+}
+
+// keep is the select's compaction, for the passes over the ≈ 2k candidates after the
+// filter: it writes src[i] for every key[i] with key[i] − lo ≤ width (unsigned, so the
+// range [lo, lo+width] without wrapping) to dst, in order, with a full-vector store at
+// the output position. dst may be src or keys: the store never passes the vector just
+// loaded from them.
+func keep(isa ISA) {
+	name := "TopKKeep" + isa.Suffix
+	TEXT(name, NOSPLIT, "func(dst, src, keys []uint32, lo, width uint32) int")
+	Pragma("noescape")
+	Doc(name+" writes src[i], in order, for every i with keys[i]−lo ≤ width (unsigned) into dst,",
+		"and returns how many. dst, src and keys hold len(keys) entries; dst may be src or keys.")
+	out := Load(Param("dst").Base(), GP64())
+	src := Mem{Base: Load(Param("src").Base(), GP64())}
+	keys := Mem{Base: Load(Param("keys").Base(), GP64())}
+	n := Load(Param("keys").Len(), GP64())
+	// Broadcast from the general registers: vet's asmdecl takes VPBROADCASTD's memory
+	// operand for more than the 4 bytes of a uint32 parameter.
+	loG := Load(Param("lo"), GP32())
+	widthG := Load(Param("width"), GP32())
+	loV, widthV := isa.Vec(), isa.Vec()
+	VMOVD(loG, loV.AsX())
+	VPBROADCASTD(loV.AsX(), loV)
+	VMOVD(widthG, widthV.AsX())
+	VPBROADCASTD(widthV.AsX(), widthV)
+	var perm, sign reg.Register
+	if isa.Lanes == 8 {
+		perm = GP64()
+		LEAQ(compressPerm, perm)
+		// AVX2 compares signed only: flipping the sign bits of both sides makes the
+		// signed order the unsigned one.
+		s := isa.Vec()
+		t := GP32()
+		MOVL(U32(0x80000000), t)
+		VMOVD(t, s.AsX())
+		VPBROADCASTD(s.AsX(), s)
+		VPXOR(s, widthV, widthV)
+		sign = s
+	}
+	count := GP64()
+	XORQ(count, count)
+
+	Loop(isa, n, unroll, func(vectors int) {
+		for u := 0; u < vectors; u++ {
+			k, v, sel := isa.Vec(), isa.Vec(), isa.Vec()
+			movu(isa, keys.Offset(u*isa.Bytes()), k)
+			movu(isa, src.Offset(u*isa.Bytes()), v)
+			VPSUBD(loV, k, k)
+			mask := GP64()
+			if isa.Lanes == 8 {
+				// outside = (k−lo) > width, signed after the flip; keep the others.
+				VPXOR(sign, k, k)
+				VPCMPGTD(widthV, k, k)
+				VMOVMSKPS(k, mask.As32())
+				XORL(U32(0xff), mask.As32())
+				permute(perm, mask, v, sel)
+			} else {
+				in := K()
+				VPCMPUD(U8(cmpLEU), widthV, k, in)
+				VPCOMPRESSD_Z(v, in, sel)
+				KMOVW(in, mask.As32())
+			}
+			movu(isa, sel, Mem{Base: out, Index: count, Scale: 4})
+			POPCNTL(mask.As32(), mask.As32())
+			ADDQ(mask, count)
+		}
+		ADDQ(U32(vectors*isa.Bytes()), keys.Base)
+		ADDQ(U32(vectors*isa.Bytes()), src.Base)
+	}, func() {
+		k, v := GP32(), GP32()
+		MOVL(keys, k)
+		MOVL(src, v)
+		MOVL(v, Mem{Base: out, Index: count, Scale: 4})
+		SUBL(loG, k)
+		inside := GP64()
+		XORQ(inside, inside)
+		CMPL(k, widthG)
+		SETLS(inside.As8())
+		ADDQ(inside, count)
+		ADDQ(U8(4), keys.Base)
+		ADDQ(U8(4), src.Base)
+	})
+	Store(count, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// movu is an unaligned 32-bit-lane vector move of either width.
+func movu(isa ISA, src, dst Op) {
+	if isa.Lanes == 16 {
+		VMOVDQU32(src, dst)
+	} else {
+		VMOVDQU(src, dst)
+	}
 }

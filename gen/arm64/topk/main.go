@@ -1,6 +1,6 @@
 // Command topk generates asm/topk_arm64.s: TopK's candidate filter, which compares a
-// block against a threshold range and compresses the indices and bits of the elements
-// inside it with TBL, branch-free.
+// block against a threshold and compresses the indices of the elements at or above it
+// with TBL, branch-free.
 package main
 
 import (
@@ -51,26 +51,23 @@ func constants(f *File) {
 	f.I("GLOBL topkCompressTBL<>(SB), RODATA|NOPTR, $256")
 }
 
-// filter writes each vector's selected lanes with a full-vector store at the output
+// filter writes each vector's selected indices with a full-vector store at the output
 // position, which then advances by the number selected: the store never passes the
-// element being compared, so idx and bits need only len(x) entries.
+// element being compared, so idx needs only len(x) entries.
 //
-// Registers: R0 idx, R1 bits, R2 x, R3 elements left, R4 index of the next element,
-// R7 compress table, R8 output count; V0 lo, V1 hi, V2 the next vector's indices,
+// Registers: R0 idx, R2 x, R3 elements left, R4 index of the next element,
+// R7 compress table, R8 output count; V0 lo, V2 the next vector's indices,
 // V3 the index step, V4 the lane mask bits.
 func filter(f *File) {
-	f.Func("TopKFilterNEON", "(idx []int32, bits []uint32, x []float32, lo, hi float32, base int32) int", 96,
-		"TopKFilterNEON writes base+i and the bits of x[i], in ascending order, for every i with lo ≤ x[i] ≤ hi\n"+
-			"// into idx and bits, which hold at least len(x) entries, and returns how many.")
+	f.Func("TopKFilterNEON", "(idx []int32, x []float32, lo float32, base int32) int", 64,
+		"TopKFilterNEON writes base+i, in ascending order, for every i with x[i] ≥ lo into idx, which holds\n"+
+			"// at least len(x) entries, and returns how many. NaN is never selected.")
 	f.I("MOVD idx_base+0(FP), R0")
-	f.I("MOVD bits_base+24(FP), R1")
-	f.I("MOVD x_base+48(FP), R2")
-	f.I("MOVD x_len+56(FP), R3")
-	f.I("FMOVS lo+72(FP), F0")
-	f.I("FMOVS hi+76(FP), F1")
-	f.I("MOVWU base+80(FP), R4")
+	f.I("MOVD x_base+24(FP), R2")
+	f.I("MOVD x_len+32(FP), R3")
+	f.I("FMOVS lo+48(FP), F0")
+	f.I("MOVWU base+52(FP), R4")
 	f.I("VDUP V0.S[0], V0.S4")
-	f.I("VDUP V1.S[0], V1.S4")
 	f.I("VDUP R4, V2.S4")
 	f.I("MOVD $topkLanes<>(SB), R5")
 	f.I("VLD1 (R5), [V12.S4]")
@@ -86,8 +83,7 @@ func filter(f *File) {
 	f.I("CMP $4, R3")
 	f.I("BLT tail")
 	f.I("VLD1.P 16(R2), [V5.S4]")
-	f.W(FCMGE4S(6, 5, 0), FCMGE4S(7, 1, 5)) // x ≥ lo, hi ≥ x
-	f.I("VAND V7.B16, V6.B16, V6.B16")
+	f.W(FCMGE4S(6, 5, 0)) // x ≥ lo: false for NaN
 	f.I("VAND V4.B16, V6.B16, V8.B16")
 	f.I("VADDV V8.S4, V8") // the lane mask
 	f.I("VADDV V6.S4, V6") // −(lanes selected): each is all ones
@@ -96,11 +92,8 @@ func filter(f *File) {
 	f.I("ADD R9<<4, R7, R11")
 	f.I("VLD1 (R11), [V9.B16]")
 	f.I("VTBL V9.B16, [V2.B16], V10.B16")
-	f.I("VTBL V9.B16, [V5.B16], V11.B16")
 	f.I("ADD R8<<2, R0, R11")
 	f.I("VST1 [V10.S4], (R11)")
-	f.I("ADD R8<<2, R1, R11")
-	f.I("VST1 [V11.S4], (R11)")
 	f.I("SUBW R10, R8")
 	f.I("VADD V3.S4, V2.S4, V2.S4")
 	f.I("ADD $4, R4")
@@ -111,19 +104,15 @@ func filter(f *File) {
 	f.I("CBZ R3, done")
 	f.I("FMOVS.P 4(R2), F5")
 	f.I("MOVW R4, (R0)(R8<<2)")
-	f.I("FMOVS F5, (R1)(R8<<2)")
 	// GE is false for unordered comparisons, so NaN is never selected.
 	f.I("FCMPS F0, F5")
 	f.I("CSET GE, R9")
-	f.I("FCMPS F5, F1")
-	f.I("CSET GE, R10")
-	f.I("AND R9, R10")
-	f.I("ADD R10, R8")
+	f.I("ADD R9, R8")
 	f.I("ADD $1, R4")
 	f.I("SUB $1, R3")
 	f.I("B tail")
 
 	f.Label("done")
-	f.I("MOVD R8, ret+88(FP)")
+	f.I("MOVD R8, ret+56(FP)")
 	f.I("RET")
 }
