@@ -177,36 +177,32 @@ func fixedMax(avx512 bool, d, s []float32, kernel int) (nan bool) {
 	}
 }
 
-// maxPoolFixed max-pools with a fixed-size body where kernel has one and the row is
-// long enough, else as maxPoolScreened does. VMAXPS drops NaNs: the fixed bodies screen
-// their own source and report NaNs, the few source elements around them are screened
-// with asmMax, and a row with a NaN is pooled again by the generic code, which
-// propagates it.
+// maxPoolFixed max-pools the interior with a fixed-size body where kernel has one
+// (poolFixedSpan) and with the general body valid around it. VMAXPS drops NaNs: the
+// fixed bodies screen their own source and report NaNs, the source elements around
+// them are screened with asmMax, and a row with a NaN is pooled again by the generic
+// code, which propagates it.
 func maxPoolFixed(avx512 bool, asmMax func([]float32) (float32, bool), valid func(dst, src []float32, kernel int)) func(dst, src []float32, kernel int) {
-	screened := maxPoolScreened(asmMax, valid)
 	block, margin := fixedShape(avx512)
 	return func(dst, src []float32, kernel int) {
-		p := kernel / 2
-		if len(src) < kernel {
-			screened(dst, src, kernel)
-			return
-		}
-		d := dst[p : len(dst)-p]
-		lo, hi := poolFixedSpan(d, src, kernel, block, margin)
-		if lo == hi {
-			screened(dst, src, kernel)
-			return
-		}
-		_, nanLo := asmMax(src[:lo+kernel-1])
-		_, nanHi := asmMax(src[hi:])
-		if nanLo || nanHi || fixedMax(avx512, d[lo:hi], src[lo:], kernel) {
+		nan := false
+		poolWith(dst, src, kernel, maxPoolRange, func(d, s []float32) {
+			lo, hi := poolFixedSpan(d, s, kernel, block, margin)
+			if lo == hi {
+				_, nan = asmMax(s)
+			} else {
+				_, nanLo := asmMax(s[:lo+kernel-1])
+				_, nanHi := asmMax(s[hi:])
+				nan = nanLo || nanHi || fixedMax(avx512, d[lo:hi], s[lo:], kernel)
+			}
+			if !nan {
+				valid(d[:lo], s, kernel)
+				valid(d[hi:], s[hi:], kernel)
+			}
+		})
+		if nan {
 			maxPool1DGeneric(dst, src, kernel)
-			return
 		}
-		valid(d[:lo], src, kernel)
-		valid(d[hi:], src[hi:], kernel)
-		maxPoolRange(dst, src, kernel, 0, p)
-		maxPoolRange(dst, src, kernel, len(dst)-p, len(dst))
 	}
 }
 
@@ -219,17 +215,5 @@ func maxNaN(asmMax func([]float32) (float32, bool)) func([]float32) float32 {
 			return float32(math.NaN())
 		}
 		return m
-	}
-}
-
-// maxPoolScreened pools with VMAXPS, which drops NaNs, after one cheap pass that looks
-// for them; rows that hold a NaN take the generic path, which propagates it.
-func maxPoolScreened(asmMax func([]float32) (float32, bool), valid func(dst, src []float32, kernel int)) func(dst, src []float32, kernel int) {
-	return func(dst, src []float32, kernel int) {
-		if _, nan := asmMax(src); nan {
-			maxPool1DGeneric(dst, src, kernel)
-			return
-		}
-		poolWith(dst, src, kernel, maxPoolRange, func(d, s []float32) { valid(d, s, kernel) })
 	}
 }
