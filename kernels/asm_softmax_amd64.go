@@ -110,7 +110,7 @@ func poolFixedSpan(d, s []float32, kernel, block, margin int) (lo, hi int) {
 	if kernel != 3 && kernel != 5 && kernel != 7 {
 		return 0, 0
 	}
-	lo = int(-(uintptr(unsafe.Pointer(unsafe.SliceData(s))) / 4) & 15)
+	lo = alignedHead(s, 16) // the first 64-byte boundary
 	blocks := (len(s) - margin - lo - (kernel - 1)) / block
 	if lo > len(d) || blocks <= 0 {
 		return 0, 0
