@@ -1652,80 +1652,92 @@ ddoneAVX2_89:
 	MOVQ 16(SP), DX
 
 flushAVX2_90:
-	CMPQ       DX, $0x08
-	JB         flushtailAVX2_91
-	MOVQ       CX, BX
-	MOVQ       48(SP), SI
-	VMOVUPS    (AX), Y0
-	VMOVUPS    64(AX), Y1
-	VMOVUPS    128(AX), Y2
-	VMOVUPS    192(AX), Y3
-	VMOVUPS    256(AX), Y4
-	VMOVUPS    320(AX), Y5
-	VMOVUPS    384(AX), Y6
-	VMOVUPS    448(AX), Y7
-	VUNPCKLPS  Y1, Y0, Y8
-	VUNPCKHPS  Y1, Y0, Y0
-	VUNPCKLPS  Y3, Y2, Y1
-	VUNPCKHPS  Y3, Y2, Y2
-	VUNPCKLPS  Y5, Y4, Y3
-	VUNPCKHPS  Y5, Y4, Y4
-	VUNPCKLPS  Y7, Y6, Y5
-	VUNPCKHPS  Y7, Y6, Y6
-	VSHUFPS    $0x44, Y1, Y8, Y7
-	VSHUFPS    $0xee, Y1, Y8, Y1
-	VSHUFPS    $0x44, Y2, Y0, Y8
-	VSHUFPS    $0xee, Y2, Y0, Y0
-	VSHUFPS    $0x44, Y5, Y3, Y2
-	VSHUFPS    $0xee, Y5, Y3, Y3
-	VSHUFPS    $0x44, Y6, Y4, Y5
-	VSHUFPS    $0xee, Y6, Y4, Y4
-	VPERM2F128 $0x20, Y2, Y7, Y6
-	VPERM2F128 $0x31, Y2, Y7, Y2
-	VPERM2F128 $0x20, Y3, Y1, Y7
-	VPERM2F128 $0x31, Y3, Y1, Y1
-	VPERM2F128 $0x20, Y5, Y8, Y3
-	VPERM2F128 $0x31, Y5, Y8, Y5
-	VPERM2F128 $0x20, Y4, Y0, Y8
-	VPERM2F128 $0x31, Y4, Y0, Y0
-	CMPB       stream+148(FP), $0x00
-	JNE        streamedAVX2_95
-	VMOVUPS    Y6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_93
-	ADDQ       56(SP), BX
-	VMOVUPS    Y7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_93
-	ADDQ       56(SP), BX
-	VMOVUPS    Y3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_93
-	ADDQ       56(SP), BX
-	VMOVUPS    Y8, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_93
-	ADDQ       56(SP), BX
-	VMOVUPS    Y2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_93
-	ADDQ       56(SP), BX
-	VMOVUPS    Y1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_93
-	ADDQ       56(SP), BX
-	VMOVUPS    Y5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_93
-	ADDQ       56(SP), BX
-	VMOVUPS    Y0, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_93
-	ADDQ       56(SP), BX
-	JMP        rowsdoneAVX2_94
+	CMPQ           DX, $0x08
+	JB             flushtailAVX2_91
+	MOVQ           CX, BX
+	MOVQ           48(SP), SI
+	VBROADCASTF128 (AX), Y0
+	VINSERTF128    $0x01, 256(AX), Y0, Y0
+	VBROADCASTF128 64(AX), Y1
+	VINSERTF128    $0x01, 320(AX), Y1, Y1
+	VBROADCASTF128 128(AX), Y2
+	VINSERTF128    $0x01, 384(AX), Y2, Y2
+	VBROADCASTF128 192(AX), Y3
+	VINSERTF128    $0x01, 448(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 16(AX), Y2
+	VINSERTF128    $0x01, 272(AX), Y2, Y2
+	VBROADCASTF128 80(AX), Y5
+	VINSERTF128    $0x01, 336(AX), Y5, Y5
+	VBROADCASTF128 144(AX), Y6
+	VINSERTF128    $0x01, 400(AX), Y6, Y6
+	VBROADCASTF128 208(AX), Y7
+	VINSERTF128    $0x01, 464(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	CMPB           stream+148(FP), $0x00
+	JNE            streamedAVX2_95
+	VMOVUPS        Y3, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_93
+	ADDQ           56(SP), BX
+	VMOVUPS        Y1, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_93
+	ADDQ           56(SP), BX
+	VMOVUPS        Y4, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_93
+	ADDQ           56(SP), BX
+	VMOVUPS        Y0, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_93
+	ADDQ           56(SP), BX
+	VMOVUPS        Y7, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_93
+	ADDQ           56(SP), BX
+	VMOVUPS        Y5, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_93
+	ADDQ           56(SP), BX
+	VMOVUPS        Y8, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_93
+	ADDQ           56(SP), BX
+	VMOVUPS        Y2, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_93
+	ADDQ           56(SP), BX
+	JMP            rowsdoneAVX2_94
 
 streamedAVX2_95:
-	VMOVNTPS Y6, (BX)
+	VMOVNTPS Y3, (BX)
+	DECQ     SI
+	JZ       chunkdoneAVX2_93
+	ADDQ     56(SP), BX
+	VMOVNTPS Y1, (BX)
+	DECQ     SI
+	JZ       chunkdoneAVX2_93
+	ADDQ     56(SP), BX
+	VMOVNTPS Y4, (BX)
+	DECQ     SI
+	JZ       chunkdoneAVX2_93
+	ADDQ     56(SP), BX
+	VMOVNTPS Y0, (BX)
 	DECQ     SI
 	JZ       chunkdoneAVX2_93
 	ADDQ     56(SP), BX
@@ -1733,7 +1745,7 @@ streamedAVX2_95:
 	DECQ     SI
 	JZ       chunkdoneAVX2_93
 	ADDQ     56(SP), BX
-	VMOVNTPS Y3, (BX)
+	VMOVNTPS Y5, (BX)
 	DECQ     SI
 	JZ       chunkdoneAVX2_93
 	ADDQ     56(SP), BX
@@ -1742,90 +1754,90 @@ streamedAVX2_95:
 	JZ       chunkdoneAVX2_93
 	ADDQ     56(SP), BX
 	VMOVNTPS Y2, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_93
-	ADDQ     56(SP), BX
-	VMOVNTPS Y1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_93
-	ADDQ     56(SP), BX
-	VMOVNTPS Y5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_93
-	ADDQ     56(SP), BX
-	VMOVNTPS Y0, (BX)
 	DECQ     SI
 	JZ       chunkdoneAVX2_93
 	ADDQ     56(SP), BX
 
 rowsdoneAVX2_94:
-	VMOVUPS    32(AX), Y0
-	VMOVUPS    96(AX), Y1
-	VMOVUPS    160(AX), Y2
-	VMOVUPS    224(AX), Y3
-	VMOVUPS    288(AX), Y4
-	VMOVUPS    352(AX), Y5
-	VMOVUPS    416(AX), Y6
-	VMOVUPS    480(AX), Y7
-	VUNPCKLPS  Y1, Y0, Y8
-	VUNPCKHPS  Y1, Y0, Y0
-	VUNPCKLPS  Y3, Y2, Y1
-	VUNPCKHPS  Y3, Y2, Y2
-	VUNPCKLPS  Y5, Y4, Y3
-	VUNPCKHPS  Y5, Y4, Y4
-	VUNPCKLPS  Y7, Y6, Y5
-	VUNPCKHPS  Y7, Y6, Y6
-	VSHUFPS    $0x44, Y1, Y8, Y7
-	VSHUFPS    $0xee, Y1, Y8, Y1
-	VSHUFPS    $0x44, Y2, Y0, Y8
-	VSHUFPS    $0xee, Y2, Y0, Y0
-	VSHUFPS    $0x44, Y5, Y3, Y2
-	VSHUFPS    $0xee, Y5, Y3, Y3
-	VSHUFPS    $0x44, Y6, Y4, Y5
-	VSHUFPS    $0xee, Y6, Y4, Y4
-	VPERM2F128 $0x20, Y2, Y7, Y6
-	VPERM2F128 $0x31, Y2, Y7, Y2
-	VPERM2F128 $0x20, Y3, Y1, Y7
-	VPERM2F128 $0x31, Y3, Y1, Y1
-	VPERM2F128 $0x20, Y5, Y8, Y3
-	VPERM2F128 $0x31, Y5, Y8, Y5
-	VPERM2F128 $0x20, Y4, Y0, Y8
-	VPERM2F128 $0x31, Y4, Y0, Y0
-	CMPB       stream+148(FP), $0x00
-	JNE        streamedAVX2_97
-	VMOVUPS    Y6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_93
-	ADDQ       56(SP), BX
-	VMOVUPS    Y7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_93
-	ADDQ       56(SP), BX
-	VMOVUPS    Y3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_93
-	ADDQ       56(SP), BX
-	VMOVUPS    Y8, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_93
-	ADDQ       56(SP), BX
-	VMOVUPS    Y2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_93
-	ADDQ       56(SP), BX
-	VMOVUPS    Y1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_93
-	ADDQ       56(SP), BX
-	VMOVUPS    Y5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_93
-	ADDQ       56(SP), BX
-	VMOVUPS    Y0, (BX)
-	JMP        rowsdoneAVX2_96
+	VBROADCASTF128 32(AX), Y0
+	VINSERTF128    $0x01, 288(AX), Y0, Y0
+	VBROADCASTF128 96(AX), Y1
+	VINSERTF128    $0x01, 352(AX), Y1, Y1
+	VBROADCASTF128 160(AX), Y2
+	VINSERTF128    $0x01, 416(AX), Y2, Y2
+	VBROADCASTF128 224(AX), Y3
+	VINSERTF128    $0x01, 480(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 48(AX), Y2
+	VINSERTF128    $0x01, 304(AX), Y2, Y2
+	VBROADCASTF128 112(AX), Y5
+	VINSERTF128    $0x01, 368(AX), Y5, Y5
+	VBROADCASTF128 176(AX), Y6
+	VINSERTF128    $0x01, 432(AX), Y6, Y6
+	VBROADCASTF128 240(AX), Y7
+	VINSERTF128    $0x01, 496(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	CMPB           stream+148(FP), $0x00
+	JNE            streamedAVX2_97
+	VMOVUPS        Y3, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_93
+	ADDQ           56(SP), BX
+	VMOVUPS        Y1, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_93
+	ADDQ           56(SP), BX
+	VMOVUPS        Y4, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_93
+	ADDQ           56(SP), BX
+	VMOVUPS        Y0, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_93
+	ADDQ           56(SP), BX
+	VMOVUPS        Y7, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_93
+	ADDQ           56(SP), BX
+	VMOVUPS        Y5, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_93
+	ADDQ           56(SP), BX
+	VMOVUPS        Y8, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_93
+	ADDQ           56(SP), BX
+	VMOVUPS        Y2, (BX)
+	JMP            rowsdoneAVX2_96
 
 streamedAVX2_97:
-	VMOVNTPS Y6, (BX)
+	VMOVNTPS Y3, (BX)
+	DECQ     SI
+	JZ       chunkdoneAVX2_93
+	ADDQ     56(SP), BX
+	VMOVNTPS Y1, (BX)
+	DECQ     SI
+	JZ       chunkdoneAVX2_93
+	ADDQ     56(SP), BX
+	VMOVNTPS Y4, (BX)
+	DECQ     SI
+	JZ       chunkdoneAVX2_93
+	ADDQ     56(SP), BX
+	VMOVNTPS Y0, (BX)
 	DECQ     SI
 	JZ       chunkdoneAVX2_93
 	ADDQ     56(SP), BX
@@ -1833,7 +1845,7 @@ streamedAVX2_97:
 	DECQ     SI
 	JZ       chunkdoneAVX2_93
 	ADDQ     56(SP), BX
-	VMOVNTPS Y3, (BX)
+	VMOVNTPS Y5, (BX)
 	DECQ     SI
 	JZ       chunkdoneAVX2_93
 	ADDQ     56(SP), BX
@@ -1842,18 +1854,6 @@ streamedAVX2_97:
 	JZ       chunkdoneAVX2_93
 	ADDQ     56(SP), BX
 	VMOVNTPS Y2, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_93
-	ADDQ     56(SP), BX
-	VMOVNTPS Y1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_93
-	ADDQ     56(SP), BX
-	VMOVNTPS Y5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_93
-	ADDQ     56(SP), BX
-	VMOVNTPS Y0, (BX)
 
 rowsdoneAVX2_96:
 chunkdoneAVX2_93:
@@ -2538,80 +2538,92 @@ dAVX2_116:
 	MOVQ 16(SP), DX
 
 flushAVX2_117:
-	CMPQ       DX, $0x08
-	JB         flushtailAVX2_118
-	MOVQ       CX, BX
-	MOVQ       48(SP), SI
-	VMOVUPS    (AX), Y0
-	VMOVUPS    64(AX), Y1
-	VMOVUPS    128(AX), Y2
-	VMOVUPS    192(AX), Y3
-	VMOVUPS    256(AX), Y4
-	VMOVUPS    320(AX), Y5
-	VMOVUPS    384(AX), Y6
-	VMOVUPS    448(AX), Y7
-	VUNPCKLPS  Y1, Y0, Y8
-	VUNPCKHPS  Y1, Y0, Y0
-	VUNPCKLPS  Y3, Y2, Y1
-	VUNPCKHPS  Y3, Y2, Y2
-	VUNPCKLPS  Y5, Y4, Y3
-	VUNPCKHPS  Y5, Y4, Y4
-	VUNPCKLPS  Y7, Y6, Y5
-	VUNPCKHPS  Y7, Y6, Y6
-	VSHUFPS    $0x44, Y1, Y8, Y7
-	VSHUFPS    $0xee, Y1, Y8, Y1
-	VSHUFPS    $0x44, Y2, Y0, Y8
-	VSHUFPS    $0xee, Y2, Y0, Y0
-	VSHUFPS    $0x44, Y5, Y3, Y2
-	VSHUFPS    $0xee, Y5, Y3, Y3
-	VSHUFPS    $0x44, Y6, Y4, Y5
-	VSHUFPS    $0xee, Y6, Y4, Y4
-	VPERM2F128 $0x20, Y2, Y7, Y6
-	VPERM2F128 $0x31, Y2, Y7, Y2
-	VPERM2F128 $0x20, Y3, Y1, Y7
-	VPERM2F128 $0x31, Y3, Y1, Y1
-	VPERM2F128 $0x20, Y5, Y8, Y3
-	VPERM2F128 $0x31, Y5, Y8, Y5
-	VPERM2F128 $0x20, Y4, Y0, Y8
-	VPERM2F128 $0x31, Y4, Y0, Y0
-	CMPB       stream+148(FP), $0x00
-	JNE        streamedAVX2_122
-	VMOVUPS    Y6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_120
-	ADDQ       56(SP), BX
-	VMOVUPS    Y7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_120
-	ADDQ       56(SP), BX
-	VMOVUPS    Y3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_120
-	ADDQ       56(SP), BX
-	VMOVUPS    Y8, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_120
-	ADDQ       56(SP), BX
-	VMOVUPS    Y2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_120
-	ADDQ       56(SP), BX
-	VMOVUPS    Y1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_120
-	ADDQ       56(SP), BX
-	VMOVUPS    Y5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_120
-	ADDQ       56(SP), BX
-	VMOVUPS    Y0, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_120
-	ADDQ       56(SP), BX
-	JMP        rowsdoneAVX2_121
+	CMPQ           DX, $0x08
+	JB             flushtailAVX2_118
+	MOVQ           CX, BX
+	MOVQ           48(SP), SI
+	VBROADCASTF128 (AX), Y0
+	VINSERTF128    $0x01, 256(AX), Y0, Y0
+	VBROADCASTF128 64(AX), Y1
+	VINSERTF128    $0x01, 320(AX), Y1, Y1
+	VBROADCASTF128 128(AX), Y2
+	VINSERTF128    $0x01, 384(AX), Y2, Y2
+	VBROADCASTF128 192(AX), Y3
+	VINSERTF128    $0x01, 448(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 16(AX), Y2
+	VINSERTF128    $0x01, 272(AX), Y2, Y2
+	VBROADCASTF128 80(AX), Y5
+	VINSERTF128    $0x01, 336(AX), Y5, Y5
+	VBROADCASTF128 144(AX), Y6
+	VINSERTF128    $0x01, 400(AX), Y6, Y6
+	VBROADCASTF128 208(AX), Y7
+	VINSERTF128    $0x01, 464(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	CMPB           stream+148(FP), $0x00
+	JNE            streamedAVX2_122
+	VMOVUPS        Y3, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_120
+	ADDQ           56(SP), BX
+	VMOVUPS        Y1, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_120
+	ADDQ           56(SP), BX
+	VMOVUPS        Y4, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_120
+	ADDQ           56(SP), BX
+	VMOVUPS        Y0, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_120
+	ADDQ           56(SP), BX
+	VMOVUPS        Y7, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_120
+	ADDQ           56(SP), BX
+	VMOVUPS        Y5, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_120
+	ADDQ           56(SP), BX
+	VMOVUPS        Y8, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_120
+	ADDQ           56(SP), BX
+	VMOVUPS        Y2, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_120
+	ADDQ           56(SP), BX
+	JMP            rowsdoneAVX2_121
 
 streamedAVX2_122:
-	VMOVNTPS Y6, (BX)
+	VMOVNTPS Y3, (BX)
+	DECQ     SI
+	JZ       chunkdoneAVX2_120
+	ADDQ     56(SP), BX
+	VMOVNTPS Y1, (BX)
+	DECQ     SI
+	JZ       chunkdoneAVX2_120
+	ADDQ     56(SP), BX
+	VMOVNTPS Y4, (BX)
+	DECQ     SI
+	JZ       chunkdoneAVX2_120
+	ADDQ     56(SP), BX
+	VMOVNTPS Y0, (BX)
 	DECQ     SI
 	JZ       chunkdoneAVX2_120
 	ADDQ     56(SP), BX
@@ -2619,7 +2631,7 @@ streamedAVX2_122:
 	DECQ     SI
 	JZ       chunkdoneAVX2_120
 	ADDQ     56(SP), BX
-	VMOVNTPS Y3, (BX)
+	VMOVNTPS Y5, (BX)
 	DECQ     SI
 	JZ       chunkdoneAVX2_120
 	ADDQ     56(SP), BX
@@ -2628,90 +2640,90 @@ streamedAVX2_122:
 	JZ       chunkdoneAVX2_120
 	ADDQ     56(SP), BX
 	VMOVNTPS Y2, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_120
-	ADDQ     56(SP), BX
-	VMOVNTPS Y1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_120
-	ADDQ     56(SP), BX
-	VMOVNTPS Y5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_120
-	ADDQ     56(SP), BX
-	VMOVNTPS Y0, (BX)
 	DECQ     SI
 	JZ       chunkdoneAVX2_120
 	ADDQ     56(SP), BX
 
 rowsdoneAVX2_121:
-	VMOVUPS    32(AX), Y0
-	VMOVUPS    96(AX), Y1
-	VMOVUPS    160(AX), Y2
-	VMOVUPS    224(AX), Y3
-	VMOVUPS    288(AX), Y4
-	VMOVUPS    352(AX), Y5
-	VMOVUPS    416(AX), Y6
-	VMOVUPS    480(AX), Y7
-	VUNPCKLPS  Y1, Y0, Y8
-	VUNPCKHPS  Y1, Y0, Y0
-	VUNPCKLPS  Y3, Y2, Y1
-	VUNPCKHPS  Y3, Y2, Y2
-	VUNPCKLPS  Y5, Y4, Y3
-	VUNPCKHPS  Y5, Y4, Y4
-	VUNPCKLPS  Y7, Y6, Y5
-	VUNPCKHPS  Y7, Y6, Y6
-	VSHUFPS    $0x44, Y1, Y8, Y7
-	VSHUFPS    $0xee, Y1, Y8, Y1
-	VSHUFPS    $0x44, Y2, Y0, Y8
-	VSHUFPS    $0xee, Y2, Y0, Y0
-	VSHUFPS    $0x44, Y5, Y3, Y2
-	VSHUFPS    $0xee, Y5, Y3, Y3
-	VSHUFPS    $0x44, Y6, Y4, Y5
-	VSHUFPS    $0xee, Y6, Y4, Y4
-	VPERM2F128 $0x20, Y2, Y7, Y6
-	VPERM2F128 $0x31, Y2, Y7, Y2
-	VPERM2F128 $0x20, Y3, Y1, Y7
-	VPERM2F128 $0x31, Y3, Y1, Y1
-	VPERM2F128 $0x20, Y5, Y8, Y3
-	VPERM2F128 $0x31, Y5, Y8, Y5
-	VPERM2F128 $0x20, Y4, Y0, Y8
-	VPERM2F128 $0x31, Y4, Y0, Y0
-	CMPB       stream+148(FP), $0x00
-	JNE        streamedAVX2_124
-	VMOVUPS    Y6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_120
-	ADDQ       56(SP), BX
-	VMOVUPS    Y7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_120
-	ADDQ       56(SP), BX
-	VMOVUPS    Y3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_120
-	ADDQ       56(SP), BX
-	VMOVUPS    Y8, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_120
-	ADDQ       56(SP), BX
-	VMOVUPS    Y2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_120
-	ADDQ       56(SP), BX
-	VMOVUPS    Y1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_120
-	ADDQ       56(SP), BX
-	VMOVUPS    Y5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_120
-	ADDQ       56(SP), BX
-	VMOVUPS    Y0, (BX)
-	JMP        rowsdoneAVX2_123
+	VBROADCASTF128 32(AX), Y0
+	VINSERTF128    $0x01, 288(AX), Y0, Y0
+	VBROADCASTF128 96(AX), Y1
+	VINSERTF128    $0x01, 352(AX), Y1, Y1
+	VBROADCASTF128 160(AX), Y2
+	VINSERTF128    $0x01, 416(AX), Y2, Y2
+	VBROADCASTF128 224(AX), Y3
+	VINSERTF128    $0x01, 480(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 48(AX), Y2
+	VINSERTF128    $0x01, 304(AX), Y2, Y2
+	VBROADCASTF128 112(AX), Y5
+	VINSERTF128    $0x01, 368(AX), Y5, Y5
+	VBROADCASTF128 176(AX), Y6
+	VINSERTF128    $0x01, 432(AX), Y6, Y6
+	VBROADCASTF128 240(AX), Y7
+	VINSERTF128    $0x01, 496(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	CMPB           stream+148(FP), $0x00
+	JNE            streamedAVX2_124
+	VMOVUPS        Y3, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_120
+	ADDQ           56(SP), BX
+	VMOVUPS        Y1, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_120
+	ADDQ           56(SP), BX
+	VMOVUPS        Y4, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_120
+	ADDQ           56(SP), BX
+	VMOVUPS        Y0, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_120
+	ADDQ           56(SP), BX
+	VMOVUPS        Y7, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_120
+	ADDQ           56(SP), BX
+	VMOVUPS        Y5, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_120
+	ADDQ           56(SP), BX
+	VMOVUPS        Y8, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_120
+	ADDQ           56(SP), BX
+	VMOVUPS        Y2, (BX)
+	JMP            rowsdoneAVX2_123
 
 streamedAVX2_124:
-	VMOVNTPS Y6, (BX)
+	VMOVNTPS Y3, (BX)
+	DECQ     SI
+	JZ       chunkdoneAVX2_120
+	ADDQ     56(SP), BX
+	VMOVNTPS Y1, (BX)
+	DECQ     SI
+	JZ       chunkdoneAVX2_120
+	ADDQ     56(SP), BX
+	VMOVNTPS Y4, (BX)
+	DECQ     SI
+	JZ       chunkdoneAVX2_120
+	ADDQ     56(SP), BX
+	VMOVNTPS Y0, (BX)
 	DECQ     SI
 	JZ       chunkdoneAVX2_120
 	ADDQ     56(SP), BX
@@ -2719,7 +2731,7 @@ streamedAVX2_124:
 	DECQ     SI
 	JZ       chunkdoneAVX2_120
 	ADDQ     56(SP), BX
-	VMOVNTPS Y3, (BX)
+	VMOVNTPS Y5, (BX)
 	DECQ     SI
 	JZ       chunkdoneAVX2_120
 	ADDQ     56(SP), BX
@@ -2728,18 +2740,6 @@ streamedAVX2_124:
 	JZ       chunkdoneAVX2_120
 	ADDQ     56(SP), BX
 	VMOVNTPS Y2, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_120
-	ADDQ     56(SP), BX
-	VMOVNTPS Y1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_120
-	ADDQ     56(SP), BX
-	VMOVNTPS Y5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_120
-	ADDQ     56(SP), BX
-	VMOVNTPS Y0, (BX)
 
 rowsdoneAVX2_123:
 chunkdoneAVX2_120:
@@ -3424,80 +3424,92 @@ dAVX2_143:
 	MOVQ 16(SP), DX
 
 flushAVX2_144:
-	CMPQ       DX, $0x08
-	JB         flushtailAVX2_145
-	MOVQ       CX, BX
-	MOVQ       48(SP), SI
-	VMOVUPS    (AX), Y0
-	VMOVUPS    64(AX), Y1
-	VMOVUPS    128(AX), Y2
-	VMOVUPS    192(AX), Y3
-	VMOVUPS    256(AX), Y4
-	VMOVUPS    320(AX), Y5
-	VMOVUPS    384(AX), Y6
-	VMOVUPS    448(AX), Y7
-	VUNPCKLPS  Y1, Y0, Y8
-	VUNPCKHPS  Y1, Y0, Y0
-	VUNPCKLPS  Y3, Y2, Y1
-	VUNPCKHPS  Y3, Y2, Y2
-	VUNPCKLPS  Y5, Y4, Y3
-	VUNPCKHPS  Y5, Y4, Y4
-	VUNPCKLPS  Y7, Y6, Y5
-	VUNPCKHPS  Y7, Y6, Y6
-	VSHUFPS    $0x44, Y1, Y8, Y7
-	VSHUFPS    $0xee, Y1, Y8, Y1
-	VSHUFPS    $0x44, Y2, Y0, Y8
-	VSHUFPS    $0xee, Y2, Y0, Y0
-	VSHUFPS    $0x44, Y5, Y3, Y2
-	VSHUFPS    $0xee, Y5, Y3, Y3
-	VSHUFPS    $0x44, Y6, Y4, Y5
-	VSHUFPS    $0xee, Y6, Y4, Y4
-	VPERM2F128 $0x20, Y2, Y7, Y6
-	VPERM2F128 $0x31, Y2, Y7, Y2
-	VPERM2F128 $0x20, Y3, Y1, Y7
-	VPERM2F128 $0x31, Y3, Y1, Y1
-	VPERM2F128 $0x20, Y5, Y8, Y3
-	VPERM2F128 $0x31, Y5, Y8, Y5
-	VPERM2F128 $0x20, Y4, Y0, Y8
-	VPERM2F128 $0x31, Y4, Y0, Y0
-	CMPB       stream+148(FP), $0x00
-	JNE        streamedAVX2_149
-	VMOVUPS    Y6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_147
-	ADDQ       56(SP), BX
-	VMOVUPS    Y7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_147
-	ADDQ       56(SP), BX
-	VMOVUPS    Y3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_147
-	ADDQ       56(SP), BX
-	VMOVUPS    Y8, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_147
-	ADDQ       56(SP), BX
-	VMOVUPS    Y2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_147
-	ADDQ       56(SP), BX
-	VMOVUPS    Y1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_147
-	ADDQ       56(SP), BX
-	VMOVUPS    Y5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_147
-	ADDQ       56(SP), BX
-	VMOVUPS    Y0, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_147
-	ADDQ       56(SP), BX
-	JMP        rowsdoneAVX2_148
+	CMPQ           DX, $0x08
+	JB             flushtailAVX2_145
+	MOVQ           CX, BX
+	MOVQ           48(SP), SI
+	VBROADCASTF128 (AX), Y0
+	VINSERTF128    $0x01, 256(AX), Y0, Y0
+	VBROADCASTF128 64(AX), Y1
+	VINSERTF128    $0x01, 320(AX), Y1, Y1
+	VBROADCASTF128 128(AX), Y2
+	VINSERTF128    $0x01, 384(AX), Y2, Y2
+	VBROADCASTF128 192(AX), Y3
+	VINSERTF128    $0x01, 448(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 16(AX), Y2
+	VINSERTF128    $0x01, 272(AX), Y2, Y2
+	VBROADCASTF128 80(AX), Y5
+	VINSERTF128    $0x01, 336(AX), Y5, Y5
+	VBROADCASTF128 144(AX), Y6
+	VINSERTF128    $0x01, 400(AX), Y6, Y6
+	VBROADCASTF128 208(AX), Y7
+	VINSERTF128    $0x01, 464(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	CMPB           stream+148(FP), $0x00
+	JNE            streamedAVX2_149
+	VMOVUPS        Y3, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_147
+	ADDQ           56(SP), BX
+	VMOVUPS        Y1, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_147
+	ADDQ           56(SP), BX
+	VMOVUPS        Y4, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_147
+	ADDQ           56(SP), BX
+	VMOVUPS        Y0, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_147
+	ADDQ           56(SP), BX
+	VMOVUPS        Y7, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_147
+	ADDQ           56(SP), BX
+	VMOVUPS        Y5, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_147
+	ADDQ           56(SP), BX
+	VMOVUPS        Y8, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_147
+	ADDQ           56(SP), BX
+	VMOVUPS        Y2, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_147
+	ADDQ           56(SP), BX
+	JMP            rowsdoneAVX2_148
 
 streamedAVX2_149:
-	VMOVNTPS Y6, (BX)
+	VMOVNTPS Y3, (BX)
+	DECQ     SI
+	JZ       chunkdoneAVX2_147
+	ADDQ     56(SP), BX
+	VMOVNTPS Y1, (BX)
+	DECQ     SI
+	JZ       chunkdoneAVX2_147
+	ADDQ     56(SP), BX
+	VMOVNTPS Y4, (BX)
+	DECQ     SI
+	JZ       chunkdoneAVX2_147
+	ADDQ     56(SP), BX
+	VMOVNTPS Y0, (BX)
 	DECQ     SI
 	JZ       chunkdoneAVX2_147
 	ADDQ     56(SP), BX
@@ -3505,7 +3517,7 @@ streamedAVX2_149:
 	DECQ     SI
 	JZ       chunkdoneAVX2_147
 	ADDQ     56(SP), BX
-	VMOVNTPS Y3, (BX)
+	VMOVNTPS Y5, (BX)
 	DECQ     SI
 	JZ       chunkdoneAVX2_147
 	ADDQ     56(SP), BX
@@ -3514,90 +3526,90 @@ streamedAVX2_149:
 	JZ       chunkdoneAVX2_147
 	ADDQ     56(SP), BX
 	VMOVNTPS Y2, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_147
-	ADDQ     56(SP), BX
-	VMOVNTPS Y1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_147
-	ADDQ     56(SP), BX
-	VMOVNTPS Y5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_147
-	ADDQ     56(SP), BX
-	VMOVNTPS Y0, (BX)
 	DECQ     SI
 	JZ       chunkdoneAVX2_147
 	ADDQ     56(SP), BX
 
 rowsdoneAVX2_148:
-	VMOVUPS    32(AX), Y0
-	VMOVUPS    96(AX), Y1
-	VMOVUPS    160(AX), Y2
-	VMOVUPS    224(AX), Y3
-	VMOVUPS    288(AX), Y4
-	VMOVUPS    352(AX), Y5
-	VMOVUPS    416(AX), Y6
-	VMOVUPS    480(AX), Y7
-	VUNPCKLPS  Y1, Y0, Y8
-	VUNPCKHPS  Y1, Y0, Y0
-	VUNPCKLPS  Y3, Y2, Y1
-	VUNPCKHPS  Y3, Y2, Y2
-	VUNPCKLPS  Y5, Y4, Y3
-	VUNPCKHPS  Y5, Y4, Y4
-	VUNPCKLPS  Y7, Y6, Y5
-	VUNPCKHPS  Y7, Y6, Y6
-	VSHUFPS    $0x44, Y1, Y8, Y7
-	VSHUFPS    $0xee, Y1, Y8, Y1
-	VSHUFPS    $0x44, Y2, Y0, Y8
-	VSHUFPS    $0xee, Y2, Y0, Y0
-	VSHUFPS    $0x44, Y5, Y3, Y2
-	VSHUFPS    $0xee, Y5, Y3, Y3
-	VSHUFPS    $0x44, Y6, Y4, Y5
-	VSHUFPS    $0xee, Y6, Y4, Y4
-	VPERM2F128 $0x20, Y2, Y7, Y6
-	VPERM2F128 $0x31, Y2, Y7, Y2
-	VPERM2F128 $0x20, Y3, Y1, Y7
-	VPERM2F128 $0x31, Y3, Y1, Y1
-	VPERM2F128 $0x20, Y5, Y8, Y3
-	VPERM2F128 $0x31, Y5, Y8, Y5
-	VPERM2F128 $0x20, Y4, Y0, Y8
-	VPERM2F128 $0x31, Y4, Y0, Y0
-	CMPB       stream+148(FP), $0x00
-	JNE        streamedAVX2_151
-	VMOVUPS    Y6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_147
-	ADDQ       56(SP), BX
-	VMOVUPS    Y7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_147
-	ADDQ       56(SP), BX
-	VMOVUPS    Y3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_147
-	ADDQ       56(SP), BX
-	VMOVUPS    Y8, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_147
-	ADDQ       56(SP), BX
-	VMOVUPS    Y2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_147
-	ADDQ       56(SP), BX
-	VMOVUPS    Y1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_147
-	ADDQ       56(SP), BX
-	VMOVUPS    Y5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX2_147
-	ADDQ       56(SP), BX
-	VMOVUPS    Y0, (BX)
-	JMP        rowsdoneAVX2_150
+	VBROADCASTF128 32(AX), Y0
+	VINSERTF128    $0x01, 288(AX), Y0, Y0
+	VBROADCASTF128 96(AX), Y1
+	VINSERTF128    $0x01, 352(AX), Y1, Y1
+	VBROADCASTF128 160(AX), Y2
+	VINSERTF128    $0x01, 416(AX), Y2, Y2
+	VBROADCASTF128 224(AX), Y3
+	VINSERTF128    $0x01, 480(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 48(AX), Y2
+	VINSERTF128    $0x01, 304(AX), Y2, Y2
+	VBROADCASTF128 112(AX), Y5
+	VINSERTF128    $0x01, 368(AX), Y5, Y5
+	VBROADCASTF128 176(AX), Y6
+	VINSERTF128    $0x01, 432(AX), Y6, Y6
+	VBROADCASTF128 240(AX), Y7
+	VINSERTF128    $0x01, 496(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	CMPB           stream+148(FP), $0x00
+	JNE            streamedAVX2_151
+	VMOVUPS        Y3, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_147
+	ADDQ           56(SP), BX
+	VMOVUPS        Y1, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_147
+	ADDQ           56(SP), BX
+	VMOVUPS        Y4, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_147
+	ADDQ           56(SP), BX
+	VMOVUPS        Y0, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_147
+	ADDQ           56(SP), BX
+	VMOVUPS        Y7, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_147
+	ADDQ           56(SP), BX
+	VMOVUPS        Y5, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_147
+	ADDQ           56(SP), BX
+	VMOVUPS        Y8, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_147
+	ADDQ           56(SP), BX
+	VMOVUPS        Y2, (BX)
+	JMP            rowsdoneAVX2_150
 
 streamedAVX2_151:
-	VMOVNTPS Y6, (BX)
+	VMOVNTPS Y3, (BX)
+	DECQ     SI
+	JZ       chunkdoneAVX2_147
+	ADDQ     56(SP), BX
+	VMOVNTPS Y1, (BX)
+	DECQ     SI
+	JZ       chunkdoneAVX2_147
+	ADDQ     56(SP), BX
+	VMOVNTPS Y4, (BX)
+	DECQ     SI
+	JZ       chunkdoneAVX2_147
+	ADDQ     56(SP), BX
+	VMOVNTPS Y0, (BX)
 	DECQ     SI
 	JZ       chunkdoneAVX2_147
 	ADDQ     56(SP), BX
@@ -3605,7 +3617,7 @@ streamedAVX2_151:
 	DECQ     SI
 	JZ       chunkdoneAVX2_147
 	ADDQ     56(SP), BX
-	VMOVNTPS Y3, (BX)
+	VMOVNTPS Y5, (BX)
 	DECQ     SI
 	JZ       chunkdoneAVX2_147
 	ADDQ     56(SP), BX
@@ -3614,18 +3626,6 @@ streamedAVX2_151:
 	JZ       chunkdoneAVX2_147
 	ADDQ     56(SP), BX
 	VMOVNTPS Y2, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_147
-	ADDQ     56(SP), BX
-	VMOVNTPS Y1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_147
-	ADDQ     56(SP), BX
-	VMOVNTPS Y5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_147
-	ADDQ     56(SP), BX
-	VMOVNTPS Y0, (BX)
 
 rowsdoneAVX2_150:
 chunkdoneAVX2_147:

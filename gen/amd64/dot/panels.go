@@ -17,8 +17,8 @@ import (
 //
 // The accumulators come out as key columns (key-major), but dst is query-major. A
 // tile's columns go to a small key-major stage in L1, in whole vectors; once a block
-// of keys is staged, it is transposed Lanes×Lanes in registers and written to dst in
-// whole vectors, one per query and Lanes keys. Writing each tile's columns into the
+// of keys is staged, it is transposed Lanes×Lanes and written to dst in whole vectors,
+// one per query and Lanes keys. Writing each tile's columns into the
 // query rows directly instead costs 32 short stores per tile into rows n floats apart,
 // which at n a power of two share one L1 set and evict each other between tiles (the
 // previous kernel: S = 16384 ran 1.37× slower than S = 16400).
@@ -317,8 +317,8 @@ func (f panelsFrame) tileKeys(first int) {
 }
 
 // flush writes the staged block to the panel's rows of dst: each Lanes keys × Lanes
-// queries of the stage are transposed in registers and stored as one vector per
-// query row, with non-temporal stores when the caller asks for streaming; the valid
+// queries of the stage are transposed (loadTransposed on AVX2, transpose on AVX-512)
+// and stored as one vector per query row, with non-temporal stores when the caller asks for streaming; the valid
 // mod Lanes keys at the end of the last block are copied one by one. Rows past
 // rowsLeft are not written.
 func (f panelsFrame) flush() {
@@ -340,12 +340,18 @@ func (f panelsFrame) flush() {
 	MOVQ(f.rowsLeft, left)
 	chunkDone := label("chunkdone", isa)
 	for v := range groupVectors {
-		in := make([]reg.VecVirtual, L)
-		for k := range in {
-			in[k] = isa.Vec()
-			VMOVUPS(Mem{Base: stage, Disp: 4 * (k*f.group + v*L)}, in[k])
+		block := Mem{Base: stage, Disp: 4 * v * L}
+		var out []reg.VecVirtual
+		if L == 8 {
+			out = loadTransposed(isa, block, f.group)
+		} else {
+			in := make([]reg.VecVirtual, L)
+			for k := range in {
+				in[k] = isa.Vec()
+				VMOVUPS(block.Offset(4*k*f.group), in[k])
+			}
+			out = transpose(isa, in)
 		}
-		out := transpose(isa, in)
 		next, streamed := label("rowsdone", isa), label("streamed", isa)
 		CMPB(ParamAddr("stream"), U8(0))
 		JNE(LabelRef(streamed))
@@ -410,11 +416,34 @@ func (f panelsFrame) flush() {
 	Label(done)
 }
 
-// transpose returns the columns of the Lanes×Lanes matrix whose rows are in: 32-bit
-// interleaves make 2×2 blocks, 64-bit shuffles 4×4 blocks within each 128-bit lane,
-// then the 128-bit lanes are transposed across registers (one VPERM2F128 round for
-// two lanes, two VSHUFF32X4 rounds for four).
-func transpose(isa ISA, in []reg.VecVirtual) []reg.VecVirtual {
+// loadTransposed returns the 8×8 block of the stage at block (eight rows of stride
+// floats) transposed, on AVX2: out[q] holds element q of every row. The loads move the
+// 128-bit lanes: register in[k] of column half c holds columns 4c..4c+3 of row k in its
+// low lane and of row k+4 in its high lane (a VBROADCASTF128 and a VINSERTF128 from
+// memory), so only the 4×4 transpositions within the lanes are left to shuffles. That
+// replaces the eight VPERM2F128 of a register transpose, which Zen 1 splits into eight
+// µops each, by inserts that ride on the loads.
+func loadTransposed(isa ISA, block Mem, stride int) []reg.VecVirtual {
+	out := make([]reg.VecVirtual, 0, 8)
+	for c := range 2 {
+		in := make([]reg.VecVirtual, 4)
+		for k := range in {
+			in[k] = isa.Vec()
+			// A full write: a load into the X half would leave the register's upper
+			// half live, as far as avo's allocator can tell, back to the function's start.
+			VBROADCASTF128(block.Offset(4*(k*stride+4*c)), in[k])
+			VINSERTF128(U8(1), block.Offset(4*((k+4)*stride+4*c)), in[k], in[k])
+		}
+		// out[4c+e]: element 4c+e of rows 0..3 (low lane) and 4..7 (high lane).
+		out = append(out, transposeLanes(isa, in)...)
+	}
+	return out
+}
+
+// transposeLanes transposes, within each 128-bit lane, the 4×4 blocks of the rows in
+// (four at a time): out[4g+e], lane l, is element 4l+e of in[4g..4g+3], lane l.
+// 32-bit interleaves make 2×2 blocks, 64-bit shuffles 4×4.
+func transposeLanes(isa ISA, in []reg.VecVirtual) []reg.VecVirtual {
 	n := len(in)
 	// t[4g+0..3]: (r0,r1) low, (r0,r1) high, (r2,r3) low, (r2,r3) high of rows 4g..4g+3.
 	t := make([]reg.VecVirtual, n)
@@ -423,27 +452,27 @@ func transpose(isa ISA, in []reg.VecVirtual) []reg.VecVirtual {
 		VUNPCKLPS(in[p+1], in[p], t[p])
 		VUNPCKHPS(in[p+1], in[p], t[p+1])
 	}
-	// u[4g+e], 128-bit lane l: element 4l+e of rows 4g..4g+3.
-	u := make([]reg.VecVirtual, n)
+	out := make([]reg.VecVirtual, n)
 	for g := 0; g < n; g += 4 {
 		for e := range 4 {
-			u[g+e] = isa.Vec()
+			out[g+e] = isa.Vec()
 			imm := U8(0x44)
 			if e%2 == 1 {
 				imm = 0xee
 			}
-			VSHUFPS(imm, t[g+2+e/2], t[g+e/2], u[g+e])
+			VSHUFPS(imm, t[g+2+e/2], t[g+e/2], out[g+e])
 		}
 	}
-	out := make([]reg.VecVirtual, n)
-	if n == 8 {
-		for e := range 4 {
-			out[e], out[4+e] = isa.Vec(), isa.Vec()
-			VPERM2F128(U8(0x20), u[4+e], u[e], out[e])
-			VPERM2F128(U8(0x31), u[4+e], u[e], out[4+e])
-		}
-		return out
-	}
+	return out
+}
+
+// transpose returns the columns of the 16×16 matrix whose rows are in, on AVX-512:
+// the 4×4 blocks within the 128-bit lanes (transposeLanes), then the four lanes across
+// registers in two VSHUFF32X4 rounds.
+func transpose(isa ISA, in []reg.VecVirtual) []reg.VecVirtual {
+	// u[4g+e], 128-bit lane l: element 4l+e of rows 4g..4g+3.
+	u := transposeLanes(isa, in)
+	out := make([]reg.VecVirtual, len(in))
 	for e := range 4 {
 		a0, a1, b0, b1 := isa.Vec(), isa.Vec(), isa.Vec(), isa.Vec()
 		VSHUFF32X4(U8(0x44), u[4+e], u[e], a0) // lanes 0,1 of u[e], then of u[4+e]
