@@ -4,6 +4,8 @@
 #   bench/vs-c.sh [rounds]                  # default 3 rounds
 #   COUNT=21 BENCHTIME=1s bench/vs-c.sh 5  # Go runs per round (default 11 of 100ms each)
 #   CREF=/path/to/cref/run bench/vs-c.sh
+#   FAMILIES=sx bench/vs-c.sh               # only some families: s Scores, x Softmax,
+#                                           # d dots, v ToFloat32, t TopK (default all)
 #
 # Each round runs the Go benchmarks of the kernels the C reference also has (Scores,
 # Softmax, the dots at n = 128 and 1024, ToFloat32, TopK; -cpu 1, every SIMD variant,
@@ -52,6 +54,7 @@ families=(
 for r in $(seq "$rounds"); do
 	echo "round $r of $rounds" >&2
 	for fam in "${families[@]}"; do
+		[[ ${FAMILIES:-sxdvt} == *"${fam%% *}"* ]] || continue
 		(cd "$here" && "$work/bench.test" -test.run '^$' -test.bench "${fam#* }" -test.cpu 1 \
 			-test.count "${COUNT:-11}" -test.benchtime "${BENCHTIME:-100ms}") >>"$work/go.$r"
 		if [[ -n $cref ]]; then
@@ -159,14 +162,16 @@ END {
 		split(row[i], f, "|")
 		scale = f[2] / f[5]
 		line = "| " f[1] " | " f[2]
+		measured = 0 # a family left out by FAMILIES has no row
 		split("avx512 avx2", vs, " ")
 		for (k = 1; k <= 2; k++) {
 			g = f[3]; sub(/VAR/, vs[k], g)
 			c = f[5+k] == "" ? "" : "c " f[4] " " f[5] " " f[5+k]
 			ct = c == "" ? "" : stat(c)
+			if (ct != "" || stat("go " g) != "") measured = 1
 			line = line " | " (ct == "" ? "–" : fmt_ns(ct * scale)) " | " fmt_ns(stat("go " g)) " | " (c == "" ? "– | –" : ratio("go " g, c, scale))
 		}
-		print line " |"
+		if (measured) print line " |"
 	}
 
 	if (stat("peakgflops") == "") exit

@@ -18,10 +18,10 @@ import (
 // The accumulators come out as key columns (key-major), but dst is query-major. A
 // tile's columns go to a small key-major stage in L1, in whole vectors; once a block
 // of keys is staged, it is transposed Lanes×Lanes and written to dst in whole vectors,
-// one per query and Lanes keys. Writing each tile's columns into the
-// query rows directly instead costs 32 short stores per tile into rows n floats apart,
-// which at n a power of two share one L1 set and evict each other between tiles (the
-// previous kernel: S = 16384 ran 1.37× slower than S = 16400).
+// one per query and Lanes keys. Writing each tile's columns into the query rows
+// directly instead costs 32 short stores per tile into rows n floats apart, which at n
+// a power of two share one L1 set and evict each other between tiles (the previous
+// kernel: S = 16384 ran 1.37× slower than S = 16400).
 const groupVectors = 2
 
 // panelKeys is the key tile: AVX-512 takes 2·8 accumulators, AVX2 2·6 of its 16
@@ -169,9 +169,9 @@ func (f panelsFrame) widenTile(first int) {
 		dim := Load(Param("dim"), GP64())
 		IMULQ(dim, count)
 		if first > 0 {
-			IMUL3Q(U32(2*first), dim, dim)
+			IMUL3Q(U32(2*first), dim, dim) // bytes of the halves before the tile
 			ADDQ(dim, src.Base)
-			ADDQ(dim, dst.Base)
+			ADDQ(dim, dst.Base) // twice as many bytes of floats
 			ADDQ(dim, dst.Base)
 		}
 	}
@@ -351,9 +351,9 @@ func (f panelsFrame) tileKeys(first int) {
 
 // flush writes the staged block to the panel's rows of dst: each Lanes keys × Lanes
 // queries of the stage are transposed (loadTransposed on AVX2, transpose on AVX-512)
-// and stored as one vector per query row, with non-temporal stores when the caller asks for streaming; the valid
-// mod Lanes keys at the end of the last block are copied one by one. Rows past
-// rowsLeft are not written.
+// and stored as one vector per query row, with non-temporal stores when the caller
+// asks for streaming; the valid mod Lanes keys at the end of the last block are copied
+// one by one. Rows past rowsLeft are not written.
 func (f panelsFrame) flush() {
 	isa := f.isa
 	L := isa.Lanes
