@@ -9,9 +9,16 @@ import (
 )
 
 // unroll is the number of vectors converted per loop iteration. All conversions of an
-// iteration are issued before its stores, in distinct registers; measured on Zen with
-// AVX2, 8 beats 4 by about 10% at n=32768.
-const unroll = 8
+// iteration are issued before its stores, in distinct registers. At n = 32768 (an
+// L2-bound stream) 8 beat 4 by about 10% on a Zen with AVX-512, where AVX2 is not the
+// default; on Zen 1, an AVX2-only host, 4 beat 8 by 3–5% in three same-run comparisons
+// (and 16, or each store right after its conversion, was slower still).
+func unroll(isa ISA) int {
+	if isa.Lanes == 8 {
+		return 4
+	}
+	return 8
+}
 
 func main() {
 	Header()
@@ -32,7 +39,7 @@ func toFloat32(isa ISA) {
 	src := Mem{Base: Load(Param("src").Base(), GP64())}
 	n := Load(Param("src").Len(), GP64())
 
-	Loop(isa, n, unroll, func(k int) {
+	Loop(isa, n, unroll(isa), func(k int) {
 		vs := make([]VecVirtual, k)
 		for u := range vs {
 			vs[u] = isa.Vec()
@@ -68,7 +75,7 @@ func fromFloat32(isa ISA) {
 	src := Mem{Base: Load(Param("src").Base(), GP64())}
 	n := Load(Param("src").Len(), GP64())
 
-	Loop(isa, n, unroll, func(k int) {
+	Loop(isa, n, unroll(isa), func(k int) {
 		vs := make([]VecVirtual, k)
 		for u := range vs {
 			vs[u] = isa.Vec()
