@@ -10,9 +10,10 @@ import (
 
 // unroll is the number of vectors converted per loop iteration. All conversions of an
 // iteration are issued before its stores, in distinct registers. At n = 32768 (an
-// L2-bound stream) 8 beat 4 by about 10% on a Zen with AVX-512, where AVX2 is not the
-// default; on Zen 1, an AVX2-only host, 4 beat 8 by 3–5% in three same-run comparisons
-// (and 16, or each store right after its conversion, was slower still).
+// L2-bound stream) 8 beat 4 by about 10% "on Zen with AVX2" when this was written (the
+// Zen was not recorded), so AVX-512 keeps 8; on Zen 1, an AVX2-only CPU and so one
+// whose default variant this is, 4 beat 8 by 4–5% (benchstat, 10 interleaved runs: at
+// n = 64, 1024 and 32768), and 16, or each store right after its conversion, was slower.
 func unroll(isa ISA) int {
 	if isa.Lanes == 8 {
 		return 4
