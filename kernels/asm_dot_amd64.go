@@ -190,8 +190,7 @@ func scoresPanels(avx512 bool, stream streamRule, dst, q []float32, k []uint16, 
 // align64 returns buf from its first 64-byte aligned element on, so that no vector
 // access into it crosses a cache line; buf has 16 floats to spare.
 func align64(buf []float32) []float32 {
-	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(buf))) % 64 / 4)
-	return buf[off:]
+	return buf[alignedHead(buf, 16):] // 16 floats: 64 bytes
 }
 
 // toPanels transposes rows query rows into panels of group queries, zero past rows:
