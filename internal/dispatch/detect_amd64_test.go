@@ -4,6 +4,9 @@ package dispatch
 
 import (
 	"bufio"
+	"cmp"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,11 +22,18 @@ import (
 // needs to check them.
 var baseline = []string{"CMOV", "MMX+", "SSE", "SSE2"}
 
+// avoNames maps avo's names of features to cpuid's where they differ.
+var avoNames = map[string]string{"BMI": "BMI1"}
+
 // TestNeedsCoverTheAssembly reads every function's "Requires:" line in the generated
 // asm/*_amd64.s and checks that the variant its name ends in (AVX2 or AVX512) lists
 // every feature named there, so that detect never installs code the CPU cannot run.
 func TestNeedsCoverTheAssembly(t *testing.T) {
-	files, err := filepath.Glob("../../asm/*_amd64.s")
+	const dir = "../../asm"
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		t.Skip("no source tree beside the test binary (an emulator's guest runs it alone)")
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*_amd64.s"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	text := regexp.MustCompile(`^TEXT ·(\w+?)(AVX2|AVX512)\(SB\)`)
@@ -49,7 +59,7 @@ func TestNeedsCoverTheAssembly(t *testing.T) {
 				if slices.Contains(baseline, feature) {
 					continue
 				}
-				id := cpuid.ParseFeature(feature)
+				id := cpuid.ParseFeature(cmp.Or(avoNames[feature], feature))
 				require.NotEqual(t, cpuid.UNKNOWN, id, "%s: %s requires %s, which cpuid does not know", name, m[1]+m[2], feature)
 				require.Contains(t, needs[variant], id, "%s: %s requires %s, which the %s variant does not check", name, m[1]+m[2], feature, variant)
 			}
