@@ -281,7 +281,7 @@ DATA topkCompressPerm<>+2040(SB)/8, $0x0706050403020100
 GLOBL topkCompressPerm<>(SB), RODATA|NOPTR, $2048
 
 // func TopKFilterAVX2(idx []int32, x []float32, lo float32, base int32) int
-// Requires: AVX, AVX2, POPCNT
+// Requires: AVX, AVX2, BMI, POPCNT
 TEXT ·TopKFilterAVX2(SB), NOSPLIT, $0-64
 	MOVQ         idx_base+0(FP), AX
 	MOVQ         x_base+24(FP), CX
@@ -296,52 +296,144 @@ TEXT ·TopKFilterAVX2(SB), NOSPLIT, $0-64
 	VPBROADCASTD X2, Y2
 	LEAQ         topkCompressPerm<>+0(SB), SI
 	XORQ         DI, DI
+	VPSLLD       $0x03, Y2, Y3
 
-vec4_AVX2_0:
-	CMPQ      DX, $0x00000020
-	JB        done4_AVX2_0
-	VMOVUPS   (CX), Y3
-	VCMPPS    $0x1d, Y0, Y3, Y3
-	VMOVMSKPS Y3, R8
-	VPMOVZXBD (SI)(R8*8), Y3
-	VPERMD    Y1, Y3, Y3
-	VMOVUPS   Y3, (AX)(DI*4)
-	POPCNTL   R8, R8
-	ADDQ      R8, DI
-	VPADDD    Y2, Y1, Y1
-	VMOVUPS   32(CX), Y3
-	VCMPPS    $0x1d, Y0, Y3, Y3
-	VMOVMSKPS Y3, R8
-	VPMOVZXBD (SI)(R8*8), Y3
-	VPERMD    Y1, Y3, Y3
-	VMOVUPS   Y3, (AX)(DI*4)
-	POPCNTL   R8, R8
-	ADDQ      R8, DI
-	VPADDD    Y2, Y1, Y1
-	VMOVUPS   64(CX), Y3
-	VCMPPS    $0x1d, Y0, Y3, Y3
-	VMOVMSKPS Y3, R8
-	VPMOVZXBD (SI)(R8*8), Y3
-	VPERMD    Y1, Y3, Y3
-	VMOVUPS   Y3, (AX)(DI*4)
-	POPCNTL   R8, R8
-	ADDQ      R8, DI
-	VPADDD    Y2, Y1, Y1
-	VMOVUPS   96(CX), Y3
-	VCMPPS    $0x1d, Y0, Y3, Y3
-	VMOVMSKPS Y3, R8
-	VPMOVZXBD (SI)(R8*8), Y3
-	VPERMD    Y1, Y3, Y3
-	VMOVUPS   Y3, (AX)(DI*4)
-	POPCNTL   R8, R8
-	ADDQ      R8, DI
-	VPADDD    Y2, Y1, Y1
-	ADDQ      $0x00000080, CX
-	ADDL      $0x00000020, BX
-	SUBQ      $0x00000020, DX
-	JMP       vec4_AVX2_0
+vec8_AVX2_0:
+	CMPQ      DX, $0x00000040
+	JB        done8_AVX2_0
+	VCMPPS    $0x12, (CX), Y0, Y4
+	VMOVMSKPS Y4, R8
+	VCMPPS    $0x12, 32(CX), Y0, Y4
+	VMOVMSKPS Y4, R9
+	SHLQ      $0x08, R9
+	ORQ       R9, R8
+	VCMPPS    $0x12, 64(CX), Y0, Y4
+	VMOVMSKPS Y4, R9
+	SHLQ      $0x10, R9
+	ORQ       R9, R8
+	VCMPPS    $0x12, 96(CX), Y0, Y4
+	VMOVMSKPS Y4, R9
+	SHLQ      $0x18, R9
+	ORQ       R9, R8
+	VCMPPS    $0x12, 128(CX), Y0, Y4
+	VMOVMSKPS Y4, R9
+	SHLQ      $0x20, R9
+	ORQ       R9, R8
+	VCMPPS    $0x12, 160(CX), Y0, Y4
+	VMOVMSKPS Y4, R9
+	SHLQ      $0x28, R9
+	ORQ       R9, R8
+	VCMPPS    $0x12, 192(CX), Y0, Y4
+	VMOVMSKPS Y4, R9
+	SHLQ      $0x30, R9
+	ORQ       R9, R8
+	VCMPPS    $0x12, 224(CX), Y0, Y4
+	VMOVMSKPS Y4, R9
+	SHLQ      $0x38, R9
+	ORQ       R9, R8
+	POPCNTQ   R8, R9
+	CMPQ      R9, $0x06
+	JA        table
+	TZCNTQ    R8, R10
+	ADDL      BX, R10
+	MOVL      R10, (AX)(DI*4)
+	BLSRQ     R8, R8
+	TZCNTQ    R8, R10
+	ADDL      BX, R10
+	MOVL      R10, 4(AX)(DI*4)
+	BLSRQ     R8, R8
+	TZCNTQ    R8, R10
+	ADDL      BX, R10
+	MOVL      R10, 8(AX)(DI*4)
+	BLSRQ     R8, R8
+	TZCNTQ    R8, R10
+	ADDL      BX, R10
+	MOVL      R10, 12(AX)(DI*4)
+	BLSRQ     R8, R8
+	TZCNTQ    R8, R10
+	ADDL      BX, R10
+	MOVL      R10, 16(AX)(DI*4)
+	BLSRQ     R8, R8
+	TZCNTQ    R8, R8
+	ADDL      BX, R8
+	MOVL      R8, 20(AX)(DI*4)
+	ADDQ      R9, DI
+	VPADDD    Y3, Y1, Y1
+	JMP       grouped
 
-done4_AVX2_0:
+table:
+	MOVBQZX   R8, R9
+	SHRQ      $0x08, R8
+	VPMOVZXBD (SI)(R9*8), Y4
+	VPERMD    Y1, Y4, Y4
+	VMOVUPS   Y4, (AX)(DI*4)
+	POPCNTL   R9, R9
+	ADDQ      R9, DI
+	VPADDD    Y2, Y1, Y1
+	MOVBQZX   R8, R9
+	SHRQ      $0x08, R8
+	VPMOVZXBD (SI)(R9*8), Y4
+	VPERMD    Y1, Y4, Y4
+	VMOVUPS   Y4, (AX)(DI*4)
+	POPCNTL   R9, R9
+	ADDQ      R9, DI
+	VPADDD    Y2, Y1, Y1
+	MOVBQZX   R8, R9
+	SHRQ      $0x08, R8
+	VPMOVZXBD (SI)(R9*8), Y4
+	VPERMD    Y1, Y4, Y4
+	VMOVUPS   Y4, (AX)(DI*4)
+	POPCNTL   R9, R9
+	ADDQ      R9, DI
+	VPADDD    Y2, Y1, Y1
+	MOVBQZX   R8, R9
+	SHRQ      $0x08, R8
+	VPMOVZXBD (SI)(R9*8), Y4
+	VPERMD    Y1, Y4, Y4
+	VMOVUPS   Y4, (AX)(DI*4)
+	POPCNTL   R9, R9
+	ADDQ      R9, DI
+	VPADDD    Y2, Y1, Y1
+	MOVBQZX   R8, R9
+	SHRQ      $0x08, R8
+	VPMOVZXBD (SI)(R9*8), Y4
+	VPERMD    Y1, Y4, Y4
+	VMOVUPS   Y4, (AX)(DI*4)
+	POPCNTL   R9, R9
+	ADDQ      R9, DI
+	VPADDD    Y2, Y1, Y1
+	MOVBQZX   R8, R9
+	SHRQ      $0x08, R8
+	VPMOVZXBD (SI)(R9*8), Y4
+	VPERMD    Y1, Y4, Y4
+	VMOVUPS   Y4, (AX)(DI*4)
+	POPCNTL   R9, R9
+	ADDQ      R9, DI
+	VPADDD    Y2, Y1, Y1
+	MOVBQZX   R8, R9
+	SHRQ      $0x08, R8
+	VPMOVZXBD (SI)(R9*8), Y4
+	VPERMD    Y1, Y4, Y4
+	VMOVUPS   Y4, (AX)(DI*4)
+	POPCNTL   R9, R9
+	ADDQ      R9, DI
+	VPADDD    Y2, Y1, Y1
+	MOVBQZX   R8, R9
+	SHRQ      $0x08, R8
+	VPMOVZXBD (SI)(R9*8), Y4
+	VPERMD    Y1, Y4, Y4
+	VMOVUPS   Y4, (AX)(DI*4)
+	POPCNTL   R9, R9
+	ADDQ      R9, DI
+	VPADDD    Y2, Y1, Y1
+
+grouped:
+	ADDQ $0x00000100, CX
+	ADDL $0x00000040, BX
+	SUBQ $0x00000040, DX
+	JMP  vec8_AVX2_0
+
+done8_AVX2_0:
 vec1_AVX2_0:
 	CMPQ      DX, $0x00000008
 	JB        done1_AVX2_0

@@ -341,13 +341,13 @@ func whyActive() string {
 	case os.Getenv("KVSIMD_ISA") != "":
 		return "KVSIMD_ISA=" + os.Getenv("KVSIMD_ISA") + " in the environment"
 	case v[0] == "avx512":
-		return "the best this CPU runs: it has AVX-512F/BW/DQ/VL with AVX2, FMA, F16C and POPCNT"
+		return "the best this CPU runs: it has AVX-512F/BW/DQ/VL with AVX2, FMA, F16C, POPCNT and BMI1"
 	case v[0] == "avx2":
-		return "the best this CPU runs: AVX2, FMA, F16C and POPCNT, but not all of AVX-512F/BW/DQ/VL"
+		return "the best this CPU runs: AVX2, FMA, F16C, POPCNT and BMI1, but not all of AVX-512F/BW/DQ/VL"
 	case v[0] == "neon":
 		return "the best this CPU runs: ASIMD"
 	case runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64":
-		return "the only one: a purego/noasm build, or the CPU lacks AVX2/FMA/F16C/POPCNT (ASIMD on arm64)"
+		return "the only one: a purego/noasm build, or the CPU lacks AVX2/FMA/F16C/POPCNT/BMI1 (ASIMD on arm64)"
 	default:
 		return "the only one on " + runtime.GOARCH + ": no assembly for this architecture"
 	}
@@ -355,7 +355,7 @@ func whyActive() string {
 
 func relevantFeatures() []string {
 	var have []string
-	for _, f := range []cpuid.FeatureID{cpuid.AVX2, cpuid.FMA3, cpuid.F16C, cpuid.POPCNT, cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL, cpuid.AVX512DQ, cpuid.AVX512FP16, cpuid.ASIMD, cpuid.ASIMDHP, cpuid.FPHP} {
+	for _, f := range []cpuid.FeatureID{cpuid.AVX2, cpuid.FMA3, cpuid.F16C, cpuid.POPCNT, cpuid.BMI1, cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL, cpuid.AVX512DQ, cpuid.AVX512FP16, cpuid.ASIMD, cpuid.ASIMDHP, cpuid.FPHP} {
 		if cpuid.CPU.Supports(f) {
 			have = append(have, f.String())
 		}

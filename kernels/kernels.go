@@ -5,11 +5,11 @@
 // reference loop. Behind it sit a scalar Go implementation (the "generic" variant,
 // always compiled, the oracle of every test) and the SIMD variants:
 //
-//	variant  needs                                      arch
-//	avx512   AVX-512F/BW/DQ/VL, AVX2, FMA, F16C, POPCNT  amd64
-//	avx2     AVX2, FMA, F16C, POPCNT                    amd64
-//	neon     ASIMD (FCVTL/FCVTN)                        arm64
-//	generic  nothing                                    every GOARCH
+//	variant  needs                                             arch
+//	avx512   AVX-512F/BW/DQ/VL, AVX2, FMA, F16C, POPCNT, BMI1  amd64
+//	avx2     AVX2, FMA, F16C, POPCNT, BMI1                     amd64
+//	neon     ASIMD (FCVTL/FCVTN)                               arm64
+//	generic  nothing                                           every GOARCH
 //
 // cpuid is read once at start-up and the best variant is installed in package-level
 // function tables, so a call costs one indirect call and no feature test. [Use] forces

@@ -42,13 +42,14 @@ type topkFilterFunc = func(idx []int32, x []float32, lo float32, base int32) int
 //	dst = slices.Sorted(order[:k])
 //
 // TopK never sorts. It estimates a threshold from a deterministic stratified sample of
-// x, compresses the indices of the elements at or above it with SIMD (AVX2 through a
-// permutation table, AVX-512 with VPCOMPRESSD, NEON with TBL), and radix-selects the
-// k-th largest among those candidates exactly (on amd64 its compactions, and the
-// final pass that keeps the winners, compress with SIMD as well). Whenever the candidates outgrow their
-// buffers (a threshold on a plateau of equal values, or one too low for a small k that
-// the sample cannot resolve), it keeps only their top k and raises the threshold above
-// the k-th, so later blocks pass fewer. When the sample misjudges with too few
+// x, compresses the indices of the elements at or above it with SIMD (AVX2 bit by bit
+// where few of 64 pass and through a permutation table where more do, AVX-512 with
+// VPCOMPRESSD, NEON with TBL), and radix-selects the k-th largest among those
+// candidates exactly (on amd64 its compactions, and the final pass that keeps the
+// winners, compress with SIMD as well). Whenever the candidates outgrow their buffers
+// (a threshold on a plateau of equal values, or one too low for a small k that the
+// sample cannot resolve), it keeps only their top k and raises the threshold above the
+// k-th, so later blocks pass fewer. When the sample misjudges with too few
 // candidates, it filters once more from a safer threshold, then from −Inf. Every path
 // is O(len(x)); len(x) below 64 takes the radix select directly.
 //

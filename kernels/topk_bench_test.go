@@ -130,3 +130,33 @@ func BenchmarkTopKSmallK(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTopKFilter measures each variant's filter alone at the fractions of x that
+// pass it: 0.05% (a small k), 3% and 6% (the first threshold at 2048 of 128k and 512
+// of 16k lets about 2k through), 15% and 50% (large budgets on short rows). Eight
+// inputs are cycled, so that the branch predictor cannot learn one, at a length that
+// stays in L1 (2048, TopK's block) and one that streams from L3 (131072).
+func BenchmarkTopKFilter(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{2048, 131072} {
+		xs := make([][]float32, 8)
+		for i := range xs {
+			xs[i] = fill(n, func(int) float32 { return r.Float32() })
+		}
+		idx := make([]int32, n)
+		for _, pass := range []float64{0.0005, 0.03, 0.06, 0.15, 0.5} {
+			lo := float32(1 - pass)
+			for _, v := range Variants() {
+				filter := topkFilter.For(v)
+				b.Run(fmt.Sprintf("n=%d/pass=%g/%s", n, pass, v), func(b *testing.B) {
+					b.SetBytes(int64(4 * n))
+					i := 0
+					for b.Loop() {
+						filter(idx, xs[i%len(xs)], lo, 0)
+						i++
+					}
+				})
+			}
+		}
+	}
+}

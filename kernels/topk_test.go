@@ -192,6 +192,61 @@ func TestTopKFilter(t *testing.T) {
 	}
 }
 
+// TestTopKFilterGroups checks the filters on groups of 64 elements with a chosen number
+// passing: AVX2 writes a group with at most six passing bit by bit and one with more
+// through its permutation table, so the counts around that switch (and none, and all)
+// are each given to every group of several, chosen at random for each group of several, with
+// elements equal to the threshold (which pass) and NaNs (which do not) among them.
+func TestTopKFilterGroups(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	counts := []int{0, 1, 2, 5, 6, 7, 8, 33, 63, 64}
+	const guard, lo = 0x5eed, float32(0.5)
+	for _, v := range dispatch.Tested() {
+		filter := topkFilter.For(v)
+		for trial := range 200 {
+			groups := 1 + trial%4
+			n := 64*groups + r.IntN(20)
+			off := trial % 3
+			buf := make([]float32, off+n)
+			x := buf[off:]
+			for i := range x {
+				x[i] = []float32{0, 0.25, -1, nan, negInf, 0.4999}[r.IntN(6)]
+			}
+			for g := range groups {
+				group := x[64*g : 64*g+64]
+				for _, i := range r.Perm(64)[:counts[r.IntN(len(counts))]] {
+					group[i] = []float32{lo, 0.75, inf, 1e30}[r.IntN(4)]
+				}
+			}
+			for i := 64 * groups; i < n; i++ { // the tail: vector and scalar loops
+				if r.IntN(3) == 0 {
+					x[i] = lo
+				}
+			}
+			base := int32(r.IntN(1 << 20))
+			var want []int32
+			for i, e := range x {
+				if e >= lo {
+					want = append(want, base+int32(i))
+				}
+			}
+			idx := make([]int32, off+n+16)
+			for i := range idx {
+				idx[i] = guard
+			}
+			got := filter(idx[off:off+n], x, lo, base)
+			if got != len(want) || !slices.Equal(idx[off:off+got], want) {
+				t.Fatalf("%s: trial %d, n=%d: got %v, want %v", v, trial, n, idx[off:off+max(got, 0)], want)
+			}
+			for i := range idx {
+				if (i < off || i >= off+n) && idx[i] != guard {
+					t.Fatalf("%s: trial %d, n=%d: wrote outside idx at %d", v, trial, n, i-off)
+				}
+			}
+		}
+	}
+}
+
 func TestTopKShort(t *testing.T) {
 	eachTopkVariant(t, func(t *testing.T, v string) {
 		r := rand.New(rand.NewPCG(3, 4))

@@ -12,8 +12,8 @@ import "github.com/klauspost/cpuid/v2"
 // lists to the generated files.
 var needs = map[string][]cpuid.FeatureID{
 	"avx512": {cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512DQ, cpuid.AVX512VL,
-		cpuid.AVX, cpuid.AVX2, cpuid.FMA3, cpuid.F16C, cpuid.POPCNT},
-	"avx2": {cpuid.AVX, cpuid.AVX2, cpuid.FMA3, cpuid.F16C, cpuid.POPCNT},
+		cpuid.AVX, cpuid.AVX2, cpuid.FMA3, cpuid.F16C, cpuid.POPCNT, cpuid.BMI1},
+	"avx2": {cpuid.AVX, cpuid.AVX2, cpuid.FMA3, cpuid.F16C, cpuid.POPCNT, cpuid.BMI1},
 }
 
 func detect() []string {
