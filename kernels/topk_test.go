@@ -151,7 +151,6 @@ func eachTopkVariant(t *testing.T, check func(t *testing.T, v string)) {
 // outside idx[:len(x)].
 func TestTopKFilter(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	const guard = 0x5eed
 	for _, v := range dispatch.Tested() {
 		filter := topkFilter.For(v)
 		for n := 0; n <= 300; n++ {
@@ -168,26 +167,35 @@ func TestTopKFilter(t *testing.T) {
 			case n > 0:
 				lo = x[r.IntN(n)]
 			}
-			base := int32(r.IntN(1000))
-			var want []int32
-			for i, v := range x {
-				if v >= lo {
-					want = append(want, base+int32(i))
-				}
-			}
-			idx := make([]int32, off+n+16)
-			for i := range idx {
-				idx[i] = guard
-			}
-			got := filter(idx[off:off+n], x, lo, base)
-			if got != len(want) || !slices.Equal(idx[off:off+got], want) {
-				t.Fatalf("%s: %s n=%d lo=%v: %v, want %v", v, in.name, n, lo, idx[off:off+max(got, 0)], want)
-			}
-			for i := range idx {
-				if (i < off || i >= off+n) && idx[i] != guard {
-					t.Fatalf("%s: n=%d: wrote outside idx at %d", v, n, i-off)
-				}
-			}
+			checkFilter(t, fmt.Sprintf("%s: %s n=%d lo=%v", v, in.name, n, lo), filter, x, off, lo, int32(r.IntN(1000)))
+		}
+	}
+}
+
+// checkFilter runs filter on x, placed at offset off in its output as x is in its
+// buffer, and checks the indices it writes against the loop of its contract and that it
+// writes nothing outside idx[:len(x)].
+func checkFilter(t *testing.T, what string, filter topkFilterFunc, x []float32, off int, lo float32, base int32) {
+	t.Helper()
+	const guard = 0x5eed
+	var want []int32
+	for i, v := range x {
+		if v >= lo {
+			want = append(want, base+int32(i))
+		}
+	}
+	n := len(x)
+	idx := make([]int32, off+n+16)
+	for i := range idx {
+		idx[i] = guard
+	}
+	got := filter(idx[off:off+n], x, lo, base)
+	if got != len(want) || !slices.Equal(idx[off:off+got], want) {
+		t.Fatalf("%s: %v, want %v", what, idx[off:off+max(got, 0)], want)
+	}
+	for i := range idx {
+		if (i < off || i >= off+n) && idx[i] != guard {
+			t.Fatalf("%s: wrote outside idx at %d", what, i-off)
 		}
 	}
 }
@@ -200,7 +208,7 @@ func TestTopKFilter(t *testing.T) {
 func TestTopKFilterGroups(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	counts := []int{0, 1, 2, 5, 6, 7, 8, 33, 63, 64}
-	const guard, lo = 0x5eed, float32(0.5)
+	const lo = float32(0.5)
 	for _, v := range dispatch.Tested() {
 		filter := topkFilter.For(v)
 		for trial := range 200 {
@@ -223,26 +231,7 @@ func TestTopKFilterGroups(t *testing.T) {
 					x[i] = lo
 				}
 			}
-			base := int32(r.IntN(1 << 20))
-			var want []int32
-			for i, e := range x {
-				if e >= lo {
-					want = append(want, base+int32(i))
-				}
-			}
-			idx := make([]int32, off+n+16)
-			for i := range idx {
-				idx[i] = guard
-			}
-			got := filter(idx[off:off+n], x, lo, base)
-			if got != len(want) || !slices.Equal(idx[off:off+got], want) {
-				t.Fatalf("%s: trial %d, n=%d: got %v, want %v", v, trial, n, idx[off:off+max(got, 0)], want)
-			}
-			for i := range idx {
-				if (i < off || i >= off+n) && idx[i] != guard {
-					t.Fatalf("%s: trial %d, n=%d: wrote outside idx at %d", v, trial, n, i-off)
-				}
-			}
+			checkFilter(t, fmt.Sprintf("%s: trial %d, n=%d", v, trial, n), filter, x, off, lo, int32(r.IntN(1<<20)))
 		}
 	}
 }
