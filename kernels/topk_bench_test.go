@@ -134,8 +134,8 @@ func BenchmarkTopKSmallK(b *testing.B) {
 // BenchmarkTopKFilter measures each variant's filter alone at the fractions of x that
 // pass it: 0.05% (a small k), 3% and 6% (the first threshold at 2048 of 128k and 512
 // of 16k lets about 2k through), 15% and 50% (large budgets on short rows). Eight
-// inputs are cycled, so that the branch predictor cannot learn one, at a length that
-// stays in L1 (2048, TopK's block) and one that streams from L3 (131072).
+// inputs are cycled, so that the branch predictor cannot learn one, at TopK's block
+// length, 2048 (64 KiB for the eight: in L2), and at 131072 (4 MiB: from L3).
 func BenchmarkTopKFilter(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{2048, 131072} {

@@ -157,27 +157,27 @@ func storeCompressed(sel reg.VecVirtual, mask reg.GPVirtual, idxOut, count reg.R
 //
 // AVX2 has no compress instruction: the permutation table stands in for one, a table
 // load, a VPERMD (three µops on Zen 1) and a full-vector store for every vector, which
-// made the filter three times slower than a pass that only compares (0.33 against 0.11
-// ns per element on Zen 1, in L1). Where few elements pass, the common case (the first threshold lets about 2k
-// of n through: 3% at 2048 of 128k), most of that goes to vectors that select nothing.
-// So the group first compares all eight vectors and gathers their masks into one
-// 64-bit word. With at most sparseMax bits set, it writes pos+i for each bit i in turn
-// (TZCNT, BLSR: sparseMax stores, unconditionally, those past the count being
-// overwritten later, so that no branch depends on the count); with more, it compresses
-// the eight vectors through the table as before. sparseMax = 6 keeps that one branch
-// predictable where few pass: a group of 64 has more than 6 with probability 0.5% at 3%
-// passing and 9% at 6% (4 would mispredict 5% and 33%).
+// made the filter three times slower than a pass that only reads (0.33 against Max's
+// 0.11 ns per element on Zen 1, in L2). Where few elements pass, the common case (the
+// first threshold lets about 2k of n through: 3% at 2048 of 128k), most of that goes to
+// vectors that select nothing. So the group first compares all eight vectors and
+// gathers their masks into one 64-bit word. With at most sparseMax bits set, it writes
+// pos+i for each bit i in turn (TZCNT, BLSR: sparseMax stores, unconditionally, those
+// past the count being overwritten later, so that no branch depends on the count);
+// with more, it compresses the eight vectors through the table as before. sparseMax = 6
+// keeps that one branch predictable where few pass: a group of 64 has more than 6 with
+// probability 0.3% at 3% passing and 9% at 6% (more than 4: 4% and 34%).
 //
 // Measured on Zen 1 (BenchmarkTopKFilter, benchstat over 8 interleaved runs against
-// the table alone), per element in L1: 0.19–0.21 ns against 0.33 with 0.05%, 3% and 6%
-// passing; the same at 15%; 6% slower at 50%, where every group takes the table path
-// after the compares and the mask word. Streaming 128k elements from L3, 35–40% faster
-// at up to 6%. TopK itself: 2048 of 128k 40% faster, 512 of 16k 14%, k ≤ 100 of 128k
-// 30%. llvm-mca, for the loop of each path over 64 elements, gives the table path
-// against the bitwise one 33 against 22 cycles on znver1, 24 against 12 on znver3 and
-// znver4, 17 against 14 on alderlake, and 18 either way on skylake and icelake-server,
-// whose VPERMD is one µop. AVX-512 has VPCOMPRESSD and stays with it: the same two paths
-// with zmm and opmasks come to 8.1 cycles each on znver4 and znver5.
+// the table alone), per element of 2048 in L2: 0.19–0.21 ns against 0.33 with 0.05%,
+// 3% and 6% passing; the same at 15%; 6% slower at 50%, where every group takes the
+// table path after the compares and the mask word. Streaming 128k elements from L3,
+// 35–40% faster at up to 6%. TopK itself: 2048 of 128k 40% faster, 512 of 16k 14%,
+// k ≤ 100 of 128k 30%. llvm-mca, for the loop of each path over 64 elements, gives the
+// table path against the bitwise one 33 against 22 cycles on znver1, 24 against 12 on
+// znver3 and znver4, 17 against 14 on alderlake, and 18 either way on skylake and
+// icelake-server, whose VPERMD is one µop. AVX-512 has VPCOMPRESSD and stays with it:
+// the same two paths with zmm and opmasks come to 8.1 cycles each on znver4 and znver5.
 func filterGroupAVX2(x Mem, lo, index, step, groupStep reg.VecVirtual, perm, pos, idxOut, count reg.Register) {
 	word := GP64()
 	for u := range groupVectors {
