@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/klauspost/cpuid/v2"
+	"github.com/kvsimd/kvsimd/internal/dispatch"
 	"github.com/kvsimd/kvsimd/kernels"
 )
 
@@ -332,7 +333,8 @@ func (r *Report) write(w *os.File, o options) error {
 	return nil
 }
 
-// whyActive says why start-up installed the variant it did.
+// whyActive says why start-up installed the variant it did, naming the CPU features
+// from the variants' own lists (dispatch.Needs).
 func whyActive() string {
 	v := kernels.Variants()
 	switch {
@@ -340,22 +342,49 @@ func whyActive() string {
 		return fmt.Sprintf("the best this CPU runs; %v", kernels.EnvError())
 	case os.Getenv("KVSIMD_ISA") != "":
 		return "KVSIMD_ISA=" + os.Getenv("KVSIMD_ISA") + " in the environment"
-	case v[0] == "avx512":
-		return "the best this CPU runs: it has AVX-512F/BW/DQ/VL with AVX2, FMA, F16C, POPCNT and BMI1"
 	case v[0] == "avx2":
-		return "the best this CPU runs: AVX2, FMA, F16C, POPCNT and BMI1, but not all of AVX-512F/BW/DQ/VL"
-	case v[0] == "neon":
-		return "the best this CPU runs: ASIMD"
-	case runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64":
-		return "the only one: a purego/noasm build, or the CPU lacks AVX2/FMA/F16C/POPCNT/BMI1 (ASIMD on arm64)"
-	default:
+		return "the best this CPU runs: it has " + featureNames(dispatch.Needs("avx2")) +
+			", but not " + featureNames(lacking(dispatch.Needs("avx512"))) + " (avx512)"
+	case v[0] != dispatch.Generic:
+		return "the best this CPU runs: it has " + featureNames(dispatch.Needs(v[0]))
+	}
+	simplest := map[string]string{"amd64": "avx2", "arm64": "neon"}[runtime.GOARCH]
+	if simplest == "" {
 		return "the only one on " + runtime.GOARCH + ": no assembly for this architecture"
 	}
+	if missing := lacking(dispatch.Needs(simplest)); len(missing) > 0 {
+		return "the only one: the CPU lacks " + featureNames(missing) + " (" + simplest + ")"
+	}
+	return "the only one: a purego/noasm build"
 }
 
+// lacking returns the features of fs this CPU does not have.
+func lacking(fs []cpuid.FeatureID) []cpuid.FeatureID {
+	return slices.DeleteFunc(fs, func(f cpuid.FeatureID) bool { return cpuid.CPU.Supports(f) })
+}
+
+func featureNames(fs []cpuid.FeatureID) string {
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = f.String()
+	}
+	return strings.Join(names, ", ")
+}
+
+// relevantFeatures lists the features of this CPU that a variant needs, then the
+// half-precision arithmetic ones, which no variant uses yet but a reader may ask about.
 func relevantFeatures() []string {
+	var fs []cpuid.FeatureID
+	for _, v := range []string{"avx2", "avx512", "neon"} {
+		for _, f := range dispatch.Needs(v) {
+			if !slices.Contains(fs, f) {
+				fs = append(fs, f)
+			}
+		}
+	}
+	fs = append(fs, cpuid.AVX512FP16, cpuid.ASIMDHP, cpuid.FPHP)
 	var have []string
-	for _, f := range []cpuid.FeatureID{cpuid.AVX2, cpuid.FMA3, cpuid.F16C, cpuid.POPCNT, cpuid.BMI1, cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL, cpuid.AVX512DQ, cpuid.AVX512FP16, cpuid.ASIMD, cpuid.ASIMDHP, cpuid.FPHP} {
+	for _, f := range fs {
 		if cpuid.CPU.Supports(f) {
 			have = append(have, f.String())
 		}

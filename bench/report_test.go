@@ -9,11 +9,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kvsimd/kvsimd/bench/llama"
+	"github.com/kvsimd/kvsimd/internal/dispatch"
 	"github.com/kvsimd/kvsimd/kernels"
 )
 
@@ -393,4 +395,23 @@ func TestPasskeyTable(t *testing.T) {
 			t.Errorf("%s: title %q, axis labels %q, error %v", c.File, title, labels, err)
 		}
 	}
+}
+
+// TestWhyActiveNamesTheFeatures checks that the report's reason for the chosen variant
+// names every feature that variant needs, from dispatch's own list, and that the
+// features line shows them.
+func TestWhyActiveNamesTheFeatures(t *testing.T) {
+	if kernels.EnvError() != nil || os.Getenv("KVSIMD_ISA") != "" {
+		t.Skip("a variant forced through KVSIMD_ISA is reported as such")
+	}
+	why, have := whyActive(), relevantFeatures()
+	for _, f := range dispatch.Needs(kernels.Variants()[0]) {
+		if !strings.Contains(why, f.String()) {
+			t.Errorf("whyActive() = %q: does not name %s", why, f)
+		}
+		if !slices.Contains(have, f.String()) {
+			t.Errorf("relevantFeatures() = %v: lacks %s, which this CPU has", have, f)
+		}
+	}
+	t.Log(why)
 }

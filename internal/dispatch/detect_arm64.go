@@ -5,9 +5,7 @@ package dispatch
 import "github.com/klauspost/cpuid/v2"
 
 func detect() []string {
-	// ASIMD (with FCVTL/FCVTN) is mandatory in ARMv8.0-A; cpuid still confirms it
-	// because some sandboxes hide the feature registers.
-	if cpuid.CPU.Supports(cpuid.ASIMD) {
+	if cpuid.CPU.Supports(needs["neon"]...) {
 		return []string{"neon"}
 	}
 	return nil
