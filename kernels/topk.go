@@ -149,13 +149,13 @@ func (s *topkScratch) sampled(dst []int32, x []float32, filter topkFilterFunc) {
 			break // a NaN threshold: mostly-NaN x
 		}
 		if c, floor, compacted := s.stream(filter, x, t, k); c >= k {
-			s.finish(dst, c, floor, compacted, sample.top)
+			s.finish(dst, c, floor, compacted)
 			return
 		}
 	}
 	c, floor, compacted := s.stream(filter, x, float32(math.Inf(-1)), k)
 	if c >= k {
-		s.finish(dst, c, floor, compacted, sample.top)
+		s.finish(dst, c, floor, compacted)
 		return
 	}
 	// Fewer than k numbers, all candidates: the first NaNs make up the rest.
@@ -227,7 +227,7 @@ func gatherBits(bits []uint32, idx []int32, x []float32) {
 // finish fills dst with the top len(dst) of the c ≥ len(dst) candidates that stream
 // left, all ≥ floor. After a compaction, floor is the k-th largest of those kept, and
 // on a plateau of ties most candidates equal it: compact takes them without rank keys.
-func (s *topkScratch) finish(dst []int32, c int, floor float32, compacted bool, hiGuess float32) {
+func (s *topkScratch) finish(dst []int32, c int, floor float32, compacted bool) {
 	if compacted {
 		if c > len(dst) {
 			s.compact(c, len(dst), floor)
@@ -235,7 +235,7 @@ func (s *topkScratch) finish(dst []int32, c int, floor float32, compacted bool, 
 		copy(dst, s.idx[:len(dst)])
 		return
 	}
-	s.selectCandidates(dst, c, floor, hiGuess)
+	s.selectCandidates(dst, c, floor)
 }
 
 // compact keeps, in place and in index order, the top k of the c > k candidates, all
@@ -300,7 +300,6 @@ func (s *topkScratch) keepTop(c, k int, keys []uint32, key uint32, above int) {
 type sample struct {
 	keys     []uint32
 	lo, hi   uint32  // the smallest and largest key
-	top      float32 // the largest value
 	expected float64 // sample elements expected among the top k of x
 }
 
@@ -323,7 +322,7 @@ func (s *topkScratch) drawSample(x []float32, k int) sample {
 		keys[i] = key
 		lo, hi = min(lo, key), max(hi, key)
 	}
-	return sample{keys, lo, hi, keyFloat(hi), float64(k) * float64(size) / float64(n)}
+	return sample{keys, lo, hi, float64(k) * float64(size) / float64(n)}
 }
 
 // sampleRank is the lowest rank r in the sample whose value has fewer than k elements
@@ -374,13 +373,15 @@ func (p sampler) position(i int) int {
 }
 
 // selectCandidates fills dst with the top len(dst) of the c filtered candidates, all
-// ≥ lo; hiGuess is an estimate of their maximum.
-func (s *topkScratch) selectCandidates(dst []int32, c int, lo, hiGuess float32) {
+// ≥ lo.
+func (s *topkScratch) selectCandidates(dst []int32, c int, lo float32) {
 	s.growWork(c)
 	if lo > 0 {
-		// Positive numbers order as their bits: rank the candidates as they are.
-		r := s.kthLargest(s.bits[:c], len(dst), math.Float32bits(lo), math.Float32bits(hiGuess))
-		emitTop(dst, s.idx[:c], s.bits[:c], r)
+		// Positive numbers order as their bits: rank the candidates as they are,
+		// between lo and their largest (a SIMD Max: none is NaN).
+		bits := s.bits[:c]
+		hi := math.Float32bits(maxOf.Call(bitsFloat32(bits)))
+		emitTop(dst, s.idx[:c], bits, s.kthLargest(bits, len(dst), math.Float32bits(lo), hi))
 		return
 	}
 	keys := s.keys[:c]

@@ -3,7 +3,6 @@ package kernels
 import (
 	"math"
 	"math/bits"
-	"slices"
 	"unsafe"
 )
 
@@ -28,6 +27,11 @@ func topkKeyBits(b uint32) uint32 {
 // float32Bits views x as its bit patterns, without copying.
 func float32Bits(x []float32) []uint32 {
 	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
+}
+
+// bitsFloat32 views bit patterns as the float32s they encode, without copying.
+func bitsFloat32(b []uint32) []float32 {
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), len(b))
 }
 
 // int32Bits views x as uint32s, without copying.
@@ -73,17 +77,14 @@ type kth struct {
 	above, equal int
 }
 
-// kthLargest finds the k-th largest of keys (1 ≤ k ≤ len(keys)) by a radix select that
-// keeps only the bucket holding it at each level. Every key must be ≥ lo; hi may be a
-// guess: keys above it count in the top bucket, whose range is then measured. The
-// buckets split [lo, hi] rather than fixed bit fields, so keys clustered in a narrow
-// range (candidates above a threshold, all of one exponent) still spread over all of
-// them. Each level but a first with a low guess divides the range by at least 64 (up
-// to 2048), so there are at most seven. keys is left as it is; s.work must hold
-// len(keys).
+// kthLargest finds the k-th largest of keys (1 ≤ k ≤ len(keys)), all in [lo, hi], by a
+// radix select that keeps only the bucket holding it at each level. The buckets split
+// [lo, hi] rather than fixed bit fields, so keys clustered in a narrow range
+// (candidates above a threshold, all of one exponent) still spread over all of them.
+// Each level divides the range by at least 64 (up to 2048), so there are at most six.
+// keys is left as it is; s.work must hold len(keys).
 func (s *topkScratch) kthLargest(keys []uint32, k int, lo, hi uint32) kth {
 	cur, above := keys, 0
-	hi = max(hi, lo)
 	for {
 		if len(cur) <= smallSelect {
 			return s.kthLargestSmall(cur, k, above)
@@ -93,10 +94,13 @@ func (s *topkScratch) kthLargest(keys []uint32, k int, lo, hi uint32) kth {
 		digitBits := min(bits.Len(uint(len(cur))), radixDigitBits)
 		shift := uint(max(bits.Len32(hi-lo)-digitBits, 0))
 		last := (hi - lo) >> shift
-		hist := s.hist[:last+1]
-		clear(hist)
+		hist := &s.hist
+		clear(hist[:last+1])
 		for _, key := range cur {
-			hist[min((key-lo)>>shift, last)]++
+			// The mask changes nothing (key ≤ hi), but it drops the bounds check:
+			// with neither it nor a clamp, the loop is one load, subtract, shift
+			// and increment per key.
+			hist[(key-lo)>>shift&(uint32(len(hist))-1)]++
 		}
 		b := last
 		for above+int(hist[b]) < k {
@@ -104,21 +108,16 @@ func (s *topkScratch) kthLargest(keys []uint32, k int, lo, hi uint32) kth {
 			b--
 		}
 		bucketLo := lo + b<<shift
-		if shift == 0 && b < last {
+		if shift == 0 {
 			return kth{bucketLo, above, int(hist[b])}
 		}
 		// Keep bucket b, [bucketLo, bucketLo+width] (keys below bucketLo wrap around
-		// above width), compacting into s.work (in place after the first level).
-		width := uint32(1)<<shift - 1
-		if b == last {
-			width = math.MaxUint32 - bucketLo
-		}
+		// above width), compacting into s.work (in place after the first level). The
+		// top bucket ends at hi.
+		width := min(uint32(1)<<shift-1, hi-bucketLo)
 		work := s.work[:len(cur)]
 		n := topkKeep.Call(work, cur, cur, bucketLo, width)
 		cur, lo, hi = work[:n], bucketLo, bucketLo+width
-		if b == last {
-			hi = slices.Max(cur)
-		}
 		if hi == lo {
 			return kth{lo, above, len(cur)}
 		}

@@ -636,3 +636,62 @@ func TestTopKKeep(t *testing.T) {
 		}
 	}
 }
+
+// TestKthLargest checks the radix select against a sort, on every variant (its
+// compactions are topkKeep's): sets spread over the whole key space, packed into a few
+// values, and crowded against either end of it, where a bucket's top could wrap past
+// MaxUint32; bounds tight and loose, and every k of the short sets.
+func TestKthLargest(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	sets := map[string]func(n int) []uint32{
+		"whole space": func(n int) []uint32 { return genKeys(n, func() uint32 { return r.Uint32() }) },
+		"few values":  func(n int) []uint32 { return genKeys(n, func() uint32 { return 1000 + 7*r.Uint32N(5) }) },
+		"top end": func(n int) []uint32 {
+			return genKeys(n, func() uint32 { return math.MaxUint32 - r.Uint32N(3*uint32(n)) })
+		},
+		"bottom end": func(n int) []uint32 { return genKeys(n, func() uint32 { return r.Uint32N(1 << 20) }) },
+		"one value":  func(n int) []uint32 { return genKeys(n, func() uint32 { return math.MaxUint32 }) },
+	}
+	eachTopkVariant(t, func(t *testing.T, v string) {
+		s := new(topkScratch)
+		for name, gen := range sets {
+			for _, n := range []int{1, 2, 31, 32, 33, 64, 65, 100, 1000, 2048, 2049, 5000} {
+				keys := gen(n)
+				sorted := slices.Sorted(slices.Values(keys))
+				lo, hi := sorted[0], sorted[n-1]
+				s.growWork(n)
+				ks := []int{1, n, 1 + r.IntN(n), 1 + r.IntN(n)}
+				if n <= 100 {
+					ks = ks[:0]
+					for k := 1; k <= n; k++ {
+						ks = append(ks, k)
+					}
+				}
+				for _, k := range ks {
+					want := kth{key: sorted[n-k]}
+					for _, x := range keys {
+						want.above += b2i(x > want.key)
+						want.equal += b2i(x == want.key)
+					}
+					before := slices.Clone(keys)
+					for _, bounds := range [][2]uint32{{lo, hi}, {lo / 2, hi + (math.MaxUint32-hi)/2}, {0, math.MaxUint32}} {
+						if got := s.kthLargest(keys, k, bounds[0], bounds[1]); got != want {
+							t.Fatalf("%s n=%d k=%d bounds %#x–%#x: got %+v, want %+v", name, n, k, bounds[0], bounds[1], got, want)
+						}
+					}
+					if !slices.Equal(keys, before) {
+						t.Fatalf("%s n=%d k=%d: kthLargest changed keys", name, n, k)
+					}
+				}
+			}
+		}
+	})
+}
+
+func genKeys(n int, key func() uint32) []uint32 {
+	keys := make([]uint32, n)
+	for i := range keys {
+		keys[i] = key()
+	}
+	return keys
+}
