@@ -310,18 +310,13 @@ func (s *topkScratch) drawSample(x []float32, k int) sample {
 		s.sample = make([]uint32, sampleMax)
 	}
 	keys := s.sample[:size]
-	lo, hi := uint32(math.MaxUint32), uint32(0)
 	at := newSampler(n, size)
 	// The loads miss the cache (x was last read a call ago, if ever) and are
 	// independent: a loop that does nothing else keeps the most of them in flight.
 	for i := range keys {
 		keys[i] = math.Float32bits(x[at.position(i)])
 	}
-	for i, b := range keys {
-		key := topkKeyBits(b)
-		keys[i] = key
-		lo, hi = min(lo, key), max(hi, key)
-	}
+	lo, hi := topkKeys(keys, keys)
 	return sample{keys, lo, hi, float64(k) * float64(size) / float64(n)}
 }
 

@@ -47,8 +47,8 @@ func keyFloat(key uint32) float32 {
 	return math.Float32frombits(-key)
 }
 
-// topkKeys stores the keys of the floats whose bits are x into keys and returns their
-// minimum and maximum.
+// topkKeys stores the keys of the floats whose bits are x into keys (which may be x)
+// and returns their minimum and maximum.
 func topkKeys(keys []uint32, x []uint32) (lo, hi uint32) {
 	keys = keys[:len(x)]
 	lo, hi = math.MaxUint32, 0
