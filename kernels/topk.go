@@ -373,7 +373,8 @@ func (s *topkScratch) selectCandidates(dst []int32, c int, lo float32) {
 	s.growWork(c)
 	if lo > 0 {
 		// Positive numbers order as their bits: rank the candidates as they are,
-		// between lo and their largest (a SIMD Max: none is NaN).
+		// between lo and their largest, which one SIMD Max finds (none is NaN: the
+		// filter never selects NaN).
 		bits := s.bits[:c]
 		hi := math.Float32bits(maxOf.Call(bitsFloat32(bits)))
 		emitTop(dst, s.idx[:c], bits, s.kthLargest(bits, len(dst), math.Float32bits(lo), hi))

@@ -113,7 +113,7 @@ func (s *topkScratch) kthLargest(keys []uint32, k int, lo, hi uint32) kth {
 		}
 		// Keep bucket b, [bucketLo, bucketLo+width] (keys below bucketLo wrap around
 		// above width), compacting into s.work (in place after the first level). The
-		// top bucket ends at hi.
+		// top bucket ends at hi, so the next level spans no more than its keys can.
 		width := min(uint32(1)<<shift-1, hi-bucketLo)
 		work := s.work[:len(cur)]
 		n := topkKeep.Call(work, cur, cur, bucketLo, width)
