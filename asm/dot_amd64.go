@@ -28,29 +28,23 @@ func ScoresRowsAVX2(dst []float32, q []float32, k []uint16, rows int, n int, dim
 // ScoresPanelsAVX2 sets dst[i*n+j] = scale·(q_i · k[j*dim:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys and any dim ≥ 1.
 // The queries come transposed in panels of 16: q_i[d] = panels[(i/16·dim + d)·16 + i%16], with
 // the lanes past rows zero; scratch holds at least 24·dim floats and stage 384.
-// With stream set, dst is written around the caches; dst must then be 32-byte aligned and n a
-// multiple of 8.
 //
 //go:noescape
-func ScoresPanelsAVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32, stream bool)
+func ScoresPanelsAVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32)
 
 // ScoresPanels64AVX2 sets dst[i*n+j] = scale·(q_i · k[j*dim:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys and dim = 64.
 // The queries come transposed in panels of 16: q_i[d] = panels[(i/16·dim + d)·16 + i%16], with
 // the lanes past rows zero; scratch holds at least 24·dim floats and stage 384.
-// With stream set, dst is written around the caches; dst must then be 32-byte aligned and n a
-// multiple of 8.
 //
 //go:noescape
-func ScoresPanels64AVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32, stream bool)
+func ScoresPanels64AVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32)
 
 // ScoresPanels128AVX2 sets dst[i*n+j] = scale·(q_i · k[j*dim:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys and dim = 128.
 // The queries come transposed in panels of 16: q_i[d] = panels[(i/16·dim + d)·16 + i%16], with
 // the lanes past rows zero; scratch holds at least 24·dim floats and stage 384.
-// With stream set, dst is written around the caches; dst must then be 32-byte aligned and n a
-// multiple of 8.
 //
 //go:noescape
-func ScoresPanels128AVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32, stream bool)
+func ScoresPanels128AVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32)
 
 // PeakFMAAVX2 runs iterations × 12 independent 8-lane FMAs and returns the flop count.
 func PeakFMAAVX2(iterations int) (flops int)
@@ -79,29 +73,23 @@ func ScoresRowsAVX512(dst []float32, q []float32, k []uint16, rows int, n int, d
 // ScoresPanelsAVX512 sets dst[i*n+j] = scale·(q_i · k[j*dim:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys and any dim ≥ 1.
 // The queries come transposed in panels of 32: q_i[d] = panels[(i/32·dim + d)·32 + i%32], with
 // the lanes past rows zero; scratch holds at least 16·dim floats and stage 512.
-// With stream set, dst is written around the caches; dst must then be 64-byte aligned and n a
-// multiple of 16.
 //
 //go:noescape
-func ScoresPanelsAVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32, stream bool)
+func ScoresPanelsAVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32)
 
 // ScoresPanels64AVX512 sets dst[i*n+j] = scale·(q_i · k[j*dim:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys and dim = 64.
 // The queries come transposed in panels of 32: q_i[d] = panels[(i/32·dim + d)·32 + i%32], with
 // the lanes past rows zero; scratch holds at least 16·dim floats and stage 512.
-// With stream set, dst is written around the caches; dst must then be 64-byte aligned and n a
-// multiple of 16.
 //
 //go:noescape
-func ScoresPanels64AVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32, stream bool)
+func ScoresPanels64AVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32)
 
 // ScoresPanels128AVX512 sets dst[i*n+j] = scale·(q_i · k[j*dim:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys and dim = 128.
 // The queries come transposed in panels of 32: q_i[d] = panels[(i/32·dim + d)·32 + i%32], with
 // the lanes past rows zero; scratch holds at least 16·dim floats and stage 512.
-// With stream set, dst is written around the caches; dst must then be 64-byte aligned and n a
-// multiple of 16.
 //
 //go:noescape
-func ScoresPanels128AVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32, stream bool)
+func ScoresPanels128AVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32)
 
 // PeakFMAAVX512 runs iterations × 12 independent 16-lane FMAs and returns the flop count.
 func PeakFMAAVX512(iterations int) (flops int)

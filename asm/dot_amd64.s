@@ -844,9 +844,9 @@ keysdoneAVX2_40:
 	VZEROUPPER
 	RET
 
-// func ScoresPanelsAVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32, stream bool)
+// func ScoresPanelsAVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32)
 // Requires: AVX, CMOV, F16C, FMA3, MMX+
-TEXT ·ScoresPanelsAVX2(SB), NOSPLIT, $64-149
+TEXT ·ScoresPanelsAVX2(SB), NOSPLIT, $64-148
 	MOVQ k_base+48(FP), AX
 	MOVQ AX, (SP)
 	MOVQ n+128(FP), AX
@@ -1832,8 +1832,6 @@ flushAVX2_103:
 	VSHUFPS        $0xee, Y5, Y8, Y5
 	VSHUFPS        $0x44, Y6, Y2, Y8
 	VSHUFPS        $0xee, Y6, Y2, Y2
-	CMPB           stream+148(FP), $0x00
-	JNE            streamedAVX2_108
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
 	JZ             chunkdoneAVX2_106
@@ -1866,43 +1864,6 @@ flushAVX2_103:
 	DECQ           SI
 	JZ             chunkdoneAVX2_106
 	ADDQ           56(SP), BX
-	JMP            rowsdoneAVX2_107
-
-streamedAVX2_108:
-	VMOVNTPS Y3, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_106
-	ADDQ     56(SP), BX
-	VMOVNTPS Y1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_106
-	ADDQ     56(SP), BX
-	VMOVNTPS Y4, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_106
-	ADDQ     56(SP), BX
-	VMOVNTPS Y0, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_106
-	ADDQ     56(SP), BX
-	VMOVNTPS Y7, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_106
-	ADDQ     56(SP), BX
-	VMOVNTPS Y5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_106
-	ADDQ     56(SP), BX
-	VMOVNTPS Y8, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_106
-	ADDQ     56(SP), BX
-	VMOVNTPS Y2, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_106
-	ADDQ     56(SP), BX
-
-rowsdoneAVX2_107:
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
 	VBROADCASTF128 96(AX), Y1
@@ -1935,8 +1896,6 @@ rowsdoneAVX2_107:
 	VSHUFPS        $0xee, Y5, Y8, Y5
 	VSHUFPS        $0x44, Y6, Y2, Y8
 	VSHUFPS        $0xee, Y6, Y2, Y2
-	CMPB           stream+148(FP), $0x00
-	JNE            streamedAVX2_110
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
 	JZ             chunkdoneAVX2_106
@@ -1966,40 +1925,7 @@ rowsdoneAVX2_107:
 	JZ             chunkdoneAVX2_106
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
-	JMP            rowsdoneAVX2_109
 
-streamedAVX2_110:
-	VMOVNTPS Y3, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_106
-	ADDQ     56(SP), BX
-	VMOVNTPS Y1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_106
-	ADDQ     56(SP), BX
-	VMOVNTPS Y4, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_106
-	ADDQ     56(SP), BX
-	VMOVNTPS Y0, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_106
-	ADDQ     56(SP), BX
-	VMOVNTPS Y7, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_106
-	ADDQ     56(SP), BX
-	VMOVNTPS Y5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_106
-	ADDQ     56(SP), BX
-	VMOVNTPS Y8, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_106
-	ADDQ     56(SP), BX
-	VMOVNTPS Y2, (BX)
-
-rowsdoneAVX2_109:
 chunkdoneAVX2_106:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
@@ -2015,23 +1941,23 @@ flushtailAVX2_104:
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_111:
+tailrowAVX2_107:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_112:
+tailkeyAVX2_108:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_112
+	JB   tailkeyAVX2_108
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
 	JAE  flushdoneAVX2_105
 	DECQ SI
-	JNZ  tailrowAVX2_111
+	JNZ  tailrowAVX2_107
 
 flushdoneAVX2_105:
 	MOVQ   dim+136(FP), AX
@@ -2050,6 +1976,178 @@ panelsAVX2_61:
 	XORQ   DX, DX
 	MOVQ   dim+136(FP), BX
 	SHLQ   $0x02, BX
+	LEAQ   (CX)(BX*1), SI
+	LEAQ   (SI)(BX*1), DI
+	LEAQ   (DI)(BX*1), R8
+	LEAQ   (R8)(BX*1), R9
+	LEAQ   (R9)(BX*1), BX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   dim+136(FP), R10
+
+dAVX2_109:
+	LEAQ         4(DX), R11
+	CMPQ         R11, R10
+	JA           ddoneAVX2_110
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS (CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS (SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS (DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS (R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS (R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS (BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 4(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 4(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 4(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 4(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 4(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 4(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 8(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 8(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 8(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 8(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 8(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 8(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 12(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 12(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 12(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 12(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 12(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 12(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000100, AX
+	ADDQ         $0x04, DX
+	JMP          dAVX2_109
+
+ddoneAVX2_110:
+dAVX2_111:
+	LEAQ         1(DX), R11
+	CMPQ         R11, R10
+	JA           ddoneAVX2_112
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS (CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS (SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS (DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS (R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS (R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS (BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000040, AX
+	ADDQ         $0x01, DX
+	JMP          dAVX2_111
+
+ddoneAVX2_112:
+	VBROADCASTSS scale+144(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, (AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 64(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 128(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 192(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 256(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 320(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 32(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 96(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 160(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 224(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 288(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 352(AX)
+
+	// Tile of 16 queries × keys 6–11 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	MOVQ   dim+136(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x06, BX, SI
+	ADDQ   SI, CX
 	LEAQ   (CX)(BX*1), SI
 	LEAQ   (SI)(BX*1), DI
 	LEAQ   (DI)(BX*1), R8
@@ -2190,37 +2288,37 @@ ddoneAVX2_116:
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y0, 384(AX)
 	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 64(AX)
+	VMOVUPS      Y1, 448(AX)
 	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 128(AX)
+	VMOVUPS      Y2, 512(AX)
 	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 192(AX)
+	VMOVUPS      Y3, 576(AX)
 	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 256(AX)
+	VMOVUPS      Y4, 640(AX)
 	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 320(AX)
+	VMOVUPS      Y5, 704(AX)
 	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 32(AX)
+	VMOVUPS      Y6, 416(AX)
 	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 96(AX)
+	VMOVUPS      Y7, 480(AX)
 	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 160(AX)
+	VMOVUPS      Y8, 544(AX)
 	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 224(AX)
+	VMOVUPS      Y9, 608(AX)
 	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 288(AX)
+	VMOVUPS      Y10, 672(AX)
 	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 352(AX)
+	VMOVUPS      Y11, 736(AX)
 
-	// Tile of 16 queries × keys 6–11 of the block.
+	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
 	XORQ   DX, DX
 	MOVQ   dim+136(FP), BX
 	SHLQ   $0x02, BX
-	IMUL3Q $0x06, BX, SI
+	IMUL3Q $0x0c, BX, SI
 	ADDQ   SI, CX
 	LEAQ   (CX)(BX*1), SI
 	LEAQ   (SI)(BX*1), DI
@@ -2362,37 +2460,37 @@ ddoneAVX2_120:
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, 384(AX)
+	VMOVUPS      Y0, 768(AX)
 	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 448(AX)
+	VMOVUPS      Y1, 832(AX)
 	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 512(AX)
+	VMOVUPS      Y2, 896(AX)
 	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 576(AX)
+	VMOVUPS      Y3, 960(AX)
 	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 640(AX)
+	VMOVUPS      Y4, 1024(AX)
 	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 704(AX)
+	VMOVUPS      Y5, 1088(AX)
 	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 416(AX)
+	VMOVUPS      Y6, 800(AX)
 	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 480(AX)
+	VMOVUPS      Y7, 864(AX)
 	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 544(AX)
+	VMOVUPS      Y8, 928(AX)
 	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 608(AX)
+	VMOVUPS      Y9, 992(AX)
 	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 672(AX)
+	VMOVUPS      Y10, 1056(AX)
 	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 736(AX)
+	VMOVUPS      Y11, 1120(AX)
 
-	// Tile of 16 queries × keys 12–17 of the block.
+	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
 	XORQ   DX, DX
 	MOVQ   dim+136(FP), BX
 	SHLQ   $0x02, BX
-	IMUL3Q $0x0c, BX, SI
+	IMUL3Q $0x12, BX, SI
 	ADDQ   SI, CX
 	LEAQ   (CX)(BX*1), SI
 	LEAQ   (SI)(BX*1), DI
@@ -2534,178 +2632,6 @@ ddoneAVX2_124:
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, 768(AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 832(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 896(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 960(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 1024(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 1088(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 800(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 864(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 928(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 992(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 1056(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 1120(AX)
-
-	// Tile of 16 queries × keys 18–23 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	MOVQ   dim+136(FP), BX
-	SHLQ   $0x02, BX
-	IMUL3Q $0x12, BX, SI
-	ADDQ   SI, CX
-	LEAQ   (CX)(BX*1), SI
-	LEAQ   (SI)(BX*1), DI
-	LEAQ   (DI)(BX*1), R8
-	LEAQ   (R8)(BX*1), R9
-	LEAQ   (R9)(BX*1), BX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	MOVQ   dim+136(FP), R10
-
-dAVX2_125:
-	LEAQ         4(DX), R11
-	CMPQ         R11, R10
-	JA           ddoneAVX2_126
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS (SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS (DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS (R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS (R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS (BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 4(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 4(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 4(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 4(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 4(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 4(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 8(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 8(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 8(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 8(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 8(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 8(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 12(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 12(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 12(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 12(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 12(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 12(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX2_125
-
-ddoneAVX2_126:
-dAVX2_127:
-	LEAQ         1(DX), R11
-	CMPQ         R11, R10
-	JA           ddoneAVX2_128
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS (SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS (DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS (R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS (R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS (BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000040, AX
-	ADDQ         $0x01, DX
-	JMP          dAVX2_127
-
-ddoneAVX2_128:
-	VBROADCASTSS scale+144(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
 	VMOVUPS      Y0, 1152(AX)
 	VMULPS       Y12, Y1, Y1
 	VMOVUPS      Y1, 1216(AX)
@@ -2735,9 +2661,9 @@ ddoneAVX2_128:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_129:
+flushAVX2_125:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_130
+	JB             flushtailAVX2_126
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -2772,77 +2698,38 @@ flushAVX2_129:
 	VSHUFPS        $0xee, Y5, Y8, Y5
 	VSHUFPS        $0x44, Y6, Y2, Y8
 	VSHUFPS        $0xee, Y6, Y2, Y2
-	CMPB           stream+148(FP), $0x00
-	JNE            streamedAVX2_134
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_132
+	JZ             chunkdoneAVX2_128
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_132
+	JZ             chunkdoneAVX2_128
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_132
+	JZ             chunkdoneAVX2_128
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_132
+	JZ             chunkdoneAVX2_128
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_132
+	JZ             chunkdoneAVX2_128
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_132
+	JZ             chunkdoneAVX2_128
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_132
+	JZ             chunkdoneAVX2_128
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_132
+	JZ             chunkdoneAVX2_128
 	ADDQ           56(SP), BX
-	JMP            rowsdoneAVX2_133
-
-streamedAVX2_134:
-	VMOVNTPS Y3, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_132
-	ADDQ     56(SP), BX
-	VMOVNTPS Y1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_132
-	ADDQ     56(SP), BX
-	VMOVNTPS Y4, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_132
-	ADDQ     56(SP), BX
-	VMOVNTPS Y0, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_132
-	ADDQ     56(SP), BX
-	VMOVNTPS Y7, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_132
-	ADDQ     56(SP), BX
-	VMOVNTPS Y5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_132
-	ADDQ     56(SP), BX
-	VMOVNTPS Y8, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_132
-	ADDQ     56(SP), BX
-	VMOVNTPS Y2, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_132
-	ADDQ     56(SP), BX
-
-rowsdoneAVX2_133:
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
 	VBROADCASTF128 96(AX), Y1
@@ -2875,105 +2762,70 @@ rowsdoneAVX2_133:
 	VSHUFPS        $0xee, Y5, Y8, Y5
 	VSHUFPS        $0x44, Y6, Y2, Y8
 	VSHUFPS        $0xee, Y6, Y2, Y2
-	CMPB           stream+148(FP), $0x00
-	JNE            streamedAVX2_136
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_132
+	JZ             chunkdoneAVX2_128
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_132
+	JZ             chunkdoneAVX2_128
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_132
+	JZ             chunkdoneAVX2_128
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_132
+	JZ             chunkdoneAVX2_128
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_132
+	JZ             chunkdoneAVX2_128
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_132
+	JZ             chunkdoneAVX2_128
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_132
+	JZ             chunkdoneAVX2_128
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
-	JMP            rowsdoneAVX2_135
 
-streamedAVX2_136:
-	VMOVNTPS Y3, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_132
-	ADDQ     56(SP), BX
-	VMOVNTPS Y1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_132
-	ADDQ     56(SP), BX
-	VMOVNTPS Y4, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_132
-	ADDQ     56(SP), BX
-	VMOVNTPS Y0, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_132
-	ADDQ     56(SP), BX
-	VMOVNTPS Y7, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_132
-	ADDQ     56(SP), BX
-	VMOVNTPS Y5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_132
-	ADDQ     56(SP), BX
-	VMOVNTPS Y8, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_132
-	ADDQ     56(SP), BX
-	VMOVNTPS Y2, (BX)
-
-rowsdoneAVX2_135:
-chunkdoneAVX2_132:
+chunkdoneAVX2_128:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_129
+	JMP  flushAVX2_125
 
-flushtailAVX2_130:
+flushtailAVX2_126:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_131
+	JZ    flushdoneAVX2_127
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_137:
+tailrowAVX2_129:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_138:
+tailkeyAVX2_130:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_138
+	JB   tailkeyAVX2_130
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_131
+	JAE  flushdoneAVX2_127
 	DECQ SI
-	JNZ  tailrowAVX2_137
+	JNZ  tailrowAVX2_129
 
-flushdoneAVX2_131:
+flushdoneAVX2_127:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -2993,13 +2845,12 @@ panelsdoneAVX2_62:
 	JMP    blocksAVX2_59
 
 blocksdoneAVX2_60:
-	SFENCE
 	VZEROUPPER
 	RET
 
-// func ScoresPanels64AVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32, stream bool)
+// func ScoresPanels64AVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32)
 // Requires: AVX, CMOV, F16C, FMA3, MMX+
-TEXT ·ScoresPanels64AVX2(SB), NOSPLIT, $64-149
+TEXT ·ScoresPanels64AVX2(SB), NOSPLIT, $64-148
 	MOVQ k_base+48(FP), AX
 	MOVQ AX, (SP)
 	MOVQ n+128(FP), AX
@@ -3009,10 +2860,10 @@ TEXT ·ScoresPanels64AVX2(SB), NOSPLIT, $64-149
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_139:
+blocksAVX2_131:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_140
+	JZ    blocksdoneAVX2_132
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -3037,9 +2888,9 @@ blocksAVX2_139:
 	MOVQ    scratch_base+72(FP), DX
 	IMUL3Q  $0x00000040, AX, AX
 
-widenAVX2_143:
+widenAVX2_135:
 	CMPQ       AX, $0x20
-	JB         widendoneAVX2_144
+	JB         widendoneAVX2_136
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (DX)
 	VCVTPH2PS  16(CX), Y0
@@ -3052,23 +2903,23 @@ widenAVX2_143:
 	ADDQ       $0x40, CX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x20, AX
-	JMP        widenAVX2_143
+	JMP        widenAVX2_135
 
-widendoneAVX2_144:
-widenAVX2_145:
+widendoneAVX2_136:
+widenAVX2_137:
 	CMPQ      AX, $0x08
-	JB        widendoneAVX2_146
+	JB        widendoneAVX2_138
 	VCVTPH2PS (CX), Y0
 	VMOVUPS   Y0, (DX)
 	ADDQ      $0x10, CX
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x08, AX
-	JMP       widenAVX2_145
+	JMP       widenAVX2_137
 
-widendoneAVX2_146:
-widentailAVX2_147:
+widendoneAVX2_138:
+widentailAVX2_139:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_148
+	JZ        widentaildoneAVX2_140
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -3076,9 +2927,9 @@ widentailAVX2_147:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX2_147
+	JMP       widentailAVX2_139
 
-widentaildoneAVX2_148:
+widentaildoneAVX2_140:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -3096,7 +2947,7 @@ widentaildoneAVX2_148:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_149:
+dAVX2_141:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -3180,7 +3031,7 @@ dAVX2_149:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_149
+	JB           dAVX2_141
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -3222,9 +3073,9 @@ dAVX2_149:
 	ADDQ    $0x00000300, CX
 	ADDQ    $0x00000600, DX
 
-widenAVX2_150:
+widenAVX2_142:
 	CMPQ       AX, $0x20
-	JB         widendoneAVX2_151
+	JB         widendoneAVX2_143
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (DX)
 	VCVTPH2PS  16(CX), Y0
@@ -3237,23 +3088,23 @@ widenAVX2_150:
 	ADDQ       $0x40, CX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x20, AX
-	JMP        widenAVX2_150
+	JMP        widenAVX2_142
 
-widendoneAVX2_151:
-widenAVX2_152:
+widendoneAVX2_143:
+widenAVX2_144:
 	CMPQ      AX, $0x08
-	JB        widendoneAVX2_153
+	JB        widendoneAVX2_145
 	VCVTPH2PS (CX), Y0
 	VMOVUPS   Y0, (DX)
 	ADDQ      $0x10, CX
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x08, AX
-	JMP       widenAVX2_152
+	JMP       widenAVX2_144
 
-widendoneAVX2_153:
-widentailAVX2_154:
+widendoneAVX2_145:
+widentailAVX2_146:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_155
+	JZ        widentaildoneAVX2_147
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -3261,9 +3112,9 @@ widentailAVX2_154:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX2_154
+	JMP       widentailAVX2_146
 
-widentaildoneAVX2_155:
+widentaildoneAVX2_147:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -3281,7 +3132,7 @@ widentaildoneAVX2_155:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_156:
+dAVX2_148:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 1536(CX)(DX*4), Y14
@@ -3365,7 +3216,7 @@ dAVX2_156:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_156
+	JB           dAVX2_148
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -3407,9 +3258,9 @@ dAVX2_156:
 	ADDQ    $0x00000600, CX
 	ADDQ    $0x00000c00, DX
 
-widenAVX2_157:
+widenAVX2_149:
 	CMPQ       AX, $0x20
-	JB         widendoneAVX2_158
+	JB         widendoneAVX2_150
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (DX)
 	VCVTPH2PS  16(CX), Y0
@@ -3422,23 +3273,23 @@ widenAVX2_157:
 	ADDQ       $0x40, CX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x20, AX
-	JMP        widenAVX2_157
+	JMP        widenAVX2_149
 
-widendoneAVX2_158:
-widenAVX2_159:
+widendoneAVX2_150:
+widenAVX2_151:
 	CMPQ      AX, $0x08
-	JB        widendoneAVX2_160
+	JB        widendoneAVX2_152
 	VCVTPH2PS (CX), Y0
 	VMOVUPS   Y0, (DX)
 	ADDQ      $0x10, CX
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x08, AX
-	JMP       widenAVX2_159
+	JMP       widenAVX2_151
 
-widendoneAVX2_160:
-widentailAVX2_161:
+widendoneAVX2_152:
+widentailAVX2_153:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_162
+	JZ        widentaildoneAVX2_154
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -3446,9 +3297,9 @@ widentailAVX2_161:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX2_161
+	JMP       widentailAVX2_153
 
-widentaildoneAVX2_162:
+widentaildoneAVX2_154:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -3466,7 +3317,7 @@ widentaildoneAVX2_162:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_163:
+dAVX2_155:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -3550,7 +3401,7 @@ dAVX2_163:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_163
+	JB           dAVX2_155
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -3592,9 +3443,9 @@ dAVX2_163:
 	ADDQ    $0x00000900, CX
 	ADDQ    $0x00001200, DX
 
-widenAVX2_164:
+widenAVX2_156:
 	CMPQ       AX, $0x20
-	JB         widendoneAVX2_165
+	JB         widendoneAVX2_157
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (DX)
 	VCVTPH2PS  16(CX), Y0
@@ -3607,23 +3458,23 @@ widenAVX2_164:
 	ADDQ       $0x40, CX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x20, AX
-	JMP        widenAVX2_164
+	JMP        widenAVX2_156
 
-widendoneAVX2_165:
-widenAVX2_166:
+widendoneAVX2_157:
+widenAVX2_158:
 	CMPQ      AX, $0x08
-	JB        widendoneAVX2_167
+	JB        widendoneAVX2_159
 	VCVTPH2PS (CX), Y0
 	VMOVUPS   Y0, (DX)
 	ADDQ      $0x10, CX
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x08, AX
-	JMP       widenAVX2_166
+	JMP       widenAVX2_158
 
-widendoneAVX2_167:
-widentailAVX2_168:
+widendoneAVX2_159:
+widentailAVX2_160:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_169
+	JZ        widentaildoneAVX2_161
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -3631,9 +3482,9 @@ widentailAVX2_168:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX2_168
+	JMP       widentailAVX2_160
 
-widentaildoneAVX2_169:
+widentaildoneAVX2_161:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -3651,7 +3502,7 @@ widentaildoneAVX2_169:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_170:
+dAVX2_162:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 4608(CX)(DX*4), Y14
@@ -3735,7 +3586,7 @@ dAVX2_170:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_170
+	JB           dAVX2_162
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -3768,9 +3619,9 @@ dAVX2_170:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_171:
+flushAVX2_163:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_172
+	JB             flushtailAVX2_164
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -3805,77 +3656,38 @@ flushAVX2_171:
 	VSHUFPS        $0xee, Y5, Y8, Y5
 	VSHUFPS        $0x44, Y6, Y2, Y8
 	VSHUFPS        $0xee, Y6, Y2, Y2
-	CMPB           stream+148(FP), $0x00
-	JNE            streamedAVX2_176
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_174
+	JZ             chunkdoneAVX2_166
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_174
+	JZ             chunkdoneAVX2_166
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_174
+	JZ             chunkdoneAVX2_166
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_174
+	JZ             chunkdoneAVX2_166
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_174
+	JZ             chunkdoneAVX2_166
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_174
+	JZ             chunkdoneAVX2_166
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_174
+	JZ             chunkdoneAVX2_166
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_174
+	JZ             chunkdoneAVX2_166
 	ADDQ           56(SP), BX
-	JMP            rowsdoneAVX2_175
-
-streamedAVX2_176:
-	VMOVNTPS Y3, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_174
-	ADDQ     56(SP), BX
-	VMOVNTPS Y1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_174
-	ADDQ     56(SP), BX
-	VMOVNTPS Y4, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_174
-	ADDQ     56(SP), BX
-	VMOVNTPS Y0, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_174
-	ADDQ     56(SP), BX
-	VMOVNTPS Y7, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_174
-	ADDQ     56(SP), BX
-	VMOVNTPS Y5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_174
-	ADDQ     56(SP), BX
-	VMOVNTPS Y8, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_174
-	ADDQ     56(SP), BX
-	VMOVNTPS Y2, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_174
-	ADDQ     56(SP), BX
-
-rowsdoneAVX2_175:
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
 	VBROADCASTF128 96(AX), Y1
@@ -3908,105 +3720,70 @@ rowsdoneAVX2_175:
 	VSHUFPS        $0xee, Y5, Y8, Y5
 	VSHUFPS        $0x44, Y6, Y2, Y8
 	VSHUFPS        $0xee, Y6, Y2, Y2
-	CMPB           stream+148(FP), $0x00
-	JNE            streamedAVX2_178
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_174
+	JZ             chunkdoneAVX2_166
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_174
+	JZ             chunkdoneAVX2_166
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_174
+	JZ             chunkdoneAVX2_166
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_174
+	JZ             chunkdoneAVX2_166
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_174
+	JZ             chunkdoneAVX2_166
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_174
+	JZ             chunkdoneAVX2_166
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_174
+	JZ             chunkdoneAVX2_166
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
-	JMP            rowsdoneAVX2_177
 
-streamedAVX2_178:
-	VMOVNTPS Y3, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_174
-	ADDQ     56(SP), BX
-	VMOVNTPS Y1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_174
-	ADDQ     56(SP), BX
-	VMOVNTPS Y4, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_174
-	ADDQ     56(SP), BX
-	VMOVNTPS Y0, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_174
-	ADDQ     56(SP), BX
-	VMOVNTPS Y7, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_174
-	ADDQ     56(SP), BX
-	VMOVNTPS Y5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_174
-	ADDQ     56(SP), BX
-	VMOVNTPS Y8, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_174
-	ADDQ     56(SP), BX
-	VMOVNTPS Y2, (BX)
-
-rowsdoneAVX2_177:
-chunkdoneAVX2_174:
+chunkdoneAVX2_166:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_171
+	JMP  flushAVX2_163
 
-flushtailAVX2_172:
+flushtailAVX2_164:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_173
+	JZ    flushdoneAVX2_165
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_179:
+tailrowAVX2_167:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_180:
+tailkeyAVX2_168:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_180
+	JB   tailkeyAVX2_168
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_173
+	JAE  flushdoneAVX2_165
 	DECQ SI
-	JNZ  tailrowAVX2_179
+	JNZ  tailrowAVX2_167
 
-flushdoneAVX2_173:
+flushdoneAVX2_165:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -4014,9 +3791,9 @@ flushdoneAVX2_173:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_142
+	JLE    panelsdoneAVX2_134
 
-panelsAVX2_141:
+panelsAVX2_133:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -4034,7 +3811,7 @@ panelsAVX2_141:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_181:
+dAVX2_169:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -4118,7 +3895,7 @@ dAVX2_181:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_181
+	JB           dAVX2_169
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -4163,7 +3940,7 @@ dAVX2_181:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_182:
+dAVX2_170:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 1536(CX)(DX*4), Y14
@@ -4247,7 +4024,7 @@ dAVX2_182:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_182
+	JB           dAVX2_170
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -4292,7 +4069,7 @@ dAVX2_182:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_183:
+dAVX2_171:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -4376,7 +4153,7 @@ dAVX2_183:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_183
+	JB           dAVX2_171
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -4421,7 +4198,7 @@ dAVX2_183:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_184:
+dAVX2_172:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 4608(CX)(DX*4), Y14
@@ -4505,7 +4282,7 @@ dAVX2_184:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_184
+	JB           dAVX2_172
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -4538,9 +4315,9 @@ dAVX2_184:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_185:
+flushAVX2_173:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_186
+	JB             flushtailAVX2_174
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -4575,77 +4352,38 @@ flushAVX2_185:
 	VSHUFPS        $0xee, Y5, Y8, Y5
 	VSHUFPS        $0x44, Y6, Y2, Y8
 	VSHUFPS        $0xee, Y6, Y2, Y2
-	CMPB           stream+148(FP), $0x00
-	JNE            streamedAVX2_190
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_188
+	JZ             chunkdoneAVX2_176
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_188
+	JZ             chunkdoneAVX2_176
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_188
+	JZ             chunkdoneAVX2_176
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_188
+	JZ             chunkdoneAVX2_176
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_188
+	JZ             chunkdoneAVX2_176
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_188
+	JZ             chunkdoneAVX2_176
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_188
+	JZ             chunkdoneAVX2_176
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_188
+	JZ             chunkdoneAVX2_176
 	ADDQ           56(SP), BX
-	JMP            rowsdoneAVX2_189
-
-streamedAVX2_190:
-	VMOVNTPS Y3, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_188
-	ADDQ     56(SP), BX
-	VMOVNTPS Y1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_188
-	ADDQ     56(SP), BX
-	VMOVNTPS Y4, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_188
-	ADDQ     56(SP), BX
-	VMOVNTPS Y0, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_188
-	ADDQ     56(SP), BX
-	VMOVNTPS Y7, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_188
-	ADDQ     56(SP), BX
-	VMOVNTPS Y5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_188
-	ADDQ     56(SP), BX
-	VMOVNTPS Y8, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_188
-	ADDQ     56(SP), BX
-	VMOVNTPS Y2, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_188
-	ADDQ     56(SP), BX
-
-rowsdoneAVX2_189:
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
 	VBROADCASTF128 96(AX), Y1
@@ -4678,105 +4416,70 @@ rowsdoneAVX2_189:
 	VSHUFPS        $0xee, Y5, Y8, Y5
 	VSHUFPS        $0x44, Y6, Y2, Y8
 	VSHUFPS        $0xee, Y6, Y2, Y2
-	CMPB           stream+148(FP), $0x00
-	JNE            streamedAVX2_192
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_188
+	JZ             chunkdoneAVX2_176
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_188
+	JZ             chunkdoneAVX2_176
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_188
+	JZ             chunkdoneAVX2_176
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_188
+	JZ             chunkdoneAVX2_176
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_188
+	JZ             chunkdoneAVX2_176
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_188
+	JZ             chunkdoneAVX2_176
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_188
+	JZ             chunkdoneAVX2_176
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
-	JMP            rowsdoneAVX2_191
 
-streamedAVX2_192:
-	VMOVNTPS Y3, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_188
-	ADDQ     56(SP), BX
-	VMOVNTPS Y1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_188
-	ADDQ     56(SP), BX
-	VMOVNTPS Y4, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_188
-	ADDQ     56(SP), BX
-	VMOVNTPS Y0, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_188
-	ADDQ     56(SP), BX
-	VMOVNTPS Y7, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_188
-	ADDQ     56(SP), BX
-	VMOVNTPS Y5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_188
-	ADDQ     56(SP), BX
-	VMOVNTPS Y8, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_188
-	ADDQ     56(SP), BX
-	VMOVNTPS Y2, (BX)
-
-rowsdoneAVX2_191:
-chunkdoneAVX2_188:
+chunkdoneAVX2_176:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_185
+	JMP  flushAVX2_173
 
-flushtailAVX2_186:
+flushtailAVX2_174:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_187
+	JZ    flushdoneAVX2_175
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_193:
+tailrowAVX2_177:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_194:
+tailkeyAVX2_178:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_194
+	JB   tailkeyAVX2_178
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_187
+	JAE  flushdoneAVX2_175
 	DECQ SI
-	JNZ  tailrowAVX2_193
+	JNZ  tailrowAVX2_177
 
-flushdoneAVX2_187:
+flushdoneAVX2_175:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -4784,25 +4487,24 @@ flushdoneAVX2_187:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_141
+	JG     panelsAVX2_133
 
-panelsdoneAVX2_142:
+panelsdoneAVX2_134:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x30, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_139
+	JMP    blocksAVX2_131
 
-blocksdoneAVX2_140:
-	SFENCE
+blocksdoneAVX2_132:
 	VZEROUPPER
 	RET
 
-// func ScoresPanels128AVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32, stream bool)
+// func ScoresPanels128AVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32)
 // Requires: AVX, CMOV, F16C, FMA3, MMX+
-TEXT ·ScoresPanels128AVX2(SB), NOSPLIT, $64-149
+TEXT ·ScoresPanels128AVX2(SB), NOSPLIT, $64-148
 	MOVQ k_base+48(FP), AX
 	MOVQ AX, (SP)
 	MOVQ n+128(FP), AX
@@ -4812,10 +4514,10 @@ TEXT ·ScoresPanels128AVX2(SB), NOSPLIT, $64-149
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_195:
+blocksAVX2_179:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_196
+	JZ    blocksdoneAVX2_180
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -4840,9 +4542,9 @@ blocksAVX2_195:
 	MOVQ    scratch_base+72(FP), DX
 	IMUL3Q  $0x00000080, AX, AX
 
-widenAVX2_199:
+widenAVX2_183:
 	CMPQ       AX, $0x20
-	JB         widendoneAVX2_200
+	JB         widendoneAVX2_184
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (DX)
 	VCVTPH2PS  16(CX), Y0
@@ -4855,23 +4557,23 @@ widenAVX2_199:
 	ADDQ       $0x40, CX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x20, AX
-	JMP        widenAVX2_199
+	JMP        widenAVX2_183
 
-widendoneAVX2_200:
-widenAVX2_201:
+widendoneAVX2_184:
+widenAVX2_185:
 	CMPQ      AX, $0x08
-	JB        widendoneAVX2_202
+	JB        widendoneAVX2_186
 	VCVTPH2PS (CX), Y0
 	VMOVUPS   Y0, (DX)
 	ADDQ      $0x10, CX
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x08, AX
-	JMP       widenAVX2_201
+	JMP       widenAVX2_185
 
-widendoneAVX2_202:
-widentailAVX2_203:
+widendoneAVX2_186:
+widentailAVX2_187:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_204
+	JZ        widentaildoneAVX2_188
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -4879,9 +4581,9 @@ widentailAVX2_203:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX2_203
+	JMP       widentailAVX2_187
 
-widentaildoneAVX2_204:
+widentaildoneAVX2_188:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -4899,7 +4601,7 @@ widentaildoneAVX2_204:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_205:
+dAVX2_189:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -4983,7 +4685,7 @@ dAVX2_205:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_205
+	JB           dAVX2_189
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -5025,9 +4727,9 @@ dAVX2_205:
 	ADDQ    $0x00000600, CX
 	ADDQ    $0x00000c00, DX
 
-widenAVX2_206:
+widenAVX2_190:
 	CMPQ       AX, $0x20
-	JB         widendoneAVX2_207
+	JB         widendoneAVX2_191
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (DX)
 	VCVTPH2PS  16(CX), Y0
@@ -5040,23 +4742,23 @@ widenAVX2_206:
 	ADDQ       $0x40, CX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x20, AX
-	JMP        widenAVX2_206
+	JMP        widenAVX2_190
 
-widendoneAVX2_207:
-widenAVX2_208:
+widendoneAVX2_191:
+widenAVX2_192:
 	CMPQ      AX, $0x08
-	JB        widendoneAVX2_209
+	JB        widendoneAVX2_193
 	VCVTPH2PS (CX), Y0
 	VMOVUPS   Y0, (DX)
 	ADDQ      $0x10, CX
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x08, AX
-	JMP       widenAVX2_208
+	JMP       widenAVX2_192
 
-widendoneAVX2_209:
-widentailAVX2_210:
+widendoneAVX2_193:
+widentailAVX2_194:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_211
+	JZ        widentaildoneAVX2_195
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -5064,9 +4766,9 @@ widentailAVX2_210:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX2_210
+	JMP       widentailAVX2_194
 
-widentaildoneAVX2_211:
+widentaildoneAVX2_195:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -5084,7 +4786,7 @@ widentaildoneAVX2_211:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_212:
+dAVX2_196:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -5168,7 +4870,7 @@ dAVX2_212:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_212
+	JB           dAVX2_196
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -5210,9 +4912,9 @@ dAVX2_212:
 	ADDQ    $0x00000c00, CX
 	ADDQ    $0x00001800, DX
 
-widenAVX2_213:
+widenAVX2_197:
 	CMPQ       AX, $0x20
-	JB         widendoneAVX2_214
+	JB         widendoneAVX2_198
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (DX)
 	VCVTPH2PS  16(CX), Y0
@@ -5225,23 +4927,23 @@ widenAVX2_213:
 	ADDQ       $0x40, CX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x20, AX
-	JMP        widenAVX2_213
+	JMP        widenAVX2_197
 
-widendoneAVX2_214:
-widenAVX2_215:
+widendoneAVX2_198:
+widenAVX2_199:
 	CMPQ      AX, $0x08
-	JB        widendoneAVX2_216
+	JB        widendoneAVX2_200
 	VCVTPH2PS (CX), Y0
 	VMOVUPS   Y0, (DX)
 	ADDQ      $0x10, CX
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x08, AX
-	JMP       widenAVX2_215
+	JMP       widenAVX2_199
 
-widendoneAVX2_216:
-widentailAVX2_217:
+widendoneAVX2_200:
+widentailAVX2_201:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_218
+	JZ        widentaildoneAVX2_202
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -5249,9 +4951,761 @@ widentailAVX2_217:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX2_217
+	JMP       widentailAVX2_201
 
-widentaildoneAVX2_218:
+widentaildoneAVX2_202:
+	// Tile of 16 queries × keys 12–17 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+dAVX2_203:
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS 6144(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 6656(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 7168(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 7680(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 8192(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 8704(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 6148(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 6660(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 7172(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 7684(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 8196(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 8708(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 6152(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 6664(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 7176(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 7688(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 8200(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 8712(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 6156(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 6668(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 7180(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 7692(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 8204(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 8716(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000100, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000080
+	JB           dAVX2_203
+	VBROADCASTSS scale+144(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, 768(AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 832(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 896(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 960(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 1024(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 1088(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 800(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 864(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 928(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 992(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 1056(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 1120(AX)
+
+	// Widen keys 18–23 of the block.
+	XORQ    CX, CX
+	MOVQ    16(SP), AX
+	SUBQ    $0x12, AX
+	CMOVQLT CX, AX
+	MOVQ    $0x00000006, CX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	MOVQ    (SP), CX
+	MOVQ    scratch_base+72(FP), DX
+	IMUL3Q  $0x00000080, AX, AX
+	ADDQ    $0x00001200, CX
+	ADDQ    $0x00002400, DX
+
+widenAVX2_204:
+	CMPQ       AX, $0x20
+	JB         widendoneAVX2_205
+	VCVTPH2PS  (CX), Y0
+	VMOVUPS    Y0, (DX)
+	VCVTPH2PS  16(CX), Y0
+	VMOVUPS    Y0, 32(DX)
+	VCVTPH2PS  32(CX), Y0
+	VMOVUPS    Y0, 64(DX)
+	VCVTPH2PS  48(CX), Y0
+	VMOVUPS    Y0, 96(DX)
+	PREFETCHT0 4096(CX)
+	ADDQ       $0x40, CX
+	ADDQ       $0x00000080, DX
+	SUBQ       $0x20, AX
+	JMP        widenAVX2_204
+
+widendoneAVX2_205:
+widenAVX2_206:
+	CMPQ      AX, $0x08
+	JB        widendoneAVX2_207
+	VCVTPH2PS (CX), Y0
+	VMOVUPS   Y0, (DX)
+	ADDQ      $0x10, CX
+	ADDQ      $0x00000020, DX
+	SUBQ      $0x08, AX
+	JMP       widenAVX2_206
+
+widendoneAVX2_207:
+widentailAVX2_208:
+	TESTQ     AX, AX
+	JZ        widentaildoneAVX2_209
+	MOVWLZX   (CX), BX
+	VMOVD     BX, X0
+	VCVTPH2PS X0, X0
+	VMOVSS    X0, (DX)
+	ADDQ      $0x02, CX
+	ADDQ      $0x04, DX
+	DECQ      AX
+	JMP       widentailAVX2_208
+
+widentaildoneAVX2_209:
+	// Tile of 16 queries × keys 18–23 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+dAVX2_210:
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS 9216(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 9728(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 10240(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 10752(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 11264(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 11776(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 9220(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 9732(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 10244(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 10756(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 11268(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 11780(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 9224(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 9736(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 10248(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 10760(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 11272(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 11784(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 9228(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 9740(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 10252(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 10764(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 11276(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 11788(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000100, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000080
+	JB           dAVX2_210
+	VBROADCASTSS scale+144(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, 1152(AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 1216(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 1280(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 1344(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 1408(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 1472(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 1184(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 1248(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 1312(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 1376(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 1440(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 1504(AX)
+
+	// Write the stage out: Lanes keys of every query row at a time.
+	MOVQ stage_base+96(FP), AX
+	MOVQ 40(SP), CX
+	MOVQ 16(SP), DX
+
+flushAVX2_211:
+	CMPQ           DX, $0x08
+	JB             flushtailAVX2_212
+	MOVQ           CX, BX
+	MOVQ           48(SP), SI
+	VBROADCASTF128 (AX), Y0
+	VINSERTF128    $0x01, 256(AX), Y0, Y0
+	VBROADCASTF128 64(AX), Y1
+	VINSERTF128    $0x01, 320(AX), Y1, Y1
+	VBROADCASTF128 128(AX), Y2
+	VINSERTF128    $0x01, 384(AX), Y2, Y2
+	VBROADCASTF128 192(AX), Y3
+	VINSERTF128    $0x01, 448(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 16(AX), Y2
+	VINSERTF128    $0x01, 272(AX), Y2, Y2
+	VBROADCASTF128 80(AX), Y5
+	VINSERTF128    $0x01, 336(AX), Y5, Y5
+	VBROADCASTF128 144(AX), Y6
+	VINSERTF128    $0x01, 400(AX), Y6, Y6
+	VBROADCASTF128 208(AX), Y7
+	VINSERTF128    $0x01, 464(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_214
+	ADDQ           56(SP), BX
+	VMOVUPS        Y1, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_214
+	ADDQ           56(SP), BX
+	VMOVUPS        Y4, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_214
+	ADDQ           56(SP), BX
+	VMOVUPS        Y0, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_214
+	ADDQ           56(SP), BX
+	VMOVUPS        Y7, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_214
+	ADDQ           56(SP), BX
+	VMOVUPS        Y5, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_214
+	ADDQ           56(SP), BX
+	VMOVUPS        Y8, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_214
+	ADDQ           56(SP), BX
+	VMOVUPS        Y2, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_214
+	ADDQ           56(SP), BX
+	VBROADCASTF128 32(AX), Y0
+	VINSERTF128    $0x01, 288(AX), Y0, Y0
+	VBROADCASTF128 96(AX), Y1
+	VINSERTF128    $0x01, 352(AX), Y1, Y1
+	VBROADCASTF128 160(AX), Y2
+	VINSERTF128    $0x01, 416(AX), Y2, Y2
+	VBROADCASTF128 224(AX), Y3
+	VINSERTF128    $0x01, 480(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 48(AX), Y2
+	VINSERTF128    $0x01, 304(AX), Y2, Y2
+	VBROADCASTF128 112(AX), Y5
+	VINSERTF128    $0x01, 368(AX), Y5, Y5
+	VBROADCASTF128 176(AX), Y6
+	VINSERTF128    $0x01, 432(AX), Y6, Y6
+	VBROADCASTF128 240(AX), Y7
+	VINSERTF128    $0x01, 496(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_214
+	ADDQ           56(SP), BX
+	VMOVUPS        Y1, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_214
+	ADDQ           56(SP), BX
+	VMOVUPS        Y4, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_214
+	ADDQ           56(SP), BX
+	VMOVUPS        Y0, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_214
+	ADDQ           56(SP), BX
+	VMOVUPS        Y7, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_214
+	ADDQ           56(SP), BX
+	VMOVUPS        Y5, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_214
+	ADDQ           56(SP), BX
+	VMOVUPS        Y8, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_214
+	ADDQ           56(SP), BX
+	VMOVUPS        Y2, (BX)
+
+chunkdoneAVX2_214:
+	ADDQ $0x00000200, AX
+	ADDQ $0x20, CX
+	SUBQ $0x08, DX
+	JMP  flushAVX2_211
+
+flushtailAVX2_212:
+	TESTQ DX, DX
+	JZ    flushdoneAVX2_213
+
+	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
+	MOVQ CX, BX
+	MOVQ 48(SP), SI
+	XORQ CX, CX
+
+tailrowAVX2_215:
+	XORQ DI, DI
+	LEAQ (AX)(CX*4), R8
+
+tailkeyAVX2_216:
+	MOVL (R8), R9
+	MOVL R9, (BX)(DI*4)
+	ADDQ $0x00000040, R8
+	INCQ DI
+	CMPQ DI, DX
+	JB   tailkeyAVX2_216
+	ADDQ 56(SP), BX
+	INCQ CX
+	CMPQ CX, $0x10
+	JAE  flushdoneAVX2_213
+	DECQ SI
+	JNZ  tailrowAVX2_215
+
+flushdoneAVX2_213:
+	MOVQ   dim+136(FP), AX
+	IMUL3Q $0x00000040, AX, AX
+	ADDQ   AX, 32(SP)
+	MOVQ   56(SP), AX
+	IMUL3Q $0x00000010, AX, AX
+	ADDQ   AX, 40(SP)
+	SUBQ   $0x00000010, 48(SP)
+	JLE    panelsdoneAVX2_182
+
+panelsAVX2_181:
+	// Tile of 16 queries × keys 0–5 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+dAVX2_217:
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS (CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 512(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 1024(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 1536(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 2048(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 2560(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 4(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 516(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 1028(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 1540(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 2052(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 2564(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 8(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 520(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 1032(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 1544(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 2056(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 2568(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 12(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 524(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 1036(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 1548(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 2060(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 2572(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000100, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000080
+	JB           dAVX2_217
+	VBROADCASTSS scale+144(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, (AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 64(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 128(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 192(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 256(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 320(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 32(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 96(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 160(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 224(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 288(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 352(AX)
+
+	// Tile of 16 queries × keys 6–11 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+dAVX2_218:
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS 3072(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 3584(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 4096(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 4608(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 5120(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 5632(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 3076(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 3588(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 4100(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 4612(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 5124(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 5636(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 3080(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 3592(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 4104(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 4616(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 5128(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 5640(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 3084(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 3596(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 4108(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 4620(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 5132(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 5644(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000100, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000080
+	JB           dAVX2_218
+	VBROADCASTSS scale+144(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, 384(AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 448(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 512(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 576(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 640(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 704(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 416(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 480(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 544(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 608(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 672(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 736(AX)
+
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -5381,62 +5835,6 @@ dAVX2_219:
 	VMULPS       Y12, Y11, Y11
 	VMOVUPS      Y11, 1120(AX)
 
-	// Widen keys 18–23 of the block.
-	XORQ    CX, CX
-	MOVQ    16(SP), AX
-	SUBQ    $0x12, AX
-	CMOVQLT CX, AX
-	MOVQ    $0x00000006, CX
-	CMPQ    AX, CX
-	CMOVQGT CX, AX
-	MOVQ    (SP), CX
-	MOVQ    scratch_base+72(FP), DX
-	IMUL3Q  $0x00000080, AX, AX
-	ADDQ    $0x00001200, CX
-	ADDQ    $0x00002400, DX
-
-widenAVX2_220:
-	CMPQ       AX, $0x20
-	JB         widendoneAVX2_221
-	VCVTPH2PS  (CX), Y0
-	VMOVUPS    Y0, (DX)
-	VCVTPH2PS  16(CX), Y0
-	VMOVUPS    Y0, 32(DX)
-	VCVTPH2PS  32(CX), Y0
-	VMOVUPS    Y0, 64(DX)
-	VCVTPH2PS  48(CX), Y0
-	VMOVUPS    Y0, 96(DX)
-	PREFETCHT0 4096(CX)
-	ADDQ       $0x40, CX
-	ADDQ       $0x00000080, DX
-	SUBQ       $0x20, AX
-	JMP        widenAVX2_220
-
-widendoneAVX2_221:
-widenAVX2_222:
-	CMPQ      AX, $0x08
-	JB        widendoneAVX2_223
-	VCVTPH2PS (CX), Y0
-	VMOVUPS   Y0, (DX)
-	ADDQ      $0x10, CX
-	ADDQ      $0x00000020, DX
-	SUBQ      $0x08, AX
-	JMP       widenAVX2_222
-
-widendoneAVX2_223:
-widentailAVX2_224:
-	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_225
-	MOVWLZX   (CX), BX
-	VMOVD     BX, X0
-	VCVTPH2PS X0, X0
-	VMOVSS    X0, (DX)
-	ADDQ      $0x02, CX
-	ADDQ      $0x04, DX
-	DECQ      AX
-	JMP       widentailAVX2_224
-
-widentaildoneAVX2_225:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -5454,7 +5852,7 @@ widentaildoneAVX2_225:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_226:
+dAVX2_220:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -5538,7 +5936,7 @@ dAVX2_226:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_226
+	JB           dAVX2_220
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -5571,9 +5969,9 @@ dAVX2_226:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_227:
+flushAVX2_221:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_228
+	JB             flushtailAVX2_222
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -5608,77 +6006,38 @@ flushAVX2_227:
 	VSHUFPS        $0xee, Y5, Y8, Y5
 	VSHUFPS        $0x44, Y6, Y2, Y8
 	VSHUFPS        $0xee, Y6, Y2, Y2
-	CMPB           stream+148(FP), $0x00
-	JNE            streamedAVX2_232
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_224
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_224
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_224
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_224
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_224
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_224
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_224
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_224
 	ADDQ           56(SP), BX
-	JMP            rowsdoneAVX2_231
-
-streamedAVX2_232:
-	VMOVNTPS Y3, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_230
-	ADDQ     56(SP), BX
-	VMOVNTPS Y1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_230
-	ADDQ     56(SP), BX
-	VMOVNTPS Y4, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_230
-	ADDQ     56(SP), BX
-	VMOVNTPS Y0, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_230
-	ADDQ     56(SP), BX
-	VMOVNTPS Y7, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_230
-	ADDQ     56(SP), BX
-	VMOVNTPS Y5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_230
-	ADDQ     56(SP), BX
-	VMOVNTPS Y8, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_230
-	ADDQ     56(SP), BX
-	VMOVNTPS Y2, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_230
-	ADDQ     56(SP), BX
-
-rowsdoneAVX2_231:
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
 	VBROADCASTF128 96(AX), Y1
@@ -5711,105 +6070,70 @@ rowsdoneAVX2_231:
 	VSHUFPS        $0xee, Y5, Y8, Y5
 	VSHUFPS        $0x44, Y6, Y2, Y8
 	VSHUFPS        $0xee, Y6, Y2, Y2
-	CMPB           stream+148(FP), $0x00
-	JNE            streamedAVX2_234
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_224
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_224
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_224
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_224
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_224
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_224
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_224
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
-	JMP            rowsdoneAVX2_233
 
-streamedAVX2_234:
-	VMOVNTPS Y3, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_230
-	ADDQ     56(SP), BX
-	VMOVNTPS Y1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_230
-	ADDQ     56(SP), BX
-	VMOVNTPS Y4, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_230
-	ADDQ     56(SP), BX
-	VMOVNTPS Y0, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_230
-	ADDQ     56(SP), BX
-	VMOVNTPS Y7, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_230
-	ADDQ     56(SP), BX
-	VMOVNTPS Y5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_230
-	ADDQ     56(SP), BX
-	VMOVNTPS Y8, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_230
-	ADDQ     56(SP), BX
-	VMOVNTPS Y2, (BX)
-
-rowsdoneAVX2_233:
-chunkdoneAVX2_230:
+chunkdoneAVX2_224:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_227
+	JMP  flushAVX2_221
 
-flushtailAVX2_228:
+flushtailAVX2_222:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_229
+	JZ    flushdoneAVX2_223
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_235:
+tailrowAVX2_225:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_236:
+tailkeyAVX2_226:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_236
+	JB   tailkeyAVX2_226
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_229
+	JAE  flushdoneAVX2_223
 	DECQ SI
-	JNZ  tailrowAVX2_235
+	JNZ  tailrowAVX2_225
 
-flushdoneAVX2_229:
+flushdoneAVX2_223:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -5817,789 +6141,18 @@ flushdoneAVX2_229:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_198
+	JG     panelsAVX2_181
 
-panelsAVX2_197:
-	// Tile of 16 queries × keys 0–5 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-
-dAVX2_237:
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 512(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 1024(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 1536(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 2048(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 2560(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 4(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 516(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 1028(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 1540(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 2052(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 2564(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 8(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 520(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 1032(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 1544(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 2056(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 2568(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 12(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 524(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 1036(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 1548(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 2060(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 2572(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000080
-	JB           dAVX2_237
-	VBROADCASTSS scale+144(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, (AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 64(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 128(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 192(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 256(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 320(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 32(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 96(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 160(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 224(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 288(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 352(AX)
-
-	// Tile of 16 queries × keys 6–11 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-
-dAVX2_238:
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS 3072(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 3584(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 4096(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 4608(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 5120(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 5632(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 3076(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 3588(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 4100(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 4612(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 5124(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 5636(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 3080(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 3592(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 4104(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 4616(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 5128(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 5640(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 3084(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 3596(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 4108(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 4620(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 5132(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 5644(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000080
-	JB           dAVX2_238
-	VBROADCASTSS scale+144(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, 384(AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 448(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 512(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 576(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 640(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 704(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 416(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 480(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 544(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 608(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 672(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 736(AX)
-
-	// Tile of 16 queries × keys 12–17 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-
-dAVX2_239:
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS 6144(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 6656(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 7168(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 7680(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 8192(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 8704(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 6148(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 6660(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 7172(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 7684(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 8196(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 8708(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 6152(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 6664(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 7176(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 7688(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 8200(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 8712(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 6156(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 6668(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 7180(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 7692(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 8204(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 8716(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000080
-	JB           dAVX2_239
-	VBROADCASTSS scale+144(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, 768(AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 832(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 896(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 960(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 1024(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 1088(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 800(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 864(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 928(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 992(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 1056(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 1120(AX)
-
-	// Tile of 16 queries × keys 18–23 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-
-dAVX2_240:
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS 9216(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 9728(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 10240(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 10752(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 11264(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 11776(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 9220(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 9732(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 10244(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 10756(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 11268(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 11780(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 9224(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 9736(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 10248(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 10760(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 11272(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 11784(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 9228(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 9740(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 10252(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 10764(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 11276(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 11788(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000080
-	JB           dAVX2_240
-	VBROADCASTSS scale+144(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, 1152(AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 1216(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 1280(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 1344(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 1408(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 1472(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 1184(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 1248(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 1312(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 1376(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 1440(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 1504(AX)
-
-	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
-	MOVQ 40(SP), CX
-	MOVQ 16(SP), DX
-
-flushAVX2_241:
-	CMPQ           DX, $0x08
-	JB             flushtailAVX2_242
-	MOVQ           CX, BX
-	MOVQ           48(SP), SI
-	VBROADCASTF128 (AX), Y0
-	VINSERTF128    $0x01, 256(AX), Y0, Y0
-	VBROADCASTF128 64(AX), Y1
-	VINSERTF128    $0x01, 320(AX), Y1, Y1
-	VBROADCASTF128 128(AX), Y2
-	VINSERTF128    $0x01, 384(AX), Y2, Y2
-	VBROADCASTF128 192(AX), Y3
-	VINSERTF128    $0x01, 448(AX), Y3, Y3
-	VUNPCKLPS      Y1, Y0, Y4
-	VUNPCKHPS      Y1, Y0, Y0
-	VUNPCKLPS      Y3, Y2, Y1
-	VUNPCKHPS      Y3, Y2, Y2
-	VSHUFPS        $0x44, Y1, Y4, Y3
-	VSHUFPS        $0xee, Y1, Y4, Y1
-	VSHUFPS        $0x44, Y2, Y0, Y4
-	VSHUFPS        $0xee, Y2, Y0, Y0
-	VBROADCASTF128 16(AX), Y2
-	VINSERTF128    $0x01, 272(AX), Y2, Y2
-	VBROADCASTF128 80(AX), Y5
-	VINSERTF128    $0x01, 336(AX), Y5, Y5
-	VBROADCASTF128 144(AX), Y6
-	VINSERTF128    $0x01, 400(AX), Y6, Y6
-	VBROADCASTF128 208(AX), Y7
-	VINSERTF128    $0x01, 464(AX), Y7, Y7
-	VUNPCKLPS      Y5, Y2, Y8
-	VUNPCKHPS      Y5, Y2, Y2
-	VUNPCKLPS      Y7, Y6, Y5
-	VUNPCKHPS      Y7, Y6, Y6
-	VSHUFPS        $0x44, Y5, Y8, Y7
-	VSHUFPS        $0xee, Y5, Y8, Y5
-	VSHUFPS        $0x44, Y6, Y2, Y8
-	VSHUFPS        $0xee, Y6, Y2, Y2
-	CMPB           stream+148(FP), $0x00
-	JNE            streamedAVX2_246
-	VMOVUPS        Y3, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_244
-	ADDQ           56(SP), BX
-	VMOVUPS        Y1, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_244
-	ADDQ           56(SP), BX
-	VMOVUPS        Y4, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_244
-	ADDQ           56(SP), BX
-	VMOVUPS        Y0, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_244
-	ADDQ           56(SP), BX
-	VMOVUPS        Y7, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_244
-	ADDQ           56(SP), BX
-	VMOVUPS        Y5, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_244
-	ADDQ           56(SP), BX
-	VMOVUPS        Y8, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_244
-	ADDQ           56(SP), BX
-	VMOVUPS        Y2, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_244
-	ADDQ           56(SP), BX
-	JMP            rowsdoneAVX2_245
-
-streamedAVX2_246:
-	VMOVNTPS Y3, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_244
-	ADDQ     56(SP), BX
-	VMOVNTPS Y1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_244
-	ADDQ     56(SP), BX
-	VMOVNTPS Y4, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_244
-	ADDQ     56(SP), BX
-	VMOVNTPS Y0, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_244
-	ADDQ     56(SP), BX
-	VMOVNTPS Y7, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_244
-	ADDQ     56(SP), BX
-	VMOVNTPS Y5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_244
-	ADDQ     56(SP), BX
-	VMOVNTPS Y8, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_244
-	ADDQ     56(SP), BX
-	VMOVNTPS Y2, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_244
-	ADDQ     56(SP), BX
-
-rowsdoneAVX2_245:
-	VBROADCASTF128 32(AX), Y0
-	VINSERTF128    $0x01, 288(AX), Y0, Y0
-	VBROADCASTF128 96(AX), Y1
-	VINSERTF128    $0x01, 352(AX), Y1, Y1
-	VBROADCASTF128 160(AX), Y2
-	VINSERTF128    $0x01, 416(AX), Y2, Y2
-	VBROADCASTF128 224(AX), Y3
-	VINSERTF128    $0x01, 480(AX), Y3, Y3
-	VUNPCKLPS      Y1, Y0, Y4
-	VUNPCKHPS      Y1, Y0, Y0
-	VUNPCKLPS      Y3, Y2, Y1
-	VUNPCKHPS      Y3, Y2, Y2
-	VSHUFPS        $0x44, Y1, Y4, Y3
-	VSHUFPS        $0xee, Y1, Y4, Y1
-	VSHUFPS        $0x44, Y2, Y0, Y4
-	VSHUFPS        $0xee, Y2, Y0, Y0
-	VBROADCASTF128 48(AX), Y2
-	VINSERTF128    $0x01, 304(AX), Y2, Y2
-	VBROADCASTF128 112(AX), Y5
-	VINSERTF128    $0x01, 368(AX), Y5, Y5
-	VBROADCASTF128 176(AX), Y6
-	VINSERTF128    $0x01, 432(AX), Y6, Y6
-	VBROADCASTF128 240(AX), Y7
-	VINSERTF128    $0x01, 496(AX), Y7, Y7
-	VUNPCKLPS      Y5, Y2, Y8
-	VUNPCKHPS      Y5, Y2, Y2
-	VUNPCKLPS      Y7, Y6, Y5
-	VUNPCKHPS      Y7, Y6, Y6
-	VSHUFPS        $0x44, Y5, Y8, Y7
-	VSHUFPS        $0xee, Y5, Y8, Y5
-	VSHUFPS        $0x44, Y6, Y2, Y8
-	VSHUFPS        $0xee, Y6, Y2, Y2
-	CMPB           stream+148(FP), $0x00
-	JNE            streamedAVX2_248
-	VMOVUPS        Y3, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_244
-	ADDQ           56(SP), BX
-	VMOVUPS        Y1, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_244
-	ADDQ           56(SP), BX
-	VMOVUPS        Y4, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_244
-	ADDQ           56(SP), BX
-	VMOVUPS        Y0, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_244
-	ADDQ           56(SP), BX
-	VMOVUPS        Y7, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_244
-	ADDQ           56(SP), BX
-	VMOVUPS        Y5, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_244
-	ADDQ           56(SP), BX
-	VMOVUPS        Y8, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_244
-	ADDQ           56(SP), BX
-	VMOVUPS        Y2, (BX)
-	JMP            rowsdoneAVX2_247
-
-streamedAVX2_248:
-	VMOVNTPS Y3, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_244
-	ADDQ     56(SP), BX
-	VMOVNTPS Y1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_244
-	ADDQ     56(SP), BX
-	VMOVNTPS Y4, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_244
-	ADDQ     56(SP), BX
-	VMOVNTPS Y0, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_244
-	ADDQ     56(SP), BX
-	VMOVNTPS Y7, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_244
-	ADDQ     56(SP), BX
-	VMOVNTPS Y5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_244
-	ADDQ     56(SP), BX
-	VMOVNTPS Y8, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX2_244
-	ADDQ     56(SP), BX
-	VMOVNTPS Y2, (BX)
-
-rowsdoneAVX2_247:
-chunkdoneAVX2_244:
-	ADDQ $0x00000200, AX
-	ADDQ $0x20, CX
-	SUBQ $0x08, DX
-	JMP  flushAVX2_241
-
-flushtailAVX2_242:
-	TESTQ DX, DX
-	JZ    flushdoneAVX2_243
-
-	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
-	MOVQ CX, BX
-	MOVQ 48(SP), SI
-	XORQ CX, CX
-
-tailrowAVX2_249:
-	XORQ DI, DI
-	LEAQ (AX)(CX*4), R8
-
-tailkeyAVX2_250:
-	MOVL (R8), R9
-	MOVL R9, (BX)(DI*4)
-	ADDQ $0x00000040, R8
-	INCQ DI
-	CMPQ DI, DX
-	JB   tailkeyAVX2_250
-	ADDQ 56(SP), BX
-	INCQ CX
-	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_243
-	DECQ SI
-	JNZ  tailrowAVX2_249
-
-flushdoneAVX2_243:
-	MOVQ   dim+136(FP), AX
-	IMUL3Q $0x00000040, AX, AX
-	ADDQ   AX, 32(SP)
-	MOVQ   56(SP), AX
-	IMUL3Q $0x00000010, AX, AX
-	ADDQ   AX, 40(SP)
-	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_197
-
-panelsdoneAVX2_198:
+panelsdoneAVX2_182:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x30, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_195
+	JMP    blocksAVX2_179
 
-blocksdoneAVX2_196:
-	SFENCE
+blocksdoneAVX2_180:
 	VZEROUPPER
 	RET
 
@@ -6624,9 +6177,9 @@ TEXT ·PeakFMAAVX2(SB), NOSPLIT, $0-16
 	VXORPS Y12, Y12, Y12
 	VXORPS Y13, Y13, Y13
 
-peakAVX2_251:
+peakAVX2_227:
 	TESTQ       AX, AX
-	JZ          peakdoneAVX2_252
+	JZ          peakdoneAVX2_228
 	VFMADD231PS Y12, Y13, Y0
 	VFMADD231PS Y12, Y13, Y1
 	VFMADD231PS Y12, Y13, Y2
@@ -6640,9 +6193,9 @@ peakAVX2_251:
 	VFMADD231PS Y12, Y13, Y10
 	VFMADD231PS Y12, Y13, Y11
 	DECQ        AX
-	JMP         peakAVX2_251
+	JMP         peakAVX2_227
 
-peakdoneAVX2_252:
+peakdoneAVX2_228:
 	VZEROUPPER
 	RET
 
@@ -6661,9 +6214,9 @@ TEXT ·DotF16AVX512(SB), NOSPLIT, $0-52
 	VXORPS Z6, Z6, Z6
 	VXORPS Z7, Z7, Z7
 
-dotAVX512_253:
+dotAVX512_229:
 	CMPQ        DX, $0x00000080
-	JB          dotdoneAVX512_254
+	JB          dotdoneAVX512_230
 	VCVTPH2PS   (CX), Z8
 	VCVTPH2PS   (AX), Z9
 	VFMADD231PS Z8, Z9, Z0
@@ -6691,21 +6244,21 @@ dotAVX512_253:
 	ADDQ        $0x00000100, AX
 	ADDQ        $0x00000100, CX
 	SUBQ        $0x00000080, DX
-	JMP         dotAVX512_253
+	JMP         dotAVX512_229
 
-dotdoneAVX512_254:
-dotAVX512_255:
+dotdoneAVX512_230:
+dotAVX512_231:
 	CMPQ        DX, $0x00000010
-	JB          dotdoneAVX512_256
+	JB          dotdoneAVX512_232
 	VCVTPH2PS   (CX), Z8
 	VCVTPH2PS   (AX), Z9
 	VFMADD231PS Z8, Z9, Z0
 	ADDQ        $0x00000020, AX
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000010, DX
-	JMP         dotAVX512_255
+	JMP         dotAVX512_231
 
-dotdoneAVX512_256:
+dotdoneAVX512_232:
 	VADDPS        Z4, Z0, Z0
 	VADDPS        Z5, Z1, Z1
 	VADDPS        Z6, Z2, Z2
@@ -6723,9 +6276,9 @@ dotdoneAVX512_256:
 	VADDSS        X1, X0, X0
 
 	// Scalar tail: the vector sums are already folded into the low lane.
-tailAVX512_257:
+tailAVX512_233:
 	TESTQ       DX, DX
-	JZ          taildoneAVX512_258
+	JZ          taildoneAVX512_234
 	MOVWLZX     (CX), BX
 	VMOVD       BX, X1
 	VCVTPH2PS   X1, X1
@@ -6736,9 +6289,9 @@ tailAVX512_257:
 	ADDQ        $0x02, AX
 	ADDQ        $0x02, CX
 	DECQ        DX
-	JMP         tailAVX512_257
+	JMP         tailAVX512_233
 
-taildoneAVX512_258:
+taildoneAVX512_234:
 	VZEROUPPER
 	VMOVSS X0, ret+48(FP)
 	RET
@@ -6758,9 +6311,9 @@ TEXT ·DotF32F16AVX512(SB), NOSPLIT, $0-52
 	VXORPS Z6, Z6, Z6
 	VXORPS Z7, Z7, Z7
 
-dotAVX512_259:
+dotAVX512_235:
 	CMPQ        DX, $0x00000080
-	JB          dotdoneAVX512_260
+	JB          dotdoneAVX512_236
 	VCVTPH2PS   (CX), Z8
 	VFMADD231PS (AX), Z8, Z0
 	VCVTPH2PS   32(CX), Z8
@@ -6780,20 +6333,20 @@ dotAVX512_259:
 	ADDQ        $0x00000200, AX
 	ADDQ        $0x00000100, CX
 	SUBQ        $0x00000080, DX
-	JMP         dotAVX512_259
+	JMP         dotAVX512_235
 
-dotdoneAVX512_260:
-dotAVX512_261:
+dotdoneAVX512_236:
+dotAVX512_237:
 	CMPQ        DX, $0x00000010
-	JB          dotdoneAVX512_262
+	JB          dotdoneAVX512_238
 	VCVTPH2PS   (CX), Z8
 	VFMADD231PS (AX), Z8, Z0
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000010, DX
-	JMP         dotAVX512_261
+	JMP         dotAVX512_237
 
-dotdoneAVX512_262:
+dotdoneAVX512_238:
 	VADDPS        Z4, Z0, Z0
 	VADDPS        Z5, Z1, Z1
 	VADDPS        Z6, Z2, Z2
@@ -6811,9 +6364,9 @@ dotdoneAVX512_262:
 	VADDSS        X1, X0, X0
 
 	// Scalar tail: the vector sums are already folded into the low lane.
-tailAVX512_263:
+tailAVX512_239:
 	TESTQ       DX, DX
-	JZ          taildoneAVX512_264
+	JZ          taildoneAVX512_240
 	MOVWLZX     (CX), BX
 	VMOVD       BX, X1
 	VCVTPH2PS   X1, X1
@@ -6822,9 +6375,9 @@ tailAVX512_263:
 	ADDQ        $0x04, AX
 	ADDQ        $0x02, CX
 	DECQ        DX
-	JMP         tailAVX512_263
+	JMP         tailAVX512_239
 
-taildoneAVX512_264:
+taildoneAVX512_240:
 	VZEROUPPER
 	VMOVSS X0, ret+48(FP)
 	RET
@@ -6844,9 +6397,9 @@ TEXT ·DotF32AVX512(SB), NOSPLIT, $0-52
 	VXORPS Z6, Z6, Z6
 	VXORPS Z7, Z7, Z7
 
-dotAVX512_265:
+dotAVX512_241:
 	CMPQ        DX, $0x00000080
-	JB          dotdoneAVX512_266
+	JB          dotdoneAVX512_242
 	VMOVUPS     (AX), Z8
 	VFMADD231PS (CX), Z8, Z0
 	VMOVUPS     64(AX), Z8
@@ -6866,20 +6419,20 @@ dotAVX512_265:
 	ADDQ        $0x00000200, AX
 	ADDQ        $0x00000200, CX
 	SUBQ        $0x00000080, DX
-	JMP         dotAVX512_265
+	JMP         dotAVX512_241
 
-dotdoneAVX512_266:
-dotAVX512_267:
+dotdoneAVX512_242:
+dotAVX512_243:
 	CMPQ        DX, $0x00000010
-	JB          dotdoneAVX512_268
+	JB          dotdoneAVX512_244
 	VMOVUPS     (AX), Z8
 	VFMADD231PS (CX), Z8, Z0
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
 	SUBQ        $0x00000010, DX
-	JMP         dotAVX512_267
+	JMP         dotAVX512_243
 
-dotdoneAVX512_268:
+dotdoneAVX512_244:
 	VADDPS        Z4, Z0, Z0
 	VADDPS        Z5, Z1, Z1
 	VADDPS        Z6, Z2, Z2
@@ -6897,18 +6450,18 @@ dotdoneAVX512_268:
 	VADDSS        X1, X0, X0
 
 	// Scalar tail: the vector sums are already folded into the low lane.
-tailAVX512_269:
+tailAVX512_245:
 	TESTQ       DX, DX
-	JZ          taildoneAVX512_270
+	JZ          taildoneAVX512_246
 	VMOVSS      (CX), X1
 	VMOVSS      (AX), X2
 	VFMADD231SS X1, X2, X0
 	ADDQ        $0x04, AX
 	ADDQ        $0x04, CX
 	DECQ        DX
-	JMP         tailAVX512_269
+	JMP         tailAVX512_245
 
-taildoneAVX512_270:
+taildoneAVX512_246:
 	VZEROUPPER
 	VMOVSS X0, ret+48(FP)
 	RET
@@ -6930,9 +6483,9 @@ TEXT ·ScoresRowsAVX512(SB), NOSPLIT, $72-100
 	SHLQ $0x01, AX
 	MOVQ AX, 48(SP)
 
-keysAVX512_271:
+keysAVX512_247:
 	CMPQ 8(SP), $0x03
-	JB   keysdoneAVX512_272
+	JB   keysdoneAVX512_248
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -6940,9 +6493,9 @@ keysAVX512_271:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_273:
+rowsAVX512_249:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_274
+	JB   rowsdoneAVX512_250
 
 	// Tile of 4 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -6973,9 +6526,9 @@ rowsAVX512_273:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R10, R11
 
-tailAVX512_275:
+tailAVX512_251:
 	CMPQ        R11, R9
-	JAE         taildoneAVX512_276
+	JAE         taildoneAVX512_252
 	MOVWLZX     (CX)(R11*2), R12
 	VMOVD       R12, X12
 	VCVTPH2PS   X12, X12
@@ -7002,15 +6555,15 @@ tailAVX512_275:
 	VFMADD231SS X13, X15, X10
 	VFMADD231SS X14, X15, X11
 	INCQ        R11
-	JMP         tailAVX512_275
+	JMP         tailAVX512_251
 
-taildoneAVX512_276:
+taildoneAVX512_252:
 	// Whole vectors [0, body).
 	XORQ R11, R11
 
-bodyAVX512_277:
+bodyAVX512_253:
 	CMPQ        R11, R10
-	JAE         bodydoneAVX512_278
+	JAE         bodydoneAVX512_254
 	VCVTPH2PS   (CX)(R11*2), Z12
 	VCVTPH2PS   (R8)(R11*2), Z13
 	VCVTPH2PS   (DI)(R11*2), Z14
@@ -7031,9 +6584,9 @@ bodyAVX512_277:
 	VFMADD231PS Z13, Z15, Z10
 	VFMADD231PS Z14, Z15, Z11
 	ADDQ        $0x10, R11
-	JMP         bodyAVX512_277
+	JMP         bodyAVX512_253
 
-bodydoneAVX512_278:
+bodydoneAVX512_254:
 	VEXTRACTF64X4 $0x01, Z0, Y12
 	VADDPS        Y0, Y12, Y12
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -7100,11 +6653,11 @@ bodydoneAVX512_278:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_273
+	JMP           rowsAVX512_249
 
-rowsdoneAVX512_274:
+rowsdoneAVX512_250:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_280
+	JB   rowsdoneAVX512_256
 
 	// Tile of 2 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -7127,9 +6680,9 @@ rowsdoneAVX512_274:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX512_281:
+tailAVX512_257:
 	CMPQ        R9, DI
-	JAE         taildoneAVX512_282
+	JAE         taildoneAVX512_258
 	MOVWLZX     (CX)(R9*2), R10
 	VMOVD       R10, X6
 	VCVTPH2PS   X6, X6
@@ -7148,15 +6701,15 @@ tailAVX512_281:
 	VFMADD231SS X7, X9, X4
 	VFMADD231SS X8, X9, X5
 	INCQ        R9
-	JMP         tailAVX512_281
+	JMP         tailAVX512_257
 
-taildoneAVX512_282:
+taildoneAVX512_258:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX512_283:
+bodyAVX512_259:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX512_284
+	JAE         bodydoneAVX512_260
 	VCVTPH2PS   (CX)(R9*2), Z6
 	VCVTPH2PS   (SI)(R9*2), Z7
 	VCVTPH2PS   (BX)(R9*2), Z8
@@ -7169,9 +6722,9 @@ bodyAVX512_283:
 	VFMADD231PS Z7, Z9, Z4
 	VFMADD231PS Z8, Z9, Z5
 	ADDQ        $0x10, R9
-	JMP         bodyAVX512_283
+	JMP         bodyAVX512_259
 
-bodydoneAVX512_284:
+bodydoneAVX512_260:
 	VEXTRACTF64X4 $0x01, Z0, Y6
 	VADDPS        Y0, Y6, Y6
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -7213,9 +6766,9 @@ bodydoneAVX512_284:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_280:
+rowsdoneAVX512_256:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_286
+	JB   rowsdoneAVX512_262
 
 	// Tile of 1 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -7233,9 +6786,9 @@ rowsdoneAVX512_280:
 	// Tail elements [body, dim), one at a time.
 	MOVQ DI, R8
 
-tailAVX512_287:
+tailAVX512_263:
 	CMPQ        R8, SI
-	JAE         taildoneAVX512_288
+	JAE         taildoneAVX512_264
 	MOVWLZX     (CX)(R8*2), R9
 	VMOVD       R9, X3
 	VCVTPH2PS   X3, X3
@@ -7250,15 +6803,15 @@ tailAVX512_287:
 	VFMADD231SS X4, X6, X1
 	VFMADD231SS X5, X6, X2
 	INCQ        R8
-	JMP         tailAVX512_287
+	JMP         tailAVX512_263
 
-taildoneAVX512_288:
+taildoneAVX512_264:
 	// Whole vectors [0, body).
 	XORQ R8, R8
 
-bodyAVX512_289:
+bodyAVX512_265:
 	CMPQ        R8, DI
-	JAE         bodydoneAVX512_290
+	JAE         bodydoneAVX512_266
 	VCVTPH2PS   (CX)(R8*2), Z3
 	VCVTPH2PS   (BX)(R8*2), Z4
 	VCVTPH2PS   (DX)(R8*2), Z5
@@ -7267,9 +6820,9 @@ bodyAVX512_289:
 	VFMADD231PS Z4, Z6, Z1
 	VFMADD231PS Z5, Z6, Z2
 	ADDQ        $0x10, R8
-	JMP         bodyAVX512_289
+	JMP         bodyAVX512_265
 
-bodydoneAVX512_290:
+bodydoneAVX512_266:
 	VEXTRACTF64X4 $0x01, Z0, Y3
 	VADDPS        Y0, Y3, Y3
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -7295,18 +6848,18 @@ bodydoneAVX512_290:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_286:
+rowsdoneAVX512_262:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x03, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x0c, 16(SP)
 	SUBQ   $0x03, 8(SP)
-	JMP    keysAVX512_271
+	JMP    keysAVX512_247
 
-keysdoneAVX512_272:
-keysAVX512_291:
+keysdoneAVX512_248:
+keysAVX512_267:
 	CMPQ 8(SP), $0x01
-	JB   keysdoneAVX512_292
+	JB   keysdoneAVX512_268
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -7314,9 +6867,9 @@ keysAVX512_291:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_293:
+rowsAVX512_269:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_294
+	JB   rowsdoneAVX512_270
 
 	// Tile of 4 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -7336,9 +6889,9 @@ rowsAVX512_293:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX512_295:
+tailAVX512_271:
 	CMPQ        R9, DI
-	JAE         taildoneAVX512_296
+	JAE         taildoneAVX512_272
 	MOVWLZX     (CX)(R9*2), R10
 	VMOVD       R10, X4
 	VCVTPH2PS   X4, X4
@@ -7351,15 +6904,15 @@ tailAVX512_295:
 	VMOVSS      (DX)(R9*4), X5
 	VFMADD231SS X4, X5, X3
 	INCQ        R9
-	JMP         tailAVX512_295
+	JMP         tailAVX512_271
 
-taildoneAVX512_296:
+taildoneAVX512_272:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX512_297:
+bodyAVX512_273:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX512_298
+	JAE         bodydoneAVX512_274
 	VCVTPH2PS   (CX)(R9*2), Z4
 	VMOVUPS     (AX)(R9*4), Z5
 	VFMADD231PS Z4, Z5, Z0
@@ -7370,9 +6923,9 @@ bodyAVX512_297:
 	VMOVUPS     (DX)(R9*4), Z5
 	VFMADD231PS Z4, Z5, Z3
 	ADDQ        $0x10, R9
-	JMP         bodyAVX512_297
+	JMP         bodyAVX512_273
 
-bodydoneAVX512_298:
+bodydoneAVX512_274:
 	VEXTRACTF64X4 $0x01, Z0, Y4
 	VADDPS        Y0, Y4, Y4
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -7404,11 +6957,11 @@ bodydoneAVX512_298:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_293
+	JMP           rowsAVX512_269
 
-rowsdoneAVX512_294:
+rowsdoneAVX512_270:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_300
+	JB   rowsdoneAVX512_276
 
 	// Tile of 2 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -7424,9 +6977,9 @@ rowsdoneAVX512_294:
 	// Tail elements [body, dim), one at a time.
 	MOVQ SI, DI
 
-tailAVX512_301:
+tailAVX512_277:
 	CMPQ        DI, BX
-	JAE         taildoneAVX512_302
+	JAE         taildoneAVX512_278
 	MOVWLZX     (CX)(DI*2), R8
 	VMOVD       R8, X2
 	VCVTPH2PS   X2, X2
@@ -7435,24 +6988,24 @@ tailAVX512_301:
 	VMOVSS      (DX)(DI*4), X3
 	VFMADD231SS X2, X3, X1
 	INCQ        DI
-	JMP         tailAVX512_301
+	JMP         tailAVX512_277
 
-taildoneAVX512_302:
+taildoneAVX512_278:
 	// Whole vectors [0, body).
 	XORQ DI, DI
 
-bodyAVX512_303:
+bodyAVX512_279:
 	CMPQ        DI, SI
-	JAE         bodydoneAVX512_304
+	JAE         bodydoneAVX512_280
 	VCVTPH2PS   (CX)(DI*2), Z2
 	VMOVUPS     (AX)(DI*4), Z3
 	VFMADD231PS Z2, Z3, Z0
 	VMOVUPS     (DX)(DI*4), Z3
 	VFMADD231PS Z2, Z3, Z1
 	ADDQ        $0x10, DI
-	JMP         bodyAVX512_303
+	JMP         bodyAVX512_279
 
-bodydoneAVX512_304:
+bodydoneAVX512_280:
 	VEXTRACTF64X4 $0x01, Z0, Y2
 	VADDPS        Y0, Y2, Y2
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -7477,9 +7030,9 @@ bodydoneAVX512_304:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_300:
+rowsdoneAVX512_276:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_306
+	JB   rowsdoneAVX512_282
 
 	// Tile of 1 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -7492,31 +7045,31 @@ rowsdoneAVX512_300:
 	// Tail elements [body, dim), one at a time.
 	MOVQ BX, SI
 
-tailAVX512_307:
+tailAVX512_283:
 	CMPQ        SI, DX
-	JAE         taildoneAVX512_308
+	JAE         taildoneAVX512_284
 	MOVWLZX     (CX)(SI*2), DI
 	VMOVD       DI, X1
 	VCVTPH2PS   X1, X1
 	VMOVSS      (AX)(SI*4), X2
 	VFMADD231SS X1, X2, X0
 	INCQ        SI
-	JMP         tailAVX512_307
+	JMP         tailAVX512_283
 
-taildoneAVX512_308:
+taildoneAVX512_284:
 	// Whole vectors [0, body).
 	XORQ SI, SI
 
-bodyAVX512_309:
+bodyAVX512_285:
 	CMPQ        SI, BX
-	JAE         bodydoneAVX512_310
+	JAE         bodydoneAVX512_286
 	VCVTPH2PS   (CX)(SI*2), Z1
 	VMOVUPS     (AX)(SI*4), Z2
 	VFMADD231PS Z1, Z2, Z0
 	ADDQ        $0x10, SI
-	JMP         bodyAVX512_309
+	JMP         bodyAVX512_285
 
-bodydoneAVX512_310:
+bodydoneAVX512_286:
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPS        Y0, Y1, Y1
 	VBROADCASTSS  scale+96(FP), Y0
@@ -7536,21 +7089,21 @@ bodydoneAVX512_310:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_306:
+rowsdoneAVX512_282:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x01, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX512_291
+	JMP    keysAVX512_267
 
-keysdoneAVX512_292:
+keysdoneAVX512_268:
 	VZEROUPPER
 	RET
 
-// func ScoresPanelsAVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32, stream bool)
+// func ScoresPanelsAVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32)
 // Requires: AVX, AVX512DQ, AVX512F, CMOV, F16C, MMX+
-TEXT ·ScoresPanelsAVX512(SB), NOSPLIT, $64-149
+TEXT ·ScoresPanelsAVX512(SB), NOSPLIT, $64-148
 	MOVQ k_base+48(FP), AX
 	MOVQ AX, (SP)
 	MOVQ n+128(FP), AX
@@ -7560,10 +7113,10 @@ TEXT ·ScoresPanelsAVX512(SB), NOSPLIT, $64-149
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_311:
+blocksAVX512_287:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_312
+	JZ    blocksdoneAVX512_288
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -7589,9 +7142,9 @@ blocksAVX512_311:
 	MOVQ    dim+136(FP), BX
 	IMULQ   BX, AX
 
-widenAVX512_315:
+widenAVX512_291:
 	CMPQ       AX, $0x40
-	JB         widendoneAVX512_316
+	JB         widendoneAVX512_292
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (DX)
 	VCVTPH2PS  32(CX), Z0
@@ -7605,23 +7158,23 @@ widenAVX512_315:
 	ADDQ       $0x80, CX
 	ADDQ       $0x00000100, DX
 	SUBQ       $0x40, AX
-	JMP        widenAVX512_315
+	JMP        widenAVX512_291
 
-widendoneAVX512_316:
-widenAVX512_317:
+widendoneAVX512_292:
+widenAVX512_293:
 	CMPQ      AX, $0x10
-	JB        widendoneAVX512_318
+	JB        widendoneAVX512_294
 	VCVTPH2PS (CX), Z0
 	VMOVUPS   Z0, (DX)
 	ADDQ      $0x20, CX
 	ADDQ      $0x00000040, DX
 	SUBQ      $0x10, AX
-	JMP       widenAVX512_317
+	JMP       widenAVX512_293
 
-widendoneAVX512_318:
-widentailAVX512_319:
+widendoneAVX512_294:
+widentailAVX512_295:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX512_320
+	JZ        widentaildoneAVX512_296
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -7629,15 +7182,1061 @@ widentailAVX512_319:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX512_319
+	JMP       widentailAVX512_295
 
-widentaildoneAVX512_320:
+widentaildoneAVX512_296:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
 	XORQ   DX, DX
 	MOVQ   dim+136(FP), BX
 	SHLQ   $0x02, BX
+	LEAQ   (CX)(BX*1), SI
+	LEAQ   (SI)(BX*1), DI
+	LEAQ   (DI)(BX*1), R8
+	LEAQ   (R8)(BX*1), R9
+	LEAQ   (R9)(BX*1), R10
+	LEAQ   (R10)(BX*1), R11
+	LEAQ   (R11)(BX*1), BX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	MOVQ   dim+136(FP), R12
+
+dAVX512_297:
+	LEAQ         4(DX), R13
+	CMPQ         R13, R12
+	JA           ddoneAVX512_298
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS (CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS (SI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS (DI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS (R8)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS (R9)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS (R10)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS (R11)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS (BX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      128(AX), Z16
+	VMOVUPS      192(AX), Z17
+	VBROADCASTSS 4(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 4(SI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 4(DI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 4(R8)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 4(R9)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 4(R10)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 4(R11)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 4(BX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      256(AX), Z16
+	VMOVUPS      320(AX), Z17
+	VBROADCASTSS 8(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 8(SI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 8(DI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 8(R8)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 8(R9)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 8(R10)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 8(R11)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 8(BX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      384(AX), Z16
+	VMOVUPS      448(AX), Z17
+	VBROADCASTSS 12(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 12(SI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 12(DI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 12(R8)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 12(R9)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 12(R10)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 12(R11)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 12(BX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	ADDQ         $0x00000200, AX
+	ADDQ         $0x04, DX
+	JMP          dAVX512_297
+
+ddoneAVX512_298:
+dAVX512_299:
+	LEAQ         1(DX), R13
+	CMPQ         R13, R12
+	JA           ddoneAVX512_300
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS (CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS (SI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS (DI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS (R8)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS (R9)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS (R10)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS (R11)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS (BX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	ADDQ         $0x00000080, AX
+	ADDQ         $0x01, DX
+	JMP          dAVX512_299
+
+ddoneAVX512_300:
+	VBROADCASTSS scale+144(FP), Z16
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Z16, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z16, Z1, Z1
+	VMOVUPS      Z1, 128(AX)
+	VMULPS       Z16, Z2, Z2
+	VMOVUPS      Z2, 256(AX)
+	VMULPS       Z16, Z3, Z3
+	VMOVUPS      Z3, 384(AX)
+	VMULPS       Z16, Z4, Z4
+	VMOVUPS      Z4, 512(AX)
+	VMULPS       Z16, Z5, Z5
+	VMOVUPS      Z5, 640(AX)
+	VMULPS       Z16, Z6, Z6
+	VMOVUPS      Z6, 768(AX)
+	VMULPS       Z16, Z7, Z7
+	VMOVUPS      Z7, 896(AX)
+	VMULPS       Z16, Z8, Z8
+	VMOVUPS      Z8, 64(AX)
+	VMULPS       Z16, Z9, Z9
+	VMOVUPS      Z9, 192(AX)
+	VMULPS       Z16, Z10, Z10
+	VMOVUPS      Z10, 320(AX)
+	VMULPS       Z16, Z11, Z11
+	VMOVUPS      Z11, 448(AX)
+	VMULPS       Z16, Z12, Z12
+	VMOVUPS      Z12, 576(AX)
+	VMULPS       Z16, Z13, Z13
+	VMOVUPS      Z13, 704(AX)
+	VMULPS       Z16, Z14, Z14
+	VMOVUPS      Z14, 832(AX)
+	VMULPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 960(AX)
+
+	// Widen keys 8–15 of the block.
+	XORQ    CX, CX
+	MOVQ    16(SP), AX
+	SUBQ    $0x08, AX
+	CMOVQLT CX, AX
+	MOVQ    $0x00000008, CX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	MOVQ    (SP), CX
+	MOVQ    scratch_base+72(FP), DX
+	MOVQ    dim+136(FP), BX
+	IMULQ   BX, AX
+	IMUL3Q  $0x00000010, BX, BX
+	ADDQ    BX, CX
+	ADDQ    BX, DX
+	ADDQ    BX, DX
+
+widenAVX512_301:
+	CMPQ       AX, $0x40
+	JB         widendoneAVX512_302
+	VCVTPH2PS  (CX), Z0
+	VMOVUPS    Z0, (DX)
+	VCVTPH2PS  32(CX), Z0
+	VMOVUPS    Z0, 64(DX)
+	VCVTPH2PS  64(CX), Z0
+	VMOVUPS    Z0, 128(DX)
+	VCVTPH2PS  96(CX), Z0
+	VMOVUPS    Z0, 192(DX)
+	PREFETCHT0 4096(CX)
+	PREFETCHT0 4160(CX)
+	ADDQ       $0x80, CX
+	ADDQ       $0x00000100, DX
+	SUBQ       $0x40, AX
+	JMP        widenAVX512_301
+
+widendoneAVX512_302:
+widenAVX512_303:
+	CMPQ      AX, $0x10
+	JB        widendoneAVX512_304
+	VCVTPH2PS (CX), Z0
+	VMOVUPS   Z0, (DX)
+	ADDQ      $0x20, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x10, AX
+	JMP       widenAVX512_303
+
+widendoneAVX512_304:
+widentailAVX512_305:
+	TESTQ     AX, AX
+	JZ        widentaildoneAVX512_306
+	MOVWLZX   (CX), BX
+	VMOVD     BX, X0
+	VCVTPH2PS X0, X0
+	VMOVSS    X0, (DX)
+	ADDQ      $0x02, CX
+	ADDQ      $0x04, DX
+	DECQ      AX
+	JMP       widentailAVX512_305
+
+widentaildoneAVX512_306:
+	// Tile of 32 queries × keys 8–15 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	MOVQ   dim+136(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x08, BX, SI
+	ADDQ   SI, CX
+	LEAQ   (CX)(BX*1), SI
+	LEAQ   (SI)(BX*1), DI
+	LEAQ   (DI)(BX*1), R8
+	LEAQ   (R8)(BX*1), R9
+	LEAQ   (R9)(BX*1), R10
+	LEAQ   (R10)(BX*1), R11
+	LEAQ   (R11)(BX*1), BX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	MOVQ   dim+136(FP), R12
+
+dAVX512_307:
+	LEAQ         4(DX), R13
+	CMPQ         R13, R12
+	JA           ddoneAVX512_308
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS (CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS (SI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS (DI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS (R8)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS (R9)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS (R10)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS (R11)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS (BX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      128(AX), Z16
+	VMOVUPS      192(AX), Z17
+	VBROADCASTSS 4(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 4(SI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 4(DI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 4(R8)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 4(R9)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 4(R10)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 4(R11)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 4(BX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      256(AX), Z16
+	VMOVUPS      320(AX), Z17
+	VBROADCASTSS 8(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 8(SI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 8(DI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 8(R8)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 8(R9)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 8(R10)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 8(R11)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 8(BX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      384(AX), Z16
+	VMOVUPS      448(AX), Z17
+	VBROADCASTSS 12(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 12(SI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 12(DI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 12(R8)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 12(R9)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 12(R10)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 12(R11)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 12(BX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	ADDQ         $0x00000200, AX
+	ADDQ         $0x04, DX
+	JMP          dAVX512_307
+
+ddoneAVX512_308:
+dAVX512_309:
+	LEAQ         1(DX), R13
+	CMPQ         R13, R12
+	JA           ddoneAVX512_310
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS (CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS (SI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS (DI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS (R8)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS (R9)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS (R10)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS (R11)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS (BX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	ADDQ         $0x00000080, AX
+	ADDQ         $0x01, DX
+	JMP          dAVX512_309
+
+ddoneAVX512_310:
+	VBROADCASTSS scale+144(FP), Z16
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Z16, Z0, Z0
+	VMOVUPS      Z0, 1024(AX)
+	VMULPS       Z16, Z1, Z1
+	VMOVUPS      Z1, 1152(AX)
+	VMULPS       Z16, Z2, Z2
+	VMOVUPS      Z2, 1280(AX)
+	VMULPS       Z16, Z3, Z3
+	VMOVUPS      Z3, 1408(AX)
+	VMULPS       Z16, Z4, Z4
+	VMOVUPS      Z4, 1536(AX)
+	VMULPS       Z16, Z5, Z5
+	VMOVUPS      Z5, 1664(AX)
+	VMULPS       Z16, Z6, Z6
+	VMOVUPS      Z6, 1792(AX)
+	VMULPS       Z16, Z7, Z7
+	VMOVUPS      Z7, 1920(AX)
+	VMULPS       Z16, Z8, Z8
+	VMOVUPS      Z8, 1088(AX)
+	VMULPS       Z16, Z9, Z9
+	VMOVUPS      Z9, 1216(AX)
+	VMULPS       Z16, Z10, Z10
+	VMOVUPS      Z10, 1344(AX)
+	VMULPS       Z16, Z11, Z11
+	VMOVUPS      Z11, 1472(AX)
+	VMULPS       Z16, Z12, Z12
+	VMOVUPS      Z12, 1600(AX)
+	VMULPS       Z16, Z13, Z13
+	VMOVUPS      Z13, 1728(AX)
+	VMULPS       Z16, Z14, Z14
+	VMOVUPS      Z14, 1856(AX)
+	VMULPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 1984(AX)
+
+	// Write the stage out: Lanes keys of every query row at a time.
+	MOVQ stage_base+96(FP), AX
+	MOVQ 40(SP), CX
+	MOVQ 16(SP), DX
+
+flushAVX512_311:
+	CMPQ       DX, $0x10
+	JB         flushtailAVX512_312
+	MOVQ       CX, BX
+	MOVQ       48(SP), SI
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z11, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z13, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z12, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z14, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z3, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z7, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z4, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z15, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z6, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z16, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z9, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z2, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z1, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z5, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z0, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z11, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z13, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z12, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z14, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z3, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z7, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z4, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z15, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z6, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z16, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z9, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z2, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z1, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z5, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_314
+	ADDQ       56(SP), BX
+	VMOVUPS    Z0, (BX)
+
+chunkdoneAVX512_314:
+	ADDQ $0x00000800, AX
+	ADDQ $0x40, CX
+	SUBQ $0x10, DX
+	JMP  flushAVX512_311
+
+flushtailAVX512_312:
+	TESTQ DX, DX
+	JZ    flushdoneAVX512_313
+
+	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
+	MOVQ CX, BX
+	MOVQ 48(SP), SI
+	XORQ CX, CX
+
+tailrowAVX512_315:
+	XORQ DI, DI
+	LEAQ (AX)(CX*4), R8
+
+tailkeyAVX512_316:
+	MOVL (R8), R9
+	MOVL R9, (BX)(DI*4)
+	ADDQ $0x00000080, R8
+	INCQ DI
+	CMPQ DI, DX
+	JB   tailkeyAVX512_316
+	ADDQ 56(SP), BX
+	INCQ CX
+	CMPQ CX, $0x20
+	JAE  flushdoneAVX512_313
+	DECQ SI
+	JNZ  tailrowAVX512_315
+
+flushdoneAVX512_313:
+	MOVQ   dim+136(FP), AX
+	IMUL3Q $0x00000080, AX, AX
+	ADDQ   AX, 32(SP)
+	MOVQ   56(SP), AX
+	IMUL3Q $0x00000020, AX, AX
+	ADDQ   AX, 40(SP)
+	SUBQ   $0x00000020, 48(SP)
+	JLE    panelsdoneAVX512_290
+
+panelsAVX512_289:
+	// Tile of 32 queries × keys 0–7 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	MOVQ   dim+136(FP), BX
+	SHLQ   $0x02, BX
+	LEAQ   (CX)(BX*1), SI
+	LEAQ   (SI)(BX*1), DI
+	LEAQ   (DI)(BX*1), R8
+	LEAQ   (R8)(BX*1), R9
+	LEAQ   (R9)(BX*1), R10
+	LEAQ   (R10)(BX*1), R11
+	LEAQ   (R11)(BX*1), BX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	MOVQ   dim+136(FP), R12
+
+dAVX512_317:
+	LEAQ         4(DX), R13
+	CMPQ         R13, R12
+	JA           ddoneAVX512_318
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS (CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS (SI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS (DI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS (R8)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS (R9)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS (R10)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS (R11)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS (BX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      128(AX), Z16
+	VMOVUPS      192(AX), Z17
+	VBROADCASTSS 4(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 4(SI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 4(DI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 4(R8)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 4(R9)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 4(R10)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 4(R11)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 4(BX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      256(AX), Z16
+	VMOVUPS      320(AX), Z17
+	VBROADCASTSS 8(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 8(SI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 8(DI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 8(R8)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 8(R9)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 8(R10)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 8(R11)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 8(BX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      384(AX), Z16
+	VMOVUPS      448(AX), Z17
+	VBROADCASTSS 12(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 12(SI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 12(DI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 12(R8)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 12(R9)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 12(R10)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 12(R11)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 12(BX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	ADDQ         $0x00000200, AX
+	ADDQ         $0x04, DX
+	JMP          dAVX512_317
+
+ddoneAVX512_318:
+dAVX512_319:
+	LEAQ         1(DX), R13
+	CMPQ         R13, R12
+	JA           ddoneAVX512_320
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS (CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS (SI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS (DI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS (R8)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS (R9)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS (R10)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS (R11)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS (BX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	ADDQ         $0x00000080, AX
+	ADDQ         $0x01, DX
+	JMP          dAVX512_319
+
+ddoneAVX512_320:
+	VBROADCASTSS scale+144(FP), Z16
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Z16, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z16, Z1, Z1
+	VMOVUPS      Z1, 128(AX)
+	VMULPS       Z16, Z2, Z2
+	VMOVUPS      Z2, 256(AX)
+	VMULPS       Z16, Z3, Z3
+	VMOVUPS      Z3, 384(AX)
+	VMULPS       Z16, Z4, Z4
+	VMOVUPS      Z4, 512(AX)
+	VMULPS       Z16, Z5, Z5
+	VMOVUPS      Z5, 640(AX)
+	VMULPS       Z16, Z6, Z6
+	VMOVUPS      Z6, 768(AX)
+	VMULPS       Z16, Z7, Z7
+	VMOVUPS      Z7, 896(AX)
+	VMULPS       Z16, Z8, Z8
+	VMOVUPS      Z8, 64(AX)
+	VMULPS       Z16, Z9, Z9
+	VMOVUPS      Z9, 192(AX)
+	VMULPS       Z16, Z10, Z10
+	VMOVUPS      Z10, 320(AX)
+	VMULPS       Z16, Z11, Z11
+	VMOVUPS      Z11, 448(AX)
+	VMULPS       Z16, Z12, Z12
+	VMOVUPS      Z12, 576(AX)
+	VMULPS       Z16, Z13, Z13
+	VMOVUPS      Z13, 704(AX)
+	VMULPS       Z16, Z14, Z14
+	VMOVUPS      Z14, 832(AX)
+	VMULPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 960(AX)
+
+	// Tile of 32 queries × keys 8–15 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	MOVQ   dim+136(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x08, BX, SI
+	ADDQ   SI, CX
 	LEAQ   (CX)(BX*1), SI
 	LEAQ   (SI)(BX*1), DI
 	LEAQ   (DI)(BX*1), R8
@@ -7814,282 +8413,6 @@ ddoneAVX512_324:
 	VBROADCASTSS scale+144(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
-	VMOVUPS      Z0, (AX)
-	VMULPS       Z16, Z1, Z1
-	VMOVUPS      Z1, 128(AX)
-	VMULPS       Z16, Z2, Z2
-	VMOVUPS      Z2, 256(AX)
-	VMULPS       Z16, Z3, Z3
-	VMOVUPS      Z3, 384(AX)
-	VMULPS       Z16, Z4, Z4
-	VMOVUPS      Z4, 512(AX)
-	VMULPS       Z16, Z5, Z5
-	VMOVUPS      Z5, 640(AX)
-	VMULPS       Z16, Z6, Z6
-	VMOVUPS      Z6, 768(AX)
-	VMULPS       Z16, Z7, Z7
-	VMOVUPS      Z7, 896(AX)
-	VMULPS       Z16, Z8, Z8
-	VMOVUPS      Z8, 64(AX)
-	VMULPS       Z16, Z9, Z9
-	VMOVUPS      Z9, 192(AX)
-	VMULPS       Z16, Z10, Z10
-	VMOVUPS      Z10, 320(AX)
-	VMULPS       Z16, Z11, Z11
-	VMOVUPS      Z11, 448(AX)
-	VMULPS       Z16, Z12, Z12
-	VMOVUPS      Z12, 576(AX)
-	VMULPS       Z16, Z13, Z13
-	VMOVUPS      Z13, 704(AX)
-	VMULPS       Z16, Z14, Z14
-	VMOVUPS      Z14, 832(AX)
-	VMULPS       Z16, Z15, Z15
-	VMOVUPS      Z15, 960(AX)
-
-	// Widen keys 8–15 of the block.
-	XORQ    CX, CX
-	MOVQ    16(SP), AX
-	SUBQ    $0x08, AX
-	CMOVQLT CX, AX
-	MOVQ    $0x00000008, CX
-	CMPQ    AX, CX
-	CMOVQGT CX, AX
-	MOVQ    (SP), CX
-	MOVQ    scratch_base+72(FP), DX
-	MOVQ    dim+136(FP), BX
-	IMULQ   BX, AX
-	IMUL3Q  $0x00000010, BX, BX
-	ADDQ    BX, CX
-	ADDQ    BX, DX
-	ADDQ    BX, DX
-
-widenAVX512_325:
-	CMPQ       AX, $0x40
-	JB         widendoneAVX512_326
-	VCVTPH2PS  (CX), Z0
-	VMOVUPS    Z0, (DX)
-	VCVTPH2PS  32(CX), Z0
-	VMOVUPS    Z0, 64(DX)
-	VCVTPH2PS  64(CX), Z0
-	VMOVUPS    Z0, 128(DX)
-	VCVTPH2PS  96(CX), Z0
-	VMOVUPS    Z0, 192(DX)
-	PREFETCHT0 4096(CX)
-	PREFETCHT0 4160(CX)
-	ADDQ       $0x80, CX
-	ADDQ       $0x00000100, DX
-	SUBQ       $0x40, AX
-	JMP        widenAVX512_325
-
-widendoneAVX512_326:
-widenAVX512_327:
-	CMPQ      AX, $0x10
-	JB        widendoneAVX512_328
-	VCVTPH2PS (CX), Z0
-	VMOVUPS   Z0, (DX)
-	ADDQ      $0x20, CX
-	ADDQ      $0x00000040, DX
-	SUBQ      $0x10, AX
-	JMP       widenAVX512_327
-
-widendoneAVX512_328:
-widentailAVX512_329:
-	TESTQ     AX, AX
-	JZ        widentaildoneAVX512_330
-	MOVWLZX   (CX), BX
-	VMOVD     BX, X0
-	VCVTPH2PS X0, X0
-	VMOVSS    X0, (DX)
-	ADDQ      $0x02, CX
-	ADDQ      $0x04, DX
-	DECQ      AX
-	JMP       widentailAVX512_329
-
-widentaildoneAVX512_330:
-	// Tile of 32 queries × keys 8–15 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	MOVQ   dim+136(FP), BX
-	SHLQ   $0x02, BX
-	IMUL3Q $0x08, BX, SI
-	ADDQ   SI, CX
-	LEAQ   (CX)(BX*1), SI
-	LEAQ   (SI)(BX*1), DI
-	LEAQ   (DI)(BX*1), R8
-	LEAQ   (R8)(BX*1), R9
-	LEAQ   (R9)(BX*1), R10
-	LEAQ   (R10)(BX*1), R11
-	LEAQ   (R11)(BX*1), BX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	VXORPS Z14, Z14, Z14
-	VXORPS Z15, Z15, Z15
-	MOVQ   dim+136(FP), R12
-
-dAVX512_331:
-	LEAQ         4(DX), R13
-	CMPQ         R13, R12
-	JA           ddoneAVX512_332
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS (CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS (SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS (DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS (R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS (R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS (R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS (R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS (BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      128(AX), Z16
-	VMOVUPS      192(AX), Z17
-	VBROADCASTSS 4(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4(SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 4(DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 4(R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 4(R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 4(R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 4(R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 4(BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      256(AX), Z16
-	VMOVUPS      320(AX), Z17
-	VBROADCASTSS 8(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 8(SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 8(DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 8(R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 8(R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 8(R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 8(R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 8(BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      384(AX), Z16
-	VMOVUPS      448(AX), Z17
-	VBROADCASTSS 12(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 12(SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 12(DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 12(R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 12(R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 12(R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 12(R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 12(BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX512_331
-
-ddoneAVX512_332:
-dAVX512_333:
-	LEAQ         1(DX), R13
-	CMPQ         R13, R12
-	JA           ddoneAVX512_334
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS (CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS (SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS (DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS (R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS (R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS (R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS (R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS (BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000080, AX
-	ADDQ         $0x01, DX
-	JMP          dAVX512_333
-
-ddoneAVX512_334:
-	VBROADCASTSS scale+144(FP), Z16
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Z16, Z0, Z0
 	VMOVUPS      Z0, 1024(AX)
 	VMULPS       Z16, Z1, Z1
 	VMOVUPS      Z1, 1152(AX)
@@ -8127,9 +8450,9 @@ ddoneAVX512_334:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_335:
+flushAVX512_325:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_336
+	JB         flushtailAVX512_326
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -8212,141 +8535,70 @@ flushAVX512_335:
 	VSHUFF32X4 $0xdd, Z4, Z9, Z4
 	VSHUFF32X4 $0x88, Z8, Z0, Z9
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	CMPB       stream+148(FP), $0x00
-	JNE        streamedAVX512_340
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
-	JMP        rowsdoneAVX512_339
-
-streamedAVX512_340:
-	VMOVNTPS Z10, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z11, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z13, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z12, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z14, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z3, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z7, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z4, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z15, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z6, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z16, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z9, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z2, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z0, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-
-rowsdoneAVX512_339:
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
 	VMOVUPS    320(AX), Z2
@@ -8427,169 +8679,102 @@ rowsdoneAVX512_339:
 	VSHUFF32X4 $0xdd, Z4, Z9, Z4
 	VSHUFF32X4 $0x88, Z8, Z0, Z9
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	CMPB       stream+148(FP), $0x00
-	JNE        streamedAVX512_342
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_338
+	JZ         chunkdoneAVX512_328
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
-	JMP        rowsdoneAVX512_341
 
-streamedAVX512_342:
-	VMOVNTPS Z10, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z11, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z13, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z12, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z14, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z3, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z7, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z4, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z15, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z6, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z16, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z9, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z2, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_338
-	ADDQ     56(SP), BX
-	VMOVNTPS Z0, (BX)
-
-rowsdoneAVX512_341:
-chunkdoneAVX512_338:
+chunkdoneAVX512_328:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_335
+	JMP  flushAVX512_325
 
-flushtailAVX512_336:
+flushtailAVX512_326:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_337
+	JZ    flushdoneAVX512_327
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_343:
+tailrowAVX512_329:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_344:
+tailkeyAVX512_330:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_344
+	JB   tailkeyAVX512_330
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_337
+	JAE  flushdoneAVX512_327
 	DECQ SI
-	JNZ  tailrowAVX512_343
+	JNZ  tailrowAVX512_329
 
-flushdoneAVX512_337:
+flushdoneAVX512_327:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -8597,933 +8782,24 @@ flushdoneAVX512_337:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_314
+	JG     panelsAVX512_289
 
-panelsAVX512_313:
-	// Tile of 32 queries × keys 0–7 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	MOVQ   dim+136(FP), BX
-	SHLQ   $0x02, BX
-	LEAQ   (CX)(BX*1), SI
-	LEAQ   (SI)(BX*1), DI
-	LEAQ   (DI)(BX*1), R8
-	LEAQ   (R8)(BX*1), R9
-	LEAQ   (R9)(BX*1), R10
-	LEAQ   (R10)(BX*1), R11
-	LEAQ   (R11)(BX*1), BX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	VXORPS Z14, Z14, Z14
-	VXORPS Z15, Z15, Z15
-	MOVQ   dim+136(FP), R12
-
-dAVX512_345:
-	LEAQ         4(DX), R13
-	CMPQ         R13, R12
-	JA           ddoneAVX512_346
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS (CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS (SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS (DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS (R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS (R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS (R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS (R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS (BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      128(AX), Z16
-	VMOVUPS      192(AX), Z17
-	VBROADCASTSS 4(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4(SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 4(DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 4(R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 4(R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 4(R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 4(R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 4(BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      256(AX), Z16
-	VMOVUPS      320(AX), Z17
-	VBROADCASTSS 8(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 8(SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 8(DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 8(R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 8(R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 8(R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 8(R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 8(BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      384(AX), Z16
-	VMOVUPS      448(AX), Z17
-	VBROADCASTSS 12(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 12(SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 12(DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 12(R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 12(R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 12(R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 12(R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 12(BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX512_345
-
-ddoneAVX512_346:
-dAVX512_347:
-	LEAQ         1(DX), R13
-	CMPQ         R13, R12
-	JA           ddoneAVX512_348
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS (CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS (SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS (DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS (R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS (R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS (R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS (R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS (BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000080, AX
-	ADDQ         $0x01, DX
-	JMP          dAVX512_347
-
-ddoneAVX512_348:
-	VBROADCASTSS scale+144(FP), Z16
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Z16, Z0, Z0
-	VMOVUPS      Z0, (AX)
-	VMULPS       Z16, Z1, Z1
-	VMOVUPS      Z1, 128(AX)
-	VMULPS       Z16, Z2, Z2
-	VMOVUPS      Z2, 256(AX)
-	VMULPS       Z16, Z3, Z3
-	VMOVUPS      Z3, 384(AX)
-	VMULPS       Z16, Z4, Z4
-	VMOVUPS      Z4, 512(AX)
-	VMULPS       Z16, Z5, Z5
-	VMOVUPS      Z5, 640(AX)
-	VMULPS       Z16, Z6, Z6
-	VMOVUPS      Z6, 768(AX)
-	VMULPS       Z16, Z7, Z7
-	VMOVUPS      Z7, 896(AX)
-	VMULPS       Z16, Z8, Z8
-	VMOVUPS      Z8, 64(AX)
-	VMULPS       Z16, Z9, Z9
-	VMOVUPS      Z9, 192(AX)
-	VMULPS       Z16, Z10, Z10
-	VMOVUPS      Z10, 320(AX)
-	VMULPS       Z16, Z11, Z11
-	VMOVUPS      Z11, 448(AX)
-	VMULPS       Z16, Z12, Z12
-	VMOVUPS      Z12, 576(AX)
-	VMULPS       Z16, Z13, Z13
-	VMOVUPS      Z13, 704(AX)
-	VMULPS       Z16, Z14, Z14
-	VMOVUPS      Z14, 832(AX)
-	VMULPS       Z16, Z15, Z15
-	VMOVUPS      Z15, 960(AX)
-
-	// Tile of 32 queries × keys 8–15 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	MOVQ   dim+136(FP), BX
-	SHLQ   $0x02, BX
-	IMUL3Q $0x08, BX, SI
-	ADDQ   SI, CX
-	LEAQ   (CX)(BX*1), SI
-	LEAQ   (SI)(BX*1), DI
-	LEAQ   (DI)(BX*1), R8
-	LEAQ   (R8)(BX*1), R9
-	LEAQ   (R9)(BX*1), R10
-	LEAQ   (R10)(BX*1), R11
-	LEAQ   (R11)(BX*1), BX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	VXORPS Z14, Z14, Z14
-	VXORPS Z15, Z15, Z15
-	MOVQ   dim+136(FP), R12
-
-dAVX512_349:
-	LEAQ         4(DX), R13
-	CMPQ         R13, R12
-	JA           ddoneAVX512_350
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS (CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS (SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS (DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS (R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS (R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS (R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS (R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS (BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      128(AX), Z16
-	VMOVUPS      192(AX), Z17
-	VBROADCASTSS 4(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4(SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 4(DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 4(R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 4(R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 4(R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 4(R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 4(BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      256(AX), Z16
-	VMOVUPS      320(AX), Z17
-	VBROADCASTSS 8(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 8(SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 8(DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 8(R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 8(R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 8(R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 8(R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 8(BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      384(AX), Z16
-	VMOVUPS      448(AX), Z17
-	VBROADCASTSS 12(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 12(SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 12(DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 12(R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 12(R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 12(R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 12(R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 12(BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX512_349
-
-ddoneAVX512_350:
-dAVX512_351:
-	LEAQ         1(DX), R13
-	CMPQ         R13, R12
-	JA           ddoneAVX512_352
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS (CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS (SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS (DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS (R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS (R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS (R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS (R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS (BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000080, AX
-	ADDQ         $0x01, DX
-	JMP          dAVX512_351
-
-ddoneAVX512_352:
-	VBROADCASTSS scale+144(FP), Z16
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Z16, Z0, Z0
-	VMOVUPS      Z0, 1024(AX)
-	VMULPS       Z16, Z1, Z1
-	VMOVUPS      Z1, 1152(AX)
-	VMULPS       Z16, Z2, Z2
-	VMOVUPS      Z2, 1280(AX)
-	VMULPS       Z16, Z3, Z3
-	VMOVUPS      Z3, 1408(AX)
-	VMULPS       Z16, Z4, Z4
-	VMOVUPS      Z4, 1536(AX)
-	VMULPS       Z16, Z5, Z5
-	VMOVUPS      Z5, 1664(AX)
-	VMULPS       Z16, Z6, Z6
-	VMOVUPS      Z6, 1792(AX)
-	VMULPS       Z16, Z7, Z7
-	VMOVUPS      Z7, 1920(AX)
-	VMULPS       Z16, Z8, Z8
-	VMOVUPS      Z8, 1088(AX)
-	VMULPS       Z16, Z9, Z9
-	VMOVUPS      Z9, 1216(AX)
-	VMULPS       Z16, Z10, Z10
-	VMOVUPS      Z10, 1344(AX)
-	VMULPS       Z16, Z11, Z11
-	VMOVUPS      Z11, 1472(AX)
-	VMULPS       Z16, Z12, Z12
-	VMOVUPS      Z12, 1600(AX)
-	VMULPS       Z16, Z13, Z13
-	VMOVUPS      Z13, 1728(AX)
-	VMULPS       Z16, Z14, Z14
-	VMOVUPS      Z14, 1856(AX)
-	VMULPS       Z16, Z15, Z15
-	VMOVUPS      Z15, 1984(AX)
-
-	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
-	MOVQ 40(SP), CX
-	MOVQ 16(SP), DX
-
-flushAVX512_353:
-	CMPQ       DX, $0x10
-	JB         flushtailAVX512_354
-	MOVQ       CX, BX
-	MOVQ       48(SP), SI
-	VMOVUPS    (AX), Z0
-	VMOVUPS    128(AX), Z1
-	VMOVUPS    256(AX), Z2
-	VMOVUPS    384(AX), Z3
-	VMOVUPS    512(AX), Z4
-	VMOVUPS    640(AX), Z5
-	VMOVUPS    768(AX), Z6
-	VMOVUPS    896(AX), Z7
-	VMOVUPS    1024(AX), Z8
-	VMOVUPS    1152(AX), Z9
-	VMOVUPS    1280(AX), Z10
-	VMOVUPS    1408(AX), Z11
-	VMOVUPS    1536(AX), Z12
-	VMOVUPS    1664(AX), Z13
-	VMOVUPS    1792(AX), Z14
-	VMOVUPS    1920(AX), Z15
-	VUNPCKLPS  Z1, Z0, Z16
-	VUNPCKHPS  Z1, Z0, Z0
-	VUNPCKLPS  Z3, Z2, Z1
-	VUNPCKHPS  Z3, Z2, Z2
-	VUNPCKLPS  Z5, Z4, Z3
-	VUNPCKHPS  Z5, Z4, Z4
-	VUNPCKLPS  Z7, Z6, Z5
-	VUNPCKHPS  Z7, Z6, Z6
-	VUNPCKLPS  Z9, Z8, Z7
-	VUNPCKHPS  Z9, Z8, Z8
-	VUNPCKLPS  Z11, Z10, Z9
-	VUNPCKHPS  Z11, Z10, Z10
-	VUNPCKLPS  Z13, Z12, Z11
-	VUNPCKHPS  Z13, Z12, Z12
-	VUNPCKLPS  Z15, Z14, Z13
-	VUNPCKHPS  Z15, Z14, Z14
-	VSHUFPS    $0x44, Z1, Z16, Z15
-	VSHUFPS    $0xee, Z1, Z16, Z1
-	VSHUFPS    $0x44, Z2, Z0, Z16
-	VSHUFPS    $0xee, Z2, Z0, Z0
-	VSHUFPS    $0x44, Z5, Z3, Z2
-	VSHUFPS    $0xee, Z5, Z3, Z3
-	VSHUFPS    $0x44, Z6, Z4, Z5
-	VSHUFPS    $0xee, Z6, Z4, Z4
-	VSHUFPS    $0x44, Z9, Z7, Z6
-	VSHUFPS    $0xee, Z9, Z7, Z7
-	VSHUFPS    $0x44, Z10, Z8, Z9
-	VSHUFPS    $0xee, Z10, Z8, Z8
-	VSHUFPS    $0x44, Z13, Z11, Z10
-	VSHUFPS    $0xee, Z13, Z11, Z11
-	VSHUFPS    $0x44, Z14, Z12, Z13
-	VSHUFPS    $0xee, Z14, Z12, Z12
-	VSHUFF32X4 $0x44, Z2, Z15, Z14
-	VSHUFF32X4 $0xee, Z2, Z15, Z2
-	VSHUFF32X4 $0x44, Z10, Z6, Z15
-	VSHUFF32X4 $0xee, Z10, Z6, Z6
-	VSHUFF32X4 $0x88, Z15, Z14, Z10
-	VSHUFF32X4 $0xdd, Z15, Z14, Z14
-	VSHUFF32X4 $0x88, Z6, Z2, Z15
-	VSHUFF32X4 $0xdd, Z6, Z2, Z2
-	VSHUFF32X4 $0x44, Z3, Z1, Z6
-	VSHUFF32X4 $0xee, Z3, Z1, Z1
-	VSHUFF32X4 $0x44, Z11, Z7, Z3
-	VSHUFF32X4 $0xee, Z11, Z7, Z7
-	VSHUFF32X4 $0x88, Z3, Z6, Z11
-	VSHUFF32X4 $0xdd, Z3, Z6, Z3
-	VSHUFF32X4 $0x88, Z7, Z1, Z6
-	VSHUFF32X4 $0xdd, Z7, Z1, Z1
-	VSHUFF32X4 $0x44, Z5, Z16, Z7
-	VSHUFF32X4 $0xee, Z5, Z16, Z5
-	VSHUFF32X4 $0x44, Z13, Z9, Z16
-	VSHUFF32X4 $0xee, Z13, Z9, Z9
-	VSHUFF32X4 $0x88, Z16, Z7, Z13
-	VSHUFF32X4 $0xdd, Z16, Z7, Z7
-	VSHUFF32X4 $0x88, Z9, Z5, Z16
-	VSHUFF32X4 $0xdd, Z9, Z5, Z5
-	VSHUFF32X4 $0x44, Z4, Z0, Z9
-	VSHUFF32X4 $0xee, Z4, Z0, Z0
-	VSHUFF32X4 $0x44, Z12, Z8, Z4
-	VSHUFF32X4 $0xee, Z12, Z8, Z8
-	VSHUFF32X4 $0x88, Z4, Z9, Z12
-	VSHUFF32X4 $0xdd, Z4, Z9, Z4
-	VSHUFF32X4 $0x88, Z8, Z0, Z9
-	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	CMPB       stream+148(FP), $0x00
-	JNE        streamedAVX512_358
-	VMOVUPS    Z10, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z11, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z13, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z12, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z14, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z4, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z15, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z16, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z9, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z0, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	JMP        rowsdoneAVX512_357
-
-streamedAVX512_358:
-	VMOVNTPS Z10, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z11, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z13, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z12, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z14, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z3, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z7, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z4, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z15, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z6, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z16, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z9, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z2, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z0, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-
-rowsdoneAVX512_357:
-	VMOVUPS    64(AX), Z0
-	VMOVUPS    192(AX), Z1
-	VMOVUPS    320(AX), Z2
-	VMOVUPS    448(AX), Z3
-	VMOVUPS    576(AX), Z4
-	VMOVUPS    704(AX), Z5
-	VMOVUPS    832(AX), Z6
-	VMOVUPS    960(AX), Z7
-	VMOVUPS    1088(AX), Z8
-	VMOVUPS    1216(AX), Z9
-	VMOVUPS    1344(AX), Z10
-	VMOVUPS    1472(AX), Z11
-	VMOVUPS    1600(AX), Z12
-	VMOVUPS    1728(AX), Z13
-	VMOVUPS    1856(AX), Z14
-	VMOVUPS    1984(AX), Z15
-	VUNPCKLPS  Z1, Z0, Z16
-	VUNPCKHPS  Z1, Z0, Z0
-	VUNPCKLPS  Z3, Z2, Z1
-	VUNPCKHPS  Z3, Z2, Z2
-	VUNPCKLPS  Z5, Z4, Z3
-	VUNPCKHPS  Z5, Z4, Z4
-	VUNPCKLPS  Z7, Z6, Z5
-	VUNPCKHPS  Z7, Z6, Z6
-	VUNPCKLPS  Z9, Z8, Z7
-	VUNPCKHPS  Z9, Z8, Z8
-	VUNPCKLPS  Z11, Z10, Z9
-	VUNPCKHPS  Z11, Z10, Z10
-	VUNPCKLPS  Z13, Z12, Z11
-	VUNPCKHPS  Z13, Z12, Z12
-	VUNPCKLPS  Z15, Z14, Z13
-	VUNPCKHPS  Z15, Z14, Z14
-	VSHUFPS    $0x44, Z1, Z16, Z15
-	VSHUFPS    $0xee, Z1, Z16, Z1
-	VSHUFPS    $0x44, Z2, Z0, Z16
-	VSHUFPS    $0xee, Z2, Z0, Z0
-	VSHUFPS    $0x44, Z5, Z3, Z2
-	VSHUFPS    $0xee, Z5, Z3, Z3
-	VSHUFPS    $0x44, Z6, Z4, Z5
-	VSHUFPS    $0xee, Z6, Z4, Z4
-	VSHUFPS    $0x44, Z9, Z7, Z6
-	VSHUFPS    $0xee, Z9, Z7, Z7
-	VSHUFPS    $0x44, Z10, Z8, Z9
-	VSHUFPS    $0xee, Z10, Z8, Z8
-	VSHUFPS    $0x44, Z13, Z11, Z10
-	VSHUFPS    $0xee, Z13, Z11, Z11
-	VSHUFPS    $0x44, Z14, Z12, Z13
-	VSHUFPS    $0xee, Z14, Z12, Z12
-	VSHUFF32X4 $0x44, Z2, Z15, Z14
-	VSHUFF32X4 $0xee, Z2, Z15, Z2
-	VSHUFF32X4 $0x44, Z10, Z6, Z15
-	VSHUFF32X4 $0xee, Z10, Z6, Z6
-	VSHUFF32X4 $0x88, Z15, Z14, Z10
-	VSHUFF32X4 $0xdd, Z15, Z14, Z14
-	VSHUFF32X4 $0x88, Z6, Z2, Z15
-	VSHUFF32X4 $0xdd, Z6, Z2, Z2
-	VSHUFF32X4 $0x44, Z3, Z1, Z6
-	VSHUFF32X4 $0xee, Z3, Z1, Z1
-	VSHUFF32X4 $0x44, Z11, Z7, Z3
-	VSHUFF32X4 $0xee, Z11, Z7, Z7
-	VSHUFF32X4 $0x88, Z3, Z6, Z11
-	VSHUFF32X4 $0xdd, Z3, Z6, Z3
-	VSHUFF32X4 $0x88, Z7, Z1, Z6
-	VSHUFF32X4 $0xdd, Z7, Z1, Z1
-	VSHUFF32X4 $0x44, Z5, Z16, Z7
-	VSHUFF32X4 $0xee, Z5, Z16, Z5
-	VSHUFF32X4 $0x44, Z13, Z9, Z16
-	VSHUFF32X4 $0xee, Z13, Z9, Z9
-	VSHUFF32X4 $0x88, Z16, Z7, Z13
-	VSHUFF32X4 $0xdd, Z16, Z7, Z7
-	VSHUFF32X4 $0x88, Z9, Z5, Z16
-	VSHUFF32X4 $0xdd, Z9, Z5, Z5
-	VSHUFF32X4 $0x44, Z4, Z0, Z9
-	VSHUFF32X4 $0xee, Z4, Z0, Z0
-	VSHUFF32X4 $0x44, Z12, Z8, Z4
-	VSHUFF32X4 $0xee, Z12, Z8, Z8
-	VSHUFF32X4 $0x88, Z4, Z9, Z12
-	VSHUFF32X4 $0xdd, Z4, Z9, Z4
-	VSHUFF32X4 $0x88, Z8, Z0, Z9
-	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	CMPB       stream+148(FP), $0x00
-	JNE        streamedAVX512_360
-	VMOVUPS    Z10, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z11, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z13, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z12, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z14, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z4, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z15, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z16, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z9, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_356
-	ADDQ       56(SP), BX
-	VMOVUPS    Z0, (BX)
-	JMP        rowsdoneAVX512_359
-
-streamedAVX512_360:
-	VMOVNTPS Z10, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z11, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z13, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z12, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z14, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z3, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z7, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z4, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z15, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z6, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z16, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z9, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z2, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_356
-	ADDQ     56(SP), BX
-	VMOVNTPS Z0, (BX)
-
-rowsdoneAVX512_359:
-chunkdoneAVX512_356:
-	ADDQ $0x00000800, AX
-	ADDQ $0x40, CX
-	SUBQ $0x10, DX
-	JMP  flushAVX512_353
-
-flushtailAVX512_354:
-	TESTQ DX, DX
-	JZ    flushdoneAVX512_355
-
-	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
-	MOVQ CX, BX
-	MOVQ 48(SP), SI
-	XORQ CX, CX
-
-tailrowAVX512_361:
-	XORQ DI, DI
-	LEAQ (AX)(CX*4), R8
-
-tailkeyAVX512_362:
-	MOVL (R8), R9
-	MOVL R9, (BX)(DI*4)
-	ADDQ $0x00000080, R8
-	INCQ DI
-	CMPQ DI, DX
-	JB   tailkeyAVX512_362
-	ADDQ 56(SP), BX
-	INCQ CX
-	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_355
-	DECQ SI
-	JNZ  tailrowAVX512_361
-
-flushdoneAVX512_355:
-	MOVQ   dim+136(FP), AX
-	IMUL3Q $0x00000080, AX, AX
-	ADDQ   AX, 32(SP)
-	MOVQ   56(SP), AX
-	IMUL3Q $0x00000020, AX, AX
-	ADDQ   AX, 40(SP)
-	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_313
-
-panelsdoneAVX512_314:
+panelsdoneAVX512_290:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_311
+	JMP    blocksAVX512_287
 
-blocksdoneAVX512_312:
-	SFENCE
+blocksdoneAVX512_288:
 	VZEROUPPER
 	RET
 
-// func ScoresPanels64AVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32, stream bool)
+// func ScoresPanels64AVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32)
 // Requires: AVX, AVX512DQ, AVX512F, CMOV, F16C, MMX+
-TEXT ·ScoresPanels64AVX512(SB), NOSPLIT, $64-149
+TEXT ·ScoresPanels64AVX512(SB), NOSPLIT, $64-148
 	MOVQ k_base+48(FP), AX
 	MOVQ AX, (SP)
 	MOVQ n+128(FP), AX
@@ -9533,10 +8809,10 @@ TEXT ·ScoresPanels64AVX512(SB), NOSPLIT, $64-149
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_363:
+blocksAVX512_331:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_364
+	JZ    blocksdoneAVX512_332
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -9561,9 +8837,9 @@ blocksAVX512_363:
 	MOVQ    scratch_base+72(FP), DX
 	IMUL3Q  $0x00000040, AX, AX
 
-widenAVX512_367:
+widenAVX512_335:
 	CMPQ       AX, $0x40
-	JB         widendoneAVX512_368
+	JB         widendoneAVX512_336
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (DX)
 	VCVTPH2PS  32(CX), Z0
@@ -9577,23 +8853,23 @@ widenAVX512_367:
 	ADDQ       $0x80, CX
 	ADDQ       $0x00000100, DX
 	SUBQ       $0x40, AX
-	JMP        widenAVX512_367
+	JMP        widenAVX512_335
 
-widendoneAVX512_368:
-widenAVX512_369:
+widendoneAVX512_336:
+widenAVX512_337:
 	CMPQ      AX, $0x10
-	JB        widendoneAVX512_370
+	JB        widendoneAVX512_338
 	VCVTPH2PS (CX), Z0
 	VMOVUPS   Z0, (DX)
 	ADDQ      $0x20, CX
 	ADDQ      $0x00000040, DX
 	SUBQ      $0x10, AX
-	JMP       widenAVX512_369
+	JMP       widenAVX512_337
 
-widendoneAVX512_370:
-widentailAVX512_371:
+widendoneAVX512_338:
+widentailAVX512_339:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX512_372
+	JZ        widentaildoneAVX512_340
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -9601,9 +8877,9 @@ widentailAVX512_371:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX512_371
+	JMP       widentailAVX512_339
 
-widentaildoneAVX512_372:
+widentaildoneAVX512_340:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -9625,7 +8901,7 @@ widentaildoneAVX512_372:
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
 
-dAVX512_373:
+dAVX512_341:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -9733,7 +9009,7 @@ dAVX512_373:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_373
+	JB           dAVX512_341
 	VBROADCASTSS scale+144(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -9783,9 +9059,9 @@ dAVX512_373:
 	ADDQ    $0x00000400, CX
 	ADDQ    $0x00000800, DX
 
-widenAVX512_374:
+widenAVX512_342:
 	CMPQ       AX, $0x40
-	JB         widendoneAVX512_375
+	JB         widendoneAVX512_343
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (DX)
 	VCVTPH2PS  32(CX), Z0
@@ -9799,23 +9075,23 @@ widenAVX512_374:
 	ADDQ       $0x80, CX
 	ADDQ       $0x00000100, DX
 	SUBQ       $0x40, AX
-	JMP        widenAVX512_374
+	JMP        widenAVX512_342
 
-widendoneAVX512_375:
-widenAVX512_376:
+widendoneAVX512_343:
+widenAVX512_344:
 	CMPQ      AX, $0x10
-	JB        widendoneAVX512_377
+	JB        widendoneAVX512_345
 	VCVTPH2PS (CX), Z0
 	VMOVUPS   Z0, (DX)
 	ADDQ      $0x20, CX
 	ADDQ      $0x00000040, DX
 	SUBQ      $0x10, AX
-	JMP       widenAVX512_376
+	JMP       widenAVX512_344
 
-widendoneAVX512_377:
-widentailAVX512_378:
+widendoneAVX512_345:
+widentailAVX512_346:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX512_379
+	JZ        widentaildoneAVX512_347
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -9823,9 +9099,9 @@ widentailAVX512_378:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX512_378
+	JMP       widentailAVX512_346
 
-widentaildoneAVX512_379:
+widentaildoneAVX512_347:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -9847,7 +9123,7 @@ widentaildoneAVX512_379:
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
 
-dAVX512_380:
+dAVX512_348:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -9955,6 +9231,1498 @@ dAVX512_380:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
+	JB           dAVX512_348
+	VBROADCASTSS scale+144(FP), Z16
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Z16, Z0, Z0
+	VMOVUPS      Z0, 1024(AX)
+	VMULPS       Z16, Z1, Z1
+	VMOVUPS      Z1, 1152(AX)
+	VMULPS       Z16, Z2, Z2
+	VMOVUPS      Z2, 1280(AX)
+	VMULPS       Z16, Z3, Z3
+	VMOVUPS      Z3, 1408(AX)
+	VMULPS       Z16, Z4, Z4
+	VMOVUPS      Z4, 1536(AX)
+	VMULPS       Z16, Z5, Z5
+	VMOVUPS      Z5, 1664(AX)
+	VMULPS       Z16, Z6, Z6
+	VMOVUPS      Z6, 1792(AX)
+	VMULPS       Z16, Z7, Z7
+	VMOVUPS      Z7, 1920(AX)
+	VMULPS       Z16, Z8, Z8
+	VMOVUPS      Z8, 1088(AX)
+	VMULPS       Z16, Z9, Z9
+	VMOVUPS      Z9, 1216(AX)
+	VMULPS       Z16, Z10, Z10
+	VMOVUPS      Z10, 1344(AX)
+	VMULPS       Z16, Z11, Z11
+	VMOVUPS      Z11, 1472(AX)
+	VMULPS       Z16, Z12, Z12
+	VMOVUPS      Z12, 1600(AX)
+	VMULPS       Z16, Z13, Z13
+	VMOVUPS      Z13, 1728(AX)
+	VMULPS       Z16, Z14, Z14
+	VMOVUPS      Z14, 1856(AX)
+	VMULPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 1984(AX)
+
+	// Write the stage out: Lanes keys of every query row at a time.
+	MOVQ stage_base+96(FP), AX
+	MOVQ 40(SP), CX
+	MOVQ 16(SP), DX
+
+flushAVX512_349:
+	CMPQ       DX, $0x10
+	JB         flushtailAVX512_350
+	MOVQ       CX, BX
+	MOVQ       48(SP), SI
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z11, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z13, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z12, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z14, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z3, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z7, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z4, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z15, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z6, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z16, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z9, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z2, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z1, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z5, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z0, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z11, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z13, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z12, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z14, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z3, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z7, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z4, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z15, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z6, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z16, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z9, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z2, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z1, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z5, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_352
+	ADDQ       56(SP), BX
+	VMOVUPS    Z0, (BX)
+
+chunkdoneAVX512_352:
+	ADDQ $0x00000800, AX
+	ADDQ $0x40, CX
+	SUBQ $0x10, DX
+	JMP  flushAVX512_349
+
+flushtailAVX512_350:
+	TESTQ DX, DX
+	JZ    flushdoneAVX512_351
+
+	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
+	MOVQ CX, BX
+	MOVQ 48(SP), SI
+	XORQ CX, CX
+
+tailrowAVX512_353:
+	XORQ DI, DI
+	LEAQ (AX)(CX*4), R8
+
+tailkeyAVX512_354:
+	MOVL (R8), R9
+	MOVL R9, (BX)(DI*4)
+	ADDQ $0x00000080, R8
+	INCQ DI
+	CMPQ DI, DX
+	JB   tailkeyAVX512_354
+	ADDQ 56(SP), BX
+	INCQ CX
+	CMPQ CX, $0x20
+	JAE  flushdoneAVX512_351
+	DECQ SI
+	JNZ  tailrowAVX512_353
+
+flushdoneAVX512_351:
+	MOVQ   dim+136(FP), AX
+	IMUL3Q $0x00000080, AX, AX
+	ADDQ   AX, 32(SP)
+	MOVQ   56(SP), AX
+	IMUL3Q $0x00000020, AX, AX
+	ADDQ   AX, 40(SP)
+	SUBQ   $0x00000020, 48(SP)
+	JLE    panelsdoneAVX512_334
+
+panelsAVX512_333:
+	// Tile of 32 queries × keys 0–7 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+
+dAVX512_355:
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS (CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 256(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 512(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 768(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 1024(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 1280(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 1536(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 1792(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      128(AX), Z16
+	VMOVUPS      192(AX), Z17
+	VBROADCASTSS 4(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 260(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 516(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 772(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 1028(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 1284(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 1540(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 1796(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      256(AX), Z16
+	VMOVUPS      320(AX), Z17
+	VBROADCASTSS 8(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 264(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 520(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 776(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 1032(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 1288(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 1544(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 1800(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      384(AX), Z16
+	VMOVUPS      448(AX), Z17
+	VBROADCASTSS 12(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 268(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 524(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 780(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 1036(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 1292(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 1548(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 1804(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	ADDQ         $0x00000200, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000040
+	JB           dAVX512_355
+	VBROADCASTSS scale+144(FP), Z16
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Z16, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z16, Z1, Z1
+	VMOVUPS      Z1, 128(AX)
+	VMULPS       Z16, Z2, Z2
+	VMOVUPS      Z2, 256(AX)
+	VMULPS       Z16, Z3, Z3
+	VMOVUPS      Z3, 384(AX)
+	VMULPS       Z16, Z4, Z4
+	VMOVUPS      Z4, 512(AX)
+	VMULPS       Z16, Z5, Z5
+	VMOVUPS      Z5, 640(AX)
+	VMULPS       Z16, Z6, Z6
+	VMOVUPS      Z6, 768(AX)
+	VMULPS       Z16, Z7, Z7
+	VMOVUPS      Z7, 896(AX)
+	VMULPS       Z16, Z8, Z8
+	VMOVUPS      Z8, 64(AX)
+	VMULPS       Z16, Z9, Z9
+	VMOVUPS      Z9, 192(AX)
+	VMULPS       Z16, Z10, Z10
+	VMOVUPS      Z10, 320(AX)
+	VMULPS       Z16, Z11, Z11
+	VMOVUPS      Z11, 448(AX)
+	VMULPS       Z16, Z12, Z12
+	VMOVUPS      Z12, 576(AX)
+	VMULPS       Z16, Z13, Z13
+	VMOVUPS      Z13, 704(AX)
+	VMULPS       Z16, Z14, Z14
+	VMOVUPS      Z14, 832(AX)
+	VMULPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 960(AX)
+
+	// Tile of 32 queries × keys 8–15 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+
+dAVX512_356:
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS 2048(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 2304(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 2560(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 2816(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 3072(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 3328(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3584(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3840(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      128(AX), Z16
+	VMOVUPS      192(AX), Z17
+	VBROADCASTSS 2052(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 2308(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 2564(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 2820(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 3076(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 3332(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3588(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3844(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      256(AX), Z16
+	VMOVUPS      320(AX), Z17
+	VBROADCASTSS 2056(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 2312(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 2568(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 2824(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 3080(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 3336(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3592(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3848(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      384(AX), Z16
+	VMOVUPS      448(AX), Z17
+	VBROADCASTSS 2060(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 2316(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 2572(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 2828(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 3084(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 3340(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3596(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3852(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	ADDQ         $0x00000200, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000040
+	JB           dAVX512_356
+	VBROADCASTSS scale+144(FP), Z16
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Z16, Z0, Z0
+	VMOVUPS      Z0, 1024(AX)
+	VMULPS       Z16, Z1, Z1
+	VMOVUPS      Z1, 1152(AX)
+	VMULPS       Z16, Z2, Z2
+	VMOVUPS      Z2, 1280(AX)
+	VMULPS       Z16, Z3, Z3
+	VMOVUPS      Z3, 1408(AX)
+	VMULPS       Z16, Z4, Z4
+	VMOVUPS      Z4, 1536(AX)
+	VMULPS       Z16, Z5, Z5
+	VMOVUPS      Z5, 1664(AX)
+	VMULPS       Z16, Z6, Z6
+	VMOVUPS      Z6, 1792(AX)
+	VMULPS       Z16, Z7, Z7
+	VMOVUPS      Z7, 1920(AX)
+	VMULPS       Z16, Z8, Z8
+	VMOVUPS      Z8, 1088(AX)
+	VMULPS       Z16, Z9, Z9
+	VMOVUPS      Z9, 1216(AX)
+	VMULPS       Z16, Z10, Z10
+	VMOVUPS      Z10, 1344(AX)
+	VMULPS       Z16, Z11, Z11
+	VMOVUPS      Z11, 1472(AX)
+	VMULPS       Z16, Z12, Z12
+	VMOVUPS      Z12, 1600(AX)
+	VMULPS       Z16, Z13, Z13
+	VMOVUPS      Z13, 1728(AX)
+	VMULPS       Z16, Z14, Z14
+	VMOVUPS      Z14, 1856(AX)
+	VMULPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 1984(AX)
+
+	// Write the stage out: Lanes keys of every query row at a time.
+	MOVQ stage_base+96(FP), AX
+	MOVQ 40(SP), CX
+	MOVQ 16(SP), DX
+
+flushAVX512_357:
+	CMPQ       DX, $0x10
+	JB         flushtailAVX512_358
+	MOVQ       CX, BX
+	MOVQ       48(SP), SI
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z11, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z13, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z12, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z14, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z3, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z7, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z4, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z15, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z6, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z16, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z9, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z2, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z1, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z5, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z0, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z11, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z13, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z12, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z14, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z3, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z7, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z4, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z15, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z6, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z16, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z9, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z2, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z1, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z5, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_360
+	ADDQ       56(SP), BX
+	VMOVUPS    Z0, (BX)
+
+chunkdoneAVX512_360:
+	ADDQ $0x00000800, AX
+	ADDQ $0x40, CX
+	SUBQ $0x10, DX
+	JMP  flushAVX512_357
+
+flushtailAVX512_358:
+	TESTQ DX, DX
+	JZ    flushdoneAVX512_359
+
+	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
+	MOVQ CX, BX
+	MOVQ 48(SP), SI
+	XORQ CX, CX
+
+tailrowAVX512_361:
+	XORQ DI, DI
+	LEAQ (AX)(CX*4), R8
+
+tailkeyAVX512_362:
+	MOVL (R8), R9
+	MOVL R9, (BX)(DI*4)
+	ADDQ $0x00000080, R8
+	INCQ DI
+	CMPQ DI, DX
+	JB   tailkeyAVX512_362
+	ADDQ 56(SP), BX
+	INCQ CX
+	CMPQ CX, $0x20
+	JAE  flushdoneAVX512_359
+	DECQ SI
+	JNZ  tailrowAVX512_361
+
+flushdoneAVX512_359:
+	MOVQ   dim+136(FP), AX
+	IMUL3Q $0x00000080, AX, AX
+	ADDQ   AX, 32(SP)
+	MOVQ   56(SP), AX
+	IMUL3Q $0x00000020, AX, AX
+	ADDQ   AX, 40(SP)
+	SUBQ   $0x00000020, 48(SP)
+	JG     panelsAVX512_333
+
+panelsdoneAVX512_334:
+	MOVQ   dim+136(FP), AX
+	IMUL3Q $0x20, AX, AX
+	ADDQ   AX, (SP)
+	ADDQ   $0x40, 24(SP)
+	MOVQ   16(SP), AX
+	SUBQ   AX, 8(SP)
+	JMP    blocksAVX512_331
+
+blocksdoneAVX512_332:
+	VZEROUPPER
+	RET
+
+// func ScoresPanels128AVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32)
+// Requires: AVX, AVX512DQ, AVX512F, CMOV, F16C, MMX+
+TEXT ·ScoresPanels128AVX512(SB), NOSPLIT, $64-148
+	MOVQ k_base+48(FP), AX
+	MOVQ AX, (SP)
+	MOVQ n+128(FP), AX
+	MOVQ AX, 8(SP)
+	SHLQ $0x02, AX
+	MOVQ AX, 56(SP)
+	MOVQ dst_base+0(FP), AX
+	MOVQ AX, 24(SP)
+
+blocksAVX512_363:
+	MOVQ  8(SP), AX
+	TESTQ AX, AX
+	JZ    blocksdoneAVX512_364
+
+	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
+	// zeros), whose scores are computed and never written out.
+	MOVQ    $0x00000010, CX
+	CMPQ    AX, CX
+	CMOVQHI CX, AX
+	MOVQ    AX, 16(SP)
+	MOVQ    panels_base+24(FP), AX
+	MOVQ    AX, 32(SP)
+	MOVQ    24(SP), AX
+	MOVQ    AX, 40(SP)
+	MOVQ    rows+120(FP), AX
+	MOVQ    AX, 48(SP)
+
+	// The first panel widens each tile's keys right before running it.
+	// Widen keys 0–7 of the block.
+	MOVQ    16(SP), AX
+	MOVQ    $0x00000008, CX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	MOVQ    (SP), CX
+	MOVQ    scratch_base+72(FP), DX
+	IMUL3Q  $0x00000080, AX, AX
+
+widenAVX512_367:
+	CMPQ       AX, $0x40
+	JB         widendoneAVX512_368
+	VCVTPH2PS  (CX), Z0
+	VMOVUPS    Z0, (DX)
+	VCVTPH2PS  32(CX), Z0
+	VMOVUPS    Z0, 64(DX)
+	VCVTPH2PS  64(CX), Z0
+	VMOVUPS    Z0, 128(DX)
+	VCVTPH2PS  96(CX), Z0
+	VMOVUPS    Z0, 192(DX)
+	PREFETCHT0 4096(CX)
+	PREFETCHT0 4160(CX)
+	ADDQ       $0x80, CX
+	ADDQ       $0x00000100, DX
+	SUBQ       $0x40, AX
+	JMP        widenAVX512_367
+
+widendoneAVX512_368:
+widenAVX512_369:
+	CMPQ      AX, $0x10
+	JB        widendoneAVX512_370
+	VCVTPH2PS (CX), Z0
+	VMOVUPS   Z0, (DX)
+	ADDQ      $0x20, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x10, AX
+	JMP       widenAVX512_369
+
+widendoneAVX512_370:
+widentailAVX512_371:
+	TESTQ     AX, AX
+	JZ        widentaildoneAVX512_372
+	MOVWLZX   (CX), BX
+	VMOVD     BX, X0
+	VCVTPH2PS X0, X0
+	VMOVSS    X0, (DX)
+	ADDQ      $0x02, CX
+	ADDQ      $0x04, DX
+	DECQ      AX
+	JMP       widentailAVX512_371
+
+widentaildoneAVX512_372:
+	// Tile of 32 queries × keys 0–7 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+
+dAVX512_373:
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS (CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 512(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 1024(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 1536(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 2048(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 2560(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3072(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3584(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      128(AX), Z16
+	VMOVUPS      192(AX), Z17
+	VBROADCASTSS 4(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 516(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 1028(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 1540(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 2052(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 2564(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3076(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3588(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      256(AX), Z16
+	VMOVUPS      320(AX), Z17
+	VBROADCASTSS 8(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 520(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 1032(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 1544(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 2056(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 2568(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3080(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3592(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      384(AX), Z16
+	VMOVUPS      448(AX), Z17
+	VBROADCASTSS 12(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 524(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 1036(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 1548(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 2060(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 2572(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3084(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3596(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	ADDQ         $0x00000200, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000080
+	JB           dAVX512_373
+	VBROADCASTSS scale+144(FP), Z16
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Z16, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z16, Z1, Z1
+	VMOVUPS      Z1, 128(AX)
+	VMULPS       Z16, Z2, Z2
+	VMOVUPS      Z2, 256(AX)
+	VMULPS       Z16, Z3, Z3
+	VMOVUPS      Z3, 384(AX)
+	VMULPS       Z16, Z4, Z4
+	VMOVUPS      Z4, 512(AX)
+	VMULPS       Z16, Z5, Z5
+	VMOVUPS      Z5, 640(AX)
+	VMULPS       Z16, Z6, Z6
+	VMOVUPS      Z6, 768(AX)
+	VMULPS       Z16, Z7, Z7
+	VMOVUPS      Z7, 896(AX)
+	VMULPS       Z16, Z8, Z8
+	VMOVUPS      Z8, 64(AX)
+	VMULPS       Z16, Z9, Z9
+	VMOVUPS      Z9, 192(AX)
+	VMULPS       Z16, Z10, Z10
+	VMOVUPS      Z10, 320(AX)
+	VMULPS       Z16, Z11, Z11
+	VMOVUPS      Z11, 448(AX)
+	VMULPS       Z16, Z12, Z12
+	VMOVUPS      Z12, 576(AX)
+	VMULPS       Z16, Z13, Z13
+	VMOVUPS      Z13, 704(AX)
+	VMULPS       Z16, Z14, Z14
+	VMOVUPS      Z14, 832(AX)
+	VMULPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 960(AX)
+
+	// Widen keys 8–15 of the block.
+	XORQ    CX, CX
+	MOVQ    16(SP), AX
+	SUBQ    $0x08, AX
+	CMOVQLT CX, AX
+	MOVQ    $0x00000008, CX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	MOVQ    (SP), CX
+	MOVQ    scratch_base+72(FP), DX
+	IMUL3Q  $0x00000080, AX, AX
+	ADDQ    $0x00000800, CX
+	ADDQ    $0x00001000, DX
+
+widenAVX512_374:
+	CMPQ       AX, $0x40
+	JB         widendoneAVX512_375
+	VCVTPH2PS  (CX), Z0
+	VMOVUPS    Z0, (DX)
+	VCVTPH2PS  32(CX), Z0
+	VMOVUPS    Z0, 64(DX)
+	VCVTPH2PS  64(CX), Z0
+	VMOVUPS    Z0, 128(DX)
+	VCVTPH2PS  96(CX), Z0
+	VMOVUPS    Z0, 192(DX)
+	PREFETCHT0 4096(CX)
+	PREFETCHT0 4160(CX)
+	ADDQ       $0x80, CX
+	ADDQ       $0x00000100, DX
+	SUBQ       $0x40, AX
+	JMP        widenAVX512_374
+
+widendoneAVX512_375:
+widenAVX512_376:
+	CMPQ      AX, $0x10
+	JB        widendoneAVX512_377
+	VCVTPH2PS (CX), Z0
+	VMOVUPS   Z0, (DX)
+	ADDQ      $0x20, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x10, AX
+	JMP       widenAVX512_376
+
+widendoneAVX512_377:
+widentailAVX512_378:
+	TESTQ     AX, AX
+	JZ        widentaildoneAVX512_379
+	MOVWLZX   (CX), BX
+	VMOVD     BX, X0
+	VCVTPH2PS X0, X0
+	VMOVSS    X0, (DX)
+	ADDQ      $0x02, CX
+	ADDQ      $0x04, DX
+	DECQ      AX
+	JMP       widentailAVX512_378
+
+widentaildoneAVX512_379:
+	// Tile of 32 queries × keys 8–15 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+
+dAVX512_380:
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS 4096(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 4608(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 5120(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 5632(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 6144(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 6656(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 7168(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 7680(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      128(AX), Z16
+	VMOVUPS      192(AX), Z17
+	VBROADCASTSS 4100(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 4612(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 5124(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 5636(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 6148(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 6660(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 7172(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 7684(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      256(AX), Z16
+	VMOVUPS      320(AX), Z17
+	VBROADCASTSS 4104(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 4616(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 5128(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 5640(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 6152(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 6664(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 7176(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 7688(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      384(AX), Z16
+	VMOVUPS      448(AX), Z17
+	VBROADCASTSS 4108(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 4620(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 5132(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 5644(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 6156(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 6668(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 7180(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 7692(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	ADDQ         $0x00000200, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000080
 	JB           dAVX512_380
 	VBROADCASTSS scale+144(FP), Z16
 	MOVQ         stage_base+96(FP), AX
@@ -10081,8 +10849,6 @@ flushAVX512_381:
 	VSHUFF32X4 $0xdd, Z4, Z9, Z4
 	VSHUFF32X4 $0x88, Z8, Z0, Z9
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	CMPB       stream+148(FP), $0x00
-	JNE        streamedAVX512_386
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
 	JZ         chunkdoneAVX512_384
@@ -10147,75 +10913,6 @@ flushAVX512_381:
 	DECQ       SI
 	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
-	JMP        rowsdoneAVX512_385
-
-streamedAVX512_386:
-	VMOVNTPS Z10, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z11, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z13, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z12, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z14, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z3, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z7, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z4, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z15, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z6, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z16, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z9, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z2, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z0, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-
-rowsdoneAVX512_385:
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
 	VMOVUPS    320(AX), Z2
@@ -10296,8 +10993,6 @@ rowsdoneAVX512_385:
 	VSHUFF32X4 $0xdd, Z4, Z9, Z4
 	VSHUFF32X4 $0x88, Z8, Z0, Z9
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	CMPB       stream+148(FP), $0x00
-	JNE        streamedAVX512_388
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
 	JZ         chunkdoneAVX512_384
@@ -10359,72 +11054,7 @@ rowsdoneAVX512_385:
 	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
-	JMP        rowsdoneAVX512_387
 
-streamedAVX512_388:
-	VMOVNTPS Z10, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z11, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z13, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z12, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z14, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z3, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z7, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z4, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z15, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z6, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z16, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z9, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z2, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_384
-	ADDQ     56(SP), BX
-	VMOVNTPS Z0, (BX)
-
-rowsdoneAVX512_387:
 chunkdoneAVX512_384:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
@@ -10440,23 +11070,23 @@ flushtailAVX512_382:
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_389:
+tailrowAVX512_385:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_390:
+tailkeyAVX512_386:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_390
+	JB   tailkeyAVX512_386
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
 	JAE  flushdoneAVX512_383
 	DECQ SI
-	JNZ  tailrowAVX512_389
+	JNZ  tailrowAVX512_385
 
 flushdoneAVX512_383:
 	MOVQ   dim+136(FP), AX
@@ -10490,31 +11120,31 @@ panelsAVX512_365:
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
 
-dAVX512_391:
+dAVX512_387:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 256(CX)(DX*4), Z18
+	VBROADCASTSS 512(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 512(CX)(DX*4), Z18
+	VBROADCASTSS 1024(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 768(CX)(DX*4), Z18
+	VBROADCASTSS 1536(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 1024(CX)(DX*4), Z18
+	VBROADCASTSS 2048(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 1280(CX)(DX*4), Z18
+	VBROADCASTSS 2560(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 1536(CX)(DX*4), Z18
+	VBROADCASTSS 3072(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 1792(CX)(DX*4), Z18
+	VBROADCASTSS 3584(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 	VMOVUPS      128(AX), Z16
@@ -10522,25 +11152,25 @@ dAVX512_391:
 	VBROADCASTSS 4(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 260(CX)(DX*4), Z18
+	VBROADCASTSS 516(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 516(CX)(DX*4), Z18
+	VBROADCASTSS 1028(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 772(CX)(DX*4), Z18
+	VBROADCASTSS 1540(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 1028(CX)(DX*4), Z18
+	VBROADCASTSS 2052(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 1284(CX)(DX*4), Z18
+	VBROADCASTSS 2564(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 1540(CX)(DX*4), Z18
+	VBROADCASTSS 3076(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 1796(CX)(DX*4), Z18
+	VBROADCASTSS 3588(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 	VMOVUPS      256(AX), Z16
@@ -10548,25 +11178,25 @@ dAVX512_391:
 	VBROADCASTSS 8(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 264(CX)(DX*4), Z18
+	VBROADCASTSS 520(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 520(CX)(DX*4), Z18
+	VBROADCASTSS 1032(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 776(CX)(DX*4), Z18
+	VBROADCASTSS 1544(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 1032(CX)(DX*4), Z18
+	VBROADCASTSS 2056(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 1288(CX)(DX*4), Z18
+	VBROADCASTSS 2568(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 1544(CX)(DX*4), Z18
+	VBROADCASTSS 3080(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 1800(CX)(DX*4), Z18
+	VBROADCASTSS 3592(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 	VMOVUPS      384(AX), Z16
@@ -10574,31 +11204,31 @@ dAVX512_391:
 	VBROADCASTSS 12(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 268(CX)(DX*4), Z18
+	VBROADCASTSS 524(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 524(CX)(DX*4), Z18
+	VBROADCASTSS 1036(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 780(CX)(DX*4), Z18
+	VBROADCASTSS 1548(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 1036(CX)(DX*4), Z18
+	VBROADCASTSS 2060(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 1292(CX)(DX*4), Z18
+	VBROADCASTSS 2572(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 1548(CX)(DX*4), Z18
+	VBROADCASTSS 3084(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 1804(CX)(DX*4), Z18
+	VBROADCASTSS 3596(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000040
-	JB           dAVX512_391
+	CMPQ         DX, $0x00000080
+	JB           dAVX512_387
 	VBROADCASTSS scale+144(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -10655,115 +11285,115 @@ dAVX512_391:
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
 
-dAVX512_392:
+dAVX512_388:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
-	VBROADCASTSS 2048(CX)(DX*4), Z18
+	VBROADCASTSS 4096(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 2304(CX)(DX*4), Z18
+	VBROADCASTSS 4608(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 2560(CX)(DX*4), Z18
+	VBROADCASTSS 5120(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 2816(CX)(DX*4), Z18
+	VBROADCASTSS 5632(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 3072(CX)(DX*4), Z18
+	VBROADCASTSS 6144(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 3328(CX)(DX*4), Z18
+	VBROADCASTSS 6656(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3584(CX)(DX*4), Z18
+	VBROADCASTSS 7168(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3840(CX)(DX*4), Z18
+	VBROADCASTSS 7680(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 	VMOVUPS      128(AX), Z16
 	VMOVUPS      192(AX), Z17
-	VBROADCASTSS 2052(CX)(DX*4), Z18
+	VBROADCASTSS 4100(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 2308(CX)(DX*4), Z18
+	VBROADCASTSS 4612(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 2564(CX)(DX*4), Z18
+	VBROADCASTSS 5124(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 2820(CX)(DX*4), Z18
+	VBROADCASTSS 5636(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 3076(CX)(DX*4), Z18
+	VBROADCASTSS 6148(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 3332(CX)(DX*4), Z18
+	VBROADCASTSS 6660(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3588(CX)(DX*4), Z18
+	VBROADCASTSS 7172(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3844(CX)(DX*4), Z18
+	VBROADCASTSS 7684(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 	VMOVUPS      256(AX), Z16
 	VMOVUPS      320(AX), Z17
-	VBROADCASTSS 2056(CX)(DX*4), Z18
+	VBROADCASTSS 4104(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 2312(CX)(DX*4), Z18
+	VBROADCASTSS 4616(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 2568(CX)(DX*4), Z18
+	VBROADCASTSS 5128(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 2824(CX)(DX*4), Z18
+	VBROADCASTSS 5640(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 3080(CX)(DX*4), Z18
+	VBROADCASTSS 6152(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 3336(CX)(DX*4), Z18
+	VBROADCASTSS 6664(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3592(CX)(DX*4), Z18
+	VBROADCASTSS 7176(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3848(CX)(DX*4), Z18
+	VBROADCASTSS 7688(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 	VMOVUPS      384(AX), Z16
 	VMOVUPS      448(AX), Z17
-	VBROADCASTSS 2060(CX)(DX*4), Z18
+	VBROADCASTSS 4108(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 2316(CX)(DX*4), Z18
+	VBROADCASTSS 4620(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 2572(CX)(DX*4), Z18
+	VBROADCASTSS 5132(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 2828(CX)(DX*4), Z18
+	VBROADCASTSS 5644(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 3084(CX)(DX*4), Z18
+	VBROADCASTSS 6156(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 3340(CX)(DX*4), Z18
+	VBROADCASTSS 6668(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3596(CX)(DX*4), Z18
+	VBROADCASTSS 7180(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3852(CX)(DX*4), Z18
+	VBROADCASTSS 7692(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000040
-	JB           dAVX512_392
+	CMPQ         DX, $0x00000080
+	JB           dAVX512_388
 	VBROADCASTSS scale+144(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -10804,9 +11434,9 @@ dAVX512_392:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_393:
+flushAVX512_389:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_394
+	JB         flushtailAVX512_390
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -10889,141 +11519,70 @@ flushAVX512_393:
 	VSHUFF32X4 $0xdd, Z4, Z9, Z4
 	VSHUFF32X4 $0x88, Z8, Z0, Z9
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	CMPB       stream+148(FP), $0x00
-	JNE        streamedAVX512_398
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
-	JMP        rowsdoneAVX512_397
-
-streamedAVX512_398:
-	VMOVNTPS Z10, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z11, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z13, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z12, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z14, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z3, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z7, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z4, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z15, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z6, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z16, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z9, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z2, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z0, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-
-rowsdoneAVX512_397:
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
 	VMOVUPS    320(AX), Z2
@@ -11104,169 +11663,102 @@ rowsdoneAVX512_397:
 	VSHUFF32X4 $0xdd, Z4, Z9, Z4
 	VSHUFF32X4 $0x88, Z8, Z0, Z9
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	CMPB       stream+148(FP), $0x00
-	JNE        streamedAVX512_400
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_396
+	JZ         chunkdoneAVX512_392
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
-	JMP        rowsdoneAVX512_399
 
-streamedAVX512_400:
-	VMOVNTPS Z10, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z11, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z13, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z12, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z14, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z3, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z7, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z4, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z15, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z6, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z16, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z9, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z2, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_396
-	ADDQ     56(SP), BX
-	VMOVNTPS Z0, (BX)
-
-rowsdoneAVX512_399:
-chunkdoneAVX512_396:
+chunkdoneAVX512_392:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_393
+	JMP  flushAVX512_389
 
-flushtailAVX512_394:
+flushtailAVX512_390:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_395
+	JZ    flushdoneAVX512_391
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_401:
+tailrowAVX512_393:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_402:
+tailkeyAVX512_394:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_402
+	JB   tailkeyAVX512_394
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_395
+	JAE  flushdoneAVX512_391
 	DECQ SI
-	JNZ  tailrowAVX512_401
+	JNZ  tailrowAVX512_393
 
-flushdoneAVX512_395:
+flushdoneAVX512_391:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -11286,1776 +11778,6 @@ panelsdoneAVX512_366:
 	JMP    blocksAVX512_363
 
 blocksdoneAVX512_364:
-	SFENCE
-	VZEROUPPER
-	RET
-
-// func ScoresPanels128AVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32, stream bool)
-// Requires: AVX, AVX512DQ, AVX512F, CMOV, F16C, MMX+
-TEXT ·ScoresPanels128AVX512(SB), NOSPLIT, $64-149
-	MOVQ k_base+48(FP), AX
-	MOVQ AX, (SP)
-	MOVQ n+128(FP), AX
-	MOVQ AX, 8(SP)
-	SHLQ $0x02, AX
-	MOVQ AX, 56(SP)
-	MOVQ dst_base+0(FP), AX
-	MOVQ AX, 24(SP)
-
-blocksAVX512_403:
-	MOVQ  8(SP), AX
-	TESTQ AX, AX
-	JZ    blocksdoneAVX512_404
-
-	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
-	// zeros), whose scores are computed and never written out.
-	MOVQ    $0x00000010, CX
-	CMPQ    AX, CX
-	CMOVQHI CX, AX
-	MOVQ    AX, 16(SP)
-	MOVQ    panels_base+24(FP), AX
-	MOVQ    AX, 32(SP)
-	MOVQ    24(SP), AX
-	MOVQ    AX, 40(SP)
-	MOVQ    rows+120(FP), AX
-	MOVQ    AX, 48(SP)
-
-	// The first panel widens each tile's keys right before running it.
-	// Widen keys 0–7 of the block.
-	MOVQ    16(SP), AX
-	MOVQ    $0x00000008, CX
-	CMPQ    AX, CX
-	CMOVQGT CX, AX
-	MOVQ    (SP), CX
-	MOVQ    scratch_base+72(FP), DX
-	IMUL3Q  $0x00000080, AX, AX
-
-widenAVX512_407:
-	CMPQ       AX, $0x40
-	JB         widendoneAVX512_408
-	VCVTPH2PS  (CX), Z0
-	VMOVUPS    Z0, (DX)
-	VCVTPH2PS  32(CX), Z0
-	VMOVUPS    Z0, 64(DX)
-	VCVTPH2PS  64(CX), Z0
-	VMOVUPS    Z0, 128(DX)
-	VCVTPH2PS  96(CX), Z0
-	VMOVUPS    Z0, 192(DX)
-	PREFETCHT0 4096(CX)
-	PREFETCHT0 4160(CX)
-	ADDQ       $0x80, CX
-	ADDQ       $0x00000100, DX
-	SUBQ       $0x40, AX
-	JMP        widenAVX512_407
-
-widendoneAVX512_408:
-widenAVX512_409:
-	CMPQ      AX, $0x10
-	JB        widendoneAVX512_410
-	VCVTPH2PS (CX), Z0
-	VMOVUPS   Z0, (DX)
-	ADDQ      $0x20, CX
-	ADDQ      $0x00000040, DX
-	SUBQ      $0x10, AX
-	JMP       widenAVX512_409
-
-widendoneAVX512_410:
-widentailAVX512_411:
-	TESTQ     AX, AX
-	JZ        widentaildoneAVX512_412
-	MOVWLZX   (CX), BX
-	VMOVD     BX, X0
-	VCVTPH2PS X0, X0
-	VMOVSS    X0, (DX)
-	ADDQ      $0x02, CX
-	ADDQ      $0x04, DX
-	DECQ      AX
-	JMP       widentailAVX512_411
-
-widentaildoneAVX512_412:
-	// Tile of 32 queries × keys 0–7 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	VXORPS Z14, Z14, Z14
-	VXORPS Z15, Z15, Z15
-
-dAVX512_413:
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS (CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 512(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 1024(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 1536(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 2048(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 2560(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3072(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3584(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      128(AX), Z16
-	VMOVUPS      192(AX), Z17
-	VBROADCASTSS 4(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 516(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 1028(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 1540(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 2052(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 2564(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3076(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3588(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      256(AX), Z16
-	VMOVUPS      320(AX), Z17
-	VBROADCASTSS 8(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 520(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 1032(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 1544(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 2056(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 2568(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3080(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3592(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      384(AX), Z16
-	VMOVUPS      448(AX), Z17
-	VBROADCASTSS 12(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 524(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 1036(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 1548(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 2060(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 2572(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3084(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3596(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000080
-	JB           dAVX512_413
-	VBROADCASTSS scale+144(FP), Z16
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Z16, Z0, Z0
-	VMOVUPS      Z0, (AX)
-	VMULPS       Z16, Z1, Z1
-	VMOVUPS      Z1, 128(AX)
-	VMULPS       Z16, Z2, Z2
-	VMOVUPS      Z2, 256(AX)
-	VMULPS       Z16, Z3, Z3
-	VMOVUPS      Z3, 384(AX)
-	VMULPS       Z16, Z4, Z4
-	VMOVUPS      Z4, 512(AX)
-	VMULPS       Z16, Z5, Z5
-	VMOVUPS      Z5, 640(AX)
-	VMULPS       Z16, Z6, Z6
-	VMOVUPS      Z6, 768(AX)
-	VMULPS       Z16, Z7, Z7
-	VMOVUPS      Z7, 896(AX)
-	VMULPS       Z16, Z8, Z8
-	VMOVUPS      Z8, 64(AX)
-	VMULPS       Z16, Z9, Z9
-	VMOVUPS      Z9, 192(AX)
-	VMULPS       Z16, Z10, Z10
-	VMOVUPS      Z10, 320(AX)
-	VMULPS       Z16, Z11, Z11
-	VMOVUPS      Z11, 448(AX)
-	VMULPS       Z16, Z12, Z12
-	VMOVUPS      Z12, 576(AX)
-	VMULPS       Z16, Z13, Z13
-	VMOVUPS      Z13, 704(AX)
-	VMULPS       Z16, Z14, Z14
-	VMOVUPS      Z14, 832(AX)
-	VMULPS       Z16, Z15, Z15
-	VMOVUPS      Z15, 960(AX)
-
-	// Widen keys 8–15 of the block.
-	XORQ    CX, CX
-	MOVQ    16(SP), AX
-	SUBQ    $0x08, AX
-	CMOVQLT CX, AX
-	MOVQ    $0x00000008, CX
-	CMPQ    AX, CX
-	CMOVQGT CX, AX
-	MOVQ    (SP), CX
-	MOVQ    scratch_base+72(FP), DX
-	IMUL3Q  $0x00000080, AX, AX
-	ADDQ    $0x00000800, CX
-	ADDQ    $0x00001000, DX
-
-widenAVX512_414:
-	CMPQ       AX, $0x40
-	JB         widendoneAVX512_415
-	VCVTPH2PS  (CX), Z0
-	VMOVUPS    Z0, (DX)
-	VCVTPH2PS  32(CX), Z0
-	VMOVUPS    Z0, 64(DX)
-	VCVTPH2PS  64(CX), Z0
-	VMOVUPS    Z0, 128(DX)
-	VCVTPH2PS  96(CX), Z0
-	VMOVUPS    Z0, 192(DX)
-	PREFETCHT0 4096(CX)
-	PREFETCHT0 4160(CX)
-	ADDQ       $0x80, CX
-	ADDQ       $0x00000100, DX
-	SUBQ       $0x40, AX
-	JMP        widenAVX512_414
-
-widendoneAVX512_415:
-widenAVX512_416:
-	CMPQ      AX, $0x10
-	JB        widendoneAVX512_417
-	VCVTPH2PS (CX), Z0
-	VMOVUPS   Z0, (DX)
-	ADDQ      $0x20, CX
-	ADDQ      $0x00000040, DX
-	SUBQ      $0x10, AX
-	JMP       widenAVX512_416
-
-widendoneAVX512_417:
-widentailAVX512_418:
-	TESTQ     AX, AX
-	JZ        widentaildoneAVX512_419
-	MOVWLZX   (CX), BX
-	VMOVD     BX, X0
-	VCVTPH2PS X0, X0
-	VMOVSS    X0, (DX)
-	ADDQ      $0x02, CX
-	ADDQ      $0x04, DX
-	DECQ      AX
-	JMP       widentailAVX512_418
-
-widentaildoneAVX512_419:
-	// Tile of 32 queries × keys 8–15 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	VXORPS Z14, Z14, Z14
-	VXORPS Z15, Z15, Z15
-
-dAVX512_420:
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS 4096(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4608(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 5120(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 5632(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 6144(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 6656(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 7168(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 7680(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      128(AX), Z16
-	VMOVUPS      192(AX), Z17
-	VBROADCASTSS 4100(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4612(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 5124(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 5636(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 6148(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 6660(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 7172(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 7684(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      256(AX), Z16
-	VMOVUPS      320(AX), Z17
-	VBROADCASTSS 4104(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4616(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 5128(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 5640(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 6152(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 6664(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 7176(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 7688(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      384(AX), Z16
-	VMOVUPS      448(AX), Z17
-	VBROADCASTSS 4108(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4620(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 5132(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 5644(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 6156(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 6668(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 7180(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 7692(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000080
-	JB           dAVX512_420
-	VBROADCASTSS scale+144(FP), Z16
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Z16, Z0, Z0
-	VMOVUPS      Z0, 1024(AX)
-	VMULPS       Z16, Z1, Z1
-	VMOVUPS      Z1, 1152(AX)
-	VMULPS       Z16, Z2, Z2
-	VMOVUPS      Z2, 1280(AX)
-	VMULPS       Z16, Z3, Z3
-	VMOVUPS      Z3, 1408(AX)
-	VMULPS       Z16, Z4, Z4
-	VMOVUPS      Z4, 1536(AX)
-	VMULPS       Z16, Z5, Z5
-	VMOVUPS      Z5, 1664(AX)
-	VMULPS       Z16, Z6, Z6
-	VMOVUPS      Z6, 1792(AX)
-	VMULPS       Z16, Z7, Z7
-	VMOVUPS      Z7, 1920(AX)
-	VMULPS       Z16, Z8, Z8
-	VMOVUPS      Z8, 1088(AX)
-	VMULPS       Z16, Z9, Z9
-	VMOVUPS      Z9, 1216(AX)
-	VMULPS       Z16, Z10, Z10
-	VMOVUPS      Z10, 1344(AX)
-	VMULPS       Z16, Z11, Z11
-	VMOVUPS      Z11, 1472(AX)
-	VMULPS       Z16, Z12, Z12
-	VMOVUPS      Z12, 1600(AX)
-	VMULPS       Z16, Z13, Z13
-	VMOVUPS      Z13, 1728(AX)
-	VMULPS       Z16, Z14, Z14
-	VMOVUPS      Z14, 1856(AX)
-	VMULPS       Z16, Z15, Z15
-	VMOVUPS      Z15, 1984(AX)
-
-	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
-	MOVQ 40(SP), CX
-	MOVQ 16(SP), DX
-
-flushAVX512_421:
-	CMPQ       DX, $0x10
-	JB         flushtailAVX512_422
-	MOVQ       CX, BX
-	MOVQ       48(SP), SI
-	VMOVUPS    (AX), Z0
-	VMOVUPS    128(AX), Z1
-	VMOVUPS    256(AX), Z2
-	VMOVUPS    384(AX), Z3
-	VMOVUPS    512(AX), Z4
-	VMOVUPS    640(AX), Z5
-	VMOVUPS    768(AX), Z6
-	VMOVUPS    896(AX), Z7
-	VMOVUPS    1024(AX), Z8
-	VMOVUPS    1152(AX), Z9
-	VMOVUPS    1280(AX), Z10
-	VMOVUPS    1408(AX), Z11
-	VMOVUPS    1536(AX), Z12
-	VMOVUPS    1664(AX), Z13
-	VMOVUPS    1792(AX), Z14
-	VMOVUPS    1920(AX), Z15
-	VUNPCKLPS  Z1, Z0, Z16
-	VUNPCKHPS  Z1, Z0, Z0
-	VUNPCKLPS  Z3, Z2, Z1
-	VUNPCKHPS  Z3, Z2, Z2
-	VUNPCKLPS  Z5, Z4, Z3
-	VUNPCKHPS  Z5, Z4, Z4
-	VUNPCKLPS  Z7, Z6, Z5
-	VUNPCKHPS  Z7, Z6, Z6
-	VUNPCKLPS  Z9, Z8, Z7
-	VUNPCKHPS  Z9, Z8, Z8
-	VUNPCKLPS  Z11, Z10, Z9
-	VUNPCKHPS  Z11, Z10, Z10
-	VUNPCKLPS  Z13, Z12, Z11
-	VUNPCKHPS  Z13, Z12, Z12
-	VUNPCKLPS  Z15, Z14, Z13
-	VUNPCKHPS  Z15, Z14, Z14
-	VSHUFPS    $0x44, Z1, Z16, Z15
-	VSHUFPS    $0xee, Z1, Z16, Z1
-	VSHUFPS    $0x44, Z2, Z0, Z16
-	VSHUFPS    $0xee, Z2, Z0, Z0
-	VSHUFPS    $0x44, Z5, Z3, Z2
-	VSHUFPS    $0xee, Z5, Z3, Z3
-	VSHUFPS    $0x44, Z6, Z4, Z5
-	VSHUFPS    $0xee, Z6, Z4, Z4
-	VSHUFPS    $0x44, Z9, Z7, Z6
-	VSHUFPS    $0xee, Z9, Z7, Z7
-	VSHUFPS    $0x44, Z10, Z8, Z9
-	VSHUFPS    $0xee, Z10, Z8, Z8
-	VSHUFPS    $0x44, Z13, Z11, Z10
-	VSHUFPS    $0xee, Z13, Z11, Z11
-	VSHUFPS    $0x44, Z14, Z12, Z13
-	VSHUFPS    $0xee, Z14, Z12, Z12
-	VSHUFF32X4 $0x44, Z2, Z15, Z14
-	VSHUFF32X4 $0xee, Z2, Z15, Z2
-	VSHUFF32X4 $0x44, Z10, Z6, Z15
-	VSHUFF32X4 $0xee, Z10, Z6, Z6
-	VSHUFF32X4 $0x88, Z15, Z14, Z10
-	VSHUFF32X4 $0xdd, Z15, Z14, Z14
-	VSHUFF32X4 $0x88, Z6, Z2, Z15
-	VSHUFF32X4 $0xdd, Z6, Z2, Z2
-	VSHUFF32X4 $0x44, Z3, Z1, Z6
-	VSHUFF32X4 $0xee, Z3, Z1, Z1
-	VSHUFF32X4 $0x44, Z11, Z7, Z3
-	VSHUFF32X4 $0xee, Z11, Z7, Z7
-	VSHUFF32X4 $0x88, Z3, Z6, Z11
-	VSHUFF32X4 $0xdd, Z3, Z6, Z3
-	VSHUFF32X4 $0x88, Z7, Z1, Z6
-	VSHUFF32X4 $0xdd, Z7, Z1, Z1
-	VSHUFF32X4 $0x44, Z5, Z16, Z7
-	VSHUFF32X4 $0xee, Z5, Z16, Z5
-	VSHUFF32X4 $0x44, Z13, Z9, Z16
-	VSHUFF32X4 $0xee, Z13, Z9, Z9
-	VSHUFF32X4 $0x88, Z16, Z7, Z13
-	VSHUFF32X4 $0xdd, Z16, Z7, Z7
-	VSHUFF32X4 $0x88, Z9, Z5, Z16
-	VSHUFF32X4 $0xdd, Z9, Z5, Z5
-	VSHUFF32X4 $0x44, Z4, Z0, Z9
-	VSHUFF32X4 $0xee, Z4, Z0, Z0
-	VSHUFF32X4 $0x44, Z12, Z8, Z4
-	VSHUFF32X4 $0xee, Z12, Z8, Z8
-	VSHUFF32X4 $0x88, Z4, Z9, Z12
-	VSHUFF32X4 $0xdd, Z4, Z9, Z4
-	VSHUFF32X4 $0x88, Z8, Z0, Z9
-	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	CMPB       stream+148(FP), $0x00
-	JNE        streamedAVX512_426
-	VMOVUPS    Z10, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z11, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z13, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z12, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z14, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z4, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z15, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z16, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z9, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z0, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	JMP        rowsdoneAVX512_425
-
-streamedAVX512_426:
-	VMOVNTPS Z10, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z11, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z13, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z12, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z14, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z3, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z7, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z4, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z15, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z6, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z16, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z9, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z2, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z0, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-
-rowsdoneAVX512_425:
-	VMOVUPS    64(AX), Z0
-	VMOVUPS    192(AX), Z1
-	VMOVUPS    320(AX), Z2
-	VMOVUPS    448(AX), Z3
-	VMOVUPS    576(AX), Z4
-	VMOVUPS    704(AX), Z5
-	VMOVUPS    832(AX), Z6
-	VMOVUPS    960(AX), Z7
-	VMOVUPS    1088(AX), Z8
-	VMOVUPS    1216(AX), Z9
-	VMOVUPS    1344(AX), Z10
-	VMOVUPS    1472(AX), Z11
-	VMOVUPS    1600(AX), Z12
-	VMOVUPS    1728(AX), Z13
-	VMOVUPS    1856(AX), Z14
-	VMOVUPS    1984(AX), Z15
-	VUNPCKLPS  Z1, Z0, Z16
-	VUNPCKHPS  Z1, Z0, Z0
-	VUNPCKLPS  Z3, Z2, Z1
-	VUNPCKHPS  Z3, Z2, Z2
-	VUNPCKLPS  Z5, Z4, Z3
-	VUNPCKHPS  Z5, Z4, Z4
-	VUNPCKLPS  Z7, Z6, Z5
-	VUNPCKHPS  Z7, Z6, Z6
-	VUNPCKLPS  Z9, Z8, Z7
-	VUNPCKHPS  Z9, Z8, Z8
-	VUNPCKLPS  Z11, Z10, Z9
-	VUNPCKHPS  Z11, Z10, Z10
-	VUNPCKLPS  Z13, Z12, Z11
-	VUNPCKHPS  Z13, Z12, Z12
-	VUNPCKLPS  Z15, Z14, Z13
-	VUNPCKHPS  Z15, Z14, Z14
-	VSHUFPS    $0x44, Z1, Z16, Z15
-	VSHUFPS    $0xee, Z1, Z16, Z1
-	VSHUFPS    $0x44, Z2, Z0, Z16
-	VSHUFPS    $0xee, Z2, Z0, Z0
-	VSHUFPS    $0x44, Z5, Z3, Z2
-	VSHUFPS    $0xee, Z5, Z3, Z3
-	VSHUFPS    $0x44, Z6, Z4, Z5
-	VSHUFPS    $0xee, Z6, Z4, Z4
-	VSHUFPS    $0x44, Z9, Z7, Z6
-	VSHUFPS    $0xee, Z9, Z7, Z7
-	VSHUFPS    $0x44, Z10, Z8, Z9
-	VSHUFPS    $0xee, Z10, Z8, Z8
-	VSHUFPS    $0x44, Z13, Z11, Z10
-	VSHUFPS    $0xee, Z13, Z11, Z11
-	VSHUFPS    $0x44, Z14, Z12, Z13
-	VSHUFPS    $0xee, Z14, Z12, Z12
-	VSHUFF32X4 $0x44, Z2, Z15, Z14
-	VSHUFF32X4 $0xee, Z2, Z15, Z2
-	VSHUFF32X4 $0x44, Z10, Z6, Z15
-	VSHUFF32X4 $0xee, Z10, Z6, Z6
-	VSHUFF32X4 $0x88, Z15, Z14, Z10
-	VSHUFF32X4 $0xdd, Z15, Z14, Z14
-	VSHUFF32X4 $0x88, Z6, Z2, Z15
-	VSHUFF32X4 $0xdd, Z6, Z2, Z2
-	VSHUFF32X4 $0x44, Z3, Z1, Z6
-	VSHUFF32X4 $0xee, Z3, Z1, Z1
-	VSHUFF32X4 $0x44, Z11, Z7, Z3
-	VSHUFF32X4 $0xee, Z11, Z7, Z7
-	VSHUFF32X4 $0x88, Z3, Z6, Z11
-	VSHUFF32X4 $0xdd, Z3, Z6, Z3
-	VSHUFF32X4 $0x88, Z7, Z1, Z6
-	VSHUFF32X4 $0xdd, Z7, Z1, Z1
-	VSHUFF32X4 $0x44, Z5, Z16, Z7
-	VSHUFF32X4 $0xee, Z5, Z16, Z5
-	VSHUFF32X4 $0x44, Z13, Z9, Z16
-	VSHUFF32X4 $0xee, Z13, Z9, Z9
-	VSHUFF32X4 $0x88, Z16, Z7, Z13
-	VSHUFF32X4 $0xdd, Z16, Z7, Z7
-	VSHUFF32X4 $0x88, Z9, Z5, Z16
-	VSHUFF32X4 $0xdd, Z9, Z5, Z5
-	VSHUFF32X4 $0x44, Z4, Z0, Z9
-	VSHUFF32X4 $0xee, Z4, Z0, Z0
-	VSHUFF32X4 $0x44, Z12, Z8, Z4
-	VSHUFF32X4 $0xee, Z12, Z8, Z8
-	VSHUFF32X4 $0x88, Z4, Z9, Z12
-	VSHUFF32X4 $0xdd, Z4, Z9, Z4
-	VSHUFF32X4 $0x88, Z8, Z0, Z9
-	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	CMPB       stream+148(FP), $0x00
-	JNE        streamedAVX512_428
-	VMOVUPS    Z10, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z11, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z13, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z12, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z14, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z4, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z15, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z16, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z9, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_424
-	ADDQ       56(SP), BX
-	VMOVUPS    Z0, (BX)
-	JMP        rowsdoneAVX512_427
-
-streamedAVX512_428:
-	VMOVNTPS Z10, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z11, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z13, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z12, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z14, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z3, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z7, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z4, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z15, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z6, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z16, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z9, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z2, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_424
-	ADDQ     56(SP), BX
-	VMOVNTPS Z0, (BX)
-
-rowsdoneAVX512_427:
-chunkdoneAVX512_424:
-	ADDQ $0x00000800, AX
-	ADDQ $0x40, CX
-	SUBQ $0x10, DX
-	JMP  flushAVX512_421
-
-flushtailAVX512_422:
-	TESTQ DX, DX
-	JZ    flushdoneAVX512_423
-
-	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
-	MOVQ CX, BX
-	MOVQ 48(SP), SI
-	XORQ CX, CX
-
-tailrowAVX512_429:
-	XORQ DI, DI
-	LEAQ (AX)(CX*4), R8
-
-tailkeyAVX512_430:
-	MOVL (R8), R9
-	MOVL R9, (BX)(DI*4)
-	ADDQ $0x00000080, R8
-	INCQ DI
-	CMPQ DI, DX
-	JB   tailkeyAVX512_430
-	ADDQ 56(SP), BX
-	INCQ CX
-	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_423
-	DECQ SI
-	JNZ  tailrowAVX512_429
-
-flushdoneAVX512_423:
-	MOVQ   dim+136(FP), AX
-	IMUL3Q $0x00000080, AX, AX
-	ADDQ   AX, 32(SP)
-	MOVQ   56(SP), AX
-	IMUL3Q $0x00000020, AX, AX
-	ADDQ   AX, 40(SP)
-	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_406
-
-panelsAVX512_405:
-	// Tile of 32 queries × keys 0–7 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	VXORPS Z14, Z14, Z14
-	VXORPS Z15, Z15, Z15
-
-dAVX512_431:
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS (CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 512(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 1024(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 1536(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 2048(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 2560(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3072(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3584(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      128(AX), Z16
-	VMOVUPS      192(AX), Z17
-	VBROADCASTSS 4(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 516(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 1028(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 1540(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 2052(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 2564(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3076(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3588(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      256(AX), Z16
-	VMOVUPS      320(AX), Z17
-	VBROADCASTSS 8(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 520(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 1032(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 1544(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 2056(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 2568(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3080(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3592(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      384(AX), Z16
-	VMOVUPS      448(AX), Z17
-	VBROADCASTSS 12(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 524(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 1036(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 1548(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 2060(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 2572(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3084(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3596(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000080
-	JB           dAVX512_431
-	VBROADCASTSS scale+144(FP), Z16
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Z16, Z0, Z0
-	VMOVUPS      Z0, (AX)
-	VMULPS       Z16, Z1, Z1
-	VMOVUPS      Z1, 128(AX)
-	VMULPS       Z16, Z2, Z2
-	VMOVUPS      Z2, 256(AX)
-	VMULPS       Z16, Z3, Z3
-	VMOVUPS      Z3, 384(AX)
-	VMULPS       Z16, Z4, Z4
-	VMOVUPS      Z4, 512(AX)
-	VMULPS       Z16, Z5, Z5
-	VMOVUPS      Z5, 640(AX)
-	VMULPS       Z16, Z6, Z6
-	VMOVUPS      Z6, 768(AX)
-	VMULPS       Z16, Z7, Z7
-	VMOVUPS      Z7, 896(AX)
-	VMULPS       Z16, Z8, Z8
-	VMOVUPS      Z8, 64(AX)
-	VMULPS       Z16, Z9, Z9
-	VMOVUPS      Z9, 192(AX)
-	VMULPS       Z16, Z10, Z10
-	VMOVUPS      Z10, 320(AX)
-	VMULPS       Z16, Z11, Z11
-	VMOVUPS      Z11, 448(AX)
-	VMULPS       Z16, Z12, Z12
-	VMOVUPS      Z12, 576(AX)
-	VMULPS       Z16, Z13, Z13
-	VMOVUPS      Z13, 704(AX)
-	VMULPS       Z16, Z14, Z14
-	VMOVUPS      Z14, 832(AX)
-	VMULPS       Z16, Z15, Z15
-	VMOVUPS      Z15, 960(AX)
-
-	// Tile of 32 queries × keys 8–15 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	VXORPS Z14, Z14, Z14
-	VXORPS Z15, Z15, Z15
-
-dAVX512_432:
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS 4096(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4608(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 5120(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 5632(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 6144(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 6656(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 7168(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 7680(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      128(AX), Z16
-	VMOVUPS      192(AX), Z17
-	VBROADCASTSS 4100(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4612(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 5124(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 5636(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 6148(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 6660(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 7172(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 7684(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      256(AX), Z16
-	VMOVUPS      320(AX), Z17
-	VBROADCASTSS 4104(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4616(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 5128(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 5640(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 6152(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 6664(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 7176(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 7688(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      384(AX), Z16
-	VMOVUPS      448(AX), Z17
-	VBROADCASTSS 4108(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4620(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 5132(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 5644(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 6156(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 6668(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 7180(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 7692(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000080
-	JB           dAVX512_432
-	VBROADCASTSS scale+144(FP), Z16
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Z16, Z0, Z0
-	VMOVUPS      Z0, 1024(AX)
-	VMULPS       Z16, Z1, Z1
-	VMOVUPS      Z1, 1152(AX)
-	VMULPS       Z16, Z2, Z2
-	VMOVUPS      Z2, 1280(AX)
-	VMULPS       Z16, Z3, Z3
-	VMOVUPS      Z3, 1408(AX)
-	VMULPS       Z16, Z4, Z4
-	VMOVUPS      Z4, 1536(AX)
-	VMULPS       Z16, Z5, Z5
-	VMOVUPS      Z5, 1664(AX)
-	VMULPS       Z16, Z6, Z6
-	VMOVUPS      Z6, 1792(AX)
-	VMULPS       Z16, Z7, Z7
-	VMOVUPS      Z7, 1920(AX)
-	VMULPS       Z16, Z8, Z8
-	VMOVUPS      Z8, 1088(AX)
-	VMULPS       Z16, Z9, Z9
-	VMOVUPS      Z9, 1216(AX)
-	VMULPS       Z16, Z10, Z10
-	VMOVUPS      Z10, 1344(AX)
-	VMULPS       Z16, Z11, Z11
-	VMOVUPS      Z11, 1472(AX)
-	VMULPS       Z16, Z12, Z12
-	VMOVUPS      Z12, 1600(AX)
-	VMULPS       Z16, Z13, Z13
-	VMOVUPS      Z13, 1728(AX)
-	VMULPS       Z16, Z14, Z14
-	VMOVUPS      Z14, 1856(AX)
-	VMULPS       Z16, Z15, Z15
-	VMOVUPS      Z15, 1984(AX)
-
-	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
-	MOVQ 40(SP), CX
-	MOVQ 16(SP), DX
-
-flushAVX512_433:
-	CMPQ       DX, $0x10
-	JB         flushtailAVX512_434
-	MOVQ       CX, BX
-	MOVQ       48(SP), SI
-	VMOVUPS    (AX), Z0
-	VMOVUPS    128(AX), Z1
-	VMOVUPS    256(AX), Z2
-	VMOVUPS    384(AX), Z3
-	VMOVUPS    512(AX), Z4
-	VMOVUPS    640(AX), Z5
-	VMOVUPS    768(AX), Z6
-	VMOVUPS    896(AX), Z7
-	VMOVUPS    1024(AX), Z8
-	VMOVUPS    1152(AX), Z9
-	VMOVUPS    1280(AX), Z10
-	VMOVUPS    1408(AX), Z11
-	VMOVUPS    1536(AX), Z12
-	VMOVUPS    1664(AX), Z13
-	VMOVUPS    1792(AX), Z14
-	VMOVUPS    1920(AX), Z15
-	VUNPCKLPS  Z1, Z0, Z16
-	VUNPCKHPS  Z1, Z0, Z0
-	VUNPCKLPS  Z3, Z2, Z1
-	VUNPCKHPS  Z3, Z2, Z2
-	VUNPCKLPS  Z5, Z4, Z3
-	VUNPCKHPS  Z5, Z4, Z4
-	VUNPCKLPS  Z7, Z6, Z5
-	VUNPCKHPS  Z7, Z6, Z6
-	VUNPCKLPS  Z9, Z8, Z7
-	VUNPCKHPS  Z9, Z8, Z8
-	VUNPCKLPS  Z11, Z10, Z9
-	VUNPCKHPS  Z11, Z10, Z10
-	VUNPCKLPS  Z13, Z12, Z11
-	VUNPCKHPS  Z13, Z12, Z12
-	VUNPCKLPS  Z15, Z14, Z13
-	VUNPCKHPS  Z15, Z14, Z14
-	VSHUFPS    $0x44, Z1, Z16, Z15
-	VSHUFPS    $0xee, Z1, Z16, Z1
-	VSHUFPS    $0x44, Z2, Z0, Z16
-	VSHUFPS    $0xee, Z2, Z0, Z0
-	VSHUFPS    $0x44, Z5, Z3, Z2
-	VSHUFPS    $0xee, Z5, Z3, Z3
-	VSHUFPS    $0x44, Z6, Z4, Z5
-	VSHUFPS    $0xee, Z6, Z4, Z4
-	VSHUFPS    $0x44, Z9, Z7, Z6
-	VSHUFPS    $0xee, Z9, Z7, Z7
-	VSHUFPS    $0x44, Z10, Z8, Z9
-	VSHUFPS    $0xee, Z10, Z8, Z8
-	VSHUFPS    $0x44, Z13, Z11, Z10
-	VSHUFPS    $0xee, Z13, Z11, Z11
-	VSHUFPS    $0x44, Z14, Z12, Z13
-	VSHUFPS    $0xee, Z14, Z12, Z12
-	VSHUFF32X4 $0x44, Z2, Z15, Z14
-	VSHUFF32X4 $0xee, Z2, Z15, Z2
-	VSHUFF32X4 $0x44, Z10, Z6, Z15
-	VSHUFF32X4 $0xee, Z10, Z6, Z6
-	VSHUFF32X4 $0x88, Z15, Z14, Z10
-	VSHUFF32X4 $0xdd, Z15, Z14, Z14
-	VSHUFF32X4 $0x88, Z6, Z2, Z15
-	VSHUFF32X4 $0xdd, Z6, Z2, Z2
-	VSHUFF32X4 $0x44, Z3, Z1, Z6
-	VSHUFF32X4 $0xee, Z3, Z1, Z1
-	VSHUFF32X4 $0x44, Z11, Z7, Z3
-	VSHUFF32X4 $0xee, Z11, Z7, Z7
-	VSHUFF32X4 $0x88, Z3, Z6, Z11
-	VSHUFF32X4 $0xdd, Z3, Z6, Z3
-	VSHUFF32X4 $0x88, Z7, Z1, Z6
-	VSHUFF32X4 $0xdd, Z7, Z1, Z1
-	VSHUFF32X4 $0x44, Z5, Z16, Z7
-	VSHUFF32X4 $0xee, Z5, Z16, Z5
-	VSHUFF32X4 $0x44, Z13, Z9, Z16
-	VSHUFF32X4 $0xee, Z13, Z9, Z9
-	VSHUFF32X4 $0x88, Z16, Z7, Z13
-	VSHUFF32X4 $0xdd, Z16, Z7, Z7
-	VSHUFF32X4 $0x88, Z9, Z5, Z16
-	VSHUFF32X4 $0xdd, Z9, Z5, Z5
-	VSHUFF32X4 $0x44, Z4, Z0, Z9
-	VSHUFF32X4 $0xee, Z4, Z0, Z0
-	VSHUFF32X4 $0x44, Z12, Z8, Z4
-	VSHUFF32X4 $0xee, Z12, Z8, Z8
-	VSHUFF32X4 $0x88, Z4, Z9, Z12
-	VSHUFF32X4 $0xdd, Z4, Z9, Z4
-	VSHUFF32X4 $0x88, Z8, Z0, Z9
-	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	CMPB       stream+148(FP), $0x00
-	JNE        streamedAVX512_438
-	VMOVUPS    Z10, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z11, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z13, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z12, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z14, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z4, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z15, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z16, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z9, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z0, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	JMP        rowsdoneAVX512_437
-
-streamedAVX512_438:
-	VMOVNTPS Z10, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z11, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z13, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z12, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z14, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z3, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z7, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z4, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z15, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z6, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z16, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z9, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z2, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z0, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-
-rowsdoneAVX512_437:
-	VMOVUPS    64(AX), Z0
-	VMOVUPS    192(AX), Z1
-	VMOVUPS    320(AX), Z2
-	VMOVUPS    448(AX), Z3
-	VMOVUPS    576(AX), Z4
-	VMOVUPS    704(AX), Z5
-	VMOVUPS    832(AX), Z6
-	VMOVUPS    960(AX), Z7
-	VMOVUPS    1088(AX), Z8
-	VMOVUPS    1216(AX), Z9
-	VMOVUPS    1344(AX), Z10
-	VMOVUPS    1472(AX), Z11
-	VMOVUPS    1600(AX), Z12
-	VMOVUPS    1728(AX), Z13
-	VMOVUPS    1856(AX), Z14
-	VMOVUPS    1984(AX), Z15
-	VUNPCKLPS  Z1, Z0, Z16
-	VUNPCKHPS  Z1, Z0, Z0
-	VUNPCKLPS  Z3, Z2, Z1
-	VUNPCKHPS  Z3, Z2, Z2
-	VUNPCKLPS  Z5, Z4, Z3
-	VUNPCKHPS  Z5, Z4, Z4
-	VUNPCKLPS  Z7, Z6, Z5
-	VUNPCKHPS  Z7, Z6, Z6
-	VUNPCKLPS  Z9, Z8, Z7
-	VUNPCKHPS  Z9, Z8, Z8
-	VUNPCKLPS  Z11, Z10, Z9
-	VUNPCKHPS  Z11, Z10, Z10
-	VUNPCKLPS  Z13, Z12, Z11
-	VUNPCKHPS  Z13, Z12, Z12
-	VUNPCKLPS  Z15, Z14, Z13
-	VUNPCKHPS  Z15, Z14, Z14
-	VSHUFPS    $0x44, Z1, Z16, Z15
-	VSHUFPS    $0xee, Z1, Z16, Z1
-	VSHUFPS    $0x44, Z2, Z0, Z16
-	VSHUFPS    $0xee, Z2, Z0, Z0
-	VSHUFPS    $0x44, Z5, Z3, Z2
-	VSHUFPS    $0xee, Z5, Z3, Z3
-	VSHUFPS    $0x44, Z6, Z4, Z5
-	VSHUFPS    $0xee, Z6, Z4, Z4
-	VSHUFPS    $0x44, Z9, Z7, Z6
-	VSHUFPS    $0xee, Z9, Z7, Z7
-	VSHUFPS    $0x44, Z10, Z8, Z9
-	VSHUFPS    $0xee, Z10, Z8, Z8
-	VSHUFPS    $0x44, Z13, Z11, Z10
-	VSHUFPS    $0xee, Z13, Z11, Z11
-	VSHUFPS    $0x44, Z14, Z12, Z13
-	VSHUFPS    $0xee, Z14, Z12, Z12
-	VSHUFF32X4 $0x44, Z2, Z15, Z14
-	VSHUFF32X4 $0xee, Z2, Z15, Z2
-	VSHUFF32X4 $0x44, Z10, Z6, Z15
-	VSHUFF32X4 $0xee, Z10, Z6, Z6
-	VSHUFF32X4 $0x88, Z15, Z14, Z10
-	VSHUFF32X4 $0xdd, Z15, Z14, Z14
-	VSHUFF32X4 $0x88, Z6, Z2, Z15
-	VSHUFF32X4 $0xdd, Z6, Z2, Z2
-	VSHUFF32X4 $0x44, Z3, Z1, Z6
-	VSHUFF32X4 $0xee, Z3, Z1, Z1
-	VSHUFF32X4 $0x44, Z11, Z7, Z3
-	VSHUFF32X4 $0xee, Z11, Z7, Z7
-	VSHUFF32X4 $0x88, Z3, Z6, Z11
-	VSHUFF32X4 $0xdd, Z3, Z6, Z3
-	VSHUFF32X4 $0x88, Z7, Z1, Z6
-	VSHUFF32X4 $0xdd, Z7, Z1, Z1
-	VSHUFF32X4 $0x44, Z5, Z16, Z7
-	VSHUFF32X4 $0xee, Z5, Z16, Z5
-	VSHUFF32X4 $0x44, Z13, Z9, Z16
-	VSHUFF32X4 $0xee, Z13, Z9, Z9
-	VSHUFF32X4 $0x88, Z16, Z7, Z13
-	VSHUFF32X4 $0xdd, Z16, Z7, Z7
-	VSHUFF32X4 $0x88, Z9, Z5, Z16
-	VSHUFF32X4 $0xdd, Z9, Z5, Z5
-	VSHUFF32X4 $0x44, Z4, Z0, Z9
-	VSHUFF32X4 $0xee, Z4, Z0, Z0
-	VSHUFF32X4 $0x44, Z12, Z8, Z4
-	VSHUFF32X4 $0xee, Z12, Z8, Z8
-	VSHUFF32X4 $0x88, Z4, Z9, Z12
-	VSHUFF32X4 $0xdd, Z4, Z9, Z4
-	VSHUFF32X4 $0x88, Z8, Z0, Z9
-	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	CMPB       stream+148(FP), $0x00
-	JNE        streamedAVX512_440
-	VMOVUPS    Z10, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z11, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z13, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z12, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z14, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z4, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z15, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z16, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z9, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_436
-	ADDQ       56(SP), BX
-	VMOVUPS    Z0, (BX)
-	JMP        rowsdoneAVX512_439
-
-streamedAVX512_440:
-	VMOVNTPS Z10, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z11, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z13, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z12, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z14, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z3, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z7, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z4, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z15, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z6, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z16, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z9, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z2, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z1, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z5, (BX)
-	DECQ     SI
-	JZ       chunkdoneAVX512_436
-	ADDQ     56(SP), BX
-	VMOVNTPS Z0, (BX)
-
-rowsdoneAVX512_439:
-chunkdoneAVX512_436:
-	ADDQ $0x00000800, AX
-	ADDQ $0x40, CX
-	SUBQ $0x10, DX
-	JMP  flushAVX512_433
-
-flushtailAVX512_434:
-	TESTQ DX, DX
-	JZ    flushdoneAVX512_435
-
-	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
-	MOVQ CX, BX
-	MOVQ 48(SP), SI
-	XORQ CX, CX
-
-tailrowAVX512_441:
-	XORQ DI, DI
-	LEAQ (AX)(CX*4), R8
-
-tailkeyAVX512_442:
-	MOVL (R8), R9
-	MOVL R9, (BX)(DI*4)
-	ADDQ $0x00000080, R8
-	INCQ DI
-	CMPQ DI, DX
-	JB   tailkeyAVX512_442
-	ADDQ 56(SP), BX
-	INCQ CX
-	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_435
-	DECQ SI
-	JNZ  tailrowAVX512_441
-
-flushdoneAVX512_435:
-	MOVQ   dim+136(FP), AX
-	IMUL3Q $0x00000080, AX, AX
-	ADDQ   AX, 32(SP)
-	MOVQ   56(SP), AX
-	IMUL3Q $0x00000020, AX, AX
-	ADDQ   AX, 40(SP)
-	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_405
-
-panelsdoneAVX512_406:
-	MOVQ   dim+136(FP), AX
-	IMUL3Q $0x20, AX, AX
-	ADDQ   AX, (SP)
-	ADDQ   $0x40, 24(SP)
-	MOVQ   16(SP), AX
-	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_403
-
-blocksdoneAVX512_404:
-	SFENCE
 	VZEROUPPER
 	RET
 
@@ -13080,9 +11802,9 @@ TEXT ·PeakFMAAVX512(SB), NOSPLIT, $0-16
 	VXORPS Z12, Z12, Z12
 	VXORPS Z13, Z13, Z13
 
-peakAVX512_443:
+peakAVX512_395:
 	TESTQ       AX, AX
-	JZ          peakdoneAVX512_444
+	JZ          peakdoneAVX512_396
 	VFMADD231PS Z12, Z13, Z0
 	VFMADD231PS Z12, Z13, Z1
 	VFMADD231PS Z12, Z13, Z2
@@ -13096,8 +11818,8 @@ peakAVX512_443:
 	VFMADD231PS Z12, Z13, Z10
 	VFMADD231PS Z12, Z13, Z11
 	DECQ        AX
-	JMP         peakAVX512_443
+	JMP         peakAVX512_395
 
-peakdoneAVX512_444:
+peakdoneAVX512_396:
 	VZEROUPPER
 	RET

@@ -3,8 +3,6 @@
 package kernels
 
 import (
-	"unsafe"
-
 	"github.com/kvsimd/kvsimd/asm"
 	"github.com/kvsimd/kvsimd/internal/dispatch"
 )
@@ -81,35 +79,7 @@ const (
 	groupAVX2, blockKeysAVX2     = 16, 24
 	groupAVX512, blockKeysAVX512 = 32, 16
 	stageFloats                  = max(blockKeysAVX2*groupAVX2, blockKeysAVX512*groupAVX512)
-
-	// streamBytes is a core's L2 (1 MiB on Zen 4 and 5). A block of scores that
-	// outgrows it alone would be evicted before anyone reads it, and non-temporal
-	// stores save reading each of its lines in for ownership: such blocks stream. So
-	// do blocks whose rows are a multiple of aliasKeys floats apart, when scores and
-	// keys together outgrow the L2: those rows share L1 sets (32 rows 2 KiB apart
-	// fall into two sets of 12 ways) and, written in one burst, evicted each other
-	// before the stores committed (in the previous kernel, S = 4096 ran 1.2× and
-	// S = 16384 1.37× slower than S + 16).
-	streamBytes = 1 << 20
-	aliasKeys   = 512
 )
-
-// A streamRule reports whether the panel kernel of that many lanes streams a block of
-// rows scores into dst.
-type streamRule func(dst []float32, rows, n, dim, lanes int) bool
-
-// streams streams the blocks that streamBytes describes, when dst is streamable.
-func streams(dst []float32, rows, n, dim, lanes int) bool {
-	scores, keys := 4*rows*n, 2*n*dim
-	large := scores >= streamBytes || n%aliasKeys == 0 && scores+keys >= streamBytes
-	return large && streamable(dst, rows, n, dim, lanes)
-}
-
-// streamable reports whether every vector store into dst is aligned, as non-temporal
-// vector stores require.
-func streamable(dst []float32, rows, n, dim, lanes int) bool {
-	return uintptr(unsafe.Pointer(unsafe.SliceData(dst)))%uintptr(4*lanes) == 0 && n%lanes == 0
-}
 
 // panelFits reports whether the panel kernel of that group and key block takes dim.
 func panelFits(dim, group, blockKeys int) bool {
@@ -138,7 +108,7 @@ func scoresAMD64(avx512 bool, dst, q []float32, k []uint16, rows, n, dim int, sc
 		}
 	}
 	if panelRows > 0 {
-		scoresPanels(avx512, streams, dst[:panelRows*n], q[:panelRows*dim], k, panelRows, n, dim, scale)
+		scoresPanels(avx512, dst[:panelRows*n], q[:panelRows*dim], k, panelRows, n, dim, scale)
 	}
 	if rest := rows - panelRows; rest > 0 {
 		d, qr := dst[panelRows*n:], q[panelRows*dim:]
@@ -151,11 +121,9 @@ func scoresAMD64(avx512 bool, dst, q []float32, k []uint16, rows, n, dim int, sc
 }
 
 // scoresPanels scores all rows with the panel kernel, one block of rows at a time; dim
-// must fit (panelFits), and stream decides for each block whether it streams (it must
-// return false unless the block is aligned as streaming requires; tests force it).
-// The asm is called directly, not through a function value, so the stack buffers do
-// not escape.
-func scoresPanels(avx512 bool, stream streamRule, dst, q []float32, k []uint16, rows, n, dim int, scale float32) {
+// must fit (panelFits). The asm is called directly, not through a function value, so
+// the stack buffers do not escape.
+func scoresPanels(avx512 bool, dst, q []float32, k []uint16, rows, n, dim int, scale float32) {
 	group, blockKeys := groupAVX2, blockKeysAVX2
 	if avx512 {
 		group, blockKeys = groupAVX512, blockKeysAVX512
@@ -172,17 +140,17 @@ func scoresPanels(avx512 bool, stream streamRule, dst, q []float32, k []uint16, 
 		d, kt, st := dst[r0*n:(r0+rb)*n], scratch[:blockKeys*dim], stage[:blockKeys*group]
 		switch {
 		case avx512 && dim == 64:
-			asm.ScoresPanels64AVX512(d, p, k, kt, st, rb, n, dim, scale, stream(d, rb, n, dim, group/groupVectors))
+			asm.ScoresPanels64AVX512(d, p, k, kt, st, rb, n, dim, scale)
 		case avx512 && dim == 128:
-			asm.ScoresPanels128AVX512(d, p, k, kt, st, rb, n, dim, scale, stream(d, rb, n, dim, group/groupVectors))
+			asm.ScoresPanels128AVX512(d, p, k, kt, st, rb, n, dim, scale)
 		case avx512:
-			asm.ScoresPanelsAVX512(d, p, k, kt, st, rb, n, dim, scale, stream(d, rb, n, dim, group/groupVectors))
+			asm.ScoresPanelsAVX512(d, p, k, kt, st, rb, n, dim, scale)
 		case dim == 64:
-			asm.ScoresPanels64AVX2(d, p, k, kt, st, rb, n, dim, scale, stream(d, rb, n, dim, group/groupVectors))
+			asm.ScoresPanels64AVX2(d, p, k, kt, st, rb, n, dim, scale)
 		case dim == 128:
-			asm.ScoresPanels128AVX2(d, p, k, kt, st, rb, n, dim, scale, stream(d, rb, n, dim, group/groupVectors))
+			asm.ScoresPanels128AVX2(d, p, k, kt, st, rb, n, dim, scale)
 		default:
-			asm.ScoresPanelsAVX2(d, p, k, kt, st, rb, n, dim, scale, stream(d, rb, n, dim, group/groupVectors))
+			asm.ScoresPanelsAVX2(d, p, k, kt, st, rb, n, dim, scale)
 		}
 	}
 }

@@ -43,12 +43,8 @@ var scores = dispatch.New(scoresGeneric)
 // order of summation (‖q‖·√dim·65504·|scale| below 2¹²⁵, checked with one DotF32 over
 // q), only NaN or Inf inputs can make an entry non-finite, and those give the float64
 // answer on every variant already, so nothing is settled and dst is not read again.
-// Otherwise finding non-finite entries costs one Sum over dst (a pass that matters
-// when large blocks were streamed to memory), and settling one costs about dim scalar
-// float64 multiply-adds.
-//
-// On amd64, blocks too large for the L2 (and blocks whose rows would alias in L1) are
-// written with non-temporal stores: see asm_dot_amd64.go.
+// Otherwise finding non-finite entries costs one Sum over dst, and settling one costs
+// about dim scalar float64 multiply-adds.
 func Scores(dst, q []float32, k []Float16, rows, n, dim int, scale float32) {
 	if dim < 1 || rows < 0 || n < 0 {
 		panic(fmt.Sprintf("kernels.Scores: rows = %d, n = %d, dim = %d", rows, n, dim))

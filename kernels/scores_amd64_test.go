@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-	"unsafe"
 
 	"github.com/kvsimd/kvsimd/internal/dispatch"
 )
@@ -72,56 +71,6 @@ func TestScoresPanelsBlocks(t *testing.T) {
 	}
 }
 
-// TestScoresPanelsStreaming runs the panel kernels with streaming (non-temporal stores)
-// forced on: checkScoresOf never aligns dst, so the kernels write into a 64-byte
-// aligned copy with guards around it.
-func TestScoresPanelsStreaming(t *testing.T) {
-	r := rand.New(rand.NewPCG(11, 11))
-	for _, isa := range panelISAsStreaming(streamable) {
-		aligned := func(_ string) scoresFunc {
-			return func(dst, q []float32, k []uint16, rows, n, dim int, scale float32) {
-				const pad = 16 // floats: 64 bytes of guard on either side
-				buf := make([]float32, len(dst)+2*pad+16)
-				for uintptr(unsafe.Pointer(&buf[pad]))%64 != 0 {
-					buf = buf[1:]
-				}
-				for i := range buf {
-					buf[i] = dotSentry
-				}
-				d := buf[pad : pad+len(dst)]
-				if !streamable(d, rows, n, dim, isa.group/groupVectors) {
-					t.Fatalf("rows=%d n=%d dim=%d: aligned dst not streamable", rows, n, dim)
-				}
-				isa.impl(isa.variant)(d, q, k, rows, n, dim, scale)
-				for i, x := range buf {
-					if (i < pad || i >= pad+len(dst)) && x != dotSentry {
-						t.Fatalf("%s rows=%d n=%d dim=%d: wrote %v at %d outside dst", isa.variant, rows, n, dim, x, i-pad)
-					}
-				}
-				copy(dst, d)
-			}
-		}
-		dims, rowCounts, keyCounts := []int{1, 7, 64, 128, 256}, []int{1, 5, 16, 31, 32, 33, 64, 65}, []int{16, 32, 48, 96, 128, 512 + 16}
-		if testing.Short() {
-			dims, rowCounts, keyCounts = []int{7, 128}, []int{5, 33}, []int{16, 48, 96}
-		}
-		for _, dim := range dims {
-			if !panelFits(dim, isa.group, isa.blockKeys) {
-				continue
-			}
-			for _, rows := range rowCounts {
-				for _, n := range keyCounts {
-					if rows*n*dim > 1<<20 {
-						continue // the large shapes add nothing the others miss
-					}
-					q, k := randomF32(r, rows*dim), randomF16(r, n*dim)
-					checkScoresOf(t, "streaming", []string{isa.variant}, aligned, q, k, rows, n, dim, -0.25)
-				}
-			}
-		}
-	}
-}
-
 func TestScoresPanelsSpecial(t *testing.T) {
 	const n = 13
 	r := rand.New(rand.NewPCG(9, 9))
@@ -138,12 +87,8 @@ type panelISA struct {
 	impl             func(string) scoresFunc
 }
 
-// panelISAs lists the panel kernels this CPU runs, as implementations for checkScoresOf,
-// streaming as Scores decides (streams).
-func panelISAs() []panelISA { return panelISAsStreaming(streams) }
-
-// panelISAsStreaming is panelISAs with streaming decided by stream.
-func panelISAsStreaming(stream streamRule) []panelISA {
+// panelISAs lists the panel kernels this CPU runs, as implementations for checkScoresOf.
+func panelISAs() []panelISA {
 	var isas []panelISA
 	for _, c := range []struct {
 		variant          string
@@ -155,7 +100,7 @@ func panelISAsStreaming(stream streamRule) []panelISA {
 		avx512 := c.variant == "avx512"
 		isas = append(isas, panelISA{c.variant, c.group, c.blockKeys, func(string) scoresFunc {
 			return func(dst, q []float32, k []uint16, rows, n, dim int, scale float32) {
-				scoresPanels(avx512, stream, dst, q, k, rows, n, dim, scale)
+				scoresPanels(avx512, dst, q, k, rows, n, dim, scale)
 			}
 		}})
 	}

@@ -22,6 +22,12 @@ import (
 // directly instead costs 32 short stores per tile into rows n floats apart, which at n
 // a power of two share one L1 set and evict each other between tiles (the previous
 // kernel: S = 16384 ran 1.37× slower than S = 16400).
+//
+// The stores are ordinary ones, even for blocks far larger than the L2: non-temporal
+// stores were tried (blocks over 1 MiB, or rows a power of two apart) and gave nothing
+// on Zen 1, while on a Sapphire Rapids Xeon they made 32×128·S blocks 1.15× (AVX-512)
+// to 1.9× (AVX2, whose 32-byte stores fill half lines) slower at every S from 4096 to
+// 131072, power of two or not.
 const groupVectors = 2
 
 // panelKeys is the key tile: AVX-512 takes 2·8 accumulators, AVX2 2·6 of its 16
@@ -85,13 +91,11 @@ func scoresPanels(isa ISA, dim int) {
 		what = fmt.Sprintf("dim = %d", dim)
 	}
 	f := panelsFrame{isa: isa, dim: dim, group: groupVectors * isa.Lanes, tile: panelKeys(isa), block: blockKeys(isa)}
-	TEXT(name, NOSPLIT, "func(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32, stream bool)")
+	TEXT(name, NOSPLIT, "func(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32)")
 	Pragma("noescape")
 	Doc(name+" sets dst[i*n+j] = scale·(q_i · k[j*dim:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys and "+what+".",
 		fmt.Sprintf("The queries come transposed in panels of %d: q_i[d] = panels[(i/%d·dim + d)·%d + i%%%d], with", f.group, f.group, f.group, f.group),
-		fmt.Sprintf("the lanes past rows zero; scratch holds at least %d·dim floats and stage %d.", f.block, f.block*f.group),
-		fmt.Sprintf("With stream set, dst is written around the caches; dst must then be %d-byte aligned and n a", isa.Bytes()),
-		fmt.Sprintf("multiple of %d.", isa.Lanes))
+		fmt.Sprintf("the lanes past rows zero; scratch holds at least %d·dim floats and stage %d.", f.block, f.block*f.group))
 	for _, m := range []*Mem{&f.keys, &f.keysLeft, &f.valid, &f.dstCol, &f.panel, &f.dstTile, &f.rowsLeft, &f.dstStride} {
 		*m = AllocLocal(8)
 	}
@@ -127,7 +131,6 @@ func scoresPanels(isa ISA, dim int) {
 	SUBQ(t, f.keysLeft)
 	JMP(LabelRef(top))
 	Label(done)
-	SFENCE() // order the streaming stores before whatever the caller does next
 	VZEROUPPER()
 	RET()
 }
@@ -351,8 +354,7 @@ func (f panelsFrame) tileKeys(first int) {
 
 // flush writes the staged block to the panel's rows of dst: each Lanes keys × Lanes
 // queries of the stage are transposed (loadTransposed on AVX2, transpose on AVX-512)
-// and stored as one vector per query row, with non-temporal stores when the caller
-// asks for streaming; the valid mod Lanes keys at the end of the last block are copied
+// and stored as one vector per query row; the valid mod Lanes keys at the end of the last block are copied
 // one by one. Rows past rowsLeft are not written.
 func (f panelsFrame) flush() {
 	isa := f.isa
@@ -385,31 +387,15 @@ func (f panelsFrame) flush() {
 			}
 			out = transpose(isa, in)
 		}
-		next, streamed := label("rowsdone", isa), label("streamed", isa)
-		CMPB(ParamAddr("stream"), U8(0))
-		JNE(LabelRef(streamed))
-		for _, stream := range []bool{false, true} {
-			if stream {
-				Label(streamed)
+		for i, x := range out {
+			VMOVUPS(x, Mem{Base: row})
+			if v == groupVectors-1 && i == L-1 {
+				break
 			}
-			for i, x := range out {
-				if stream {
-					VMOVNTPS(x, Mem{Base: row})
-				} else {
-					VMOVUPS(x, Mem{Base: row})
-				}
-				if v == groupVectors-1 && i == L-1 {
-					break
-				}
-				DECQ(left)
-				JZ(LabelRef(chunkDone))
-				ADDQ(f.dstStride, row)
-			}
-			if !stream {
-				JMP(LabelRef(next))
-			}
+			DECQ(left)
+			JZ(LabelRef(chunkDone))
+			ADDQ(f.dstStride, row)
 		}
-		Label(next)
 	}
 	Label(chunkDone)
 	ADDQ(U32(4*L*f.group), stage)
