@@ -4,20 +4,26 @@
 
 package asm
 
-// DotF16AVX2 returns the dot product of a and b[:len(a)], accumulated in float32.
+// DotF16 returns the dot product of a and b, accumulated in float32, with the body of the
+// variant that isa numbers (ISAAVX2, ISAAVX512), or as its Go continuation does, which
+// takes the same arguments.
 //
 //go:noescape
-func DotF16AVX2(a []uint16, b []uint16) float32
+func DotF16(a []uint16, b []uint16, isa uint8) float32
 
-// DotF32F16AVX2 returns the dot product of a and b[:len(a)], accumulated in float32.
+// DotF32F16 returns the dot product of a and b, accumulated in float32, with the body of the
+// variant that isa numbers (ISAAVX2, ISAAVX512), or as its Go continuation does, which
+// takes the same arguments.
 //
 //go:noescape
-func DotF32F16AVX2(a []float32, b []uint16) float32
+func DotF32F16(a []float32, b []uint16, isa uint8) float32
 
-// DotF32AVX2 returns the dot product of a and b[:len(a)], accumulated in float32.
+// DotF32 returns the dot product of a and b, accumulated in float32, with the body of the
+// variant that isa numbers (ISAAVX2, ISAAVX512), or as its Go continuation does, which
+// takes the same arguments.
 //
 //go:noescape
-func DotF32AVX2(a []float32, b []float32) float32
+func DotF32(a []float32, b []float32, isa uint8) float32
 
 // ScoresRowsAVX2 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*dim:][:dim]) for rows ≥ 1 query
 // rows, n ≥ 1 keys and dim ≥ 1.
@@ -48,21 +54,6 @@ func ScoresPanels128AVX2(dst []float32, panels []float32, k []uint16, scratch []
 
 // PeakFMAAVX2 runs iterations × 12 independent 8-lane FMAs and returns the flop count.
 func PeakFMAAVX2(iterations int) (flops int)
-
-// DotF16AVX512 returns the dot product of a and b[:len(a)], accumulated in float32.
-//
-//go:noescape
-func DotF16AVX512(a []uint16, b []uint16) float32
-
-// DotF32F16AVX512 returns the dot product of a and b[:len(a)], accumulated in float32.
-//
-//go:noescape
-func DotF32F16AVX512(a []float32, b []uint16) float32
-
-// DotF32AVX512 returns the dot product of a and b[:len(a)], accumulated in float32.
-//
-//go:noescape
-func DotF32AVX512(a []float32, b []float32) float32
 
 // ScoresRowsAVX512 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*dim:][:dim]) for rows ≥ 1 query
 // rows, n ≥ 1 keys and dim ≥ 1.

@@ -4,9 +4,116 @@
 
 #include "textflag.h"
 
-// func DotF16AVX2(a []uint16, b []uint16) float32
-// Requires: AVX, F16C, FMA3
-TEXT ·DotF16AVX2(SB), NOSPLIT, $0-52
+// func DotF16(a []uint16, b []uint16, isa uint8) float32
+// Requires: AVX, AVX512DQ, AVX512F, F16C, FMA3
+TEXT ·DotF16(SB), NOSPLIT, $0-60
+	MOVQ    a_len+8(FP), AX
+	CMPQ    AX, b_len+32(FP)
+	JNE     continue_1
+	MOVBLZX isa+48(FP), AX
+	CMPL    AX, $0x02
+	JNE     notisaAVX512_2
+
+	// Body: AVX512
+	MOVQ   a_base+0(FP), AX
+	MOVQ   b_base+24(FP), CX
+	MOVQ   a_len+8(FP), DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+
+dotAVX512_3:
+	CMPQ        DX, $0x00000080
+	JB          dotdoneAVX512_4
+	VCVTPH2PS   (CX), Z8
+	VCVTPH2PS   (AX), Z9
+	VFMADD231PS Z8, Z9, Z0
+	VCVTPH2PS   32(CX), Z8
+	VCVTPH2PS   32(AX), Z9
+	VFMADD231PS Z8, Z9, Z1
+	VCVTPH2PS   64(CX), Z8
+	VCVTPH2PS   64(AX), Z9
+	VFMADD231PS Z8, Z9, Z2
+	VCVTPH2PS   96(CX), Z8
+	VCVTPH2PS   96(AX), Z9
+	VFMADD231PS Z8, Z9, Z3
+	VCVTPH2PS   128(CX), Z8
+	VCVTPH2PS   128(AX), Z9
+	VFMADD231PS Z8, Z9, Z4
+	VCVTPH2PS   160(CX), Z8
+	VCVTPH2PS   160(AX), Z9
+	VFMADD231PS Z8, Z9, Z5
+	VCVTPH2PS   192(CX), Z8
+	VCVTPH2PS   192(AX), Z9
+	VFMADD231PS Z8, Z9, Z6
+	VCVTPH2PS   224(CX), Z8
+	VCVTPH2PS   224(AX), Z9
+	VFMADD231PS Z8, Z9, Z7
+	ADDQ        $0x00000100, AX
+	ADDQ        $0x00000100, CX
+	SUBQ        $0x00000080, DX
+	JMP         dotAVX512_3
+
+dotdoneAVX512_4:
+dotAVX512_5:
+	CMPQ        DX, $0x00000010
+	JB          dotdoneAVX512_6
+	VCVTPH2PS   (CX), Z8
+	VCVTPH2PS   (AX), Z9
+	VFMADD231PS Z8, Z9, Z0
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, CX
+	SUBQ        $0x00000010, DX
+	JMP         dotAVX512_5
+
+dotdoneAVX512_6:
+	VADDPS        Z4, Z0, Z0
+	VADDPS        Z5, Z1, Z1
+	VADDPS        Z6, Z2, Z2
+	VADDPS        Z7, Z3, Z3
+	VADDPS        Z2, Z0, Z0
+	VADDPS        Z3, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VPERMILPS     $0x4e, X0, X1
+	VADDPS        X1, X0, X0
+	VPERMILPS     $0xb1, X0, X1
+	VADDSS        X1, X0, X0
+
+	// Scalar tail: the vector sums are already folded into the low lane.
+tailAVX512_7:
+	TESTQ       DX, DX
+	JZ          taildoneAVX512_8
+	MOVWLZX     (CX), BX
+	VMOVD       BX, X1
+	VCVTPH2PS   X1, X1
+	MOVWLZX     (AX), BX
+	VMOVD       BX, X2
+	VCVTPH2PS   X2, X2
+	VFMADD231SS X1, X2, X0
+	ADDQ        $0x02, AX
+	ADDQ        $0x02, CX
+	DECQ        DX
+	JMP         tailAVX512_7
+
+taildoneAVX512_8:
+	VZEROUPPER
+	VMOVSS X0, ret+56(FP)
+	RET
+
+notisaAVX512_2:
+	CMPL AX, $0x01
+	JNE  notisaAVX2_9
+
+	// Body: AVX2
 	MOVQ   a_base+0(FP), AX
 	MOVQ   b_base+24(FP), CX
 	MOVQ   a_len+8(FP), DX
@@ -19,9 +126,9 @@ TEXT ·DotF16AVX2(SB), NOSPLIT, $0-52
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 
-dotAVX2_1:
+dotAVX2_10:
 	CMPQ        DX, $0x00000040
-	JB          dotdoneAVX2_2
+	JB          dotdoneAVX2_11
 	VCVTPH2PS   (CX), Y8
 	VCVTPH2PS   (AX), Y9
 	VFMADD231PS Y8, Y9, Y0
@@ -49,21 +156,21 @@ dotAVX2_1:
 	ADDQ        $0x00000080, AX
 	ADDQ        $0x00000080, CX
 	SUBQ        $0x00000040, DX
-	JMP         dotAVX2_1
+	JMP         dotAVX2_10
 
-dotdoneAVX2_2:
-dotAVX2_3:
+dotdoneAVX2_11:
+dotAVX2_12:
 	CMPQ        DX, $0x00000008
-	JB          dotdoneAVX2_4
+	JB          dotdoneAVX2_13
 	VCVTPH2PS   (CX), Y8
 	VCVTPH2PS   (AX), Y9
 	VFMADD231PS Y8, Y9, Y0
 	ADDQ        $0x00000010, AX
 	ADDQ        $0x00000010, CX
 	SUBQ        $0x00000008, DX
-	JMP         dotAVX2_3
+	JMP         dotAVX2_12
 
-dotdoneAVX2_4:
+dotdoneAVX2_13:
 	VADDPS       Y4, Y0, Y0
 	VADDPS       Y5, Y1, Y1
 	VADDPS       Y6, Y2, Y2
@@ -79,9 +186,9 @@ dotdoneAVX2_4:
 	VADDSS       X0, X1, X1
 
 	// Scalar tail: the vector sums are already folded into the low lane.
-tailAVX2_5:
+tailAVX2_14:
 	TESTQ       DX, DX
-	JZ          taildoneAVX2_6
+	JZ          taildoneAVX2_15
 	MOVWLZX     (CX), BX
 	VMOVD       BX, X0
 	VCVTPH2PS   X0, X0
@@ -92,16 +199,120 @@ tailAVX2_5:
 	ADDQ        $0x02, AX
 	ADDQ        $0x02, CX
 	DECQ        DX
-	JMP         tailAVX2_5
+	JMP         tailAVX2_14
 
-taildoneAVX2_6:
+taildoneAVX2_15:
 	VZEROUPPER
-	VMOVSS X1, ret+48(FP)
+	VMOVSS X1, ret+56(FP)
 	RET
 
-// func DotF32F16AVX2(a []float32, b []uint16) float32
-// Requires: AVX, F16C, FMA3
-TEXT ·DotF32F16AVX2(SB), NOSPLIT, $0-52
+notisaAVX2_9:
+continue_1:
+	JMP ·continueDotF16(SB)
+
+// func DotF32F16(a []float32, b []uint16, isa uint8) float32
+// Requires: AVX, AVX512DQ, AVX512F, F16C, FMA3
+TEXT ·DotF32F16(SB), NOSPLIT, $0-60
+	MOVQ    a_len+8(FP), AX
+	CMPQ    AX, b_len+32(FP)
+	JNE     continue_16
+	MOVBLZX isa+48(FP), AX
+	CMPL    AX, $0x02
+	JNE     notisaAVX512_17
+
+	// Body: AVX512
+	MOVQ   a_base+0(FP), AX
+	MOVQ   b_base+24(FP), CX
+	MOVQ   a_len+8(FP), DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+
+dotAVX512_18:
+	CMPQ        DX, $0x00000080
+	JB          dotdoneAVX512_19
+	VCVTPH2PS   (CX), Z8
+	VFMADD231PS (AX), Z8, Z0
+	VCVTPH2PS   32(CX), Z8
+	VFMADD231PS 64(AX), Z8, Z1
+	VCVTPH2PS   64(CX), Z8
+	VFMADD231PS 128(AX), Z8, Z2
+	VCVTPH2PS   96(CX), Z8
+	VFMADD231PS 192(AX), Z8, Z3
+	VCVTPH2PS   128(CX), Z8
+	VFMADD231PS 256(AX), Z8, Z4
+	VCVTPH2PS   160(CX), Z8
+	VFMADD231PS 320(AX), Z8, Z5
+	VCVTPH2PS   192(CX), Z8
+	VFMADD231PS 384(AX), Z8, Z6
+	VCVTPH2PS   224(CX), Z8
+	VFMADD231PS 448(AX), Z8, Z7
+	ADDQ        $0x00000200, AX
+	ADDQ        $0x00000100, CX
+	SUBQ        $0x00000080, DX
+	JMP         dotAVX512_18
+
+dotdoneAVX512_19:
+dotAVX512_20:
+	CMPQ        DX, $0x00000010
+	JB          dotdoneAVX512_21
+	VCVTPH2PS   (CX), Z8
+	VFMADD231PS (AX), Z8, Z0
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000020, CX
+	SUBQ        $0x00000010, DX
+	JMP         dotAVX512_20
+
+dotdoneAVX512_21:
+	VADDPS        Z4, Z0, Z0
+	VADDPS        Z5, Z1, Z1
+	VADDPS        Z6, Z2, Z2
+	VADDPS        Z7, Z3, Z3
+	VADDPS        Z2, Z0, Z0
+	VADDPS        Z3, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VPERMILPS     $0x4e, X0, X1
+	VADDPS        X1, X0, X0
+	VPERMILPS     $0xb1, X0, X1
+	VADDSS        X1, X0, X0
+
+	// Scalar tail: the vector sums are already folded into the low lane.
+tailAVX512_22:
+	TESTQ       DX, DX
+	JZ          taildoneAVX512_23
+	MOVWLZX     (CX), BX
+	VMOVD       BX, X1
+	VCVTPH2PS   X1, X1
+	VMOVSS      (AX), X2
+	VFMADD231SS X1, X2, X0
+	ADDQ        $0x04, AX
+	ADDQ        $0x02, CX
+	DECQ        DX
+	JMP         tailAVX512_22
+
+taildoneAVX512_23:
+	VZEROUPPER
+	VMOVD  X0, AX
+	ANDL   $0x7f800000, AX
+	CMPL   AX, $0x7f800000
+	JE     continue_16
+	VMOVSS X0, ret+56(FP)
+	RET
+
+notisaAVX512_17:
+	CMPL AX, $0x01
+	JNE  notisaAVX2_24
+
+	// Body: AVX2
 	MOVQ   a_base+0(FP), AX
 	MOVQ   b_base+24(FP), CX
 	MOVQ   a_len+8(FP), DX
@@ -114,9 +325,9 @@ TEXT ·DotF32F16AVX2(SB), NOSPLIT, $0-52
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 
-dotAVX2_7:
+dotAVX2_25:
 	CMPQ        DX, $0x00000040
-	JB          dotdoneAVX2_8
+	JB          dotdoneAVX2_26
 	VCVTPH2PS   (CX), Y8
 	VFMADD231PS (AX), Y8, Y0
 	VCVTPH2PS   16(CX), Y8
@@ -136,20 +347,20 @@ dotAVX2_7:
 	ADDQ        $0x00000100, AX
 	ADDQ        $0x00000080, CX
 	SUBQ        $0x00000040, DX
-	JMP         dotAVX2_7
+	JMP         dotAVX2_25
 
-dotdoneAVX2_8:
-dotAVX2_9:
+dotdoneAVX2_26:
+dotAVX2_27:
 	CMPQ        DX, $0x00000008
-	JB          dotdoneAVX2_10
+	JB          dotdoneAVX2_28
 	VCVTPH2PS   (CX), Y8
 	VFMADD231PS (AX), Y8, Y0
 	ADDQ        $0x00000020, AX
 	ADDQ        $0x00000010, CX
 	SUBQ        $0x00000008, DX
-	JMP         dotAVX2_9
+	JMP         dotAVX2_27
 
-dotdoneAVX2_10:
+dotdoneAVX2_28:
 	VADDPS       Y4, Y0, Y0
 	VADDPS       Y5, Y1, Y1
 	VADDPS       Y6, Y2, Y2
@@ -165,9 +376,9 @@ dotdoneAVX2_10:
 	VADDSS       X0, X1, X1
 
 	// Scalar tail: the vector sums are already folded into the low lane.
-tailAVX2_11:
+tailAVX2_29:
 	TESTQ       DX, DX
-	JZ          taildoneAVX2_12
+	JZ          taildoneAVX2_30
 	MOVWLZX     (CX), BX
 	VMOVD       BX, X0
 	VCVTPH2PS   X0, X0
@@ -176,16 +387,122 @@ tailAVX2_11:
 	ADDQ        $0x04, AX
 	ADDQ        $0x02, CX
 	DECQ        DX
-	JMP         tailAVX2_11
+	JMP         tailAVX2_29
 
-taildoneAVX2_12:
+taildoneAVX2_30:
 	VZEROUPPER
-	VMOVSS X1, ret+48(FP)
+	VMOVD  X1, AX
+	ANDL   $0x7f800000, AX
+	CMPL   AX, $0x7f800000
+	JE     continue_16
+	VMOVSS X1, ret+56(FP)
 	RET
 
-// func DotF32AVX2(a []float32, b []float32) float32
-// Requires: AVX, FMA3
-TEXT ·DotF32AVX2(SB), NOSPLIT, $0-52
+notisaAVX2_24:
+continue_16:
+	JMP ·continueDotF32F16(SB)
+
+// func DotF32(a []float32, b []float32, isa uint8) float32
+// Requires: AVX, AVX512DQ, AVX512F, FMA3
+TEXT ·DotF32(SB), NOSPLIT, $0-60
+	MOVQ    a_len+8(FP), AX
+	CMPQ    AX, b_len+32(FP)
+	JNE     continue_31
+	MOVBLZX isa+48(FP), AX
+	CMPL    AX, $0x02
+	JNE     notisaAVX512_32
+
+	// Body: AVX512
+	MOVQ   a_base+0(FP), AX
+	MOVQ   b_base+24(FP), CX
+	MOVQ   a_len+8(FP), DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+
+dotAVX512_33:
+	CMPQ        DX, $0x00000080
+	JB          dotdoneAVX512_34
+	VMOVUPS     (AX), Z8
+	VFMADD231PS (CX), Z8, Z0
+	VMOVUPS     64(AX), Z8
+	VFMADD231PS 64(CX), Z8, Z1
+	VMOVUPS     128(AX), Z8
+	VFMADD231PS 128(CX), Z8, Z2
+	VMOVUPS     192(AX), Z8
+	VFMADD231PS 192(CX), Z8, Z3
+	VMOVUPS     256(AX), Z8
+	VFMADD231PS 256(CX), Z8, Z4
+	VMOVUPS     320(AX), Z8
+	VFMADD231PS 320(CX), Z8, Z5
+	VMOVUPS     384(AX), Z8
+	VFMADD231PS 384(CX), Z8, Z6
+	VMOVUPS     448(AX), Z8
+	VFMADD231PS 448(CX), Z8, Z7
+	ADDQ        $0x00000200, AX
+	ADDQ        $0x00000200, CX
+	SUBQ        $0x00000080, DX
+	JMP         dotAVX512_33
+
+dotdoneAVX512_34:
+dotAVX512_35:
+	CMPQ        DX, $0x00000010
+	JB          dotdoneAVX512_36
+	VMOVUPS     (AX), Z8
+	VFMADD231PS (CX), Z8, Z0
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x00000010, DX
+	JMP         dotAVX512_35
+
+dotdoneAVX512_36:
+	VADDPS        Z4, Z0, Z0
+	VADDPS        Z5, Z1, Z1
+	VADDPS        Z6, Z2, Z2
+	VADDPS        Z7, Z3, Z3
+	VADDPS        Z2, Z0, Z0
+	VADDPS        Z3, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VPERMILPS     $0x4e, X0, X1
+	VADDPS        X1, X0, X0
+	VPERMILPS     $0xb1, X0, X1
+	VADDSS        X1, X0, X0
+
+	// Scalar tail: the vector sums are already folded into the low lane.
+tailAVX512_37:
+	TESTQ       DX, DX
+	JZ          taildoneAVX512_38
+	VMOVSS      (CX), X1
+	VMOVSS      (AX), X2
+	VFMADD231SS X1, X2, X0
+	ADDQ        $0x04, AX
+	ADDQ        $0x04, CX
+	DECQ        DX
+	JMP         tailAVX512_37
+
+taildoneAVX512_38:
+	VZEROUPPER
+	VMOVD  X0, AX
+	ANDL   $0x7f800000, AX
+	CMPL   AX, $0x7f800000
+	JE     continue_31
+	VMOVSS X0, ret+56(FP)
+	RET
+
+notisaAVX512_32:
+	CMPL AX, $0x01
+	JNE  notisaAVX2_39
+
+	// Body: AVX2
 	MOVQ   a_base+0(FP), AX
 	MOVQ   b_base+24(FP), CX
 	MOVQ   a_len+8(FP), DX
@@ -198,9 +515,9 @@ TEXT ·DotF32AVX2(SB), NOSPLIT, $0-52
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 
-dotAVX2_13:
+dotAVX2_40:
 	CMPQ        DX, $0x00000040
-	JB          dotdoneAVX2_14
+	JB          dotdoneAVX2_41
 	VMOVUPS     (AX), Y8
 	VFMADD231PS (CX), Y8, Y0
 	VMOVUPS     32(AX), Y8
@@ -220,20 +537,20 @@ dotAVX2_13:
 	ADDQ        $0x00000100, AX
 	ADDQ        $0x00000100, CX
 	SUBQ        $0x00000040, DX
-	JMP         dotAVX2_13
+	JMP         dotAVX2_40
 
-dotdoneAVX2_14:
-dotAVX2_15:
+dotdoneAVX2_41:
+dotAVX2_42:
 	CMPQ        DX, $0x00000008
-	JB          dotdoneAVX2_16
+	JB          dotdoneAVX2_43
 	VMOVUPS     (AX), Y8
 	VFMADD231PS (CX), Y8, Y0
 	ADDQ        $0x00000020, AX
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
-	JMP         dotAVX2_15
+	JMP         dotAVX2_42
 
-dotdoneAVX2_16:
+dotdoneAVX2_43:
 	VADDPS       Y4, Y0, Y0
 	VADDPS       Y5, Y1, Y1
 	VADDPS       Y6, Y2, Y2
@@ -249,21 +566,29 @@ dotdoneAVX2_16:
 	VADDSS       X0, X1, X1
 
 	// Scalar tail: the vector sums are already folded into the low lane.
-tailAVX2_17:
+tailAVX2_44:
 	TESTQ       DX, DX
-	JZ          taildoneAVX2_18
+	JZ          taildoneAVX2_45
 	VMOVSS      (CX), X0
 	VMOVSS      (AX), X2
 	VFMADD231SS X0, X2, X1
 	ADDQ        $0x04, AX
 	ADDQ        $0x04, CX
 	DECQ        DX
-	JMP         tailAVX2_17
+	JMP         tailAVX2_44
 
-taildoneAVX2_18:
+taildoneAVX2_45:
 	VZEROUPPER
-	VMOVSS X1, ret+48(FP)
+	VMOVD  X1, AX
+	ANDL   $0x7f800000, AX
+	CMPL   AX, $0x7f800000
+	JE     continue_31
+	VMOVSS X1, ret+56(FP)
 	RET
+
+notisaAVX2_39:
+continue_31:
+	JMP ·continueDotF32(SB)
 
 // func ScoresRowsAVX2(dst []float32, q []float32, k []uint16, rows int, n int, dim int, scale float32)
 // Requires: AVX, F16C, FMA3
@@ -282,9 +607,9 @@ TEXT ·ScoresRowsAVX2(SB), NOSPLIT, $72-100
 	SHLQ $0x01, AX
 	MOVQ AX, 48(SP)
 
-keysAVX2_19:
+keysAVX2_46:
 	CMPQ 8(SP), $0x03
-	JB   keysdoneAVX2_20
+	JB   keysdoneAVX2_47
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -292,9 +617,9 @@ keysAVX2_19:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX2_21:
+rowsAVX2_48:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX2_22
+	JB   rowsdoneAVX2_49
 
 	// Tile of 4 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -325,9 +650,9 @@ rowsAVX2_21:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R10, R11
 
-tailAVX2_23:
+tailAVX2_50:
 	CMPQ        R11, R9
-	JAE         taildoneAVX2_24
+	JAE         taildoneAVX2_51
 	MOVWLZX     (CX)(R11*2), R12
 	VMOVD       R12, X12
 	VCVTPH2PS   X12, X12
@@ -354,15 +679,15 @@ tailAVX2_23:
 	VFMADD231SS X13, X15, X10
 	VFMADD231SS X14, X15, X11
 	INCQ        R11
-	JMP         tailAVX2_23
+	JMP         tailAVX2_50
 
-taildoneAVX2_24:
+taildoneAVX2_51:
 	// Whole vectors [0, body).
 	XORQ R11, R11
 
-bodyAVX2_25:
+bodyAVX2_52:
 	CMPQ        R11, R10
-	JAE         bodydoneAVX2_26
+	JAE         bodydoneAVX2_53
 	VCVTPH2PS   (CX)(R11*2), Y12
 	VCVTPH2PS   (R8)(R11*2), Y13
 	VCVTPH2PS   (DI)(R11*2), Y14
@@ -383,9 +708,9 @@ bodyAVX2_25:
 	VFMADD231PS Y13, Y15, Y10
 	VFMADD231PS Y14, Y15, Y11
 	ADDQ        $0x08, R11
-	JMP         bodyAVX2_25
+	JMP         bodyAVX2_52
 
-bodydoneAVX2_26:
+bodydoneAVX2_53:
 	VBROADCASTSS scale+96(FP), Y12
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -428,11 +753,11 @@ bodydoneAVX2_26:
 	IMUL3Q       $0x04, AX, AX
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x04, 40(SP)
-	JMP          rowsAVX2_21
+	JMP          rowsAVX2_48
 
-rowsdoneAVX2_22:
+rowsdoneAVX2_49:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX2_28
+	JB   rowsdoneAVX2_55
 
 	// Tile of 2 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -455,9 +780,9 @@ rowsdoneAVX2_22:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX2_29:
+tailAVX2_56:
 	CMPQ        R9, DI
-	JAE         taildoneAVX2_30
+	JAE         taildoneAVX2_57
 	MOVWLZX     (CX)(R9*2), R10
 	VMOVD       R10, X6
 	VCVTPH2PS   X6, X6
@@ -476,15 +801,15 @@ tailAVX2_29:
 	VFMADD231SS X7, X9, X4
 	VFMADD231SS X8, X9, X5
 	INCQ        R9
-	JMP         tailAVX2_29
+	JMP         tailAVX2_56
 
-taildoneAVX2_30:
+taildoneAVX2_57:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX2_31:
+bodyAVX2_58:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX2_32
+	JAE         bodydoneAVX2_59
 	VCVTPH2PS   (CX)(R9*2), Y6
 	VCVTPH2PS   (SI)(R9*2), Y7
 	VCVTPH2PS   (BX)(R9*2), Y8
@@ -497,9 +822,9 @@ bodyAVX2_31:
 	VFMADD231PS Y7, Y9, Y4
 	VFMADD231PS Y8, Y9, Y5
 	ADDQ        $0x08, R9
-	JMP         bodyAVX2_31
+	JMP         bodyAVX2_58
 
-bodydoneAVX2_32:
+bodydoneAVX2_59:
 	VBROADCASTSS scale+96(FP), Y6
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -529,9 +854,9 @@ bodydoneAVX2_32:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x02, 40(SP)
 
-rowsdoneAVX2_28:
+rowsdoneAVX2_55:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX2_34
+	JB   rowsdoneAVX2_61
 
 	// Tile of 1 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -549,9 +874,9 @@ rowsdoneAVX2_28:
 	// Tail elements [body, dim), one at a time.
 	MOVQ DI, R8
 
-tailAVX2_35:
+tailAVX2_62:
 	CMPQ        R8, SI
-	JAE         taildoneAVX2_36
+	JAE         taildoneAVX2_63
 	MOVWLZX     (CX)(R8*2), R9
 	VMOVD       R9, X3
 	VCVTPH2PS   X3, X3
@@ -566,15 +891,15 @@ tailAVX2_35:
 	VFMADD231SS X4, X6, X1
 	VFMADD231SS X5, X6, X2
 	INCQ        R8
-	JMP         tailAVX2_35
+	JMP         tailAVX2_62
 
-taildoneAVX2_36:
+taildoneAVX2_63:
 	// Whole vectors [0, body).
 	XORQ R8, R8
 
-bodyAVX2_37:
+bodyAVX2_64:
 	CMPQ        R8, DI
-	JAE         bodydoneAVX2_38
+	JAE         bodydoneAVX2_65
 	VCVTPH2PS   (CX)(R8*2), Y3
 	VCVTPH2PS   (BX)(R8*2), Y4
 	VCVTPH2PS   (DX)(R8*2), Y5
@@ -583,9 +908,9 @@ bodyAVX2_37:
 	VFMADD231PS Y4, Y6, Y1
 	VFMADD231PS Y5, Y6, Y2
 	ADDQ        $0x08, R8
-	JMP         bodyAVX2_37
+	JMP         bodyAVX2_64
 
-bodydoneAVX2_38:
+bodydoneAVX2_65:
 	VBROADCASTSS scale+96(FP), Y3
 	MOVQ         32(SP), AX
 	VHADDPS      Y1, Y0, Y0
@@ -605,18 +930,18 @@ bodydoneAVX2_38:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x01, 40(SP)
 
-rowsdoneAVX2_34:
+rowsdoneAVX2_61:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x03, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x0c, 16(SP)
 	SUBQ   $0x03, 8(SP)
-	JMP    keysAVX2_19
+	JMP    keysAVX2_46
 
-keysdoneAVX2_20:
-keysAVX2_39:
+keysdoneAVX2_47:
+keysAVX2_66:
 	CMPQ 8(SP), $0x01
-	JB   keysdoneAVX2_40
+	JB   keysdoneAVX2_67
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -624,9 +949,9 @@ keysAVX2_39:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX2_41:
+rowsAVX2_68:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX2_42
+	JB   rowsdoneAVX2_69
 
 	// Tile of 4 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -646,9 +971,9 @@ rowsAVX2_41:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX2_43:
+tailAVX2_70:
 	CMPQ        R9, DI
-	JAE         taildoneAVX2_44
+	JAE         taildoneAVX2_71
 	MOVWLZX     (CX)(R9*2), R10
 	VMOVD       R10, X4
 	VCVTPH2PS   X4, X4
@@ -661,15 +986,15 @@ tailAVX2_43:
 	VMOVSS      (DX)(R9*4), X5
 	VFMADD231SS X4, X5, X3
 	INCQ        R9
-	JMP         tailAVX2_43
+	JMP         tailAVX2_70
 
-taildoneAVX2_44:
+taildoneAVX2_71:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX2_45:
+bodyAVX2_72:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX2_46
+	JAE         bodydoneAVX2_73
 	VCVTPH2PS   (CX)(R9*2), Y4
 	VMOVUPS     (AX)(R9*4), Y5
 	VFMADD231PS Y4, Y5, Y0
@@ -680,9 +1005,9 @@ bodyAVX2_45:
 	VMOVUPS     (DX)(R9*4), Y5
 	VFMADD231PS Y4, Y5, Y3
 	ADDQ        $0x08, R9
-	JMP         bodyAVX2_45
+	JMP         bodyAVX2_72
 
-bodydoneAVX2_46:
+bodydoneAVX2_73:
 	VBROADCASTSS scale+96(FP), Y4
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -706,11 +1031,11 @@ bodydoneAVX2_46:
 	IMUL3Q       $0x04, AX, AX
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x04, 40(SP)
-	JMP          rowsAVX2_41
+	JMP          rowsAVX2_68
 
-rowsdoneAVX2_42:
+rowsdoneAVX2_69:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX2_48
+	JB   rowsdoneAVX2_75
 
 	// Tile of 2 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -726,9 +1051,9 @@ rowsdoneAVX2_42:
 	// Tail elements [body, dim), one at a time.
 	MOVQ SI, DI
 
-tailAVX2_49:
+tailAVX2_76:
 	CMPQ        DI, BX
-	JAE         taildoneAVX2_50
+	JAE         taildoneAVX2_77
 	MOVWLZX     (CX)(DI*2), R8
 	VMOVD       R8, X2
 	VCVTPH2PS   X2, X2
@@ -737,24 +1062,24 @@ tailAVX2_49:
 	VMOVSS      (DX)(DI*4), X3
 	VFMADD231SS X2, X3, X1
 	INCQ        DI
-	JMP         tailAVX2_49
+	JMP         tailAVX2_76
 
-taildoneAVX2_50:
+taildoneAVX2_77:
 	// Whole vectors [0, body).
 	XORQ DI, DI
 
-bodyAVX2_51:
+bodyAVX2_78:
 	CMPQ        DI, SI
-	JAE         bodydoneAVX2_52
+	JAE         bodydoneAVX2_79
 	VCVTPH2PS   (CX)(DI*2), Y2
 	VMOVUPS     (AX)(DI*4), Y3
 	VFMADD231PS Y2, Y3, Y0
 	VMOVUPS     (DX)(DI*4), Y3
 	VFMADD231PS Y2, Y3, Y1
 	ADDQ        $0x08, DI
-	JMP         bodyAVX2_51
+	JMP         bodyAVX2_78
 
-bodydoneAVX2_52:
+bodydoneAVX2_79:
 	VBROADCASTSS scale+96(FP), Y2
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -775,9 +1100,9 @@ bodydoneAVX2_52:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x02, 40(SP)
 
-rowsdoneAVX2_48:
+rowsdoneAVX2_75:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX2_54
+	JB   rowsdoneAVX2_81
 
 	// Tile of 1 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -790,31 +1115,31 @@ rowsdoneAVX2_48:
 	// Tail elements [body, dim), one at a time.
 	MOVQ BX, SI
 
-tailAVX2_55:
+tailAVX2_82:
 	CMPQ        SI, DX
-	JAE         taildoneAVX2_56
+	JAE         taildoneAVX2_83
 	MOVWLZX     (CX)(SI*2), DI
 	VMOVD       DI, X1
 	VCVTPH2PS   X1, X1
 	VMOVSS      (AX)(SI*4), X2
 	VFMADD231SS X1, X2, X0
 	INCQ        SI
-	JMP         tailAVX2_55
+	JMP         tailAVX2_82
 
-taildoneAVX2_56:
+taildoneAVX2_83:
 	// Whole vectors [0, body).
 	XORQ SI, SI
 
-bodyAVX2_57:
+bodyAVX2_84:
 	CMPQ        SI, BX
-	JAE         bodydoneAVX2_58
+	JAE         bodydoneAVX2_85
 	VCVTPH2PS   (CX)(SI*2), Y1
 	VMOVUPS     (AX)(SI*4), Y2
 	VFMADD231PS Y1, Y2, Y0
 	ADDQ        $0x08, SI
-	JMP         bodyAVX2_57
+	JMP         bodyAVX2_84
 
-bodydoneAVX2_58:
+bodydoneAVX2_85:
 	VBROADCASTSS scale+96(FP), Y1
 	MOVQ         32(SP), AX
 	VHADDPS      Y0, Y0, Y2
@@ -832,15 +1157,15 @@ bodydoneAVX2_58:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x01, 40(SP)
 
-rowsdoneAVX2_54:
+rowsdoneAVX2_81:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x01, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX2_39
+	JMP    keysAVX2_66
 
-keysdoneAVX2_40:
+keysdoneAVX2_67:
 	VZEROUPPER
 	RET
 
@@ -856,10 +1181,10 @@ TEXT ·ScoresPanelsAVX2(SB), NOSPLIT, $64-148
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_59:
+blocksAVX2_86:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_60
+	JZ    blocksdoneAVX2_87
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -885,9 +1210,9 @@ blocksAVX2_59:
 	MOVQ    dim+136(FP), BX
 	IMULQ   BX, AX
 
-widenAVX2_63:
+widenAVX2_90:
 	CMPQ       AX, $0x20
-	JB         widendoneAVX2_64
+	JB         widendoneAVX2_91
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (DX)
 	VCVTPH2PS  16(CX), Y0
@@ -900,23 +1225,23 @@ widenAVX2_63:
 	ADDQ       $0x40, CX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x20, AX
-	JMP        widenAVX2_63
+	JMP        widenAVX2_90
 
-widendoneAVX2_64:
-widenAVX2_65:
+widendoneAVX2_91:
+widenAVX2_92:
 	CMPQ      AX, $0x08
-	JB        widendoneAVX2_66
+	JB        widendoneAVX2_93
 	VCVTPH2PS (CX), Y0
 	VMOVUPS   Y0, (DX)
 	ADDQ      $0x10, CX
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x08, AX
-	JMP       widenAVX2_65
+	JMP       widenAVX2_92
 
-widendoneAVX2_66:
-widentailAVX2_67:
+widendoneAVX2_93:
+widentailAVX2_94:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_68
+	JZ        widentaildoneAVX2_95
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -924,9 +1249,9 @@ widentailAVX2_67:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX2_67
+	JMP       widentailAVX2_94
 
-widentaildoneAVX2_68:
+widentaildoneAVX2_95:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -952,10 +1277,10 @@ widentaildoneAVX2_68:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_69:
+dAVX2_96:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_70
+	JA           ddoneAVX2_97
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -1038,13 +1363,13 @@ dAVX2_69:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_69
+	JMP          dAVX2_96
 
-ddoneAVX2_70:
-dAVX2_71:
+ddoneAVX2_97:
+dAVX2_98:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_72
+	JA           ddoneAVX2_99
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -1067,9 +1392,9 @@ dAVX2_71:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_71
+	JMP          dAVX2_98
 
-ddoneAVX2_72:
+ddoneAVX2_99:
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -1114,9 +1439,9 @@ ddoneAVX2_72:
 	ADDQ    BX, DX
 	ADDQ    BX, DX
 
-widenAVX2_73:
+widenAVX2_100:
 	CMPQ       AX, $0x20
-	JB         widendoneAVX2_74
+	JB         widendoneAVX2_101
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (DX)
 	VCVTPH2PS  16(CX), Y0
@@ -1129,23 +1454,23 @@ widenAVX2_73:
 	ADDQ       $0x40, CX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x20, AX
-	JMP        widenAVX2_73
+	JMP        widenAVX2_100
 
-widendoneAVX2_74:
-widenAVX2_75:
+widendoneAVX2_101:
+widenAVX2_102:
 	CMPQ      AX, $0x08
-	JB        widendoneAVX2_76
+	JB        widendoneAVX2_103
 	VCVTPH2PS (CX), Y0
 	VMOVUPS   Y0, (DX)
 	ADDQ      $0x10, CX
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x08, AX
-	JMP       widenAVX2_75
+	JMP       widenAVX2_102
 
-widendoneAVX2_76:
-widentailAVX2_77:
+widendoneAVX2_103:
+widentailAVX2_104:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_78
+	JZ        widentaildoneAVX2_105
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -1153,9 +1478,9 @@ widentailAVX2_77:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX2_77
+	JMP       widentailAVX2_104
 
-widentaildoneAVX2_78:
+widentaildoneAVX2_105:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -1183,10 +1508,10 @@ widentaildoneAVX2_78:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_79:
+dAVX2_106:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_80
+	JA           ddoneAVX2_107
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -1269,13 +1594,13 @@ dAVX2_79:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_79
+	JMP          dAVX2_106
 
-ddoneAVX2_80:
-dAVX2_81:
+ddoneAVX2_107:
+dAVX2_108:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_82
+	JA           ddoneAVX2_109
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -1298,9 +1623,9 @@ dAVX2_81:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_81
+	JMP          dAVX2_108
 
-ddoneAVX2_82:
+ddoneAVX2_109:
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -1345,9 +1670,9 @@ ddoneAVX2_82:
 	ADDQ    BX, DX
 	ADDQ    BX, DX
 
-widenAVX2_83:
+widenAVX2_110:
 	CMPQ       AX, $0x20
-	JB         widendoneAVX2_84
+	JB         widendoneAVX2_111
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (DX)
 	VCVTPH2PS  16(CX), Y0
@@ -1360,23 +1685,23 @@ widenAVX2_83:
 	ADDQ       $0x40, CX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x20, AX
-	JMP        widenAVX2_83
+	JMP        widenAVX2_110
 
-widendoneAVX2_84:
-widenAVX2_85:
+widendoneAVX2_111:
+widenAVX2_112:
 	CMPQ      AX, $0x08
-	JB        widendoneAVX2_86
+	JB        widendoneAVX2_113
 	VCVTPH2PS (CX), Y0
 	VMOVUPS   Y0, (DX)
 	ADDQ      $0x10, CX
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x08, AX
-	JMP       widenAVX2_85
+	JMP       widenAVX2_112
 
-widendoneAVX2_86:
-widentailAVX2_87:
+widendoneAVX2_113:
+widentailAVX2_114:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_88
+	JZ        widentaildoneAVX2_115
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -1384,9 +1709,9 @@ widentailAVX2_87:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX2_87
+	JMP       widentailAVX2_114
 
-widentaildoneAVX2_88:
+widentaildoneAVX2_115:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -1414,10 +1739,10 @@ widentaildoneAVX2_88:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_89:
+dAVX2_116:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_90
+	JA           ddoneAVX2_117
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -1500,13 +1825,13 @@ dAVX2_89:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_89
+	JMP          dAVX2_116
 
-ddoneAVX2_90:
-dAVX2_91:
+ddoneAVX2_117:
+dAVX2_118:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_92
+	JA           ddoneAVX2_119
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -1529,9 +1854,9 @@ dAVX2_91:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_91
+	JMP          dAVX2_118
 
-ddoneAVX2_92:
+ddoneAVX2_119:
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -1576,9 +1901,9 @@ ddoneAVX2_92:
 	ADDQ    BX, DX
 	ADDQ    BX, DX
 
-widenAVX2_93:
+widenAVX2_120:
 	CMPQ       AX, $0x20
-	JB         widendoneAVX2_94
+	JB         widendoneAVX2_121
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (DX)
 	VCVTPH2PS  16(CX), Y0
@@ -1591,23 +1916,23 @@ widenAVX2_93:
 	ADDQ       $0x40, CX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x20, AX
-	JMP        widenAVX2_93
+	JMP        widenAVX2_120
 
-widendoneAVX2_94:
-widenAVX2_95:
+widendoneAVX2_121:
+widenAVX2_122:
 	CMPQ      AX, $0x08
-	JB        widendoneAVX2_96
+	JB        widendoneAVX2_123
 	VCVTPH2PS (CX), Y0
 	VMOVUPS   Y0, (DX)
 	ADDQ      $0x10, CX
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x08, AX
-	JMP       widenAVX2_95
+	JMP       widenAVX2_122
 
-widendoneAVX2_96:
-widentailAVX2_97:
+widendoneAVX2_123:
+widentailAVX2_124:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_98
+	JZ        widentaildoneAVX2_125
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -1615,9 +1940,9 @@ widentailAVX2_97:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX2_97
+	JMP       widentailAVX2_124
 
-widentaildoneAVX2_98:
+widentaildoneAVX2_125:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -1645,10 +1970,10 @@ widentaildoneAVX2_98:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_99:
+dAVX2_126:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_100
+	JA           ddoneAVX2_127
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -1731,13 +2056,13 @@ dAVX2_99:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_99
+	JMP          dAVX2_126
 
-ddoneAVX2_100:
-dAVX2_101:
+ddoneAVX2_127:
+dAVX2_128:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_102
+	JA           ddoneAVX2_129
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -1760,9 +2085,9 @@ dAVX2_101:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_101
+	JMP          dAVX2_128
 
-ddoneAVX2_102:
+ddoneAVX2_129:
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -1795,9 +2120,9 @@ ddoneAVX2_102:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_103:
+flushAVX2_130:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_104
+	JB             flushtailAVX2_131
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -1834,35 +2159,35 @@ flushAVX2_103:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_106
+	JZ             chunkdoneAVX2_133
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_106
+	JZ             chunkdoneAVX2_133
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_106
+	JZ             chunkdoneAVX2_133
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_106
+	JZ             chunkdoneAVX2_133
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_106
+	JZ             chunkdoneAVX2_133
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_106
+	JZ             chunkdoneAVX2_133
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_106
+	JZ             chunkdoneAVX2_133
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_106
+	JZ             chunkdoneAVX2_133
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -1898,68 +2223,68 @@ flushAVX2_103:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_106
+	JZ             chunkdoneAVX2_133
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_106
+	JZ             chunkdoneAVX2_133
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_106
+	JZ             chunkdoneAVX2_133
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_106
+	JZ             chunkdoneAVX2_133
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_106
+	JZ             chunkdoneAVX2_133
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_106
+	JZ             chunkdoneAVX2_133
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_106
+	JZ             chunkdoneAVX2_133
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_106:
+chunkdoneAVX2_133:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_103
+	JMP  flushAVX2_130
 
-flushtailAVX2_104:
+flushtailAVX2_131:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_105
+	JZ    flushdoneAVX2_132
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_107:
+tailrowAVX2_134:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_108:
+tailkeyAVX2_135:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_108
+	JB   tailkeyAVX2_135
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_105
+	JAE  flushdoneAVX2_132
 	DECQ SI
-	JNZ  tailrowAVX2_107
+	JNZ  tailrowAVX2_134
 
-flushdoneAVX2_105:
+flushdoneAVX2_132:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -1967,9 +2292,9 @@ flushdoneAVX2_105:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_62
+	JLE    panelsdoneAVX2_89
 
-panelsAVX2_61:
+panelsAVX2_88:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -1995,10 +2320,10 @@ panelsAVX2_61:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_109:
+dAVX2_136:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_110
+	JA           ddoneAVX2_137
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2081,13 +2406,13 @@ dAVX2_109:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_109
+	JMP          dAVX2_136
 
-ddoneAVX2_110:
-dAVX2_111:
+ddoneAVX2_137:
+dAVX2_138:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_112
+	JA           ddoneAVX2_139
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2110,9 +2435,9 @@ dAVX2_111:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_111
+	JMP          dAVX2_138
 
-ddoneAVX2_112:
+ddoneAVX2_139:
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -2167,10 +2492,10 @@ ddoneAVX2_112:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_113:
+dAVX2_140:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_114
+	JA           ddoneAVX2_141
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2253,13 +2578,13 @@ dAVX2_113:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_113
+	JMP          dAVX2_140
 
-ddoneAVX2_114:
-dAVX2_115:
+ddoneAVX2_141:
+dAVX2_142:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_116
+	JA           ddoneAVX2_143
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2282,9 +2607,9 @@ dAVX2_115:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_115
+	JMP          dAVX2_142
 
-ddoneAVX2_116:
+ddoneAVX2_143:
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -2339,10 +2664,10 @@ ddoneAVX2_116:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_117:
+dAVX2_144:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_118
+	JA           ddoneAVX2_145
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2425,13 +2750,13 @@ dAVX2_117:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_117
+	JMP          dAVX2_144
 
-ddoneAVX2_118:
-dAVX2_119:
+ddoneAVX2_145:
+dAVX2_146:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_120
+	JA           ddoneAVX2_147
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2454,9 +2779,9 @@ dAVX2_119:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_119
+	JMP          dAVX2_146
 
-ddoneAVX2_120:
+ddoneAVX2_147:
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -2511,10 +2836,10 @@ ddoneAVX2_120:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_121:
+dAVX2_148:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_122
+	JA           ddoneAVX2_149
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2597,13 +2922,13 @@ dAVX2_121:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_121
+	JMP          dAVX2_148
 
-ddoneAVX2_122:
-dAVX2_123:
+ddoneAVX2_149:
+dAVX2_150:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_124
+	JA           ddoneAVX2_151
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2626,9 +2951,9 @@ dAVX2_123:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_123
+	JMP          dAVX2_150
 
-ddoneAVX2_124:
+ddoneAVX2_151:
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -2661,9 +2986,9 @@ ddoneAVX2_124:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_125:
+flushAVX2_152:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_126
+	JB             flushtailAVX2_153
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -2700,35 +3025,35 @@ flushAVX2_125:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_128
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_128
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_128
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_128
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_128
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_128
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_128
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_128
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -2764,68 +3089,68 @@ flushAVX2_125:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_128
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_128
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_128
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_128
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_128
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_128
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_128
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_128:
+chunkdoneAVX2_155:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_125
+	JMP  flushAVX2_152
 
-flushtailAVX2_126:
+flushtailAVX2_153:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_127
+	JZ    flushdoneAVX2_154
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_129:
+tailrowAVX2_156:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_130:
+tailkeyAVX2_157:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_130
+	JB   tailkeyAVX2_157
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_127
+	JAE  flushdoneAVX2_154
 	DECQ SI
-	JNZ  tailrowAVX2_129
+	JNZ  tailrowAVX2_156
 
-flushdoneAVX2_127:
+flushdoneAVX2_154:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -2833,18 +3158,18 @@ flushdoneAVX2_127:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_61
+	JG     panelsAVX2_88
 
-panelsdoneAVX2_62:
+panelsdoneAVX2_89:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x30, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_59
+	JMP    blocksAVX2_86
 
-blocksdoneAVX2_60:
+blocksdoneAVX2_87:
 	VZEROUPPER
 	RET
 
@@ -2860,10 +3185,10 @@ TEXT ·ScoresPanels64AVX2(SB), NOSPLIT, $64-148
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_131:
+blocksAVX2_158:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_132
+	JZ    blocksdoneAVX2_159
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -2888,9 +3213,9 @@ blocksAVX2_131:
 	MOVQ    scratch_base+72(FP), DX
 	IMUL3Q  $0x00000040, AX, AX
 
-widenAVX2_135:
+widenAVX2_162:
 	CMPQ       AX, $0x20
-	JB         widendoneAVX2_136
+	JB         widendoneAVX2_163
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (DX)
 	VCVTPH2PS  16(CX), Y0
@@ -2903,23 +3228,23 @@ widenAVX2_135:
 	ADDQ       $0x40, CX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x20, AX
-	JMP        widenAVX2_135
+	JMP        widenAVX2_162
 
-widendoneAVX2_136:
-widenAVX2_137:
+widendoneAVX2_163:
+widenAVX2_164:
 	CMPQ      AX, $0x08
-	JB        widendoneAVX2_138
+	JB        widendoneAVX2_165
 	VCVTPH2PS (CX), Y0
 	VMOVUPS   Y0, (DX)
 	ADDQ      $0x10, CX
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x08, AX
-	JMP       widenAVX2_137
+	JMP       widenAVX2_164
 
-widendoneAVX2_138:
-widentailAVX2_139:
+widendoneAVX2_165:
+widentailAVX2_166:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_140
+	JZ        widentaildoneAVX2_167
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -2927,9 +3252,9 @@ widentailAVX2_139:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX2_139
+	JMP       widentailAVX2_166
 
-widentaildoneAVX2_140:
+widentaildoneAVX2_167:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -2947,7 +3272,7 @@ widentaildoneAVX2_140:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_141:
+dAVX2_168:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -3031,7 +3356,7 @@ dAVX2_141:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_141
+	JB           dAVX2_168
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -3073,9 +3398,9 @@ dAVX2_141:
 	ADDQ    $0x00000300, CX
 	ADDQ    $0x00000600, DX
 
-widenAVX2_142:
+widenAVX2_169:
 	CMPQ       AX, $0x20
-	JB         widendoneAVX2_143
+	JB         widendoneAVX2_170
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (DX)
 	VCVTPH2PS  16(CX), Y0
@@ -3088,23 +3413,23 @@ widenAVX2_142:
 	ADDQ       $0x40, CX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x20, AX
-	JMP        widenAVX2_142
+	JMP        widenAVX2_169
 
-widendoneAVX2_143:
-widenAVX2_144:
+widendoneAVX2_170:
+widenAVX2_171:
 	CMPQ      AX, $0x08
-	JB        widendoneAVX2_145
+	JB        widendoneAVX2_172
 	VCVTPH2PS (CX), Y0
 	VMOVUPS   Y0, (DX)
 	ADDQ      $0x10, CX
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x08, AX
-	JMP       widenAVX2_144
+	JMP       widenAVX2_171
 
-widendoneAVX2_145:
-widentailAVX2_146:
+widendoneAVX2_172:
+widentailAVX2_173:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_147
+	JZ        widentaildoneAVX2_174
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -3112,9 +3437,9 @@ widentailAVX2_146:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX2_146
+	JMP       widentailAVX2_173
 
-widentaildoneAVX2_147:
+widentaildoneAVX2_174:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -3132,7 +3457,7 @@ widentaildoneAVX2_147:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_148:
+dAVX2_175:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 1536(CX)(DX*4), Y14
@@ -3216,7 +3541,7 @@ dAVX2_148:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_148
+	JB           dAVX2_175
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -3258,9 +3583,9 @@ dAVX2_148:
 	ADDQ    $0x00000600, CX
 	ADDQ    $0x00000c00, DX
 
-widenAVX2_149:
+widenAVX2_176:
 	CMPQ       AX, $0x20
-	JB         widendoneAVX2_150
+	JB         widendoneAVX2_177
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (DX)
 	VCVTPH2PS  16(CX), Y0
@@ -3273,23 +3598,23 @@ widenAVX2_149:
 	ADDQ       $0x40, CX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x20, AX
-	JMP        widenAVX2_149
+	JMP        widenAVX2_176
 
-widendoneAVX2_150:
-widenAVX2_151:
+widendoneAVX2_177:
+widenAVX2_178:
 	CMPQ      AX, $0x08
-	JB        widendoneAVX2_152
+	JB        widendoneAVX2_179
 	VCVTPH2PS (CX), Y0
 	VMOVUPS   Y0, (DX)
 	ADDQ      $0x10, CX
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x08, AX
-	JMP       widenAVX2_151
+	JMP       widenAVX2_178
 
-widendoneAVX2_152:
-widentailAVX2_153:
+widendoneAVX2_179:
+widentailAVX2_180:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_154
+	JZ        widentaildoneAVX2_181
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -3297,9 +3622,9 @@ widentailAVX2_153:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX2_153
+	JMP       widentailAVX2_180
 
-widentaildoneAVX2_154:
+widentaildoneAVX2_181:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -3317,7 +3642,7 @@ widentaildoneAVX2_154:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_155:
+dAVX2_182:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -3401,7 +3726,7 @@ dAVX2_155:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_155
+	JB           dAVX2_182
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -3442,1105 +3767,6 @@ dAVX2_155:
 	IMUL3Q  $0x00000040, AX, AX
 	ADDQ    $0x00000900, CX
 	ADDQ    $0x00001200, DX
-
-widenAVX2_156:
-	CMPQ       AX, $0x20
-	JB         widendoneAVX2_157
-	VCVTPH2PS  (CX), Y0
-	VMOVUPS    Y0, (DX)
-	VCVTPH2PS  16(CX), Y0
-	VMOVUPS    Y0, 32(DX)
-	VCVTPH2PS  32(CX), Y0
-	VMOVUPS    Y0, 64(DX)
-	VCVTPH2PS  48(CX), Y0
-	VMOVUPS    Y0, 96(DX)
-	PREFETCHT0 4096(CX)
-	ADDQ       $0x40, CX
-	ADDQ       $0x00000080, DX
-	SUBQ       $0x20, AX
-	JMP        widenAVX2_156
-
-widendoneAVX2_157:
-widenAVX2_158:
-	CMPQ      AX, $0x08
-	JB        widendoneAVX2_159
-	VCVTPH2PS (CX), Y0
-	VMOVUPS   Y0, (DX)
-	ADDQ      $0x10, CX
-	ADDQ      $0x00000020, DX
-	SUBQ      $0x08, AX
-	JMP       widenAVX2_158
-
-widendoneAVX2_159:
-widentailAVX2_160:
-	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_161
-	MOVWLZX   (CX), BX
-	VMOVD     BX, X0
-	VCVTPH2PS X0, X0
-	VMOVSS    X0, (DX)
-	ADDQ      $0x02, CX
-	ADDQ      $0x04, DX
-	DECQ      AX
-	JMP       widentailAVX2_160
-
-widentaildoneAVX2_161:
-	// Tile of 16 queries × keys 18–23 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-
-dAVX2_162:
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS 4608(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 4864(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 5120(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 5376(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 5632(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 5888(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 4612(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 4868(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 5124(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 5380(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 5636(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 5892(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 4616(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 4872(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 5128(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 5384(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 5640(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 5896(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 4620(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 4876(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 5132(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 5388(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 5644(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 5900(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000040
-	JB           dAVX2_162
-	VBROADCASTSS scale+144(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, 1152(AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 1216(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 1280(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 1344(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 1408(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 1472(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 1184(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 1248(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 1312(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 1376(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 1440(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 1504(AX)
-
-	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
-	MOVQ 40(SP), CX
-	MOVQ 16(SP), DX
-
-flushAVX2_163:
-	CMPQ           DX, $0x08
-	JB             flushtailAVX2_164
-	MOVQ           CX, BX
-	MOVQ           48(SP), SI
-	VBROADCASTF128 (AX), Y0
-	VINSERTF128    $0x01, 256(AX), Y0, Y0
-	VBROADCASTF128 64(AX), Y1
-	VINSERTF128    $0x01, 320(AX), Y1, Y1
-	VBROADCASTF128 128(AX), Y2
-	VINSERTF128    $0x01, 384(AX), Y2, Y2
-	VBROADCASTF128 192(AX), Y3
-	VINSERTF128    $0x01, 448(AX), Y3, Y3
-	VUNPCKLPS      Y1, Y0, Y4
-	VUNPCKHPS      Y1, Y0, Y0
-	VUNPCKLPS      Y3, Y2, Y1
-	VUNPCKHPS      Y3, Y2, Y2
-	VSHUFPS        $0x44, Y1, Y4, Y3
-	VSHUFPS        $0xee, Y1, Y4, Y1
-	VSHUFPS        $0x44, Y2, Y0, Y4
-	VSHUFPS        $0xee, Y2, Y0, Y0
-	VBROADCASTF128 16(AX), Y2
-	VINSERTF128    $0x01, 272(AX), Y2, Y2
-	VBROADCASTF128 80(AX), Y5
-	VINSERTF128    $0x01, 336(AX), Y5, Y5
-	VBROADCASTF128 144(AX), Y6
-	VINSERTF128    $0x01, 400(AX), Y6, Y6
-	VBROADCASTF128 208(AX), Y7
-	VINSERTF128    $0x01, 464(AX), Y7, Y7
-	VUNPCKLPS      Y5, Y2, Y8
-	VUNPCKHPS      Y5, Y2, Y2
-	VUNPCKLPS      Y7, Y6, Y5
-	VUNPCKHPS      Y7, Y6, Y6
-	VSHUFPS        $0x44, Y5, Y8, Y7
-	VSHUFPS        $0xee, Y5, Y8, Y5
-	VSHUFPS        $0x44, Y6, Y2, Y8
-	VSHUFPS        $0xee, Y6, Y2, Y2
-	VMOVUPS        Y3, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_166
-	ADDQ           56(SP), BX
-	VMOVUPS        Y1, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_166
-	ADDQ           56(SP), BX
-	VMOVUPS        Y4, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_166
-	ADDQ           56(SP), BX
-	VMOVUPS        Y0, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_166
-	ADDQ           56(SP), BX
-	VMOVUPS        Y7, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_166
-	ADDQ           56(SP), BX
-	VMOVUPS        Y5, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_166
-	ADDQ           56(SP), BX
-	VMOVUPS        Y8, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_166
-	ADDQ           56(SP), BX
-	VMOVUPS        Y2, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_166
-	ADDQ           56(SP), BX
-	VBROADCASTF128 32(AX), Y0
-	VINSERTF128    $0x01, 288(AX), Y0, Y0
-	VBROADCASTF128 96(AX), Y1
-	VINSERTF128    $0x01, 352(AX), Y1, Y1
-	VBROADCASTF128 160(AX), Y2
-	VINSERTF128    $0x01, 416(AX), Y2, Y2
-	VBROADCASTF128 224(AX), Y3
-	VINSERTF128    $0x01, 480(AX), Y3, Y3
-	VUNPCKLPS      Y1, Y0, Y4
-	VUNPCKHPS      Y1, Y0, Y0
-	VUNPCKLPS      Y3, Y2, Y1
-	VUNPCKHPS      Y3, Y2, Y2
-	VSHUFPS        $0x44, Y1, Y4, Y3
-	VSHUFPS        $0xee, Y1, Y4, Y1
-	VSHUFPS        $0x44, Y2, Y0, Y4
-	VSHUFPS        $0xee, Y2, Y0, Y0
-	VBROADCASTF128 48(AX), Y2
-	VINSERTF128    $0x01, 304(AX), Y2, Y2
-	VBROADCASTF128 112(AX), Y5
-	VINSERTF128    $0x01, 368(AX), Y5, Y5
-	VBROADCASTF128 176(AX), Y6
-	VINSERTF128    $0x01, 432(AX), Y6, Y6
-	VBROADCASTF128 240(AX), Y7
-	VINSERTF128    $0x01, 496(AX), Y7, Y7
-	VUNPCKLPS      Y5, Y2, Y8
-	VUNPCKHPS      Y5, Y2, Y2
-	VUNPCKLPS      Y7, Y6, Y5
-	VUNPCKHPS      Y7, Y6, Y6
-	VSHUFPS        $0x44, Y5, Y8, Y7
-	VSHUFPS        $0xee, Y5, Y8, Y5
-	VSHUFPS        $0x44, Y6, Y2, Y8
-	VSHUFPS        $0xee, Y6, Y2, Y2
-	VMOVUPS        Y3, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_166
-	ADDQ           56(SP), BX
-	VMOVUPS        Y1, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_166
-	ADDQ           56(SP), BX
-	VMOVUPS        Y4, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_166
-	ADDQ           56(SP), BX
-	VMOVUPS        Y0, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_166
-	ADDQ           56(SP), BX
-	VMOVUPS        Y7, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_166
-	ADDQ           56(SP), BX
-	VMOVUPS        Y5, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_166
-	ADDQ           56(SP), BX
-	VMOVUPS        Y8, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_166
-	ADDQ           56(SP), BX
-	VMOVUPS        Y2, (BX)
-
-chunkdoneAVX2_166:
-	ADDQ $0x00000200, AX
-	ADDQ $0x20, CX
-	SUBQ $0x08, DX
-	JMP  flushAVX2_163
-
-flushtailAVX2_164:
-	TESTQ DX, DX
-	JZ    flushdoneAVX2_165
-
-	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
-	MOVQ CX, BX
-	MOVQ 48(SP), SI
-	XORQ CX, CX
-
-tailrowAVX2_167:
-	XORQ DI, DI
-	LEAQ (AX)(CX*4), R8
-
-tailkeyAVX2_168:
-	MOVL (R8), R9
-	MOVL R9, (BX)(DI*4)
-	ADDQ $0x00000040, R8
-	INCQ DI
-	CMPQ DI, DX
-	JB   tailkeyAVX2_168
-	ADDQ 56(SP), BX
-	INCQ CX
-	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_165
-	DECQ SI
-	JNZ  tailrowAVX2_167
-
-flushdoneAVX2_165:
-	MOVQ   dim+136(FP), AX
-	IMUL3Q $0x00000040, AX, AX
-	ADDQ   AX, 32(SP)
-	MOVQ   56(SP), AX
-	IMUL3Q $0x00000010, AX, AX
-	ADDQ   AX, 40(SP)
-	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_134
-
-panelsAVX2_133:
-	// Tile of 16 queries × keys 0–5 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-
-dAVX2_169:
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 256(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 512(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 768(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 1024(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 1280(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 4(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 260(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 516(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 772(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 1028(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 1284(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 8(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 264(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 520(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 776(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 1032(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 1288(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 12(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 268(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 524(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 780(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 1036(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 1292(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000040
-	JB           dAVX2_169
-	VBROADCASTSS scale+144(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, (AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 64(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 128(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 192(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 256(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 320(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 32(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 96(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 160(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 224(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 288(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 352(AX)
-
-	// Tile of 16 queries × keys 6–11 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-
-dAVX2_170:
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS 1536(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 1792(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 2048(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 2304(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 2560(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 2816(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 1540(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 1796(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 2052(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 2308(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 2564(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 2820(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 1544(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 1800(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 2056(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 2312(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 2568(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 2824(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 1548(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 1804(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 2060(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 2316(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 2572(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 2828(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000040
-	JB           dAVX2_170
-	VBROADCASTSS scale+144(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, 384(AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 448(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 512(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 576(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 640(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 704(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 416(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 480(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 544(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 608(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 672(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 736(AX)
-
-	// Tile of 16 queries × keys 12–17 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-
-dAVX2_171:
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS 3072(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 3328(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 3584(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 3840(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 4096(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 4352(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 3076(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 3332(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 3588(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 3844(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 4100(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 4356(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 3080(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 3336(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 3592(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 3848(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 4104(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 4360(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 3084(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 3340(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 3596(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 3852(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 4108(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 4364(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000040
-	JB           dAVX2_171
-	VBROADCASTSS scale+144(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, 768(AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 832(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 896(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 960(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 1024(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 1088(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 800(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 864(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 928(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 992(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 1056(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 1120(AX)
-
-	// Tile of 16 queries × keys 18–23 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-
-dAVX2_172:
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS 4608(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 4864(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 5120(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 5376(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 5632(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 5888(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 4612(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 4868(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 5124(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 5380(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 5636(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 5892(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 4616(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 4872(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 5128(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 5384(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 5640(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 5896(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 4620(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 4876(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 5132(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 5388(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 5644(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 5900(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000040
-	JB           dAVX2_172
-	VBROADCASTSS scale+144(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, 1152(AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 1216(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 1280(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 1344(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 1408(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 1472(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 1184(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 1248(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 1312(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 1376(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 1440(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 1504(AX)
-
-	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
-	MOVQ 40(SP), CX
-	MOVQ 16(SP), DX
-
-flushAVX2_173:
-	CMPQ           DX, $0x08
-	JB             flushtailAVX2_174
-	MOVQ           CX, BX
-	MOVQ           48(SP), SI
-	VBROADCASTF128 (AX), Y0
-	VINSERTF128    $0x01, 256(AX), Y0, Y0
-	VBROADCASTF128 64(AX), Y1
-	VINSERTF128    $0x01, 320(AX), Y1, Y1
-	VBROADCASTF128 128(AX), Y2
-	VINSERTF128    $0x01, 384(AX), Y2, Y2
-	VBROADCASTF128 192(AX), Y3
-	VINSERTF128    $0x01, 448(AX), Y3, Y3
-	VUNPCKLPS      Y1, Y0, Y4
-	VUNPCKHPS      Y1, Y0, Y0
-	VUNPCKLPS      Y3, Y2, Y1
-	VUNPCKHPS      Y3, Y2, Y2
-	VSHUFPS        $0x44, Y1, Y4, Y3
-	VSHUFPS        $0xee, Y1, Y4, Y1
-	VSHUFPS        $0x44, Y2, Y0, Y4
-	VSHUFPS        $0xee, Y2, Y0, Y0
-	VBROADCASTF128 16(AX), Y2
-	VINSERTF128    $0x01, 272(AX), Y2, Y2
-	VBROADCASTF128 80(AX), Y5
-	VINSERTF128    $0x01, 336(AX), Y5, Y5
-	VBROADCASTF128 144(AX), Y6
-	VINSERTF128    $0x01, 400(AX), Y6, Y6
-	VBROADCASTF128 208(AX), Y7
-	VINSERTF128    $0x01, 464(AX), Y7, Y7
-	VUNPCKLPS      Y5, Y2, Y8
-	VUNPCKHPS      Y5, Y2, Y2
-	VUNPCKLPS      Y7, Y6, Y5
-	VUNPCKHPS      Y7, Y6, Y6
-	VSHUFPS        $0x44, Y5, Y8, Y7
-	VSHUFPS        $0xee, Y5, Y8, Y5
-	VSHUFPS        $0x44, Y6, Y2, Y8
-	VSHUFPS        $0xee, Y6, Y2, Y2
-	VMOVUPS        Y3, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_176
-	ADDQ           56(SP), BX
-	VMOVUPS        Y1, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_176
-	ADDQ           56(SP), BX
-	VMOVUPS        Y4, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_176
-	ADDQ           56(SP), BX
-	VMOVUPS        Y0, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_176
-	ADDQ           56(SP), BX
-	VMOVUPS        Y7, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_176
-	ADDQ           56(SP), BX
-	VMOVUPS        Y5, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_176
-	ADDQ           56(SP), BX
-	VMOVUPS        Y8, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_176
-	ADDQ           56(SP), BX
-	VMOVUPS        Y2, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_176
-	ADDQ           56(SP), BX
-	VBROADCASTF128 32(AX), Y0
-	VINSERTF128    $0x01, 288(AX), Y0, Y0
-	VBROADCASTF128 96(AX), Y1
-	VINSERTF128    $0x01, 352(AX), Y1, Y1
-	VBROADCASTF128 160(AX), Y2
-	VINSERTF128    $0x01, 416(AX), Y2, Y2
-	VBROADCASTF128 224(AX), Y3
-	VINSERTF128    $0x01, 480(AX), Y3, Y3
-	VUNPCKLPS      Y1, Y0, Y4
-	VUNPCKHPS      Y1, Y0, Y0
-	VUNPCKLPS      Y3, Y2, Y1
-	VUNPCKHPS      Y3, Y2, Y2
-	VSHUFPS        $0x44, Y1, Y4, Y3
-	VSHUFPS        $0xee, Y1, Y4, Y1
-	VSHUFPS        $0x44, Y2, Y0, Y4
-	VSHUFPS        $0xee, Y2, Y0, Y0
-	VBROADCASTF128 48(AX), Y2
-	VINSERTF128    $0x01, 304(AX), Y2, Y2
-	VBROADCASTF128 112(AX), Y5
-	VINSERTF128    $0x01, 368(AX), Y5, Y5
-	VBROADCASTF128 176(AX), Y6
-	VINSERTF128    $0x01, 432(AX), Y6, Y6
-	VBROADCASTF128 240(AX), Y7
-	VINSERTF128    $0x01, 496(AX), Y7, Y7
-	VUNPCKLPS      Y5, Y2, Y8
-	VUNPCKHPS      Y5, Y2, Y2
-	VUNPCKLPS      Y7, Y6, Y5
-	VUNPCKHPS      Y7, Y6, Y6
-	VSHUFPS        $0x44, Y5, Y8, Y7
-	VSHUFPS        $0xee, Y5, Y8, Y5
-	VSHUFPS        $0x44, Y6, Y2, Y8
-	VSHUFPS        $0xee, Y6, Y2, Y2
-	VMOVUPS        Y3, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_176
-	ADDQ           56(SP), BX
-	VMOVUPS        Y1, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_176
-	ADDQ           56(SP), BX
-	VMOVUPS        Y4, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_176
-	ADDQ           56(SP), BX
-	VMOVUPS        Y0, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_176
-	ADDQ           56(SP), BX
-	VMOVUPS        Y7, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_176
-	ADDQ           56(SP), BX
-	VMOVUPS        Y5, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_176
-	ADDQ           56(SP), BX
-	VMOVUPS        Y8, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_176
-	ADDQ           56(SP), BX
-	VMOVUPS        Y2, (BX)
-
-chunkdoneAVX2_176:
-	ADDQ $0x00000200, AX
-	ADDQ $0x20, CX
-	SUBQ $0x08, DX
-	JMP  flushAVX2_173
-
-flushtailAVX2_174:
-	TESTQ DX, DX
-	JZ    flushdoneAVX2_175
-
-	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
-	MOVQ CX, BX
-	MOVQ 48(SP), SI
-	XORQ CX, CX
-
-tailrowAVX2_177:
-	XORQ DI, DI
-	LEAQ (AX)(CX*4), R8
-
-tailkeyAVX2_178:
-	MOVL (R8), R9
-	MOVL R9, (BX)(DI*4)
-	ADDQ $0x00000040, R8
-	INCQ DI
-	CMPQ DI, DX
-	JB   tailkeyAVX2_178
-	ADDQ 56(SP), BX
-	INCQ CX
-	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_175
-	DECQ SI
-	JNZ  tailrowAVX2_177
-
-flushdoneAVX2_175:
-	MOVQ   dim+136(FP), AX
-	IMUL3Q $0x00000040, AX, AX
-	ADDQ   AX, 32(SP)
-	MOVQ   56(SP), AX
-	IMUL3Q $0x00000010, AX, AX
-	ADDQ   AX, 40(SP)
-	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_133
-
-panelsdoneAVX2_134:
-	MOVQ   dim+136(FP), AX
-	IMUL3Q $0x30, AX, AX
-	ADDQ   AX, (SP)
-	ADDQ   $0x60, 24(SP)
-	MOVQ   16(SP), AX
-	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_131
-
-blocksdoneAVX2_132:
-	VZEROUPPER
-	RET
-
-// func ScoresPanels128AVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32)
-// Requires: AVX, CMOV, F16C, FMA3, MMX+
-TEXT ·ScoresPanels128AVX2(SB), NOSPLIT, $64-148
-	MOVQ k_base+48(FP), AX
-	MOVQ AX, (SP)
-	MOVQ n+128(FP), AX
-	MOVQ AX, 8(SP)
-	SHLQ $0x02, AX
-	MOVQ AX, 56(SP)
-	MOVQ dst_base+0(FP), AX
-	MOVQ AX, 24(SP)
-
-blocksAVX2_179:
-	MOVQ  8(SP), AX
-	TESTQ AX, AX
-	JZ    blocksdoneAVX2_180
-
-	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
-	// zeros), whose scores are computed and never written out.
-	MOVQ    $0x00000018, CX
-	CMPQ    AX, CX
-	CMOVQHI CX, AX
-	MOVQ    AX, 16(SP)
-	MOVQ    panels_base+24(FP), AX
-	MOVQ    AX, 32(SP)
-	MOVQ    24(SP), AX
-	MOVQ    AX, 40(SP)
-	MOVQ    rows+120(FP), AX
-	MOVQ    AX, 48(SP)
-
-	// The first panel widens each tile's keys right before running it.
-	// Widen keys 0–5 of the block.
-	MOVQ    16(SP), AX
-	MOVQ    $0x00000006, CX
-	CMPQ    AX, CX
-	CMOVQGT CX, AX
-	MOVQ    (SP), CX
-	MOVQ    scratch_base+72(FP), DX
-	IMUL3Q  $0x00000080, AX, AX
 
 widenAVX2_183:
 	CMPQ       AX, $0x20
@@ -4584,7 +3810,7 @@ widentailAVX2_187:
 	JMP       widentailAVX2_187
 
 widentaildoneAVX2_188:
-	// Tile of 16 queries × keys 0–5 of the block.
+	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
 	XORQ   DX, DX
@@ -4602,6 +3828,1105 @@ widentaildoneAVX2_188:
 	VXORPS Y11, Y11, Y11
 
 dAVX2_189:
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS 4608(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 4864(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 5120(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 5376(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 5632(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 5888(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 4612(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 4868(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 5124(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 5380(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 5636(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 5892(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 4616(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 4872(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 5128(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 5384(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 5640(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 5896(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 4620(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 4876(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 5132(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 5388(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 5644(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 5900(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000100, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000040
+	JB           dAVX2_189
+	VBROADCASTSS scale+144(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, 1152(AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 1216(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 1280(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 1344(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 1408(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 1472(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 1184(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 1248(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 1312(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 1376(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 1440(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 1504(AX)
+
+	// Write the stage out: Lanes keys of every query row at a time.
+	MOVQ stage_base+96(FP), AX
+	MOVQ 40(SP), CX
+	MOVQ 16(SP), DX
+
+flushAVX2_190:
+	CMPQ           DX, $0x08
+	JB             flushtailAVX2_191
+	MOVQ           CX, BX
+	MOVQ           48(SP), SI
+	VBROADCASTF128 (AX), Y0
+	VINSERTF128    $0x01, 256(AX), Y0, Y0
+	VBROADCASTF128 64(AX), Y1
+	VINSERTF128    $0x01, 320(AX), Y1, Y1
+	VBROADCASTF128 128(AX), Y2
+	VINSERTF128    $0x01, 384(AX), Y2, Y2
+	VBROADCASTF128 192(AX), Y3
+	VINSERTF128    $0x01, 448(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 16(AX), Y2
+	VINSERTF128    $0x01, 272(AX), Y2, Y2
+	VBROADCASTF128 80(AX), Y5
+	VINSERTF128    $0x01, 336(AX), Y5, Y5
+	VBROADCASTF128 144(AX), Y6
+	VINSERTF128    $0x01, 400(AX), Y6, Y6
+	VBROADCASTF128 208(AX), Y7
+	VINSERTF128    $0x01, 464(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_193
+	ADDQ           56(SP), BX
+	VMOVUPS        Y1, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_193
+	ADDQ           56(SP), BX
+	VMOVUPS        Y4, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_193
+	ADDQ           56(SP), BX
+	VMOVUPS        Y0, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_193
+	ADDQ           56(SP), BX
+	VMOVUPS        Y7, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_193
+	ADDQ           56(SP), BX
+	VMOVUPS        Y5, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_193
+	ADDQ           56(SP), BX
+	VMOVUPS        Y8, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_193
+	ADDQ           56(SP), BX
+	VMOVUPS        Y2, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_193
+	ADDQ           56(SP), BX
+	VBROADCASTF128 32(AX), Y0
+	VINSERTF128    $0x01, 288(AX), Y0, Y0
+	VBROADCASTF128 96(AX), Y1
+	VINSERTF128    $0x01, 352(AX), Y1, Y1
+	VBROADCASTF128 160(AX), Y2
+	VINSERTF128    $0x01, 416(AX), Y2, Y2
+	VBROADCASTF128 224(AX), Y3
+	VINSERTF128    $0x01, 480(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 48(AX), Y2
+	VINSERTF128    $0x01, 304(AX), Y2, Y2
+	VBROADCASTF128 112(AX), Y5
+	VINSERTF128    $0x01, 368(AX), Y5, Y5
+	VBROADCASTF128 176(AX), Y6
+	VINSERTF128    $0x01, 432(AX), Y6, Y6
+	VBROADCASTF128 240(AX), Y7
+	VINSERTF128    $0x01, 496(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_193
+	ADDQ           56(SP), BX
+	VMOVUPS        Y1, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_193
+	ADDQ           56(SP), BX
+	VMOVUPS        Y4, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_193
+	ADDQ           56(SP), BX
+	VMOVUPS        Y0, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_193
+	ADDQ           56(SP), BX
+	VMOVUPS        Y7, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_193
+	ADDQ           56(SP), BX
+	VMOVUPS        Y5, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_193
+	ADDQ           56(SP), BX
+	VMOVUPS        Y8, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_193
+	ADDQ           56(SP), BX
+	VMOVUPS        Y2, (BX)
+
+chunkdoneAVX2_193:
+	ADDQ $0x00000200, AX
+	ADDQ $0x20, CX
+	SUBQ $0x08, DX
+	JMP  flushAVX2_190
+
+flushtailAVX2_191:
+	TESTQ DX, DX
+	JZ    flushdoneAVX2_192
+
+	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
+	MOVQ CX, BX
+	MOVQ 48(SP), SI
+	XORQ CX, CX
+
+tailrowAVX2_194:
+	XORQ DI, DI
+	LEAQ (AX)(CX*4), R8
+
+tailkeyAVX2_195:
+	MOVL (R8), R9
+	MOVL R9, (BX)(DI*4)
+	ADDQ $0x00000040, R8
+	INCQ DI
+	CMPQ DI, DX
+	JB   tailkeyAVX2_195
+	ADDQ 56(SP), BX
+	INCQ CX
+	CMPQ CX, $0x10
+	JAE  flushdoneAVX2_192
+	DECQ SI
+	JNZ  tailrowAVX2_194
+
+flushdoneAVX2_192:
+	MOVQ   dim+136(FP), AX
+	IMUL3Q $0x00000040, AX, AX
+	ADDQ   AX, 32(SP)
+	MOVQ   56(SP), AX
+	IMUL3Q $0x00000010, AX, AX
+	ADDQ   AX, 40(SP)
+	SUBQ   $0x00000010, 48(SP)
+	JLE    panelsdoneAVX2_161
+
+panelsAVX2_160:
+	// Tile of 16 queries × keys 0–5 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+dAVX2_196:
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS (CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 256(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 512(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 768(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 1024(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 1280(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 4(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 260(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 516(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 772(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 1028(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 1284(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 8(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 264(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 520(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 776(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 1032(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 1288(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 12(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 268(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 524(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 780(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 1036(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 1292(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000100, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000040
+	JB           dAVX2_196
+	VBROADCASTSS scale+144(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, (AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 64(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 128(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 192(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 256(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 320(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 32(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 96(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 160(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 224(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 288(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 352(AX)
+
+	// Tile of 16 queries × keys 6–11 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+dAVX2_197:
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS 1536(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 1792(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 2048(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 2304(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 2560(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 2816(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 1540(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 1796(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 2052(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 2308(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 2564(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 2820(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 1544(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 1800(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 2056(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 2312(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 2568(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 2824(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 1548(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 1804(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 2060(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 2316(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 2572(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 2828(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000100, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000040
+	JB           dAVX2_197
+	VBROADCASTSS scale+144(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, 384(AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 448(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 512(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 576(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 640(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 704(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 416(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 480(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 544(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 608(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 672(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 736(AX)
+
+	// Tile of 16 queries × keys 12–17 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+dAVX2_198:
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS 3072(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 3328(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 3584(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 3840(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 4096(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 4352(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 3076(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 3332(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 3588(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 3844(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 4100(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 4356(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 3080(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 3336(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 3592(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 3848(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 4104(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 4360(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 3084(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 3340(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 3596(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 3852(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 4108(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 4364(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000100, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000040
+	JB           dAVX2_198
+	VBROADCASTSS scale+144(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, 768(AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 832(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 896(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 960(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 1024(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 1088(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 800(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 864(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 928(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 992(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 1056(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 1120(AX)
+
+	// Tile of 16 queries × keys 18–23 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+dAVX2_199:
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS 4608(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 4864(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 5120(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 5376(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 5632(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 5888(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 4612(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 4868(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 5124(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 5380(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 5636(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 5892(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 4616(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 4872(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 5128(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 5384(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 5640(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 5896(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 4620(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 4876(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 5132(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 5388(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 5644(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 5900(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000100, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000040
+	JB           dAVX2_199
+	VBROADCASTSS scale+144(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, 1152(AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 1216(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 1280(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 1344(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 1408(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 1472(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 1184(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 1248(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 1312(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 1376(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 1440(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 1504(AX)
+
+	// Write the stage out: Lanes keys of every query row at a time.
+	MOVQ stage_base+96(FP), AX
+	MOVQ 40(SP), CX
+	MOVQ 16(SP), DX
+
+flushAVX2_200:
+	CMPQ           DX, $0x08
+	JB             flushtailAVX2_201
+	MOVQ           CX, BX
+	MOVQ           48(SP), SI
+	VBROADCASTF128 (AX), Y0
+	VINSERTF128    $0x01, 256(AX), Y0, Y0
+	VBROADCASTF128 64(AX), Y1
+	VINSERTF128    $0x01, 320(AX), Y1, Y1
+	VBROADCASTF128 128(AX), Y2
+	VINSERTF128    $0x01, 384(AX), Y2, Y2
+	VBROADCASTF128 192(AX), Y3
+	VINSERTF128    $0x01, 448(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 16(AX), Y2
+	VINSERTF128    $0x01, 272(AX), Y2, Y2
+	VBROADCASTF128 80(AX), Y5
+	VINSERTF128    $0x01, 336(AX), Y5, Y5
+	VBROADCASTF128 144(AX), Y6
+	VINSERTF128    $0x01, 400(AX), Y6, Y6
+	VBROADCASTF128 208(AX), Y7
+	VINSERTF128    $0x01, 464(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_203
+	ADDQ           56(SP), BX
+	VMOVUPS        Y1, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_203
+	ADDQ           56(SP), BX
+	VMOVUPS        Y4, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_203
+	ADDQ           56(SP), BX
+	VMOVUPS        Y0, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_203
+	ADDQ           56(SP), BX
+	VMOVUPS        Y7, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_203
+	ADDQ           56(SP), BX
+	VMOVUPS        Y5, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_203
+	ADDQ           56(SP), BX
+	VMOVUPS        Y8, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_203
+	ADDQ           56(SP), BX
+	VMOVUPS        Y2, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_203
+	ADDQ           56(SP), BX
+	VBROADCASTF128 32(AX), Y0
+	VINSERTF128    $0x01, 288(AX), Y0, Y0
+	VBROADCASTF128 96(AX), Y1
+	VINSERTF128    $0x01, 352(AX), Y1, Y1
+	VBROADCASTF128 160(AX), Y2
+	VINSERTF128    $0x01, 416(AX), Y2, Y2
+	VBROADCASTF128 224(AX), Y3
+	VINSERTF128    $0x01, 480(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 48(AX), Y2
+	VINSERTF128    $0x01, 304(AX), Y2, Y2
+	VBROADCASTF128 112(AX), Y5
+	VINSERTF128    $0x01, 368(AX), Y5, Y5
+	VBROADCASTF128 176(AX), Y6
+	VINSERTF128    $0x01, 432(AX), Y6, Y6
+	VBROADCASTF128 240(AX), Y7
+	VINSERTF128    $0x01, 496(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_203
+	ADDQ           56(SP), BX
+	VMOVUPS        Y1, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_203
+	ADDQ           56(SP), BX
+	VMOVUPS        Y4, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_203
+	ADDQ           56(SP), BX
+	VMOVUPS        Y0, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_203
+	ADDQ           56(SP), BX
+	VMOVUPS        Y7, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_203
+	ADDQ           56(SP), BX
+	VMOVUPS        Y5, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_203
+	ADDQ           56(SP), BX
+	VMOVUPS        Y8, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_203
+	ADDQ           56(SP), BX
+	VMOVUPS        Y2, (BX)
+
+chunkdoneAVX2_203:
+	ADDQ $0x00000200, AX
+	ADDQ $0x20, CX
+	SUBQ $0x08, DX
+	JMP  flushAVX2_200
+
+flushtailAVX2_201:
+	TESTQ DX, DX
+	JZ    flushdoneAVX2_202
+
+	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
+	MOVQ CX, BX
+	MOVQ 48(SP), SI
+	XORQ CX, CX
+
+tailrowAVX2_204:
+	XORQ DI, DI
+	LEAQ (AX)(CX*4), R8
+
+tailkeyAVX2_205:
+	MOVL (R8), R9
+	MOVL R9, (BX)(DI*4)
+	ADDQ $0x00000040, R8
+	INCQ DI
+	CMPQ DI, DX
+	JB   tailkeyAVX2_205
+	ADDQ 56(SP), BX
+	INCQ CX
+	CMPQ CX, $0x10
+	JAE  flushdoneAVX2_202
+	DECQ SI
+	JNZ  tailrowAVX2_204
+
+flushdoneAVX2_202:
+	MOVQ   dim+136(FP), AX
+	IMUL3Q $0x00000040, AX, AX
+	ADDQ   AX, 32(SP)
+	MOVQ   56(SP), AX
+	IMUL3Q $0x00000010, AX, AX
+	ADDQ   AX, 40(SP)
+	SUBQ   $0x00000010, 48(SP)
+	JG     panelsAVX2_160
+
+panelsdoneAVX2_161:
+	MOVQ   dim+136(FP), AX
+	IMUL3Q $0x30, AX, AX
+	ADDQ   AX, (SP)
+	ADDQ   $0x60, 24(SP)
+	MOVQ   16(SP), AX
+	SUBQ   AX, 8(SP)
+	JMP    blocksAVX2_158
+
+blocksdoneAVX2_159:
+	VZEROUPPER
+	RET
+
+// func ScoresPanels128AVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32)
+// Requires: AVX, CMOV, F16C, FMA3, MMX+
+TEXT ·ScoresPanels128AVX2(SB), NOSPLIT, $64-148
+	MOVQ k_base+48(FP), AX
+	MOVQ AX, (SP)
+	MOVQ n+128(FP), AX
+	MOVQ AX, 8(SP)
+	SHLQ $0x02, AX
+	MOVQ AX, 56(SP)
+	MOVQ dst_base+0(FP), AX
+	MOVQ AX, 24(SP)
+
+blocksAVX2_206:
+	MOVQ  8(SP), AX
+	TESTQ AX, AX
+	JZ    blocksdoneAVX2_207
+
+	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
+	// zeros), whose scores are computed and never written out.
+	MOVQ    $0x00000018, CX
+	CMPQ    AX, CX
+	CMOVQHI CX, AX
+	MOVQ    AX, 16(SP)
+	MOVQ    panels_base+24(FP), AX
+	MOVQ    AX, 32(SP)
+	MOVQ    24(SP), AX
+	MOVQ    AX, 40(SP)
+	MOVQ    rows+120(FP), AX
+	MOVQ    AX, 48(SP)
+
+	// The first panel widens each tile's keys right before running it.
+	// Widen keys 0–5 of the block.
+	MOVQ    16(SP), AX
+	MOVQ    $0x00000006, CX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	MOVQ    (SP), CX
+	MOVQ    scratch_base+72(FP), DX
+	IMUL3Q  $0x00000080, AX, AX
+
+widenAVX2_210:
+	CMPQ       AX, $0x20
+	JB         widendoneAVX2_211
+	VCVTPH2PS  (CX), Y0
+	VMOVUPS    Y0, (DX)
+	VCVTPH2PS  16(CX), Y0
+	VMOVUPS    Y0, 32(DX)
+	VCVTPH2PS  32(CX), Y0
+	VMOVUPS    Y0, 64(DX)
+	VCVTPH2PS  48(CX), Y0
+	VMOVUPS    Y0, 96(DX)
+	PREFETCHT0 4096(CX)
+	ADDQ       $0x40, CX
+	ADDQ       $0x00000080, DX
+	SUBQ       $0x20, AX
+	JMP        widenAVX2_210
+
+widendoneAVX2_211:
+widenAVX2_212:
+	CMPQ      AX, $0x08
+	JB        widendoneAVX2_213
+	VCVTPH2PS (CX), Y0
+	VMOVUPS   Y0, (DX)
+	ADDQ      $0x10, CX
+	ADDQ      $0x00000020, DX
+	SUBQ      $0x08, AX
+	JMP       widenAVX2_212
+
+widendoneAVX2_213:
+widentailAVX2_214:
+	TESTQ     AX, AX
+	JZ        widentaildoneAVX2_215
+	MOVWLZX   (CX), BX
+	VMOVD     BX, X0
+	VCVTPH2PS X0, X0
+	VMOVSS    X0, (DX)
+	ADDQ      $0x02, CX
+	ADDQ      $0x04, DX
+	DECQ      AX
+	JMP       widentailAVX2_214
+
+widentaildoneAVX2_215:
+	// Tile of 16 queries × keys 0–5 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+dAVX2_216:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -4685,7 +5010,7 @@ dAVX2_189:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_189
+	JB           dAVX2_216
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -4727,9 +5052,9 @@ dAVX2_189:
 	ADDQ    $0x00000600, CX
 	ADDQ    $0x00000c00, DX
 
-widenAVX2_190:
+widenAVX2_217:
 	CMPQ       AX, $0x20
-	JB         widendoneAVX2_191
+	JB         widendoneAVX2_218
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (DX)
 	VCVTPH2PS  16(CX), Y0
@@ -4742,23 +5067,23 @@ widenAVX2_190:
 	ADDQ       $0x40, CX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x20, AX
-	JMP        widenAVX2_190
+	JMP        widenAVX2_217
 
-widendoneAVX2_191:
-widenAVX2_192:
+widendoneAVX2_218:
+widenAVX2_219:
 	CMPQ      AX, $0x08
-	JB        widendoneAVX2_193
+	JB        widendoneAVX2_220
 	VCVTPH2PS (CX), Y0
 	VMOVUPS   Y0, (DX)
 	ADDQ      $0x10, CX
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x08, AX
-	JMP       widenAVX2_192
+	JMP       widenAVX2_219
 
-widendoneAVX2_193:
-widentailAVX2_194:
+widendoneAVX2_220:
+widentailAVX2_221:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_195
+	JZ        widentaildoneAVX2_222
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -4766,9 +5091,9 @@ widentailAVX2_194:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX2_194
+	JMP       widentailAVX2_221
 
-widentaildoneAVX2_195:
+widentaildoneAVX2_222:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -4786,7 +5111,7 @@ widentaildoneAVX2_195:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_196:
+dAVX2_223:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -4870,7 +5195,7 @@ dAVX2_196:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_196
+	JB           dAVX2_223
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -4912,9 +5237,9 @@ dAVX2_196:
 	ADDQ    $0x00000c00, CX
 	ADDQ    $0x00001800, DX
 
-widenAVX2_197:
+widenAVX2_224:
 	CMPQ       AX, $0x20
-	JB         widendoneAVX2_198
+	JB         widendoneAVX2_225
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (DX)
 	VCVTPH2PS  16(CX), Y0
@@ -4927,23 +5252,23 @@ widenAVX2_197:
 	ADDQ       $0x40, CX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x20, AX
-	JMP        widenAVX2_197
+	JMP        widenAVX2_224
 
-widendoneAVX2_198:
-widenAVX2_199:
+widendoneAVX2_225:
+widenAVX2_226:
 	CMPQ      AX, $0x08
-	JB        widendoneAVX2_200
+	JB        widendoneAVX2_227
 	VCVTPH2PS (CX), Y0
 	VMOVUPS   Y0, (DX)
 	ADDQ      $0x10, CX
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x08, AX
-	JMP       widenAVX2_199
+	JMP       widenAVX2_226
 
-widendoneAVX2_200:
-widentailAVX2_201:
+widendoneAVX2_227:
+widentailAVX2_228:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_202
+	JZ        widentaildoneAVX2_229
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -4951,9 +5276,9 @@ widentailAVX2_201:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX2_201
+	JMP       widentailAVX2_228
 
-widentaildoneAVX2_202:
+widentaildoneAVX2_229:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -4971,7 +5296,7 @@ widentaildoneAVX2_202:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_203:
+dAVX2_230:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 6144(CX)(DX*4), Y14
@@ -5055,7 +5380,7 @@ dAVX2_203:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_203
+	JB           dAVX2_230
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -5097,9 +5422,9 @@ dAVX2_203:
 	ADDQ    $0x00001200, CX
 	ADDQ    $0x00002400, DX
 
-widenAVX2_204:
+widenAVX2_231:
 	CMPQ       AX, $0x20
-	JB         widendoneAVX2_205
+	JB         widendoneAVX2_232
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (DX)
 	VCVTPH2PS  16(CX), Y0
@@ -5112,23 +5437,23 @@ widenAVX2_204:
 	ADDQ       $0x40, CX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x20, AX
-	JMP        widenAVX2_204
+	JMP        widenAVX2_231
 
-widendoneAVX2_205:
-widenAVX2_206:
+widendoneAVX2_232:
+widenAVX2_233:
 	CMPQ      AX, $0x08
-	JB        widendoneAVX2_207
+	JB        widendoneAVX2_234
 	VCVTPH2PS (CX), Y0
 	VMOVUPS   Y0, (DX)
 	ADDQ      $0x10, CX
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x08, AX
-	JMP       widenAVX2_206
+	JMP       widenAVX2_233
 
-widendoneAVX2_207:
-widentailAVX2_208:
+widendoneAVX2_234:
+widentailAVX2_235:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_209
+	JZ        widentaildoneAVX2_236
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -5136,9 +5461,9 @@ widentailAVX2_208:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX2_208
+	JMP       widentailAVX2_235
 
-widentaildoneAVX2_209:
+widentaildoneAVX2_236:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -5156,7 +5481,7 @@ widentaildoneAVX2_209:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_210:
+dAVX2_237:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -5240,7 +5565,7 @@ dAVX2_210:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_210
+	JB           dAVX2_237
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -5273,9 +5598,9 @@ dAVX2_210:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_211:
+flushAVX2_238:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_212
+	JB             flushtailAVX2_239
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -5312,35 +5637,35 @@ flushAVX2_211:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_214
+	JZ             chunkdoneAVX2_241
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_214
+	JZ             chunkdoneAVX2_241
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_214
+	JZ             chunkdoneAVX2_241
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_214
+	JZ             chunkdoneAVX2_241
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_214
+	JZ             chunkdoneAVX2_241
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_214
+	JZ             chunkdoneAVX2_241
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_214
+	JZ             chunkdoneAVX2_241
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_214
+	JZ             chunkdoneAVX2_241
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -5376,68 +5701,68 @@ flushAVX2_211:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_214
+	JZ             chunkdoneAVX2_241
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_214
+	JZ             chunkdoneAVX2_241
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_214
+	JZ             chunkdoneAVX2_241
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_214
+	JZ             chunkdoneAVX2_241
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_214
+	JZ             chunkdoneAVX2_241
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_214
+	JZ             chunkdoneAVX2_241
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_214
+	JZ             chunkdoneAVX2_241
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_214:
+chunkdoneAVX2_241:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_211
+	JMP  flushAVX2_238
 
-flushtailAVX2_212:
+flushtailAVX2_239:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_213
+	JZ    flushdoneAVX2_240
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_215:
+tailrowAVX2_242:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_216:
+tailkeyAVX2_243:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_216
+	JB   tailkeyAVX2_243
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_213
+	JAE  flushdoneAVX2_240
 	DECQ SI
-	JNZ  tailrowAVX2_215
+	JNZ  tailrowAVX2_242
 
-flushdoneAVX2_213:
+flushdoneAVX2_240:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -5445,9 +5770,9 @@ flushdoneAVX2_213:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_182
+	JLE    panelsdoneAVX2_209
 
-panelsAVX2_181:
+panelsAVX2_208:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -5465,7 +5790,7 @@ panelsAVX2_181:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_217:
+dAVX2_244:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -5549,7 +5874,7 @@ dAVX2_217:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_217
+	JB           dAVX2_244
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -5594,7 +5919,7 @@ dAVX2_217:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_218:
+dAVX2_245:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -5678,7 +6003,7 @@ dAVX2_218:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_218
+	JB           dAVX2_245
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -5723,7 +6048,7 @@ dAVX2_218:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_219:
+dAVX2_246:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 6144(CX)(DX*4), Y14
@@ -5807,7 +6132,7 @@ dAVX2_219:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_219
+	JB           dAVX2_246
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -5852,7 +6177,7 @@ dAVX2_219:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_220:
+dAVX2_247:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -5936,7 +6261,7 @@ dAVX2_220:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_220
+	JB           dAVX2_247
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -5969,9 +6294,9 @@ dAVX2_220:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_221:
+flushAVX2_248:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_222
+	JB             flushtailAVX2_249
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -6008,35 +6333,35 @@ flushAVX2_221:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_251
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_251
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_251
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_251
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_251
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_251
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_251
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_251
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -6072,68 +6397,68 @@ flushAVX2_221:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_251
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_251
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_251
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_251
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_251
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_251
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_251
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_224:
+chunkdoneAVX2_251:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_221
+	JMP  flushAVX2_248
 
-flushtailAVX2_222:
+flushtailAVX2_249:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_223
+	JZ    flushdoneAVX2_250
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_225:
+tailrowAVX2_252:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_226:
+tailkeyAVX2_253:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_226
+	JB   tailkeyAVX2_253
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_223
+	JAE  flushdoneAVX2_250
 	DECQ SI
-	JNZ  tailrowAVX2_225
+	JNZ  tailrowAVX2_252
 
-flushdoneAVX2_223:
+flushdoneAVX2_250:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -6141,18 +6466,18 @@ flushdoneAVX2_223:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_181
+	JG     panelsAVX2_208
 
-panelsdoneAVX2_182:
+panelsdoneAVX2_209:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x30, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_179
+	JMP    blocksAVX2_206
 
-blocksdoneAVX2_180:
+blocksdoneAVX2_207:
 	VZEROUPPER
 	RET
 
@@ -6177,9 +6502,9 @@ TEXT ·PeakFMAAVX2(SB), NOSPLIT, $0-16
 	VXORPS Y12, Y12, Y12
 	VXORPS Y13, Y13, Y13
 
-peakAVX2_227:
+peakAVX2_254:
 	TESTQ       AX, AX
-	JZ          peakdoneAVX2_228
+	JZ          peakdoneAVX2_255
 	VFMADD231PS Y12, Y13, Y0
 	VFMADD231PS Y12, Y13, Y1
 	VFMADD231PS Y12, Y13, Y2
@@ -6193,277 +6518,10 @@ peakAVX2_227:
 	VFMADD231PS Y12, Y13, Y10
 	VFMADD231PS Y12, Y13, Y11
 	DECQ        AX
-	JMP         peakAVX2_227
+	JMP         peakAVX2_254
 
-peakdoneAVX2_228:
+peakdoneAVX2_255:
 	VZEROUPPER
-	RET
-
-// func DotF16AVX512(a []uint16, b []uint16) float32
-// Requires: AVX, AVX512DQ, AVX512F, F16C, FMA3
-TEXT ·DotF16AVX512(SB), NOSPLIT, $0-52
-	MOVQ   a_base+0(FP), AX
-	MOVQ   b_base+24(FP), CX
-	MOVQ   a_len+8(FP), DX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-
-dotAVX512_229:
-	CMPQ        DX, $0x00000080
-	JB          dotdoneAVX512_230
-	VCVTPH2PS   (CX), Z8
-	VCVTPH2PS   (AX), Z9
-	VFMADD231PS Z8, Z9, Z0
-	VCVTPH2PS   32(CX), Z8
-	VCVTPH2PS   32(AX), Z9
-	VFMADD231PS Z8, Z9, Z1
-	VCVTPH2PS   64(CX), Z8
-	VCVTPH2PS   64(AX), Z9
-	VFMADD231PS Z8, Z9, Z2
-	VCVTPH2PS   96(CX), Z8
-	VCVTPH2PS   96(AX), Z9
-	VFMADD231PS Z8, Z9, Z3
-	VCVTPH2PS   128(CX), Z8
-	VCVTPH2PS   128(AX), Z9
-	VFMADD231PS Z8, Z9, Z4
-	VCVTPH2PS   160(CX), Z8
-	VCVTPH2PS   160(AX), Z9
-	VFMADD231PS Z8, Z9, Z5
-	VCVTPH2PS   192(CX), Z8
-	VCVTPH2PS   192(AX), Z9
-	VFMADD231PS Z8, Z9, Z6
-	VCVTPH2PS   224(CX), Z8
-	VCVTPH2PS   224(AX), Z9
-	VFMADD231PS Z8, Z9, Z7
-	ADDQ        $0x00000100, AX
-	ADDQ        $0x00000100, CX
-	SUBQ        $0x00000080, DX
-	JMP         dotAVX512_229
-
-dotdoneAVX512_230:
-dotAVX512_231:
-	CMPQ        DX, $0x00000010
-	JB          dotdoneAVX512_232
-	VCVTPH2PS   (CX), Z8
-	VCVTPH2PS   (AX), Z9
-	VFMADD231PS Z8, Z9, Z0
-	ADDQ        $0x00000020, AX
-	ADDQ        $0x00000020, CX
-	SUBQ        $0x00000010, DX
-	JMP         dotAVX512_231
-
-dotdoneAVX512_232:
-	VADDPS        Z4, Z0, Z0
-	VADDPS        Z5, Z1, Z1
-	VADDPS        Z6, Z2, Z2
-	VADDPS        Z7, Z3, Z3
-	VADDPS        Z2, Z0, Z0
-	VADDPS        Z3, Z1, Z1
-	VADDPS        Z1, Z0, Z0
-	VEXTRACTF64X4 $0x01, Z0, Y1
-	VADDPS        Y0, Y1, Y1
-	VEXTRACTF128  $0x01, Y1, X0
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDSS        X1, X0, X0
-
-	// Scalar tail: the vector sums are already folded into the low lane.
-tailAVX512_233:
-	TESTQ       DX, DX
-	JZ          taildoneAVX512_234
-	MOVWLZX     (CX), BX
-	VMOVD       BX, X1
-	VCVTPH2PS   X1, X1
-	MOVWLZX     (AX), BX
-	VMOVD       BX, X2
-	VCVTPH2PS   X2, X2
-	VFMADD231SS X1, X2, X0
-	ADDQ        $0x02, AX
-	ADDQ        $0x02, CX
-	DECQ        DX
-	JMP         tailAVX512_233
-
-taildoneAVX512_234:
-	VZEROUPPER
-	VMOVSS X0, ret+48(FP)
-	RET
-
-// func DotF32F16AVX512(a []float32, b []uint16) float32
-// Requires: AVX, AVX512DQ, AVX512F, F16C, FMA3
-TEXT ·DotF32F16AVX512(SB), NOSPLIT, $0-52
-	MOVQ   a_base+0(FP), AX
-	MOVQ   b_base+24(FP), CX
-	MOVQ   a_len+8(FP), DX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-
-dotAVX512_235:
-	CMPQ        DX, $0x00000080
-	JB          dotdoneAVX512_236
-	VCVTPH2PS   (CX), Z8
-	VFMADD231PS (AX), Z8, Z0
-	VCVTPH2PS   32(CX), Z8
-	VFMADD231PS 64(AX), Z8, Z1
-	VCVTPH2PS   64(CX), Z8
-	VFMADD231PS 128(AX), Z8, Z2
-	VCVTPH2PS   96(CX), Z8
-	VFMADD231PS 192(AX), Z8, Z3
-	VCVTPH2PS   128(CX), Z8
-	VFMADD231PS 256(AX), Z8, Z4
-	VCVTPH2PS   160(CX), Z8
-	VFMADD231PS 320(AX), Z8, Z5
-	VCVTPH2PS   192(CX), Z8
-	VFMADD231PS 384(AX), Z8, Z6
-	VCVTPH2PS   224(CX), Z8
-	VFMADD231PS 448(AX), Z8, Z7
-	ADDQ        $0x00000200, AX
-	ADDQ        $0x00000100, CX
-	SUBQ        $0x00000080, DX
-	JMP         dotAVX512_235
-
-dotdoneAVX512_236:
-dotAVX512_237:
-	CMPQ        DX, $0x00000010
-	JB          dotdoneAVX512_238
-	VCVTPH2PS   (CX), Z8
-	VFMADD231PS (AX), Z8, Z0
-	ADDQ        $0x00000040, AX
-	ADDQ        $0x00000020, CX
-	SUBQ        $0x00000010, DX
-	JMP         dotAVX512_237
-
-dotdoneAVX512_238:
-	VADDPS        Z4, Z0, Z0
-	VADDPS        Z5, Z1, Z1
-	VADDPS        Z6, Z2, Z2
-	VADDPS        Z7, Z3, Z3
-	VADDPS        Z2, Z0, Z0
-	VADDPS        Z3, Z1, Z1
-	VADDPS        Z1, Z0, Z0
-	VEXTRACTF64X4 $0x01, Z0, Y1
-	VADDPS        Y0, Y1, Y1
-	VEXTRACTF128  $0x01, Y1, X0
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDSS        X1, X0, X0
-
-	// Scalar tail: the vector sums are already folded into the low lane.
-tailAVX512_239:
-	TESTQ       DX, DX
-	JZ          taildoneAVX512_240
-	MOVWLZX     (CX), BX
-	VMOVD       BX, X1
-	VCVTPH2PS   X1, X1
-	VMOVSS      (AX), X2
-	VFMADD231SS X1, X2, X0
-	ADDQ        $0x04, AX
-	ADDQ        $0x02, CX
-	DECQ        DX
-	JMP         tailAVX512_239
-
-taildoneAVX512_240:
-	VZEROUPPER
-	VMOVSS X0, ret+48(FP)
-	RET
-
-// func DotF32AVX512(a []float32, b []float32) float32
-// Requires: AVX, AVX512DQ, AVX512F, FMA3
-TEXT ·DotF32AVX512(SB), NOSPLIT, $0-52
-	MOVQ   a_base+0(FP), AX
-	MOVQ   b_base+24(FP), CX
-	MOVQ   a_len+8(FP), DX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-
-dotAVX512_241:
-	CMPQ        DX, $0x00000080
-	JB          dotdoneAVX512_242
-	VMOVUPS     (AX), Z8
-	VFMADD231PS (CX), Z8, Z0
-	VMOVUPS     64(AX), Z8
-	VFMADD231PS 64(CX), Z8, Z1
-	VMOVUPS     128(AX), Z8
-	VFMADD231PS 128(CX), Z8, Z2
-	VMOVUPS     192(AX), Z8
-	VFMADD231PS 192(CX), Z8, Z3
-	VMOVUPS     256(AX), Z8
-	VFMADD231PS 256(CX), Z8, Z4
-	VMOVUPS     320(AX), Z8
-	VFMADD231PS 320(CX), Z8, Z5
-	VMOVUPS     384(AX), Z8
-	VFMADD231PS 384(CX), Z8, Z6
-	VMOVUPS     448(AX), Z8
-	VFMADD231PS 448(CX), Z8, Z7
-	ADDQ        $0x00000200, AX
-	ADDQ        $0x00000200, CX
-	SUBQ        $0x00000080, DX
-	JMP         dotAVX512_241
-
-dotdoneAVX512_242:
-dotAVX512_243:
-	CMPQ        DX, $0x00000010
-	JB          dotdoneAVX512_244
-	VMOVUPS     (AX), Z8
-	VFMADD231PS (CX), Z8, Z0
-	ADDQ        $0x00000040, AX
-	ADDQ        $0x00000040, CX
-	SUBQ        $0x00000010, DX
-	JMP         dotAVX512_243
-
-dotdoneAVX512_244:
-	VADDPS        Z4, Z0, Z0
-	VADDPS        Z5, Z1, Z1
-	VADDPS        Z6, Z2, Z2
-	VADDPS        Z7, Z3, Z3
-	VADDPS        Z2, Z0, Z0
-	VADDPS        Z3, Z1, Z1
-	VADDPS        Z1, Z0, Z0
-	VEXTRACTF64X4 $0x01, Z0, Y1
-	VADDPS        Y0, Y1, Y1
-	VEXTRACTF128  $0x01, Y1, X0
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDSS        X1, X0, X0
-
-	// Scalar tail: the vector sums are already folded into the low lane.
-tailAVX512_245:
-	TESTQ       DX, DX
-	JZ          taildoneAVX512_246
-	VMOVSS      (CX), X1
-	VMOVSS      (AX), X2
-	VFMADD231SS X1, X2, X0
-	ADDQ        $0x04, AX
-	ADDQ        $0x04, CX
-	DECQ        DX
-	JMP         tailAVX512_245
-
-taildoneAVX512_246:
-	VZEROUPPER
-	VMOVSS X0, ret+48(FP)
 	RET
 
 // func ScoresRowsAVX512(dst []float32, q []float32, k []uint16, rows int, n int, dim int, scale float32)
@@ -6483,9 +6541,9 @@ TEXT ·ScoresRowsAVX512(SB), NOSPLIT, $72-100
 	SHLQ $0x01, AX
 	MOVQ AX, 48(SP)
 
-keysAVX512_247:
+keysAVX512_256:
 	CMPQ 8(SP), $0x03
-	JB   keysdoneAVX512_248
+	JB   keysdoneAVX512_257
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -6493,9 +6551,9 @@ keysAVX512_247:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_249:
+rowsAVX512_258:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_250
+	JB   rowsdoneAVX512_259
 
 	// Tile of 4 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -6526,9 +6584,9 @@ rowsAVX512_249:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R10, R11
 
-tailAVX512_251:
+tailAVX512_260:
 	CMPQ        R11, R9
-	JAE         taildoneAVX512_252
+	JAE         taildoneAVX512_261
 	MOVWLZX     (CX)(R11*2), R12
 	VMOVD       R12, X12
 	VCVTPH2PS   X12, X12
@@ -6555,15 +6613,15 @@ tailAVX512_251:
 	VFMADD231SS X13, X15, X10
 	VFMADD231SS X14, X15, X11
 	INCQ        R11
-	JMP         tailAVX512_251
+	JMP         tailAVX512_260
 
-taildoneAVX512_252:
+taildoneAVX512_261:
 	// Whole vectors [0, body).
 	XORQ R11, R11
 
-bodyAVX512_253:
+bodyAVX512_262:
 	CMPQ        R11, R10
-	JAE         bodydoneAVX512_254
+	JAE         bodydoneAVX512_263
 	VCVTPH2PS   (CX)(R11*2), Z12
 	VCVTPH2PS   (R8)(R11*2), Z13
 	VCVTPH2PS   (DI)(R11*2), Z14
@@ -6584,9 +6642,9 @@ bodyAVX512_253:
 	VFMADD231PS Z13, Z15, Z10
 	VFMADD231PS Z14, Z15, Z11
 	ADDQ        $0x10, R11
-	JMP         bodyAVX512_253
+	JMP         bodyAVX512_262
 
-bodydoneAVX512_254:
+bodydoneAVX512_263:
 	VEXTRACTF64X4 $0x01, Z0, Y12
 	VADDPS        Y0, Y12, Y12
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -6653,11 +6711,11 @@ bodydoneAVX512_254:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_249
+	JMP           rowsAVX512_258
 
-rowsdoneAVX512_250:
+rowsdoneAVX512_259:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_256
+	JB   rowsdoneAVX512_265
 
 	// Tile of 2 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -6680,9 +6738,9 @@ rowsdoneAVX512_250:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX512_257:
+tailAVX512_266:
 	CMPQ        R9, DI
-	JAE         taildoneAVX512_258
+	JAE         taildoneAVX512_267
 	MOVWLZX     (CX)(R9*2), R10
 	VMOVD       R10, X6
 	VCVTPH2PS   X6, X6
@@ -6701,15 +6759,15 @@ tailAVX512_257:
 	VFMADD231SS X7, X9, X4
 	VFMADD231SS X8, X9, X5
 	INCQ        R9
-	JMP         tailAVX512_257
+	JMP         tailAVX512_266
 
-taildoneAVX512_258:
+taildoneAVX512_267:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX512_259:
+bodyAVX512_268:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX512_260
+	JAE         bodydoneAVX512_269
 	VCVTPH2PS   (CX)(R9*2), Z6
 	VCVTPH2PS   (SI)(R9*2), Z7
 	VCVTPH2PS   (BX)(R9*2), Z8
@@ -6722,9 +6780,9 @@ bodyAVX512_259:
 	VFMADD231PS Z7, Z9, Z4
 	VFMADD231PS Z8, Z9, Z5
 	ADDQ        $0x10, R9
-	JMP         bodyAVX512_259
+	JMP         bodyAVX512_268
 
-bodydoneAVX512_260:
+bodydoneAVX512_269:
 	VEXTRACTF64X4 $0x01, Z0, Y6
 	VADDPS        Y0, Y6, Y6
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -6766,9 +6824,9 @@ bodydoneAVX512_260:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_256:
+rowsdoneAVX512_265:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_262
+	JB   rowsdoneAVX512_271
 
 	// Tile of 1 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -6786,9 +6844,9 @@ rowsdoneAVX512_256:
 	// Tail elements [body, dim), one at a time.
 	MOVQ DI, R8
 
-tailAVX512_263:
+tailAVX512_272:
 	CMPQ        R8, SI
-	JAE         taildoneAVX512_264
+	JAE         taildoneAVX512_273
 	MOVWLZX     (CX)(R8*2), R9
 	VMOVD       R9, X3
 	VCVTPH2PS   X3, X3
@@ -6803,15 +6861,15 @@ tailAVX512_263:
 	VFMADD231SS X4, X6, X1
 	VFMADD231SS X5, X6, X2
 	INCQ        R8
-	JMP         tailAVX512_263
+	JMP         tailAVX512_272
 
-taildoneAVX512_264:
+taildoneAVX512_273:
 	// Whole vectors [0, body).
 	XORQ R8, R8
 
-bodyAVX512_265:
+bodyAVX512_274:
 	CMPQ        R8, DI
-	JAE         bodydoneAVX512_266
+	JAE         bodydoneAVX512_275
 	VCVTPH2PS   (CX)(R8*2), Z3
 	VCVTPH2PS   (BX)(R8*2), Z4
 	VCVTPH2PS   (DX)(R8*2), Z5
@@ -6820,9 +6878,9 @@ bodyAVX512_265:
 	VFMADD231PS Z4, Z6, Z1
 	VFMADD231PS Z5, Z6, Z2
 	ADDQ        $0x10, R8
-	JMP         bodyAVX512_265
+	JMP         bodyAVX512_274
 
-bodydoneAVX512_266:
+bodydoneAVX512_275:
 	VEXTRACTF64X4 $0x01, Z0, Y3
 	VADDPS        Y0, Y3, Y3
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -6848,18 +6906,18 @@ bodydoneAVX512_266:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_262:
+rowsdoneAVX512_271:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x03, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x0c, 16(SP)
 	SUBQ   $0x03, 8(SP)
-	JMP    keysAVX512_247
+	JMP    keysAVX512_256
 
-keysdoneAVX512_248:
-keysAVX512_267:
+keysdoneAVX512_257:
+keysAVX512_276:
 	CMPQ 8(SP), $0x01
-	JB   keysdoneAVX512_268
+	JB   keysdoneAVX512_277
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -6867,9 +6925,9 @@ keysAVX512_267:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_269:
+rowsAVX512_278:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_270
+	JB   rowsdoneAVX512_279
 
 	// Tile of 4 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -6889,9 +6947,9 @@ rowsAVX512_269:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX512_271:
+tailAVX512_280:
 	CMPQ        R9, DI
-	JAE         taildoneAVX512_272
+	JAE         taildoneAVX512_281
 	MOVWLZX     (CX)(R9*2), R10
 	VMOVD       R10, X4
 	VCVTPH2PS   X4, X4
@@ -6904,15 +6962,15 @@ tailAVX512_271:
 	VMOVSS      (DX)(R9*4), X5
 	VFMADD231SS X4, X5, X3
 	INCQ        R9
-	JMP         tailAVX512_271
+	JMP         tailAVX512_280
 
-taildoneAVX512_272:
+taildoneAVX512_281:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX512_273:
+bodyAVX512_282:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX512_274
+	JAE         bodydoneAVX512_283
 	VCVTPH2PS   (CX)(R9*2), Z4
 	VMOVUPS     (AX)(R9*4), Z5
 	VFMADD231PS Z4, Z5, Z0
@@ -6923,9 +6981,9 @@ bodyAVX512_273:
 	VMOVUPS     (DX)(R9*4), Z5
 	VFMADD231PS Z4, Z5, Z3
 	ADDQ        $0x10, R9
-	JMP         bodyAVX512_273
+	JMP         bodyAVX512_282
 
-bodydoneAVX512_274:
+bodydoneAVX512_283:
 	VEXTRACTF64X4 $0x01, Z0, Y4
 	VADDPS        Y0, Y4, Y4
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -6957,11 +7015,11 @@ bodydoneAVX512_274:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_269
+	JMP           rowsAVX512_278
 
-rowsdoneAVX512_270:
+rowsdoneAVX512_279:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_276
+	JB   rowsdoneAVX512_285
 
 	// Tile of 2 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -6977,9 +7035,9 @@ rowsdoneAVX512_270:
 	// Tail elements [body, dim), one at a time.
 	MOVQ SI, DI
 
-tailAVX512_277:
+tailAVX512_286:
 	CMPQ        DI, BX
-	JAE         taildoneAVX512_278
+	JAE         taildoneAVX512_287
 	MOVWLZX     (CX)(DI*2), R8
 	VMOVD       R8, X2
 	VCVTPH2PS   X2, X2
@@ -6988,24 +7046,24 @@ tailAVX512_277:
 	VMOVSS      (DX)(DI*4), X3
 	VFMADD231SS X2, X3, X1
 	INCQ        DI
-	JMP         tailAVX512_277
+	JMP         tailAVX512_286
 
-taildoneAVX512_278:
+taildoneAVX512_287:
 	// Whole vectors [0, body).
 	XORQ DI, DI
 
-bodyAVX512_279:
+bodyAVX512_288:
 	CMPQ        DI, SI
-	JAE         bodydoneAVX512_280
+	JAE         bodydoneAVX512_289
 	VCVTPH2PS   (CX)(DI*2), Z2
 	VMOVUPS     (AX)(DI*4), Z3
 	VFMADD231PS Z2, Z3, Z0
 	VMOVUPS     (DX)(DI*4), Z3
 	VFMADD231PS Z2, Z3, Z1
 	ADDQ        $0x10, DI
-	JMP         bodyAVX512_279
+	JMP         bodyAVX512_288
 
-bodydoneAVX512_280:
+bodydoneAVX512_289:
 	VEXTRACTF64X4 $0x01, Z0, Y2
 	VADDPS        Y0, Y2, Y2
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -7030,9 +7088,9 @@ bodydoneAVX512_280:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_276:
+rowsdoneAVX512_285:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_282
+	JB   rowsdoneAVX512_291
 
 	// Tile of 1 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -7045,31 +7103,31 @@ rowsdoneAVX512_276:
 	// Tail elements [body, dim), one at a time.
 	MOVQ BX, SI
 
-tailAVX512_283:
+tailAVX512_292:
 	CMPQ        SI, DX
-	JAE         taildoneAVX512_284
+	JAE         taildoneAVX512_293
 	MOVWLZX     (CX)(SI*2), DI
 	VMOVD       DI, X1
 	VCVTPH2PS   X1, X1
 	VMOVSS      (AX)(SI*4), X2
 	VFMADD231SS X1, X2, X0
 	INCQ        SI
-	JMP         tailAVX512_283
+	JMP         tailAVX512_292
 
-taildoneAVX512_284:
+taildoneAVX512_293:
 	// Whole vectors [0, body).
 	XORQ SI, SI
 
-bodyAVX512_285:
+bodyAVX512_294:
 	CMPQ        SI, BX
-	JAE         bodydoneAVX512_286
+	JAE         bodydoneAVX512_295
 	VCVTPH2PS   (CX)(SI*2), Z1
 	VMOVUPS     (AX)(SI*4), Z2
 	VFMADD231PS Z1, Z2, Z0
 	ADDQ        $0x10, SI
-	JMP         bodyAVX512_285
+	JMP         bodyAVX512_294
 
-bodydoneAVX512_286:
+bodydoneAVX512_295:
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPS        Y0, Y1, Y1
 	VBROADCASTSS  scale+96(FP), Y0
@@ -7089,15 +7147,15 @@ bodydoneAVX512_286:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_282:
+rowsdoneAVX512_291:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x01, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX512_267
+	JMP    keysAVX512_276
 
-keysdoneAVX512_268:
+keysdoneAVX512_277:
 	VZEROUPPER
 	RET
 
@@ -7113,10 +7171,10 @@ TEXT ·ScoresPanelsAVX512(SB), NOSPLIT, $64-148
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_287:
+blocksAVX512_296:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_288
+	JZ    blocksdoneAVX512_297
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -7142,9 +7200,9 @@ blocksAVX512_287:
 	MOVQ    dim+136(FP), BX
 	IMULQ   BX, AX
 
-widenAVX512_291:
+widenAVX512_300:
 	CMPQ       AX, $0x40
-	JB         widendoneAVX512_292
+	JB         widendoneAVX512_301
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (DX)
 	VCVTPH2PS  32(CX), Z0
@@ -7158,23 +7216,23 @@ widenAVX512_291:
 	ADDQ       $0x80, CX
 	ADDQ       $0x00000100, DX
 	SUBQ       $0x40, AX
-	JMP        widenAVX512_291
+	JMP        widenAVX512_300
 
-widendoneAVX512_292:
-widenAVX512_293:
+widendoneAVX512_301:
+widenAVX512_302:
 	CMPQ      AX, $0x10
-	JB        widendoneAVX512_294
+	JB        widendoneAVX512_303
 	VCVTPH2PS (CX), Z0
 	VMOVUPS   Z0, (DX)
 	ADDQ      $0x20, CX
 	ADDQ      $0x00000040, DX
 	SUBQ      $0x10, AX
-	JMP       widenAVX512_293
+	JMP       widenAVX512_302
 
-widendoneAVX512_294:
-widentailAVX512_295:
+widendoneAVX512_303:
+widentailAVX512_304:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX512_296
+	JZ        widentaildoneAVX512_305
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -7182,9 +7240,9 @@ widentailAVX512_295:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX512_295
+	JMP       widentailAVX512_304
 
-widentaildoneAVX512_296:
+widentaildoneAVX512_305:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -7216,10 +7274,10 @@ widentaildoneAVX512_296:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_297:
+dAVX512_306:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_298
+	JA           ddoneAVX512_307
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -7326,13 +7384,13 @@ dAVX512_297:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX512_297
+	JMP          dAVX512_306
 
-ddoneAVX512_298:
-dAVX512_299:
+ddoneAVX512_307:
+dAVX512_308:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_300
+	JA           ddoneAVX512_309
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -7361,9 +7419,9 @@ dAVX512_299:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_299
+	JMP          dAVX512_308
 
-ddoneAVX512_300:
+ddoneAVX512_309:
 	VBROADCASTSS scale+144(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -7416,9 +7474,9 @@ ddoneAVX512_300:
 	ADDQ    BX, DX
 	ADDQ    BX, DX
 
-widenAVX512_301:
+widenAVX512_310:
 	CMPQ       AX, $0x40
-	JB         widendoneAVX512_302
+	JB         widendoneAVX512_311
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (DX)
 	VCVTPH2PS  32(CX), Z0
@@ -7432,23 +7490,23 @@ widenAVX512_301:
 	ADDQ       $0x80, CX
 	ADDQ       $0x00000100, DX
 	SUBQ       $0x40, AX
-	JMP        widenAVX512_301
+	JMP        widenAVX512_310
 
-widendoneAVX512_302:
-widenAVX512_303:
+widendoneAVX512_311:
+widenAVX512_312:
 	CMPQ      AX, $0x10
-	JB        widendoneAVX512_304
+	JB        widendoneAVX512_313
 	VCVTPH2PS (CX), Z0
 	VMOVUPS   Z0, (DX)
 	ADDQ      $0x20, CX
 	ADDQ      $0x00000040, DX
 	SUBQ      $0x10, AX
-	JMP       widenAVX512_303
+	JMP       widenAVX512_312
 
-widendoneAVX512_304:
-widentailAVX512_305:
+widendoneAVX512_313:
+widentailAVX512_314:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX512_306
+	JZ        widentaildoneAVX512_315
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -7456,9 +7514,9 @@ widentailAVX512_305:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX512_305
+	JMP       widentailAVX512_314
 
-widentaildoneAVX512_306:
+widentaildoneAVX512_315:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -7492,10 +7550,10 @@ widentaildoneAVX512_306:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_307:
+dAVX512_316:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_308
+	JA           ddoneAVX512_317
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -7602,13 +7660,13 @@ dAVX512_307:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX512_307
+	JMP          dAVX512_316
 
-ddoneAVX512_308:
-dAVX512_309:
+ddoneAVX512_317:
+dAVX512_318:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_310
+	JA           ddoneAVX512_319
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -7637,9 +7695,9 @@ dAVX512_309:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_309
+	JMP          dAVX512_318
 
-ddoneAVX512_310:
+ddoneAVX512_319:
 	VBROADCASTSS scale+144(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -7680,9 +7738,9 @@ ddoneAVX512_310:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_311:
+flushAVX512_320:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_312
+	JB         flushtailAVX512_321
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -7767,67 +7825,67 @@ flushAVX512_311:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -7911,100 +7969,100 @@ flushAVX512_311:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_314
+	JZ         chunkdoneAVX512_323
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_314:
+chunkdoneAVX512_323:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_311
+	JMP  flushAVX512_320
 
-flushtailAVX512_312:
+flushtailAVX512_321:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_313
+	JZ    flushdoneAVX512_322
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_315:
+tailrowAVX512_324:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_316:
+tailkeyAVX512_325:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_316
+	JB   tailkeyAVX512_325
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_313
+	JAE  flushdoneAVX512_322
 	DECQ SI
-	JNZ  tailrowAVX512_315
+	JNZ  tailrowAVX512_324
 
-flushdoneAVX512_313:
+flushdoneAVX512_322:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -8012,9 +8070,9 @@ flushdoneAVX512_313:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_290
+	JLE    panelsdoneAVX512_299
 
-panelsAVX512_289:
+panelsAVX512_298:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -8046,10 +8104,10 @@ panelsAVX512_289:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_317:
+dAVX512_326:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_318
+	JA           ddoneAVX512_327
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -8156,13 +8214,13 @@ dAVX512_317:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX512_317
+	JMP          dAVX512_326
 
-ddoneAVX512_318:
-dAVX512_319:
+ddoneAVX512_327:
+dAVX512_328:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_320
+	JA           ddoneAVX512_329
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -8191,9 +8249,9 @@ dAVX512_319:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_319
+	JMP          dAVX512_328
 
-ddoneAVX512_320:
+ddoneAVX512_329:
 	VBROADCASTSS scale+144(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -8262,10 +8320,10 @@ ddoneAVX512_320:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_321:
+dAVX512_330:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_322
+	JA           ddoneAVX512_331
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -8372,13 +8430,13 @@ dAVX512_321:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX512_321
+	JMP          dAVX512_330
 
-ddoneAVX512_322:
-dAVX512_323:
+ddoneAVX512_331:
+dAVX512_332:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_324
+	JA           ddoneAVX512_333
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -8407,9 +8465,9 @@ dAVX512_323:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_323
+	JMP          dAVX512_332
 
-ddoneAVX512_324:
+ddoneAVX512_333:
 	VBROADCASTSS scale+144(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -8450,9 +8508,9 @@ ddoneAVX512_324:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_325:
+flushAVX512_334:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_326
+	JB         flushtailAVX512_335
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -8537,67 +8595,67 @@ flushAVX512_325:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -8681,100 +8739,100 @@ flushAVX512_325:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_328
+	JZ         chunkdoneAVX512_337
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_328:
+chunkdoneAVX512_337:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_325
+	JMP  flushAVX512_334
 
-flushtailAVX512_326:
+flushtailAVX512_335:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_327
+	JZ    flushdoneAVX512_336
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_329:
+tailrowAVX512_338:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_330:
+tailkeyAVX512_339:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_330
+	JB   tailkeyAVX512_339
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_327
+	JAE  flushdoneAVX512_336
 	DECQ SI
-	JNZ  tailrowAVX512_329
+	JNZ  tailrowAVX512_338
 
-flushdoneAVX512_327:
+flushdoneAVX512_336:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -8782,18 +8840,18 @@ flushdoneAVX512_327:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_289
+	JG     panelsAVX512_298
 
-panelsdoneAVX512_290:
+panelsdoneAVX512_299:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_287
+	JMP    blocksAVX512_296
 
-blocksdoneAVX512_288:
+blocksdoneAVX512_297:
 	VZEROUPPER
 	RET
 
@@ -8809,10 +8867,10 @@ TEXT ·ScoresPanels64AVX512(SB), NOSPLIT, $64-148
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_331:
+blocksAVX512_340:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_332
+	JZ    blocksdoneAVX512_341
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -8837,9 +8895,9 @@ blocksAVX512_331:
 	MOVQ    scratch_base+72(FP), DX
 	IMUL3Q  $0x00000040, AX, AX
 
-widenAVX512_335:
+widenAVX512_344:
 	CMPQ       AX, $0x40
-	JB         widendoneAVX512_336
+	JB         widendoneAVX512_345
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (DX)
 	VCVTPH2PS  32(CX), Z0
@@ -8853,23 +8911,23 @@ widenAVX512_335:
 	ADDQ       $0x80, CX
 	ADDQ       $0x00000100, DX
 	SUBQ       $0x40, AX
-	JMP        widenAVX512_335
+	JMP        widenAVX512_344
 
-widendoneAVX512_336:
-widenAVX512_337:
+widendoneAVX512_345:
+widenAVX512_346:
 	CMPQ      AX, $0x10
-	JB        widendoneAVX512_338
+	JB        widendoneAVX512_347
 	VCVTPH2PS (CX), Z0
 	VMOVUPS   Z0, (DX)
 	ADDQ      $0x20, CX
 	ADDQ      $0x00000040, DX
 	SUBQ      $0x10, AX
-	JMP       widenAVX512_337
+	JMP       widenAVX512_346
 
-widendoneAVX512_338:
-widentailAVX512_339:
+widendoneAVX512_347:
+widentailAVX512_348:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX512_340
+	JZ        widentaildoneAVX512_349
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -8877,9 +8935,9 @@ widentailAVX512_339:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX512_339
+	JMP       widentailAVX512_348
 
-widentaildoneAVX512_340:
+widentaildoneAVX512_349:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -8901,7 +8959,7 @@ widentaildoneAVX512_340:
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
 
-dAVX512_341:
+dAVX512_350:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -9009,7 +9067,7 @@ dAVX512_341:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_341
+	JB           dAVX512_350
 	VBROADCASTSS scale+144(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -9059,9 +9117,9 @@ dAVX512_341:
 	ADDQ    $0x00000400, CX
 	ADDQ    $0x00000800, DX
 
-widenAVX512_342:
+widenAVX512_351:
 	CMPQ       AX, $0x40
-	JB         widendoneAVX512_343
+	JB         widendoneAVX512_352
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (DX)
 	VCVTPH2PS  32(CX), Z0
@@ -9075,23 +9133,23 @@ widenAVX512_342:
 	ADDQ       $0x80, CX
 	ADDQ       $0x00000100, DX
 	SUBQ       $0x40, AX
-	JMP        widenAVX512_342
+	JMP        widenAVX512_351
 
-widendoneAVX512_343:
-widenAVX512_344:
+widendoneAVX512_352:
+widenAVX512_353:
 	CMPQ      AX, $0x10
-	JB        widendoneAVX512_345
+	JB        widendoneAVX512_354
 	VCVTPH2PS (CX), Z0
 	VMOVUPS   Z0, (DX)
 	ADDQ      $0x20, CX
 	ADDQ      $0x00000040, DX
 	SUBQ      $0x10, AX
-	JMP       widenAVX512_344
+	JMP       widenAVX512_353
 
-widendoneAVX512_345:
-widentailAVX512_346:
+widendoneAVX512_354:
+widentailAVX512_355:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX512_347
+	JZ        widentaildoneAVX512_356
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -9099,9 +9157,9 @@ widentailAVX512_346:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX512_346
+	JMP       widentailAVX512_355
 
-widentaildoneAVX512_347:
+widentaildoneAVX512_356:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -9123,7 +9181,7 @@ widentaildoneAVX512_347:
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
 
-dAVX512_348:
+dAVX512_357:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -9231,7 +9289,7 @@ dAVX512_348:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_348
+	JB           dAVX512_357
 	VBROADCASTSS scale+144(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -9272,9 +9330,9 @@ dAVX512_348:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_349:
+flushAVX512_358:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_350
+	JB         flushtailAVX512_359
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -9359,67 +9417,67 @@ flushAVX512_349:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -9503,100 +9561,100 @@ flushAVX512_349:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_352
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_352:
+chunkdoneAVX512_361:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_349
+	JMP  flushAVX512_358
 
-flushtailAVX512_350:
+flushtailAVX512_359:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_351
+	JZ    flushdoneAVX512_360
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_353:
+tailrowAVX512_362:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_354:
+tailkeyAVX512_363:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_354
+	JB   tailkeyAVX512_363
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_351
+	JAE  flushdoneAVX512_360
 	DECQ SI
-	JNZ  tailrowAVX512_353
+	JNZ  tailrowAVX512_362
 
-flushdoneAVX512_351:
+flushdoneAVX512_360:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -9604,9 +9662,9 @@ flushdoneAVX512_351:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_334
+	JLE    panelsdoneAVX512_343
 
-panelsAVX512_333:
+panelsAVX512_342:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -9628,7 +9686,7 @@ panelsAVX512_333:
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
 
-dAVX512_355:
+dAVX512_364:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -9736,7 +9794,7 @@ dAVX512_355:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_355
+	JB           dAVX512_364
 	VBROADCASTSS scale+144(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -9793,7 +9851,7 @@ dAVX512_355:
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
 
-dAVX512_356:
+dAVX512_365:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -9901,7 +9959,7 @@ dAVX512_356:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_356
+	JB           dAVX512_365
 	VBROADCASTSS scale+144(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -9942,9 +10000,9 @@ dAVX512_356:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_357:
+flushAVX512_366:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_358
+	JB         flushtailAVX512_367
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -10029,67 +10087,67 @@ flushAVX512_357:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -10173,100 +10231,100 @@ flushAVX512_357:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_360
+	JZ         chunkdoneAVX512_369
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_360:
+chunkdoneAVX512_369:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_357
+	JMP  flushAVX512_366
 
-flushtailAVX512_358:
+flushtailAVX512_367:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_359
+	JZ    flushdoneAVX512_368
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_361:
+tailrowAVX512_370:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_362:
+tailkeyAVX512_371:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_362
+	JB   tailkeyAVX512_371
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_359
+	JAE  flushdoneAVX512_368
 	DECQ SI
-	JNZ  tailrowAVX512_361
+	JNZ  tailrowAVX512_370
 
-flushdoneAVX512_359:
+flushdoneAVX512_368:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -10274,18 +10332,18 @@ flushdoneAVX512_359:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_333
+	JG     panelsAVX512_342
 
-panelsdoneAVX512_334:
+panelsdoneAVX512_343:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_331
+	JMP    blocksAVX512_340
 
-blocksdoneAVX512_332:
+blocksdoneAVX512_341:
 	VZEROUPPER
 	RET
 
@@ -10301,10 +10359,10 @@ TEXT ·ScoresPanels128AVX512(SB), NOSPLIT, $64-148
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_363:
+blocksAVX512_372:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_364
+	JZ    blocksdoneAVX512_373
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -10329,9 +10387,9 @@ blocksAVX512_363:
 	MOVQ    scratch_base+72(FP), DX
 	IMUL3Q  $0x00000080, AX, AX
 
-widenAVX512_367:
+widenAVX512_376:
 	CMPQ       AX, $0x40
-	JB         widendoneAVX512_368
+	JB         widendoneAVX512_377
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (DX)
 	VCVTPH2PS  32(CX), Z0
@@ -10345,23 +10403,23 @@ widenAVX512_367:
 	ADDQ       $0x80, CX
 	ADDQ       $0x00000100, DX
 	SUBQ       $0x40, AX
-	JMP        widenAVX512_367
+	JMP        widenAVX512_376
 
-widendoneAVX512_368:
-widenAVX512_369:
+widendoneAVX512_377:
+widenAVX512_378:
 	CMPQ      AX, $0x10
-	JB        widendoneAVX512_370
+	JB        widendoneAVX512_379
 	VCVTPH2PS (CX), Z0
 	VMOVUPS   Z0, (DX)
 	ADDQ      $0x20, CX
 	ADDQ      $0x00000040, DX
 	SUBQ      $0x10, AX
-	JMP       widenAVX512_369
+	JMP       widenAVX512_378
 
-widendoneAVX512_370:
-widentailAVX512_371:
+widendoneAVX512_379:
+widentailAVX512_380:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX512_372
+	JZ        widentaildoneAVX512_381
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -10369,9 +10427,9 @@ widentailAVX512_371:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX512_371
+	JMP       widentailAVX512_380
 
-widentaildoneAVX512_372:
+widentaildoneAVX512_381:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -10393,7 +10451,7 @@ widentaildoneAVX512_372:
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
 
-dAVX512_373:
+dAVX512_382:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -10501,7 +10559,7 @@ dAVX512_373:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_373
+	JB           dAVX512_382
 	VBROADCASTSS scale+144(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -10551,9 +10609,9 @@ dAVX512_373:
 	ADDQ    $0x00000800, CX
 	ADDQ    $0x00001000, DX
 
-widenAVX512_374:
+widenAVX512_383:
 	CMPQ       AX, $0x40
-	JB         widendoneAVX512_375
+	JB         widendoneAVX512_384
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (DX)
 	VCVTPH2PS  32(CX), Z0
@@ -10567,23 +10625,23 @@ widenAVX512_374:
 	ADDQ       $0x80, CX
 	ADDQ       $0x00000100, DX
 	SUBQ       $0x40, AX
-	JMP        widenAVX512_374
+	JMP        widenAVX512_383
 
-widendoneAVX512_375:
-widenAVX512_376:
+widendoneAVX512_384:
+widenAVX512_385:
 	CMPQ      AX, $0x10
-	JB        widendoneAVX512_377
+	JB        widendoneAVX512_386
 	VCVTPH2PS (CX), Z0
 	VMOVUPS   Z0, (DX)
 	ADDQ      $0x20, CX
 	ADDQ      $0x00000040, DX
 	SUBQ      $0x10, AX
-	JMP       widenAVX512_376
+	JMP       widenAVX512_385
 
-widendoneAVX512_377:
-widentailAVX512_378:
+widendoneAVX512_386:
+widentailAVX512_387:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX512_379
+	JZ        widentaildoneAVX512_388
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -10591,9 +10649,9 @@ widentailAVX512_378:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX512_378
+	JMP       widentailAVX512_387
 
-widentaildoneAVX512_379:
+widentaildoneAVX512_388:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -10615,7 +10673,7 @@ widentaildoneAVX512_379:
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
 
-dAVX512_380:
+dAVX512_389:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -10723,7 +10781,7 @@ dAVX512_380:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_380
+	JB           dAVX512_389
 	VBROADCASTSS scale+144(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -10764,9 +10822,9 @@ dAVX512_380:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_381:
+flushAVX512_390:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_382
+	JB         flushtailAVX512_391
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -10851,67 +10909,67 @@ flushAVX512_381:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -10995,100 +11053,100 @@ flushAVX512_381:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_384
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_384:
+chunkdoneAVX512_393:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_381
+	JMP  flushAVX512_390
 
-flushtailAVX512_382:
+flushtailAVX512_391:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_383
+	JZ    flushdoneAVX512_392
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_385:
+tailrowAVX512_394:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_386:
+tailkeyAVX512_395:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_386
+	JB   tailkeyAVX512_395
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_383
+	JAE  flushdoneAVX512_392
 	DECQ SI
-	JNZ  tailrowAVX512_385
+	JNZ  tailrowAVX512_394
 
-flushdoneAVX512_383:
+flushdoneAVX512_392:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -11096,9 +11154,9 @@ flushdoneAVX512_383:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_366
+	JLE    panelsdoneAVX512_375
 
-panelsAVX512_365:
+panelsAVX512_374:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -11120,7 +11178,7 @@ panelsAVX512_365:
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
 
-dAVX512_387:
+dAVX512_396:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -11228,7 +11286,7 @@ dAVX512_387:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_387
+	JB           dAVX512_396
 	VBROADCASTSS scale+144(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -11285,7 +11343,7 @@ dAVX512_387:
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
 
-dAVX512_388:
+dAVX512_397:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -11393,7 +11451,7 @@ dAVX512_388:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_388
+	JB           dAVX512_397
 	VBROADCASTSS scale+144(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -11434,9 +11492,9 @@ dAVX512_388:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_389:
+flushAVX512_398:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_390
+	JB         flushtailAVX512_399
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -11521,67 +11579,67 @@ flushAVX512_389:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -11665,100 +11723,100 @@ flushAVX512_389:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_392
+	JZ         chunkdoneAVX512_401
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_392:
+chunkdoneAVX512_401:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_389
+	JMP  flushAVX512_398
 
-flushtailAVX512_390:
+flushtailAVX512_399:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_391
+	JZ    flushdoneAVX512_400
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_393:
+tailrowAVX512_402:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_394:
+tailkeyAVX512_403:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_394
+	JB   tailkeyAVX512_403
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_391
+	JAE  flushdoneAVX512_400
 	DECQ SI
-	JNZ  tailrowAVX512_393
+	JNZ  tailrowAVX512_402
 
-flushdoneAVX512_391:
+flushdoneAVX512_400:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -11766,18 +11824,18 @@ flushdoneAVX512_391:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_365
+	JG     panelsAVX512_374
 
-panelsdoneAVX512_366:
+panelsdoneAVX512_375:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_363
+	JMP    blocksAVX512_372
 
-blocksdoneAVX512_364:
+blocksdoneAVX512_373:
 	VZEROUPPER
 	RET
 
@@ -11802,9 +11860,9 @@ TEXT ·PeakFMAAVX512(SB), NOSPLIT, $0-16
 	VXORPS Z12, Z12, Z12
 	VXORPS Z13, Z13, Z13
 
-peakAVX512_395:
+peakAVX512_404:
 	TESTQ       AX, AX
-	JZ          peakdoneAVX512_396
+	JZ          peakdoneAVX512_405
 	VFMADD231PS Z12, Z13, Z0
 	VFMADD231PS Z12, Z13, Z1
 	VFMADD231PS Z12, Z13, Z2
@@ -11818,8 +11876,8 @@ peakAVX512_395:
 	VFMADD231PS Z12, Z13, Z10
 	VFMADD231PS Z12, Z13, Z11
 	DECQ        AX
-	JMP         peakAVX512_395
+	JMP         peakAVX512_404
 
-peakdoneAVX512_396:
+peakdoneAVX512_405:
 	VZEROUPPER
 	RET

@@ -4,10 +4,16 @@
 
 #include "textflag.h"
 
-// func DotF16NEON(a []uint16, b []uint16) float32
-TEXT ·DotF16NEON(SB), NOSPLIT, $0-52
-	MOVD a_base+0(FP), R0
+// func DotF16(a []uint16, b []uint16, isa uint8) float32
+TEXT ·DotF16(SB), NOSPLIT, $0-60
 	MOVD a_len+8(FP), R2
+	MOVD b_len+32(FP), R3
+	CMP R2, R3
+	BNE continue
+	MOVBU isa+48(FP), R3
+	CMP $3, R3
+	BNE continue
+	MOVD a_base+0(FP), R0
 	MOVD b_base+24(FP), R1
 	VEOR V16.B16, V16.B16, V16.B16
 	VEOR V17.B16, V17.B16, V17.B16
@@ -65,13 +71,22 @@ tail:
 	B tail
 
 done:
-	FMOVS F16, ret+48(FP)
+	FMOVS F16, ret+56(FP)
 	RET
 
-// func DotF32F16NEON(a []float32, b []uint16) float32
-TEXT ·DotF32F16NEON(SB), NOSPLIT, $0-52
-	MOVD a_base+0(FP), R0
+continue:
+	JMP ·continueDotF16(SB)
+
+// func DotF32F16(a []float32, b []uint16, isa uint8) float32
+TEXT ·DotF32F16(SB), NOSPLIT, $0-60
 	MOVD a_len+8(FP), R2
+	MOVD b_len+32(FP), R3
+	CMP R2, R3
+	BNE continue
+	MOVBU isa+48(FP), R3
+	CMP $3, R3
+	BNE continue
+	MOVD a_base+0(FP), R0
 	MOVD b_base+24(FP), R1
 	VEOR V16.B16, V16.B16, V16.B16
 	VEOR V17.B16, V17.B16, V17.B16
@@ -122,13 +137,27 @@ tail:
 	B tail
 
 done:
-	FMOVS F16, ret+48(FP)
+	FMOVS F16, R3
+	ANDW $0x7f800000, R3, R3
+	MOVW $0x7f800000, R4
+	CMPW R4, R3
+	BEQ continue
+	FMOVS F16, ret+56(FP)
 	RET
 
-// func DotF32NEON(a []float32, b []float32) float32
-TEXT ·DotF32NEON(SB), NOSPLIT, $0-52
-	MOVD a_base+0(FP), R0
+continue:
+	JMP ·continueDotF32F16(SB)
+
+// func DotF32(a []float32, b []float32, isa uint8) float32
+TEXT ·DotF32(SB), NOSPLIT, $0-60
 	MOVD a_len+8(FP), R2
+	MOVD b_len+32(FP), R3
+	CMP R2, R3
+	BNE continue
+	MOVBU isa+48(FP), R3
+	CMP $3, R3
+	BNE continue
+	MOVD a_base+0(FP), R0
 	MOVD b_base+24(FP), R1
 	VEOR V16.B16, V16.B16, V16.B16
 	VEOR V17.B16, V17.B16, V17.B16
@@ -172,8 +201,16 @@ tail:
 	B tail
 
 done:
-	FMOVS F16, ret+48(FP)
+	FMOVS F16, R3
+	ANDW $0x7f800000, R3, R3
+	MOVW $0x7f800000, R4
+	CMPW R4, R3
+	BEQ continue
+	FMOVS F16, ret+56(FP)
 	RET
+
+continue:
+	JMP ·continueDotF32(SB)
 
 // func ScoresNEON(dst []float32, q []float32, k []uint16, rows int, n int, dim int, scale float32)
 TEXT ·ScoresNEON(SB), NOSPLIT, $0-100

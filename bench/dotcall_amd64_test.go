@@ -12,13 +12,13 @@ import (
 
 // dotViaValue is a package variable, so that the compiler cannot turn the call through
 // it into a direct one.
-var dotViaValue = asm.DotF32AVX512
+var dotViaValue = func(a, b []float32) float32 { return asm.DotF32(a, b, asm.ISAAVX512) }
 
 // BenchmarkDotCall shows where a short dot product's nanoseconds go, at n = 128 on
-// avx512: "asm" calls the assembly directly (the floor for a Go call), "funcvalue"
-// through a function value, as a dispatch table would (which reaches assembly through
-// Go's ABI wrapper), and "kernel" is kernels.DotF32, which inlines into this loop and
-// switches on the active variant to call the assembly by name.
+// avx512: "asm" calls the assembly entry directly (the floor for a Go call),
+// "funcvalue" through a function value, as a dispatch table would (one more Go frame
+// between the caller and the assembly), and "kernel" is kernels.DotF32, which inlines
+// into this loop down to the same direct call as "asm".
 func BenchmarkDotCall(b *testing.B) {
 	if !slices.Contains(kernels.Variants(), "avx512") {
 		b.Skip("no avx512 on this CPU")
@@ -29,7 +29,7 @@ func BenchmarkDotCall(b *testing.B) {
 	x, y := randomFloats(128, 7), randomFloats(128, 8)
 	b.Run("asm", func(b *testing.B) {
 		for b.Loop() {
-			dotSink += asm.DotF32AVX512(x, y)
+			dotSink += asm.DotF32(x, y, asm.ISAAVX512)
 		}
 	})
 	b.Run("funcvalue", func(b *testing.B) {

@@ -4,58 +4,17 @@ package kernels
 
 import (
 	"github.com/kvsimd/kvsimd/asm"
-	"github.com/kvsimd/kvsimd/internal/dispatch"
 )
 
 func init() {
-	dotF16.Add("avx2", asm.DotF16AVX2)
-	dotF16.Add("avx512", asm.DotF16AVX512)
-	dotF32F16.Add("avx2", asm.DotF32F16AVX2)
-	dotF32F16.Add("avx512", asm.DotF32F16AVX512)
-	dotF32.Add("avx2", asm.DotF32AVX2)
-	dotF32.Add("avx512", asm.DotF32AVX512)
+	dotF16.Add("avx2", func(a, b []uint16) float32 { return asm.DotF16(a, b, asm.ISAAVX2) })
+	dotF16.Add("avx512", func(a, b []uint16) float32 { return asm.DotF16(a, b, asm.ISAAVX512) })
+	dotF32F16.Add("avx2", func(a []float32, b []uint16) float32 { return asm.DotF32F16(a, b, asm.ISAAVX2) })
+	dotF32F16.Add("avx512", func(a []float32, b []uint16) float32 { return asm.DotF32F16(a, b, asm.ISAAVX512) })
+	dotF32.Add("avx2", func(a, b []float32) float32 { return asm.DotF32(a, b, asm.ISAAVX2) })
+	dotF32.Add("avx512", func(a, b []float32) float32 { return asm.DotF32(a, b, asm.ISAAVX512) })
 	scores.Add("avx2", scoresAVX2)
 	scores.Add("avx512", scoresAVX512)
-}
-
-// dotF16Active is DotF16 past the race annotations (see checkDot).
-func dotF16Active(a, b []uint16) float32 {
-	checkDot("DotF16", len(a), len(b))
-	switch dotF16.Active {
-	case dispatch.AVX512:
-		return asm.DotF16AVX512(a, b)
-	case dispatch.AVX2:
-		return asm.DotF16AVX2(a, b)
-	}
-	return dotF16.Call(a, b)
-}
-
-func dotF32F16Active(a []float32, b []uint16) float32 {
-	checkDot("DotF32F16", len(a), len(b))
-	var s float32
-	switch dotF32F16.Active {
-	case dispatch.AVX512:
-		s = asm.DotF32F16AVX512(a, b)
-	case dispatch.AVX2:
-		s = asm.DotF32F16AVX2(a, b)
-	default:
-		s = dotF32F16.Call(a, b)
-	}
-	return settleF32F16(s, a, b, 1)
-}
-
-func dotF32Active(a, b []float32) float32 {
-	checkDot("DotF32", len(a), len(b))
-	var s float32
-	switch dotF32.Active {
-	case dispatch.AVX512:
-		s = asm.DotF32AVX512(a, b)
-	case dispatch.AVX2:
-		s = asm.DotF32AVX2(a, b)
-	default:
-		s = dotF32.Call(a, b)
-	}
-	return settleF32(s, a, b)
 }
 
 // The panel kernels (asm.ScoresPanels*) take the queries transposed into panels of two

@@ -4,45 +4,13 @@ package kernels
 
 import (
 	"github.com/kvsimd/kvsimd/asm"
-	"github.com/kvsimd/kvsimd/internal/dispatch"
 )
 
 func init() {
-	dotF16.Add("neon", asm.DotF16NEON)
-	dotF32F16.Add("neon", asm.DotF32F16NEON)
-	dotF32.Add("neon", asm.DotF32NEON)
+	dotF16.Add("neon", func(a, b []uint16) float32 { return asm.DotF16(a, b, asm.ISANEON) })
+	dotF32F16.Add("neon", func(a []float32, b []uint16) float32 { return asm.DotF32F16(a, b, asm.ISANEON) })
+	dotF32.Add("neon", func(a, b []float32) float32 { return asm.DotF32(a, b, asm.ISANEON) })
 	scores.Add("neon", scoresNEON)
-}
-
-// dotF16Active is DotF16 past the race annotations (see checkDot).
-func dotF16Active(a, b []uint16) float32 {
-	checkDot("DotF16", len(a), len(b))
-	if dotF16.Active == dispatch.NEON {
-		return asm.DotF16NEON(a, b)
-	}
-	return dotF16.Call(a, b)
-}
-
-func dotF32F16Active(a []float32, b []uint16) float32 {
-	checkDot("DotF32F16", len(a), len(b))
-	var s float32
-	if dotF32F16.Active == dispatch.NEON {
-		s = asm.DotF32F16NEON(a, b)
-	} else {
-		s = dotF32F16.Call(a, b)
-	}
-	return settleF32F16(s, a, b, 1)
-}
-
-func dotF32Active(a, b []float32) float32 {
-	checkDot("DotF32", len(a), len(b))
-	var s float32
-	if dotF32.Active == dispatch.NEON {
-		s = asm.DotF32NEON(a, b)
-	} else {
-		s = dotF32.Call(a, b)
-	}
-	return settleF32(s, a, b)
 }
 
 // The block kernel (asm.ScoresBlocksNEON) widens and transposes blockKeysNEON keys at

@@ -91,11 +91,9 @@ func DotF32(a, b []float32) float32 {
 	return dotF32Active(a, b)
 }
 
-// The exported dot products are small enough to inline into their callers, so a call
-// costs one Go frame: dotF16Active and its kin (one per GOARCH family) check the
-// lengths, call the active variant's assembly by name, which skips the ABI wrapper a
-// call through the function value would add (see dispatch.Variant), and settle
-// non-finite results.
+// The exported dot products inline into their callers, and so do dotF16Active and its
+// kin (one per build: dot_asm.go, dot_noasm.go) in the builds with assembly, which
+// leaves one call between a caller and the assembly. The lengths are checked past it.
 
 // checkDot panics if a dot product's operands differ in length.
 func checkDot(kernel string, na, nb int) {

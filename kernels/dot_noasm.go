@@ -2,7 +2,7 @@
 
 package kernels
 
-// Without assembly every dot product runs its generic body (see checkDot).
+// Without assembly every dot product runs its generic body.
 
 func dotF16Active(a, b []uint16) float32 {
 	checkDot("DotF16", len(a), len(b))

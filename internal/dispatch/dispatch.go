@@ -4,8 +4,8 @@
 // cpuid is read once, at start-up. Every kernel is a [Func]: a table of implementations
 // keyed by variant name plus the one currently selected, so the hot path is a single
 // indirect call with no per-call feature test, or, for the dot products, whose calls
-// last a few nanoseconds, a switch on the selected [Variant] that calls the assembly by
-// name. [Use] switches every Func at once, which is how `kernels.Use` also switches the
+// last a few nanoseconds, one direct call of an assembly entry that takes the selected
+// [Variant] and branches on it. [Use] switches every Func at once, which is how `kernels.Use` also switches the
 // conversions in package fp16 without either package importing the other.
 package dispatch
 
@@ -65,10 +65,11 @@ type Func[F any] struct {
 	Active Variant
 }
 
-// A Variant numbers the variants for a switch. The dot products switch on
-// Func.Active and call their assembly by name: a call through Call reaches assembly
-// through Go's ABI wrapper, one more frame, which cost them about 1 ns of 7 at n = 128.
-// Kernels that run for microseconds per call use Call.
+// A Variant numbers the variants for a branch. The dot products pass Func.Active to
+// their assembly entries (package asm numbers the variants alike), which branch on it:
+// a call through Call reaches assembly through Go's ABI wrapper, one more frame, which
+// cost them about 1 ns of 6–7 at n = 128. Kernels that run for microseconds per call
+// use Call.
 type Variant uint8
 
 const (

@@ -10,9 +10,9 @@ import (
 
 func main() {
 	f := NewFile("arm64/dot")
-	dot(f, operandF16, operandF16)
-	dot(f, operandF32, operandF16)
-	dot(f, operandF32, operandF32)
+	for _, d := range [][2]operand{{operandF16, operandF16}, {operandF32, operandF16}, {operandF32, operandF32}} {
+		dotEntry(f, d[0], d[1])
+	}
 	scores(f)
 	scoresBlocks(f)
 	f.Write()
@@ -64,18 +64,46 @@ func (o operand) load1(f *File, ptr string, dst V) {
 	f.W(FCVTSH(dst, dst))
 }
 
-// dot writes DotF16NEON and its kin: four accumulators V16–V19 over sixteen elements,
-// then one over four, a pairwise reduction, and the scalar tail added to the sum.
-func dot(f *File, a, b operand) {
-	name := "Dot" + a.name
-	if a != b {
-		name += b.name
+// dotName is the name of the dot product of a and b: DotF32F16.
+func dotName(a, b operand) string {
+	if a == b {
+		return "Dot" + a.name
 	}
-	name += "NEON"
-	f.Func(name, fmt.Sprintf("(a []%s, b []%s) float32", a.goTyp, b.goTyp), 52,
-		name+" returns the dot product of a and b[:len(a)], accumulated in float32.")
-	f.I("MOVD a_base+0(FP), R0")
+	return "Dot" + a.name + b.name
+}
+
+// isaNEON is the value of the entries' isa argument that selects the NEON body: the
+// number of internal/dispatch's Variant, which asm/dot.go names and a test in package
+// kernels holds to it.
+const isaNEON = 3
+
+// dotEntry writes DotF16 and its kin: the NEON body, run when isa selects it and the
+// lengths agree; otherwise, or when the body's result is not finite, a jump to the Go
+// continuation (asm/dot.go), which takes the same arguments. The body is in the entry,
+// not a function of its own, as on amd64, where a jump between functions cost 0.7 ns
+// of a call's 6 at n = 128.
+func dotEntry(f *File, a, b operand) {
+	name := dotName(a, b)
+	f.Func(name, fmt.Sprintf("(a []%s, b []%s, isa uint8) float32", a.goTyp, b.goTyp), 60,
+		name+" returns the dot product of a and b, accumulated in float32, with the NEON body when isa is ISANEON, else as its Go continuation does, which takes the same arguments.")
 	f.I("MOVD a_len+8(FP), R2")
+	f.I("MOVD b_len+32(FP), R3")
+	f.I("CMP R2, R3")
+	f.I("BNE continue")
+	f.I("MOVBU isa+48(FP), R3")
+	f.I("CMP $%d, R3", isaNEON)
+	f.I("BNE continue")
+	dot(f, a, b)
+	f.Label("continue")
+	f.I("JMP ·continue%s(SB)", name)
+}
+
+// dot writes the NEON body of a dot product's entry: four accumulators V16–V19 over
+// sixteen elements, then one over four, a pairwise reduction, and the scalar tail
+// added to the sum. A float32 operand makes the result overflowable, so a result that
+// is not finite goes to the entry's continue, to be settled in Go.
+func dot(f *File, a, b operand) {
+	f.I("MOVD a_base+0(FP), R0") // R2 holds len(a)
 	f.I("MOVD b_base+24(FP), R1")
 	for v := 16; v < 20; v++ {
 		f.I("VEOR V%d.B16, V%d.B16, V%d.B16", v, v, v)
@@ -108,7 +136,14 @@ func dot(f *File, a, b operand) {
 	f.I("SUB $1, R2")
 	f.I("B tail")
 	f.Label("done")
-	f.I("FMOVS F16, ret+48(FP)")
+	if !a.f16 {
+		f.I("FMOVS F16, R3")
+		f.I("ANDW $0x7f800000, R3, R3") // the exponent: all ones for NaN and ±Inf
+		f.I("MOVW $0x7f800000, R4")
+		f.I("CMPW R4, R3")
+		f.I("BEQ continue")
+	}
+	f.I("FMOVS F16, ret+56(FP)")
 	f.I("RET")
 }
 
