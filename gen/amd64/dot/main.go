@@ -18,12 +18,14 @@ import (
 	"github.com/mmcloughlin/avo/reg"
 )
 
-// dotUnroll is the number of accumulators of a dot product: FMA latency (4 cycles)
-// times two FMA ports. The fp16 forms are bound by the conversions anyway; eight
-// measured a little faster than four at n = 4096 and the same at 1024 (Zen 1). On a
-// Sapphire Rapids Xeon four were 4–30% faster at n ≤ 256 on AVX-512 but up to 20%
-// slower at n ≥ 1024 on AVX2.
-const dotUnroll = 8
+// dotUnroll is the number of accumulators of a dot product, so that one iteration
+// takes 64 elements: eight on AVX2, FMA latency (4 cycles) times two FMA ports, where
+// eight measured a little faster than four at n = 4096 and the same at 1024 (Zen 1),
+// and on a Sapphire Rapids Xeon up to 20% faster at n ≥ 1024. Four on AVX-512, whose
+// loads limit an fp32 dot to one FMA per cycle anyway: there four were 4–30% faster
+// than eight at n ≤ 256, where the reduction and the short loop count, and within ±4%
+// at n ≥ 1024.
+func dotUnroll(isa ISA) int { return 64 / isa.Lanes }
 
 // peakChains is the number of independent FMA chains in the peak loop: more than
 // latency times ports, so the loop measures throughput.
@@ -183,12 +185,12 @@ func dot(isa ISA, a, b operand, cont string) {
 	pb := Mem{Base: Load(Param("b").Base(), GP64())}
 	n := Load(Param("a").Len(), GP64())
 
-	acc := make([]reg.VecVirtual, dotUnroll)
+	acc := make([]reg.VecVirtual, dotUnroll(isa))
 	for i := range acc {
 		acc[i] = isa.Vec()
 		VXORPS(acc[i], acc[i], acc[i])
 	}
-	for _, k := range []int{dotUnroll, 1} {
+	for _, k := range []int{dotUnroll(isa), 1} {
 		top, done := label("dot", isa), label("dotdone", isa)
 		Label(top)
 		CMPQ(n, U32(k*isa.Lanes))
