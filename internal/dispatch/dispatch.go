@@ -5,8 +5,9 @@
 // keyed by variant name plus the one currently selected, so the hot path is a single
 // indirect call with no per-call feature test, or, for the dot products, whose calls
 // last a few nanoseconds, one direct call of an assembly entry that takes the selected
-// [Variant] and branches on it. [Use] switches every Func at once, which is how `kernels.Use` also switches the
-// conversions in package fp16 without either package importing the other.
+// [Variant] and branches on it. [Use] switches every Func at once, which is how
+// `kernels.Use` also switches the conversions in package fp16 without either package
+// importing the other.
 package dispatch
 
 import (

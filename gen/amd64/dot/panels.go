@@ -354,8 +354,8 @@ func (f panelsFrame) tileKeys(first int) {
 
 // flush writes the staged block to the panel's rows of dst: each Lanes keys × Lanes
 // queries of the stage are transposed (loadTransposed on AVX2, transpose on AVX-512)
-// and stored as one vector per query row; the valid mod Lanes keys at the end of the last block are copied
-// one by one. Rows past rowsLeft are not written.
+// and stored as one vector per query row; the valid mod Lanes keys at the end of the
+// last block are copied one by one. Rows past rowsLeft are not written.
 func (f panelsFrame) flush() {
 	isa := f.isa
 	L := isa.Lanes
