@@ -10,49 +10,48 @@ TEXT ·DotF16(SB), NOSPLIT, $0-60
 	MOVQ    a_len+8(FP), AX
 	CMPQ    AX, b_len+32(FP)
 	JNE     continue_1
-	MOVBLZX isa+48(FP), AX
-	CMPL    AX, $0x02
+	MOVBLZX isa+48(FP), CX
+	CMPL    CX, $0x02
 	JNE     notisaAVX512_2
 
 	// Body: AVX512
-	MOVQ   a_base+0(FP), AX
-	MOVQ   b_base+24(FP), CX
-	MOVQ   a_len+8(FP), DX
+	MOVQ   a_base+0(FP), CX
+	MOVQ   b_base+24(FP), DX
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
 	VXORPS Z3, Z3, Z3
 
 dotAVX512_3:
-	CMPQ        DX, $0x00000040
+	CMPQ        AX, $0x00000040
 	JB          dotdoneAVX512_4
-	VCVTPH2PS   (CX), Z4
-	VCVTPH2PS   (AX), Z5
+	VCVTPH2PS   (DX), Z4
+	VCVTPH2PS   (CX), Z5
 	VFMADD231PS Z4, Z5, Z0
-	VCVTPH2PS   32(CX), Z4
-	VCVTPH2PS   32(AX), Z5
+	VCVTPH2PS   32(DX), Z4
+	VCVTPH2PS   32(CX), Z5
 	VFMADD231PS Z4, Z5, Z1
-	VCVTPH2PS   64(CX), Z4
-	VCVTPH2PS   64(AX), Z5
+	VCVTPH2PS   64(DX), Z4
+	VCVTPH2PS   64(CX), Z5
 	VFMADD231PS Z4, Z5, Z2
-	VCVTPH2PS   96(CX), Z4
-	VCVTPH2PS   96(AX), Z5
+	VCVTPH2PS   96(DX), Z4
+	VCVTPH2PS   96(CX), Z5
 	VFMADD231PS Z4, Z5, Z3
-	ADDQ        $0x00000080, AX
 	ADDQ        $0x00000080, CX
-	SUBQ        $0x00000040, DX
+	ADDQ        $0x00000080, DX
+	SUBQ        $0x00000040, AX
 	JMP         dotAVX512_3
 
 dotdoneAVX512_4:
 dotAVX512_5:
-	CMPQ        DX, $0x00000010
+	CMPQ        AX, $0x00000010
 	JB          dotdoneAVX512_6
-	VCVTPH2PS   (CX), Z4
-	VCVTPH2PS   (AX), Z5
+	VCVTPH2PS   (DX), Z4
+	VCVTPH2PS   (CX), Z5
 	VFMADD231PS Z4, Z5, Z0
-	ADDQ        $0x00000020, AX
 	ADDQ        $0x00000020, CX
-	SUBQ        $0x00000010, DX
+	ADDQ        $0x00000020, DX
+	SUBQ        $0x00000010, AX
 	JMP         dotAVX512_5
 
 dotdoneAVX512_6:
@@ -70,18 +69,18 @@ dotdoneAVX512_6:
 
 	// Scalar tail: the vector sums are already folded into the low lane.
 tailAVX512_7:
-	TESTQ       DX, DX
+	TESTQ       AX, AX
 	JZ          taildoneAVX512_8
-	MOVWLZX     (CX), BX
+	MOVWLZX     (DX), BX
 	VMOVD       BX, X1
 	VCVTPH2PS   X1, X1
-	MOVWLZX     (AX), BX
+	MOVWLZX     (CX), BX
 	VMOVD       BX, X2
 	VCVTPH2PS   X2, X2
 	VFMADD231SS X1, X2, X0
-	ADDQ        $0x02, AX
 	ADDQ        $0x02, CX
-	DECQ        DX
+	ADDQ        $0x02, DX
+	DECQ        AX
 	JMP         tailAVX512_7
 
 taildoneAVX512_8:
@@ -90,13 +89,12 @@ taildoneAVX512_8:
 	RET
 
 notisaAVX512_2:
-	CMPL AX, $0x01
+	CMPL CX, $0x01
 	JNE  notisaAVX2_9
 
 	// Body: AVX2
-	MOVQ   a_base+0(FP), AX
-	MOVQ   b_base+24(FP), CX
-	MOVQ   a_len+8(FP), DX
+	MOVQ   a_base+0(FP), CX
+	MOVQ   b_base+24(FP), DX
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -107,47 +105,47 @@ notisaAVX512_2:
 	VXORPS Y7, Y7, Y7
 
 dotAVX2_10:
-	CMPQ        DX, $0x00000040
+	CMPQ        AX, $0x00000040
 	JB          dotdoneAVX2_11
-	VCVTPH2PS   (CX), Y8
-	VCVTPH2PS   (AX), Y9
+	VCVTPH2PS   (DX), Y8
+	VCVTPH2PS   (CX), Y9
 	VFMADD231PS Y8, Y9, Y0
-	VCVTPH2PS   16(CX), Y8
-	VCVTPH2PS   16(AX), Y9
+	VCVTPH2PS   16(DX), Y8
+	VCVTPH2PS   16(CX), Y9
 	VFMADD231PS Y8, Y9, Y1
-	VCVTPH2PS   32(CX), Y8
-	VCVTPH2PS   32(AX), Y9
+	VCVTPH2PS   32(DX), Y8
+	VCVTPH2PS   32(CX), Y9
 	VFMADD231PS Y8, Y9, Y2
-	VCVTPH2PS   48(CX), Y8
-	VCVTPH2PS   48(AX), Y9
+	VCVTPH2PS   48(DX), Y8
+	VCVTPH2PS   48(CX), Y9
 	VFMADD231PS Y8, Y9, Y3
-	VCVTPH2PS   64(CX), Y8
-	VCVTPH2PS   64(AX), Y9
+	VCVTPH2PS   64(DX), Y8
+	VCVTPH2PS   64(CX), Y9
 	VFMADD231PS Y8, Y9, Y4
-	VCVTPH2PS   80(CX), Y8
-	VCVTPH2PS   80(AX), Y9
+	VCVTPH2PS   80(DX), Y8
+	VCVTPH2PS   80(CX), Y9
 	VFMADD231PS Y8, Y9, Y5
-	VCVTPH2PS   96(CX), Y8
-	VCVTPH2PS   96(AX), Y9
+	VCVTPH2PS   96(DX), Y8
+	VCVTPH2PS   96(CX), Y9
 	VFMADD231PS Y8, Y9, Y6
-	VCVTPH2PS   112(CX), Y8
-	VCVTPH2PS   112(AX), Y9
+	VCVTPH2PS   112(DX), Y8
+	VCVTPH2PS   112(CX), Y9
 	VFMADD231PS Y8, Y9, Y7
-	ADDQ        $0x00000080, AX
 	ADDQ        $0x00000080, CX
-	SUBQ        $0x00000040, DX
+	ADDQ        $0x00000080, DX
+	SUBQ        $0x00000040, AX
 	JMP         dotAVX2_10
 
 dotdoneAVX2_11:
 dotAVX2_12:
-	CMPQ        DX, $0x00000008
+	CMPQ        AX, $0x00000008
 	JB          dotdoneAVX2_13
-	VCVTPH2PS   (CX), Y8
-	VCVTPH2PS   (AX), Y9
+	VCVTPH2PS   (DX), Y8
+	VCVTPH2PS   (CX), Y9
 	VFMADD231PS Y8, Y9, Y0
-	ADDQ        $0x00000010, AX
 	ADDQ        $0x00000010, CX
-	SUBQ        $0x00000008, DX
+	ADDQ        $0x00000010, DX
+	SUBQ        $0x00000008, AX
 	JMP         dotAVX2_12
 
 dotdoneAVX2_13:
@@ -167,18 +165,18 @@ dotdoneAVX2_13:
 
 	// Scalar tail: the vector sums are already folded into the low lane.
 tailAVX2_14:
-	TESTQ       DX, DX
+	TESTQ       AX, AX
 	JZ          taildoneAVX2_15
-	MOVWLZX     (CX), BX
+	MOVWLZX     (DX), BX
 	VMOVD       BX, X0
 	VCVTPH2PS   X0, X0
-	MOVWLZX     (AX), BX
+	MOVWLZX     (CX), BX
 	VMOVD       BX, X2
 	VCVTPH2PS   X2, X2
 	VFMADD231SS X0, X2, X1
-	ADDQ        $0x02, AX
 	ADDQ        $0x02, CX
-	DECQ        DX
+	ADDQ        $0x02, DX
+	DECQ        AX
 	JMP         tailAVX2_14
 
 taildoneAVX2_15:
@@ -196,44 +194,43 @@ TEXT ·DotF32F16(SB), NOSPLIT, $0-60
 	MOVQ    a_len+8(FP), AX
 	CMPQ    AX, b_len+32(FP)
 	JNE     continue_16
-	MOVBLZX isa+48(FP), AX
-	CMPL    AX, $0x02
+	MOVBLZX isa+48(FP), CX
+	CMPL    CX, $0x02
 	JNE     notisaAVX512_17
 
 	// Body: AVX512
-	MOVQ   a_base+0(FP), AX
-	MOVQ   b_base+24(FP), CX
-	MOVQ   a_len+8(FP), DX
+	MOVQ   a_base+0(FP), CX
+	MOVQ   b_base+24(FP), DX
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
 	VXORPS Z3, Z3, Z3
 
 dotAVX512_18:
-	CMPQ        DX, $0x00000040
+	CMPQ        AX, $0x00000040
 	JB          dotdoneAVX512_19
-	VCVTPH2PS   (CX), Z4
-	VFMADD231PS (AX), Z4, Z0
-	VCVTPH2PS   32(CX), Z4
-	VFMADD231PS 64(AX), Z4, Z1
-	VCVTPH2PS   64(CX), Z4
-	VFMADD231PS 128(AX), Z4, Z2
-	VCVTPH2PS   96(CX), Z4
-	VFMADD231PS 192(AX), Z4, Z3
-	ADDQ        $0x00000100, AX
-	ADDQ        $0x00000080, CX
-	SUBQ        $0x00000040, DX
+	VCVTPH2PS   (DX), Z4
+	VFMADD231PS (CX), Z4, Z0
+	VCVTPH2PS   32(DX), Z4
+	VFMADD231PS 64(CX), Z4, Z1
+	VCVTPH2PS   64(DX), Z4
+	VFMADD231PS 128(CX), Z4, Z2
+	VCVTPH2PS   96(DX), Z4
+	VFMADD231PS 192(CX), Z4, Z3
+	ADDQ        $0x00000100, CX
+	ADDQ        $0x00000080, DX
+	SUBQ        $0x00000040, AX
 	JMP         dotAVX512_18
 
 dotdoneAVX512_19:
 dotAVX512_20:
-	CMPQ        DX, $0x00000010
+	CMPQ        AX, $0x00000010
 	JB          dotdoneAVX512_21
-	VCVTPH2PS   (CX), Z4
-	VFMADD231PS (AX), Z4, Z0
-	ADDQ        $0x00000040, AX
-	ADDQ        $0x00000020, CX
-	SUBQ        $0x00000010, DX
+	VCVTPH2PS   (DX), Z4
+	VFMADD231PS (CX), Z4, Z0
+	ADDQ        $0x00000040, CX
+	ADDQ        $0x00000020, DX
+	SUBQ        $0x00000010, AX
 	JMP         dotAVX512_20
 
 dotdoneAVX512_21:
@@ -251,16 +248,16 @@ dotdoneAVX512_21:
 
 	// Scalar tail: the vector sums are already folded into the low lane.
 tailAVX512_22:
-	TESTQ       DX, DX
+	TESTQ       AX, AX
 	JZ          taildoneAVX512_23
-	MOVWLZX     (CX), BX
+	MOVWLZX     (DX), BX
 	VMOVD       BX, X1
 	VCVTPH2PS   X1, X1
-	VMOVSS      (AX), X2
+	VMOVSS      (CX), X2
 	VFMADD231SS X1, X2, X0
-	ADDQ        $0x04, AX
-	ADDQ        $0x02, CX
-	DECQ        DX
+	ADDQ        $0x04, CX
+	ADDQ        $0x02, DX
+	DECQ        AX
 	JMP         tailAVX512_22
 
 taildoneAVX512_23:
@@ -273,13 +270,12 @@ taildoneAVX512_23:
 	RET
 
 notisaAVX512_17:
-	CMPL AX, $0x01
+	CMPL CX, $0x01
 	JNE  notisaAVX2_24
 
 	// Body: AVX2
-	MOVQ   a_base+0(FP), AX
-	MOVQ   b_base+24(FP), CX
-	MOVQ   a_len+8(FP), DX
+	MOVQ   a_base+0(FP), CX
+	MOVQ   b_base+24(FP), DX
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -290,38 +286,38 @@ notisaAVX512_17:
 	VXORPS Y7, Y7, Y7
 
 dotAVX2_25:
-	CMPQ        DX, $0x00000040
+	CMPQ        AX, $0x00000040
 	JB          dotdoneAVX2_26
-	VCVTPH2PS   (CX), Y8
-	VFMADD231PS (AX), Y8, Y0
-	VCVTPH2PS   16(CX), Y8
-	VFMADD231PS 32(AX), Y8, Y1
-	VCVTPH2PS   32(CX), Y8
-	VFMADD231PS 64(AX), Y8, Y2
-	VCVTPH2PS   48(CX), Y8
-	VFMADD231PS 96(AX), Y8, Y3
-	VCVTPH2PS   64(CX), Y8
-	VFMADD231PS 128(AX), Y8, Y4
-	VCVTPH2PS   80(CX), Y8
-	VFMADD231PS 160(AX), Y8, Y5
-	VCVTPH2PS   96(CX), Y8
-	VFMADD231PS 192(AX), Y8, Y6
-	VCVTPH2PS   112(CX), Y8
-	VFMADD231PS 224(AX), Y8, Y7
-	ADDQ        $0x00000100, AX
-	ADDQ        $0x00000080, CX
-	SUBQ        $0x00000040, DX
+	VCVTPH2PS   (DX), Y8
+	VFMADD231PS (CX), Y8, Y0
+	VCVTPH2PS   16(DX), Y8
+	VFMADD231PS 32(CX), Y8, Y1
+	VCVTPH2PS   32(DX), Y8
+	VFMADD231PS 64(CX), Y8, Y2
+	VCVTPH2PS   48(DX), Y8
+	VFMADD231PS 96(CX), Y8, Y3
+	VCVTPH2PS   64(DX), Y8
+	VFMADD231PS 128(CX), Y8, Y4
+	VCVTPH2PS   80(DX), Y8
+	VFMADD231PS 160(CX), Y8, Y5
+	VCVTPH2PS   96(DX), Y8
+	VFMADD231PS 192(CX), Y8, Y6
+	VCVTPH2PS   112(DX), Y8
+	VFMADD231PS 224(CX), Y8, Y7
+	ADDQ        $0x00000100, CX
+	ADDQ        $0x00000080, DX
+	SUBQ        $0x00000040, AX
 	JMP         dotAVX2_25
 
 dotdoneAVX2_26:
 dotAVX2_27:
-	CMPQ        DX, $0x00000008
+	CMPQ        AX, $0x00000008
 	JB          dotdoneAVX2_28
-	VCVTPH2PS   (CX), Y8
-	VFMADD231PS (AX), Y8, Y0
-	ADDQ        $0x00000020, AX
-	ADDQ        $0x00000010, CX
-	SUBQ        $0x00000008, DX
+	VCVTPH2PS   (DX), Y8
+	VFMADD231PS (CX), Y8, Y0
+	ADDQ        $0x00000020, CX
+	ADDQ        $0x00000010, DX
+	SUBQ        $0x00000008, AX
 	JMP         dotAVX2_27
 
 dotdoneAVX2_28:
@@ -341,16 +337,16 @@ dotdoneAVX2_28:
 
 	// Scalar tail: the vector sums are already folded into the low lane.
 tailAVX2_29:
-	TESTQ       DX, DX
+	TESTQ       AX, AX
 	JZ          taildoneAVX2_30
-	MOVWLZX     (CX), BX
+	MOVWLZX     (DX), BX
 	VMOVD       BX, X0
 	VCVTPH2PS   X0, X0
-	VMOVSS      (AX), X2
+	VMOVSS      (CX), X2
 	VFMADD231SS X0, X2, X1
-	ADDQ        $0x04, AX
-	ADDQ        $0x02, CX
-	DECQ        DX
+	ADDQ        $0x04, CX
+	ADDQ        $0x02, DX
+	DECQ        AX
 	JMP         tailAVX2_29
 
 taildoneAVX2_30:
@@ -372,44 +368,43 @@ TEXT ·DotF32(SB), NOSPLIT, $0-60
 	MOVQ    a_len+8(FP), AX
 	CMPQ    AX, b_len+32(FP)
 	JNE     continue_31
-	MOVBLZX isa+48(FP), AX
-	CMPL    AX, $0x02
+	MOVBLZX isa+48(FP), CX
+	CMPL    CX, $0x02
 	JNE     notisaAVX512_32
 
 	// Body: AVX512
-	MOVQ   a_base+0(FP), AX
-	MOVQ   b_base+24(FP), CX
-	MOVQ   a_len+8(FP), DX
+	MOVQ   a_base+0(FP), CX
+	MOVQ   b_base+24(FP), DX
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
 	VXORPS Z3, Z3, Z3
 
 dotAVX512_33:
-	CMPQ        DX, $0x00000040
+	CMPQ        AX, $0x00000040
 	JB          dotdoneAVX512_34
-	VMOVUPS     (AX), Z4
-	VFMADD231PS (CX), Z4, Z0
-	VMOVUPS     64(AX), Z4
-	VFMADD231PS 64(CX), Z4, Z1
-	VMOVUPS     128(AX), Z4
-	VFMADD231PS 128(CX), Z4, Z2
-	VMOVUPS     192(AX), Z4
-	VFMADD231PS 192(CX), Z4, Z3
-	ADDQ        $0x00000100, AX
+	VMOVUPS     (CX), Z4
+	VFMADD231PS (DX), Z4, Z0
+	VMOVUPS     64(CX), Z4
+	VFMADD231PS 64(DX), Z4, Z1
+	VMOVUPS     128(CX), Z4
+	VFMADD231PS 128(DX), Z4, Z2
+	VMOVUPS     192(CX), Z4
+	VFMADD231PS 192(DX), Z4, Z3
 	ADDQ        $0x00000100, CX
-	SUBQ        $0x00000040, DX
+	ADDQ        $0x00000100, DX
+	SUBQ        $0x00000040, AX
 	JMP         dotAVX512_33
 
 dotdoneAVX512_34:
 dotAVX512_35:
-	CMPQ        DX, $0x00000010
+	CMPQ        AX, $0x00000010
 	JB          dotdoneAVX512_36
-	VMOVUPS     (AX), Z4
-	VFMADD231PS (CX), Z4, Z0
-	ADDQ        $0x00000040, AX
+	VMOVUPS     (CX), Z4
+	VFMADD231PS (DX), Z4, Z0
 	ADDQ        $0x00000040, CX
-	SUBQ        $0x00000010, DX
+	ADDQ        $0x00000040, DX
+	SUBQ        $0x00000010, AX
 	JMP         dotAVX512_35
 
 dotdoneAVX512_36:
@@ -427,14 +422,14 @@ dotdoneAVX512_36:
 
 	// Scalar tail: the vector sums are already folded into the low lane.
 tailAVX512_37:
-	TESTQ       DX, DX
+	TESTQ       AX, AX
 	JZ          taildoneAVX512_38
-	VMOVSS      (CX), X1
-	VMOVSS      (AX), X2
+	VMOVSS      (DX), X1
+	VMOVSS      (CX), X2
 	VFMADD231SS X1, X2, X0
-	ADDQ        $0x04, AX
 	ADDQ        $0x04, CX
-	DECQ        DX
+	ADDQ        $0x04, DX
+	DECQ        AX
 	JMP         tailAVX512_37
 
 taildoneAVX512_38:
@@ -447,13 +442,12 @@ taildoneAVX512_38:
 	RET
 
 notisaAVX512_32:
-	CMPL AX, $0x01
+	CMPL CX, $0x01
 	JNE  notisaAVX2_39
 
 	// Body: AVX2
-	MOVQ   a_base+0(FP), AX
-	MOVQ   b_base+24(FP), CX
-	MOVQ   a_len+8(FP), DX
+	MOVQ   a_base+0(FP), CX
+	MOVQ   b_base+24(FP), DX
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -464,38 +458,38 @@ notisaAVX512_32:
 	VXORPS Y7, Y7, Y7
 
 dotAVX2_40:
-	CMPQ        DX, $0x00000040
+	CMPQ        AX, $0x00000040
 	JB          dotdoneAVX2_41
-	VMOVUPS     (AX), Y8
-	VFMADD231PS (CX), Y8, Y0
-	VMOVUPS     32(AX), Y8
-	VFMADD231PS 32(CX), Y8, Y1
-	VMOVUPS     64(AX), Y8
-	VFMADD231PS 64(CX), Y8, Y2
-	VMOVUPS     96(AX), Y8
-	VFMADD231PS 96(CX), Y8, Y3
-	VMOVUPS     128(AX), Y8
-	VFMADD231PS 128(CX), Y8, Y4
-	VMOVUPS     160(AX), Y8
-	VFMADD231PS 160(CX), Y8, Y5
-	VMOVUPS     192(AX), Y8
-	VFMADD231PS 192(CX), Y8, Y6
-	VMOVUPS     224(AX), Y8
-	VFMADD231PS 224(CX), Y8, Y7
-	ADDQ        $0x00000100, AX
+	VMOVUPS     (CX), Y8
+	VFMADD231PS (DX), Y8, Y0
+	VMOVUPS     32(CX), Y8
+	VFMADD231PS 32(DX), Y8, Y1
+	VMOVUPS     64(CX), Y8
+	VFMADD231PS 64(DX), Y8, Y2
+	VMOVUPS     96(CX), Y8
+	VFMADD231PS 96(DX), Y8, Y3
+	VMOVUPS     128(CX), Y8
+	VFMADD231PS 128(DX), Y8, Y4
+	VMOVUPS     160(CX), Y8
+	VFMADD231PS 160(DX), Y8, Y5
+	VMOVUPS     192(CX), Y8
+	VFMADD231PS 192(DX), Y8, Y6
+	VMOVUPS     224(CX), Y8
+	VFMADD231PS 224(DX), Y8, Y7
 	ADDQ        $0x00000100, CX
-	SUBQ        $0x00000040, DX
+	ADDQ        $0x00000100, DX
+	SUBQ        $0x00000040, AX
 	JMP         dotAVX2_40
 
 dotdoneAVX2_41:
 dotAVX2_42:
-	CMPQ        DX, $0x00000008
+	CMPQ        AX, $0x00000008
 	JB          dotdoneAVX2_43
-	VMOVUPS     (AX), Y8
-	VFMADD231PS (CX), Y8, Y0
-	ADDQ        $0x00000020, AX
+	VMOVUPS     (CX), Y8
+	VFMADD231PS (DX), Y8, Y0
 	ADDQ        $0x00000020, CX
-	SUBQ        $0x00000008, DX
+	ADDQ        $0x00000020, DX
+	SUBQ        $0x00000008, AX
 	JMP         dotAVX2_42
 
 dotdoneAVX2_43:
@@ -515,14 +509,14 @@ dotdoneAVX2_43:
 
 	// Scalar tail: the vector sums are already folded into the low lane.
 tailAVX2_44:
-	TESTQ       DX, DX
+	TESTQ       AX, AX
 	JZ          taildoneAVX2_45
-	VMOVSS      (CX), X0
-	VMOVSS      (AX), X2
+	VMOVSS      (DX), X0
+	VMOVSS      (CX), X2
 	VFMADD231SS X0, X2, X1
-	ADDQ        $0x04, AX
 	ADDQ        $0x04, CX
-	DECQ        DX
+	ADDQ        $0x04, DX
+	DECQ        AX
 	JMP         tailAVX2_44
 
 taildoneAVX2_45:

@@ -153,7 +153,7 @@ func dotEntry(a, b operand) {
 		CMPL(isa, U8(isaNumbers[body.Suffix]))
 		JNE(LabelRef(next))
 		Comment(bodyComment + body.Suffix)
-		dot(body, a, b, cont)
+		dot(body, a, b, n, cont)
 		Label(next)
 	}
 	Label(cont)
@@ -178,12 +178,12 @@ func paramAddr(c gotypes.Component) Mem {
 
 // dot writes one body of a dot product's entry: dotUnroll accumulators over the
 // vector body, one for leftover vectors, a horizontal sum, then the scalar tail added
-// to it. A float32 operand makes the result overflowable, so a result that is not
-// finite goes to cont, to be settled in Go.
-func dot(isa ISA, a, b operand, cont string) {
+// to it; n holds len(a), which the entry loaded to compare, and is consumed. A float32
+// operand makes the result overflowable, so a result that is not finite goes to cont,
+// to be settled in Go.
+func dot(isa ISA, a, b operand, n reg.Register, cont string) {
 	pa := Mem{Base: Load(Param("a").Base(), GP64())}
 	pb := Mem{Base: Load(Param("b").Base(), GP64())}
-	n := Load(Param("a").Len(), GP64())
 
 	acc := make([]reg.VecVirtual, dotUnroll(isa))
 	for i := range acc {
