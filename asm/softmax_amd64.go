@@ -46,28 +46,30 @@ func AddAVX512(dst []float32, src []float32)
 //go:noescape
 func ScaleAVX512(x []float32, s float32)
 
-// MaxNoNaNAVX2 returns the largest element of x (-Inf if x is empty) if x holds no NaN;
-// otherwise its result is unspecified. The sign of a zero maximum is unspecified.
+// MaxMinAVX2 returns the largest and the smallest element of x (-Inf and +Inf if x is empty)
+// if x holds no NaN; otherwise its results are unspecified. The sign of a zero result is unspecified.
 //
 //go:noescape
-func MaxNoNaNAVX2(x []float32) float32
+func MaxMinAVX2(x []float32) (max float32, min float32)
 
-// MaxNoNaNAVX512 returns the largest element of x (-Inf if x is empty) if x holds no NaN;
-// otherwise its result is unspecified. The sign of a zero maximum is unspecified.
+// MaxMinAVX512 returns the largest and the smallest element of x (-Inf and +Inf if x is empty)
+// if x holds no NaN; otherwise its results are unspecified. The sign of a zero result is unspecified.
 //
 //go:noescape
-func MaxNoNaNAVX512(x []float32) float32
+func MaxMinAVX512(x []float32) (max float32, min float32)
 
 // ExpSumAVX2 replaces each x[i] by 2²⁴·exp(x[i]−max) and returns their sum, accumulated in float64
-// from float32 sums of four. len(x) must be a multiple of 8 and max finite and no smaller
-// than any element; a NaN element makes the sum NaN.
+// from float32 sums of eight. len(x) must be a multiple of 8, max finite and no smaller
+// than any element and, if x holds no NaN, min no larger than any element (−Inf when unknown);
+// a NaN element makes the sum NaN.
 //
 //go:noescape
-func ExpSumAVX2(x []float32, max float32) float64
+func ExpSumAVX2(x []float32, max float32, min float32) float64
 
 // ExpSumAVX512 replaces each x[i] by 2²⁴·exp(x[i]−max) and returns their sum, accumulated in float64
-// from float32 sums of four. len(x) must be a multiple of 16 and max finite and no smaller
-// than any element; a NaN element makes the sum NaN.
+// from float32 sums of eight. len(x) must be a multiple of 16, max finite and no smaller
+// than any element and, if x holds no NaN, min no larger than any element (−Inf when unknown);
+// a NaN element makes the sum NaN.
 //
 //go:noescape
-func ExpSumAVX512(x []float32, max float32) float64
+func ExpSumAVX512(x []float32, max float32, min float32) float64

@@ -80,16 +80,16 @@ end_AVX2_0:
 	VMOVHLPS     X2, X2, X0
 	VMAXPS       X0, X2, X2
 	VPSHUFD      $0x01, X2, X0
-	VMAXSS       X0, X2, X2
+	VMAXPS       X0, X2, X2
 	MOVSS        X2, max+24(FP)
-	VEXTRACTF128 $0x01, Y1, X2
-	VPMAXUD      X2, X1, X2
-	VPMAXUD      X9, X2, X2
-	VPSHUFD      $0x0e, X2, X0
-	VPMAXUD      X0, X2, X2
-	VPSHUFD      $0x01, X2, X0
-	VPMAXUD      X0, X2, X2
-	MOVD         X2, AX
+	VEXTRACTF128 $0x01, Y1, X0
+	VPMAXUD      X0, X1, X0
+	VPMAXUD      X9, X0, X0
+	VPSHUFD      $0x0e, X0, X1
+	VPMAXUD      X1, X0, X0
+	VPSHUFD      $0x01, X0, X1
+	VPMAXUD      X1, X0, X0
+	MOVD         X0, AX
 	CMPL         AX, $0xff000000
 	SETHI        AL
 	MOVB         AL, nan+28(FP)
@@ -113,6 +113,24 @@ DATA negInf<>+52(SB)/4, $0xff800000
 DATA negInf<>+56(SB)/4, $0xff800000
 DATA negInf<>+60(SB)/4, $0xff800000
 GLOBL negInf<>(SB), RODATA|NOPTR, $64
+
+DATA posInf<>+0(SB)/4, $0x7f800000
+DATA posInf<>+4(SB)/4, $0x7f800000
+DATA posInf<>+8(SB)/4, $0x7f800000
+DATA posInf<>+12(SB)/4, $0x7f800000
+DATA posInf<>+16(SB)/4, $0x7f800000
+DATA posInf<>+20(SB)/4, $0x7f800000
+DATA posInf<>+24(SB)/4, $0x7f800000
+DATA posInf<>+28(SB)/4, $0x7f800000
+DATA posInf<>+32(SB)/4, $0x7f800000
+DATA posInf<>+36(SB)/4, $0x7f800000
+DATA posInf<>+40(SB)/4, $0x7f800000
+DATA posInf<>+44(SB)/4, $0x7f800000
+DATA posInf<>+48(SB)/4, $0x7f800000
+DATA posInf<>+52(SB)/4, $0x7f800000
+DATA posInf<>+56(SB)/4, $0x7f800000
+DATA posInf<>+60(SB)/4, $0x7f800000
+GLOBL posInf<>(SB), RODATA|NOPTR, $64
 
 // func SumAVX2(x []float32) float64
 // Requires: AVX, SSE2
@@ -381,17 +399,17 @@ end_AVX512_4:
 	VMOVHLPS      X0, X0, X2
 	VMAXPS        X2, X0, X0
 	VPSHUFD       $0x01, X0, X2
-	VMAXSS        X2, X0, X0
+	VMAXPS        X2, X0, X0
 	MOVSS         X0, max+24(FP)
 	VEXTRACTF64X4 $0x01, Z1, Y0
 	VPMAXUD       Y0, Y1, Y0
 	VEXTRACTF128  $0x01, Y0, X1
 	VPMAXUD       X1, X0, X1
 	VPMAXUD       X9, X1, X1
-	VPSHUFD       $0x0e, X1, X2
-	VPMAXUD       X2, X1, X1
-	VPSHUFD       $0x01, X1, X2
-	VPMAXUD       X2, X1, X1
+	VPSHUFD       $0x0e, X1, X0
+	VPMAXUD       X0, X1, X1
+	VPSHUFD       $0x01, X1, X0
+	VPMAXUD       X0, X1, X1
 	MOVD          X1, AX
 	CMPL          AX, $0xff000000
 	SETHI         AL
@@ -572,119 +590,177 @@ end_AVX512_7:
 	VZEROUPPER
 	RET
 
-// func MaxNoNaNAVX2(x []float32) float32
+// func MaxMinAVX2(x []float32) (max float32, min float32)
 // Requires: AVX, SSE
-TEXT ·MaxNoNaNAVX2(SB), NOSPLIT, $0-28
+TEXT ·MaxMinAVX2(SB), NOSPLIT, $0-32
 	MOVQ    x_base+0(FP), AX
 	MOVQ    x_len+8(FP), CX
 	VMOVUPS negInf<>+0(SB), Y0
-	VMOVUPS negInf<>+0(SB), Y1
+	VMOVUPS posInf<>+0(SB), Y1
 	VMOVUPS negInf<>+0(SB), Y2
-	VMOVUPS negInf<>+0(SB), Y3
-	VMOVUPS negInf<>+0(SB), X4
+	VMOVUPS posInf<>+0(SB), Y3
+	VMOVUPS negInf<>+0(SB), Y4
+	VMOVUPS posInf<>+0(SB), Y5
+	VMOVUPS negInf<>+0(SB), Y6
+	VMOVUPS posInf<>+0(SB), Y7
+	VMOVUPS negInf<>+0(SB), X8
+	VMOVUPS posInf<>+0(SB), X9
 
 vec4_AVX2_8:
-	CMPQ   CX, $0x00000020
-	JB     done4_AVX2_8
-	VMAXPS (AX), Y0, Y0
-	VMAXPS 32(AX), Y1, Y1
-	VMAXPS 64(AX), Y2, Y2
-	VMAXPS 96(AX), Y3, Y3
-	ADDQ   $0x00000080, AX
-	SUBQ   $0x00000020, CX
-	JMP    vec4_AVX2_8
+	CMPQ    CX, $0x00000020
+	JB      done4_AVX2_8
+	VMOVUPS (AX), Y10
+	VMAXPS  Y10, Y0, Y0
+	VMINPS  Y10, Y1, Y1
+	VMOVUPS 32(AX), Y10
+	VMAXPS  Y10, Y2, Y2
+	VMINPS  Y10, Y3, Y3
+	VMOVUPS 64(AX), Y10
+	VMAXPS  Y10, Y4, Y4
+	VMINPS  Y10, Y5, Y5
+	VMOVUPS 96(AX), Y10
+	VMAXPS  Y10, Y6, Y6
+	VMINPS  Y10, Y7, Y7
+	ADDQ    $0x00000080, AX
+	SUBQ    $0x00000020, CX
+	JMP     vec4_AVX2_8
 
 done4_AVX2_8:
 vec1_AVX2_8:
-	CMPQ   CX, $0x00000008
-	JB     done1_AVX2_8
-	VMAXPS (AX), Y0, Y0
-	ADDQ   $0x00000020, AX
-	SUBQ   $0x00000008, CX
-	JMP    vec1_AVX2_8
+	CMPQ    CX, $0x00000008
+	JB      done1_AVX2_8
+	VMOVUPS (AX), Y10
+	VMAXPS  Y10, Y0, Y0
+	VMINPS  Y10, Y1, Y1
+	ADDQ    $0x00000020, AX
+	SUBQ    $0x00000008, CX
+	JMP     vec1_AVX2_8
 
 done1_AVX2_8:
 scalar_AVX2_8:
 	TESTQ  CX, CX
 	JZ     end_AVX2_8
-	VMAXSS (AX), X4, X4
+	VMOVSS (AX), X10
+	VMAXSS X10, X8, X8
+	VMINSS X10, X9, X9
 	ADDQ   $0x04, AX
 	DECQ   CX
 	JMP    scalar_AVX2_8
 
 end_AVX2_8:
-	VMAXPS       Y1, Y0, Y0
 	VMAXPS       Y2, Y0, Y0
-	VMAXPS       Y3, Y0, Y0
-	VEXTRACTF128 $0x01, Y0, X1
-	VMAXPS       X1, X0, X1
-	VMAXPS       X4, X1, X1
-	VMOVHLPS     X1, X1, X0
-	VMAXPS       X0, X1, X1
-	VPSHUFD      $0x01, X1, X0
-	VMAXSS       X0, X1, X1
-	MOVSS        X1, ret+24(FP)
+	VMINPS       Y3, Y1, Y1
+	VMAXPS       Y4, Y0, Y0
+	VMINPS       Y5, Y1, Y1
+	VMAXPS       Y6, Y0, Y0
+	VMINPS       Y7, Y1, Y1
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X2, X0, X2
+	VMAXPS       X8, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VPSHUFD      $0x01, X2, X0
+	VMAXPS       X0, X2, X2
+	MOVSS        X2, max+24(FP)
+	VEXTRACTF128 $0x01, Y1, X0
+	VMINPS       X0, X1, X0
+	VMINPS       X9, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VMINPS       X1, X0, X0
+	VPSHUFD      $0x01, X0, X1
+	VMINPS       X1, X0, X0
+	MOVSS        X0, min+28(FP)
 	VZEROUPPER
 	RET
 
-// func MaxNoNaNAVX512(x []float32) float32
+// func MaxMinAVX512(x []float32) (max float32, min float32)
 // Requires: AVX, AVX512F, SSE
-TEXT ·MaxNoNaNAVX512(SB), NOSPLIT, $0-28
+TEXT ·MaxMinAVX512(SB), NOSPLIT, $0-32
 	MOVQ    x_base+0(FP), AX
 	MOVQ    x_len+8(FP), CX
 	VMOVUPS negInf<>+0(SB), Z0
-	VMOVUPS negInf<>+0(SB), Z1
+	VMOVUPS posInf<>+0(SB), Z1
 	VMOVUPS negInf<>+0(SB), Z2
-	VMOVUPS negInf<>+0(SB), Z3
-	VMOVUPS negInf<>+0(SB), X4
+	VMOVUPS posInf<>+0(SB), Z3
+	VMOVUPS negInf<>+0(SB), Z4
+	VMOVUPS posInf<>+0(SB), Z5
+	VMOVUPS negInf<>+0(SB), Z6
+	VMOVUPS posInf<>+0(SB), Z7
+	VMOVUPS negInf<>+0(SB), X8
+	VMOVUPS posInf<>+0(SB), X9
 
 vec4_AVX512_9:
-	CMPQ   CX, $0x00000040
-	JB     done4_AVX512_9
-	VMAXPS (AX), Z0, Z0
-	VMAXPS 64(AX), Z1, Z1
-	VMAXPS 128(AX), Z2, Z2
-	VMAXPS 192(AX), Z3, Z3
-	ADDQ   $0x00000100, AX
-	SUBQ   $0x00000040, CX
-	JMP    vec4_AVX512_9
+	CMPQ    CX, $0x00000040
+	JB      done4_AVX512_9
+	VMOVUPS (AX), Z10
+	VMAXPS  Z10, Z0, Z0
+	VMINPS  Z10, Z1, Z1
+	VMOVUPS 64(AX), Z10
+	VMAXPS  Z10, Z2, Z2
+	VMINPS  Z10, Z3, Z3
+	VMOVUPS 128(AX), Z10
+	VMAXPS  Z10, Z4, Z4
+	VMINPS  Z10, Z5, Z5
+	VMOVUPS 192(AX), Z10
+	VMAXPS  Z10, Z6, Z6
+	VMINPS  Z10, Z7, Z7
+	ADDQ    $0x00000100, AX
+	SUBQ    $0x00000040, CX
+	JMP     vec4_AVX512_9
 
 done4_AVX512_9:
 vec1_AVX512_9:
-	CMPQ   CX, $0x00000010
-	JB     done1_AVX512_9
-	VMAXPS (AX), Z0, Z0
-	ADDQ   $0x00000040, AX
-	SUBQ   $0x00000010, CX
-	JMP    vec1_AVX512_9
+	CMPQ    CX, $0x00000010
+	JB      done1_AVX512_9
+	VMOVUPS (AX), Z10
+	VMAXPS  Z10, Z0, Z0
+	VMINPS  Z10, Z1, Z1
+	ADDQ    $0x00000040, AX
+	SUBQ    $0x00000010, CX
+	JMP     vec1_AVX512_9
 
 done1_AVX512_9:
 scalar_AVX512_9:
 	TESTQ  CX, CX
 	JZ     end_AVX512_9
-	VMAXSS (AX), X4, X4
+	VMOVSS (AX), X10
+	VMAXSS X10, X8, X8
+	VMINSS X10, X9, X9
 	ADDQ   $0x04, AX
 	DECQ   CX
 	JMP    scalar_AVX512_9
 
 end_AVX512_9:
-	VMAXPS        Z1, Z0, Z0
 	VMAXPS        Z2, Z0, Z0
-	VMAXPS        Z3, Z0, Z0
-	VEXTRACTF64X4 $0x01, Z0, Y1
-	VMAXPS        Y1, Y0, Y1
-	VEXTRACTF128  $0x01, Y1, X0
-	VMAXPS        X0, X1, X0
-	VMAXPS        X4, X0, X0
-	VMOVHLPS      X0, X0, X1
-	VMAXPS        X1, X0, X0
-	VPSHUFD       $0x01, X0, X1
-	VMAXSS        X1, X0, X0
-	MOVSS         X0, ret+24(FP)
+	VMINPS        Z3, Z1, Z1
+	VMAXPS        Z4, Z0, Z0
+	VMINPS        Z5, Z1, Z1
+	VMAXPS        Z6, Z0, Z0
+	VMINPS        Z7, Z1, Z1
+	VEXTRACTF64X4 $0x01, Z0, Y2
+	VMAXPS        Y2, Y0, Y2
+	VEXTRACTF128  $0x01, Y2, X0
+	VMAXPS        X0, X2, X0
+	VMAXPS        X8, X0, X0
+	VMOVHLPS      X0, X0, X2
+	VMAXPS        X2, X0, X0
+	VPSHUFD       $0x01, X0, X2
+	VMAXPS        X2, X0, X0
+	MOVSS         X0, max+24(FP)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VMINPS        Y0, Y1, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VMINPS        X1, X0, X1
+	VMINPS        X9, X1, X1
+	VMOVHLPS      X1, X1, X0
+	VMINPS        X0, X1, X1
+	VPSHUFD       $0x01, X1, X0
+	VMINPS        X0, X1, X1
+	MOVSS         X1, min+28(FP)
 	VZEROUPPER
 	RET
 
-// func ExpSumAVX2(x []float32, max float32) float64
+// func ExpSumAVX2(x []float32, max float32, min float32) float64
 // Requires: AVX, AVX2, FMA3, SSE2
 TEXT ·ExpSumAVX2(SB), NOSPLIT, $0-40
 	MOVQ         x_base+0(FP), AX
@@ -701,10 +777,352 @@ TEXT ·ExpSumAVX2(SB), NOSPLIT, $0-40
 	VMOVUPS      exp8Lo<>+0(SB), Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
+	VMOVSS       min+28(FP), X7
+	VUCOMISS     X1, X7
+	JB           expcheckedAVX2_3
 
-exp4AVX2_1:
+exp8AVX2_4:
+	CMPQ         CX, $0x00000040
+	JB           exp8doneAVX2_5
+	VMOVUPS      (AX), Y1
+	VSUBPS       Y0, Y1, Y7
+	VADDPS       Y0, Y7, Y8
+	VSUBPS       Y8, Y1, Y8
+	VMAXPS       Y7, Y2, Y7
+	VMOVUPS      magic8<>+0(SB), Y1
+	VFMADD231PS  log2e<>+0(SB), Y7, Y1
+	VSUBPS       magic8<>+0(SB), Y1, Y9
+	VFNMADD231PS ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS ln2lo<>+0(SB), Y9, Y8
+	VADDPS       Y8, Y7, Y7
+	VMULPS       Y7, Y7, Y9
+	VMOVUPS      c4<>+0(SB), Y8
+	VFMADD213PS  c3<>+0(SB), Y7, Y8
+	VMOVUPS      c2<>+0(SB), Y10
+	VFMADD213PS  one<>+0(SB), Y7, Y10
+	VFMADD213PS  Y10, Y9, Y8
+	VPERMPS      Y3, Y1, Y9
+	VPERMPS      Y4, Y1, Y10
+	VFMADD231PS  Y9, Y7, Y10
+	VFMADD213PS  Y9, Y8, Y10
+	VPSLLD       $0x14, Y1, Y1
+	VPAND        expField<>+0(SB), Y1, Y1
+	VMULPS       Y1, Y10, Y10
+	VMOVUPS      Y10, (AX)
+	VMOVUPS      32(AX), Y1
+	VSUBPS       Y0, Y1, Y7
+	VADDPS       Y0, Y7, Y8
+	VSUBPS       Y8, Y1, Y8
+	VMAXPS       Y7, Y2, Y7
+	VMOVUPS      magic8<>+0(SB), Y1
+	VFMADD231PS  log2e<>+0(SB), Y7, Y1
+	VSUBPS       magic8<>+0(SB), Y1, Y9
+	VFNMADD231PS ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS ln2lo<>+0(SB), Y9, Y8
+	VADDPS       Y8, Y7, Y7
+	VMULPS       Y7, Y7, Y9
+	VMOVUPS      c4<>+0(SB), Y8
+	VFMADD213PS  c3<>+0(SB), Y7, Y8
+	VMOVUPS      c2<>+0(SB), Y11
+	VFMADD213PS  one<>+0(SB), Y7, Y11
+	VFMADD213PS  Y11, Y9, Y8
+	VPERMPS      Y3, Y1, Y9
+	VPERMPS      Y4, Y1, Y11
+	VFMADD231PS  Y9, Y7, Y11
+	VFMADD213PS  Y9, Y8, Y11
+	VPSLLD       $0x14, Y1, Y1
+	VPAND        expField<>+0(SB), Y1, Y1
+	VMULPS       Y1, Y11, Y11
+	VMOVUPS      Y11, 32(AX)
+	VMOVUPS      64(AX), Y1
+	VSUBPS       Y0, Y1, Y7
+	VADDPS       Y0, Y7, Y8
+	VSUBPS       Y8, Y1, Y8
+	VMAXPS       Y7, Y2, Y7
+	VMOVUPS      magic8<>+0(SB), Y1
+	VFMADD231PS  log2e<>+0(SB), Y7, Y1
+	VSUBPS       magic8<>+0(SB), Y1, Y9
+	VFNMADD231PS ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS ln2lo<>+0(SB), Y9, Y8
+	VADDPS       Y8, Y7, Y7
+	VMULPS       Y7, Y7, Y9
+	VMOVUPS      c4<>+0(SB), Y8
+	VFMADD213PS  c3<>+0(SB), Y7, Y8
+	VMOVUPS      c2<>+0(SB), Y12
+	VFMADD213PS  one<>+0(SB), Y7, Y12
+	VFMADD213PS  Y12, Y9, Y8
+	VPERMPS      Y3, Y1, Y9
+	VPERMPS      Y4, Y1, Y12
+	VFMADD231PS  Y9, Y7, Y12
+	VFMADD213PS  Y9, Y8, Y12
+	VPSLLD       $0x14, Y1, Y1
+	VPAND        expField<>+0(SB), Y1, Y1
+	VMULPS       Y1, Y12, Y12
+	VMOVUPS      Y12, 64(AX)
+	VMOVUPS      96(AX), Y1
+	VSUBPS       Y0, Y1, Y7
+	VADDPS       Y0, Y7, Y8
+	VSUBPS       Y8, Y1, Y8
+	VMAXPS       Y7, Y2, Y7
+	VMOVUPS      magic8<>+0(SB), Y1
+	VFMADD231PS  log2e<>+0(SB), Y7, Y1
+	VSUBPS       magic8<>+0(SB), Y1, Y9
+	VFNMADD231PS ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS ln2lo<>+0(SB), Y9, Y8
+	VADDPS       Y8, Y7, Y7
+	VMULPS       Y7, Y7, Y9
+	VMOVUPS      c4<>+0(SB), Y8
+	VFMADD213PS  c3<>+0(SB), Y7, Y8
+	VMOVUPS      c2<>+0(SB), Y13
+	VFMADD213PS  one<>+0(SB), Y7, Y13
+	VFMADD213PS  Y13, Y9, Y8
+	VPERMPS      Y3, Y1, Y9
+	VPERMPS      Y4, Y1, Y13
+	VFMADD231PS  Y9, Y7, Y13
+	VFMADD213PS  Y9, Y8, Y13
+	VPSLLD       $0x14, Y1, Y1
+	VPAND        expField<>+0(SB), Y1, Y1
+	VMULPS       Y1, Y13, Y13
+	VMOVUPS      Y13, 96(AX)
+	VADDPS       Y11, Y10, Y10
+	VADDPS       Y13, Y12, Y12
+	VADDPS       Y12, Y10, Y10
+	VMOVUPS      128(AX), Y1
+	VSUBPS       Y0, Y1, Y7
+	VADDPS       Y0, Y7, Y8
+	VSUBPS       Y8, Y1, Y8
+	VMAXPS       Y7, Y2, Y7
+	VMOVUPS      magic8<>+0(SB), Y1
+	VFMADD231PS  log2e<>+0(SB), Y7, Y1
+	VSUBPS       magic8<>+0(SB), Y1, Y9
+	VFNMADD231PS ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS ln2lo<>+0(SB), Y9, Y8
+	VADDPS       Y8, Y7, Y7
+	VMULPS       Y7, Y7, Y9
+	VMOVUPS      c4<>+0(SB), Y8
+	VFMADD213PS  c3<>+0(SB), Y7, Y8
+	VMOVUPS      c2<>+0(SB), Y11
+	VFMADD213PS  one<>+0(SB), Y7, Y11
+	VFMADD213PS  Y11, Y9, Y8
+	VPERMPS      Y3, Y1, Y9
+	VPERMPS      Y4, Y1, Y11
+	VFMADD231PS  Y9, Y7, Y11
+	VFMADD213PS  Y9, Y8, Y11
+	VPSLLD       $0x14, Y1, Y1
+	VPAND        expField<>+0(SB), Y1, Y1
+	VMULPS       Y1, Y11, Y11
+	VMOVUPS      Y11, 128(AX)
+	VMOVUPS      160(AX), Y1
+	VSUBPS       Y0, Y1, Y7
+	VADDPS       Y0, Y7, Y8
+	VSUBPS       Y8, Y1, Y8
+	VMAXPS       Y7, Y2, Y7
+	VMOVUPS      magic8<>+0(SB), Y1
+	VFMADD231PS  log2e<>+0(SB), Y7, Y1
+	VSUBPS       magic8<>+0(SB), Y1, Y9
+	VFNMADD231PS ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS ln2lo<>+0(SB), Y9, Y8
+	VADDPS       Y8, Y7, Y7
+	VMULPS       Y7, Y7, Y9
+	VMOVUPS      c4<>+0(SB), Y8
+	VFMADD213PS  c3<>+0(SB), Y7, Y8
+	VMOVUPS      c2<>+0(SB), Y12
+	VFMADD213PS  one<>+0(SB), Y7, Y12
+	VFMADD213PS  Y12, Y9, Y8
+	VPERMPS      Y3, Y1, Y9
+	VPERMPS      Y4, Y1, Y12
+	VFMADD231PS  Y9, Y7, Y12
+	VFMADD213PS  Y9, Y8, Y12
+	VPSLLD       $0x14, Y1, Y1
+	VPAND        expField<>+0(SB), Y1, Y1
+	VMULPS       Y1, Y12, Y12
+	VMOVUPS      Y12, 160(AX)
+	VMOVUPS      192(AX), Y1
+	VSUBPS       Y0, Y1, Y7
+	VADDPS       Y0, Y7, Y8
+	VSUBPS       Y8, Y1, Y8
+	VMAXPS       Y7, Y2, Y7
+	VMOVUPS      magic8<>+0(SB), Y1
+	VFMADD231PS  log2e<>+0(SB), Y7, Y1
+	VSUBPS       magic8<>+0(SB), Y1, Y9
+	VFNMADD231PS ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS ln2lo<>+0(SB), Y9, Y8
+	VADDPS       Y8, Y7, Y7
+	VMULPS       Y7, Y7, Y9
+	VMOVUPS      c4<>+0(SB), Y8
+	VFMADD213PS  c3<>+0(SB), Y7, Y8
+	VMOVUPS      c2<>+0(SB), Y13
+	VFMADD213PS  one<>+0(SB), Y7, Y13
+	VFMADD213PS  Y13, Y9, Y8
+	VPERMPS      Y3, Y1, Y9
+	VPERMPS      Y4, Y1, Y13
+	VFMADD231PS  Y9, Y7, Y13
+	VFMADD213PS  Y9, Y8, Y13
+	VPSLLD       $0x14, Y1, Y1
+	VPAND        expField<>+0(SB), Y1, Y1
+	VMULPS       Y1, Y13, Y13
+	VMOVUPS      Y13, 192(AX)
+	VMOVUPS      224(AX), Y1
+	VSUBPS       Y0, Y1, Y7
+	VADDPS       Y0, Y7, Y8
+	VSUBPS       Y8, Y1, Y8
+	VMAXPS       Y7, Y2, Y7
+	VMOVUPS      magic8<>+0(SB), Y1
+	VFMADD231PS  log2e<>+0(SB), Y7, Y1
+	VSUBPS       magic8<>+0(SB), Y1, Y9
+	VFNMADD231PS ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS ln2lo<>+0(SB), Y9, Y8
+	VADDPS       Y8, Y7, Y7
+	VMULPS       Y7, Y7, Y9
+	VMOVUPS      c4<>+0(SB), Y8
+	VFMADD213PS  c3<>+0(SB), Y7, Y8
+	VMOVUPS      c2<>+0(SB), Y14
+	VFMADD213PS  one<>+0(SB), Y7, Y14
+	VFMADD213PS  Y14, Y9, Y8
+	VPERMPS      Y3, Y1, Y9
+	VPERMPS      Y4, Y1, Y14
+	VFMADD231PS  Y9, Y7, Y14
+	VFMADD213PS  Y9, Y8, Y14
+	VPSLLD       $0x14, Y1, Y1
+	VPAND        expField<>+0(SB), Y1, Y1
+	VMULPS       Y1, Y14, Y14
+	VMOVUPS      Y14, 224(AX)
+	VADDPS       Y12, Y11, Y11
+	VADDPS       Y14, Y13, Y13
+	VADDPS       Y13, Y11, Y11
+	VADDPS       Y11, Y10, Y10
+	VEXTRACTF128 $0x01, Y10, X1
+	VCVTPS2PD    X10, Y7
+	VCVTPS2PD    X1, Y1
+	VADDPD       Y7, Y5, Y5
+	VADDPD       Y1, Y6, Y6
+	ADDQ         $0x00000100, AX
+	SUBQ         $0x00000040, CX
+	JMP          exp8AVX2_4
+
+exp8doneAVX2_5:
+exp4AVX2_6:
 	CMPQ         CX, $0x00000020
-	JB           exp1AVX2_2
+	JB           exp4doneAVX2_7
+	VMOVUPS      (AX), Y1
+	VSUBPS       Y0, Y1, Y7
+	VADDPS       Y0, Y7, Y8
+	VSUBPS       Y8, Y1, Y8
+	VMAXPS       Y7, Y2, Y7
+	VMOVUPS      magic8<>+0(SB), Y1
+	VFMADD231PS  log2e<>+0(SB), Y7, Y1
+	VSUBPS       magic8<>+0(SB), Y1, Y9
+	VFNMADD231PS ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS ln2lo<>+0(SB), Y9, Y8
+	VADDPS       Y8, Y7, Y7
+	VMULPS       Y7, Y7, Y9
+	VMOVUPS      c4<>+0(SB), Y8
+	VFMADD213PS  c3<>+0(SB), Y7, Y8
+	VMOVUPS      c2<>+0(SB), Y10
+	VFMADD213PS  one<>+0(SB), Y7, Y10
+	VFMADD213PS  Y10, Y9, Y8
+	VPERMPS      Y3, Y1, Y9
+	VPERMPS      Y4, Y1, Y10
+	VFMADD231PS  Y9, Y7, Y10
+	VFMADD213PS  Y9, Y8, Y10
+	VPSLLD       $0x14, Y1, Y1
+	VPAND        expField<>+0(SB), Y1, Y1
+	VMULPS       Y1, Y10, Y10
+	VMOVUPS      Y10, (AX)
+	VMOVUPS      32(AX), Y1
+	VSUBPS       Y0, Y1, Y7
+	VADDPS       Y0, Y7, Y8
+	VSUBPS       Y8, Y1, Y8
+	VMAXPS       Y7, Y2, Y7
+	VMOVUPS      magic8<>+0(SB), Y1
+	VFMADD231PS  log2e<>+0(SB), Y7, Y1
+	VSUBPS       magic8<>+0(SB), Y1, Y9
+	VFNMADD231PS ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS ln2lo<>+0(SB), Y9, Y8
+	VADDPS       Y8, Y7, Y7
+	VMULPS       Y7, Y7, Y9
+	VMOVUPS      c4<>+0(SB), Y8
+	VFMADD213PS  c3<>+0(SB), Y7, Y8
+	VMOVUPS      c2<>+0(SB), Y11
+	VFMADD213PS  one<>+0(SB), Y7, Y11
+	VFMADD213PS  Y11, Y9, Y8
+	VPERMPS      Y3, Y1, Y9
+	VPERMPS      Y4, Y1, Y11
+	VFMADD231PS  Y9, Y7, Y11
+	VFMADD213PS  Y9, Y8, Y11
+	VPSLLD       $0x14, Y1, Y1
+	VPAND        expField<>+0(SB), Y1, Y1
+	VMULPS       Y1, Y11, Y11
+	VMOVUPS      Y11, 32(AX)
+	VMOVUPS      64(AX), Y1
+	VSUBPS       Y0, Y1, Y7
+	VADDPS       Y0, Y7, Y8
+	VSUBPS       Y8, Y1, Y8
+	VMAXPS       Y7, Y2, Y7
+	VMOVUPS      magic8<>+0(SB), Y1
+	VFMADD231PS  log2e<>+0(SB), Y7, Y1
+	VSUBPS       magic8<>+0(SB), Y1, Y9
+	VFNMADD231PS ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS ln2lo<>+0(SB), Y9, Y8
+	VADDPS       Y8, Y7, Y7
+	VMULPS       Y7, Y7, Y9
+	VMOVUPS      c4<>+0(SB), Y8
+	VFMADD213PS  c3<>+0(SB), Y7, Y8
+	VMOVUPS      c2<>+0(SB), Y12
+	VFMADD213PS  one<>+0(SB), Y7, Y12
+	VFMADD213PS  Y12, Y9, Y8
+	VPERMPS      Y3, Y1, Y9
+	VPERMPS      Y4, Y1, Y12
+	VFMADD231PS  Y9, Y7, Y12
+	VFMADD213PS  Y9, Y8, Y12
+	VPSLLD       $0x14, Y1, Y1
+	VPAND        expField<>+0(SB), Y1, Y1
+	VMULPS       Y1, Y12, Y12
+	VMOVUPS      Y12, 64(AX)
+	VMOVUPS      96(AX), Y1
+	VSUBPS       Y0, Y1, Y7
+	VADDPS       Y0, Y7, Y8
+	VSUBPS       Y8, Y1, Y8
+	VMAXPS       Y7, Y2, Y7
+	VMOVUPS      magic8<>+0(SB), Y1
+	VFMADD231PS  log2e<>+0(SB), Y7, Y1
+	VSUBPS       magic8<>+0(SB), Y1, Y9
+	VFNMADD231PS ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS ln2lo<>+0(SB), Y9, Y8
+	VADDPS       Y8, Y7, Y7
+	VMULPS       Y7, Y7, Y9
+	VMOVUPS      c4<>+0(SB), Y8
+	VFMADD213PS  c3<>+0(SB), Y7, Y8
+	VMOVUPS      c2<>+0(SB), Y13
+	VFMADD213PS  one<>+0(SB), Y7, Y13
+	VFMADD213PS  Y13, Y9, Y8
+	VPERMPS      Y3, Y1, Y9
+	VPERMPS      Y4, Y1, Y13
+	VFMADD231PS  Y9, Y7, Y13
+	VFMADD213PS  Y9, Y8, Y13
+	VPSLLD       $0x14, Y1, Y1
+	VPAND        expField<>+0(SB), Y1, Y1
+	VMULPS       Y1, Y13, Y13
+	VMOVUPS      Y13, 96(AX)
+	VADDPS       Y11, Y10, Y10
+	VADDPS       Y13, Y12, Y12
+	VADDPS       Y12, Y10, Y10
+	VEXTRACTF128 $0x01, Y10, X1
+	VCVTPS2PD    X10, Y7
+	VCVTPS2PD    X1, Y1
+	VADDPD       Y7, Y5, Y5
+	VADDPD       Y1, Y6, Y6
+	ADDQ         $0x00000080, AX
+	SUBQ         $0x00000020, CX
+	JMP          exp4AVX2_6
+
+exp4doneAVX2_7:
+	JMP exp1AVX2_1
+
+expcheckedAVX2_3:
+exp8AVX2_8:
+	CMPQ         CX, $0x00000040
+	JB           exp8doneAVX2_9
 	VCMPPS       $0x0e, (AX), Y1, Y7
 	VCMPPS       $0x0e, 32(AX), Y1, Y8
 	VORPS        Y8, Y7, Y7
@@ -713,7 +1131,7 @@ exp4AVX2_1:
 	VCMPPS       $0x0e, 96(AX), Y1, Y8
 	VORPS        Y8, Y7, Y7
 	VTESTPS      Y7, Y7
-	JNZ          expslowAVX2_4
+	JNZ          expslowAVX2_10
 	VMOVUPS      (AX), Y7
 	VSUBPS       Y0, Y7, Y8
 	VADDPS       Y0, Y8, Y9
@@ -818,9 +1236,9 @@ exp4AVX2_1:
 	VADDPS       Y14, Y13, Y13
 	VADDPS       Y13, Y11, Y11
 	VMOVUPS      Y11, Y7
-	JMP          expjoinAVX2_5
+	JMP          expjoinAVX2_11
 
-expslowAVX2_4:
+expslowAVX2_10:
 	VMOVUPS      (AX), Y7
 	VSUBPS       Y0, Y7, Y8
 	VSUBPS       Y7, Y8, Y10
@@ -946,7 +1364,505 @@ expslowAVX2_4:
 	VADDPS       Y13, Y11, Y11
 	VMOVUPS      Y11, Y7
 
-expjoinAVX2_5:
+expjoinAVX2_11:
+	VCMPPS       $0x0e, 128(AX), Y1, Y8
+	VCMPPS       $0x0e, 160(AX), Y1, Y9
+	VORPS        Y9, Y8, Y8
+	VCMPPS       $0x0e, 192(AX), Y1, Y9
+	VORPS        Y9, Y8, Y8
+	VCMPPS       $0x0e, 224(AX), Y1, Y9
+	VORPS        Y9, Y8, Y8
+	VTESTPS      Y8, Y8
+	JNZ          expslowAVX2_12
+	VMOVUPS      128(AX), Y8
+	VSUBPS       Y0, Y8, Y9
+	VADDPS       Y0, Y9, Y10
+	VSUBPS       Y10, Y8, Y10
+	VMAXPS       Y9, Y2, Y9
+	VMOVUPS      magic8<>+0(SB), Y8
+	VFMADD231PS  log2e<>+0(SB), Y9, Y8
+	VSUBPS       magic8<>+0(SB), Y8, Y11
+	VFNMADD231PS ln2hi<>+0(SB), Y11, Y9
+	VFNMADD231PS ln2lo<>+0(SB), Y11, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y9, Y9, Y11
+	VMOVUPS      c4<>+0(SB), Y10
+	VFMADD213PS  c3<>+0(SB), Y9, Y10
+	VMOVUPS      c2<>+0(SB), Y12
+	VFMADD213PS  one<>+0(SB), Y9, Y12
+	VFMADD213PS  Y12, Y11, Y10
+	VPERMPS      Y3, Y8, Y11
+	VPERMPS      Y4, Y8, Y12
+	VFMADD231PS  Y11, Y9, Y12
+	VFMADD213PS  Y11, Y10, Y12
+	VPSLLD       $0x14, Y8, Y8
+	VPAND        expField<>+0(SB), Y8, Y8
+	VMULPS       Y8, Y12, Y12
+	VMOVUPS      Y12, 128(AX)
+	VMOVUPS      160(AX), Y8
+	VSUBPS       Y0, Y8, Y9
+	VADDPS       Y0, Y9, Y10
+	VSUBPS       Y10, Y8, Y10
+	VMAXPS       Y9, Y2, Y9
+	VMOVUPS      magic8<>+0(SB), Y8
+	VFMADD231PS  log2e<>+0(SB), Y9, Y8
+	VSUBPS       magic8<>+0(SB), Y8, Y11
+	VFNMADD231PS ln2hi<>+0(SB), Y11, Y9
+	VFNMADD231PS ln2lo<>+0(SB), Y11, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y9, Y9, Y11
+	VMOVUPS      c4<>+0(SB), Y10
+	VFMADD213PS  c3<>+0(SB), Y9, Y10
+	VMOVUPS      c2<>+0(SB), Y13
+	VFMADD213PS  one<>+0(SB), Y9, Y13
+	VFMADD213PS  Y13, Y11, Y10
+	VPERMPS      Y3, Y8, Y11
+	VPERMPS      Y4, Y8, Y13
+	VFMADD231PS  Y11, Y9, Y13
+	VFMADD213PS  Y11, Y10, Y13
+	VPSLLD       $0x14, Y8, Y8
+	VPAND        expField<>+0(SB), Y8, Y8
+	VMULPS       Y8, Y13, Y13
+	VMOVUPS      Y13, 160(AX)
+	VMOVUPS      192(AX), Y8
+	VSUBPS       Y0, Y8, Y9
+	VADDPS       Y0, Y9, Y10
+	VSUBPS       Y10, Y8, Y10
+	VMAXPS       Y9, Y2, Y9
+	VMOVUPS      magic8<>+0(SB), Y8
+	VFMADD231PS  log2e<>+0(SB), Y9, Y8
+	VSUBPS       magic8<>+0(SB), Y8, Y11
+	VFNMADD231PS ln2hi<>+0(SB), Y11, Y9
+	VFNMADD231PS ln2lo<>+0(SB), Y11, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y9, Y9, Y11
+	VMOVUPS      c4<>+0(SB), Y10
+	VFMADD213PS  c3<>+0(SB), Y9, Y10
+	VMOVUPS      c2<>+0(SB), Y14
+	VFMADD213PS  one<>+0(SB), Y9, Y14
+	VFMADD213PS  Y14, Y11, Y10
+	VPERMPS      Y3, Y8, Y11
+	VPERMPS      Y4, Y8, Y14
+	VFMADD231PS  Y11, Y9, Y14
+	VFMADD213PS  Y11, Y10, Y14
+	VPSLLD       $0x14, Y8, Y8
+	VPAND        expField<>+0(SB), Y8, Y8
+	VMULPS       Y8, Y14, Y14
+	VMOVUPS      Y14, 192(AX)
+	VMOVUPS      224(AX), Y8
+	VSUBPS       Y0, Y8, Y9
+	VADDPS       Y0, Y9, Y10
+	VSUBPS       Y10, Y8, Y10
+	VMAXPS       Y9, Y2, Y9
+	VMOVUPS      magic8<>+0(SB), Y8
+	VFMADD231PS  log2e<>+0(SB), Y9, Y8
+	VSUBPS       magic8<>+0(SB), Y8, Y11
+	VFNMADD231PS ln2hi<>+0(SB), Y11, Y9
+	VFNMADD231PS ln2lo<>+0(SB), Y11, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y9, Y9, Y11
+	VMOVUPS      c4<>+0(SB), Y10
+	VFMADD213PS  c3<>+0(SB), Y9, Y10
+	VMOVUPS      c2<>+0(SB), Y15
+	VFMADD213PS  one<>+0(SB), Y9, Y15
+	VFMADD213PS  Y15, Y11, Y10
+	VPERMPS      Y3, Y8, Y11
+	VPERMPS      Y4, Y8, Y15
+	VFMADD231PS  Y11, Y9, Y15
+	VFMADD213PS  Y11, Y10, Y15
+	VPSLLD       $0x14, Y8, Y8
+	VPAND        expField<>+0(SB), Y8, Y8
+	VMULPS       Y8, Y15, Y15
+	VMOVUPS      Y15, 224(AX)
+	VADDPS       Y13, Y12, Y12
+	VADDPS       Y15, Y14, Y14
+	VADDPS       Y14, Y12, Y12
+	VMOVUPS      Y12, Y8
+	JMP          expjoinAVX2_13
+
+expslowAVX2_12:
+	VMOVUPS      128(AX), Y8
+	VSUBPS       Y0, Y8, Y9
+	VSUBPS       Y8, Y9, Y11
+	VSUBPS       Y11, Y9, Y10
+	VSUBPS       Y10, Y8, Y10
+	VADDPS       Y0, Y11, Y11
+	VSUBPS       Y11, Y10, Y10
+	VMAXPS       errLo<>+0(SB), Y10, Y10
+	VMINPS       errHi<>+0(SB), Y10, Y10
+	VMAXPS       Y9, Y2, Y9
+	VMOVUPS      magic8<>+0(SB), Y8
+	VFMADD231PS  log2e<>+0(SB), Y9, Y8
+	VSUBPS       magic8<>+0(SB), Y8, Y11
+	VFNMADD231PS ln2hi<>+0(SB), Y11, Y9
+	VFNMADD231PS ln2lo<>+0(SB), Y11, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y9, Y9, Y11
+	VMOVUPS      c4<>+0(SB), Y10
+	VFMADD213PS  c3<>+0(SB), Y9, Y10
+	VMOVUPS      c2<>+0(SB), Y12
+	VFMADD213PS  one<>+0(SB), Y9, Y12
+	VFMADD213PS  Y12, Y11, Y10
+	VPERMPS      Y3, Y8, Y11
+	VPERMPS      Y4, Y8, Y12
+	VFMADD231PS  Y11, Y9, Y12
+	VFMADD213PS  Y11, Y10, Y12
+	VPSLLD       $0x14, Y8, Y8
+	VPAND        expField<>+0(SB), Y8, Y8
+	VMULPS       Y8, Y12, Y12
+	VMOVUPS      Y12, 128(AX)
+	VMOVUPS      160(AX), Y8
+	VSUBPS       Y0, Y8, Y9
+	VSUBPS       Y8, Y9, Y11
+	VSUBPS       Y11, Y9, Y10
+	VSUBPS       Y10, Y8, Y10
+	VADDPS       Y0, Y11, Y11
+	VSUBPS       Y11, Y10, Y10
+	VMAXPS       errLo<>+0(SB), Y10, Y10
+	VMINPS       errHi<>+0(SB), Y10, Y10
+	VMAXPS       Y9, Y2, Y9
+	VMOVUPS      magic8<>+0(SB), Y8
+	VFMADD231PS  log2e<>+0(SB), Y9, Y8
+	VSUBPS       magic8<>+0(SB), Y8, Y11
+	VFNMADD231PS ln2hi<>+0(SB), Y11, Y9
+	VFNMADD231PS ln2lo<>+0(SB), Y11, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y9, Y9, Y11
+	VMOVUPS      c4<>+0(SB), Y10
+	VFMADD213PS  c3<>+0(SB), Y9, Y10
+	VMOVUPS      c2<>+0(SB), Y13
+	VFMADD213PS  one<>+0(SB), Y9, Y13
+	VFMADD213PS  Y13, Y11, Y10
+	VPERMPS      Y3, Y8, Y11
+	VPERMPS      Y4, Y8, Y13
+	VFMADD231PS  Y11, Y9, Y13
+	VFMADD213PS  Y11, Y10, Y13
+	VPSLLD       $0x14, Y8, Y8
+	VPAND        expField<>+0(SB), Y8, Y8
+	VMULPS       Y8, Y13, Y13
+	VMOVUPS      Y13, 160(AX)
+	VMOVUPS      192(AX), Y8
+	VSUBPS       Y0, Y8, Y9
+	VSUBPS       Y8, Y9, Y11
+	VSUBPS       Y11, Y9, Y10
+	VSUBPS       Y10, Y8, Y10
+	VADDPS       Y0, Y11, Y11
+	VSUBPS       Y11, Y10, Y10
+	VMAXPS       errLo<>+0(SB), Y10, Y10
+	VMINPS       errHi<>+0(SB), Y10, Y10
+	VMAXPS       Y9, Y2, Y9
+	VMOVUPS      magic8<>+0(SB), Y8
+	VFMADD231PS  log2e<>+0(SB), Y9, Y8
+	VSUBPS       magic8<>+0(SB), Y8, Y11
+	VFNMADD231PS ln2hi<>+0(SB), Y11, Y9
+	VFNMADD231PS ln2lo<>+0(SB), Y11, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y9, Y9, Y11
+	VMOVUPS      c4<>+0(SB), Y10
+	VFMADD213PS  c3<>+0(SB), Y9, Y10
+	VMOVUPS      c2<>+0(SB), Y14
+	VFMADD213PS  one<>+0(SB), Y9, Y14
+	VFMADD213PS  Y14, Y11, Y10
+	VPERMPS      Y3, Y8, Y11
+	VPERMPS      Y4, Y8, Y14
+	VFMADD231PS  Y11, Y9, Y14
+	VFMADD213PS  Y11, Y10, Y14
+	VPSLLD       $0x14, Y8, Y8
+	VPAND        expField<>+0(SB), Y8, Y8
+	VMULPS       Y8, Y14, Y14
+	VMOVUPS      Y14, 192(AX)
+	VMOVUPS      224(AX), Y8
+	VSUBPS       Y0, Y8, Y9
+	VSUBPS       Y8, Y9, Y11
+	VSUBPS       Y11, Y9, Y10
+	VSUBPS       Y10, Y8, Y10
+	VADDPS       Y0, Y11, Y11
+	VSUBPS       Y11, Y10, Y10
+	VMAXPS       errLo<>+0(SB), Y10, Y10
+	VMINPS       errHi<>+0(SB), Y10, Y10
+	VMAXPS       Y9, Y2, Y9
+	VMOVUPS      magic8<>+0(SB), Y8
+	VFMADD231PS  log2e<>+0(SB), Y9, Y8
+	VSUBPS       magic8<>+0(SB), Y8, Y11
+	VFNMADD231PS ln2hi<>+0(SB), Y11, Y9
+	VFNMADD231PS ln2lo<>+0(SB), Y11, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y9, Y9, Y11
+	VMOVUPS      c4<>+0(SB), Y10
+	VFMADD213PS  c3<>+0(SB), Y9, Y10
+	VMOVUPS      c2<>+0(SB), Y15
+	VFMADD213PS  one<>+0(SB), Y9, Y15
+	VFMADD213PS  Y15, Y11, Y10
+	VPERMPS      Y3, Y8, Y11
+	VPERMPS      Y4, Y8, Y15
+	VFMADD231PS  Y11, Y9, Y15
+	VFMADD213PS  Y11, Y10, Y15
+	VPSLLD       $0x14, Y8, Y8
+	VPAND        expField<>+0(SB), Y8, Y8
+	VMULPS       Y8, Y15, Y15
+	VMOVUPS      Y15, 224(AX)
+	VADDPS       Y13, Y12, Y12
+	VADDPS       Y15, Y14, Y14
+	VADDPS       Y14, Y12, Y12
+	VMOVUPS      Y12, Y8
+
+expjoinAVX2_13:
+	VADDPS       Y8, Y7, Y7
+	VEXTRACTF128 $0x01, Y7, X8
+	VCVTPS2PD    X7, Y7
+	VCVTPS2PD    X8, Y8
+	VADDPD       Y7, Y5, Y5
+	VADDPD       Y8, Y6, Y6
+	ADDQ         $0x00000100, AX
+	SUBQ         $0x00000040, CX
+	JMP          exp8AVX2_8
+
+exp8doneAVX2_9:
+exp4AVX2_14:
+	CMPQ         CX, $0x00000020
+	JB           exp4doneAVX2_15
+	VCMPPS       $0x0e, (AX), Y1, Y7
+	VCMPPS       $0x0e, 32(AX), Y1, Y8
+	VORPS        Y8, Y7, Y7
+	VCMPPS       $0x0e, 64(AX), Y1, Y8
+	VORPS        Y8, Y7, Y7
+	VCMPPS       $0x0e, 96(AX), Y1, Y8
+	VORPS        Y8, Y7, Y7
+	VTESTPS      Y7, Y7
+	JNZ          expslowAVX2_16
+	VMOVUPS      (AX), Y7
+	VSUBPS       Y0, Y7, Y8
+	VADDPS       Y0, Y8, Y9
+	VSUBPS       Y9, Y7, Y9
+	VMAXPS       Y8, Y2, Y8
+	VMOVUPS      magic8<>+0(SB), Y7
+	VFMADD231PS  log2e<>+0(SB), Y8, Y7
+	VSUBPS       magic8<>+0(SB), Y7, Y10
+	VFNMADD231PS ln2hi<>+0(SB), Y10, Y8
+	VFNMADD231PS ln2lo<>+0(SB), Y10, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y8, Y8, Y10
+	VMOVUPS      c4<>+0(SB), Y9
+	VFMADD213PS  c3<>+0(SB), Y8, Y9
+	VMOVUPS      c2<>+0(SB), Y11
+	VFMADD213PS  one<>+0(SB), Y8, Y11
+	VFMADD213PS  Y11, Y10, Y9
+	VPERMPS      Y3, Y7, Y10
+	VPERMPS      Y4, Y7, Y11
+	VFMADD231PS  Y10, Y8, Y11
+	VFMADD213PS  Y10, Y9, Y11
+	VPSLLD       $0x14, Y7, Y7
+	VPAND        expField<>+0(SB), Y7, Y7
+	VMULPS       Y7, Y11, Y11
+	VMOVUPS      Y11, (AX)
+	VMOVUPS      32(AX), Y7
+	VSUBPS       Y0, Y7, Y8
+	VADDPS       Y0, Y8, Y9
+	VSUBPS       Y9, Y7, Y9
+	VMAXPS       Y8, Y2, Y8
+	VMOVUPS      magic8<>+0(SB), Y7
+	VFMADD231PS  log2e<>+0(SB), Y8, Y7
+	VSUBPS       magic8<>+0(SB), Y7, Y10
+	VFNMADD231PS ln2hi<>+0(SB), Y10, Y8
+	VFNMADD231PS ln2lo<>+0(SB), Y10, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y8, Y8, Y10
+	VMOVUPS      c4<>+0(SB), Y9
+	VFMADD213PS  c3<>+0(SB), Y8, Y9
+	VMOVUPS      c2<>+0(SB), Y12
+	VFMADD213PS  one<>+0(SB), Y8, Y12
+	VFMADD213PS  Y12, Y10, Y9
+	VPERMPS      Y3, Y7, Y10
+	VPERMPS      Y4, Y7, Y12
+	VFMADD231PS  Y10, Y8, Y12
+	VFMADD213PS  Y10, Y9, Y12
+	VPSLLD       $0x14, Y7, Y7
+	VPAND        expField<>+0(SB), Y7, Y7
+	VMULPS       Y7, Y12, Y12
+	VMOVUPS      Y12, 32(AX)
+	VMOVUPS      64(AX), Y7
+	VSUBPS       Y0, Y7, Y8
+	VADDPS       Y0, Y8, Y9
+	VSUBPS       Y9, Y7, Y9
+	VMAXPS       Y8, Y2, Y8
+	VMOVUPS      magic8<>+0(SB), Y7
+	VFMADD231PS  log2e<>+0(SB), Y8, Y7
+	VSUBPS       magic8<>+0(SB), Y7, Y10
+	VFNMADD231PS ln2hi<>+0(SB), Y10, Y8
+	VFNMADD231PS ln2lo<>+0(SB), Y10, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y8, Y8, Y10
+	VMOVUPS      c4<>+0(SB), Y9
+	VFMADD213PS  c3<>+0(SB), Y8, Y9
+	VMOVUPS      c2<>+0(SB), Y13
+	VFMADD213PS  one<>+0(SB), Y8, Y13
+	VFMADD213PS  Y13, Y10, Y9
+	VPERMPS      Y3, Y7, Y10
+	VPERMPS      Y4, Y7, Y13
+	VFMADD231PS  Y10, Y8, Y13
+	VFMADD213PS  Y10, Y9, Y13
+	VPSLLD       $0x14, Y7, Y7
+	VPAND        expField<>+0(SB), Y7, Y7
+	VMULPS       Y7, Y13, Y13
+	VMOVUPS      Y13, 64(AX)
+	VMOVUPS      96(AX), Y7
+	VSUBPS       Y0, Y7, Y8
+	VADDPS       Y0, Y8, Y9
+	VSUBPS       Y9, Y7, Y9
+	VMAXPS       Y8, Y2, Y8
+	VMOVUPS      magic8<>+0(SB), Y7
+	VFMADD231PS  log2e<>+0(SB), Y8, Y7
+	VSUBPS       magic8<>+0(SB), Y7, Y10
+	VFNMADD231PS ln2hi<>+0(SB), Y10, Y8
+	VFNMADD231PS ln2lo<>+0(SB), Y10, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y8, Y8, Y10
+	VMOVUPS      c4<>+0(SB), Y9
+	VFMADD213PS  c3<>+0(SB), Y8, Y9
+	VMOVUPS      c2<>+0(SB), Y14
+	VFMADD213PS  one<>+0(SB), Y8, Y14
+	VFMADD213PS  Y14, Y10, Y9
+	VPERMPS      Y3, Y7, Y10
+	VPERMPS      Y4, Y7, Y14
+	VFMADD231PS  Y10, Y8, Y14
+	VFMADD213PS  Y10, Y9, Y14
+	VPSLLD       $0x14, Y7, Y7
+	VPAND        expField<>+0(SB), Y7, Y7
+	VMULPS       Y7, Y14, Y14
+	VMOVUPS      Y14, 96(AX)
+	VADDPS       Y12, Y11, Y11
+	VADDPS       Y14, Y13, Y13
+	VADDPS       Y13, Y11, Y11
+	VMOVUPS      Y11, Y7
+	JMP          expjoinAVX2_17
+
+expslowAVX2_16:
+	VMOVUPS      (AX), Y7
+	VSUBPS       Y0, Y7, Y8
+	VSUBPS       Y7, Y8, Y10
+	VSUBPS       Y10, Y8, Y9
+	VSUBPS       Y9, Y7, Y9
+	VADDPS       Y0, Y10, Y10
+	VSUBPS       Y10, Y9, Y9
+	VMAXPS       errLo<>+0(SB), Y9, Y9
+	VMINPS       errHi<>+0(SB), Y9, Y9
+	VMAXPS       Y8, Y2, Y8
+	VMOVUPS      magic8<>+0(SB), Y7
+	VFMADD231PS  log2e<>+0(SB), Y8, Y7
+	VSUBPS       magic8<>+0(SB), Y7, Y10
+	VFNMADD231PS ln2hi<>+0(SB), Y10, Y8
+	VFNMADD231PS ln2lo<>+0(SB), Y10, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y8, Y8, Y10
+	VMOVUPS      c4<>+0(SB), Y9
+	VFMADD213PS  c3<>+0(SB), Y8, Y9
+	VMOVUPS      c2<>+0(SB), Y11
+	VFMADD213PS  one<>+0(SB), Y8, Y11
+	VFMADD213PS  Y11, Y10, Y9
+	VPERMPS      Y3, Y7, Y10
+	VPERMPS      Y4, Y7, Y11
+	VFMADD231PS  Y10, Y8, Y11
+	VFMADD213PS  Y10, Y9, Y11
+	VPSLLD       $0x14, Y7, Y7
+	VPAND        expField<>+0(SB), Y7, Y7
+	VMULPS       Y7, Y11, Y11
+	VMOVUPS      Y11, (AX)
+	VMOVUPS      32(AX), Y7
+	VSUBPS       Y0, Y7, Y8
+	VSUBPS       Y7, Y8, Y10
+	VSUBPS       Y10, Y8, Y9
+	VSUBPS       Y9, Y7, Y9
+	VADDPS       Y0, Y10, Y10
+	VSUBPS       Y10, Y9, Y9
+	VMAXPS       errLo<>+0(SB), Y9, Y9
+	VMINPS       errHi<>+0(SB), Y9, Y9
+	VMAXPS       Y8, Y2, Y8
+	VMOVUPS      magic8<>+0(SB), Y7
+	VFMADD231PS  log2e<>+0(SB), Y8, Y7
+	VSUBPS       magic8<>+0(SB), Y7, Y10
+	VFNMADD231PS ln2hi<>+0(SB), Y10, Y8
+	VFNMADD231PS ln2lo<>+0(SB), Y10, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y8, Y8, Y10
+	VMOVUPS      c4<>+0(SB), Y9
+	VFMADD213PS  c3<>+0(SB), Y8, Y9
+	VMOVUPS      c2<>+0(SB), Y12
+	VFMADD213PS  one<>+0(SB), Y8, Y12
+	VFMADD213PS  Y12, Y10, Y9
+	VPERMPS      Y3, Y7, Y10
+	VPERMPS      Y4, Y7, Y12
+	VFMADD231PS  Y10, Y8, Y12
+	VFMADD213PS  Y10, Y9, Y12
+	VPSLLD       $0x14, Y7, Y7
+	VPAND        expField<>+0(SB), Y7, Y7
+	VMULPS       Y7, Y12, Y12
+	VMOVUPS      Y12, 32(AX)
+	VMOVUPS      64(AX), Y7
+	VSUBPS       Y0, Y7, Y8
+	VSUBPS       Y7, Y8, Y10
+	VSUBPS       Y10, Y8, Y9
+	VSUBPS       Y9, Y7, Y9
+	VADDPS       Y0, Y10, Y10
+	VSUBPS       Y10, Y9, Y9
+	VMAXPS       errLo<>+0(SB), Y9, Y9
+	VMINPS       errHi<>+0(SB), Y9, Y9
+	VMAXPS       Y8, Y2, Y8
+	VMOVUPS      magic8<>+0(SB), Y7
+	VFMADD231PS  log2e<>+0(SB), Y8, Y7
+	VSUBPS       magic8<>+0(SB), Y7, Y10
+	VFNMADD231PS ln2hi<>+0(SB), Y10, Y8
+	VFNMADD231PS ln2lo<>+0(SB), Y10, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y8, Y8, Y10
+	VMOVUPS      c4<>+0(SB), Y9
+	VFMADD213PS  c3<>+0(SB), Y8, Y9
+	VMOVUPS      c2<>+0(SB), Y13
+	VFMADD213PS  one<>+0(SB), Y8, Y13
+	VFMADD213PS  Y13, Y10, Y9
+	VPERMPS      Y3, Y7, Y10
+	VPERMPS      Y4, Y7, Y13
+	VFMADD231PS  Y10, Y8, Y13
+	VFMADD213PS  Y10, Y9, Y13
+	VPSLLD       $0x14, Y7, Y7
+	VPAND        expField<>+0(SB), Y7, Y7
+	VMULPS       Y7, Y13, Y13
+	VMOVUPS      Y13, 64(AX)
+	VMOVUPS      96(AX), Y7
+	VSUBPS       Y0, Y7, Y8
+	VSUBPS       Y7, Y8, Y10
+	VSUBPS       Y10, Y8, Y9
+	VSUBPS       Y9, Y7, Y9
+	VADDPS       Y0, Y10, Y10
+	VSUBPS       Y10, Y9, Y9
+	VMAXPS       errLo<>+0(SB), Y9, Y9
+	VMINPS       errHi<>+0(SB), Y9, Y9
+	VMAXPS       Y8, Y2, Y8
+	VMOVUPS      magic8<>+0(SB), Y7
+	VFMADD231PS  log2e<>+0(SB), Y8, Y7
+	VSUBPS       magic8<>+0(SB), Y7, Y10
+	VFNMADD231PS ln2hi<>+0(SB), Y10, Y8
+	VFNMADD231PS ln2lo<>+0(SB), Y10, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y8, Y8, Y10
+	VMOVUPS      c4<>+0(SB), Y9
+	VFMADD213PS  c3<>+0(SB), Y8, Y9
+	VMOVUPS      c2<>+0(SB), Y14
+	VFMADD213PS  one<>+0(SB), Y8, Y14
+	VFMADD213PS  Y14, Y10, Y9
+	VPERMPS      Y3, Y7, Y10
+	VPERMPS      Y4, Y7, Y14
+	VFMADD231PS  Y10, Y8, Y14
+	VFMADD213PS  Y10, Y9, Y14
+	VPSLLD       $0x14, Y7, Y7
+	VPAND        expField<>+0(SB), Y7, Y7
+	VMULPS       Y7, Y14, Y14
+	VMOVUPS      Y14, 96(AX)
+	VADDPS       Y12, Y11, Y11
+	VADDPS       Y14, Y13, Y13
+	VADDPS       Y13, Y11, Y11
+	VMOVUPS      Y11, Y7
+
+expjoinAVX2_17:
 	VEXTRACTF128 $0x01, Y7, X8
 	VCVTPS2PD    X7, Y7
 	VCVTPS2PD    X8, Y8
@@ -954,11 +1870,12 @@ expjoinAVX2_5:
 	VADDPD       Y8, Y6, Y6
 	ADDQ         $0x00000080, AX
 	SUBQ         $0x00000020, CX
-	JMP          exp4AVX2_1
+	JMP          exp4AVX2_14
 
-exp1AVX2_2:
+exp4doneAVX2_15:
+exp1AVX2_1:
 	TESTQ        CX, CX
-	JZ           expdoneAVX2_3
+	JZ           expdoneAVX2_2
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y7
 	VSUBPS       Y1, Y7, Y9
@@ -996,9 +1913,9 @@ exp1AVX2_2:
 	VADDPD       Y1, Y6, Y6
 	ADDQ         $0x00000020, AX
 	SUBQ         $0x00000008, CX
-	JMP          exp1AVX2_2
+	JMP          exp1AVX2_1
 
-expdoneAVX2_3:
+expdoneAVX2_2:
 	VADDPD       Y6, Y5, Y5
 	VEXTRACTF128 $0x01, Y5, X0
 	VADDPD       X0, X5, X0
@@ -1043,24 +1960,6 @@ DATA fastMax<>+52(SB)/4, $0x45800000
 DATA fastMax<>+56(SB)/4, $0x45800000
 DATA fastMax<>+60(SB)/4, $0x45800000
 GLOBL fastMax<>(SB), RODATA|NOPTR, $64
-
-DATA posInf<>+0(SB)/4, $0x7f800000
-DATA posInf<>+4(SB)/4, $0x7f800000
-DATA posInf<>+8(SB)/4, $0x7f800000
-DATA posInf<>+12(SB)/4, $0x7f800000
-DATA posInf<>+16(SB)/4, $0x7f800000
-DATA posInf<>+20(SB)/4, $0x7f800000
-DATA posInf<>+24(SB)/4, $0x7f800000
-DATA posInf<>+28(SB)/4, $0x7f800000
-DATA posInf<>+32(SB)/4, $0x7f800000
-DATA posInf<>+36(SB)/4, $0x7f800000
-DATA posInf<>+40(SB)/4, $0x7f800000
-DATA posInf<>+44(SB)/4, $0x7f800000
-DATA posInf<>+48(SB)/4, $0x7f800000
-DATA posInf<>+52(SB)/4, $0x7f800000
-DATA posInf<>+56(SB)/4, $0x7f800000
-DATA posInf<>+60(SB)/4, $0x7f800000
-GLOBL posInf<>(SB), RODATA|NOPTR, $64
 
 DATA clampLo<>+0(SB)/4, $0xc2d00000
 DATA clampLo<>+4(SB)/4, $0xc2d00000
@@ -1298,7 +2197,7 @@ DATA errHi<>+56(SB)/4, $0x3a800000
 DATA errHi<>+60(SB)/4, $0x3a800000
 GLOBL errHi<>(SB), RODATA|NOPTR, $64
 
-// func ExpSumAVX512(x []float32, max float32) float64
+// func ExpSumAVX512(x []float32, max float32, min float32) float64
 // Requires: AVX, AVX512DQ, AVX512F, SSE2
 TEXT ·ExpSumAVX512(SB), NOSPLIT, $0-40
 	MOVQ         x_base+0(FP), AX
@@ -1314,7 +2213,6 @@ TEXT ·ExpSumAVX512(SB), NOSPLIT, $0-40
 	VMOVUPS      magic16<>+0(SB), Z4
 	VMOVUPS      ln2hi<>+0(SB), Z5
 	VMOVUPS      ln2lo<>+0(SB), Z6
-	VMOVUPS      c4<>+0(SB), Z7
 	VMOVUPS      c3<>+0(SB), Z7
 	VMOVUPS      c2<>+0(SB), Z8
 	VMOVUPS      one<>+0(SB), Z9
@@ -1322,14 +2220,284 @@ TEXT ·ExpSumAVX512(SB), NOSPLIT, $0-40
 	VMOVUPS      exp16Lo<>+0(SB), Z11
 	VXORPS       Z12, Z12, Z12
 	VXORPS       Z13, Z13, Z13
+	VMOVSS       min+28(FP), X14
+	VUCOMISS     X1, X14
+	JB           expcheckedAVX512_20
 
-exp4AVX512_6:
-	CMPQ         CX, $0x00000040
-	JB           exp1AVX512_7
+exp8AVX512_21:
+	CMPQ          CX, $0x00000080
+	JB            exp8doneAVX512_22
+	VMOVUPS       (AX), Z1
+	VMOVUPS       64(AX), Z14
+	VSUBPS        Z0, Z1, Z15
+	VSUBPS        Z0, Z14, Z16
+	VADDPS        Z0, Z15, Z17
+	VADDPS        Z0, Z16, Z18
+	VSUBPS        Z17, Z1, Z17
+	VSUBPS        Z18, Z14, Z18
+	VMOVUPS       Z4, Z1
+	VMOVUPS       Z4, Z14
+	VFMADD231PS   Z3, Z15, Z1
+	VFMADD231PS   Z3, Z16, Z14
+	VSUBPS        Z4, Z1, Z19
+	VSUBPS        Z4, Z14, Z20
+	VFNMADD231PS  Z5, Z19, Z15
+	VFNMADD231PS  Z5, Z20, Z16
+	VFNMADD231PS  Z6, Z19, Z17
+	VFNMADD231PS  Z6, Z20, Z18
+	VADDPS        Z17, Z15, Z15
+	VADDPS        Z18, Z16, Z16
+	VMOVUPS       Z7, Z17
+	VMOVUPS       Z7, Z18
+	VFMADD213PS   Z8, Z15, Z17
+	VFMADD213PS   Z8, Z16, Z18
+	VFMADD213PS   Z9, Z15, Z17
+	VFMADD213PS   Z9, Z16, Z18
+	VPERMPS       Z10, Z1, Z21
+	VPERMPS       Z10, Z14, Z22
+	VPERMPS       Z11, Z1, Z1
+	VPERMPS       Z11, Z14, Z14
+	VFMADD231PS   Z21, Z15, Z1
+	VFMADD231PS   Z22, Z16, Z14
+	VFMADD213PS   Z21, Z17, Z1
+	VFMADD213PS   Z22, Z18, Z14
+	VSCALEFPS     Z19, Z1, Z1
+	VSCALEFPS     Z20, Z14, Z14
+	VMOVUPS       Z1, (AX)
+	VMOVUPS       Z14, 64(AX)
+	VADDPS        Z14, Z1, Z1
+	VMOVUPS       128(AX), Z14
+	VMOVUPS       192(AX), Z15
+	VSUBPS        Z0, Z14, Z16
+	VSUBPS        Z0, Z15, Z17
+	VADDPS        Z0, Z16, Z18
+	VADDPS        Z0, Z17, Z19
+	VSUBPS        Z18, Z14, Z18
+	VSUBPS        Z19, Z15, Z19
+	VMOVUPS       Z4, Z14
+	VMOVUPS       Z4, Z15
+	VFMADD231PS   Z3, Z16, Z14
+	VFMADD231PS   Z3, Z17, Z15
+	VSUBPS        Z4, Z14, Z20
+	VSUBPS        Z4, Z15, Z21
+	VFNMADD231PS  Z5, Z20, Z16
+	VFNMADD231PS  Z5, Z21, Z17
+	VFNMADD231PS  Z6, Z20, Z18
+	VFNMADD231PS  Z6, Z21, Z19
+	VADDPS        Z18, Z16, Z16
+	VADDPS        Z19, Z17, Z17
+	VMOVUPS       Z7, Z18
+	VMOVUPS       Z7, Z19
+	VFMADD213PS   Z8, Z16, Z18
+	VFMADD213PS   Z8, Z17, Z19
+	VFMADD213PS   Z9, Z16, Z18
+	VFMADD213PS   Z9, Z17, Z19
+	VPERMPS       Z10, Z14, Z22
+	VPERMPS       Z10, Z15, Z23
+	VPERMPS       Z11, Z14, Z14
+	VPERMPS       Z11, Z15, Z15
+	VFMADD231PS   Z22, Z16, Z14
+	VFMADD231PS   Z23, Z17, Z15
+	VFMADD213PS   Z22, Z18, Z14
+	VFMADD213PS   Z23, Z19, Z15
+	VSCALEFPS     Z20, Z14, Z14
+	VSCALEFPS     Z21, Z15, Z15
+	VMOVUPS       Z14, 128(AX)
+	VMOVUPS       Z15, 192(AX)
+	VADDPS        Z15, Z14, Z14
+	VMOVUPS       256(AX), Z15
+	VMOVUPS       320(AX), Z16
+	VSUBPS        Z0, Z15, Z17
+	VSUBPS        Z0, Z16, Z18
+	VADDPS        Z0, Z17, Z19
+	VADDPS        Z0, Z18, Z20
+	VSUBPS        Z19, Z15, Z19
+	VSUBPS        Z20, Z16, Z20
+	VMOVUPS       Z4, Z15
+	VMOVUPS       Z4, Z16
+	VFMADD231PS   Z3, Z17, Z15
+	VFMADD231PS   Z3, Z18, Z16
+	VSUBPS        Z4, Z15, Z21
+	VSUBPS        Z4, Z16, Z22
+	VFNMADD231PS  Z5, Z21, Z17
+	VFNMADD231PS  Z5, Z22, Z18
+	VFNMADD231PS  Z6, Z21, Z19
+	VFNMADD231PS  Z6, Z22, Z20
+	VADDPS        Z19, Z17, Z17
+	VADDPS        Z20, Z18, Z18
+	VMOVUPS       Z7, Z19
+	VMOVUPS       Z7, Z20
+	VFMADD213PS   Z8, Z17, Z19
+	VFMADD213PS   Z8, Z18, Z20
+	VFMADD213PS   Z9, Z17, Z19
+	VFMADD213PS   Z9, Z18, Z20
+	VPERMPS       Z10, Z15, Z23
+	VPERMPS       Z10, Z16, Z24
+	VPERMPS       Z11, Z15, Z15
+	VPERMPS       Z11, Z16, Z16
+	VFMADD231PS   Z23, Z17, Z15
+	VFMADD231PS   Z24, Z18, Z16
+	VFMADD213PS   Z23, Z19, Z15
+	VFMADD213PS   Z24, Z20, Z16
+	VSCALEFPS     Z21, Z15, Z15
+	VSCALEFPS     Z22, Z16, Z16
+	VMOVUPS       Z15, 256(AX)
+	VMOVUPS       Z16, 320(AX)
+	VADDPS        Z16, Z15, Z15
+	VMOVUPS       384(AX), Z16
+	VMOVUPS       448(AX), Z17
+	VSUBPS        Z0, Z16, Z18
+	VSUBPS        Z0, Z17, Z19
+	VADDPS        Z0, Z18, Z20
+	VADDPS        Z0, Z19, Z21
+	VSUBPS        Z20, Z16, Z20
+	VSUBPS        Z21, Z17, Z21
+	VMOVUPS       Z4, Z16
+	VMOVUPS       Z4, Z17
+	VFMADD231PS   Z3, Z18, Z16
+	VFMADD231PS   Z3, Z19, Z17
+	VSUBPS        Z4, Z16, Z22
+	VSUBPS        Z4, Z17, Z23
+	VFNMADD231PS  Z5, Z22, Z18
+	VFNMADD231PS  Z5, Z23, Z19
+	VFNMADD231PS  Z6, Z22, Z20
+	VFNMADD231PS  Z6, Z23, Z21
+	VADDPS        Z20, Z18, Z18
+	VADDPS        Z21, Z19, Z19
+	VMOVUPS       Z7, Z20
+	VMOVUPS       Z7, Z21
+	VFMADD213PS   Z8, Z18, Z20
+	VFMADD213PS   Z8, Z19, Z21
+	VFMADD213PS   Z9, Z18, Z20
+	VFMADD213PS   Z9, Z19, Z21
+	VPERMPS       Z10, Z16, Z24
+	VPERMPS       Z10, Z17, Z25
+	VPERMPS       Z11, Z16, Z16
+	VPERMPS       Z11, Z17, Z17
+	VFMADD231PS   Z24, Z18, Z16
+	VFMADD231PS   Z25, Z19, Z17
+	VFMADD213PS   Z24, Z20, Z16
+	VFMADD213PS   Z25, Z21, Z17
+	VSCALEFPS     Z22, Z16, Z16
+	VSCALEFPS     Z23, Z17, Z17
+	VMOVUPS       Z16, 384(AX)
+	VMOVUPS       Z17, 448(AX)
+	VADDPS        Z17, Z16, Z16
+	VADDPS        Z14, Z1, Z1
+	VADDPS        Z16, Z15, Z15
+	VADDPS        Z15, Z1, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y14
+	VCVTPS2PD     Y1, Z1
+	VCVTPS2PD     Y14, Z14
+	VADDPD        Z1, Z12, Z12
+	VADDPD        Z14, Z13, Z13
+	ADDQ          $0x00000200, AX
+	SUBQ          $0x00000080, CX
+	JMP           exp8AVX512_21
+
+exp8doneAVX512_22:
+exp4AVX512_23:
+	CMPQ          CX, $0x00000040
+	JB            exp4doneAVX512_24
+	VMOVUPS       (AX), Z1
+	VMOVUPS       64(AX), Z14
+	VSUBPS        Z0, Z1, Z15
+	VSUBPS        Z0, Z14, Z16
+	VADDPS        Z0, Z15, Z17
+	VADDPS        Z0, Z16, Z18
+	VSUBPS        Z17, Z1, Z17
+	VSUBPS        Z18, Z14, Z18
+	VMOVUPS       Z4, Z1
+	VMOVUPS       Z4, Z14
+	VFMADD231PS   Z3, Z15, Z1
+	VFMADD231PS   Z3, Z16, Z14
+	VSUBPS        Z4, Z1, Z19
+	VSUBPS        Z4, Z14, Z20
+	VFNMADD231PS  Z5, Z19, Z15
+	VFNMADD231PS  Z5, Z20, Z16
+	VFNMADD231PS  Z6, Z19, Z17
+	VFNMADD231PS  Z6, Z20, Z18
+	VADDPS        Z17, Z15, Z15
+	VADDPS        Z18, Z16, Z16
+	VMOVUPS       Z7, Z17
+	VMOVUPS       Z7, Z18
+	VFMADD213PS   Z8, Z15, Z17
+	VFMADD213PS   Z8, Z16, Z18
+	VFMADD213PS   Z9, Z15, Z17
+	VFMADD213PS   Z9, Z16, Z18
+	VPERMPS       Z10, Z1, Z21
+	VPERMPS       Z10, Z14, Z22
+	VPERMPS       Z11, Z1, Z1
+	VPERMPS       Z11, Z14, Z14
+	VFMADD231PS   Z21, Z15, Z1
+	VFMADD231PS   Z22, Z16, Z14
+	VFMADD213PS   Z21, Z17, Z1
+	VFMADD213PS   Z22, Z18, Z14
+	VSCALEFPS     Z19, Z1, Z1
+	VSCALEFPS     Z20, Z14, Z14
+	VMOVUPS       Z1, (AX)
+	VMOVUPS       Z14, 64(AX)
+	VADDPS        Z14, Z1, Z1
+	VMOVUPS       128(AX), Z14
+	VMOVUPS       192(AX), Z15
+	VSUBPS        Z0, Z14, Z16
+	VSUBPS        Z0, Z15, Z17
+	VADDPS        Z0, Z16, Z18
+	VADDPS        Z0, Z17, Z19
+	VSUBPS        Z18, Z14, Z18
+	VSUBPS        Z19, Z15, Z19
+	VMOVUPS       Z4, Z14
+	VMOVUPS       Z4, Z15
+	VFMADD231PS   Z3, Z16, Z14
+	VFMADD231PS   Z3, Z17, Z15
+	VSUBPS        Z4, Z14, Z20
+	VSUBPS        Z4, Z15, Z21
+	VFNMADD231PS  Z5, Z20, Z16
+	VFNMADD231PS  Z5, Z21, Z17
+	VFNMADD231PS  Z6, Z20, Z18
+	VFNMADD231PS  Z6, Z21, Z19
+	VADDPS        Z18, Z16, Z16
+	VADDPS        Z19, Z17, Z17
+	VMOVUPS       Z7, Z18
+	VMOVUPS       Z7, Z19
+	VFMADD213PS   Z8, Z16, Z18
+	VFMADD213PS   Z8, Z17, Z19
+	VFMADD213PS   Z9, Z16, Z18
+	VFMADD213PS   Z9, Z17, Z19
+	VPERMPS       Z10, Z14, Z22
+	VPERMPS       Z10, Z15, Z23
+	VPERMPS       Z11, Z14, Z14
+	VPERMPS       Z11, Z15, Z15
+	VFMADD231PS   Z22, Z16, Z14
+	VFMADD231PS   Z23, Z17, Z15
+	VFMADD213PS   Z22, Z18, Z14
+	VFMADD213PS   Z23, Z19, Z15
+	VSCALEFPS     Z20, Z14, Z14
+	VSCALEFPS     Z21, Z15, Z15
+	VMOVUPS       Z14, 128(AX)
+	VMOVUPS       Z15, 192(AX)
+	VADDPS        Z15, Z14, Z14
+	VADDPS        Z14, Z1, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y14
+	VCVTPS2PD     Y1, Z1
+	VCVTPS2PD     Y14, Z14
+	VADDPD        Z1, Z12, Z12
+	VADDPD        Z14, Z13, Z13
+	ADDQ          $0x00000100, AX
+	SUBQ          $0x00000040, CX
+	JMP           exp4AVX512_23
+
+exp4doneAVX512_24:
+	JMP exp1AVX512_18
+
+expcheckedAVX512_20:
+exp8AVX512_25:
+	CMPQ         CX, $0x00000080
+	JB           exp8doneAVX512_26
 	VCMPPS       $0x0e, (AX), Z1, K1
 	VCMPPS       $0x0e, 64(AX), Z1, K2
 	KORTESTW     K1, K2
-	JNZ          expslowAVX512_9
+	JNZ          expslowAVX512_27
 	VMOVUPS      (AX), Z14
 	VMOVUPS      64(AX), Z15
 	VSUBPS       Z0, Z14, Z16
@@ -1370,9 +2538,9 @@ exp4AVX512_6:
 	VMOVUPS      Z15, 64(AX)
 	VADDPS       Z15, Z14, Z14
 	VMOVUPS      Z14, Z14
-	JMP          expjoinAVX512_10
+	JMP          expjoinAVX512_28
 
-expslowAVX512_9:
+expslowAVX512_27:
 	VMOVUPS      (AX), Z14
 	VMOVUPS      64(AX), Z15
 	VSUBPS       Z0, Z14, Z16
@@ -1424,11 +2592,11 @@ expslowAVX512_9:
 	VADDPS       Z15, Z14, Z14
 	VMOVUPS      Z14, Z14
 
-expjoinAVX512_10:
+expjoinAVX512_28:
 	VCMPPS       $0x0e, 128(AX), Z1, K1
 	VCMPPS       $0x0e, 192(AX), Z1, K2
 	KORTESTW     K1, K2
-	JNZ          expslowAVX512_11
+	JNZ          expslowAVX512_29
 	VMOVUPS      128(AX), Z15
 	VMOVUPS      192(AX), Z16
 	VSUBPS       Z0, Z15, Z17
@@ -1469,9 +2637,9 @@ expjoinAVX512_10:
 	VMOVUPS      Z16, 192(AX)
 	VADDPS       Z16, Z15, Z15
 	VMOVUPS      Z15, Z15
-	JMP          expjoinAVX512_12
+	JMP          expjoinAVX512_30
 
-expslowAVX512_11:
+expslowAVX512_29:
 	VMOVUPS      128(AX), Z15
 	VMOVUPS      192(AX), Z16
 	VSUBPS       Z0, Z15, Z17
@@ -1523,7 +2691,419 @@ expslowAVX512_11:
 	VADDPS       Z16, Z15, Z15
 	VMOVUPS      Z15, Z15
 
-expjoinAVX512_12:
+expjoinAVX512_30:
+	VCMPPS       $0x0e, 256(AX), Z1, K1
+	VCMPPS       $0x0e, 320(AX), Z1, K2
+	KORTESTW     K1, K2
+	JNZ          expslowAVX512_31
+	VMOVUPS      256(AX), Z16
+	VMOVUPS      320(AX), Z17
+	VSUBPS       Z0, Z16, Z18
+	VSUBPS       Z0, Z17, Z19
+	VADDPS       Z0, Z18, Z20
+	VADDPS       Z0, Z19, Z21
+	VSUBPS       Z20, Z16, Z20
+	VSUBPS       Z21, Z17, Z21
+	VMOVUPS      Z4, Z16
+	VMOVUPS      Z4, Z17
+	VFMADD231PS  Z3, Z18, Z16
+	VFMADD231PS  Z3, Z19, Z17
+	VSUBPS       Z4, Z16, Z22
+	VSUBPS       Z4, Z17, Z23
+	VFNMADD231PS Z5, Z22, Z18
+	VFNMADD231PS Z5, Z23, Z19
+	VFNMADD231PS Z6, Z22, Z20
+	VFNMADD231PS Z6, Z23, Z21
+	VADDPS       Z20, Z18, Z18
+	VADDPS       Z21, Z19, Z19
+	VMOVUPS      Z7, Z20
+	VMOVUPS      Z7, Z21
+	VFMADD213PS  Z8, Z18, Z20
+	VFMADD213PS  Z8, Z19, Z21
+	VFMADD213PS  Z9, Z18, Z20
+	VFMADD213PS  Z9, Z19, Z21
+	VPERMPS      Z10, Z16, Z24
+	VPERMPS      Z10, Z17, Z25
+	VPERMPS      Z11, Z16, Z16
+	VPERMPS      Z11, Z17, Z17
+	VFMADD231PS  Z24, Z18, Z16
+	VFMADD231PS  Z25, Z19, Z17
+	VFMADD213PS  Z24, Z20, Z16
+	VFMADD213PS  Z25, Z21, Z17
+	VSCALEFPS    Z22, Z16, Z16
+	VSCALEFPS    Z23, Z17, Z17
+	VMOVUPS      Z16, 256(AX)
+	VMOVUPS      Z17, 320(AX)
+	VADDPS       Z17, Z16, Z16
+	VMOVUPS      Z16, Z16
+	JMP          expjoinAVX512_32
+
+expslowAVX512_31:
+	VMOVUPS      256(AX), Z16
+	VMOVUPS      320(AX), Z17
+	VSUBPS       Z0, Z16, Z18
+	VSUBPS       Z0, Z17, Z19
+	VSUBPS       Z16, Z18, Z22
+	VSUBPS       Z17, Z19, Z23
+	VSUBPS       Z22, Z18, Z20
+	VSUBPS       Z23, Z19, Z21
+	VSUBPS       Z20, Z16, Z20
+	VSUBPS       Z21, Z17, Z21
+	VADDPS       Z0, Z22, Z22
+	VADDPS       Z0, Z23, Z23
+	VSUBPS       Z22, Z20, Z20
+	VSUBPS       Z23, Z21, Z21
+	VCMPPS       $0x1d, Z2, Z18, K1
+	VCMPPS       $0x1d, Z2, Z19, K2
+	VMAXPS       Z18, Z2, Z18
+	VMAXPS       Z19, Z2, Z19
+	VMOVUPS      Z4, Z16
+	VMOVUPS      Z4, Z17
+	VFMADD231PS  Z3, Z18, Z16
+	VFMADD231PS  Z3, Z19, Z17
+	VSUBPS       Z4, Z16, Z22
+	VSUBPS       Z4, Z17, Z23
+	VFNMADD231PS Z5, Z22, Z18
+	VFNMADD231PS Z5, Z23, Z19
+	VFNMADD231PS Z6, Z22, Z18
+	VFNMADD231PS Z6, Z23, Z19
+	VADDPS       Z20, Z18, K1, Z18
+	VADDPS       Z21, Z19, K2, Z19
+	VMOVUPS      Z7, Z20
+	VMOVUPS      Z7, Z21
+	VFMADD213PS  Z8, Z18, Z20
+	VFMADD213PS  Z8, Z19, Z21
+	VFMADD213PS  Z9, Z18, Z20
+	VFMADD213PS  Z9, Z19, Z21
+	VPERMPS      Z10, Z16, Z24
+	VPERMPS      Z10, Z17, Z25
+	VPERMPS      Z11, Z16, Z16
+	VPERMPS      Z11, Z17, Z17
+	VFMADD231PS  Z24, Z18, Z16
+	VFMADD231PS  Z25, Z19, Z17
+	VFMADD213PS  Z24, Z20, Z16
+	VFMADD213PS  Z25, Z21, Z17
+	VSCALEFPS    Z22, Z16, Z16
+	VSCALEFPS    Z23, Z17, Z17
+	VMOVUPS      Z16, 256(AX)
+	VMOVUPS      Z17, 320(AX)
+	VADDPS       Z17, Z16, Z16
+	VMOVUPS      Z16, Z16
+
+expjoinAVX512_32:
+	VCMPPS       $0x0e, 384(AX), Z1, K1
+	VCMPPS       $0x0e, 448(AX), Z1, K2
+	KORTESTW     K1, K2
+	JNZ          expslowAVX512_33
+	VMOVUPS      384(AX), Z17
+	VMOVUPS      448(AX), Z18
+	VSUBPS       Z0, Z17, Z19
+	VSUBPS       Z0, Z18, Z20
+	VADDPS       Z0, Z19, Z21
+	VADDPS       Z0, Z20, Z22
+	VSUBPS       Z21, Z17, Z21
+	VSUBPS       Z22, Z18, Z22
+	VMOVUPS      Z4, Z17
+	VMOVUPS      Z4, Z18
+	VFMADD231PS  Z3, Z19, Z17
+	VFMADD231PS  Z3, Z20, Z18
+	VSUBPS       Z4, Z17, Z23
+	VSUBPS       Z4, Z18, Z24
+	VFNMADD231PS Z5, Z23, Z19
+	VFNMADD231PS Z5, Z24, Z20
+	VFNMADD231PS Z6, Z23, Z21
+	VFNMADD231PS Z6, Z24, Z22
+	VADDPS       Z21, Z19, Z19
+	VADDPS       Z22, Z20, Z20
+	VMOVUPS      Z7, Z21
+	VMOVUPS      Z7, Z22
+	VFMADD213PS  Z8, Z19, Z21
+	VFMADD213PS  Z8, Z20, Z22
+	VFMADD213PS  Z9, Z19, Z21
+	VFMADD213PS  Z9, Z20, Z22
+	VPERMPS      Z10, Z17, Z25
+	VPERMPS      Z10, Z18, Z26
+	VPERMPS      Z11, Z17, Z17
+	VPERMPS      Z11, Z18, Z18
+	VFMADD231PS  Z25, Z19, Z17
+	VFMADD231PS  Z26, Z20, Z18
+	VFMADD213PS  Z25, Z21, Z17
+	VFMADD213PS  Z26, Z22, Z18
+	VSCALEFPS    Z23, Z17, Z17
+	VSCALEFPS    Z24, Z18, Z18
+	VMOVUPS      Z17, 384(AX)
+	VMOVUPS      Z18, 448(AX)
+	VADDPS       Z18, Z17, Z17
+	VMOVUPS      Z17, Z17
+	JMP          expjoinAVX512_34
+
+expslowAVX512_33:
+	VMOVUPS      384(AX), Z17
+	VMOVUPS      448(AX), Z18
+	VSUBPS       Z0, Z17, Z19
+	VSUBPS       Z0, Z18, Z20
+	VSUBPS       Z17, Z19, Z23
+	VSUBPS       Z18, Z20, Z24
+	VSUBPS       Z23, Z19, Z21
+	VSUBPS       Z24, Z20, Z22
+	VSUBPS       Z21, Z17, Z21
+	VSUBPS       Z22, Z18, Z22
+	VADDPS       Z0, Z23, Z23
+	VADDPS       Z0, Z24, Z24
+	VSUBPS       Z23, Z21, Z21
+	VSUBPS       Z24, Z22, Z22
+	VCMPPS       $0x1d, Z2, Z19, K1
+	VCMPPS       $0x1d, Z2, Z20, K2
+	VMAXPS       Z19, Z2, Z19
+	VMAXPS       Z20, Z2, Z20
+	VMOVUPS      Z4, Z17
+	VMOVUPS      Z4, Z18
+	VFMADD231PS  Z3, Z19, Z17
+	VFMADD231PS  Z3, Z20, Z18
+	VSUBPS       Z4, Z17, Z23
+	VSUBPS       Z4, Z18, Z24
+	VFNMADD231PS Z5, Z23, Z19
+	VFNMADD231PS Z5, Z24, Z20
+	VFNMADD231PS Z6, Z23, Z19
+	VFNMADD231PS Z6, Z24, Z20
+	VADDPS       Z21, Z19, K1, Z19
+	VADDPS       Z22, Z20, K2, Z20
+	VMOVUPS      Z7, Z21
+	VMOVUPS      Z7, Z22
+	VFMADD213PS  Z8, Z19, Z21
+	VFMADD213PS  Z8, Z20, Z22
+	VFMADD213PS  Z9, Z19, Z21
+	VFMADD213PS  Z9, Z20, Z22
+	VPERMPS      Z10, Z17, Z25
+	VPERMPS      Z10, Z18, Z26
+	VPERMPS      Z11, Z17, Z17
+	VPERMPS      Z11, Z18, Z18
+	VFMADD231PS  Z25, Z19, Z17
+	VFMADD231PS  Z26, Z20, Z18
+	VFMADD213PS  Z25, Z21, Z17
+	VFMADD213PS  Z26, Z22, Z18
+	VSCALEFPS    Z23, Z17, Z17
+	VSCALEFPS    Z24, Z18, Z18
+	VMOVUPS      Z17, 384(AX)
+	VMOVUPS      Z18, 448(AX)
+	VADDPS       Z18, Z17, Z17
+	VMOVUPS      Z17, Z17
+
+expjoinAVX512_34:
+	VADDPS        Z15, Z14, Z14
+	VADDPS        Z17, Z16, Z16
+	VADDPS        Z16, Z14, Z14
+	VEXTRACTF64X4 $0x01, Z14, Y15
+	VCVTPS2PD     Y14, Z14
+	VCVTPS2PD     Y15, Z15
+	VADDPD        Z14, Z12, Z12
+	VADDPD        Z15, Z13, Z13
+	ADDQ          $0x00000200, AX
+	SUBQ          $0x00000080, CX
+	JMP           exp8AVX512_25
+
+exp8doneAVX512_26:
+exp4AVX512_35:
+	CMPQ         CX, $0x00000040
+	JB           exp4doneAVX512_36
+	VCMPPS       $0x0e, (AX), Z1, K1
+	VCMPPS       $0x0e, 64(AX), Z1, K2
+	KORTESTW     K1, K2
+	JNZ          expslowAVX512_37
+	VMOVUPS      (AX), Z14
+	VMOVUPS      64(AX), Z15
+	VSUBPS       Z0, Z14, Z16
+	VSUBPS       Z0, Z15, Z17
+	VADDPS       Z0, Z16, Z18
+	VADDPS       Z0, Z17, Z19
+	VSUBPS       Z18, Z14, Z18
+	VSUBPS       Z19, Z15, Z19
+	VMOVUPS      Z4, Z14
+	VMOVUPS      Z4, Z15
+	VFMADD231PS  Z3, Z16, Z14
+	VFMADD231PS  Z3, Z17, Z15
+	VSUBPS       Z4, Z14, Z20
+	VSUBPS       Z4, Z15, Z21
+	VFNMADD231PS Z5, Z20, Z16
+	VFNMADD231PS Z5, Z21, Z17
+	VFNMADD231PS Z6, Z20, Z18
+	VFNMADD231PS Z6, Z21, Z19
+	VADDPS       Z18, Z16, Z16
+	VADDPS       Z19, Z17, Z17
+	VMOVUPS      Z7, Z18
+	VMOVUPS      Z7, Z19
+	VFMADD213PS  Z8, Z16, Z18
+	VFMADD213PS  Z8, Z17, Z19
+	VFMADD213PS  Z9, Z16, Z18
+	VFMADD213PS  Z9, Z17, Z19
+	VPERMPS      Z10, Z14, Z22
+	VPERMPS      Z10, Z15, Z23
+	VPERMPS      Z11, Z14, Z14
+	VPERMPS      Z11, Z15, Z15
+	VFMADD231PS  Z22, Z16, Z14
+	VFMADD231PS  Z23, Z17, Z15
+	VFMADD213PS  Z22, Z18, Z14
+	VFMADD213PS  Z23, Z19, Z15
+	VSCALEFPS    Z20, Z14, Z14
+	VSCALEFPS    Z21, Z15, Z15
+	VMOVUPS      Z14, (AX)
+	VMOVUPS      Z15, 64(AX)
+	VADDPS       Z15, Z14, Z14
+	VMOVUPS      Z14, Z14
+	JMP          expjoinAVX512_38
+
+expslowAVX512_37:
+	VMOVUPS      (AX), Z14
+	VMOVUPS      64(AX), Z15
+	VSUBPS       Z0, Z14, Z16
+	VSUBPS       Z0, Z15, Z17
+	VSUBPS       Z14, Z16, Z20
+	VSUBPS       Z15, Z17, Z21
+	VSUBPS       Z20, Z16, Z18
+	VSUBPS       Z21, Z17, Z19
+	VSUBPS       Z18, Z14, Z18
+	VSUBPS       Z19, Z15, Z19
+	VADDPS       Z0, Z20, Z20
+	VADDPS       Z0, Z21, Z21
+	VSUBPS       Z20, Z18, Z18
+	VSUBPS       Z21, Z19, Z19
+	VCMPPS       $0x1d, Z2, Z16, K1
+	VCMPPS       $0x1d, Z2, Z17, K2
+	VMAXPS       Z16, Z2, Z16
+	VMAXPS       Z17, Z2, Z17
+	VMOVUPS      Z4, Z14
+	VMOVUPS      Z4, Z15
+	VFMADD231PS  Z3, Z16, Z14
+	VFMADD231PS  Z3, Z17, Z15
+	VSUBPS       Z4, Z14, Z20
+	VSUBPS       Z4, Z15, Z21
+	VFNMADD231PS Z5, Z20, Z16
+	VFNMADD231PS Z5, Z21, Z17
+	VFNMADD231PS Z6, Z20, Z16
+	VFNMADD231PS Z6, Z21, Z17
+	VADDPS       Z18, Z16, K1, Z16
+	VADDPS       Z19, Z17, K2, Z17
+	VMOVUPS      Z7, Z18
+	VMOVUPS      Z7, Z19
+	VFMADD213PS  Z8, Z16, Z18
+	VFMADD213PS  Z8, Z17, Z19
+	VFMADD213PS  Z9, Z16, Z18
+	VFMADD213PS  Z9, Z17, Z19
+	VPERMPS      Z10, Z14, Z22
+	VPERMPS      Z10, Z15, Z23
+	VPERMPS      Z11, Z14, Z14
+	VPERMPS      Z11, Z15, Z15
+	VFMADD231PS  Z22, Z16, Z14
+	VFMADD231PS  Z23, Z17, Z15
+	VFMADD213PS  Z22, Z18, Z14
+	VFMADD213PS  Z23, Z19, Z15
+	VSCALEFPS    Z20, Z14, Z14
+	VSCALEFPS    Z21, Z15, Z15
+	VMOVUPS      Z14, (AX)
+	VMOVUPS      Z15, 64(AX)
+	VADDPS       Z15, Z14, Z14
+	VMOVUPS      Z14, Z14
+
+expjoinAVX512_38:
+	VCMPPS       $0x0e, 128(AX), Z1, K1
+	VCMPPS       $0x0e, 192(AX), Z1, K2
+	KORTESTW     K1, K2
+	JNZ          expslowAVX512_39
+	VMOVUPS      128(AX), Z15
+	VMOVUPS      192(AX), Z16
+	VSUBPS       Z0, Z15, Z17
+	VSUBPS       Z0, Z16, Z18
+	VADDPS       Z0, Z17, Z19
+	VADDPS       Z0, Z18, Z20
+	VSUBPS       Z19, Z15, Z19
+	VSUBPS       Z20, Z16, Z20
+	VMOVUPS      Z4, Z15
+	VMOVUPS      Z4, Z16
+	VFMADD231PS  Z3, Z17, Z15
+	VFMADD231PS  Z3, Z18, Z16
+	VSUBPS       Z4, Z15, Z21
+	VSUBPS       Z4, Z16, Z22
+	VFNMADD231PS Z5, Z21, Z17
+	VFNMADD231PS Z5, Z22, Z18
+	VFNMADD231PS Z6, Z21, Z19
+	VFNMADD231PS Z6, Z22, Z20
+	VADDPS       Z19, Z17, Z17
+	VADDPS       Z20, Z18, Z18
+	VMOVUPS      Z7, Z19
+	VMOVUPS      Z7, Z20
+	VFMADD213PS  Z8, Z17, Z19
+	VFMADD213PS  Z8, Z18, Z20
+	VFMADD213PS  Z9, Z17, Z19
+	VFMADD213PS  Z9, Z18, Z20
+	VPERMPS      Z10, Z15, Z23
+	VPERMPS      Z10, Z16, Z24
+	VPERMPS      Z11, Z15, Z15
+	VPERMPS      Z11, Z16, Z16
+	VFMADD231PS  Z23, Z17, Z15
+	VFMADD231PS  Z24, Z18, Z16
+	VFMADD213PS  Z23, Z19, Z15
+	VFMADD213PS  Z24, Z20, Z16
+	VSCALEFPS    Z21, Z15, Z15
+	VSCALEFPS    Z22, Z16, Z16
+	VMOVUPS      Z15, 128(AX)
+	VMOVUPS      Z16, 192(AX)
+	VADDPS       Z16, Z15, Z15
+	VMOVUPS      Z15, Z15
+	JMP          expjoinAVX512_40
+
+expslowAVX512_39:
+	VMOVUPS      128(AX), Z15
+	VMOVUPS      192(AX), Z16
+	VSUBPS       Z0, Z15, Z17
+	VSUBPS       Z0, Z16, Z18
+	VSUBPS       Z15, Z17, Z21
+	VSUBPS       Z16, Z18, Z22
+	VSUBPS       Z21, Z17, Z19
+	VSUBPS       Z22, Z18, Z20
+	VSUBPS       Z19, Z15, Z19
+	VSUBPS       Z20, Z16, Z20
+	VADDPS       Z0, Z21, Z21
+	VADDPS       Z0, Z22, Z22
+	VSUBPS       Z21, Z19, Z19
+	VSUBPS       Z22, Z20, Z20
+	VCMPPS       $0x1d, Z2, Z17, K1
+	VCMPPS       $0x1d, Z2, Z18, K2
+	VMAXPS       Z17, Z2, Z17
+	VMAXPS       Z18, Z2, Z18
+	VMOVUPS      Z4, Z15
+	VMOVUPS      Z4, Z16
+	VFMADD231PS  Z3, Z17, Z15
+	VFMADD231PS  Z3, Z18, Z16
+	VSUBPS       Z4, Z15, Z21
+	VSUBPS       Z4, Z16, Z22
+	VFNMADD231PS Z5, Z21, Z17
+	VFNMADD231PS Z5, Z22, Z18
+	VFNMADD231PS Z6, Z21, Z17
+	VFNMADD231PS Z6, Z22, Z18
+	VADDPS       Z19, Z17, K1, Z17
+	VADDPS       Z20, Z18, K2, Z18
+	VMOVUPS      Z7, Z19
+	VMOVUPS      Z7, Z20
+	VFMADD213PS  Z8, Z17, Z19
+	VFMADD213PS  Z8, Z18, Z20
+	VFMADD213PS  Z9, Z17, Z19
+	VFMADD213PS  Z9, Z18, Z20
+	VPERMPS      Z10, Z15, Z23
+	VPERMPS      Z10, Z16, Z24
+	VPERMPS      Z11, Z15, Z15
+	VPERMPS      Z11, Z16, Z16
+	VFMADD231PS  Z23, Z17, Z15
+	VFMADD231PS  Z24, Z18, Z16
+	VFMADD213PS  Z23, Z19, Z15
+	VFMADD213PS  Z24, Z20, Z16
+	VSCALEFPS    Z21, Z15, Z15
+	VSCALEFPS    Z22, Z16, Z16
+	VMOVUPS      Z15, 128(AX)
+	VMOVUPS      Z16, 192(AX)
+	VADDPS       Z16, Z15, Z15
+	VMOVUPS      Z15, Z15
+
+expjoinAVX512_40:
 	VADDPS        Z15, Z14, Z14
 	VEXTRACTF64X4 $0x01, Z14, Y15
 	VCVTPS2PD     Y14, Z14
@@ -1532,11 +3112,12 @@ expjoinAVX512_12:
 	VADDPD        Z15, Z13, Z13
 	ADDQ          $0x00000100, AX
 	SUBQ          $0x00000040, CX
-	JMP           exp4AVX512_6
+	JMP           exp4AVX512_35
 
-exp1AVX512_7:
+exp4doneAVX512_36:
+exp1AVX512_18:
 	TESTQ         CX, CX
-	JZ            expdoneAVX512_8
+	JZ            expdoneAVX512_19
 	VMOVUPS       (AX), Z1
 	VSUBPS        Z0, Z1, Z14
 	VSUBPS        Z1, Z14, Z16
@@ -1568,9 +3149,9 @@ exp1AVX512_7:
 	VADDPD        Z14, Z13, Z13
 	ADDQ          $0x00000040, AX
 	SUBQ          $0x00000010, CX
-	JMP           exp1AVX512_7
+	JMP           exp1AVX512_18
 
-expdoneAVX512_8:
+expdoneAVX512_19:
 	VADDPD        Z13, Z12, Z12
 	VEXTRACTF64X4 $0x01, Z12, Y0
 	VADDPD        Y0, Y12, Y0

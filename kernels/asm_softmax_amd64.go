@@ -18,10 +18,10 @@ func init() {
 	add.Add("avx2", asm.AddAVX2)
 	add.Add("avx512", asm.AddAVX512)
 	softmax.Add("avx2", func(x []float32) {
-		softmaxPasses(x, asm.MaxNoNaNAVX2, expSumAVX2, scaleAVX2)
+		softmaxPasses(x, asm.MaxMinAVX2, expSumAVX2, scaleAVX2)
 	})
 	softmax.Add("avx512", func(x []float32) {
-		softmaxPasses(x, asm.MaxNoNaNAVX512, expSumAVX512, scaleAVX512)
+		softmaxPasses(x, asm.MaxMinAVX512, expSumAVX512, scaleAVX512)
 	})
 	avgPool1D.Add("avx2", avgPoolFixed(false, asm.AvgPool1DValidAVX2))
 	avgPool1D.Add("avx512", avgPoolFixed(true, asm.AvgPool1DValidAVX512))
@@ -29,8 +29,8 @@ func init() {
 	maxPool1D.Add("avx512", maxPoolFixed(true, asm.MaxAVX512, asm.MaxPool1DValidAVX512))
 }
 
-func expSumAVX2(x []float32, m float32) float64   { return expSumAligned(false, x, m) }
-func expSumAVX512(x []float32, m float32) float64 { return expSumAligned(true, x, m) }
+func expSumAVX2(x []float32, m, lo float32) float64   { return expSumAligned(false, x, m, lo) }
+func expSumAVX512(x []float32, m, lo float32) float64 { return expSumAligned(true, x, m, lo) }
 
 // The two passes that store (ExpSum and Scale) run their vector bodies from x's first
 // element on a vector boundary: an unaligned store of a whole vector splits across two
@@ -49,7 +49,7 @@ func alignedHead(x []float32, lanes int) int {
 // elements before the first vector boundary and the last len mod lanes ones each go
 // through a vector padded with −Inf, whose exponentials are below 2⁻¹²⁶ and vanish in
 // the sum.
-func expSumAligned(avx512 bool, x []float32, m float32) float64 {
+func expSumAligned(avx512 bool, x []float32, m, lo float32) float64 {
 	lanes := 8
 	if avx512 {
 		lanes = 16
@@ -57,7 +57,7 @@ func expSumAligned(avx512 bool, x []float32, m float32) float64 {
 	head := alignedHead(x, lanes)
 	body := x[head:]
 	n := len(body) &^ (lanes - 1)
-	s := expSumVectors(avx512, body[:n], m)
+	s := expSumVectors(avx512, body[:n], m, lo)
 	s += expSumPadded(avx512, x[:head], m, lanes)
 	s += expSumPadded(avx512, body[n:], m, lanes)
 	return s
@@ -75,16 +75,16 @@ func expSumPadded(avx512 bool, x []float32, m float32, lanes int) float64 {
 		pad[i] = float32(math.Inf(-1))
 	}
 	copy(pad[:], x)
-	s := expSumVectors(avx512, pad[:lanes], m)
+	s := expSumVectors(avx512, pad[:lanes], m, float32(math.Inf(-1))) // the padding is below any lo
 	copy(x, pad[:])
 	return s
 }
 
-func expSumVectors(avx512 bool, x []float32, m float32) float64 {
+func expSumVectors(avx512 bool, x []float32, m, lo float32) float64 {
 	if avx512 {
-		return asm.ExpSumAVX512(x, m)
+		return asm.ExpSumAVX512(x, m, lo)
 	}
-	return asm.ExpSumAVX2(x, m)
+	return asm.ExpSumAVX2(x, m, lo)
 }
 
 func scaleAVX2(x []float32, s float32)   { scaleAligned(x, s, 8, asm.ScaleAVX2) }

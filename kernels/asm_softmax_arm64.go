@@ -9,7 +9,7 @@ func init() {
 	sumOf.Add("neon", asm.SumNEON)
 	add.Add("neon", asm.AddNEON)
 	softmax.Add("neon", func(x []float32) {
-		softmaxPasses(x, asm.MaxNEON, asm.ExpSumNEON, asm.ScaleNEON)
+		softmaxPasses(x, withoutMin(asm.MaxNEON), expSumNEON, asm.ScaleNEON)
 	})
 	avgPool1D.Add("neon", func(dst, src []float32, kernel int) {
 		poolWith(dst, src, kernel, avgPoolRange, func(d, s []float32) {
@@ -22,3 +22,6 @@ func init() {
 		})
 	})
 }
+
+// expSumNEON needs no lower bound: its exponential checks no range.
+func expSumNEON(x []float32, m, _ float32) float64 { return asm.ExpSumNEON(x, m) }

@@ -25,15 +25,16 @@ var softmax = dispatch.New(softmaxGeneric)
 //
 // The bound, for the SIMD variants (u = 2⁻²⁴): each exponential is within 1.3u of
 // 2²⁴·e^(x−m) (a table of 2^(j/L) as two floats, L = 8 or 16, and a polynomial on
-// |r| ≤ ln2/2L, derived in gen/amd64/softmax); the sum adds four of them in float32
-// (each term rounded at most twice: 2u) before the float64 sum (n·2⁻⁵³); 1/sum and the
-// final multiply round once each. An output carries its own exponential's error and,
-// through the sum, at most the largest other one: 2·1.3u + 2u + 2u = 6.6u < 8u = 2⁻²¹,
-// to first order, at every n (tested up to 2²⁰). The neon variant computes the avx512
-// exponential (L = 16) and sum of four, with 2^k built by an integer add to the exponent
-// field (gen/arm64/softmax): that is exact only for normal results, so it gives exactly
-// 0 for x − m < −103, whose output is below e⁻¹⁰³ < 2⁻¹⁴⁸·⁵, inside the 2⁻¹⁴⁷ allowed for
-// subnormal outputs. Outputs of x − m ≤ −104 are exactly 0 on every variant.
+// |r| ≤ ln2/2L, derived in gen/amd64/softmax); the sum adds eight of them in float32
+// as a tree (each term rounded at most three times: 3u) before the float64 sum
+// (n·2⁻⁵³); 1/sum and the final multiply round once each. An output carries its own
+// exponential's error and, through the sum, at most the largest other one:
+// 2·1.3u + 3u + 2u = 7.6u < 8u = 2⁻²¹, to first order, at every n (tested up to 2²⁰).
+// The neon variant computes the avx512 exponential (L = 16) and sums four (2u, 6.6u),
+// with 2^k built by an integer add to the exponent field (gen/arm64/softmax): that is
+// exact only for normal results, so it gives exactly 0 for x − m < −103, whose output
+// is below e⁻¹⁰³ < 2⁻¹⁴⁸·⁵, inside the 2⁻¹⁴⁷ allowed for subnormal outputs. Outputs of
+// x − m ≤ −104 are exactly 0 on every variant.
 //
 // Special inputs:
 //   - an empty x is left alone;
@@ -52,17 +53,19 @@ func Softmax(x []float32) {
 	softmax.Call(x)
 }
 
-// softmaxPasses is Softmax from one variant's three passes. max must return the largest
-// element of x if x holds no NaN; with a NaN it may return anything, provided expSum then
-// returns NaN. expSum must replace x[i] by 2²⁴·exp(x[i]−m) and return their sum, for a
-// finite m ≥ every x[i]; scale multiplies x by s. The 2²⁴ (which cancels in the
-// quotient) keeps the exponentials of outputs that end up subnormal normal until the
-// last multiply, so they round once.
-func softmaxPasses(x []float32, max func([]float32) float32, expSum func([]float32, float32) float64, scale func([]float32, float32)) {
+// softmaxPasses is Softmax from one variant's three passes. maxMin must return the
+// largest element of x and a lower bound of its elements (its minimum, or −Inf) if x
+// holds no NaN; with a NaN it may return anything, provided expSum then returns NaN.
+// expSum must replace x[i] by 2²⁴·exp(x[i]−m) and return their sum, for a finite
+// m ≥ every x[i] and lo, the bound (which spares the AVX bodies a range check per
+// element); scale multiplies x by s. The 2²⁴ (which cancels in the quotient) keeps the
+// exponentials of outputs that end up subnormal normal until the last multiply, so
+// they round once.
+func softmaxPasses(x []float32, maxMin func([]float32) (float32, float32), expSum func(x []float32, m, lo float32) float64, scale func([]float32, float32)) {
 	if len(x) == 0 {
 		return
 	}
-	m := max(x)
+	m, lo := maxMin(x)
 	switch {
 	case m != m || m > math.MaxFloat32:
 		setAll(x, float32(math.NaN()))
@@ -73,7 +76,7 @@ func softmaxPasses(x []float32, max func([]float32) float32, expSum func([]float
 			setAll(x, float32(1/float64(len(x))))
 		}
 	default:
-		s := expSum(x, m)
+		s := expSum(x, m, lo)
 		if s != s {
 			setAll(x, float32(math.NaN()))
 			return

@@ -5,20 +5,22 @@ package kernels
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/kvsimd/kvsimd/internal/dispatch"
 )
 
 // TestExpSumNaN holds the ExpSum passes to their contract on their own: Softmax's
-// maxima (MaxNoNaN) may return a number for a row with a NaN, and then only ExpSum
-// turns the NaN into a NaN sum. One NaN at every position, on the fast path (every
-// element ≥ −max) and on the general one (a −Inf beside it), either sign and payload.
+// maxima (MaxMin) may return numbers for a row with a NaN, and then only ExpSum turns
+// the NaN into a NaN sum. One NaN at every position, on the fast path (every element
+// ≥ −max), unchecked (lo, the row's smallest number, shows that) or checked (lo = −Inf),
+// and on the general one (a −Inf beside it), either sign and payload.
 func TestExpSumNaN(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	nans := []uint32{0x7fc00000, 0xffc00000, 0x7f800001, 0xff812345, 0x7fffffff}
 	for _, v := range dispatch.Tested() {
-		var expSum func([]float32, float32) float64
+		var expSum func(x []float32, m, lo float32) float64
 		switch v {
 		case "avx2":
 			expSum = expSumAVX2
@@ -38,8 +40,14 @@ func TestExpSumNaN(t *testing.T) {
 						x[(pos+1)%n] = float32(math.Inf(-1))
 					}
 					x[pos] = math.Float32frombits(nans[pos%len(nans)])
-					if s := expSum(x, 5); !math.IsNaN(s) {
-						t.Fatalf("%s n=%d general=%v: a NaN at %d gives the sum %v, want NaN", v, n, general, pos, s)
+					lo := float32(math.Inf(1))
+					for _, e := range x {
+						lo = min(lo, e) // min skips NaNs
+					}
+					for _, lo := range []float32{lo, float32(math.Inf(-1))} {
+						if s := expSum(slices.Clone(x), 5, lo); !math.IsNaN(s) {
+							t.Fatalf("%s n=%d general=%v lo=%v: a NaN at %d gives the sum %v, want NaN", v, n, general, lo, pos, s)
+						}
 					}
 				}
 			}

@@ -280,10 +280,12 @@ func TestSoftmaxAllocs(t *testing.T) {
 // TestSoftmaxPaths aims at the SIMD exponentials' two paths: groups of vectors (four
 // on AVX2, pairs on AVX-512) whose elements all lie in [−m, m] with 0 ≤ m ≤ 2¹² take
 // Fast2Sum; one element below −m, a −Inf, or a max outside [0, 2¹²] sends the group (or
-// the whole row) to the general path. On neon a group is four vectors, sixteen
-// elements, whose elements must lie in [max(−m, m − 103), m]; TestSoftmaxCutOff aims
-// at its bounds.
-// Lengths cover whole iterations of four vectors, single vectors and the padded tail.
+// the whole row) to the general path. On AVX a row whose minimum is at least −m skips
+// the check of each group: "fast" rows run so, the rows with an odd element not. On
+// neon a group is four vectors, sixteen elements, whose elements must lie in
+// [max(−m, m − 103), m]; TestSoftmaxCutOff aims at its bounds.
+// Lengths cover iterations of eight vectors, of four, single vectors and the padded
+// tail.
 func TestSoftmaxPaths(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	rows := []struct {
@@ -304,7 +306,7 @@ func TestSoftmaxPaths(t *testing.T) {
 	}
 	for _, v := range dispatch.Tested() {
 		for _, row := range rows {
-			for _, n := range []int{1, 15, 16, 17, 31, 48, 63, 64, 65, 127, 128, 200, 1024 + 13} {
+			for _, n := range []int{1, 15, 16, 17, 31, 48, 63, 64, 65, 96, 127, 128, 192, 200, 255, 1024 + 13} {
 				x := make([]float32, n)
 				for i := range x {
 					x[i] = row.lo + (row.max-row.lo)*r.Float32()
@@ -323,8 +325,8 @@ func TestSoftmaxPaths(t *testing.T) {
 }
 
 // TestSoftmaxMillion holds the bound at n = 2²⁰, where a float32 running sum would be
-// far outside it (2¹⁴ terms per lane); the SIMD variants sum in float32 only four
-// vectors at a time.
+// far outside it (2¹⁴ terms per lane); the SIMD variants sum in float32 only eight
+// vectors at a time (neon four).
 func TestSoftmaxMillion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("2²⁰-element rows in short mode")

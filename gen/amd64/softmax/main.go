@@ -78,8 +78,9 @@ func fold(isa ISA, v reg.VecVirtual, op func(a, b, dst Op)) reg.Register {
 // one operand order or the other, a separate NaN detector: the largest bit pattern
 // shifted left by one (sign dropped); only NaNs exceed 0xff000000 (-Inf<<1 and
 // +Inf<<1 are equal to it). Integer ops keep AVX2 and AVX-512 identical. Without
-// detectNaN it writes MaxNoNaN, a plain VMAXPS per vector, for Softmax, whose ExpSum
-// turns any NaN into a NaN sum.
+// detectNaN it writes MaxMin, a VMAXPS and a VMINPS per vector, for Softmax, whose
+// ExpSum turns any NaN into a NaN sum and runs without per-element range checks when
+// the minimum shows that no element needs them.
 func maxKernel(isa ISA, detectNaN bool) {
 	name := "Max" + isa.Suffix
 	if detectNaN {
@@ -88,52 +89,57 @@ func maxKernel(isa ISA, detectNaN bool) {
 		Doc(name+" returns the largest element of x (-Inf if x is empty, ignoring NaNs) and whether x holds a NaN.",
 			"The sign of a zero maximum is unspecified.")
 	} else {
-		name = "MaxNoNaN" + isa.Suffix
-		TEXT(name, NOSPLIT, "func(x []float32) float32")
+		name = "MaxMin" + isa.Suffix
+		TEXT(name, NOSPLIT, "func(x []float32) (max float32, min float32)")
 		Pragma("noescape")
-		Doc(name+" returns the largest element of x (-Inf if x is empty) if x holds no NaN;",
-			"otherwise its result is unspecified. The sign of a zero maximum is unspecified.")
+		Doc(name+" returns the largest and the smallest element of x (-Inf and +Inf if x is empty)",
+			"if x holds no NaN; otherwise its results are unspecified. The sign of a zero result is unspecified.")
 	}
 	x := Mem{Base: Load(Param("x").Base(), GP64())}
 	n := Load(Param("x").Len(), GP64())
 	negInf := splat("negInf", float32(math.Inf(-1)))
+	posInf := splat("posInf", float32(math.Inf(1)))
+	// nan holds the NaN detector with detectNaN, else the minimum.
 	var acc, nan [unroll]reg.VecVirtual
 	for u := range acc {
-		acc[u] = isa.Vec()
+		acc[u], nan[u] = isa.Vec(), isa.Vec()
 		VMOVUPS(negInf, acc[u])
 		if detectNaN {
-			nan[u] = isa.Vec()
 			VPSLLD(U8(1), acc[u], nan[u])
+		} else {
+			VMOVUPS(posInf, nan[u])
 		}
 	}
 	sacc, snan := XMM(), XMM()
 	VMOVUPS(negInf, sacc)
 	if detectNaN {
 		VPSLLD(U8(1), sacc, snan)
+	} else {
+		VMOVUPS(posInf, snan)
 	}
 
 	Loop(isa, n, unroll, func(k int) {
 		for u := 0; u < k; u++ {
-			if !detectNaN {
-				VMAXPS(x.Offset(u*isa.Bytes()), acc[u], acc[u])
-				continue
-			}
 			t := isa.Vec()
 			VMOVUPS(x.Offset(u*isa.Bytes()), t)
 			VMAXPS(t, acc[u], acc[u])
+			if !detectNaN {
+				VMINPS(t, nan[u], nan[u])
+				continue
+			}
 			VPSLLD(U8(1), t, t)
 			VPMAXUD(t, nan[u], nan[u])
 		}
 		ADDQ(U32(k*isa.Bytes()), x.Base)
 	}, func() {
+		t := XMM()
+		VMOVSS(x, t)
+		VMAXSS(t, sacc, sacc)
 		if detectNaN {
-			t := XMM()
-			VMOVSS(x, t)
-			VMAXSS(t, sacc, sacc)
 			VPSLLD(U8(1), t, t)
 			VPMAXUD(t, snan, snan)
 		} else {
-			VMAXSS(x, sacc, sacc)
+			VMINSS(t, snan, snan)
 		}
 		ADDQ(U8(4), x.Base)
 	})
@@ -141,17 +147,26 @@ func maxKernel(isa ISA, detectNaN bool) {
 		VMAXPS(acc[u], acc[0], acc[0])
 		if detectNaN {
 			VPMAXUD(nan[u], nan[0], nan[0])
+		} else {
+			VMINPS(nan[u], nan[0], nan[0])
 		}
 	}
-	m := fold(isa, acc[0], func(a, b, d Op) { VMAXPS(a, b, d) })
-	VMAXPS(sacc, m, m)
-	t := XMM()
-	VMOVHLPS(m, m, t)
-	VMAXPS(t, m, m)
-	VPSHUFD(U8(1), m, t)
-	VMAXSS(t, m, m)
-	Store(m, ReturnIndex(0))
-	if detectNaN {
+	// reduce folds v's lanes and the scalar s into v's low lane with op.
+	reduce := func(v, s reg.VecVirtual, op func(a, b, d Op)) reg.Register {
+		m := fold(isa, v, op)
+		op(s, m, m)
+		t := XMM()
+		VMOVHLPS(m, m, t)
+		op(t, m, m)
+		VPSHUFD(U8(1), m, t)
+		op(t, m, m)
+		return m
+	}
+	Store(reduce(acc[0], sacc, func(a, b, d Op) { VMAXPS(a, b, d) }), ReturnIndex(0))
+	if !detectNaN {
+		Store(reduce(nan[0], snan, func(a, b, d Op) { VMINPS(a, b, d) }), ReturnIndex(1))
+	} else {
+		t := XMM()
 		b := fold(isa, nan[0], func(a, b, d Op) { VPMAXUD(a, b, d) })
 		VPMAXUD(snan, b, b)
 		VPSHUFD(U8(0x0e), b, t)
@@ -350,6 +365,9 @@ func (t tableExp) consts(m, lim reg.VecVirtual) expConsts {
 		{t.table("Hi", func(v float64) float32 { return float32(v) }), &c.thi},
 		{t.table("Lo", func(v float64) float32 { return float32(v - float64(float32(v))) }), &c.tlo},
 	} {
+		if t.isa.Lanes == 16 && k.to == &c.c4 {
+			continue // AVX-512's polynomial is one degree shorter
+		}
 		*k.to = k.op
 		// AVX2 keeps the two tables in registers, since VPERMPS with a memory table
 		// takes its shuffle port twice as long (llvm-mca, znver4/5), and clampLo, so
@@ -468,22 +486,27 @@ func (t tableExp) exp(c expConsts, xs []reg.VecVirtual, general bool) []reg.VecV
 	return lo
 }
 
-// expSumTable writes ExpSum{AVX2,AVX512} on the table exponential: four vectors per
-// iteration, which take the fast path unless an element is below −m (or the row's max
-// is outside [0, 2¹²]), checked for the four at once on AVX2 and for each pair on
-// AVX-512. The four exponentials are summed in float32 as a tree of depth two and the
-// sum widened to float64: every term is rounded at most twice before the float64 sum
-// (relative error ≤ 2·2⁻²⁴), at 2 vector operations per vector rather than 3.
+// expSumTable writes ExpSum{AVX2,AVX512} on the table exponential: eight vectors per
+// iteration (then four, then one), which take the fast path unless an element is below
+// −m (or the row's max is outside [0, 2¹²]). When the caller's min shows no element
+// below −m, no vector is checked (the minimum comes from the max pass, whose loads it
+// shares, and the check cost the exp pass one compare per vector on its busiest ports:
+// Sapphire Rapids, n = 4096…131072, −3…−6 %); otherwise each group is, the four at once
+// on AVX2 and each pair on AVX-512. The eight exponentials are summed in float32 as a
+// tree of depth three and the sum widened to float64: every term is rounded at most
+// three times before the float64 sum (relative error ≤ 3·2⁻²⁴; kernels.Softmax's
+// bound allows it), at 1.5 vector operations per vector (2 with four per iteration).
 func expSumTable(t tableExp) {
 	isa := t.isa
 	avx512 := isa.Lanes == 16
 	name := "ExpSum" + isa.Suffix
-	TEXT(name, NOSPLIT, "func(x []float32, max float32) float64")
+	TEXT(name, NOSPLIT, "func(x []float32, max float32, min float32) float64")
 	Pragma("noescape")
 	nan := "a NaN element makes the sum NaN."
 	Doc(name+" replaces each x[i] by 2²⁴·exp(x[i]−max) and returns their sum, accumulated in float64",
-		fmt.Sprintf("from float32 sums of four. len(x) must be a multiple of %d and max finite and no smaller", isa.Lanes),
-		"than any element; "+nan)
+		fmt.Sprintf("from float32 sums of eight. len(x) must be a multiple of %d, max finite and no smaller", isa.Lanes),
+		"than any element and, if x holds no NaN, min no larger than any element (−Inf when unknown);",
+		nan)
 	x := Mem{Base: Load(Param("x").Base(), GP64())}
 	n := Load(Param("x").Len(), GP64())
 	m, lim := isa.Vec(), isa.Vec()
@@ -579,21 +602,52 @@ func expSumTable(t tableExp) {
 		Label(join)
 		return sum
 	}
-	top, tail, done := label("exp4", isa), label("exp1", isa), label("expdone", isa)
-	Label(top)
-	CMPQ(n, U32(4*isa.Lanes))
-	JB(LabelRef(tail))
-	var sum reg.VecVirtual
+	// loops runs eight vectors per iteration while eight remain, then four, each group
+	// of vectors checked or not; their float32 sums form one tree per iteration.
+	group := 4 // vectors per check
 	if avx512 {
-		sum = checked(0, 2)
-		VADDPS(checked(2, 2), sum, sum)
-	} else {
-		sum = checked(0, 4)
+		group = 2
 	}
-	flush(sum)
-	ADDQ(U32(4*isa.Bytes()), x.Base)
-	SUBQ(U32(4*isa.Lanes), n)
-	JMP(LabelRef(top))
+	tail, done := label("exp1", isa), label("expdone", isa)
+	loops := func(check bool) {
+		for _, vectors := range []int{8, 4} {
+			top, next := label(fmt.Sprintf("exp%d", vectors), isa), label(fmt.Sprintf("exp%ddone", vectors), isa)
+			Label(top)
+			CMPQ(n, U32(vectors*isa.Lanes))
+			JB(LabelRef(next))
+			var sums []reg.VecVirtual
+			for first := 0; first < vectors; first += group {
+				if check {
+					sums = append(sums, checked(first, group))
+				} else {
+					sums = append(sums, block(first, group, false))
+				}
+			}
+			for len(sums) > 1 {
+				var up []reg.VecVirtual
+				for i := 0; i < len(sums); i += 2 {
+					VADDPS(sums[i+1], sums[i], sums[i])
+					up = append(up, sums[i])
+				}
+				sums = up
+			}
+			flush(sums[0])
+			ADDQ(U32(vectors*isa.Bytes()), x.Base)
+			SUBQ(U32(vectors*isa.Lanes), n)
+			JMP(LabelRef(top))
+			Label(next)
+		}
+	}
+	// When min shows every element at or above lim, no group needs its check. (A NaN
+	// element takes the fast path either way: its exponential is NaN.)
+	lo, checkEach := XMM(), label("expchecked", isa)
+	VMOVSS(ParamAddr("min"), lo)
+	VUCOMISS(lim.AsX(), lo)
+	JB(LabelRef(checkEach)) // min < lim, or min is NaN
+	loops(false)
+	JMP(LabelRef(tail))
+	Label(checkEach)
+	loops(true)
 
 	Label(tail)
 	TESTQ(n, n)

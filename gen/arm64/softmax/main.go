@@ -194,8 +194,8 @@ func scaleKernel(f *File) {
 //	variant            elements   per iteration   per element   without loop control
 //	neon, old body        16           152            9.50          148    9.25
 //	neon, this body       16           105            6.56          103    6.44
-//	avx512                64           101            1.58           96    1.50
-//	avx2                  32           124            3.88          119    3.72
+//	avx512               128           169            1.32          164    1.28
+//	avx2                  64           217            3.39          212    3.31
 //
 // Per vector (of four lanes) this body takes 22 instructions for the exponential where
 // AVX-512 takes 17 (per vector of sixteen): the TBL index bytes (AND, DUP, MLA), the BIC
