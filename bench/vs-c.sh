@@ -21,8 +21,11 @@
 # (bench/peak.go) in the same round, for kvsimd and C alike. C has no rows for n a
 # power of two plus 16 nor for dim 64: the S+16 rows compare against C's time at S
 # scaled by the number of scores, and dim 64 is reported as its GFLOP/s over dim 128's.
-# DotF32F16 has no C twin; it is compared with C's fp32·fp32 dot, which loads more
-# bytes per element and converts nothing.
+# The C reference has no DotF32F16 and no AVX2 fp32 dot: bench/cdots/dots.c, built with
+# the C reference's flags when gcc is present, adds them, and one more row: the C
+# reference's AVX-512 fp32 dot called through a frame in memory, the way Go calls
+# assembly (ABI0), which shows what that calling convention alone costs a short dot
+# (rows "C in a Go ABI0 frame"; DotF32F16 gets the same from its C twin).
 set -euo pipefail
 
 rounds=${1:-3}
@@ -41,6 +44,12 @@ fi
 grep -o 'avx512[a-z]*' /proc/cpuinfo 2>/dev/null | sort -u | tr '\n' ' ' | sed 's/^/CPU AVX-512 features: /;s/$/\n/' || true
 
 (cd "$root" && go test -c -o "$work/bench.test" ./bench)
+cdots=
+if [[ -n $cref ]] && command -v gcc >/dev/null; then
+	gcc -O3 -mavx2 -mfma -mf16c -mbmi2 -o "$work/cdots" "$here/cdots/dots.c" && cdots=$work/cdots
+else
+	echo "bench/cdots not built (no C reference or no gcc): no C rows for DotF32F16 and AVX2 DotF32."
+fi
 
 # Each family's Go benchmarks, then the C reference's matching section (its letter),
 # so that the two compared runs are seconds apart rather than minutes.
@@ -59,6 +68,9 @@ for r in $(seq "$rounds"); do
 			-test.count "${COUNT:-11}" -test.benchtime "${BENCHTIME:-100ms}") >>"$work/go.$r"
 		if [[ -n $cref ]]; then
 			"$cref" "${fam%% *}" >>"$work/c.$r"
+		fi
+		if [[ -n $cdots && ${fam%% *} == d ]]; then
+			"$cdots" >>"$work/c.$r"
 		fi
 	done
 done
@@ -140,6 +152,7 @@ END {
 		if ((name, r) in peakns) val["peak " name, r] = peakns[name, r] / ns
 	}
 	# kernel | size | Go name (VAR for the variant) | C section | C size | C AVX-512 label | C AVX2 label
+	# (a label "section::label" is looked up in that section instead)
 	n = 0
 	row[++n] = "Scores 32×128·S|4096|Scores/dim=128/VAR/n=4096|score|4096|score_gemm_avx512 12x32(C)|score_gemm_avx2 6x16(C)"
 	row[++n] = "Scores 32×128·S|4112|Scores/dim=128/VAR/n=4112|score|4096|score_gemm_avx512 12x32(C)|score_gemm_avx2 6x16(C)"
@@ -151,8 +164,10 @@ END {
 		row[++n] = "Softmax|" sm[i] "|Softmax/VAR/n=" sm[i] "|softmax|" sm[i] "|softmax_avx512(C)|softmax_avx2(C)"
 	for (s = 128; s <= 1024; s *= 8) {
 		row[++n] = "DotF16|" s "|DotF16/VAR/n=" s "|fp16|" s "|dot_avx512(C)|dot_avx2_f16c_fma(C)"
-		row[++n] = "DotF32F16 (C: fp32 dot)|" s "|DotF32F16/VAR/n=" s "|fp16|" s "|dot_f32_avx512(C, fp32 inputs)|"
-		row[++n] = "DotF32|" s "|DotF32/VAR/n=" s "|fp16|" s "|dot_f32_avx512(C, fp32 inputs)|"
+		row[++n] = "DotF32F16|" s "|DotF32F16/VAR/n=" s "|cdots|" s "|dot_f32f16_avx512(C)|dot_f32f16_avx2(C)"
+		row[++n] = "DotF32|" s "|DotF32/VAR/n=" s "|fp16|" s "|dot_f32_avx512(C, fp32 inputs)|cdots::dot_f32_avx2(C)"
+		row[++n] = "DotF32F16 (C in a Go ABI0 frame)|" s "|DotF32F16/VAR/n=" s "|cdots|" s "|dot_f32f16_avx512(C, Go ABI0 frame)|"
+		row[++n] = "DotF32 (C in a Go ABI0 frame)|" s "|DotF32/VAR/n=" s "|cdots|" s "|dot_f32_avx512(C, Go ABI0 frame)|"
 	}
 	row[++n] = "ToFloat32|32768|ToFloat32/VAR/n=32768|cvt|32768|cvt_avx512(C)|cvt_avx2_f16c(C)"
 	row[++n] = "TopK 512 of|16384|TopK/VAR/n=16384|top-k|16384|C++ sample+AVX512 compress+nth_element|"
@@ -168,7 +183,8 @@ END {
 		split("avx512 avx2", vs, " ")
 		for (k = 1; k <= 2; k++) {
 			g = f[3]; sub(/VAR/, vs[k], g)
-			c = f[5+k] == "" ? "" : "c " f[4] " " f[5] " " f[5+k]
+			c = f[5+k] == "" ? "" : f[5+k] ~ /::/ ? "c " f[5+k] : "c " f[4] " " f[5] " " f[5+k]
+			sub(/::/, " " f[5] " ", c)
 			ct = c == "" ? "" : stat(c)
 			if (ct != "" || stat("go " g) != "") measured = 1
 			line = line " | " (ct == "" ? "–" : fmt_ns(ct * scale)) " | " fmt_ns(stat("go " g)) " | " (c == "" ? "– | –" : ratio("go " g, c, scale))
