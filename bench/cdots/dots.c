@@ -9,18 +9,18 @@
 //    AVX2 row. Each keeps 64 elements per iteration in four (AVX-512) or eight (AVX2)
 //    accumulators, like the C reference's AVX-512 fp32 dot.
 //
-// 2. The C reference's AVX-512 fp32 dot (the same loop, written out again here) called
-//    the way Go calls an assembly function (ABI0): the caller stores the arguments,
-//    seven words for two slices and a variant byte, into its frame, the callee loads
-//    them from there, checks the lengths and the variant, and stores its result into
-//    the frame, from which the caller loads it. A Go benchmark loop also keeps its
-//    loop counter in memory, which this does not copy. The ratio of this row to the
-//    plain C call is what the calling convention alone costs C's own kernel.
+// 2. The AVX-512 dots (the C reference's fp32 loop, written out again here, and the
+//    twin), each timed as a plain C call and called the way Go calls an assembly
+//    function (ABI0): the caller stores the arguments, seven words for two slices and
+//    a variant byte, into its frame, the callee loads them from there, checks the
+//    lengths and the variant, and stores its result into the frame, from which the
+//    caller loads it. A Go benchmark loop also keeps its loop counter in memory, which
+//    this does not copy. The ratio of the two is what the calling convention alone
+//    costs C's own kernel.
 #include <immintrin.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #define REPS 11
@@ -56,35 +56,25 @@ static uint16_t *ahalves(size_t n) {
 	return p;
 }
 
-BODY512 float f32_avx512(const float *a, const float *b, size_t n) {
-	__m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-	size_t i = 0;
-	for (; i + 64 <= n; i += 64) {
-		s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
-		s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16), s1);
-		s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 32), _mm512_loadu_ps(b + i + 32), s2);
-		s3 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 48), _mm512_loadu_ps(b + i + 48), s3);
+// The AVX-512 bodies: the C reference's fp32 dot, four accumulators of sixteen lanes,
+// with b loaded by LOADB: a float32 load or an fp16 load and conversion.
+#define FMA16(L, j) s##j = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16 * j), L(b + i + 16 * j), s##j)
+#define DOT_AVX512(name, T, LOADB, SCALARB)                                                    \
+	BODY512 float name(const float *a, const T *b, size_t n) {                                 \
+		__m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;                            \
+		size_t i = 0;                                                                          \
+		for (; i + 64 <= n; i += 64) {                                                         \
+			FMA16(LOADB, 0); FMA16(LOADB, 1); FMA16(LOADB, 2); FMA16(LOADB, 3);                 \
+		}                                                                                      \
+		float r = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3))); \
+		for (; i < n; i++) r += a[i] * SCALARB(b[i]);                                          \
+		return r;                                                                              \
 	}
-	float r = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
-	for (; i < n; i++) r += a[i] * b[i];
-	return r;
-}
-
-#define widen512(h) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(h)))
-
-BODY512 float f32f16_avx512(const float *a, const uint16_t *b, size_t n) {
-	__m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-	size_t i = 0;
-	for (; i + 64 <= n; i += 64) {
-		s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), widen512(b + i), s0);
-		s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), widen512(b + i + 16), s1);
-		s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 32), widen512(b + i + 32), s2);
-		s3 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 48), widen512(b + i + 48), s3);
-	}
-	float r = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
-	for (; i < n; i++) r += a[i] * _cvtsh_ss(b[i]);
-	return r;
-}
+#define LOADF512(p) _mm512_loadu_ps(p)
+#define LOADH512(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))
+#define SAME(x) (x)
+DOT_AVX512(f32_avx512, float, LOADF512, SAME)
+DOT_AVX512(f32f16_avx512, uint16_t, LOADH512, _cvtsh_ss)
 
 static inline float hsum256(__m256 v) {
 	__m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -100,7 +90,8 @@ static inline float hsum256(__m256 v) {
 		__m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0; \
 		size_t i = 0;                                                                          \
 		for (; i + 64 <= n; i += 64) {                                                         \
-			FMA8(LOADB, 0); FMA8(LOADB, 1); FMA8(LOADB, 2); FMA8(LOADB, 3); FMA8(LOADB, 4); FMA8(LOADB, 5); FMA8(LOADB, 6); FMA8(LOADB, 7);             \
+			FMA8(LOADB, 0); FMA8(LOADB, 1); FMA8(LOADB, 2); FMA8(LOADB, 3);                     \
+			FMA8(LOADB, 4); FMA8(LOADB, 5); FMA8(LOADB, 6); FMA8(LOADB, 7);                     \
 		}                                                                                      \
 		s0 = _mm256_add_ps(_mm256_add_ps(s0, s4), _mm256_add_ps(s1, s5));                      \
 		s2 = _mm256_add_ps(_mm256_add_ps(s2, s6), _mm256_add_ps(s3, s7));                      \
@@ -108,11 +99,10 @@ static inline float hsum256(__m256 v) {
 		for (; i < n; i++) r += a[i] * SCALARB(b[i]);                                          \
 		return r;                                                                              \
 	}
-#define LOADF(p) _mm256_loadu_ps(p)
-#define LOADH(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
-#define SAME(x) (x)
-DOT_AVX2(dot_f32_avx2, float, LOADF, SAME)
-DOT_AVX2(dot_f32f16_avx2, uint16_t, LOADH, _cvtsh_ss)
+#define LOADF256(p) _mm256_loadu_ps(p)
+#define LOADH256(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
+DOT_AVX2(dot_f32_avx2, float, LOADF256, SAME)
+DOT_AVX2(dot_f32f16_avx2, uint16_t, LOADH256, _cvtsh_ss)
 
 AVX512 float dot_f32_avx512(const float *a, const float *b, size_t n) { return f32_avx512(a, b, n); }
 
@@ -189,11 +179,16 @@ int main(void) {
 		// The twins must compute what they are timed for: a scalar float64 reference.
 		double want = 0, wanth = 0;
 		for (size_t i = 0; i < n; i++) want += (double)a[i] * b[i], wanth += (double)a[i] * _cvtsh_ss(h[i]);
-		float got[] = {dot_f32_avx2(a, b, n), dot_f32f16_avx2(a, h, n),
-		               has512 ? dot_f32f16_avx512(a, h, n) : (float)wanth, has512 ? callABI0(dot_f32_avx512_abi0, a, b, n) : (float)want,
-		               has512 ? callABI0(dot_f32f16_avx512_abi0, a, h, n) : (float)wanth};
-		double ref[] = {want, wanth, wanth, want, wanth};
-		for (int i = 0; i < 5; i++)
+		float got[] = {
+			dot_f32_avx2(a, b, n),
+			dot_f32f16_avx2(a, h, n),
+			has512 ? dot_f32_avx512(a, b, n) : (float)want,
+			has512 ? dot_f32f16_avx512(a, h, n) : (float)wanth,
+			has512 ? callABI0(dot_f32_avx512_abi0, a, b, n) : (float)want,
+			has512 ? callABI0(dot_f32f16_avx512_abi0, a, h, n) : (float)wanth,
+		};
+		double ref[] = {want, wanth, want, wanth, want, wanth};
+		for (int i = 0; i < 6; i++)
 			if (got[i] - ref[i] > 1e-3 || ref[i] - got[i] > 1e-3) {
 				fprintf(stderr, "dots.c: n=%zu: dot %d = %g, want %g\n", n, i, got[i], ref[i]);
 				return 1;
