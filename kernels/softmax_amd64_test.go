@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kvsimd/kvsimd/asm"
 	"github.com/kvsimd/kvsimd/internal/dispatch"
 )
 
@@ -50,6 +51,47 @@ func TestExpSumNaN(t *testing.T) {
 						}
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestMaxMin holds the max passes that Softmax runs to the largest and smallest
+// element: a minimum too large would let ExpSum skip the range check of an element
+// that needs it. Every length to 300, at every offset in a vector, with the extremes
+// planted anywhere, ±0 and ±Inf among them.
+func TestMaxMin(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, v := range dispatch.Tested() {
+		var maxMin func([]float32) (float32, float32)
+		switch v {
+		case "avx2":
+			maxMin = asm.MaxMinAVX2
+		case "avx512":
+			maxMin = asm.MaxMinAVX512
+		default:
+			continue
+		}
+		if m, lo := maxMin(nil); !math.IsInf(float64(m), -1) || !math.IsInf(float64(lo), 1) {
+			t.Fatalf("%s: empty x gives (%v, %v), want (-Inf, +Inf)", v, m, lo)
+		}
+		extremes := []float32{0, float32(math.Copysign(0, -1)), 1e30, -1e30, float32(math.Inf(1)), float32(math.Inf(-1))}
+		buf := make([]float32, 300+16)
+		for n := 1; n <= 300; n++ {
+			off := n % 16
+			x := buf[off : off+n]
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			x[r.IntN(n)] = extremes[r.IntN(len(extremes))]
+			x[r.IntN(n)] = extremes[r.IntN(len(extremes))]
+			want, wantLo := x[0], x[0]
+			for _, e := range x {
+				want, wantLo = max(want, e), min(wantLo, e)
+			}
+			m, lo := maxMin(x)
+			if m != want || lo != wantLo {
+				t.Fatalf("%s n=%d: (max, min) = (%v, %v), want (%v, %v)", v, n, m, lo, want, wantLo)
 			}
 		}
 	}
