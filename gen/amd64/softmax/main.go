@@ -491,11 +491,12 @@ func (t tableExp) exp(c expConsts, xs []reg.VecVirtual, general bool) []reg.VecV
 // −m (or the row's max is outside [0, 2¹²]). When the caller's min shows no element
 // below −m, no vector is checked (the minimum comes from the max pass, whose loads it
 // shares, and the check cost the exp pass one compare per vector on its busiest ports:
-// Sapphire Rapids, n = 4096…131072, −3…−6 %); otherwise each group is, the four at once
-// on AVX2 and each pair on AVX-512. The eight exponentials are summed in float32 as a
-// tree of depth three and the sum widened to float64: every term is rounded at most
-// three times before the float64 sum (relative error ≤ 3·2⁻²⁴; kernels.Softmax's
-// bound allows it), at 1.5 vector operations per vector (2 with four per iteration).
+// AVX-512 on a Sapphire Rapids Xeon, n = 4096…131072, −4…−7 % without it); otherwise
+// each group is, the four at once on AVX2 and each pair on AVX-512. The eight
+// exponentials are summed in float32 as a tree of depth three and the sum widened to
+// float64: every term is rounded at most three times before the float64 sum (relative
+// error ≤ 3·2⁻²⁴; kernels.Softmax's bound allows it), at 1.5 vector operations per
+// vector (2 with four per iteration: −2…−4 % on the same Xeon).
 func expSumTable(t tableExp) {
 	isa := t.isa
 	avx512 := isa.Lanes == 16
