@@ -99,23 +99,23 @@ func maxKernel(isa ISA, detectNaN bool) {
 	n := Load(Param("x").Len(), GP64())
 	negInf := splat("negInf", float32(math.Inf(-1)))
 	posInf := splat("posInf", float32(math.Inf(1)))
-	// nan holds the NaN detector with detectNaN, else the minimum.
-	var acc, nan [unroll]reg.VecVirtual
+	// aux holds the NaN detector with detectNaN, else the minimum.
+	var acc, aux [unroll]reg.VecVirtual
 	for u := range acc {
-		acc[u], nan[u] = isa.Vec(), isa.Vec()
+		acc[u], aux[u] = isa.Vec(), isa.Vec()
 		VMOVUPS(negInf, acc[u])
 		if detectNaN {
-			VPSLLD(U8(1), acc[u], nan[u])
+			VPSLLD(U8(1), acc[u], aux[u])
 		} else {
-			VMOVUPS(posInf, nan[u])
+			VMOVUPS(posInf, aux[u])
 		}
 	}
-	sacc, snan := XMM(), XMM()
+	sacc, saux := XMM(), XMM()
 	VMOVUPS(negInf, sacc)
 	if detectNaN {
-		VPSLLD(U8(1), sacc, snan)
+		VPSLLD(U8(1), sacc, saux)
 	} else {
-		VMOVUPS(posInf, snan)
+		VMOVUPS(posInf, saux)
 	}
 
 	Loop(isa, n, unroll, func(k int) {
@@ -124,11 +124,11 @@ func maxKernel(isa ISA, detectNaN bool) {
 			VMOVUPS(x.Offset(u*isa.Bytes()), t)
 			VMAXPS(t, acc[u], acc[u])
 			if !detectNaN {
-				VMINPS(t, nan[u], nan[u])
+				VMINPS(t, aux[u], aux[u])
 				continue
 			}
 			VPSLLD(U8(1), t, t)
-			VPMAXUD(t, nan[u], nan[u])
+			VPMAXUD(t, aux[u], aux[u])
 		}
 		ADDQ(U32(k*isa.Bytes()), x.Base)
 	}, func() {
@@ -137,18 +137,18 @@ func maxKernel(isa ISA, detectNaN bool) {
 		VMAXSS(t, sacc, sacc)
 		if detectNaN {
 			VPSLLD(U8(1), t, t)
-			VPMAXUD(t, snan, snan)
+			VPMAXUD(t, saux, saux)
 		} else {
-			VMINSS(t, snan, snan)
+			VMINSS(t, saux, saux)
 		}
 		ADDQ(U8(4), x.Base)
 	})
 	for u := 1; u < unroll; u++ {
 		VMAXPS(acc[u], acc[0], acc[0])
 		if detectNaN {
-			VPMAXUD(nan[u], nan[0], nan[0])
+			VPMAXUD(aux[u], aux[0], aux[0])
 		} else {
-			VMINPS(nan[u], nan[0], nan[0])
+			VMINPS(aux[u], aux[0], aux[0])
 		}
 	}
 	// reduce folds v's lanes and the scalar s into v's low lane with op.
@@ -164,11 +164,11 @@ func maxKernel(isa ISA, detectNaN bool) {
 	}
 	Store(reduce(acc[0], sacc, func(a, b, d Op) { VMAXPS(a, b, d) }), ReturnIndex(0))
 	if !detectNaN {
-		Store(reduce(nan[0], snan, func(a, b, d Op) { VMINPS(a, b, d) }), ReturnIndex(1))
+		Store(reduce(aux[0], saux, func(a, b, d Op) { VMINPS(a, b, d) }), ReturnIndex(1))
 	} else {
 		t := XMM()
-		b := fold(isa, nan[0], func(a, b, d Op) { VPMAXUD(a, b, d) })
-		VPMAXUD(snan, b, b)
+		b := fold(isa, aux[0], func(a, b, d Op) { VPMAXUD(a, b, d) })
+		VPMAXUD(saux, b, b)
 		VPSHUFD(U8(0x0e), b, t)
 		VPMAXUD(t, b, b)
 		VPSHUFD(U8(1), b, t)
