@@ -21,10 +21,11 @@ TEXT ·DotF16(SB), NOSPLIT, $0-60
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
 	VXORPS Z3, Z3, Z3
+	MOVQ   AX, BX
+	SHRQ   $0x06, BX
+	JZ     dotdoneAVX512_4
 
 dotAVX512_3:
-	CMPQ        AX, $0x00000040
-	JB          dotdoneAVX512_4
 	VCVTPH2PS   (DX), Z4
 	VCVTPH2PS   (CX), Z5
 	VFMADD231PS Z4, Z5, Z0
@@ -39,10 +40,12 @@ dotAVX512_3:
 	VFMADD231PS Z4, Z5, Z3
 	ADDQ        $0x00000080, CX
 	ADDQ        $0x00000080, DX
-	SUBQ        $0x00000040, AX
-	JMP         dotAVX512_3
+	DECQ        BX
+	JNZ         dotAVX512_3
 
 dotdoneAVX512_4:
+	ANDQ $0x0000003f, AX
+
 dotAVX512_5:
 	CMPQ        AX, $0x00000010
 	JB          dotdoneAVX512_6
@@ -103,10 +106,11 @@ notisaAVX512_2:
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
+	MOVQ   AX, BX
+	SHRQ   $0x06, BX
+	JZ     dotdoneAVX2_11
 
 dotAVX2_10:
-	CMPQ        AX, $0x00000040
-	JB          dotdoneAVX2_11
 	VCVTPH2PS   (DX), Y8
 	VCVTPH2PS   (CX), Y9
 	VFMADD231PS Y8, Y9, Y0
@@ -133,10 +137,12 @@ dotAVX2_10:
 	VFMADD231PS Y8, Y9, Y7
 	ADDQ        $0x00000080, CX
 	ADDQ        $0x00000080, DX
-	SUBQ        $0x00000040, AX
-	JMP         dotAVX2_10
+	DECQ        BX
+	JNZ         dotAVX2_10
 
 dotdoneAVX2_11:
+	ANDQ $0x0000003f, AX
+
 dotAVX2_12:
 	CMPQ        AX, $0x00000008
 	JB          dotdoneAVX2_13
@@ -205,10 +211,11 @@ TEXT ·DotF32F16(SB), NOSPLIT, $0-60
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
 	VXORPS Z3, Z3, Z3
+	MOVQ   AX, BX
+	SHRQ   $0x06, BX
+	JZ     dotdoneAVX512_19
 
 dotAVX512_18:
-	CMPQ        AX, $0x00000040
-	JB          dotdoneAVX512_19
 	VCVTPH2PS   (DX), Z4
 	VFMADD231PS (CX), Z4, Z0
 	VCVTPH2PS   32(DX), Z4
@@ -219,10 +226,12 @@ dotAVX512_18:
 	VFMADD231PS 192(CX), Z4, Z3
 	ADDQ        $0x00000100, CX
 	ADDQ        $0x00000080, DX
-	SUBQ        $0x00000040, AX
-	JMP         dotAVX512_18
+	DECQ        BX
+	JNZ         dotAVX512_18
 
 dotdoneAVX512_19:
+	ANDQ $0x0000003f, AX
+
 dotAVX512_20:
 	CMPQ        AX, $0x00000010
 	JB          dotdoneAVX512_21
@@ -284,10 +293,11 @@ notisaAVX512_17:
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
+	MOVQ   AX, BX
+	SHRQ   $0x06, BX
+	JZ     dotdoneAVX2_26
 
 dotAVX2_25:
-	CMPQ        AX, $0x00000040
-	JB          dotdoneAVX2_26
 	VCVTPH2PS   (DX), Y8
 	VFMADD231PS (CX), Y8, Y0
 	VCVTPH2PS   16(DX), Y8
@@ -306,10 +316,12 @@ dotAVX2_25:
 	VFMADD231PS 224(CX), Y8, Y7
 	ADDQ        $0x00000100, CX
 	ADDQ        $0x00000080, DX
-	SUBQ        $0x00000040, AX
-	JMP         dotAVX2_25
+	DECQ        BX
+	JNZ         dotAVX2_25
 
 dotdoneAVX2_26:
+	ANDQ $0x0000003f, AX
+
 dotAVX2_27:
 	CMPQ        AX, $0x00000008
 	JB          dotdoneAVX2_28
@@ -379,10 +391,11 @@ TEXT ·DotF32(SB), NOSPLIT, $0-60
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
 	VXORPS Z3, Z3, Z3
+	MOVQ   AX, BX
+	SHRQ   $0x06, BX
+	JZ     dotdoneAVX512_34
 
 dotAVX512_33:
-	CMPQ        AX, $0x00000040
-	JB          dotdoneAVX512_34
 	VMOVUPS     (CX), Z4
 	VFMADD231PS (DX), Z4, Z0
 	VMOVUPS     64(CX), Z4
@@ -393,10 +406,12 @@ dotAVX512_33:
 	VFMADD231PS 192(DX), Z4, Z3
 	ADDQ        $0x00000100, CX
 	ADDQ        $0x00000100, DX
-	SUBQ        $0x00000040, AX
-	JMP         dotAVX512_33
+	DECQ        BX
+	JNZ         dotAVX512_33
 
 dotdoneAVX512_34:
+	ANDQ $0x0000003f, AX
+
 dotAVX512_35:
 	CMPQ        AX, $0x00000010
 	JB          dotdoneAVX512_36
@@ -456,10 +471,11 @@ notisaAVX512_32:
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
+	MOVQ   AX, BX
+	SHRQ   $0x06, BX
+	JZ     dotdoneAVX2_41
 
 dotAVX2_40:
-	CMPQ        AX, $0x00000040
-	JB          dotdoneAVX2_41
 	VMOVUPS     (CX), Y8
 	VFMADD231PS (DX), Y8, Y0
 	VMOVUPS     32(CX), Y8
@@ -478,10 +494,12 @@ dotAVX2_40:
 	VFMADD231PS 224(DX), Y8, Y7
 	ADDQ        $0x00000100, CX
 	ADDQ        $0x00000100, DX
-	SUBQ        $0x00000040, AX
-	JMP         dotAVX2_40
+	DECQ        BX
+	JNZ         dotAVX2_40
 
 dotdoneAVX2_41:
+	ANDQ $0x0000003f, AX
+
 dotAVX2_42:
 	CMPQ        AX, $0x00000008
 	JB          dotdoneAVX2_43

@@ -6,6 +6,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"math/bits"
 	"os"
 	"regexp"
 	"strings"
@@ -190,11 +191,25 @@ func dot(isa ISA, a, b operand, n reg.Register, cont string) {
 		acc[i] = isa.Vec()
 		VXORPS(acc[i], acc[i], acc[i])
 	}
+	// The unrolled loop counts its iterations down in a register of its own and tests
+	// at the bottom: on AVX2 that ran 3–8 % faster at n = 128 and 3 % at n = 1024 than
+	// a test at the top and a jump back (Sapphire Rapids; AVX-512 within ±1.3 %). The
+	// loop over leftover vectors, which runs at most dotUnroll−1 times, tests at the top.
 	for _, k := range []int{dotUnroll(isa), 1} {
+		step := k * isa.Lanes // a power of two
 		top, done := label("dot", isa), label("dotdone", isa)
-		Label(top)
-		CMPQ(n, U32(k*isa.Lanes))
-		JB(LabelRef(done))
+		var count reg.GPVirtual
+		if k > 1 {
+			count = GP64()
+			MOVQ(n, count)
+			SHRQ(U8(bits.TrailingZeros(uint(step))), count)
+			JZ(LabelRef(done))
+			Label(top)
+		} else {
+			Label(top)
+			CMPQ(n, U32(step))
+			JB(LabelRef(done))
+		}
 		for u := 0; u < k; u++ {
 			ma, mb := pa.Offset(u*isa.Lanes*a.size), pb.Offset(u*isa.Lanes*b.size)
 			// A float32 side is the FMA's memory operand; halves need widening first.
@@ -207,11 +222,18 @@ func dot(isa ISA, a, b operand, n reg.Register, cont string) {
 				VFMADD231PS(b.vector(isa, mb), a.vector(isa, ma), acc[u])
 			}
 		}
-		ADDQ(U32(k*isa.Lanes*a.size), pa.Base)
-		ADDQ(U32(k*isa.Lanes*b.size), pb.Base)
-		SUBQ(U32(k*isa.Lanes), n)
-		JMP(LabelRef(top))
-		Label(done)
+		ADDQ(U32(step*a.size), pa.Base)
+		ADDQ(U32(step*b.size), pb.Base)
+		if k > 1 {
+			DECQ(count)
+			JNZ(LabelRef(top))
+			Label(done)
+			ANDQ(U32(step-1), n)
+		} else {
+			SUBQ(U32(step), n)
+			JMP(LabelRef(top))
+			Label(done)
+		}
 	}
 	for width := len(acc) / 2; width >= 1; width /= 2 { // pairwise: log₂ rounds
 		for i := range width {
