@@ -2,14 +2,18 @@
 
 package kernels
 
-import "github.com/kvsimd/kvsimd/asm"
+import (
+	"math"
+
+	"github.com/kvsimd/kvsimd/asm"
+)
 
 func init() {
 	maxOf.Add("neon", asm.MaxNEON)
 	sumOf.Add("neon", asm.SumNEON)
 	add.Add("neon", asm.AddNEON)
 	softmax.Add("neon", func(x []float32) {
-		softmaxPasses(x, withoutMin(asm.MaxNEON), expSumNEON, asm.ScaleNEON)
+		softmaxPasses(x, maxMinNEON, expSumNEON, asm.ScaleNEON)
 	})
 	avgPool1D.Add("neon", func(dst, src []float32, kernel int) {
 		poolWith(dst, src, kernel, avgPoolRange, func(d, s []float32) {
@@ -23,5 +27,8 @@ func init() {
 	})
 }
 
-// expSumNEON needs no lower bound: its exponential checks no range.
+// maxMinNEON and expSumNEON fit the NEON passes to softmaxPasses. The NEON exponential
+// checks no range, so it takes no lower bound and −Inf stands for one.
+func maxMinNEON(x []float32) (float32, float32) { return asm.MaxNEON(x), float32(math.Inf(-1)) }
+
 func expSumNEON(x []float32, m, _ float32) float64 { return asm.ExpSumNEON(x, m) }

@@ -4,14 +4,12 @@ import "math"
 
 // softmaxGeneric is the scalar reference: float64 math.Exp per element.
 func softmaxGeneric(x []float32) {
-	softmaxPasses(x, withoutMin(maxGeneric), expSumGeneric, scaleGeneric)
+	softmaxPasses(x, maxMinGeneric, expSumGeneric, scaleGeneric)
 }
 
-// withoutMin turns a maximum into a softmaxPasses maxMin for an expSum that takes no
-// lower bound: −Inf bounds every element.
-func withoutMin(max func([]float32) float32) func([]float32) (float32, float32) {
-	return func(x []float32) (float32, float32) { return max(x), float32(math.Inf(-1)) }
-}
+// maxMinGeneric gives −Inf as the lower bound, which bounds every element:
+// expSumGeneric takes none.
+func maxMinGeneric(x []float32) (float32, float32) { return maxGeneric(x), float32(math.Inf(-1)) }
 
 // expSumGeneric needs no lower bound.
 func expSumGeneric(x []float32, m, _ float32) float64 {
