@@ -4,7 +4,7 @@
 
 package asm
 
-// AvgPool1DValidNEON sets dst[i] = scale·(src[i] + … + src[i+kernel−1]), summed in that order, for i < len(dst). len(src) must be at least len(dst)+kernel−1 and kernel at least 1.
+// AvgPool1DValidNEON sets dst[i] = scale·(src[i] + (src[i+1]+src[i+2]) + … + (src[i+kernel−2]+src[i+kernel−1])), summed in that order, for i < len(dst). len(src) must be at least len(dst)+kernel−1 and kernel at least 1.
 //
 //go:noescape
 func AvgPool1DValidNEON(dst []float32, src []float32, kernel int, scale float32)

@@ -18,16 +18,23 @@ loop16:
 	BLT loop4
 	VLD1 (R3), [V0.S4, V1.S4, V2.S4, V3.S4]
 	MOVD R3, R4
-	SUB $1, R6, R5
+	LSR $1, R6, R5
 
 cols16:
 	CBZ R5, cols16_end
 	ADD $4, R4
+	ADD $4, R4, R7
 	VLD1 (R4), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD $0x4e20d480 // fadd v0.4s, v4.4s, v0.4s
-	WORD $0x4e21d4a1 // fadd v1.4s, v5.4s, v1.4s
-	WORD $0x4e22d4c2 // fadd v2.4s, v6.4s, v2.4s
-	WORD $0x4e23d4e3 // fadd v3.4s, v7.4s, v3.4s
+	VLD1 (R7), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD $0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
+	WORD $0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
+	WORD $0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
+	WORD $0x4e2bd4e7 // fadd v7.4s, v7.4s, v11.4s
+	WORD $0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD $0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD $0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD $0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	ADD $4, R4
 	SUB $1, R5
 	B cols16
 
@@ -46,13 +53,17 @@ loop4:
 	BLT tail
 	VLD1 (R3), [V0.S4]
 	MOVD R3, R4
-	SUB $1, R6, R5
+	LSR $1, R6, R5
 
 cols4:
 	CBZ R5, cols4_end
 	ADD $4, R4
+	ADD $4, R4, R7
 	VLD1 (R4), [V4.S4]
-	WORD $0x4e20d480 // fadd v0.4s, v4.4s, v0.4s
+	VLD1 (R7), [V8.S4]
+	WORD $0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
+	WORD $0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	ADD $4, R4
 	SUB $1, R5
 	B cols4
 
@@ -67,13 +78,16 @@ tail:
 	CBZ R1, done
 	FMOVS (R3), F0
 	MOVD R3, R4
-	SUB $1, R6, R5
+	LSR $1, R6, R5
 
 cols1:
 	CBZ R5, cols1_end
 	ADD $4, R4
 	FMOVS (R4), F4
+	FMOVS 4(R4), F5
+	FADDS F5, F4, F4
 	FADDS F4, F0, F0
+	ADD $4, R4
 	SUB $1, R5
 	B cols1
 

@@ -11,8 +11,8 @@ import (
 )
 
 // FuzzPool1D checks both poolings of every variant against their documented reference
-// loops: average bit for bit (every variant sums the window in index order and scales
-// by the rounded reciprocal), max exactly with NaN propagating.
+// loops: average bit for bit (every variant sums the window in the documented order of
+// pairs and scales by the rounded reciprocal), max exactly with NaN propagating.
 func FuzzPool1D(f *testing.F) {
 	f.Add([]byte{0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0xc0, 0x7f, 0x00, 0x00, 0x80, 0xff, 0x00, 0x00, 0x00, 0x80}, uint8(2))
 	f.Fuzz(func(t *testing.T, data []byte, k uint8) {

@@ -18,16 +18,22 @@ var (
 // over the padding. With p = kernel/2:
 //
 //	for i := range dst {
-//		var s float32
-//		for j := i − p; j <= i + p; j++ { if 0 ≤ j < len(src) { s += src[j] } }
+//		w := src[max(i−p, 0):min(i+p+1, len(src))] // the window, padding left out
+//		s := w[0]
+//		for j := 1; j+1 < len(w); j += 2 { s += w[j] + w[j+1] }
+//		if len(w)%2 == 0 { s += w[len(w)−1] }
 //		dst[i] = s * (1 / float32(kernel))
 //	}
 //
-// The window is summed in float32 in index order and scaled by the rounded reciprocal,
-// the same operations in every variant, so all variants give the same bits. Against
-// the exact average a = Σ src[j]/kernel, with S = Σ|src[j]| over the window:
+// The window is summed in float32 in that order, its first element and then pairs of
+// neighbours, and scaled by the rounded reciprocal: the same operations in every
+// variant, so all variants give the same bits. The order lets the SIMD variants add
+// each pair of neighbours once for every window that holds it: kernel 7 takes four adds
+// per output instead of six. No element goes through more than (kernel+1)/2 of the
+// sum's roundings, so against the exact average a = Σ src[j]/kernel, with S = Σ|src[j]|
+// over the window:
 //
-//	|dst[i] − a| ≤ (kernel+2)·2⁻²⁴·S/kernel + 2⁻¹⁴⁹
+//	|dst[i] − a| ≤ (kernel+7)·2⁻²⁵·S/kernel + 2⁻¹⁴⁹
 //
 // (the last term for averages that underflow float32's subnormal range).
 // NaN and Inf propagate as in float32 addition; a window whose partial sums exceed

@@ -46,7 +46,7 @@ func checkPoolVariant(t *testing.T, v string, src []float32, kernel, off int) {
 		if !sameFloat(avg[i], genAvg[i]) {
 			t.Fatalf("%s n=%d k=%d: avg[%d] = %v, generic %v", v, len(src), kernel, i, avg[i], genAvg[i])
 		}
-		bound := float64(kernel+2)*0x1p-24*abs/float64(kernel) + 0x1p-149
+		bound := float64(kernel+7)*0x1p-25*abs/float64(kernel) + 0x1p-149
 		// Only windows whose partial sums stay in float32's range are bounded.
 		if abs <= math.MaxFloat32 && math.Abs(float64(avg[i])-a) > bound {
 			t.Fatalf("%s n=%d k=%d: avg[%d] = %v, float64 %v: error %.3g > %.3g", v, len(src), kernel, i, avg[i], a, math.Abs(float64(avg[i])-a), bound)
@@ -205,7 +205,7 @@ func readSnapOracle(t *testing.T, file string) *snapOracle {
 
 // TestPoolOracle pools the oracle's votes over all L (the seed rule) and over the
 // prefix L−W (the paper's rule) and compares with PyTorch's pooled tensors: avg within
-// our bound plus PyTorch's own rounding of the same size, max exactly for the seed
+// our bound plus that of PyTorch's own sum, in index order, max exactly for the seed
 // rule. The paper's code recomputes the prefix votes, which then differ from `votes`
 // in the last bit at a few positions (small_h2_l128 has six, by 2e-8), so its pooled
 // prefix is checked within the README's 2e-7 tolerance for float tensors.
@@ -231,7 +231,7 @@ func TestPoolOracle(t *testing.T) {
 					maxPool1D.For(v)(mx, tc.src, p.Kernel)
 					for i := range avg {
 						_, abs, _ := poolReference(tc.src, p.Kernel, i)
-						bound := 2*float64(p.Kernel+2)*0x1p-24*abs/float64(p.Kernel) + tc.tol
+						bound := float64(p.Kernel+7)*0x1p-25*abs/float64(p.Kernel) + float64(p.Kernel+2)*0x1p-24*abs/float64(p.Kernel) + tc.tol
 						if math.Abs(float64(avg[i]-tc.avg[i])) > bound {
 							t.Fatalf("%s %s %s row %d: avg[%d] = %v, PyTorch %v", v, file, tc.name, row, i, avg[i], tc.avg[i])
 						}

@@ -23,16 +23,20 @@ func PoolWindow(src []float32, kernel, i int) []float32 {
 	return src[max(i-p, 0):min(i+p+1, len(src))]
 }
 
-// AvgPool1D is kernels.AvgPool1D's reference loop, in float32: the window summed in
-// index order, scaled by the rounded reciprocal of kernel, which every variant
-// reproduces bit for bit.
+// AvgPool1D is kernels.AvgPool1D's reference loop, in float32: each window summed as
+// its first element and then pairs of neighbours, (w[1]+w[2]), (w[3]+w[4]), …, with a
+// lone last element where the window is even (cut by the padding), and scaled by the
+// rounded reciprocal of kernel, which every variant reproduces bit for bit.
 func AvgPool1D(src []float32, kernel int) []float32 {
 	dst := make([]float32, len(src))
 	for i := range dst {
 		w := PoolWindow(src, kernel, i)
 		s := w[0]
-		for _, v := range w[1:] {
-			s += v
+		for j := 1; j+1 < len(w); j += 2 {
+			s += w[j] + w[j+1]
+		}
+		if len(w)%2 == 0 {
+			s += w[len(w)-1]
 		}
 		dst[i] = s * (1 / float32(kernel))
 	}

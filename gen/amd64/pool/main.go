@@ -28,7 +28,7 @@ func main() {
 	Header()
 	for _, isa := range Both {
 		pool(isa, "AvgPool1DValid", "func(dst []float32, src []float32, kernel int, scale float32)",
-			"dst[i] = scale·(src[i] + … + src[i+kernel−1]), summed in that order, for i < len(dst).")
+			"dst[i] = scale·(src[i] + (src[i+1]+src[i+2]) + … + (src[i+kernel−2]+src[i+kernel−1])), summed in that order, for i < len(dst).")
 		pool(isa, "MaxPool1DValid", "func(dst []float32, src []float32, kernel int)",
 			"dst[i] = max(src[i], …, src[i+kernel−1]) for i < len(dst), NaNs ignored as VMAXPS does.")
 	}
@@ -64,14 +64,9 @@ func pool(isa ISA, base, signature, what string) {
 		s = isa.Vec()
 		VBROADCASTSS(ss, s)
 	}
-	fold := func(m Op, acc reg.Register) {
-		if avg {
-			VADDPS(m, acc, acc)
-		} else {
-			VMAXPS(m, acc, acc)
-		}
-	}
-	// window runs fold once per column 1..kernel−1, with w pointing at that column.
+	// window runs folds once per step of the window after its first column, with w
+	// pointing at the step's first column: a step is one column for the maximum and a
+	// pair of neighbouring columns for the average (AvgPool1D's order).
 	window := func(folds func(w Mem)) {
 		id := labels
 		labels++
@@ -80,11 +75,18 @@ func pool(isa ISA, base, signature, what string) {
 		cols := GP64()
 		MOVQ(src.Base, w.Base)
 		MOVQ(kernel, cols)
+		if avg {
+			SHRQ(U8(1), cols) // (kernel−1)/2 pairs
+			INCQ(cols)
+		}
 		Label(top)
 		DECQ(cols)
 		JZ(LabelRef(done))
 		ADDQ(U8(4), w.Base)
 		folds(w)
+		if avg {
+			ADDQ(U8(4), w.Base)
+		}
 		JMP(LabelRef(top))
 		Label(done)
 	}
@@ -96,7 +98,14 @@ func pool(isa ISA, base, signature, what string) {
 		}
 		window(func(w Mem) {
 			for u := range acc {
-				fold(w.Offset(u*isa.Bytes()), acc[u])
+				if !avg {
+					VMAXPS(w.Offset(u*isa.Bytes()), acc[u], acc[u])
+					continue
+				}
+				pair := isa.Vec()
+				VMOVUPS(w.Offset(u*isa.Bytes()), pair)
+				VADDPS(w.Offset(u*isa.Bytes()+4), pair, pair)
+				VADDPS(pair, acc[u], acc[u])
 			}
 		})
 		for u := range acc {
@@ -114,6 +123,7 @@ func pool(isa ISA, base, signature, what string) {
 			t := XMM()
 			VMOVSS(w, t)
 			if avg {
+				VADDSS(w.Offset(4), t, t)
 				VADDSS(t, acc, acc)
 			} else {
 				VMAXSS(t, acc, acc)
@@ -147,21 +157,21 @@ func fixedUnroll(isa ISA) int {
 // fixedMargin is how many vectors past the last window the fixed-size bodies may read.
 const fixedMargin = 3
 
-// avgLoaded lists, per window size, the window shifts that the average bodies take
-// from unaligned loads; the others are formed in registers from two aligned vectors
-// (VALIGND; on AVX2 VPERM2F128 once per pair, then VPALIGNR). A zmm load that crosses a
-// cache line costs about a load cycle (the load ports do two aligned ones a cycle), a
-// shuffle one slot of the four FP pipes the adds and the scaling already fill, so the
-// mix balances the two. On AVX2 a shift by half a vector is the VPERM2F128 itself and
-// the unaligned ymm loads cost less, so more windows are loads. Measured on Zen 5 in
-// L1 (ns per 16 outputs): AVX-512 k=5 0.64 with {3} against 0.66–0.72 with {2}, {2,4}
-// or {1,3}, k=7 0.90 with {2,5} against 0.98–1.0 with {3}, {2,4,6} or {1,2,3}; AVX2
-// k=5 1.11 with {1,3} against 1.55 with none, k=7 1.59 with {1,2,3} against 1.77 with
-// {1,3} and 2.2 with none.
-var avgLoaded = map[string]map[int][]int{
-	"AVX512": {3: {2}, 5: {3}, 7: {2, 5}},
-	"AVX2":   {3: {1}, 5: {1, 3}, 7: {1, 2, 3}},
-}
+// The average bodies sum each output vector in AvgPool1D's order: its aligned source
+// vector x plus the pairs P1, P3, … of neighbours src[j]+src[j+1] starting 1, 3, …
+// lanes further. They add the pair vector p = x + (x shifted by one lane) once per
+// position and form P1, P3, … as shifts of p and the next p in registers (VALIGND; on
+// AVX2 VPERM2F128 once per pair, then VPALIGNR): (kernel+1)/2 adds per output vector
+// instead of the kernel−1 of index order. avgLoadX1 says, per ISA, whether x shifted
+// by one lane is an unaligned load rather than a shift. Measured on a Sapphire Rapids
+// Xeon (ns per call, 131072 outputs with src and dst in L2, and 4096 in L1): AVX-512
+// k=5 12.4 µs with the shift against 13.3 µs with the load, k=7 12.1 against 14.2 µs,
+// level in L1, where llvm-mca's Zen 5 model puts the load 9 % ahead: a zmm load that
+// crosses a cache line costs more when its lines come from L2. AVX2 k=5 15.0 µs with
+// the load against 23.2 µs with the shift, whose VPERM2F128 and VPALIGNR share one
+// port; and taking every pair from two unaligned loads instead of sharing it measured
+// 20–35 % slower on both ISAs.
+var avgLoadX1 = map[string]bool{"AVX512": false, "AVX2": true}
 
 // A stream hands out, for one iteration of a fixed-size body, the aligned source
 // vectors x[pos] (pos counting vectors from the iteration's start) and their shifts.
@@ -263,41 +273,53 @@ func fixedHeader(isa ISA, base string, k int, signature, extra string) (dst, src
 	return dst, src, n
 }
 
-// poolFixedAvg writes AvgPool1DValid{k}{AVX2,AVX512}: each source vector is loaded once
-// (aligned when the caller aligns src) and the shifted windows come from two of them
-// in registers or from unaligned loads (avgLoaded). The k−1 adds of one output vector
-// are a chain, so the body interleaves fixedUnroll chains, window by window; the adds
-// alternate between VADDPS and VFMADD231PS by 1.0 (the same rounding) to spread them
-// over the add and FMA pipes. Sums run in the general kernel's order, so the bits are
-// the same.
+// poolFixedAvg writes AvgPool1DValid{k}{AVX2,AVX512}: each source vector is loaded
+// once (aligned when the caller aligns src), and each pair vector is added once and
+// shifted in registers (avgLoadX1). The adds of one output vector are a chain, so the body interleaves
+// fixedUnroll chains, pair by pair; the adds alternate between VADDPS and VFMADD231PS
+// by 1.0 (the same rounding) to spread them over the add and FMA pipes. Sums run in the
+// general kernel's order, so the bits are the same.
 func poolFixedAvg(isa ISA, k int) {
 	name := fmt.Sprintf("AvgPool1DValid%d%s", k, isa.Suffix)
 	dst, src, n := fixedHeader(isa, "AvgPool1DValid", k, "func(dst []float32, src []float32, scale float32)", "")
 	s, one := isa.Vec(), isa.Vec()
 	VBROADCASTSS(ParamAddr("scale"), s)
 	VBROADCASTSS(splatOne(), one)
-	loaded := map[int]bool{}
-	for _, sh := range avgLoaded[isa.Suffix][k] {
-		loaded[sh] = true
-	}
-	carry := isa.Vec()
-	VMOVUPS(src, carry)
+	// The aligned source vector and the pair vector at the iteration's first position
+	// come from the previous iteration.
+	carryX, carryP := isa.Vec(), isa.Vec()
+	VMOVUPS(src, carryX)
+	VADDPS(src.Offset(4), carryX, carryP)
 	unroll := fixedUnroll(isa)
 	fixedLoop(isa, name, n, src, dst, func() {
 		st := newStream(isa, src, 1)
-		st.x[0] = carry
-		acc := make([]reg.VecVirtual, unroll)
-		for u := range acc {
-			acc[u] = isa.Vec()
-			VADDPS(st.shifted(u, 1, loaded[1]), st.at(u), acc[u])
+		st.x[0] = carryX
+		pairs := map[int]reg.VecVirtual{0: carryP}
+		pairVector := func(pos int) reg.VecVirtual {
+			if v, ok := pairs[pos]; ok {
+				return v
+			}
+			v := isa.Vec()
+			VADDPS(st.shifted(pos, 1, avgLoadX1[isa.Suffix]), st.at(pos), v)
+			pairs[pos] = v
+			return v
 		}
-		for sh := 2; sh < k; sh++ {
+		mid := map[int]reg.VecVirtual{}
+		// pair returns the pairs src[j]+src[j+1] for j = lanes·pos+sh … lanes·(pos+1)+sh−1.
+		pair := func(pos, sh int) reg.VecVirtual {
+			return shiftPair(isa, pairVector(pos), pairVector(pos+1), sh, mid, pos)
+		}
+		acc := make([]reg.VecVirtual, unroll)
+		for sh := 1; sh < k; sh += 2 {
 			for u := range acc {
-				w := st.shifted(u, sh, loaded[sh])
-				if (sh+u)%2 == 0 {
-					VFMADD231PS(w, one, acc[u])
-				} else {
-					VADDPS(w, acc[u], acc[u])
+				switch {
+				case sh == 1:
+					acc[u] = isa.Vec()
+					VADDPS(pair(u, 1), st.at(u), acc[u])
+				case (sh/2+u)%2 == 0:
+					VFMADD231PS(pair(u, sh), one, acc[u])
+				default:
+					VADDPS(pair(u, sh), acc[u], acc[u])
 				}
 			}
 		}
@@ -305,7 +327,8 @@ func poolFixedAvg(isa ISA, k int) {
 			VMULPS(s, acc[u], acc[u])
 			VMOVUPS(acc[u], dst.Offset(isa.Bytes()*u))
 		}
-		VMOVAPS(st.at(unroll), carry)
+		VMOVAPS(st.at(unroll), carryX)
+		VMOVAPS(pairVector(unroll), carryP)
 	})
 	VZEROUPPER()
 	RET()
