@@ -103,9 +103,9 @@ func scaleAligned(x []float32, s float32, lanes int, scale func([]float32, float
 // poolFixedSpan returns the outputs [lo, hi) of the valid pooling d of s that a
 // fixed-size body (asm.{Avg,Max}Pool1DValid{3,5,7}{AVX2,AVX512}) takes: whole blocks
 // of block outputs from the first one whose source vector is 64-byte aligned (so that
-// the bodies' aligned loads stay within a cache line), leaving the margin elements they
-// read past the last window inside s. lo == hi where kernel has no body or d is too
-// short.
+// the bodies' aligned loads stay within a cache line; the AVX-512 bodies realign their
+// stores to dst's own boundaries), leaving the margin elements they read past the last
+// window inside s. lo == hi where kernel has no body or d is too short.
 func poolFixedSpan(d, s []float32, kernel, block, margin int) (lo, hi int) {
 	if kernel != 3 && kernel != 5 && kernel != 7 {
 		return 0, 0
