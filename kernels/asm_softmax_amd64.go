@@ -10,18 +10,18 @@ import (
 )
 
 func init() {
-	maxAVX2, maxAVX512 := maxNaN(asm.MaxAVX2), maxNaN(asm.MaxAVX512)
+	maxAVX2, maxAVX512 := maxNaN(8, asm.MaxAVX2), maxNaN(16, asm.MaxAVX512)
 	maxOf.Add("avx2", maxAVX2)
 	maxOf.Add("avx512", maxAVX512)
 	sumOf.Add("avx2", asm.SumAVX2)
 	sumOf.Add("avx512", asm.SumAVX512)
-	add.Add("avx2", asm.AddAVX2)
-	add.Add("avx512", asm.AddAVX512)
+	add.Add("avx2", addAligned(8, asm.AddAVX2))
+	add.Add("avx512", addAligned(16, asm.AddAVX512))
 	softmax.Add("avx2", func(x []float32) {
-		softmaxPasses(x, asm.MaxMinAVX2, expSumAVX2, scaleAVX2)
+		softmaxPasses(x, maxMinAVX2, expSumAVX2, scaleAVX2)
 	})
 	softmax.Add("avx512", func(x []float32) {
-		softmaxPasses(x, asm.MaxMinAVX512, expSumAVX512, scaleAVX512)
+		softmaxPasses(x, maxMinAVX512, expSumAVX512, scaleAVX512)
 	})
 	avgPool1D.Add("avx2", avgPoolFixed(false, asm.AvgPool1DValidAVX2))
 	avgPool1D.Add("avx512", avgPoolFixed(true, asm.AvgPool1DValidAVX512))
@@ -31,6 +31,9 @@ func init() {
 
 func expSumAVX2(x []float32, m, lo float32) float64   { return expSumAligned(false, x, m, lo) }
 func expSumAVX512(x []float32, m, lo float32) float64 { return expSumAligned(true, x, m, lo) }
+
+func maxMinAVX2(x []float32) (float32, float32)   { return maxMinAligned(x, 8, asm.MaxMinAVX2) }
+func maxMinAVX512(x []float32) (float32, float32) { return maxMinAligned(x, 16, asm.MaxMinAVX512) }
 
 // The two passes that store (ExpSum and Scale) run their vector bodies from x's first
 // element on a vector boundary: an unaligned store of a whole vector splits across two
@@ -206,14 +209,45 @@ func maxPoolFixed(avx512 bool, asmMax func([]float32) (float32, bool), valid fun
 	}
 }
 
+// The passes that only read (Max, and Softmax's MaxMin) also start their vector bodies
+// on a vector boundary and take the elements before it in Go: on a Sapphire Rapids
+// Xeon, Max over 131072 floats 12 bytes past a boundary took 7.3 µs against 5.4 µs
+// aligned, every zmm load splitting a cache line.
+
 // maxNaN turns an asm maximum that reports NaNs on the side (VMAXPS drops them) into
 // Max's contract.
-func maxNaN(asmMax func([]float32) (float32, bool)) func([]float32) float32 {
+func maxNaN(lanes int, asmMax func([]float32) (float32, bool)) func([]float32) float32 {
 	return func(x []float32) float32 {
-		m, nan := asmMax(x)
+		head := alignedHead(x, lanes)
+		m, nan := asmMax(x[head:])
 		if nan {
 			return float32(math.NaN())
 		}
+		if head > 0 {
+			m = max(m, maxGeneric(x[:head])) // NaN if the head holds one
+		}
 		return m
 	}
+}
+
+// addAligned runs an asm Add from dst's first vector boundary on and adds the elements
+// before it in Go (one IEEE add each, the same bits): on the Xeon, AVX2 Add into a dst
+// 12 bytes past a boundary took 13.3 µs against 10.5 µs aligned (131072 floats).
+func addAligned(lanes int, asmAdd func(dst, src []float32)) func(dst, src []float32) {
+	return func(dst, src []float32) {
+		head := alignedHead(dst, lanes)
+		addGeneric(dst[:head], src[:head])
+		asmAdd(dst[head:], src[head:])
+	}
+}
+
+// maxMinAligned is asm MaxMin from x's first vector boundary on; a NaN in the elements
+// before it makes both results NaN.
+func maxMinAligned(x []float32, lanes int, asmMaxMin func([]float32) (float32, float32)) (float32, float32) {
+	head := alignedHead(x, lanes)
+	m, lo := asmMaxMin(x[head:])
+	for _, v := range x[:head] {
+		m, lo = max(m, v), min(lo, v)
+	}
+	return m, lo
 }

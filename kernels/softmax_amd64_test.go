@@ -8,7 +8,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/kvsimd/kvsimd/asm"
 	"github.com/kvsimd/kvsimd/internal/dispatch"
 )
 
@@ -56,19 +55,20 @@ func TestExpSumNaN(t *testing.T) {
 	}
 }
 
-// TestMaxMin holds the max passes that Softmax runs to the largest and smallest
-// element: a minimum too large would let ExpSum skip the range check of an element
-// that needs it. Every length to 300, at every offset in a vector, with the extremes
-// planted anywhere, ±0 and ±Inf among them.
+// TestMaxMin holds the max passes that Softmax runs (the asm from the first vector
+// boundary, Go before it) to the largest and smallest element: a minimum too large
+// would let ExpSum skip the range check of an element that needs it. Every length to
+// 300, at every offset from a 64-byte boundary, with the extremes planted anywhere, ±0
+// and ±Inf among them.
 func TestMaxMin(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, v := range dispatch.Tested() {
 		var maxMin func([]float32) (float32, float32)
 		switch v {
 		case "avx2":
-			maxMin = asm.MaxMinAVX2
+			maxMin = maxMinAVX2
 		case "avx512":
-			maxMin = asm.MaxMinAVX512
+			maxMin = maxMinAVX512
 		default:
 			continue
 		}
@@ -76,7 +76,7 @@ func TestMaxMin(t *testing.T) {
 			t.Fatalf("%s: empty x gives (%v, %v), want (-Inf, +Inf)", v, m, lo)
 		}
 		extremes := []float32{0, float32(math.Copysign(0, -1)), 1e30, -1e30, float32(math.Inf(1)), float32(math.Inf(-1))}
-		buf := make([]float32, 300+16)
+		buf := alignedFloats(300 + 16)
 		for n := 1; n <= 300; n++ {
 			off := n % 16
 			x := buf[off : off+n]
