@@ -15,10 +15,11 @@ const offsetRow = 131072
 // BenchmarkOffset runs the row kernels on rows that start 0 and 3 floats past a 64-byte
 // boundary, as the rows of a [W][L] block do when L is not a multiple of 16: the SIMD
 // variants start their vector bodies on a boundary of the row they store to (or read,
-// for Max), so the two offsets should run level. The dot products are the exception:
+// for Max and TopK), so the two offsets should run level. The dot products are the exception:
 // their sums do not depend on where a and b lie, so they take their loads as they
 // come, and a zmm load that is not 64-byte aligned splits a cache line.
 func BenchmarkOffset(b *testing.B) {
+	top := make([]int32, 2048)
 	for _, k := range []struct {
 		name string
 		run  func(x, y []float32, h []fp16.Float16)
@@ -28,6 +29,7 @@ func BenchmarkOffset(b *testing.B) {
 		{"Softmax", func(x, y []float32, _ []fp16.Float16) { copy(x, y); kernels.Softmax(x) }},
 		{"Add", func(x, y []float32, _ []fp16.Float16) { kernels.Add(x, y) }},
 		{"AvgPool1D", func(x, y []float32, _ []fp16.Float16) { kernels.AvgPool1D(x, y, 5) }},
+		{"TopK", func(x, _ []float32, _ []fp16.Float16) { kernels.TopK(top, x, len(top)) }},
 		{"DotF32", func(x, y []float32, _ []fp16.Float16) { kernels.DotF32(x[:1024], y[:1024]) }},
 	} {
 		b.Run(k.name, func(b *testing.B) {
@@ -38,6 +40,7 @@ func BenchmarkOffset(b *testing.B) {
 				fp16.FromFloat32(h, y)
 				for _, off := range []int{0, 3} {
 					x := offsetFloats(n, off)
+					copy(x, y)
 					b.Run(fmt.Sprintf("off=%d", off), func(b *testing.B) {
 						for b.Loop() {
 							k.run(x, y, h)
