@@ -415,7 +415,6 @@ TEXT ·AvgPool1DValid3AVX2(SB), NOSPLIT, $0-52
 	MOVQ         src_base+24(FP), CX
 	MOVQ         dst_len+8(FP), DX
 	VBROADCASTSS scale+48(FP), Y0
-	VBROADCASTSS one<>+0(SB), Y1
 	VMOVUPS      (CX), Y1
 	VADDPS       4(CX), Y1, Y2
 
@@ -460,9 +459,6 @@ fixed_AvgPool1DValid3AVX2_12:
 fixeddone_AvgPool1DValid3AVX2_12:
 	VZEROUPPER
 	RET
-
-DATA one<>+0(SB)/4, $0x3f800000
-GLOBL one<>(SB), RODATA|NOPTR, $4
 
 // func MaxPool1DValid3AVX2(dst []float32, src []float32) (nan bool)
 // Requires: AVX, AVX2
@@ -580,6 +576,9 @@ fixed_AvgPool1DValid5AVX2_14:
 fixeddone_AvgPool1DValid5AVX2_14:
 	VZEROUPPER
 	RET
+
+DATA one<>+0(SB)/4, $0x3f800000
+GLOBL one<>(SB), RODATA|NOPTR, $4
 
 // func MaxPool1DValid5AVX2(dst []float32, src []float32) (nan bool)
 // Requires: AVX, AVX2
@@ -828,7 +827,6 @@ TEXT ·AvgPool1DValid3AVX512(SB), NOSPLIT, $0-52
 	KMOVW        SI, K2
 	VXORPS       Z1, Z1, Z1
 	VBROADCASTSS scale+48(FP), Z2
-	VBROADCASTSS one<>+0(SB), Z3
 	VMOVUPS      (CX), Z3
 	VADDPS       4(CX), Z3, Z4
 

@@ -15,10 +15,10 @@ const offsetRow = 131072
 // BenchmarkOffset runs the row kernels on rows that start 0 and 3 floats past a 64-byte
 // boundary, as the rows of a [W][L] block do when L is not a multiple of 16: the SIMD
 // variants start their vector bodies on a boundary of the row they store to (or read,
-// for Max and TopK), so the two offsets should run level. The dot products are the exception:
-// their sums do not depend on where a and b lie, so they take their loads as they
-// come, and a zmm load that is not 64-byte aligned splits a cache line (DotF32 runs on
-// the first 1024 floats of the row).
+// for Max and TopK), so the two offsets should run level. The dot products are the
+// exception: their sums do not depend on where a and b lie, so they take their loads
+// as they come, and a zmm load that is not 64-byte aligned splits a cache line (DotF32
+// runs on the first 1024 floats of the row).
 func BenchmarkOffset(b *testing.B) {
 	top := make([]int32, 2048)
 	for _, k := range []struct {

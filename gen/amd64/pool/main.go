@@ -276,17 +276,22 @@ func fixedHeader(isa ISA, base string, k int, signature, extra string) (dst, src
 
 // poolFixedAvg writes AvgPool1DValid{k}{AVX2,AVX512}: each source vector is loaded
 // once (aligned when the caller aligns src), and each pair vector is added once and
-// shifted in registers (avgLoadX1). The adds of one output vector are a chain, so the body interleaves
-// fixedUnroll chains, pair by pair; the adds alternate between VADDPS and VFMADD231PS
-// by 1.0 (the same rounding) to spread them over the add and FMA pipes. Sums run in the
-// general kernel's order, so the bits are the same.
+// shifted in registers (avgLoadX1). The adds of one output vector are a chain, so the
+// body interleaves fixedUnroll chains, pair by pair; from the second pair on, the adds
+// alternate between VADDPS and VFMADD231PS by 1.0 (the same rounding) to spread them
+// over the add and FMA pipes. Sums run in the general kernel's order, so the bits are
+// the same.
 func poolFixedAvg(isa ISA, k int) {
 	name := fmt.Sprintf("AvgPool1DValid%d%s", k, isa.Suffix)
 	dst, src, n := fixedHeader(isa, "AvgPool1DValid", k, "func(dst []float32, src []float32, scale float32)", "")
 	out := alignStores(isa, dst, n)
-	s, one := isa.Vec(), isa.Vec()
+	s := isa.Vec()
 	VBROADCASTSS(ParamAddr("scale"), s)
-	VBROADCASTSS(splatOne(), one)
+	var one reg.VecVirtual
+	if k > 3 { // kernel 3 has one pair, added without an FMA
+		one = isa.Vec()
+		VBROADCASTSS(splatOne(), one)
+	}
 	// The aligned source vector and the pair vector at the iteration's first position
 	// come from the previous iteration.
 	carryX, carryP := isa.Vec(), isa.Vec()
@@ -591,12 +596,10 @@ func (o *storer) store(u int, v reg.VecVirtual) {
 		return
 	}
 	if u == 0 {
-		o.prev = o.carry
-	}
-	VPERMT2PS(v, o.idx, o.prev)
-	if u == 0 {
-		VMOVUPS(o.prev, o.head, o.dst)
+		VPERMT2PS(v, o.idx, o.carry)
+		VMOVUPS(o.carry, o.head, o.dst)
 	} else {
+		VPERMT2PS(v, o.idx, o.prev)
 		VMOVUPS(o.prev, o.dst.Offset(o.isa.Bytes()*u))
 	}
 	o.prev = v
