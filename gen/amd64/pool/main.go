@@ -174,6 +174,10 @@ const fixedMargin = 3
 // 20–35 % slower on both ISAs.
 var avgLoadX1 = map[string]bool{"AVX512": false, "AVX2": true}
 
+// avgChains is how many output vectors' add chains the average bodies interleave,
+// pair by pair: two keep AVX2's pair vectors, shifts and sums within its 16 registers.
+const avgChains = 2
+
 // A stream hands out, for one iteration of a fixed-size body, the aligned source
 // vectors x[pos] (pos counting vectors from the iteration's start) and their shifts.
 // Vectors below carried come from the previous iteration, the others are loaded once.
@@ -316,23 +320,26 @@ func poolFixedAvg(isa ISA, k int) {
 		pair := func(pos, sh int) reg.VecVirtual {
 			return shiftPair(isa, pairVector(pos), pairVector(pos+1), sh, mid, pos)
 		}
-		acc := make([]reg.VecVirtual, unroll)
-		for sh := 1; sh < k; sh += 2 {
-			for u := range acc {
-				switch {
-				case sh == 1:
-					acc[u] = isa.Vec()
-					VADDPS(pair(u, 1), st.at(u), acc[u])
-				case (sh/2+u)%2 == 0:
-					VFMADD231PS(pair(u, sh), one, acc[u])
-				default:
-					VADDPS(pair(u, sh), acc[u], acc[u])
+		for g := 0; g < unroll; g += avgChains {
+			acc := make([]reg.VecVirtual, avgChains)
+			for sh := 1; sh < k; sh += 2 {
+				for c := range acc {
+					u := g + c
+					switch {
+					case sh == 1:
+						acc[c] = isa.Vec()
+						VADDPS(pair(u, 1), st.at(u), acc[c])
+					case (sh/2+u)%2 == 0:
+						VFMADD231PS(pair(u, sh), one, acc[c])
+					default:
+						VADDPS(pair(u, sh), acc[c], acc[c])
+					}
 				}
 			}
-		}
-		for u := range acc {
-			VMULPS(s, acc[u], acc[u])
-			out.store(u, acc[u])
+			for c := range acc {
+				VMULPS(s, acc[c], acc[c])
+				out.store(g+c, acc[c])
+			}
 		}
 		out.next()
 		VMOVAPS(st.at(unroll), carryX)
