@@ -165,13 +165,13 @@ const fixedMargin = 3
 // AVX2 VPERM2F128 once per pair, then VPALIGNR): (kernel+1)/2 adds per output vector
 // instead of the kernel−1 of index order. avgLoadX1 says, per ISA, whether x shifted
 // by one lane is an unaligned load rather than a shift. Measured on a Sapphire Rapids
-// Xeon (ns per call, 131072 outputs with src and dst in L2, and 4096 in L1): AVX-512
-// k=5 12.4 µs with the shift against 13.3 µs with the load, k=7 12.1 against 14.2 µs,
-// level in L1, where llvm-mca's Zen 5 model puts the load 9 % ahead: a zmm load that
-// crosses a cache line costs more when its lines come from L2. AVX2 k=5 15.0 µs with
-// the load against 23.2 µs with the shift, whose VPERM2F128 and VPALIGNR share one
-// port; and taking every pair from two unaligned loads instead of sharing it measured
-// 20–35 % slower on both ISAs.
+// Xeon (131072 outputs, src and dst in L2; dst two lanes off its boundary): AVX-512
+// k=5 13.6 µs with the shift against 15.8 µs with the load (a zmm load that is not
+// aligned splits a cache line), k=7 13.8 against 13.3 µs (n.s.), both level in L1,
+// where llvm-mca's Zen 5 model puts the load 9 % ahead; AVX2 k=5 16.0 µs with the load
+// against 23.2 µs with the shift, k=7 19.1 against 27.9 µs (its VPERM2F128 and
+// VPALIGNR share one port). Taking every pair from two unaligned loads instead of
+// sharing it measured 20–35 % slower on both ISAs (with four chains interleaved).
 var avgLoadX1 = map[string]bool{"AVX512": false, "AVX2": true}
 
 // avgChains is how many output vectors' add chains the average bodies interleave,
