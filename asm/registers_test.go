@@ -14,7 +14,8 @@ import (
 // vectors, and the result faults only at run time, on AVX2-only CPUs, which the
 // kernels' tests on an AVX-512 machine never see. It lives beside the files it reads,
 // in the main module, so that go test ./... runs it and its cached result follows
-// them (from the generator's module, the test cache did not notice a regenerated file).
+// them: go test tracks only the files of the test's own module, and from the
+// generator's module it kept a pass after a regeneration that broke it.
 func TestAVX2FunctionsUseOnlyVEXRegisters(t *testing.T) {
 	files, err := filepath.Glob("*_amd64.s")
 	if err != nil || len(files) == 0 {
