@@ -3,9 +3,8 @@
 package fp16
 
 import (
-	"unsafe"
-
 	"github.com/kvsimd/kvsimd/asm"
+	"github.com/kvsimd/kvsimd/internal/align"
 )
 
 func init() {
@@ -21,7 +20,7 @@ func init() {
 // halves took 13.7 µs into a dst 12 bytes past a boundary against 11.5 µs into an
 // aligned one.
 func toFloat32AVX2(dst []float32, src []uint16) {
-	if head := alignedHead(dst, 8); head > 0 {
+	if head := align.Head(dst, 8); head > 0 {
 		toFloat32Generic(dst[:head], src[:head])
 		dst, src = dst[head:], src[head:]
 	}
@@ -29,15 +28,9 @@ func toFloat32AVX2(dst []float32, src []uint16) {
 }
 
 func toFloat32AVX512(dst []float32, src []uint16) {
-	if head := alignedHead(dst, 16); head > 0 {
+	if head := align.Head(dst, 16); head > 0 {
 		toFloat32Generic(dst[:head], src[:head])
 		dst, src = dst[head:], src[head:]
 	}
 	asm.ToFloat32AVX512(dst, src)
-}
-
-// alignedHead returns how many leading elements of x precede its first boundary of
-// lanes floats, as package kernels' does (which imports this package).
-func alignedHead(x []float32, lanes int) int {
-	return min(len(x), int(-uintptr(unsafe.Pointer(unsafe.SliceData(x)))%uintptr(4*lanes)/4))
 }

@@ -4,6 +4,7 @@ package kernels
 
 import (
 	"github.com/kvsimd/kvsimd/asm"
+	"github.com/kvsimd/kvsimd/internal/align"
 )
 
 func init() {
@@ -117,7 +118,7 @@ func scoresPanels(avx512 bool, dst, q []float32, k []uint16, rows, n, dim int, s
 // align64 returns buf from its first 64-byte aligned element on, so that no vector
 // access into it crosses a cache line; buf has 16 floats to spare.
 func align64(buf []float32) []float32 {
-	return buf[alignedHead(buf, 16):] // 16 floats: 64 bytes
+	return buf[align.Head(buf, 16):] // 16 floats: 64 bytes
 }
 
 // toPanels transposes rows query rows into panels of group queries, zero past rows:

@@ -4,9 +4,9 @@ package kernels
 
 import (
 	"math"
-	"unsafe"
 
 	"github.com/kvsimd/kvsimd/asm"
+	"github.com/kvsimd/kvsimd/internal/align"
 )
 
 func init() {
@@ -41,12 +41,6 @@ func maxMinAVX512(x []float32) (float32, float32) { return maxMinAligned(x, 16, 
 // of 16) ran about 12% slower at n = 32768. The elements before the boundary take the
 // path of the last partial vector.
 
-// alignedHead returns how many leading elements of x precede its first vector-aligned
-// one (at most len(x)).
-func alignedHead(x []float32, lanes int) int {
-	return min(len(x), int(-uintptr(unsafe.Pointer(unsafe.SliceData(x)))%uintptr(4*lanes)/4))
-}
-
 // expSumAligned runs asm.ExpSum{AVX2,AVX512}, which take whole vectors, on x: the
 // elements before the first vector boundary and the last len mod lanes ones each go
 // through a vector padded with −Inf, whose exponentials are below 2⁻¹²⁶ and vanish in
@@ -56,7 +50,7 @@ func expSumAligned(avx512 bool, x []float32, m, lo float32) float64 {
 	if avx512 {
 		lanes = 16
 	}
-	head := alignedHead(x, lanes)
+	head := align.Head(x, lanes)
 	body := x[head:]
 	n := len(body) &^ (lanes - 1)
 	s := expSumVectors(avx512, body[:n], m, lo)
@@ -95,7 +89,7 @@ func scaleAVX512(x []float32, s float32) { scaleAligned(x, s, 16, asm.ScaleAVX51
 // scaleAligned multiplies the elements of x before its first vector boundary by s (one
 // IEEE multiply each, as the asm's), and the rest with scale.
 func scaleAligned(x []float32, s float32, lanes int, scale func([]float32, float32)) {
-	head := alignedHead(x, lanes)
+	head := align.Head(x, lanes)
 	for i := range x[:head] {
 		x[i] *= s
 	}
@@ -112,7 +106,7 @@ func poolFixedSpan(d, s []float32, kernel, block, margin int) (lo, hi int) {
 	if kernel != 3 && kernel != 5 && kernel != 7 {
 		return 0, 0
 	}
-	lo = alignedHead(s, 16) // the first 64-byte boundary
+	lo = align.Head(s, 16) // the first 64-byte boundary
 	blocks := (len(s) - margin - lo - (kernel - 1)) / block
 	if lo > len(d) || blocks <= 0 {
 		return 0, 0
@@ -220,7 +214,7 @@ func maxAVX512(x []float32) float32 { return maxAligned(x, 16, asm.MaxAVX512) }
 // maxAligned turns an asm maximum that reports NaNs on the side (VMAXPS drops them)
 // into Max's contract.
 func maxAligned(x []float32, lanes int, asmMax func([]float32) (float32, bool)) float32 {
-	head := alignedHead(x, lanes)
+	head := align.Head(x, lanes)
 	m, nan := asmMax(x[head:])
 	if nan {
 		return float32(math.NaN())
@@ -238,7 +232,7 @@ func addAVX512(dst, src []float32) { addAligned(dst, src, 16, asm.AddAVX512) }
 // before it in Go (one IEEE add each, the same bits): on the Xeon, AVX2 Add into a dst
 // 12 bytes past a boundary took 13.8 µs against 10.5 µs aligned (131072 floats).
 func addAligned(dst, src []float32, lanes int, asmAdd func(dst, src []float32)) {
-	if head := alignedHead(dst, lanes); head > 0 {
+	if head := align.Head(dst, lanes); head > 0 {
 		addGeneric(dst[:head], src[:head])
 		dst, src = dst[head:], src[head:]
 	}
@@ -248,7 +242,7 @@ func addAligned(dst, src []float32, lanes int, asmAdd func(dst, src []float32)) 
 // maxMinAligned is asm MaxMin from x's first vector boundary on; a NaN in the elements
 // before it makes both results NaN.
 func maxMinAligned(x []float32, lanes int, asmMaxMin func([]float32) (float32, float32)) (float32, float32) {
-	head := alignedHead(x, lanes)
+	head := align.Head(x, lanes)
 	m, lo := asmMaxMin(x[head:])
 	for _, v := range x[:head] {
 		m, lo = max(m, v), min(lo, v)
