@@ -7,7 +7,8 @@ package align
 import "unsafe"
 
 // Head returns how many leading elements of x precede its first boundary of lanes
-// floats (lanes a power of two), or len(x) if x ends before it.
+// floats (lanes a power of two), or len(x) if x ends before it. It masks rather than
+// divides, so that callers that pass lanes as a variable pay no division.
 func Head(x []float32, lanes int) int {
-	return min(len(x), int(-uintptr(unsafe.Pointer(unsafe.SliceData(x)))%uintptr(4*lanes)/4))
+	return min(len(x), int(-uintptr(unsafe.Pointer(unsafe.SliceData(x)))&uintptr(4*lanes-1)/4))
 }
