@@ -154,7 +154,7 @@ func TestLengthsAndGuards(t *testing.T) {
 	halves := make([]uint16, 300+4)
 	singles := make([]float32, len(halves))
 	for i := range halves {
-		halves[i] = uint16(i*2654435761>>7) | 0x3000 // varied finite values
+		halves[i] = uint16(uint64(i)*2654435761>>7) | 0x3000 // varied finite values
 		singles[i] = float16.Frombits(halves[i]).Float32()*1.0001 + 1e-9
 	}
 	for _, v := range dispatch.Tested() {

@@ -2,6 +2,7 @@ package snapkv_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -414,7 +415,7 @@ func TestCacheErrors(t *testing.T) {
 			c.Select.KeepRatio = 0.5
 		}), "KeepRatio 0.5"},
 		{with(func(c *snapkv.CacheConfig) { c.Select.Kernel = 4 }), "Kernel 4"},
-		{with(func(c *snapkv.CacheConfig) { c.QHeads = 1 << 40; c.Dim = 1 << 30 }), "overflows"},
+		{with(func(c *snapkv.CacheConfig) { c.QHeads = 1 << 20; c.Dim = math.MaxInt/4 + 1 }), "overflows"},
 	} {
 		if _, err := snapkv.NewCache(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("NewCache(%+v) = %v, want an error naming %q", tc.cfg, err, tc.want)
