@@ -4,19 +4,17 @@
 
 #include "textflag.h"
 
-// func DotF16(a []uint16, b []uint16, isa uint8) float32
+// func DotF16(a *uint16, b *uint16, n int, sel int64) float32
 // Requires: AVX, AVX512DQ, AVX512F, F16C, FMA3
-TEXT ·DotF16(SB), NOSPLIT, $0-60
-	MOVQ    a_len+8(FP), AX
-	CMPQ    AX, b_len+32(FP)
-	JNE     continue_1
-	MOVBLZX isa+48(FP), CX
-	CMPL    CX, $0x02
-	JNE     notisaAVX512_2
+TEXT ·DotF16(SB), NOSPLIT, $0-36
+	MOVQ sel+24(FP), AX
+	CMPQ AX, $0x02
+	JNE  notisaAVX512_2
 
 	// Body: AVX512
-	MOVQ   a_base+0(FP), CX
-	MOVQ   b_base+24(FP), DX
+	MOVQ   n+16(FP), AX
+	MOVQ   a+0(FP), CX
+	MOVQ   b+8(FP), DX
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -88,16 +86,17 @@ tailAVX512_7:
 
 taildoneAVX512_8:
 	VZEROUPPER
-	VMOVSS X0, ret+56(FP)
+	VMOVSS X0, ret+32(FP)
 	RET
 
 notisaAVX512_2:
-	CMPL CX, $0x01
+	CMPQ AX, $0x01
 	JNE  notisaAVX2_9
 
 	// Body: AVX2
-	MOVQ   a_base+0(FP), CX
-	MOVQ   b_base+24(FP), DX
+	MOVQ   n+16(FP), AX
+	MOVQ   a+0(FP), CX
+	MOVQ   b+8(FP), DX
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -187,26 +186,23 @@ tailAVX2_14:
 
 taildoneAVX2_15:
 	VZEROUPPER
-	VMOVSS X1, ret+56(FP)
+	VMOVSS X1, ret+32(FP)
 	RET
 
 notisaAVX2_9:
-continue_1:
 	JMP ·continueDotF16(SB)
 
-// func DotF32F16(a []float32, b []uint16, isa uint8) float32
+// func DotF32F16(a *float32, b *uint16, n int, sel int64) float32
 // Requires: AVX, AVX512DQ, AVX512F, F16C, FMA3
-TEXT ·DotF32F16(SB), NOSPLIT, $0-60
-	MOVQ    a_len+8(FP), AX
-	CMPQ    AX, b_len+32(FP)
-	JNE     continue_16
-	MOVBLZX isa+48(FP), CX
-	CMPL    CX, $0x02
-	JNE     notisaAVX512_17
+TEXT ·DotF32F16(SB), NOSPLIT, $0-36
+	MOVQ sel+24(FP), AX
+	CMPQ AX, $0x02
+	JNE  notisaAVX512_17
 
 	// Body: AVX512
-	MOVQ   a_base+0(FP), CX
-	MOVQ   b_base+24(FP), DX
+	MOVQ   n+16(FP), AX
+	MOVQ   a+0(FP), CX
+	MOVQ   b+8(FP), DX
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -275,16 +271,17 @@ taildoneAVX512_23:
 	ANDL   $0x7f800000, AX
 	CMPL   AX, $0x7f800000
 	JE     continue_16
-	VMOVSS X0, ret+56(FP)
+	VMOVSS X0, ret+32(FP)
 	RET
 
 notisaAVX512_17:
-	CMPL CX, $0x01
+	CMPQ AX, $0x01
 	JNE  notisaAVX2_24
 
 	// Body: AVX2
-	MOVQ   a_base+0(FP), CX
-	MOVQ   b_base+24(FP), DX
+	MOVQ   n+16(FP), AX
+	MOVQ   a+0(FP), CX
+	MOVQ   b+8(FP), DX
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -367,26 +364,24 @@ taildoneAVX2_30:
 	ANDL   $0x7f800000, AX
 	CMPL   AX, $0x7f800000
 	JE     continue_16
-	VMOVSS X1, ret+56(FP)
+	VMOVSS X1, ret+32(FP)
 	RET
 
 notisaAVX2_24:
 continue_16:
 	JMP ·continueDotF32F16(SB)
 
-// func DotF32(a []float32, b []float32, isa uint8) float32
+// func DotF32(a *float32, b *float32, n int, sel int64) float32
 // Requires: AVX, AVX512DQ, AVX512F, FMA3
-TEXT ·DotF32(SB), NOSPLIT, $0-60
-	MOVQ    a_len+8(FP), AX
-	CMPQ    AX, b_len+32(FP)
-	JNE     continue_31
-	MOVBLZX isa+48(FP), CX
-	CMPL    CX, $0x02
-	JNE     notisaAVX512_32
+TEXT ·DotF32(SB), NOSPLIT, $0-36
+	MOVQ sel+24(FP), AX
+	CMPQ AX, $0x02
+	JNE  notisaAVX512_32
 
 	// Body: AVX512
-	MOVQ   a_base+0(FP), CX
-	MOVQ   b_base+24(FP), DX
+	MOVQ   n+16(FP), AX
+	MOVQ   a+0(FP), CX
+	MOVQ   b+8(FP), DX
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -453,16 +448,17 @@ taildoneAVX512_38:
 	ANDL   $0x7f800000, AX
 	CMPL   AX, $0x7f800000
 	JE     continue_31
-	VMOVSS X0, ret+56(FP)
+	VMOVSS X0, ret+32(FP)
 	RET
 
 notisaAVX512_32:
-	CMPL CX, $0x01
+	CMPQ AX, $0x01
 	JNE  notisaAVX2_39
 
 	// Body: AVX2
-	MOVQ   a_base+0(FP), CX
-	MOVQ   b_base+24(FP), DX
+	MOVQ   n+16(FP), AX
+	MOVQ   a+0(FP), CX
+	MOVQ   b+8(FP), DX
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -543,7 +539,7 @@ taildoneAVX2_45:
 	ANDL   $0x7f800000, AX
 	CMPL   AX, $0x7f800000
 	JE     continue_31
-	VMOVSS X1, ret+56(FP)
+	VMOVSS X1, ret+32(FP)
 	RET
 
 notisaAVX2_39:

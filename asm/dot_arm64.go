@@ -4,20 +4,20 @@
 
 package asm
 
-// DotF16 returns the dot product of a and b, accumulated in float32, with the NEON body when isa is ISANEON, else as its Go continuation does, which takes the same arguments.
+// DotF16 returns the dot product of a[:n] and b[:n], accumulated in float32, with the NEON body when sel selects it (asm/dot.go), else as its Go continuation does, which takes the same arguments.
 //
 //go:noescape
-func DotF16(a []uint16, b []uint16, isa uint8) float32
+func DotF16(a *uint16, b *uint16, n int, sel int64) float32
 
-// DotF32F16 returns the dot product of a and b, accumulated in float32, with the NEON body when isa is ISANEON, else as its Go continuation does, which takes the same arguments.
+// DotF32F16 returns the dot product of a[:n] and b[:n], accumulated in float32, with the NEON body when sel selects it (asm/dot.go), else as its Go continuation does, which takes the same arguments.
 //
 //go:noescape
-func DotF32F16(a []float32, b []uint16, isa uint8) float32
+func DotF32F16(a *float32, b *uint16, n int, sel int64) float32
 
-// DotF32 returns the dot product of a and b, accumulated in float32, with the NEON body when isa is ISANEON, else as its Go continuation does, which takes the same arguments.
+// DotF32 returns the dot product of a[:n] and b[:n], accumulated in float32, with the NEON body when sel selects it (asm/dot.go), else as its Go continuation does, which takes the same arguments.
 //
 //go:noescape
-func DotF32(a []float32, b []float32, isa uint8) float32
+func DotF32(a *float32, b *float32, n int, sel int64) float32
 
 // ScoresNEON sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*dim:][:dim]) for rows ≥ 1 query rows, n ≥ 1 keys and dim ≥ 1.
 //

@@ -4,17 +4,14 @@
 
 #include "textflag.h"
 
-// func DotF16(a []uint16, b []uint16, isa uint8) float32
-TEXT ·DotF16(SB), NOSPLIT, $0-60
-	MOVD a_len+8(FP), R2
-	MOVD b_len+32(FP), R3
-	CMP R2, R3
-	BNE continue
-	MOVBU isa+48(FP), R3
+// func DotF16(a *uint16, b *uint16, n int, sel int64) float32
+TEXT ·DotF16(SB), NOSPLIT, $0-36
+	MOVD sel+24(FP), R3
 	CMP $3, R3
 	BNE continue
-	MOVD a_base+0(FP), R0
-	MOVD b_base+24(FP), R1
+	MOVD n+16(FP), R2
+	MOVD a+0(FP), R0
+	MOVD b+8(FP), R1
 	VEOR V16.B16, V16.B16, V16.B16
 	VEOR V17.B16, V17.B16, V17.B16
 	VEOR V18.B16, V18.B16, V18.B16
@@ -71,23 +68,20 @@ tail:
 	B tail
 
 done:
-	FMOVS F16, ret+56(FP)
+	FMOVS F16, ret+32(FP)
 	RET
 
 continue:
 	JMP ·continueDotF16(SB)
 
-// func DotF32F16(a []float32, b []uint16, isa uint8) float32
-TEXT ·DotF32F16(SB), NOSPLIT, $0-60
-	MOVD a_len+8(FP), R2
-	MOVD b_len+32(FP), R3
-	CMP R2, R3
-	BNE continue
-	MOVBU isa+48(FP), R3
+// func DotF32F16(a *float32, b *uint16, n int, sel int64) float32
+TEXT ·DotF32F16(SB), NOSPLIT, $0-36
+	MOVD sel+24(FP), R3
 	CMP $3, R3
 	BNE continue
-	MOVD a_base+0(FP), R0
-	MOVD b_base+24(FP), R1
+	MOVD n+16(FP), R2
+	MOVD a+0(FP), R0
+	MOVD b+8(FP), R1
 	VEOR V16.B16, V16.B16, V16.B16
 	VEOR V17.B16, V17.B16, V17.B16
 	VEOR V18.B16, V18.B16, V18.B16
@@ -142,23 +136,20 @@ done:
 	MOVW $0x7f800000, R4
 	CMPW R4, R3
 	BEQ continue
-	FMOVS F16, ret+56(FP)
+	FMOVS F16, ret+32(FP)
 	RET
 
 continue:
 	JMP ·continueDotF32F16(SB)
 
-// func DotF32(a []float32, b []float32, isa uint8) float32
-TEXT ·DotF32(SB), NOSPLIT, $0-60
-	MOVD a_len+8(FP), R2
-	MOVD b_len+32(FP), R3
-	CMP R2, R3
-	BNE continue
-	MOVBU isa+48(FP), R3
+// func DotF32(a *float32, b *float32, n int, sel int64) float32
+TEXT ·DotF32(SB), NOSPLIT, $0-36
+	MOVD sel+24(FP), R3
 	CMP $3, R3
 	BNE continue
-	MOVD a_base+0(FP), R0
-	MOVD b_base+24(FP), R1
+	MOVD n+16(FP), R2
+	MOVD a+0(FP), R0
+	MOVD b+8(FP), R1
 	VEOR V16.B16, V16.B16, V16.B16
 	VEOR V17.B16, V17.B16, V17.B16
 	VEOR V18.B16, V18.B16, V18.B16
@@ -206,7 +197,7 @@ done:
 	MOVW $0x7f800000, R4
 	CMPW R4, R3
 	BEQ continue
-	FMOVS F16, ret+56(FP)
+	FMOVS F16, ret+32(FP)
 	RET
 
 continue:

@@ -12,7 +12,9 @@ import (
 
 // dotViaValue is a package variable, so that the compiler cannot turn the call through
 // it into a direct one.
-var dotViaValue = func(a, b []float32) float32 { return asm.DotF32(a, b, asm.ISAAVX512) }
+var dotViaValue = func(a, b []float32) float32 {
+	return asm.DotF32(&a[0], &b[0], len(a), asm.Select(asm.ISAAVX512, len(a), len(b)))
+}
 
 // BenchmarkDotCall shows where a short dot product's nanoseconds go, at n = 128 on
 // avx512: "asm" calls the assembly entry directly (the floor for a Go call),
@@ -29,7 +31,7 @@ func BenchmarkDotCall(b *testing.B) {
 	x, y := randomFloats(128, 7), randomFloats(128, 8)
 	b.Run("asm", func(b *testing.B) {
 		for b.Loop() {
-			dotSink += asm.DotF32(x, y, asm.ISAAVX512)
+			dotSink += asm.DotF32(&x[0], &y[0], len(x), asm.Select(asm.ISAAVX512, len(x), len(y)))
 		}
 	})
 	b.Run("funcvalue", func(b *testing.B) {

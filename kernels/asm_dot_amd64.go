@@ -8,12 +8,12 @@ import (
 )
 
 func init() {
-	dotF16.Add("avx2", func(a, b []uint16) float32 { return asm.DotF16(a, b, asm.ISAAVX2) })
-	dotF16.Add("avx512", func(a, b []uint16) float32 { return asm.DotF16(a, b, asm.ISAAVX512) })
-	dotF32F16.Add("avx2", func(a []float32, b []uint16) float32 { return asm.DotF32F16(a, b, asm.ISAAVX2) })
-	dotF32F16.Add("avx512", func(a []float32, b []uint16) float32 { return asm.DotF32F16(a, b, asm.ISAAVX512) })
-	dotF32.Add("avx2", func(a, b []float32) float32 { return asm.DotF32(a, b, asm.ISAAVX2) })
-	dotF32.Add("avx512", func(a, b []float32) float32 { return asm.DotF32(a, b, asm.ISAAVX512) })
+	dotF16.Add("avx2", func(a, b []uint16) float32 { return dotF16ISA(a, b, asm.ISAAVX2) })
+	dotF16.Add("avx512", func(a, b []uint16) float32 { return dotF16ISA(a, b, asm.ISAAVX512) })
+	dotF32F16.Add("avx2", func(a []float32, b []uint16) float32 { return dotF32F16ISA(a, b, asm.ISAAVX2) })
+	dotF32F16.Add("avx512", func(a []float32, b []uint16) float32 { return dotF32F16ISA(a, b, asm.ISAAVX512) })
+	dotF32.Add("avx2", func(a, b []float32) float32 { return dotF32ISA(a, b, asm.ISAAVX2) })
+	dotF32.Add("avx512", func(a, b []float32) float32 { return dotF32ISA(a, b, asm.ISAAVX512) })
 	scores.Add("avx2", scoresAVX2)
 	scores.Add("avx512", scoresAVX512)
 }

@@ -7,9 +7,9 @@ import (
 )
 
 func init() {
-	dotF16.Add("neon", func(a, b []uint16) float32 { return asm.DotF16(a, b, asm.ISANEON) })
-	dotF32F16.Add("neon", func(a []float32, b []uint16) float32 { return asm.DotF32F16(a, b, asm.ISANEON) })
-	dotF32.Add("neon", func(a, b []float32) float32 { return asm.DotF32(a, b, asm.ISANEON) })
+	dotF16.Add("neon", func(a, b []uint16) float32 { return dotF16ISA(a, b, asm.ISANEON) })
+	dotF32F16.Add("neon", func(a []float32, b []uint16) float32 { return dotF32F16ISA(a, b, asm.ISANEON) })
+	dotF32.Add("neon", func(a, b []float32) float32 { return dotF32ISA(a, b, asm.ISANEON) })
 	scores.Add("neon", scoresNEON)
 }
 

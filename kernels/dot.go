@@ -2,8 +2,10 @@ package kernels
 
 import (
 	"fmt"
+	"math"
+	"unsafe"
 
-	"github.com/kvsimd/kvsimd/fp16"
+	"github.com/kvsimd/kvsimd/asm"
 	"github.com/kvsimd/kvsimd/internal/dispatch"
 	"github.com/kvsimd/kvsimd/internal/race"
 )
@@ -41,7 +43,8 @@ func DotF16(a, b []Float16) float32 {
 		race.Read(a)
 		race.Read(b)
 	}
-	return dotF16Active(fp16.Bits(a), fp16.Bits(b))
+	return asm.DotF16((*uint16)(unsafe.SliceData(a)), (*uint16)(unsafe.SliceData(b)), len(a),
+		int64(dispatch.ActiveVariant)|int64(len(b)-len(a))<<8) // asm.Select, written out (see below)
 }
 
 // DotF32F16 returns the dot product of a float32 vector and an fp16 vector (a query
@@ -75,7 +78,8 @@ func DotF32F16(a []float32, b []Float16) float32 {
 		race.Read(a)
 		race.Read(b)
 	}
-	return dotF32F16Active(a, fp16.Bits(b))
+	return asm.DotF32F16(unsafe.SliceData(a), (*uint16)(unsafe.SliceData(b)), len(a),
+		int64(dispatch.ActiveVariant)|int64(len(b)-len(a))<<8) // asm.Select, written out
 }
 
 // DotF32 returns the dot product of two float32 vectors, accumulated in float32.
@@ -90,12 +94,57 @@ func DotF32(a, b []float32) float32 {
 		race.Read(a)
 		race.Read(b)
 	}
-	return dotF32Active(a, b)
+	return asm.DotF32(unsafe.SliceData(a), unsafe.SliceData(b), len(a),
+		int64(dispatch.ActiveVariant)|int64(len(b)-len(a))<<8) // asm.Select, written out
 }
 
-// The exported dot products inline into their callers, and so do dotF16Active and its
-// kin (one per build: dot_asm.go, dot_noasm.go) in the builds with assembly, which
-// leaves one call between a caller and the assembly. The lengths are checked past it.
+// The exported dot products inline into their callers and call one assembly entry,
+// with the operands' first elements, the length of a, and the active variant's number
+// with the difference of the lengths (asm.Select), which runs that variant's body
+// (asm/dot.go). They write Select out: called, it would take them past the compiler's
+// inlining budget (TestDotsInline), and a Go call between caller and assembly would
+// cost more than the frame it saves. The entry finishes in Go, in the continuations
+// below, for the generic variant (every call, in builds without assembly), for float32
+// results that are not finite, and for operands whose lengths differ, which panic there.
+
+func init() {
+	asm.ContinueDotF16 = continueDotF16
+	asm.ContinueDotF32F16 = continueDotF32F16
+	asm.ContinueDotF32 = continueDotF32
+}
+
+// continueDotF16 panics if the lengths differ, and else runs the generic body: no SIMD
+// result continues, as fp16 products cannot overflow.
+func continueDotF16(pa, pb *uint16, n int, sel int64) float32 {
+	_, nb := asm.Unselect(n, sel)
+	checkDot("DotF16", n, nb)
+	return dotF16Generic(unsafe.Slice(pa, n), unsafe.Slice(pb, n))
+}
+
+// continueDotF32F16 panics if the lengths differ, and else settles the float32 result
+// that was not finite, or that the generic body gives.
+func continueDotF32F16(pa *float32, pb *uint16, n int, sel int64) float32 {
+	isa, nb := asm.Unselect(n, sel)
+	checkDot("DotF32F16", n, nb)
+	a, b := unsafe.Slice(pa, n), unsafe.Slice(pb, n)
+	s := float32(math.NaN()) // a SIMD body's result, not finite
+	if isa == uint8(dispatch.GenericVariant) {
+		s = dotF32F16Generic(a, b)
+	}
+	return settleF32F16(s, a, b, 1)
+}
+
+// continueDotF32 is continueDotF32F16 for DotF32.
+func continueDotF32(pa, pb *float32, n int, sel int64) float32 {
+	isa, nb := asm.Unselect(n, sel)
+	checkDot("DotF32", n, nb)
+	a, b := unsafe.Slice(pa, n), unsafe.Slice(pb, n)
+	s := float32(math.NaN())
+	if isa == uint8(dispatch.GenericVariant) {
+		s = dotF32Generic(a, b)
+	}
+	return settleF32(s, a, b)
+}
 
 // checkDot panics if a dot product's operands differ in length.
 func checkDot(kernel string, na, nb int) {

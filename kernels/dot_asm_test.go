@@ -25,17 +25,17 @@ func TestDotEntries(t *testing.T) {
 
 	var continued []string
 	f16, f32f16, f32 := asm.ContinueDotF16, asm.ContinueDotF32F16, asm.ContinueDotF32
-	asm.ContinueDotF16 = func(a, b []uint16, isa uint8) float32 {
+	asm.ContinueDotF16 = func(a, b *uint16, n int, sel int64) float32 {
 		continued = append(continued, "DotF16")
-		return f16(a, b, isa)
+		return f16(a, b, n, sel)
 	}
-	asm.ContinueDotF32F16 = func(a []float32, b []uint16, isa uint8) float32 {
+	asm.ContinueDotF32F16 = func(a *float32, b *uint16, n int, sel int64) float32 {
 		continued = append(continued, "DotF32F16")
-		return f32f16(a, b, isa)
+		return f32f16(a, b, n, sel)
 	}
-	asm.ContinueDotF32 = func(a, b []float32, isa uint8) float32 {
+	asm.ContinueDotF32 = func(a, b *float32, n int, sel int64) float32 {
 		continued = append(continued, "DotF32")
-		return f32(a, b, isa)
+		return f32(a, b, n, sel)
 	}
 	defer func() { asm.ContinueDotF16, asm.ContinueDotF32F16, asm.ContinueDotF32 = f16, f32f16, f32 }()
 	defer Use(Active())

@@ -9,6 +9,7 @@ import (
 	"github.com/kvsimd/kvsimd/fp16"
 	"github.com/kvsimd/kvsimd/internal/dispatch"
 	"github.com/kvsimd/kvsimd/internal/oracle"
+	"github.com/stretchr/testify/require"
 	"github.com/x448/float16"
 )
 
@@ -199,20 +200,23 @@ func toHalves(h []uint16) []Float16 {
 	return f
 }
 
+// TestDotPanics checks every variant's panic on mismatched lengths, and that it names
+// both lengths: the assembly entries get len(b) only as its difference from len(a)
+// (asm.Select), which the continuation decodes for the message.
 func TestDotPanics(t *testing.T) {
-	for name, call := range map[string]func(){
-		"DotF16":    func() { DotF16(make([]Float16, 3), make([]Float16, 4)) },
-		"DotF32F16": func() { DotF32F16(make([]float32, 4), make([]Float16, 3)) },
-		"DotF32":    func() { DotF32(make([]float32, 0), make([]float32, 1)) },
-	} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("%s with mismatched lengths did not panic", name)
-				}
-			}()
-			call()
-		}()
+	defer Use(Active())
+	for _, v := range Variants() {
+		require.NoError(t, Use(v))
+		for _, c := range []struct {
+			name string
+			call func()
+		}{
+			{"kernels.DotF16: len(a) = 3, len(b) = 4", func() { DotF16(make([]Float16, 3), make([]Float16, 4)) }},
+			{"kernels.DotF32F16: len(a) = 300, len(b) = 3", func() { DotF32F16(make([]float32, 300), make([]Float16, 3)) }},
+			{"kernels.DotF32: len(a) = 0, len(b) = 1", func() { DotF32(make([]float32, 0), make([]float32, 1)) }},
+		} {
+			require.PanicsWithError(t, c.name, c.call, v)
+		}
 	}
 }
 

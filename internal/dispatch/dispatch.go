@@ -57,16 +57,14 @@ func lookupEnv() (string, bool) {
 type selector interface{ selectVariant(name string) }
 
 // Func is one kernel's dispatch table. Call is the implementation of the active
-// variant; callers invoke it directly. Active says which variant's implementation Call
-// is, after falling back (an avx512 kernel without an avx512 body runs its avx2 one and
-// reports AVX2), for the kernels that switch on it to call their assembly directly.
+// variant, or of the variant it falls back to (an avx512 kernel without an avx512 body
+// runs its avx2 one); callers invoke it directly.
 type Func[F any] struct {
-	impls  map[string]F
-	Call   F
-	Active Variant
+	impls map[string]F
+	Call  F
 }
 
-// A Variant numbers the variants for a branch. The dot products pass Func.Active to
+// A Variant numbers the variants for a branch. The dot products pass ActiveVariant to
 // their assembly entries (package asm numbers the variants alike), which branch on it:
 // a call through Call reaches assembly through Go's ABI wrapper, one more frame, which
 // cost them about 1 ns of 6–7 at n = 128. Kernels that run for microseconds per call
@@ -81,6 +79,13 @@ const (
 )
 
 var variantNumbers = map[string]Variant{Generic: GenericVariant, "avx2": AVX2, "avx512": AVX512, "neon": NEON}
+
+// ActiveVariant is the number of the active variant. The dot products' entries hold a
+// body for every variant of their GOARCH, so they never fall back and can take the
+// module's number rather than a Func's: read from a fixed address, it costs a call one
+// load where a field of a Func, behind its pointer, costs two (2 % of a call at
+// n = 128).
+var ActiveVariant = variantNumbers[active]
 
 // New returns a Func whose generic implementation is generic, registered so that [Use]
 // reaches it. Call it from a package-level variable initialiser.
@@ -103,25 +108,21 @@ func (f *Func[F]) Add(variant string, impl F) {
 // For returns the implementation that runs when variant is active, for tests that
 // compare variants side by side.
 func (f *Func[F]) For(variant string) F {
-	impl, _ := f.resolve(variant)
-	return impl
+	return f.resolve(variant)
 }
 
-// resolve returns the implementation that runs when variant is active and the name of
-// the variant it belongs to.
-func (f *Func[F]) resolve(variant string) (F, string) {
+// resolve returns the implementation that runs when variant is active.
+func (f *Func[F]) resolve(variant string) F {
 	for _, v := range fallback[variant] {
 		if impl, ok := f.impls[v]; ok {
-			return impl, v
+			return impl
 		}
 	}
-	return f.impls[Generic], Generic
+	return f.impls[Generic]
 }
 
 func (f *Func[F]) selectVariant(name string) {
-	var runs string
-	f.Call, runs = f.resolve(name)
-	f.Active = variantNumbers[runs]
+	f.Call = f.resolve(name)
 }
 
 // Variants lists the variants this CPU and build can run, best first, ending in Generic.
@@ -153,7 +154,7 @@ func Active() string { return active }
 func Use(name string) error {
 	for _, v := range supported {
 		if v == name {
-			active = name
+			active, ActiveVariant = name, variantNumbers[name]
 			for _, f := range funcs {
 				f.selectVariant(name)
 			}

@@ -13,7 +13,6 @@ import (
 
 	. "github.com/kvsimd/kvsimd/gen/x86"
 	. "github.com/mmcloughlin/avo/build"
-	"github.com/mmcloughlin/avo/gotypes"
 	"github.com/mmcloughlin/avo/ir"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
@@ -51,7 +50,7 @@ func main() {
 	checkAVX2Registers()
 }
 
-// isaNumbers are the values of the entries' isa argument that select a body: the
+// isaNumbers are the values of the entries' sel argument that select a body: the
 // numbers of internal/dispatch's Variant, which asm/dot.go names and a test in package
 // kernels holds to them.
 var isaNumbers = map[string]int{AVX2.Suffix: 1, AVX512.Suffix: 2}
@@ -132,29 +131,29 @@ func dotName(a, b operand) string {
 const bodyComment = "Body: "
 
 // dotEntry writes DotF16 and its kin: the AVX-512 body, then the AVX2 body, each run
-// when isa names it and the lengths agree; otherwise, or when a body's result is not
-// finite, a jump to the Go continuation (asm/dot.go). The bodies are in the entry,
-// not functions of their own, because a jump from one function to another cost
-// 0.7 ns of the 6 of a call at n = 128. AVX-512 comes first, so that its machines
-// take no branch before the body.
+// when sel names it and the lengths agree (asm/dot.go: sel is the variant's number
+// exactly when they do); otherwise, or when a body's result is not finite, a jump to
+// the Go continuation. The operands come as pointers and a length, with their
+// difference in sel: a frame of seven words (two slices and the variant) cost 0.5 ns
+// of the 5.8 of a call at n = 128 against these four (Sapphire Rapids, AVX-512). The
+// bodies are in the entry, not functions of their own, because a jump from one
+// function to another cost 0.7 ns of the 6 of a call at n = 128. AVX-512 comes first,
+// so that its machines take no branch before the body.
 func dotEntry(a, b operand) {
 	name := dotName(a, b)
-	TEXT(name, NOSPLIT, fmt.Sprintf("func(a []%s, b []%s, isa uint8) float32", a.goTyp, b.goTyp))
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(a *%s, b *%s, n int, sel int64) float32", a.goTyp, b.goTyp))
 	Pragma("noescape")
-	Doc(name+" returns the dot product of a and b, accumulated in float32, with the body of the",
-		"variant that isa numbers (ISAAVX2, ISAAVX512), or as its Go continuation does, which",
-		"takes the same arguments.")
+	Doc(name+" returns the dot product of a[:n] and b[:n], accumulated in float32, with the",
+		"body of the variant that sel selects (asm/dot.go), or as its Go continuation does,",
+		"which takes the same arguments.")
 	cont := label("continue", ISA{})
-	n := Load(Param("a").Len(), GP64())
-	CMPQ(n, paramAddr(Param("b").Len()))
-	JNE(LabelRef(cont))
-	isa := Load(Param("isa"), GP32())
+	sel := Load(Param("sel"), GP64())
 	for _, body := range []ISA{AVX512, AVX2} {
 		next := label("notisa", body)
-		CMPL(isa, U8(isaNumbers[body.Suffix]))
+		CMPQ(sel, U8(isaNumbers[body.Suffix]))
 		JNE(LabelRef(next))
 		Comment(bodyComment + body.Suffix)
-		dot(body, a, b, n, cont)
+		dot(body, a, b, cont)
 		Label(next)
 	}
 	Label(cont)
@@ -168,23 +167,14 @@ func tailJump(target string) {
 	Instruction(&ir.Instruction{Opcode: "JMP", Operands: []Op{LabelRef(target + "(SB)")}, IsTerminal: true})
 }
 
-// paramAddr is the stack slot of a component of a parameter.
-func paramAddr(c gotypes.Component) Mem {
-	b, err := c.Resolve()
-	if err != nil {
-		panic(err)
-	}
-	return b.Addr
-}
-
 // dot writes one body of a dot product's entry: dotUnroll accumulators over the
 // vector body, one for leftover vectors, a horizontal sum, then the scalar tail added
-// to it; n holds len(a), which the entry loaded to compare, and is consumed. A float32
-// operand makes the result overflowable, so a result that is not finite goes to cont,
-// to be settled in Go.
-func dot(isa ISA, a, b operand, n reg.Register, cont string) {
-	pa := Mem{Base: Load(Param("a").Base(), GP64())}
-	pb := Mem{Base: Load(Param("b").Base(), GP64())}
+// to it. A float32 operand makes the result overflowable, so a result that is not
+// finite goes to cont, to be settled in Go.
+func dot(isa ISA, a, b operand, cont string) {
+	n := Load(Param("n"), GP64())
+	pa := Mem{Base: Load(Param("a"), GP64())}
+	pb := Mem{Base: Load(Param("b"), GP64())}
 
 	acc := make([]reg.VecVirtual, dotUnroll(isa))
 	for i := range acc {
