@@ -9,10 +9,12 @@
 TEXT ·DotF16(SB), NOSPLIT, $0-36
 	MOVQ sel+24(FP), AX
 	CMPQ AX, $0x02
-	JNE  notisaAVX512_2
+	JNE  notisaAVX512_3
 
 	// Body: AVX512
 	MOVQ   n+16(FP), AX
+	CMPQ   AX, $0x00000300
+	JB     bodyAVX2_2
 	MOVQ   a+0(FP), CX
 	MOVQ   b+8(FP), DX
 	VXORPS Z0, Z0, Z0
@@ -21,9 +23,9 @@ TEXT ·DotF16(SB), NOSPLIT, $0-36
 	VXORPS Z3, Z3, Z3
 	MOVQ   AX, BX
 	SHRQ   $0x06, BX
-	JZ     dotdoneAVX512_4
+	JZ     dotdoneAVX512_5
 
-dotAVX512_3:
+dotAVX512_4:
 	VCVTPH2PS   (DX), Z4
 	VCVTPH2PS   (CX), Z5
 	VFMADD231PS Z4, Z5, Z0
@@ -39,23 +41,23 @@ dotAVX512_3:
 	ADDQ        $0x00000080, CX
 	ADDQ        $0x00000080, DX
 	DECQ        BX
-	JNZ         dotAVX512_3
+	JNZ         dotAVX512_4
 
-dotdoneAVX512_4:
+dotdoneAVX512_5:
 	ANDQ $0x0000003f, AX
 
-dotAVX512_5:
+dotAVX512_6:
 	CMPQ        AX, $0x00000010
-	JB          dotdoneAVX512_6
+	JB          dotdoneAVX512_7
 	VCVTPH2PS   (DX), Z4
 	VCVTPH2PS   (CX), Z5
 	VFMADD231PS Z4, Z5, Z0
 	ADDQ        $0x00000020, CX
 	ADDQ        $0x00000020, DX
 	SUBQ        $0x00000010, AX
-	JMP         dotAVX512_5
+	JMP         dotAVX512_6
 
-dotdoneAVX512_6:
+dotdoneAVX512_7:
 	VADDPS        Z2, Z0, Z0
 	VADDPS        Z3, Z1, Z1
 	VADDPS        Z1, Z0, Z0
@@ -69,9 +71,9 @@ dotdoneAVX512_6:
 	VADDSS        X1, X0, X0
 
 	// Scalar tail: the vector sums are already folded into the low lane.
-tailAVX512_7:
+tailAVX512_8:
 	TESTQ       AX, AX
-	JZ          taildoneAVX512_8
+	JZ          taildoneAVX512_9
 	MOVWLZX     (DX), BX
 	VMOVD       BX, X1
 	VCVTPH2PS   X1, X1
@@ -82,17 +84,18 @@ tailAVX512_7:
 	ADDQ        $0x02, CX
 	ADDQ        $0x02, DX
 	DECQ        AX
-	JMP         tailAVX512_7
+	JMP         tailAVX512_8
 
-taildoneAVX512_8:
+taildoneAVX512_9:
 	VZEROUPPER
 	VMOVSS X0, ret+32(FP)
 	RET
 
-notisaAVX512_2:
+notisaAVX512_3:
 	CMPQ AX, $0x01
-	JNE  notisaAVX2_9
+	JNE  notisaAVX2_10
 
+bodyAVX2_2:
 	// Body: AVX2
 	MOVQ   n+16(FP), AX
 	MOVQ   a+0(FP), CX
@@ -107,9 +110,9 @@ notisaAVX512_2:
 	VXORPS Y7, Y7, Y7
 	MOVQ   AX, BX
 	SHRQ   $0x06, BX
-	JZ     dotdoneAVX2_11
+	JZ     dotdoneAVX2_12
 
-dotAVX2_10:
+dotAVX2_11:
 	VCVTPH2PS   (DX), Y8
 	VCVTPH2PS   (CX), Y9
 	VFMADD231PS Y8, Y9, Y0
@@ -137,23 +140,23 @@ dotAVX2_10:
 	ADDQ        $0x00000080, CX
 	ADDQ        $0x00000080, DX
 	DECQ        BX
-	JNZ         dotAVX2_10
+	JNZ         dotAVX2_11
 
-dotdoneAVX2_11:
+dotdoneAVX2_12:
 	ANDQ $0x0000003f, AX
 
-dotAVX2_12:
+dotAVX2_13:
 	CMPQ        AX, $0x00000008
-	JB          dotdoneAVX2_13
+	JB          dotdoneAVX2_14
 	VCVTPH2PS   (DX), Y8
 	VCVTPH2PS   (CX), Y9
 	VFMADD231PS Y8, Y9, Y0
 	ADDQ        $0x00000010, CX
 	ADDQ        $0x00000010, DX
 	SUBQ        $0x00000008, AX
-	JMP         dotAVX2_12
+	JMP         dotAVX2_13
 
-dotdoneAVX2_13:
+dotdoneAVX2_14:
 	VADDPS       Y4, Y0, Y0
 	VADDPS       Y5, Y1, Y1
 	VADDPS       Y6, Y2, Y2
@@ -169,9 +172,9 @@ dotdoneAVX2_13:
 	VADDSS       X0, X1, X1
 
 	// Scalar tail: the vector sums are already folded into the low lane.
-tailAVX2_14:
+tailAVX2_15:
 	TESTQ       AX, AX
-	JZ          taildoneAVX2_15
+	JZ          taildoneAVX2_16
 	MOVWLZX     (DX), BX
 	VMOVD       BX, X0
 	VCVTPH2PS   X0, X0
@@ -182,14 +185,14 @@ tailAVX2_14:
 	ADDQ        $0x02, CX
 	ADDQ        $0x02, DX
 	DECQ        AX
-	JMP         tailAVX2_14
+	JMP         tailAVX2_15
 
-taildoneAVX2_15:
+taildoneAVX2_16:
 	VZEROUPPER
 	VMOVSS X1, ret+32(FP)
 	RET
 
-notisaAVX2_9:
+notisaAVX2_10:
 	JMP ·continueDotF16(SB)
 
 // func DotF32F16(a *float32, b *uint16, n int, sel int64) float32
@@ -197,7 +200,7 @@ notisaAVX2_9:
 TEXT ·DotF32F16(SB), NOSPLIT, $0-36
 	MOVQ sel+24(FP), AX
 	CMPQ AX, $0x02
-	JNE  notisaAVX512_17
+	JNE  notisaAVX512_19
 
 	// Body: AVX512
 	MOVQ   n+16(FP), AX
@@ -209,9 +212,9 @@ TEXT ·DotF32F16(SB), NOSPLIT, $0-36
 	VXORPS Z3, Z3, Z3
 	MOVQ   AX, BX
 	SHRQ   $0x06, BX
-	JZ     dotdoneAVX512_19
+	JZ     dotdoneAVX512_21
 
-dotAVX512_18:
+dotAVX512_20:
 	VCVTPH2PS   (DX), Z4
 	VFMADD231PS (CX), Z4, Z0
 	VCVTPH2PS   32(DX), Z4
@@ -223,22 +226,22 @@ dotAVX512_18:
 	ADDQ        $0x00000100, CX
 	ADDQ        $0x00000080, DX
 	DECQ        BX
-	JNZ         dotAVX512_18
+	JNZ         dotAVX512_20
 
-dotdoneAVX512_19:
+dotdoneAVX512_21:
 	ANDQ $0x0000003f, AX
 
-dotAVX512_20:
+dotAVX512_22:
 	CMPQ        AX, $0x00000010
-	JB          dotdoneAVX512_21
+	JB          dotdoneAVX512_23
 	VCVTPH2PS   (DX), Z4
 	VFMADD231PS (CX), Z4, Z0
 	ADDQ        $0x00000040, CX
 	ADDQ        $0x00000020, DX
 	SUBQ        $0x00000010, AX
-	JMP         dotAVX512_20
+	JMP         dotAVX512_22
 
-dotdoneAVX512_21:
+dotdoneAVX512_23:
 	VADDPS        Z2, Z0, Z0
 	VADDPS        Z3, Z1, Z1
 	VADDPS        Z1, Z0, Z0
@@ -252,9 +255,9 @@ dotdoneAVX512_21:
 	VADDSS        X1, X0, X0
 
 	// Scalar tail: the vector sums are already folded into the low lane.
-tailAVX512_22:
+tailAVX512_24:
 	TESTQ       AX, AX
-	JZ          taildoneAVX512_23
+	JZ          taildoneAVX512_25
 	MOVWLZX     (DX), BX
 	VMOVD       BX, X1
 	VCVTPH2PS   X1, X1
@@ -263,20 +266,20 @@ tailAVX512_22:
 	ADDQ        $0x04, CX
 	ADDQ        $0x02, DX
 	DECQ        AX
-	JMP         tailAVX512_22
+	JMP         tailAVX512_24
 
-taildoneAVX512_23:
+taildoneAVX512_25:
 	VZEROUPPER
 	VMOVD  X0, AX
 	ANDL   $0x7f800000, AX
 	CMPL   AX, $0x7f800000
-	JE     continue_16
+	JE     continue_17
 	VMOVSS X0, ret+32(FP)
 	RET
 
-notisaAVX512_17:
+notisaAVX512_19:
 	CMPQ AX, $0x01
-	JNE  notisaAVX2_24
+	JNE  notisaAVX2_26
 
 	// Body: AVX2
 	MOVQ   n+16(FP), AX
@@ -292,9 +295,9 @@ notisaAVX512_17:
 	VXORPS Y7, Y7, Y7
 	MOVQ   AX, BX
 	SHRQ   $0x06, BX
-	JZ     dotdoneAVX2_26
+	JZ     dotdoneAVX2_28
 
-dotAVX2_25:
+dotAVX2_27:
 	VCVTPH2PS   (DX), Y8
 	VFMADD231PS (CX), Y8, Y0
 	VCVTPH2PS   16(DX), Y8
@@ -314,22 +317,22 @@ dotAVX2_25:
 	ADDQ        $0x00000100, CX
 	ADDQ        $0x00000080, DX
 	DECQ        BX
-	JNZ         dotAVX2_25
+	JNZ         dotAVX2_27
 
-dotdoneAVX2_26:
+dotdoneAVX2_28:
 	ANDQ $0x0000003f, AX
 
-dotAVX2_27:
+dotAVX2_29:
 	CMPQ        AX, $0x00000008
-	JB          dotdoneAVX2_28
+	JB          dotdoneAVX2_30
 	VCVTPH2PS   (DX), Y8
 	VFMADD231PS (CX), Y8, Y0
 	ADDQ        $0x00000020, CX
 	ADDQ        $0x00000010, DX
 	SUBQ        $0x00000008, AX
-	JMP         dotAVX2_27
+	JMP         dotAVX2_29
 
-dotdoneAVX2_28:
+dotdoneAVX2_30:
 	VADDPS       Y4, Y0, Y0
 	VADDPS       Y5, Y1, Y1
 	VADDPS       Y6, Y2, Y2
@@ -345,9 +348,9 @@ dotdoneAVX2_28:
 	VADDSS       X0, X1, X1
 
 	// Scalar tail: the vector sums are already folded into the low lane.
-tailAVX2_29:
+tailAVX2_31:
 	TESTQ       AX, AX
-	JZ          taildoneAVX2_30
+	JZ          taildoneAVX2_32
 	MOVWLZX     (DX), BX
 	VMOVD       BX, X0
 	VCVTPH2PS   X0, X0
@@ -356,19 +359,19 @@ tailAVX2_29:
 	ADDQ        $0x04, CX
 	ADDQ        $0x02, DX
 	DECQ        AX
-	JMP         tailAVX2_29
+	JMP         tailAVX2_31
 
-taildoneAVX2_30:
+taildoneAVX2_32:
 	VZEROUPPER
 	VMOVD  X1, AX
 	ANDL   $0x7f800000, AX
 	CMPL   AX, $0x7f800000
-	JE     continue_16
+	JE     continue_17
 	VMOVSS X1, ret+32(FP)
 	RET
 
-notisaAVX2_24:
-continue_16:
+notisaAVX2_26:
+continue_17:
 	JMP ·continueDotF32F16(SB)
 
 // func DotF32(a *float32, b *float32, n int, sel int64) float32
@@ -376,7 +379,7 @@ continue_16:
 TEXT ·DotF32(SB), NOSPLIT, $0-36
 	MOVQ sel+24(FP), AX
 	CMPQ AX, $0x02
-	JNE  notisaAVX512_32
+	JNE  notisaAVX512_35
 
 	// Body: AVX512
 	MOVQ   n+16(FP), AX
@@ -388,9 +391,9 @@ TEXT ·DotF32(SB), NOSPLIT, $0-36
 	VXORPS Z3, Z3, Z3
 	MOVQ   AX, BX
 	SHRQ   $0x06, BX
-	JZ     dotdoneAVX512_34
+	JZ     dotdoneAVX512_37
 
-dotAVX512_33:
+dotAVX512_36:
 	VMOVUPS     (CX), Z4
 	VFMADD231PS (DX), Z4, Z0
 	VMOVUPS     64(CX), Z4
@@ -402,22 +405,22 @@ dotAVX512_33:
 	ADDQ        $0x00000100, CX
 	ADDQ        $0x00000100, DX
 	DECQ        BX
-	JNZ         dotAVX512_33
+	JNZ         dotAVX512_36
 
-dotdoneAVX512_34:
+dotdoneAVX512_37:
 	ANDQ $0x0000003f, AX
 
-dotAVX512_35:
+dotAVX512_38:
 	CMPQ        AX, $0x00000010
-	JB          dotdoneAVX512_36
+	JB          dotdoneAVX512_39
 	VMOVUPS     (CX), Z4
 	VFMADD231PS (DX), Z4, Z0
 	ADDQ        $0x00000040, CX
 	ADDQ        $0x00000040, DX
 	SUBQ        $0x00000010, AX
-	JMP         dotAVX512_35
+	JMP         dotAVX512_38
 
-dotdoneAVX512_36:
+dotdoneAVX512_39:
 	VADDPS        Z2, Z0, Z0
 	VADDPS        Z3, Z1, Z1
 	VADDPS        Z1, Z0, Z0
@@ -431,29 +434,29 @@ dotdoneAVX512_36:
 	VADDSS        X1, X0, X0
 
 	// Scalar tail: the vector sums are already folded into the low lane.
-tailAVX512_37:
+tailAVX512_40:
 	TESTQ       AX, AX
-	JZ          taildoneAVX512_38
+	JZ          taildoneAVX512_41
 	VMOVSS      (DX), X1
 	VMOVSS      (CX), X2
 	VFMADD231SS X1, X2, X0
 	ADDQ        $0x04, CX
 	ADDQ        $0x04, DX
 	DECQ        AX
-	JMP         tailAVX512_37
+	JMP         tailAVX512_40
 
-taildoneAVX512_38:
+taildoneAVX512_41:
 	VZEROUPPER
 	VMOVD  X0, AX
 	ANDL   $0x7f800000, AX
 	CMPL   AX, $0x7f800000
-	JE     continue_31
+	JE     continue_33
 	VMOVSS X0, ret+32(FP)
 	RET
 
-notisaAVX512_32:
+notisaAVX512_35:
 	CMPQ AX, $0x01
-	JNE  notisaAVX2_39
+	JNE  notisaAVX2_42
 
 	// Body: AVX2
 	MOVQ   n+16(FP), AX
@@ -469,9 +472,9 @@ notisaAVX512_32:
 	VXORPS Y7, Y7, Y7
 	MOVQ   AX, BX
 	SHRQ   $0x06, BX
-	JZ     dotdoneAVX2_41
+	JZ     dotdoneAVX2_44
 
-dotAVX2_40:
+dotAVX2_43:
 	VMOVUPS     (CX), Y8
 	VFMADD231PS (DX), Y8, Y0
 	VMOVUPS     32(CX), Y8
@@ -491,22 +494,22 @@ dotAVX2_40:
 	ADDQ        $0x00000100, CX
 	ADDQ        $0x00000100, DX
 	DECQ        BX
-	JNZ         dotAVX2_40
+	JNZ         dotAVX2_43
 
-dotdoneAVX2_41:
+dotdoneAVX2_44:
 	ANDQ $0x0000003f, AX
 
-dotAVX2_42:
+dotAVX2_45:
 	CMPQ        AX, $0x00000008
-	JB          dotdoneAVX2_43
+	JB          dotdoneAVX2_46
 	VMOVUPS     (CX), Y8
 	VFMADD231PS (DX), Y8, Y0
 	ADDQ        $0x00000020, CX
 	ADDQ        $0x00000020, DX
 	SUBQ        $0x00000008, AX
-	JMP         dotAVX2_42
+	JMP         dotAVX2_45
 
-dotdoneAVX2_43:
+dotdoneAVX2_46:
 	VADDPS       Y4, Y0, Y0
 	VADDPS       Y5, Y1, Y1
 	VADDPS       Y6, Y2, Y2
@@ -522,28 +525,28 @@ dotdoneAVX2_43:
 	VADDSS       X0, X1, X1
 
 	// Scalar tail: the vector sums are already folded into the low lane.
-tailAVX2_44:
+tailAVX2_47:
 	TESTQ       AX, AX
-	JZ          taildoneAVX2_45
+	JZ          taildoneAVX2_48
 	VMOVSS      (DX), X0
 	VMOVSS      (CX), X2
 	VFMADD231SS X0, X2, X1
 	ADDQ        $0x04, CX
 	ADDQ        $0x04, DX
 	DECQ        AX
-	JMP         tailAVX2_44
+	JMP         tailAVX2_47
 
-taildoneAVX2_45:
+taildoneAVX2_48:
 	VZEROUPPER
 	VMOVD  X1, AX
 	ANDL   $0x7f800000, AX
 	CMPL   AX, $0x7f800000
-	JE     continue_31
+	JE     continue_33
 	VMOVSS X1, ret+32(FP)
 	RET
 
-notisaAVX2_39:
-continue_31:
+notisaAVX2_42:
+continue_33:
 	JMP ·continueDotF32(SB)
 
 // func ScoresRowsAVX2(dst []float32, q []float32, k []uint16, rows int, n int, dim int, scale float32)
@@ -563,9 +566,9 @@ TEXT ·ScoresRowsAVX2(SB), NOSPLIT, $72-100
 	SHLQ $0x01, AX
 	MOVQ AX, 48(SP)
 
-keysAVX2_46:
+keysAVX2_49:
 	CMPQ 8(SP), $0x03
-	JB   keysdoneAVX2_47
+	JB   keysdoneAVX2_50
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -573,9 +576,9 @@ keysAVX2_46:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX2_48:
+rowsAVX2_51:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX2_49
+	JB   rowsdoneAVX2_52
 
 	// Tile of 4 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -606,9 +609,9 @@ rowsAVX2_48:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R10, R11
 
-tailAVX2_50:
+tailAVX2_53:
 	CMPQ        R11, R9
-	JAE         taildoneAVX2_51
+	JAE         taildoneAVX2_54
 	MOVWLZX     (CX)(R11*2), R12
 	VMOVD       R12, X12
 	VCVTPH2PS   X12, X12
@@ -635,15 +638,15 @@ tailAVX2_50:
 	VFMADD231SS X13, X15, X10
 	VFMADD231SS X14, X15, X11
 	INCQ        R11
-	JMP         tailAVX2_50
+	JMP         tailAVX2_53
 
-taildoneAVX2_51:
+taildoneAVX2_54:
 	// Whole vectors [0, body).
 	XORQ R11, R11
 
-bodyAVX2_52:
+bodyAVX2_55:
 	CMPQ        R11, R10
-	JAE         bodydoneAVX2_53
+	JAE         bodydoneAVX2_56
 	VCVTPH2PS   (CX)(R11*2), Y12
 	VCVTPH2PS   (R8)(R11*2), Y13
 	VCVTPH2PS   (DI)(R11*2), Y14
@@ -664,9 +667,9 @@ bodyAVX2_52:
 	VFMADD231PS Y13, Y15, Y10
 	VFMADD231PS Y14, Y15, Y11
 	ADDQ        $0x08, R11
-	JMP         bodyAVX2_52
+	JMP         bodyAVX2_55
 
-bodydoneAVX2_53:
+bodydoneAVX2_56:
 	VBROADCASTSS scale+96(FP), Y12
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -709,11 +712,11 @@ bodydoneAVX2_53:
 	IMUL3Q       $0x04, AX, AX
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x04, 40(SP)
-	JMP          rowsAVX2_48
+	JMP          rowsAVX2_51
 
-rowsdoneAVX2_49:
+rowsdoneAVX2_52:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX2_55
+	JB   rowsdoneAVX2_58
 
 	// Tile of 2 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -736,9 +739,9 @@ rowsdoneAVX2_49:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX2_56:
+tailAVX2_59:
 	CMPQ        R9, DI
-	JAE         taildoneAVX2_57
+	JAE         taildoneAVX2_60
 	MOVWLZX     (CX)(R9*2), R10
 	VMOVD       R10, X6
 	VCVTPH2PS   X6, X6
@@ -757,15 +760,15 @@ tailAVX2_56:
 	VFMADD231SS X7, X9, X4
 	VFMADD231SS X8, X9, X5
 	INCQ        R9
-	JMP         tailAVX2_56
+	JMP         tailAVX2_59
 
-taildoneAVX2_57:
+taildoneAVX2_60:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX2_58:
+bodyAVX2_61:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX2_59
+	JAE         bodydoneAVX2_62
 	VCVTPH2PS   (CX)(R9*2), Y6
 	VCVTPH2PS   (SI)(R9*2), Y7
 	VCVTPH2PS   (BX)(R9*2), Y8
@@ -778,9 +781,9 @@ bodyAVX2_58:
 	VFMADD231PS Y7, Y9, Y4
 	VFMADD231PS Y8, Y9, Y5
 	ADDQ        $0x08, R9
-	JMP         bodyAVX2_58
+	JMP         bodyAVX2_61
 
-bodydoneAVX2_59:
+bodydoneAVX2_62:
 	VBROADCASTSS scale+96(FP), Y6
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -810,9 +813,9 @@ bodydoneAVX2_59:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x02, 40(SP)
 
-rowsdoneAVX2_55:
+rowsdoneAVX2_58:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX2_61
+	JB   rowsdoneAVX2_64
 
 	// Tile of 1 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -830,9 +833,9 @@ rowsdoneAVX2_55:
 	// Tail elements [body, dim), one at a time.
 	MOVQ DI, R8
 
-tailAVX2_62:
+tailAVX2_65:
 	CMPQ        R8, SI
-	JAE         taildoneAVX2_63
+	JAE         taildoneAVX2_66
 	MOVWLZX     (CX)(R8*2), R9
 	VMOVD       R9, X3
 	VCVTPH2PS   X3, X3
@@ -847,15 +850,15 @@ tailAVX2_62:
 	VFMADD231SS X4, X6, X1
 	VFMADD231SS X5, X6, X2
 	INCQ        R8
-	JMP         tailAVX2_62
+	JMP         tailAVX2_65
 
-taildoneAVX2_63:
+taildoneAVX2_66:
 	// Whole vectors [0, body).
 	XORQ R8, R8
 
-bodyAVX2_64:
+bodyAVX2_67:
 	CMPQ        R8, DI
-	JAE         bodydoneAVX2_65
+	JAE         bodydoneAVX2_68
 	VCVTPH2PS   (CX)(R8*2), Y3
 	VCVTPH2PS   (BX)(R8*2), Y4
 	VCVTPH2PS   (DX)(R8*2), Y5
@@ -864,9 +867,9 @@ bodyAVX2_64:
 	VFMADD231PS Y4, Y6, Y1
 	VFMADD231PS Y5, Y6, Y2
 	ADDQ        $0x08, R8
-	JMP         bodyAVX2_64
+	JMP         bodyAVX2_67
 
-bodydoneAVX2_65:
+bodydoneAVX2_68:
 	VBROADCASTSS scale+96(FP), Y3
 	MOVQ         32(SP), AX
 	VHADDPS      Y1, Y0, Y0
@@ -886,18 +889,18 @@ bodydoneAVX2_65:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x01, 40(SP)
 
-rowsdoneAVX2_61:
+rowsdoneAVX2_64:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x03, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x0c, 16(SP)
 	SUBQ   $0x03, 8(SP)
-	JMP    keysAVX2_46
+	JMP    keysAVX2_49
 
-keysdoneAVX2_47:
-keysAVX2_66:
+keysdoneAVX2_50:
+keysAVX2_69:
 	CMPQ 8(SP), $0x01
-	JB   keysdoneAVX2_67
+	JB   keysdoneAVX2_70
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -905,9 +908,9 @@ keysAVX2_66:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX2_68:
+rowsAVX2_71:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX2_69
+	JB   rowsdoneAVX2_72
 
 	// Tile of 4 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -927,9 +930,9 @@ rowsAVX2_68:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX2_70:
+tailAVX2_73:
 	CMPQ        R9, DI
-	JAE         taildoneAVX2_71
+	JAE         taildoneAVX2_74
 	MOVWLZX     (CX)(R9*2), R10
 	VMOVD       R10, X4
 	VCVTPH2PS   X4, X4
@@ -942,15 +945,15 @@ tailAVX2_70:
 	VMOVSS      (DX)(R9*4), X5
 	VFMADD231SS X4, X5, X3
 	INCQ        R9
-	JMP         tailAVX2_70
+	JMP         tailAVX2_73
 
-taildoneAVX2_71:
+taildoneAVX2_74:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX2_72:
+bodyAVX2_75:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX2_73
+	JAE         bodydoneAVX2_76
 	VCVTPH2PS   (CX)(R9*2), Y4
 	VMOVUPS     (AX)(R9*4), Y5
 	VFMADD231PS Y4, Y5, Y0
@@ -961,9 +964,9 @@ bodyAVX2_72:
 	VMOVUPS     (DX)(R9*4), Y5
 	VFMADD231PS Y4, Y5, Y3
 	ADDQ        $0x08, R9
-	JMP         bodyAVX2_72
+	JMP         bodyAVX2_75
 
-bodydoneAVX2_73:
+bodydoneAVX2_76:
 	VBROADCASTSS scale+96(FP), Y4
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -987,11 +990,11 @@ bodydoneAVX2_73:
 	IMUL3Q       $0x04, AX, AX
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x04, 40(SP)
-	JMP          rowsAVX2_68
+	JMP          rowsAVX2_71
 
-rowsdoneAVX2_69:
+rowsdoneAVX2_72:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX2_75
+	JB   rowsdoneAVX2_78
 
 	// Tile of 2 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -1007,9 +1010,9 @@ rowsdoneAVX2_69:
 	// Tail elements [body, dim), one at a time.
 	MOVQ SI, DI
 
-tailAVX2_76:
+tailAVX2_79:
 	CMPQ        DI, BX
-	JAE         taildoneAVX2_77
+	JAE         taildoneAVX2_80
 	MOVWLZX     (CX)(DI*2), R8
 	VMOVD       R8, X2
 	VCVTPH2PS   X2, X2
@@ -1018,24 +1021,24 @@ tailAVX2_76:
 	VMOVSS      (DX)(DI*4), X3
 	VFMADD231SS X2, X3, X1
 	INCQ        DI
-	JMP         tailAVX2_76
+	JMP         tailAVX2_79
 
-taildoneAVX2_77:
+taildoneAVX2_80:
 	// Whole vectors [0, body).
 	XORQ DI, DI
 
-bodyAVX2_78:
+bodyAVX2_81:
 	CMPQ        DI, SI
-	JAE         bodydoneAVX2_79
+	JAE         bodydoneAVX2_82
 	VCVTPH2PS   (CX)(DI*2), Y2
 	VMOVUPS     (AX)(DI*4), Y3
 	VFMADD231PS Y2, Y3, Y0
 	VMOVUPS     (DX)(DI*4), Y3
 	VFMADD231PS Y2, Y3, Y1
 	ADDQ        $0x08, DI
-	JMP         bodyAVX2_78
+	JMP         bodyAVX2_81
 
-bodydoneAVX2_79:
+bodydoneAVX2_82:
 	VBROADCASTSS scale+96(FP), Y2
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -1056,9 +1059,9 @@ bodydoneAVX2_79:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x02, 40(SP)
 
-rowsdoneAVX2_75:
+rowsdoneAVX2_78:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX2_81
+	JB   rowsdoneAVX2_84
 
 	// Tile of 1 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -1071,31 +1074,31 @@ rowsdoneAVX2_75:
 	// Tail elements [body, dim), one at a time.
 	MOVQ BX, SI
 
-tailAVX2_82:
+tailAVX2_85:
 	CMPQ        SI, DX
-	JAE         taildoneAVX2_83
+	JAE         taildoneAVX2_86
 	MOVWLZX     (CX)(SI*2), DI
 	VMOVD       DI, X1
 	VCVTPH2PS   X1, X1
 	VMOVSS      (AX)(SI*4), X2
 	VFMADD231SS X1, X2, X0
 	INCQ        SI
-	JMP         tailAVX2_82
+	JMP         tailAVX2_85
 
-taildoneAVX2_83:
+taildoneAVX2_86:
 	// Whole vectors [0, body).
 	XORQ SI, SI
 
-bodyAVX2_84:
+bodyAVX2_87:
 	CMPQ        SI, BX
-	JAE         bodydoneAVX2_85
+	JAE         bodydoneAVX2_88
 	VCVTPH2PS   (CX)(SI*2), Y1
 	VMOVUPS     (AX)(SI*4), Y2
 	VFMADD231PS Y1, Y2, Y0
 	ADDQ        $0x08, SI
-	JMP         bodyAVX2_84
+	JMP         bodyAVX2_87
 
-bodydoneAVX2_85:
+bodydoneAVX2_88:
 	VBROADCASTSS scale+96(FP), Y1
 	MOVQ         32(SP), AX
 	VHADDPS      Y0, Y0, Y2
@@ -1113,15 +1116,15 @@ bodydoneAVX2_85:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x01, 40(SP)
 
-rowsdoneAVX2_81:
+rowsdoneAVX2_84:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x01, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX2_66
+	JMP    keysAVX2_69
 
-keysdoneAVX2_67:
+keysdoneAVX2_70:
 	VZEROUPPER
 	RET
 
@@ -1137,10 +1140,10 @@ TEXT ·ScoresPanelsAVX2(SB), NOSPLIT, $64-148
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_86:
+blocksAVX2_89:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_87
+	JZ    blocksdoneAVX2_90
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -1166,9 +1169,9 @@ blocksAVX2_86:
 	MOVQ    dim+136(FP), BX
 	IMULQ   BX, AX
 
-widenAVX2_90:
+widenAVX2_93:
 	CMPQ       AX, $0x20
-	JB         widendoneAVX2_91
+	JB         widendoneAVX2_94
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (DX)
 	VCVTPH2PS  16(CX), Y0
@@ -1181,23 +1184,23 @@ widenAVX2_90:
 	ADDQ       $0x40, CX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x20, AX
-	JMP        widenAVX2_90
+	JMP        widenAVX2_93
 
-widendoneAVX2_91:
-widenAVX2_92:
+widendoneAVX2_94:
+widenAVX2_95:
 	CMPQ      AX, $0x08
-	JB        widendoneAVX2_93
+	JB        widendoneAVX2_96
 	VCVTPH2PS (CX), Y0
 	VMOVUPS   Y0, (DX)
 	ADDQ      $0x10, CX
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x08, AX
-	JMP       widenAVX2_92
+	JMP       widenAVX2_95
 
-widendoneAVX2_93:
-widentailAVX2_94:
+widendoneAVX2_96:
+widentailAVX2_97:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_95
+	JZ        widentaildoneAVX2_98
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -1205,9 +1208,9 @@ widentailAVX2_94:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX2_94
+	JMP       widentailAVX2_97
 
-widentaildoneAVX2_95:
+widentaildoneAVX2_98:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -1233,10 +1236,10 @@ widentaildoneAVX2_95:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_96:
+dAVX2_99:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_97
+	JA           ddoneAVX2_100
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -1319,13 +1322,13 @@ dAVX2_96:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_96
+	JMP          dAVX2_99
 
-ddoneAVX2_97:
-dAVX2_98:
+ddoneAVX2_100:
+dAVX2_101:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_99
+	JA           ddoneAVX2_102
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -1348,9 +1351,9 @@ dAVX2_98:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_98
+	JMP          dAVX2_101
 
-ddoneAVX2_99:
+ddoneAVX2_102:
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -1395,9 +1398,9 @@ ddoneAVX2_99:
 	ADDQ    BX, DX
 	ADDQ    BX, DX
 
-widenAVX2_100:
+widenAVX2_103:
 	CMPQ       AX, $0x20
-	JB         widendoneAVX2_101
+	JB         widendoneAVX2_104
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (DX)
 	VCVTPH2PS  16(CX), Y0
@@ -1410,23 +1413,23 @@ widenAVX2_100:
 	ADDQ       $0x40, CX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x20, AX
-	JMP        widenAVX2_100
+	JMP        widenAVX2_103
 
-widendoneAVX2_101:
-widenAVX2_102:
+widendoneAVX2_104:
+widenAVX2_105:
 	CMPQ      AX, $0x08
-	JB        widendoneAVX2_103
+	JB        widendoneAVX2_106
 	VCVTPH2PS (CX), Y0
 	VMOVUPS   Y0, (DX)
 	ADDQ      $0x10, CX
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x08, AX
-	JMP       widenAVX2_102
+	JMP       widenAVX2_105
 
-widendoneAVX2_103:
-widentailAVX2_104:
+widendoneAVX2_106:
+widentailAVX2_107:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_105
+	JZ        widentaildoneAVX2_108
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -1434,9 +1437,9 @@ widentailAVX2_104:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX2_104
+	JMP       widentailAVX2_107
 
-widentaildoneAVX2_105:
+widentaildoneAVX2_108:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -1464,10 +1467,10 @@ widentaildoneAVX2_105:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_106:
+dAVX2_109:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_107
+	JA           ddoneAVX2_110
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -1550,13 +1553,13 @@ dAVX2_106:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_106
+	JMP          dAVX2_109
 
-ddoneAVX2_107:
-dAVX2_108:
+ddoneAVX2_110:
+dAVX2_111:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_109
+	JA           ddoneAVX2_112
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -1579,9 +1582,9 @@ dAVX2_108:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_108
+	JMP          dAVX2_111
 
-ddoneAVX2_109:
+ddoneAVX2_112:
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -1626,9 +1629,9 @@ ddoneAVX2_109:
 	ADDQ    BX, DX
 	ADDQ    BX, DX
 
-widenAVX2_110:
+widenAVX2_113:
 	CMPQ       AX, $0x20
-	JB         widendoneAVX2_111
+	JB         widendoneAVX2_114
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (DX)
 	VCVTPH2PS  16(CX), Y0
@@ -1641,23 +1644,23 @@ widenAVX2_110:
 	ADDQ       $0x40, CX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x20, AX
-	JMP        widenAVX2_110
+	JMP        widenAVX2_113
 
-widendoneAVX2_111:
-widenAVX2_112:
+widendoneAVX2_114:
+widenAVX2_115:
 	CMPQ      AX, $0x08
-	JB        widendoneAVX2_113
+	JB        widendoneAVX2_116
 	VCVTPH2PS (CX), Y0
 	VMOVUPS   Y0, (DX)
 	ADDQ      $0x10, CX
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x08, AX
-	JMP       widenAVX2_112
+	JMP       widenAVX2_115
 
-widendoneAVX2_113:
-widentailAVX2_114:
+widendoneAVX2_116:
+widentailAVX2_117:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_115
+	JZ        widentaildoneAVX2_118
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -1665,9 +1668,9 @@ widentailAVX2_114:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX2_114
+	JMP       widentailAVX2_117
 
-widentaildoneAVX2_115:
+widentaildoneAVX2_118:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -1695,10 +1698,10 @@ widentaildoneAVX2_115:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_116:
+dAVX2_119:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_117
+	JA           ddoneAVX2_120
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -1781,13 +1784,13 @@ dAVX2_116:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_116
+	JMP          dAVX2_119
 
-ddoneAVX2_117:
-dAVX2_118:
+ddoneAVX2_120:
+dAVX2_121:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_119
+	JA           ddoneAVX2_122
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -1810,9 +1813,9 @@ dAVX2_118:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_118
+	JMP          dAVX2_121
 
-ddoneAVX2_119:
+ddoneAVX2_122:
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -1857,9 +1860,9 @@ ddoneAVX2_119:
 	ADDQ    BX, DX
 	ADDQ    BX, DX
 
-widenAVX2_120:
+widenAVX2_123:
 	CMPQ       AX, $0x20
-	JB         widendoneAVX2_121
+	JB         widendoneAVX2_124
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (DX)
 	VCVTPH2PS  16(CX), Y0
@@ -1872,23 +1875,23 @@ widenAVX2_120:
 	ADDQ       $0x40, CX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x20, AX
-	JMP        widenAVX2_120
+	JMP        widenAVX2_123
 
-widendoneAVX2_121:
-widenAVX2_122:
+widendoneAVX2_124:
+widenAVX2_125:
 	CMPQ      AX, $0x08
-	JB        widendoneAVX2_123
+	JB        widendoneAVX2_126
 	VCVTPH2PS (CX), Y0
 	VMOVUPS   Y0, (DX)
 	ADDQ      $0x10, CX
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x08, AX
-	JMP       widenAVX2_122
+	JMP       widenAVX2_125
 
-widendoneAVX2_123:
-widentailAVX2_124:
+widendoneAVX2_126:
+widentailAVX2_127:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_125
+	JZ        widentaildoneAVX2_128
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -1896,9 +1899,9 @@ widentailAVX2_124:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX2_124
+	JMP       widentailAVX2_127
 
-widentaildoneAVX2_125:
+widentaildoneAVX2_128:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -1926,10 +1929,10 @@ widentaildoneAVX2_125:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_126:
+dAVX2_129:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_127
+	JA           ddoneAVX2_130
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2012,13 +2015,13 @@ dAVX2_126:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_126
+	JMP          dAVX2_129
 
-ddoneAVX2_127:
-dAVX2_128:
+ddoneAVX2_130:
+dAVX2_131:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_129
+	JA           ddoneAVX2_132
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2041,9 +2044,9 @@ dAVX2_128:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_128
+	JMP          dAVX2_131
 
-ddoneAVX2_129:
+ddoneAVX2_132:
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -2076,9 +2079,9 @@ ddoneAVX2_129:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_130:
+flushAVX2_133:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_131
+	JB             flushtailAVX2_134
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -2115,35 +2118,35 @@ flushAVX2_130:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_133
+	JZ             chunkdoneAVX2_136
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_133
+	JZ             chunkdoneAVX2_136
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_133
+	JZ             chunkdoneAVX2_136
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_133
+	JZ             chunkdoneAVX2_136
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_133
+	JZ             chunkdoneAVX2_136
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_133
+	JZ             chunkdoneAVX2_136
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_133
+	JZ             chunkdoneAVX2_136
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_133
+	JZ             chunkdoneAVX2_136
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -2179,68 +2182,68 @@ flushAVX2_130:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_133
+	JZ             chunkdoneAVX2_136
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_133
+	JZ             chunkdoneAVX2_136
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_133
+	JZ             chunkdoneAVX2_136
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_133
+	JZ             chunkdoneAVX2_136
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_133
+	JZ             chunkdoneAVX2_136
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_133
+	JZ             chunkdoneAVX2_136
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_133
+	JZ             chunkdoneAVX2_136
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_133:
+chunkdoneAVX2_136:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_130
+	JMP  flushAVX2_133
 
-flushtailAVX2_131:
+flushtailAVX2_134:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_132
+	JZ    flushdoneAVX2_135
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_134:
+tailrowAVX2_137:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_135:
+tailkeyAVX2_138:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_135
+	JB   tailkeyAVX2_138
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_132
+	JAE  flushdoneAVX2_135
 	DECQ SI
-	JNZ  tailrowAVX2_134
+	JNZ  tailrowAVX2_137
 
-flushdoneAVX2_132:
+flushdoneAVX2_135:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -2248,9 +2251,9 @@ flushdoneAVX2_132:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_89
+	JLE    panelsdoneAVX2_92
 
-panelsAVX2_88:
+panelsAVX2_91:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -2276,10 +2279,10 @@ panelsAVX2_88:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_136:
+dAVX2_139:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_137
+	JA           ddoneAVX2_140
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2362,13 +2365,13 @@ dAVX2_136:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_136
+	JMP          dAVX2_139
 
-ddoneAVX2_137:
-dAVX2_138:
+ddoneAVX2_140:
+dAVX2_141:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_139
+	JA           ddoneAVX2_142
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2391,9 +2394,9 @@ dAVX2_138:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_138
+	JMP          dAVX2_141
 
-ddoneAVX2_139:
+ddoneAVX2_142:
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -2448,10 +2451,10 @@ ddoneAVX2_139:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_140:
+dAVX2_143:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_141
+	JA           ddoneAVX2_144
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2534,13 +2537,13 @@ dAVX2_140:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_140
+	JMP          dAVX2_143
 
-ddoneAVX2_141:
-dAVX2_142:
+ddoneAVX2_144:
+dAVX2_145:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_143
+	JA           ddoneAVX2_146
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2563,9 +2566,9 @@ dAVX2_142:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_142
+	JMP          dAVX2_145
 
-ddoneAVX2_143:
+ddoneAVX2_146:
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -2620,10 +2623,10 @@ ddoneAVX2_143:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_144:
+dAVX2_147:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_145
+	JA           ddoneAVX2_148
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2706,13 +2709,13 @@ dAVX2_144:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_144
+	JMP          dAVX2_147
 
-ddoneAVX2_145:
-dAVX2_146:
+ddoneAVX2_148:
+dAVX2_149:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_147
+	JA           ddoneAVX2_150
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2735,9 +2738,9 @@ dAVX2_146:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_146
+	JMP          dAVX2_149
 
-ddoneAVX2_147:
+ddoneAVX2_150:
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -2792,10 +2795,10 @@ ddoneAVX2_147:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_148:
+dAVX2_151:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_149
+	JA           ddoneAVX2_152
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2878,13 +2881,13 @@ dAVX2_148:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_148
+	JMP          dAVX2_151
 
-ddoneAVX2_149:
-dAVX2_150:
+ddoneAVX2_152:
+dAVX2_153:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_151
+	JA           ddoneAVX2_154
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2907,9 +2910,9 @@ dAVX2_150:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_150
+	JMP          dAVX2_153
 
-ddoneAVX2_151:
+ddoneAVX2_154:
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -2942,9 +2945,9 @@ ddoneAVX2_151:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_152:
+flushAVX2_155:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_153
+	JB             flushtailAVX2_156
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -2981,35 +2984,35 @@ flushAVX2_152:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_158
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_158
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_158
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_158
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_158
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_158
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_158
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_158
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -3045,68 +3048,68 @@ flushAVX2_152:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_158
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_158
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_158
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_158
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_158
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_158
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_158
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_155:
+chunkdoneAVX2_158:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_152
+	JMP  flushAVX2_155
 
-flushtailAVX2_153:
+flushtailAVX2_156:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_154
+	JZ    flushdoneAVX2_157
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_156:
+tailrowAVX2_159:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_157:
+tailkeyAVX2_160:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_157
+	JB   tailkeyAVX2_160
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_154
+	JAE  flushdoneAVX2_157
 	DECQ SI
-	JNZ  tailrowAVX2_156
+	JNZ  tailrowAVX2_159
 
-flushdoneAVX2_154:
+flushdoneAVX2_157:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -3114,18 +3117,18 @@ flushdoneAVX2_154:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_88
+	JG     panelsAVX2_91
 
-panelsdoneAVX2_89:
+panelsdoneAVX2_92:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x30, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_86
+	JMP    blocksAVX2_89
 
-blocksdoneAVX2_87:
+blocksdoneAVX2_90:
 	VZEROUPPER
 	RET
 
@@ -3141,10 +3144,10 @@ TEXT ·ScoresPanels64AVX2(SB), NOSPLIT, $64-148
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_158:
+blocksAVX2_161:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_159
+	JZ    blocksdoneAVX2_162
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -3169,9 +3172,9 @@ blocksAVX2_158:
 	MOVQ    scratch_base+72(FP), DX
 	IMUL3Q  $0x00000040, AX, AX
 
-widenAVX2_162:
+widenAVX2_165:
 	CMPQ       AX, $0x20
-	JB         widendoneAVX2_163
+	JB         widendoneAVX2_166
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (DX)
 	VCVTPH2PS  16(CX), Y0
@@ -3184,23 +3187,23 @@ widenAVX2_162:
 	ADDQ       $0x40, CX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x20, AX
-	JMP        widenAVX2_162
+	JMP        widenAVX2_165
 
-widendoneAVX2_163:
-widenAVX2_164:
+widendoneAVX2_166:
+widenAVX2_167:
 	CMPQ      AX, $0x08
-	JB        widendoneAVX2_165
+	JB        widendoneAVX2_168
 	VCVTPH2PS (CX), Y0
 	VMOVUPS   Y0, (DX)
 	ADDQ      $0x10, CX
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x08, AX
-	JMP       widenAVX2_164
+	JMP       widenAVX2_167
 
-widendoneAVX2_165:
-widentailAVX2_166:
+widendoneAVX2_168:
+widentailAVX2_169:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_167
+	JZ        widentaildoneAVX2_170
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -3208,9 +3211,9 @@ widentailAVX2_166:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX2_166
+	JMP       widentailAVX2_169
 
-widentaildoneAVX2_167:
+widentaildoneAVX2_170:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -3228,7 +3231,7 @@ widentaildoneAVX2_167:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_168:
+dAVX2_171:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -3312,7 +3315,7 @@ dAVX2_168:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_168
+	JB           dAVX2_171
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -3354,9 +3357,9 @@ dAVX2_168:
 	ADDQ    $0x00000300, CX
 	ADDQ    $0x00000600, DX
 
-widenAVX2_169:
+widenAVX2_172:
 	CMPQ       AX, $0x20
-	JB         widendoneAVX2_170
+	JB         widendoneAVX2_173
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (DX)
 	VCVTPH2PS  16(CX), Y0
@@ -3369,23 +3372,23 @@ widenAVX2_169:
 	ADDQ       $0x40, CX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x20, AX
-	JMP        widenAVX2_169
+	JMP        widenAVX2_172
 
-widendoneAVX2_170:
-widenAVX2_171:
+widendoneAVX2_173:
+widenAVX2_174:
 	CMPQ      AX, $0x08
-	JB        widendoneAVX2_172
+	JB        widendoneAVX2_175
 	VCVTPH2PS (CX), Y0
 	VMOVUPS   Y0, (DX)
 	ADDQ      $0x10, CX
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x08, AX
-	JMP       widenAVX2_171
+	JMP       widenAVX2_174
 
-widendoneAVX2_172:
-widentailAVX2_173:
+widendoneAVX2_175:
+widentailAVX2_176:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_174
+	JZ        widentaildoneAVX2_177
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -3393,9 +3396,9 @@ widentailAVX2_173:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX2_173
+	JMP       widentailAVX2_176
 
-widentaildoneAVX2_174:
+widentaildoneAVX2_177:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -3413,7 +3416,7 @@ widentaildoneAVX2_174:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_175:
+dAVX2_178:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 1536(CX)(DX*4), Y14
@@ -3497,7 +3500,7 @@ dAVX2_175:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_175
+	JB           dAVX2_178
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -3539,9 +3542,9 @@ dAVX2_175:
 	ADDQ    $0x00000600, CX
 	ADDQ    $0x00000c00, DX
 
-widenAVX2_176:
+widenAVX2_179:
 	CMPQ       AX, $0x20
-	JB         widendoneAVX2_177
+	JB         widendoneAVX2_180
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (DX)
 	VCVTPH2PS  16(CX), Y0
@@ -3554,23 +3557,23 @@ widenAVX2_176:
 	ADDQ       $0x40, CX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x20, AX
-	JMP        widenAVX2_176
+	JMP        widenAVX2_179
 
-widendoneAVX2_177:
-widenAVX2_178:
+widendoneAVX2_180:
+widenAVX2_181:
 	CMPQ      AX, $0x08
-	JB        widendoneAVX2_179
+	JB        widendoneAVX2_182
 	VCVTPH2PS (CX), Y0
 	VMOVUPS   Y0, (DX)
 	ADDQ      $0x10, CX
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x08, AX
-	JMP       widenAVX2_178
+	JMP       widenAVX2_181
 
-widendoneAVX2_179:
-widentailAVX2_180:
+widendoneAVX2_182:
+widentailAVX2_183:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_181
+	JZ        widentaildoneAVX2_184
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -3578,9 +3581,9 @@ widentailAVX2_180:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX2_180
+	JMP       widentailAVX2_183
 
-widentaildoneAVX2_181:
+widentaildoneAVX2_184:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -3598,7 +3601,7 @@ widentaildoneAVX2_181:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_182:
+dAVX2_185:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -3682,7 +3685,7 @@ dAVX2_182:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_182
+	JB           dAVX2_185
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -3724,9 +3727,9 @@ dAVX2_182:
 	ADDQ    $0x00000900, CX
 	ADDQ    $0x00001200, DX
 
-widenAVX2_183:
+widenAVX2_186:
 	CMPQ       AX, $0x20
-	JB         widendoneAVX2_184
+	JB         widendoneAVX2_187
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (DX)
 	VCVTPH2PS  16(CX), Y0
@@ -3739,23 +3742,23 @@ widenAVX2_183:
 	ADDQ       $0x40, CX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x20, AX
-	JMP        widenAVX2_183
+	JMP        widenAVX2_186
 
-widendoneAVX2_184:
-widenAVX2_185:
+widendoneAVX2_187:
+widenAVX2_188:
 	CMPQ      AX, $0x08
-	JB        widendoneAVX2_186
+	JB        widendoneAVX2_189
 	VCVTPH2PS (CX), Y0
 	VMOVUPS   Y0, (DX)
 	ADDQ      $0x10, CX
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x08, AX
-	JMP       widenAVX2_185
+	JMP       widenAVX2_188
 
-widendoneAVX2_186:
-widentailAVX2_187:
+widendoneAVX2_189:
+widentailAVX2_190:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_188
+	JZ        widentaildoneAVX2_191
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -3763,9 +3766,9 @@ widentailAVX2_187:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX2_187
+	JMP       widentailAVX2_190
 
-widentaildoneAVX2_188:
+widentaildoneAVX2_191:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -3783,7 +3786,7 @@ widentaildoneAVX2_188:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_189:
+dAVX2_192:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 4608(CX)(DX*4), Y14
@@ -3867,7 +3870,7 @@ dAVX2_189:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_189
+	JB           dAVX2_192
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -3900,9 +3903,9 @@ dAVX2_189:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_190:
+flushAVX2_193:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_191
+	JB             flushtailAVX2_194
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -3939,35 +3942,35 @@ flushAVX2_190:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_193
+	JZ             chunkdoneAVX2_196
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_193
+	JZ             chunkdoneAVX2_196
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_193
+	JZ             chunkdoneAVX2_196
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_193
+	JZ             chunkdoneAVX2_196
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_193
+	JZ             chunkdoneAVX2_196
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_193
+	JZ             chunkdoneAVX2_196
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_193
+	JZ             chunkdoneAVX2_196
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_193
+	JZ             chunkdoneAVX2_196
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -4003,68 +4006,68 @@ flushAVX2_190:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_193
+	JZ             chunkdoneAVX2_196
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_193
+	JZ             chunkdoneAVX2_196
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_193
+	JZ             chunkdoneAVX2_196
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_193
+	JZ             chunkdoneAVX2_196
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_193
+	JZ             chunkdoneAVX2_196
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_193
+	JZ             chunkdoneAVX2_196
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_193
+	JZ             chunkdoneAVX2_196
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_193:
+chunkdoneAVX2_196:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_190
+	JMP  flushAVX2_193
 
-flushtailAVX2_191:
+flushtailAVX2_194:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_192
+	JZ    flushdoneAVX2_195
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_194:
+tailrowAVX2_197:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_195:
+tailkeyAVX2_198:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_195
+	JB   tailkeyAVX2_198
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_192
+	JAE  flushdoneAVX2_195
 	DECQ SI
-	JNZ  tailrowAVX2_194
+	JNZ  tailrowAVX2_197
 
-flushdoneAVX2_192:
+flushdoneAVX2_195:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -4072,9 +4075,9 @@ flushdoneAVX2_192:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_161
+	JLE    panelsdoneAVX2_164
 
-panelsAVX2_160:
+panelsAVX2_163:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -4092,7 +4095,7 @@ panelsAVX2_160:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_196:
+dAVX2_199:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -4176,7 +4179,7 @@ dAVX2_196:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_196
+	JB           dAVX2_199
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -4221,7 +4224,7 @@ dAVX2_196:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_197:
+dAVX2_200:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 1536(CX)(DX*4), Y14
@@ -4305,7 +4308,7 @@ dAVX2_197:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_197
+	JB           dAVX2_200
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -4350,7 +4353,7 @@ dAVX2_197:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_198:
+dAVX2_201:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -4434,7 +4437,7 @@ dAVX2_198:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_198
+	JB           dAVX2_201
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -4479,7 +4482,7 @@ dAVX2_198:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_199:
+dAVX2_202:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 4608(CX)(DX*4), Y14
@@ -4563,7 +4566,7 @@ dAVX2_199:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_199
+	JB           dAVX2_202
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -4596,9 +4599,9 @@ dAVX2_199:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_200:
+flushAVX2_203:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_201
+	JB             flushtailAVX2_204
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -4635,35 +4638,35 @@ flushAVX2_200:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_203
+	JZ             chunkdoneAVX2_206
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_203
+	JZ             chunkdoneAVX2_206
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_203
+	JZ             chunkdoneAVX2_206
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_203
+	JZ             chunkdoneAVX2_206
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_203
+	JZ             chunkdoneAVX2_206
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_203
+	JZ             chunkdoneAVX2_206
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_203
+	JZ             chunkdoneAVX2_206
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_203
+	JZ             chunkdoneAVX2_206
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -4699,68 +4702,68 @@ flushAVX2_200:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_203
+	JZ             chunkdoneAVX2_206
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_203
+	JZ             chunkdoneAVX2_206
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_203
+	JZ             chunkdoneAVX2_206
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_203
+	JZ             chunkdoneAVX2_206
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_203
+	JZ             chunkdoneAVX2_206
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_203
+	JZ             chunkdoneAVX2_206
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_203
+	JZ             chunkdoneAVX2_206
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_203:
+chunkdoneAVX2_206:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_200
+	JMP  flushAVX2_203
 
-flushtailAVX2_201:
+flushtailAVX2_204:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_202
+	JZ    flushdoneAVX2_205
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_204:
+tailrowAVX2_207:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_205:
+tailkeyAVX2_208:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_205
+	JB   tailkeyAVX2_208
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_202
+	JAE  flushdoneAVX2_205
 	DECQ SI
-	JNZ  tailrowAVX2_204
+	JNZ  tailrowAVX2_207
 
-flushdoneAVX2_202:
+flushdoneAVX2_205:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -4768,18 +4771,18 @@ flushdoneAVX2_202:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_160
+	JG     panelsAVX2_163
 
-panelsdoneAVX2_161:
+panelsdoneAVX2_164:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x30, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_158
+	JMP    blocksAVX2_161
 
-blocksdoneAVX2_159:
+blocksdoneAVX2_162:
 	VZEROUPPER
 	RET
 
@@ -4795,10 +4798,10 @@ TEXT ·ScoresPanels128AVX2(SB), NOSPLIT, $64-148
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_206:
+blocksAVX2_209:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_207
+	JZ    blocksdoneAVX2_210
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -4823,9 +4826,9 @@ blocksAVX2_206:
 	MOVQ    scratch_base+72(FP), DX
 	IMUL3Q  $0x00000080, AX, AX
 
-widenAVX2_210:
+widenAVX2_213:
 	CMPQ       AX, $0x20
-	JB         widendoneAVX2_211
+	JB         widendoneAVX2_214
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (DX)
 	VCVTPH2PS  16(CX), Y0
@@ -4838,23 +4841,23 @@ widenAVX2_210:
 	ADDQ       $0x40, CX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x20, AX
-	JMP        widenAVX2_210
+	JMP        widenAVX2_213
 
-widendoneAVX2_211:
-widenAVX2_212:
+widendoneAVX2_214:
+widenAVX2_215:
 	CMPQ      AX, $0x08
-	JB        widendoneAVX2_213
+	JB        widendoneAVX2_216
 	VCVTPH2PS (CX), Y0
 	VMOVUPS   Y0, (DX)
 	ADDQ      $0x10, CX
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x08, AX
-	JMP       widenAVX2_212
+	JMP       widenAVX2_215
 
-widendoneAVX2_213:
-widentailAVX2_214:
+widendoneAVX2_216:
+widentailAVX2_217:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_215
+	JZ        widentaildoneAVX2_218
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -4862,9 +4865,9 @@ widentailAVX2_214:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX2_214
+	JMP       widentailAVX2_217
 
-widentaildoneAVX2_215:
+widentaildoneAVX2_218:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -4882,7 +4885,7 @@ widentaildoneAVX2_215:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_216:
+dAVX2_219:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -4966,7 +4969,7 @@ dAVX2_216:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_216
+	JB           dAVX2_219
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -5008,9 +5011,9 @@ dAVX2_216:
 	ADDQ    $0x00000600, CX
 	ADDQ    $0x00000c00, DX
 
-widenAVX2_217:
+widenAVX2_220:
 	CMPQ       AX, $0x20
-	JB         widendoneAVX2_218
+	JB         widendoneAVX2_221
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (DX)
 	VCVTPH2PS  16(CX), Y0
@@ -5023,23 +5026,23 @@ widenAVX2_217:
 	ADDQ       $0x40, CX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x20, AX
-	JMP        widenAVX2_217
+	JMP        widenAVX2_220
 
-widendoneAVX2_218:
-widenAVX2_219:
+widendoneAVX2_221:
+widenAVX2_222:
 	CMPQ      AX, $0x08
-	JB        widendoneAVX2_220
+	JB        widendoneAVX2_223
 	VCVTPH2PS (CX), Y0
 	VMOVUPS   Y0, (DX)
 	ADDQ      $0x10, CX
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x08, AX
-	JMP       widenAVX2_219
+	JMP       widenAVX2_222
 
-widendoneAVX2_220:
-widentailAVX2_221:
+widendoneAVX2_223:
+widentailAVX2_224:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_222
+	JZ        widentaildoneAVX2_225
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -5047,9 +5050,9 @@ widentailAVX2_221:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX2_221
+	JMP       widentailAVX2_224
 
-widentaildoneAVX2_222:
+widentaildoneAVX2_225:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -5067,7 +5070,7 @@ widentaildoneAVX2_222:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_223:
+dAVX2_226:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -5151,7 +5154,7 @@ dAVX2_223:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_223
+	JB           dAVX2_226
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -5193,9 +5196,9 @@ dAVX2_223:
 	ADDQ    $0x00000c00, CX
 	ADDQ    $0x00001800, DX
 
-widenAVX2_224:
+widenAVX2_227:
 	CMPQ       AX, $0x20
-	JB         widendoneAVX2_225
+	JB         widendoneAVX2_228
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (DX)
 	VCVTPH2PS  16(CX), Y0
@@ -5208,23 +5211,23 @@ widenAVX2_224:
 	ADDQ       $0x40, CX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x20, AX
-	JMP        widenAVX2_224
+	JMP        widenAVX2_227
 
-widendoneAVX2_225:
-widenAVX2_226:
+widendoneAVX2_228:
+widenAVX2_229:
 	CMPQ      AX, $0x08
-	JB        widendoneAVX2_227
+	JB        widendoneAVX2_230
 	VCVTPH2PS (CX), Y0
 	VMOVUPS   Y0, (DX)
 	ADDQ      $0x10, CX
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x08, AX
-	JMP       widenAVX2_226
+	JMP       widenAVX2_229
 
-widendoneAVX2_227:
-widentailAVX2_228:
+widendoneAVX2_230:
+widentailAVX2_231:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_229
+	JZ        widentaildoneAVX2_232
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -5232,9 +5235,9 @@ widentailAVX2_228:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX2_228
+	JMP       widentailAVX2_231
 
-widentaildoneAVX2_229:
+widentaildoneAVX2_232:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -5252,7 +5255,7 @@ widentaildoneAVX2_229:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_230:
+dAVX2_233:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 6144(CX)(DX*4), Y14
@@ -5336,7 +5339,7 @@ dAVX2_230:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_230
+	JB           dAVX2_233
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -5378,9 +5381,9 @@ dAVX2_230:
 	ADDQ    $0x00001200, CX
 	ADDQ    $0x00002400, DX
 
-widenAVX2_231:
+widenAVX2_234:
 	CMPQ       AX, $0x20
-	JB         widendoneAVX2_232
+	JB         widendoneAVX2_235
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (DX)
 	VCVTPH2PS  16(CX), Y0
@@ -5393,23 +5396,23 @@ widenAVX2_231:
 	ADDQ       $0x40, CX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x20, AX
-	JMP        widenAVX2_231
+	JMP        widenAVX2_234
 
-widendoneAVX2_232:
-widenAVX2_233:
+widendoneAVX2_235:
+widenAVX2_236:
 	CMPQ      AX, $0x08
-	JB        widendoneAVX2_234
+	JB        widendoneAVX2_237
 	VCVTPH2PS (CX), Y0
 	VMOVUPS   Y0, (DX)
 	ADDQ      $0x10, CX
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x08, AX
-	JMP       widenAVX2_233
+	JMP       widenAVX2_236
 
-widendoneAVX2_234:
-widentailAVX2_235:
+widendoneAVX2_237:
+widentailAVX2_238:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX2_236
+	JZ        widentaildoneAVX2_239
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -5417,9 +5420,9 @@ widentailAVX2_235:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX2_235
+	JMP       widentailAVX2_238
 
-widentaildoneAVX2_236:
+widentaildoneAVX2_239:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -5437,7 +5440,7 @@ widentaildoneAVX2_236:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_237:
+dAVX2_240:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -5521,7 +5524,7 @@ dAVX2_237:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_237
+	JB           dAVX2_240
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -5554,9 +5557,9 @@ dAVX2_237:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_238:
+flushAVX2_241:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_239
+	JB             flushtailAVX2_242
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -5593,35 +5596,35 @@ flushAVX2_238:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_241
+	JZ             chunkdoneAVX2_244
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_241
+	JZ             chunkdoneAVX2_244
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_241
+	JZ             chunkdoneAVX2_244
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_241
+	JZ             chunkdoneAVX2_244
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_241
+	JZ             chunkdoneAVX2_244
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_241
+	JZ             chunkdoneAVX2_244
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_241
+	JZ             chunkdoneAVX2_244
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_241
+	JZ             chunkdoneAVX2_244
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -5657,68 +5660,68 @@ flushAVX2_238:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_241
+	JZ             chunkdoneAVX2_244
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_241
+	JZ             chunkdoneAVX2_244
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_241
+	JZ             chunkdoneAVX2_244
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_241
+	JZ             chunkdoneAVX2_244
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_241
+	JZ             chunkdoneAVX2_244
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_241
+	JZ             chunkdoneAVX2_244
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_241
+	JZ             chunkdoneAVX2_244
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_241:
+chunkdoneAVX2_244:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_238
+	JMP  flushAVX2_241
 
-flushtailAVX2_239:
+flushtailAVX2_242:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_240
+	JZ    flushdoneAVX2_243
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_242:
+tailrowAVX2_245:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_243:
+tailkeyAVX2_246:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_243
+	JB   tailkeyAVX2_246
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_240
+	JAE  flushdoneAVX2_243
 	DECQ SI
-	JNZ  tailrowAVX2_242
+	JNZ  tailrowAVX2_245
 
-flushdoneAVX2_240:
+flushdoneAVX2_243:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -5726,9 +5729,9 @@ flushdoneAVX2_240:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_209
+	JLE    panelsdoneAVX2_212
 
-panelsAVX2_208:
+panelsAVX2_211:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -5746,7 +5749,7 @@ panelsAVX2_208:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_244:
+dAVX2_247:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -5830,7 +5833,7 @@ dAVX2_244:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_244
+	JB           dAVX2_247
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -5875,7 +5878,7 @@ dAVX2_244:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_245:
+dAVX2_248:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -5959,7 +5962,7 @@ dAVX2_245:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_245
+	JB           dAVX2_248
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -6004,7 +6007,7 @@ dAVX2_245:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_246:
+dAVX2_249:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 6144(CX)(DX*4), Y14
@@ -6088,7 +6091,7 @@ dAVX2_246:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_246
+	JB           dAVX2_249
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -6133,7 +6136,7 @@ dAVX2_246:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_247:
+dAVX2_250:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -6217,7 +6220,7 @@ dAVX2_247:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_247
+	JB           dAVX2_250
 	VBROADCASTSS scale+144(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -6250,9 +6253,9 @@ dAVX2_247:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_248:
+flushAVX2_251:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_249
+	JB             flushtailAVX2_252
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -6289,35 +6292,35 @@ flushAVX2_248:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_251
+	JZ             chunkdoneAVX2_254
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_251
+	JZ             chunkdoneAVX2_254
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_251
+	JZ             chunkdoneAVX2_254
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_251
+	JZ             chunkdoneAVX2_254
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_251
+	JZ             chunkdoneAVX2_254
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_251
+	JZ             chunkdoneAVX2_254
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_251
+	JZ             chunkdoneAVX2_254
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_251
+	JZ             chunkdoneAVX2_254
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -6353,68 +6356,68 @@ flushAVX2_248:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_251
+	JZ             chunkdoneAVX2_254
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_251
+	JZ             chunkdoneAVX2_254
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_251
+	JZ             chunkdoneAVX2_254
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_251
+	JZ             chunkdoneAVX2_254
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_251
+	JZ             chunkdoneAVX2_254
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_251
+	JZ             chunkdoneAVX2_254
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_251
+	JZ             chunkdoneAVX2_254
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_251:
+chunkdoneAVX2_254:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_248
+	JMP  flushAVX2_251
 
-flushtailAVX2_249:
+flushtailAVX2_252:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_250
+	JZ    flushdoneAVX2_253
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_252:
+tailrowAVX2_255:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_253:
+tailkeyAVX2_256:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_253
+	JB   tailkeyAVX2_256
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_250
+	JAE  flushdoneAVX2_253
 	DECQ SI
-	JNZ  tailrowAVX2_252
+	JNZ  tailrowAVX2_255
 
-flushdoneAVX2_250:
+flushdoneAVX2_253:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -6422,18 +6425,18 @@ flushdoneAVX2_250:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_208
+	JG     panelsAVX2_211
 
-panelsdoneAVX2_209:
+panelsdoneAVX2_212:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x30, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_206
+	JMP    blocksAVX2_209
 
-blocksdoneAVX2_207:
+blocksdoneAVX2_210:
 	VZEROUPPER
 	RET
 
@@ -6458,9 +6461,9 @@ TEXT ·PeakFMAAVX2(SB), NOSPLIT, $0-16
 	VXORPS Y12, Y12, Y12
 	VXORPS Y13, Y13, Y13
 
-peakAVX2_254:
+peakAVX2_257:
 	TESTQ       AX, AX
-	JZ          peakdoneAVX2_255
+	JZ          peakdoneAVX2_258
 	VFMADD231PS Y12, Y13, Y0
 	VFMADD231PS Y12, Y13, Y1
 	VFMADD231PS Y12, Y13, Y2
@@ -6474,9 +6477,9 @@ peakAVX2_254:
 	VFMADD231PS Y12, Y13, Y10
 	VFMADD231PS Y12, Y13, Y11
 	DECQ        AX
-	JMP         peakAVX2_254
+	JMP         peakAVX2_257
 
-peakdoneAVX2_255:
+peakdoneAVX2_258:
 	VZEROUPPER
 	RET
 
@@ -6497,9 +6500,9 @@ TEXT ·ScoresRowsAVX512(SB), NOSPLIT, $72-100
 	SHLQ $0x01, AX
 	MOVQ AX, 48(SP)
 
-keysAVX512_256:
+keysAVX512_259:
 	CMPQ 8(SP), $0x03
-	JB   keysdoneAVX512_257
+	JB   keysdoneAVX512_260
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -6507,9 +6510,9 @@ keysAVX512_256:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_258:
+rowsAVX512_261:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_259
+	JB   rowsdoneAVX512_262
 
 	// Tile of 4 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -6540,9 +6543,9 @@ rowsAVX512_258:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R10, R11
 
-tailAVX512_260:
+tailAVX512_263:
 	CMPQ        R11, R9
-	JAE         taildoneAVX512_261
+	JAE         taildoneAVX512_264
 	MOVWLZX     (CX)(R11*2), R12
 	VMOVD       R12, X12
 	VCVTPH2PS   X12, X12
@@ -6569,15 +6572,15 @@ tailAVX512_260:
 	VFMADD231SS X13, X15, X10
 	VFMADD231SS X14, X15, X11
 	INCQ        R11
-	JMP         tailAVX512_260
+	JMP         tailAVX512_263
 
-taildoneAVX512_261:
+taildoneAVX512_264:
 	// Whole vectors [0, body).
 	XORQ R11, R11
 
-bodyAVX512_262:
+bodyAVX512_265:
 	CMPQ        R11, R10
-	JAE         bodydoneAVX512_263
+	JAE         bodydoneAVX512_266
 	VCVTPH2PS   (CX)(R11*2), Z12
 	VCVTPH2PS   (R8)(R11*2), Z13
 	VCVTPH2PS   (DI)(R11*2), Z14
@@ -6598,9 +6601,9 @@ bodyAVX512_262:
 	VFMADD231PS Z13, Z15, Z10
 	VFMADD231PS Z14, Z15, Z11
 	ADDQ        $0x10, R11
-	JMP         bodyAVX512_262
+	JMP         bodyAVX512_265
 
-bodydoneAVX512_263:
+bodydoneAVX512_266:
 	VEXTRACTF64X4 $0x01, Z0, Y12
 	VADDPS        Y0, Y12, Y12
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -6667,11 +6670,11 @@ bodydoneAVX512_263:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_258
+	JMP           rowsAVX512_261
 
-rowsdoneAVX512_259:
+rowsdoneAVX512_262:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_265
+	JB   rowsdoneAVX512_268
 
 	// Tile of 2 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -6694,9 +6697,9 @@ rowsdoneAVX512_259:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX512_266:
+tailAVX512_269:
 	CMPQ        R9, DI
-	JAE         taildoneAVX512_267
+	JAE         taildoneAVX512_270
 	MOVWLZX     (CX)(R9*2), R10
 	VMOVD       R10, X6
 	VCVTPH2PS   X6, X6
@@ -6715,15 +6718,15 @@ tailAVX512_266:
 	VFMADD231SS X7, X9, X4
 	VFMADD231SS X8, X9, X5
 	INCQ        R9
-	JMP         tailAVX512_266
+	JMP         tailAVX512_269
 
-taildoneAVX512_267:
+taildoneAVX512_270:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX512_268:
+bodyAVX512_271:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX512_269
+	JAE         bodydoneAVX512_272
 	VCVTPH2PS   (CX)(R9*2), Z6
 	VCVTPH2PS   (SI)(R9*2), Z7
 	VCVTPH2PS   (BX)(R9*2), Z8
@@ -6736,9 +6739,9 @@ bodyAVX512_268:
 	VFMADD231PS Z7, Z9, Z4
 	VFMADD231PS Z8, Z9, Z5
 	ADDQ        $0x10, R9
-	JMP         bodyAVX512_268
+	JMP         bodyAVX512_271
 
-bodydoneAVX512_269:
+bodydoneAVX512_272:
 	VEXTRACTF64X4 $0x01, Z0, Y6
 	VADDPS        Y0, Y6, Y6
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -6780,9 +6783,9 @@ bodydoneAVX512_269:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_265:
+rowsdoneAVX512_268:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_271
+	JB   rowsdoneAVX512_274
 
 	// Tile of 1 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -6800,9 +6803,9 @@ rowsdoneAVX512_265:
 	// Tail elements [body, dim), one at a time.
 	MOVQ DI, R8
 
-tailAVX512_272:
+tailAVX512_275:
 	CMPQ        R8, SI
-	JAE         taildoneAVX512_273
+	JAE         taildoneAVX512_276
 	MOVWLZX     (CX)(R8*2), R9
 	VMOVD       R9, X3
 	VCVTPH2PS   X3, X3
@@ -6817,15 +6820,15 @@ tailAVX512_272:
 	VFMADD231SS X4, X6, X1
 	VFMADD231SS X5, X6, X2
 	INCQ        R8
-	JMP         tailAVX512_272
+	JMP         tailAVX512_275
 
-taildoneAVX512_273:
+taildoneAVX512_276:
 	// Whole vectors [0, body).
 	XORQ R8, R8
 
-bodyAVX512_274:
+bodyAVX512_277:
 	CMPQ        R8, DI
-	JAE         bodydoneAVX512_275
+	JAE         bodydoneAVX512_278
 	VCVTPH2PS   (CX)(R8*2), Z3
 	VCVTPH2PS   (BX)(R8*2), Z4
 	VCVTPH2PS   (DX)(R8*2), Z5
@@ -6834,9 +6837,9 @@ bodyAVX512_274:
 	VFMADD231PS Z4, Z6, Z1
 	VFMADD231PS Z5, Z6, Z2
 	ADDQ        $0x10, R8
-	JMP         bodyAVX512_274
+	JMP         bodyAVX512_277
 
-bodydoneAVX512_275:
+bodydoneAVX512_278:
 	VEXTRACTF64X4 $0x01, Z0, Y3
 	VADDPS        Y0, Y3, Y3
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -6862,18 +6865,18 @@ bodydoneAVX512_275:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_271:
+rowsdoneAVX512_274:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x03, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x0c, 16(SP)
 	SUBQ   $0x03, 8(SP)
-	JMP    keysAVX512_256
+	JMP    keysAVX512_259
 
-keysdoneAVX512_257:
-keysAVX512_276:
+keysdoneAVX512_260:
+keysAVX512_279:
 	CMPQ 8(SP), $0x01
-	JB   keysdoneAVX512_277
+	JB   keysdoneAVX512_280
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -6881,9 +6884,9 @@ keysAVX512_276:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_278:
+rowsAVX512_281:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_279
+	JB   rowsdoneAVX512_282
 
 	// Tile of 4 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -6903,9 +6906,9 @@ rowsAVX512_278:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX512_280:
+tailAVX512_283:
 	CMPQ        R9, DI
-	JAE         taildoneAVX512_281
+	JAE         taildoneAVX512_284
 	MOVWLZX     (CX)(R9*2), R10
 	VMOVD       R10, X4
 	VCVTPH2PS   X4, X4
@@ -6918,15 +6921,15 @@ tailAVX512_280:
 	VMOVSS      (DX)(R9*4), X5
 	VFMADD231SS X4, X5, X3
 	INCQ        R9
-	JMP         tailAVX512_280
+	JMP         tailAVX512_283
 
-taildoneAVX512_281:
+taildoneAVX512_284:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX512_282:
+bodyAVX512_285:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX512_283
+	JAE         bodydoneAVX512_286
 	VCVTPH2PS   (CX)(R9*2), Z4
 	VMOVUPS     (AX)(R9*4), Z5
 	VFMADD231PS Z4, Z5, Z0
@@ -6937,9 +6940,9 @@ bodyAVX512_282:
 	VMOVUPS     (DX)(R9*4), Z5
 	VFMADD231PS Z4, Z5, Z3
 	ADDQ        $0x10, R9
-	JMP         bodyAVX512_282
+	JMP         bodyAVX512_285
 
-bodydoneAVX512_283:
+bodydoneAVX512_286:
 	VEXTRACTF64X4 $0x01, Z0, Y4
 	VADDPS        Y0, Y4, Y4
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -6971,11 +6974,11 @@ bodydoneAVX512_283:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_278
+	JMP           rowsAVX512_281
 
-rowsdoneAVX512_279:
+rowsdoneAVX512_282:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_285
+	JB   rowsdoneAVX512_288
 
 	// Tile of 2 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -6991,9 +6994,9 @@ rowsdoneAVX512_279:
 	// Tail elements [body, dim), one at a time.
 	MOVQ SI, DI
 
-tailAVX512_286:
+tailAVX512_289:
 	CMPQ        DI, BX
-	JAE         taildoneAVX512_287
+	JAE         taildoneAVX512_290
 	MOVWLZX     (CX)(DI*2), R8
 	VMOVD       R8, X2
 	VCVTPH2PS   X2, X2
@@ -7002,24 +7005,24 @@ tailAVX512_286:
 	VMOVSS      (DX)(DI*4), X3
 	VFMADD231SS X2, X3, X1
 	INCQ        DI
-	JMP         tailAVX512_286
+	JMP         tailAVX512_289
 
-taildoneAVX512_287:
+taildoneAVX512_290:
 	// Whole vectors [0, body).
 	XORQ DI, DI
 
-bodyAVX512_288:
+bodyAVX512_291:
 	CMPQ        DI, SI
-	JAE         bodydoneAVX512_289
+	JAE         bodydoneAVX512_292
 	VCVTPH2PS   (CX)(DI*2), Z2
 	VMOVUPS     (AX)(DI*4), Z3
 	VFMADD231PS Z2, Z3, Z0
 	VMOVUPS     (DX)(DI*4), Z3
 	VFMADD231PS Z2, Z3, Z1
 	ADDQ        $0x10, DI
-	JMP         bodyAVX512_288
+	JMP         bodyAVX512_291
 
-bodydoneAVX512_289:
+bodydoneAVX512_292:
 	VEXTRACTF64X4 $0x01, Z0, Y2
 	VADDPS        Y0, Y2, Y2
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -7044,9 +7047,9 @@ bodydoneAVX512_289:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_285:
+rowsdoneAVX512_288:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_291
+	JB   rowsdoneAVX512_294
 
 	// Tile of 1 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -7059,31 +7062,31 @@ rowsdoneAVX512_285:
 	// Tail elements [body, dim), one at a time.
 	MOVQ BX, SI
 
-tailAVX512_292:
+tailAVX512_295:
 	CMPQ        SI, DX
-	JAE         taildoneAVX512_293
+	JAE         taildoneAVX512_296
 	MOVWLZX     (CX)(SI*2), DI
 	VMOVD       DI, X1
 	VCVTPH2PS   X1, X1
 	VMOVSS      (AX)(SI*4), X2
 	VFMADD231SS X1, X2, X0
 	INCQ        SI
-	JMP         tailAVX512_292
+	JMP         tailAVX512_295
 
-taildoneAVX512_293:
+taildoneAVX512_296:
 	// Whole vectors [0, body).
 	XORQ SI, SI
 
-bodyAVX512_294:
+bodyAVX512_297:
 	CMPQ        SI, BX
-	JAE         bodydoneAVX512_295
+	JAE         bodydoneAVX512_298
 	VCVTPH2PS   (CX)(SI*2), Z1
 	VMOVUPS     (AX)(SI*4), Z2
 	VFMADD231PS Z1, Z2, Z0
 	ADDQ        $0x10, SI
-	JMP         bodyAVX512_294
+	JMP         bodyAVX512_297
 
-bodydoneAVX512_295:
+bodydoneAVX512_298:
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPS        Y0, Y1, Y1
 	VBROADCASTSS  scale+96(FP), Y0
@@ -7103,15 +7106,15 @@ bodydoneAVX512_295:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_291:
+rowsdoneAVX512_294:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x01, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX512_276
+	JMP    keysAVX512_279
 
-keysdoneAVX512_277:
+keysdoneAVX512_280:
 	VZEROUPPER
 	RET
 
@@ -7127,10 +7130,10 @@ TEXT ·ScoresPanelsAVX512(SB), NOSPLIT, $64-148
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_296:
+blocksAVX512_299:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_297
+	JZ    blocksdoneAVX512_300
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -7156,9 +7159,9 @@ blocksAVX512_296:
 	MOVQ    dim+136(FP), BX
 	IMULQ   BX, AX
 
-widenAVX512_300:
+widenAVX512_303:
 	CMPQ       AX, $0x40
-	JB         widendoneAVX512_301
+	JB         widendoneAVX512_304
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (DX)
 	VCVTPH2PS  32(CX), Z0
@@ -7172,23 +7175,23 @@ widenAVX512_300:
 	ADDQ       $0x80, CX
 	ADDQ       $0x00000100, DX
 	SUBQ       $0x40, AX
-	JMP        widenAVX512_300
+	JMP        widenAVX512_303
 
-widendoneAVX512_301:
-widenAVX512_302:
+widendoneAVX512_304:
+widenAVX512_305:
 	CMPQ      AX, $0x10
-	JB        widendoneAVX512_303
+	JB        widendoneAVX512_306
 	VCVTPH2PS (CX), Z0
 	VMOVUPS   Z0, (DX)
 	ADDQ      $0x20, CX
 	ADDQ      $0x00000040, DX
 	SUBQ      $0x10, AX
-	JMP       widenAVX512_302
+	JMP       widenAVX512_305
 
-widendoneAVX512_303:
-widentailAVX512_304:
+widendoneAVX512_306:
+widentailAVX512_307:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX512_305
+	JZ        widentaildoneAVX512_308
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -7196,9 +7199,9 @@ widentailAVX512_304:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX512_304
+	JMP       widentailAVX512_307
 
-widentaildoneAVX512_305:
+widentaildoneAVX512_308:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -7230,10 +7233,10 @@ widentaildoneAVX512_305:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_306:
+dAVX512_309:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_307
+	JA           ddoneAVX512_310
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -7340,13 +7343,13 @@ dAVX512_306:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX512_306
+	JMP          dAVX512_309
 
-ddoneAVX512_307:
-dAVX512_308:
+ddoneAVX512_310:
+dAVX512_311:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_309
+	JA           ddoneAVX512_312
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -7375,9 +7378,9 @@ dAVX512_308:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_308
+	JMP          dAVX512_311
 
-ddoneAVX512_309:
+ddoneAVX512_312:
 	VBROADCASTSS scale+144(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -7430,9 +7433,9 @@ ddoneAVX512_309:
 	ADDQ    BX, DX
 	ADDQ    BX, DX
 
-widenAVX512_310:
+widenAVX512_313:
 	CMPQ       AX, $0x40
-	JB         widendoneAVX512_311
+	JB         widendoneAVX512_314
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (DX)
 	VCVTPH2PS  32(CX), Z0
@@ -7446,23 +7449,23 @@ widenAVX512_310:
 	ADDQ       $0x80, CX
 	ADDQ       $0x00000100, DX
 	SUBQ       $0x40, AX
-	JMP        widenAVX512_310
+	JMP        widenAVX512_313
 
-widendoneAVX512_311:
-widenAVX512_312:
+widendoneAVX512_314:
+widenAVX512_315:
 	CMPQ      AX, $0x10
-	JB        widendoneAVX512_313
+	JB        widendoneAVX512_316
 	VCVTPH2PS (CX), Z0
 	VMOVUPS   Z0, (DX)
 	ADDQ      $0x20, CX
 	ADDQ      $0x00000040, DX
 	SUBQ      $0x10, AX
-	JMP       widenAVX512_312
+	JMP       widenAVX512_315
 
-widendoneAVX512_313:
-widentailAVX512_314:
+widendoneAVX512_316:
+widentailAVX512_317:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX512_315
+	JZ        widentaildoneAVX512_318
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -7470,9 +7473,9 @@ widentailAVX512_314:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX512_314
+	JMP       widentailAVX512_317
 
-widentaildoneAVX512_315:
+widentaildoneAVX512_318:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -7506,10 +7509,10 @@ widentaildoneAVX512_315:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_316:
+dAVX512_319:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_317
+	JA           ddoneAVX512_320
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -7616,13 +7619,13 @@ dAVX512_316:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX512_316
+	JMP          dAVX512_319
 
-ddoneAVX512_317:
-dAVX512_318:
+ddoneAVX512_320:
+dAVX512_321:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_319
+	JA           ddoneAVX512_322
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -7651,9 +7654,9 @@ dAVX512_318:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_318
+	JMP          dAVX512_321
 
-ddoneAVX512_319:
+ddoneAVX512_322:
 	VBROADCASTSS scale+144(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -7694,9 +7697,9 @@ ddoneAVX512_319:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_320:
+flushAVX512_323:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_321
+	JB         flushtailAVX512_324
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -7781,67 +7784,67 @@ flushAVX512_320:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -7925,100 +7928,100 @@ flushAVX512_320:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_323
+	JZ         chunkdoneAVX512_326
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_323:
+chunkdoneAVX512_326:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_320
+	JMP  flushAVX512_323
 
-flushtailAVX512_321:
+flushtailAVX512_324:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_322
+	JZ    flushdoneAVX512_325
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_324:
+tailrowAVX512_327:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_325:
+tailkeyAVX512_328:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_325
+	JB   tailkeyAVX512_328
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_322
+	JAE  flushdoneAVX512_325
 	DECQ SI
-	JNZ  tailrowAVX512_324
+	JNZ  tailrowAVX512_327
 
-flushdoneAVX512_322:
+flushdoneAVX512_325:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -8026,9 +8029,9 @@ flushdoneAVX512_322:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_299
+	JLE    panelsdoneAVX512_302
 
-panelsAVX512_298:
+panelsAVX512_301:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -8060,10 +8063,10 @@ panelsAVX512_298:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_326:
+dAVX512_329:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_327
+	JA           ddoneAVX512_330
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -8170,13 +8173,13 @@ dAVX512_326:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX512_326
+	JMP          dAVX512_329
 
-ddoneAVX512_327:
-dAVX512_328:
+ddoneAVX512_330:
+dAVX512_331:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_329
+	JA           ddoneAVX512_332
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -8205,9 +8208,9 @@ dAVX512_328:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_328
+	JMP          dAVX512_331
 
-ddoneAVX512_329:
+ddoneAVX512_332:
 	VBROADCASTSS scale+144(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -8276,10 +8279,10 @@ ddoneAVX512_329:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_330:
+dAVX512_333:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_331
+	JA           ddoneAVX512_334
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -8386,13 +8389,13 @@ dAVX512_330:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX512_330
+	JMP          dAVX512_333
 
-ddoneAVX512_331:
-dAVX512_332:
+ddoneAVX512_334:
+dAVX512_335:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_333
+	JA           ddoneAVX512_336
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -8421,9 +8424,9 @@ dAVX512_332:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_332
+	JMP          dAVX512_335
 
-ddoneAVX512_333:
+ddoneAVX512_336:
 	VBROADCASTSS scale+144(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -8464,9 +8467,9 @@ ddoneAVX512_333:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_334:
+flushAVX512_337:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_335
+	JB         flushtailAVX512_338
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -8551,67 +8554,67 @@ flushAVX512_334:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -8695,100 +8698,100 @@ flushAVX512_334:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_337
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_337:
+chunkdoneAVX512_340:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_334
+	JMP  flushAVX512_337
 
-flushtailAVX512_335:
+flushtailAVX512_338:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_336
+	JZ    flushdoneAVX512_339
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_338:
+tailrowAVX512_341:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_339:
+tailkeyAVX512_342:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_339
+	JB   tailkeyAVX512_342
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_336
+	JAE  flushdoneAVX512_339
 	DECQ SI
-	JNZ  tailrowAVX512_338
+	JNZ  tailrowAVX512_341
 
-flushdoneAVX512_336:
+flushdoneAVX512_339:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -8796,18 +8799,18 @@ flushdoneAVX512_336:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_298
+	JG     panelsAVX512_301
 
-panelsdoneAVX512_299:
+panelsdoneAVX512_302:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_296
+	JMP    blocksAVX512_299
 
-blocksdoneAVX512_297:
+blocksdoneAVX512_300:
 	VZEROUPPER
 	RET
 
@@ -8823,10 +8826,10 @@ TEXT ·ScoresPanels64AVX512(SB), NOSPLIT, $64-148
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_340:
+blocksAVX512_343:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_341
+	JZ    blocksdoneAVX512_344
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -8851,9 +8854,9 @@ blocksAVX512_340:
 	MOVQ    scratch_base+72(FP), DX
 	IMUL3Q  $0x00000040, AX, AX
 
-widenAVX512_344:
+widenAVX512_347:
 	CMPQ       AX, $0x40
-	JB         widendoneAVX512_345
+	JB         widendoneAVX512_348
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (DX)
 	VCVTPH2PS  32(CX), Z0
@@ -8867,23 +8870,23 @@ widenAVX512_344:
 	ADDQ       $0x80, CX
 	ADDQ       $0x00000100, DX
 	SUBQ       $0x40, AX
-	JMP        widenAVX512_344
+	JMP        widenAVX512_347
 
-widendoneAVX512_345:
-widenAVX512_346:
+widendoneAVX512_348:
+widenAVX512_349:
 	CMPQ      AX, $0x10
-	JB        widendoneAVX512_347
+	JB        widendoneAVX512_350
 	VCVTPH2PS (CX), Z0
 	VMOVUPS   Z0, (DX)
 	ADDQ      $0x20, CX
 	ADDQ      $0x00000040, DX
 	SUBQ      $0x10, AX
-	JMP       widenAVX512_346
+	JMP       widenAVX512_349
 
-widendoneAVX512_347:
-widentailAVX512_348:
+widendoneAVX512_350:
+widentailAVX512_351:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX512_349
+	JZ        widentaildoneAVX512_352
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -8891,9 +8894,9 @@ widentailAVX512_348:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX512_348
+	JMP       widentailAVX512_351
 
-widentaildoneAVX512_349:
+widentaildoneAVX512_352:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -8915,7 +8918,7 @@ widentaildoneAVX512_349:
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
 
-dAVX512_350:
+dAVX512_353:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -9023,7 +9026,7 @@ dAVX512_350:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_350
+	JB           dAVX512_353
 	VBROADCASTSS scale+144(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -9073,9 +9076,9 @@ dAVX512_350:
 	ADDQ    $0x00000400, CX
 	ADDQ    $0x00000800, DX
 
-widenAVX512_351:
+widenAVX512_354:
 	CMPQ       AX, $0x40
-	JB         widendoneAVX512_352
+	JB         widendoneAVX512_355
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (DX)
 	VCVTPH2PS  32(CX), Z0
@@ -9089,23 +9092,23 @@ widenAVX512_351:
 	ADDQ       $0x80, CX
 	ADDQ       $0x00000100, DX
 	SUBQ       $0x40, AX
-	JMP        widenAVX512_351
+	JMP        widenAVX512_354
 
-widendoneAVX512_352:
-widenAVX512_353:
+widendoneAVX512_355:
+widenAVX512_356:
 	CMPQ      AX, $0x10
-	JB        widendoneAVX512_354
+	JB        widendoneAVX512_357
 	VCVTPH2PS (CX), Z0
 	VMOVUPS   Z0, (DX)
 	ADDQ      $0x20, CX
 	ADDQ      $0x00000040, DX
 	SUBQ      $0x10, AX
-	JMP       widenAVX512_353
+	JMP       widenAVX512_356
 
-widendoneAVX512_354:
-widentailAVX512_355:
+widendoneAVX512_357:
+widentailAVX512_358:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX512_356
+	JZ        widentaildoneAVX512_359
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -9113,9 +9116,9 @@ widentailAVX512_355:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX512_355
+	JMP       widentailAVX512_358
 
-widentaildoneAVX512_356:
+widentaildoneAVX512_359:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -9137,7 +9140,7 @@ widentaildoneAVX512_356:
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
 
-dAVX512_357:
+dAVX512_360:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -9245,7 +9248,7 @@ dAVX512_357:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_357
+	JB           dAVX512_360
 	VBROADCASTSS scale+144(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -9286,9 +9289,9 @@ dAVX512_357:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_358:
+flushAVX512_361:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_359
+	JB         flushtailAVX512_362
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -9373,67 +9376,67 @@ flushAVX512_358:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -9517,100 +9520,100 @@ flushAVX512_358:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_361:
+chunkdoneAVX512_364:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_358
+	JMP  flushAVX512_361
 
-flushtailAVX512_359:
+flushtailAVX512_362:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_360
+	JZ    flushdoneAVX512_363
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_362:
+tailrowAVX512_365:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_363:
+tailkeyAVX512_366:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_363
+	JB   tailkeyAVX512_366
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_360
+	JAE  flushdoneAVX512_363
 	DECQ SI
-	JNZ  tailrowAVX512_362
+	JNZ  tailrowAVX512_365
 
-flushdoneAVX512_360:
+flushdoneAVX512_363:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -9618,9 +9621,9 @@ flushdoneAVX512_360:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_343
+	JLE    panelsdoneAVX512_346
 
-panelsAVX512_342:
+panelsAVX512_345:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -9642,7 +9645,7 @@ panelsAVX512_342:
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
 
-dAVX512_364:
+dAVX512_367:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -9750,7 +9753,7 @@ dAVX512_364:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_364
+	JB           dAVX512_367
 	VBROADCASTSS scale+144(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -9807,7 +9810,7 @@ dAVX512_364:
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
 
-dAVX512_365:
+dAVX512_368:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -9915,7 +9918,7 @@ dAVX512_365:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_365
+	JB           dAVX512_368
 	VBROADCASTSS scale+144(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -9956,9 +9959,9 @@ dAVX512_365:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_366:
+flushAVX512_369:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_367
+	JB         flushtailAVX512_370
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -10043,67 +10046,67 @@ flushAVX512_366:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -10187,100 +10190,100 @@ flushAVX512_366:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_369
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_369:
+chunkdoneAVX512_372:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_366
+	JMP  flushAVX512_369
 
-flushtailAVX512_367:
+flushtailAVX512_370:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_368
+	JZ    flushdoneAVX512_371
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_370:
+tailrowAVX512_373:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_371:
+tailkeyAVX512_374:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_371
+	JB   tailkeyAVX512_374
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_368
+	JAE  flushdoneAVX512_371
 	DECQ SI
-	JNZ  tailrowAVX512_370
+	JNZ  tailrowAVX512_373
 
-flushdoneAVX512_368:
+flushdoneAVX512_371:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -10288,18 +10291,18 @@ flushdoneAVX512_368:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_342
+	JG     panelsAVX512_345
 
-panelsdoneAVX512_343:
+panelsdoneAVX512_346:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_340
+	JMP    blocksAVX512_343
 
-blocksdoneAVX512_341:
+blocksdoneAVX512_344:
 	VZEROUPPER
 	RET
 
@@ -10315,10 +10318,10 @@ TEXT ·ScoresPanels128AVX512(SB), NOSPLIT, $64-148
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_372:
+blocksAVX512_375:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_373
+	JZ    blocksdoneAVX512_376
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -10343,9 +10346,9 @@ blocksAVX512_372:
 	MOVQ    scratch_base+72(FP), DX
 	IMUL3Q  $0x00000080, AX, AX
 
-widenAVX512_376:
+widenAVX512_379:
 	CMPQ       AX, $0x40
-	JB         widendoneAVX512_377
+	JB         widendoneAVX512_380
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (DX)
 	VCVTPH2PS  32(CX), Z0
@@ -10359,23 +10362,23 @@ widenAVX512_376:
 	ADDQ       $0x80, CX
 	ADDQ       $0x00000100, DX
 	SUBQ       $0x40, AX
-	JMP        widenAVX512_376
+	JMP        widenAVX512_379
 
-widendoneAVX512_377:
-widenAVX512_378:
+widendoneAVX512_380:
+widenAVX512_381:
 	CMPQ      AX, $0x10
-	JB        widendoneAVX512_379
+	JB        widendoneAVX512_382
 	VCVTPH2PS (CX), Z0
 	VMOVUPS   Z0, (DX)
 	ADDQ      $0x20, CX
 	ADDQ      $0x00000040, DX
 	SUBQ      $0x10, AX
-	JMP       widenAVX512_378
+	JMP       widenAVX512_381
 
-widendoneAVX512_379:
-widentailAVX512_380:
+widendoneAVX512_382:
+widentailAVX512_383:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX512_381
+	JZ        widentaildoneAVX512_384
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -10383,9 +10386,9 @@ widentailAVX512_380:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX512_380
+	JMP       widentailAVX512_383
 
-widentaildoneAVX512_381:
+widentaildoneAVX512_384:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -10407,7 +10410,7 @@ widentaildoneAVX512_381:
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
 
-dAVX512_382:
+dAVX512_385:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -10515,7 +10518,7 @@ dAVX512_382:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_382
+	JB           dAVX512_385
 	VBROADCASTSS scale+144(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -10565,9 +10568,9 @@ dAVX512_382:
 	ADDQ    $0x00000800, CX
 	ADDQ    $0x00001000, DX
 
-widenAVX512_383:
+widenAVX512_386:
 	CMPQ       AX, $0x40
-	JB         widendoneAVX512_384
+	JB         widendoneAVX512_387
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (DX)
 	VCVTPH2PS  32(CX), Z0
@@ -10581,23 +10584,23 @@ widenAVX512_383:
 	ADDQ       $0x80, CX
 	ADDQ       $0x00000100, DX
 	SUBQ       $0x40, AX
-	JMP        widenAVX512_383
+	JMP        widenAVX512_386
 
-widendoneAVX512_384:
-widenAVX512_385:
+widendoneAVX512_387:
+widenAVX512_388:
 	CMPQ      AX, $0x10
-	JB        widendoneAVX512_386
+	JB        widendoneAVX512_389
 	VCVTPH2PS (CX), Z0
 	VMOVUPS   Z0, (DX)
 	ADDQ      $0x20, CX
 	ADDQ      $0x00000040, DX
 	SUBQ      $0x10, AX
-	JMP       widenAVX512_385
+	JMP       widenAVX512_388
 
-widendoneAVX512_386:
-widentailAVX512_387:
+widendoneAVX512_389:
+widentailAVX512_390:
 	TESTQ     AX, AX
-	JZ        widentaildoneAVX512_388
+	JZ        widentaildoneAVX512_391
 	MOVWLZX   (CX), BX
 	VMOVD     BX, X0
 	VCVTPH2PS X0, X0
@@ -10605,9 +10608,9 @@ widentailAVX512_387:
 	ADDQ      $0x02, CX
 	ADDQ      $0x04, DX
 	DECQ      AX
-	JMP       widentailAVX512_387
+	JMP       widentailAVX512_390
 
-widentaildoneAVX512_388:
+widentaildoneAVX512_391:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -10629,7 +10632,7 @@ widentaildoneAVX512_388:
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
 
-dAVX512_389:
+dAVX512_392:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -10737,7 +10740,7 @@ dAVX512_389:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_389
+	JB           dAVX512_392
 	VBROADCASTSS scale+144(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -10778,9 +10781,9 @@ dAVX512_389:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_390:
+flushAVX512_393:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_391
+	JB         flushtailAVX512_394
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -10865,67 +10868,67 @@ flushAVX512_390:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -11009,100 +11012,100 @@ flushAVX512_390:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_396
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_393:
+chunkdoneAVX512_396:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_390
+	JMP  flushAVX512_393
 
-flushtailAVX512_391:
+flushtailAVX512_394:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_392
+	JZ    flushdoneAVX512_395
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_394:
+tailrowAVX512_397:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_395:
+tailkeyAVX512_398:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_395
+	JB   tailkeyAVX512_398
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_392
+	JAE  flushdoneAVX512_395
 	DECQ SI
-	JNZ  tailrowAVX512_394
+	JNZ  tailrowAVX512_397
 
-flushdoneAVX512_392:
+flushdoneAVX512_395:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -11110,9 +11113,9 @@ flushdoneAVX512_392:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_375
+	JLE    panelsdoneAVX512_378
 
-panelsAVX512_374:
+panelsAVX512_377:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -11134,7 +11137,7 @@ panelsAVX512_374:
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
 
-dAVX512_396:
+dAVX512_399:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -11242,7 +11245,7 @@ dAVX512_396:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_396
+	JB           dAVX512_399
 	VBROADCASTSS scale+144(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -11299,7 +11302,7 @@ dAVX512_396:
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
 
-dAVX512_397:
+dAVX512_400:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -11407,7 +11410,7 @@ dAVX512_397:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_397
+	JB           dAVX512_400
 	VBROADCASTSS scale+144(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -11448,9 +11451,9 @@ dAVX512_397:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_398:
+flushAVX512_401:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_399
+	JB         flushtailAVX512_402
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -11535,67 +11538,67 @@ flushAVX512_398:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -11679,100 +11682,100 @@ flushAVX512_398:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_401
+	JZ         chunkdoneAVX512_404
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_401:
+chunkdoneAVX512_404:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_398
+	JMP  flushAVX512_401
 
-flushtailAVX512_399:
+flushtailAVX512_402:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_400
+	JZ    flushdoneAVX512_403
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_402:
+tailrowAVX512_405:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_403:
+tailkeyAVX512_406:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_403
+	JB   tailkeyAVX512_406
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_400
+	JAE  flushdoneAVX512_403
 	DECQ SI
-	JNZ  tailrowAVX512_402
+	JNZ  tailrowAVX512_405
 
-flushdoneAVX512_400:
+flushdoneAVX512_403:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -11780,18 +11783,18 @@ flushdoneAVX512_400:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_374
+	JG     panelsAVX512_377
 
-panelsdoneAVX512_375:
+panelsdoneAVX512_378:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_372
+	JMP    blocksAVX512_375
 
-blocksdoneAVX512_373:
+blocksdoneAVX512_376:
 	VZEROUPPER
 	RET
 
@@ -11816,9 +11819,9 @@ TEXT ·PeakFMAAVX512(SB), NOSPLIT, $0-16
 	VXORPS Z12, Z12, Z12
 	VXORPS Z13, Z13, Z13
 
-peakAVX512_404:
+peakAVX512_407:
 	TESTQ       AX, AX
-	JZ          peakdoneAVX512_405
+	JZ          peakdoneAVX512_408
 	VFMADD231PS Z12, Z13, Z0
 	VFMADD231PS Z12, Z13, Z1
 	VFMADD231PS Z12, Z13, Z2
@@ -11832,8 +11835,8 @@ peakAVX512_404:
 	VFMADD231PS Z12, Z13, Z10
 	VFMADD231PS Z12, Z13, Z11
 	DECQ        AX
-	JMP         peakAVX512_404
+	JMP         peakAVX512_407
 
-peakdoneAVX512_405:
+peakdoneAVX512_408:
 	VZEROUPPER
 	RET

@@ -120,6 +120,12 @@ func TestDotLengths(t *testing.T) {
 		a32, a16, b32, b16 := dotInputs(r, n)
 		checkDots(t, "random", a32, a16, b32, b16)
 	}
+	// Every length around 768, where DotF16's avx512 variant starts to run its own
+	// body rather than the avx2 one (gen/amd64/dot: f16ZMMMin), past that body's loops.
+	for n := 700; n <= 900; n++ {
+		a32, a16, b32, b16 := dotInputs(r, n)
+		checkDots(t, "random", a32, a16, b32, b16)
+	}
 	for _, n := range []int{1023, 1024, 4099, 65536 + 7} {
 		a32, a16, b32, b16 := dotInputs(r, n)
 		checkDots(t, "random", a32, a16, b32, b16)
@@ -152,9 +158,12 @@ func TestDotSpecial(t *testing.T) {
 		{name: "overflow both signs", a: 3e38, b: 4, a2: -3e38, b2: 4},
 		{name: "large no overflow", a: 1e38, b: 1.5, a2: -1e38, b2: 1.5},
 	}
-	for _, n := range []int{1, 2, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100} {
+	// 849 = 768 + 64 + 16 + 1 reaches every loop of DotF16's own avx512 body (see
+	// TestDotLengths); its positions are sampled.
+	for _, n := range []int{1, 2, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 849} {
+		step := max(1, n/100)
 		for _, s := range specials {
-			for pos := range n {
+			for pos := 0; pos < n; pos += step {
 				a32, a16, b32, b16 := dotInputs(r, n)
 				a32[pos], b32[pos] = s.a, s.b
 				a16[pos], b16[pos] = halfOf(s.a), halfOf(s.b)
