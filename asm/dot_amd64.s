@@ -14,7 +14,7 @@ TEXT ·DotF16(SB), NOSPLIT, $0-36
 	// Body: AVX512
 	MOVQ   n+16(FP), AX
 	CMPQ   AX, $0x00000300
-	JB     bodyAVX2_2
+	JB     dotbodyAVX2_2
 	MOVQ   a+0(FP), CX
 	MOVQ   b+8(FP), DX
 	VXORPS Z0, Z0, Z0
@@ -95,7 +95,7 @@ notisaAVX512_3:
 	CMPQ AX, $0x01
 	JNE  notisaAVX2_10
 
-bodyAVX2_2:
+dotbodyAVX2_2:
 	// Body: AVX2
 	MOVQ   n+16(FP), AX
 	MOVQ   a+0(FP), CX
