@@ -5,20 +5,23 @@ package asm
 // on the variant, or Go's ABI wrapper, when the call goes through a function value)
 // cost 1–1.6 ns of a 6–7 ns call at n = 128. So each dot product has one entry
 // (DotF16, DotF32F16, DotF32), holding the body of every variant of its GOARCH, that
-// the exported kernels function calls directly, passing the active variant's number
-// in sel. The operands come as pointers to their first elements and the length n of a:
-// slices and a variant byte, seven words of the frame through which Go passes the
-// arguments of assembly rather than these four, cost 0.5 ns of a 5.9 ns call at
-// n = 128 (AVX-512).
-// sel holds the variant's number in its low byte and len(b) − n above it (Select), so
-// that the one comparison that picks a body also checks the lengths. The entry runs
-// the variant's body, and jumps to the Go continuation instead, with the same
-// arguments, when the lengths differ (the continuation panics), when this build has no
-// body for the variant (the generic one), or when a float32 result is not finite (the
-// continuation settles it in float64). Package kernels sets the continuations at
-// start-up: it owns the generic bodies, the panics and the settling. Builds without
-// assembly have the entries too (dot_noasm.go), as Go functions that go straight to
-// the continuations, so that the kernels call them the same way in every build.
+// the exported kernels function calls directly.
+//
+// Go passes assembly its arguments through memory, so the entries take few: pointers
+// to the operands' first elements, the length n of a, and sel, which holds the active
+// variant's number in its low byte and len(b) − n above it (Select). Two slices and a
+// variant byte, seven words rather than four, cost 0.5 ns of a 5.9 ns call at n = 128
+// (AVX-512). sel is the variant's number exactly when the lengths agree, so the one
+// comparison that picks a body also checks them.
+//
+// The entry runs the variant's body, and jumps to the Go continuation instead, with the
+// same arguments, when the lengths differ (the continuation panics), when this build
+// has no body for the variant (the generic one), or when a float32 result is not
+// finite (the continuation settles it in float64). Package kernels sets the
+// continuations at start-up: it owns the generic bodies, the panics and the settling.
+// Builds without assembly have the entries too (dot_noasm.go), as Go functions that go
+// straight to the continuations, so that the kernels call them the same way in every
+// build.
 var (
 	ContinueDotF16    func(a, b *uint16, n int, sel int64) float32
 	ContinueDotF32F16 func(a *float32, b *uint16, n int, sel int64) float32
