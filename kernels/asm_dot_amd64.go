@@ -46,11 +46,18 @@ func panelFits(dim, group, blockKeys int) bool {
 	return dim*group <= panelFloats && dim*blockKeys <= scratchFloats
 }
 
-func scoresAVX2(dst, q []float32, k []uint16, rows, n, dim int, scale float32) {
+// TODO(strided asm): the bodies take the stride; until then other strides run generic.
+func scoresAVX2(dst, q []float32, k []uint16, rows, n, dim, stride int, scale float32) {
+	if stride != dim {
+		k = packRows(k, n, dim, stride)
+	}
 	scoresAMD64(false, dst, q, k, rows, n, dim, scale)
 }
 
-func scoresAVX512(dst, q []float32, k []uint16, rows, n, dim int, scale float32) {
+func scoresAVX512(dst, q []float32, k []uint16, rows, n, dim, stride int, scale float32) {
+	if stride != dim {
+		k = packRows(k, n, dim, stride)
+	}
 	scoresAMD64(true, dst, q, k, rows, n, dim, scale)
 }
 

@@ -21,7 +21,11 @@ const (
 	maxBlockDimNEON = 512
 )
 
-func scoresNEON(dst, q []float32, k []uint16, rows, n, dim int, scale float32) {
+// TODO(strided asm): the bodies take the stride; until then other strides run generic.
+func scoresNEON(dst, q []float32, k []uint16, rows, n, dim, stride int, scale float32) {
+	if stride != dim {
+		k = packRows(k, n, dim, stride)
+	}
 	if dim > maxBlockDimNEON {
 		asm.ScoresNEON(dst, q, k, rows, n, dim, scale)
 		return

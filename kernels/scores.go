@@ -49,16 +49,81 @@ func Scores(dst, q []float32, k []Float16, rows, n, dim int, scale float32) {
 	if dim < 1 || rows < 0 || n < 0 {
 		panic(fmt.Sprintf("kernels.Scores: rows = %d, n = %d, dim = %d", rows, n, dim))
 	}
-	qLen, qOK := mulSize(rows, dim)
-	kLen, kOK := mulSize(n, dim)
-	dstLen, dstOK := mulSize(rows, n)
-	if !qOK || !kOK || !dstOK {
+	if _, ok := mulSize(n, dim); !ok {
 		panic(fmt.Sprintf("kernels.Scores: rows·dim, n·dim or rows·n overflows int for rows = %d, n = %d, dim = %d", rows, n, dim))
 	}
-	if len(q) != qLen || len(k) != kLen || len(dst) != dstLen {
+	checkScoresShape("Scores", dst, q, rows, n, dim)
+	if len(k) != n*dim {
 		panic(fmt.Sprintf("kernels.Scores: len(dst) = %d, len(q) = %d, len(k) = %d for rows = %d, n = %d, dim = %d",
 			len(dst), len(q), len(k), rows, n, dim))
 	}
+	scoresStrided(dst, q, k, rows, n, dim, dim, scale)
+}
+
+// ScoresStrided is Scores over keys that lie stride ≥ dim elements apart: key j is
+// k[j*stride : j*stride+dim], and the elements between keys are never read. It scores
+// one KV head of a token-major cache ([len][heads][dim]) where it lies, with
+// k = cache[h*dim:] and stride = heads·dim, or the first n rows of a buffer allocated
+// for a whole context.
+//
+//	for i := 0; i < rows; i++ {
+//		for j := 0; j < n; j++ {
+//			var s float32
+//			for d := 0; d < dim; d++ { s += q[i*dim+d] * k[j*stride+d].Float32() }
+//			dst[i*n+j] = scale * s
+//		}
+//	}
+//
+// As in BLAS, the last key needs only its dim elements: it panics unless stride ≥ dim
+// and len(k) ≥ (n−1)·stride + dim (for n ≥ 1), besides Scores' conditions on rows, n,
+// dim, q and dst. Every entry is computed with the same operations in the same order as
+// Scores computes it from the same key values (the stride changes only addresses), so
+// the bits, the bound and the settling of non-finite entries are Scores'.
+func ScoresStrided(dst, q []float32, k []Float16, rows, n, dim, stride int, scale float32) {
+	if dim < 1 || rows < 0 || n < 0 || stride < dim {
+		panic(fmt.Sprintf("kernels.ScoresStrided: rows = %d, n = %d, dim = %d, stride = %d", rows, n, dim, stride))
+	}
+	checkScoresShape("ScoresStrided", dst, q, rows, n, dim)
+	if n > 0 {
+		span, ok := stridedSpan(n, dim, stride)
+		if !ok || len(k) < span {
+			panic(fmt.Sprintf("kernels.ScoresStrided: len(k) = %d, want ≥ (n−1)·stride + dim for n = %d, stride = %d, dim = %d",
+				len(k), n, stride, dim))
+		}
+		k = k[:span]
+	}
+	scoresStrided(dst, q, k, rows, n, dim, stride, scale)
+}
+
+// checkScoresShape panics unless len(q) == rows·dim and len(dst) == rows·n, without
+// overflow.
+func checkScoresShape(kernel string, dst, q []float32, rows, n, dim int) {
+	qLen, qOK := mulSize(rows, dim)
+	dstLen, dstOK := mulSize(rows, n)
+	if !qOK || !dstOK {
+		what := "rows·dim or rows·n"
+		if kernel == "Scores" {
+			what = "rows·dim, n·dim or rows·n"
+		}
+		panic(fmt.Sprintf("kernels.%s: %s overflows int for rows = %d, n = %d, dim = %d", kernel, what, rows, n, dim))
+	}
+	if len(q) != qLen || len(dst) != dstLen {
+		panic(fmt.Sprintf("kernels.%s: len(dst) = %d, len(q) = %d for rows = %d, n = %d, dim = %d", kernel, len(dst), len(q), rows, n, dim))
+	}
+}
+
+// stridedSpan is (n−1)·stride + dim, the elements that n ≥ 1 rows of dim elements
+// stride apart cover, and whether it fits an int.
+func stridedSpan(n, dim, stride int) (int, bool) {
+	last, ok := mulSize(n-1, stride)
+	if !ok || last > math.MaxInt-dim {
+		return 0, false
+	}
+	return last + dim, true
+}
+
+// scoresStrided runs the checked kernel: k holds exactly the span of the n keys.
+func scoresStrided(dst, q []float32, k []Float16, rows, n, dim, stride int, scale float32) {
 	if rows == 0 || n == 0 {
 		return
 	}
@@ -66,12 +131,12 @@ func Scores(dst, q []float32, k []Float16, rows, n, dim int, scale float32) {
 	race.Read(k)
 	race.Write(dst)
 	kb := fp16.Bits(k)
-	scores.Call(dst, q, kb, rows, n, dim, scale)
-	settleScores(dst, q, kb, n, dim, scale)
+	scores.Call(dst, q, kb, rows, n, dim, stride, scale)
+	settleScores(dst, q, kb, n, dim, stride, scale)
 }
 
 // settleScores settles every entry of a score block that is NaN or ±Inf (see Scores).
-func settleScores(dst, q []float32, k []uint16, n, dim int, scale float32) {
+func settleScores(dst, q []float32, k []uint16, n, dim, stride int, scale float32) {
 	if scoresCannotOverflow(q, dim, scale) {
 		return
 	}
@@ -82,7 +147,7 @@ func settleScores(dst, q []float32, k []uint16, n, dim int, scale float32) {
 	}
 	for e, s := range dst {
 		i, j := e/n, e%n
-		dst[e] = settleF32F16(s, q[i*dim:(i+1)*dim], k[j*dim:(j+1)*dim], scale)
+		dst[e] = settleF32F16(s, q[i*dim:(i+1)*dim], k[j*stride:j*stride+dim], scale)
 	}
 }
 

@@ -24,15 +24,15 @@ func checkScores(t *testing.T, what string, q []float32, k []uint16, rows, n, di
 	checkScoresOf(t, what, dispatch.Tested(), scores.For, q, k, rows, n, dim, scale)
 }
 
-type scoresFunc = func(dst, q []float32, k []uint16, rows, n, dim int, scale float32)
+type scoresFunc = func(dst, q []float32, k []uint16, rows, n, dim, stride int, scale float32)
 
 // checkScoresOf is checkScores for the implementations impl(v) of the given variants.
 func checkScoresOf(t *testing.T, what string, variants []string, impl func(v string) scoresFunc,
 	q []float32, k []uint16, rows, n, dim int, scale float32) {
 	t.Helper()
 	generic := make([]float32, rows*n)
-	scoresGeneric(generic, q, k, rows, n, dim, scale)
-	settleScores(generic, q, k, n, dim, scale)
+	scoresGeneric(generic, q, k, rows, n, dim, dim, scale)
+	settleScores(generic, q, k, n, dim, dim, scale)
 	want := make([]oracle.DotExpectation, rows*n)
 	for i := range rows {
 		for j := range n {
@@ -41,26 +41,33 @@ func checkScoresOf(t *testing.T, what string, variants []string, impl func(v str
 	}
 	for _, v := range variants {
 		for _, off := range []int{0, 3} {
+			// At offset 3 the keys lie an odd stride apart with NaNs between them,
+			// which no entry may read.
+			stride, ks := dim, k
+			if off != 0 {
+				stride = dim + 3
+				ks = spreadRows(k, n, dim, stride)
+			}
 			buf := make([]float32, rows*n+2*dotPad)
 			for i := range buf {
 				buf[i] = dotSentry
 			}
 			dst := buf[dotPad : dotPad+rows*n]
-			impl(v)(dst, padF32(q, off), padF16(k, 3-off), rows, n, dim, scale)
-			settleScores(dst, q, k, n, dim, scale) // as Scores does
+			impl(v)(dst, padF32(q, off), padF16(ks, 3-off), rows, n, dim, stride, scale)
+			settleScores(dst, q, ks, n, dim, stride, scale) // as Scores does
 			for i, x := range buf {
 				if (i < dotPad || i >= dotPad+rows*n) && x != dotSentry {
-					t.Fatalf("%s %s rows=%d n=%d dim=%d: wrote %v at %d outside dst", v, what, rows, n, dim, x, i-dotPad)
+					t.Fatalf("%s %s rows=%d n=%d dim=%d stride=%d: wrote %v at %d outside dst", v, what, rows, n, dim, stride, x, i-dotPad)
 				}
 			}
 			for e, got := range dst {
 				if err := want[e].CheckSettled(got); err != nil {
-					t.Fatalf("%s %s rows=%d n=%d dim=%d: dst[%d*n+%d]: %v", v, what, rows, n, dim, e/n, e%n, err)
+					t.Fatalf("%s %s rows=%d n=%d dim=%d stride=%d: dst[%d*n+%d]: %v", v, what, rows, n, dim, stride, e/n, e%n, err)
 				}
 				g := generic[e]
 				if d := math.Abs(float64(got) - float64(g)); !(d <= 2*want[e].Bound) && !want[e].Overflowable &&
 					!(math.IsNaN(float64(got)) && math.IsNaN(float64(g))) && got != g {
-					t.Fatalf("%s %s rows=%d n=%d dim=%d: dst[%d*n+%d] = %v, generic %v", v, what, rows, n, dim, e/n, e%n, got, g)
+					t.Fatalf("%s %s rows=%d n=%d dim=%d stride=%d: dst[%d*n+%d] = %v, generic %v", v, what, rows, n, dim, stride, e/n, e%n, got, g)
 				}
 			}
 		}
@@ -204,7 +211,7 @@ func TestScoresExported(t *testing.T) {
 			t.Fatal(err)
 		}
 		Scores(got, q, kh, rows, n, dim, 0.125)
-		scores.For(v)(want, q, k, rows, n, dim, 0.125)
+		scores.For(v)(want, q, k, rows, n, dim, dim, 0.125)
 		for i := range got {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 				t.Fatalf("%s: Scores[%d] = %v, its implementation gives %v", v, i, got[i], want[i])

@@ -44,27 +44,62 @@ func WeightedSumRows(dst, w []float32, v []Float16) {
 	if dim < 1 || len(v)/dim != n || len(v)%dim != 0 {
 		panic(fmt.Sprintf("kernels.WeightedSumRows: len(dst) = %d, len(w) = %d, len(v) = %d", dim, n, len(v)))
 	}
+	weightedSumRowsStrided(dst, w, v, dim)
+}
+
+// WeightedSumRowsStrided is WeightedSumRows over value rows that lie stride ≥ len(dst)
+// elements apart: row j is v[j*stride : j*stride+len(dst)], and the elements between
+// rows are never read. It sums one KV head of a token-major cache ([len][heads][dim])
+// where it lies, with v = cache[h*dim:] and stride = heads·dim.
+//
+//	for d := range dst { dst[d] = 0 }
+//	for j := range w {
+//		for d := range dst { dst[d] += w[j] * v[j*stride+d].Float32() }
+//	}
+//
+// As in BLAS, the last row needs only its len(dst) elements: it panics unless
+// len(dst) ≥ 1, stride ≥ len(dst) and len(v) ≥ (len(w)−1)·stride + len(dst) (for
+// len(w) ≥ 1). Every output is computed with the same operations in the same order as
+// WeightedSumRows computes it from the same values, so the bits, the bound and the
+// settling of non-finite outputs are WeightedSumRows'.
+func WeightedSumRowsStrided(dst, w []float32, v []Float16, stride int) {
+	dim, n := len(dst), len(w)
+	if dim < 1 || stride < dim {
+		panic(fmt.Sprintf("kernels.WeightedSumRowsStrided: len(dst) = %d, stride = %d, want 1 ≤ len(dst) ≤ stride", dim, stride))
+	}
+	span := 0
+	if n > 0 {
+		var ok bool
+		if span, ok = stridedSpan(n, dim, stride); !ok || len(v) < span {
+			panic(fmt.Sprintf("kernels.WeightedSumRowsStrided: len(v) = %d, want ≥ (len(w)−1)·stride + len(dst) for len(w) = %d, stride = %d, len(dst) = %d",
+				len(v), n, stride, dim))
+		}
+	}
+	weightedSumRowsStrided(dst, w, v[:span], stride)
+}
+
+// weightedSumRowsStrided runs the checked kernel: v holds exactly the span of the rows.
+func weightedSumRowsStrided(dst, w []float32, v []Float16, stride int) {
 	race.Read(w)
 	race.Read(v)
 	race.Write(dst)
 	vb := fp16.Bits(v)
-	weightedSumRows.Call(dst, w, vb)
-	settleWeightedSumRows(dst, w, vb)
+	weightedSumRows.Call(dst, w, vb, stride)
+	settleWeightedSumRows(dst, w, vb, stride)
 }
 
 // settleWeightedSumRows settles every output that is NaN or ±Inf (see WeightedSumRows).
-func settleWeightedSumRows(dst, w []float32, v []uint16) {
+func settleWeightedSumRows(dst, w []float32, v []uint16, stride int) {
 	if s := sumOf.Call(dst); s-s == 0 { // a float64 sum of floats is finite iff they all are
 		return
 	}
-	dim := len(dst)
 	for d, s := range dst {
 		if s-s == 0 {
 			continue
 		}
 		var t float64
 		for j, p := range w {
-			t += float64(p) * float64(halfFloat32(v[j*dim+d]))
+			t += float64(p) * float64(halfFloat32(v[j*stride+d]))
 		}
 		dst[d] = float32(t)
 	}

@@ -1,10 +1,10 @@
 package kernels
 
-func weightedSumRowsGeneric(dst, w []float32, v []uint16) {
+func weightedSumRowsGeneric(dst, w []float32, v []uint16, stride int) {
 	dim := len(dst)
 	clear(dst)
 	for j, p := range w {
-		row := v[j*dim : (j+1)*dim]
+		row := v[j*stride : j*stride+dim]
 		for d, h := range row {
 			dst[d] += p * halfFloat32(h)
 		}

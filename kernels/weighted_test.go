@@ -32,7 +32,7 @@ func checkWeighted(t *testing.T, what string, w []float32, v []uint16, dim int) 
 	n := len(w)
 	want := oracle.WeightedSumRows(w, v, dim)
 	generic := make([]float32, dim)
-	weightedSumRowsGeneric(generic, w, v)
+	weightedSumRowsGeneric(generic, w, v, dim)
 	var fused []float32
 	fusedBy := ""
 	for _, variant := range dispatch.Tested() {
@@ -42,7 +42,14 @@ func checkWeighted(t *testing.T, what string, w []float32, v []uint16, dim int) 
 				nans[i] = float32(math.NaN()) // a kernel that reads dst first gives NaN
 			}
 			got, intact := guarded(t, nans, off)
-			weightedSumRows.For(variant)(got, padF32(w, 3-off), padF16(v, off+1))
+			// At odd offsets the rows lie an odd stride apart with NaNs between them,
+			// which no output may read.
+			stride, vs := dim, v
+			if off%2 != 0 {
+				stride = dim + 3
+				vs = spreadRows(v, n, dim, stride)
+			}
+			weightedSumRows.For(variant)(got, padF32(w, 3-off), padF16(vs, off+1), stride)
 			intact()
 			for d, g := range got {
 				if n == 0 && math.Float32bits(g) != 0 {
@@ -226,7 +233,7 @@ func TestWeightedSumRowsExported(t *testing.T) {
 			t.Fatal(err)
 		}
 		WeightedSumRows(got, w, v)
-		weightedSumRows.For(variant)(want, w, v16)
+		weightedSumRows.For(variant)(want, w, v16, dim)
 		for d := range got {
 			if !sameFloat(got[d], want[d]) {
 				t.Fatalf("%s: WeightedSumRows dst[%d] = %v, its implementation gives %v", variant, d, got[d], want[d])
