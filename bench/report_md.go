@@ -55,7 +55,13 @@ func (r *Report) markdown() string {
 	for _, t := range r.Tables {
 		fmt.Fprintf(&b, "\n## %s\n\n", t.Title)
 		if t.Note != "" {
-			fmt.Fprintf(&b, "%s\n\n", t.Note)
+			fmt.Fprintf(&b, "%s\n", t.Note)
+		}
+		if t.Markdown == "" && len(t.Columns) == 0 && len(t.Rows) == 0 {
+			continue // a note alone, such as "Skipped: …"
+		}
+		if t.Note != "" {
+			b.WriteString("\n")
 		}
 		if t.Markdown != "" {
 			b.WriteString(t.Markdown)

@@ -13,9 +13,10 @@ import (
 // The pass-key evaluation (passkey.go, package bench/llama) joins the report as a
 // result table: every method's accuracy on the committed prompts, a chart of accuracy
 // against budget per method, and a map of the positions one SnapKV method kept in each
-// layer and KV head of the first prompt, with the key's digits marked.
+// layer and KV head of the first prompt, with the key's digits marked. -only leaves it
+// out unless it names it ("-only pass-key" runs it alone).
 func init() {
-	resultTables = append(resultTables, resultTable{"pass-key evaluation", passkeyTable})
+	addResultTable("pass-key evaluation", passkeyTable)
 }
 
 // The report evaluates the first prompts of the committed set, to stay within its

@@ -415,3 +415,43 @@ func TestWhyActiveNamesTheFeatures(t *testing.T) {
 	}
 	t.Log(why)
 }
+
+// TestReportSkipsPasskey runs the report with the pass-key evaluation registered as
+// main registers it: without the model's prompts its section is the skip note alone,
+// no empty table after it, and an -only that names another section leaves the
+// pass-key section out, unevaluated.
+func TestReportSkipsPasskey(t *testing.T) {
+	defer func(m string) { *passkeyModel = m }(*passkeyModel)
+	*passkeyModel = t.TempDir() // no prompts.json
+	report := func(only string) *Report {
+		t.Helper()
+		o := options{quick: true, reps: 2, benchtime: time.Millisecond, budget: time.Second, genericCap: time.Second, tiny: true, only: only}
+		r, err := run(o, tinySections()[3:], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+
+	md := report("").markdown()
+	title := "## Pass-key retention\n\n"
+	at := strings.Index(md, title)
+	if at < 0 {
+		t.Fatalf("no pass-key section in:\n%s", md)
+	}
+	section, _, _ := strings.Cut(md[at+len(title):], "\n## ")
+	want := "Skipped: no " + filepath.Join(*passkeyModel, "prompts.json") + " here (run from the repository root).\n"
+	if section != want {
+		t.Errorf("pass-key section without the model:\n%q\nwant the skip note alone:\n%q", section, want)
+	}
+
+	for _, only := range []string{"Softmax", "DotF16"} {
+		r := report(only)
+		if md := r.markdown(); strings.Contains(md, "Pass-key") || strings.Contains(md, "Skipped") || len(r.Tables) != 0 {
+			t.Errorf("-only %s: the report has the pass-key section (%d tables):\n%s", only, len(r.Tables), md)
+		}
+	}
+	if r := report("pass-key"); len(r.Tables) != 1 || len(r.Figures) != 0 {
+		t.Errorf("-only pass-key: %d tables and %d figures, want the pass-key table alone", len(r.Tables), len(r.Figures))
+	}
+}
