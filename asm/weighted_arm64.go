@@ -4,7 +4,7 @@
 
 package asm
 
-// WeightedSumRowsNEON sets dst[d] = Σⱼ w[j]·v[j*len(dst)+d], one fused multiply-add per term in order of j, for len(dst) ≥ 1; len(v) must be len(w)·len(dst).
+// WeightedSumRowsNEON sets dst[d] = Σⱼ w[j]·v[j*stride+d], one fused multiply-add per term in order of j, for len(dst) ≥ 1 and stride ≥ len(dst); len(v) must be at least (len(w)−1)·stride + len(dst).
 //
 //go:noescape
-func WeightedSumRowsNEON(dst []float32, w []float32, v []uint16)
+func WeightedSumRowsNEON(dst []float32, w []float32, v []uint16, stride int)

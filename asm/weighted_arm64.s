@@ -4,14 +4,15 @@
 
 #include "textflag.h"
 
-// func WeightedSumRowsNEON(dst []float32, w []float32, v []uint16)
-TEXT ·WeightedSumRowsNEON(SB), NOSPLIT, $0-72
+// func WeightedSumRowsNEON(dst []float32, w []float32, v []uint16, stride int)
+TEXT ·WeightedSumRowsNEON(SB), NOSPLIT, $0-80
 	MOVD dst_base+0(FP), R0
 	MOVD dst_len+8(FP), R1
 	MOVD w_base+24(FP), R2
 	MOVD w_len+32(FP), R3
 	MOVD v_base+48(FP), R4
-	LSL $1, R1, R5
+	MOVD stride+72(FP), R5
+	LSL $1, R5, R5
 	CMP $4, R1
 	BLT narrow
 	// vectors = ⌈dim/4⌉ (in R7) in passes = ⌈vectors/16⌉ (R8) of per = ⌈vectors/passes⌉.

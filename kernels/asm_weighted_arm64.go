@@ -5,11 +5,5 @@ package kernels
 import "github.com/kvsimd/kvsimd/asm"
 
 func init() {
-	weightedSumRows.Add("neon", func(dst, w []float32, v []uint16, stride int) {
-		// TODO(strided asm): the bodies take the stride; until then other strides run generic.
-		if stride != len(dst) {
-			v = packRows(v, len(w), len(dst), stride)
-		}
-		asm.WeightedSumRowsNEON(dst, w, v)
-	})
+	weightedSumRows.Add("neon", asm.WeightedSumRowsNEON)
 }

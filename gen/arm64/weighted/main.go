@@ -1,11 +1,13 @@
 // Command weighted generates asm/weighted_arm64.s: the attention output
-// dst[d] = Σⱼ w[j]·v[j*dim+d] over fp16 value rows on NEON, in the passes and blocks
+// dst[d] = Σⱼ w[j]·v[j*stride+d] over fp16 value rows on NEON, in the passes and blocks
 // of rows of gen/amd64/weighted: up to maxVectors accumulators (V16–V31) of dst
 // columns per pass, each row widened with FCVTL/FCVTL2 and added with one VFMLA per
 // vector, the last vector of a row at dim−4 overlapping the one before when dim is not
 // a multiple of 4. Rows narrower than four columns go one column at a time with
 // FMADDS, also fused, so every output is the same chain of fused multiply-adds over j
-// in order as on amd64.
+// in order as on amd64. The rows lie stride ≥ dim halves apart (one KV head of a
+// token-major cache, read where it lies); the stride moves only the row pointers, so
+// the bits are those of the same rows packed.
 package main
 
 import (
@@ -25,15 +27,15 @@ const (
 	dim     = "R1"
 	wBlock  = "R2" // w[j0], the block's first weight
 	n       = "R3" // rows from the block on
-	vBlock  = "R4" // v[j0*dim], the block's first row
-	stride  = "R5" // dim·2, bytes per row of v
+	vBlock  = "R4" // v[j0*stride], the block's first row
+	stride  = "R5" // stride·2, bytes from one row of v to the next
 	col     = "R6" // first column of the pass
 	cols    = "R7" // columns of the pass
 	k       = "R8" // vectors of the pass
 	lastCol = "R9" // column of the pass's last vector
 	per     = "R10"
-	row     = "R11" // v[j*dim+col]
-	last    = "R12" // v[j*dim+lastCol]
+	row     = "R11" // v[j*stride+col]
+	last    = "R12" // v[j*stride+lastCol]
 	weight  = "R13" // w[j]
 	left    = "R14" // rows to go
 	walk    = "R15"
@@ -48,14 +50,15 @@ const (
 
 func main() {
 	f := NewFile("arm64/weighted")
-	f.Func("WeightedSumRowsNEON", "(dst []float32, w []float32, v []uint16)", 72,
-		"WeightedSumRowsNEON sets dst[d] = Σⱼ w[j]·v[j*len(dst)+d], one fused multiply-add per term in order of j, for len(dst) ≥ 1; len(v) must be len(w)·len(dst).")
+	f.Func("WeightedSumRowsNEON", "(dst []float32, w []float32, v []uint16, stride int)", 80,
+		"WeightedSumRowsNEON sets dst[d] = Σⱼ w[j]·v[j*stride+d], one fused multiply-add per term in order of j, for len(dst) ≥ 1 and stride ≥ len(dst); len(v) must be at least (len(w)−1)·stride + len(dst).")
 	f.I("MOVD dst_base+0(FP), %s", dst)
 	f.I("MOVD dst_len+8(FP), %s", dim)
 	f.I("MOVD w_base+24(FP), %s", wBlock)
 	f.I("MOVD w_len+32(FP), %s", n)
 	f.I("MOVD v_base+48(FP), %s", vBlock)
-	f.I("LSL $1, %s, %s", dim, stride)
+	f.I("MOVD stride+72(FP), %s", stride)
+	f.I("LSL $1, %s, %s", stride, stride)
 	f.I("CMP $4, %s", dim)
 	f.I("BLT narrow")
 
