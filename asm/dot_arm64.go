@@ -19,12 +19,12 @@ func DotF32F16(a *float32, b *uint16, n int, sel int64) float32
 //go:noescape
 func DotF32(a *float32, b *float32, n int, sel int64) float32
 
-// ScoresNEON sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*dim:][:dim]) for rows ≥ 1 query rows, n ≥ 1 keys and dim ≥ 1.
+// ScoresNEON sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1 query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim.
 //
 //go:noescape
-func ScoresNEON(dst []float32, q []float32, k []uint16, rows int, n int, dim int, scale float32)
+func ScoresNEON(dst []float32, q []float32, k []uint16, rows int, n int, dim int, stride int, scale float32)
 
-// ScoresBlocksNEON sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*dim:][:dim]) for rows ≥ 1 query rows, n ≥ 1 keys and dim ≥ 1; scratch holds 16·dim floats.
+// ScoresBlocksNEON sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1 query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim; scratch holds 16·dim floats.
 //
 //go:noescape
-func ScoresBlocksNEON(dst []float32, q []float32, k []uint16, scratch []float32, rows int, n int, dim int, scale float32)
+func ScoresBlocksNEON(dst []float32, q []float32, k []uint16, scratch []float32, rows int, n int, dim int, stride int, scale float32)

@@ -203,16 +203,17 @@ done:
 continue:
 	JMP ·continueDotF32(SB)
 
-// func ScoresNEON(dst []float32, q []float32, k []uint16, rows int, n int, dim int, scale float32)
-TEXT ·ScoresNEON(SB), NOSPLIT, $0-100
+// func ScoresNEON(dst []float32, q []float32, k []uint16, rows int, n int, dim int, stride int, scale float32)
+TEXT ·ScoresNEON(SB), NOSPLIT, $0-108
 	MOVD dst_base+0(FP), R19
 	MOVD k_base+48(FP), R20
 	MOVD n+80(FP), R21
 	LSL $2, R21, R24
 	MOVD dim+88(FP), R25
-	LSL $1, R25, R23
+	MOVD stride+96(FP), R23
+	LSL $1, R23, R23
 	LSL $2, R25, R22
-	FMOVS scale+96(FP), F15
+	FMOVS scale+104(FP), F15
 	VDUP V15.S[0], V15.S4
 
 keys4:
@@ -722,8 +723,8 @@ rows1_keys1_done:
 keys1done:
 	RET
 
-// func ScoresBlocksNEON(dst []float32, q []float32, k []uint16, scratch []float32, rows int, n int, dim int, scale float32)
-TEXT ·ScoresBlocksNEON(SB), NOSPLIT, $0-124
+// func ScoresBlocksNEON(dst []float32, q []float32, k []uint16, scratch []float32, rows int, n int, dim int, stride int, scale float32)
+TEXT ·ScoresBlocksNEON(SB), NOSPLIT, $0-132
 	MOVD dst_base+0(FP), R19
 	MOVD k_base+48(FP), R20
 	MOVD scratch_base+72(FP), R23
@@ -731,7 +732,9 @@ TEXT ·ScoresBlocksNEON(SB), NOSPLIT, $0-124
 	LSL $2, R21, R24
 	MOVD dim+112(FP), R25
 	LSL $2, R25, R22
-	FMOVS scale+120(FP), F15
+	MOVD stride+120(FP), R8
+	LSL $1, R8, R8
+	FMOVS scale+128(FP), F15
 	VDUP V15.S[0], V15.S4
 
 blocks:
@@ -740,7 +743,6 @@ blocks:
 	CMP $16, R21
 	CSEL LT, R21, R12, R12
 	// Widen and transpose the key block: scratch[d·16 + j] = k_j[d].
-	LSL $1, R25, R0
 	SUB $1, R12, R15
 	MOVD ZR, R13
 	MOVD R23, R1
@@ -749,19 +751,19 @@ bgroup:
 	ADD $0, R13, R14
 	CMP R15, R14
 	CSEL GT, R15, R14, R14
-	MADD R0, R20, R14, R4
+	MADD R8, R20, R14, R4
 	ADD $1, R13, R14
 	CMP R15, R14
 	CSEL GT, R15, R14, R14
-	MADD R0, R20, R14, R5
+	MADD R8, R20, R14, R5
 	ADD $2, R13, R14
 	CMP R15, R14
 	CSEL GT, R15, R14, R14
-	MADD R0, R20, R14, R6
+	MADD R8, R20, R14, R6
 	ADD $3, R13, R14
 	CMP R15, R14
 	CSEL GT, R15, R14, R14
-	MADD R0, R20, R14, R7
+	MADD R8, R20, R14, R7
 	MOVD R1, R3
 	MOVD $64, R9
 	AND $-4, R25, R2
@@ -849,7 +851,7 @@ brows4:
 	VEOR V29.B16, V29.B16, V29.B16
 	VEOR V30.B16, V30.B16, V30.B16
 	VEOR V31.B16, V31.B16, V31.B16
-	MOVD R23, R8
+	MOVD R23, R4
 	AND $-4, R25, R13
 
 bsteps4:
@@ -858,7 +860,7 @@ bsteps4:
 	VLD1.P 16(R1), [V1.S4]
 	VLD1.P 16(R2), [V2.S4]
 	VLD1.P 16(R3), [V3.S4]
-	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD $0x4f801090 // fmla v16.4s, v4.4s, v0.s[0]
 	WORD $0x4f8010b1 // fmla v17.4s, v5.4s, v0.s[0]
 	WORD $0x4f8010d2 // fmla v18.4s, v6.4s, v0.s[0]
@@ -875,7 +877,7 @@ bsteps4:
 	WORD $0x4f8310bd // fmla v29.4s, v5.4s, v3.s[0]
 	WORD $0x4f8310de // fmla v30.4s, v6.4s, v3.s[0]
 	WORD $0x4f8310ff // fmla v31.4s, v7.4s, v3.s[0]
-	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD $0x4fa01090 // fmla v16.4s, v4.4s, v0.s[1]
 	WORD $0x4fa010b1 // fmla v17.4s, v5.4s, v0.s[1]
 	WORD $0x4fa010d2 // fmla v18.4s, v6.4s, v0.s[1]
@@ -892,7 +894,7 @@ bsteps4:
 	WORD $0x4fa310bd // fmla v29.4s, v5.4s, v3.s[1]
 	WORD $0x4fa310de // fmla v30.4s, v6.4s, v3.s[1]
 	WORD $0x4fa310ff // fmla v31.4s, v7.4s, v3.s[1]
-	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD $0x4f801890 // fmla v16.4s, v4.4s, v0.s[2]
 	WORD $0x4f8018b1 // fmla v17.4s, v5.4s, v0.s[2]
 	WORD $0x4f8018d2 // fmla v18.4s, v6.4s, v0.s[2]
@@ -909,7 +911,7 @@ bsteps4:
 	WORD $0x4f8318bd // fmla v29.4s, v5.4s, v3.s[2]
 	WORD $0x4f8318de // fmla v30.4s, v6.4s, v3.s[2]
 	WORD $0x4f8318ff // fmla v31.4s, v7.4s, v3.s[2]
-	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD $0x4fa01890 // fmla v16.4s, v4.4s, v0.s[3]
 	WORD $0x4fa018b1 // fmla v17.4s, v5.4s, v0.s[3]
 	WORD $0x4fa018d2 // fmla v18.4s, v6.4s, v0.s[3]
@@ -938,7 +940,7 @@ bstep4:
 	FMOVS.P 4(R1), F1
 	FMOVS.P 4(R2), F2
 	FMOVS.P 4(R3), F3
-	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD $0x4f801090 // fmla v16.4s, v4.4s, v0.s[0]
 	WORD $0x4f8010b1 // fmla v17.4s, v5.4s, v0.s[0]
 	WORD $0x4f8010d2 // fmla v18.4s, v6.4s, v0.s[0]
@@ -1208,14 +1210,14 @@ brows2:
 	VEOR V21.B16, V21.B16, V21.B16
 	VEOR V22.B16, V22.B16, V22.B16
 	VEOR V23.B16, V23.B16, V23.B16
-	MOVD R23, R8
+	MOVD R23, R4
 	AND $-4, R25, R13
 
 bsteps2:
 	CBZ R13, bstepsdone2
 	VLD1.P 16(R0), [V0.S4]
 	VLD1.P 16(R1), [V1.S4]
-	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD $0x4f801090 // fmla v16.4s, v4.4s, v0.s[0]
 	WORD $0x4f8010b1 // fmla v17.4s, v5.4s, v0.s[0]
 	WORD $0x4f8010d2 // fmla v18.4s, v6.4s, v0.s[0]
@@ -1224,7 +1226,7 @@ bsteps2:
 	WORD $0x4f8110b5 // fmla v21.4s, v5.4s, v1.s[0]
 	WORD $0x4f8110d6 // fmla v22.4s, v6.4s, v1.s[0]
 	WORD $0x4f8110f7 // fmla v23.4s, v7.4s, v1.s[0]
-	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD $0x4fa01090 // fmla v16.4s, v4.4s, v0.s[1]
 	WORD $0x4fa010b1 // fmla v17.4s, v5.4s, v0.s[1]
 	WORD $0x4fa010d2 // fmla v18.4s, v6.4s, v0.s[1]
@@ -1233,7 +1235,7 @@ bsteps2:
 	WORD $0x4fa110b5 // fmla v21.4s, v5.4s, v1.s[1]
 	WORD $0x4fa110d6 // fmla v22.4s, v6.4s, v1.s[1]
 	WORD $0x4fa110f7 // fmla v23.4s, v7.4s, v1.s[1]
-	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD $0x4f801890 // fmla v16.4s, v4.4s, v0.s[2]
 	WORD $0x4f8018b1 // fmla v17.4s, v5.4s, v0.s[2]
 	WORD $0x4f8018d2 // fmla v18.4s, v6.4s, v0.s[2]
@@ -1242,7 +1244,7 @@ bsteps2:
 	WORD $0x4f8118b5 // fmla v21.4s, v5.4s, v1.s[2]
 	WORD $0x4f8118d6 // fmla v22.4s, v6.4s, v1.s[2]
 	WORD $0x4f8118f7 // fmla v23.4s, v7.4s, v1.s[2]
-	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD $0x4fa01890 // fmla v16.4s, v4.4s, v0.s[3]
 	WORD $0x4fa018b1 // fmla v17.4s, v5.4s, v0.s[3]
 	WORD $0x4fa018d2 // fmla v18.4s, v6.4s, v0.s[3]
@@ -1261,7 +1263,7 @@ bstep2:
 	CBZ R13, bstore2
 	FMOVS.P 4(R0), F0
 	FMOVS.P 4(R1), F1
-	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD $0x4f801090 // fmla v16.4s, v4.4s, v0.s[0]
 	WORD $0x4f8010b1 // fmla v17.4s, v5.4s, v0.s[0]
 	WORD $0x4f8010d2 // fmla v18.4s, v6.4s, v0.s[0]
@@ -1407,28 +1409,28 @@ brows1:
 	VEOR V17.B16, V17.B16, V17.B16
 	VEOR V18.B16, V18.B16, V18.B16
 	VEOR V19.B16, V19.B16, V19.B16
-	MOVD R23, R8
+	MOVD R23, R4
 	AND $-4, R25, R13
 
 bsteps1:
 	CBZ R13, bstepsdone1
 	VLD1.P 16(R0), [V0.S4]
-	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD $0x4f801090 // fmla v16.4s, v4.4s, v0.s[0]
 	WORD $0x4f8010b1 // fmla v17.4s, v5.4s, v0.s[0]
 	WORD $0x4f8010d2 // fmla v18.4s, v6.4s, v0.s[0]
 	WORD $0x4f8010f3 // fmla v19.4s, v7.4s, v0.s[0]
-	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD $0x4fa01090 // fmla v16.4s, v4.4s, v0.s[1]
 	WORD $0x4fa010b1 // fmla v17.4s, v5.4s, v0.s[1]
 	WORD $0x4fa010d2 // fmla v18.4s, v6.4s, v0.s[1]
 	WORD $0x4fa010f3 // fmla v19.4s, v7.4s, v0.s[1]
-	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD $0x4f801890 // fmla v16.4s, v4.4s, v0.s[2]
 	WORD $0x4f8018b1 // fmla v17.4s, v5.4s, v0.s[2]
 	WORD $0x4f8018d2 // fmla v18.4s, v6.4s, v0.s[2]
 	WORD $0x4f8018f3 // fmla v19.4s, v7.4s, v0.s[2]
-	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD $0x4fa01890 // fmla v16.4s, v4.4s, v0.s[3]
 	WORD $0x4fa018b1 // fmla v17.4s, v5.4s, v0.s[3]
 	WORD $0x4fa018d2 // fmla v18.4s, v6.4s, v0.s[3]
@@ -1442,7 +1444,7 @@ bstepsdone1:
 bstep1:
 	CBZ R13, bstore1
 	FMOVS.P 4(R0), F0
-	VLD1.P 64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD $0x4f801090 // fmla v16.4s, v4.4s, v0.s[0]
 	WORD $0x4f8010b1 // fmla v17.4s, v5.4s, v0.s[0]
 	WORD $0x4f8010d2 // fmla v18.4s, v6.4s, v0.s[0]
@@ -1519,8 +1521,8 @@ btiledone1:
 	SUB $1, R26
 
 brows1done:
-	MOVD $32, R11
-	MADD R25, R20, R11, R20
+	MOVD $16, R11
+	MADD R8, R20, R11, R20
 	ADD $64, R19
 	SUB R12, R21
 	B blocks

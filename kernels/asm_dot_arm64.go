@@ -21,15 +21,11 @@ const (
 	maxBlockDimNEON = 512
 )
 
-// TODO(strided asm): the bodies take the stride; until then other strides run generic.
 func scoresNEON(dst, q []float32, k []uint16, rows, n, dim, stride int, scale float32) {
-	if stride != dim {
-		k = packRows(k, n, dim, stride)
-	}
 	if dim > maxBlockDimNEON {
-		asm.ScoresNEON(dst, q, k, rows, n, dim, scale)
+		asm.ScoresNEON(dst, q, k, rows, n, dim, stride, scale)
 		return
 	}
 	var scratch [blockKeysNEON * maxBlockDimNEON]float32
-	asm.ScoresBlocksNEON(dst, q, k, scratch[:blockKeysNEON*dim], rows, n, dim, scale)
+	asm.ScoresBlocksNEON(dst, q, k, scratch[:blockKeysNEON*dim], rows, n, dim, stride, scale)
 }

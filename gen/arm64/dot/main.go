@@ -156,7 +156,7 @@ const (
 	keys      = "R20" // first key row of the tile
 	keysLeft  = "R21"
 	qStride   = "R22" // dim·4
-	kStride   = "R23" // dim·2
+	kStride   = "R23" // stride·2
 	dstStride = "R24" // n·4
 	dim       = "R25"
 	rowsLeft  = "R26"
@@ -172,18 +172,21 @@ func accV(r, j int) V   { return V(16 + 4*r + j) }
 
 // scores writes ScoresNEON: for each tile of four keys (then single keys), each group
 // of four query rows (then two, then one) is one tile; the key tile stays in L1
-// across all query groups.
+// across all query groups. Keys lie stride ≥ dim halves apart (one KV head of a
+// token-major cache, scored where it lies); the stride moves only the key pointers,
+// so the bits are those of the same keys packed.
 func scores(f *File) {
-	f.Func("ScoresNEON", "(dst []float32, q []float32, k []uint16, rows int, n int, dim int, scale float32)", 100,
-		"ScoresNEON sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*dim:][:dim]) for rows ≥ 1 query rows, n ≥ 1 keys and dim ≥ 1.")
+	f.Func("ScoresNEON", "(dst []float32, q []float32, k []uint16, rows int, n int, dim int, stride int, scale float32)", 108,
+		"ScoresNEON sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1 query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim.")
 	f.I("MOVD dst_base+0(FP), %s", dstCol)
 	f.I("MOVD k_base+48(FP), %s", keys)
 	f.I("MOVD n+80(FP), %s", keysLeft)
 	f.I("LSL $2, %s, %s", keysLeft, dstStride)
 	f.I("MOVD dim+88(FP), %s", dim)
-	f.I("LSL $1, %s, %s", dim, kStride)
+	f.I("MOVD stride+96(FP), %s", kStride)
+	f.I("LSL $1, %s, %s", kStride, kStride)
 	f.I("LSL $2, %s, %s", dim, qStride)
-	f.I("FMOVS scale+96(FP), F%d", scaleV)
+	f.I("FMOVS scale+104(FP), F%d", scaleV)
 	f.I("VDUP V%d.S[0], V%d.S4", scaleV, scaleV)
 	for _, nk := range []int{tileKeys, 1} {
 		top, done := fmt.Sprintf("keys%d", nk), fmt.Sprintf("keys%ddone", nk)

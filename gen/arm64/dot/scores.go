@@ -16,6 +16,9 @@ import (
 // 16 accumulators V16–V31 (row r, keys 4v..4v+3 in V16+4r+v), the query rows' next
 // four elements in V0–V3 and one step's keys in V4–V7; four steps over d are 64
 // FMLAs for 4 query loads and 4 key loads (4 vectors each). V15 holds scale.
+// The keys lie stride ≥ dim halves apart (one KV head of a token-major cache, scored
+// where it lies); only the widening reads them, so the stride moves only its
+// pointers, and the tiles, and the bits, are those of the same keys packed.
 const (
 	blockKeys = 16
 	blockRows = 4
@@ -24,6 +27,7 @@ const (
 	bKeys      = "R20" // first key row of the block
 	bKeysLeft  = "R21"
 	bQStride   = "R22" // dim·4
+	bKStride   = "R8"  // stride·2
 	bScratch   = "R23"
 	bDstStride = "R24" // n·4
 	bDim       = "R25"
@@ -39,8 +43,8 @@ func bAcc(r, v int) V { return V(16 + 4*r + v) }
 // transpose it into scratch, then run every group of blockRows query rows (then 2,
 // then 1) against it.
 func scoresBlocks(f *File) {
-	f.Func("ScoresBlocksNEON", "(dst []float32, q []float32, k []uint16, scratch []float32, rows int, n int, dim int, scale float32)", 124,
-		fmt.Sprintf("ScoresBlocksNEON sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*dim:][:dim]) for rows ≥ 1 query rows, n ≥ 1 keys and dim ≥ 1; scratch holds %d·dim floats.", blockKeys))
+	f.Func("ScoresBlocksNEON", "(dst []float32, q []float32, k []uint16, scratch []float32, rows int, n int, dim int, stride int, scale float32)", 132,
+		fmt.Sprintf("ScoresBlocksNEON sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1 query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim; scratch holds %d·dim floats.", blockKeys))
 	f.I("MOVD dst_base+0(FP), %s", bDstCol)
 	f.I("MOVD k_base+48(FP), %s", bKeys)
 	f.I("MOVD scratch_base+72(FP), %s", bScratch)
@@ -48,7 +52,9 @@ func scoresBlocks(f *File) {
 	f.I("LSL $2, %s, %s", bKeysLeft, bDstStride)
 	f.I("MOVD dim+112(FP), %s", bDim)
 	f.I("LSL $2, %s, %s", bDim, bQStride)
-	f.I("FMOVS scale+120(FP), F15")
+	f.I("MOVD stride+120(FP), %s", bKStride)
+	f.I("LSL $1, %s, %s", bKStride, bKStride)
+	f.I("FMOVS scale+128(FP), F15")
 	f.I("VDUP V15.S[0], V15.S4")
 	f.Label("blocks")
 	f.I("CBZ %s, blocksdone", bKeysLeft)
@@ -74,8 +80,8 @@ func scoresBlocks(f *File) {
 		} // each smaller size runs at most once.
 		f.Label(done)
 	}
-	f.I("MOVD $%d, R11", 2*blockKeys)
-	f.I("MADD %s, %s, R11, %s", bDim, bKeys, bKeys) // keys += blockKeys·dim halves
+	f.I("MOVD $%d, R11", blockKeys)
+	f.I("MADD %s, %s, R11, %s", bKStride, bKeys, bKeys) // keys += blockKeys·stride halves
 	f.I("ADD $%d, %s", 4*blockKeys, bDstCol)
 	f.I("SUB %s, %s", bValid, bKeysLeft)
 	f.I("B blocks")
@@ -89,7 +95,6 @@ func scoresBlocks(f *File) {
 // repeat its last key, so that nothing past k is read; their scores are not stored.
 func widenBlock(f *File) {
 	f.I("// Widen and transpose the key block: scratch[d·%d + j] = k_j[d].", blockKeys)
-	f.I("LSL $1, %s, R0", bDim) // key stride in bytes
 	f.I("SUB $1, %s, R15", bValid)
 	f.I("MOVD ZR, R13") // first key of the group
 	f.I("MOVD %s, R1", bScratch)
@@ -98,7 +103,7 @@ func widenBlock(f *File) {
 		f.I("ADD $%d, R13, R14", j)
 		f.I("CMP R15, R14")
 		f.I("CSEL GT, R15, R14, R14") // the last valid key for those past it
-		f.I("MADD R0, %s, R14, R%d", bKeys, 4+j)
+		f.I("MADD %s, %s, R14, R%d", bKStride, bKeys, 4+j)
 	}
 	f.I("MOVD R1, R3")
 	f.I("MOVD $%d, R9", 4*blockKeys) // scratch row stride (a post-increment of one vector must be in a register)
@@ -160,7 +165,7 @@ func blockTile(f *File, nr int) {
 			f.I("VEOR V%d.B16, V%d.B16, V%d.B16", a, a, a)
 		}
 	}
-	f.I("MOVD %s, R8", bScratch)
+	f.I("MOVD %s, R4", bScratch) // R4–R7 hold key pointers only while a block is widened
 	f.I("AND $-4, %s, R13", bDim)
 	f.Label("bsteps" + id)
 	f.I("CBZ R13, bstepsdone%s", id)
@@ -168,7 +173,7 @@ func blockTile(f *File, nr int) {
 		f.I("VLD1.P 16(R%d), [V%d.S4]", r, r)
 	}
 	for u := range 4 {
-		f.I("VLD1.P %d(R8), [V4.S4, V5.S4, V6.S4, V7.S4]", 4*blockKeys)
+		f.I("VLD1.P %d(R4), [V4.S4, V5.S4, V6.S4, V7.S4]", 4*blockKeys)
 		for r := range nr {
 			for v := range 4 {
 				f.W(FMLAElem4S(bAcc(r, v), V(4+v), V(r), u))
@@ -184,7 +189,7 @@ func blockTile(f *File, nr int) {
 	for r := range nr {
 		f.I("FMOVS.P 4(R%d), F%d", r, r)
 	}
-	f.I("VLD1.P %d(R8), [V4.S4, V5.S4, V6.S4, V7.S4]", 4*blockKeys)
+	f.I("VLD1.P %d(R4), [V4.S4, V5.S4, V6.S4, V7.S4]", 4*blockKeys)
 	for r := range nr {
 		for v := range 4 {
 			f.W(FMLAElem4S(bAcc(r, v), V(4+v), V(r), 0))
