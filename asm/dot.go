@@ -17,16 +17,16 @@ package asm
 // The entry runs the variant's body, and jumps to the Go continuation instead, with the
 // same arguments, when the lengths differ (the continuation panics), when this build
 // has no body for the variant (the generic one), or when a float32 result is not
-// finite (the continuation settles it in float64). Package kernels sets the
-// continuations at start-up: it owns the generic bodies, the panics and the settling.
-// Builds without assembly have the entries too (dot_noasm.go), as Go functions that go
-// straight to the continuations, so that the kernels call them the same way in every
-// build.
-var (
-	ContinueDotF16    func(a, b *uint16, n int, sel int64) float32
-	ContinueDotF32F16 func(a *float32, b *uint16, n int, sel int64) float32
-	ContinueDotF32    func(a, b *float32, n int, sel int64) float32
-)
+// finite (the continuation settles it in float64). Builds without assembly have the
+// entries too (dot_noasm.go), as Go functions that go straight to the continuations,
+// so that the kernels call them the same way in every build.
+//
+// Package kernels owns the generic bodies, the panics and the settling, and imports
+// this package, which therefore cannot call it: kernels sets the continuations at
+// start-up as variables of internal/dotcont, and continueDot* (dot_asm.go) call them
+// there. Internal, they are out of reach of code outside kvsimd, so nothing but kvsimd
+// decides what a kernel calls; and they run only off the SIMD bodies' path, which
+// never reads them.
 
 // Select returns the sel argument of a dot product's entry: isa in the low byte, and
 // nb − na above it. sel is an int64 because on 32-bit GOARCHes an int difference

@@ -2,12 +2,14 @@
 
 package asm
 
+import "github.com/kvsimd/kvsimd/internal/dotcont"
+
 // The entries and bodies jump to these: the assembly cannot call a function value.
 
-func continueDotF16(a, b *uint16, n int, sel int64) float32 { return ContinueDotF16(a, b, n, sel) }
+func continueDotF16(a, b *uint16, n int, sel int64) float32 { return dotcont.F16(a, b, n, sel) }
 
 func continueDotF32F16(a *float32, b *uint16, n int, sel int64) float32 {
-	return ContinueDotF32F16(a, b, n, sel)
+	return dotcont.F32F16(a, b, n, sel)
 }
 
-func continueDotF32(a, b *float32, n int, sel int64) float32 { return ContinueDotF32(a, b, n, sel) }
+func continueDotF32(a, b *float32, n int, sel int64) float32 { return dotcont.F32(a, b, n, sel) }

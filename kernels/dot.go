@@ -7,6 +7,7 @@ import (
 
 	"github.com/kvsimd/kvsimd/asm"
 	"github.com/kvsimd/kvsimd/internal/dispatch"
+	"github.com/kvsimd/kvsimd/internal/dotcont"
 	"github.com/kvsimd/kvsimd/internal/race"
 )
 
@@ -108,11 +109,13 @@ func DotF32(a, b []float32) float32 {
 // cost more than the frame it saves. The entry finishes in Go, in the continuations
 // below, for the generic variant (every call, in builds without assembly), for float32
 // results that are not finite, and for operands whose lengths differ, which panic there.
+// asm cannot call this package, which imports it, so it calls them through
+// internal/dotcont, set here before any kernel runs.
 
 func init() {
-	asm.ContinueDotF16 = continueDotF16
-	asm.ContinueDotF32F16 = continueDotF32F16
-	asm.ContinueDotF32 = continueDotF32
+	dotcont.F16 = continueDotF16
+	dotcont.F32F16 = continueDotF32F16
+	dotcont.F32 = continueDotF32
 }
 
 // continueDotF16 panics if the lengths differ, and else runs the generic body: no SIMD

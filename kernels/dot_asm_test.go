@@ -10,6 +10,7 @@ import (
 	"github.com/kvsimd/kvsimd/asm"
 	"github.com/kvsimd/kvsimd/fp16"
 	"github.com/kvsimd/kvsimd/internal/dispatch"
+	"github.com/kvsimd/kvsimd/internal/dotcont"
 	"github.com/stretchr/testify/require"
 )
 
@@ -24,20 +25,20 @@ func TestDotEntries(t *testing.T) {
 	require.EqualValues(t, dispatch.NEON, asm.ISANEON)
 
 	var continued []string
-	f16, f32f16, f32 := asm.ContinueDotF16, asm.ContinueDotF32F16, asm.ContinueDotF32
-	asm.ContinueDotF16 = func(a, b *uint16, n int, sel int64) float32 {
+	f16, f32f16, f32 := dotcont.F16, dotcont.F32F16, dotcont.F32
+	dotcont.F16 = func(a, b *uint16, n int, sel int64) float32 {
 		continued = append(continued, "DotF16")
 		return f16(a, b, n, sel)
 	}
-	asm.ContinueDotF32F16 = func(a *float32, b *uint16, n int, sel int64) float32 {
+	dotcont.F32F16 = func(a *float32, b *uint16, n int, sel int64) float32 {
 		continued = append(continued, "DotF32F16")
 		return f32f16(a, b, n, sel)
 	}
-	asm.ContinueDotF32 = func(a, b *float32, n int, sel int64) float32 {
+	dotcont.F32 = func(a, b *float32, n int, sel int64) float32 {
 		continued = append(continued, "DotF32")
 		return f32(a, b, n, sel)
 	}
-	defer func() { asm.ContinueDotF16, asm.ContinueDotF32F16, asm.ContinueDotF32 = f16, f32f16, f32 }()
+	defer func() { dotcont.F16, dotcont.F32F16, dotcont.F32 = f16, f32f16, f32 }()
 	defer Use(Active())
 
 	// 2¹²⁰·2¹⁰ overflows float32 in every variant's order; float64 sums it exactly.
