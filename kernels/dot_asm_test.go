@@ -11,6 +11,7 @@ import (
 	"github.com/kvsimd/kvsimd/fp16"
 	"github.com/kvsimd/kvsimd/internal/dispatch"
 	"github.com/kvsimd/kvsimd/internal/dotcont"
+	"github.com/kvsimd/kvsimd/internal/varianttest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -39,7 +40,6 @@ func TestDotEntries(t *testing.T) {
 		return f32(a, b, n, sel)
 	}
 	defer func() { dotcont.F16, dotcont.F32F16, dotcont.F32 = f16, f32f16, f32 }()
-	defer Use(Active())
 
 	// 2¹²⁰·2¹⁰ overflows float32 in every variant's order; float64 sums it exactly.
 	huge, ones := []float32{0x1p120, 0x1p120}, []float32{1024, 1024}
@@ -47,8 +47,7 @@ func TestDotEntries(t *testing.T) {
 	fp16.FromFloat32(onesF16, ones)
 	r := rand.New(rand.NewPCG(17, 17))
 	a16, a32 := toHalves(randomF16(r, 37)), randomF32(r, 37)
-	for _, v := range Variants() {
-		require.NoError(t, Use(v))
+	varianttest.Each(t, func(v string) {
 		want := []string(nil)
 		if v == dispatch.Generic {
 			want = []string{"DotF16", "DotF32F16", "DotF32"}
@@ -69,5 +68,5 @@ func TestDotEntries(t *testing.T) {
 		require.Panics(t, func() { DotF32F16(a32[1:], a16) }, v)
 		require.Panics(t, func() { DotF32(a32, a32[:3]) }, v)
 		require.Equal(t, []string{"DotF16", "DotF32F16", "DotF32"}, continued, "%s: mismatched lengths", v)
-	}
+	})
 }

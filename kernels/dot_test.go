@@ -9,6 +9,7 @@ import (
 	"github.com/kvsimd/kvsimd/fp16"
 	"github.com/kvsimd/kvsimd/internal/dispatch"
 	"github.com/kvsimd/kvsimd/internal/oracle"
+	"github.com/kvsimd/kvsimd/internal/varianttest"
 	"github.com/stretchr/testify/require"
 	"github.com/x448/float16"
 )
@@ -88,9 +89,13 @@ var dotCases = []dotCase{
 // offset into its NaN padding, against the reference and against generic.
 func checkDots(t *testing.T, what string, a32 []float32, a16 []uint16, b32 []float32, b16 []uint16) {
 	t.Helper()
-	for _, c := range dotCases {
-		generic, _ := c.run(dispatch.Generic, a32, a16, b32, b16)
-		for _, v := range dispatch.Tested() {
+	generic := make([]float32, len(dotCases))
+	for i, c := range dotCases {
+		generic[i], _ = c.run(dispatch.Generic, a32, a16, b32, b16)
+	}
+	varianttest.Each(t, func(v string) {
+		t.Helper()
+		for i, c := range dotCases {
 			for _, off := range dotOffsets {
 				got, want := c.run(v, padF32(a32, off), padF16(a16, off+1), padF32(b32, 3-off), padF16(b16, off))
 				if err := want.CheckSettled(got); err != nil {
@@ -98,13 +103,13 @@ func checkDots(t *testing.T, what string, a32 []float32, a16 []uint16, b32 []flo
 				}
 				// Both are within the bound of the exact value, so within twice it of
 				// each other; NaNs and Infs must agree exactly.
-				if d := math.Abs(float64(got) - float64(generic)); !(d <= 2*want.Bound) && !want.Overflowable &&
-					!(math.IsNaN(float64(got)) && math.IsNaN(float64(generic))) && got != generic {
-					t.Fatalf("%s %s %s n=%d: %v, generic %v", c.name, v, what, len(a32), got, generic)
+				if d := math.Abs(float64(got) - float64(generic[i])); !(d <= 2*want.Bound) && !want.Overflowable &&
+					!(math.IsNaN(float64(got)) && math.IsNaN(float64(generic[i]))) && got != generic[i] {
+					t.Fatalf("%s %s %s n=%d: %v, generic %v", c.name, v, what, len(a32), got, generic[i])
 				}
 			}
 		}
-	}
+	})
 }
 
 // dotInputs returns n random values for each operand, the fp16 sides as bit patterns
@@ -213,9 +218,7 @@ func toHalves(h []uint16) []Float16 {
 // both lengths: the assembly entries get len(b) only as its difference from len(a)
 // (asm.Select), which the continuation decodes for the message.
 func TestDotPanics(t *testing.T) {
-	defer Use(Active())
-	for _, v := range Variants() {
-		require.NoError(t, Use(v))
+	varianttest.Each(t, func(v string) {
 		for _, c := range []struct {
 			name string
 			call func()
@@ -226,13 +229,12 @@ func TestDotPanics(t *testing.T) {
 		} {
 			require.PanicsWithError(t, c.name, c.call, v)
 		}
-	}
+	})
 }
 
 func TestDotExported(t *testing.T) {
 	// The exported functions dispatch to the active variant with the slices unchanged.
 	t.Logf("variants: %v", Variants())
-	defer Use(Active())
 	r := rand.New(rand.NewPCG(3, 3))
 	a32, a16, b32, b16 := dotInputs(r, 333)
 	ah, bh := toHalves(a16), toHalves(b16)
@@ -240,10 +242,7 @@ func TestDotExported(t *testing.T) {
 	// and a kernel wired to the wrong variant's assembly cannot pass. (At n = 77 the
 	// avx512 body, one 64-element iteration and a scalar tail, matched generic's bits.)
 	seen := map[[3]float32]string{}
-	for _, v := range dispatch.Tested() {
-		if err := Use(v); err != nil {
-			t.Fatal(err)
-		}
+	varianttest.Each(t, func(v string) {
 		bits := [3]float32{dotF16.For(v)(a16, b16), dotF32F16.For(v)(a32, b16), dotF32.For(v)(a32, b32)}
 		if w, ok := seen[bits]; ok {
 			t.Fatalf("%s and %s give the same dot products here: the inputs cannot tell them apart", v, w)
@@ -265,7 +264,7 @@ func TestDotExported(t *testing.T) {
 		}); allocs != 0 {
 			t.Errorf("%s: dot products allocate %v times", v, allocs)
 		}
-	}
+	})
 }
 
 // TestDotNonFiniteSettled runs the inputs through the exported functions of
@@ -275,15 +274,11 @@ func TestDotExported(t *testing.T) {
 // every stride in vectors long enough for each variant's accumulators, they must give
 // what float64 gives on every variant: 0 and +Inf.
 func TestDotNonFiniteSettled(t *testing.T) {
-	defer Use(Active())
 	const m = math.MaxFloat32
 	cancel := []float32{m, m, -m, -m}
 	infAndOverflow := []float32{2, m}
 	infAndOverflowKey := []float32{float32(math.Inf(1)), -3}
-	for _, v := range dispatch.Tested() {
-		if err := Use(v); err != nil {
-			t.Fatal(err)
-		}
+	varianttest.Each(t, func(v string) {
 		for _, n := range []int{4, 5, 8, 16, 17, 32, 64, 100, 128} {
 			for stride := 1; 3*stride < n; stride++ {
 				for first := 0; first+3*stride < n; first += 1 + stride/2 {
@@ -314,14 +309,13 @@ func TestDotNonFiniteSettled(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 }
 
 // TestScoresNonFiniteSettled is TestDotNonFiniteSettled for Scores: one query row of
 // canceling ±MaxFloat32 against keys of ones, and one of 2, MaxFloat32 against keys
 // holding +Inf, −3, in blocks that reach every variant's row and panel kernels.
 func TestScoresNonFiniteSettled(t *testing.T) {
-	defer Use(Active())
 	const m = math.MaxFloat32
 	inf := float32(math.Inf(1))
 	for _, c := range []struct{ rows, n, dim int }{{1, 1, 4}, {3, 7, 8}, {5, 130, 16}, {33, 131, 4}, {20, 200, 64}} {
@@ -353,10 +347,7 @@ func TestScoresNonFiniteSettled(t *testing.T) {
 			}
 		}
 		dst := make([]float32, c.rows*c.n)
-		for _, v := range dispatch.Tested() {
-			if err := Use(v); err != nil {
-				t.Fatal(err)
-			}
+		varianttest.Each(t, func(v string) {
 			Scores(dst, q, kh, c.rows, c.n, c.dim, 0.5)
 			for e, got := range dst {
 				if err := want[e].CheckSettled(got); err != nil {
@@ -366,7 +357,7 @@ func TestScoresNonFiniteSettled(t *testing.T) {
 					t.Fatalf("%s rows=%d n=%d dim=%d: canceling dst[0*n+%d] = %v, want %v", v, c.rows, c.n, c.dim, e, got, float32(want[e].Exact))
 				}
 			}
-		}
+		})
 	}
 }
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvsimd/kvsimd/internal/dispatch"
+	"github.com/kvsimd/kvsimd/internal/varianttest"
 )
 
 // halfGuard is the fp16 bit pattern written around every GatherRows output: a NaN
@@ -42,14 +42,11 @@ func randomHalves(r *rand.Rand, n int) []Float16 {
 	return h
 }
 
-// checkGather runs GatherRows under variant v into a guarded dst at offset off and
-// compares every element bit for bit with the reference loop, element by element.
+// checkGather runs GatherRows with variant v active into a guarded dst at offset off
+// and compares every element bit for bit with the reference loop, element by element.
 func checkGather(t *testing.T, v string, src []Float16, idx []int32, dim, off int) {
 	t.Helper()
 	dst, intact := guardedHalves(t, len(idx)*dim, off)
-	if err := Use(v); err != nil {
-		t.Fatal(err)
-	}
 	GatherRows(dst, src, idx, dim)
 	intact()
 	for i, r := range idx {
@@ -62,9 +59,8 @@ func checkGather(t *testing.T, v string, src []Float16, idx []int32, dim, off in
 }
 
 func TestGatherRowsLengths(t *testing.T) {
-	defer Use(Active())
 	r := rand.New(rand.NewPCG(21, 22))
-	for _, v := range dispatch.Tested() {
+	varianttest.Each(t, func(v string) {
 		for _, dim := range []int{1, 2, 3, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 256} {
 			for _, srcRows := range []int{1, 2, 5, 37} {
 				// src starts at offset 0..3 of its buffer, so rows are not aligned.
@@ -86,14 +82,13 @@ func TestGatherRowsLengths(t *testing.T) {
 			idx[i] = int32(8*i + r.IntN(8))
 		}
 		checkGather(t, v, src, idx, 128, 2)
-	}
+	})
 }
 
 // TestGatherRowsSpecials gathers rows made only of the patterns a conversion would
 // disturb: signalling and quiet NaNs with payloads of both signs, infinities, signed
 // zeros, the smallest subnormals and the largest finite values.
 func TestGatherRowsSpecials(t *testing.T) {
-	defer Use(Active())
 	specials := []Float16{0x7c01, 0x7dff, 0x7e00, 0x7fff, 0xfc01, 0xfe01, 0xffff, 0x7c00, 0xfc00,
 		0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 0x7bff, 0xfbff}
 	const dim = 5
@@ -109,9 +104,9 @@ func TestGatherRowsSpecials(t *testing.T) {
 	for r := range 2 * len(specials) {
 		idx = append(idx, int32(r/2))
 	}
-	for _, v := range dispatch.Tested() {
+	varianttest.Each(t, func(v string) {
 		checkGather(t, v, src, idx, dim, 3)
-	}
+	})
 }
 
 func TestGatherRowsPanics(t *testing.T) {
@@ -156,18 +151,14 @@ func TestGatherRowsPanicsBeforeWriting(t *testing.T) {
 }
 
 func TestGatherRowsAllocs(t *testing.T) {
-	defer Use(Active())
 	src, dst := make([]Float16, 1024*64), make([]Float16, 256*64)
 	idx := make([]int32, 256)
 	for i := range idx {
 		idx[i] = int32(4 * i)
 	}
-	for _, v := range dispatch.Tested() {
-		if err := Use(v); err != nil {
-			t.Fatal(err)
-		}
+	varianttest.Each(t, func(v string) {
 		if a := testing.AllocsPerRun(10, func() { GatherRows(dst, src, idx, 64) }); a != 0 {
 			t.Fatalf("%s: GatherRows allocates %v times", v, a)
 		}
-	}
+	})
 }

@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/kvsimd/kvsimd/internal/dispatch"
+	"github.com/kvsimd/kvsimd/internal/varianttest"
 )
 
 // TestPoolFixedBodiesStores calls the fixed-size bodies directly, with dst at each of
@@ -17,14 +17,14 @@ import (
 // the callers' own writes around the span would hide.
 func TestPoolFixedBodiesStores(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
-	for _, v := range dispatch.Tested() {
+	varianttest.Each(t, func(v string) {
 		var avx512 bool
 		switch v {
 		case "avx2":
 		case "avx512":
 			avx512 = true
 		default:
-			continue
+			return
 		}
 		block, margin := fixedShape(avx512)
 		for _, k := range []int{3, 5, 7} {
@@ -57,5 +57,5 @@ func TestPoolFixedBodiesStores(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 }

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/kvsimd/kvsimd/internal/dispatch"
 	"github.com/kvsimd/kvsimd/internal/oracle"
+	"github.com/kvsimd/kvsimd/internal/varianttest"
 )
 
 var poolKernels = []int{1, 3, 5, 7, 9, 31}
@@ -59,7 +59,7 @@ func checkPoolVariant(t *testing.T, v string, src []float32, kernel, off int) {
 
 func TestPoolLengths(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
-	for _, v := range dispatch.Tested() {
+	varianttest.Each(t, func(v string) {
 		for n := 0; n <= 300; n++ {
 			src := make([]float32, n)
 			for i := range src {
@@ -79,19 +79,19 @@ func TestPoolLengths(t *testing.T) {
 		for _, k := range []int{5, 7} {
 			checkPoolVariant(t, v, src, k, 2)
 		}
-	}
+	})
 }
 
 // TestPoolNaNBesideInf puts a NaN and an Inf in one window, where a reference built on
 // math.Max would let +Inf win.
 func TestPoolNaNBesideInf(t *testing.T) {
-	for _, v := range dispatch.Tested() {
+	varianttest.Each(t, func(v string) {
 		for _, src := range [][]float32{{nan, inf}, {inf, nan}, {negInf, nan, inf}, {1, inf, 2, nan, 3}} {
 			for _, k := range []int{1, 3, 5, 23} {
 				checkPoolVariant(t, v, src, k, 1)
 			}
 		}
-	}
+	})
 }
 
 func TestPoolSpecial(t *testing.T) {
@@ -105,7 +105,7 @@ func TestPoolSpecial(t *testing.T) {
 		lengths = append(lengths, n)
 	}
 	lengths = append(lengths, 150, 151, 214, 300)
-	for _, v := range dispatch.Tested() {
+	varianttest.Each(t, func(v string) {
 		for _, n := range lengths {
 			for _, s := range specials {
 				src := make([]float32, n)
@@ -119,7 +119,7 @@ func TestPoolSpecial(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 }
 
 func TestPoolPanics(t *testing.T) {
@@ -143,17 +143,13 @@ func TestPoolPanics(t *testing.T) {
 }
 
 func TestPoolAllocs(t *testing.T) {
-	defer Use(Active())
 	src, dst := make([]float32, 1027), make([]float32, 1027)
 	src[5] = float32(math.NaN()) // the screened path too
-	for _, v := range dispatch.Tested() {
-		if err := Use(v); err != nil {
-			t.Fatal(err)
-		}
+	varianttest.Each(t, func(v string) {
 		if a := testing.AllocsPerRun(10, func() { AvgPool1D(dst, src, 5); MaxPool1D(dst, src, 7) }); a != 0 {
 			t.Fatalf("%s: pooling allocates %v times", v, a)
 		}
-	}
+	})
 }
 
 // The oracle vectors of ../testdata/snapkv-oracle (PyTorch), copied from the shared
@@ -214,7 +210,7 @@ func TestPoolOracle(t *testing.T) {
 		c := readSnapOracle(t, file)
 		p := c.Params
 		L, W := p.PromptLen, p.Window
-		for _, v := range dispatch.Tested() {
+		varianttest.Each(t, func(v string) {
 			for row := 0; row < p.Batch*p.Heads; row++ {
 				votes := c.Votes.Data[row*L:][:L]
 				for _, tc := range []struct {
@@ -241,7 +237,7 @@ func TestPoolOracle(t *testing.T) {
 					}
 				}
 			}
-		}
+		})
 	}
 }
 
@@ -269,7 +265,7 @@ func TestPoolFixedBodies(t *testing.T) {
 		}
 	}
 	lengths = append(lengths, 66, 70, 71, 72, 80, 100, 135, 136, 177, 190, 191, 250, 400, 640, 1000, 2048)
-	for _, v := range dispatch.Tested() {
+	varianttest.Each(t, func(v string) {
 		for _, k := range []int{3, 5, 7, 9} {
 			for _, n := range lengths {
 				for a := range alignments {
@@ -291,7 +287,7 @@ func TestPoolFixedBodies(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 }
 
 // alignedFloats returns n floats starting on a 64-byte boundary, so that s[a:] starts a

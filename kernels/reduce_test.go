@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/kvsimd/kvsimd/internal/dispatch"
 	"github.com/kvsimd/kvsimd/internal/oracle"
+	"github.com/kvsimd/kvsimd/internal/varianttest"
 )
 
 // reduceInputs yields rows of every length 0..300 and a long one, drawn from finite
@@ -41,7 +41,7 @@ func TestMax(t *testing.T) {
 		t.Fatalf("Max(nil) = %v, want −Inf", m)
 	}
 	r := rand.New(rand.NewPCG(5, 6))
-	for _, v := range dispatch.Tested() {
+	varianttest.Each(t, func(v string) {
 		reduceInputs(r, func(x []float32) {
 			if len(x) == 0 {
 				return
@@ -54,12 +54,12 @@ func TestMax(t *testing.T) {
 				}
 			}
 		})
-	}
+	})
 }
 
 func TestSum(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	for _, v := range dispatch.Tested() {
+	varianttest.Each(t, func(v string) {
 		reduceInputs(r, func(x []float32) {
 			for off := 0; off < 3 && off <= len(x); off++ {
 				y := x[off:]
@@ -97,12 +97,12 @@ func TestSum(t *testing.T) {
 				}
 			}
 		})
-	}
+	})
 }
 
 func TestAdd(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
-	for _, v := range dispatch.Tested() {
+	varianttest.Each(t, func(v string) {
 		reduceInputs(r, func(src []float32) {
 			for off := 1; off <= 3; off++ {
 				d := make([]float32, len(src))
@@ -120,7 +120,7 @@ func TestAdd(t *testing.T) {
 				}
 			}
 		})
-	}
+	})
 	defer func() {
 		if recover() == nil {
 			t.Fatal("Add with mismatched lengths did not panic")
@@ -130,12 +130,8 @@ func TestAdd(t *testing.T) {
 }
 
 func TestReduceAllocs(t *testing.T) {
-	defer Use(Active())
 	x, y := make([]float32, 1027), make([]float32, 1027)
-	for _, v := range dispatch.Tested() {
-		if err := Use(v); err != nil {
-			t.Fatal(err)
-		}
+	varianttest.Each(t, func(v string) {
 		for name, f := range map[string]func(){
 			"Max": func() { Max(x) }, "Sum": func() { Sum(x) }, "Add": func() { Add(x, y) },
 		} {
@@ -143,5 +139,5 @@ func TestReduceAllocs(t *testing.T) {
 				t.Fatalf("%s: %s allocates %v times", v, name, a)
 			}
 		}
-	}
+	})
 }

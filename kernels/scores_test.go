@@ -2,13 +2,13 @@ package kernels
 
 import (
 	"fmt"
-	"github.com/kvsimd/kvsimd/internal/dispatch"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/kvsimd/kvsimd/internal/oracle"
+	"github.com/kvsimd/kvsimd/internal/varianttest"
 	"github.com/x448/float16"
 )
 
@@ -21,15 +21,27 @@ var scoresDims = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17
 // against generic.
 func checkScores(t *testing.T, what string, q []float32, k []uint16, rows, n, dim int, scale float32) {
 	t.Helper()
-	checkScoresOf(t, what, dispatch.Tested(), scores.For, q, k, rows, n, dim, scale)
+	varianttest.Each(t, scoresChecker(t, what, scores.For, q, k, rows, n, dim, scale))
 }
 
 type scoresFunc = func(dst, q []float32, k []uint16, rows, n, dim, stride int, scale float32)
 
-// checkScoresOf is checkScores for the implementations impl(v) of the given variants.
+// checkScoresOf is checkScores for the implementations impl(v) of the given variants,
+// called side by side with the active variant unchanged: for the panel kernels that
+// scores_amd64_test.go calls directly, which are a part of a variant, not one.
 func checkScoresOf(t *testing.T, what string, variants []string, impl func(v string) scoresFunc,
 	q []float32, k []uint16, rows, n, dim int, scale float32) {
 	t.Helper()
+	check := scoresChecker(t, what, impl, q, k, rows, n, dim, scale)
+	for _, v := range variants {
+		check(v)
+	}
+}
+
+// scoresChecker returns the check of checkScores for variant v's implementation
+// impl(v), the references computed once for all variants.
+func scoresChecker(t *testing.T, what string, impl func(v string) scoresFunc,
+	q []float32, k []uint16, rows, n, dim int, scale float32) func(v string) {
 	generic := make([]float32, rows*n)
 	scoresGeneric(generic, q, k, rows, n, dim, dim, scale)
 	settleScores(generic, q, k, n, dim, dim, scale)
@@ -39,7 +51,8 @@ func checkScoresOf(t *testing.T, what string, variants []string, impl func(v str
 			want[i*n+j] = oracle.ExpectDot(dim, oracle.SingleAt(q[i*dim:(i+1)*dim]), oracle.HalfAt(k[j*dim:(j+1)*dim]), float64(scale))
 		}
 	}
-	for _, v := range variants {
+	return func(v string) {
+		t.Helper()
 		for _, off := range []int{0, 3} {
 			// At offset 3 the keys lie an odd stride apart with NaNs between them,
 			// which no entry may read.
@@ -200,16 +213,12 @@ func TestScoresPanics(t *testing.T) {
 }
 
 func TestScoresExported(t *testing.T) {
-	defer Use(Active())
 	r := rand.New(rand.NewPCG(7, 7))
 	const rows, n, dim = 5, 19, 64
 	q, k := randomF32(r, rows*dim), randomF16(r, n*dim)
 	kh := toHalves(k)
 	got, want := make([]float32, rows*n), make([]float32, rows*n)
-	for _, v := range dispatch.Tested() {
-		if err := Use(v); err != nil {
-			t.Fatal(err)
-		}
+	varianttest.Each(t, func(v string) {
 		Scores(got, q, kh, rows, n, dim, 0.125)
 		scores.For(v)(want, q, k, rows, n, dim, dim, 0.125)
 		for i := range got {
@@ -220,7 +229,7 @@ func TestScoresExported(t *testing.T) {
 		if allocs := testing.AllocsPerRun(10, func() { Scores(got, q, kh, rows, n, dim, 0.125) }); allocs != 0 {
 			t.Errorf("%s: Scores allocates %v times", v, allocs)
 		}
-	}
+	})
 }
 
 func ExampleScores() {
@@ -239,7 +248,6 @@ func ExampleScores() {
 // queries. Then, with small queries, keys holding ±Inf and NaN (which the shortcut
 // leaves unsettled) must give the float64 answer on every variant.
 func TestScoresCannotOverflow(t *testing.T) {
-	defer Use(Active())
 	const dim = 64
 	for _, c := range []struct {
 		log2Bound float64
@@ -255,16 +263,13 @@ func TestScoresCannotOverflow(t *testing.T) {
 			t.Fatalf("bound 2^%v: scoresCannotOverflow = %v, want %v", c.log2Bound, got, c.want)
 		}
 		k := toHalves(halvesOf(slices.Repeat([]float32{65504}, dim)))
-		for _, v := range dispatch.Tested() {
-			if err := Use(v); err != nil {
-				t.Fatal(err)
-			}
+		varianttest.Each(t, func(v string) {
 			dst := make([]float32, 1)
 			Scores(dst, q, k, 1, 1, dim, scale)
 			if c.want && (math.IsInf(float64(dst[0]), 0) || dst[0] != dst[0]) {
 				t.Fatalf("%s: entry at bound 2^%v = %v, not finite", v, c.log2Bound, dst[0])
 			}
-		}
+		})
 	}
 	for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
 		if scoresCannotOverflow([]float32{1, bad, 2}, 3, 1) {
@@ -288,10 +293,7 @@ func TestScoresCannotOverflow(t *testing.T) {
 	k16 := halvesOf(k)
 	kh := toHalves(k16)
 	dst := make([]float32, rows*n)
-	for _, v := range dispatch.Tested() {
-		if err := Use(v); err != nil {
-			t.Fatal(err)
-		}
+	varianttest.Each(t, func(v string) {
 		Scores(dst, q, kh, rows, n, dim, 0.125)
 		for e, got := range dst {
 			i, j := e/n, e%n
@@ -300,5 +302,5 @@ func TestScoresCannotOverflow(t *testing.T) {
 				t.Fatalf("%s: dst[%d*n+%d]: %v", v, i, j, err)
 			}
 		}
-	}
+	})
 }

@@ -7,7 +7,7 @@ import (
 	"math/bits"
 	"testing"
 
-	"github.com/kvsimd/kvsimd/internal/dispatch"
+	"github.com/kvsimd/kvsimd/internal/varianttest"
 )
 
 func TestMulSize(t *testing.T) {
@@ -30,7 +30,6 @@ func TestMulSize(t *testing.T) {
 // slices given: every variant must reject them in the wrapper, with the same message,
 // before its code runs past dst.
 func TestScoresSizeOverflow(t *testing.T) {
-	defer Use(Active())
 	const big = 1<<(bits.UintSize-2) + 1 // 4·big wraps to 4
 	for _, c := range []struct{ dst, q, k, rows, n, dim int }{
 		{4, 4, 16, big, 4, 4},
@@ -39,10 +38,7 @@ func TestScoresSizeOverflow(t *testing.T) {
 		{0, 0, 4, 0, big, 4}, // no rows, but n·dim still wraps
 	} {
 		want := fmt.Sprintf("kernels.Scores: rows·dim, n·dim or rows·n overflows int for rows = %d, n = %d, dim = %d", c.rows, c.n, c.dim)
-		for _, v := range dispatch.Tested() {
-			if err := Use(v); err != nil {
-				t.Fatal(err)
-			}
+		varianttest.Each(t, func(v string) {
 			got := func() (msg any) {
 				defer func() { msg = recover() }()
 				Scores(make([]float32, c.dst), make([]float32, c.q), make([]Float16, c.k), c.rows, c.n, c.dim, 1)
@@ -51,24 +47,20 @@ func TestScoresSizeOverflow(t *testing.T) {
 			if got != want {
 				t.Errorf("%s: Scores(rows=%d, n=%d, dim=%d) panicked with %q, want %q", v, c.rows, c.n, c.dim, got, want)
 			}
-		}
+		})
 	}
 }
 
 // TestPoolHugeKernel: the pooling wrappers multiply no sizes, and a window far wider
 // than src (up to MaxInt) must not overflow the window arithmetic of any variant.
 func TestPoolHugeKernel(t *testing.T) {
-	defer Use(Active())
 	src := []float32{1, -2, 5, 3, 0.5}
 	var sum float32
 	for _, v := range src {
 		sum += v
 	}
 	for _, kernel := range []int{11, math.MaxInt32, math.MaxInt - 2, math.MaxInt} {
-		for _, v := range dispatch.Tested() {
-			if err := Use(v); err != nil {
-				t.Fatal(err)
-			}
+		varianttest.Each(t, func(v string) {
 			avg, mx := make([]float32, len(src)), make([]float32, len(src))
 			AvgPool1D(avg, src, kernel)
 			MaxPool1D(mx, src, kernel)
@@ -77,6 +69,6 @@ func TestPoolHugeKernel(t *testing.T) {
 					t.Fatalf("%s kernel=%d: avg[%d] = %v (want %v), max = %v (want 5)", v, kernel, i, avg[i], want, mx[i])
 				}
 			}
-		}
+		})
 	}
 }

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/kvsimd/kvsimd/internal/dispatch"
 	"github.com/kvsimd/kvsimd/internal/oracle"
+	"github.com/kvsimd/kvsimd/internal/varianttest"
 )
 
 // guard is the value written around every output slice; a kernel that writes past its
@@ -105,7 +105,7 @@ var softmaxRows = []struct {
 
 func TestSoftmaxLengths(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, v := range dispatch.Tested() {
+	varianttest.Each(t, func(v string) {
 		for _, row := range softmaxRows {
 			for n := 0; n <= 300; n++ {
 				x := make([]float32, n)
@@ -118,14 +118,14 @@ func TestSoftmaxLengths(t *testing.T) {
 				checkSoftmax(t, v, x, 1+n%3)
 			}
 		}
-	}
+	})
 }
 
 // TestSoftmaxAlignments starts rows at every float of a cache line: the avx2 and
 // avx512 variants take the elements before the first vector boundary apart.
 func TestSoftmaxAlignments(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	for _, v := range dispatch.Tested() {
+	varianttest.Each(t, func(v string) {
 		for off := range 17 {
 			for _, n := range []int{1, 3, 15, 16, 17, 31, 32, 33, 64 + 5, 200} {
 				for _, row := range softmaxRows {
@@ -137,12 +137,12 @@ func TestSoftmaxAlignments(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 }
 
 func TestSoftmaxLong(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, v := range dispatch.Tested() {
+	varianttest.Each(t, func(v string) {
 		for _, n := range []int{32768, 131072 + 5} {
 			for _, row := range softmaxRows[:4] {
 				x := make([]float32, n)
@@ -152,7 +152,7 @@ func TestSoftmaxLong(t *testing.T) {
 				checkSoftmax(t, v, x, 2)
 			}
 		}
-	}
+	})
 }
 
 func TestSoftmaxSpecial(t *testing.T) {
@@ -173,9 +173,9 @@ func TestSoftmaxSpecial(t *testing.T) {
 			-math.MaxFloat32},
 		"equal": {7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7},
 	}
-	for _, v := range dispatch.Tested() {
+	varianttest.Run(t, func(t *testing.T, v string) {
 		for name, x := range cases {
-			t.Run(v+"/"+name, func(t *testing.T) {
+			t.Run(name, func(t *testing.T) {
 				checkSoftmax(t, v, x, 3)
 				y := append([]float32(nil), x...)
 				softmax.For(v)(y)
@@ -187,9 +187,7 @@ func TestSoftmaxSpecial(t *testing.T) {
 				}
 			})
 		}
-	}
-	// A row of only −Inf is uniform, exactly 1/n.
-	for _, v := range dispatch.Tested() {
+		// A row of only −Inf is uniform, exactly 1/n.
 		x := []float32{-inf, -inf, -inf}
 		softmax.For(v)(x)
 		for _, y := range x {
@@ -198,7 +196,7 @@ func TestSoftmaxSpecial(t *testing.T) {
 			}
 		}
 		softmax.For(v)(nil)
-	}
+	})
 }
 
 // TestSoftmaxNaNAnywhere puts one NaN (quiet or signalling, either sign) at every
@@ -208,7 +206,7 @@ func TestSoftmaxSpecial(t *testing.T) {
 func TestSoftmaxNaNAnywhere(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	nans := []uint32{0x7fc00000, 0xffc00000, 0x7f800001, 0xff812345, 0x7fffffff}
-	for _, v := range dispatch.Tested() {
+	varianttest.Each(t, func(v string) {
 		for _, row := range []int{0, 2, 3} { // normal, wide, masked
 			for _, n := range []int{1, 2, 15, 16, 17, 40, 70} {
 				for pos := range n {
@@ -221,7 +219,7 @@ func TestSoftmaxNaNAnywhere(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 }
 
 // TestSoftmaxOracle recomputes the oracle's causal attention rows: scores from its
@@ -233,7 +231,7 @@ func TestSoftmaxOracle(t *testing.T) {
 		c := readSnapOracle(t, file)
 		p := c.Params
 		q, k, attn := c.Inputs.QWindow.Data, c.Inputs.K.Data, c.AttnWindow.Data
-		for _, v := range dispatch.Tested() {
+		varianttest.Each(t, func(v string) {
 			row := make([]float32, p.PromptLen)
 			for bh := 0; bh < p.Batch*p.Heads; bh++ {
 				for w := 0; w < p.Window; w++ {
@@ -260,21 +258,17 @@ func TestSoftmaxOracle(t *testing.T) {
 					}
 				}
 			}
-		}
+		})
 	}
 }
 
 func TestSoftmaxAllocs(t *testing.T) {
-	defer Use(Active())
 	x := make([]float32, 4099)
-	for _, v := range dispatch.Tested() {
-		if err := Use(v); err != nil {
-			t.Fatal(err)
-		}
+	varianttest.Each(t, func(v string) {
 		if a := testing.AllocsPerRun(10, func() { Softmax(x) }); a != 0 {
 			t.Fatalf("%s: Softmax allocates %v times", v, a)
 		}
-	}
+	})
 }
 
 // TestSoftmaxPaths aims at the SIMD exponentials' two paths: groups of vectors (four
@@ -304,7 +298,7 @@ func TestSoftmaxPaths(t *testing.T) {
 		{"negative max", -3, -40, 0},
 		{"tiny max", 1e-30, -1e-30, 0},
 	}
-	for _, v := range dispatch.Tested() {
+	varianttest.Run(t, func(t *testing.T, v string) {
 		for _, row := range rows {
 			for _, n := range []int{1, 15, 16, 17, 31, 48, 63, 64, 65, 96, 127, 128, 192, 200, 255, 1024 + 13} {
 				x := make([]float32, n)
@@ -318,10 +312,10 @@ func TestSoftmaxPaths(t *testing.T) {
 				if m := Max(x); m != row.max {
 					x[0] = row.max
 				}
-				t.Run(fmt.Sprintf("%s/%s/n=%d", v, row.name, n), func(t *testing.T) { checkSoftmax(t, v, x, n%3) })
+				t.Run(fmt.Sprintf("%s/n=%d", row.name, n), func(t *testing.T) { checkSoftmax(t, v, x, n%3) })
 			}
 		}
-	}
+	})
 }
 
 // TestSoftmaxMillion holds the bound at n = 2²⁰, where a float32 running sum would be
@@ -332,7 +326,7 @@ func TestSoftmaxMillion(t *testing.T) {
 		t.Skip("2²⁰-element rows in short mode")
 	}
 	r := rand.New(rand.NewPCG(7, 8))
-	for _, v := range dispatch.Tested() {
+	varianttest.Each(t, func(v string) {
 		for _, row := range softmaxRows[:3] {
 			x := make([]float32, 1<<20)
 			for i := range x {
@@ -348,7 +342,7 @@ func TestSoftmaxMillion(t *testing.T) {
 			x[r.IntN(len(x))] = top
 			checkSoftmax(t, v, x, 1)
 		}
-	}
+	})
 }
 
 func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
@@ -378,7 +372,8 @@ func TestSoftmaxCutOff(t *testing.T) {
 	}
 	maxima := []float32{0, 1e-30, 1, 7.25, 51.5, 52, 80, 102.9, 103, 104, 1000.3, 0x1p12, 0x1p12 + 0.5,
 		0x1p23 + 1, 0x1p24 - 1, 0x1p24, 0x1p30, 3e38, -1, -50, -0x1p20}
-	for _, v := range dispatch.Tested() {
+	r := rand.New(rand.NewPCG(9, 10)) // the sweep's, below
+	varianttest.Run(t, func(t *testing.T, v string) {
 		for _, m := range maxima {
 			// Offsets from the max around the cut-offs, −103 (neon) and −104 (0 on every
 			// variant), and the fast path's −m; x = m − off rounds when m is large.
@@ -402,16 +397,13 @@ func TestSoftmaxCutOff(t *testing.T) {
 					row[i] = m
 				}
 				row[5], row[16+11] = x, x
-				t.Run(fmt.Sprintf("%s/max=%g/x=%g", v, m, x), func(t *testing.T) { check(t, v, row) })
+				t.Run(fmt.Sprintf("max=%g/x=%g", m, x), func(t *testing.T) { check(t, v, row) })
 			}
 			row := append([]float32{m}, xs...)
 			row = append(row, float32(math.Inf(-1)), -math.MaxFloat32)
-			t.Run(fmt.Sprintf("%s/max=%g/mixed", v, m), func(t *testing.T) { check(t, v, row) })
+			t.Run(fmt.Sprintf("max=%g/mixed", m), func(t *testing.T) { check(t, v, row) })
 		}
-	}
-	// A fixed-seed sweep of random maxima, elements drawn around the cut-offs.
-	r := rand.New(rand.NewPCG(9, 10))
-	for _, v := range dispatch.Tested() {
+		// A fixed-seed sweep of random maxima, elements drawn around the cut-offs.
 		for range 200 {
 			m := float32(math.Ldexp(r.Float64()+0.5, r.IntN(40)-10))
 			if r.IntN(4) == 0 {
@@ -431,7 +423,7 @@ func TestSoftmaxCutOff(t *testing.T) {
 				}
 			}
 			x[r.IntN(len(x))] = m
-			t.Run(fmt.Sprintf("%s/sweep/max=%g/n=%d", v, m, len(x)), func(t *testing.T) { check(t, v, x) })
+			t.Run(fmt.Sprintf("sweep/max=%g/n=%d", m, len(x)), func(t *testing.T) { check(t, v, x) })
 		}
-	}
+	})
 }

@@ -6,12 +6,14 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/kvsimd/kvsimd/internal/varianttest"
 )
 
 // BenchmarkTopKDesign measures the designs TopK chose between, at SnapKV's largest
 // shape, on uniform and on ascending input (the worst case of a heap): a bounded
 // min-heap over every element, a radix select over every element (TopK's fallback),
-// and sample-filter-select with each variant's filter.
+// and sample-filter-select with each tested variant active, its filter passed in.
 func BenchmarkTopKDesign(b *testing.B) {
 	const n, k = 131072, 2048
 	r := rand.New(rand.NewPCG(1, 1))
@@ -33,10 +35,10 @@ func BenchmarkTopKDesign(b *testing.B) {
 		}
 		run("heap", func(x []float32) { topkHeap(dst, x) })
 		run("radix", func(x []float32) { s.exact(dst, x) })
-		for _, v := range Variants() {
+		varianttest.Each(b, func(v string) {
 			filter := topkFilter.For(v)
 			run("sampled-"+v, func(x []float32) { s.sampled(dst, x, filter) })
-		}
+		})
 	}
 }
 
@@ -146,7 +148,7 @@ func BenchmarkTopKFilter(b *testing.B) {
 		idx := make([]int32, n)
 		for _, pass := range []float64{0.0005, 0.03, 0.06, 0.15, 0.5} {
 			lo := float32(1 - pass)
-			for _, v := range Variants() {
+			varianttest.Each(b, func(v string) {
 				filter := topkFilter.For(v)
 				b.Run(fmt.Sprintf("n=%d/pass=%g/%s", n, pass, v), func(b *testing.B) {
 					b.SetBytes(int64(4 * n))
@@ -156,7 +158,7 @@ func BenchmarkTopKFilter(b *testing.B) {
 						i++
 					}
 				})
-			}
+			})
 		}
 	}
 }

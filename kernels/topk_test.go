@@ -9,8 +9,8 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/kvsimd/kvsimd/internal/dispatch"
 	"github.com/kvsimd/kvsimd/internal/oracle"
+	"github.com/kvsimd/kvsimd/internal/varianttest"
 )
 
 // topkRanks is the position of every index of x in the reference order, best first:
@@ -133,25 +133,13 @@ func fill(n int, f func(i int) float32) []float32 {
 	return x
 }
 
-// eachTopkVariant runs check with every variant this CPU runs installed.
-func eachTopkVariant(t *testing.T, check func(t *testing.T, v string)) {
-	start := Active()
-	defer Use(start)
-	for _, v := range dispatch.Tested() {
-		if err := Use(v); err != nil {
-			t.Fatal(err)
-		}
-		t.Run(v, func(t *testing.T) { check(t, v) })
-	}
-}
-
 // TestTopKFilter checks every variant's filter, the generic one included, against the
 // loop of its contract, at every length to 300 (the vector bodies, their tails, and
 // the generic filter's dense chunks) and every alignment, and that it writes nothing
 // outside idx[:len(x)].
 func TestTopKFilter(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, v := range dispatch.Tested() {
+	varianttest.Each(t, func(v string) {
 		filter := topkFilter.For(v)
 		for n := 0; n <= 300; n++ {
 			in := topkInputs[r.IntN(len(topkInputs))]
@@ -169,7 +157,7 @@ func TestTopKFilter(t *testing.T) {
 			}
 			checkFilter(t, fmt.Sprintf("%s: %s n=%d lo=%v", v, in.name, n, lo), filter, x, off, lo, int32(r.IntN(1000)))
 		}
-	}
+	})
 }
 
 // checkFilter runs filter on x, placed at offset off in its output as x is in its
@@ -209,7 +197,7 @@ func TestTopKFilterGroups(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	counts := []int{0, 1, 2, 5, 6, 7, 8, 33, 63, 64}
 	const lo = float32(0.5)
-	for _, v := range dispatch.Tested() {
+	varianttest.Each(t, func(v string) {
 		filter := topkFilter.For(v)
 		for trial := range 200 {
 			groups := 1 + trial%4
@@ -233,11 +221,11 @@ func TestTopKFilterGroups(t *testing.T) {
 			}
 			checkFilter(t, fmt.Sprintf("%s: trial %d, n=%d", v, trial, n), filter, x, off, lo, int32(r.IntN(1<<20)))
 		}
-	}
+	})
 }
 
 func TestTopKShort(t *testing.T) {
-	eachTopkVariant(t, func(t *testing.T, v string) {
+	varianttest.Run(t, func(t *testing.T, v string) {
 		r := rand.New(rand.NewPCG(3, 4))
 		dst := make([]int32, 0, 400)
 		for n := 0; n <= 300; n++ {
@@ -263,7 +251,7 @@ func TestTopKShort(t *testing.T) {
 func TestTopKSampledShort(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	var s topkScratch
-	for _, v := range dispatch.Tested() {
+	varianttest.Each(t, func(v string) {
 		filter := topkFilter.For(v)
 		for n := 16; n <= 300; n += 1 + n/16 {
 			for _, in := range topkInputs {
@@ -276,7 +264,7 @@ func TestTopKSampledShort(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 }
 
 func TestTopKLong(t *testing.T) {
@@ -293,7 +281,7 @@ func TestTopKLong(t *testing.T) {
 				ks = append(ks, 1+r.IntN(n))
 			}
 			t.Run(fmt.Sprintf("%s/n=%d", in.name, n), func(t *testing.T) {
-				eachTopkVariant(t, func(t *testing.T, v string) {
+				varianttest.Run(t, func(t *testing.T, v string) {
 					for _, k := range ks {
 						got := TopK(nil, x, k)
 						checkTopK(t, in.name, x, ranks, k, got)
@@ -319,11 +307,11 @@ func TestTopKSampleBlind(t *testing.T) {
 				x[at.position(i)] = sampleValue
 			}
 			ranks := topkRanks(x)
-			for _, v := range dispatch.Tested() {
+			varianttest.Each(t, func(v string) {
 				got := make([]int32, k)
 				s.sampled(got, x, topkFilter.For(v))
 				checkTopK(t, fmt.Sprintf("%s sample=%v", v, sampleValue), x, ranks, k, got)
-			}
+			})
 		}
 	}
 }
@@ -370,7 +358,7 @@ func TestTopKAllocs(t *testing.T) {
 	for _, in := range topkInputs {
 		x := in.gen(r, 16384)
 		dst := make([]int32, 0, 512)
-		eachTopkVariant(t, func(t *testing.T, v string) {
+		varianttest.Run(t, func(t *testing.T, v string) {
 			TopK(dst, x, 512) // warm the scratch pool
 			if allocs := testing.AllocsPerRun(20, func() { TopK(dst, x, 512) }); allocs != 0 {
 				t.Errorf("%s: %v allocs per TopK", in.name, allocs)
@@ -447,14 +435,14 @@ func TestTopKScratchBound(t *testing.T) {
 	for _, in := range inputs {
 		x := in.gen(r, n)
 		for _, k := range []int{1, 10, 100, 2048, n / 3} {
-			for _, v := range dispatch.Tested() {
+			varianttest.Each(t, func(v string) {
 				var s topkScratch
 				dst := make([]int32, k)
 				s.topK(dst, x, topkFilter.For(v))
 				if bound := 32*k + 80<<10; s.bytes() > bound {
 					t.Errorf("%s: %s n=%d k=%d: %d bytes of scratch, bound %d", v, in.name, n, k, s.bytes(), bound)
 				}
-			}
+			})
 		}
 	}
 }
@@ -556,7 +544,7 @@ func TestTopKFirstThreshold(t *testing.T) {
 func TestTopKKeep(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	const guard = 0x5eed
-	for _, v := range dispatch.Tested() {
+	varianttest.Each(t, func(v string) {
 		keep := topkKeep.For(v)
 		for n := 0; n <= 300; n++ {
 			off := n % 4
@@ -634,7 +622,7 @@ func TestTopKKeep(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 }
 
 // TestKthLargest checks the radix select against a sort, on every variant (its
@@ -655,7 +643,7 @@ func TestKthLargest(t *testing.T) {
 		{"bottom end", func(int) uint32 { return r.Uint32N(1 << 20) }},
 		{"one value", func(int) uint32 { return math.MaxUint32 }},
 	}
-	eachTopkVariant(t, func(t *testing.T, v string) {
+	varianttest.Run(t, func(t *testing.T, v string) {
 		s := new(topkScratch)
 		for _, set := range sets {
 			for _, n := range []int{1, 2, 31, 32, 33, 64, 65, 100, 1000, 2048, 2049, 5000} {

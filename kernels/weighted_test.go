@@ -8,6 +8,7 @@ import (
 
 	"github.com/kvsimd/kvsimd/internal/dispatch"
 	"github.com/kvsimd/kvsimd/internal/oracle"
+	"github.com/kvsimd/kvsimd/internal/varianttest"
 	"github.com/x448/float16"
 )
 
@@ -35,7 +36,8 @@ func checkWeighted(t *testing.T, what string, w []float32, v []uint16, dim int) 
 	weightedSumRowsGeneric(generic, w, v, dim)
 	var fused []float32
 	fusedBy := ""
-	for _, variant := range dispatch.Tested() {
+	varianttest.Each(t, func(variant string) {
+		t.Helper()
 		for _, off := range dotOffsets {
 			nans := make([]float32, dim)
 			for i := range nans {
@@ -75,7 +77,7 @@ func checkWeighted(t *testing.T, what string, w []float32, v []uint16, dim int) 
 				}
 			}
 		}
-	}
+	})
 }
 
 // attentionWeights returns n non-negative weights summing to about 1, a few of them
@@ -222,16 +224,12 @@ func TestWeightedSumRowsPanics(t *testing.T) {
 
 func TestWeightedSumRowsExported(t *testing.T) {
 	// The exported function dispatches to the active variant with the slices unchanged.
-	defer Use(Active())
 	r := rand.New(rand.NewPCG(25, 26))
 	const n, dim = 37, 72
 	w, v16 := attentionWeights(r, n), randomF16(r, n*dim)
 	v := toHalves(v16)
 	got, want := make([]float32, dim), make([]float32, dim)
-	for _, variant := range dispatch.Tested() {
-		if err := Use(variant); err != nil {
-			t.Fatal(err)
-		}
+	varianttest.Each(t, func(variant string) {
 		WeightedSumRows(got, w, v)
 		weightedSumRows.For(variant)(want, w, v16, dim)
 		for d := range got {
@@ -242,7 +240,7 @@ func TestWeightedSumRowsExported(t *testing.T) {
 		if allocs := testing.AllocsPerRun(10, func() { WeightedSumRows(got, w, v) }); allocs != 0 {
 			t.Errorf("%s: WeightedSumRows allocates %v times", variant, allocs)
 		}
-	}
+	})
 }
 
 // TestWeightedSumRowsNonFiniteSettled is TestDotNonFiniteSettled for WeightedSumRows:
@@ -252,14 +250,10 @@ func TestWeightedSumRowsExported(t *testing.T) {
 // unfused variant) but the settled sum is +Inf. Every variant, through the exported
 // function, must give exactly the float64 answers, whatever other columns hold.
 func TestWeightedSumRowsNonFiniteSettled(t *testing.T) {
-	defer Use(Active())
 	const m = math.MaxFloat32
 	inf := float32(math.Inf(1))
 	r := rand.New(rand.NewPCG(27, 28))
-	for _, v := range dispatch.Tested() {
-		if err := Use(v); err != nil {
-			t.Fatal(err)
-		}
+	varianttest.Each(t, func(v string) {
 		for _, dim := range []int{2, 5, 16, 17, 64, 129} {
 			const n = 4
 			cancelCol, infCol := 0, dim-1
@@ -288,5 +282,5 @@ func TestWeightedSumRowsNonFiniteSettled(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 }
