@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kvsimd/kvsimd/internal/dispatch"
+	"github.com/kvsimd/kvsimd/internal/varianttest"
 	"github.com/stretchr/testify/require"
 	"github.com/x448/float16"
 )
@@ -22,7 +23,7 @@ func TestToFloat32AllHalves(t *testing.T) {
 	for i := range src {
 		src[i] = uint16(i)
 	}
-	for _, v := range dispatch.Tested() {
+	varianttest.Each(t, func(v string) {
 		dst := make([]float32, len(src))
 		toFloat32.For(v)(dst, src)
 		for i, h := range src {
@@ -31,7 +32,7 @@ func TestToFloat32AllHalves(t *testing.T) {
 				t.Fatalf("%s: %#04x widened to %#08x, x448 gives %#08x", v, h, got, want)
 			}
 		}
-	}
+	})
 }
 
 // halfBoundaries returns, for every finite half h ≥ 0 and its negation, the float32
@@ -98,17 +99,17 @@ func TestFromFloat32EdgeClasses(t *testing.T) {
 	for i, u := range specialFloats {
 		special[i] = math.Float32frombits(u)
 	}
-	for _, v := range dispatch.Tested() {
+	varianttest.Each(t, func(v string) {
 		checkFromFloat32(t, v, special)
 		checkFromFloat32(t, v, halfBoundaries())
-	}
+	})
 }
 
 func TestFromFloat32Random(t *testing.T) {
 	src := randomFloats(1 << 20)
-	for _, v := range dispatch.Tested() {
+	varianttest.Each(t, func(v string) {
 		checkFromFloat32(t, v, src)
-	}
+	})
 }
 
 // TestFromFloat32Exhaustive narrows all 2³² floats on every variant. It takes minutes,
@@ -118,7 +119,7 @@ func TestFromFloat32Exhaustive(t *testing.T) {
 		t.Skip("set KVSIMD_EXHAUSTIVE=1 to narrow all 2³² floats")
 	}
 	const chunk = 1 << 20
-	for _, v := range dispatch.Tested() {
+	varianttest.Each(t, func(v string) {
 		var wg sync.WaitGroup
 		next := make(chan uint32)
 		for range runtime.GOMAXPROCS(0) {
@@ -143,7 +144,7 @@ func TestFromFloat32Exhaustive(t *testing.T) {
 		}
 		close(next)
 		wg.Wait()
-	}
+	})
 }
 
 // TestLengthsAndGuards runs every length up to a few unrolled vector widths at every
@@ -157,7 +158,7 @@ func TestLengthsAndGuards(t *testing.T) {
 		halves[i] = uint16(uint64(i)*2654435761>>7) | 0x3000 // varied finite values
 		singles[i] = float16.Frombits(halves[i]).Float32()*1.0001 + 1e-9
 	}
-	for _, v := range dispatch.Tested() {
+	varianttest.Each(t, func(v string) {
 		for n := 0; n <= 300; n++ {
 			for off := 0; off < 4; off++ {
 				wide := make([]float32, n+2*guard)
@@ -184,7 +185,7 @@ func TestLengthsAndGuards(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 }
 
 func TestMismatchedLengthsPanic(t *testing.T) {
@@ -199,28 +200,23 @@ func TestMismatchedLengthsPanic(t *testing.T) {
 func TestNoAllocations(t *testing.T) {
 	src, dst := make([]Float16, 1000), make([]float32, 1000)
 	back := make([]Float16, 1000)
-	for _, v := range dispatch.Tested() {
-		t.Run(v, func(t *testing.T) {
-			defer dispatch.Use(dispatch.Active())
-			require.NoError(t, dispatch.Use(v))
-			allocs := testing.AllocsPerRun(10, func() {
-				ToFloat32(dst, src)
-				FromFloat32(back, dst)
-			})
-			require.Zero(t, allocs, fmt.Sprintf("%s allocates", v))
+	varianttest.Run(t, func(t *testing.T, v string) {
+		allocs := testing.AllocsPerRun(10, func() {
+			ToFloat32(dst, src)
+			FromFloat32(back, dst)
 		})
-	}
+		require.Zero(t, allocs, fmt.Sprintf("%s allocates", v))
+	})
 }
 
 // TestFollowsUse checks that the conversions switch with every other kernel: Use lives
-// in package dispatch, which both fp16 and kernels register with.
+// in package dispatch, which both fp16 and kernels register with, and which Each calls.
 func TestFollowsUse(t *testing.T) {
 	defer dispatch.Use(dispatch.Active())
-	for _, v := range dispatch.Tested() {
-		require.NoError(t, dispatch.Use(v))
+	varianttest.Each(t, func(v string) {
 		require.Equal(t, reflect.ValueOf(toFloat32.For(v)).Pointer(), reflect.ValueOf(toFloat32.Call).Pointer(), v)
 		require.Equal(t, reflect.ValueOf(fromFloat32.For(v)).Pointer(), reflect.ValueOf(fromFloat32.Call).Pointer(), v)
-	}
+	})
 	require.NoError(t, dispatch.Use(dispatch.Generic))
 	require.Equal(t, reflect.ValueOf(toFloat32Generic).Pointer(), reflect.ValueOf(toFloat32.Call).Pointer())
 }
