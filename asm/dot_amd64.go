@@ -25,62 +25,68 @@ func DotF32F16(a *float32, b *uint16, n int, sel int64) float32
 //go:noescape
 func DotF32(a *float32, b *float32, n int, sel int64) float32
 
-// ScoresRowsAVX2 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*dim:][:dim]) for rows ≥ 1 query
-// rows, n ≥ 1 keys and dim ≥ 1.
+// ScoresRowsAVX2 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1
+// query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim.
 //
 //go:noescape
-func ScoresRowsAVX2(dst []float32, q []float32, k []uint16, rows int, n int, dim int, scale float32)
+func ScoresRowsAVX2(dst []float32, q []float32, k []uint16, rows int, n int, dim int, stride int, scale float32)
 
-// ScoresPanelsAVX2 sets dst[i*n+j] = scale·(q_i · k[j*dim:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys and any dim ≥ 1.
+// ScoresPanelsAVX2 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
+// any dim ≥ 1 and stride ≥ dim.
 // The queries come transposed in panels of 16: q_i[d] = panels[(i/16·dim + d)·16 + i%16], with
 // the lanes past rows zero; scratch holds at least 24·dim floats and stage 384.
 //
 //go:noescape
-func ScoresPanelsAVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32)
+func ScoresPanelsAVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
 
-// ScoresPanels64AVX2 sets dst[i*n+j] = scale·(q_i · k[j*dim:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys and dim = 64.
+// ScoresPanels64AVX2 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
+// dim = 64 and stride ≥ dim.
 // The queries come transposed in panels of 16: q_i[d] = panels[(i/16·dim + d)·16 + i%16], with
 // the lanes past rows zero; scratch holds at least 24·dim floats and stage 384.
 //
 //go:noescape
-func ScoresPanels64AVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32)
+func ScoresPanels64AVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
 
-// ScoresPanels128AVX2 sets dst[i*n+j] = scale·(q_i · k[j*dim:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys and dim = 128.
+// ScoresPanels128AVX2 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
+// dim = 128 and stride ≥ dim.
 // The queries come transposed in panels of 16: q_i[d] = panels[(i/16·dim + d)·16 + i%16], with
 // the lanes past rows zero; scratch holds at least 24·dim floats and stage 384.
 //
 //go:noescape
-func ScoresPanels128AVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32)
+func ScoresPanels128AVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
 
 // PeakFMAAVX2 runs iterations × 12 independent 8-lane FMAs and returns the flop count.
 func PeakFMAAVX2(iterations int) (flops int)
 
-// ScoresRowsAVX512 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*dim:][:dim]) for rows ≥ 1 query
-// rows, n ≥ 1 keys and dim ≥ 1.
+// ScoresRowsAVX512 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1
+// query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim.
 //
 //go:noescape
-func ScoresRowsAVX512(dst []float32, q []float32, k []uint16, rows int, n int, dim int, scale float32)
+func ScoresRowsAVX512(dst []float32, q []float32, k []uint16, rows int, n int, dim int, stride int, scale float32)
 
-// ScoresPanelsAVX512 sets dst[i*n+j] = scale·(q_i · k[j*dim:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys and any dim ≥ 1.
+// ScoresPanelsAVX512 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
+// any dim ≥ 1 and stride ≥ dim.
 // The queries come transposed in panels of 32: q_i[d] = panels[(i/32·dim + d)·32 + i%32], with
 // the lanes past rows zero; scratch holds at least 16·dim floats and stage 512.
 //
 //go:noescape
-func ScoresPanelsAVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32)
+func ScoresPanelsAVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
 
-// ScoresPanels64AVX512 sets dst[i*n+j] = scale·(q_i · k[j*dim:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys and dim = 64.
+// ScoresPanels64AVX512 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
+// dim = 64 and stride ≥ dim.
 // The queries come transposed in panels of 32: q_i[d] = panels[(i/32·dim + d)·32 + i%32], with
 // the lanes past rows zero; scratch holds at least 16·dim floats and stage 512.
 //
 //go:noescape
-func ScoresPanels64AVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32)
+func ScoresPanels64AVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
 
-// ScoresPanels128AVX512 sets dst[i*n+j] = scale·(q_i · k[j*dim:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys and dim = 128.
+// ScoresPanels128AVX512 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
+// dim = 128 and stride ≥ dim.
 // The queries come transposed in panels of 32: q_i[d] = panels[(i/32·dim + d)·32 + i%32], with
 // the lanes past rows zero; scratch holds at least 16·dim floats and stage 512.
 //
 //go:noescape
-func ScoresPanels128AVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32)
+func ScoresPanels128AVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
 
 // PeakFMAAVX512 runs iterations × 12 independent 16-lane FMAs and returns the flop count.
 func PeakFMAAVX512(iterations int) (flops int)

@@ -4,14 +4,14 @@
 
 package asm
 
-// WeightedSumRowsAVX2 sets dst[d] = Σⱼ w[j]·v[j*len(dst)+d], one fused multiply-add per term in
-// order of j, for len(dst) ≥ 1; len(v) must be len(w)·len(dst).
+// WeightedSumRowsAVX2 sets dst[d] = Σⱼ w[j]·v[j*stride+d], one fused multiply-add per term in
+// order of j, for len(dst) ≥ 1 and stride ≥ len(dst): row j is v[j*stride:][:len(dst)].
 //
 //go:noescape
-func WeightedSumRowsAVX2(dst []float32, w []float32, v []uint16)
+func WeightedSumRowsAVX2(dst []float32, w []float32, v []uint16, stride int)
 
-// WeightedSumRowsAVX512 sets dst[d] = Σⱼ w[j]·v[j*len(dst)+d], one fused multiply-add per term in
-// order of j, for len(dst) ≥ 1; len(v) must be len(w)·len(dst).
+// WeightedSumRowsAVX512 sets dst[d] = Σⱼ w[j]·v[j*stride+d], one fused multiply-add per term in
+// order of j, for len(dst) ≥ 1 and stride ≥ len(dst): row j is v[j*stride:][:len(dst)].
 //
 //go:noescape
-func WeightedSumRowsAVX512(dst []float32, w []float32, v []uint16)
+func WeightedSumRowsAVX512(dst []float32, w []float32, v []uint16, stride int)

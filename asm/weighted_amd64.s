@@ -4,9 +4,9 @@
 
 #include "textflag.h"
 
-// func WeightedSumRowsAVX2(dst []float32, w []float32, v []uint16)
+// func WeightedSumRowsAVX2(dst []float32, w []float32, v []uint16, stride int)
 // Requires: AVX, CMOV, F16C, FMA3
-TEXT ·WeightedSumRowsAVX2(SB), NOSPLIT, $8-72
+TEXT ·WeightedSumRowsAVX2(SB), NOSPLIT, $8-80
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ w_base+24(FP), DX
@@ -14,7 +14,8 @@ TEXT ·WeightedSumRowsAVX2(SB), NOSPLIT, $8-72
 	LEAQ (DX)(BX*4), DX
 	NEGQ BX
 	MOVQ v_base+48(FP), SI
-	LEAQ (CX)(CX*1), DI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
 	CMPQ CX, $0x08
 	JB   narrowAVX2_2
 
@@ -677,9 +678,9 @@ doneAVX2_1:
 	VZEROUPPER
 	RET
 
-// func WeightedSumRowsAVX512(dst []float32, w []float32, v []uint16)
+// func WeightedSumRowsAVX512(dst []float32, w []float32, v []uint16, stride int)
 // Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, CMOV
-TEXT ·WeightedSumRowsAVX512(SB), NOSPLIT, $8-72
+TEXT ·WeightedSumRowsAVX512(SB), NOSPLIT, $8-80
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ w_base+24(FP), DX
@@ -687,7 +688,8 @@ TEXT ·WeightedSumRowsAVX512(SB), NOSPLIT, $8-72
 	LEAQ (DX)(BX*4), DX
 	NEGQ BX
 	MOVQ v_base+48(FP), SI
-	LEAQ (CX)(CX*1), DI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
 	CMPQ CX, $0x10
 	JB   narrowAVX512_51
 

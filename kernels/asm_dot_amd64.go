@@ -46,23 +46,17 @@ func panelFits(dim, group, blockKeys int) bool {
 	return dim*group <= panelFloats && dim*blockKeys <= scratchFloats
 }
 
-// TODO(strided asm): the bodies take the stride; until then other strides run generic.
 func scoresAVX2(dst, q []float32, k []uint16, rows, n, dim, stride int, scale float32) {
-	if stride != dim {
-		k = packRows(k, n, dim, stride)
-	}
-	scoresAMD64(false, dst, q, k, rows, n, dim, scale)
+	scoresAMD64(false, dst, q, k, rows, n, dim, stride, scale)
 }
 
 func scoresAVX512(dst, q []float32, k []uint16, rows, n, dim, stride int, scale float32) {
-	if stride != dim {
-		k = packRows(k, n, dim, stride)
-	}
-	scoresAMD64(true, dst, q, k, rows, n, dim, scale)
+	scoresAMD64(true, dst, q, k, rows, n, dim, stride, scale)
 }
 
-// scoresAMD64 splits the rows between the panel kernel and the row kernel.
-func scoresAMD64(avx512 bool, dst, q []float32, k []uint16, rows, n, dim int, scale float32) {
+// scoresAMD64 splits the rows between the panel kernel and the row kernel. Both read
+// key j at k[j*stride:], so strided keys are scored where they lie.
+func scoresAMD64(avx512 bool, dst, q []float32, k []uint16, rows, n, dim, stride int, scale float32) {
 	group, blockKeys := groupAVX2, blockKeysAVX2
 	if avx512 {
 		group, blockKeys = groupAVX512, blockKeysAVX512
@@ -75,14 +69,14 @@ func scoresAMD64(avx512 bool, dst, q []float32, k []uint16, rows, n, dim int, sc
 		}
 	}
 	if panelRows > 0 {
-		scoresPanels(avx512, dst[:panelRows*n], q[:panelRows*dim], k, panelRows, n, dim, scale)
+		scoresPanels(avx512, dst[:panelRows*n], q[:panelRows*dim], k, panelRows, n, dim, stride, scale)
 	}
 	if rest := rows - panelRows; rest > 0 {
 		d, qr := dst[panelRows*n:], q[panelRows*dim:]
 		if avx512 {
-			asm.ScoresRowsAVX512(d, qr, k, rest, n, dim, scale)
+			asm.ScoresRowsAVX512(d, qr, k, rest, n, dim, stride, scale)
 		} else {
-			asm.ScoresRowsAVX2(d, qr, k, rest, n, dim, scale)
+			asm.ScoresRowsAVX2(d, qr, k, rest, n, dim, stride, scale)
 		}
 	}
 }
@@ -90,7 +84,7 @@ func scoresAMD64(avx512 bool, dst, q []float32, k []uint16, rows, n, dim int, sc
 // scoresPanels scores all rows with the panel kernel, one block of rows at a time; dim
 // must fit (panelFits). The asm is called directly, not through a function value, so
 // the stack buffers do not escape.
-func scoresPanels(avx512 bool, dst, q []float32, k []uint16, rows, n, dim int, scale float32) {
+func scoresPanels(avx512 bool, dst, q []float32, k []uint16, rows, n, dim, stride int, scale float32) {
 	group, blockKeys := groupAVX2, blockKeysAVX2
 	if avx512 {
 		group, blockKeys = groupAVX512, blockKeysAVX512
@@ -107,17 +101,17 @@ func scoresPanels(avx512 bool, dst, q []float32, k []uint16, rows, n, dim int, s
 		d, kt, st := dst[r0*n:(r0+rb)*n], scratch[:blockKeys*dim], stage[:blockKeys*group]
 		switch {
 		case avx512 && dim == 64:
-			asm.ScoresPanels64AVX512(d, p, k, kt, st, rb, n, dim, scale)
+			asm.ScoresPanels64AVX512(d, p, k, kt, st, rb, n, dim, stride, scale)
 		case avx512 && dim == 128:
-			asm.ScoresPanels128AVX512(d, p, k, kt, st, rb, n, dim, scale)
+			asm.ScoresPanels128AVX512(d, p, k, kt, st, rb, n, dim, stride, scale)
 		case avx512:
-			asm.ScoresPanelsAVX512(d, p, k, kt, st, rb, n, dim, scale)
+			asm.ScoresPanelsAVX512(d, p, k, kt, st, rb, n, dim, stride, scale)
 		case dim == 64:
-			asm.ScoresPanels64AVX2(d, p, k, kt, st, rb, n, dim, scale)
+			asm.ScoresPanels64AVX2(d, p, k, kt, st, rb, n, dim, stride, scale)
 		case dim == 128:
-			asm.ScoresPanels128AVX2(d, p, k, kt, st, rb, n, dim, scale)
+			asm.ScoresPanels128AVX2(d, p, k, kt, st, rb, n, dim, stride, scale)
 		default:
-			asm.ScoresPanelsAVX2(d, p, k, kt, st, rb, n, dim, scale)
+			asm.ScoresPanelsAVX2(d, p, k, kt, st, rb, n, dim, stride, scale)
 		}
 	}
 }

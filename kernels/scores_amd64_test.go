@@ -100,10 +100,7 @@ func panelISAs() []panelISA {
 		avx512 := c.variant == "avx512"
 		isas = append(isas, panelISA{c.variant, c.group, c.blockKeys, func(string) scoresFunc {
 			return func(dst, q []float32, k []uint16, rows, n, dim, stride int, scale float32) {
-				if stride != dim { // TODO(strided asm): scoresPanels takes the stride
-					k = packRows(k, n, dim, stride)
-				}
-				scoresPanels(avx512, dst, q, k, rows, n, dim, scale)
+				scoresPanels(avx512, dst, q, k, rows, n, dim, stride, scale)
 			}
 		}})
 	}

@@ -54,9 +54,20 @@ func blockKeys(isa ISA) int {
 // widening is the kernel's main cost besides the FMAs, so its loop overhead counts.
 const unrollWiden = 4
 
-// prefetchDistance is how far ahead of the widening the keys are prefetched, in bytes:
-// two to five tiles at the usual head dims, enough to hide DRAM latency when K streams.
+// prefetchDistance is how far ahead of the widening contiguous keys are prefetched, in
+// bytes: two to five tiles at the usual head dims, enough to hide DRAM latency when K
+// streams.
 const prefetchDistance = 4096
+
+// prefetchKeys is how many keys ahead the widening prefetches: prefetchDistance's worth
+// of contiguous keys at the fixed dims, and dim 128's count at the others. Counted in
+// keys, not bytes, the distance holds in time whatever the stride between keys.
+func prefetchKeys(dim int) int {
+	if dim == 0 {
+		dim = 128
+	}
+	return prefetchDistance / (2 * dim)
+}
 
 // unrollD is how many steps over d one loop iteration takes.
 const unrollD = 4
@@ -91,9 +102,10 @@ func scoresPanels(isa ISA, dim int) {
 		what = fmt.Sprintf("dim = %d", dim)
 	}
 	f := panelsFrame{isa: isa, dim: dim, group: groupVectors * isa.Lanes, tile: panelKeys(isa), block: blockKeys(isa)}
-	TEXT(name, NOSPLIT, "func(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, scale float32)")
+	TEXT(name, NOSPLIT, "func(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)")
 	Pragma("noescape")
-	Doc(name+" sets dst[i*n+j] = scale·(q_i · k[j*dim:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys and "+what+".",
+	Doc(name+" sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,",
+		what+" and stride ≥ dim.",
 		fmt.Sprintf("The queries come transposed in panels of %d: q_i[d] = panels[(i/%d·dim + d)·%d + i%%%d], with", f.group, f.group, f.group, f.group),
 		fmt.Sprintf("the lanes past rows zero; scratch holds at least %d·dim floats and stage %d.", f.block, f.block*f.group))
 	for _, m := range []*Mem{&f.keys, &f.keysLeft, &f.valid, &f.dstCol, &f.panel, &f.dstTile, &f.rowsLeft, &f.dstStride} {
@@ -122,7 +134,7 @@ func scoresPanels(isa ISA, dim int) {
 	CMOVQHI(full, valid)
 	MOVQ(valid, f.valid)
 	f.panelPass()
-	t = Load(Param("dim"), GP64())
+	t = Load(Param("stride"), GP64())
 	IMUL3Q(U8(2*f.block), t, t)
 	ADDQ(t, f.keys)
 	ADDQ(U8(4*f.block), f.dstCol)
@@ -136,11 +148,13 @@ func scoresPanels(isa ISA, dim int) {
 }
 
 // widenTile converts the keys first..first+tile−1 of the block that are valid into
-// scratch, prefetching the keys a few blocks ahead. Widening costs the AVX2 kernel
-// about 8% of its time on Zen 1 (32 queries × dim 128), its ymm stores being the
-// bottleneck; done tile by tile, each burst of conversions overlaps the FMAs of the
-// tile before it in the out-of-order window, which measured 1.5–2% faster there than
-// widening the whole block at once (benchstat, 12 interleaved runs).
+// scratch, key by key: key j, dim halves at k[j*stride:], to scratch[j*dim:], so that
+// the tiles read a block's keys as one dense run whatever the stride. Each key
+// prefetches the one prefetchKeys ahead of it along the rows, line by line. Widening
+// costs the AVX2 kernel about 8% of its time on Zen 1 (32 queries × dim 128), its ymm
+// stores being the bottleneck; done tile by tile, each burst of conversions overlaps
+// the FMAs of the tile before it in the out-of-order window, which measured 1.5–2%
+// faster there than widening the whole block at once (benchstat, 12 interleaved runs).
 func (f panelsFrame) widenTile(first int) {
 	isa := f.isa
 	Commentf("Widen keys %d–%d of the block.", first, first+f.tile-1)
@@ -159,54 +173,103 @@ func (f panelsFrame) widenTile(first int) {
 	MOVQ(U32(f.tile), tile)
 	CMPQ(count, tile)
 	CMOVQGT(tile, count)
-	src := Mem{Base: GP64()}
-	MOVQ(f.keys, src.Base)
+	key := GP64()
+	MOVQ(f.keys, key)
+	kStride := Load(Param("stride"), GP64())
+	SHLQ(U8(1), kStride) // bytes from one key to the next
+	if first > 0 {
+		t := GP64()
+		IMUL3Q(U8(first), kStride, t)
+		ADDQ(t, key)
+	}
+	ahead := GP64() // bytes from a key to the one it prefetches
+	IMUL3Q(U8(prefetchKeys(f.dim)), kStride, ahead)
 	dst := Mem{Base: Load(Param("scratch").Base(), GP64())}
+	var dim reg.Register
 	if f.dim != 0 {
-		IMUL3Q(U32(f.dim), count, count)
 		if first > 0 {
-			ADDQ(U32(2*first*f.dim), src.Base)
 			ADDQ(U32(4*first*f.dim), dst.Base)
 		}
 	} else {
-		dim := Load(Param("dim"), GP64())
-		IMULQ(dim, count)
+		dim = Load(Param("dim"), GP64())
 		if first > 0 {
-			IMUL3Q(U32(2*first), dim, dim) // bytes of the halves before the tile
-			ADDQ(dim, src.Base)
-			ADDQ(dim, dst.Base) // twice as many bytes of floats
-			ADDQ(dim, dst.Base)
+			t := GP64()
+			IMUL3Q(U32(4*first), dim, t) // bytes of the floats before the tile
+			ADDQ(t, dst.Base)
 		}
 	}
-	for _, unroll := range []int{unrollWiden, 1} {
-		top, done := label("widen", isa), label("widendone", isa)
-		Label(top)
-		CMPQ(count, U8(unroll*isa.Lanes))
-		JB(LabelRef(done))
-		for u := range unroll {
+	top, done := label("widen", isa), label("widendone", isa)
+	Label(top)
+	TESTQ(count, count)
+	JZ(LabelRef(done))
+	if f.dim != 0 {
+		// A fast path's key is dim/Lanes whole vectors, unrolled.
+		src := Mem{Base: key}
+		for u := range f.dim / isa.Lanes {
 			v := isa.Vec()
 			VCVTPH2PS(src.Offset(u*2*isa.Lanes), v)
 			VMOVUPS(v, dst.Offset(u*4*isa.Lanes))
 		}
-		if unroll > 1 {
-			for line := 0; line < unroll*2*isa.Lanes; line += 64 {
-				PREFETCHT0(src.Offset(prefetchDistance + line))
-			}
+		// Its lines, and the last element's, which starts one more line when the
+		// key is not aligned to one.
+		ahead := Mem{Base: key, Index: ahead, Scale: 1}
+		for line := 0; line < 2*f.dim; line += 64 {
+			PREFETCHT0(ahead.Offset(line))
+		}
+		PREFETCHT0(ahead.Offset(2*f.dim - 2))
+		ADDQ(U32(4*f.dim), dst.Base)
+	} else {
+		f.widenKey(key, ahead, dst.Base, dim)
+	}
+	ADDQ(kStride, key)
+	DECQ(count)
+	JMP(LabelRef(top))
+	Label(done)
+}
+
+// widenKey converts the dim halves at key into the floats at dst, and moves dst past
+// them: unrollWiden vectors at a time, then single vectors, then single elements. It
+// prefetches the key ahead bytes on, line by line, and its last element.
+func (f panelsFrame) widenKey(key, ahead, dst, dim reg.Register) {
+	isa := f.isa
+	src, left := Mem{Base: GP64()}, GP64()
+	MOVQ(key, src.Base)
+	MOVQ(dim, left)
+	pf, line, last := GP64(), GP64(), GP64()
+	LEAQ(Mem{Base: key, Index: ahead, Scale: 1}, pf)
+	LEAQ(Mem{Base: dim, Index: dim, Scale: 1, Disp: -2}, last) // the last element's offset
+	XORQ(line, line)
+	top := label("prefetch", isa)
+	Label(top)
+	PREFETCHT0(Mem{Base: pf, Index: line, Scale: 1})
+	ADDQ(U8(64), line)
+	CMPQ(line, last)
+	JB(LabelRef(top))
+	PREFETCHT0(Mem{Base: pf, Index: last, Scale: 1})
+	for _, unroll := range []int{unrollWiden, 1} {
+		top, done := label("widenvec", isa), label("widenvecdone", isa)
+		Label(top)
+		CMPQ(left, U8(unroll*isa.Lanes))
+		JB(LabelRef(done))
+		for u := range unroll {
+			v := isa.Vec()
+			VCVTPH2PS(src.Offset(u*2*isa.Lanes), v)
+			VMOVUPS(v, Mem{Base: dst, Disp: u * 4 * isa.Lanes})
 		}
 		ADDQ(U8(unroll*2*isa.Lanes), src.Base)
-		ADDQ(U32(unroll*4*isa.Lanes), dst.Base)
-		SUBQ(U8(unroll*isa.Lanes), count)
+		ADDQ(U32(unroll*4*isa.Lanes), dst)
+		SUBQ(U8(unroll*isa.Lanes), left)
 		JMP(LabelRef(top))
 		Label(done)
 	}
 	top, done := label("widentail", isa), label("widentaildone", isa)
 	Label(top)
-	TESTQ(count, count)
+	TESTQ(left, left)
 	JZ(LabelRef(done))
-	VMOVSS(operandF16.scalar(src), dst)
+	VMOVSS(operandF16.scalar(src), Mem{Base: dst})
 	ADDQ(U8(2), src.Base)
-	ADDQ(U8(4), dst.Base)
-	DECQ(count)
+	ADDQ(U8(4), dst)
+	DECQ(left)
 	JMP(LabelRef(top))
 	Label(done)
 }

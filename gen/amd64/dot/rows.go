@@ -30,7 +30,7 @@ type rowsFrame struct {
 	dstTile   Mem // dst[i0*n+j0]
 	rowsLeft  Mem // query rows not yet scored against the current key tile
 	qStride   Mem // dim·4
-	kStride   Mem // dim·2
+	kStride   Mem // stride·2
 	dstStride Mem // n·4
 }
 
@@ -40,10 +40,10 @@ type rowsFrame struct {
 // stay in L1 or L2 across all key tiles, so K streams through once.
 func scoresRows(isa ISA) {
 	name := "ScoresRows" + isa.Suffix
-	TEXT(name, NOSPLIT, "func(dst []float32, q []float32, k []uint16, rows int, n int, dim int, scale float32)")
+	TEXT(name, NOSPLIT, "func(dst []float32, q []float32, k []uint16, rows int, n int, dim int, stride int, scale float32)")
 	Pragma("noescape")
-	Doc(name+" sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*dim:][:dim]) for rows ≥ 1 query",
-		"rows, n ≥ 1 keys and dim ≥ 1.")
+	Doc(name+" sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1",
+		"query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim.")
 	f := rowsFrame{isa: isa}
 	for _, m := range []*Mem{&f.keys, &f.keysLeft, &f.dstCol, &f.queries, &f.dstTile, &f.rowsLeft, &f.qStride, &f.kStride, &f.dstStride} {
 		*m = AllocLocal(8)
@@ -56,10 +56,11 @@ func scoresRows(isa ISA) {
 	MOVQ(t, f.dstStride)
 	t = Load(Param("dst").Base(), GP64())
 	MOVQ(t, f.dstCol)
-	t = Load(Param("dim"), GP64())
+	t = Load(Param("stride"), GP64())
 	SHLQ(U8(1), t)
 	MOVQ(t, f.kStride)
-	SHLQ(U8(1), t)
+	t = Load(Param("dim"), GP64())
+	SHLQ(U8(2), t)
 	MOVQ(t, f.qStride)
 
 	for _, keys := range []int{tileKeys, 1} {

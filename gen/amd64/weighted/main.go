@@ -1,5 +1,6 @@
 // Command weighted generates asm/weighted_amd64.s: the attention output
-// dst[d] = Σⱼ w[j]·v[j*dim+d] over fp16 value rows, for AVX2 and AVX-512 from one body.
+// dst[d] = Σⱼ w[j]·v[j*stride+d] over fp16 value rows stride ≥ dim halves apart, for
+// AVX2 and AVX-512 from one body.
 //
 // dst is held in registers: its columns are cut into as few passes as fit maxVectors
 // accumulators each, and a pass runs down the rows, broadcasting w[j], widening the
@@ -57,8 +58,8 @@ type frame struct {
 	isa     ISA
 	dst     reg.GPVirtual // &dst[0]
 	wEnd    reg.GPVirtual // &w[n]
-	stride  reg.GPVirtual // dim·2, bytes per row of v
-	block   reg.GPVirtual // &v[j0*dim], the block's first row
+	stride  reg.GPVirtual // stride·2, bytes from one row of v to the next
+	block   reg.GPVirtual // &v[j0*stride], the block's first row
 	j0, j1  reg.GPVirtual // the block's rows as indexes from the end of w: j0−n … j1−n
 	col     reg.GPVirtual // first column of the pass
 	lastCol reg.GPVirtual // column of the pass's last vector
@@ -66,10 +67,10 @@ type frame struct {
 
 func weighted(isa ISA) {
 	name := "WeightedSumRows" + isa.Suffix
-	TEXT(name, NOSPLIT, "func(dst []float32, w []float32, v []uint16)")
+	TEXT(name, NOSPLIT, "func(dst []float32, w []float32, v []uint16, stride int)")
 	Pragma("noescape")
-	Doc(name+" sets dst[d] = Σⱼ w[j]·v[j*len(dst)+d], one fused multiply-add per term in",
-		"order of j, for len(dst) ≥ 1; len(v) must be len(w)·len(dst).")
+	Doc(name+" sets dst[d] = Σⱼ w[j]·v[j*stride+d], one fused multiply-add per term in",
+		"order of j, for len(dst) ≥ 1 and stride ≥ len(dst): row j is v[j*stride:][:len(dst)].")
 	lanesLog := uint64(bits.TrailingZeros(uint(isa.Lanes)))
 	f := frame{isa: isa}
 	f.dst = load(Param("dst").Base())
@@ -79,8 +80,8 @@ func weighted(isa ISA) {
 	LEAQ(Mem{Base: f.wEnd, Index: f.j0, Scale: 4}, f.wEnd)
 	NEGQ(f.j0)
 	f.block = load(Param("v").Base())
-	f.stride = GP64()
-	LEAQ(Mem{Base: dim, Index: dim, Scale: 1}, f.stride)
+	f.stride = load(Param("stride"))
+	SHLQ(U8(1), f.stride)
 	done := label("done", isa)
 
 	narrow := label("narrow", isa)
@@ -208,7 +209,7 @@ func load(c gotypes.Component) reg.GPVirtual {
 	return r
 }
 
-// rows runs body once per row j of the block, with row pointing at v[j*dim] and
+// rows runs body once per row j of the block, with row pointing at v[j*stride] and
 // weight at w[j].
 func (f frame) rows(body func(row reg.GPVirtual, weight Mem)) {
 	row, j := GP64(), GP64()
