@@ -55,9 +55,6 @@ func ScoresPanels64AVX2(dst []float32, panels []float32, k []uint16, scratch []f
 //go:noescape
 func ScoresPanels128AVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
 
-// PeakFMAAVX2 runs iterations × 12 independent 8-lane FMAs and returns the flop count.
-func PeakFMAAVX2(iterations int) (flops int)
-
 // ScoresRowsAVX512 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1
 // query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim.
 //
@@ -87,6 +84,3 @@ func ScoresPanels64AVX512(dst []float32, panels []float32, k []uint16, scratch [
 //
 //go:noescape
 func ScoresPanels128AVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
-
-// PeakFMAAVX512 runs iterations × 12 independent 16-lane FMAs and returns the flop count.
-func PeakFMAAVX512(iterations int) (flops int)

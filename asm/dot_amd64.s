@@ -6511,49 +6511,6 @@ blocksdoneAVX2_206:
 	VZEROUPPER
 	RET
 
-// func PeakFMAAVX2(iterations int) (flops int)
-// Requires: AVX, FMA3
-TEXT ·PeakFMAAVX2(SB), NOSPLIT, $0-16
-	MOVQ   iterations+0(FP), AX
-	IMUL3Q $0x000000c0, AX, CX
-	MOVQ   CX, flops+8(FP)
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	VXORPS Y12, Y12, Y12
-	VXORPS Y13, Y13, Y13
-
-peakAVX2_237:
-	TESTQ       AX, AX
-	JZ          peakdoneAVX2_238
-	VFMADD231PS Y12, Y13, Y0
-	VFMADD231PS Y12, Y13, Y1
-	VFMADD231PS Y12, Y13, Y2
-	VFMADD231PS Y12, Y13, Y3
-	VFMADD231PS Y12, Y13, Y4
-	VFMADD231PS Y12, Y13, Y5
-	VFMADD231PS Y12, Y13, Y6
-	VFMADD231PS Y12, Y13, Y7
-	VFMADD231PS Y12, Y13, Y8
-	VFMADD231PS Y12, Y13, Y9
-	VFMADD231PS Y12, Y13, Y10
-	VFMADD231PS Y12, Y13, Y11
-	DECQ        AX
-	JMP         peakAVX2_237
-
-peakdoneAVX2_238:
-	VZEROUPPER
-	RET
-
 // func ScoresRowsAVX512(dst []float32, q []float32, k []uint16, rows int, n int, dim int, stride int, scale float32)
 // Requires: AVX, AVX512DQ, AVX512F, F16C, FMA3
 TEXT ·ScoresRowsAVX512(SB), NOSPLIT, $72-108
@@ -6572,9 +6529,9 @@ TEXT ·ScoresRowsAVX512(SB), NOSPLIT, $72-108
 	SHLQ $0x02, AX
 	MOVQ AX, 48(SP)
 
-keysAVX512_239:
+keysAVX512_237:
 	CMPQ 8(SP), $0x03
-	JB   keysdoneAVX512_240
+	JB   keysdoneAVX512_238
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -6582,9 +6539,9 @@ keysAVX512_239:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_241:
+rowsAVX512_239:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_242
+	JB   rowsdoneAVX512_240
 
 	// Tile of 4 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -6615,9 +6572,9 @@ rowsAVX512_241:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R10, R11
 
-tailAVX512_243:
+tailAVX512_241:
 	CMPQ        R11, R9
-	JAE         taildoneAVX512_244
+	JAE         taildoneAVX512_242
 	MOVWLZX     (CX)(R11*2), R12
 	VMOVD       R12, X12
 	VCVTPH2PS   X12, X12
@@ -6644,15 +6601,15 @@ tailAVX512_243:
 	VFMADD231SS X13, X15, X10
 	VFMADD231SS X14, X15, X11
 	INCQ        R11
-	JMP         tailAVX512_243
+	JMP         tailAVX512_241
 
-taildoneAVX512_244:
+taildoneAVX512_242:
 	// Whole vectors [0, body).
 	XORQ R11, R11
 
-bodyAVX512_245:
+bodyAVX512_243:
 	CMPQ        R11, R10
-	JAE         bodydoneAVX512_246
+	JAE         bodydoneAVX512_244
 	VCVTPH2PS   (CX)(R11*2), Z12
 	VCVTPH2PS   (R8)(R11*2), Z13
 	VCVTPH2PS   (DI)(R11*2), Z14
@@ -6673,9 +6630,9 @@ bodyAVX512_245:
 	VFMADD231PS Z13, Z15, Z10
 	VFMADD231PS Z14, Z15, Z11
 	ADDQ        $0x10, R11
-	JMP         bodyAVX512_245
+	JMP         bodyAVX512_243
 
-bodydoneAVX512_246:
+bodydoneAVX512_244:
 	VEXTRACTF64X4 $0x01, Z0, Y12
 	VADDPS        Y0, Y12, Y12
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -6742,11 +6699,11 @@ bodydoneAVX512_246:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_241
+	JMP           rowsAVX512_239
 
-rowsdoneAVX512_242:
+rowsdoneAVX512_240:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_248
+	JB   rowsdoneAVX512_246
 
 	// Tile of 2 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -6769,9 +6726,9 @@ rowsdoneAVX512_242:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX512_249:
+tailAVX512_247:
 	CMPQ        R9, DI
-	JAE         taildoneAVX512_250
+	JAE         taildoneAVX512_248
 	MOVWLZX     (CX)(R9*2), R10
 	VMOVD       R10, X6
 	VCVTPH2PS   X6, X6
@@ -6790,15 +6747,15 @@ tailAVX512_249:
 	VFMADD231SS X7, X9, X4
 	VFMADD231SS X8, X9, X5
 	INCQ        R9
-	JMP         tailAVX512_249
+	JMP         tailAVX512_247
 
-taildoneAVX512_250:
+taildoneAVX512_248:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX512_251:
+bodyAVX512_249:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX512_252
+	JAE         bodydoneAVX512_250
 	VCVTPH2PS   (CX)(R9*2), Z6
 	VCVTPH2PS   (SI)(R9*2), Z7
 	VCVTPH2PS   (BX)(R9*2), Z8
@@ -6811,9 +6768,9 @@ bodyAVX512_251:
 	VFMADD231PS Z7, Z9, Z4
 	VFMADD231PS Z8, Z9, Z5
 	ADDQ        $0x10, R9
-	JMP         bodyAVX512_251
+	JMP         bodyAVX512_249
 
-bodydoneAVX512_252:
+bodydoneAVX512_250:
 	VEXTRACTF64X4 $0x01, Z0, Y6
 	VADDPS        Y0, Y6, Y6
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -6855,9 +6812,9 @@ bodydoneAVX512_252:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_248:
+rowsdoneAVX512_246:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_254
+	JB   rowsdoneAVX512_252
 
 	// Tile of 1 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -6875,9 +6832,9 @@ rowsdoneAVX512_248:
 	// Tail elements [body, dim), one at a time.
 	MOVQ DI, R8
 
-tailAVX512_255:
+tailAVX512_253:
 	CMPQ        R8, SI
-	JAE         taildoneAVX512_256
+	JAE         taildoneAVX512_254
 	MOVWLZX     (CX)(R8*2), R9
 	VMOVD       R9, X3
 	VCVTPH2PS   X3, X3
@@ -6892,15 +6849,15 @@ tailAVX512_255:
 	VFMADD231SS X4, X6, X1
 	VFMADD231SS X5, X6, X2
 	INCQ        R8
-	JMP         tailAVX512_255
+	JMP         tailAVX512_253
 
-taildoneAVX512_256:
+taildoneAVX512_254:
 	// Whole vectors [0, body).
 	XORQ R8, R8
 
-bodyAVX512_257:
+bodyAVX512_255:
 	CMPQ        R8, DI
-	JAE         bodydoneAVX512_258
+	JAE         bodydoneAVX512_256
 	VCVTPH2PS   (CX)(R8*2), Z3
 	VCVTPH2PS   (BX)(R8*2), Z4
 	VCVTPH2PS   (DX)(R8*2), Z5
@@ -6909,9 +6866,9 @@ bodyAVX512_257:
 	VFMADD231PS Z4, Z6, Z1
 	VFMADD231PS Z5, Z6, Z2
 	ADDQ        $0x10, R8
-	JMP         bodyAVX512_257
+	JMP         bodyAVX512_255
 
-bodydoneAVX512_258:
+bodydoneAVX512_256:
 	VEXTRACTF64X4 $0x01, Z0, Y3
 	VADDPS        Y0, Y3, Y3
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -6937,18 +6894,18 @@ bodydoneAVX512_258:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_254:
+rowsdoneAVX512_252:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x03, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x0c, 16(SP)
 	SUBQ   $0x03, 8(SP)
-	JMP    keysAVX512_239
+	JMP    keysAVX512_237
 
-keysdoneAVX512_240:
-keysAVX512_259:
+keysdoneAVX512_238:
+keysAVX512_257:
 	CMPQ 8(SP), $0x01
-	JB   keysdoneAVX512_260
+	JB   keysdoneAVX512_258
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -6956,9 +6913,9 @@ keysAVX512_259:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_261:
+rowsAVX512_259:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_262
+	JB   rowsdoneAVX512_260
 
 	// Tile of 4 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -6978,9 +6935,9 @@ rowsAVX512_261:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX512_263:
+tailAVX512_261:
 	CMPQ        R9, DI
-	JAE         taildoneAVX512_264
+	JAE         taildoneAVX512_262
 	MOVWLZX     (CX)(R9*2), R10
 	VMOVD       R10, X4
 	VCVTPH2PS   X4, X4
@@ -6993,15 +6950,15 @@ tailAVX512_263:
 	VMOVSS      (DX)(R9*4), X5
 	VFMADD231SS X4, X5, X3
 	INCQ        R9
-	JMP         tailAVX512_263
+	JMP         tailAVX512_261
 
-taildoneAVX512_264:
+taildoneAVX512_262:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX512_265:
+bodyAVX512_263:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX512_266
+	JAE         bodydoneAVX512_264
 	VCVTPH2PS   (CX)(R9*2), Z4
 	VMOVUPS     (AX)(R9*4), Z5
 	VFMADD231PS Z4, Z5, Z0
@@ -7012,9 +6969,9 @@ bodyAVX512_265:
 	VMOVUPS     (DX)(R9*4), Z5
 	VFMADD231PS Z4, Z5, Z3
 	ADDQ        $0x10, R9
-	JMP         bodyAVX512_265
+	JMP         bodyAVX512_263
 
-bodydoneAVX512_266:
+bodydoneAVX512_264:
 	VEXTRACTF64X4 $0x01, Z0, Y4
 	VADDPS        Y0, Y4, Y4
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -7046,11 +7003,11 @@ bodydoneAVX512_266:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_261
+	JMP           rowsAVX512_259
 
-rowsdoneAVX512_262:
+rowsdoneAVX512_260:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_268
+	JB   rowsdoneAVX512_266
 
 	// Tile of 2 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -7066,9 +7023,9 @@ rowsdoneAVX512_262:
 	// Tail elements [body, dim), one at a time.
 	MOVQ SI, DI
 
-tailAVX512_269:
+tailAVX512_267:
 	CMPQ        DI, BX
-	JAE         taildoneAVX512_270
+	JAE         taildoneAVX512_268
 	MOVWLZX     (CX)(DI*2), R8
 	VMOVD       R8, X2
 	VCVTPH2PS   X2, X2
@@ -7077,24 +7034,24 @@ tailAVX512_269:
 	VMOVSS      (DX)(DI*4), X3
 	VFMADD231SS X2, X3, X1
 	INCQ        DI
-	JMP         tailAVX512_269
+	JMP         tailAVX512_267
 
-taildoneAVX512_270:
+taildoneAVX512_268:
 	// Whole vectors [0, body).
 	XORQ DI, DI
 
-bodyAVX512_271:
+bodyAVX512_269:
 	CMPQ        DI, SI
-	JAE         bodydoneAVX512_272
+	JAE         bodydoneAVX512_270
 	VCVTPH2PS   (CX)(DI*2), Z2
 	VMOVUPS     (AX)(DI*4), Z3
 	VFMADD231PS Z2, Z3, Z0
 	VMOVUPS     (DX)(DI*4), Z3
 	VFMADD231PS Z2, Z3, Z1
 	ADDQ        $0x10, DI
-	JMP         bodyAVX512_271
+	JMP         bodyAVX512_269
 
-bodydoneAVX512_272:
+bodydoneAVX512_270:
 	VEXTRACTF64X4 $0x01, Z0, Y2
 	VADDPS        Y0, Y2, Y2
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -7119,9 +7076,9 @@ bodydoneAVX512_272:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_268:
+rowsdoneAVX512_266:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_274
+	JB   rowsdoneAVX512_272
 
 	// Tile of 1 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -7134,31 +7091,31 @@ rowsdoneAVX512_268:
 	// Tail elements [body, dim), one at a time.
 	MOVQ BX, SI
 
-tailAVX512_275:
+tailAVX512_273:
 	CMPQ        SI, DX
-	JAE         taildoneAVX512_276
+	JAE         taildoneAVX512_274
 	MOVWLZX     (CX)(SI*2), DI
 	VMOVD       DI, X1
 	VCVTPH2PS   X1, X1
 	VMOVSS      (AX)(SI*4), X2
 	VFMADD231SS X1, X2, X0
 	INCQ        SI
-	JMP         tailAVX512_275
+	JMP         tailAVX512_273
 
-taildoneAVX512_276:
+taildoneAVX512_274:
 	// Whole vectors [0, body).
 	XORQ SI, SI
 
-bodyAVX512_277:
+bodyAVX512_275:
 	CMPQ        SI, BX
-	JAE         bodydoneAVX512_278
+	JAE         bodydoneAVX512_276
 	VCVTPH2PS   (CX)(SI*2), Z1
 	VMOVUPS     (AX)(SI*4), Z2
 	VFMADD231PS Z1, Z2, Z0
 	ADDQ        $0x10, SI
-	JMP         bodyAVX512_277
+	JMP         bodyAVX512_275
 
-bodydoneAVX512_278:
+bodydoneAVX512_276:
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPS        Y0, Y1, Y1
 	VBROADCASTSS  scale+104(FP), Y0
@@ -7178,15 +7135,15 @@ bodydoneAVX512_278:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_274:
+rowsdoneAVX512_272:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x01, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX512_259
+	JMP    keysAVX512_257
 
-keysdoneAVX512_260:
+keysdoneAVX512_258:
 	VZEROUPPER
 	RET
 
@@ -7202,10 +7159,10 @@ TEXT ·ScoresPanelsAVX512(SB), NOSPLIT, $64-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_279:
+blocksAVX512_277:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_280
+	JZ    blocksdoneAVX512_278
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -7233,25 +7190,25 @@ blocksAVX512_279:
 	MOVQ    scratch_base+72(FP), SI
 	MOVQ    dim+136(FP), DI
 
-widenAVX512_283:
+widenAVX512_281:
 	TESTQ AX, AX
-	JZ    widendoneAVX512_284
+	JZ    widendoneAVX512_282
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R12
 	XORQ  R11, R11
 
-prefetchAVX512_285:
+prefetchAVX512_283:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX512_285
+	JB         prefetchAVX512_283
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX512_286:
+widenvecAVX512_284:
 	CMPQ      R9, $0x40
-	JB        widenvecdoneAVX512_287
+	JB        widenvecdoneAVX512_285
 	VCVTPH2PS (R8), Z0
 	VMOVUPS   Z0, (SI)
 	VCVTPH2PS 32(R8), Z0
@@ -7263,23 +7220,23 @@ widenvecAVX512_286:
 	ADDQ      $0x80, R8
 	ADDQ      $0x00000100, SI
 	SUBQ      $0x40, R9
-	JMP       widenvecAVX512_286
+	JMP       widenvecAVX512_284
 
-widenvecdoneAVX512_287:
-widenvecAVX512_288:
+widenvecdoneAVX512_285:
+widenvecAVX512_286:
 	CMPQ      R9, $0x10
-	JB        widenvecdoneAVX512_289
+	JB        widenvecdoneAVX512_287
 	VCVTPH2PS (R8), Z0
 	VMOVUPS   Z0, (SI)
 	ADDQ      $0x20, R8
 	ADDQ      $0x00000040, SI
 	SUBQ      $0x10, R9
-	JMP       widenvecAVX512_288
+	JMP       widenvecAVX512_286
 
-widenvecdoneAVX512_289:
-widentailAVX512_290:
+widenvecdoneAVX512_287:
+widentailAVX512_288:
 	TESTQ     R9, R9
-	JZ        widentaildoneAVX512_291
+	JZ        widentaildoneAVX512_289
 	MOVWLZX   (R8), R10
 	VMOVD     R10, X0
 	VCVTPH2PS X0, X0
@@ -7287,14 +7244,14 @@ widentailAVX512_290:
 	ADDQ      $0x02, R8
 	ADDQ      $0x04, SI
 	DECQ      R9
-	JMP       widentailAVX512_290
+	JMP       widentailAVX512_288
 
-widentaildoneAVX512_291:
+widentaildoneAVX512_289:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX512_283
+	JMP  widenAVX512_281
 
-widendoneAVX512_284:
+widendoneAVX512_282:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -7326,10 +7283,10 @@ widendoneAVX512_284:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_292:
+dAVX512_290:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_293
+	JA           ddoneAVX512_291
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -7436,13 +7393,13 @@ dAVX512_292:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX512_292
+	JMP          dAVX512_290
 
-ddoneAVX512_293:
-dAVX512_294:
+ddoneAVX512_291:
+dAVX512_292:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_295
+	JA           ddoneAVX512_293
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -7471,9 +7428,9 @@ dAVX512_294:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_294
+	JMP          dAVX512_292
 
-ddoneAVX512_295:
+ddoneAVX512_293:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -7528,25 +7485,25 @@ ddoneAVX512_295:
 	IMUL3Q  $0x00000020, DI, R8
 	ADDQ    R8, SI
 
-widenAVX512_296:
+widenAVX512_294:
 	TESTQ AX, AX
-	JZ    widendoneAVX512_297
+	JZ    widendoneAVX512_295
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R12
 	XORQ  R11, R11
 
-prefetchAVX512_298:
+prefetchAVX512_296:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX512_298
+	JB         prefetchAVX512_296
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX512_299:
+widenvecAVX512_297:
 	CMPQ      R9, $0x40
-	JB        widenvecdoneAVX512_300
+	JB        widenvecdoneAVX512_298
 	VCVTPH2PS (R8), Z0
 	VMOVUPS   Z0, (SI)
 	VCVTPH2PS 32(R8), Z0
@@ -7558,23 +7515,23 @@ widenvecAVX512_299:
 	ADDQ      $0x80, R8
 	ADDQ      $0x00000100, SI
 	SUBQ      $0x40, R9
-	JMP       widenvecAVX512_299
+	JMP       widenvecAVX512_297
 
-widenvecdoneAVX512_300:
-widenvecAVX512_301:
+widenvecdoneAVX512_298:
+widenvecAVX512_299:
 	CMPQ      R9, $0x10
-	JB        widenvecdoneAVX512_302
+	JB        widenvecdoneAVX512_300
 	VCVTPH2PS (R8), Z0
 	VMOVUPS   Z0, (SI)
 	ADDQ      $0x20, R8
 	ADDQ      $0x00000040, SI
 	SUBQ      $0x10, R9
-	JMP       widenvecAVX512_301
+	JMP       widenvecAVX512_299
 
-widenvecdoneAVX512_302:
-widentailAVX512_303:
+widenvecdoneAVX512_300:
+widentailAVX512_301:
 	TESTQ     R9, R9
-	JZ        widentaildoneAVX512_304
+	JZ        widentaildoneAVX512_302
 	MOVWLZX   (R8), R10
 	VMOVD     R10, X0
 	VCVTPH2PS X0, X0
@@ -7582,14 +7539,14 @@ widentailAVX512_303:
 	ADDQ      $0x02, R8
 	ADDQ      $0x04, SI
 	DECQ      R9
-	JMP       widentailAVX512_303
+	JMP       widentailAVX512_301
 
-widentaildoneAVX512_304:
+widentaildoneAVX512_302:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX512_296
+	JMP  widenAVX512_294
 
-widendoneAVX512_297:
+widendoneAVX512_295:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -7623,10 +7580,10 @@ widendoneAVX512_297:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_305:
+dAVX512_303:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_306
+	JA           ddoneAVX512_304
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -7733,13 +7690,13 @@ dAVX512_305:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX512_305
+	JMP          dAVX512_303
 
-ddoneAVX512_306:
-dAVX512_307:
+ddoneAVX512_304:
+dAVX512_305:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_308
+	JA           ddoneAVX512_306
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -7768,9 +7725,9 @@ dAVX512_307:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_307
+	JMP          dAVX512_305
 
-ddoneAVX512_308:
+ddoneAVX512_306:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -7811,9 +7768,9 @@ ddoneAVX512_308:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_309:
+flushAVX512_307:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_310
+	JB         flushtailAVX512_308
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -7898,67 +7855,67 @@ flushAVX512_309:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -8042,100 +7999,100 @@ flushAVX512_309:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_312
+	JZ         chunkdoneAVX512_310
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_312:
+chunkdoneAVX512_310:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_309
+	JMP  flushAVX512_307
 
-flushtailAVX512_310:
+flushtailAVX512_308:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_311
+	JZ    flushdoneAVX512_309
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_313:
+tailrowAVX512_311:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_314:
+tailkeyAVX512_312:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_314
+	JB   tailkeyAVX512_312
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_311
+	JAE  flushdoneAVX512_309
 	DECQ SI
-	JNZ  tailrowAVX512_313
+	JNZ  tailrowAVX512_311
 
-flushdoneAVX512_311:
+flushdoneAVX512_309:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -8143,9 +8100,9 @@ flushdoneAVX512_311:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_282
+	JLE    panelsdoneAVX512_280
 
-panelsAVX512_281:
+panelsAVX512_279:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -8177,10 +8134,10 @@ panelsAVX512_281:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_315:
+dAVX512_313:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_316
+	JA           ddoneAVX512_314
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -8287,13 +8244,13 @@ dAVX512_315:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX512_315
+	JMP          dAVX512_313
 
-ddoneAVX512_316:
-dAVX512_317:
+ddoneAVX512_314:
+dAVX512_315:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_318
+	JA           ddoneAVX512_316
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -8322,9 +8279,9 @@ dAVX512_317:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_317
+	JMP          dAVX512_315
 
-ddoneAVX512_318:
+ddoneAVX512_316:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -8393,10 +8350,10 @@ ddoneAVX512_318:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_319:
+dAVX512_317:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_320
+	JA           ddoneAVX512_318
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -8503,13 +8460,13 @@ dAVX512_319:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX512_319
+	JMP          dAVX512_317
 
-ddoneAVX512_320:
-dAVX512_321:
+ddoneAVX512_318:
+dAVX512_319:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_322
+	JA           ddoneAVX512_320
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -8538,9 +8495,9 @@ dAVX512_321:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_321
+	JMP          dAVX512_319
 
-ddoneAVX512_322:
+ddoneAVX512_320:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -8581,9 +8538,9 @@ ddoneAVX512_322:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_323:
+flushAVX512_321:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_324
+	JB         flushtailAVX512_322
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -8668,67 +8625,67 @@ flushAVX512_323:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -8812,100 +8769,100 @@ flushAVX512_323:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_326
+	JZ         chunkdoneAVX512_324
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_326:
+chunkdoneAVX512_324:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_323
+	JMP  flushAVX512_321
 
-flushtailAVX512_324:
+flushtailAVX512_322:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_325
+	JZ    flushdoneAVX512_323
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_327:
+tailrowAVX512_325:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_328:
+tailkeyAVX512_326:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_328
+	JB   tailkeyAVX512_326
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_325
+	JAE  flushdoneAVX512_323
 	DECQ SI
-	JNZ  tailrowAVX512_327
+	JNZ  tailrowAVX512_325
 
-flushdoneAVX512_325:
+flushdoneAVX512_323:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -8913,18 +8870,18 @@ flushdoneAVX512_325:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_281
+	JG     panelsAVX512_279
 
-panelsdoneAVX512_282:
+panelsdoneAVX512_280:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_279
+	JMP    blocksAVX512_277
 
-blocksdoneAVX512_280:
+blocksdoneAVX512_278:
 	VZEROUPPER
 	RET
 
@@ -8940,10 +8897,10 @@ TEXT ·ScoresPanels64AVX512(SB), NOSPLIT, $64-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_329:
+blocksAVX512_327:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_330
+	JZ    blocksdoneAVX512_328
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -8970,9 +8927,9 @@ blocksAVX512_329:
 	IMUL3Q  $0x20, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX512_333:
+widenAVX512_331:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_334
+	JZ         widendoneAVX512_332
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (SI)
 	VCVTPH2PS  32(CX), Z0
@@ -8987,9 +8944,9 @@ widenAVX512_333:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_333
+	JMP        widenAVX512_331
 
-widendoneAVX512_334:
+widendoneAVX512_332:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -9011,7 +8968,7 @@ widendoneAVX512_334:
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
 
-dAVX512_335:
+dAVX512_333:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -9119,7 +9076,7 @@ dAVX512_335:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_335
+	JB           dAVX512_333
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -9172,9 +9129,9 @@ dAVX512_335:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000800, SI
 
-widenAVX512_336:
+widenAVX512_334:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_337
+	JZ         widendoneAVX512_335
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (SI)
 	VCVTPH2PS  32(CX), Z0
@@ -9189,9 +9146,9 @@ widenAVX512_336:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_336
+	JMP        widenAVX512_334
 
-widendoneAVX512_337:
+widendoneAVX512_335:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -9213,7 +9170,7 @@ widendoneAVX512_337:
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
 
-dAVX512_338:
+dAVX512_336:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -9321,7 +9278,7 @@ dAVX512_338:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_338
+	JB           dAVX512_336
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -9362,9 +9319,9 @@ dAVX512_338:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_339:
+flushAVX512_337:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_340
+	JB         flushtailAVX512_338
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -9449,67 +9406,67 @@ flushAVX512_339:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -9593,100 +9550,100 @@ flushAVX512_339:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_342
+	JZ         chunkdoneAVX512_340
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_342:
+chunkdoneAVX512_340:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_339
+	JMP  flushAVX512_337
 
-flushtailAVX512_340:
+flushtailAVX512_338:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_341
+	JZ    flushdoneAVX512_339
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_343:
+tailrowAVX512_341:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_344:
+tailkeyAVX512_342:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_344
+	JB   tailkeyAVX512_342
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_341
+	JAE  flushdoneAVX512_339
 	DECQ SI
-	JNZ  tailrowAVX512_343
+	JNZ  tailrowAVX512_341
 
-flushdoneAVX512_341:
+flushdoneAVX512_339:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -9694,9 +9651,9 @@ flushdoneAVX512_341:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_332
+	JLE    panelsdoneAVX512_330
 
-panelsAVX512_331:
+panelsAVX512_329:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -9718,7 +9675,7 @@ panelsAVX512_331:
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
 
-dAVX512_345:
+dAVX512_343:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -9826,7 +9783,7 @@ dAVX512_345:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_345
+	JB           dAVX512_343
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -9883,7 +9840,7 @@ dAVX512_345:
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
 
-dAVX512_346:
+dAVX512_344:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -9991,7 +9948,7 @@ dAVX512_346:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_346
+	JB           dAVX512_344
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -10032,9 +9989,9 @@ dAVX512_346:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_347:
+flushAVX512_345:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_348
+	JB         flushtailAVX512_346
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -10119,67 +10076,67 @@ flushAVX512_347:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -10263,100 +10220,100 @@ flushAVX512_347:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_350
+	JZ         chunkdoneAVX512_348
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_350:
+chunkdoneAVX512_348:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_347
+	JMP  flushAVX512_345
 
-flushtailAVX512_348:
+flushtailAVX512_346:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_349
+	JZ    flushdoneAVX512_347
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_351:
+tailrowAVX512_349:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_352:
+tailkeyAVX512_350:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_352
+	JB   tailkeyAVX512_350
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_349
+	JAE  flushdoneAVX512_347
 	DECQ SI
-	JNZ  tailrowAVX512_351
+	JNZ  tailrowAVX512_349
 
-flushdoneAVX512_349:
+flushdoneAVX512_347:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -10364,18 +10321,18 @@ flushdoneAVX512_349:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_331
+	JG     panelsAVX512_329
 
-panelsdoneAVX512_332:
+panelsdoneAVX512_330:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_329
+	JMP    blocksAVX512_327
 
-blocksdoneAVX512_330:
+blocksdoneAVX512_328:
 	VZEROUPPER
 	RET
 
@@ -10391,10 +10348,10 @@ TEXT ·ScoresPanels128AVX512(SB), NOSPLIT, $64-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_353:
+blocksAVX512_351:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_354
+	JZ    blocksdoneAVX512_352
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -10421,9 +10378,9 @@ blocksAVX512_353:
 	IMUL3Q  $0x10, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX512_357:
+widenAVX512_355:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_358
+	JZ         widendoneAVX512_356
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (SI)
 	VCVTPH2PS  32(CX), Z0
@@ -10448,9 +10405,9 @@ widenAVX512_357:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_357
+	JMP        widenAVX512_355
 
-widendoneAVX512_358:
+widendoneAVX512_356:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -10472,7 +10429,7 @@ widendoneAVX512_358:
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
 
-dAVX512_359:
+dAVX512_357:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -10580,7 +10537,7 @@ dAVX512_359:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_359
+	JB           dAVX512_357
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -10633,9 +10590,9 @@ dAVX512_359:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001000, SI
 
-widenAVX512_360:
+widenAVX512_358:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_361
+	JZ         widendoneAVX512_359
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (SI)
 	VCVTPH2PS  32(CX), Z0
@@ -10660,9 +10617,9 @@ widenAVX512_360:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_360
+	JMP        widenAVX512_358
 
-widendoneAVX512_361:
+widendoneAVX512_359:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -10684,7 +10641,7 @@ widendoneAVX512_361:
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
 
-dAVX512_362:
+dAVX512_360:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -10792,7 +10749,7 @@ dAVX512_362:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_362
+	JB           dAVX512_360
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -10833,9 +10790,9 @@ dAVX512_362:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_363:
+flushAVX512_361:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_364
+	JB         flushtailAVX512_362
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -10920,67 +10877,67 @@ flushAVX512_363:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -11064,100 +11021,100 @@ flushAVX512_363:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_366
+	JZ         chunkdoneAVX512_364
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_366:
+chunkdoneAVX512_364:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_363
+	JMP  flushAVX512_361
 
-flushtailAVX512_364:
+flushtailAVX512_362:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_365
+	JZ    flushdoneAVX512_363
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_367:
+tailrowAVX512_365:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_368:
+tailkeyAVX512_366:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_368
+	JB   tailkeyAVX512_366
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_365
+	JAE  flushdoneAVX512_363
 	DECQ SI
-	JNZ  tailrowAVX512_367
+	JNZ  tailrowAVX512_365
 
-flushdoneAVX512_365:
+flushdoneAVX512_363:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -11165,9 +11122,9 @@ flushdoneAVX512_365:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_356
+	JLE    panelsdoneAVX512_354
 
-panelsAVX512_355:
+panelsAVX512_353:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -11189,7 +11146,7 @@ panelsAVX512_355:
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
 
-dAVX512_369:
+dAVX512_367:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -11297,7 +11254,7 @@ dAVX512_369:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_369
+	JB           dAVX512_367
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -11354,7 +11311,7 @@ dAVX512_369:
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
 
-dAVX512_370:
+dAVX512_368:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -11462,7 +11419,7 @@ dAVX512_370:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_370
+	JB           dAVX512_368
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -11503,9 +11460,9 @@ dAVX512_370:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_371:
+flushAVX512_369:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_372
+	JB         flushtailAVX512_370
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -11590,67 +11547,67 @@ flushAVX512_371:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -11734,100 +11691,100 @@ flushAVX512_371:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_374
+	JZ         chunkdoneAVX512_372
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_374:
+chunkdoneAVX512_372:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_371
+	JMP  flushAVX512_369
 
-flushtailAVX512_372:
+flushtailAVX512_370:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_373
+	JZ    flushdoneAVX512_371
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_375:
+tailrowAVX512_373:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_376:
+tailkeyAVX512_374:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_376
+	JB   tailkeyAVX512_374
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_373
+	JAE  flushdoneAVX512_371
 	DECQ SI
-	JNZ  tailrowAVX512_375
+	JNZ  tailrowAVX512_373
 
-flushdoneAVX512_373:
+flushdoneAVX512_371:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -11835,60 +11792,17 @@ flushdoneAVX512_373:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_355
+	JG     panelsAVX512_353
 
-panelsdoneAVX512_356:
+panelsdoneAVX512_354:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_353
+	JMP    blocksAVX512_351
 
-blocksdoneAVX512_354:
-	VZEROUPPER
-	RET
-
-// func PeakFMAAVX512(iterations int) (flops int)
-// Requires: AVX, AVX512DQ, AVX512F
-TEXT ·PeakFMAAVX512(SB), NOSPLIT, $0-16
-	MOVQ   iterations+0(FP), AX
-	IMUL3Q $0x00000180, AX, CX
-	MOVQ   CX, flops+8(FP)
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-
-peakAVX512_377:
-	TESTQ       AX, AX
-	JZ          peakdoneAVX512_378
-	VFMADD231PS Z12, Z13, Z0
-	VFMADD231PS Z12, Z13, Z1
-	VFMADD231PS Z12, Z13, Z2
-	VFMADD231PS Z12, Z13, Z3
-	VFMADD231PS Z12, Z13, Z4
-	VFMADD231PS Z12, Z13, Z5
-	VFMADD231PS Z12, Z13, Z6
-	VFMADD231PS Z12, Z13, Z7
-	VFMADD231PS Z12, Z13, Z8
-	VFMADD231PS Z12, Z13, Z9
-	VFMADD231PS Z12, Z13, Z10
-	VFMADD231PS Z12, Z13, Z11
-	DECQ        AX
-	JMP         peakAVX512_377
-
-peakdoneAVX512_378:
+blocksdoneAVX512_352:
 	VZEROUPPER
 	RET

@@ -1,6 +1,7 @@
-// Command dot generates asm/dot_amd64.s: fp16/fp32 dot products (this file), the score
-// block Q·Kᵀ in two layouts (panels.go for blocks of many queries, rows.go for a few),
-// and the FMA peak loop that the benchmarks measure them against.
+// Command dot generates asm/dot_amd64.s: fp16/fp32 dot products (this file) and the
+// score block Q·Kᵀ in two layouts (panels.go for blocks of many queries, rows.go for a
+// few). The FMA peak loop that the benchmarks measure them against is the report's own
+// (gen/amd64/peak).
 package main
 
 import (
@@ -23,10 +24,6 @@ import (
 // at n ≥ 1024.
 func dotUnroll(isa ISA) int { return 64 / isa.Lanes }
 
-// peakChains is the number of independent FMA chains in the peak loop: more than
-// latency times ports, so the loop measures throughput.
-const peakChains = 12
-
 // dots lists the dot products, as the pairs of operands they multiply.
 var dots = [][2]operand{{operandF16, operandF16}, {operandF32, operandF16}, {operandF32, operandF32}}
 
@@ -40,7 +37,6 @@ func main() {
 		for _, dim := range []int{0, 64, 128} {
 			scoresPanels(isa, dim)
 		}
-		peakFMA(isa)
 	}
 	Generate()
 }
@@ -278,38 +274,4 @@ func returnAddr() Mem {
 func label(what string, isa ISA) string {
 	labels++
 	return fmt.Sprintf("%s%s_%d", what, isa.Suffix, labels)
-}
-
-// peakFMA writes PeakFMA{AVX2,AVX512}: iterations × peakChains independent FMAs on
-// full vectors, the throughput ceiling that benchmarks report their FLOP rate against.
-// It returns the number of flops it ran, so callers need not know the loop's shape.
-func peakFMA(isa ISA) {
-	name := "PeakFMA" + isa.Suffix
-	TEXT(name, NOSPLIT, "func(iterations int) (flops int)")
-	Doc(fmt.Sprintf("%s runs iterations × %d independent %d-lane FMAs and returns the flop count.",
-		name, peakChains, isa.Lanes))
-	n := Load(Param("iterations"), GP64())
-	flops := GP64()
-	IMUL3Q(U32(peakChains*2*isa.Lanes), n, flops)
-	Store(flops, ReturnIndex(0))
-	acc := make([]reg.VecVirtual, peakChains)
-	for i := range acc {
-		acc[i] = isa.Vec()
-		VXORPS(acc[i], acc[i], acc[i])
-	}
-	x, y := isa.Vec(), isa.Vec()
-	VXORPS(x, x, x)
-	VXORPS(y, y, y)
-	top, done := label("peak", isa), label("peakdone", isa)
-	Label(top)
-	TESTQ(n, n)
-	JZ(LabelRef(done))
-	for _, a := range acc {
-		VFMADD231PS(x, y, a)
-	}
-	DECQ(n)
-	JMP(LabelRef(top))
-	Label(done)
-	VZEROUPPER()
-	RET()
 }
