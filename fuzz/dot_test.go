@@ -23,6 +23,33 @@ func halves(u []uint16) []kernels.Float16 {
 	return h
 }
 
+// strideOf is the row stride a fuzz target reads from gap: dim plus 0 to dim+7, so that
+// both contiguous rows and gaps wider than a row occur at every dim.
+func strideOf(dim int, gap uint8) int { return dim + int(gap)%(dim+8) }
+
+// spread lays the n rows of dim halves in x out stride ≥ dim apart, NaN between them,
+// the last row ending the slice (as the strided kernels allow): a kernel that reads a
+// gap makes a NaN where the reference has none, or other bits than the rows' own.
+func spread(x []kernels.Float16, n, dim, stride int) []kernels.Float16 {
+	if n == 0 {
+		return nil
+	}
+	out := make([]kernels.Float16, (n-1)*stride+dim)
+	for i := range out {
+		out[i] = float16.Frombits(0x7e00)
+	}
+	for j := range n {
+		copy(out[j*stride:j*stride+dim], x[j*dim:(j+1)*dim])
+	}
+	return out
+}
+
+// sameBits reports whether a and b have the same bits, NaNs of any payload counting as
+// one.
+func sameBits(a, b float32) bool {
+	return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b
+}
+
 // FuzzDotF16 takes the first half of the words as a and the second as b.
 func FuzzDotF16(f *testing.F) {
 	f.Add([]byte{0x00, 0x3c, 0x00, 0xc0, 0x01, 0x00, 0xff, 0x7b, 0x00, 0x3c, 0x00, 0x3c, 0x00, 0x04, 0xff, 0x7b})
@@ -68,12 +95,14 @@ const scoresMaxProducts, scoresMaxBytes = 1 << 12, 1 << 12
 // rows·dim float32 queries, then as many whole fp16 key rows as remain, up to
 // scoresMaxProducts. With the top bit of rows set, the key rows repeat until there are
 // enough (panelKeys) for the kernels that serve long prompts, within the same cap.
+// Every variant's Scores is held to the float64 reference, and its ScoresStrided, on
+// the same keys spread strideOf(dim, gap) apart, to Scores' bits.
 func FuzzScores(f *testing.F) {
-	f.Add(uint8(2), uint8(3), float32(0.5), []byte{
+	f.Add(uint8(2), uint8(3), uint8(5), float32(0.5), []byte{
 		0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0x40, 0x00, 0x00, 0x40, 0xc0,
 		0x00, 0x00, 0xc0, 0x7f, 0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x80, 0x3f,
 		0x00, 0x3c, 0x00, 0x3c, 0x00, 0xbc, 0x00, 0x7c, 0x00, 0x00, 0x00, 0x3c})
-	f.Fuzz(func(t *testing.T, rows, dim uint8, scale float32, data []byte) {
+	f.Fuzz(func(t *testing.T, rows, dim, gap uint8, scale float32, data []byte) {
 		if len(data) > scoresMaxBytes {
 			return
 		}
@@ -98,12 +127,20 @@ func FuzzScores(f *testing.F) {
 				want[i*n+j] = oracle.ExpectDot(d, oracle.SingleAt(q[i*d:(i+1)*d]), oracle.HalfAt(k[j*d:(j+1)*d]), float64(scale))
 			}
 		}
-		dst := make([]float32, r*n)
+		stride := strideOf(d, gap)
+		sk := spread(hk, n, d, stride)
+		dst, strided := make([]float32, r*n), make([]float32, r*n)
 		varianttest.Each(t, func(v string) {
 			kernels.Scores(dst, q, hk, r, n, d, scale)
 			for e, got := range dst {
 				if err := want[e].CheckSettled(got); err != nil {
 					t.Fatalf("%s: Scores rows=%d n=%d dim=%d: dst[%d*n+%d]: %v", v, r, n, d, e/n, e%n, err)
+				}
+			}
+			kernels.ScoresStrided(strided, q, sk, r, n, d, stride, scale)
+			for e, got := range strided {
+				if !sameBits(got, dst[e]) {
+					t.Fatalf("%s: ScoresStrided rows=%d n=%d dim=%d stride=%d: dst[%d*n+%d] = %v, Scores gives %v", v, r, n, d, stride, e/n, e%n, got, dst[e])
 				}
 			}
 		})
