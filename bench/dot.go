@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kvsimd/kvsimd/fp16"
 	"github.com/kvsimd/kvsimd/kernels"
 )
 
@@ -21,6 +22,11 @@ var (
 	scoresSizes = []int{4096, 4096 + 16, 16384, 16384 + 16, 131072}
 )
 
+// scoresKVHeads is the KV heads of the token-major cache ([n][heads][dim]) whose one
+// head ScoresStrided scores where it lies, stride = heads·dim apart (Llama 3 8B's
+// grouped-query attention): the same keys as Scores', eight times as far apart.
+const scoresKVHeads = 8
+
 func init() {
 	for _, d := range []struct {
 		name string
@@ -34,6 +40,10 @@ func init() {
 	for _, keys := range scoresSizes {
 		sections = append(sections, section{fmt.Sprintf("Scores rows=%d dim=%d n=%d", scoresRows, dim, keys), "score", scoresRows * keys,
 			func(b *testing.B) { benchScores(b, scoresRows, keys, dim) }})
+	}
+	for _, keys := range scoresSizes {
+		sections = append(sections, section{fmt.Sprintf("ScoresStrided rows=%d dim=%d stride=%d n=%d", scoresRows, dim, scoresKVHeads*dim, keys), "score", scoresRows * keys,
+			func(b *testing.B) { benchScoresStrided(b, scoresRows, keys, dim, scoresKVHeads) }})
 	}
 }
 
@@ -89,6 +99,25 @@ func benchScores(b *testing.B, rows, n, dim int) {
 	b.ReportAllocs()
 	for b.Loop() {
 		kernels.Scores(dst, q, k, rows, n, dim, 0.125)
+	}
+	reportFlops(b, float64(2*rows*n*dim))
+}
+
+// benchScoresStrided is benchScores on one head of a token-major cache of heads KV
+// heads: the same keys, stride = heads·dim apart. Only that head's rows are filled;
+// the rest of the cache is never read.
+func benchScoresStrided(b *testing.B, rows, n, dim, heads int) {
+	q, k := randomFloats(rows*dim, 9), randomHalves(n*dim, 10)
+	stride, head := heads*dim, heads/2
+	cache := make([]fp16.Float16, n*stride)
+	for j := range n {
+		copy(cache[j*stride+head*dim:][:dim], k[j*dim:(j+1)*dim])
+	}
+	dst := make([]float32, rows*n)
+	b.SetBytes(int64(2 * n * dim))
+	b.ReportAllocs()
+	for b.Loop() {
+		kernels.ScoresStrided(dst, q, cache[head*dim:], rows, n, dim, stride, 0.125)
 	}
 	reportFlops(b, float64(2*rows*n*dim))
 }

@@ -17,3 +17,13 @@ func BenchmarkScores(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkScoresStrided is BenchmarkScores on one KV head of a token-major cache
+// (scoresKVHeads heads), scored where it lies: dim=D/variant/n=N, beside Scores' own.
+func BenchmarkScoresStrided(b *testing.B) {
+	for _, dim := range scoresDims {
+		b.Run(fmt.Sprintf("dim=%d", dim), func(b *testing.B) {
+			eachVariant(b, scoresSizes, func(b *testing.B, n int) { benchScoresStrided(b, scoresRows, n, dim, scoresKVHeads) })
+		})
+	}
+}
