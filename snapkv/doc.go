@@ -74,12 +74,23 @@
 // the 64 query rows that the SIMD variants widen each key once for) and reduced into
 // one vote row; nothing is repeated G times. A Selector's workspace holds one score
 // block (at most max(W, 64)·L floats) per goroutine and the pooled votes of every
-// head; in steady state (same or smaller shapes, results passed back in) Select and
-// SelectBatch allocate nothing. KV heads, and the sequences of SelectBatch, are
-// scored on Config.Workers goroutines: the caller and persistent helpers that a
-// Selector starts on first use and that stop when it is garbage collected; the top-k
-// runs on the caller's goroutine. A Selector is not safe for concurrent use; use one
-// per goroutine.
+// head.
+//
+// A call scores its KV heads (all sequences' heads, for SelectBatch) on min(Workers,
+// scored heads) goroutines: the caller's, and helpers that the call starts and waits
+// for, each with a workspace that the Selector keeps for the next call; the top-k runs
+// on the caller's goroutine. No goroutine runs between calls: a helper's last act is
+// to tell the caller it is done, so none outlives the call that started it, and a
+// dropped Selector or Cache leaves nothing running. A Selector is not safe for
+// concurrent use; use one per goroutine.
+//
+// In steady state (same or smaller shapes, results passed back in) Select and
+// SelectBatch allocate nothing: a helper's body is made once per Selector, and the
+// runtime starts a goroutine from its free list. Until that list and kernels.TopK's
+// pooled scratch have settled on every P (a few hundred calls, when helpers or the
+// caller move between Ps), a call may allocate a few hundred bytes. The one-call
+// [Select] borrows a Selector from a sync.Pool and allocates only its result: the
+// positions, in one array, and the rows' headers.
 //
 // # Errors and numerics
 //

@@ -33,7 +33,7 @@ type plan struct {
 	g         int // query heads voting for each KV head
 	cols      int // vote columns: L−W under RulePaper, L under RuleProtected
 	scale     float32
-	firstTask int       // index of this plan's head 0 in the job's task numbering
+	firstTask int       // index of this plan's head 0 in the call's task numbering
 	pooled    []float32 // [KVHeads][cols] pooled votes (keepScored only)
 	dst       [][]int32
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/kvsimd/kvsimd/fp16"
 )
@@ -68,7 +70,7 @@ type Config struct {
 	Group     Group
 	Alloc     Alloc
 	Floor     float64 // AllocAdaptive: fraction in [0, 1] of each head's selectable budget it keeps for itself (AdaKV's alpha; 0.2 is typical)
-	Workers   int     // goroutines that heads (and sequences) are spread over; 0 means GOMAXPROCS, 1 none
+	Workers   int     // goroutines that a call's scored heads (and sequences) are spread over, at most one per head; 0 means GOMAXPROCS, 1 none
 }
 
 // Input is one layer of one sequence, all row-major and post-RoPE. Exactly one score
@@ -85,27 +87,74 @@ type Input struct {
 }
 
 // Select returns, for each KV head h, the kept prompt positions of that head in
-// ascending order. It is the one-call form of [Selector.Select].
+// ascending order. It is the one-call form of [Selector.Select]: it borrows a
+// Selector's workspace from a pool that keeps it between calls, so that in steady
+// state it allocates only its result (one array of positions, rows sliced from it).
 func Select(cfg Config, in Input) ([][]int32, error) {
-	s, err := NewSelector(cfg)
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	o := oneCalls.Get().(*oneCall)
+	defer oneCalls.Put(o)
+	o.s.configure(cfg)
+	var err error
+	o.kept, err = o.s.Select(o.kept, in)
+	clear(o.s.plans) // the pool must not keep the caller's slices alive
 	if err != nil {
 		return nil, err
 	}
-	return s.Select(nil, in)
+	return cloneRows(o.kept), nil
+}
+
+// oneCall is what Select keeps between calls: a Selector and the rows it selects into.
+type oneCall struct {
+	s    Selector
+	kept [][]int32
+}
+
+var oneCalls = sync.Pool{New: func() any { return new(oneCall) }}
+
+// cloneRows copies rows into one array, each row capped at its length so that an
+// append to one cannot overwrite the next.
+func cloneRows(rows [][]int32) [][]int32 {
+	n := 0
+	for _, r := range rows {
+		n += len(r)
+	}
+	flat, out := make([]int32, n), make([][]int32, len(rows))
+	for i, r := range rows {
+		out[i] = flat[:len(r):len(r)]
+		copy(out[i], r)
+		flat = flat[len(r):]
+	}
+	return out
 }
 
 // Selector is a validated Config with a reusable workspace: in steady state (same or
 // smaller shapes, dst reused) Select allocates nothing. A Selector is not safe for
-// concurrent use; it spreads one call's heads over Config.Workers goroutines itself.
+// concurrent use; it spreads one call's heads over up to Config.Workers goroutines
+// itself, started for the call and ended before it returns.
 type Selector struct {
 	cfg     Config
 	workers int
 	plans   []plan    // one per sequence of the current call
 	pooled  []float32 // every scored head's pooled votes, carved up among plans
-	space   workspace // the caller's; each helper of the crew has its own
-	crew    *crew     // started on the first call that has work for two goroutines
-	job     *job
+	space   workspace // the caller's
+	helpers []*helper // kept between calls, so that their workspaces are reused
 	ada     adaptive
+
+	// The current call's scored heads, numbered across its plans and claimed one at a
+	// time by the caller and the helpers.
+	tasks int
+	next  atomic.Int64
+	wg    sync.WaitGroup
+}
+
+// helper is the workspace of one helper goroutine and its body, made once so that
+// starting it (go h.run()) allocates nothing.
+type helper struct {
+	space workspace
+	run   func()
 }
 
 // NewSelector validates cfg.
@@ -113,11 +162,17 @@ func NewSelector(cfg Config) (*Selector, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	workers := cfg.Workers
-	if workers == 0 {
-		workers = runtime.GOMAXPROCS(0)
+	s := new(Selector)
+	s.configure(cfg)
+	return s, nil
+}
+
+// configure sets a validated cfg.
+func (s *Selector) configure(cfg Config) {
+	s.cfg, s.workers = cfg, cfg.Workers
+	if s.workers == 0 {
+		s.workers = runtime.GOMAXPROCS(0)
 	}
-	return &Selector{cfg: cfg, workers: workers, job: new(job)}, nil
 }
 
 // Select writes head h's kept positions into dst[h][:0] (growing dst and its rows only
@@ -153,7 +208,9 @@ func (s *Selector) SelectBatch(dst [][][]int32, ins []Input) ([][][]int32, error
 }
 
 // run selects for every plan: the pinned cases inline, the scoring of heads spread
-// over the workers, then the top-k of each head (or the adaptive allocation).
+// over min(workers, heads) goroutines (the caller and helpers started for this call,
+// all finished before it returns), then the top-k of each head (or the adaptive
+// allocation).
 func (s *Selector) run() {
 	tasks, votes := 0, 0
 	for i := range s.plans {
@@ -178,20 +235,23 @@ func (s *Selector) run() {
 		}
 	}
 
-	j := s.job
-	j.cfg, j.plans, j.total = &s.cfg, s.plans, tasks
-	j.next.Store(0)
-	helpers := min(s.workers, tasks) - 1
-	if helpers > 0 {
-		s.startCrew()
-		j.wg.Add(helpers)
-		for range helpers {
-			s.crew.wake <- j
+	s.tasks = tasks
+	s.next.Store(0)
+	helpers := max(min(s.workers, tasks)-1, 0)
+	for len(s.helpers) < helpers {
+		h := new(helper)
+		h.run = func() {
+			s.score(&h.space)
+			s.wg.Done()
 		}
+		s.helpers = append(s.helpers, h)
 	}
-	j.run(&s.space)
-	j.wg.Wait()
-	j.cfg, j.plans = nil, nil
+	s.wg.Add(helpers)
+	for _, h := range s.helpers[:helpers] {
+		go h.run()
+	}
+	s.score(&s.space)
+	s.wg.Wait()
 
 	// The top-k runs here, on the caller's goroutine only: kernels.TopK's scratch comes
 	// from a sync.Pool, which allocates when several goroutines that migrate between Ps
@@ -207,6 +267,21 @@ func (s *Selector) run() {
 				p.keepTop(&s.cfg, h)
 			}
 		}
+	}
+}
+
+// score scores the call's heads, claiming one at a time, until none is left.
+func (s *Selector) score(ws *workspace) {
+	for {
+		t := int(s.next.Add(1) - 1)
+		if t >= s.tasks {
+			return
+		}
+		i := 0
+		for s.plans[i].keep != keepScored || t >= s.plans[i].firstTask+s.plans[i].in.KVHeads {
+			i++
+		}
+		ws.score(&s.cfg, &s.plans[i], t-s.plans[i].firstTask)
 	}
 }
 

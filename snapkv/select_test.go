@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/kvsimd/kvsimd/fp16"
 	"github.com/kvsimd/kvsimd/snapkv"
@@ -345,41 +344,41 @@ func TestAdaptiveShares(t *testing.T) {
 	}
 }
 
-// TestHelpersStop: the helper goroutines of a Selector that is no longer referenced
-// exit once it is garbage collected.
-func TestHelpersStop(t *testing.T) {
-	before := settledGoroutines()
-	func() {
-		r := rand.New(rand.NewPCG(9, 10))
-		p := newProblem(r, 4, 4, 200, 8, 16)
-		s, err := snapkv.NewSelector(snapkv.Config{Budget: 50, Window: 8, Kernel: 3, Workers: 6})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Select(nil, snapkv.Input{Q: p.q, K: p.k, QHeads: 4, KVHeads: 4, Len: p.n, Dim: p.d}); err != nil {
-			t.Fatal(err)
-		}
-		if n := runtime.NumGoroutine(); n < before+5 {
-			t.Fatalf("%d goroutines after Select with 6 workers, %d before", n, before)
-		}
-	}()
-	if after := settledGoroutines(); after > before {
-		t.Errorf("%d goroutines after the Selector was dropped, %d before", after, before)
+// TestSelectOneCallAllocs: in steady state the one-call Select allocates its result
+// (the positions in one array, and the rows' headers) and nothing else: not the
+// workspace of 64·L floats per goroutine (512 KiB here), nor the pooled votes. Until
+// sync.Pool (Select's, kernels.TopK's) and the runtime's free goroutines have settled
+// on every P, a call that finds its P's share empty allocates more; the test takes the
+// quietest of a few rounds.
+func TestSelectOneCallAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop what it holds at random")
 	}
-}
-
-// settledGoroutines collects garbage until the number of goroutines stops falling (the
-// helpers of Selectors that earlier tests dropped exit), for up to a second.
-func settledGoroutines() int {
-	n := runtime.NumGoroutine()
-	for range 20 {
-		runtime.GC()
-		time.Sleep(50 * time.Millisecond)
-		m := runtime.NumGoroutine()
-		if m == n {
-			break
+	r := rand.New(rand.NewPCG(19, 20))
+	const hq, hk, n, w, d = 8, 2, 2048, 32, 64
+	p := newProblem(r, hq, hk, n, w, d)
+	in := snapkv.Input{Q: p.q, K: p.k, QHeads: hq, KVHeads: hk, Len: n, Dim: d}
+	for _, cfg := range []snapkv.Config{
+		{Budget: 256, Window: w, Kernel: 5, Workers: 1},
+		{Budget: 256, Window: w, Kernel: 5, Workers: 2},
+		{Budget: 256, Window: w, Kernel: 5, Rule: snapkv.RuleProtected, Sinks: 4, Alloc: snapkv.AllocAdaptive, Floor: 0.2, Workers: 2},
+	} {
+		result := uint64(hk*cfg.Budget*4 + hk*24) // positions and row headers
+		quietest := uint64(math.MaxUint64)
+		for range 5 {
+			const calls = 20
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for range calls {
+				if _, err := snapkv.Select(cfg, in); err != nil {
+					t.Fatal(err)
+				}
+			}
+			runtime.ReadMemStats(&after)
+			quietest = min(quietest, (after.TotalAlloc-before.TotalAlloc)/calls)
 		}
-		n = m
+		if quietest > result+1024 {
+			t.Errorf("%+v: %d bytes per call, want the result's %d (+ size classes)", cfg, quietest, result)
+		}
 	}
-	return n
 }
