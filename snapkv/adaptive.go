@@ -15,10 +15,12 @@ type adaptive struct {
 
 // allocate selects the rows of every KV head of p under AllocAdaptive. Each head h has n
 // selectable positions [sinks, L−W) and free = C − sinks − W rows of its own budget; it
-// keeps its protected rows, its own top ⌊Floor·free⌋, and whatever it wins of the shared
-// top KVHeads·free over the selectable votes of all heads, its floor picks included
-// (marked +Inf, above every vote, so they are always won; a +Inf vote counts as
-// math.MaxFloat32 here). Ties go to the lower head, then the lower position.
+// keeps its protected rows, its own top ⌊Floor·free⌋ (taken from its pooled votes as
+// they are, as AllocUniform takes its top), and whatever it wins of the shared top
+// KVHeads·free over the selectable votes of all heads, its own top included (marked
+// +Inf, above every vote, so it is always won; a +Inf vote counts as math.MaxFloat32
+// there). Ties go to the lower head, then the lower position. Floor 1 is thus the
+// uniform budget exactly.
 func (a *adaptive) allocate(p *plan, cfg *Config) {
 	heads, sinks := p.in.KVHeads, cfg.Sinks // 0 under RulePaper
 	lo, hi := sinks, p.in.Len-p.w
@@ -28,15 +30,15 @@ func (a *adaptive) allocate(p *plan, cfg *Config) {
 	a.votes = grow(a.votes, heads*n)
 	inf := float32(math.Inf(1))
 	for h := range heads {
-		votes := a.votes[h*n : (h+1)*n]
-		for i, v := range p.pooled[h*p.cols+lo : h*p.cols+hi] {
+		pooled, votes := p.pooled[h*p.cols+lo:h*p.cols+hi], a.votes[h*n:(h+1)*n]
+		for i, v := range pooled {
 			if v == inf {
 				v = math.MaxFloat32
 			}
 			votes[i] = v
 		}
 		if floor > 0 {
-			a.own = kernels.TopK(a.own[:0], votes, floor)
+			a.own = kernels.TopK(a.own[:0], pooled, floor)
 			for _, i := range a.own {
 				votes[i] = inf
 			}

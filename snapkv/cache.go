@@ -33,12 +33,13 @@ const (
 type CacheConfig struct {
 	Select  Config
 	Mode    Mode
-	QHeads  int // query heads, a positive multiple of KVHeads (key-proxy users: set it to KVHeads)
-	KVHeads int
+	QHeads  int // query heads, a positive multiple of KVHeads, at most 1<<16 (key-proxy users: set it to KVHeads)
+	KVHeads int // 1 to 1<<16
 	Dim     int
 	// Reserve is the number of decode tokens each KV head gets room for when the
 	// prompt is compressed, so that the first Reserve calls to Append allocate nothing.
-	// Appends past it grow a head's storage as append does.
+	// Appends past it grow a head's storage as append does. Positions are int32, so it
+	// is at most math.MaxInt32.
 	Reserve int
 }
 
@@ -111,16 +112,18 @@ type headRows struct {
 // NewCache validates cfg and returns an empty cache.
 func NewCache(cfg CacheConfig) (*Cache, error) {
 	switch {
-	case cfg.KVHeads < 1:
-		return nil, fmt.Errorf("snapkv: CacheConfig.KVHeads %d, want ≥ 1", cfg.KVHeads)
-	case cfg.QHeads < 1 || cfg.QHeads%cfg.KVHeads != 0:
-		return nil, fmt.Errorf("snapkv: CacheConfig.QHeads %d, want a positive multiple of KVHeads %d", cfg.QHeads, cfg.KVHeads)
+	case cfg.KVHeads < 1 || cfg.KVHeads > maxHeads:
+		return nil, fmt.Errorf("snapkv: CacheConfig.KVHeads %d, want 1 to %d", cfg.KVHeads, maxHeads)
+	case cfg.QHeads < 1 || cfg.QHeads > maxHeads || cfg.QHeads%cfg.KVHeads != 0:
+		return nil, fmt.Errorf("snapkv: CacheConfig.QHeads %d, want a multiple of KVHeads %d from 1 to %d", cfg.QHeads, cfg.KVHeads, maxHeads)
 	case cfg.Dim < 1:
 		return nil, fmt.Errorf("snapkv: CacheConfig.Dim %d, want ≥ 1", cfg.Dim)
 	case cfg.Mode != ModeFaithful && cfg.Mode != ModeBounded:
 		return nil, fmt.Errorf("snapkv: CacheConfig.Mode %d is not ModeFaithful or ModeBounded", cfg.Mode)
 	case cfg.Reserve < 0:
 		return nil, fmt.Errorf("snapkv: CacheConfig.Reserve %d is negative", cfg.Reserve)
+	case cfg.Reserve > math.MaxInt32:
+		return nil, fmt.Errorf("snapkv: CacheConfig.Reserve %d exceeds the int32 positions", cfg.Reserve)
 	case cfg.Mode == ModeBounded && cfg.Select.Budget == 0:
 		return nil, fmt.Errorf("snapkv: ModeBounded needs Select.Budget ≥ 1, not KeepRatio %v: the prompt length is unknown before the last chunk", cfg.Select.KeepRatio)
 	}
@@ -344,6 +347,11 @@ func (c *Cache) finish(attn []float32) error {
 		return err
 	}
 	d, old := c.cfg.Dim, c.rows
+	for _, kept := range c.kept { // both at most MaxInt32: their sum fits a 64-bit int
+		if r := int64(len(kept)) + int64(c.cfg.Reserve); r > int64(math.MaxInt/d) {
+			return fmt.Errorf("snapkv: (kept rows + CacheConfig.Reserve)·Dim = (%d + %d)·%d overflows int", len(kept), c.cfg.Reserve, d)
+		}
+	}
 	c.heads = make([]headRows, c.cfg.KVHeads)
 	for h, kept := range c.kept {
 		r, capRows := len(kept), len(kept)+c.cfg.Reserve

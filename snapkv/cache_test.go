@@ -396,6 +396,15 @@ func TestCacheAdaptive(t *testing.T) {
 	}
 }
 
+// huge is 2⁵⁰ where an int holds it (−1 on 32-bit platforms).
+var huge = func() int {
+	n := int64(1) << 50
+	if int64(int(n)) != n {
+		return -1
+	}
+	return int(n)
+}()
+
 func TestCacheErrors(t *testing.T) {
 	good := snapkv.CacheConfig{Select: snapkv.Config{Budget: 8, Window: 4, Kernel: 3}, QHeads: 4, KVHeads: 2, Dim: 4}
 	with := func(f func(*snapkv.CacheConfig)) snapkv.CacheConfig { c := good; f(&c); return c }
@@ -415,7 +424,13 @@ func TestCacheErrors(t *testing.T) {
 			c.Select.KeepRatio = 0.5
 		}), "KeepRatio 0.5"},
 		{with(func(c *snapkv.CacheConfig) { c.Select.Kernel = 4 }), "Kernel 4"},
-		{with(func(c *snapkv.CacheConfig) { c.QHeads = 1 << 20; c.Dim = math.MaxInt/4 + 1 }), "overflows"},
+		{with(func(c *snapkv.CacheConfig) { c.QHeads = 1 << 16; c.Dim = math.MaxInt/4 + 1 }), "overflows"},
+		{with(func(c *snapkv.CacheConfig) { c.Reserve = math.MaxInt }), fmt.Sprintf("Reserve %d exceeds the int32 positions", math.MaxInt)},
+		{with(func(c *snapkv.CacheConfig) { c.Reserve = math.MaxInt / 2 }), fmt.Sprintf("Reserve %d", math.MaxInt/2)},
+		{with(func(c *snapkv.CacheConfig) { c.Reserve = tooLong }), fmt.Sprintf("Reserve %d", tooLong)},
+		{with(func(c *snapkv.CacheConfig) { c.Reserve = huge }), fmt.Sprintf("Reserve %d", huge)},
+		{with(func(c *snapkv.CacheConfig) { c.QHeads, c.KVHeads, c.Dim = math.MaxInt/2, math.MaxInt/2, 1 }), fmt.Sprintf("KVHeads %d, want 1 to 65536", math.MaxInt/2)},
+		{with(func(c *snapkv.CacheConfig) { c.QHeads, c.KVHeads, c.Dim = 1<<16+1, 1, 1 }), "QHeads 65537"},
 	} {
 		if _, err := snapkv.NewCache(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("NewCache(%+v) = %v, want an error naming %q", tc.cfg, err, tc.want)
@@ -631,5 +646,19 @@ func TestCacheFaithfulLarge(t *testing.T) {
 			l.prefill(t, c, cfg, chunks, byQueries)
 			l.checkHeads(t, fmt.Sprintf("%+v chunks %v", sel, chunks), c, want)
 		}
+	}
+}
+
+// TestCacheStorageOverflow: a Reserve that validates but whose storage, at this Dim,
+// would overflow int fails the prompt's last chunk with an error, not a panic.
+func TestCacheStorageOverflow(t *testing.T) {
+	cfg := snapkv.CacheConfig{Select: snapkv.Config{Budget: 8, Window: 4, Kernel: 3}, QHeads: 1, KVHeads: 1, Dim: math.MaxInt / 4, Reserve: 8}
+	c, err := snapkv.NewCache(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("(kept rows + CacheConfig.Reserve)·Dim = (0 + 8)·%d overflows int", math.MaxInt/4)
+	if err := c.Prefill(snapkv.Chunk{Last: true}); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Prefill = %v, want an error containing %q", err, want)
 	}
 }

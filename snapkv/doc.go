@@ -31,7 +31,9 @@
 // The zero value of each enum is the default: RulePaper (the authors' code), PoolAvg,
 // GroupMean, AllocUniform; Workers 0 means GOMAXPROCS. Budget (or KeepRatio), Window
 // and Kernel have no hidden defaults; the paper's code uses Window 32 and Kernel 7 or
-// 5 with average pooling.
+// 5 with average pooling. QHeads and KVHeads are at most 1<<16: no model has more than
+// a few hundred heads, and an absurd count is then an error rather than a loop or an
+// allocation over it.
 //
 // Budget C counts every kept prompt row, sinks and window included. KeepRatio sets
 // C = ⌈KeepRatio·Len⌉, at least 1, where a product within 1e-9 (relative) of an integer
@@ -59,13 +61,14 @@
 //
 // AllocAdaptive (AdaKV) shares KVHeads·C rows among the layer's KV heads. With
 // free = C − Sinks − W (Sinks = 0 under RulePaper), each head keeps its protected rows,
-// its own top ⌊Floor·free⌋ rows, and whatever it wins of one top-(KVHeads·free) taken
-// over the selectable pooled votes of all heads together, in which its own top rows
-// count above every vote (a +Inf vote counts as math.MaxFloat32 there); ties go to the
-// lower head, then the lower position. So the heads' rows sum to exactly KVHeads·C,
-// each head keeps at least sinks + W + ⌊Floor·free⌋, and Floor 1 is the uniform
-// budget. Votes are comparable across heads because every head's window rows are
-// probability distributions. The pinned cases apply to every head alike.
+// its own top ⌊Floor·free⌋ rows (taken from its votes as they are, as AllocUniform
+// takes its top), and whatever it wins of one top-(KVHeads·free) taken over the
+// selectable pooled votes of all heads together, in which its own top rows count above
+// every vote (a +Inf vote counts as math.MaxFloat32 there); ties go to the lower head,
+// then the lower position. So the heads' rows sum to exactly KVHeads·C, each head keeps
+// at least sinks + W + ⌊Floor·free⌋, and Floor 1 is the uniform budget. Votes are
+// comparable across heads because every head's window rows are probability
+// distributions. The pinned cases apply to every head alike.
 //
 // # Work and memory
 //
@@ -97,8 +100,9 @@
 // Nothing in snapkv panics on user input: every bad shape or configuration (slice
 // lengths against the declared dims, QHeads not a multiple of KVHeads, an even or
 // non-positive Kernel, a negative Budget, Window < 1, KeepRatio outside (0, 1] or NaN,
-// both Q and Attn set, Sinks with RulePaper, dims whose product overflows int) returns
-// an error that names the field and its value.
+// both Q and Attn set, Sinks with RulePaper, more than 1<<16 heads, a Reserve beyond
+// the int32 positions, dims whose product overflows int) returns an error that names
+// the field and its value.
 //
 // The kept set is the exact top-k of the float32 votes. Against the same computation in
 // float64 it can differ only between rows whose pooled votes are within the float32

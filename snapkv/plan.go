@@ -31,6 +31,7 @@ type plan struct {
 	keep      keep
 	w, c      int // window (clamped to Len) and budget
 	g         int // query heads voting for each KV head
+	batch     int // query heads per Scores call: as many windows as fit scoresRows, at most g
 	cols      int // vote columns: L−W under RulePaper, L under RuleProtected
 	scale     float32
 	firstTask int       // index of this plan's head 0 in the call's task numbering
@@ -42,12 +43,8 @@ type plan struct {
 func (s *Selector) plan(p *plan, in Input) error {
 	cfg := &s.cfg
 	switch {
-	case in.KVHeads < 1:
-		return fmt.Errorf("snapkv: KVHeads %d, want ≥ 1", in.KVHeads)
-	case in.QHeads < 0:
-		return fmt.Errorf("snapkv: QHeads %d is negative", in.QHeads)
-	case in.QHeads%in.KVHeads != 0:
-		return fmt.Errorf("snapkv: QHeads %d is not a multiple of KVHeads %d", in.QHeads, in.KVHeads)
+	case in.KVHeads < 1 || in.KVHeads > maxHeads:
+		return fmt.Errorf("snapkv: KVHeads %d, want 1 to %d", in.KVHeads, maxHeads)
 	case in.Len < 0:
 		return fmt.Errorf("snapkv: Len %d is negative", in.Len)
 	case in.Len > math.MaxInt32:
@@ -57,7 +54,7 @@ func (s *Selector) plan(p *plan, in Input) error {
 	case in.Q != nil && in.Attn != nil:
 		return errors.New("snapkv: Input.Q and Input.Attn are both set; set one (or neither, for the key proxy)")
 	}
-	*p = plan{in: in, w: min(cfg.Window, in.Len), c: cfg.budget(in.Len), g: 1, cols: in.Len}
+	*p = plan{in: in, w: min(cfg.Window, in.Len), c: cfg.budget(in.Len), g: 1, batch: 1, cols: in.Len}
 	switch {
 	case in.Q != nil:
 		p.src = fromQueries
@@ -66,9 +63,12 @@ func (s *Selector) plan(p *plan, in Input) error {
 	default:
 		p.src = fromKeys
 	}
-	if p.src != fromKeys {
-		if in.QHeads == 0 {
-			return fmt.Errorf("snapkv: QHeads 0, want a positive multiple of KVHeads %d", in.KVHeads)
+	if p.src != fromKeys { // the key proxy has no query heads
+		switch {
+		case in.QHeads < 1 || in.QHeads > maxHeads:
+			return fmt.Errorf("snapkv: QHeads %d, want a multiple of KVHeads %d from 1 to %d", in.QHeads, in.KVHeads, maxHeads)
+		case in.QHeads%in.KVHeads != 0:
+			return fmt.Errorf("snapkv: QHeads %d is not a multiple of KVHeads %d", in.QHeads, in.KVHeads)
 		}
 		p.g = in.QHeads / in.KVHeads
 	}
@@ -84,6 +84,9 @@ func (s *Selector) plan(p *plan, in Input) error {
 	case fromQueries:
 		if err := checkLen("Q", len(in.Q), "QHeads·W·Dim", in.QHeads, p.w, in.Dim); err != nil {
 			return err
+		}
+		if p.w > 0 {
+			p.batch = min(max(scoresRows/p.w, 1), p.g)
 		}
 	case fromAttn:
 		if err := checkLen("Attn", len(in.Attn), "QHeads·W·Len", in.QHeads, p.w, in.Len); err != nil {
@@ -109,6 +112,10 @@ func (s *Selector) plan(p *plan, in Input) error {
 		p.keep = keepRecent
 	case cfg.Alloc == AllocAdaptive && in.KVHeads > math.MaxInt32/in.Len:
 		return fmt.Errorf("snapkv: KVHeads·Len = %d·%d exceeds the int32 positions of AllocAdaptive's shared ranking", in.KVHeads, in.Len)
+	case p.src != fromAttn:
+		if _, ok := mul(p.batch*p.w, in.Len, 4); !ok {
+			return fmt.Errorf("snapkv: Window %d, Len %d: the score block of %d·%d floats overflows int", p.w, in.Len, p.batch*p.w, in.Len)
+		}
 	}
 	return nil
 }

@@ -25,12 +25,8 @@ func (ws *workspace) score(cfg *Config, p *plan, h int) {
 	ws.group = grow(ws.group, m)
 	ws.votes = grow(ws.votes, m)
 	acc := ws.group
-	batch := 1
-	if p.src == fromQueries {
-		batch = min(max(scoresRows/p.w, 1), p.g)
-	}
-	for i := 0; i < p.g; i += batch {
-		nh := min(batch, p.g-i)
+	for i := 0; i < p.g; i += p.batch {
+		nh := min(p.batch, p.g-i)
 		probs := ws.probs(p, h*p.g+i, nh, h)
 		for j := range nh {
 			if i+j == 0 {

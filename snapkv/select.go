@@ -73,6 +73,11 @@ type Config struct {
 	Workers   int     // goroutines that a call's scored heads (and sequences) are spread over, at most one per head; 0 means GOMAXPROCS, 1 none
 }
 
+// maxHeads bounds QHeads and KVHeads: no model has more than a few hundred heads, and
+// the bound keeps every per-head allocation and loop of an Input or Cache small, where
+// an absurd count would otherwise pass the length checks (an empty prompt has none).
+const maxHeads = 1 << 16
+
 // Input is one layer of one sequence, all row-major and post-RoPE. Exactly one score
 // source is used: Q (window queries, the default), Attn (probabilities the engine
 // already computed), or neither (the last W key rows stand in for queries).
@@ -80,8 +85,8 @@ type Input struct {
 	Q       []float32      // [QHeads][W][Dim], W = min(Config.Window, Len): queries of positions Len−W .. Len−1
 	Attn    []float32      // [QHeads][W][Len], used as given (rows should already be causal)
 	K       []fp16.Float16 // [KVHeads][Len][Dim]; may be nil with Attn
-	QHeads  int            // a positive multiple of KVHeads; ignored by the key proxy (0 allowed there)
-	KVHeads int
+	QHeads  int            // a positive multiple of KVHeads, at most 1<<16; ignored (not checked) by the key proxy
+	KVHeads int            // 1 to 1<<16
 	Len     int
 	Dim     int // may be 0 with Attn and no K
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kvsimd/kvsimd/fp16"
 	"github.com/kvsimd/kvsimd/snapkv"
@@ -166,6 +167,10 @@ func TestBadInput(t *testing.T) {
 		{cfg: func(c *snapkv.Config) { c.Floor = 0.2 }, want: "Floor 0.2 needs Alloc"},
 		{cfg: func(c *snapkv.Config) { c.Workers = -1 }, want: "Workers -1"},
 		{in: func(i *snapkv.Input) { i.KVHeads = 0 }, want: "KVHeads 0"},
+		{in: func(i *snapkv.Input) { i.KVHeads, i.Len, i.K, i.Q = math.MaxInt, 0, nil, nil }, want: fmt.Sprintf("KVHeads %d, want 1 to 65536", math.MaxInt)},
+		{in: func(i *snapkv.Input) { i.KVHeads, i.QHeads, i.Len, i.K, i.Q = 1<<16+1, 1<<16+1, 0, nil, nil }, want: "KVHeads 65537"},
+		{in: func(i *snapkv.Input) { i.QHeads = 1<<16 + 2 }, want: "QHeads 65538"},
+		{in: func(i *snapkv.Input) { i.QHeads, i.Q, i.Attn = math.MaxInt/2+1, nil, make([]float32, 4*4*n) }, want: fmt.Sprintf("QHeads %d", math.MaxInt/2+1)},
 		{in: func(i *snapkv.Input) { i.QHeads = 3 }, want: "QHeads 3 is not a multiple of KVHeads 2"},
 		{in: func(i *snapkv.Input) { i.QHeads = -4 }, want: "QHeads -4"},
 		{in: func(i *snapkv.Input) { i.QHeads = 0 }, want: "QHeads 0"},
@@ -341,6 +346,130 @@ func TestAdaptiveShares(t *testing.T) {
 	got, _ = snapkv.Select(cfg, snapkv.Input{Attn: attn, QHeads: 2, KVHeads: 2, Len: n})
 	if len(got[0]) != 20 || len(got[1]) != 20 {
 		t.Errorf("Floor 1 kept %d and %d rows, want 20 each", len(got[0]), len(got[1]))
+	}
+}
+
+// TestKeyProxyIgnoresQHeads: the key proxy reads no queries, so QHeads is neither
+// checked nor used there.
+func TestKeyProxyIgnoresQHeads(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	p := newProblem(r, 2, 2, 100, 8, 16)
+	cfg := snapkv.Config{Budget: 30, Window: 8, Kernel: 5}
+	in := snapkv.Input{K: p.k, KVHeads: 2, Len: p.n, Dim: p.d}
+	want, err := snapkv.Select(cfg, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, qHeads := range []int{3, -1, 1 << 20, math.MaxInt} {
+		in.QHeads = qHeads
+		got, err := snapkv.Select(cfg, in)
+		if err != nil {
+			t.Fatalf("QHeads %d: %v", qHeads, err)
+		}
+		if !slices.EqualFunc(got, want, slices.Equal) {
+			t.Fatalf("QHeads %d: kept %v, with QHeads 0 %v", qHeads, got, want)
+		}
+	}
+}
+
+// TestWorkersBounded: a call runs on at most as many goroutines as it has heads to
+// score, whatever Workers says: Workers math.MaxInt and 10,000 on two heads start one
+// helper, and it has ended when the call returns.
+func TestWorkersBounded(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	p := newProblem(r, 4, 2, 300, 16, 16)
+	in := snapkv.Input{Q: p.q, K: p.k, QHeads: 4, KVHeads: 2, Len: p.n, Dim: p.d}
+	for _, workers := range []int{math.MaxInt, 10000} {
+		before := runtime.NumGoroutine()
+		most := before
+		stop, sampled := make(chan struct{}), make(chan struct{})
+		go func() { // sampling while the calls run
+			defer close(sampled)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					most = max(most, runtime.NumGoroutine()-1) // not this one
+					runtime.Gosched()
+				}
+			}
+		}()
+		for range 20 {
+			if _, err := snapkv.Select(snapkv.Config{Budget: 60, Window: 16, Kernel: 5, Workers: workers}, in); err != nil {
+				t.Fatal(err)
+			}
+		}
+		close(stop)
+		<-sampled
+		if most > before+1 {
+			t.Errorf("Workers %d on 2 heads: %d goroutines during the calls, %d before", workers, most, before)
+		}
+		after := runtime.NumGoroutine()
+		for deadline := time.Now().Add(time.Second); after != before && time.Now().Before(deadline); after = runtime.NumGoroutine() {
+			runtime.Gosched() // a helper's last act is to say it is done; let it return
+		}
+		if after != before {
+			t.Errorf("Workers %d: %d goroutines after the calls, %d before", workers, after, before)
+		}
+	}
+}
+
+// TestAdaptiveFloorOne: AllocAdaptive with Floor 1 keeps what AllocUniform keeps, also
+// when pooled votes hold +Inf and math.MaxFloat32 (which the shared ranking cannot
+// tell apart, but each head's own top does).
+func TestAdaptiveFloorOne(t *testing.T) {
+	inf, big := float32(math.Inf(1)), float32(math.MaxFloat32)
+	// One head, one window row, C 2: the uniform budget keeps the +Inf vote at 5 and
+	// the window row 7, not the lower position 2 of math.MaxFloat32.
+	attn := []float32{0, 0, big, 0, 0, inf, 0, 1}
+	uniform := snapkv.Config{Budget: 2, Window: 1, Kernel: 1}
+	adaptive := uniform
+	adaptive.Alloc, adaptive.Floor = snapkv.AllocAdaptive, 1
+	for _, cfg := range []snapkv.Config{uniform, adaptive} {
+		got, err := snapkv.Select(cfg, snapkv.Input{Attn: attn, QHeads: 1, KVHeads: 1, Len: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []int32{5, 7}; !slices.Equal(got[0], want) {
+			t.Errorf("%+v: kept %v, want %v", cfg, got[0], want)
+		}
+	}
+
+	// Random layers whose votes hold both, under both rules and poolings.
+	r := rand.New(rand.NewPCG(17, 18))
+	for range 50 {
+		hk, g, w := 1+r.IntN(4), 1+r.IntN(3), 1+r.IntN(4)
+		n := w + 10 + r.IntN(60)
+		attn := make([]float32, hk*g*w*n)
+		for i := range attn {
+			switch r.IntN(10) {
+			case 0:
+				attn[i] = inf
+			case 1:
+				attn[i] = big
+			default:
+				attn[i] = float32(r.IntN(4)) // ties too
+			}
+		}
+		in := snapkv.Input{Attn: attn, QHeads: hk * g, KVHeads: hk, Len: n}
+		uniform := snapkv.Config{Budget: w + 2 + r.IntN(n-w-2), Window: w, Kernel: 1 + 2*r.IntN(3), Pool: snapkv.Pool(r.IntN(2)), Group: snapkv.Group(r.IntN(3))}
+		if r.IntN(2) == 0 {
+			uniform.Rule, uniform.Sinks = snapkv.RuleProtected, r.IntN(3)
+		}
+		adaptive := uniform
+		adaptive.Alloc, adaptive.Floor = snapkv.AllocAdaptive, 1
+		want, err := snapkv.Select(uniform, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := snapkv.Select(adaptive, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.EqualFunc(got, want, slices.Equal) {
+			t.Fatalf("Hkv %d G %d W %d L %d %+v: Floor 1 kept %v, AllocUniform %v", hk, g, w, n, uniform, got, want)
+		}
 	}
 }
 
