@@ -1,6 +1,7 @@
 package fuzz
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -10,10 +11,11 @@ import (
 )
 
 // FuzzCache drives a Cache with fuzzed configurations and chunk sequences, misuse
-// included, and requires that it never panics, that every error names the package, and
-// that a faithful cache whose chunks were all accepted holds exactly the rows of a
-// one-shot Select over the whole prompt, at their positions, followed by the decoded
-// rows. Each op byte is one chunk: bits 0-4 its length, bits 5-6 its queries (0 all
+// included, and requires that it never panics, that every error names the package,
+// that a twin cache given the same chunks token-major answers alike (the same errors,
+// rows, positions and Stats), and that a faithful cache whose chunks were all accepted
+// holds exactly the rows of a one-shot Select over the whole prompt, at their
+// positions, followed by the decoded rows. Each op byte is one chunk: bits 0-4 its length, bits 5-6 its queries (0 all
 // rows, 1 the last Window rows, 2 none, 3 a malformed K); the last op ends the prompt.
 func FuzzCache(f *testing.F) {
 	f.Add(int16(12), uint8(4), uint8(3), uint8(0), uint8(2), uint8(2), uint8(8), uint8(2), []byte{20, 9, 2}, []byte{0x00, 0x3c, 0x00, 0xbc, 0x01, 0x7c})
@@ -36,6 +38,12 @@ func FuzzCache(f *testing.F) {
 		}
 		if kvHeads > 4 || group > 4 || dim > 32 || len(ops) > 16 {
 			return // valid but too big to fuzz quickly
+		}
+		twinCfg := cfg
+		twinCfg.Layout = snapkv.TokenMajor
+		twin, err := snapkv.NewCache(twinCfg)
+		if err != nil {
+			t.Fatalf("token-major twin: %v", err)
 		}
 		hk, hq, d := cfg.KVHeads, cfg.QHeads, cfg.Dim
 		n := 0
@@ -72,7 +80,16 @@ func FuzzCache(f *testing.F) {
 			case 3:
 				ch.K = ch.K[:max(len(ch.K)-1, 0)]
 			}
-			if err := c.Prefill(ch); err != nil {
+			err := c.Prefill(ch)
+			if op>>5&3 != 3 { // a malformed K stays as it is
+				ch.K, ch.V = tokenMajor(ch.K, hk, m, d), tokenMajor(ch.V, hk, m, d)
+				if ch.Q != nil {
+					ch.Q = tokenMajor(ch.Q, hq, len(ch.Q)/(hq*d), d)
+				}
+			}
+			sameErr(t, "Prefill", err, twin.Prefill(ch))
+			sameHeads(t, c, twin, hk)
+			if err != nil {
 				checkErr(t, err)
 				accepted = false
 				continue
@@ -81,10 +98,13 @@ func FuzzCache(f *testing.F) {
 			at += m
 		}
 		for range decode {
-			if err := c.Append(dk, dv); err != nil {
+			err := c.Append(dk, dv)
+			sameErr(t, "Append", err, twin.Append(dk, dv))
+			if err != nil {
 				checkErr(t, err)
 			}
 		}
+		sameHeads(t, c, twin, hk)
 		if !accepted || len(ops) == 0 { // the prompt has not ended
 			return
 		}
@@ -136,6 +156,30 @@ func rows[T any](x []T, heads, n, d, lo, hi int) []T {
 		out = append(out, x[(h*n+lo)*d:(h*n+hi)*d]...)
 	}
 	return out
+}
+
+// sameErr requires the head-major cache's error and its token-major twin's to match.
+func sameErr(t *testing.T, call string, head, token error) {
+	t.Helper()
+	if (head == nil) != (token == nil) || head != nil && head.Error() != token.Error() {
+		t.Fatalf("%s: head-major error %v, token-major %v", call, head, token)
+	}
+}
+
+// sameHeads requires the two caches to hold the same rows at the same positions and to
+// report the same Stats.
+func sameHeads(t *testing.T, head, token *snapkv.Cache, heads int) {
+	t.Helper()
+	for h := range heads {
+		k, v, pos := head.Head(h)
+		tk, tv, tpos := token.Head(h)
+		if !slices.Equal(tk, k) || !slices.Equal(tv, v) || !slices.Equal(tpos, pos) {
+			t.Fatalf("head %d: token-major holds positions %v, head-major %v (or their rows differ)", h, tpos, pos)
+		}
+	}
+	if a, b := token.Stats(), head.Stats(); !reflect.DeepEqual(a, b) {
+		t.Fatalf("token-major Stats %+v, head-major %+v", a, b)
+	}
 }
 
 func checkErr(t *testing.T, err error) {

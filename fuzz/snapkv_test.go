@@ -18,7 +18,8 @@ import (
 // the validation without allocating them.
 func FuzzSelect(f *testing.F) {
 	// enums: bit 0 pool, bit 1 rule, bits 2-3 group, bit 4 alloc, bits 5-6 source
-	// (0 queries, 1 attention, 2 key proxy), bits 7-8 which slice lenDelta changes.
+	// (0 queries, 1 attention, 2 key proxy), bits 7-8 which slice lenDelta changes,
+	// bits 9-10 the layout (2 and 3 are no layout).
 	f.Add(16, 0.0, 4, 5, 0, 0.0, uint16(0), int8(1), 4, 2, 48, 8, int8(0), []byte{0, 0, 128, 63, 0, 0, 0, 192})
 	f.Add(0, 0.25, 8, 3, 2, 0.2, uint16(2|1<<4), int8(2), 2, 1, 100, 16, int8(0), []byte{1, 2, 3, 4, 5, 6, 7, 8})
 	f.Add(10, 0.0, 3, 1, 1, 0.0, uint16(2|1<<5), int8(3), 3, 3, 30, 0, int8(0), []byte{0, 0, 192, 127, 0, 0, 128, 127})
@@ -33,7 +34,7 @@ func FuzzSelect(f *testing.F) {
 			Pool: snapkv.Pool(enums & 1), Rule: snapkv.Rule(enums >> 1 & 1), Group: snapkv.Group(enums >> 2 & 3),
 			Alloc: snapkv.Alloc(enums >> 4 & 1), Workers: int(workers % 8),
 		}
-		in := snapkv.Input{QHeads: qHeads, KVHeads: kvHeads, Len: n, Dim: dim}
+		in := snapkv.Input{QHeads: qHeads, KVHeads: kvHeads, Len: n, Dim: dim, Layout: snapkv.Layout(enums >> 9 & 3)}
 		small := qHeads >= 0 && qHeads <= 16 && kvHeads >= 0 && kvHeads <= 16 && n >= 0 && n <= 300 && dim >= 0 && dim <= 128
 		w := max(min(window, n), 0)
 		sizes := [3]int{1, 1, 1} // Q, Attn, K, when the shape is not small
@@ -68,6 +69,82 @@ func FuzzSelect(f *testing.F) {
 			checkSelection(t, v, cfg, in, sel)
 		})
 	})
+}
+
+// FuzzSelectLayout selects the same layer head-major and token-major (its K the first
+// positions of a context-sized buffer whose room holds NaN) on every variant, and
+// requires the same rows or the same error. The head counts, Len and Dim are small and
+// valid, so that most inputs are selected; the configuration is as fuzzed. enums: bit
+// 0 pool, bit 1 rule, bits 2-3 group, bit 4 alloc, bits 5-6 source (0 queries, 1
+// attention, 2 key proxy, 3 attention without keys), bits 7-8 workers − 1.
+func FuzzSelectLayout(f *testing.F) {
+	f.Fuzz(func(t *testing.T, budget uint16, window, kernel, sinks, floor uint8, enums uint16, kvHeads, group, n, dim uint8, data []byte) {
+		hk, g, d, l := 1+int(kvHeads%4), 1+int(group%4), 1+int(dim%32), int(n)
+		hq := hk * g
+		cfg := snapkv.Config{
+			Budget: int(budget), Window: int(window), Kernel: int(kernel),
+			Pool: snapkv.Pool(enums & 1), Rule: snapkv.Rule(enums >> 1 & 1), Group: snapkv.Group(enums >> 2 & 3),
+			Alloc: snapkv.Alloc(enums >> 4 & 1), Workers: 1 + int(enums>>7&3),
+		}
+		if cfg.Rule == snapkv.RuleProtected {
+			cfg.Sinks = int(sinks)
+		}
+		if cfg.Alloc == snapkv.AllocAdaptive {
+			cfg.Floor = float64(floor) / 255
+		}
+		w := min(int(window), l)
+		values, halves := float32s(data), uint16s(data)
+		head := snapkv.Input{QHeads: hq, KVHeads: hk, Len: l, Dim: d}
+		src := enums >> 5 & 3
+		switch src {
+		case 0:
+			head.Q = fill(make([]float32, hq*w*d), values, 1)
+		case 1, 3:
+			head.Attn = fill(make([]float32, hq*w*l), values, 1)
+		}
+		if src != 3 {
+			k := fill(make([]uint16, hk*l*d), halves, 0x3c00)
+			head.K = make([]fp16.Float16, len(k))
+			for i, h := range k {
+				head.K[i] = fp16.Float16(h)
+			}
+		}
+		token := head
+		token.Layout = snapkv.TokenMajor
+		if head.K != nil {
+			room := make([]fp16.Float16, (l+3)*hk*d)
+			for i := range room {
+				room[i] = 0x7e00
+			}
+			token.K = room[:copy(room, tokenMajor(head.K, hk, l, d))]
+		}
+		if head.Q != nil {
+			token.Q = tokenMajor(head.Q, hq, w, d)
+		}
+		varianttest.Each(t, func(v string) {
+			want, errHead := snapkv.Select(cfg, head)
+			got, errToken := snapkv.Select(cfg, token)
+			switch {
+			case errHead != nil || errToken != nil:
+				if errHead == nil || errToken == nil || errHead.Error() != errToken.Error() {
+					t.Fatalf("%s: head-major error %v, token-major %v", v, errHead, errToken)
+				}
+			case !slices.EqualFunc(got, want, slices.Equal):
+				t.Fatalf("%s: token-major kept %v, head-major %v", v, got, want)
+			}
+		})
+	})
+}
+
+// tokenMajor returns x, [heads][n][d], as [n][heads][d].
+func tokenMajor[T any](x []T, heads, n, d int) []T {
+	out := make([]T, len(x))
+	for h := range heads {
+		for i := range n {
+			copy(out[(i*heads+h)*d:(i*heads+h+1)*d], x[(h*n+i)*d:(h*n+i+1)*d])
+		}
+	}
+	return out
 }
 
 // fill repeats values over dst (or sets def if there are none) and returns dst.

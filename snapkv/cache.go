@@ -30,6 +30,12 @@ const (
 )
 
 // CacheConfig configures one layer's cache.
+//
+// Layout is the layout of the Chunks (see [Chunk]). The cache keeps its working area
+// head-major whatever it is: it copies every chunk into its own storage anyway, and
+// scattering a token-major chunk into each head's rows on arrival costs the same copy,
+// so that [Cache.Head] still returns a head's rows as contiguous [rows][Dim] and the
+// selection, which reads that area, is the same in both layouts.
 type CacheConfig struct {
 	Select  Config
 	Mode    Mode
@@ -41,17 +47,20 @@ type CacheConfig struct {
 	// Appends past it grow a head's storage as append does. Positions are int32, so it
 	// is at most math.MaxInt32.
 	Reserve int
+	Layout  Layout
 }
 
 // Chunk is a run of consecutive prompt positions for one layer, post-RoPE: K and V
 // [KVHeads][n][Dim], and the queries of the same positions, Q [QHeads][n][Dim] or only
 // its last rows, [QHeads][min(n, Window)][Dim] (only the last Window queries of the
-// prompt are read). The cache keeps the last Window query rows across chunks, so a
-// last chunk shorter than the window is scored with queries from the chunks before it;
-// then those chunks must carry Q too. A chunk with neither Q nor Attn, in a cache that
-// has never seen Q, selects with the key proxy (see [Input]). Attn may replace Q as in
-// [Input], on the Last chunk of a ModeFaithful cache only: [QHeads][min(Window, L)][L]
-// over the whole prompt of L rows. A chunk may be empty (n = 0), e.g. to mark the end.
+// prompt are read); with CacheConfig.Layout TokenMajor, K and V [n][KVHeads][Dim] and Q
+// [n or min(n, Window)][QHeads][Dim]. The cache keeps the last Window query rows across
+// chunks, so a last chunk shorter than the window is scored with queries from the
+// chunks before it; then those chunks must carry Q too. A chunk with neither Q nor
+// Attn, in a cache that has never seen Q, selects with the key proxy (see [Input]).
+// Attn may replace Q as in [Input], on the Last chunk of a ModeFaithful cache only:
+// [QHeads][min(Window, L)][L] over the whole prompt of L rows, in both layouts. A chunk
+// may be empty (n = 0), e.g. to mark the end.
 type Chunk struct {
 	K, V []fp16.Float16
 	Q    []float32
@@ -124,6 +133,8 @@ func NewCache(cfg CacheConfig) (*Cache, error) {
 		return nil, fmt.Errorf("snapkv: CacheConfig.Reserve %d is negative", cfg.Reserve)
 	case cfg.Reserve > math.MaxInt32:
 		return nil, fmt.Errorf("snapkv: CacheConfig.Reserve %d exceeds the int32 positions", cfg.Reserve)
+	case cfg.Layout != HeadMajor && cfg.Layout != TokenMajor:
+		return nil, fmt.Errorf("snapkv: CacheConfig.Layout %d is not HeadMajor or TokenMajor", cfg.Layout)
 	case cfg.Mode == ModeBounded && cfg.Select.Budget == 0:
 		return nil, fmt.Errorf("snapkv: ModeBounded needs Select.Budget ≥ 1, not KeepRatio %v: the prompt length is unknown before the last chunk", cfg.Select.KeepRatio)
 	}
@@ -254,7 +265,10 @@ func (c *Cache) pushQueries(q []float32, n int) {
 	for h := range hq {
 		dst := c.qNext[h*valid*d : (h+1)*valid*d]
 		copy(dst, c.q[(h*c.qValid+c.qValid-old)*d:(h+1)*c.qValid*d])
-		copy(dst[old*d:], q[(h*given+given-m)*d:(h+1)*given*d])
+		if m > 0 {
+			rows, stride := headOf(q, c.cfg.Layout, h, hq, given, d)
+			copyRows(dst[old*d:], rows[(given-m)*stride:], d, stride)
+		}
 	}
 	c.q, c.qNext, c.qValid = c.qNext, c.q, valid
 }
@@ -287,8 +301,12 @@ func (c *Cache) appendRows(ch Chunk, n int) {
 		}
 	}
 	for h := range hs {
-		copy(c.wk[(h*rows+old)*d:(h+1)*rows*d], ch.K[h*n*d:(h+1)*n*d])
-		copy(c.wv[(h*rows+old)*d:(h+1)*rows*d], ch.V[h*n*d:(h+1)*n*d])
+		if n > 0 {
+			k, stride := headOf(ch.K, c.cfg.Layout, h, hs, n, d)
+			v, _ := headOf(ch.V, c.cfg.Layout, h, hs, n, d)
+			copyRows(c.wk[(h*rows+old)*d:(h+1)*rows*d], k, d, stride)
+			copyRows(c.wv[(h*rows+old)*d:(h+1)*rows*d], v, d, stride)
+		}
 		for i := range n {
 			c.wpos[h*rows+old+i] = int32(c.prompt + i)
 		}
@@ -373,7 +391,8 @@ func (c *Cache) finish(attn []float32) error {
 	return nil
 }
 
-// Append adds one decoded token's rows, k and v [KVHeads][Dim], at position Offset().
+// Append adds one decoded token's rows, k and v [KVHeads][Dim] (one position of either
+// Layout), at position Offset().
 // It allocates nothing while every head has room (CacheConfig.Reserve).
 func (c *Cache) Append(k, v []fp16.Float16) error {
 	cfg := &c.cfg

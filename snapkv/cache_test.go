@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -94,20 +95,11 @@ func (l *layer) oneShot(t *testing.T, cfg snapkv.Config, src source) [][]int32 {
 func (l *layer) prefill(t *testing.T, c *snapkv.Cache, cfg snapkv.CacheConfig, chunks []int, src source) {
 	t.Helper()
 	at := 0
-	for i, n := range chunks {
-		ch := snapkv.Chunk{K: rows(l.k, l.hk, l.n, l.d, at, at+n), V: rows(l.v, l.hk, l.n, l.d, at, at+n), Last: i == len(chunks)-1}
-		switch {
-		case src == byQueries && i%2 == 0:
-			ch.Q = rows(l.q, l.hq, l.n, l.d, at, at+n)
-		case src == byQueries:
-			ch.Q = rows(l.q, l.hq, l.n, l.d, max(at, at+n-cfg.Select.Window), at+n)
-		case src == byAttn && ch.Last:
-			ch.Attn = l.attn
-		}
+	for i, ch := range l.chunks(cfg, chunks, src) {
 		if err := c.Prefill(ch); err != nil {
 			t.Fatalf("chunk %d of %v: %v", i, chunks, err)
 		}
-		at += n
+		at += chunks[i]
 		if c.Offset() != at {
 			t.Fatalf("chunk %d of %v: Offset %d, want %d", i, chunks, c.Offset(), at)
 		}
@@ -124,6 +116,27 @@ func (l *layer) prefill(t *testing.T, c *snapkv.Cache, cfg snapkv.CacheConfig, c
 			}
 		}
 	}
+}
+
+// chunks cuts the layer into head-major chunks of the given sizes (the last marked
+// Last), with all of a chunk's queries or only its last Window rows in turn.
+func (l *layer) chunks(cfg snapkv.CacheConfig, sizes []int, src source) []snapkv.Chunk {
+	var out []snapkv.Chunk
+	at := 0
+	for i, n := range sizes {
+		ch := snapkv.Chunk{K: rows(l.k, l.hk, l.n, l.d, at, at+n), V: rows(l.v, l.hk, l.n, l.d, at, at+n), Last: i == len(sizes)-1}
+		switch {
+		case src == byQueries && i%2 == 0:
+			ch.Q = rows(l.q, l.hq, l.n, l.d, at, at+n)
+		case src == byQueries:
+			ch.Q = rows(l.q, l.hq, l.n, l.d, max(at, at+n-cfg.Select.Window), at+n)
+		case src == byAttn && ch.Last:
+			ch.Attn = l.attn
+		}
+		out = append(out, ch)
+		at += n
+	}
+	return out
 }
 
 // checkHeads checks that every head of c holds exactly the rows of l at want[h] (bit
@@ -431,6 +444,7 @@ func TestCacheErrors(t *testing.T) {
 		{with(func(c *snapkv.CacheConfig) { c.Reserve = huge }), fmt.Sprintf("Reserve %d", huge)},
 		{with(func(c *snapkv.CacheConfig) { c.QHeads, c.KVHeads, c.Dim = math.MaxInt/2, math.MaxInt/2, 1 }), fmt.Sprintf("KVHeads %d, want 1 to 65536", math.MaxInt/2)},
 		{with(func(c *snapkv.CacheConfig) { c.QHeads, c.KVHeads, c.Dim = 1<<16+1, 1, 1 }), "QHeads 65537"},
+		{with(func(c *snapkv.CacheConfig) { c.Layout = 2 }), "Layout 2 is not HeadMajor or TokenMajor"},
 	} {
 		if _, err := snapkv.NewCache(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("NewCache(%+v) = %v, want an error naming %q", tc.cfg, err, tc.want)
@@ -645,6 +659,63 @@ func TestCacheFaithfulLarge(t *testing.T) {
 			}
 			l.prefill(t, c, cfg, chunks, byQueries)
 			l.checkHeads(t, fmt.Sprintf("%+v chunks %v", sel, chunks), c, want)
+		}
+	}
+}
+
+// TestCacheTokenMajor: a cache given token-major chunks holds, after every chunk, the
+// same rows at the same positions as one given the same data head-major, and reports
+// the same Stats, in both modes, however the prompt is chunked, for every score source.
+func TestCacheTokenMajor(t *testing.T) {
+	r := rand.New(rand.NewPCG(59, 60))
+	const hq, hk, n, w, d = 6, 3, 150, 8, 8
+	l := newLayer(r, hq, hk, n, w, d)
+	for _, mode := range []snapkv.Mode{snapkv.ModeFaithful, snapkv.ModeBounded} {
+		for _, sel := range []snapkv.Config{
+			{Budget: 40, Window: w, Kernel: 5},
+			{Budget: 40, Window: w, Kernel: 3, Rule: snapkv.RuleProtected, Sinks: 2, Alloc: snapkv.AllocAdaptive, Floor: 0.3, Workers: 2},
+		} {
+			for _, src := range []source{byQueries, byAttn, byKeys} {
+				if src == byAttn && mode == snapkv.ModeBounded {
+					continue // Attn is for ModeFaithful only
+				}
+				for _, sizes := range [][]int{{150}, {50, 50, 50}, {7, 1, 139, 3}, {149, 1, 0}} {
+					cfg := snapkv.CacheConfig{Select: sel, Mode: mode, QHeads: hq, KVHeads: hk, Dim: d, Reserve: 2}
+					head, err := snapkv.NewCache(cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					cfg.Layout = snapkv.TokenMajor
+					token, err := snapkv.NewCache(cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for i, ch := range l.chunks(cfg, sizes, src) {
+						what := fmt.Sprintf("mode %d %+v %v chunks %v, after chunk %d", mode, sel, src, sizes, i)
+						if err := head.Prefill(ch); err != nil {
+							t.Fatalf("%s: %v", what, err)
+						}
+						m := len(ch.K) / (hk * d)
+						ch.K, ch.V = tokenMajor(ch.K, hk, m, d), tokenMajor(ch.V, hk, m, d)
+						if ch.Q != nil {
+							ch.Q = tokenMajor(ch.Q, hq, len(ch.Q)/(hq*d), d)
+						}
+						if err := token.Prefill(ch); err != nil {
+							t.Fatalf("%s: token-major: %v", what, err)
+						}
+						for h := range hk {
+							k, v, pos := head.Head(h)
+							tk, tv, tpos := token.Head(h)
+							if !slices.Equal(tk, k) || !slices.Equal(tv, v) || !slices.Equal(tpos, pos) {
+								t.Fatalf("%s: head %d: token-major holds positions %v, head-major %v (or their rows differ)", what, h, tpos, pos)
+							}
+						}
+						if a, b := token.Stats(), head.Stats(); !reflect.DeepEqual(a, b) {
+							t.Fatalf("%s: token-major Stats %+v, head-major %+v", what, a, b)
+						}
+					}
+				}
+			}
 		}
 	}
 }

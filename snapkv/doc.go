@@ -29,11 +29,14 @@
 // # Decisions
 //
 // The zero value of each enum is the default: RulePaper (the authors' code), PoolAvg,
-// GroupMean, AllocUniform; Workers 0 means GOMAXPROCS. Budget (or KeepRatio), Window
-// and Kernel have no hidden defaults; the paper's code uses Window 32 and Kernel 7 or
-// 5 with average pooling. QHeads and KVHeads are at most 1<<16: no model has more than
-// a few hundred heads, and an absurd count is then an error rather than a loop or an
-// allocation over it.
+// GroupMean, AllocUniform, HeadMajor; Workers 0 means GOMAXPROCS. Budget (or
+// KeepRatio), Window and Kernel have no hidden defaults; the paper's code uses Window
+// 32 and Kernel 7 or 5 with average pooling.
+//
+// K and Q come head-major or token-major, as the engine keeps them ([Layout]); the
+// selection is the same, bit for bit. QHeads and KVHeads are at most 1<<16: no model
+// has more than a few hundred heads, and an absurd count is then an error rather than
+// a loop or an allocation over it.
 //
 // Budget C counts every kept prompt row, sinks and window included. KeepRatio sets
 // C = ⌈KeepRatio·Len⌉, at least 1, where a product within 1e-9 (relative) of an integer
@@ -75,9 +78,9 @@
 // Everything is computed and stored at KV-head size: a group's G query heads are
 // scored against their KV head's keys (as many whole windows per Scores call as fit
 // the 64 query rows that the SIMD variants widen each key once for) and reduced into
-// one vote row; nothing is repeated G times. A Selector's workspace holds one score
-// block (at most max(W, 64)·L floats) per goroutine and the pooled votes of every
-// head.
+// one vote row; nothing is repeated G times. K is read where it lies in either
+// [Layout], never copied. A Selector's workspace holds one score block (at most
+// max(W, 64)·L floats) per goroutine and the pooled votes of every head.
 //
 // A call scores its KV heads (all sequences' heads, for SelectBatch) on min(Workers,
 // scored heads) goroutines: the caller's, and helpers that the call starts and waits
@@ -100,9 +103,9 @@
 // Nothing in snapkv panics on user input: every bad shape or configuration (slice
 // lengths against the declared dims, QHeads not a multiple of KVHeads, an even or
 // non-positive Kernel, a negative Budget, Window < 1, KeepRatio outside (0, 1] or NaN,
-// both Q and Attn set, Sinks with RulePaper, more than 1<<16 heads, a Reserve beyond
-// the int32 positions, dims whose product overflows int) returns an error that names
-// the field and its value.
+// both Q and Attn set, Sinks with RulePaper, an unknown Layout, more than 1<<16 heads,
+// a Reserve beyond the int32 positions, dims whose product overflows int) returns an
+// error that names the field and its value.
 //
 // The kept set is the exact top-k of the float32 votes. Against the same computation in
 // float64 it can differ only between rows whose pooled votes are within the float32

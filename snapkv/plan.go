@@ -43,6 +43,8 @@ type plan struct {
 func (s *Selector) plan(p *plan, in Input) error {
 	cfg := &s.cfg
 	switch {
+	case in.Layout != HeadMajor && in.Layout != TokenMajor:
+		return fmt.Errorf("snapkv: Layout %d is not HeadMajor or TokenMajor", in.Layout)
 	case in.KVHeads < 1 || in.KVHeads > maxHeads:
 		return fmt.Errorf("snapkv: KVHeads %d, want 1 to %d", in.KVHeads, maxHeads)
 	case in.Len < 0:

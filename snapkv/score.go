@@ -10,7 +10,7 @@ type workspace struct {
 	block []float32 // [W][L] scores, then probabilities
 	votes []float32 // one query head's window sum
 	group []float32 // the group's reduced votes
-	kq    []float32 // [W][Dim] the key proxy's queries
+	q     []float32 // [nh][W][Dim] queries that Input.Q cannot give as they lie
 }
 
 // scoresRows is how many query rows one Scores call takes when a group allows: the
@@ -63,22 +63,61 @@ func (ws *workspace) probs(p *plan, qh, nh, kvh int) []float32 {
 	if p.src == fromAttn {
 		return in.Attn[qh*w*n : (qh+nh)*w*n]
 	}
-	k := in.K[kvh*n*d : (kvh+1)*n*d]
-	var q []float32
-	if p.src == fromQueries {
-		q = in.Q[qh*w*d : (qh+nh)*w*d]
-	} else {
-		ws.kq = grow(ws.kq, w*d)
-		q = ws.kq
-		fp16.ToFloat32(q, k[(n-w)*d:])
-	}
+	k, stride := headOf(in.K, in.Layout, kvh, in.KVHeads, n, d)
+	q := ws.queries(p, qh, nh, k, stride)
 	ws.block = grow(ws.block, nh*w*n)
 	block := ws.block
-	kernels.Scores(block, q, k, nh*w, n, d, p.scale)
+	kernels.ScoresStrided(block, q, k, nh*w, n, d, stride, p.scale)
 	for i := range nh * w {
 		kernels.Softmax(block[i*n : i*n+n-w+i%w+1])
 	}
 	return block
+}
+
+// queries returns the window queries [nh][W][Dim] of query heads qh .. qh+nh−1 in the
+// order kernels.ScoresStrided takes them (it has no stride for queries): head-major Q
+// as it lies; token-major Q gathered, nh·W·Dim values, a small copy next to the nh·W×L
+// score block they make (K, L·Dim per head, is read where it lies instead: copying it
+// would move as much memory as scoring it); or, for the key proxy, the last W of the
+// keys k (stride apart) widened row by row.
+func (ws *workspace) queries(p *plan, qh, nh int, k []fp16.Float16, stride int) []float32 {
+	in, w, d := &p.in, p.w, p.in.Dim
+	if p.src == fromQueries && in.Layout == HeadMajor {
+		return in.Q[qh*w*d : (qh+nh)*w*d]
+	}
+	ws.q = grow(ws.q, nh*w*d)
+	if p.src == fromKeys { // nh = 1
+		for r := range w {
+			fp16.ToFloat32(ws.q[r*d:(r+1)*d], k[(in.Len-w+r)*stride:][:d])
+		}
+		return ws.q
+	}
+	for j := range nh {
+		q, qStride := headOf(in.Q, in.Layout, qh+j, in.QHeads, w, d)
+		copyRows(ws.q[j*w*d:(j+1)*w*d], q, d, qStride)
+	}
+	return ws.q
+}
+
+// headOf returns head h's rows of x, [heads][n][d] (HeadMajor) or [n][heads][d]
+// (TokenMajor), and the distance between them: row i is rows[i·stride:][:d]. n ≥ 1.
+func headOf[T any](x []T, l Layout, h, heads, n, d int) (rows []T, stride int) {
+	if l == TokenMajor {
+		return x[h*d:], heads * d
+	}
+	return x[h*n*d : (h+1)*n*d], d
+}
+
+// copyRows copies the len(dst)/d rows of d elements that lie stride apart in src into
+// dst, one after the other.
+func copyRows[T any](dst, src []T, d, stride int) {
+	if stride == d {
+		copy(dst, src)
+		return
+	}
+	for i := range len(dst) / d {
+		copy(dst[i*d:(i+1)*d], src[i*stride:])
+	}
 }
 
 // windowSum sets dst (the first len(dst) columns) to the sum of the W rows of one

@@ -73,22 +73,48 @@ type Config struct {
 	Workers   int     // goroutines that a call's scored heads (and sequences) are spread over, at most one per head; 0 means GOMAXPROCS, 1 none
 }
 
+// Layout is how an Input's K and Q, or a Chunk's K, V and Q, order their rows. Attn is
+// [QHeads][W][Len] in both.
+//
+// HeadMajor, the zero value, holds each head's rows together: K [KVHeads][Len][Dim], Q
+// [QHeads][W][Dim]. TokenMajor holds each position's heads together, as most CPU
+// engines keep a layer's cache: K [Len][KVHeads][Dim] (one row of KVHeads·Dim values
+// per position), Q [W][QHeads][Dim]. An engine whose token-major buffer has room for a
+// whole context passes its first Len positions, K[:Len·KVHeads·Dim], a reslice, not a
+// copy: the lengths must be exact, which catches a wrong Len.
+//
+// The selection is the same, bit for bit, in both layouts. It reads a token-major K
+// where it lies (kernels.ScoresStrided, a KV head's keys KVHeads·Dim apart); only the
+// window queries are gathered into the workspace (see [Input]). A [Cache] keeps its
+// working area head-major whatever the layout of its chunks (see [CacheConfig]).
+type Layout int
+
+const (
+	HeadMajor  Layout = iota // [heads][positions][Dim]
+	TokenMajor               // [positions][heads][Dim]
+)
+
 // maxHeads bounds QHeads and KVHeads: no model has more than a few hundred heads, and
 // the bound keeps every per-head allocation and loop of an Input or Cache small, where
 // an absurd count would otherwise pass the length checks (an empty prompt has none).
 const maxHeads = 1 << 16
 
-// Input is one layer of one sequence, all row-major and post-RoPE. Exactly one score
-// source is used: Q (window queries, the default), Attn (probabilities the engine
-// already computed), or neither (the last W key rows stand in for queries).
+// Input is one layer of one sequence, post-RoPE, its K and Q in the given Layout.
+// Exactly one score source is used: Q (window queries, the default), Attn
+// (probabilities the engine already computed), or neither (the last W key rows stand
+// in for queries). A token-major Q is gathered into the workspace in the head-major
+// order that kernels.Scores takes: W·G·Dim values per group of G query heads, small
+// next to the W×Len score block the group's Scores call writes. K is Len·KVHeads·Dim,
+// as much as the Scores calls read, so it is never copied.
 type Input struct {
-	Q       []float32      // [QHeads][W][Dim], W = min(Config.Window, Len): queries of positions Len−W .. Len−1
-	Attn    []float32      // [QHeads][W][Len], used as given (rows should already be causal)
-	K       []fp16.Float16 // [KVHeads][Len][Dim]; may be nil with Attn
+	Q       []float32      // [QHeads][W][Dim] (TokenMajor: [W][QHeads][Dim]), W = min(Config.Window, Len): queries of positions Len−W .. Len−1
+	Attn    []float32      // [QHeads][W][Len] in both layouts, used as given (rows should already be causal)
+	K       []fp16.Float16 // [KVHeads][Len][Dim] (TokenMajor: [Len][KVHeads][Dim]); may be nil with Attn
 	QHeads  int            // a positive multiple of KVHeads, at most 1<<16; ignored (not checked) by the key proxy
 	KVHeads int            // 1 to 1<<16
 	Len     int
 	Dim     int // may be 0 with Attn and no K
+	Layout  Layout
 }
 
 // Select returns, for each KV head h, the kept prompt positions of that head in
