@@ -3,8 +3,9 @@ package main
 import "strings"
 
 // The SnapKV layer benchmark (snapkv.go) times one layer's whole selection, "SnapKV
-// layer Select C=… L=…", and the Scores calls it makes at the same prompt length,
-// "SnapKV layer scores only L=…"; the report prints the Scores share of the layer.
+// layer Select C=… L=…", the same on the same data token-major, "SnapKV layer Select
+// token-major C=… L=…", and the Scores calls they make at the same prompt length,
+// "SnapKV layer scores only L=…"; the report prints the Scores share of each.
 func init() {
 	shares = append(shares, func(whole string) (string, bool) {
 		rest, ok := strings.CutPrefix(whole, "SnapKV layer Select ")

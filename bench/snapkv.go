@@ -24,14 +24,43 @@ func init() {
 	const n = 4096 // the report also runs generic, whose Scores take seconds at longer prompts
 	sections = append(sections,
 		section{fmt.Sprintf("SnapKV layer scores only L=%d", n), "row", n, func(b *testing.B) { benchLayerScores(b, n) }},
-		section{fmt.Sprintf("SnapKV layer Select C=1024 L=%d", n), "row", n, func(b *testing.B) { benchLayerSelect(b, n, 1024) }},
+		section{fmt.Sprintf("SnapKV layer Select C=1024 L=%d", n), "row", n, func(b *testing.B) { benchLayerSelect(b, n, 1024, snapkv.HeadMajor) }},
+		section{fmt.Sprintf("SnapKV layer Select token-major C=1024 L=%d", n), "row", n, func(b *testing.B) { benchLayerSelect(b, n, 1024, snapkv.TokenMajor) }},
 	)
 }
 
-// layer is one layer's window queries and keys.
+// layer is one layer's window queries and keys, head-major, and the same token-major
+// (made when first asked for).
 type layer struct {
-	q []float32
-	k []fp16.Float16
+	q      []float32
+	k      []fp16.Float16
+	tq     []float32
+	tk     []fp16.Float16
+	length int
+}
+
+// input is the layer as a selection input in the given layout.
+func (l *layer) input(layout snapkv.Layout) snapkv.Input {
+	in := snapkv.Input{Q: l.q, K: l.k, QHeads: layerQHeads, KVHeads: layerKVHeads, Len: l.length, Dim: layerDim, Layout: layout}
+	if layout == snapkv.TokenMajor {
+		if l.tk == nil {
+			l.tq = tokenMajor(l.q, layerQHeads, layerWindow, layerDim)
+			l.tk = tokenMajor(l.k, layerKVHeads, l.length, layerDim)
+		}
+		in.Q, in.K = l.tq, l.tk
+	}
+	return in
+}
+
+// tokenMajor returns x, [heads][n][dim], as [n][heads][dim].
+func tokenMajor[T any](x []T, heads, n, dim int) []T {
+	out := make([]T, len(x))
+	for h := range heads {
+		for i := range n {
+			copy(out[(i*heads+h)*dim:(i*heads+h+1)*dim], x[(h*n+i)*dim:(h*n+i+1)*dim])
+		}
+	}
+	return out
 }
 
 var layers = map[int]*layer{}
@@ -43,7 +72,7 @@ func layerOf(n int) *layer {
 		return l
 	}
 	r := rand.New(rand.NewPCG(uint64(n), 8))
-	l := &layer{q: make([]float32, layerQHeads*layerWindow*layerDim)}
+	l := &layer{q: make([]float32, layerQHeads*layerWindow*layerDim), length: n}
 	k32 := make([]float32, layerKVHeads*n*layerDim)
 	for i := range k32 {
 		k32[i] = float32(r.NormFloat64())
@@ -96,17 +125,41 @@ func layerScores(n int) func() {
 	}
 }
 
-// benchLayerSelect is the whole selection of the layer, on one goroutine.
-func benchLayerSelect(b *testing.B, n, budget int) {
-	l := layerOf(n)
+// benchLayerSelect is the whole selection of the layer, on one goroutine, with K and Q
+// in the given layout (the same data in both).
+func benchLayerSelect(b *testing.B, n, budget int, layout snapkv.Layout) {
 	s, err := snapkv.NewSelector(snapkv.Config{Budget: budget, Window: layerWindow, Kernel: 5, Workers: 1})
 	must(err)
-	in := snapkv.Input{Q: l.q, K: l.k, QHeads: layerQHeads, KVHeads: layerKVHeads, Len: n, Dim: layerDim}
+	in := layerOf(n).input(layout)
 	dst, err := s.Select(nil, in) // grow the workspace and warm TopK's pool
 	must(err)
 	b.ReportAllocs()
 	for b.Loop() {
 		dst, err = s.Select(dst, in)
+		must(err)
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/layer")
+}
+
+// benchSelectForm times the selection of the layer of n rows by the one-call Select
+// (reused: false), which borrows its workspace from a pool, or by one Selector used
+// again and again, both with the given workers.
+func benchSelectForm(b *testing.B, n, budget, workers int, reused bool) {
+	cfg := snapkv.Config{Budget: budget, Window: layerWindow, Kernel: 5, Workers: workers}
+	in := layerOf(n).input(snapkv.HeadMajor)
+	s, err := snapkv.NewSelector(cfg)
+	must(err)
+	dst, err := s.Select(nil, in)
+	must(err)
+	_, err = snapkv.Select(cfg, in) // fill the pool
+	must(err)
+	b.ReportAllocs()
+	for b.Loop() {
+		if reused {
+			dst, err = s.Select(dst, in)
+		} else {
+			_, err = snapkv.Select(cfg, in)
+		}
 		must(err)
 	}
 	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/layer")
@@ -118,10 +171,9 @@ func benchLayerSelect(b *testing.B, n, budget int) {
 // benchmarks run one after the other.
 func benchLayerRatio(b *testing.B, n, budget int) {
 	scores := layerScores(n)
-	l := layerOf(n)
 	s, err := snapkv.NewSelector(snapkv.Config{Budget: budget, Window: layerWindow, Kernel: 5, Workers: 1})
 	must(err)
-	in := snapkv.Input{Q: l.q, K: l.k, QHeads: layerQHeads, KVHeads: layerKVHeads, Len: n, Dim: layerDim}
+	in := layerOf(n).input(snapkv.HeadMajor)
 	dst, err := s.Select(nil, in)
 	must(err)
 	var inScores, inSelect time.Duration
