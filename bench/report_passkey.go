@@ -104,7 +104,7 @@ func passkeyAccuracyChart(outcomes []llama.Outcome) []byte {
 	return accuracyChart("Pass-key accuracy against KV budget (window 16)", lines, full)
 }
 
-// passkeyKeptChart maps the rows that SnapKV with the README's protocol (protected,
+// passkeyKeptChart maps the rows that SnapKV with the model README's protocol (protected,
 // W=16, C=64) kept for prompt p, or nil if that method did not run.
 func passkeyKeptChart(outcomes []llama.Outcome, p llama.Prompt) []byte {
 	for _, o := range outcomes {
