@@ -116,8 +116,14 @@ func run(o options, secs []section, p *progress) (*Report, error) {
 			todo = append(todo, s)
 		}
 	}
+	var tables []resultTable // -only picks result tables by name too
+	for _, t := range resultTables {
+		if strings.Contains(t.name, o.only) {
+			tables = append(tables, t)
+		}
+	}
 	r := newReport(o)
-	total := 1 + len(todo)*len(variants) + len(resultTables)
+	total := 1 + len(todo)*len(variants) + len(tables)
 	if o.peers {
 		total++
 	}
@@ -156,7 +162,7 @@ func run(o options, secs []section, p *progress) (*Report, error) {
 		r.Figures = append(r.Figures, peers...)
 		done++
 	}
-	for _, t := range resultTables {
+	for _, t := range tables {
 		p.step(done, total, t.name)
 		res, err := t.run(o.quick)
 		if err != nil {

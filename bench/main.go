@@ -67,7 +67,7 @@ func main() {
 	var o options
 	flag.BoolVar(&o.quick, "quick", false, "fewer and shorter repetitions: under 30 s")
 	flag.StringVar(&o.variants, "isa", "", "measure only these variants (comma-separated, e.g. avx2 or avx2,generic); × generic needs generic")
-	flag.StringVar(&o.only, "only", "", "run only sections whose name contains this")
+	flag.StringVar(&o.only, "only", "", "run only the sections and result tables (e.g. pass-key) whose name contains this")
 	flag.BoolVar(&o.peers, "peers", false, "also run the peer libraries (go run in bench/peers, a module of its own)")
 	flag.StringVar(&o.out, "out", "bench-report", "directory for report.md, report.json and the SVG charts; empty for none")
 	flag.BoolVar(&o.json, "json", false, "print report.json on stdout instead of the Markdown (with -passkey: its rows as JSON)")

@@ -12,7 +12,7 @@ import (
 
 // TestPasskeyJSONSchema runs `-passkey FILE -json` on one prompt and checks the output
 // is one JSON array of objects with exactly the documented fields' types, one object
-// per method, window and budget, the README's grid included.
+// per method, window and budget, docs/passkey.md's grid included.
 func TestPasskeyJSONSchema(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "testdata", "passkey-model", "prompts.json"))
 	if err != nil {

@@ -175,8 +175,7 @@ var shares []func(whole string) (part string, ok bool)
 
 // resultTables are non-timing results run after the kernels, the pass-key evaluation
 // among them; quick asks for a smaller run. A table may carry charts (see
-// lineChart and keptMap in svg.go). A run that returns a Table without a Title adds
-// nothing to the report (derive leaves it out).
+// lineChart and keptMap in svg.go).
 var resultTables []resultTable
 
 type resultTable struct {
@@ -184,24 +183,7 @@ type resultTable struct {
 	run  func(quick bool) (Table, error)
 }
 
-// reportOnly is the -only of the report being assembled: run (harness.go) calls a
-// result table with quick alone, so newReport records -only here for addResultTable.
-var reportOnly string
-
-// addResultTable registers a result table that, like a section, runs only when its
-// name contains -only: otherwise it returns no Table, without running, and the report
-// leaves it out.
-func addResultTable(name string, run func(quick bool) (Table, error)) {
-	resultTables = append(resultTables, resultTable{name, func(quick bool) (Table, error) {
-		if !strings.Contains(name, reportOnly) {
-			return Table{}, nil
-		}
-		return run(quick)
-	}})
-}
-
 func newReport(o options) *Report {
-	reportOnly = o.only
 	r := &Report{
 		Schema: Schema, Time: time.Now().UTC(),
 		Go:   runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
@@ -289,7 +271,6 @@ func (r *Report) derive() {
 			}
 		}
 	}
-	r.Tables = slices.DeleteFunc(r.Tables, func(t Table) bool { return t.Title == "" })
 	r.Shares = nil
 	for _, rule := range shares {
 		for _, w := range r.Figures {

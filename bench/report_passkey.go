@@ -16,7 +16,7 @@ import (
 // layer and KV head of the first prompt, with the key's digits marked. -only leaves it
 // out unless it names it ("-only pass-key" runs it alone).
 func init() {
-	addResultTable("pass-key evaluation", passkeyTable)
+	resultTables = append(resultTables, resultTable{"pass-key evaluation", passkeyTable})
 }
 
 // The report evaluates the first prompts of the committed set, to stay within its

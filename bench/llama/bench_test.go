@@ -20,7 +20,7 @@ func BenchmarkPrefill(b *testing.B) {
 
 // BenchmarkDecode is one decode step (a token through all three layers) after a
 // 500-byte prompt, with the full cache and with compressed ones: the same-run speed
-// ratio of the README. Caches are rebuilt, untimed, every 16 steps so they stay near
+// ratio of docs/passkey.md. Caches are rebuilt, untimed, every 16 steps so they stay near
 // the prompt's size.
 func BenchmarkDecode(b *testing.B) {
 	m := testModel(b)

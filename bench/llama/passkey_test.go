@@ -60,7 +60,7 @@ func TestPasskeyAgainstPyTorch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The README's finding beyond the paper: shared votes decode at least as many keys
+	// docs/passkey.md's finding beyond the paper: shared votes decode at least as many keys
 	// as the layers' own votes (snapkv-protected, W 16) at every budget.
 	for _, o := range out[n:] {
 		for _, u := range out[:n] {
@@ -233,7 +233,7 @@ func TestAdaKVOneHead(t *testing.T) {
 	}
 }
 
-// TestKeyRankByLayer measures what the README says of this model: layer 1's window
+// TestKeyRankByLayer measures what docs/passkey.md says of this model: layer 1's window
 // attention ranks a key digit near the top of the candidate rows (neither sinks nor
 // window), layers 0 and 2 rank the key far lower. It logs each layer's range of the
 // best key-digit rank over the first 12 prompts and checks the medians' order.
