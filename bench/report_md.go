@@ -39,9 +39,11 @@ func (r *Report) markdown() string {
 		fmt.Fprintf(&b, "\n")
 	}
 
-	fmt.Fprintf(&b, "## Kernels\n\n")
-	fmt.Fprintf(&b, "Throughput is GFLOP/s for kernels that count flops, else GB/s of the data they stream. %% of limit is against the nearer of the FMA peak and the read bandwidth of the cache level that holds the op's bytes.\n\n")
-	b.WriteString(figureTable(r.Figures))
+	if len(r.Figures) > 0 { // -only may name no kernel section (e.g. pass-key)
+		fmt.Fprintf(&b, "## Kernels\n\n")
+		fmt.Fprintf(&b, "Throughput is GFLOP/s for kernels that count flops, else GB/s of the data they stream. %% of limit is against the nearer of the FMA peak and the read bandwidth of the cache level that holds the op's bytes.\n\n")
+		b.WriteString(figureTable(r.Figures))
+	}
 	if len(r.SkippedGeneric) > 0 {
 		fmt.Fprintf(&b, "\nNot run on generic, which would take seconds per op (× generic is then empty): %s.\n", strings.Join(r.SkippedGeneric, "; "))
 	}
