@@ -23,7 +23,8 @@ var snapkvLens = []int{4096, 16384, 32768}
 func init() {
 	const n = 4096 // the report also runs generic, whose Scores take seconds at longer prompts
 	sections = append(sections,
-		section{fmt.Sprintf("SnapKV layer scores only L=%d", n), "row", n, func(b *testing.B) { benchLayerScores(b, n) }},
+		section{fmt.Sprintf("SnapKV layer scores only L=%d", n), "row", n, func(b *testing.B) { benchLayerScores(b, n, snapkv.HeadMajor) }},
+		section{fmt.Sprintf("SnapKV layer scores only token-major L=%d", n), "row", n, func(b *testing.B) { benchLayerScores(b, n, snapkv.TokenMajor) }},
 		section{fmt.Sprintf("SnapKV layer Select C=1024 L=%d", n), "row", n, func(b *testing.B) { benchLayerSelect(b, n, 1024, snapkv.HeadMajor) }},
 		section{fmt.Sprintf("SnapKV layer Select token-major C=1024 L=%d", n), "row", n, func(b *testing.B) { benchLayerSelect(b, n, 1024, snapkv.TokenMajor) }},
 	)
@@ -99,9 +100,10 @@ const layerScoresHeads = 2
 
 // benchLayerScores is the floor the selection is measured against: the Scores calls
 // of the layer alone, W×L scores for each of the 32 query heads, made as Select makes
-// them.
-func benchLayerScores(b *testing.B, n int) {
-	scores := layerScores(n)
+// them, on K in the given layout (token-major: each KV head's keys where they lie,
+// KVHeads·Dim apart, through ScoresStrided; the same bytes in the same number of calls).
+func benchLayerScores(b *testing.B, n int, layout snapkv.Layout) {
+	scores := layerScores(n, layout)
 	b.ReportAllocs()
 	for b.Loop() {
 		scores()
@@ -110,17 +112,21 @@ func benchLayerScores(b *testing.B, n int) {
 }
 
 // layerScores returns a function that makes the layer's Scores calls.
-func layerScores(n int) func() {
+func layerScores(n int, layout snapkv.Layout) func() {
 	l := layerOf(n)
+	k := l.input(layout).K
 	rows := layerScoresHeads * layerWindow
 	block := make([]float32, rows*n)
 	scale := float32(1 / math.Sqrt(layerDim))
 	g := layerQHeads / layerKVHeads
 	return func() {
 		for h := 0; h < layerQHeads; h += layerScoresHeads {
-			q := l.q[h*layerWindow*layerDim:][:rows*layerDim]
-			k := l.k[(h/g)*n*layerDim:][:n*layerDim]
-			kernels.Scores(block, q, k, rows, n, layerDim, scale)
+			q := l.q[h*layerWindow*layerDim:][:rows*layerDim] // head-major in both: Select gathers a token-major window so
+			if layout == snapkv.TokenMajor {
+				kernels.ScoresStrided(block, q, k[(h/g)*layerDim:], rows, n, layerDim, layerKVHeads*layerDim, scale)
+			} else {
+				kernels.Scores(block, q, k[(h/g)*n*layerDim:][:n*layerDim], rows, n, layerDim, scale)
+			}
 		}
 	}
 }
@@ -170,7 +176,7 @@ func benchSelectForm(b *testing.B, n, budget, workers int, reused bool) {
 // load drifts during a run, pairs measured side by side compare better than two
 // benchmarks run one after the other.
 func benchLayerRatio(b *testing.B, n, budget int) {
-	scores := layerScores(n)
+	scores := layerScores(n, snapkv.HeadMajor)
 	s, err := snapkv.NewSelector(snapkv.Config{Budget: budget, Window: layerWindow, Kernel: 5, Workers: 1})
 	must(err)
 	in := layerOf(n).input(snapkv.HeadMajor)

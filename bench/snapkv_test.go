@@ -22,7 +22,15 @@ func eachSIMDVariant(b *testing.B, sizes []int, body func(b *testing.B, n int)) 
 
 // BenchmarkSnapKVScores and BenchmarkSnapKVSelect* run at the same shapes in one
 // process; the target is Select ≤ 1.3× Scores.
-func BenchmarkSnapKVScores(b *testing.B) { eachSIMDVariant(b, snapkvLens, benchLayerScores) }
+func BenchmarkSnapKVScores(b *testing.B) {
+	eachSIMDVariant(b, snapkvLens, func(b *testing.B, n int) { benchLayerScores(b, n, snapkv.HeadMajor) })
+}
+
+// BenchmarkSnapKVScoresTokenMajor is BenchmarkSnapKVScores on the same keys
+// token-major: every KV head scored where it lies, the same bytes as head-major.
+func BenchmarkSnapKVScoresTokenMajor(b *testing.B) {
+	eachSIMDVariant(b, snapkvLens, func(b *testing.B, n int) { benchLayerScores(b, n, snapkv.TokenMajor) })
+}
 
 func BenchmarkSnapKVSelectC1024(b *testing.B) {
 	eachSIMDVariant(b, snapkvLens, func(b *testing.B, n int) { benchLayerSelect(b, n, 1024, snapkv.HeadMajor) })
