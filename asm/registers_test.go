@@ -8,7 +8,8 @@ import (
 	"testing"
 )
 
-// TestAVX2FunctionsUseOnlyVEXRegisters reads the generated amd64 assembly and fails if
+// TestAVX2FunctionsUseOnlyVEXRegisters reads the generated amd64 assembly (here, and the
+// report's own peak and bandwidth loops in ../bench) and fails if
 // code meant for AVX2 machines names a register only EVEX can encode (X/Y16–31, zmm,
 // mask registers): a function whose name ends in AVX2, or the AVX2 body of a dot
 // product's entry, from its "// Body: AVX2" comment on (gen/amd64/dot). avo allocates
@@ -20,9 +21,11 @@ import (
 // a regeneration that broke it.
 func TestAVX2FunctionsUseOnlyVEXRegisters(t *testing.T) {
 	files, err := filepath.Glob("*_amd64.s")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no generated amd64 assembly found: %v", err)
+	bench, benchErr := filepath.Glob("../bench/*_amd64.s")
+	if err != nil || benchErr != nil || len(files) == 0 || len(bench) == 0 {
+		t.Fatalf("no generated amd64 assembly found here (%d files) or in ../bench (%d): %v %v", len(files), len(bench), err, benchErr)
 	}
+	files = append(files, bench...)
 	evexOnly := regexp.MustCompile(`\b([XY](1[6-9]|2[0-9]|3[01])|Z[0-9]+|K[1-7])\b`)
 	for _, file := range files {
 		src, err := os.ReadFile(file)
