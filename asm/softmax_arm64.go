@@ -9,6 +9,11 @@ package asm
 //go:noescape
 func MaxNEON(x []float32) float32
 
+// MaxMinNEON returns the largest and the smallest element of x, both NaN if x holds a NaN, −Inf and +Inf if x is empty.
+//
+//go:noescape
+func MaxMinNEON(x []float32) (max float32, min float32)
+
 // SumNEON returns the float64 sum of the elements of x.
 //
 //go:noescape
@@ -24,7 +29,7 @@ func AddNEON(dst []float32, src []float32)
 //go:noescape
 func ScaleNEON(x []float32, s float32)
 
-// ExpSumNEON replaces each x[i] by 2²⁴·exp(x[i]−max) and returns their sum, accumulated in float64 from float32 sums of four vectors. Elements more than 103 below max give exactly 0. max must be finite, no element may exceed it and none may be NaN.
+// ExpSumNEON replaces each x[i] by 2²⁴·exp(x[i]−max) and returns their sum, accumulated in float64 from float32 sums of four vectors. Elements more than 103 below max give exactly 0. max must be finite, no element may exceed it and none may be NaN, and min must be at most every element (−Inf when unknown).
 //
 //go:noescape
-func ExpSumNEON(x []float32, max float32) float64
+func ExpSumNEON(x []float32, max float32, min float32) float64

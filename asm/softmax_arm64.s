@@ -50,6 +50,100 @@ done:
 	FMOVS F0, ret+24(FP)
 	RET
 
+// func MaxMinNEON(x []float32) (max float32, min float32)
+TEXT ·MaxMinNEON(SB), NOSPLIT, $0-32
+	MOVD x_base+0(FP), R0
+	MOVD x_len+8(FP), R1
+	MOVW $0xff800000, R2
+	VDUP R2, V0.S4
+	MOVW $0x7f800000, R2
+	VDUP R2, V8.S4
+	VMOV V0.B16, V1.B16
+	VMOV V8.B16, V9.B16
+	VMOV V0.B16, V2.B16
+	VMOV V8.B16, V10.B16
+	VMOV V0.B16, V3.B16
+	VMOV V8.B16, V11.B16
+	VMOV V0.B16, V4.B16
+	VMOV V8.B16, V12.B16
+	VMOV V0.B16, V5.B16
+	VMOV V8.B16, V13.B16
+	VMOV V0.B16, V6.B16
+	VMOV V8.B16, V14.B16
+	VMOV V0.B16, V7.B16
+	VMOV V8.B16, V15.B16
+	VMOV V0.B16, V24.B16
+	VMOV V8.B16, V25.B16
+	SUBS $32, R1, R1
+	BLT vectors
+
+loop32:
+	VLD1.P 64(R0), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R0), [V20.S4, V21.S4, V22.S4, V23.S4]
+	WORD $0x4e30f400 // fmax v0.4s, v0.4s, v16.4s
+	WORD $0x4eb0f508 // fmin v8.4s, v8.4s, v16.4s
+	WORD $0x4e31f421 // fmax v1.4s, v1.4s, v17.4s
+	WORD $0x4eb1f529 // fmin v9.4s, v9.4s, v17.4s
+	WORD $0x4e32f442 // fmax v2.4s, v2.4s, v18.4s
+	WORD $0x4eb2f54a // fmin v10.4s, v10.4s, v18.4s
+	WORD $0x4e33f463 // fmax v3.4s, v3.4s, v19.4s
+	WORD $0x4eb3f56b // fmin v11.4s, v11.4s, v19.4s
+	WORD $0x4e34f484 // fmax v4.4s, v4.4s, v20.4s
+	WORD $0x4eb4f58c // fmin v12.4s, v12.4s, v20.4s
+	WORD $0x4e35f4a5 // fmax v5.4s, v5.4s, v21.4s
+	WORD $0x4eb5f5ad // fmin v13.4s, v13.4s, v21.4s
+	WORD $0x4e36f4c6 // fmax v6.4s, v6.4s, v22.4s
+	WORD $0x4eb6f5ce // fmin v14.4s, v14.4s, v22.4s
+	WORD $0x4e37f4e7 // fmax v7.4s, v7.4s, v23.4s
+	WORD $0x4eb7f5ef // fmin v15.4s, v15.4s, v23.4s
+	SUBS $32, R1, R1
+	BGE loop32
+
+vectors:
+	ADDS $28, R1, R1
+	BLT tail
+
+loop4:
+	VLD1.P 16(R0), [V16.S4]
+	WORD $0x4e30f400 // fmax v0.4s, v0.4s, v16.4s
+	WORD $0x4eb0f508 // fmin v8.4s, v8.4s, v16.4s
+	SUBS $4, R1, R1
+	BGE loop4
+
+tail:
+	ADDS $4, R1, R1
+	BEQ done
+
+loop1:
+	FMOVS.P 4(R0), F16
+	FMAXS F16, F24, F24
+	FMINS F16, F25, F25
+	SUBS $1, R1, R1
+	BNE loop1
+
+done:
+	WORD $0x4e24f400 // fmax v0.4s, v0.4s, v4.4s
+	WORD $0x4eacf508 // fmin v8.4s, v8.4s, v12.4s
+	WORD $0x4e25f421 // fmax v1.4s, v1.4s, v5.4s
+	WORD $0x4eadf529 // fmin v9.4s, v9.4s, v13.4s
+	WORD $0x4e26f442 // fmax v2.4s, v2.4s, v6.4s
+	WORD $0x4eaef54a // fmin v10.4s, v10.4s, v14.4s
+	WORD $0x4e27f463 // fmax v3.4s, v3.4s, v7.4s
+	WORD $0x4eaff56b // fmin v11.4s, v11.4s, v15.4s
+	WORD $0x4e22f400 // fmax v0.4s, v0.4s, v2.4s
+	WORD $0x4eaaf508 // fmin v8.4s, v8.4s, v10.4s
+	WORD $0x4e23f421 // fmax v1.4s, v1.4s, v3.4s
+	WORD $0x4eabf529 // fmin v9.4s, v9.4s, v11.4s
+	WORD $0x4e21f400 // fmax v0.4s, v0.4s, v1.4s
+	WORD $0x4ea9f508 // fmin v8.4s, v8.4s, v9.4s
+	WORD $0x6e30f800 // fmaxv s0, v0.4s
+	WORD $0x6eb0f908 // fminv s8, v8.4s
+	FMAXS F24, F0, F0
+	FMINS F25, F8, F8
+	FMOVS F0, max+24(FP)
+	FMOVS F8, min+28(FP)
+	RET
+
 // func SumNEON(x []float32) float64
 TEXT ·SumNEON(SB), NOSPLIT, $0-32
 	MOVD x_base+0(FP), R0
@@ -158,48 +252,55 @@ TEXT ·ScaleNEON(SB), NOSPLIT, $0-28
 	MOVD x_len+8(FP), R1
 	FMOVS s+24(FP), F16
 	VDUP V16.S[0], V16.S4
+	SUBS $16, R1, R1
+	BLT vectors
 
 loop16:
-	CMP $16, R1
-	BLT loop4
-	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
+	FLDPQ (R0), (F0, F1)
+	FLDPQ 32(R0), (F2, F3)
 	WORD $0x6e30dc00 // fmul v0.4s, v0.4s, v16.4s
 	WORD $0x6e30dc21 // fmul v1.4s, v1.4s, v16.4s
 	WORD $0x6e30dc42 // fmul v2.4s, v2.4s, v16.4s
 	WORD $0x6e30dc63 // fmul v3.4s, v3.4s, v16.4s
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
-	SUB $16, R1
-	B loop16
+	FSTPQ.P (F0, F1), 32(R0)
+	FSTPQ.P (F2, F3), 32(R0)
+	SUBS $16, R1, R1
+	BGE loop16
+
+vectors:
+	ADDS $12, R1, R1
+	BLT tail
 
 loop4:
-	CMP $4, R1
-	BLT tail
 	VLD1 (R0), [V0.S4]
 	WORD $0x6e30dc00 // fmul v0.4s, v0.4s, v16.4s
 	VST1.P [V0.S4], 16(R0)
-	SUB $4, R1
-	B loop4
+	SUBS $4, R1, R1
+	BGE loop4
 
 tail:
-	CBZ R1, done
+	ADDS $4, R1, R1
+	BEQ done
+
+loop1:
 	FMOVS (R0), F0
 	FMULS F16, F0, F0
 	FMOVS.P F0, 4(R0)
-	SUB $1, R1
-	B tail
+	SUBS $1, R1, R1
+	BNE loop1
 
 done:
 	RET
 
-// func ExpSumNEON(x []float32, max float32) float64
+// func ExpSumNEON(x []float32, max float32, min float32) float64
 TEXT ·ExpSumNEON(SB), NOSPLIT, $0-40
 	MOVD x_base+0(FP), R0
 	MOVD x_len+8(FP), R1
 	MOVD R0, R3
 	MOVD $expconsts<>(SB), R2
-	VLD1.P 64(R2), [V17.S4, V18.S4, V19.S4, V20.S4]
-	VLD1.P 64(R2), [V24.S4, V25.S4, V26.S4, V27.S4]
-	VLD1 (R2), [V28.S4, V29.S4, V30.S4, V31.S4]
+	VLD1 (R2), [V17.S4, V18.S4, V19.S4]
+	FMOVQ 80(R2), F20
+	FMOVQ 96(R2), F21
 	FMOVS max+24(FP), F16
 	FNEGS F16, F4
 	MOVW $0x42ce0000, R4
@@ -209,237 +310,305 @@ TEXT ·ExpSumNEON(SB), NOSPLIT, $0-40
 	MOVW $0x4b800000, R4
 	FMOVS R4, F6
 	FCMPS F6, F16
-	FCSELS GE, F16, F5, F5
-	VMOV V5.S[0], V19.S[0]
+	FCSELS GE, F16, F5, F25
 	VDUP V16.S[0], V16.S4
-	VEOR V21.B16, V21.B16, V21.B16
 	VEOR V22.B16, V22.B16, V22.B16
 	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
 	SUBS $16, R1, R1
 	BLT vectors
+	FMOVS min+28(FP), F4
+	FCMPS F25, F4
+	BLT check16
 
 loop16:
 	VLD1.P 64(R0), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD $0x4ea1f404 // fmin v4.4s, v0.4s, v1.4s
-	WORD $0x4ea3f445 // fmin v5.4s, v2.4s, v3.4s
-	WORD $0x4ea5f484 // fmin v4.4s, v4.4s, v5.4s
-	WORD $0x6eb0f884 // fminv s4, v4.4s
-	FCMPS F19, F4
-	BLT general16
-	WORD $0x4eb0d405 // fsub v5.4s, v0.4s, v16.4s
-	WORD $0x4eb0d424 // fsub v4.4s, v1.4s, v16.4s
-	WORD $0x4e30d4a6 // fadd v6.4s, v5.4s, v16.4s
-	WORD $0x4e30d487 // fadd v7.4s, v4.4s, v16.4s
+	WORD $0x4eb0d404 // fsub v4.4s, v0.4s, v16.4s
+	WORD $0x4eb0d425 // fsub v5.4s, v1.4s, v16.4s
+	WORD $0x4e30d486 // fadd v6.4s, v4.4s, v16.4s
+	WORD $0x4e30d4a7 // fadd v7.4s, v5.4s, v16.4s
 	WORD $0x4ea6d406 // fsub v6.4s, v0.4s, v6.4s
 	WORD $0x4ea7d427 // fsub v7.4s, v1.4s, v7.4s
-	WORD $0x4f9290a8 // fmul v8.4s, v5.4s, v18.s[0]
-	WORD $0x4f929089 // fmul v9.4s, v4.4s, v18.s[0]
-	WORD $0x4e21a908 // fcvtns v8.4s, v8.4s
-	WORD $0x4e21a929 // fcvtns v9.4s, v9.4s
-	WORD $0x4e21d90a // scvtf v10.4s, v8.4s
-	WORD $0x4e21d92b // scvtf v11.4s, v9.4s
-	WORD $0x4fb25145 // fmls v5.4s, v10.4s, v18.s[1]
-	WORD $0x4fb25164 // fmls v4.4s, v11.4s, v18.s[1]
-	WORD $0x4f925945 // fmls v5.4s, v10.4s, v18.s[2]
-	WORD $0x4f925964 // fmls v4.4s, v11.4s, v18.s[2]
-	WORD $0x4e26d4a5 // fadd v5.4s, v5.4s, v6.4s
-	WORD $0x4e27d484 // fadd v4.4s, v4.4s, v7.4s
-	VAND V17.B16, V8.B16, V7.B16
-	VAND V17.B16, V9.B16, V6.B16
-	WORD $0x6f0015e8 // bic v8.4s, #15, lsl #0
-	WORD $0x6f0015e9 // bic v9.4s, #15, lsl #0
-	VDUP V20.S[2], V11.S4
-	VDUP V20.S[2], V10.S4
-	WORD $0x6f9400eb // mla v11.4s, v7.4s, v20.s[0]
-	WORD $0x6f9400ca // mla v10.4s, v6.4s, v20.s[0]
-	VDUP V19.S[1], V6.S4
-	VDUP V19.S[1], V7.S4
-	WORD $0x4fb218a6 // fmla v6.4s, v5.4s, v18.s[3]
-	WORD $0x4fb21887 // fmla v7.4s, v4.4s, v18.s[3]
-	VDUP V19.S[2], V12.S4
-	VDUP V19.S[2], V13.S4
-	VFMLA V6.S4, V5.S4, V12.S4
-	VFMLA V7.S4, V4.S4, V13.S4
-	VTBL V11.B16, [V24.B16, V25.B16, V26.B16, V27.B16], V0.B16
-	VTBL V10.B16, [V24.B16, V25.B16, V26.B16, V27.B16], V1.B16
-	VTBL V11.B16, [V28.B16, V29.B16, V30.B16, V31.B16], V7.B16
-	VTBL V10.B16, [V28.B16, V29.B16, V30.B16, V31.B16], V11.B16
-	VFMLA V0.S4, V5.S4, V7.S4
-	VFMLA V1.S4, V4.S4, V11.S4
-	VFMLA V12.S4, V7.S4, V0.S4
-	VFMLA V13.S4, V11.S4, V1.S4
-	WORD $0x6fb40100 // mla v0.4s, v8.4s, v20.s[1]
-	WORD $0x6fb40121 // mla v1.4s, v9.4s, v20.s[1]
+	FMOVQ 32(R2), F8
+	FMOVQ 32(R2), F9
+	WORD $0x4f911088 // fmla v8.4s, v4.4s, v17.s[0]
+	WORD $0x4f9110a9 // fmla v9.4s, v5.4s, v17.s[0]
+	WORD $0x4eb3d50a // fsub v10.4s, v8.4s, v19.4s
+	WORD $0x4eb3d52b // fsub v11.4s, v9.4s, v19.4s
+	WORD $0x4fb15144 // fmls v4.4s, v10.4s, v17.s[1]
+	WORD $0x4fb15165 // fmls v5.4s, v11.4s, v17.s[1]
+	WORD $0x4f915946 // fmls v6.4s, v10.4s, v17.s[2]
+	WORD $0x4f915967 // fmls v7.4s, v11.4s, v17.s[2]
+	WORD $0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD $0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD $0x6e24dc87 // fmul v7.4s, v4.4s, v4.4s
+	WORD $0x6e25dca6 // fmul v6.4s, v5.4s, v5.4s
+	FMOVQ 64(R2), F11
+	FMOVQ 64(R2), F10
+	FMOVQ 48(R2), F12
+	FMOVQ 48(R2), F13
+	WORD $0x4f92108b // fmla v11.4s, v4.4s, v18.s[0]
+	WORD $0x4f9210aa // fmla v10.4s, v5.4s, v18.s[0]
+	WORD $0x4fb1188c // fmla v12.4s, v4.4s, v17.s[3]
+	WORD $0x4fb118ad // fmla v13.4s, v5.4s, v17.s[3]
+	WORD $0x4fb210eb // fmla v11.4s, v7.4s, v18.s[1]
+	WORD $0x4fb210ca // fmla v10.4s, v6.4s, v18.s[1]
+	VFMLA V7.S4, V11.S4, V12.S4
+	VFMLA V6.S4, V10.S4, V13.S4
+	VFMLA V7.S4, V12.S4, V4.S4
+	VFMLA V6.S4, V13.S4, V5.S4
+	WORD $0x4e34d480 // fadd v0.4s, v4.4s, v20.4s
+	WORD $0x4e34d4a1 // fadd v1.4s, v5.4s, v20.4s
+	WORD $0x6f920900 // mla v0.4s, v8.4s, v18.s[2]
+	WORD $0x6f920921 // mla v1.4s, v9.4s, v18.s[2]
 	WORD $0x4eb0d449 // fsub v9.4s, v2.4s, v16.4s
 	WORD $0x4eb0d468 // fsub v8.4s, v3.4s, v16.4s
-	WORD $0x4e30d52d // fadd v13.4s, v9.4s, v16.4s
-	WORD $0x4e30d50b // fadd v11.4s, v8.4s, v16.4s
-	WORD $0x4eadd44d // fsub v13.4s, v2.4s, v13.4s
-	WORD $0x4eabd46b // fsub v11.4s, v3.4s, v11.4s
-	WORD $0x4f92912c // fmul v12.4s, v9.4s, v18.s[0]
-	WORD $0x4f929107 // fmul v7.4s, v8.4s, v18.s[0]
-	WORD $0x4e21a98c // fcvtns v12.4s, v12.4s
-	WORD $0x4e21a8e7 // fcvtns v7.4s, v7.4s
-	WORD $0x4e21d984 // scvtf v4.4s, v12.4s
-	WORD $0x4e21d8e5 // scvtf v5.4s, v7.4s
-	WORD $0x4fb25089 // fmls v9.4s, v4.4s, v18.s[1]
-	WORD $0x4fb250a8 // fmls v8.4s, v5.4s, v18.s[1]
-	WORD $0x4f925889 // fmls v9.4s, v4.4s, v18.s[2]
-	WORD $0x4f9258a8 // fmls v8.4s, v5.4s, v18.s[2]
-	WORD $0x4e2dd529 // fadd v9.4s, v9.4s, v13.4s
-	WORD $0x4e2bd508 // fadd v8.4s, v8.4s, v11.4s
-	VAND V17.B16, V12.B16, V11.B16
-	VAND V17.B16, V7.B16, V13.B16
-	WORD $0x6f0015ec // bic v12.4s, #15, lsl #0
-	WORD $0x6f0015e7 // bic v7.4s, #15, lsl #0
-	VDUP V20.S[2], V5.S4
-	VDUP V20.S[2], V4.S4
-	WORD $0x6f940165 // mla v5.4s, v11.4s, v20.s[0]
-	WORD $0x6f9401a4 // mla v4.4s, v13.4s, v20.s[0]
-	VDUP V19.S[1], V13.S4
-	VDUP V19.S[1], V11.S4
-	WORD $0x4fb2192d // fmla v13.4s, v9.4s, v18.s[3]
-	WORD $0x4fb2190b // fmla v11.4s, v8.4s, v18.s[3]
-	VDUP V19.S[2], V10.S4
-	VDUP V19.S[2], V6.S4
-	VFMLA V13.S4, V9.S4, V10.S4
-	VFMLA V11.S4, V8.S4, V6.S4
-	VTBL V5.B16, [V24.B16, V25.B16, V26.B16, V27.B16], V2.B16
-	VTBL V4.B16, [V24.B16, V25.B16, V26.B16, V27.B16], V3.B16
-	VTBL V5.B16, [V28.B16, V29.B16, V30.B16, V31.B16], V11.B16
-	VTBL V4.B16, [V28.B16, V29.B16, V30.B16, V31.B16], V5.B16
-	VFMLA V2.S4, V9.S4, V11.S4
-	VFMLA V3.S4, V8.S4, V5.S4
-	VFMLA V10.S4, V11.S4, V2.S4
-	VFMLA V6.S4, V5.S4, V3.S4
-	WORD $0x6fb40182 // mla v2.4s, v12.4s, v20.s[1]
-	WORD $0x6fb400e3 // mla v3.4s, v7.4s, v20.s[1]
-
-sum16:
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R3)
+	WORD $0x4e30d525 // fadd v5.4s, v9.4s, v16.4s
+	WORD $0x4e30d504 // fadd v4.4s, v8.4s, v16.4s
+	WORD $0x4ea5d445 // fsub v5.4s, v2.4s, v5.4s
+	WORD $0x4ea4d464 // fsub v4.4s, v3.4s, v4.4s
+	FMOVQ 32(R2), F6
+	FMOVQ 32(R2), F13
+	WORD $0x4f911126 // fmla v6.4s, v9.4s, v17.s[0]
+	WORD $0x4f91110d // fmla v13.4s, v8.4s, v17.s[0]
+	WORD $0x4eb3d4c7 // fsub v7.4s, v6.4s, v19.4s
+	WORD $0x4eb3d5ac // fsub v12.4s, v13.4s, v19.4s
+	WORD $0x4fb150e9 // fmls v9.4s, v7.4s, v17.s[1]
+	WORD $0x4fb15188 // fmls v8.4s, v12.4s, v17.s[1]
+	WORD $0x4f9158e5 // fmls v5.4s, v7.4s, v17.s[2]
+	WORD $0x4f915984 // fmls v4.4s, v12.4s, v17.s[2]
+	WORD $0x4e25d529 // fadd v9.4s, v9.4s, v5.4s
+	WORD $0x4e24d508 // fadd v8.4s, v8.4s, v4.4s
+	WORD $0x6e29dd24 // fmul v4.4s, v9.4s, v9.4s
+	WORD $0x6e28dd05 // fmul v5.4s, v8.4s, v8.4s
+	FMOVQ 64(R2), F12
+	FMOVQ 64(R2), F7
+	FMOVQ 48(R2), F10
+	FMOVQ 48(R2), F11
+	WORD $0x4f92112c // fmla v12.4s, v9.4s, v18.s[0]
+	WORD $0x4f921107 // fmla v7.4s, v8.4s, v18.s[0]
+	WORD $0x4fb1192a // fmla v10.4s, v9.4s, v17.s[3]
+	WORD $0x4fb1190b // fmla v11.4s, v8.4s, v17.s[3]
+	WORD $0x4fb2108c // fmla v12.4s, v4.4s, v18.s[1]
+	WORD $0x4fb210a7 // fmla v7.4s, v5.4s, v18.s[1]
+	VFMLA V4.S4, V12.S4, V10.S4
+	VFMLA V5.S4, V7.S4, V11.S4
+	VFMLA V4.S4, V10.S4, V9.S4
+	VFMLA V5.S4, V11.S4, V8.S4
+	WORD $0x4e34d522 // fadd v2.4s, v9.4s, v20.4s
+	WORD $0x4e34d503 // fadd v3.4s, v8.4s, v20.4s
+	WORD $0x6f9208c2 // mla v2.4s, v6.4s, v18.s[2]
+	WORD $0x6f9209a3 // mla v3.4s, v13.4s, v18.s[2]
+	FSTPQ.P (F0, F1), 32(R3)
+	FSTPQ.P (F2, F3), 32(R3)
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x4e23d442 // fadd v2.4s, v2.4s, v3.4s
 	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	WORD $0x0e617807 // fcvtl v7.2d, v0.2s
-	WORD $0x4e61780c // fcvtl2 v12.2d, v0.4s
-	WORD $0x4e67d6b5 // fadd v21.2d, v21.2d, v7.2d
-	WORD $0x4e6cd6d6 // fadd v22.2d, v22.2d, v12.2d
+	WORD $0x0e61780d // fcvtl v13.2d, v0.2s
+	WORD $0x4e617806 // fcvtl2 v6.2d, v0.4s
+	WORD $0x4e6dd6d6 // fadd v22.2d, v22.2d, v13.2d
+	WORD $0x4e66d6f7 // fadd v23.2d, v23.2d, v6.2d
 	SUBS $16, R1, R1
 	BGE loop16
 	B vectors
 
-general16:
-	WORD $0x4eb0d40c // fsub v12.4s, v0.4s, v16.4s
-	WORD $0x4eb0d427 // fsub v7.4s, v1.4s, v16.4s
-	WORD $0x4ea0d586 // fsub v6.4s, v12.4s, v0.4s
-	WORD $0x4ea1d4ea // fsub v10.4s, v7.4s, v1.4s
-	WORD $0x4ea6d585 // fsub v5.4s, v12.4s, v6.4s
-	WORD $0x4eaad4eb // fsub v11.4s, v7.4s, v10.4s
-	WORD $0x4ea5d405 // fsub v5.4s, v0.4s, v5.4s
-	WORD $0x4eabd42b // fsub v11.4s, v1.4s, v11.4s
-	WORD $0x4e30d4c6 // fadd v6.4s, v6.4s, v16.4s
-	WORD $0x4e30d54a // fadd v10.4s, v10.4s, v16.4s
-	WORD $0x4ea6d4a5 // fsub v5.4s, v5.4s, v6.4s
-	WORD $0x4eaad56b // fsub v11.4s, v11.4s, v10.4s
-	VDUP V19.S[3], V10.S4
-	WORD $0x6e2ae586 // fcmge v6.4s, v12.4s, v10.4s
-	WORD $0x6e2ae4e8 // fcmge v8.4s, v7.4s, v10.4s
-	WORD $0x4f92918a // fmul v10.4s, v12.4s, v18.s[0]
-	WORD $0x4f9290e9 // fmul v9.4s, v7.4s, v18.s[0]
-	WORD $0x4e21a94a // fcvtns v10.4s, v10.4s
-	WORD $0x4e21a929 // fcvtns v9.4s, v9.4s
-	WORD $0x4e21d944 // scvtf v4.4s, v10.4s
-	WORD $0x4e21d92d // scvtf v13.4s, v9.4s
-	WORD $0x4fb2508c // fmls v12.4s, v4.4s, v18.s[1]
-	WORD $0x4fb251a7 // fmls v7.4s, v13.4s, v18.s[1]
-	WORD $0x4f92588c // fmls v12.4s, v4.4s, v18.s[2]
-	WORD $0x4f9259a7 // fmls v7.4s, v13.4s, v18.s[2]
-	WORD $0x4e25d58c // fadd v12.4s, v12.4s, v5.4s
-	WORD $0x4e2bd4e7 // fadd v7.4s, v7.4s, v11.4s
-	VAND V17.B16, V10.B16, V11.B16
-	VAND V17.B16, V9.B16, V5.B16
-	WORD $0x6f0015ea // bic v10.4s, #15, lsl #0
-	WORD $0x6f0015e9 // bic v9.4s, #15, lsl #0
-	VDUP V20.S[2], V13.S4
-	VDUP V20.S[2], V4.S4
-	WORD $0x6f94016d // mla v13.4s, v11.4s, v20.s[0]
-	WORD $0x6f9400a4 // mla v4.4s, v5.4s, v20.s[0]
-	VDUP V19.S[1], V5.S4
-	VDUP V19.S[1], V11.S4
-	WORD $0x4fb21985 // fmla v5.4s, v12.4s, v18.s[3]
-	WORD $0x4fb218eb // fmla v11.4s, v7.4s, v18.s[3]
-	VDUP V19.S[2], V14.S4
-	VDUP V19.S[2], V15.S4
-	VFMLA V5.S4, V12.S4, V14.S4
-	VFMLA V11.S4, V7.S4, V15.S4
-	VTBL V13.B16, [V24.B16, V25.B16, V26.B16, V27.B16], V0.B16
-	VTBL V4.B16, [V24.B16, V25.B16, V26.B16, V27.B16], V1.B16
-	VTBL V13.B16, [V28.B16, V29.B16, V30.B16, V31.B16], V11.B16
-	VTBL V4.B16, [V28.B16, V29.B16, V30.B16, V31.B16], V13.B16
-	VFMLA V0.S4, V12.S4, V11.S4
-	VFMLA V1.S4, V7.S4, V13.S4
-	VFMLA V14.S4, V11.S4, V0.S4
-	VFMLA V15.S4, V13.S4, V1.S4
-	WORD $0x6fb40140 // mla v0.4s, v10.4s, v20.s[1]
-	WORD $0x6fb40121 // mla v1.4s, v9.4s, v20.s[1]
-	VAND V6.B16, V0.B16, V0.B16
-	VAND V8.B16, V1.B16, V1.B16
-	WORD $0x4eb0d448 // fsub v8.4s, v2.4s, v16.4s
-	WORD $0x4eb0d466 // fsub v6.4s, v3.4s, v16.4s
-	WORD $0x4ea2d509 // fsub v9.4s, v8.4s, v2.4s
-	WORD $0x4ea3d4cf // fsub v15.4s, v6.4s, v3.4s
-	WORD $0x4ea9d50a // fsub v10.4s, v8.4s, v9.4s
-	WORD $0x4eafd4cd // fsub v13.4s, v6.4s, v15.4s
-	WORD $0x4eaad44a // fsub v10.4s, v2.4s, v10.4s
+check16:
+	VLD1.P 64(R0), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x4ea1f406 // fmin v6.4s, v0.4s, v1.4s
+	WORD $0x4ea3f44d // fmin v13.4s, v2.4s, v3.4s
+	WORD $0x4eadf4c6 // fmin v6.4s, v6.4s, v13.4s
+	WORD $0x6eb0f8c6 // fminv s6, v6.4s
+	FCMPS F25, F6
+	BLT general16
+	WORD $0x4eb0d40d // fsub v13.4s, v0.4s, v16.4s
+	WORD $0x4eb0d426 // fsub v6.4s, v1.4s, v16.4s
+	WORD $0x4e30d5a8 // fadd v8.4s, v13.4s, v16.4s
+	WORD $0x4e30d4c9 // fadd v9.4s, v6.4s, v16.4s
+	WORD $0x4ea8d408 // fsub v8.4s, v0.4s, v8.4s
+	WORD $0x4ea9d429 // fsub v9.4s, v1.4s, v9.4s
+	FMOVQ 32(R2), F5
+	FMOVQ 32(R2), F11
+	WORD $0x4f9111a5 // fmla v5.4s, v13.4s, v17.s[0]
+	WORD $0x4f9110cb // fmla v11.4s, v6.4s, v17.s[0]
+	WORD $0x4eb3d4a4 // fsub v4.4s, v5.4s, v19.4s
+	WORD $0x4eb3d56a // fsub v10.4s, v11.4s, v19.4s
+	WORD $0x4fb1508d // fmls v13.4s, v4.4s, v17.s[1]
+	WORD $0x4fb15146 // fmls v6.4s, v10.4s, v17.s[1]
+	WORD $0x4f915888 // fmls v8.4s, v4.4s, v17.s[2]
+	WORD $0x4f915949 // fmls v9.4s, v10.4s, v17.s[2]
+	WORD $0x4e28d5ad // fadd v13.4s, v13.4s, v8.4s
+	WORD $0x4e29d4c6 // fadd v6.4s, v6.4s, v9.4s
+	WORD $0x6e2ddda9 // fmul v9.4s, v13.4s, v13.4s
+	WORD $0x6e26dcc8 // fmul v8.4s, v6.4s, v6.4s
+	FMOVQ 64(R2), F10
+	FMOVQ 64(R2), F4
+	FMOVQ 48(R2), F7
+	FMOVQ 48(R2), F12
+	WORD $0x4f9211aa // fmla v10.4s, v13.4s, v18.s[0]
+	WORD $0x4f9210c4 // fmla v4.4s, v6.4s, v18.s[0]
+	WORD $0x4fb119a7 // fmla v7.4s, v13.4s, v17.s[3]
+	WORD $0x4fb118cc // fmla v12.4s, v6.4s, v17.s[3]
+	WORD $0x4fb2112a // fmla v10.4s, v9.4s, v18.s[1]
+	WORD $0x4fb21104 // fmla v4.4s, v8.4s, v18.s[1]
+	VFMLA V9.S4, V10.S4, V7.S4
+	VFMLA V8.S4, V4.S4, V12.S4
+	VFMLA V9.S4, V7.S4, V13.S4
+	VFMLA V8.S4, V12.S4, V6.S4
+	WORD $0x4e34d5a0 // fadd v0.4s, v13.4s, v20.4s
+	WORD $0x4e34d4c1 // fadd v1.4s, v6.4s, v20.4s
+	WORD $0x6f9208a0 // mla v0.4s, v5.4s, v18.s[2]
+	WORD $0x6f920961 // mla v1.4s, v11.4s, v18.s[2]
+	WORD $0x4eb0d44b // fsub v11.4s, v2.4s, v16.4s
+	WORD $0x4eb0d465 // fsub v5.4s, v3.4s, v16.4s
+	WORD $0x4e30d566 // fadd v6.4s, v11.4s, v16.4s
+	WORD $0x4e30d4ad // fadd v13.4s, v5.4s, v16.4s
+	WORD $0x4ea6d446 // fsub v6.4s, v2.4s, v6.4s
 	WORD $0x4eadd46d // fsub v13.4s, v3.4s, v13.4s
-	WORD $0x4e30d529 // fadd v9.4s, v9.4s, v16.4s
-	WORD $0x4e30d5ef // fadd v15.4s, v15.4s, v16.4s
-	WORD $0x4ea9d54a // fsub v10.4s, v10.4s, v9.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	VDUP V19.S[3], V15.S4
-	WORD $0x6e2fe509 // fcmge v9.4s, v8.4s, v15.4s
-	WORD $0x6e2fe4ce // fcmge v14.4s, v6.4s, v15.4s
-	WORD $0x4f92910f // fmul v15.4s, v8.4s, v18.s[0]
-	WORD $0x4f9290cb // fmul v11.4s, v6.4s, v18.s[0]
-	WORD $0x4e21a9ef // fcvtns v15.4s, v15.4s
-	WORD $0x4e21a96b // fcvtns v11.4s, v11.4s
-	WORD $0x4e21d9e7 // scvtf v7.4s, v15.4s
-	WORD $0x4e21d96c // scvtf v12.4s, v11.4s
-	WORD $0x4fb250e8 // fmls v8.4s, v7.4s, v18.s[1]
-	WORD $0x4fb25186 // fmls v6.4s, v12.4s, v18.s[1]
-	WORD $0x4f9258e8 // fmls v8.4s, v7.4s, v18.s[2]
-	WORD $0x4f925986 // fmls v6.4s, v12.4s, v18.s[2]
-	WORD $0x4e2ad508 // fadd v8.4s, v8.4s, v10.4s
-	WORD $0x4e2dd4c6 // fadd v6.4s, v6.4s, v13.4s
-	VAND V17.B16, V15.B16, V13.B16
-	VAND V17.B16, V11.B16, V10.B16
-	WORD $0x6f0015ef // bic v15.4s, #15, lsl #0
-	WORD $0x6f0015eb // bic v11.4s, #15, lsl #0
-	VDUP V20.S[2], V12.S4
-	VDUP V20.S[2], V7.S4
-	WORD $0x6f9401ac // mla v12.4s, v13.4s, v20.s[0]
-	WORD $0x6f940147 // mla v7.4s, v10.4s, v20.s[0]
-	VDUP V19.S[1], V10.S4
-	VDUP V19.S[1], V13.S4
-	WORD $0x4fb2190a // fmla v10.4s, v8.4s, v18.s[3]
-	WORD $0x4fb218cd // fmla v13.4s, v6.4s, v18.s[3]
-	VDUP V19.S[2], V4.S4
-	VDUP V19.S[2], V5.S4
-	VFMLA V10.S4, V8.S4, V4.S4
-	VFMLA V13.S4, V6.S4, V5.S4
-	VTBL V12.B16, [V24.B16, V25.B16, V26.B16, V27.B16], V2.B16
-	VTBL V7.B16, [V24.B16, V25.B16, V26.B16, V27.B16], V3.B16
-	VTBL V12.B16, [V28.B16, V29.B16, V30.B16, V31.B16], V13.B16
-	VTBL V7.B16, [V28.B16, V29.B16, V30.B16, V31.B16], V12.B16
-	VFMLA V2.S4, V8.S4, V13.S4
-	VFMLA V3.S4, V6.S4, V12.S4
-	VFMLA V4.S4, V13.S4, V2.S4
-	VFMLA V5.S4, V12.S4, V3.S4
-	WORD $0x6fb401e2 // mla v2.4s, v15.4s, v20.s[1]
-	WORD $0x6fb40163 // mla v3.4s, v11.4s, v20.s[1]
-	VAND V9.B16, V2.B16, V2.B16
-	VAND V14.B16, V3.B16, V3.B16
-	B sum16
+	FMOVQ 32(R2), F8
+	FMOVQ 32(R2), F12
+	WORD $0x4f911168 // fmla v8.4s, v11.4s, v17.s[0]
+	WORD $0x4f9110ac // fmla v12.4s, v5.4s, v17.s[0]
+	WORD $0x4eb3d509 // fsub v9.4s, v8.4s, v19.4s
+	WORD $0x4eb3d587 // fsub v7.4s, v12.4s, v19.4s
+	WORD $0x4fb1512b // fmls v11.4s, v9.4s, v17.s[1]
+	WORD $0x4fb150e5 // fmls v5.4s, v7.4s, v17.s[1]
+	WORD $0x4f915926 // fmls v6.4s, v9.4s, v17.s[2]
+	WORD $0x4f9158ed // fmls v13.4s, v7.4s, v17.s[2]
+	WORD $0x4e26d56b // fadd v11.4s, v11.4s, v6.4s
+	WORD $0x4e2dd4a5 // fadd v5.4s, v5.4s, v13.4s
+	WORD $0x6e2bdd6d // fmul v13.4s, v11.4s, v11.4s
+	WORD $0x6e25dca6 // fmul v6.4s, v5.4s, v5.4s
+	FMOVQ 64(R2), F7
+	FMOVQ 64(R2), F9
+	FMOVQ 48(R2), F4
+	FMOVQ 48(R2), F10
+	WORD $0x4f921167 // fmla v7.4s, v11.4s, v18.s[0]
+	WORD $0x4f9210a9 // fmla v9.4s, v5.4s, v18.s[0]
+	WORD $0x4fb11964 // fmla v4.4s, v11.4s, v17.s[3]
+	WORD $0x4fb118aa // fmla v10.4s, v5.4s, v17.s[3]
+	WORD $0x4fb211a7 // fmla v7.4s, v13.4s, v18.s[1]
+	WORD $0x4fb210c9 // fmla v9.4s, v6.4s, v18.s[1]
+	VFMLA V13.S4, V7.S4, V4.S4
+	VFMLA V6.S4, V9.S4, V10.S4
+	VFMLA V13.S4, V4.S4, V11.S4
+	VFMLA V6.S4, V10.S4, V5.S4
+	WORD $0x4e34d562 // fadd v2.4s, v11.4s, v20.4s
+	WORD $0x4e34d4a3 // fadd v3.4s, v5.4s, v20.4s
+	WORD $0x6f920902 // mla v2.4s, v8.4s, v18.s[2]
+	WORD $0x6f920983 // mla v3.4s, v12.4s, v18.s[2]
+
+checked16:
+	FSTPQ.P (F0, F1), 32(R3)
+	FSTPQ.P (F2, F3), 32(R3)
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x4e23d442 // fadd v2.4s, v2.4s, v3.4s
+	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD $0x0e61780c // fcvtl v12.2d, v0.2s
+	WORD $0x4e617808 // fcvtl2 v8.2d, v0.4s
+	WORD $0x4e6cd6d6 // fadd v22.2d, v22.2d, v12.2d
+	WORD $0x4e68d6f7 // fadd v23.2d, v23.2d, v8.2d
+	SUBS $16, R1, R1
+	BGE check16
+	B vectors
+
+general16:
+	WORD $0x4eb0d408 // fsub v8.4s, v0.4s, v16.4s
+	WORD $0x4eb0d42c // fsub v12.4s, v1.4s, v16.4s
+	WORD $0x4ea0d505 // fsub v5.4s, v8.4s, v0.4s
+	WORD $0x4ea1d586 // fsub v6.4s, v12.4s, v1.4s
+	WORD $0x4ea5d50b // fsub v11.4s, v8.4s, v5.4s
+	WORD $0x4ea6d58a // fsub v10.4s, v12.4s, v6.4s
+	WORD $0x4eabd40b // fsub v11.4s, v0.4s, v11.4s
+	WORD $0x4eaad42a // fsub v10.4s, v1.4s, v10.4s
+	WORD $0x4e30d4a5 // fadd v5.4s, v5.4s, v16.4s
+	WORD $0x4e30d4c6 // fadd v6.4s, v6.4s, v16.4s
+	WORD $0x4ea5d56b // fsub v11.4s, v11.4s, v5.4s
+	WORD $0x4ea6d54a // fsub v10.4s, v10.4s, v6.4s
+	WORD $0x6e35e506 // fcmge v6.4s, v8.4s, v21.4s
+	WORD $0x6e35e585 // fcmge v5.4s, v12.4s, v21.4s
+	FMOVQ 32(R2), F13
+	FMOVQ 32(R2), F4
+	WORD $0x4f91110d // fmla v13.4s, v8.4s, v17.s[0]
+	WORD $0x4f911184 // fmla v4.4s, v12.4s, v17.s[0]
+	WORD $0x4eb3d5a9 // fsub v9.4s, v13.4s, v19.4s
+	WORD $0x4eb3d487 // fsub v7.4s, v4.4s, v19.4s
+	WORD $0x4fb15128 // fmls v8.4s, v9.4s, v17.s[1]
+	WORD $0x4fb150ec // fmls v12.4s, v7.4s, v17.s[1]
+	WORD $0x4f91592b // fmls v11.4s, v9.4s, v17.s[2]
+	WORD $0x4f9158ea // fmls v10.4s, v7.4s, v17.s[2]
+	WORD $0x4e2bd508 // fadd v8.4s, v8.4s, v11.4s
+	WORD $0x4e2ad58c // fadd v12.4s, v12.4s, v10.4s
+	WORD $0x6e28dd0a // fmul v10.4s, v8.4s, v8.4s
+	WORD $0x6e2cdd8b // fmul v11.4s, v12.4s, v12.4s
+	FMOVQ 64(R2), F7
+	FMOVQ 64(R2), F9
+	FMOVQ 48(R2), F14
+	FMOVQ 48(R2), F15
+	WORD $0x4f921107 // fmla v7.4s, v8.4s, v18.s[0]
+	WORD $0x4f921189 // fmla v9.4s, v12.4s, v18.s[0]
+	WORD $0x4fb1190e // fmla v14.4s, v8.4s, v17.s[3]
+	WORD $0x4fb1198f // fmla v15.4s, v12.4s, v17.s[3]
+	WORD $0x4fb21147 // fmla v7.4s, v10.4s, v18.s[1]
+	WORD $0x4fb21169 // fmla v9.4s, v11.4s, v18.s[1]
+	VFMLA V10.S4, V7.S4, V14.S4
+	VFMLA V11.S4, V9.S4, V15.S4
+	VFMLA V10.S4, V14.S4, V8.S4
+	VFMLA V11.S4, V15.S4, V12.S4
+	WORD $0x4e34d500 // fadd v0.4s, v8.4s, v20.4s
+	WORD $0x4e34d581 // fadd v1.4s, v12.4s, v20.4s
+	WORD $0x6f9209a0 // mla v0.4s, v13.4s, v18.s[2]
+	WORD $0x6f920881 // mla v1.4s, v4.4s, v18.s[2]
+	VAND V6.B16, V0.B16, V0.B16
+	VAND V5.B16, V1.B16, V1.B16
+	WORD $0x4eb0d445 // fsub v5.4s, v2.4s, v16.4s
+	WORD $0x4eb0d466 // fsub v6.4s, v3.4s, v16.4s
+	WORD $0x4ea2d4a4 // fsub v4.4s, v5.4s, v2.4s
+	WORD $0x4ea3d4cc // fsub v12.4s, v6.4s, v3.4s
+	WORD $0x4ea4d4ad // fsub v13.4s, v5.4s, v4.4s
+	WORD $0x4eacd4c8 // fsub v8.4s, v6.4s, v12.4s
+	WORD $0x4eadd44d // fsub v13.4s, v2.4s, v13.4s
+	WORD $0x4ea8d468 // fsub v8.4s, v3.4s, v8.4s
+	WORD $0x4e30d484 // fadd v4.4s, v4.4s, v16.4s
+	WORD $0x4e30d58c // fadd v12.4s, v12.4s, v16.4s
+	WORD $0x4ea4d5ad // fsub v13.4s, v13.4s, v4.4s
+	WORD $0x4eacd508 // fsub v8.4s, v8.4s, v12.4s
+	WORD $0x6e35e4ac // fcmge v12.4s, v5.4s, v21.4s
+	WORD $0x6e35e4c4 // fcmge v4.4s, v6.4s, v21.4s
+	FMOVQ 32(R2), F11
+	FMOVQ 32(R2), F15
+	WORD $0x4f9110ab // fmla v11.4s, v5.4s, v17.s[0]
+	WORD $0x4f9110cf // fmla v15.4s, v6.4s, v17.s[0]
+	WORD $0x4eb3d56a // fsub v10.4s, v11.4s, v19.4s
+	WORD $0x4eb3d5ee // fsub v14.4s, v15.4s, v19.4s
+	WORD $0x4fb15145 // fmls v5.4s, v10.4s, v17.s[1]
+	WORD $0x4fb151c6 // fmls v6.4s, v14.4s, v17.s[1]
+	WORD $0x4f91594d // fmls v13.4s, v10.4s, v17.s[2]
+	WORD $0x4f9159c8 // fmls v8.4s, v14.4s, v17.s[2]
+	WORD $0x4e2dd4a5 // fadd v5.4s, v5.4s, v13.4s
+	WORD $0x4e28d4c6 // fadd v6.4s, v6.4s, v8.4s
+	WORD $0x6e25dca8 // fmul v8.4s, v5.4s, v5.4s
+	WORD $0x6e26dccd // fmul v13.4s, v6.4s, v6.4s
+	FMOVQ 64(R2), F14
+	FMOVQ 64(R2), F10
+	FMOVQ 48(R2), F9
+	FMOVQ 48(R2), F7
+	WORD $0x4f9210ae // fmla v14.4s, v5.4s, v18.s[0]
+	WORD $0x4f9210ca // fmla v10.4s, v6.4s, v18.s[0]
+	WORD $0x4fb118a9 // fmla v9.4s, v5.4s, v17.s[3]
+	WORD $0x4fb118c7 // fmla v7.4s, v6.4s, v17.s[3]
+	WORD $0x4fb2110e // fmla v14.4s, v8.4s, v18.s[1]
+	WORD $0x4fb211aa // fmla v10.4s, v13.4s, v18.s[1]
+	VFMLA V8.S4, V14.S4, V9.S4
+	VFMLA V13.S4, V10.S4, V7.S4
+	VFMLA V8.S4, V9.S4, V5.S4
+	VFMLA V13.S4, V7.S4, V6.S4
+	WORD $0x4e34d4a2 // fadd v2.4s, v5.4s, v20.4s
+	WORD $0x4e34d4c3 // fadd v3.4s, v6.4s, v20.4s
+	WORD $0x6f920962 // mla v2.4s, v11.4s, v18.s[2]
+	WORD $0x6f9209e3 // mla v3.4s, v15.4s, v18.s[2]
+	VAND V12.B16, V2.B16, V2.B16
+	VAND V4.B16, V3.B16, V3.B16
+	B checked16
 
 vectors:
 	ADDS $12, R1, R1
@@ -447,39 +616,35 @@ vectors:
 
 loop4:
 	VLD1.P 16(R0), [V0.S4]
-	WORD $0x4eb0d40e // fsub v14.4s, v0.4s, v16.4s
-	WORD $0x4ea0d5c9 // fsub v9.4s, v14.4s, v0.4s
-	WORD $0x4ea9d5cb // fsub v11.4s, v14.4s, v9.4s
-	WORD $0x4eabd40b // fsub v11.4s, v0.4s, v11.4s
-	WORD $0x4e30d529 // fadd v9.4s, v9.4s, v16.4s
-	WORD $0x4ea9d56b // fsub v11.4s, v11.4s, v9.4s
-	VDUP V19.S[3], V9.S4
-	WORD $0x6e29e5cf // fcmge v15.4s, v14.4s, v9.4s
-	WORD $0x4f9291c9 // fmul v9.4s, v14.4s, v18.s[0]
-	WORD $0x4e21a929 // fcvtns v9.4s, v9.4s
-	WORD $0x4e21d925 // scvtf v5.4s, v9.4s
-	WORD $0x4fb250ae // fmls v14.4s, v5.4s, v18.s[1]
-	WORD $0x4f9258ae // fmls v14.4s, v5.4s, v18.s[2]
-	WORD $0x4e2bd5ce // fadd v14.4s, v14.4s, v11.4s
-	VAND V17.B16, V9.B16, V11.B16
-	WORD $0x6f0015e9 // bic v9.4s, #15, lsl #0
-	VDUP V20.S[2], V5.S4
-	WORD $0x6f940165 // mla v5.4s, v11.4s, v20.s[0]
-	VDUP V19.S[1], V11.S4
-	WORD $0x4fb219cb // fmla v11.4s, v14.4s, v18.s[3]
-	VDUP V19.S[2], V12.S4
-	VFMLA V11.S4, V14.S4, V12.S4
-	VTBL V5.B16, [V24.B16, V25.B16, V26.B16, V27.B16], V0.B16
-	VTBL V5.B16, [V28.B16, V29.B16, V30.B16, V31.B16], V11.B16
-	VFMLA V0.S4, V14.S4, V11.S4
-	VFMLA V12.S4, V11.S4, V0.S4
-	WORD $0x6fb40120 // mla v0.4s, v9.4s, v20.s[1]
-	VAND V15.B16, V0.B16, V0.B16
+	WORD $0x4eb0d404 // fsub v4.4s, v0.4s, v16.4s
+	WORD $0x4ea0d48c // fsub v12.4s, v4.4s, v0.4s
+	WORD $0x4eacd48f // fsub v15.4s, v4.4s, v12.4s
+	WORD $0x4eafd40f // fsub v15.4s, v0.4s, v15.4s
+	WORD $0x4e30d58c // fadd v12.4s, v12.4s, v16.4s
+	WORD $0x4eacd5ef // fsub v15.4s, v15.4s, v12.4s
+	WORD $0x6e35e48c // fcmge v12.4s, v4.4s, v21.4s
+	FMOVQ 32(R2), F11
+	WORD $0x4f91108b // fmla v11.4s, v4.4s, v17.s[0]
+	WORD $0x4eb3d566 // fsub v6.4s, v11.4s, v19.4s
+	WORD $0x4fb150c4 // fmls v4.4s, v6.4s, v17.s[1]
+	WORD $0x4f9158cf // fmls v15.4s, v6.4s, v17.s[2]
+	WORD $0x4e2fd484 // fadd v4.4s, v4.4s, v15.4s
+	WORD $0x6e24dc8f // fmul v15.4s, v4.4s, v4.4s
+	FMOVQ 64(R2), F6
+	FMOVQ 48(R2), F5
+	WORD $0x4f921086 // fmla v6.4s, v4.4s, v18.s[0]
+	WORD $0x4fb11885 // fmla v5.4s, v4.4s, v17.s[3]
+	WORD $0x4fb211e6 // fmla v6.4s, v15.4s, v18.s[1]
+	VFMLA V15.S4, V6.S4, V5.S4
+	VFMLA V15.S4, V5.S4, V4.S4
+	WORD $0x4e34d480 // fadd v0.4s, v4.4s, v20.4s
+	WORD $0x6f920960 // mla v0.4s, v11.4s, v18.s[2]
+	VAND V12.B16, V0.B16, V0.B16
 	VST1.P [V0.S4], 16(R3)
-	WORD $0x0e61780f // fcvtl v15.2d, v0.2s
-	WORD $0x4e617809 // fcvtl2 v9.2d, v0.4s
-	WORD $0x4e6fd6b5 // fadd v21.2d, v21.2d, v15.2d
-	WORD $0x4e69d6d6 // fadd v22.2d, v22.2d, v9.2d
+	WORD $0x0e61780c // fcvtl v12.2d, v0.2s
+	WORD $0x4e61780b // fcvtl2 v11.2d, v0.4s
+	WORD $0x4e6cd6d6 // fadd v22.2d, v22.2d, v12.2d
+	WORD $0x4e6bd6f7 // fadd v23.2d, v23.2d, v11.2d
 	SUBS $4, R1, R1
 	BGE loop4
 
@@ -489,93 +654,69 @@ tail:
 
 loop1:
 	FMOVS.P 4(R0), F0
-	WORD $0x4eb0d409 // fsub v9.4s, v0.4s, v16.4s
-	WORD $0x4ea0d52f // fsub v15.4s, v9.4s, v0.4s
-	WORD $0x4eafd52c // fsub v12.4s, v9.4s, v15.4s
-	WORD $0x4eacd40c // fsub v12.4s, v0.4s, v12.4s
-	WORD $0x4e30d5ef // fadd v15.4s, v15.4s, v16.4s
-	WORD $0x4eafd58c // fsub v12.4s, v12.4s, v15.4s
-	VDUP V19.S[3], V15.S4
-	WORD $0x6e2fe52b // fcmge v11.4s, v9.4s, v15.4s
-	WORD $0x4f92912f // fmul v15.4s, v9.4s, v18.s[0]
-	WORD $0x4e21a9ef // fcvtns v15.4s, v15.4s
-	WORD $0x4e21d9ee // scvtf v14.4s, v15.4s
-	WORD $0x4fb251c9 // fmls v9.4s, v14.4s, v18.s[1]
-	WORD $0x4f9259c9 // fmls v9.4s, v14.4s, v18.s[2]
-	WORD $0x4e2cd529 // fadd v9.4s, v9.4s, v12.4s
-	VAND V17.B16, V15.B16, V12.B16
-	WORD $0x6f0015ef // bic v15.4s, #15, lsl #0
-	VDUP V20.S[2], V14.S4
-	WORD $0x6f94018e // mla v14.4s, v12.4s, v20.s[0]
-	VDUP V19.S[1], V12.S4
-	WORD $0x4fb2192c // fmla v12.4s, v9.4s, v18.s[3]
-	VDUP V19.S[2], V5.S4
-	VFMLA V12.S4, V9.S4, V5.S4
-	VTBL V14.B16, [V24.B16, V25.B16, V26.B16, V27.B16], V0.B16
-	VTBL V14.B16, [V28.B16, V29.B16, V30.B16, V31.B16], V12.B16
-	VFMLA V0.S4, V9.S4, V12.S4
-	VFMLA V5.S4, V12.S4, V0.S4
-	WORD $0x6fb401e0 // mla v0.4s, v15.4s, v20.s[1]
-	VAND V11.B16, V0.B16, V0.B16
+	WORD $0x4eb0d40b // fsub v11.4s, v0.4s, v16.4s
+	WORD $0x4ea0d56c // fsub v12.4s, v11.4s, v0.4s
+	WORD $0x4eacd564 // fsub v4.4s, v11.4s, v12.4s
+	WORD $0x4ea4d404 // fsub v4.4s, v0.4s, v4.4s
+	WORD $0x4e30d58c // fadd v12.4s, v12.4s, v16.4s
+	WORD $0x4eacd484 // fsub v4.4s, v4.4s, v12.4s
+	WORD $0x6e35e56c // fcmge v12.4s, v11.4s, v21.4s
+	FMOVQ 32(R2), F15
+	WORD $0x4f91116f // fmla v15.4s, v11.4s, v17.s[0]
+	WORD $0x4eb3d5e5 // fsub v5.4s, v15.4s, v19.4s
+	WORD $0x4fb150ab // fmls v11.4s, v5.4s, v17.s[1]
+	WORD $0x4f9158a4 // fmls v4.4s, v5.4s, v17.s[2]
+	WORD $0x4e24d56b // fadd v11.4s, v11.4s, v4.4s
+	WORD $0x6e2bdd64 // fmul v4.4s, v11.4s, v11.4s
+	FMOVQ 64(R2), F5
+	FMOVQ 48(R2), F6
+	WORD $0x4f921165 // fmla v5.4s, v11.4s, v18.s[0]
+	WORD $0x4fb11966 // fmla v6.4s, v11.4s, v17.s[3]
+	WORD $0x4fb21085 // fmla v5.4s, v4.4s, v18.s[1]
+	VFMLA V4.S4, V5.S4, V6.S4
+	VFMLA V4.S4, V6.S4, V11.S4
+	WORD $0x4e34d560 // fadd v0.4s, v11.4s, v20.4s
+	WORD $0x6f9209e0 // mla v0.4s, v15.4s, v18.s[2]
+	VAND V12.B16, V0.B16, V0.B16
 	FMOVS.P F0, 4(R3)
 	FCVTSD F0, F0
-	FADDD F0, F23, F23
+	FADDD F0, F24, F24
 	SUBS $1, R1, R1
 	BNE loop1
 
 done:
-	WORD $0x4e76d6b5 // fadd v21.2d, v21.2d, v22.2d
-	WORD $0x7e70dab5 // faddp d21, v21.2d
-	FADDD F23, F21, F21
-	FMOVD F21, ret+32(FP)
+	WORD $0x4e77d6d6 // fadd v22.2d, v22.2d, v23.2d
+	WORD $0x7e70dad6 // faddp d22, v22.2d
+	FADDD F24, F22, F22
+	FMOVD F22, ret+32(FP)
 	RET
 
-DATA expconsts<>+0(SB)/4, $0x0000000f
-DATA expconsts<>+4(SB)/4, $0x0000000f
-DATA expconsts<>+8(SB)/4, $0x0000000f
-DATA expconsts<>+12(SB)/4, $0x0000000f
-DATA expconsts<>+16(SB)/4, $0x41b8aa3b
-DATA expconsts<>+20(SB)/4, $0x3d318000
-DATA expconsts<>+24(SB)/4, $0xb75e8083
-DATA expconsts<>+28(SB)/4, $0x3e2aaaab
-DATA expconsts<>+32(SB)/4, $0x00000000
-DATA expconsts<>+36(SB)/4, $0x3f000000
-DATA expconsts<>+40(SB)/4, $0x3f800000
-DATA expconsts<>+44(SB)/4, $0xc2ce0000
-DATA expconsts<>+48(SB)/4, $0x04040404
-DATA expconsts<>+52(SB)/4, $0x00080000
-DATA expconsts<>+56(SB)/4, $0x03020100
-DATA expconsts<>+60(SB)/4, $0x00000000
-DATA expconsts<>+64(SB)/4, $0x4b800000
-DATA expconsts<>+68(SB)/4, $0x4b85aac3
-DATA expconsts<>+72(SB)/4, $0x4b8b95c2
-DATA expconsts<>+76(SB)/4, $0x4b91c3d3
-DATA expconsts<>+80(SB)/4, $0x4b9837f0
-DATA expconsts<>+84(SB)/4, $0x4b9ef532
-DATA expconsts<>+88(SB)/4, $0x4ba5fed7
-DATA expconsts<>+92(SB)/4, $0x4bad583f
-DATA expconsts<>+96(SB)/4, $0x4bb504f3
-DATA expconsts<>+100(SB)/4, $0x4bbd08a4
-DATA expconsts<>+104(SB)/4, $0x4bc5672a
-DATA expconsts<>+108(SB)/4, $0x4bce248c
-DATA expconsts<>+112(SB)/4, $0x4bd744fd
-DATA expconsts<>+116(SB)/4, $0x4be0ccdf
-DATA expconsts<>+120(SB)/4, $0x4beac0c7
-DATA expconsts<>+124(SB)/4, $0x4bf5257d
-DATA expconsts<>+128(SB)/4, $0x00000000
-DATA expconsts<>+132(SB)/4, $0x3f4f9891
-DATA expconsts<>+136(SB)/4, $0xbe60aba1
-DATA expconsts<>+140(SB)/4, $0x3f675624
-DATA expconsts<>+144(SB)/4, $0x3f231b71
-DATA expconsts<>+148(SB)/4, $0x3f412342
-DATA expconsts<>+152(SB)/4, $0xbf2c9d5e
-DATA expconsts<>+156(SB)/4, $0xbe2deaf6
-DATA expconsts<>+160(SB)/4, $0x3ecfe77a
-DATA expconsts<>+164(SB)/4, $0xbf414fe8
-DATA expconsts<>+168(SB)/4, $0x3e0aa837
-DATA expconsts<>+172(SB)/4, $0x3e28fc24
-DATA expconsts<>+176(SB)/4, $0xbed4a58a
-DATA expconsts<>+180(SB)/4, $0xbe1eab59
-DATA expconsts<>+184(SB)/4, $0xbe4116de
-DATA expconsts<>+188(SB)/4, $0x3e292436
-GLOBL expconsts<>(SB), RODATA|NOPTR, $192
+DATA expconsts<>+0(SB)/4, $0x3fb8aa3b
+DATA expconsts<>+4(SB)/4, $0x3f318000
+DATA expconsts<>+8(SB)/4, $0xb95e8083
+DATA expconsts<>+12(SB)/4, $0x3e2aaa49
+DATA expconsts<>+16(SB)/4, $0x3c091d05
+DATA expconsts<>+20(SB)/4, $0x3ab511f9
+DATA expconsts<>+24(SB)/4, $0x00800000
+DATA expconsts<>+28(SB)/4, $0x00000000
+DATA expconsts<>+32(SB)/4, $0x4b400018
+DATA expconsts<>+36(SB)/4, $0x4b400018
+DATA expconsts<>+40(SB)/4, $0x4b400018
+DATA expconsts<>+44(SB)/4, $0x4b400018
+DATA expconsts<>+48(SB)/4, $0x3efffffe
+DATA expconsts<>+52(SB)/4, $0x3efffffe
+DATA expconsts<>+56(SB)/4, $0x3efffffe
+DATA expconsts<>+60(SB)/4, $0x3efffffe
+DATA expconsts<>+64(SB)/4, $0x3d2aac79
+DATA expconsts<>+68(SB)/4, $0x3d2aac79
+DATA expconsts<>+72(SB)/4, $0x3d2aac79
+DATA expconsts<>+76(SB)/4, $0x3d2aac79
+DATA expconsts<>+80(SB)/4, $0x3f800000
+DATA expconsts<>+84(SB)/4, $0x3f800000
+DATA expconsts<>+88(SB)/4, $0x3f800000
+DATA expconsts<>+92(SB)/4, $0x3f800000
+DATA expconsts<>+96(SB)/4, $0xc2ce0000
+DATA expconsts<>+100(SB)/4, $0xc2ce0000
+DATA expconsts<>+104(SB)/4, $0xc2ce0000
+DATA expconsts<>+108(SB)/4, $0xc2ce0000
+GLOBL expconsts<>(SB), RODATA|NOPTR, $112

@@ -2,11 +2,7 @@
 
 package kernels
 
-import (
-	"math"
-
-	"github.com/kvsimd/kvsimd/asm"
-)
+import "github.com/kvsimd/kvsimd/asm"
 
 func init() {
 	maxOf.Add("neon", asm.MaxNEON)
@@ -27,8 +23,8 @@ func init() {
 	})
 }
 
-// maxMinNEON and expSumNEON fit the NEON passes to softmaxPasses. The NEON exponential
-// checks no range, so it takes no lower bound and −Inf stands for one.
-func maxMinNEON(x []float32) (float32, float32) { return asm.MaxNEON(x), float32(math.Inf(-1)) }
+// maxMinNEON and expSumNEON fit the NEON passes to softmaxPasses: the minimum lets
+// ExpSumNEON run a row without a check per group when no element is below its lim.
+func maxMinNEON(x []float32) (float32, float32) { return asm.MaxMinNEON(x) }
 
-func expSumNEON(x []float32, m, _ float32) float64 { return asm.ExpSumNEON(x, m) }
+func expSumNEON(x []float32, m, lo float32) float64 { return asm.ExpSumNEON(x, m, lo) }
