@@ -345,6 +345,90 @@ func TestSoftmaxMillion(t *testing.T) {
 	})
 }
 
+// TestSoftmaxExponentRange holds every variant to the bound over 2²⁰ outputs (2¹⁶ in
+// short mode, for emulators): rows of 4096 whose x − max sweep [−span, 0] evenly
+// (every multiple of ln2 and every reduced argument between, so every exponent a
+// variant builds from its range reduction), for maxima from 2⁻¹²⁶ to 2¹²⁷ and negative
+// ones, x − max exact for some and rounded for most. The span cycles through the fast
+// path's range, where every group of a row is on it (neon: max(−m, m − 103); AVX: −m),
+// through the cut-off to −110, and through it with a −Inf and −math.MaxFloat32 in
+// every 64 elements (the general path, group by group). Outputs below float32's normal
+// range are held to the bound's 2⁻¹⁴⁷. checkSoftmaxRatios also holds each exponential
+// to its own, tighter bound.
+func TestSoftmaxExponentRange(t *testing.T) {
+	rows, n := 256, 4096
+	if testing.Short() {
+		rows = 16
+	}
+	maxima := []float32{0, 1, 7.25, 51.5, 103, 1000.3, 0x1p12, 0x1p20 + 0.5, 0x1p23 + 1, 0x1p24,
+		math.SmallestNonzeroFloat32, 0x1p-126, 1e-30, 3e38, -1, -50, -0x1p20}
+	r := rand.New(rand.NewPCG(17, 18))
+	varianttest.Each(t, func(v string) {
+		x := make([]float32, n)
+		for k := range rows {
+			m := maxima[k%len(maxima)]
+			if k >= len(maxima) { // then random maxima of every binade
+				m = float32(math.Ldexp(1+r.Float64(), r.IntN(254)-126))
+				if r.IntN(4) == 0 {
+					m = -m
+				}
+			}
+			span := 110.0
+			if k%3 == 0 {
+				span = math.Min(103, 2*math.Abs(float64(m)))
+			}
+			for i := range x {
+				x[i] = float32(float64(m) - span*(float64(i)+r.Float64())/float64(n))
+				if k%3 == 2 && i%64 == 5 {
+					x[i] = float32(math.Inf(-1))
+				}
+				if k%3 == 2 && i%64 == 37 {
+					x[i] = -math.MaxFloat32
+				}
+			}
+			x[r.IntN(n)] = m
+			checkSoftmax(t, v, x, k%3)
+			checkSoftmaxRatios(t, v, x)
+		}
+	})
+}
+
+// checkSoftmaxRatios holds each exponential of variant v closer than Softmax's bound
+// does, through the ratio of its output to the output of an element equal to the max
+// (whose exponential is exact in every variant): y/y_max = e^(x−max) within the
+// exponential's own error (1.3u on AVX, 1.65u on neon, 1u for the generic float32
+// rounding of math.Exp; u = 2⁻²⁴) and the two roundings of the scaling, 2u: 3.65u.
+// Outputs outside float32's normal range are skipped.
+func checkSoftmaxRatios(t *testing.T, v string, x []float32) {
+	t.Helper()
+	m := Max(x)
+	if m != m || math.IsInf(float64(m), 0) {
+		return
+	}
+	y := append([]float32(nil), x...)
+	softmax.For(v)(y)
+	var top float64
+	for i, xi := range x {
+		if xi == m {
+			top = float64(y[i])
+			break
+		}
+	}
+	if top < 0x1p-126 {
+		return
+	}
+	for i, xi := range x {
+		if float64(y[i]) < 0x1p-126 {
+			continue
+		}
+		want := math.Exp(float64(xi) - float64(m))
+		if got := float64(y[i]) / top; !(math.Abs(got-want) <= 3.65*0x1p-24*want) {
+			t.Fatalf("%s n=%d: y[%d]/y_max = %v, e^(x−max) = %v: error %.3fu > 3.65u (x[%d] = %v, max %v)",
+				v, len(x), i, got, want, math.Abs(got-want)/want/0x1p-24, i, xi, m)
+		}
+	}
+}
+
 func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
 
 // TestSoftmaxCutOff aims at the neon exponential's construction of 2^k in the exponent
