@@ -2,9 +2,11 @@
 // half-precision scale, and bulk conversion between float32 rows and such blocks.
 //
 // A [Block] is ggml's block_q8_0 byte for byte (ggml_half d; int8_t qs[32]: 34 bytes,
-// no padding, the scale first, little-endian), so an engine holding a ggml-format q8_0
-// buffer reinterprets it as a []Block with unsafe.Slice, and the blocks [Quantize]
-// writes can be handed to ggml as they are.
+// no padding, the scale first), so an engine holding a ggml-format q8_0 buffer views
+// it as a []Block with [FromBytes], without copying, and [Bytes] gives the bytes of
+// blocks that [Quantize] wrote, to hand to ggml as they are. The scale's bytes are in
+// the machine's order: ggml's little-endian layout on amd64, arm64 and every other
+// little-endian GOARCH; on a big-endian one they are swapped relative to a ggml file.
 //
 // [Quantize] is bit for bit ggml's reference, quantize_row_q8_0_ref, as it computes on
 // x86 (gcc or clang, IEEE float32 arithmetic, no fast math). Per block of 32 values x:
@@ -15,11 +17,13 @@
 //	D    = d rounded to half, nearest even                // GGML_FP32_TO_FP16
 //	Q[j] = int8(roundf(x[j]·id))                          // float32 product, ties away from zero
 //
-// Finite input: d's rounding to half keeps subnormal halves (no flush to zero) and
-// overflows to +Inf when amax/127 rounds past 65504, that is for amax ≥ about
-// 8.321e6 (65520·127); the quants of such a block are still the finite, correctly scaled ones
-// (id is computed from the float32 d, not from D), but D = +Inf, so [Dequantize] gives
-// ±Inf, or NaN for zero quants. When amax/127 is so small that 1/d overflows float32
+// For finite input, Dequantize∘Quantize is within d/2 + 127·|d − D| of each value (d
+// the float32 scale, D its half; the second term is the scale's own rounding), plus a
+// few float32 ulps of the product x·id. d's rounding to half keeps subnormal halves (no
+// flush to zero) and overflows to +Inf when amax/127 rounds past 65504, that is for
+// amax ≥ about 8.321e6 (65520·127); the quants of such a block are still the finite,
+// correctly scaled ones (id is computed from the float32 d, not from D), but D = +Inf,
+// so [Dequantize] gives ±Inf, or NaN for zero quants. When amax/127 is so small that 1/d overflows float32
 // (amax below about 3.7e-37, a float32 subnormal d), id = +Inf and every non-zero x
 // gets quant 0 (±Inf has no int8 value, below), as does a zero x (0·Inf is NaN); D is
 // then +0, as it is for an all-zero block, whose quants are all 0.
