@@ -13,3 +13,40 @@ func AvgPool1DValidNEON(dst []float32, src []float32, kernel int, scale float32)
 //
 //go:noescape
 func MaxPool1DValidNEON(dst []float32, src []float32, kernel int)
+
+// AvgPool1DValid3NEON is AvgPool1DValidNEON for kernel = 3. len(dst) must be a multiple of 16 and len(src) at least len(dst)+5 (it reads up to 3 elements past the last window).
+//
+//go:noescape
+func AvgPool1DValid3NEON(dst []float32, src []float32, scale float32)
+
+// MaxPool1DValid3NEON is MaxPool1DValidNEON for kernel = 3. len(dst) must be a multiple of 16 and len(src) at least len(dst)+5 (it reads up to 3 elements past the last window).
+//
+//go:noescape
+func MaxPool1DValid3NEON(dst []float32, src []float32)
+
+// AvgPool1DValid5NEON is AvgPool1DValidNEON for kernel = 5. len(dst) must be a multiple of 16 and len(src) at least len(dst)+7 (it reads up to 3 elements past the last window).
+//
+//go:noescape
+func AvgPool1DValid5NEON(dst []float32, src []float32, scale float32)
+
+// MaxPool1DValid5NEON is MaxPool1DValidNEON for kernel = 5. len(dst) must be a multiple of 16 and len(src) at least len(dst)+7 (it reads up to 3 elements past the last window).
+//
+//go:noescape
+func MaxPool1DValid5NEON(dst []float32, src []float32)
+
+// AvgPool1DValid7NEON is AvgPool1DValidNEON for kernel = 7. len(dst) must be a multiple of 16 and len(src) at least len(dst)+9 (it reads up to 3 elements past the last window).
+//
+//go:noescape
+func AvgPool1DValid7NEON(dst []float32, src []float32, scale float32)
+
+// MaxPool1DValid7NEON is MaxPool1DValidNEON for kernel = 7. len(dst) must be a multiple of 16 and len(src) at least len(dst)+9 (it reads up to 3 elements past the last window).
+//
+//go:noescape
+func MaxPool1DValid7NEON(dst []float32, src []float32)
+
+// PoolFixedBlockNEON divides the len(dst) of {Avg,Max}Pool1DValid{3,5,7}NEON, which
+// need len(src) ≥ len(dst) + kernel − 1 + PoolFixedMarginNEON.
+const (
+	PoolFixedBlockNEON  = 16
+	PoolFixedMarginNEON = 3
+)

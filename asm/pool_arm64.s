@@ -175,3 +175,295 @@ cols1_end:
 
 done:
 	RET
+
+// func AvgPool1DValid3NEON(dst []float32, src []float32, scale float32)
+TEXT ·AvgPool1DValid3NEON(SB), NOSPLIT, $0-52
+	FMOVS scale+48(FP), F31
+	VDUP V31.S[0], V31.S4
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R1
+	MOVD src_base+24(FP), R2
+	CBZ R1, avg3_done
+
+avg3:
+	FMOVQ 0(R2), F0
+	FMOVQ 4(R2), F4
+	FMOVQ 8(R2), F5
+	FMOVQ 16(R2), F1
+	FMOVQ 20(R2), F6
+	FMOVQ 24(R2), F7
+	FMOVQ 32(R2), F2
+	FMOVQ 36(R2), F8
+	FMOVQ 40(R2), F9
+	FMOVQ 48(R2), F3
+	FMOVQ 52(R2), F10
+	FMOVQ 56(R2), F11
+	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD $0x4e27d4c6 // fadd v6.4s, v6.4s, v7.4s
+	WORD $0x4e29d508 // fadd v8.4s, v8.4s, v9.4s
+	WORD $0x4e2bd54a // fadd v10.4s, v10.4s, v11.4s
+	WORD $0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD $0x4e26d421 // fadd v1.4s, v1.4s, v6.4s
+	WORD $0x4e28d442 // fadd v2.4s, v2.4s, v8.4s
+	WORD $0x4e2ad463 // fadd v3.4s, v3.4s, v10.4s
+	WORD $0x6e3fdc00 // fmul v0.4s, v0.4s, v31.4s
+	WORD $0x6e3fdc21 // fmul v1.4s, v1.4s, v31.4s
+	WORD $0x6e3fdc42 // fmul v2.4s, v2.4s, v31.4s
+	WORD $0x6e3fdc63 // fmul v3.4s, v3.4s, v31.4s
+	FSTPQ.P (F0, F1), 32(R0)
+	FSTPQ.P (F2, F3), 32(R0)
+	ADD $64, R2
+	SUBS $16, R1, R1
+	BNE avg3
+
+avg3_done:
+	RET
+
+// func MaxPool1DValid3NEON(dst []float32, src []float32)
+TEXT ·MaxPool1DValid3NEON(SB), NOSPLIT, $0-48
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R1
+	MOVD src_base+24(FP), R2
+	CBZ R1, max3_done
+	FMOVQ 0(R2), F4
+	FMOVQ 4(R2), F5
+	WORD $0x4e25f484 // fmax v4.4s, v4.4s, v5.4s
+
+max3:
+	FMOVQ 16(R2), F8
+	FMOVQ 20(R2), F12
+	FMOVQ 32(R2), F9
+	FMOVQ 36(R2), F13
+	FMOVQ 48(R2), F10
+	FMOVQ 52(R2), F14
+	FMOVQ 64(R2), F11
+	FMOVQ 68(R2), F15
+	WORD $0x4e2cf505 // fmax v5.4s, v8.4s, v12.4s
+	WORD $0x4e2df526 // fmax v6.4s, v9.4s, v13.4s
+	WORD $0x4e2ef547 // fmax v7.4s, v10.4s, v14.4s
+	VEXT $4, V5.B16, V4.B16, V16.B16
+	VEXT $4, V6.B16, V5.B16, V17.B16
+	VEXT $4, V7.B16, V6.B16, V18.B16
+	WORD $0x4e30f480 // fmax v0.4s, v4.4s, v16.4s
+	WORD $0x4e31f4a1 // fmax v1.4s, v5.4s, v17.4s
+	WORD $0x4e32f4c2 // fmax v2.4s, v6.4s, v18.4s
+	WORD $0x4e2ff564 // fmax v4.4s, v11.4s, v15.4s
+	VEXT $4, V4.B16, V7.B16, V19.B16
+	WORD $0x4e33f4e3 // fmax v3.4s, v7.4s, v19.4s
+	FSTPQ.P (F0, F1), 32(R0)
+	FSTPQ.P (F2, F3), 32(R0)
+	ADD $64, R2
+	SUBS $16, R1, R1
+	BNE max3
+
+max3_done:
+	RET
+
+// func AvgPool1DValid5NEON(dst []float32, src []float32, scale float32)
+TEXT ·AvgPool1DValid5NEON(SB), NOSPLIT, $0-52
+	FMOVS scale+48(FP), F31
+	VDUP V31.S[0], V31.S4
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R1
+	MOVD src_base+24(FP), R2
+	CBZ R1, avg5_done
+	FMOVQ 4(R2), F4
+	FMOVQ 8(R2), F5
+	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+
+avg5:
+	FMOVQ 0(R2), F0
+	FMOVQ 16(R2), F1
+	FMOVQ 32(R2), F2
+	FMOVQ 48(R2), F3
+	FMOVQ 20(R2), F5
+	FMOVQ 24(R2), F6
+	FMOVQ 36(R2), F7
+	FMOVQ 40(R2), F8
+	FMOVQ 52(R2), F9
+	FMOVQ 56(R2), F10
+	FMOVQ 68(R2), F11
+	FMOVQ 72(R2), F12
+	WORD $0x4e26d4a5 // fadd v5.4s, v5.4s, v6.4s
+	WORD $0x4e28d4e7 // fadd v7.4s, v7.4s, v8.4s
+	WORD $0x4e2ad529 // fadd v9.4s, v9.4s, v10.4s
+	VEXT $8, V5.B16, V4.B16, V13.B16
+	VEXT $8, V7.B16, V5.B16, V14.B16
+	VEXT $8, V9.B16, V7.B16, V15.B16
+	WORD $0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD $0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD $0x4e27d442 // fadd v2.4s, v2.4s, v7.4s
+	WORD $0x4e29d463 // fadd v3.4s, v3.4s, v9.4s
+	WORD $0x4e2cd564 // fadd v4.4s, v11.4s, v12.4s
+	VEXT $8, V4.B16, V9.B16, V16.B16
+	WORD $0x4e2dd400 // fadd v0.4s, v0.4s, v13.4s
+	WORD $0x4e2ed421 // fadd v1.4s, v1.4s, v14.4s
+	WORD $0x4e2fd442 // fadd v2.4s, v2.4s, v15.4s
+	WORD $0x4e30d463 // fadd v3.4s, v3.4s, v16.4s
+	WORD $0x6e3fdc00 // fmul v0.4s, v0.4s, v31.4s
+	WORD $0x6e3fdc21 // fmul v1.4s, v1.4s, v31.4s
+	WORD $0x6e3fdc42 // fmul v2.4s, v2.4s, v31.4s
+	WORD $0x6e3fdc63 // fmul v3.4s, v3.4s, v31.4s
+	FSTPQ.P (F0, F1), 32(R0)
+	FSTPQ.P (F2, F3), 32(R0)
+	ADD $64, R2
+	SUBS $16, R1, R1
+	BNE avg5
+
+avg5_done:
+	RET
+
+// func MaxPool1DValid5NEON(dst []float32, src []float32)
+TEXT ·MaxPool1DValid5NEON(SB), NOSPLIT, $0-48
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R1
+	MOVD src_base+24(FP), R2
+	CBZ R1, max5_done
+	FMOVQ 0(R2), F4
+	FMOVQ 4(R2), F5
+	WORD $0x4e25f484 // fmax v4.4s, v4.4s, v5.4s
+
+max5:
+	FMOVQ 16(R2), F8
+	FMOVQ 20(R2), F12
+	FMOVQ 32(R2), F9
+	FMOVQ 36(R2), F13
+	FMOVQ 48(R2), F10
+	FMOVQ 52(R2), F14
+	FMOVQ 64(R2), F11
+	FMOVQ 68(R2), F15
+	WORD $0x4e2cf505 // fmax v5.4s, v8.4s, v12.4s
+	WORD $0x4e2df526 // fmax v6.4s, v9.4s, v13.4s
+	WORD $0x4e2ef547 // fmax v7.4s, v10.4s, v14.4s
+	VEXT $8, V5.B16, V4.B16, V16.B16
+	VEXT $8, V6.B16, V5.B16, V17.B16
+	VEXT $8, V7.B16, V6.B16, V18.B16
+	WORD $0x4e24f610 // fmax v16.4s, v16.4s, v4.4s
+	WORD $0x4e25f631 // fmax v17.4s, v17.4s, v5.4s
+	WORD $0x4e26f652 // fmax v18.4s, v18.4s, v6.4s
+	WORD $0x4e2ff564 // fmax v4.4s, v11.4s, v15.4s
+	VEXT $8, V4.B16, V7.B16, V19.B16
+	WORD $0x4e27f673 // fmax v19.4s, v19.4s, v7.4s
+	WORD $0x4e28f600 // fmax v0.4s, v16.4s, v8.4s
+	WORD $0x4e29f621 // fmax v1.4s, v17.4s, v9.4s
+	WORD $0x4e2af642 // fmax v2.4s, v18.4s, v10.4s
+	WORD $0x4e2bf663 // fmax v3.4s, v19.4s, v11.4s
+	FSTPQ.P (F0, F1), 32(R0)
+	FSTPQ.P (F2, F3), 32(R0)
+	ADD $64, R2
+	SUBS $16, R1, R1
+	BNE max5
+
+max5_done:
+	RET
+
+// func AvgPool1DValid7NEON(dst []float32, src []float32, scale float32)
+TEXT ·AvgPool1DValid7NEON(SB), NOSPLIT, $0-52
+	FMOVS scale+48(FP), F31
+	VDUP V31.S[0], V31.S4
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R1
+	MOVD src_base+24(FP), R2
+	CBZ R1, avg7_done
+	FMOVQ 4(R2), F4
+	FMOVQ 8(R2), F5
+	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+
+avg7:
+	FMOVQ 0(R2), F0
+	FMOVQ 16(R2), F1
+	FMOVQ 32(R2), F2
+	FMOVQ 48(R2), F3
+	FMOVQ 20(R2), F5
+	FMOVQ 24(R2), F6
+	FMOVQ 36(R2), F7
+	FMOVQ 40(R2), F8
+	FMOVQ 52(R2), F9
+	FMOVQ 56(R2), F10
+	FMOVQ 68(R2), F11
+	FMOVQ 72(R2), F12
+	WORD $0x4e26d4a5 // fadd v5.4s, v5.4s, v6.4s
+	WORD $0x4e28d4e7 // fadd v7.4s, v7.4s, v8.4s
+	WORD $0x4e2ad529 // fadd v9.4s, v9.4s, v10.4s
+	VEXT $8, V5.B16, V4.B16, V13.B16
+	VEXT $8, V7.B16, V5.B16, V14.B16
+	VEXT $8, V9.B16, V7.B16, V15.B16
+	WORD $0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD $0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD $0x4e27d442 // fadd v2.4s, v2.4s, v7.4s
+	WORD $0x4e29d463 // fadd v3.4s, v3.4s, v9.4s
+	WORD $0x4e2cd564 // fadd v4.4s, v11.4s, v12.4s
+	VEXT $8, V4.B16, V9.B16, V16.B16
+	WORD $0x4e2dd400 // fadd v0.4s, v0.4s, v13.4s
+	WORD $0x4e2ed421 // fadd v1.4s, v1.4s, v14.4s
+	WORD $0x4e2fd442 // fadd v2.4s, v2.4s, v15.4s
+	WORD $0x4e30d463 // fadd v3.4s, v3.4s, v16.4s
+	WORD $0x4e25d400 // fadd v0.4s, v0.4s, v5.4s
+	WORD $0x4e27d421 // fadd v1.4s, v1.4s, v7.4s
+	WORD $0x4e29d442 // fadd v2.4s, v2.4s, v9.4s
+	WORD $0x4e24d463 // fadd v3.4s, v3.4s, v4.4s
+	WORD $0x6e3fdc00 // fmul v0.4s, v0.4s, v31.4s
+	WORD $0x6e3fdc21 // fmul v1.4s, v1.4s, v31.4s
+	WORD $0x6e3fdc42 // fmul v2.4s, v2.4s, v31.4s
+	WORD $0x6e3fdc63 // fmul v3.4s, v3.4s, v31.4s
+	FSTPQ.P (F0, F1), 32(R0)
+	FSTPQ.P (F2, F3), 32(R0)
+	ADD $64, R2
+	SUBS $16, R1, R1
+	BNE avg7
+
+avg7_done:
+	RET
+
+// func MaxPool1DValid7NEON(dst []float32, src []float32)
+TEXT ·MaxPool1DValid7NEON(SB), NOSPLIT, $0-48
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R1
+	MOVD src_base+24(FP), R2
+	CBZ R1, max7_done
+	FMOVQ 0(R2), F4
+	FMOVQ 4(R2), F5
+	WORD $0x4e25f484 // fmax v4.4s, v4.4s, v5.4s
+	FMOVQ 16(R2), F5
+	FMOVQ 20(R2), F6
+	WORD $0x4e26f4a5 // fmax v5.4s, v5.4s, v6.4s
+	VEXT $8, V5.B16, V4.B16, V9.B16
+	WORD $0x4e24f529 // fmax v9.4s, v9.4s, v4.4s
+
+max7:
+	FMOVQ 32(R2), F15
+	FMOVQ 36(R2), F16
+	FMOVQ 48(R2), F17
+	FMOVQ 52(R2), F18
+	FMOVQ 64(R2), F19
+	FMOVQ 68(R2), F20
+	FMOVQ 80(R2), F21
+	FMOVQ 84(R2), F22
+	WORD $0x4e30f5e6 // fmax v6.4s, v15.4s, v16.4s
+	WORD $0x4e32f627 // fmax v7.4s, v17.4s, v18.4s
+	WORD $0x4e34f668 // fmax v8.4s, v19.4s, v20.4s
+	VEXT $8, V6.B16, V5.B16, V23.B16
+	VEXT $8, V7.B16, V6.B16, V24.B16
+	VEXT $8, V8.B16, V7.B16, V25.B16
+	WORD $0x4e25f6ea // fmax v10.4s, v23.4s, v5.4s
+	WORD $0x4e26f70b // fmax v11.4s, v24.4s, v6.4s
+	WORD $0x4e27f72c // fmax v12.4s, v25.4s, v7.4s
+	WORD $0x4e36f6a5 // fmax v5.4s, v21.4s, v22.4s
+	VEXT $8, V5.B16, V8.B16, V26.B16
+	VEXT $12, V10.B16, V9.B16, V27.B16
+	VEXT $12, V11.B16, V10.B16, V28.B16
+	VEXT $12, V12.B16, V11.B16, V29.B16
+	WORD $0x4e3bf520 // fmax v0.4s, v9.4s, v27.4s
+	WORD $0x4e3cf541 // fmax v1.4s, v10.4s, v28.4s
+	WORD $0x4e3df562 // fmax v2.4s, v11.4s, v29.4s
+	WORD $0x4e28f749 // fmax v9.4s, v26.4s, v8.4s
+	VEXT $12, V9.B16, V12.B16, V30.B16
+	WORD $0x4e3ef583 // fmax v3.4s, v12.4s, v30.4s
+	FSTPQ.P (F0, F1), 32(R0)
+	FSTPQ.P (F2, F3), 32(R0)
+	ADD $64, R2
+	SUBS $16, R1, R1
+	BNE max7
+
+max7_done:
+	RET

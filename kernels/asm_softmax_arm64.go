@@ -13,14 +13,57 @@ func init() {
 	})
 	avgPool1D.Add("neon", func(dst, src []float32, kernel int) {
 		poolWith(dst, src, kernel, avgPoolRange, func(d, s []float32) {
-			asm.AvgPool1DValidNEON(d, s, kernel, 1/float32(kernel))
+			scale := 1 / float32(kernel)
+			n := poolFixedNEON(d, kernel)
+			if n > 0 {
+				avgFixedNEON(d[:n], s, kernel, scale)
+			}
+			asm.AvgPool1DValidNEON(d[n:], s[n:], kernel, scale)
 		})
 	})
 	maxPool1D.Add("neon", func(dst, src []float32, kernel int) {
 		poolWith(dst, src, kernel, maxPoolRange, func(d, s []float32) {
-			asm.MaxPool1DValidNEON(d, s, kernel)
+			n := poolFixedNEON(d, kernel)
+			if n > 0 {
+				maxFixedNEON(d[:n], s, kernel)
+			}
+			asm.MaxPool1DValidNEON(d[n:], s[n:], kernel)
 		})
 	})
+}
+
+// poolFixedNEON returns how many of the valid outputs d a fixed-size NEON body
+// (asm.{Avg,Max}Pool1DValid{3,5,7}NEON) takes: whole blocks from the first, leaving
+// inside the source the elements the bodies read past their last window. The general
+// body takes the rest. 0 where kernel has no fixed-size body.
+func poolFixedNEON(d []float32, kernel int) int {
+	if kernel != 3 && kernel != 5 && kernel != 7 {
+		return 0
+	}
+	// The source holds len(d)+kernel−1 elements.
+	return max(len(d)-asm.PoolFixedMarginNEON, 0) / asm.PoolFixedBlockNEON * asm.PoolFixedBlockNEON
+}
+
+func avgFixedNEON(d, s []float32, kernel int, scale float32) {
+	switch kernel {
+	case 3:
+		asm.AvgPool1DValid3NEON(d, s, scale)
+	case 5:
+		asm.AvgPool1DValid5NEON(d, s, scale)
+	default:
+		asm.AvgPool1DValid7NEON(d, s, scale)
+	}
+}
+
+func maxFixedNEON(d, s []float32, kernel int) {
+	switch kernel {
+	case 3:
+		asm.MaxPool1DValid3NEON(d, s)
+	case 5:
+		asm.MaxPool1DValid5NEON(d, s)
+	default:
+		asm.MaxPool1DValid7NEON(d, s)
+	}
 }
 
 // maxMinNEON and expSumNEON fit the NEON passes to softmaxPasses: the minimum lets
