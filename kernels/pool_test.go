@@ -82,6 +82,33 @@ func TestPoolLengths(t *testing.T) {
 	})
 }
 
+// TestPoolExponentRange holds AvgPool1D to its bound, and both poolings to the
+// generic variant's bits, on rows whose elements span float32's exponents (subnormal
+// to 2¹⁰⁰, either sign, so that windows cancel) and on rows of equal-magnitude
+// neighbours with alternating signs, at lengths past several blocks of the fixed-size
+// bodies (NEON: 16 outputs; AVX-512: 128) and the general body's tails.
+func TestPoolExponentRange(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	varianttest.Each(t, func(v string) {
+		for _, n := range []int{4096 + 6, 1000 + 13, 16*7 + 6 + 3} {
+			for _, k := range []int{3, 5, 7, 9} {
+				src := make([]float32, n)
+				for i := range src {
+					src[i] = float32(math.Ldexp(r.Float64()+0.5, r.IntN(250)-149))
+					if r.IntN(2) == 0 {
+						src[i] = -src[i]
+					}
+				}
+				checkPoolVariant(t, v, src, k, n%3)
+				for i := range src {
+					src[i] = float32(math.Ldexp(1+r.Float64()/1024, r.IntN(8))) * float32(1-2*(i%2))
+				}
+				checkPoolVariant(t, v, src, k, 1+n%3)
+			}
+		}
+	})
+}
+
 // TestPoolNaNBesideInf puts a NaN and an Inf in one window, where a reference built on
 // math.Max would let +Inf win.
 func TestPoolNaNBesideInf(t *testing.T) {
