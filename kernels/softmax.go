@@ -30,11 +30,12 @@ var softmax = dispatch.New(softmaxGeneric)
 // (n·2⁻⁵³); 1/sum and the final multiply round once each. An output carries its own
 // exponential's error and, through the sum, at most the largest other one:
 // 2·1.3u + 3u + 2u = 7.6u < 8u = 2⁻²¹, to first order, at every n (tested up to 2²⁰).
-// The neon variant computes the avx512 exponential (L = 16) and sums four (2u, 6.6u),
-// with 2^k built by an integer add to the exponent field (gen/arm64/softmax): that is
-// exact only for normal results, so it gives exactly 0 for x − m < −103, whose output
-// is below e⁻¹⁰³ < 2⁻¹⁴⁸·⁵, inside the 2⁻¹⁴⁷ allowed for subnormal outputs. Outputs of
-// x − m ≤ −104 are exactly 0 on every variant.
+// The neon variant reduces by ln2 without a table, evaluates a degree-6 polynomial (each
+// exponential within 1.65u, derived in gen/arm64/softmax) and sums four (2u): 2·1.65u +
+// 2u + 2u = 7.3u. It builds 2^k by an integer add to the exponent field: that is exact
+// only for normal results, so it gives exactly 0 for x − m < −103, whose output is below
+// e⁻¹⁰³ < 2⁻¹⁴⁸·⁵, inside the 2⁻¹⁴⁷ allowed for subnormal outputs. Outputs of x − m ≤
+// −104 are exactly 0 on every variant.
 //
 // Special inputs:
 //   - an empty x is left alone;
