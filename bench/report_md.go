@@ -29,7 +29,11 @@ func (r *Report) markdown() string {
 
 	fmt.Fprintf(&b, "## Limits measured in this run\n\n")
 	if len(r.Limits) == 0 {
-		fmt.Fprintf(&b, "No peak or bandwidth loop in this build (purego, or no AVX2): the %% of limit column is empty.\n\n")
+		why := "purego, or no AVX2"
+		if !strings.HasSuffix(r.Go, "/amd64") { // r.Go ends in GOOS/GOARCH
+			why = "the FMA-peak and read-bandwidth loops are amd64 assembly"
+		}
+		fmt.Fprintf(&b, "No peak or bandwidth loop in this build (%s): the %% of limit column is empty.\n\n", why)
 	} else {
 		fmt.Fprintf(&b, "| limit | best | median | ± | what |\n| --- | ---: | ---: | ---: | --- |\n")
 		for _, l := range r.Limits {

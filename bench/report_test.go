@@ -455,3 +455,17 @@ func TestReportSkipsPasskey(t *testing.T) {
 		t.Errorf("-only pass-key: %d tables and %d figures, want the pass-key table alone, no empty kernel table:\n%s", len(r.Tables), len(r.Figures), r.markdown())
 	}
 }
+
+// TestLimitsNoteNamesArch: a report from a build without the peak loops says why, and
+// on a GOARCH other than amd64 the reason is the GOARCH, not purego or a missing AVX2.
+func TestLimitsNoteNamesArch(t *testing.T) {
+	for goarch, want := range map[string]string{
+		"amd64": "(purego, or no AVX2)",
+		"arm64": "(the FMA-peak and read-bandwidth loops are amd64 assembly)",
+	} {
+		r := &Report{Go: "go1.26 linux/" + goarch}
+		if md := r.markdown(); !strings.Contains(md, want) {
+			t.Errorf("%s: the limits note lacks %q:\n%s", goarch, want, md)
+		}
+	}
+}
