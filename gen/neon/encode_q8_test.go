@@ -1,10 +1,7 @@
 package neon
 
 import (
-	"fmt"
 	"os/exec"
-	"regexp"
-	"strings"
 	"testing"
 )
 
@@ -24,24 +21,5 @@ func TestQ8EncodingsMatchLLVM(t *testing.T) {
 			FABS4S(r, 31-r), FCVTAS4S(31-r, r), BIC16B(r, (r+7)%32, 31-r), UZP18H((r+3)%32, r, (r+11)%32),
 			UZP116B(31-r, (r+5)%32, r), SXTL8H(r, (r+1)%32), SXTL28H((r+2)%32, r), SXTL4S(r, 31-r), SXTL24S(31-r, r))
 	}
-	var src strings.Builder
-	for _, in := range insts {
-		src.WriteString(in.Text + "\n")
-	}
-	cmd := exec.Command(mc, "-triple=aarch64", "-mattr=+neon", "-show-encoding")
-	cmd.Stdin = strings.NewReader(src.String())
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("llvm-mc: %v\n%s", err, out)
-	}
-	enc := regexp.MustCompile(`encoding: \[0x(..),0x(..),0x(..),0x(..)\]`).FindAllStringSubmatch(string(out), -1)
-	if len(enc) != len(insts) {
-		t.Fatalf("llvm-mc gave %d encodings for %d instructions:\n%s", len(enc), len(insts), out)
-	}
-	for i, in := range insts {
-		want := enc[i][4] + enc[i][3] + enc[i][2] + enc[i][1]
-		if got := fmt.Sprintf("%08x", in.Word); got != want {
-			t.Errorf("%s: encoded %s, llvm-mc says %s", in.Text, got, want)
-		}
-	}
+	matchLLVM(t, mc, "+neon", insts)
 }

@@ -20,11 +20,18 @@ func TestEncodingsMatchLLVM(t *testing.T) {
 	for r := V(0); r < 32; r++ {
 		insts = append(insts, FCVTL(r, 31-r), FADD4S(r, (r+7)%32, 31-r), FADDP2S(31-r, r))
 	}
+	matchLLVM(t, mc, "+neon,+fullfp16", insts)
+}
+
+// matchLLVM assembles the instructions' text with llvm-mc (mc) for the given
+// -mattr features and fails for each whose Word differs from llvm-mc's encoding.
+func matchLLVM(t *testing.T, mc, mattr string, insts []Inst) {
+	t.Helper()
 	var src strings.Builder
 	for _, in := range insts {
 		src.WriteString(in.Text + "\n")
 	}
-	cmd := exec.Command(mc, "-triple=aarch64", "-mattr=+neon,+fullfp16", "-show-encoding")
+	cmd := exec.Command(mc, "-triple=aarch64", "-mattr="+mattr, "-show-encoding")
 	cmd.Stdin = strings.NewReader(src.String())
 	out, err := cmd.CombinedOutput()
 	if err != nil {
