@@ -40,8 +40,18 @@ func Unselect(na int, sel int64) (isa uint8, nb int) { return uint8(sel), na + i
 
 // The numbers of isa that select a body: those of internal/dispatch's Variant, which a
 // test in package kernels holds them to. The generators in ../gen compare with them.
+//
+// The neon variant has two: ISANEONFHM on a CPU with FEAT_FHM, ISANEON on one without,
+// chosen at start-up (dispatch.Number). DotF16's entry holds a body for each: FMLAL and
+// FMLAL2, which multiply halves into float32 lanes, for ISANEONFHM, and FCVTL with FMLA
+// for ISANEON, in one order of summation, so that both give the same bits (the product
+// of two halves is exact in float32, and both add it with one rounding). The other
+// entries run their one NEON body for either number. A second number, rather than a
+// test of the CPU in the entry, keeps the choice to the one comparison that also checks
+// the lengths.
 const (
-	ISAAVX2   = 1
-	ISAAVX512 = 2
-	ISANEON   = 3
+	ISAAVX2    = 1
+	ISAAVX512  = 2
+	ISANEON    = 3
+	ISANEONFHM = 4
 )

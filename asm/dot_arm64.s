@@ -7,6 +7,142 @@
 // func DotF16(a *uint16, b *uint16, n int, sel int64) float32
 TEXT ·DotF16(SB), NOSPLIT, $0-36
 	MOVD sel+24(FP), R3
+	CMP $4, R3
+	BNE notfhm
+	MOVD n+16(FP), R2
+	MOVD a+0(FP), R0
+	MOVD b+8(FP), R1
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	SUBS $64, R2
+	BLT fhmrest
+
+fhmstep:
+	FLDPQ 0(R0), (F0, F1)
+	FLDPQ 0(R1), (F8, F9)
+	WORD $0x4e28ec10 // fmlal v16.4s, v0.4h, v8.4h
+	WORD $0x6e28cc11 // fmlal2 v17.4s, v0.4h, v8.4h
+	WORD $0x4e29ec32 // fmlal v18.4s, v1.4h, v9.4h
+	WORD $0x6e29cc33 // fmlal2 v19.4s, v1.4h, v9.4h
+	FLDPQ 32(R0), (F2, F3)
+	FLDPQ 32(R1), (F10, F11)
+	WORD $0x4e2aec54 // fmlal v20.4s, v2.4h, v10.4h
+	WORD $0x6e2acc55 // fmlal2 v21.4s, v2.4h, v10.4h
+	WORD $0x4e2bec76 // fmlal v22.4s, v3.4h, v11.4h
+	WORD $0x6e2bcc77 // fmlal2 v23.4s, v3.4h, v11.4h
+	FLDPQ 64(R0), (F4, F5)
+	FLDPQ 64(R1), (F12, F13)
+	WORD $0x4e2cec98 // fmlal v24.4s, v4.4h, v12.4h
+	WORD $0x6e2ccc99 // fmlal2 v25.4s, v4.4h, v12.4h
+	WORD $0x4e2decba // fmlal v26.4s, v5.4h, v13.4h
+	WORD $0x6e2dccbb // fmlal2 v27.4s, v5.4h, v13.4h
+	FLDPQ 96(R0), (F6, F7)
+	FLDPQ 96(R1), (F14, F15)
+	WORD $0x4e2eecdc // fmlal v28.4s, v6.4h, v14.4h
+	WORD $0x6e2eccdd // fmlal2 v29.4s, v6.4h, v14.4h
+	WORD $0x4e2fecfe // fmlal v30.4s, v7.4h, v15.4h
+	WORD $0x6e2fccff // fmlal2 v31.4s, v7.4h, v15.4h
+	ADD $128, R0
+	ADD $128, R1
+	SUBS $64, R2
+	BGE fhmstep
+
+fhmrest:
+	ADD $64, R2
+	CMP $16, R2
+	BLT fhmquads
+	VLD1.P 32(R0), [V0.H8, V1.H8]
+	VLD1.P 32(R1), [V8.H8, V9.H8]
+	WORD $0x4e28ec10 // fmlal v16.4s, v0.4h, v8.4h
+	WORD $0x6e28cc11 // fmlal2 v17.4s, v0.4h, v8.4h
+	WORD $0x4e29ec32 // fmlal v18.4s, v1.4h, v9.4h
+	WORD $0x6e29cc33 // fmlal2 v19.4s, v1.4h, v9.4h
+	CMP $32, R2
+	BLT fhmquads
+	VLD1.P 32(R0), [V0.H8, V1.H8]
+	VLD1.P 32(R1), [V8.H8, V9.H8]
+	WORD $0x4e28ec14 // fmlal v20.4s, v0.4h, v8.4h
+	WORD $0x6e28cc15 // fmlal2 v21.4s, v0.4h, v8.4h
+	WORD $0x4e29ec36 // fmlal v22.4s, v1.4h, v9.4h
+	WORD $0x6e29cc37 // fmlal2 v23.4s, v1.4h, v9.4h
+	CMP $48, R2
+	BLT fhmquads
+	VLD1.P 32(R0), [V0.H8, V1.H8]
+	VLD1.P 32(R1), [V8.H8, V9.H8]
+	WORD $0x4e28ec18 // fmlal v24.4s, v0.4h, v8.4h
+	WORD $0x6e28cc19 // fmlal2 v25.4s, v0.4h, v8.4h
+	WORD $0x4e29ec3a // fmlal v26.4s, v1.4h, v9.4h
+	WORD $0x6e29cc3b // fmlal2 v27.4s, v1.4h, v9.4h
+
+fhmquads:
+	AND $15, R2, R3
+	CMP $4, R3
+	BLT fhmreduce
+	VLD1.P 8(R0), [V0.H4]
+	VLD1.P 8(R1), [V8.H4]
+	WORD $0x4e28ec1c // fmlal v28.4s, v0.4h, v8.4h
+	CMP $8, R3
+	BLT fhmreduce
+	VLD1.P 8(R0), [V0.H4]
+	VLD1.P 8(R1), [V8.H4]
+	WORD $0x4e28ec1d // fmlal v29.4s, v0.4h, v8.4h
+	CMP $12, R3
+	BLT fhmreduce
+	VLD1.P 8(R0), [V0.H4]
+	VLD1.P 8(R1), [V8.H4]
+	WORD $0x4e28ec1e // fmlal v30.4s, v0.4h, v8.4h
+
+fhmreduce:
+	WORD $0x4e38d610 // fadd v16.4s, v16.4s, v24.4s
+	WORD $0x4e39d631 // fadd v17.4s, v17.4s, v25.4s
+	WORD $0x4e3ad652 // fadd v18.4s, v18.4s, v26.4s
+	WORD $0x4e3bd673 // fadd v19.4s, v19.4s, v27.4s
+	WORD $0x4e3cd694 // fadd v20.4s, v20.4s, v28.4s
+	WORD $0x4e3dd6b5 // fadd v21.4s, v21.4s, v29.4s
+	WORD $0x4e3ed6d6 // fadd v22.4s, v22.4s, v30.4s
+	WORD $0x4e3fd6f7 // fadd v23.4s, v23.4s, v31.4s
+	WORD $0x4e34d610 // fadd v16.4s, v16.4s, v20.4s
+	WORD $0x4e35d631 // fadd v17.4s, v17.4s, v21.4s
+	WORD $0x4e36d652 // fadd v18.4s, v18.4s, v22.4s
+	WORD $0x4e37d673 // fadd v19.4s, v19.4s, v23.4s
+	WORD $0x4e32d610 // fadd v16.4s, v16.4s, v18.4s
+	WORD $0x4e33d631 // fadd v17.4s, v17.4s, v19.4s
+	WORD $0x4e31d610 // fadd v16.4s, v16.4s, v17.4s
+	WORD $0x6e30d610 // faddp v16.4s, v16.4s, v16.4s
+	WORD $0x7e30da10 // faddp s16, v16.2s
+	AND $3, R2
+
+fhmtail:
+	CBZ R2, fhmdone
+	MOVHU.P 2(R0), R15
+	FMOVS R15, F0
+	WORD $0x1ee24000 // fcvt s0, h0
+	MOVHU.P 2(R1), R15
+	FMOVS R15, F1
+	WORD $0x1ee24021 // fcvt s1, h1
+	FMADDS F1, F16, F0, F16
+	SUB $1, R2
+	B fhmtail
+
+fhmdone:
+	FMOVS F16, ret+32(FP)
+	RET
+
+notfhm:
 	CMP $3, R3
 	BNE continue
 	MOVD n+16(FP), R2
@@ -16,10 +152,22 @@ TEXT ·DotF16(SB), NOSPLIT, $0-36
 	VEOR V17.B16, V17.B16, V17.B16
 	VEOR V18.B16, V18.B16, V18.B16
 	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	SUBS $64, R2
+	BLT cvtrest
 
-loop16:
-	CMP $16, R2
-	BLT loop4
+cvtstep:
 	VLD1.P 32(R0), [V8.H8, V9.H8]
 	WORD $0x0e217900 // fcvtl v0.4s, v8.4h
 	WORD $0x4e217901 // fcvtl2 v1.4s, v8.8h
@@ -34,29 +182,148 @@ loop16:
 	VFMLA V5.S4, V1.S4, V17.S4
 	VFMLA V6.S4, V2.S4, V18.S4
 	VFMLA V7.S4, V3.S4, V19.S4
-	SUB $16, R2
-	B loop16
+	VLD1.P 32(R0), [V8.H8, V9.H8]
+	WORD $0x0e217900 // fcvtl v0.4s, v8.4h
+	WORD $0x4e217901 // fcvtl2 v1.4s, v8.8h
+	WORD $0x0e217922 // fcvtl v2.4s, v9.4h
+	WORD $0x4e217923 // fcvtl2 v3.4s, v9.8h
+	VLD1.P 32(R1), [V10.H8, V11.H8]
+	WORD $0x0e217944 // fcvtl v4.4s, v10.4h
+	WORD $0x4e217945 // fcvtl2 v5.4s, v10.8h
+	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
+	WORD $0x4e217967 // fcvtl2 v7.4s, v11.8h
+	VFMLA V4.S4, V0.S4, V20.S4
+	VFMLA V5.S4, V1.S4, V21.S4
+	VFMLA V6.S4, V2.S4, V22.S4
+	VFMLA V7.S4, V3.S4, V23.S4
+	VLD1.P 32(R0), [V8.H8, V9.H8]
+	WORD $0x0e217900 // fcvtl v0.4s, v8.4h
+	WORD $0x4e217901 // fcvtl2 v1.4s, v8.8h
+	WORD $0x0e217922 // fcvtl v2.4s, v9.4h
+	WORD $0x4e217923 // fcvtl2 v3.4s, v9.8h
+	VLD1.P 32(R1), [V10.H8, V11.H8]
+	WORD $0x0e217944 // fcvtl v4.4s, v10.4h
+	WORD $0x4e217945 // fcvtl2 v5.4s, v10.8h
+	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
+	WORD $0x4e217967 // fcvtl2 v7.4s, v11.8h
+	VFMLA V4.S4, V0.S4, V24.S4
+	VFMLA V5.S4, V1.S4, V25.S4
+	VFMLA V6.S4, V2.S4, V26.S4
+	VFMLA V7.S4, V3.S4, V27.S4
+	VLD1.P 32(R0), [V8.H8, V9.H8]
+	WORD $0x0e217900 // fcvtl v0.4s, v8.4h
+	WORD $0x4e217901 // fcvtl2 v1.4s, v8.8h
+	WORD $0x0e217922 // fcvtl v2.4s, v9.4h
+	WORD $0x4e217923 // fcvtl2 v3.4s, v9.8h
+	VLD1.P 32(R1), [V10.H8, V11.H8]
+	WORD $0x0e217944 // fcvtl v4.4s, v10.4h
+	WORD $0x4e217945 // fcvtl2 v5.4s, v10.8h
+	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
+	WORD $0x4e217967 // fcvtl2 v7.4s, v11.8h
+	VFMLA V4.S4, V0.S4, V28.S4
+	VFMLA V5.S4, V1.S4, V29.S4
+	VFMLA V6.S4, V2.S4, V30.S4
+	VFMLA V7.S4, V3.S4, V31.S4
+	SUBS $64, R2
+	BGE cvtstep
 
-loop4:
-	CMP $4, R2
-	BLT reduce
+cvtrest:
+	ADD $64, R2
+	CMP $16, R2
+	BLT cvtquads
+	VLD1.P 32(R0), [V8.H8, V9.H8]
+	WORD $0x0e217900 // fcvtl v0.4s, v8.4h
+	WORD $0x4e217901 // fcvtl2 v1.4s, v8.8h
+	WORD $0x0e217922 // fcvtl v2.4s, v9.4h
+	WORD $0x4e217923 // fcvtl2 v3.4s, v9.8h
+	VLD1.P 32(R1), [V10.H8, V11.H8]
+	WORD $0x0e217944 // fcvtl v4.4s, v10.4h
+	WORD $0x4e217945 // fcvtl2 v5.4s, v10.8h
+	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
+	WORD $0x4e217967 // fcvtl2 v7.4s, v11.8h
+	VFMLA V4.S4, V0.S4, V16.S4
+	VFMLA V5.S4, V1.S4, V17.S4
+	VFMLA V6.S4, V2.S4, V18.S4
+	VFMLA V7.S4, V3.S4, V19.S4
+	CMP $32, R2
+	BLT cvtquads
+	VLD1.P 32(R0), [V8.H8, V9.H8]
+	WORD $0x0e217900 // fcvtl v0.4s, v8.4h
+	WORD $0x4e217901 // fcvtl2 v1.4s, v8.8h
+	WORD $0x0e217922 // fcvtl v2.4s, v9.4h
+	WORD $0x4e217923 // fcvtl2 v3.4s, v9.8h
+	VLD1.P 32(R1), [V10.H8, V11.H8]
+	WORD $0x0e217944 // fcvtl v4.4s, v10.4h
+	WORD $0x4e217945 // fcvtl2 v5.4s, v10.8h
+	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
+	WORD $0x4e217967 // fcvtl2 v7.4s, v11.8h
+	VFMLA V4.S4, V0.S4, V20.S4
+	VFMLA V5.S4, V1.S4, V21.S4
+	VFMLA V6.S4, V2.S4, V22.S4
+	VFMLA V7.S4, V3.S4, V23.S4
+	CMP $48, R2
+	BLT cvtquads
+	VLD1.P 32(R0), [V8.H8, V9.H8]
+	WORD $0x0e217900 // fcvtl v0.4s, v8.4h
+	WORD $0x4e217901 // fcvtl2 v1.4s, v8.8h
+	WORD $0x0e217922 // fcvtl v2.4s, v9.4h
+	WORD $0x4e217923 // fcvtl2 v3.4s, v9.8h
+	VLD1.P 32(R1), [V10.H8, V11.H8]
+	WORD $0x0e217944 // fcvtl v4.4s, v10.4h
+	WORD $0x4e217945 // fcvtl2 v5.4s, v10.8h
+	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
+	WORD $0x4e217967 // fcvtl2 v7.4s, v11.8h
+	VFMLA V4.S4, V0.S4, V24.S4
+	VFMLA V5.S4, V1.S4, V25.S4
+	VFMLA V6.S4, V2.S4, V26.S4
+	VFMLA V7.S4, V3.S4, V27.S4
+
+cvtquads:
+	AND $15, R2, R3
+	CMP $4, R3
+	BLT cvtreduce
 	VLD1.P 8(R0), [V0.H4]
 	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
 	VLD1.P 8(R1), [V4.H4]
 	WORD $0x0e217884 // fcvtl v4.4s, v4.4h
-	VFMLA V4.S4, V0.S4, V16.S4
-	SUB $4, R2
-	B loop4
+	VFMLA V4.S4, V0.S4, V28.S4
+	CMP $8, R3
+	BLT cvtreduce
+	VLD1.P 8(R0), [V0.H4]
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VLD1.P 8(R1), [V4.H4]
+	WORD $0x0e217884 // fcvtl v4.4s, v4.4h
+	VFMLA V4.S4, V0.S4, V29.S4
+	CMP $12, R3
+	BLT cvtreduce
+	VLD1.P 8(R0), [V0.H4]
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VLD1.P 8(R1), [V4.H4]
+	WORD $0x0e217884 // fcvtl v4.4s, v4.4h
+	VFMLA V4.S4, V0.S4, V30.S4
 
-reduce:
-	WORD $0x4e31d610 // fadd v16.4s, v16.4s, v17.4s
-	WORD $0x4e33d652 // fadd v18.4s, v18.4s, v19.4s
+cvtreduce:
+	WORD $0x4e38d610 // fadd v16.4s, v16.4s, v24.4s
+	WORD $0x4e39d631 // fadd v17.4s, v17.4s, v25.4s
+	WORD $0x4e3ad652 // fadd v18.4s, v18.4s, v26.4s
+	WORD $0x4e3bd673 // fadd v19.4s, v19.4s, v27.4s
+	WORD $0x4e3cd694 // fadd v20.4s, v20.4s, v28.4s
+	WORD $0x4e3dd6b5 // fadd v21.4s, v21.4s, v29.4s
+	WORD $0x4e3ed6d6 // fadd v22.4s, v22.4s, v30.4s
+	WORD $0x4e3fd6f7 // fadd v23.4s, v23.4s, v31.4s
+	WORD $0x4e34d610 // fadd v16.4s, v16.4s, v20.4s
+	WORD $0x4e35d631 // fadd v17.4s, v17.4s, v21.4s
+	WORD $0x4e36d652 // fadd v18.4s, v18.4s, v22.4s
+	WORD $0x4e37d673 // fadd v19.4s, v19.4s, v23.4s
 	WORD $0x4e32d610 // fadd v16.4s, v16.4s, v18.4s
+	WORD $0x4e33d631 // fadd v17.4s, v17.4s, v19.4s
+	WORD $0x4e31d610 // fadd v16.4s, v16.4s, v17.4s
 	WORD $0x6e30d610 // faddp v16.4s, v16.4s, v16.4s
 	WORD $0x7e30da10 // faddp s16, v16.2s
+	AND $3, R2
 
-tail:
-	CBZ R2, done
+cvttail:
+	CBZ R2, cvtdone
 	MOVHU.P 2(R0), R15
 	FMOVS R15, F0
 	WORD $0x1ee24000 // fcvt s0, h0
@@ -65,9 +332,9 @@ tail:
 	WORD $0x1ee24021 // fcvt s1, h1
 	FMADDS F1, F16, F0, F16
 	SUB $1, R2
-	B tail
+	B cvttail
 
-done:
+cvtdone:
 	FMOVS F16, ret+32(FP)
 	RET
 
@@ -77,8 +344,9 @@ continue:
 // func DotF32F16(a *float32, b *uint16, n int, sel int64) float32
 TEXT ·DotF32F16(SB), NOSPLIT, $0-36
 	MOVD sel+24(FP), R3
-	CMP $3, R3
-	BNE continue
+	SUB $3, R3, R4
+	CMP $1, R4
+	BHI continue
 	MOVD n+16(FP), R2
 	MOVD a+0(FP), R0
 	MOVD b+8(FP), R1
@@ -145,8 +413,9 @@ continue:
 // func DotF32(a *float32, b *float32, n int, sel int64) float32
 TEXT ·DotF32(SB), NOSPLIT, $0-36
 	MOVD sel+24(FP), R3
-	CMP $3, R3
-	BNE continue
+	SUB $3, R3, R4
+	CMP $1, R4
+	BHI continue
 	MOVD n+16(FP), R2
 	MOVD a+0(FP), R0
 	MOVD b+8(FP), R1

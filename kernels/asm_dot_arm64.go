@@ -4,12 +4,17 @@ package kernels
 
 import (
 	"github.com/kvsimd/kvsimd/asm"
+	"github.com/kvsimd/kvsimd/internal/dispatch"
 )
 
+// neonISA is the neon variant's number on this CPU: asm.ISANEONFHM when it has
+// FEAT_FHM, whose FMLAL body DotF16 then runs, else asm.ISANEON (asm/dot.go).
+var neonISA = uint8(dispatch.Number("neon"))
+
 func init() {
-	dotF16.Add("neon", func(a, b []uint16) float32 { return dotF16ISA(a, b, asm.ISANEON) })
-	dotF32F16.Add("neon", func(a []float32, b []uint16) float32 { return dotF32F16ISA(a, b, asm.ISANEON) })
-	dotF32.Add("neon", func(a, b []float32) float32 { return dotF32ISA(a, b, asm.ISANEON) })
+	dotF16.Add("neon", func(a, b []uint16) float32 { return dotF16ISA(a, b, neonISA) })
+	dotF32F16.Add("neon", func(a []float32, b []uint16) float32 { return dotF32F16ISA(a, b, neonISA) })
+	dotF32.Add("neon", func(a, b []float32) float32 { return dotF32ISA(a, b, neonISA) })
 	scores.Add("neon", scoresNEON)
 }
 

@@ -13,3 +13,6 @@ func detect() []string {
 	}
 	return vs
 }
+
+// neonNumber is neon's number, which this build cannot run.
+func neonNumber() Variant { return NEON }

@@ -3,3 +3,6 @@
 package dispatch
 
 func detect() []string { return nil }
+
+// neonNumber is neon's number, which this build cannot run.
+func neonNumber() Variant { return NEON }

@@ -76,9 +76,22 @@ const (
 	AVX2
 	AVX512
 	NEON
+	// NEONFHM is the number of the neon variant on a CPU with FEAT_FHM (FMLAL, an fp16
+	// multiply-add into float32 lanes: Apple M1 and later, Neoverse V1, V2, N2; not
+	// Neoverse N1 or Cortex-A53/A55/A76). The variant keeps its name: the CPU adds a
+	// body of DotF16's entry, which gives the same bits as the one without it, and
+	// selecting it costs the entry no more than the variant's own number does. So
+	// "neon" has two numbers, one per kind of CPU, chosen at start-up; [Number] says
+	// which.
+	NEONFHM
 )
 
-var variantNumbers = map[string]Variant{Generic: GenericVariant, "avx2": AVX2, "avx512": AVX512, "neon": NEON}
+var variantNumbers = map[string]Variant{Generic: GenericVariant, "avx2": AVX2, "avx512": AVX512, "neon": neonNumber()}
+
+// Number returns the number of the named variant on this CPU (NEON or NEONFHM for
+// neon), whether or not it can run it, and GenericVariant for an unknown name: the
+// value that the dot products' entries take when it is active.
+func Number(name string) Variant { return variantNumbers[name] }
 
 // ActiveVariant is the number of the active variant. The dot products' entries hold a
 // body for every variant of their GOARCH, so they never fall back and can take the

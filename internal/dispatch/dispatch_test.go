@@ -99,3 +99,13 @@ func TestTestedNarrowsToNamedVariants(t *testing.T) {
 	t.Setenv("KVSIMD_TEST_VARIANTS", "generic,sse9")
 	require.Equal(t, []string{Generic}, Tested())
 }
+
+// TestNumbers checks Number: each variant's number, neon's one of its two, and
+// GenericVariant for unknown names.
+func TestNumbers(t *testing.T) {
+	require.Equal(t, GenericVariant, Number(Generic))
+	require.Equal(t, AVX2, Number("avx2"))
+	require.Equal(t, AVX512, Number("avx512"))
+	require.Contains(t, []Variant{NEON, NEONFHM}, Number("neon"))
+	require.Equal(t, GenericVariant, Number("sse9"))
+}

@@ -1,5 +1,6 @@
-// Command dot generates asm/dot_arm64.s: fp16/fp32 dot products and the score block
-// Q·Kᵀ with FCVTL widening and VFMLA accumulation.
+// Command dot generates asm/dot_arm64.s: fp16/fp32 dot products (FCVTL widening and
+// VFMLA accumulation, or FMLAL on halves where the CPU has FEAT_FHM) and the score
+// block Q·Kᵀ (scores.go: the row and block kernels).
 package main
 
 import (
@@ -72,30 +73,201 @@ func dotName(a, b operand) string {
 	return "Dot" + a.name + b.name
 }
 
-// isaNEON is the value of the entries' sel argument that selects the NEON body: the
-// number of internal/dispatch's Variant, which asm/dot.go names and a test in package
-// kernels holds to it.
-const isaNEON = 3
+// The values of the entries' sel argument that select a NEON body: the numbers of
+// internal/dispatch's Variant, which asm/dot.go names and a test in package kernels
+// holds to them. The neon variant is numbered isaNEONFHM on a CPU with FEAT_FHM and
+// isaNEON on one without; only DotF16 has a body of its own for FHM (dotF16Bodies),
+// the other entries run their one body for both numbers.
+const (
+	isaNEON    = 3
+	isaNEONFHM = 4
+)
 
 // dotEntry writes DotF16 and its kin: the NEON body, run when sel selects it and the
-// lengths agree (asm/dot.go: sel is ISANEON exactly when they do); otherwise, or when
-// the body's result is not finite, a jump to the Go continuation, which takes the same
-// arguments. The arguments and the body in the entry are those of amd64
-// (gen/amd64/dot), where a frame of seven words cost 0.5 ns of a call's 5.8 at
+// lengths agree (asm/dot.go: sel is a variant's number exactly when they do);
+// otherwise, or when the body's result is not finite, a jump to the Go continuation,
+// which takes the same arguments. The arguments and the body in the entry are those of
+// amd64 (gen/amd64/dot), where a frame of seven words cost 0.5 ns of a call's 5.8 at
 // n = 128 against these four, and a jump between functions 0.7 ns of its 6.
 func dotEntry(f *File, a, b operand) {
 	name := dotName(a, b)
 	f.Func(name, fmt.Sprintf("(a *%s, b *%s, n int, sel int64) float32", a.goTyp, b.goTyp), 36,
 		name+" returns the dot product of a[:n] and b[:n], accumulated in float32, with the NEON body when sel selects it (asm/dot.go), else as its Go continuation does, which takes the same arguments.")
 	f.I("MOVD sel+24(FP), R3")
-	f.I("CMP $%d, R3", isaNEON)
-	f.I("BNE continue")
-	dot(f, a, b)
+	switch {
+	case a.f16 && b.f16:
+		dotF16Bodies(f)
+	default:
+		f.I("SUB $%d, R3, R4", isaNEON)
+		f.I("CMP $%d, R4", isaNEONFHM-isaNEON)
+		f.I("BHI continue") // sel is neither number, unsigned: below isaNEON wraps
+		dot(f, a, b)
+	}
 	f.Label("continue")
 	f.I("JMP ·continue%s(SB)", name)
 }
 
-// dot writes the NEON body of a dot product's entry: four accumulators V16–V19 over
+// dotF16Bodies writes DotF16's two bodies: FMLAL/FMLAL2 for isaNEONFHM, first so that
+// it falls through, and FCVTL+FMLA for isaNEON. They share one layout (dotWide):
+// element i of the whole steps goes to lane i mod 4 of the same accumulator in both,
+// in the same order, and each FMLAL lane computes acc + aᵢ·bᵢ with one rounding, as
+// FMLA does on the widened halves (whose product float32 holds exactly); so the two
+// give the same bits, which kernels' TestDotF16FHMBits checks.
+func dotF16Bodies(f *File) {
+	f.I("CMP $%d, R3", isaNEONFHM)
+	f.I("BNE notfhm")
+	dotWide(f, fmlalMul{}, "fhm")
+	f.Label("notfhm")
+	f.I("CMP $%d, R3", isaNEON)
+	f.I("BNE continue")
+	dotWide(f, f16Mul{}, "cvt")
+}
+
+// A multiplier is how one of dotWide's bodies multiplies its operands into the
+// accumulators: whole steps of 4·accs elements, chunks of sixteen into accumulators
+// 4c..4c+3, and quads of four into one accumulator. Each call loads its elements from
+// R0 and R1, post-incremented, and multiplies element i of what it loads into lane
+// i mod 4 of accumulator i/4 of those it is given.
+type multiplier interface {
+	accs() int            // accumulators V16.., 4·accs() elements a step
+	step(f *File)         // one whole step into every accumulator
+	chunk16(f *File, c V) // sixteen elements into accumulators 4c..4c+3
+	quad(f *File, acc V)  // four elements into accumulator acc
+	a() operand
+	b() operand
+}
+
+// f16Mul is DotF16's conversion body, for CPUs without FEAT_FHM: sixteen halves of
+// each operand widened with FCVTL/FCVTL2, then FMLA, four times a step. Its bound is
+// the widening (FCVTL issues once a cycle on Neoverse V1/V2), not the accumulators;
+// it has fmlalMul's sixteen so that the two bodies give the same bits.
+type f16Mul struct{}
+
+func (f16Mul) accs() int  { return 16 }
+func (f16Mul) a() operand { return operandF16 }
+func (f16Mul) b() operand { return operandF16 }
+func (m f16Mul) step(f *File) {
+	for c := range V(4) {
+		m.chunk16(f, c)
+	}
+}
+func (f16Mul) chunk16(f *File, c V) {
+	operandF16.load16(f, "R0", 0, 8)
+	operandF16.load16(f, "R1", 4, 10)
+	for i := range V(4) {
+		f.I("VFMLA V%d.S4, V%d.S4, V%d.S4", 4+i, i, 16+4*c+i)
+	}
+}
+func (f16Mul) quad(f *File, acc V) {
+	operandF16.load4(f, "R0", 0)
+	operandF16.load4(f, "R1", 4)
+	f.I("VFMLA V4.S4, V0.S4, V%d.S4", acc)
+}
+
+// fmlalMul is DotF16's FEAT_FHM body: FMLAL multiplies the low four halves of a
+// register pair into an accumulator, FMLAL2 the high four, so 64 halves of each
+// operand (V0–V7, V8–V15, loaded a pair of vectors of each at a time) feed sixteen
+// accumulators a step with no widening. Sixteen chains of FMLAL (latency 5 on
+// Neoverse V1) keep the loads the bound on V1 as on V2.
+type fmlalMul struct{}
+
+func (fmlalMul) accs() int  { return 16 }
+func (fmlalMul) a() operand { return operandF16 }
+func (fmlalMul) b() operand { return operandF16 }
+func (fmlalMul) step(f *File) {
+	for p := range V(4) {
+		f.I("FLDPQ %d(R0), (F%d, F%d)", 32*p, 2*p, 2*p+1)
+		f.I("FLDPQ %d(R1), (F%d, F%d)", 32*p, 8+2*p, 9+2*p)
+		for k := 2 * p; k < 2*p+2; k++ {
+			f.W(FMLAL(16+2*k, k, 8+k), FMLAL2(17+2*k, k, 8+k))
+		}
+	}
+	f.I("ADD $128, R0")
+	f.I("ADD $128, R1")
+}
+func (fmlalMul) chunk16(f *File, c V) {
+	f.I("VLD1.P 32(R0), [V0.H8, V1.H8]")
+	f.I("VLD1.P 32(R1), [V8.H8, V9.H8]")
+	a := 16 + 4*c
+	f.W(FMLAL(a, 0, 8), FMLAL2(a+1, 0, 8), FMLAL(a+2, 1, 9), FMLAL2(a+3, 1, 9))
+}
+func (fmlalMul) quad(f *File, acc V) {
+	f.I("VLD1.P 8(R0), [V0.H4]")
+	f.I("VLD1.P 8(R1), [V8.H4]")
+	f.W(FMLAL(acc, 0, 8))
+}
+
+// dotWide writes a body with m.accs() accumulators V16.. (8 or 16): whole steps of
+// 4·accs elements, element i into lane i mod 4 of accumulator (i mod 4·accs)/4; then
+// of the rest, chunks of sixteen into accumulators 0–3, 4–7, 8–11 (as a step would)
+// and quads into the last four accumulators but one, each at most once, so that no
+// remainder lengthens a chain by more than one; the accumulators are added in a tree
+// (i + accs/2, then halving), then pairwise, and the last n mod 4 products are added
+// to the sum one at a time. Labels are prefixed with p.
+func dotWide(f *File, m multiplier, p string) {
+	accs := m.accs()
+	stepLen := 4 * accs
+	f.I("MOVD n+16(FP), R2")
+	f.I("MOVD a+0(FP), R0")
+	f.I("MOVD b+8(FP), R1")
+	for v := 16; v < 16+accs; v++ {
+		f.I("VEOR V%d.B16, V%d.B16, V%d.B16", v, v, v)
+	}
+	f.I("SUBS $%d, R2", stepLen) // R2 = elements left after the next step
+	f.I("BLT %srest", p)
+	f.Label(p + "step")
+	m.step(f)
+	f.I("SUBS $%d, R2", stepLen)
+	f.I("BGE %sstep", p)
+	f.Label(p + "rest")
+	f.I("ADD $%d, R2", stepLen) // n mod stepLen
+	for c := range V(accs/4 - 1) {
+		f.I("CMP $%d, R2", 16*(c+1))
+		f.I("BLT %squads", p)
+		m.chunk16(f, c)
+	}
+	f.Label(p + "quads")
+	f.I("AND $15, R2, R3")
+	for k := range V(3) {
+		f.I("CMP $%d, R3", 4*(k+1))
+		f.I("BLT %sreduce", p)
+		m.quad(f, V(16+accs-4)+k)
+	}
+	f.Label(p + "reduce")
+	var red []Inst
+	for s := accs / 2; s >= 1; s /= 2 {
+		for i := range s {
+			red = append(red, FADD4S(V(16+i), V(16+i), V(16+i+s)))
+		}
+	}
+	f.W(append(red, FADDP4S(16, 16, 16), FADDP2S(16, 16))...)
+	f.I("AND $3, R2")
+	tail(f, m.a(), m.b(), p)
+}
+
+// tail adds the last R2 products to F16 one at a time, and returns the sum, or, for a
+// float32 operand, goes to the entry's continue if it is not finite.
+func tail(f *File, a, b operand, p string) {
+	f.Label(p + "tail")
+	f.I("CBZ R2, %sdone", p)
+	a.load1(f, "R0", 0)
+	b.load1(f, "R1", 1)
+	f.I("FMADDS F1, F16, F0, F16") // F16 += F0·F1
+	f.I("SUB $1, R2")
+	f.I("B %stail", p)
+	f.Label(p + "done")
+	if !a.f16 {
+		f.I("FMOVS F16, R3")
+		f.I("ANDW $0x7f800000, R3, R3") // the exponent: all ones for NaN and ±Inf
+		f.I("MOVW $0x7f800000, R4")
+		f.I("CMPW R4, R3")
+		f.I("BEQ continue")
+	}
+	f.I("FMOVS F16, ret+32(FP)")
+	f.I("RET")
+}
+
+// dot writes the NEON body of DotF32F16 and DotF32: four accumulators V16–V19 over
 // sixteen elements, then one over four, a pairwise reduction, and the scalar tail
 // added to the sum. A float32 operand makes the result overflowable, so a result that
 // is not finite goes to the entry's continue, to be settled in Go.
@@ -126,23 +298,7 @@ func dot(f *File, a, b operand) {
 	f.I("B loop4")
 	f.Label("reduce")
 	f.W(FADD4S(16, 16, 17), FADD4S(18, 18, 19), FADD4S(16, 16, 18), FADDP4S(16, 16, 16), FADDP2S(16, 16))
-	f.Label("tail")
-	f.I("CBZ R2, done")
-	a.load1(f, "R0", 0)
-	b.load1(f, "R1", 1)
-	f.I("FMADDS F1, F16, F0, F16") // F16 += F0·F1
-	f.I("SUB $1, R2")
-	f.I("B tail")
-	f.Label("done")
-	if !a.f16 {
-		f.I("FMOVS F16, R3")
-		f.I("ANDW $0x7f800000, R3, R3") // the exponent: all ones for NaN and ±Inf
-		f.I("MOVW $0x7f800000, R4")
-		f.I("CMPW R4, R3")
-		f.I("BEQ continue")
-	}
-	f.I("FMOVS F16, ret+32(FP)")
-	f.I("RET")
+	tail(f, a, b, "")
 }
 
 // Registers of the score loops. A tile of up to tileRows×tileKeys takes the
