@@ -1,9 +1,7 @@
 package neon
 
 import (
-	"fmt"
 	"os/exec"
-	"regexp"
 	"strings"
 	"testing"
 )
@@ -20,26 +18,7 @@ func TestFHMEncodingsMatchLLVM(t *testing.T) {
 	for r := V(0); r < 32; r++ {
 		insts = append(insts, FMLAL(r, (r+7)%32, 31-r), FMLAL2(31-r, r, (r+13)%32))
 	}
-	var src strings.Builder
-	for _, in := range insts {
-		src.WriteString(in.Text + "\n")
-	}
-	cmd := exec.Command(mc, "-triple=aarch64", "-mattr=+neon,+fullfp16,+fp16fml", "-show-encoding")
-	cmd.Stdin = strings.NewReader(src.String())
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("llvm-mc: %v\n%s", err, out)
-	}
-	enc := regexp.MustCompile(`encoding: \[0x(..),0x(..),0x(..),0x(..)\]`).FindAllStringSubmatch(string(out), -1)
-	if len(enc) != len(insts) {
-		t.Fatalf("llvm-mc gave %d encodings for %d instructions:\n%s", len(enc), len(insts), out)
-	}
-	for i, in := range insts {
-		want := enc[i][4] + enc[i][3] + enc[i][2] + enc[i][1]
-		if got := fmt.Sprintf("%08x", in.Word); got != want {
-			t.Errorf("%s: encoded %s, llvm-mc says %s", in.Text, got, want)
-		}
-	}
+	matchLLVM(t, mc, "+neon,+fullfp16,+fp16fml", insts)
 }
 
 // TestFHMNeedsTheFeature checks that llvm-mc rejects the FEAT_FHM instructions without
