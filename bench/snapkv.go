@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/kvsimd/kvsimd/internal/oracle"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -45,23 +46,12 @@ func (l *layer) input(layout snapkv.Layout) snapkv.Input {
 	in := snapkv.Input{Q: l.q, K: l.k, QHeads: layerQHeads, KVHeads: layerKVHeads, Len: l.length, Dim: layerDim, Layout: layout}
 	if layout == snapkv.TokenMajor {
 		if l.tk == nil {
-			l.tq = tokenMajor(l.q, layerQHeads, layerWindow, layerDim)
-			l.tk = tokenMajor(l.k, layerKVHeads, l.length, layerDim)
+			l.tq = oracle.TokenMajor(l.q, layerQHeads, layerWindow, layerDim)
+			l.tk = oracle.TokenMajor(l.k, layerKVHeads, l.length, layerDim)
 		}
 		in.Q, in.K = l.tq, l.tk
 	}
 	return in
-}
-
-// tokenMajor returns x, [heads][n][dim], as [n][heads][dim].
-func tokenMajor[T any](x []T, heads, n, dim int) []T {
-	out := make([]T, len(x))
-	for h := range heads {
-		for i := range n {
-			copy(out[(i*heads+h)*dim:(i*heads+h+1)*dim], x[(h*n+i)*dim:(h*n+i+1)*dim])
-		}
-	}
-	return out
 }
 
 var layers = map[int]*layer{}

@@ -1,6 +1,7 @@
 package fuzz
 
 import (
+	"github.com/kvsimd/kvsimd/internal/oracle"
 	"reflect"
 	"slices"
 	"strings"
@@ -82,9 +83,9 @@ func FuzzCache(f *testing.F) {
 			}
 			err := c.Prefill(ch)
 			if op>>5&3 != 3 { // a malformed K stays as it is
-				ch.K, ch.V = tokenMajor(ch.K, hk, m, d), tokenMajor(ch.V, hk, m, d)
+				ch.K, ch.V = oracle.TokenMajor(ch.K, hk, m, d), oracle.TokenMajor(ch.V, hk, m, d)
 				if ch.Q != nil {
-					ch.Q = tokenMajor(ch.Q, hq, len(ch.Q)/(hq*d), d)
+					ch.Q = oracle.TokenMajor(ch.Q, hq, len(ch.Q)/(hq*d), d)
 				}
 			}
 			sameErr(t, "Prefill", err, twin.Prefill(ch))

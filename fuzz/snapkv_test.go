@@ -1,6 +1,7 @@
 package fuzz
 
 import (
+	"github.com/kvsimd/kvsimd/internal/oracle"
 	"math"
 	"slices"
 	"testing"
@@ -116,10 +117,10 @@ func FuzzSelectLayout(f *testing.F) {
 			for i := range room {
 				room[i] = 0x7e00
 			}
-			token.K = room[:copy(room, tokenMajor(head.K, hk, l, d))]
+			token.K = room[:copy(room, oracle.TokenMajor(head.K, hk, l, d))]
 		}
 		if head.Q != nil {
-			token.Q = tokenMajor(head.Q, hq, w, d)
+			token.Q = oracle.TokenMajor(head.Q, hq, w, d)
 		}
 		varianttest.Each(t, func(v string) {
 			want, errHead := snapkv.Select(cfg, head)
@@ -134,17 +135,6 @@ func FuzzSelectLayout(f *testing.F) {
 			}
 		})
 	})
-}
-
-// tokenMajor returns x, [heads][n][d], as [n][heads][d].
-func tokenMajor[T any](x []T, heads, n, d int) []T {
-	out := make([]T, len(x))
-	for h := range heads {
-		for i := range n {
-			copy(out[(i*heads+h)*d:(i*heads+h+1)*d], x[(h*n+i)*d:(h*n+i+1)*d])
-		}
-	}
-	return out
 }
 
 // fill repeats values over dst (or sets def if there are none) and returns dst.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kvsimd/kvsimd/internal/dispatch"
+	"github.com/kvsimd/kvsimd/internal/oracle"
 )
 
 // nanHalf fills the gaps between strided rows: a kernel that reads one makes a NaN.
@@ -27,18 +28,6 @@ func spreadRows(x []uint16, n, dim, stride int) []uint16 {
 	return out
 }
 
-// tokenMajor lays out heads head-major blocks of n rows of dim halves ([heads][n][dim])
-// token-major ([n][heads][dim]), as an engine's cache keeps them.
-func tokenMajor(x []uint16, heads, n, dim int) []Float16 {
-	out := make([]uint16, len(x))
-	for h := range heads {
-		for j := range n {
-			copy(out[(j*heads+h)*dim:(j*heads+h+1)*dim], x[(h*n+j)*dim:(h*n+j+1)*dim])
-		}
-	}
-	return toHalves(out)
-}
-
 // TestScoresStridedTokenMajor scores every KV head of a token-major cache where it
 // lies and requires the bits of Scores on the same head's contiguous keys, on every
 // variant, at the panel kernels' shapes (rows of whole and partial panels, the fast
@@ -50,7 +39,7 @@ func TestScoresStridedTokenMajor(t *testing.T) {
 	for _, dim := range []int{64, 128, 72, 5} {
 		for _, n := range []int{1, 17, 130, 257} {
 			k := randomF16(r, heads*n*dim)
-			cache := tokenMajor(k, heads, n, dim)
+			cache := toHalves(oracle.TokenMajor(k, heads, n, dim))
 			for _, rows := range []int{1, 13, 32, 45, 64} {
 				q := randomF32(r, rows*dim)
 				want, got := make([]float32, rows*n), make([]float32, rows*n)
@@ -82,7 +71,7 @@ func TestWeightedSumRowsStridedTokenMajor(t *testing.T) {
 	for _, dim := range []int{1, 7, 64, 128, 136} {
 		for _, n := range []int{1, 9, 100} {
 			vals := randomF16(r, heads*n*dim)
-			cache := tokenMajor(vals, heads, n, dim)
+			cache := toHalves(oracle.TokenMajor(vals, heads, n, dim))
 			w := attentionWeights(r, n)
 			want, got := make([]float32, dim), make([]float32, dim)
 			for _, v := range dispatch.Tested() {

@@ -2,6 +2,7 @@ package snapkv_test
 
 import (
 	"fmt"
+	"github.com/kvsimd/kvsimd/internal/oracle"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -696,9 +697,9 @@ func TestCacheTokenMajor(t *testing.T) {
 							t.Fatalf("%s: %v", what, err)
 						}
 						m := len(ch.K) / (hk * d)
-						ch.K, ch.V = tokenMajor(ch.K, hk, m, d), tokenMajor(ch.V, hk, m, d)
+						ch.K, ch.V = oracle.TokenMajor(ch.K, hk, m, d), oracle.TokenMajor(ch.V, hk, m, d)
 						if ch.Q != nil {
-							ch.Q = tokenMajor(ch.Q, hq, len(ch.Q)/(hq*d), d)
+							ch.Q = oracle.TokenMajor(ch.Q, hq, len(ch.Q)/(hq*d), d)
 						}
 						if err := token.Prefill(ch); err != nil {
 							t.Fatalf("%s: token-major: %v", what, err)

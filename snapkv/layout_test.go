@@ -2,6 +2,7 @@ package snapkv_test
 
 import (
 	"fmt"
+	"github.com/kvsimd/kvsimd/internal/oracle"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -11,17 +12,6 @@ import (
 	"github.com/kvsimd/kvsimd/internal/varianttest"
 	"github.com/kvsimd/kvsimd/snapkv"
 )
-
-// tokenMajor returns x, [heads][n][d], as [n][heads][d].
-func tokenMajor[T any](x []T, heads, n, d int) []T {
-	out := make([]T, len(x))
-	for h := range heads {
-		for i := range n {
-			copy(out[(i*heads+h)*d:(i*heads+h+1)*d], x[(h*n+i)*d:(h*n+i+1)*d])
-		}
-	}
-	return out
-}
 
 // inContext returns k in the first len(k) elements of a buffer with room for more
 // positions after them, filled with NaN, as an engine's context-sized buffer.
@@ -40,10 +30,10 @@ func layouts(in snapkv.Input, w int) (head, token snapkv.Input) {
 	token = in
 	token.Layout = snapkv.TokenMajor
 	if in.K != nil {
-		token.K = inContext(tokenMajor(in.K, in.KVHeads, in.Len, in.Dim), 7*in.KVHeads*in.Dim)
+		token.K = inContext(oracle.TokenMajor(in.K, in.KVHeads, in.Len, in.Dim), 7*in.KVHeads*in.Dim)
 	}
 	if in.Q != nil {
-		token.Q = tokenMajor(in.Q, in.QHeads, w, in.Dim)
+		token.Q = oracle.TokenMajor(in.Q, in.QHeads, w, in.Dim)
 	}
 	return in, token
 }
