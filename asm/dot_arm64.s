@@ -6,12 +6,12 @@
 
 // func DotF16(a *uint16, b *uint16, n int, sel int64) float32
 TEXT ·DotF16(SB), NOSPLIT, $0-36
+	MOVD a+0(FP), R0
+	MOVD b+8(FP), R1
 	MOVD sel+24(FP), R3
 	CMP $4, R3
 	BNE notfhm
 	MOVD n+16(FP), R2
-	MOVD a+0(FP), R0
-	MOVD b+8(FP), R1
 	VEOR V16.B16, V16.B16, V16.B16
 	VEOR V17.B16, V17.B16, V17.B16
 	VEOR V18.B16, V18.B16, V18.B16
@@ -146,8 +146,6 @@ notfhm:
 	CMP $3, R3
 	BNE continue
 	MOVD n+16(FP), R2
-	MOVD a+0(FP), R0
-	MOVD b+8(FP), R1
 	VEOR V16.B16, V16.B16, V16.B16
 	VEOR V17.B16, V17.B16, V17.B16
 	VEOR V18.B16, V18.B16, V18.B16
@@ -343,13 +341,13 @@ continue:
 
 // func DotF32F16(a *float32, b *uint16, n int, sel int64) float32
 TEXT ·DotF32F16(SB), NOSPLIT, $0-36
+	MOVD a+0(FP), R0
+	MOVD b+8(FP), R1
 	MOVD sel+24(FP), R3
 	SUB $3, R3, R4
 	CMP $1, R4
 	BHI continue
 	MOVD n+16(FP), R2
-	MOVD a+0(FP), R0
-	MOVD b+8(FP), R1
 	VEOR V16.B16, V16.B16, V16.B16
 	VEOR V17.B16, V17.B16, V17.B16
 	VEOR V18.B16, V18.B16, V18.B16
@@ -400,10 +398,9 @@ tail:
 
 done:
 	FMOVS F16, R3
-	ANDW $0x7f800000, R3, R3
-	MOVW $0x7f800000, R4
-	CMPW R4, R3
-	BEQ continue
+	MOVW $0xff000000, R4
+	CMPW R3<<1, R4
+	BLS continue
 	FMOVS F16, ret+32(FP)
 	RET
 
@@ -412,45 +409,86 @@ continue:
 
 // func DotF32(a *float32, b *float32, n int, sel int64) float32
 TEXT ·DotF32(SB), NOSPLIT, $0-36
+	MOVD a+0(FP), R0
+	MOVD b+8(FP), R1
 	MOVD sel+24(FP), R3
 	SUB $3, R3, R4
 	CMP $1, R4
 	BHI continue
 	MOVD n+16(FP), R2
-	MOVD a+0(FP), R0
-	MOVD b+8(FP), R1
 	VEOR V16.B16, V16.B16, V16.B16
 	VEOR V17.B16, V17.B16, V17.B16
 	VEOR V18.B16, V18.B16, V18.B16
 	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	SUBS $32, R2
+	BLT rest
 
-loop16:
+step:
+	FLDPQ 0(R0), (F0, F1)
+	FLDPQ 0(R1), (F8, F9)
+	VFMLA V8.S4, V0.S4, V16.S4
+	VFMLA V9.S4, V1.S4, V17.S4
+	FLDPQ 32(R0), (F2, F3)
+	FLDPQ 32(R1), (F10, F11)
+	VFMLA V10.S4, V2.S4, V18.S4
+	VFMLA V11.S4, V3.S4, V19.S4
+	FLDPQ 64(R0), (F4, F5)
+	FLDPQ 64(R1), (F12, F13)
+	VFMLA V12.S4, V4.S4, V20.S4
+	VFMLA V13.S4, V5.S4, V21.S4
+	FLDPQ 96(R0), (F6, F7)
+	FLDPQ 96(R1), (F14, F15)
+	VFMLA V14.S4, V6.S4, V22.S4
+	VFMLA V15.S4, V7.S4, V23.S4
+	ADD $128, R0
+	ADD $128, R1
+	SUBS $32, R2
+	BGE step
+
+rest:
+	ADD $32, R2
 	CMP $16, R2
-	BLT loop4
+	BLT quads
 	VLD1.P 64(R0), [V0.S4, V1.S4, V2.S4, V3.S4]
-	VLD1.P 64(R1), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VFMLA V4.S4, V0.S4, V16.S4
-	VFMLA V5.S4, V1.S4, V17.S4
-	VFMLA V6.S4, V2.S4, V18.S4
-	VFMLA V7.S4, V3.S4, V19.S4
-	SUB $16, R2
-	B loop16
+	VLD1.P 64(R1), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VFMLA V8.S4, V0.S4, V16.S4
+	VFMLA V9.S4, V1.S4, V17.S4
+	VFMLA V10.S4, V2.S4, V18.S4
+	VFMLA V11.S4, V3.S4, V19.S4
 
-loop4:
-	CMP $4, R2
+quads:
+	AND $15, R2, R3
+	CMP $4, R3
 	BLT reduce
 	VLD1.P 16(R0), [V0.S4]
-	VLD1.P 16(R1), [V4.S4]
-	VFMLA V4.S4, V0.S4, V16.S4
-	SUB $4, R2
-	B loop4
+	VLD1.P 16(R1), [V8.S4]
+	VFMLA V8.S4, V0.S4, V20.S4
+	CMP $8, R3
+	BLT reduce
+	VLD1.P 16(R0), [V0.S4]
+	VLD1.P 16(R1), [V8.S4]
+	VFMLA V8.S4, V0.S4, V21.S4
+	CMP $12, R3
+	BLT reduce
+	VLD1.P 16(R0), [V0.S4]
+	VLD1.P 16(R1), [V8.S4]
+	VFMLA V8.S4, V0.S4, V22.S4
 
 reduce:
-	WORD $0x4e31d610 // fadd v16.4s, v16.4s, v17.4s
-	WORD $0x4e33d652 // fadd v18.4s, v18.4s, v19.4s
+	WORD $0x4e34d610 // fadd v16.4s, v16.4s, v20.4s
+	WORD $0x4e35d631 // fadd v17.4s, v17.4s, v21.4s
+	WORD $0x4e36d652 // fadd v18.4s, v18.4s, v22.4s
+	WORD $0x4e37d673 // fadd v19.4s, v19.4s, v23.4s
 	WORD $0x4e32d610 // fadd v16.4s, v16.4s, v18.4s
+	WORD $0x4e33d631 // fadd v17.4s, v17.4s, v19.4s
+	WORD $0x4e31d610 // fadd v16.4s, v16.4s, v17.4s
 	WORD $0x6e30d610 // faddp v16.4s, v16.4s, v16.4s
 	WORD $0x7e30da10 // faddp s16, v16.2s
+	AND $3, R2
 
 tail:
 	CBZ R2, done
@@ -462,10 +500,9 @@ tail:
 
 done:
 	FMOVS F16, R3
-	ANDW $0x7f800000, R3, R3
-	MOVW $0x7f800000, R4
-	CMPW R4, R3
-	BEQ continue
+	MOVW $0xff000000, R4
+	CMPW R3<<1, R4
+	BLS continue
 	FMOVS F16, ret+32(FP)
 	RET
 
