@@ -28,3 +28,8 @@ func ScoresNEON(dst []float32, q []float32, k []uint16, rows int, n int, dim int
 //
 //go:noescape
 func ScoresBlocksNEON(dst []float32, q []float32, k []uint16, scratch []float32, rows int, n int, dim int, stride int, scale float32)
+
+// ScoresPanelsNEON sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows = 8, 16 or 32, or 1 ≤ rows ≤ 4, n ≥ 1 keys, dim ≥ 1 with rows·dim ≤ 4096 (rows counted as 4 when fewer), and stride ≥ dim; scratch holds 4160 floats.
+//
+//go:noescape
+func ScoresPanelsNEON(dst []float32, q []float32, k []uint16, scratch []float32, rows int, n int, dim int, stride int, scale float32)

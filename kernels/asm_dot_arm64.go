@@ -18,19 +18,70 @@ func init() {
 	scores.Add("neon", scoresNEON)
 }
 
-// The block kernel (asm.ScoresBlocksNEON) widens and transposes blockKeysNEON keys at
-// a time into a scratch on the stack, of blockKeysNEON·dim floats; dims past
-// maxBlockDimNEON go to the row kernel (asm.ScoresNEON), which needs no scratch.
+// Scores has three NEON kernels, which give the same bits: each score is one lane's
+// chain of fused multiply-adds over d in order, then scaled.
+//
+//   - The panel kernel (asm.ScoresPanelsNEON) transposes up to panelMaxNEON(dim) query
+//     rows (32 at dim ≤ 128, 16 to dim 256, 8 to 512) into a panel on the stack (lanes
+//     = queries) and widens every key in registers once per panel. Blocks of up to
+//     twice that many rows go to it, a panel at a time (32, 16, 8 or 4 rows, then the
+//     last one to three).
+//   - The block kernel (asm.ScoresBlocksNEON) widens and transposes blockKeysNEON keys
+//     at a time into a scratch on the stack, of blockKeysNEON·dim floats, once for all
+//     rows (lanes = keys): it takes larger blocks, where widening every key once repays
+//     its transposition and its stores.
+//   - Dims past maxBlockDimNEON go to the row kernel (asm.ScoresNEON), which needs no
+//     scratch.
+//
+// Two panels is where llvm-mca's Neoverse V2 model puts the panel and block kernels
+// even, at each panel size (model estimates, not measurements: at dim 128, 64 rows
+// against 256 keys cost both 1.47·10⁵ cycles, 32 rows 0.75·10⁵ with panels and
+// 0.82·10⁵ with blocks, 128 rows 2.94·10⁵ and 2.81·10⁵; at dim 256 the even point
+// is between 32 and 64 rows, at dim 512 at 16).
 const (
 	blockKeysNEON   = 16
 	maxBlockDimNEON = 512
+
+	// The panel and the stage of the partial last tile (gen/arm64/dot/panels.go).
+	panelFloatsNEON = 4096
+	panelStageNEON  = 64
 )
 
 func scoresNEON(dst, q []float32, k []uint16, rows, n, dim, stride int, scale float32) {
-	if dim > maxBlockDimNEON {
+	switch {
+	case dim > maxBlockDimNEON:
 		asm.ScoresNEON(dst, q, k, rows, n, dim, stride, scale)
-		return
+	case rows > 2*panelMaxNEON(dim):
+		var scratch [blockKeysNEON * maxBlockDimNEON]float32
+		asm.ScoresBlocksNEON(dst, q, k, scratch[:blockKeysNEON*dim], rows, n, dim, stride, scale)
+	default:
+		var scratch [panelFloatsNEON + panelStageNEON]float32
+		for r := 0; r < rows; {
+			c := panelRowsNEON(rows-r, dim)
+			asm.ScoresPanelsNEON(dst[r*n:(r+c)*n], q[r*dim:(r+c)*dim], k, scratch[:], c, n, dim, stride, scale)
+			r += c
+		}
 	}
-	var scratch [blockKeysNEON * maxBlockDimNEON]float32
-	asm.ScoresBlocksNEON(dst, q, k, scratch[:blockKeysNEON*dim], rows, n, dim, stride, scale)
+}
+
+// panelMaxNEON is the most query rows a panel holds at dim ≤ maxBlockDimNEON: 32, 16
+// or 8.
+func panelMaxNEON(dim int) int {
+	p := 32
+	for p*dim > panelFloatsNEON {
+		p /= 2
+	}
+	return p
+}
+
+// panelRowsNEON is how many of left ≥ 1 query rows the next panel takes: the largest
+// of 32, 16, 8 and 4 that left has and the panel holds, else all of them (one to
+// three, as one query vector).
+func panelRowsNEON(left, dim int) int {
+	for _, c := range []int{32, 16, 8, 4} {
+		if c <= left && c <= panelMaxNEON(dim) {
+			return c
+		}
+	}
+	return left
 }

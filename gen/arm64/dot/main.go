@@ -1,6 +1,6 @@
 // Command dot generates asm/dot_arm64.s: fp16/fp32 dot products (FCVTL widening and
 // VFMLA accumulation, or FMLAL on halves where the CPU has FEAT_FHM) and the score
-// block Q·Kᵀ (scores.go: the row and block kernels).
+// block Q·Kᵀ (scores.go: the row and block kernels; panels.go: the panel kernel).
 package main
 
 import (
@@ -16,6 +16,7 @@ func main() {
 	}
 	scores(f)
 	scoresBlocks(f)
+	scoresPanels(f)
 	f.Write()
 }
 

@@ -1,0 +1,355 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/kvsimd/kvsimd/gen/neon"
+)
+
+// The panel kernel keeps lanes = queries, as amd64's does (gen/amd64/dot/panels.go):
+// it transposes its query rows once into a panel in scratch, panel[d·4qv + i] = q_i[d]
+// (qv vectors of four queries per element), and then sweeps the keys a tile of kt at a
+// time. Each key is widened in registers four elements at a time and multiplied by
+// element (FMLA by element), its lane u against the panel's qv vectors of element d+u,
+// into the tile's qv·kt accumulators, which hold four queries of one key each. So the
+// keys are never transposed or stored: a key element costs half an FCVTL (two µops for
+// four elements) per panel, where the block kernel (scores.go) widens every key once
+// but transposes it and stores it to scratch, a µop and a quarter per element. For the
+// 32 queries of a full panel that is the difference between 6 % and 16 % of the FMLAs
+// (llvm-mca's Neoverse V2 model puts the block kernel at 1.12× the C reference of
+// neonmca, which is built this way); for many more rows the block kernel's one
+// widening wins, and kernels/asm_dot_arm64.go sends those to it.
+//
+// The accumulators come out as key columns, and dst is query-major: the tile is
+// scaled and transposed (4×4 with TRN1/TRN2, or ZIP1/ZIP2 for two keys) into rows of
+// kt scores at the end of the tile, a cost per tile, not per element.
+//
+// Each score is one lane's chain of fused multiply-adds over d in order from +0, then
+// scaled: the arithmetic of the block kernel, so the two give the same bits.
+//
+// Shapes: qv·kt = 16 accumulators V16–V31 (12 for one query vector), enough chains to
+// keep four FMLA pipes busy at Neoverse V1's latency of 4. A query vector more halves
+// the FCVTLs per FMLA, so the caller gives the kernel 32 rows when dim allows
+// (4qv·dim ≤ panelFloats), else 16, 8, or the last one to four, whose missing rows
+// repeat the last one and are not stored.
+type panelShape struct{ qv, kt int }
+
+var panelShapes = []panelShape{{8, 2}, {4, 4}, {2, 8}, {1, 12}}
+
+// panelFloats is the scratch the caller provides for the panel; the partial last tile
+// of keys is staged after it, in panelStage floats (kernels/asm_dot_arm64.go sizes
+// scratch by both).
+const (
+	panelFloats = 4096
+	panelStage  = 64
+)
+
+const (
+	pDstCol    = "R19" // dst[j0], the tile's column in row 0
+	pKeys      = "R20" // first key of the tile
+	pKeysLeft  = "R21"
+	pKStride   = "R22" // stride·2
+	pDstStride = "R23" // n·4
+	pDim       = "R24"
+	pRows      = "R25"
+	pScratch   = "R26" // the panel
+	pPanel     = "R9"  // the panel's next vectors
+	pSteps     = "R10" // steps of four elements (then single elements) left
+	pValid     = "R16" // keys in this tile: kt, or fewer in the last one
+	pRow       = "R17" // dst row (or stage row) being stored
+)
+
+func (s panelShape) acc(v, j int) V { return V(16 + v*s.kt + j) }
+
+// keyReg holds key j's four widened elements; the keys take the top of V0–V15.
+func (s panelShape) keyReg(j int) V { return V(16 - s.kt + j) }
+
+// panelReg holds query vector v of element d+u of the step (V0–V7, loaded four
+// vectors at a time).
+func (s panelShape) panelReg(u, v int) V { return V((u*s.qv + v) % 8) }
+
+// keyPtr is the register that walks key j of the tile.
+func keyPtr(j int) string {
+	if j < 8 {
+		return fmt.Sprintf("R%d", j)
+	}
+	return fmt.Sprintf("R%d", 11+j-8) // R11–R14
+}
+
+func (s panelShape) label(l string) string { return fmt.Sprintf("p%d%s", s.qv, l) }
+
+// scoresPanels writes ScoresPanelsNEON: the shape by rows, then the panel, then the
+// tiles of keys.
+func scoresPanels(f *File) {
+	f.Func("ScoresPanelsNEON", "(dst []float32, q []float32, k []uint16, scratch []float32, rows int, n int, dim int, stride int, scale float32)", 132,
+		fmt.Sprintf("ScoresPanelsNEON sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows = 8, 16 or 32, or 1 ≤ rows ≤ 4, n ≥ 1 keys, dim ≥ 1 with rows·dim ≤ %d (rows counted as 4 when fewer), and stride ≥ dim; scratch holds %d floats.", panelFloats, panelFloats+panelStage))
+	f.I("MOVD dst_base+0(FP), %s", pDstCol)
+	f.I("MOVD k_base+48(FP), %s", pKeys)
+	f.I("MOVD scratch_base+72(FP), %s", pScratch)
+	f.I("MOVD rows+96(FP), %s", pRows)
+	f.I("MOVD n+104(FP), %s", pKeysLeft)
+	f.I("LSL $2, %s, %s", pKeysLeft, pDstStride)
+	f.I("MOVD dim+112(FP), %s", pDim)
+	f.I("MOVD stride+120(FP), %s", pKStride)
+	f.I("LSL $1, %s, %s", pKStride, pKStride)
+	for _, s := range panelShapes[:len(panelShapes)-1] {
+		f.I("CMP $%d, %s", 2*s.qv, pRows) // rows > 4qv/2: this shape
+		f.I("BGT %s", s.label(""))
+	}
+	for i := len(panelShapes) - 1; i >= 0; i-- {
+		s := panelShapes[i]
+		f.Label(s.label(""))
+		s.panel(f)
+		s.tiles(f)
+		f.I("RET")
+	}
+}
+
+// panel transposes the 4qv query rows into scratch, four rows by four elements at a
+// time (TRN1/TRN2), the last dim mod 4 elements one at a time. Rows past rows (one
+// query vector of fewer than four) repeat the last one.
+func (s panelShape) panel(f *File) {
+	f.I("// The panel: scratch[d·%d + i] = q_i[d].", 4*s.qv)
+	f.I("MOVD q_base+24(FP), R8")
+	f.I("LSL $2, %s, R17", pDim) // a query row's bytes
+	f.I("SUB $1, %s, R13", pRows)
+	f.I("MOVD ZR, R15")           // the group's first row
+	f.I("MOVD %s, R16", pScratch) // the group's first lane
+	f.I("MOVD $%d, R12", 16*s.qv) // a panel row's bytes
+	f.Label(s.label("group"))
+	for l := range 4 {
+		f.I("ADD $%d, R15, R14", l)
+		f.I("CMP R13, R14")
+		f.I("CSEL GT, R13, R14, R14")
+		f.I("MADD R17, R8, R14, R%d", l)
+	}
+	f.I("MOVD R16, %s", pPanel)
+	f.I("LSR $2, %s, %s", pDim, pSteps)
+	f.I("CBZ %s, %s", pSteps, s.label("grouptail"))
+	f.Label(s.label("groupsteps"))
+	for l := range 4 {
+		f.I("VLD1.P 16(R%d), [V%d.S4]", l, l)
+	}
+	// V4 = (r0d0 r1d0 r0d2 r1d2), V5 = (r0d1 r1d1 r0d3 r1d3), V6, V7 the same for rows
+	// 2 and 3; then element u of the four rows.
+	f.I("VTRN1 V1.S4, V0.S4, V4.S4")
+	f.I("VTRN2 V1.S4, V0.S4, V5.S4")
+	f.I("VTRN1 V3.S4, V2.S4, V6.S4")
+	f.I("VTRN2 V3.S4, V2.S4, V7.S4")
+	f.I("VTRN1 V6.D2, V4.D2, V0.D2")
+	f.I("VTRN1 V7.D2, V5.D2, V1.D2")
+	f.I("VTRN2 V6.D2, V4.D2, V2.D2")
+	f.I("VTRN2 V7.D2, V5.D2, V3.D2")
+	for u := range 4 {
+		f.I("VST1.P [V%d.S4], (%s)(R12)", u, pPanel)
+	}
+	f.I("SUBS $1, %s", pSteps)
+	f.I("BNE %s", s.label("groupsteps"))
+	f.Label(s.label("grouptail"))
+	f.I("AND $3, %s, %s", pDim, pSteps)
+	f.I("CBZ %s, %s", pSteps, s.label("groupdone"))
+	f.Label(s.label("grouptail1"))
+	for l := range 4 {
+		f.I("FMOVS.P 4(R%d), F%d", l, l)
+		f.I("FMOVS F%d, %d(%s)", l, 4*l, pPanel)
+	}
+	f.I("ADD R12, %s", pPanel)
+	f.I("SUBS $1, %s", pSteps)
+	f.I("BNE %s", s.label("grouptail1"))
+	f.Label(s.label("groupdone"))
+	f.I("ADD $4, R15")
+	f.I("ADD $16, R16")
+	f.I("CMP $%d, R15", 4*s.qv)
+	f.I("BLT %s", s.label("group"))
+}
+
+// tiles sweeps the keys a tile at a time. In the last tile, the keys past valid repeat
+// its last key, so that nothing past k is read; their scores are not stored.
+func (s panelShape) tiles(f *File) {
+	f.Label(s.label("tiles"))
+	f.I("CBZ %s, %s", pKeysLeft, s.label("done"))
+	f.I("MOVD $%d, %s", s.kt, pValid)
+	f.I("CMP $%d, %s", s.kt, pKeysLeft)
+	f.I("CSEL LT, %s, %s, %s", pKeysLeft, pValid, pValid)
+	f.I("SUB $1, %s, R15", pValid)
+	f.I("MOVD %s, %s", pKeys, keyPtr(0))
+	for j := 1; j < s.kt; j++ {
+		f.I("MOVD $%d, R8", j)
+		f.I("CMP R15, R8")
+		f.I("CSEL GT, R15, R8, R8") // the last valid key for those past it
+		f.I("MADD %s, %s, R8, %s", pKStride, pKeys, keyPtr(j))
+	}
+	for v := range s.qv {
+		for j := range s.kt {
+			a := s.acc(v, j)
+			f.I("VEOR V%d.B16, V%d.B16, V%d.B16", a, a, a)
+		}
+	}
+	f.I("MOVD %s, %s", pScratch, pPanel)
+	f.I("LSR $2, %s, %s", pDim, pSteps)
+	f.I("CBZ %s, %s", pSteps, s.label("tail"))
+	f.Label(s.label("steps"))
+	for j := range s.kt {
+		k := s.keyReg(j)
+		f.I("FMOVD.P 8(%s), F%d", keyPtr(j), k)
+		f.W(FCVTL(k, k))
+	}
+	for u := range 4 {
+		if u*s.qv%4 == 0 {
+			s.loadPanel(f, s.panelReg(u, 0), max(s.qv, 4))
+		}
+		s.fmlas(f, u, u)
+	}
+	f.I("SUBS $1, %s", pSteps)
+	f.I("BNE %s", s.label("steps"))
+	f.Label(s.label("tail"))
+	f.I("AND $3, %s, %s", pDim, pSteps)
+	f.I("CBZ %s, %s", pSteps, s.label("store"))
+	f.Label(s.label("tail1"))
+	for j := range s.kt {
+		k := s.keyReg(j)
+		f.I("MOVHU.P 2(%s), R15", keyPtr(j))
+		f.I("FMOVS R15, F%d", k)
+		f.W(FCVTSH(k, k))
+	}
+	s.loadPanel(f, 0, s.qv)
+	s.fmlas(f, 0, 0)
+	f.I("SUBS $1, %s", pSteps)
+	f.I("BNE %s", s.label("tail1"))
+
+	f.Label(s.label("store"))
+	f.I("FMOVS scale+128(FP), F0")
+	f.I("VDUP V0.S[0], V0.S4")
+	for v := range s.qv {
+		for j := range s.kt {
+			a := s.acc(v, j)
+			f.W(FMUL4S(a, a, 0))
+		}
+	}
+	f.I("CMP $%d, %s", s.kt, pValid)
+	f.I("BLT %s", s.label("partial"))
+	f.I("MOVD %s, %s", pDstCol, pRow)
+	s.store(f, pDstStride)
+	f.I("B %s", s.label("next"))
+
+	// The last tile, of fewer keys: staged after the panel, kt floats a row, then
+	// copied to dst up to valid.
+	f.Label(s.label("partial"))
+	f.I("LSL $%d, %s, R8", 2+log2(4*s.qv), pDim) // the panel's bytes
+	f.I("ADD %s, R8", pScratch)
+	f.I("MOVD R8, %s", pRow)
+	f.I("MOVD $%d, R12", 4*s.kt)
+	s.store(f, "R12")
+	f.I("MOVD %s, %s", pDstCol, pRow)
+	if s.qv == 1 {
+		f.I("MOVD %s, R13", pRows)
+	} else {
+		f.I("MOVD $%d, R13", 4*s.qv)
+	}
+	f.Label(s.label("copyrow"))
+	f.I("MOVD R8, R14")
+	f.I("MOVD %s, R12", pRow)
+	f.I("MOVD %s, R15", pValid)
+	f.Label(s.label("copy"))
+	f.I("FMOVS.P 4(R14), F0")
+	f.I("FMOVS.P F0, 4(R12)")
+	f.I("SUBS $1, R15")
+	f.I("BNE %s", s.label("copy"))
+	f.I("ADD $%d, R8", 4*s.kt)
+	f.I("ADD %s, %s", pDstStride, pRow)
+	f.I("SUBS $1, R13")
+	f.I("BNE %s", s.label("copyrow"))
+
+	f.Label(s.label("next"))
+	f.I("MOVD $%d, R8", s.kt)
+	f.I("MADD %s, %s, R8, %s", pKStride, pKeys, pKeys) // keys += kt·stride halves
+	f.I("ADD $%d, %s", 4*s.kt, pDstCol)
+	f.I("SUB %s, %s", pValid, pKeysLeft)
+	f.I("B %s", s.label("tiles"))
+	f.Label(s.label("done"))
+}
+
+// loadPanel loads count query vectors of the panel into V(first)...
+func (s panelShape) loadPanel(f *File, first V, count int) {
+	for ; count >= 4; count -= 4 {
+		f.I("VLD1.P 64(%s), [V%d.S4, V%d.S4, V%d.S4, V%d.S4]", pPanel, first, first+1, first+2, first+3)
+		first += 4
+	}
+	switch count {
+	case 2:
+		f.I("VLD1.P 32(%s), [V%d.S4, V%d.S4]", pPanel, first, first+1)
+	case 1:
+		f.I("VLD1.P 16(%s), [V%d.S4]", pPanel, first)
+	}
+}
+
+// fmlas multiplies the panel's vectors of step element u by lane lane of every key.
+func (s panelShape) fmlas(f *File, u, lane int) {
+	for v := range s.qv {
+		for j := range s.kt {
+			f.W(FMLAElem4S(s.acc(v, j), s.panelReg(u, v), s.keyReg(j), lane))
+		}
+	}
+}
+
+// store writes the tile's scaled accumulators as rows of kt scores from pRow on, stride
+// bytes apart: for each query vector, each four keys transposed into four rows (or two
+// keys zipped into pairs). With one query vector, rows past rows are not written.
+func (s panelShape) store(f *File, stride string) {
+	done := s.label("stored" + stride)
+	for v := range s.qv {
+		if s.kt == 2 {
+			a0, a1 := s.acc(v, 0), s.acc(v, 1)
+			f.I("VZIP1 V%d.S4, V%d.S4, V0.S4", a1, a0) // (q0k0 q0k1 q1k0 q1k1)
+			f.I("VZIP2 V%d.S4, V%d.S4, V1.S4", a1, a0) // (q2k0 q2k1 q3k0 q3k1)
+			for l := range 4 {
+				if l%2 == 0 {
+					f.I("FMOVD F%d, (%s)", l/2, pRow)
+				} else {
+					f.I("VST1 V%d.D[1], (%s)", l/2, pRow)
+				}
+				f.I("ADD %s, %s", stride, pRow)
+			}
+			continue
+		}
+		nb := s.kt / 4
+		for b := range nb {
+			a := s.acc(v, 4*b)
+			f.I("VTRN1 V%d.S4, V%d.S4, V12.S4", a+1, a)
+			f.I("VTRN2 V%d.S4, V%d.S4, V13.S4", a+1, a)
+			f.I("VTRN1 V%d.S4, V%d.S4, V14.S4", a+3, a+2)
+			f.I("VTRN2 V%d.S4, V%d.S4, V15.S4", a+3, a+2)
+			out := func(l int) int { return l*nb + b }
+			f.I("VTRN1 V14.D2, V12.D2, V%d.D2", out(0))
+			f.I("VTRN1 V15.D2, V13.D2, V%d.D2", out(1))
+			f.I("VTRN2 V14.D2, V12.D2, V%d.D2", out(2))
+			f.I("VTRN2 V15.D2, V13.D2, V%d.D2", out(3))
+		}
+		for l := range 4 {
+			if s.qv == 1 && l > 0 {
+				f.I("CMP $%d, %s", l, pRows)
+				f.I("BLE %s", done)
+			}
+			regs := ""
+			for b := range nb {
+				if b > 0 {
+					regs += ", "
+				}
+				regs += fmt.Sprintf("V%d.S4", l*nb+b)
+			}
+			f.I("VST1 [%s], (%s)", regs, pRow)
+			f.I("ADD %s, %s", stride, pRow)
+		}
+	}
+	if s.qv == 1 {
+		f.Label(done)
+	}
+}
+
+func log2(x int) int {
+	n := 0
+	for ; x > 1; x >>= 1 {
+		n++
+	}
+	return n
+}
