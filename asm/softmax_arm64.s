@@ -13,7 +13,27 @@ TEXT ·MaxNEON(SB), NOSPLIT, $0-28
 	VMOV V0.B16, V1.B16
 	VMOV V0.B16, V2.B16
 	VMOV V0.B16, V3.B16
+	VMOV V0.B16, V16.B16
+	VMOV V0.B16, V17.B16
+	VMOV V0.B16, V18.B16
+	VMOV V0.B16, V19.B16
 	VMOV V0.B16, V8.B16
+
+loop32:
+	CMP $32, R1
+	BLT loop16
+	VLD1.P 64(R0), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R0), [V20.S4, V21.S4, V22.S4, V23.S4]
+	WORD $0x4e24f400 // fmax v0.4s, v0.4s, v4.4s
+	WORD $0x4e25f421 // fmax v1.4s, v1.4s, v5.4s
+	WORD $0x4e26f442 // fmax v2.4s, v2.4s, v6.4s
+	WORD $0x4e27f463 // fmax v3.4s, v3.4s, v7.4s
+	WORD $0x4e34f610 // fmax v16.4s, v16.4s, v20.4s
+	WORD $0x4e35f631 // fmax v17.4s, v17.4s, v21.4s
+	WORD $0x4e36f652 // fmax v18.4s, v18.4s, v22.4s
+	WORD $0x4e37f673 // fmax v19.4s, v19.4s, v23.4s
+	SUB $32, R1
+	B loop32
 
 loop16:
 	CMP $16, R1
@@ -42,6 +62,10 @@ tail:
 	B tail
 
 done:
+	WORD $0x4e30f400 // fmax v0.4s, v0.4s, v16.4s
+	WORD $0x4e31f421 // fmax v1.4s, v1.4s, v17.4s
+	WORD $0x4e32f442 // fmax v2.4s, v2.4s, v18.4s
+	WORD $0x4e33f463 // fmax v3.4s, v3.4s, v19.4s
 	WORD $0x4e21f400 // fmax v0.4s, v0.4s, v1.4s
 	WORD $0x4e23f442 // fmax v2.4s, v2.4s, v3.4s
 	WORD $0x4e22f400 // fmax v0.4s, v0.4s, v2.4s
