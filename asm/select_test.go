@@ -11,7 +11,7 @@ import (
 // any slice of two-byte elements can hold.
 func TestSelect(t *testing.T) {
 	lengths := []int{0, 1, 2, 255, 256, 1 << 16, math.MaxInt32, math.MaxInt >> 16, math.MaxInt >> 8}
-	for _, isa := range []uint8{0, ISAAVX2, ISAAVX512, ISANEON, 255} {
+	for _, isa := range []uint8{0, ISAAVX2, ISAAVX512, ISANEON, ISANEONFHM, 255} {
 		for _, na := range lengths {
 			for _, nb := range lengths {
 				sel := Select(isa, na, nb)
