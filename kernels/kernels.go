@@ -8,8 +8,11 @@
 //	variant  needs                                             arch
 //	avx512   AVX-512F/BW/DQ/VL, AVX2, FMA, F16C, POPCNT, BMI1  amd64
 //	avx2     AVX2, FMA, F16C, POPCNT, BMI1                     amd64
-//	neon     ASIMD (FCVTL/FCVTN)                               arm64
+//	neon     ASIMD (FCVTL/FCVTN); FEAT_FHM used when present   arm64
 //	generic  nothing                                           every GOARCH
+//
+// On a core with FEAT_FHM the neon variant's DotF16 multiplies halves with FMLAL, without
+// widening them first; it gives the bits of the widening body (tested on both).
 //
 // cpuid is read once at start-up and the best variant is installed in package-level
 // function tables, so a call costs one indirect call and no feature test. [Use] forces
