@@ -16,10 +16,10 @@
 //
 // cpuid is read once at start-up and the best variant is installed in package-level
 // function tables, so a call costs one indirect call and no feature test. [Use] forces
-// another variant for every kernel at once, the conversions of package fp16 included;
-// the environment variable KVSIMD_ISA=generic|avx2|avx512|neon does the same at
-// start-up, and a value this CPU cannot run falls back to the best variant and is
-// reported by [EnvError]. Build tags purego and noasm compile the generic variant only.
+// another variant for every kernel at once, the conversions of packages fp16, bf16 and
+// q8 included; the environment variable KVSIMD_ISA=generic|avx2|avx512|neon does the
+// same at start-up, and a value this CPU cannot run falls back to the best variant and
+// is reported by [EnvError]. Build tags purego and noasm compile the generic variant only.
 //
 // A kernel that has no body of its own for a variant runs the next one down
 // (avx512 → avx2 → generic, neon → generic).
@@ -50,8 +50,9 @@ func Variants() []string { return dispatch.Variants() }
 // Active names the variant every kernel currently runs.
 func Active() string { return dispatch.Active() }
 
-// Use makes name the variant of every kernel, fp16's conversions included. An unknown
-// or unsupported name changes nothing and returns an error that lists the usable ones.
+// Use makes name the variant of every kernel, the fp16, bf16 and q8 conversions
+// included. An unknown or unsupported name changes nothing and returns an error that
+// lists the usable ones.
 // Use is for start-up, tests and benchmarks: it must not run concurrently with kernels.
 func Use(name string) error {
 	if err := dispatch.Use(name); err != nil {
