@@ -17,12 +17,13 @@ func ExampleFromBytes() {
 		row[i] = float32(i%q8.BlockLen-16) / 4 // −4 … 3.75 in each block
 	}
 	q8.Quantize(blocks, row)
-	fmt.Printf("d = %#04x (%v), q[0] = %d, bytes %x\n", uint16(blocks[0].D), blocks[0].D.Float32(), blocks[0].Q[0], buf[:4])
+	// buf holds d (2 bytes, the machine's order), then the 32 quants, a byte each.
+	fmt.Printf("d = %#04x (%v), q[0] = %d, quant bytes %x…\n", uint16(blocks[0].D), blocks[0].D.Float32(), blocks[0].Q[0], buf[2:4])
 
 	back := make([]float32, len(row))
 	q8.Dequantize(back, blocks)
 	fmt.Printf("%.4f %.4f\n", back[0], back[33])
 	// Output:
-	// d = 0x2808 (0.03149414), q[0] = -127, bytes 08288189
+	// d = 0x2808 (0.03149414), q[0] = -127, quant bytes 8189…
 	// -3.9998 -3.7478
 }

@@ -25,7 +25,7 @@ func quantizeGeneric(dst []byte, src []float32) {
 		if d != 0 { // NaN is not 0
 			id = 1 / d
 		}
-		binary.LittleEndian.PutUint16(b, halfOf(d))
+		binary.NativeEndian.PutUint16(b, halfOf(d))
 		for j, v := range x {
 			b[2+j] = quant(v * id)
 		}
@@ -61,7 +61,7 @@ func quant(y float32) byte {
 // dequantizeGeneric writes the 32 values of each 34-byte block of src into dst.
 func dequantizeGeneric(dst []float32, src []byte) {
 	for len(src) >= BlockSize {
-		d := float16.Frombits(binary.LittleEndian.Uint16(src)).Float32()
+		d := float16.Frombits(binary.NativeEndian.Uint16(src)).Float32()
 		y := dst[:BlockLen]
 		for j := range y {
 			y[j] = float32(int8(src[2+j])) * d

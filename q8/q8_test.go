@@ -26,10 +26,11 @@ func TestLayout(t *testing.T) {
 	if a := unsafe.Alignof(b); a != 2 {
 		t.Errorf("alignof(Block) = %d, want 2", a)
 	}
-	// Two blocks in ggml's layout: d little-endian, then qs.
+	// Two blocks in ggml's layout: d, then qs. d is in the machine's byte order (the
+	// package doc): ggml's little-endian one on every little-endian GOARCH.
 	raw := make([]byte, 2*34)
-	binary.LittleEndian.PutUint16(raw, 0x3c00)      // 1.0
-	binary.LittleEndian.PutUint16(raw[34:], 0xc000) // −2.0
+	binary.NativeEndian.PutUint16(raw, 0x3c00)      // 1.0
+	binary.NativeEndian.PutUint16(raw[34:], 0xc000) // −2.0
 	for j := 0; j < 32; j++ {
 		raw[2+j] = byte(j - 16)
 		raw[36+j] = byte(127 - j)
