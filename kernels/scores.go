@@ -49,10 +49,11 @@ func Scores(dst, q []float32, k []Float16, rows, n, dim int, scale float32) {
 	if dim < 1 || rows < 0 || n < 0 {
 		panic(fmt.Sprintf("kernels.Scores: rows = %d, n = %d, dim = %d", rows, n, dim))
 	}
+	const products = "rows·dim, n·dim or rows·n"
 	if _, ok := mulSize(n, dim); !ok {
-		panic(fmt.Sprintf("kernels.Scores: rows·dim, n·dim or rows·n overflows int for rows = %d, n = %d, dim = %d", rows, n, dim))
+		panic(fmt.Sprintf("kernels.Scores: %s overflows int for rows = %d, n = %d, dim = %d", products, rows, n, dim))
 	}
-	checkScoresShape("Scores", dst, q, rows, n, dim)
+	checkScoresShape("Scores", products, dst, q, rows, n, dim)
 	if len(k) != n*dim {
 		panic(fmt.Sprintf("kernels.Scores: len(dst) = %d, len(q) = %d, len(k) = %d for rows = %d, n = %d, dim = %d",
 			len(dst), len(q), len(k), rows, n, dim))
@@ -83,7 +84,7 @@ func ScoresStrided(dst, q []float32, k []Float16, rows, n, dim, stride int, scal
 	if dim < 1 || rows < 0 || n < 0 || stride < dim {
 		panic(fmt.Sprintf("kernels.ScoresStrided: rows = %d, n = %d, dim = %d, stride = %d", rows, n, dim, stride))
 	}
-	checkScoresShape("ScoresStrided", dst, q, rows, n, dim)
+	checkScoresShape("ScoresStrided", "rows·dim or rows·n", dst, q, rows, n, dim)
 	if n > 0 {
 		span, ok := stridedSpan(n, dim, stride)
 		if !ok || len(k) < span {
@@ -96,16 +97,12 @@ func ScoresStrided(dst, q []float32, k []Float16, rows, n, dim, stride int, scal
 }
 
 // checkScoresShape panics unless len(q) == rows·dim and len(dst) == rows·n, without
-// overflow.
-func checkScoresShape(kernel string, dst, q []float32, rows, n, dim int) {
+// overflow; an overflow's message names products, the sizes the kernel multiplies.
+func checkScoresShape(kernel, products string, dst, q []float32, rows, n, dim int) {
 	qLen, qOK := mulSize(rows, dim)
 	dstLen, dstOK := mulSize(rows, n)
 	if !qOK || !dstOK {
-		what := "rows·dim or rows·n"
-		if kernel == "Scores" {
-			what = "rows·dim, n·dim or rows·n"
-		}
-		panic(fmt.Sprintf("kernels.%s: %s overflows int for rows = %d, n = %d, dim = %d", kernel, what, rows, n, dim))
+		panic(fmt.Sprintf("kernels.%s: %s overflows int for rows = %d, n = %d, dim = %d", kernel, products, rows, n, dim))
 	}
 	if len(q) != qLen || len(dst) != dstLen {
 		panic(fmt.Sprintf("kernels.%s: len(dst) = %d, len(q) = %d for rows = %d, n = %d, dim = %d", kernel, len(dst), len(q), rows, n, dim))
