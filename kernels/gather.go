@@ -3,15 +3,14 @@ package kernels
 import (
 	"fmt"
 	"math"
-
-	"github.com/kvsimd/kvsimd/internal/dispatch"
 )
 
-// gatherRows has no SIMD variant: each row is one copy, which the runtime's memmove
-// already does with vector moves, and at SnapKV's shapes (a few thousand rows scattered
-// through a prompt of several MiB) fetching the rows dominates the cost. The GatherRows benchmark in ./bench compares it with one contiguous copy
-// of as many bytes, the floor no gather reaches.
-var gatherRows = dispatch.New(gatherRowsGeneric)
+// The gathers have no SIMD variant and no dispatch table: each row is one copy, which
+// the runtime's memmove already does with vector moves, and at SnapKV's shapes (a few
+// thousand rows scattered through a prompt of several MiB) fetching the rows dominates
+// the cost. The GatherRows benchmark in ./bench compares it with one contiguous copy of
+// as many bytes, the floor no gather reaches. One generic body serves every element
+// type (fp16, bf16, q8_0 blocks).
 
 // GatherRows copies the rows of src named by idx, in idx's order, into dst. src and dst
 // are row-major with dim elements per row; row r of src is src[r*dim : (r+1)*dim].
@@ -26,15 +25,7 @@ var gatherRows = dispatch.New(gatherRowsGeneric)
 // multiple of dim, or an index lies outside [0, len(src)/dim). dst must not overlap
 // src. GatherRows does not allocate.
 func GatherRows(dst, src []Float16, idx []int32, dim int) {
-	if dim < 1 {
-		panic(fmt.Sprintf("kernels.GatherRows: dim = %d, want ≥ 1", dim))
-	}
-	checkGatherShape("GatherRows", dst, idx, dim)
-	if len(src)%dim != 0 {
-		panic(fmt.Sprintf("kernels.GatherRows: len(dst) = %d, len(src) = %d for len(idx) = %d, dim = %d; want len(dst) = len(idx)·dim and len(src) a multiple of dim",
-			len(dst), len(src), len(idx), dim))
-	}
-	gatherRowsStrided("GatherRows", dst, src, idx, len(src)/dim, dim, dim)
+	gatherRows("GatherRows", dst, src, idx, dim, 1)
 }
 
 // GatherRowsStrided is GatherRows from rows that lie stride ≥ dim elements apart: row r
@@ -51,33 +42,58 @@ func GatherRows(dst, src []Float16, idx []int32, dim int) {
 // len(idx)·dim overflows int, len(dst) != len(idx)·dim, or an index names a row src
 // does not hold. dst must not overlap src. GatherRowsStrided does not allocate.
 func GatherRowsStrided(dst, src []Float16, idx []int32, dim, stride int) {
-	if dim < 1 || stride < dim {
-		panic(fmt.Sprintf("kernels.GatherRowsStrided: dim = %d, stride = %d, want 1 ≤ dim ≤ stride", dim, stride))
+	gatherRowsStrided("GatherRowsStrided", dst, src, idx, dim, stride, 1)
+}
+
+// gatherRows is GatherRows over elements of E that hold perElem values each (32 for
+// q8_0 blocks): dim counts values and must be a multiple of perElem.
+func gatherRows[E any](kernel string, dst, src []E, idx []int32, dim, perElem int) {
+	if dim < 1 || dim%perElem != 0 {
+		panic(fmt.Sprintf("kernels.%s: dim = %d, want a positive multiple of %d", kernel, dim, perElem))
 	}
-	checkGatherShape("GatherRowsStrided", dst, idx, dim)
+	w := dim / perElem // elements per row
+	checkGatherShape(kernel, len(dst), idx, w)
+	if len(src)%w != 0 {
+		panic(fmt.Sprintf("kernels.%s: len(dst) = %d, len(src) = %d for len(idx) = %d, dim = %d; want len(dst) = len(idx)·dim and len(src) a multiple of dim",
+			kernel, len(dst), len(src), len(idx), dim))
+	}
+	gatherChecked(kernel, dst, src, idx, len(src)/w, w, w)
+}
+
+// gatherRowsStrided is GatherRowsStrided over elements of E that hold perElem values
+// each: dim and stride count values and must be multiples of perElem.
+func gatherRowsStrided[E any](kernel string, dst, src []E, idx []int32, dim, stride, perElem int) {
+	if dim < 1 || stride < dim || dim%perElem != 0 || stride%perElem != 0 {
+		panic(fmt.Sprintf("kernels.%s: dim = %d, stride = %d, want 1 ≤ dim ≤ stride, multiples of %d", kernel, dim, stride, perElem))
+	}
+	w, ws := dim/perElem, stride/perElem
+	checkGatherShape(kernel, len(dst), idx, w)
 	rows := 0
-	if len(src) >= dim {
-		rows = (len(src)-dim)/stride + 1
+	if len(src) >= w {
+		rows = (len(src)-w)/ws + 1
 	}
-	gatherRowsStrided("GatherRowsStrided", dst, src, idx, rows, dim, stride)
+	gatherChecked(kernel, dst, src, idx, rows, w, ws)
 }
 
-// checkGatherShape panics unless len(dst) == len(idx)·dim, without overflow.
-func checkGatherShape(kernel string, dst []Float16, idx []int32, dim int) {
-	if len(idx) > math.MaxInt/dim {
-		panic(fmt.Sprintf("kernels.%s: len(idx)·dim = %d·%d overflows int", kernel, len(idx), dim))
+// checkGatherShape panics unless dstLen == len(idx)·w, without overflow.
+func checkGatherShape(kernel string, dstLen int, idx []int32, w int) {
+	if len(idx) > math.MaxInt/w {
+		panic(fmt.Sprintf("kernels.%s: len(idx)·dim = %d·%d overflows int", kernel, len(idx), w))
 	}
-	if len(dst) != len(idx)*dim {
-		panic(fmt.Sprintf("kernels.%s: len(dst) = %d for len(idx) = %d, dim = %d; want len(idx)·dim", kernel, len(dst), len(idx), dim))
+	if dstLen != len(idx)*w {
+		panic(fmt.Sprintf("kernels.%s: len(dst) = %d for len(idx) = %d, dim = %d; want len(idx)·dim", kernel, dstLen, len(idx), w))
 	}
 }
 
-// gatherRowsStrided checks every index against the rows src holds, then copies.
-func gatherRowsStrided(kernel string, dst, src []Float16, idx []int32, rows, dim, stride int) {
+// gatherChecked checks every index against the rows src holds, then copies rows of w
+// elements that lie ws elements apart.
+func gatherChecked[E any](kernel string, dst, src []E, idx []int32, rows, w, ws int) {
 	for i, r := range idx {
 		if r < 0 || int(r) >= rows {
 			panic(fmt.Sprintf("kernels.%s: idx[%d] = %d outside the %d rows of src", kernel, i, r, rows))
 		}
 	}
-	gatherRows.Call(dst, src, idx, dim, stride)
+	for i, r := range idx {
+		copy(dst[i*w:(i+1)*w], src[int(r)*ws:][:w])
+	}
 }

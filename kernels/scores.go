@@ -46,18 +46,7 @@ var scores = dispatch.New(scoresGeneric)
 // Otherwise finding non-finite entries costs one Sum over dst, and settling one costs
 // about dim scalar float64 multiply-adds.
 func Scores(dst, q []float32, k []Float16, rows, n, dim int, scale float32) {
-	if dim < 1 || rows < 0 || n < 0 {
-		panic(fmt.Sprintf("kernels.Scores: rows = %d, n = %d, dim = %d", rows, n, dim))
-	}
-	const products = "rows·dim, n·dim or rows·n"
-	if _, ok := mulSize(n, dim); !ok {
-		panic(fmt.Sprintf("kernels.Scores: %s overflows int for rows = %d, n = %d, dim = %d", products, rows, n, dim))
-	}
-	checkScoresShape("Scores", products, dst, q, rows, n, dim)
-	if len(k) != n*dim {
-		panic(fmt.Sprintf("kernels.Scores: len(dst) = %d, len(q) = %d, len(k) = %d for rows = %d, n = %d, dim = %d",
-			len(dst), len(q), len(k), rows, n, dim))
-	}
+	checkScoresArgs("Scores", dst, q, len(k), 1, rows, n, dim)
 	scoresStrided(dst, q, k, rows, n, dim, dim, scale)
 }
 
@@ -81,19 +70,46 @@ func Scores(dst, q []float32, k []Float16, rows, n, dim int, scale float32) {
 // Scores computes it from the same key values (the stride changes only addresses), so
 // the bits, the bound and the settling of non-finite entries are Scores'.
 func ScoresStrided(dst, q []float32, k []Float16, rows, n, dim, stride int, scale float32) {
-	if dim < 1 || rows < 0 || n < 0 || stride < dim {
-		panic(fmt.Sprintf("kernels.ScoresStrided: rows = %d, n = %d, dim = %d, stride = %d", rows, n, dim, stride))
-	}
-	checkScoresShape("ScoresStrided", "rows·dim or rows·n", dst, q, rows, n, dim)
-	if n > 0 {
-		span, ok := stridedSpan(n, dim, stride)
-		if !ok || len(k) < span {
-			panic(fmt.Sprintf("kernels.ScoresStrided: len(k) = %d, want ≥ (n−1)·stride + dim for n = %d, stride = %d, dim = %d",
-				len(k), n, stride, dim))
-		}
-		k = k[:span]
-	}
+	k = k[:checkScoresStridedArgs("ScoresStrided", dst, q, len(k), 1, rows, n, dim, stride)]
 	scoresStrided(dst, q, k, rows, n, dim, stride, scale)
+}
+
+// checkScoresArgs panics unless Scores' conditions hold for a kernel whose keys k hold
+// perElem values per element (1, or 32 for q8_0 blocks): dim ≥ 1 (a multiple of
+// perElem), rows ≥ 0, n ≥ 0, len(q) == rows·dim, len(k) == n·dim/perElem and
+// len(dst) == rows·n, every product without overflow.
+func checkScoresArgs(kernel string, dst, q []float32, kLen, perElem, rows, n, dim int) {
+	if dim < 1 || rows < 0 || n < 0 || dim%perElem != 0 {
+		panic(fmt.Sprintf("kernels.%s: rows = %d, n = %d, dim = %d", kernel, rows, n, dim))
+	}
+	const products = "rows·dim, n·dim or rows·n"
+	if _, ok := mulSize(n, dim); !ok {
+		panic(fmt.Sprintf("kernels.%s: %s overflows int for rows = %d, n = %d, dim = %d", kernel, products, rows, n, dim))
+	}
+	checkScoresShape(kernel, products, dst, q, rows, n, dim)
+	if kLen != n*dim/perElem {
+		panic(fmt.Sprintf("kernels.%s: len(dst) = %d, len(q) = %d, len(k) = %d for rows = %d, n = %d, dim = %d",
+			kernel, len(dst), len(q), kLen, rows, n, dim))
+	}
+}
+
+// checkScoresStridedArgs panics unless ScoresStrided's conditions hold for keys of perElem
+// values per element (stride a multiple of perElem too), and returns the elements of k
+// that the n keys span, counted in its elements.
+func checkScoresStridedArgs(kernel string, dst, q []float32, kLen, perElem, rows, n, dim, stride int) int {
+	if dim < 1 || rows < 0 || n < 0 || stride < dim || dim%perElem != 0 || stride%perElem != 0 {
+		panic(fmt.Sprintf("kernels.%s: rows = %d, n = %d, dim = %d, stride = %d", kernel, rows, n, dim, stride))
+	}
+	checkScoresShape(kernel, "rows·dim or rows·n", dst, q, rows, n, dim)
+	if n == 0 {
+		return 0
+	}
+	span, ok := stridedSpan(n, dim/perElem, stride/perElem)
+	if !ok || kLen < span {
+		panic(fmt.Sprintf("kernels.%s: len(k) = %d, want ≥ (n−1)·stride + dim for n = %d, stride = %d, dim = %d",
+			kernel, kLen, n, stride, dim))
+	}
+	return span
 }
 
 // checkScoresShape panics unless len(q) == rows·dim and len(dst) == rows·n, without
@@ -129,12 +145,13 @@ func scoresStrided(dst, q []float32, k []Float16, rows, n, dim, stride int, scal
 	race.Write(dst)
 	kb := fp16.Bits(k)
 	scores.Call(dst, q, kb, rows, n, dim, stride, scale)
-	settleScores(dst, q, kb, n, dim, stride, scale)
+	settleScores(dst, q, rowsF16{kb, stride}, n, dim, scale, maxF16)
 }
 
-// settleScores settles every entry of a score block that is NaN or ±Inf (see Scores).
-func settleScores(dst, q []float32, k []uint16, n, dim, stride int, scale float32) {
-	if scoresCannotOverflow(q, dim, scale) {
+// settleScores settles every entry of a score block that is NaN or ±Inf (see Scores);
+// keys holds the keys as they were scored, and keyMax bounds |value| of a finite key.
+func settleScores[K keyRows](dst, q []float32, keys K, n, dim int, scale float32, keyMax float64) {
+	if scoresCannotOverflow(q, dim, scale, keyMax) {
 		return
 	}
 	// A float64 sum of float32 values is non-finite exactly when one of them is, so
@@ -143,8 +160,11 @@ func settleScores(dst, q []float32, k []uint16, n, dim, stride int, scale float3
 		return
 	}
 	for e, s := range dst {
+		if s-s == 0 {
+			continue
+		}
 		i, j := e/n, e%n
-		dst[e] = settleF32F16(s, q[i*dim:(i+1)*dim], k[j*stride:j*stride+dim], scale)
+		dst[e] = settleRow(q[i*dim:(i+1)*dim], keys, j, scale)
 	}
 }
 
@@ -155,16 +175,16 @@ func settleScores(dst, q []float32, k []uint16, n, dim, stride int, scale float3
 // could change nothing.
 //
 // Every |product| and |partial sum| of entry (i, j) is at most Σ_d |q_id·k_jd| ≤
-// ‖q_i‖·‖k_j‖ ≤ ‖q‖·√dim·65504 for finite fp16 keys (an Inf key is an Inf input), and
+// ‖q_i‖·‖k_j‖ ≤ ‖q‖·√dim·keyMax for finite keys (65504 for fp16) (an Inf key is an Inf input), and
 // the computed sums exceed the exact ones by at most a factor 1 + 2·dim·2⁻²⁴. The
 // check takes ‖q‖² from DotF32, itself within a factor 1 + 2·len(q)·2⁻²⁴, so both
 // factors stay below 9/8 for len(q) ≤ 2²⁰, and a bound of 2¹²⁵ on the scaled product
 // leaves room for them below float32's 2¹²⁸. A NaN or Inf in q fails the check.
-func scoresCannotOverflow(q []float32, dim int, scale float32) bool {
+func scoresCannotOverflow(q []float32, dim int, scale float32, keyMax float64) bool {
 	if len(q) > 1<<20 {
 		return false
 	}
 	norm2 := float64(dotF32.Call(q, q))
-	bound := math.Sqrt(norm2) * math.Sqrt(float64(dim)) * 65504 * math.Abs(float64(scale))
+	bound := math.Sqrt(norm2) * math.Sqrt(float64(dim)) * keyMax * math.Abs(float64(scale))
 	return bound < 0x1p125 // false for NaN
 }

@@ -44,7 +44,7 @@ func scoresChecker(t *testing.T, what string, impl func(v string) scoresFunc,
 	q []float32, k []uint16, rows, n, dim int, scale float32) func(v string) {
 	generic := make([]float32, rows*n)
 	scoresGeneric(generic, q, k, rows, n, dim, dim, scale)
-	settleScores(generic, q, k, n, dim, dim, scale)
+	settleScores(generic, q, rowsF16{k, dim}, n, dim, scale, maxF16)
 	want := make([]oracle.DotExpectation, rows*n)
 	for i := range rows {
 		for j := range n {
@@ -67,7 +67,7 @@ func scoresChecker(t *testing.T, what string, impl func(v string) scoresFunc,
 			}
 			dst := buf[dotPad : dotPad+rows*n]
 			impl(v)(dst, padF32(q, off), padF16(ks, 3-off), rows, n, dim, stride, scale)
-			settleScores(dst, q, ks, n, dim, stride, scale) // as Scores does
+			settleScores(dst, q, rowsF16{ks, stride}, n, dim, scale, maxF16) // as Scores does
 			for i, x := range buf {
 				if (i < dotPad || i >= dotPad+rows*n) && x != dotSentry {
 					t.Fatalf("%s %s rows=%d n=%d dim=%d stride=%d: wrote %v at %d outside dst", v, what, rows, n, dim, stride, x, i-dotPad)
@@ -259,7 +259,7 @@ func TestScoresCannotOverflow(t *testing.T) {
 		}
 		// ‖q‖·√dim·65504 = dim·65504; scale brings the bound to 2^log2Bound.
 		scale := float32(math.Exp2(c.log2Bound) / (dim * 65504))
-		if got := scoresCannotOverflow(q, dim, scale); got != c.want {
+		if got := scoresCannotOverflow(q, dim, scale, maxF16); got != c.want {
 			t.Fatalf("bound 2^%v: scoresCannotOverflow = %v, want %v", c.log2Bound, got, c.want)
 		}
 		k := toHalves(halvesOf(slices.Repeat([]float32{65504}, dim)))
@@ -272,7 +272,7 @@ func TestScoresCannotOverflow(t *testing.T) {
 		})
 	}
 	for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
-		if scoresCannotOverflow([]float32{1, bad, 2}, 3, 1) {
+		if scoresCannotOverflow([]float32{1, bad, 2}, 3, 1, maxF16) {
 			t.Fatalf("scoresCannotOverflow accepts a query holding %v", bad)
 		}
 	}
@@ -287,7 +287,7 @@ func TestScoresCannotOverflow(t *testing.T) {
 		}
 	}
 	q[2*dim] = 0 // 0·Inf in row 2 where a key holds Inf in column 0
-	if !scoresCannotOverflow(q, dim, 0.125) {
+	if !scoresCannotOverflow(q, dim, 0.125, maxF16) {
 		t.Fatal("scoresCannotOverflow declines small random queries")
 	}
 	k16 := halvesOf(k)

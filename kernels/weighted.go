@@ -40,11 +40,16 @@ var weightedSumRows = dispatch.New(weightedSumRowsGeneric)
 // did not overflow). Checking costs one SIMD Sum over dst; only non-finite outputs pay
 // for the float64 pass. WeightedSumRows does not allocate.
 func WeightedSumRows(dst, w []float32, v []Float16) {
-	dim, n := len(dst), len(w)
-	if dim < 1 || len(v)/dim != n || len(v)%dim != 0 {
-		panic(fmt.Sprintf("kernels.WeightedSumRows: len(dst) = %d, len(w) = %d, len(v) = %d", dim, n, len(v)))
+	checkWeightedArgs("WeightedSumRows", len(dst), len(w), len(v), 1)
+	weightedSumRowsStrided(dst, w, v, len(dst))
+}
+
+// checkWeightedArgs panics unless WeightedSumRows' conditions hold for value rows of dim
+// values held perElem to an element of v (dim a multiple of it).
+func checkWeightedArgs(kernel string, dim, n, vLen, perElem int) {
+	if dim < 1 || dim%perElem != 0 || vLen/(dim/perElem) != n || vLen%(dim/perElem) != 0 {
+		panic(fmt.Sprintf("kernels.%s: len(dst) = %d, len(w) = %d, len(v) = %d", kernel, dim, n, vLen))
 	}
-	weightedSumRowsStrided(dst, w, v, dim)
 }
 
 // WeightedSumRowsStrided is WeightedSumRows over value rows that lie stride ≥ len(dst)
@@ -63,19 +68,26 @@ func WeightedSumRows(dst, w []float32, v []Float16) {
 // WeightedSumRows computes it from the same values, so the bits, the bound and the
 // settling of non-finite outputs are WeightedSumRows'.
 func WeightedSumRowsStrided(dst, w []float32, v []Float16, stride int) {
-	dim, n := len(dst), len(w)
-	if dim < 1 || stride < dim {
-		panic(fmt.Sprintf("kernels.WeightedSumRowsStrided: len(dst) = %d, stride = %d, want 1 ≤ len(dst) ≤ stride", dim, stride))
+	v = v[:checkWeightedStridedArgs("WeightedSumRowsStrided", len(dst), len(w), len(v), 1, stride)]
+	weightedSumRowsStrided(dst, w, v, stride)
+}
+
+// checkWeightedStridedArgs panics unless WeightedSumRowsStrided's conditions hold for value
+// rows of dim values held perElem to an element of v (32 for q8_0 blocks; dim and
+// stride multiples of it), and returns the elements of v the rows span.
+func checkWeightedStridedArgs(kernel string, dim, n, vLen, perElem, stride int) int {
+	if dim < 1 || stride < dim || dim%perElem != 0 || stride%perElem != 0 {
+		panic(fmt.Sprintf("kernels.%s: len(dst) = %d, stride = %d, want 1 ≤ len(dst) ≤ stride", kernel, dim, stride))
 	}
-	span := 0
-	if n > 0 {
-		var ok bool
-		if span, ok = stridedSpan(n, dim, stride); !ok || len(v) < span {
-			panic(fmt.Sprintf("kernels.WeightedSumRowsStrided: len(v) = %d, want ≥ (len(w)−1)·stride + len(dst) for len(w) = %d, stride = %d, len(dst) = %d",
-				len(v), n, stride, dim))
-		}
+	if n == 0 {
+		return 0
 	}
-	weightedSumRowsStrided(dst, w, v[:span], stride)
+	span, ok := stridedSpan(n, dim/perElem, stride/perElem)
+	if !ok || vLen < span {
+		panic(fmt.Sprintf("kernels.%s: len(v) = %d, want ≥ (len(w)−1)·stride + len(dst) for len(w) = %d, stride = %d, len(dst) = %d",
+			kernel, vLen, n, stride, dim))
+	}
+	return span
 }
 
 // weightedSumRowsStrided runs the checked kernel: v holds exactly the span of the rows.
@@ -85,24 +97,7 @@ func weightedSumRowsStrided(dst, w []float32, v []Float16, stride int) {
 	race.Write(dst)
 	vb := fp16.Bits(v)
 	weightedSumRows.Call(dst, w, vb, stride)
-	settleWeightedSumRows(dst, w, vb, stride)
-}
-
-// settleWeightedSumRows settles every output that is NaN or ±Inf (see WeightedSumRows).
-func settleWeightedSumRows(dst, w []float32, v []uint16, stride int) {
-	if s := sumOf.Call(dst); s-s == 0 { // a float64 sum of floats is finite iff they all are
-		return
-	}
-	for d, s := range dst {
-		if s-s == 0 {
-			continue
-		}
-		var t float64
-		for j, p := range w {
-			t += float64(p) * float64(halfFloat32(v[j*stride+d]))
-		}
-		dst[d] = float32(t)
-	}
+	settleWeightedSumRows(dst, w, rowsF16{vb, stride})
 }
 
 // Why the bound holds. Write u = 2⁻²⁴ and pⱼ = w[j]·v[j·dim+d]; widening a half is exact.
