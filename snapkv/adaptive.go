@@ -21,7 +21,7 @@ type adaptive struct {
 // +Inf, above every vote, so it is always won; a +Inf vote counts as math.MaxFloat32
 // there). Ties go to the lower head, then the lower position. Floor 1 is thus the
 // uniform budget exactly.
-func (a *adaptive) allocate(p *plan, cfg *Config) {
+func (p *plan[E]) allocate(a *adaptive, cfg *Config) {
 	heads, sinks := p.in.KVHeads, cfg.Sinks // 0 under RulePaper
 	lo, hi := sinks, p.in.Len-p.w
 	n := hi - lo

@@ -6,7 +6,6 @@ import (
 	"math"
 
 	"github.com/kvsimd/kvsimd/fp16"
-	"github.com/kvsimd/kvsimd/kernels"
 )
 
 // Mode is how a Cache prefills.
@@ -61,12 +60,15 @@ type CacheConfig struct {
 // Attn may replace Q as in [Input], on the Last chunk of a ModeFaithful cache only:
 // [QHeads][min(Window, L)][L] over the whole prompt of L rows, in both layouts. A chunk
 // may be empty (n = 0), e.g. to mark the end.
-type Chunk struct {
-	K, V []fp16.Float16
+type ChunkOf[E Element] struct {
+	K, V []E
 	Q    []float32
 	Attn []float32
 	Last bool // the chunk that ends the prompt
 }
+
+// Chunk is the fp16 ChunkOf: K and V hold halves.
+type Chunk = ChunkOf[fp16.Float16]
 
 // Cache is one layer's compressed KV cache for one sequence: per KV head, the kept K and
 // V rows and their original positions. Prefill it with one Chunk or several (the last
@@ -85,15 +87,16 @@ type Chunk struct {
 // sequences) may be used from different goroutines at once. Errors name the bad field
 // and value and leave the cache as it was, except a failure inside the selection, after
 // which every call returns that error.
-type Cache struct {
+type CacheOf[E Element] struct {
 	cfg   CacheConfig
-	sel   *Selector // selects the prompt's rows when the last chunk arrives
-	inter *Selector // ModeBounded's per-chunk selection, under a uniform budget
-	kept  [][]int32 // the selectors' results, reused
+	width int            // elements of E in a row of Dim values
+	sel   *SelectorOf[E] // selects the prompt's rows when the last chunk arrives
+	inter *SelectorOf[E] // ModeBounded's per-chunk selection, under a uniform budget
+	kept  [][]int32      // the selectors' results, reused
 
-	// The working area before the prompt ends: [KVHeads][rows][Dim] rows and
+	// The working area before the prompt ends: [KVHeads][rows][width] rows and
 	// [KVHeads][rows] positions.
-	wk, wv []fp16.Float16
+	wk, wv []E
 	wpos   []int32
 	rows   int
 
@@ -104,8 +107,8 @@ type Cache struct {
 	qValid   int
 	sawQ     bool
 
-	heads   []headRows // after the prompt
-	prompt  int        // prompt rows seen
+	heads   []headRows[E] // after the prompt
+	prompt  int           // prompt rows seen
 	decoded int
 	done    bool
 	peak    int
@@ -113,13 +116,20 @@ type Cache struct {
 }
 
 // headRows is one KV head's compressed storage.
-type headRows struct {
-	k, v []fp16.Float16
+type headRows[E Element] struct {
+	k, v []E
 	pos  []int32
 }
 
-// NewCache validates cfg and returns an empty cache.
-func NewCache(cfg CacheConfig) (*Cache, error) {
+// Cache is the fp16 CacheOf: it keeps K and V as halves.
+type Cache = CacheOf[fp16.Float16]
+
+// NewCache validates cfg and returns an empty cache of fp16 rows.
+func NewCache(cfg CacheConfig) (*Cache, error) { return NewCacheOf[fp16.Float16](cfg) }
+
+// NewCacheOf validates cfg and returns an empty cache of rows of element type E; for
+// q8_0, cfg.Dim must be a multiple of 32.
+func NewCacheOf[E Element](cfg CacheConfig) (*CacheOf[E], error) {
 	switch {
 	case cfg.KVHeads < 1 || cfg.KVHeads > maxHeads:
 		return nil, fmt.Errorf("snapkv: CacheConfig.KVHeads %d, want 1 to %d", cfg.KVHeads, maxHeads)
@@ -138,18 +148,21 @@ func NewCache(cfg CacheConfig) (*Cache, error) {
 	case cfg.Mode == ModeBounded && cfg.Select.Budget == 0:
 		return nil, fmt.Errorf("snapkv: ModeBounded needs Select.Budget ≥ 1, not KeepRatio %v: the prompt length is unknown before the last chunk", cfg.Select.KeepRatio)
 	}
+	if err := checkDim[E]("CacheConfig.Dim", cfg.Dim); err != nil {
+		return nil, err
+	}
 	if _, ok := mul(cfg.QHeads, cfg.Dim, 1); !ok { // then KVHeads·Dim does not either
 		return nil, fmt.Errorf("snapkv: CacheConfig.QHeads·Dim = %d·%d overflows int", cfg.QHeads, cfg.Dim)
 	}
-	sel, err := NewSelector(cfg.Select)
+	sel, err := NewSelectorOf[E](cfg.Select)
 	if err != nil {
 		return nil, err
 	}
-	c := &Cache{cfg: cfg, sel: sel}
+	c := &CacheOf[E]{cfg: cfg, width: cfg.Dim / perElem[E](), sel: sel}
 	if cfg.Mode == ModeBounded {
 		uniform := cfg.Select
 		uniform.Alloc, uniform.Floor = AllocUniform, 0
-		if c.inter, err = NewSelector(uniform); err != nil {
+		if c.inter, err = NewSelectorOf[E](uniform); err != nil {
 			return nil, err
 		}
 	}
@@ -159,7 +172,7 @@ func NewCache(cfg CacheConfig) (*Cache, error) {
 // Prefill adds a chunk of prompt rows. In ModeBounded it then re-applies the budget; a
 // chunk marked Last ends the prompt: the rows are selected and gathered, and the cache
 // takes decode tokens from then on.
-func (c *Cache) Prefill(ch Chunk) error {
+func (c *CacheOf[E]) Prefill(ch ChunkOf[E]) error {
 	n, err := c.checkChunk(ch)
 	if err != nil {
 		return err
@@ -180,7 +193,7 @@ func (c *Cache) Prefill(ch Chunk) error {
 }
 
 // checkChunk validates ch against the cache's state and returns its row count.
-func (c *Cache) checkChunk(ch Chunk) (int, error) {
+func (c *CacheOf[E]) checkChunk(ch ChunkOf[E]) (int, error) {
 	cfg := &c.cfg
 	if c.err != nil {
 		return 0, c.err
@@ -188,9 +201,10 @@ func (c *Cache) checkChunk(ch Chunk) (int, error) {
 	if c.done {
 		return 0, fmt.Errorf("snapkv: Prefill after the last chunk: the prompt ended at position %d", c.prompt)
 	}
-	row := cfg.KVHeads * cfg.Dim
+	row := cfg.KVHeads * c.width
 	if len(ch.K)%row != 0 {
-		return 0, fmt.Errorf("snapkv: len(Chunk.K) = %d is not a multiple of KVHeads·Dim = %d·%d", len(ch.K), cfg.KVHeads, cfg.Dim)
+		dims, unit := rowDims[E]()
+		return 0, fmt.Errorf("snapkv: len(Chunk.K) = %d%s is not a multiple of KVHeads·%s = %d·%d", len(ch.K), unit, dims, cfg.KVHeads, c.width)
 	}
 	n := len(ch.K) / row
 	switch {
@@ -235,7 +249,7 @@ func (c *Cache) checkChunk(ch Chunk) (int, error) {
 
 // validAfter is how many of the latest positions have queries after a chunk of n rows
 // with queries q.
-func (c *Cache) validAfter(q []float32, n int) int {
+func (c *CacheOf[E]) validAfter(q []float32, n int) int {
 	w := c.cfg.Select.Window
 	switch {
 	case q != nil && n <= w:
@@ -250,7 +264,7 @@ func (c *Cache) validAfter(q []float32, n int) int {
 
 // pushQueries moves the query window on by a chunk of n rows with queries q (the last
 // min(n, Window) rows, or all n).
-func (c *Cache) pushQueries(q []float32, n int) {
+func (c *CacheOf[E]) pushQueries(q []float32, n int) {
 	valid := c.validAfter(q, n)
 	if q == nil {
 		c.qValid = valid
@@ -274,8 +288,8 @@ func (c *Cache) pushQueries(q []float32, n int) {
 }
 
 // appendRows adds the chunk's n rows after the rows of each head in the working area.
-func (c *Cache) appendRows(ch Chunk, n int) {
-	hs, d := c.cfg.KVHeads, c.cfg.Dim
+func (c *CacheOf[E]) appendRows(ch ChunkOf[E], n int) {
+	hs, d := c.cfg.KVHeads, c.width
 	old, rows := c.rows, c.rows+n
 	if need := hs * rows; need > cap(c.wpos) {
 		// Doubling keeps a long chunked prompt's copying linear; a bounded cache
@@ -284,7 +298,7 @@ func (c *Cache) appendRows(ch Chunk, n int) {
 		if c.cfg.Mode == ModeFaithful {
 			capRows = max(need, 2*cap(c.wpos))
 		}
-		wk, wv := make([]fp16.Float16, hs*rows*d, capRows*d), make([]fp16.Float16, hs*rows*d, capRows*d)
+		wk, wv := make([]E, hs*rows*d, capRows*d), make([]E, hs*rows*d, capRows*d)
 		wpos := make([]int32, need, capRows)
 		for h := range hs {
 			copy(wk[h*rows*d:], c.wk[h*old*d:(h+1)*old*d])
@@ -317,9 +331,9 @@ func (c *Cache) appendRows(ch Chunk, n int) {
 
 // input is the working area as a selection input, scored by attn, by the query window,
 // or (no queries ever seen) by the key proxy.
-func (c *Cache) input(attn []float32) Input {
+func (c *CacheOf[E]) input(attn []float32) InputOf[E] {
 	cfg := &c.cfg
-	in := Input{Attn: attn, K: c.wk, QHeads: cfg.QHeads, KVHeads: cfg.KVHeads, Len: c.rows, Dim: cfg.Dim}
+	in := InputOf[E]{Attn: attn, K: c.wk, QHeads: cfg.QHeads, KVHeads: cfg.KVHeads, Len: c.rows, Dim: cfg.Dim}
 	if attn != nil || !c.sawQ {
 		return in
 	}
@@ -338,12 +352,12 @@ func (c *Cache) input(attn []float32) Input {
 // reduce re-applies the budget to the working area (ModeBounded), compacting the kept
 // rows in place: row i of head h moves from h·old+kept[i] ≥ h·rows+i, so the rows still
 // to move are never overwritten.
-func (c *Cache) reduce() error {
+func (c *CacheOf[E]) reduce() error {
 	var err error
 	if c.kept, err = c.inter.Select(c.kept, c.input(nil)); err != nil {
 		return err
 	}
-	hs, d := c.cfg.KVHeads, c.cfg.Dim
+	hs, d := c.cfg.KVHeads, c.width
 	old, rows := c.rows, len(c.kept[0]) // a uniform budget: every head keeps as many
 	for h := range hs {
 		for i, r := range c.kept[h] {
@@ -359,27 +373,28 @@ func (c *Cache) reduce() error {
 
 // finish selects the prompt's rows and gathers each head's into storage of exactly its
 // kept rows plus the decode reserve, then drops the working area.
-func (c *Cache) finish(attn []float32) error {
+func (c *CacheOf[E]) finish(attn []float32) error {
 	var err error
 	if c.kept, err = c.sel.Select(c.kept, c.input(attn)); err != nil {
 		return err
 	}
-	d, old := c.cfg.Dim, c.rows
+	d, old := c.width, c.rows
 	for _, kept := range c.kept { // both at most MaxInt32: their sum fits a 64-bit int
 		if r := int64(len(kept)) + int64(c.cfg.Reserve); r > int64(math.MaxInt/d) {
-			return fmt.Errorf("snapkv: (kept rows + CacheConfig.Reserve)·Dim = (%d + %d)·%d overflows int", len(kept), c.cfg.Reserve, d)
+			dims, _ := rowDims[E]()
+			return fmt.Errorf("snapkv: (kept rows + CacheConfig.Reserve)·%s = (%d + %d)·%d overflows int", dims, len(kept), c.cfg.Reserve, d)
 		}
 	}
-	c.heads = make([]headRows, c.cfg.KVHeads)
+	c.heads = make([]headRows[E], c.cfg.KVHeads)
 	for h, kept := range c.kept {
 		r, capRows := len(kept), len(kept)+c.cfg.Reserve
-		hr := headRows{
-			k:   make([]fp16.Float16, r*d, capRows*d),
-			v:   make([]fp16.Float16, r*d, capRows*d),
+		hr := headRows[E]{
+			k:   make([]E, r*d, capRows*d),
+			v:   make([]E, r*d, capRows*d),
 			pos: make([]int32, r, capRows),
 		}
-		kernels.GatherRows(hr.k, c.wk[h*old*d:(h+1)*old*d], kept, d)
-		kernels.GatherRows(hr.v, c.wv[h*old*d:(h+1)*old*d], kept, d)
+		gatherRows(hr.k, c.wk[h*old*d:(h+1)*old*d], kept, d)
+		gatherRows(hr.v, c.wv[h*old*d:(h+1)*old*d], kept, d)
 		for i, p := range kept {
 			hr.pos[i] = c.wpos[h*old+int(p)]
 		}
@@ -391,25 +406,26 @@ func (c *Cache) finish(attn []float32) error {
 	return nil
 }
 
-// Append adds one decoded token's rows, k and v [KVHeads][Dim] (one position of either
-// Layout), at position Offset().
+// Append adds one decoded token's rows, k and v [KVHeads][Dim] values (one position of
+// either Layout; KVHeads·Dim/32 blocks for q8_0), at position Offset().
 // It allocates nothing while every head has room (CacheConfig.Reserve).
-func (c *Cache) Append(k, v []fp16.Float16) error {
+func (c *CacheOf[E]) Append(k, v []E) error {
 	cfg := &c.cfg
-	row := cfg.KVHeads * cfg.Dim
+	row := cfg.KVHeads * c.width
+	dims, unit := rowDims[E]()
 	switch {
 	case c.err != nil:
 		return c.err
 	case !c.done:
 		return fmt.Errorf("snapkv: Append before the prompt ended (%d prompt rows, no chunk marked Last yet)", c.prompt)
 	case len(k) != row:
-		return fmt.Errorf("snapkv: len(k) = %d, want KVHeads·Dim = %d·%d = %d", len(k), cfg.KVHeads, cfg.Dim, row)
+		return fmt.Errorf("snapkv: len(k) = %d%s, want KVHeads·%s = %d·%d = %d", len(k), unit, dims, cfg.KVHeads, c.width, row)
 	case len(v) != row:
-		return fmt.Errorf("snapkv: len(v) = %d, want KVHeads·Dim = %d·%d = %d", len(v), cfg.KVHeads, cfg.Dim, row)
+		return fmt.Errorf("snapkv: len(v) = %d%s, want KVHeads·%s = %d·%d = %d", len(v), unit, dims, cfg.KVHeads, c.width, row)
 	case c.Offset() >= math.MaxInt32:
 		return fmt.Errorf("snapkv: Append at position %d exceeds the int32 positions", c.Offset())
 	}
-	d, at := cfg.Dim, int32(c.Offset())
+	d, at := c.width, int32(c.Offset())
 	for h := range c.heads {
 		hr := &c.heads[h]
 		hr.k = append(hr.k, k[h*d:(h+1)*d]...)
@@ -420,12 +436,13 @@ func (c *Cache) Append(k, v []fp16.Float16) error {
 	return nil
 }
 
-// Head returns KV head h's rows: k and v [rows][Dim] and their positions, ascending.
+// Head returns KV head h's rows: k and v [rows][Dim] values ([rows][Dim/32] blocks for
+// q8_0) and their positions, ascending.
 // Before the prompt ends these are the rows held so far (all of them in ModeFaithful,
 // the kept and the latest chunk's in ModeBounded), so that an engine can attend to
 // them while prefilling the next chunk. The slices alias the cache and stay valid until
 // the next Prefill or Append. Head returns nils if h is outside [0, KVHeads).
-func (c *Cache) Head(h int) (k, v []fp16.Float16, pos []int32) {
+func (c *CacheOf[E]) Head(h int) (k, v []E, pos []int32) {
 	if h < 0 || h >= c.cfg.KVHeads {
 		return nil, nil, nil
 	}
@@ -433,15 +450,18 @@ func (c *Cache) Head(h int) (k, v []fp16.Float16, pos []int32) {
 		hr := &c.heads[h]
 		return hr.k, hr.v, hr.pos
 	}
-	n := c.rows * c.cfg.Dim
+	n := c.rows * c.width
 	return c.wk[h*n : (h+1)*n : (h+1)*n], c.wv[h*n : (h+1)*n : (h+1)*n], c.wpos[h*c.rows : (h+1)*c.rows : (h+1)*c.rows]
 }
 
 // Offset is the true next position: prompt rows seen plus decoded tokens, not the row
 // count. RoPE needs it for the next token.
-func (c *Cache) Offset() int { return c.prompt + c.decoded }
+func (c *CacheOf[E]) Offset() int { return c.prompt + c.decoded }
 
-// Stats describes what a Cache holds.
+// Stats describes what a Cache holds. Its bytes are those of the cache's format: with
+// R the bytes of one row of Dim values, Dim·2 for fp16 and bf16 and Dim/32·34 for
+// q8_0 (32 int8 values and an fp16 scale per block), a position's K and V rows in
+// one KV head take 2·R bytes, and its position 4 more.
 type Stats struct {
 	TokensSeen int   // prompt rows plus decoded tokens
 	RowsKept   []int // per KV head, decoded rows included
@@ -449,19 +469,20 @@ type Stats struct {
 	// the prompt length in ModeFaithful, at most Budget + the longest chunk in
 	// ModeBounded.
 	PeakRows    int
-	BytesBefore int64 // what an uncompressed cache would hold: TokensSeen·KVHeads·Dim·2·2
-	BytesAfter  int64 // Σ_h RowsKept[h]·(Dim·2·2 + 4): K and V rows and their positions
+	BytesBefore int64 // what an uncompressed cache of the format would hold: TokensSeen·KVHeads·2·R
+	BytesAfter  int64 // Σ_h RowsKept[h]·(2·R + 4): K and V rows and their positions
 	// BytesCapacity is what the storage holds room for: BytesAfter plus the decode
 	// rows reserved (CacheConfig.Reserve) and not yet used, or the room append grew.
 	BytesCapacity int64
 	EvictionRatio float64 // 1 − ΣRowsKept / (TokensSeen·KVHeads); 0 for an empty cache
 }
 
-// Stats reports the cache's contents.
-func (c *Cache) Stats() Stats {
+// Stats reports the cache's contents, in the bytes of its format.
+func (c *CacheOf[E]) Stats() Stats {
 	cfg := &c.cfg
 	s := Stats{TokensSeen: c.Offset(), RowsKept: make([]int, cfg.KVHeads), PeakRows: c.peak}
-	rowBytes := int64(cfg.Dim)*2*2 + 4
+	elem := elemBytes[E]()
+	kv := 2 * int64(c.width) * elem // a position's K and V rows in one head: 2·R
 	kept := 0
 	for h := range s.RowsKept {
 		_, _, pos := c.Head(h)
@@ -469,14 +490,14 @@ func (c *Cache) Stats() Stats {
 		kept += len(pos)
 		if c.done {
 			hr := &c.heads[h]
-			s.BytesCapacity += int64(cap(hr.k)+cap(hr.v))*2 + int64(cap(hr.pos))*4
+			s.BytesCapacity += int64(cap(hr.k)+cap(hr.v))*elem + int64(cap(hr.pos))*4
 		}
 	}
 	if !c.done {
-		s.BytesCapacity = int64(cap(c.wk)+cap(c.wv))*2 + int64(cap(c.wpos))*4
+		s.BytesCapacity = int64(cap(c.wk)+cap(c.wv))*elem + int64(cap(c.wpos))*4
 	}
-	s.BytesBefore = int64(s.TokensSeen) * int64(cfg.KVHeads) * int64(cfg.Dim) * 2 * 2
-	s.BytesAfter = int64(kept) * rowBytes
+	s.BytesBefore = int64(s.TokensSeen) * int64(cfg.KVHeads) * kv
+	s.BytesAfter = int64(kept) * (kv + 4)
 	if s.TokensSeen > 0 {
 		s.EvictionRatio = 1 - float64(kept)/(float64(s.TokensSeen)*float64(cfg.KVHeads))
 	}

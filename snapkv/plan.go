@@ -25,14 +25,15 @@ const (
 )
 
 // plan is one validated sequence of a call and what is derived from it.
-type plan struct {
-	in        Input
+type plan[E Element] struct {
+	in        InputOf[E]
 	src       source
 	keep      keep
 	w, c      int // window (clamped to Len) and budget
 	g         int // query heads voting for each KV head
 	batch     int // query heads per Scores call: as many windows as fit scoresRows, at most g
 	cols      int // vote columns: L−W under RulePaper, L under RuleProtected
+	width     int // elements of E in a row of Dim values (Dim/32 blocks for q8_0)
 	scale     float32
 	firstTask int       // index of this plan's head 0 in the call's task numbering
 	pooled    []float32 // [KVHeads][cols] pooled votes (keepScored only)
@@ -40,7 +41,7 @@ type plan struct {
 }
 
 // plan validates in against s's Config and fills p.
-func (s *Selector) plan(p *plan, in Input) error {
+func (s *SelectorOf[E]) plan(p *plan[E], in InputOf[E]) error {
 	cfg := &s.cfg
 	switch {
 	case in.Layout != HeadMajor && in.Layout != TokenMajor:
@@ -56,7 +57,7 @@ func (s *Selector) plan(p *plan, in Input) error {
 	case in.Q != nil && in.Attn != nil:
 		return errors.New("snapkv: Input.Q and Input.Attn are both set; set one (or neither, for the key proxy)")
 	}
-	*p = plan{in: in, w: min(cfg.Window, in.Len), c: cfg.budget(in.Len), g: 1, batch: 1, cols: in.Len}
+	*p = plan[E]{in: in, w: min(cfg.Window, in.Len), c: cfg.budget(in.Len), g: 1, batch: 1, cols: in.Len}
 	switch {
 	case in.Q != nil:
 		p.src = fromQueries
@@ -77,8 +78,12 @@ func (s *Selector) plan(p *plan, in Input) error {
 	if in.Dim == 0 && (p.src != fromAttn || in.K != nil) {
 		return errors.New("snapkv: Dim 0, want ≥ 1")
 	}
+	if err := checkDim[E]("Dim", in.Dim); err != nil {
+		return err
+	}
+	p.width = in.Dim / perElem[E]()
 	if p.src != fromAttn || in.K != nil {
-		if err := checkLen("K", len(in.K), "KVHeads·Len·Dim", in.KVHeads, in.Len, in.Dim); err != nil {
+		if err := checkKeys[E](len(in.K), in.KVHeads, in.Len, in.Dim); err != nil {
 			return err
 		}
 	}
@@ -124,7 +129,7 @@ func (s *Selector) plan(p *plan, in Input) error {
 
 // keepPinned fills row with the rows of a pinned case: all of them, or the sinks and
 // the most recent rows.
-func (p *plan) keepPinned(row []int32, sinks int) []int32 {
+func (p *plan[E]) keepPinned(row []int32, sinks int) []int32 {
 	n := min(p.in.Len, p.c)
 	sinks = min(sinks, n)
 	row = grow(row, n)

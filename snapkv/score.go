@@ -1,9 +1,6 @@
 package snapkv
 
-import (
-	"github.com/kvsimd/kvsimd/fp16"
-	"github.com/kvsimd/kvsimd/kernels"
-)
+import "github.com/kvsimd/kvsimd/kernels"
 
 // workspace is one goroutine's scratch for scoring a KV head.
 type workspace struct {
@@ -19,15 +16,16 @@ type workspace struct {
 const scoresRows = 64
 
 // score writes KV head h's pooled votes into p.pooled[h·cols:(h+1)·cols]: the window
-// votes of its G query heads, reduced by cfg.Group, pooled by cfg.Pool.
-func (ws *workspace) score(cfg *Config, p *plan, h int) {
+// votes of its G query heads, reduced by cfg.Group, pooled by cfg.Pool, with ws as
+// scratch.
+func (p *plan[E]) score(ws *workspace, cfg *Config, h int) {
 	m := p.cols
 	ws.group = grow(ws.group, m)
 	ws.votes = grow(ws.votes, m)
 	acc := ws.group
 	for i := 0; i < p.g; i += p.batch {
 		nh := min(p.batch, p.g-i)
-		probs := ws.probs(p, h*p.g+i, nh, h)
+		probs := p.probs(ws, h*p.g+i, nh, h)
 		for j := range nh {
 			if i+j == 0 {
 				p.windowSum(acc, probs[j*p.w*p.in.Len:])
@@ -58,16 +56,16 @@ func (ws *workspace) score(cfg *Config, p *plan, h int) {
 // (in which row r, position L−W+r, holds only its L−W+r+1 visible columns; the
 // masked columns would come out of the softmax as exact zeros, so they are left out
 // of it, and hold garbage).
-func (ws *workspace) probs(p *plan, qh, nh, kvh int) []float32 {
-	in, w, n, d := &p.in, p.w, p.in.Len, p.in.Dim
+func (p *plan[E]) probs(ws *workspace, qh, nh, kvh int) []float32 {
+	in, w, n := &p.in, p.w, p.in.Len
 	if p.src == fromAttn {
 		return in.Attn[qh*w*n : (qh+nh)*w*n]
 	}
-	k, stride := headOf(in.K, in.Layout, kvh, in.KVHeads, n, d)
-	q := ws.queries(p, qh, nh, k, stride)
+	k, stride := headOf(in.K, in.Layout, kvh, in.KVHeads, n, p.width)
+	q := p.queries(ws, qh, nh, k, stride)
 	ws.block = grow(ws.block, nh*w*n)
 	block := ws.block
-	kernels.ScoresStrided(block, q, k, nh*w, n, d, stride, p.scale)
+	scoresStrided(block, q, k, nh*w, n, p.width, stride, p.scale)
 	for i := range nh * w {
 		kernels.Softmax(block[i*n : i*n+n-w+i%w+1])
 	}
@@ -79,8 +77,8 @@ func (ws *workspace) probs(p *plan, qh, nh, kvh int) []float32 {
 // as it lies; token-major Q gathered, nh·W·Dim values, a small copy next to the nh·W×L
 // score block they make (K, L·Dim per head, is read where it lies instead: copying it
 // would move as much memory as scoring it); or, for the key proxy, the last W of the
-// keys k (stride apart) widened row by row.
-func (ws *workspace) queries(p *plan, qh, nh int, k []fp16.Float16, stride int) []float32 {
+// keys k (stride elements apart) widened row by row, exactly.
+func (p *plan[E]) queries(ws *workspace, qh, nh int, k []E, stride int) []float32 {
 	in, w, d := &p.in, p.w, p.in.Dim
 	if p.src == fromQueries && in.Layout == HeadMajor {
 		return in.Q[qh*w*d : (qh+nh)*w*d]
@@ -88,7 +86,7 @@ func (ws *workspace) queries(p *plan, qh, nh int, k []fp16.Float16, stride int) 
 	ws.q = grow(ws.q, nh*w*d)
 	if p.src == fromKeys { // nh = 1
 		for r := range w {
-			fp16.ToFloat32(ws.q[r*d:(r+1)*d], k[(in.Len-w+r)*stride:][:d])
+			widen(ws.q[r*d:(r+1)*d], k[(in.Len-w+r)*stride:][:p.width])
 		}
 		return ws.q
 	}
@@ -122,7 +120,7 @@ func copyRows[T any](dst, src []T, d, stride int) {
 
 // windowSum sets dst (the first len(dst) columns) to the sum of the W rows of one
 // query head's probabilities, reading only the columns each row defines.
-func (p *plan) windowSum(dst, probs []float32) {
+func (p *plan[E]) windowSum(dst, probs []float32) {
 	n, w, m := p.in.Len, p.w, len(dst)
 	for r := range w {
 		c := m

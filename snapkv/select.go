@@ -7,7 +7,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/kvsimd/kvsimd/bf16"
 	"github.com/kvsimd/kvsimd/fp16"
+	"github.com/kvsimd/kvsimd/q8"
 )
 
 // Rule is how the kept rows are chosen from the pooled votes.
@@ -99,34 +101,52 @@ const (
 // an absurd count would otherwise pass the length checks (an empty prompt has none).
 const maxHeads = 1 << 16
 
-// Input is one layer of one sequence, post-RoPE, its K and Q in the given Layout.
+// InputOf is one layer of one sequence, post-RoPE, its K and Q in the given Layout,
+// its keys of element type E (see [Element]): fp16, bf16 or q8_0. For q8_0, every
+// row of Dim values is Dim/32 blocks (Dim must be a multiple of 32), so K holds
+// KVHeads·Len·Dim/32 blocks, head-major [KVHeads][Len][Dim/32] or token-major
+// [Len][KVHeads][Dim/32]: blocks of 32 along each head's row, as ggml keeps them.
+//
 // Exactly one score source is used: Q (window queries, the default), Attn
 // (probabilities the engine already computed), or neither (the last W key rows stand
-// in for queries). A token-major Q is gathered into the workspace in the head-major
-// order that kernels.Scores takes: W·G·Dim values per group of G query heads, small
-// next to the W×Len score block the group's Scores call writes. K is Len·KVHeads·Dim,
-// as much as the Scores calls read, so it is never copied.
-type Input struct {
-	Q       []float32      // [QHeads][W][Dim] (TokenMajor: [W][QHeads][Dim]), W = min(Config.Window, Len): queries of positions Len−W .. Len−1
-	Attn    []float32      // [QHeads][W][Len] in both layouts, used as given (rows should already be causal)
-	K       []fp16.Float16 // [KVHeads][Len][Dim] (TokenMajor: [Len][KVHeads][Dim]); may be nil with Attn
-	QHeads  int            // a positive multiple of KVHeads, at most 1<<16; ignored (not checked) by the key proxy
-	KVHeads int            // 1 to 1<<16
+// in for queries, widened exactly to float32). A token-major Q is gathered into the
+// workspace in the head-major order that kernels.Scores takes: W·G·Dim values per
+// group of G query heads, small next to the W×Len score block the group's Scores call
+// writes. K is Len·KVHeads·Dim values, as much as the Scores calls read, so it is
+// never copied.
+//
+// The selection depends on the keys' values only: keys whose values are the same in
+// two formats (an fp16 key that is also a bfloat16, or a q·d with a power-of-two d in
+// q8_0) select the same rows, bit for bit, in both, since the Scores kernel of each
+// format gives the same bits for the same widened values on a variant.
+type InputOf[E Element] struct {
+	Q       []float32 // [QHeads][W][Dim] (TokenMajor: [W][QHeads][Dim]), W = min(Config.Window, Len): queries of positions Len−W .. Len−1
+	Attn    []float32 // [QHeads][W][Len] in both layouts, used as given (rows should already be causal)
+	K       []E       // [KVHeads][Len][Dim] values (TokenMajor: [Len][KVHeads][Dim]); may be nil with Attn
+	QHeads  int       // a positive multiple of KVHeads, at most 1<<16; ignored (not checked) by the key proxy
+	KVHeads int       // 1 to 1<<16
 	Len     int
-	Dim     int // may be 0 with Attn and no K
+	Dim     int // may be 0 with Attn and no K; a multiple of 32 for q8_0
 	Layout  Layout
 }
 
+// Input is the fp16 InputOf: K holds halves. It keeps the name it had before the
+// other formats, so that fp16 code compiles unchanged.
+type Input = InputOf[fp16.Float16]
+
 // Select returns, for each KV head h, the kept prompt positions of that head in
-// ascending order. It is the one-call form of [Selector.Select]: it borrows a
-// Selector's workspace from a pool that keeps it between calls, so that in steady
-// state it allocates only its result (one array of positions, rows sliced from it).
-func Select(cfg Config, in Input) ([][]int32, error) {
+// ascending order. It is the one-call form of [SelectorOf.Select]: it borrows a
+// Selector's workspace from a pool (one per format) that keeps it between calls, so
+// that in steady state it allocates only its result (one array of positions, rows
+// sliced from it). E is inferred from in: Select(cfg, in) with an [Input] selects
+// over fp16 keys.
+func Select[E Element](cfg Config, in InputOf[E]) ([][]int32, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	o := oneCalls.Get().(*oneCall)
-	defer oneCalls.Put(o)
+	pool := &oneCalls[format[E]()]
+	o := pool.Get().(*oneCall[E])
+	defer pool.Put(o)
 	o.s.configure(cfg)
 	var err error
 	o.kept, err = o.s.Select(o.kept, in)
@@ -138,12 +158,18 @@ func Select(cfg Config, in Input) ([][]int32, error) {
 }
 
 // oneCall is what Select keeps between calls: a Selector and the rows it selects into.
-type oneCall struct {
-	s    Selector
+type oneCall[E Element] struct {
+	s    SelectorOf[E]
 	kept [][]int32
 }
 
-var oneCalls = sync.Pool{New: func() any { return new(oneCall) }}
+// oneCalls holds the one-call Select's Selectors, one pool per format (indexed by
+// format[E]), since a Selector's plans hold keys of one element type.
+var oneCalls = [...]sync.Pool{
+	{New: func() any { return new(oneCall[fp16.Float16]) }},
+	{New: func() any { return new(oneCall[bf16.BFloat16]) }},
+	{New: func() any { return new(oneCall[q8.Block]) }},
+}
 
 // cloneRows copies rows into one array, each row capped at its length so that an
 // append to one cannot overwrite the next.
@@ -161,14 +187,15 @@ func cloneRows(rows [][]int32) [][]int32 {
 	return out
 }
 
-// Selector is a validated Config with a reusable workspace: in steady state (same or
-// smaller shapes, dst reused) Select allocates nothing. A Selector is not safe for
-// concurrent use; it spreads one call's heads over up to Config.Workers goroutines
-// itself, started for the call and ended before it returns.
-type Selector struct {
+// SelectorOf is a validated Config with a reusable workspace, for inputs whose keys
+// are of element type E: in steady state (same or smaller shapes, dst reused) Select
+// allocates nothing. A Selector is not safe for concurrent use; it spreads one call's
+// heads over up to Config.Workers goroutines itself, started for the call and ended
+// before it returns.
+type SelectorOf[E Element] struct {
 	cfg     Config
 	workers int
-	plans   []plan    // one per sequence of the current call
+	plans   []plan[E] // one per sequence of the current call
 	pooled  []float32 // every scored head's pooled votes, carved up among plans
 	space   workspace // the caller's
 	helpers []*helper // kept between calls, so that their workspaces are reused
@@ -188,18 +215,24 @@ type helper struct {
 	run   func()
 }
 
-// NewSelector validates cfg.
-func NewSelector(cfg Config) (*Selector, error) {
+// Selector is the fp16 SelectorOf, the Selector of [Input]s.
+type Selector = SelectorOf[fp16.Float16]
+
+// NewSelector validates cfg and returns a Selector of fp16 keys.
+func NewSelector(cfg Config) (*Selector, error) { return NewSelectorOf[fp16.Float16](cfg) }
+
+// NewSelectorOf validates cfg and returns a Selector of keys of element type E.
+func NewSelectorOf[E Element](cfg Config) (*SelectorOf[E], error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	s := new(Selector)
+	s := new(SelectorOf[E])
 	s.configure(cfg)
 	return s, nil
 }
 
 // configure sets a validated cfg.
-func (s *Selector) configure(cfg Config) {
+func (s *SelectorOf[E]) configure(cfg Config) {
 	s.cfg, s.workers = cfg, cfg.Workers
 	if s.workers == 0 {
 		s.workers = runtime.GOMAXPROCS(0)
@@ -208,7 +241,7 @@ func (s *Selector) configure(cfg Config) {
 
 // Select writes head h's kept positions into dst[h][:0] (growing dst and its rows only
 // when short) and returns dst[:in.KVHeads].
-func (s *Selector) Select(dst [][]int32, in Input) ([][]int32, error) {
+func (s *SelectorOf[E]) Select(dst [][]int32, in InputOf[E]) ([][]int32, error) {
 	s.plans = grow(s.plans, 1)
 	p := &s.plans[0]
 	if err := s.plan(p, in); err != nil {
@@ -222,7 +255,7 @@ func (s *Selector) Select(dst [][]int32, in Input) ([][]int32, error) {
 // SelectBatch selects for several sequences of different lengths at once, spreading
 // sequences and heads over the workers. dst[i] is reused as in Select. On an error
 // (which names the bad input's index) nothing is selected.
-func (s *Selector) SelectBatch(dst [][][]int32, ins []Input) ([][][]int32, error) {
+func (s *SelectorOf[E]) SelectBatch(dst [][][]int32, ins []InputOf[E]) ([][][]int32, error) {
 	s.plans = grow(s.plans, len(ins))
 	for i := range ins {
 		if err := s.plan(&s.plans[i], ins[i]); err != nil {
@@ -242,7 +275,7 @@ func (s *Selector) SelectBatch(dst [][][]int32, ins []Input) ([][][]int32, error
 // over min(workers, heads) goroutines (the caller and helpers started for this call,
 // all finished before it returns), then the top-k of each head (or the adaptive
 // allocation).
-func (s *Selector) run() {
+func (s *SelectorOf[E]) run() {
 	tasks, votes := 0, 0
 	for i := range s.plans {
 		p := &s.plans[i]
@@ -292,7 +325,7 @@ func (s *Selector) run() {
 		switch {
 		case p.keep != keepScored:
 		case s.cfg.Alloc == AllocAdaptive:
-			s.ada.allocate(p, &s.cfg)
+			p.allocate(&s.ada, &s.cfg)
 		default:
 			for h := range p.in.KVHeads {
 				p.keepTop(&s.cfg, h)
@@ -302,7 +335,7 @@ func (s *Selector) run() {
 }
 
 // score scores the call's heads, claiming one at a time, until none is left.
-func (s *Selector) score(ws *workspace) {
+func (s *SelectorOf[E]) score(ws *workspace) {
 	for {
 		t := int(s.next.Add(1) - 1)
 		if t >= s.tasks {
@@ -312,7 +345,7 @@ func (s *Selector) score(ws *workspace) {
 		for s.plans[i].keep != keepScored || t >= s.plans[i].firstTask+s.plans[i].in.KVHeads {
 			i++
 		}
-		ws.score(&s.cfg, &s.plans[i], t-s.plans[i].firstTask)
+		s.plans[i].score(ws, &s.cfg, t-s.plans[i].firstTask)
 	}
 }
 

@@ -80,3 +80,20 @@ func checkLen(field string, n int, dims string, a, b, c int) error {
 	}
 	return nil
 }
+
+// checkKeys reports whether len(Input.K) = n is KVHeads·Len·Dim values in E's
+// elements (KVHeads·Len·Dim/32 blocks for q8_0; dim is a multiple of 32 then).
+func checkKeys[E Element](n, kvHeads, length, dim int) error {
+	per := perElem[E]()
+	if per == 1 {
+		return checkLen("K", n, "KVHeads·Len·Dim", kvHeads, length, dim)
+	}
+	want, ok := mul(kvHeads, length, dim/per)
+	if !ok {
+		return fmt.Errorf("snapkv: KVHeads·Len·Dim/%d = %d·%d·%d/%d overflows int", per, kvHeads, length, dim, per)
+	}
+	if n != want {
+		return fmt.Errorf("snapkv: len(Input.K) = %d blocks, want KVHeads·Len·Dim/%d = %d·%d·%d/%d = %d", n, per, kvHeads, length, dim, per, want)
+	}
+	return nil
+}
