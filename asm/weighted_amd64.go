@@ -15,3 +15,29 @@ func WeightedSumRowsAVX2(dst []float32, w []float32, v []uint16, stride int)
 //
 //go:noescape
 func WeightedSumRowsAVX512(dst []float32, w []float32, v []uint16, stride int)
+
+// WeightedSumRowsBF16AVX2 sets dst[d] = Σⱼ w[j]·bf16(v[j*stride+d]), one fused multiply-add per term in
+// order of j, for len(dst) ≥ 1 and stride ≥ len(dst): row j is v[j*stride:][:len(dst)].
+//
+//go:noescape
+func WeightedSumRowsBF16AVX2(dst []float32, w []float32, v []uint16, stride int)
+
+// WeightedSumRowsBF16AVX512 sets dst[d] = Σⱼ w[j]·bf16(v[j*stride+d]), one fused multiply-add per term in
+// order of j, for len(dst) ≥ 1 and stride ≥ len(dst): row j is v[j*stride:][:len(dst)].
+//
+//go:noescape
+func WeightedSumRowsBF16AVX512(dst []float32, w []float32, v []uint16, stride int)
+
+// WeightedSumRowsQ8AVX2 sets dst[d] = Σⱼ w[j]·q8(v, j*stride*32+d), one fused multiply-add per term in
+// order of j, for len(dst) a multiple of 32 and stride ≥ len(dst)/32: row j is the
+// q8_0 blocks v[34*j*stride:][:34*len(dst)/32], and q8(v, i) is the value of quant i.
+//
+//go:noescape
+func WeightedSumRowsQ8AVX2(dst []float32, w []float32, v []byte, stride int)
+
+// WeightedSumRowsQ8AVX512 sets dst[d] = Σⱼ w[j]·q8(v, j*stride*32+d), one fused multiply-add per term in
+// order of j, for len(dst) a multiple of 32 and stride ≥ len(dst)/32: row j is the
+// q8_0 blocks v[34*j*stride:][:34*len(dst)/32], and q8(v, i) is the value of quant i.
+//
+//go:noescape
+func WeightedSumRowsQ8AVX512(dst []float32, w []float32, v []byte, stride int)

@@ -1,6 +1,9 @@
 // Command weighted generates asm/weighted_amd64.s: the attention output
-// dst[d] = Σⱼ w[j]·v[j*stride+d] over fp16 value rows stride ≥ dim halves apart, for
-// AVX2 and AVX-512 from one body.
+// dst[d] = Σⱼ w[j]·v[j*stride+d] over value rows stride ≥ dim elements apart, for
+// AVX2 and AVX-512 from one body, with the values in fp16, bfloat16 or ggml's q8_0
+// blocks. The formats differ only in how a pass widens a row's elements to float32,
+// which is exact in each; the fused multiply-adds are the same, in the same order, so
+// for equal widened values every format gives the fp16 body's bits.
 //
 // dst is held in registers: its columns are cut into as few passes as fit maxVectors
 // accumulators each, and a pass runs down the rows, broadcasting w[j], widening the
@@ -14,6 +17,11 @@
 // overlapping the one before: the overlapped lanes compute the same chains again and
 // store the same bits, so no lane is masked and nothing outside the row is read. Rows
 // narrower than one vector take a masked vector on AVX-512 and scalar columns on AVX2.
+//
+// A q8_0 row is dim/32 blocks of 34 bytes (an fp16 scale d, then 32 int8 quants q),
+// stride blocks apart, and dim is a multiple of 32. Its passes take whole blocks, so
+// that a block's vectors share one widened d, and no vector overlaps another; the
+// widened value q·d (VCVTDQ2PS, then VMULPS) is exact, 8 by 11 significant bits.
 package main
 
 import (
@@ -34,11 +42,75 @@ var maxVectors = map[string]int{AVX2.Suffix: 12, AVX512.Suffix: 24}
 
 func main() {
 	Header()
-	for _, isa := range Both {
-		weighted(isa)
+	// fp16 first: its functions, labels and registers stay as they were before the
+	// other formats came.
+	for _, fm := range []format{fp16, bf16, q8} {
+		for _, isa := range Both {
+			weighted(isa, fm)
+		}
 	}
 	Generate()
 }
+
+// format is how the value rows are stored.
+type format struct {
+	name   string                // after WeightedSumRows in the function names
+	vType  string                // the Go type of v
+	value  string                // v's element at row j, column d, in the doc
+	unit   int                   // columns a pass takes together, or 0: one vector's
+	stride func(r reg.GPVirtual) // the stride from elements (blocks) to bytes
+	// widen loads the Lanes elements at m into x as float32, exactly.
+	widen func(m Mem, x reg.VecVirtual)
+	// widenMasked widens the elements of h, loaded with zeroing masked lanes, into x.
+	widenMasked func(h, x reg.VecVirtual)
+	// widenScalar widens the element at m into the low lane of x.
+	widenScalar func(m Mem, x reg.VecVirtual)
+}
+
+var (
+	fp16 = format{
+		vType: "[]uint16", value: "v[j*stride+d]",
+		stride: func(r reg.GPVirtual) { SHLQ(U8(1), r) },
+		widen:  func(m Mem, x reg.VecVirtual) { VCVTPH2PS(m, x) },
+		widenMasked: func(h, x reg.VecVirtual) {
+			VCVTPH2PS(h, x)
+		},
+		widenScalar: func(m Mem, x reg.VecVirtual) {
+			h := GP32()
+			MOVWLZX(m, h)
+			VMOVD(h, x)
+			VCVTPH2PS(x, x)
+		},
+	}
+	// bfloat16 is the high half of a float32: zero-extend to dwords, shift up.
+	bf16 = format{
+		name: "BF16", vType: "[]uint16", value: "bf16(v[j*stride+d])",
+		stride: func(r reg.GPVirtual) { SHLQ(U8(1), r) },
+		widen: func(m Mem, x reg.VecVirtual) {
+			VPMOVZXWD(m, x)
+			VPSLLD(U8(16), x, x)
+		},
+		widenMasked: func(h, x reg.VecVirtual) {
+			VPMOVZXWD(h, x)
+			VPSLLD(U8(16), x, x)
+		},
+		widenScalar: func(m Mem, x reg.VecVirtual) {
+			h := GP32()
+			MOVWLZX(m, h)
+			SHLL(U8(16), h)
+			VMOVD(h, x)
+		},
+	}
+	q8 = format{
+		name: "Q8", vType: "[]byte", value: "q8(v, j*stride*32+d)", unit: blockLen,
+		stride: func(r reg.GPVirtual) { IMUL3Q(U8(blockSize), r, r) },
+	}
+)
+
+const (
+	blockLen  = 32 // values per q8_0 block
+	blockSize = 34 // bytes per q8_0 block: the half scale, then 32 int8 quants
+)
 
 var labels int
 
@@ -56,23 +128,36 @@ const blockRows = 64
 // frame is what a pass needs: the block of rows and the pass's columns.
 type frame struct {
 	isa     ISA
+	fm      format
 	dst     reg.GPVirtual // &dst[0]
 	wEnd    reg.GPVirtual // &w[n]
-	stride  reg.GPVirtual // stride·2, bytes from one row of v to the next
+	stride  reg.GPVirtual // bytes from one row of v to the next
 	block   reg.GPVirtual // &v[j0*stride], the block's first row
 	j0, j1  reg.GPVirtual // the block's rows as indexes from the end of w: j0−n … j1−n
 	col     reg.GPVirtual // first column of the pass
-	lastCol reg.GPVirtual // column of the pass's last vector
+	lastCol reg.GPVirtual // column of the pass's last vector (q8_0: block)
 }
 
-func weighted(isa ISA) {
-	name := "WeightedSumRows" + isa.Suffix
-	TEXT(name, NOSPLIT, "func(dst []float32, w []float32, v []uint16, stride int)")
+func weighted(isa ISA, fm format) {
+	name := "WeightedSumRows" + fm.name + isa.Suffix
+	TEXT(name, NOSPLIT, "func(dst []float32, w []float32, v "+fm.vType+", stride int)")
 	Pragma("noescape")
-	Doc(name+" sets dst[d] = Σⱼ w[j]·v[j*stride+d], one fused multiply-add per term in",
-		"order of j, for len(dst) ≥ 1 and stride ≥ len(dst): row j is v[j*stride:][:len(dst)].")
-	lanesLog := uint64(bits.TrailingZeros(uint(isa.Lanes)))
-	f := frame{isa: isa}
+	if fm.unit == 0 {
+		Doc(name+" sets dst[d] = Σⱼ w[j]·"+fm.value+", one fused multiply-add per term in",
+			"order of j, for len(dst) ≥ 1 and stride ≥ len(dst): row j is v[j*stride:][:len(dst)].")
+	} else {
+		Doc(name+" sets dst[d] = Σⱼ w[j]·"+fm.value+", one fused multiply-add per term in",
+			"order of j, for len(dst) a multiple of 32 and stride ≥ len(dst)/32: row j is the",
+			"q8_0 blocks v[34*j*stride:][:34*len(dst)/32], and q8(v, i) is the value of quant i.")
+	}
+	// unit is the columns the passes are cut into: one vector's, or a q8_0 block's.
+	unit := fm.unit
+	if unit == 0 {
+		unit = isa.Lanes
+	}
+	unitLog := uint64(bits.TrailingZeros(uint(unit)))
+	maxUnits := maxVectors[isa.Suffix] * isa.Lanes / unit
+	f := frame{isa: isa, fm: fm}
 	f.dst = load(Param("dst").Base())
 	dim := load(Param("dst").Len())
 	f.wEnd = load(Param("w").Base())
@@ -81,23 +166,26 @@ func weighted(isa ISA) {
 	NEGQ(f.j0)
 	f.block = load(Param("v").Base())
 	f.stride = load(Param("stride"))
-	SHLQ(U8(1), f.stride)
+	fm.stride(f.stride)
 	done := label("done", isa)
 
 	narrow := label("narrow", isa)
-	CMPQ(dim, U8(isa.Lanes))
-	JB(LabelRef(narrow))
-
-	Comment("vectors = ⌈dim/Lanes⌉ in passes = ⌈vectors/maxVectors⌉ of per = ⌈vectors/passes⌉.")
+	if fm.unit == 0 {
+		CMPQ(dim, U8(isa.Lanes))
+		JB(LabelRef(narrow))
+		Comment("vectors = ⌈dim/Lanes⌉ in passes = ⌈vectors/maxVectors⌉ of per = ⌈vectors/passes⌉.")
+	} else {
+		Commentf("vectors = dim/32 blocks in passes = ⌈vectors/%d⌉ of per = ⌈vectors/passes⌉.", maxUnits)
+	}
 	vectors, passes, per, t := GP64(), GP64(), GP64(), GP64()
-	LEAQ(Mem{Base: dim, Disp: isa.Lanes - 1}, vectors)
-	SHRQ(U8(lanesLog), vectors)
+	LEAQ(Mem{Base: dim, Disp: unit - 1}, vectors)
+	SHRQ(U8(unitLog), vectors)
 	XORQ(passes, passes)
 	MOVQ(vectors, t)
 	top := label("passes", isa)
 	Label(top)
 	INCQ(passes)
-	SUBQ(U8(maxVectors[isa.Suffix]), t)
+	SUBQ(U8(maxUnits), t)
 	JG(LabelRef(top))
 	XORQ(per, per)
 	XORQ(t, t)
@@ -107,7 +195,7 @@ func weighted(isa ISA) {
 	ADDQ(passes, t)
 	CMPQ(t, vectors)
 	JB(LabelRef(top))
-	SHLQ(U8(lanesLog), per) // now in columns
+	SHLQ(U8(unitLog), per) // now in columns
 
 	Comment("One pass takes all rows as one block; several take blocks of blockRows.")
 	height := AllocLocal(8)
@@ -143,8 +231,12 @@ func weighted(isa ISA) {
 	CMPQ(f.j1, t)
 	CMOVQGT(t, f.j1) // j1 = min(j0 + height, 0)
 
-	Comment("Each pass takes min(per, dim−col) columns, one vector fewer if that would leave")
-	Comment("the next pass less than one; k = ⌈columns/Lanes⌉ vectors.")
+	if fm.unit == 0 {
+		Comment("Each pass takes min(per, dim−col) columns, one vector fewer if that would leave")
+		Comment("the next pass less than one; k = ⌈columns/Lanes⌉ vectors.")
+	} else {
+		Comment("Each pass takes min(per, dim−col) columns, k = columns/32 blocks.")
+	}
 	f.col, f.lastCol = GP64(), GP64()
 	XORQ(f.col, f.col)
 	passTop, passNext := label("pass", isa), label("passnext", isa)
@@ -156,17 +248,19 @@ func weighted(isa ISA) {
 	SUBQ(f.col, cols)
 	CMPQ(cols, per)
 	CMOVQHI(per, cols)
-	MOVQ(dim, rest)
-	SUBQ(f.col, rest)
-	SUBQ(cols, rest)
-	DECQ(rest) // rest−1 < Lanes−1 unsigned: 0 < rest < Lanes
-	LEAQ(Mem{Base: cols, Disp: -isa.Lanes}, k)
-	CMPQ(rest, U8(isa.Lanes-1))
-	CMOVQCS(k, cols)
-	LEAQ(Mem{Base: cols, Disp: isa.Lanes - 1}, k)
-	SHRQ(U8(lanesLog), k)
-	LEAQ(Mem{Base: f.col, Index: cols, Scale: 1, Disp: -isa.Lanes}, f.lastCol)
-	entries := make([]string, maxVectors[isa.Suffix]+1)
+	if fm.unit == 0 {
+		MOVQ(dim, rest)
+		SUBQ(f.col, rest)
+		SUBQ(cols, rest)
+		DECQ(rest) // rest−1 < Lanes−1 unsigned: 0 < rest < Lanes
+		LEAQ(Mem{Base: cols, Disp: -isa.Lanes}, k)
+		CMPQ(rest, U8(isa.Lanes-1))
+		CMOVQCS(k, cols)
+	}
+	LEAQ(Mem{Base: cols, Disp: unit - 1}, k)
+	SHRQ(U8(unitLog), k)
+	LEAQ(Mem{Base: f.col, Index: cols, Scale: 1, Disp: -unit}, f.lastCol)
+	entries := make([]string, maxUnits+1)
 	for kk := 1; kk < len(entries); kk++ {
 		entries[kk] = label(fmt.Sprintf("k%d_", kk), isa)
 		CMPQ(k, U8(kk))
@@ -174,11 +268,15 @@ func weighted(isa ISA) {
 	}
 	for kk := 1; kk < len(entries); kk++ {
 		Label(entries[kk])
-		f.pass(kk)
+		if fm.unit == 0 {
+			f.pass(kk)
+		} else {
+			f.passQ8(kk)
+		}
 		JMP(LabelRef(passNext))
 	}
 	Label(passNext)
-	LEAQ(Mem{Base: f.lastCol, Disp: isa.Lanes}, f.col)
+	LEAQ(Mem{Base: f.lastCol, Disp: unit}, f.col)
 	JMP(LabelRef(passTop))
 
 	Label(blockNext)
@@ -189,14 +287,16 @@ func weighted(isa ISA) {
 	MOVQ(f.j1, f.j0)
 	JMP(LabelRef(blockTop))
 
-	Label(narrow)
-	zeroJ := GP64()
-	XORQ(zeroJ, zeroJ)
-	f.j1 = zeroJ
-	if isa.Lanes == 16 {
-		f.maskedVector(dim)
-	} else {
-		f.scalarColumns(dim)
+	if fm.unit == 0 {
+		Label(narrow)
+		zeroJ := GP64()
+		XORQ(zeroJ, zeroJ)
+		f.j1 = zeroJ
+		if isa.Lanes == 16 {
+			f.maskedVector(dim)
+		} else {
+			f.scalarColumns(dim)
+		}
 	}
 	Label(done)
 	VZEROUPPER()
@@ -249,12 +349,54 @@ func (f frame) pass(k int) {
 		VBROADCASTSS(weight, b)
 		for u := range acc {
 			x := isa.Vec()
-			VCVTPH2PS(at(row, 2, u), x)
+			f.fm.widen(at(row, 2, u), x)
 			VFMADD231PS(x, b, acc[u])
 		}
 	})
 	for u := range acc {
 		VMOVUPS(acc[u], at(f.dst, 4, u))
+	}
+}
+
+// passQ8 adds the block's rows to k q8_0 blocks of columns of dst, at col, col+32, …,
+// held in registers. Per row and block, d is broadcast and widened once; each vector
+// of quants is sign-extended, converted and multiplied by d, exactly.
+func (f frame) passQ8(k int) {
+	isa := f.isa
+	Commentf("Pass of %d q8_0 blocks.", k)
+	per := blockLen / isa.Lanes
+	acc := make([]reg.VecVirtual, k*per)
+	at := func(u int) Mem {
+		return Mem{Base: f.dst, Index: f.col, Scale: 4, Disp: u * isa.Bytes()}
+	}
+	for u := range acc {
+		acc[u] = isa.Vec()
+		VMOVUPS(at(u), acc[u])
+	}
+	Comment("off = col/32·34, the pass's first block in a row.")
+	off := GP64()
+	MOVQ(f.col, off)
+	SHRQ(U8(4), off)
+	ADDQ(f.col, off)
+	f.rows(func(row reg.GPVirtual, weight Mem) {
+		b := isa.Vec()
+		VBROADCASTSS(weight, b)
+		for i := 0; i < k; i++ {
+			block := Mem{Base: row, Index: off, Scale: 1, Disp: i * blockSize}
+			d := isa.Vec()
+			VPBROADCASTW(block, isa.Half(d))
+			VCVTPH2PS(isa.Half(d), d)
+			for u := 0; u < per; u++ {
+				x := isa.Vec()
+				VPMOVSXBD(block.Offset(2+u*isa.Lanes), x)
+				VCVTDQ2PS(x, x)
+				VMULPS(d, x, x)
+				VFMADD231PS(x, b, acc[i*per+u])
+			}
+		}
+	})
+	for u := range acc {
+		VMOVUPS(acc[u], at(u))
 	}
 }
 
@@ -277,7 +419,7 @@ func (f frame) maskedVector(dim reg.GPVirtual) {
 		b, h, x := f.isa.Vec(), YMM(), f.isa.Vec()
 		VBROADCASTSS(weight, b)
 		VMOVDQU16_Z(Mem{Base: row}, mask, h)
-		VCVTPH2PS(h, x)
+		f.fm.widenMasked(h, x)
 		VFMADD231PS(x, b, acc)
 	})
 	VMOVUPS(acc, mask, Mem{Base: f.dst})
@@ -295,10 +437,8 @@ func (f frame) scalarColumns(dim reg.GPVirtual) {
 	acc := XMM()
 	VXORPS(acc, acc, acc)
 	f.rows(func(row reg.GPVirtual, weight Mem) {
-		h, x := GP32(), XMM()
-		MOVWLZX(Mem{Base: row, Index: c, Scale: 2}, h)
-		VMOVD(h, x)
-		VCVTPH2PS(x, x)
+		x := XMM()
+		f.fm.widenScalar(Mem{Base: row, Index: c, Scale: 2}, x)
 		VFMADD231SS(weight, x, acc)
 	})
 	VMOVSS(acc, Mem{Base: f.dst, Index: c, Scale: 4})
