@@ -84,3 +84,155 @@ func ScoresPanels64AVX512(dst []float32, panels []float32, k []uint16, scratch [
 //
 //go:noescape
 func ScoresPanels128AVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
+
+// DotF32BF16AVX2 returns the dot product of a and b, len(a) = len(b), accumulated in float32
+// with the AVX2 body of DotF32F16 (the same operations on the widened values).
+//
+//go:noescape
+func DotF32BF16AVX2(a []float32, b []uint16) float32
+
+// ScoresBF16RowsAVX2 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1
+// query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim.
+//
+//go:noescape
+func ScoresBF16RowsAVX2(dst []float32, q []float32, k []uint16, rows int, n int, dim int, stride int, scale float32)
+
+// ScoresBF16PanelsAVX2 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
+// any dim ≥ 1 and stride ≥ dim.
+// The queries come transposed in panels of 16: q_i[d] = panels[(i/16·dim + d)·16 + i%16], with
+// the lanes past rows zero; scratch holds at least 24·dim floats and stage 384.
+//
+//go:noescape
+func ScoresBF16PanelsAVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
+
+// ScoresBF16Panels64AVX2 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
+// dim = 64 and stride ≥ dim.
+// The queries come transposed in panels of 16: q_i[d] = panels[(i/16·dim + d)·16 + i%16], with
+// the lanes past rows zero; scratch holds at least 24·dim floats and stage 384.
+//
+//go:noescape
+func ScoresBF16Panels64AVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
+
+// ScoresBF16Panels128AVX2 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
+// dim = 128 and stride ≥ dim.
+// The queries come transposed in panels of 16: q_i[d] = panels[(i/16·dim + d)·16 + i%16], with
+// the lanes past rows zero; scratch holds at least 24·dim floats and stage 384.
+//
+//go:noescape
+func ScoresBF16Panels128AVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
+
+// DotF32BF16AVX512 returns the dot product of a and b, len(a) = len(b), accumulated in float32
+// with the AVX512 body of DotF32F16 (the same operations on the widened values).
+//
+//go:noescape
+func DotF32BF16AVX512(a []float32, b []uint16) float32
+
+// ScoresBF16RowsAVX512 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1
+// query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim.
+//
+//go:noescape
+func ScoresBF16RowsAVX512(dst []float32, q []float32, k []uint16, rows int, n int, dim int, stride int, scale float32)
+
+// ScoresBF16PanelsAVX512 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
+// any dim ≥ 1 and stride ≥ dim.
+// The queries come transposed in panels of 32: q_i[d] = panels[(i/32·dim + d)·32 + i%32], with
+// the lanes past rows zero; scratch holds at least 16·dim floats and stage 512.
+//
+//go:noescape
+func ScoresBF16PanelsAVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
+
+// ScoresBF16Panels64AVX512 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
+// dim = 64 and stride ≥ dim.
+// The queries come transposed in panels of 32: q_i[d] = panels[(i/32·dim + d)·32 + i%32], with
+// the lanes past rows zero; scratch holds at least 16·dim floats and stage 512.
+//
+//go:noescape
+func ScoresBF16Panels64AVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
+
+// ScoresBF16Panels128AVX512 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
+// dim = 128 and stride ≥ dim.
+// The queries come transposed in panels of 32: q_i[d] = panels[(i/32·dim + d)·32 + i%32], with
+// the lanes past rows zero; scratch holds at least 16·dim floats and stage 512.
+//
+//go:noescape
+func ScoresBF16Panels128AVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
+
+// DotF32Q8AVX2 returns the dot product of a and b, len(a) = 32·len(b)/34, b holding q8_0 blocks, accumulated in float32
+// with the AVX2 body of DotF32F16 (the same operations on the widened values).
+//
+//go:noescape
+func DotF32Q8AVX2(a []float32, b []byte) float32
+
+// ScoresQ8RowsAVX2 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · key j) for rows ≥ 1 query rows,
+// n ≥ 1 keys and dim ≥ 32 a multiple of 32, key j being the dim/32 q8_0 blocks
+// k[34*j*stride:], stride ≥ dim/32 counted in blocks.
+//
+//go:noescape
+func ScoresQ8RowsAVX2(dst []float32, q []float32, k []byte, rows int, n int, dim int, stride int, scale float32)
+
+// ScoresQ8PanelsAVX2 sets dst[i*n+j] = scale·(q_i · key j) for rows ≥ 1 queries, n ≥ 1 keys,
+// any dim ≥ 32 that is a multiple of 32, key j being the dim/32 q8_0 blocks k[34*j*stride:], stride ≥ dim/32
+// counted in blocks.
+// The queries come transposed in panels of 16: q_i[d] = panels[(i/16·dim + d)·16 + i%16], with
+// the lanes past rows zero; scratch holds at least 24·dim floats and stage 384.
+//
+//go:noescape
+func ScoresQ8PanelsAVX2(dst []float32, panels []float32, k []byte, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
+
+// ScoresQ8Panels64AVX2 sets dst[i*n+j] = scale·(q_i · key j) for rows ≥ 1 queries, n ≥ 1 keys,
+// dim = 64, key j being the dim/32 q8_0 blocks k[34*j*stride:], stride ≥ dim/32
+// counted in blocks.
+// The queries come transposed in panels of 16: q_i[d] = panels[(i/16·dim + d)·16 + i%16], with
+// the lanes past rows zero; scratch holds at least 24·dim floats and stage 384.
+//
+//go:noescape
+func ScoresQ8Panels64AVX2(dst []float32, panels []float32, k []byte, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
+
+// ScoresQ8Panels128AVX2 sets dst[i*n+j] = scale·(q_i · key j) for rows ≥ 1 queries, n ≥ 1 keys,
+// dim = 128, key j being the dim/32 q8_0 blocks k[34*j*stride:], stride ≥ dim/32
+// counted in blocks.
+// The queries come transposed in panels of 16: q_i[d] = panels[(i/16·dim + d)·16 + i%16], with
+// the lanes past rows zero; scratch holds at least 24·dim floats and stage 384.
+//
+//go:noescape
+func ScoresQ8Panels128AVX2(dst []float32, panels []float32, k []byte, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
+
+// DotF32Q8AVX512 returns the dot product of a and b, len(a) = 32·len(b)/34, b holding q8_0 blocks, accumulated in float32
+// with the AVX512 body of DotF32F16 (the same operations on the widened values).
+//
+//go:noescape
+func DotF32Q8AVX512(a []float32, b []byte) float32
+
+// ScoresQ8RowsAVX512 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · key j) for rows ≥ 1 query rows,
+// n ≥ 1 keys and dim ≥ 32 a multiple of 32, key j being the dim/32 q8_0 blocks
+// k[34*j*stride:], stride ≥ dim/32 counted in blocks.
+//
+//go:noescape
+func ScoresQ8RowsAVX512(dst []float32, q []float32, k []byte, rows int, n int, dim int, stride int, scale float32)
+
+// ScoresQ8PanelsAVX512 sets dst[i*n+j] = scale·(q_i · key j) for rows ≥ 1 queries, n ≥ 1 keys,
+// any dim ≥ 32 that is a multiple of 32, key j being the dim/32 q8_0 blocks k[34*j*stride:], stride ≥ dim/32
+// counted in blocks.
+// The queries come transposed in panels of 32: q_i[d] = panels[(i/32·dim + d)·32 + i%32], with
+// the lanes past rows zero; scratch holds at least 16·dim floats and stage 512.
+//
+//go:noescape
+func ScoresQ8PanelsAVX512(dst []float32, panels []float32, k []byte, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
+
+// ScoresQ8Panels64AVX512 sets dst[i*n+j] = scale·(q_i · key j) for rows ≥ 1 queries, n ≥ 1 keys,
+// dim = 64, key j being the dim/32 q8_0 blocks k[34*j*stride:], stride ≥ dim/32
+// counted in blocks.
+// The queries come transposed in panels of 32: q_i[d] = panels[(i/32·dim + d)·32 + i%32], with
+// the lanes past rows zero; scratch holds at least 16·dim floats and stage 512.
+//
+//go:noescape
+func ScoresQ8Panels64AVX512(dst []float32, panels []float32, k []byte, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
+
+// ScoresQ8Panels128AVX512 sets dst[i*n+j] = scale·(q_i · key j) for rows ≥ 1 queries, n ≥ 1 keys,
+// dim = 128, key j being the dim/32 q8_0 blocks k[34*j*stride:], stride ≥ dim/32
+// counted in blocks.
+// The queries come transposed in panels of 32: q_i[d] = panels[(i/32·dim + d)·32 + i%32], with
+// the lanes past rows zero; scratch holds at least 16·dim floats and stage 512.
+//
+//go:noescape
+func ScoresQ8Panels128AVX512(dst []float32, panels []float32, k []byte, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)

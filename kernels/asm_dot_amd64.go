@@ -16,7 +16,48 @@ func init() {
 	dotF32.Add("avx512", func(a, b []float32) float32 { return dotF32ISA(a, b, asm.ISAAVX512) })
 	scores.Add("avx2", scoresAVX2)
 	scores.Add("avx512", scoresAVX512)
+
+	// The other key formats' dot products are bodies of their own, without an entry:
+	// their callers settle non-finite results afterwards. On avx512 DotF32F16 runs
+	// its AVX-512 body at every n (only DotF16 falls back to AVX2 below
+	// gen/amd64/dot's f16ZMMMin), and so do these.
+	dotF32BF16.Add("avx2", asm.DotF32BF16AVX2)
+	dotF32BF16.Add("avx512", asm.DotF32BF16AVX512)
+	dotF32Q8.Add("avx2", asm.DotF32Q8AVX2)
+	dotF32Q8.Add("avx512", asm.DotF32Q8AVX512)
+	scoresBF16.Add("avx2", func(dst, q []float32, k []uint16, rows, n, dim, stride int, scale float32) {
+		scoresAMD64(false, amd64Keys{format: keysBF16, bits: k}, dst, q, rows, n, dim, stride, scale)
+	})
+	scoresBF16.Add("avx512", func(dst, q []float32, k []uint16, rows, n, dim, stride int, scale float32) {
+		scoresAMD64(true, amd64Keys{format: keysBF16, bits: k}, dst, q, rows, n, dim, stride, scale)
+	})
+	scoresQ8.Add("avx2", func(dst, q []float32, k []byte, rows, n, dim, stride int, scale float32) {
+		scoresAMD64(false, amd64Keys{format: keysQ8, blocks: k}, dst, q, rows, n, dim, stride, scale)
+	})
+	scoresQ8.Add("avx512", func(dst, q []float32, k []byte, rows, n, dim, stride int, scale float32) {
+		scoresAMD64(true, amd64Keys{format: keysQ8, blocks: k}, dst, q, rows, n, dim, stride, scale)
+	})
 }
+
+// amd64Keys are the keys of a Scores call in one of the formats the kernels take:
+// halves or bfloat16s in bits, or q8_0 blocks in blocks (a stride then counts blocks,
+// and dim is a multiple of 32). The driver below is the same for every format; it
+// picks the format's kernels where it calls them, which it must do directly (a call
+// through a function value would make the stack buffers escape), at the cost of one
+// switch per call of a kernel.
+type amd64Keys struct {
+	format keysFormat
+	bits   []uint16
+	blocks []byte
+}
+
+type keysFormat uint8
+
+const (
+	keysF16 keysFormat = iota
+	keysBF16
+	keysQ8
+)
 
 // The panel kernels (asm.ScoresPanels*) take the queries transposed into panels of two
 // vectors' worth of queries, a scratch for one widened block of keys and a stage for
@@ -47,16 +88,16 @@ func panelFits(dim, group, blockKeys int) bool {
 }
 
 func scoresAVX2(dst, q []float32, k []uint16, rows, n, dim, stride int, scale float32) {
-	scoresAMD64(false, dst, q, k, rows, n, dim, stride, scale)
+	scoresAMD64(false, amd64Keys{bits: k}, dst, q, rows, n, dim, stride, scale)
 }
 
 func scoresAVX512(dst, q []float32, k []uint16, rows, n, dim, stride int, scale float32) {
-	scoresAMD64(true, dst, q, k, rows, n, dim, stride, scale)
+	scoresAMD64(true, amd64Keys{bits: k}, dst, q, rows, n, dim, stride, scale)
 }
 
 // scoresAMD64 splits the rows between the panel kernel and the row kernel. Both read
 // key j at k[j*stride:], so strided keys are scored where they lie.
-func scoresAMD64(avx512 bool, dst, q []float32, k []uint16, rows, n, dim, stride int, scale float32) {
+func scoresAMD64(avx512 bool, k amd64Keys, dst, q []float32, rows, n, dim, stride int, scale float32) {
 	group, blockKeys := groupAVX2, blockKeysAVX2
 	if avx512 {
 		group, blockKeys = groupAVX512, blockKeysAVX512
@@ -69,22 +110,36 @@ func scoresAMD64(avx512 bool, dst, q []float32, k []uint16, rows, n, dim, stride
 		}
 	}
 	if panelRows > 0 {
-		scoresPanels(avx512, dst[:panelRows*n], q[:panelRows*dim], k, panelRows, n, dim, stride, scale)
+		scoresPanelsOf(avx512, k, dst[:panelRows*n], q[:panelRows*dim], panelRows, n, dim, stride, scale)
 	}
 	if rest := rows - panelRows; rest > 0 {
 		d, qr := dst[panelRows*n:], q[panelRows*dim:]
-		if avx512 {
-			asm.ScoresRowsAVX512(d, qr, k, rest, n, dim, stride, scale)
-		} else {
-			asm.ScoresRowsAVX2(d, qr, k, rest, n, dim, stride, scale)
+		switch {
+		case avx512 && k.format == keysF16:
+			asm.ScoresRowsAVX512(d, qr, k.bits, rest, n, dim, stride, scale)
+		case avx512 && k.format == keysBF16:
+			asm.ScoresBF16RowsAVX512(d, qr, k.bits, rest, n, dim, stride, scale)
+		case avx512:
+			asm.ScoresQ8RowsAVX512(d, qr, k.blocks, rest, n, dim, stride, scale)
+		case k.format == keysF16:
+			asm.ScoresRowsAVX2(d, qr, k.bits, rest, n, dim, stride, scale)
+		case k.format == keysBF16:
+			asm.ScoresBF16RowsAVX2(d, qr, k.bits, rest, n, dim, stride, scale)
+		default:
+			asm.ScoresQ8RowsAVX2(d, qr, k.blocks, rest, n, dim, stride, scale)
 		}
 	}
 }
 
-// scoresPanels scores all rows with the panel kernel, one block of rows at a time; dim
-// must fit (panelFits). The asm is called directly, not through a function value, so
-// the stack buffers do not escape.
+// scoresPanels is scoresPanelsOf for fp16 keys.
 func scoresPanels(avx512 bool, dst, q []float32, k []uint16, rows, n, dim, stride int, scale float32) {
+	scoresPanelsOf(avx512, amd64Keys{bits: k}, dst, q, rows, n, dim, stride, scale)
+}
+
+// scoresPanelsOf scores all rows with the panel kernel, one block of rows at a time;
+// dim must fit (panelFits). The asm is called directly, not through a function value,
+// so the stack buffers do not escape.
+func scoresPanelsOf(avx512 bool, k amd64Keys, dst, q []float32, rows, n, dim, stride int, scale float32) {
 	group, blockKeys := groupAVX2, blockKeysAVX2
 	if avx512 {
 		group, blockKeys = groupAVX512, blockKeysAVX512
@@ -99,19 +154,55 @@ func scoresPanels(avx512 bool, dst, q []float32, k []uint16, rows, n, dim, strid
 		p := panels[:(rb+group-1)/group*group*dim]
 		toPanels(p, q[r0*dim:(r0+rb)*dim], rb, dim, group)
 		d, kt, st := dst[r0*n:(r0+rb)*n], scratch[:blockKeys*dim], stage[:blockKeys*group]
-		switch {
-		case avx512 && dim == 64:
-			asm.ScoresPanels64AVX512(d, p, k, kt, st, rb, n, dim, stride, scale)
-		case avx512 && dim == 128:
-			asm.ScoresPanels128AVX512(d, p, k, kt, st, rb, n, dim, stride, scale)
-		case avx512:
-			asm.ScoresPanelsAVX512(d, p, k, kt, st, rb, n, dim, stride, scale)
-		case dim == 64:
-			asm.ScoresPanels64AVX2(d, p, k, kt, st, rb, n, dim, stride, scale)
-		case dim == 128:
-			asm.ScoresPanels128AVX2(d, p, k, kt, st, rb, n, dim, stride, scale)
+		switch k.format {
+		case keysF16:
+			kf := k.bits
+			switch {
+			case avx512 && dim == 64:
+				asm.ScoresPanels64AVX512(d, p, kf, kt, st, rb, n, dim, stride, scale)
+			case avx512 && dim == 128:
+				asm.ScoresPanels128AVX512(d, p, kf, kt, st, rb, n, dim, stride, scale)
+			case avx512:
+				asm.ScoresPanelsAVX512(d, p, kf, kt, st, rb, n, dim, stride, scale)
+			case dim == 64:
+				asm.ScoresPanels64AVX2(d, p, kf, kt, st, rb, n, dim, stride, scale)
+			case dim == 128:
+				asm.ScoresPanels128AVX2(d, p, kf, kt, st, rb, n, dim, stride, scale)
+			default:
+				asm.ScoresPanelsAVX2(d, p, kf, kt, st, rb, n, dim, stride, scale)
+			}
+		case keysBF16:
+			kb := k.bits
+			switch {
+			case avx512 && dim == 64:
+				asm.ScoresBF16Panels64AVX512(d, p, kb, kt, st, rb, n, dim, stride, scale)
+			case avx512 && dim == 128:
+				asm.ScoresBF16Panels128AVX512(d, p, kb, kt, st, rb, n, dim, stride, scale)
+			case avx512:
+				asm.ScoresBF16PanelsAVX512(d, p, kb, kt, st, rb, n, dim, stride, scale)
+			case dim == 64:
+				asm.ScoresBF16Panels64AVX2(d, p, kb, kt, st, rb, n, dim, stride, scale)
+			case dim == 128:
+				asm.ScoresBF16Panels128AVX2(d, p, kb, kt, st, rb, n, dim, stride, scale)
+			default:
+				asm.ScoresBF16PanelsAVX2(d, p, kb, kt, st, rb, n, dim, stride, scale)
+			}
 		default:
-			asm.ScoresPanelsAVX2(d, p, k, kt, st, rb, n, dim, stride, scale)
+			kq := k.blocks
+			switch {
+			case avx512 && dim == 64:
+				asm.ScoresQ8Panels64AVX512(d, p, kq, kt, st, rb, n, dim, stride, scale)
+			case avx512 && dim == 128:
+				asm.ScoresQ8Panels128AVX512(d, p, kq, kt, st, rb, n, dim, stride, scale)
+			case avx512:
+				asm.ScoresQ8PanelsAVX512(d, p, kq, kt, st, rb, n, dim, stride, scale)
+			case dim == 64:
+				asm.ScoresQ8Panels64AVX2(d, p, kq, kt, st, rb, n, dim, stride, scale)
+			case dim == 128:
+				asm.ScoresQ8Panels128AVX2(d, p, kq, kt, st, rb, n, dim, stride, scale)
+			default:
+				asm.ScoresQ8PanelsAVX2(d, p, kq, kt, st, rb, n, dim, stride, scale)
+			}
 		}
 	}
 }

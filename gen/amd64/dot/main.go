@@ -33,9 +33,20 @@ func main() {
 		dotEntry(d[0], d[1])
 	}
 	for _, isa := range Both {
-		scoresRows(isa)
+		scoresRows(isa, operandF16)
 		for _, dim := range []int{0, 64, 128} {
-			scoresPanels(isa, dim)
+			scoresPanels(isa, dim, operandF16)
+		}
+	}
+	// The other key formats come after fp16's functions, whose labels (numbered in
+	// order) they thus leave as they were.
+	for _, key := range []operand{operandBF16, operandQ8} {
+		for _, isa := range Both {
+			dotFunc(isa, operandF32, key)
+			scoresRows(isa, key)
+			for _, dim := range []int{0, 64, 128} {
+				scoresPanels(isa, dim, key)
+			}
 		}
 	}
 	Generate()
@@ -46,25 +57,80 @@ func main() {
 // kernels holds to them.
 var isaNumbers = map[string]int{AVX2.Suffix: 1, AVX512.Suffix: 2}
 
-// An operand describes how one side of a dot product is stored.
+// An operand describes how one side of a dot product, or the keys of a score block,
+// is stored. Every format widens exactly to float32, so a kernel over any of them
+// performs the same float32 operations as over halves, only the loads differ.
 type operand struct {
 	name  string // in the function name: DotF32F16
 	goTyp string // Go element type
-	size  int    // bytes per element
-	f16   bool
+	size  int    // bytes per element (q8_0: per quant, the block's scale aside)
+	kind  kind
 }
 
-var (
-	operandF16 = operand{"F16", "uint16", 2, true}
-	operandF32 = operand{"F32", "float32", 4, false}
+// A kind is a storage format of the elements.
+type kind int
+
+const (
+	kindF32  kind = iota
+	kindF16       // IEEE binary16: VCVTPH2PS
+	kindBF16      // bfloat16: the bits shifted left 16
+	kindQ8        // ggml's block_q8_0: an fp16 scale d, then 32 int8 quants q; q·d
 )
 
-// vector loads isa.Lanes elements at m as float32, widening halves.
+var (
+	operandF16  = operand{"F16", "uint16", 2, kindF16}
+	operandF32  = operand{"F32", "float32", 4, kindF32}
+	operandBF16 = operand{"BF16", "uint16", 2, kindBF16}
+	operandQ8   = operand{"Q8", "byte", 1, kindQ8}
+)
+
+// q8_0's block: blockLen quants after a two-byte scale, blockBytes in all, unaligned.
+const (
+	blockLen   = 32
+	blockBytes = 34
+)
+
+// widened reports whether the elements are converted to float32 on loading.
+func (o operand) widened() bool { return o.kind != kindF32 }
+
+// format is the key format's part of a Scores kernel's name: none for fp16, whose
+// names predate the others.
+func (o operand) format() string {
+	if o.kind == kindF16 {
+		return ""
+	}
+	return o.name
+}
+
+// bytes is the size of count elements in memory; for q8_0 count is a multiple of
+// blockLen.
+func (o operand) bytes(count int) int {
+	if o.kind == kindQ8 {
+		return count / blockLen * blockBytes
+	}
+	return count * o.size
+}
+
+// strideBytes is the size of the unit of a stride between keys: an element, or a
+// q8_0 block.
+func (o operand) strideBytes() int {
+	if o.kind == kindQ8 {
+		return blockBytes
+	}
+	return o.size
+}
+
+// vector loads isa.Lanes elements at m as float32, widening halves and bfloat16s.
+// q8_0 takes q8Vector instead.
 func (o operand) vector(isa ISA, m Mem) reg.VecVirtual {
 	v := isa.Vec()
-	if o.f16 {
+	switch o.kind {
+	case kindF16:
 		VCVTPH2PS(m, v)
-	} else {
+	case kindBF16:
+		VPMOVZXWD(m, v)
+		VPSLLD(U8(16), v, v)
+	default:
 		VMOVUPS(m, v)
 	}
 	return v
@@ -73,15 +139,46 @@ func (o operand) vector(isa ISA, m Mem) reg.VecVirtual {
 // scalar loads the element at m as a float32 in the low lane of an XMM register.
 func (o operand) scalar(m Mem) reg.VecVirtual {
 	x := XMM()
-	if o.f16 {
+	switch o.kind {
+	case kindF16:
 		h := GP32()
 		MOVWLZX(m, h)
 		VMOVD(h, x)
 		VCVTPH2PS(x, x)
-	} else {
+	case kindBF16:
+		h := GP32()
+		MOVWLZX(m, h)
+		SHLL(U8(16), h)
+		VMOVD(h, x)
+	default:
 		VMOVSS(m, x)
 	}
 	return x
+}
+
+// q8Scale returns the scale d of the q8_0 block at m, widened into every lane: the
+// half broadcast, then converted, two instructions once per block and key.
+func q8Scale(isa ISA, m Mem) reg.VecVirtual {
+	var h reg.VecVirtual = XMM() // a register of its own: a write to the low part of a
+	if isa.Lanes == 16 {         // wider one would leave its upper part live for avo
+		h = YMM()
+	}
+	v := isa.Vec()
+	VPBROADCASTW(m, h)
+	VCVTPH2PS(h, v)
+	return v
+}
+
+// q8Vector loads isa.Lanes quants at m widened to float32 and multiplied by the
+// block's scale d (a register or memory, from q8Scale). q·d is exact in float32
+// (|q| ≤ 127 has 7 significant bits, d 11), so the vector holds the values exactly,
+// as the widened halves do.
+func q8Vector(isa ISA, m Mem, d Op) reg.VecVirtual {
+	v := isa.Vec()
+	VPMOVSXBD(m, v)
+	VCVTDQ2PS(v, v)
+	VMULPS(d, v, v)
+	return v
 }
 
 // dotName is the name of the dot product of a and b: DotF32F16.
@@ -144,19 +241,47 @@ func tailJump(target string) {
 // and DotF32 bodies, with at most one conversion per FMA, win at every n.
 const f16ZMMMin = 768
 
-// dot writes one body of a dot product's entry: dotUnroll accumulators over the
-// vector body, one for leftover vectors, a horizontal sum, then the scalar tail added
-// to it. A float32 operand makes the result overflowable, so a result that is not
-// finite goes to cont, to be settled in Go. The AVX-512 body of two fp16 operands
-// jumps to avx2Body, the AVX2 body's start, below f16ZMMMin.
-func dot(isa ISA, a, b operand, cont, avx2Body string) {
-	n := Load(Param("n"), GP64())
-	if isa.Suffix == AVX512.Suffix && a.f16 && b.f16 {
-		CMPQ(n, U32(f16ZMMMin))
-		JB(LabelRef(avx2Body))
+// dotFunc writes Dot{a}{b}{ISA}: one body of dot as a function of its own, for the
+// key formats whose kernels reach it through a function value (kernels registers it
+// with Add) rather than through an entry. It returns a result that is not finite as
+// it is: the caller settles it.
+func dotFunc(isa ISA, a, b operand) {
+	name := dotName(a, b) + isa.Suffix
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(a []%s, b []%s) float32", a.goTyp, b.goTyp))
+	Pragma("noescape")
+	what := "len(a) = len(b)"
+	if b.kind == kindQ8 {
+		what = "len(a) = 32·len(b)/34, b holding q8_0 blocks"
 	}
-	pa := Mem{Base: Load(Param("a"), GP64())}
-	pb := Mem{Base: Load(Param("b"), GP64())}
+	Doc(name+" returns the dot product of a and b, "+what+", accumulated in float32",
+		"with the "+isa.Suffix+" body of Dot"+a.name+operandF16.name+" (the same operations on the widened values).")
+	dot(isa, a, b, "", "")
+}
+
+// dot writes one body of a dot product's entry (or of a dotFunc, when cont is empty):
+// dotUnroll accumulators over the vector body, one for leftover vectors, a horizontal
+// sum, then the scalar tail added to it. A float32 operand makes the result
+// overflowable, so a result of an entry that is not finite goes to cont, to be settled
+// in Go. The AVX-512 body of two fp16 operands jumps to avx2Body, the AVX2 body's
+// start, below f16ZMMMin. q8_0 blocks (b only) take the same vector loop, its loads by
+// blocks: their lengths are multiples of 32, so the leftover vectors are one block at
+// most and there is no scalar tail.
+func dot(isa ISA, a, b operand, cont, avx2Body string) {
+	var n reg.Register
+	var pa, pb Mem
+	if cont != "" { // an entry's arguments: two pointers and a length
+		n = Load(Param("n"), GP64())
+		if isa.Suffix == AVX512.Suffix && a.kind == kindF16 && b.kind == kindF16 {
+			CMPQ(n, U32(f16ZMMMin))
+			JB(LabelRef(avx2Body))
+		}
+		pa = Mem{Base: Load(Param("a"), GP64())}
+		pb = Mem{Base: Load(Param("b"), GP64())}
+	} else {
+		n = Load(Param("a").Len(), GP64())
+		pa = Mem{Base: Load(Param("a").Base(), GP64())}
+		pb = Mem{Base: Load(Param("b").Base(), GP64())}
+	}
 
 	acc := make([]reg.VecVirtual, dotUnroll(isa))
 	for i := range acc {
@@ -167,11 +292,16 @@ func dot(isa ISA, a, b operand, cont, avx2Body string) {
 	// at the bottom: on AVX2 that ran 3–8 % faster at n = 128 and 3 % at n = 1024 than
 	// a test at the top and a jump back (Sapphire Rapids; AVX-512 within ±1.3 %). The
 	// loop over leftover vectors, which runs at most dotUnroll−1 times, tests at the top.
-	for _, k := range []int{dotUnroll(isa), 1} {
+	leftover := 1
+	if b.kind == kindQ8 {
+		leftover = blockLen / isa.Lanes // a whole block, into the same accumulator
+	}
+	for _, k := range []int{dotUnroll(isa), leftover} {
+		unrolled := k == dotUnroll(isa)
 		step := k * isa.Lanes // a power of two
 		top, done := label("dot", isa), label("dotdone", isa)
 		var count reg.GPVirtual
-		if k > 1 {
+		if unrolled {
 			count = GP64()
 			MOVQ(n, count)
 			SHRQ(U8(bits.TrailingZeros(uint(step))), count)
@@ -182,21 +312,33 @@ func dot(isa ISA, a, b operand, cont, avx2Body string) {
 			CMPQ(n, U32(step))
 			JB(LabelRef(done))
 		}
+		var d reg.VecVirtual // the current q8_0 block's scale
 		for u := 0; u < k; u++ {
+			sum := acc[0]
+			if unrolled {
+				sum = acc[u]
+			}
 			ma, mb := pa.Offset(u*isa.Lanes*a.size), pb.Offset(u*isa.Lanes*b.size)
 			// A float32 side is the FMA's memory operand; halves need widening first.
 			switch {
-			case !b.f16:
-				VFMADD231PS(mb, a.vector(isa, ma), acc[u])
-			case !a.f16:
-				VFMADD231PS(ma, b.vector(isa, mb), acc[u])
+			case b.kind == kindQ8:
+				e := u * isa.Lanes // the vector's first element in this iteration
+				block := pb.Offset(b.bytes(e - e%blockLen))
+				if e%blockLen == 0 {
+					d = q8Scale(isa, block)
+				}
+				VFMADD231PS(ma, q8Vector(isa, block.Offset(2+e%blockLen), d), sum)
+			case !b.widened():
+				VFMADD231PS(mb, a.vector(isa, ma), sum)
+			case !a.widened():
+				VFMADD231PS(ma, b.vector(isa, mb), sum)
 			default:
-				VFMADD231PS(b.vector(isa, mb), a.vector(isa, ma), acc[u])
+				VFMADD231PS(b.vector(isa, mb), a.vector(isa, ma), sum)
 			}
 		}
-		ADDQ(U32(step*a.size), pa.Base)
-		ADDQ(U32(step*b.size), pb.Base)
-		if k > 1 {
+		ADDQ(U32(a.bytes(step)), pa.Base)
+		ADDQ(U32(b.bytes(step)), pb.Base)
+		if unrolled {
 			DECQ(count)
 			JNZ(LabelRef(top))
 			Label(done)
@@ -214,19 +356,21 @@ func dot(isa ISA, a, b operand, cont, avx2Body string) {
 	}
 	sum := horizontalSum(isa, acc[0])
 
-	Comment("Scalar tail: the vector sums are already folded into the low lane.")
-	top, done := label("tail", isa), label("taildone", isa)
-	Label(top)
-	TESTQ(n, n)
-	JZ(LabelRef(done))
-	VFMADD231SS(b.scalar(pb), a.scalar(pa), sum)
-	ADDQ(U8(a.size), pa.Base)
-	ADDQ(U8(b.size), pb.Base)
-	DECQ(n)
-	JMP(LabelRef(top))
-	Label(done)
+	if b.kind != kindQ8 {
+		Comment("Scalar tail: the vector sums are already folded into the low lane.")
+		top, done := label("tail", isa), label("taildone", isa)
+		Label(top)
+		TESTQ(n, n)
+		JZ(LabelRef(done))
+		VFMADD231SS(b.scalar(pb), a.scalar(pa), sum)
+		ADDQ(U8(a.size), pa.Base)
+		ADDQ(U8(b.size), pb.Base)
+		DECQ(n)
+		JMP(LabelRef(top))
+		Label(done)
+	}
 	VZEROUPPER()
-	if !a.f16 {
+	if !a.widened() && cont != "" {
 		bits := GP32()
 		VMOVD(sum, bits)
 		ANDL(U32(0x7f800000), bits) // the exponent: all ones for NaN and ±Inf

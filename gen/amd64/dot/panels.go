@@ -81,7 +81,7 @@ type panelsFrame struct {
 	tile  int // keys per tile
 	block int // keys per block
 
-	keys      Mem // first key row (fp16) of the block
+	keys      Mem // first key row of the block
 	keysLeft  Mem
 	valid     Mem // keys of this block: block, or fewer in the last one
 	dstCol    Mem // dst[j0]
@@ -89,25 +89,39 @@ type panelsFrame struct {
 	dstTile   Mem // dst[g·group·n + j0]
 	rowsLeft  Mem // valid queries from the current panel on
 	dstStride Mem // n·4
+
+	key operand // the keys' format
 }
 
-// scoresPanels writes ScoresPanels{,64,128}{AVX2,AVX512}: for each block of keys, widen
-// it into scratch and run it against every query panel, tile by tile into the stage,
-// then write the stage out.
-func scoresPanels(isa ISA, dim int) {
-	name := "ScoresPanels" + isa.Suffix
+// scoresPanels writes Scores{,BF16,Q8}Panels{,64,128}{AVX2,AVX512}: for each block of
+// keys, widen it into scratch and run it against every query panel, tile by tile into
+// the stage, then write the stage out. Only the widening depends on the keys' format
+// (key): the tiles read float32 keys from scratch whatever it is.
+func scoresPanels(isa ISA, dim int, key operand) {
+	name := "Scores" + key.format() + "Panels" + isa.Suffix
 	what := "any dim ≥ 1"
+	if key.kind == kindQ8 {
+		what = "any dim ≥ 32 that is a multiple of 32"
+	}
 	if dim != 0 {
-		name = fmt.Sprintf("ScoresPanels%d%s", dim, isa.Suffix)
+		name = fmt.Sprintf("Scores%sPanels%d%s", key.format(), dim, isa.Suffix)
 		what = fmt.Sprintf("dim = %d", dim)
 	}
-	f := panelsFrame{isa: isa, dim: dim, group: groupVectors * isa.Lanes, tile: panelKeys(isa), block: blockKeys(isa)}
-	TEXT(name, NOSPLIT, "func(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)")
+	f := panelsFrame{isa: isa, key: key, dim: dim, group: groupVectors * isa.Lanes, tile: panelKeys(isa), block: blockKeys(isa)}
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(dst []float32, panels []float32, k []%s, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)", key.goTyp))
 	Pragma("noescape")
-	Doc(name+" sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,",
-		what+" and stride ≥ dim.",
-		fmt.Sprintf("The queries come transposed in panels of %d: q_i[d] = panels[(i/%d·dim + d)·%d + i%%%d], with", f.group, f.group, f.group, f.group),
-		fmt.Sprintf("the lanes past rows zero; scratch holds at least %d·dim floats and stage %d.", f.block, f.block*f.group))
+	if key.kind == kindQ8 {
+		Doc(name+" sets dst[i*n+j] = scale·(q_i · key j) for rows ≥ 1 queries, n ≥ 1 keys,",
+			what+", key j being the dim/32 q8_0 blocks k[34*j*stride:], stride ≥ dim/32",
+			"counted in blocks.",
+			fmt.Sprintf("The queries come transposed in panels of %d: q_i[d] = panels[(i/%d·dim + d)·%d + i%%%d], with", f.group, f.group, f.group, f.group),
+			fmt.Sprintf("the lanes past rows zero; scratch holds at least %d·dim floats and stage %d.", f.block, f.block*f.group))
+	} else {
+		Doc(name+" sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,",
+			what+" and stride ≥ dim.",
+			fmt.Sprintf("The queries come transposed in panels of %d: q_i[d] = panels[(i/%d·dim + d)·%d + i%%%d], with", f.group, f.group, f.group, f.group),
+			fmt.Sprintf("the lanes past rows zero; scratch holds at least %d·dim floats and stage %d.", f.block, f.block*f.group))
+	}
 	for _, m := range []*Mem{&f.keys, &f.keysLeft, &f.valid, &f.dstCol, &f.panel, &f.dstTile, &f.rowsLeft, &f.dstStride} {
 		*m = AllocLocal(8)
 	}
@@ -135,7 +149,11 @@ func scoresPanels(isa ISA, dim int) {
 	MOVQ(valid, f.valid)
 	f.panelPass()
 	t = Load(Param("stride"), GP64())
-	IMUL3Q(U8(2*f.block), t, t)
+	if blockStride := key.strideBytes() * f.block; blockStride < 128 {
+		IMUL3Q(U8(blockStride), t, t)
+	} else {
+		IMUL3Q(U32(blockStride), t, t)
+	}
 	ADDQ(t, f.keys)
 	ADDQ(U8(4*f.block), f.dstCol)
 	t = GP64()
@@ -176,7 +194,7 @@ func (f panelsFrame) widenTile(first int) {
 	key := GP64()
 	MOVQ(f.keys, key)
 	kStride := Load(Param("stride"), GP64())
-	SHLQ(U8(1), kStride) // bytes from one key to the next
+	keyStride(f.key, kStride) // bytes from one key to the next
 	if first > 0 {
 		t := GP64()
 		IMUL3Q(U8(first), kStride, t)
@@ -205,18 +223,27 @@ func (f panelsFrame) widenTile(first int) {
 	if f.dim != 0 {
 		// A fast path's key is dim/Lanes whole vectors, unrolled.
 		src := Mem{Base: key}
+		var d reg.VecVirtual // the current q8_0 block's scale
 		for u := range f.dim / isa.Lanes {
-			v := isa.Vec()
-			VCVTPH2PS(src.Offset(u*2*isa.Lanes), v)
+			var v reg.VecVirtual
+			if e := u * isa.Lanes; f.key.kind == kindQ8 {
+				block := src.Offset(f.key.bytes(e - e%blockLen))
+				if e%blockLen == 0 {
+					d = q8Scale(isa, block)
+				}
+				v = q8Vector(isa, block.Offset(2+e%blockLen), d)
+			} else {
+				v = f.key.vector(isa, src.Offset(u*2*isa.Lanes))
+			}
 			VMOVUPS(v, dst.Offset(u*4*isa.Lanes))
 		}
 		// Its lines, and the last element's, which starts one more line when the
 		// key is not aligned to one.
 		ahead := Mem{Base: key, Index: ahead, Scale: 1}
-		for line := 0; line < 2*f.dim; line += 64 {
+		for line := 0; line < f.key.bytes(f.dim); line += 64 {
 			PREFETCHT0(ahead.Offset(line))
 		}
-		PREFETCHT0(ahead.Offset(2*f.dim - 2))
+		PREFETCHT0(ahead.Offset(f.key.bytes(f.dim) - f.key.size))
 		ADDQ(U32(4*f.dim), dst.Base)
 	} else {
 		f.widenKey(key, ahead, dst.Base, dim)
@@ -227,9 +254,10 @@ func (f panelsFrame) widenTile(first int) {
 	Label(done)
 }
 
-// widenKey converts the dim halves at key into the floats at dst, and moves dst past
-// them: unrollWiden vectors at a time, then single vectors, then single elements. It
-// prefetches the key ahead bytes on, line by line, and its last element.
+// widenKey converts the dim elements at key into the floats at dst, and moves dst past
+// them: unrollWiden vectors at a time, then single vectors, then single elements
+// (q8_0: block by block). It prefetches the key ahead bytes on, line by line, and its
+// last element.
 func (f panelsFrame) widenKey(key, ahead, dst, dim reg.Register) {
 	isa := f.isa
 	src, left := Mem{Base: GP64()}, GP64()
@@ -237,7 +265,14 @@ func (f panelsFrame) widenKey(key, ahead, dst, dim reg.Register) {
 	MOVQ(dim, left)
 	pf, line, last := GP64(), GP64(), GP64()
 	LEAQ(Mem{Base: key, Index: ahead, Scale: 1}, pf)
-	LEAQ(Mem{Base: dim, Index: dim, Scale: 1, Disp: -2}, last) // the last element's offset
+	if f.key.kind == kindQ8 { // the last quant's offset: dim/32 blocks, less one byte
+		MOVQ(dim, last)
+		SHRQ(U8(5), last)
+		IMUL3Q(U8(blockBytes), last, last)
+		DECQ(last)
+	} else {
+		LEAQ(Mem{Base: dim, Index: dim, Scale: 1, Disp: -2}, last) // the last element's offset
+	}
 	XORQ(line, line)
 	top := label("prefetch", isa)
 	Label(top)
@@ -246,14 +281,17 @@ func (f panelsFrame) widenKey(key, ahead, dst, dim reg.Register) {
 	CMPQ(line, last)
 	JB(LabelRef(top))
 	PREFETCHT0(Mem{Base: pf, Index: last, Scale: 1})
+	if f.key.kind == kindQ8 {
+		f.widenBlocks(src, left, dst)
+		return
+	}
 	for _, unroll := range []int{unrollWiden, 1} {
 		top, done := label("widenvec", isa), label("widenvecdone", isa)
 		Label(top)
 		CMPQ(left, U8(unroll*isa.Lanes))
 		JB(LabelRef(done))
 		for u := range unroll {
-			v := isa.Vec()
-			VCVTPH2PS(src.Offset(u*2*isa.Lanes), v)
+			v := f.key.vector(isa, src.Offset(u*2*isa.Lanes))
 			VMOVUPS(v, Mem{Base: dst, Disp: u * 4 * isa.Lanes})
 		}
 		ADDQ(U8(unroll*2*isa.Lanes), src.Base)
@@ -266,10 +304,30 @@ func (f panelsFrame) widenKey(key, ahead, dst, dim reg.Register) {
 	Label(top)
 	TESTQ(left, left)
 	JZ(LabelRef(done))
-	VMOVSS(operandF16.scalar(src), Mem{Base: dst})
+	VMOVSS(f.key.scalar(src), Mem{Base: dst})
 	ADDQ(U8(2), src.Base)
 	ADDQ(U8(4), dst)
 	DECQ(left)
+	JMP(LabelRef(top))
+	Label(done)
+}
+
+// widenBlocks is widenKey's loop for q8_0 keys, whose left elements at src are whole
+// blocks: one block per iteration, its scale widened once.
+func (f panelsFrame) widenBlocks(src Mem, left, dst reg.Register) {
+	isa := f.isa
+	top, done := label("widenblock", isa), label("widenblockdone", isa)
+	Label(top)
+	TESTQ(left, left)
+	JZ(LabelRef(done))
+	d := q8Scale(isa, src)
+	for u := range blockLen / isa.Lanes {
+		v := q8Vector(isa, src.Offset(2+u*isa.Lanes), d)
+		VMOVUPS(v, Mem{Base: dst, Disp: u * 4 * isa.Lanes})
+	}
+	ADDQ(U8(blockBytes), src.Base)
+	ADDQ(U32(4*blockLen), dst)
+	SUBQ(U8(blockLen), left)
 	JMP(LabelRef(top))
 	Label(done)
 }

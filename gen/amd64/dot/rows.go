@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	. "github.com/kvsimd/kvsimd/gen/x86"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -30,23 +32,41 @@ type rowsFrame struct {
 	dstTile   Mem // dst[i0*n+j0]
 	rowsLeft  Mem // query rows not yet scored against the current key tile
 	qStride   Mem // dim·4
-	kStride   Mem // stride·2
+	kStride   Mem // stride·2 (q8_0: stride·34)
 	dstStride Mem // n·4
+
+	key operand // the keys' format
+	// AVX2's q8_0 tiles: each key's block scale in all lanes, for VMULPS to read (the
+	// tile has no register left for them).
+	scales []Mem
 }
 
 // scoresRows writes ScoresRows{AVX2,AVX512}: for each tile of tileKeys keys, for each
 // group of tileRows queries (then 2, then 1), one tile; then single keys the same way.
 // The key tile stays in L1 across all query groups, and the queries (rows·dim·4 bytes)
-// stay in L1 or L2 across all key tiles, so K streams through once.
-func scoresRows(isa ISA) {
-	name := "ScoresRows" + isa.Suffix
-	TEXT(name, NOSPLIT, "func(dst []float32, q []float32, k []uint16, rows int, n int, dim int, stride int, scale float32)")
+// stay in L1 or L2 across all key tiles, so K streams through once. The keys are
+// halves, bfloat16s or q8_0 blocks (key); every format gives the same operations on
+// the widened values, in the same order.
+func scoresRows(isa ISA, key operand) {
+	name := "Scores" + key.format() + "Rows" + isa.Suffix
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(dst []float32, q []float32, k []%s, rows int, n int, dim int, stride int, scale float32)", key.goTyp))
 	Pragma("noescape")
-	Doc(name+" sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1",
-		"query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim.")
-	f := rowsFrame{isa: isa}
+	if key.kind == kindQ8 {
+		Doc(name+" sets dst[i*n+j] = scale·(q[i*dim:][:dim] · key j) for rows ≥ 1 query rows,",
+			"n ≥ 1 keys and dim ≥ 32 a multiple of 32, key j being the dim/32 q8_0 blocks",
+			"k[34*j*stride:], stride ≥ dim/32 counted in blocks.")
+	} else {
+		Doc(name+" sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1",
+			"query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim.")
+	}
+	f := rowsFrame{isa: isa, key: key}
 	for _, m := range []*Mem{&f.keys, &f.keysLeft, &f.dstCol, &f.queries, &f.dstTile, &f.rowsLeft, &f.qStride, &f.kStride, &f.dstStride} {
 		*m = AllocLocal(8)
+	}
+	if key.kind == kindQ8 && isa.Lanes == 8 {
+		for range tileKeys {
+			f.scales = append(f.scales, AllocLocal(isa.Bytes()))
+		}
 	}
 	t := Load(Param("k").Base(), GP64())
 	MOVQ(t, f.keys)
@@ -57,7 +77,7 @@ func scoresRows(isa ISA) {
 	t = Load(Param("dst").Base(), GP64())
 	MOVQ(t, f.dstCol)
 	t = Load(Param("stride"), GP64())
-	SHLQ(U8(1), t)
+	keyStride(key, t)
 	MOVQ(t, f.kStride)
 	t = Load(Param("dim"), GP64())
 	SHLQ(U8(2), t)
@@ -128,7 +148,11 @@ func (f rowsFrame) tile(rows, keys int) {
 			VXORPS(acc[r][j], acc[r][j], acc[r][j])
 		}
 	}
-	f.accumulate(q, k, acc)
+	if f.key.kind == kindQ8 {
+		f.accumulateQ8(q, k, acc)
+	} else {
+		f.accumulate(q, k, acc)
+	}
 	f.store(acc)
 }
 
@@ -153,7 +177,7 @@ func (f rowsFrame) accumulate(q, k reg.GPVirtual, acc [][]reg.VecVirtual) {
 	JAE(LabelRef(done))
 	kx := make([]reg.VecVirtual, keys)
 	for j := range kx {
-		kx[j] = operandF16.scalar(Mem{Base: kRows[j], Index: i, Scale: 2})
+		kx[j] = f.key.scalar(Mem{Base: kRows[j], Index: i, Scale: 2})
 	}
 	for r := range rows {
 		qx := operandF32.scalar(Mem{Base: qRows[r], Index: i, Scale: 4})
@@ -173,7 +197,7 @@ func (f rowsFrame) accumulate(q, k reg.GPVirtual, acc [][]reg.VecVirtual) {
 	JAE(LabelRef(done))
 	kv := make([]reg.VecVirtual, keys)
 	for j := range kv {
-		kv[j] = operandF16.vector(isa, Mem{Base: kRows[j], Index: i, Scale: 2})
+		kv[j] = f.key.vector(isa, Mem{Base: kRows[j], Index: i, Scale: 2})
 	}
 	for r := range rows {
 		qv := operandF32.vector(isa, Mem{Base: qRows[r], Index: i, Scale: 4})
@@ -184,6 +208,61 @@ func (f rowsFrame) accumulate(q, k reg.GPVirtual, acc [][]reg.VecVirtual) {
 	ADDQ(U8(isa.Lanes), i)
 	JMP(LabelRef(top))
 	Label(done)
+}
+
+// accumulateQ8 is accumulate for q8_0 keys, whose dim is a multiple of 32 and so has
+// no tail: one block per iteration, its scales widened once per key, then its vectors
+// in order, so that every accumulator takes the same FMAs in the same order as in
+// accumulate. AVX-512 keeps the scales in registers; AVX2, whose tile takes all 16,
+// keeps them in the frame, a memory operand of the VMULPS.
+func (f rowsFrame) accumulateQ8(q, k reg.GPVirtual, acc [][]reg.VecVirtual) {
+	isa := f.isa
+	rows, keys := len(acc), len(acc[0])
+	qRows, kRows := rowPointers(q, f.qStride, rows), rowPointers(k, f.kStride, keys)
+	dim := Load(Param("dim"), GP64())
+
+	Comment("Whole blocks [0, dim).")
+	i, block := GP64(), GP64() // the block's first element, and its offset in a key
+	XORQ(i, i)
+	XORQ(block, block)
+	top, done := label("blocks", isa), label("blocksdone", isa)
+	Label(top)
+	CMPQ(i, dim)
+	JAE(LabelRef(done))
+	d := make([]Op, keys)
+	for j := range d {
+		s := q8Scale(isa, Mem{Base: kRows[j], Index: block, Scale: 1})
+		d[j] = s
+		if f.scales != nil {
+			VMOVUPS(s, f.scales[j])
+			d[j] = f.scales[j]
+		}
+	}
+	kv := make([]reg.VecVirtual, keys)
+	for v := range blockLen / isa.Lanes {
+		for j := range kv {
+			kv[j] = q8Vector(isa, Mem{Base: kRows[j], Index: block, Scale: 1, Disp: 2 + v*isa.Lanes}, d[j])
+		}
+		for r := range rows {
+			qv := operandF32.vector(isa, Mem{Base: qRows[r], Index: i, Scale: 4, Disp: v * isa.Bytes()})
+			for j := range keys {
+				VFMADD231PS(kv[j], qv, acc[r][j])
+			}
+		}
+	}
+	ADDQ(U8(blockLen), i)
+	ADDQ(U8(blockBytes), block)
+	JMP(LabelRef(top))
+	Label(done)
+}
+
+// keyStride turns a stride t in elements (q8_0: blocks) into bytes.
+func keyStride(key operand, t reg.Register) {
+	if key.kind == kindQ8 {
+		IMUL3Q(U8(key.strideBytes()), t, t)
+	} else {
+		SHLQ(U8(1), t)
+	}
 }
 
 // rowPointers returns count pointers base, base+stride, base+2·stride, ...
