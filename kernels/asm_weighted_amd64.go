@@ -7,4 +7,8 @@ import "github.com/kvsimd/kvsimd/asm"
 func init() {
 	weightedSumRows.Add("avx2", asm.WeightedSumRowsAVX2)
 	weightedSumRows.Add("avx512", asm.WeightedSumRowsAVX512)
+	weightedSumRowsBF16.Add("avx2", asm.WeightedSumRowsBF16AVX2)
+	weightedSumRowsBF16.Add("avx512", asm.WeightedSumRowsBF16AVX512)
+	weightedSumRowsQ8.Add("avx2", asm.WeightedSumRowsQ8AVX2)
+	weightedSumRowsQ8.Add("avx512", asm.WeightedSumRowsQ8AVX512)
 }
