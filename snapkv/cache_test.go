@@ -11,7 +11,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/kvsimd/kvsimd/bf16"
 	"github.com/kvsimd/kvsimd/fp16"
+	"github.com/kvsimd/kvsimd/q8"
 	"github.com/kvsimd/kvsimd/snapkv"
 	"github.com/x448/float16"
 )
@@ -95,8 +97,15 @@ func (l *layer) oneShot(t *testing.T, cfg snapkv.Config, src source) [][]int32 {
 // after each chunk that c holds no more rows per head than it may.
 func (l *layer) prefill(t *testing.T, c *snapkv.Cache, cfg snapkv.CacheConfig, chunks []int, src source) {
 	t.Helper()
+	prefillOf(t, l, c, l.k, l.v, cfg, chunks, src)
+}
+
+// prefillOf is prefill for a cache of any format, its prompt k and v [KVHeads][L][Dim]
+// values in that format.
+func prefillOf[E snapkv.Element](t *testing.T, l *layer, c *snapkv.CacheOf[E], k, v []E, cfg snapkv.CacheConfig, chunks []int, src source) {
+	t.Helper()
 	at := 0
-	for i, ch := range l.chunks(cfg, chunks, src) {
+	for i, ch := range cutChunks(l, k, v, perRow[E](l.d), cfg, chunks, src) {
 		if err := c.Prefill(ch); err != nil {
 			t.Fatalf("chunk %d of %v: %v", i, chunks, err)
 		}
@@ -106,7 +115,7 @@ func (l *layer) prefill(t *testing.T, c *snapkv.Cache, cfg snapkv.CacheConfig, c
 		}
 		if cfg.Mode == snapkv.ModeBounded && !ch.Last {
 			st := c.Stats()
-			room := int64(cfg.KVHeads) * int64(cfg.Select.Budget+slices.Max(chunks[:i+1])) * int64(4*cfg.Dim+4)
+			room := int64(cfg.KVHeads) * int64(cfg.Select.Budget+slices.Max(chunks[:i+1])) * (2*rowBytes[E](cfg.Dim) + 4)
 			if st.BytesCapacity > room {
 				t.Fatalf("chunk %d of %v: %d bytes of room, more than Budget + the longest chunk's %d", i, chunks, st.BytesCapacity, room)
 			}
@@ -122,22 +131,7 @@ func (l *layer) prefill(t *testing.T, c *snapkv.Cache, cfg snapkv.CacheConfig, c
 // chunks cuts the layer into head-major chunks of the given sizes (the last marked
 // Last), with all of a chunk's queries or only its last Window rows in turn.
 func (l *layer) chunks(cfg snapkv.CacheConfig, sizes []int, src source) []snapkv.Chunk {
-	var out []snapkv.Chunk
-	at := 0
-	for i, n := range sizes {
-		ch := snapkv.Chunk{K: rows(l.k, l.hk, l.n, l.d, at, at+n), V: rows(l.v, l.hk, l.n, l.d, at, at+n), Last: i == len(sizes)-1}
-		switch {
-		case src == byQueries && i%2 == 0:
-			ch.Q = rows(l.q, l.hq, l.n, l.d, at, at+n)
-		case src == byQueries:
-			ch.Q = rows(l.q, l.hq, l.n, l.d, max(at, at+n-cfg.Select.Window), at+n)
-		case src == byAttn && ch.Last:
-			ch.Attn = l.attn
-		}
-		out = append(out, ch)
-		at += n
-	}
-	return out
+	return cutChunks(l, l.k, l.v, l.d, cfg, sizes, src)
 }
 
 // checkHeads checks that every head of c holds exactly the rows of l at want[h] (bit
@@ -329,21 +323,31 @@ func TestCacheAppend(t *testing.T) {
 	}
 }
 
-// TestCacheBytes: the stats follow their formulas from what Head shows, and the storage
-// after the prompt is exactly the kept rows plus the reserve.
+// TestCacheBytes: the stats follow their formulas from what Head shows, in the bytes
+// of each format (a row of Dim values: Dim·2 bytes in fp16 and bf16, Dim/32·34 in
+// q8_0), and the storage after the prompt is exactly the kept rows plus the reserve.
 func TestCacheBytes(t *testing.T) {
+	t.Run("fp16", cacheBytes[fp16.Float16])
+	t.Run("bf16", cacheBytes[bf16.BFloat16])
+	t.Run("q8_0", cacheBytes[q8.Block])
+}
+
+func cacheBytes[E snapkv.Element](t *testing.T) {
 	r := rand.New(rand.NewPCG(49, 50))
 	const hq, hk, n, w, d = 8, 4, 256, 16, 32
 	l := newLayer(r, hq, hk, n, w, d)
+	wd := perRow[E](d)
+	k, v := keysAs[E](t, l.k), randomRows[E](r, hk*n*wd)
+	row := 2*rowBytes[E](d) + 4 // a position's K and V rows in one head, and the position
 	for _, alloc := range []snapkv.Alloc{snapkv.AllocUniform, snapkv.AllocAdaptive} {
 		for _, reserve := range []int{0, 5} {
 			sel := snapkv.Config{Budget: 64, Window: w, Kernel: 5, Alloc: alloc}
 			cfg := snapkv.CacheConfig{Select: sel, QHeads: hq, KVHeads: hk, Dim: d, Reserve: reserve}
-			c, err := snapkv.NewCache(cfg)
+			c, err := snapkv.NewCacheOf[E](cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			l.prefill(t, c, cfg, []int{128, 128}, byQueries)
+			prefillOf(t, l, c, k, v, cfg, []int{128, 128}, byQueries)
 			for appended := 0; appended <= reserve+2; appended++ {
 				st := c.Stats()
 				kept, room := 0, 0
@@ -354,27 +358,34 @@ func TestCacheBytes(t *testing.T) {
 					}
 					kept += len(pos)
 					room += max(reserve-appended, 0)
-					if appended <= reserve && (cap(k) != cap(v) || cap(k) != (len(pos)-appended+reserve)*d || cap(pos) != len(pos)-appended+reserve) {
+					if appended <= reserve && (cap(k) != cap(v) || cap(k) != (len(pos)-appended+reserve)*wd || cap(pos) != len(pos)-appended+reserve) {
 						t.Fatalf("%v reserve %d: head %d of %d rows has cap(k) %d, cap(pos) %d", alloc, reserve, h, len(pos), cap(k), cap(pos))
 					}
 				}
-				if want := int64(kept) * (int64(d)*2*2 + 4); st.BytesAfter != want {
+				if want := int64(kept) * row; st.BytesAfter != want {
 					t.Fatalf("BytesAfter %d, want %d", st.BytesAfter, want)
 				}
-				if want := st.BytesAfter + int64(room)*(int64(d)*2*2+4); appended <= reserve && st.BytesCapacity != want {
+				if want := st.BytesAfter + int64(room)*row; appended <= reserve && st.BytesCapacity != want {
 					t.Fatalf("%v reserve %d after %d appends: BytesCapacity %d, want %d", alloc, reserve, appended, st.BytesCapacity, want)
 				}
-				if want := int64(n+appended) * hk * d * 2 * 2; st.BytesBefore != want || st.TokensSeen != n+appended {
+				if want := int64(n+appended) * hk * (row - 4); st.BytesBefore != want || st.TokensSeen != n+appended {
 					t.Fatalf("BytesBefore %d, TokensSeen %d; want %d, %d", st.BytesBefore, st.TokensSeen, want, n+appended)
 				}
 				if want := 1 - float64(kept)/float64((n+appended)*hk); st.EvictionRatio != want {
 					t.Fatalf("EvictionRatio %v, want %v", st.EvictionRatio, want)
 				}
-				if err := c.Append(make([]fp16.Float16, hk*d), make([]fp16.Float16, hk*d)); err != nil {
+				if err := c.Append(make([]E, hk*wd), make([]E, hk*wd)); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
+	}
+	// The bytes of one position in this layer (K and V, 4 heads of 32 values, and 4
+	// positions), per format: fp16 and bf16 2·64·4 + 4·4, q8_0 2·34·4 + 4·4 (the rows
+	// 17/32 of fp16's: 34 bytes hold 32 values).
+	want := map[string]int64{"fp16": 528, "bf16": 528, "q8_0": 288}[formatName[E]()]
+	if got := int64(hk) * row; got != want {
+		t.Fatalf("a position's rows take %d bytes, want %d", got, want)
 	}
 }
 
@@ -601,16 +612,23 @@ func TestCacheConcurrent(t *testing.T) {
 // appends decode zero tokens, and returns the first error; it is safe to run in a
 // goroutine of its own.
 func (l *layer) feed(c *snapkv.Cache, chunk, decode int) error {
+	return feedOf(l, c, l.k, l.v, chunk, decode)
+}
+
+// feedOf is feed for a cache of any format, its prompt k and v [KVHeads][L][Dim]
+// values in that format.
+func feedOf[E snapkv.Element](l *layer, c *snapkv.CacheOf[E], k, v []E, chunk, decode int) error {
+	wd := perRow[E](l.d)
 	for at := 0; at < l.n; at += chunk {
 		end := min(at+chunk, l.n)
-		ch := snapkv.Chunk{K: rows(l.k, l.hk, l.n, l.d, at, end), V: rows(l.v, l.hk, l.n, l.d, at, end),
+		ch := snapkv.ChunkOf[E]{K: rows(k, l.hk, l.n, wd, at, end), V: rows(v, l.hk, l.n, wd, at, end),
 			Q: rows(l.q, l.hq, l.n, l.d, at, end), Last: end == l.n}
 		if err := c.Prefill(ch); err != nil {
 			return err
 		}
 	}
 	for range decode {
-		if err := c.Append(make([]fp16.Float16, l.hk*l.d), make([]fp16.Float16, l.hk*l.d)); err != nil {
+		if err := c.Append(make([]E, l.hk*wd), make([]E, l.hk*wd)); err != nil {
 			return err
 		}
 	}

@@ -8,29 +8,32 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kvsimd/kvsimd/bf16"
 	"github.com/kvsimd/kvsimd/fp16"
 	"github.com/kvsimd/kvsimd/internal/varianttest"
+	"github.com/kvsimd/kvsimd/q8"
 	"github.com/kvsimd/kvsimd/snapkv"
 )
 
 // inContext returns k in the first len(k) elements of a buffer with room for more
 // positions after them, filled with NaN, as an engine's context-sized buffer.
-func inContext(k []fp16.Float16, more int) []fp16.Float16 {
-	buf := make([]fp16.Float16, len(k)+more)
+func inContext[E snapkv.Element](k []E, more int) []E {
+	buf := make([]E, len(k)+more)
 	copy(buf, k)
 	for i := len(k); i < len(buf); i++ {
-		buf[i] = 0x7e00
+		buf[i] = nanOf[E]()
 	}
 	return buf[:len(k)]
 }
 
 // layouts returns in (head-major) and the same data token-major, its K a prefix of a
 // context-sized buffer.
-func layouts(in snapkv.Input, w int) (head, token snapkv.Input) {
+func layouts[E snapkv.Element](in snapkv.InputOf[E], w int) (head, token snapkv.InputOf[E]) {
 	token = in
 	token.Layout = snapkv.TokenMajor
 	if in.K != nil {
-		token.K = inContext(oracle.TokenMajor(in.K, in.KVHeads, in.Len, in.Dim), 7*in.KVHeads*in.Dim)
+		wd := perRow[E](in.Dim)
+		token.K = inContext(oracle.TokenMajor(in.K, in.KVHeads, in.Len, wd), 7*in.KVHeads*wd)
 	}
 	if in.Q != nil {
 		token.Q = oracle.TokenMajor(in.Q, in.QHeads, w, in.Dim)
@@ -112,23 +115,34 @@ func mustSelector(t *testing.T, cfg snapkv.Config) *snapkv.Selector {
 }
 
 // TestTokenMajorNoCopy: a reused Selector scoring a token-major layer, on every variant
-// and with helpers, allocates nothing: K (512 KiB here) is read where it lies, never
-// copied, and the gathered window queries live in the workspace.
+// and with helpers, allocates nothing, in every cache format: K (512 KiB here in fp16)
+// is read where it lies, never copied, and the gathered window queries live in the
+// workspace.
 func TestTokenMajorNoCopy(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector makes sync.Pool drop scratch space at random")
 	}
+	t.Run("fp16", tokenMajorNoCopy[fp16.Float16])
+	t.Run("bf16", tokenMajorNoCopy[bf16.BFloat16])
+	t.Run("q8_0", tokenMajorNoCopy[q8.Block])
+}
+
+func tokenMajorNoCopy[E snapkv.Element](t *testing.T) {
 	r := rand.New(rand.NewPCG(73, 74))
 	const hq, hk, n, w, d = 8, 2, 2048, 32, 64
 	p := newProblem(r, hq, hk, n, w, d)
-	_, byQ := layouts(snapkv.Input{Q: p.q, K: p.k, QHeads: hq, KVHeads: hk, Len: n, Dim: d}, w)
-	_, byK := layouts(snapkv.Input{K: p.k, KVHeads: hk, Len: n, Dim: d}, w)
+	k := keysAs[E](t, p.k)
+	_, byQ := layouts(snapkv.InputOf[E]{Q: p.q, K: k, QHeads: hq, KVHeads: hk, Len: n, Dim: d}, w)
+	_, byK := layouts(snapkv.InputOf[E]{K: k, KVHeads: hk, Len: n, Dim: d}, w)
 	varianttest.Each(t, func(variant string) {
 		for _, workers := range []int{1, 2} {
-			s := mustSelector(t, snapkv.Config{Budget: 256, Window: w, Kernel: 5, Workers: workers})
+			s, err := snapkv.NewSelectorOf[E](snapkv.Config{Budget: 256, Window: w, Kernel: 5, Workers: workers})
+			if err != nil {
+				t.Fatal(err)
+			}
 			var dst [][]int32
 			run := func() {
-				for _, in := range []snapkv.Input{byQ, byK} {
+				for _, in := range []snapkv.InputOf[E]{byQ, byK} {
 					var err error
 					if dst, err = s.Select(dst, in); err != nil {
 						t.Fatal(err)

@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvsimd/kvsimd/bf16"
 	"github.com/kvsimd/kvsimd/fp16"
+	"github.com/kvsimd/kvsimd/q8"
 	"github.com/kvsimd/kvsimd/snapkv"
 )
 
@@ -214,33 +216,40 @@ func TestBadInput(t *testing.T) {
 }
 
 // TestAllocs: once warm, Select and SelectBatch allocate nothing, with or without
-// helper goroutines, for every rule, source and allocation. testing.AllocsPerRun runs
-// at GOMAXPROCS 1, where a started helper always finds the goroutine the last one left
-// on the P's free list; with more Ps that takes a few hundred calls to settle (see the
-// package doc).
+// helper goroutines, for every rule, source, allocation and cache format.
+// testing.AllocsPerRun runs at GOMAXPROCS 1, where a started helper always finds the
+// goroutine the last one left on the P's free list; with more Ps that takes a few
+// hundred calls to settle (see the package doc).
 func TestAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector makes sync.Pool drop scratch space at random")
 	}
+	t.Run("fp16", allocs[fp16.Float16])
+	t.Run("bf16", allocs[bf16.BFloat16])
+	t.Run("q8_0", allocs[q8.Block])
+}
+
+func allocs[E snapkv.Element](t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	p := newProblem(r, 8, 2, 300, 16, 64)
 	short := newProblem(r, 8, 2, 150, 16, 64)
-	inQ := snapkv.Input{Q: p.q, K: p.k, QHeads: 8, KVHeads: 2, Len: p.n, Dim: p.d}
-	inKeys := snapkv.Input{K: p.k, KVHeads: 2, Len: p.n, Dim: p.d}
-	inShort := snapkv.Input{Q: short.q, K: short.k, QHeads: 8, KVHeads: 2, Len: short.n, Dim: short.d}
+	k, kShort := keysAs[E](t, p.k), keysAs[E](t, short.k)
+	inQ := snapkv.InputOf[E]{Q: p.q, K: k, QHeads: 8, KVHeads: 2, Len: p.n, Dim: p.d}
+	inKeys := snapkv.InputOf[E]{K: k, KVHeads: 2, Len: p.n, Dim: p.d}
+	inShort := snapkv.InputOf[E]{Q: short.q, K: kShort, QHeads: 8, KVHeads: 2, Len: short.n, Dim: short.d}
 	for _, workers := range []int{1, 4} {
 		for _, cfg := range []snapkv.Config{
 			{Budget: 60, Window: 16, Kernel: 5, Workers: workers},
 			{Budget: 60, Window: 16, Kernel: 7, Pool: snapkv.PoolMax, Rule: snapkv.RuleProtected, Sinks: 4, Group: snapkv.GroupMax, Workers: workers},
 			{KeepRatio: 0.2, Window: 16, Kernel: 5, Alloc: snapkv.AllocAdaptive, Floor: 0.2, Workers: workers},
 		} {
-			s, err := snapkv.NewSelector(cfg)
+			s, err := snapkv.NewSelectorOf[E](cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var dst [][]int32
 			var batch [][][]int32
-			ins := []snapkv.Input{inQ, inShort, inKeys}
+			ins := []snapkv.InputOf[E]{inQ, inShort, inKeys}
 			run := func() {
 				for _, in := range ins {
 					if dst, err = s.Select(dst, in); err != nil {
@@ -481,18 +490,25 @@ func TestAdaptiveFloorOne(t *testing.T) {
 
 // TestSelectOneCallAllocs: in steady state the one-call Select allocates its result
 // (the positions in one array, and the rows' headers) and nothing else: not the
-// workspace of 64·L floats per goroutine (512 KiB here), nor the pooled votes. Until
-// sync.Pool (Select's, kernels.TopK's) and the runtime's free goroutines have settled
-// on every P, a call that finds its P's share empty allocates more; the test takes the
-// quietest of a few rounds.
+// workspace of 64·L floats per goroutine (512 KiB here), nor the pooled votes, in
+// every cache format (each has a pool of its own). Until sync.Pool (Select's,
+// kernels.TopK's) and the runtime's free goroutines have settled on every P, a call
+// that finds its P's share empty allocates more; the test takes the quietest of a few
+// rounds.
 func TestSelectOneCallAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector makes sync.Pool drop what it holds at random")
 	}
+	t.Run("fp16", oneCallAllocs[fp16.Float16])
+	t.Run("bf16", oneCallAllocs[bf16.BFloat16])
+	t.Run("q8_0", oneCallAllocs[q8.Block])
+}
+
+func oneCallAllocs[E snapkv.Element](t *testing.T) {
 	r := rand.New(rand.NewPCG(19, 20))
 	const hq, hk, n, w, d = 8, 2, 2048, 32, 64
 	p := newProblem(r, hq, hk, n, w, d)
-	in := snapkv.Input{Q: p.q, K: p.k, QHeads: hq, KVHeads: hk, Len: n, Dim: d}
+	in := snapkv.InputOf[E]{Q: p.q, K: keysAs[E](t, p.k), QHeads: hq, KVHeads: hk, Len: n, Dim: d}
 	for _, cfg := range []snapkv.Config{
 		{Budget: 256, Window: w, Kernel: 5, Workers: 1},
 		{Budget: 256, Window: w, Kernel: 5, Workers: 2},
