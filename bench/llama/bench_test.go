@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/kvsimd/kvsimd/fp16"
 	"github.com/kvsimd/kvsimd/snapkv"
 )
 
@@ -24,8 +25,9 @@ func BenchmarkPrefill(b *testing.B) {
 // the prompt's size.
 func BenchmarkDecode(b *testing.B) {
 	m := testModel(b)
+	e := mustEngine[fp16.Float16](m)
 	ps, _ := testPrompts(b)
-	p, err := m.Prefill([]byte(ps[0].Text))
+	p, err := e.prefill([]byte(ps[0].Text))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -40,13 +42,13 @@ func BenchmarkDecode(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			build := func() []KV {
-				caches, _, err := m.caches(p, me, newMeasured(m, p))
+				caches, _, err := e.caches(p, me, newMeasured(e, p))
 				if err != nil {
 					b.Fatal(err)
 				}
 				return caches
 			}
-			s := m.newState()
+			s := e.newState()
 			caches, steps := build(), 0
 			for b.Loop() {
 				if steps == 16 {
@@ -54,7 +56,7 @@ func BenchmarkDecode(b *testing.B) {
 					caches, steps = build(), 0
 					b.StartTimer()
 				}
-				if _, err := m.forward(s, caches, '7', true); err != nil {
+				if _, err := e.forward(s, caches, '7', true); err != nil {
 					b.Fatal(err)
 				}
 				steps++

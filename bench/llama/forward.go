@@ -8,24 +8,52 @@ import (
 	"github.com/kvsimd/kvsimd/kernels"
 )
 
-// KV is one layer's KV cache as the forward pass sees it. *snapkv.Cache implements it;
-// so does the uncompressed cache of this package.
-type KV interface {
-	// Append adds one token's rows, k and v [KVHeads][HeadDim], rounded to fp16.
-	Append(k, v []fp16.Float16) error
-	// Head returns KV head h's rows, k and v [rows][HeadDim], and their positions.
-	Head(h int) (k, v []fp16.Float16, pos []int32)
+// KVOf is one layer's KV cache in format E as the forward pass sees it.
+// *snapkv.CacheOf[E] implements it; so does the uncompressed cache of this package.
+type KVOf[E elem] interface {
+	// Append adds one token's rows, k and v [KVHeads][HeadDim values], stored as E.
+	Append(k, v []E) error
+	// Head returns KV head h's rows, k and v [rows][HeadDim values], and their positions.
+	Head(h int) (k, v []E, pos []int32)
 	// Offset is the position of the next token: RoPE rotates it by this.
 	Offset() int
 }
 
+// KV is the fp16 cache, *snapkv.Cache's format.
+type KV = KVOf[fp16.Float16]
+
+// engine runs the model with its KV cache in format E: every K and V row is rounded to
+// E as it is written, and the attention reads the stored rows with E's kernels.
+type engine[E elem] struct {
+	*Model
+	c   *codec[E]
+	row int // elements of one head's row: HeadDim/c.per
+}
+
+func newEngine[E elem](m *Model) (*engine[E], error) {
+	c := codecOf[E]()
+	if m.HeadDim%c.per != 0 {
+		return nil, fmt.Errorf("llama: a %v cache needs head_dim a multiple of %d, the model has %d", c.format, c.per, m.HeadDim)
+	}
+	return &engine[E]{Model: m, c: c, row: m.HeadDim / c.per}, nil
+}
+
+// mustEngine is newEngine for formats every model takes (fp16, float32).
+func mustEngine[E elem](m *Model) *engine[E] {
+	e, err := newEngine[E](m)
+	if err != nil {
+		panic(err)
+	}
+	return e
+}
+
 // state is the scratch of one token's forward pass.
-type state struct {
+type state[E elem] struct {
 	rope       *rope
 	x, a       []float32 // residual stream, normed input [DModel]
 	q, attn    []float32 // [QHeads·HeadDim]
 	k, v       []float32 // [KVHeads·HeadDim]
-	kh, vh     []fp16.Float16
+	kh, vh     []E       // k and v as stored: [KVHeads][row]
 	gate, up   []float32 // [FFNDim]
 	scores     []float32 // [group·rows]
 	hidden     [][]float32
@@ -33,9 +61,9 @@ type state struct {
 	queryStore func(l int, q []float32) // sees each layer's post-RoPE queries, if set
 }
 
-func (m *Model) newState() *state {
-	c := m.Config
-	s := &state{
+func (e *engine[E]) newState() *state[E] {
+	c := e.Config
+	s := &state[E]{
 		rope:      newRope(c.HeadDim, c.RopeTheta),
 		x:         make([]float32, c.DModel),
 		a:         make([]float32, c.DModel),
@@ -43,8 +71,8 @@ func (m *Model) newState() *state {
 		attn:      make([]float32, c.QHeads*c.HeadDim),
 		k:         make([]float32, c.KVHeads*c.HeadDim),
 		v:         make([]float32, c.KVHeads*c.HeadDim),
-		kh:        make([]fp16.Float16, c.KVHeads*c.HeadDim),
-		vh:        make([]fp16.Float16, c.KVHeads*c.HeadDim),
+		kh:        make([]E, c.KVHeads*e.row),
+		vh:        make([]E, c.KVHeads*e.row),
 		gate:      make([]float32, c.FFNDim),
 		up:        make([]float32, c.FFNDim),
 		hidden:    make([][]float32, c.Layers+1),
@@ -57,10 +85,10 @@ func (m *Model) newState() *state {
 }
 
 // forward runs token tok at position caches[0].Offset() through every layer, appending
-// its K and V rows to each layer's cache, and returns the logits if wantLogits (a slice
-// of s that the next call overwrites).
-func (m *Model) forward(s *state, caches []KV, tok byte, wantLogits bool) ([]float32, error) {
-	c := m.Config
+// its K and V rows, rounded to E, to each layer's cache, and returns the logits if
+// wantLogits (a slice of s that the next call overwrites).
+func (e *engine[E]) forward(s *state[E], caches []KVOf[E], tok byte, wantLogits bool) ([]float32, error) {
+	m, c := e.Model, e.Config
 	if len(caches) != c.Layers {
 		return nil, fmt.Errorf("llama: %d caches for %d layers", len(caches), c.Layers)
 	}
@@ -83,14 +111,14 @@ func (m *Model) forward(s *state, caches []KV, tok byte, wantLogits bool) ([]flo
 		if s.queryStore != nil {
 			s.queryStore(l, s.q)
 		}
-		fp16.FromFloat32(s.kh, s.k)
-		fp16.FromFloat32(s.vh, s.v)
+		e.c.narrow(s.kh, s.k)
+		e.c.narrow(s.vh, s.v)
 		if err := caches[l].Append(s.kh, s.vh); err != nil {
 			return nil, fmt.Errorf("llama: layer %d: %w", l, err)
 		}
 		for h := 0; h < c.KVHeads; h++ {
 			keys, values, _ := caches[l].Head(h)
-			m.attend(s, h, group, keys, values)
+			e.attend(s, h, group, keys, values)
 		}
 		matVecAdd(s.x, w.wo, s.attn)
 
@@ -112,20 +140,21 @@ func (m *Model) forward(s *state, caches []KV, tok byte, wantLogits bool) ([]flo
 }
 
 // attend computes the attention outputs of the query heads that share KV head h:
-// softmax(0.125·q·Kᵀ)·V over the n cached rows, one Scores block for the whole group.
-func (m *Model) attend(s *state, h, group int, keys, values []fp16.Float16) {
-	d := m.HeadDim
-	n := len(keys) / d
+// softmax(0.125·q·Kᵀ)·V over the n cached rows, one Scores block for the whole group,
+// with format E's kernels.
+func (e *engine[E]) attend(s *state[E], h, group int, keys, values []E) {
+	d := e.HeadDim
+	n := len(keys) / e.row
 	if cap(s.scores) < group*n {
 		s.scores = make([]float32, group*n, 2*group*n)
 	}
 	sc := s.scores[:group*n]
 	q := s.q[h*group*d : (h+1)*group*d]
-	kernels.Scores(sc, q, keys, group, n, d, float32(1/math.Sqrt(float64(d))))
+	e.c.scores(sc, q, keys, group, n, d, float32(1/math.Sqrt(float64(d))))
 	for j := 0; j < group; j++ {
 		p := sc[j*n : (j+1)*n]
 		kernels.Softmax(p)
-		kernels.WeightedSumRows(s.attn[(h*group+j)*d:][:d], p, values)
+		e.c.weighted(s.attn[(h*group+j)*d:][:d], p, values)
 	}
 }
 

@@ -106,7 +106,7 @@ func TestForwardReference(t *testing.T) {
 		}
 		caches := make([]KV, m.Layers)
 		for l := range caches {
-			caches[l] = p.Keep(l, nil, m.KVHeads, m.HeadDim)
+			caches[l] = p.Keep(l, nil)
 		}
 		got, err := m.Generate(caches, p.Logits, len(r.GreedyInts))
 		if err != nil {

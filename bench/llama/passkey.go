@@ -3,9 +3,13 @@ package llama
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"time"
 
+	"github.com/kvsimd/kvsimd/bf16"
+	"github.com/kvsimd/kvsimd/fp16"
+	"github.com/kvsimd/kvsimd/q8"
 	"github.com/kvsimd/kvsimd/snapkv"
 )
 
@@ -130,7 +134,9 @@ func Methods() []Method {
 // Row is one method's summary, the JSON object of `go run ./bench -passkey`. Full
 // and sinks+recent carry window 0; full carries budget 0 (every row).
 type Row struct {
-	Method        string    `json:"method"`
+	Method string `json:"method"`
+	// KV is the cache format: "fp16", "bf16" or "q8_0".
+	KV            string    `json:"kv"`
 	Window        int       `json:"window"`
 	Budget        int       `json:"budget"`
 	Correct       int       `json:"correct"`
@@ -140,8 +146,8 @@ type Row struct {
 	// LayerBudgets is the mean kept prompt rows per KV head of each layer.
 	LayerBudgets []float64 `json:"layer_budgets"`
 	// CacheBytes is the mean over prompts of the sum over layers of the cache's bytes right
-	// after compression (snapkv.Stats' BytesAfter formula: K and V fp16 plus an int32
-	// position per row).
+	// after compression (snapkv.Stats' BytesAfter formula: a K and a V row in the cache's
+	// format, Format.RowBytes each, plus an int32 position per row).
 	CacheBytes float64 `json:"cache_bytes"`
 	// DecodeTokensPerS is decode throughput after a prompt's prefill: forward steps (one
 	// token through every layer with this method's cache) per second, set by
@@ -153,41 +159,77 @@ type Row struct {
 type Outcome struct {
 	Row
 	Method Method
+	Format Format
 	Preds  []string
 	Kept   [][][][]int32 // [prompt][layer][KV head] kept prompt positions, ascending
 }
 
 var _ KV = (*snapkv.Cache)(nil)
 
-// Evaluate runs every method on every prompt: one full-attention prefill per prompt,
-// then for each method its caches, then greedy decoding of len(answer) bytes.
+// Evaluate is EvaluateKV with the fp16 cache.
 func (m *Model) Evaluate(prompts []Prompt, methods []Method) ([]Outcome, error) {
+	return m.EvaluateKV(FP16, prompts, methods)
+}
+
+// EvaluateKV runs every method on every prompt with the KV cache in format f: one
+// full-attention prefill per prompt, then for each method its caches, then greedy
+// decoding of len(answer) bytes.
+func (m *Model) EvaluateKV(f Format, prompts []Prompt, methods []Method) ([]Outcome, error) {
+	r, err := m.runner(f)
+	if err != nil {
+		return nil, err
+	}
+	return r.evaluate(prompts, methods)
+}
+
+// runner is an engine of some format, for the exported methods that take a Format.
+type runner interface {
+	evaluate(prompts []Prompt, methods []Method) ([]Outcome, error)
+	measureDecode(outcomes []Outcome, pr Prompt, rounds int) error
+	lastLogits(prompt []byte) ([]float32, error)
+}
+
+func (m *Model) runner(f Format) (runner, error) {
+	switch f {
+	case FP16:
+		return newEngine[fp16.Float16](m)
+	case BF16:
+		return newEngine[bf16.BFloat16](m)
+	case Q8_0:
+		return newEngine[q8.Block](m)
+	case F32:
+		return newEngine[float32](m)
+	}
+	return nil, fmt.Errorf("llama: no KV cache format %v", f)
+}
+
+func (e *engine[E]) evaluate(prompts []Prompt, methods []Method) ([]Outcome, error) {
 	out := make([]Outcome, len(methods))
 	for i, me := range methods {
-		out[i].Method = me
-		out[i].Row = Row{Method: me.Name, Window: me.Window, Budget: me.Budget, Total: len(prompts),
-			PerLayer: make([]float64, m.Layers), LayerBudgets: make([]float64, m.Layers)}
+		out[i].Method, out[i].Format = me, e.c.format
+		out[i].Row = Row{Method: me.Name, KV: e.c.format.String(), Window: me.Window, Budget: me.Budget, Total: len(prompts),
+			PerLayer: make([]float64, e.Layers), LayerBudgets: make([]float64, e.Layers)}
 	}
 	for _, pr := range prompts {
-		p, err := m.Prefill([]byte(pr.Text))
+		p, err := e.prefill([]byte(pr.Text))
 		if err != nil {
 			return nil, fmt.Errorf("llama: prompt %d: %w", pr.ID, err)
 		}
-		meas := newMeasured(m, p)
+		meas := newMeasured(e, p)
 		for i, me := range methods {
-			caches, bytes, err := m.caches(p, me, meas)
+			caches, bytes, err := e.caches(p, me, meas)
 			if err != nil {
-				return nil, fmt.Errorf("llama: prompt %d, %s W=%d C=%d: %w", pr.ID, me.Name, me.Window, me.Budget, err)
+				return nil, fmt.Errorf("llama: prompt %d, %s W=%d C=%d, %v cache: %w", pr.ID, me.Name, me.Window, me.Budget, e.c.format, err)
 			}
-			kept := make([][][]int32, m.Layers)
+			kept := make([][][]int32, e.Layers)
 			for l, c := range caches {
-				kept[l] = make([][]int32, m.KVHeads)
-				for h := range m.KVHeads {
+				kept[l] = make([][]int32, e.KVHeads)
+				for h := range e.KVHeads {
 					_, _, pos := c.Head(h)
 					kept[l][h] = append([]int32(nil), pos...)
 				}
 			}
-			pred, err := m.Generate(caches, p.Logits, len(pr.Answer))
+			pred, err := e.generate(caches, p.Logits, len(pr.Answer))
 			if err != nil {
 				return nil, fmt.Errorf("llama: prompt %d, %s: %w", pr.ID, me.Name, err)
 			}
@@ -201,10 +243,10 @@ func (m *Model) Evaluate(prompts []Prompt, methods []Method) ([]Outcome, error) 
 			o.CacheBytes += float64(bytes) / float64(len(prompts))
 			for l := range kept {
 				for h := range kept[l] {
-					f := keyDigitsKept(pr, kept[l][h]) / float64(m.KVHeads)
+					f := keyDigitsKept(pr, kept[l][h]) / float64(e.KVHeads)
 					o.PerLayer[l] += f / float64(len(prompts))
-					o.KeyDigitsKept += f / float64(len(prompts)*m.Layers)
-					o.LayerBudgets[l] += float64(len(kept[l][h])) / float64(m.KVHeads*len(prompts))
+					o.KeyDigitsKept += f / float64(len(prompts)*e.Layers)
+					o.LayerBudgets[l] += float64(len(kept[l][h])) / float64(e.KVHeads*len(prompts))
 				}
 			}
 		}
@@ -212,13 +254,76 @@ func (m *Model) Evaluate(prompts []Prompt, methods []Method) ([]Outcome, error) 
 	return out, nil
 }
 
+// LastLogits returns, for each prompt, the logits of its last position after a
+// full-attention prefill with the cache in format f (F32: the model's float32 forward).
+func (m *Model) LastLogits(f Format, prompts []Prompt) ([][]float32, error) {
+	r, err := m.runner(f)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]float32, len(prompts))
+	for i, pr := range prompts {
+		if out[i], err = r.lastLogits([]byte(pr.Text)); err != nil {
+			return nil, fmt.Errorf("llama: prompt %d: %w", pr.ID, err)
+		}
+	}
+	return out, nil
+}
+
+func (e *engine[E]) lastLogits(prompt []byte) ([]float32, error) {
+	p, err := e.prefill(prompt)
+	if err != nil {
+		return nil, err
+	}
+	return p.Logits, nil
+}
+
+// MaxAbsDiff is the largest |a[i][j] − b[i][j]| over equally shaped logits, NaN if
+// either holds a NaN where the other does not agree, +Inf if the shapes differ.
+func MaxAbsDiff(a, b [][]float32) float64 {
+	if len(a) != len(b) {
+		return math.Inf(1)
+	}
+	var worst float64
+	for i := range a {
+		if len(a[i]) != len(b[i]) {
+			return math.Inf(1)
+		}
+		for j := range a[i] {
+			d := math.Abs(float64(a[i][j]) - float64(b[i][j]))
+			if d != d {
+				return math.NaN()
+			}
+			worst = max(worst, d)
+		}
+	}
+	return worst
+}
+
 // speedTokens is the decode steps of one round of the speed measurement.
 const speedTokens = 16
 
 // MeasureDecode sets each outcome's DecodeTokensPerS, measured after the prefill of pr
 // by decodeSpeed in rounds rounds: every method in one run, so their ratios compare.
+// The outcomes must be of one cache format, which the measurement runs.
 func (m *Model) MeasureDecode(outcomes []Outcome, pr Prompt, rounds int) error {
-	p, err := m.Prefill([]byte(pr.Text))
+	if len(outcomes) == 0 {
+		return nil
+	}
+	for _, o := range outcomes {
+		if o.Format != outcomes[0].Format {
+			return fmt.Errorf("llama: MeasureDecode over %v and %v caches", outcomes[0].Format, o.Format)
+		}
+	}
+	r, err := m.runner(outcomes[0].Format)
+	if err != nil {
+		return err
+	}
+	return r.measureDecode(outcomes, pr, rounds)
+}
+
+func (e *engine[E]) measureDecode(outcomes []Outcome, pr Prompt, rounds int) error {
+	p, err := e.prefill([]byte(pr.Text))
 	if err != nil {
 		return err
 	}
@@ -226,7 +331,7 @@ func (m *Model) MeasureDecode(outcomes []Outcome, pr Prompt, rounds int) error {
 	for i, o := range outcomes {
 		methods[i] = o.Method
 	}
-	speeds, err := m.decodeSpeed(p, methods, rounds, speedTokens)
+	speeds, err := e.decodeSpeed(p, methods, rounds, speedTokens)
 	if err != nil {
 		return err
 	}
@@ -241,18 +346,18 @@ func (m *Model) MeasureDecode(outcomes []Outcome, pr Prompt, rounds int) error {
 // tokens with each, the methods in an order rotated by one every round so none always
 // runs first; a method's fastest round counts, the one the machine's other work
 // disturbed least. All methods are measured in the same run, so their ratios compare.
-func (m *Model) decodeSpeed(p *Prefill, methods []Method, rounds, tokens int) ([]float64, error) {
+func (e *engine[E]) decodeSpeed(p *PrefillOf[E], methods []Method, rounds, tokens int) ([]float64, error) {
 	best := make([]time.Duration, len(methods))
-	meas := newMeasured(m, p)
+	meas := newMeasured(e, p)
 	for r := range rounds {
 		for k := range methods {
 			i := (k + r) % len(methods)
-			caches, _, err := m.caches(p, methods[i], meas)
+			caches, _, err := e.caches(p, methods[i], meas)
 			if err != nil {
 				return nil, err
 			}
 			start := time.Now()
-			if _, err := m.Generate(caches, p.Logits, tokens+1); err != nil {
+			if _, err := e.generate(caches, p.Logits, tokens+1); err != nil {
 				return nil, err
 			}
 			if d := time.Since(start); r == 0 || d < best[i] {
@@ -269,26 +374,26 @@ func (m *Model) decodeSpeed(p *Prefill, methods []Method, rounds, tokens int) ([
 
 // caches builds method me's per-layer caches from a prefill and returns their bytes
 // right after compression. meas is p's window attention, shared across methods.
-func (m *Model) caches(p *Prefill, me Method, meas *measured) ([]KV, int64, error) {
-	caches := make([]KV, m.Layers)
+func (e *engine[E]) caches(p *PrefillOf[E], me Method, meas *measured[E]) ([]KVOf[E], int64, error) {
+	caches := make([]KVOf[E], e.Layers)
 	var bytes int64
 	switch me.Kind {
 	case Full, SinksRecent:
 		for l := range caches {
 			var kept [][]int32
 			if me.Kind == SinksRecent {
-				kept = make([][]int32, m.KVHeads)
+				kept = make([][]int32, e.KVHeads)
 				for h := range kept {
 					kept[h] = sinksRecent(p.Len, me.Budget, me.Sinks)
 				}
 			}
-			r := p.Keep(l, kept, m.KVHeads, m.HeadDim)
+			r := p.Keep(l, kept)
 			caches[l] = r
-			bytes += rowsBytes(r, m.KVHeads, m.HeadDim)
+			bytes += rowsBytes(r, e.KVHeads, e.c.format.RowBytes(e.HeadDim))
 		}
 		return caches, bytes, nil
 	}
-	budgets, err := m.scheduleBudgets(p, me, meas)
+	budgets, err := e.scheduleBudgets(p, me, meas)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -298,22 +403,19 @@ func (m *Model) caches(p *Prefill, me Method, meas *measured) ([]KV, int64, erro
 		if me.Alloc == snapkv.AllocAdaptive {
 			cfg.Floor = AdaptiveFloor
 		}
-		c, err := snapkv.NewCache(snapkv.CacheConfig{Select: cfg, Mode: snapkv.ModeFaithful,
-			QHeads: m.QHeads, KVHeads: m.KVHeads, Dim: m.HeadDim, Reserve: cacheReserve})
-		if err != nil {
-			return nil, 0, err
-		}
-		ch := snapkv.Chunk{K: p.K[l], V: p.V[l], Last: true}
+		var q, attn []float32
 		if me.SharedVotes {
-			ch.Attn = meas.shared(me.Window)
+			attn = meas.shared(me.Window)
 		} else {
-			ch.Q = p.Q[l]
+			q = p.Q[l]
 		}
-		if err := c.Prefill(ch); err != nil {
+		c, n, err := snapCache(snapkv.CacheConfig{Select: cfg, Mode: snapkv.ModeFaithful,
+			QHeads: e.QHeads, KVHeads: e.KVHeads, Dim: e.HeadDim, Reserve: cacheReserve}, p.K[l], p.V[l], q, attn)
+		if err != nil {
 			return nil, 0, fmt.Errorf("layer %d: %w", l, err)
 		}
 		caches[l] = c
-		bytes += c.Stats().BytesAfter
+		bytes += n
 	}
 	return caches, bytes, nil
 }
@@ -323,7 +425,8 @@ func (m *Model) caches(p *Prefill, me Method, meas *measured) ([]KV, int64, erro
 const cacheReserve = 32
 
 // scheduleBudgets returns method me's budget for each layer.
-func (m *Model) scheduleBudgets(p *Prefill, me Method, meas *measured) ([]int, error) {
+func (e *engine[E]) scheduleBudgets(p *PrefillOf[E], me Method, meas *measured[E]) ([]int, error) {
+	m := e.Model
 	switch me.Schedule {
 	case Uniform:
 		b := make([]int, m.Layers)
@@ -358,13 +461,13 @@ func sinksRecent(n, c, sinks int) []int32 {
 	return kept
 }
 
-// rowsBytes is snapkv.Stats' BytesAfter formula for a Rows cache: fp16 K and V rows
-// plus an int32 position per row.
-func rowsBytes(r *Rows, kvHeads, dim int) int64 {
+// rowsBytes is snapkv.Stats' BytesAfter formula for a Rows cache: a K and a V row of
+// rowBytes bytes each plus an int32 position per row.
+func rowsBytes[E elem](r *RowsOf[E], kvHeads, rowBytes int) int64 {
 	var n int64
 	for h := range kvHeads {
 		_, _, pos := r.Head(h)
-		n += int64(len(pos)) * int64(dim*2*2+4)
+		n += int64(len(pos)) * int64(2*rowBytes+4)
 	}
 	return n
 }

@@ -5,6 +5,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kvsimd/kvsimd/bf16"
+	"github.com/kvsimd/kvsimd/fp16"
+	"github.com/kvsimd/kvsimd/q8"
 	"github.com/kvsimd/kvsimd/snapkv"
 )
 
@@ -111,32 +114,41 @@ func TestPasskeyAgainstPyTorch(t *testing.T) {
 	}
 }
 
-// TestPasskeyEndToEnd is one prompt through the whole pipeline, in -short: prefill,
-// every layer compressed by snapkv, greedy decode driven by the caches' offsets. The
-// decoded bytes must be PyTorch's with an fp16 cache for every configuration PyTorch
-// ran (this prompt has no near-tie cut), the kept sets must hold the sinks and the
-// window, and the prefill's arrays must be left as they were.
+// TestPasskeyEndToEnd is one prompt through the whole pipeline, in -short, with the
+// cache in each format: prefill, every layer compressed by snapkv, greedy decode driven
+// by the caches' offsets. With the fp16 cache the decoded bytes must be PyTorch's with
+// an fp16 cache for every configuration PyTorch ran (this prompt has no near-tie cut);
+// in every format the kept sets must hold the sinks and the window, the kept rows must
+// be the prefill's stored rows bit for bit, Stats must count the format's bytes, and
+// the prefill's arrays must be left as they were.
 func TestPasskeyEndToEnd(t *testing.T) {
 	m := testModel(t)
+	t.Run("fp16", func(t *testing.T) { endToEnd(t, mustEngine[fp16.Float16](m), true) })
+	t.Run("bf16", func(t *testing.T) { endToEnd(t, mustEngine[bf16.BFloat16](m), false) })
+	t.Run("q8_0", func(t *testing.T) { endToEnd(t, mustEngine[q8.Block](m), false) })
+}
+
+func endToEnd[E snapkv.Element](t *testing.T, e *engine[E], pytorchPreds bool) {
 	ps, ref := testPrompts(t)
 	pr := ps[endToEndPrompt]
 	rp, ok := ref.prompt(pr.ID)
 	if !ok {
 		t.Fatalf("results.json has no prompt %d", pr.ID)
 	}
-	p, err := m.Prefill([]byte(pr.Text))
+	p, err := e.prefill([]byte(pr.Text))
 	if err != nil {
 		t.Fatal(err)
 	}
+	rowBytes := e.c.format.RowBytes(e.HeadDim)
 	k0, v0 := slices.Clone(p.K[0]), slices.Clone(p.V[0])
 	for _, me := range referenceMethods(ref) {
 		key := ref.Key(Row{Method: me.Name, Window: me.Window, Budget: me.Budget})
-		caches, _, err := m.caches(p, me, newMeasured(m, p))
+		caches, _, err := e.caches(p, me, newMeasured(e, p))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for l, c := range caches {
-			_, _, pos := c.Head(0)
+			k, v, pos := c.Head(0)
 			if me.Kind == SnapKV {
 				if len(pos) != me.Budget {
 					t.Errorf("%s layer %d: %d rows kept, budget %d", key, l, len(pos), me.Budget)
@@ -150,26 +162,32 @@ func TestPasskeyEndToEnd(t *testing.T) {
 					t.Errorf("%s layer %d: sink %d evicted", key, l, me.Sinks-1)
 				}
 			}
+			for i, t0 := range pos {
+				src := int(t0) * e.row
+				if !slices.Equal(k[i*e.row:(i+1)*e.row], p.K[l][src:src+e.row]) || !slices.Equal(v[i*e.row:(i+1)*e.row], p.V[l][src:src+e.row]) {
+					t.Fatalf("%s layer %d: kept row %d (position %d) is not the prefill's stored row", key, l, i, t0)
+				}
+			}
 			if c.Offset() != p.Len {
 				t.Errorf("%s layer %d: offset %d after a %d-byte prompt", key, l, c.Offset(), p.Len)
 			}
-			if sc, ok := c.(*snapkv.Cache); ok {
-				checkStats(t, key, l, sc, p.Len, m.HeadDim)
+			if sc, ok := c.(*snapkv.CacheOf[E]); ok {
+				checkStats(t, key, l, sc, p.Len, e.row, rowBytes)
 			}
 		}
-		pred, err := m.Generate(caches, p.Logits, len(pr.Answer))
+		pred, err := e.generate(caches, p.Logits, len(pr.Answer))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := rp.FP16[key].Pred; string(pred) != want {
+		if want := rp.FP16[key].Pred; pytorchPreds && string(pred) != want {
 			t.Errorf("%s: decoded %q, PyTorch (fp16 KV) %q", key, pred, want)
 		}
 		if got := caches[0].Offset(); got != p.Len+len(pr.Answer)-1 {
 			t.Errorf("%s: offset %d after decoding %d tokens", key, got, len(pr.Answer)-1)
 		}
 		for l, c := range caches {
-			if sc, ok := c.(*snapkv.Cache); ok {
-				checkStats(t, key, l, sc, p.Len+len(pr.Answer)-1, m.HeadDim)
+			if sc, ok := c.(*snapkv.CacheOf[E]); ok {
+				checkStats(t, key, l, sc, p.Len+len(pr.Answer)-1, e.row, rowBytes)
 			}
 		}
 	}
@@ -178,20 +196,21 @@ func TestPasskeyEndToEnd(t *testing.T) {
 	}
 }
 
-// checkStats holds a cache's Stats to what its heads hold: rows kept, and bytes of
-// fp16 K and V rows plus an int32 position each, counted from Head.
-func checkStats(t *testing.T, key string, l int, c *snapkv.Cache, seen, dim int) {
+// checkStats holds a cache's Stats to what its heads hold: rows kept, of row elements
+// each, and bytes of a K and a V row of rowBytes each plus an int32 position per row,
+// counted from Head.
+func checkStats[E snapkv.Element](t *testing.T, key string, l int, c *snapkv.CacheOf[E], seen, row, rowBytes int) {
 	t.Helper()
 	st := c.Stats()
 	var bytes int64
 	for h, n := range st.RowsKept {
 		k, v, pos := c.Head(h)
-		if n != len(pos) || len(k) != n*dim || len(v) != n*dim {
+		if n != len(pos) || len(k) != n*row || len(v) != n*row {
 			t.Errorf("%s layer %d head %d: Stats says %d rows, Head has %d positions and %d, %d elements", key, l, h, n, len(pos), len(k), len(v))
 		}
-		bytes += int64(len(k)+len(v))*2 + int64(len(pos))*4
+		bytes += int64(len(pos)) * int64(2*rowBytes+4)
 	}
-	if st.BytesAfter != bytes || st.TokensSeen != seen || st.BytesBefore != int64(seen*len(st.RowsKept)*dim*4) {
+	if st.BytesAfter != bytes || st.TokensSeen != seen || st.BytesBefore != int64(seen*len(st.RowsKept)*2*rowBytes) {
 		t.Errorf("%s layer %d: Stats %+v; the heads hold %d bytes after %d tokens", key, l, st, bytes, seen)
 	}
 }
@@ -250,7 +269,7 @@ func TestKeyRankByLayer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for l, v := range newMeasured(m, p).votes(0, w, ProtocolKernel) {
+		for l, v := range newMeasured(mustEngine[fp16.Float16](m), p).votes(0, w, ProtocolKernel) {
 			cand := v[ProtocolSinks : p.Len-w]
 			best := len(cand)
 			for _, s := range pr.KeySpans {

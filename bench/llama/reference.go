@@ -52,21 +52,59 @@ func LoadReference(file string) (*Reference, error) {
 
 // Key names row's configuration in results.json, or "" when PyTorch did not run it.
 func (r *Reference) Key(row Row) string {
-	var k string
-	switch row.Method {
-	case "full":
-		k = "full"
-	case "snapkv-protected":
-		k = fmt.Sprintf("snapkv_w%d_b%d", row.Window, row.Budget)
-	case "snapkv-paper":
-		k = fmt.Sprintf("snapkv_paper_w%d_b%d", row.Window, row.Budget)
-	case "sinks-recent":
-		k = fmt.Sprintf("sinks_recent_b%d", row.Budget)
-	}
+	k := refKey(row)
 	if _, ok := r.Summary[k]; !ok {
 		return ""
 	}
 	return k
+}
+
+// refKey is the name results.json and results-kvtypes.json give row's configuration,
+// or "" for a method the PyTorch reference does not implement.
+func refKey(row Row) string {
+	switch row.Method {
+	case "full":
+		return "full"
+	case "snapkv-protected":
+		return fmt.Sprintf("snapkv_w%d_b%d", row.Window, row.Budget)
+	case "snapkv-paper":
+		return fmt.Sprintf("snapkv_paper_w%d_b%d", row.Window, row.Budget)
+	case "sinks-recent":
+		return fmt.Sprintf("sinks_recent_b%d", row.Budget)
+	}
+	return ""
+}
+
+// KVTypes is PyTorch's evaluation with the cache in each format, results-kvtypes.json:
+// the exact-match count over all its prompts for each format and configuration, K
+// (after RoPE) and V rounded to the format as they are written and SnapKV selecting on
+// the rounded keys (q8_0 by ggml's rule, emulated exactly).
+type KVTypes struct {
+	Prompts int                       `json:"n_prompts"`
+	Counts  map[string]map[string]int `json:"correct"` // format → results.json key → correct
+}
+
+// LoadKVTypes reads results-kvtypes.json.
+func LoadKVTypes(file string) (*KVTypes, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var r KVTypes
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("llama: %s: %w", file, err)
+	}
+	if r.Prompts < 1 || len(r.Counts) == 0 {
+		return nil, fmt.Errorf("llama: %s holds no counts", file)
+	}
+	return &r, nil
+}
+
+// Correct returns PyTorch's exact-match count over its r.Prompts prompts for row's
+// configuration with the cache in format f; false if PyTorch did not run it.
+func (r *KVTypes) Correct(f Format, row Row) (int, bool) {
+	n, ok := r.Counts[f.String()][refKey(row)]
+	return n, ok
 }
 
 func (r *Reference) prompt(id int) (refPrompt, bool) {

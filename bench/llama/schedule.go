@@ -40,10 +40,11 @@ const PyramidBeta = 2
 const AdaptiveFloor = 0.2
 
 // windowAttention returns layer l's attention of the last w prompt positions,
-// [QHeads][w][L]: softmax(q·Kᵀ/√d) per window row, causal (row r, at position L−w+r,
-// sees keys 0 .. L−w+r), as snapkv computes it from the window queries.
-func (m *Model) windowAttention(p *Prefill, l, w int) []float32 {
-	c := m.Config
+// [QHeads][w][L]: softmax(q·Kᵀ/√d) per window row over the stored keys, causal (row r,
+// at position L−w+r, sees keys 0 .. L−w+r), as snapkv computes it from the window
+// queries.
+func (e *engine[E]) windowAttention(p *PrefillOf[E], l, w int) []float32 {
+	c := e.Config
 	L, d, group := p.Len, c.HeadDim, c.QHeads/c.KVHeads
 	w = min(w, L)
 	attn := make([]float32, c.QHeads*w*L)
@@ -51,7 +52,7 @@ func (m *Model) windowAttention(p *Prefill, l, w int) []float32 {
 		h := j / group
 		q := p.Q[l][(j*L+L-w)*d : (j*L+L)*d]
 		sc := attn[j*w*L : (j+1)*w*L]
-		kernels.Scores(sc, q, p.K[l][h*L*d:(h+1)*L*d], w, L, d, float32(1/math.Sqrt(float64(d))))
+		e.c.scores(sc, q, p.K[l][h*L*e.row:(h+1)*L*e.row], w, L, d, float32(1/math.Sqrt(float64(d))))
 		for r := range w {
 			row := sc[r*L : (r+1)*L]
 			for t := L - w + r + 1; t < L; t++ {
@@ -65,22 +66,22 @@ func (m *Model) windowAttention(p *Prefill, l, w int) []float32 {
 
 // measured is one prefill's window attention, computed once per window for the
 // methods that read it: the measured schedules and the shared votes.
-type measured struct {
-	m    *Model
-	p    *Prefill
+type measured[E elem] struct {
+	e    *engine[E]
+	p    *PrefillOf[E]
 	attn map[int][][]float32 // window → layer → [QHeads][W][L]
 }
 
-func newMeasured(m *Model, p *Prefill) *measured {
-	return &measured{m: m, p: p, attn: map[int][][]float32{}}
+func newMeasured[E elem](e *engine[E], p *PrefillOf[E]) *measured[E] {
+	return &measured[E]{e: e, p: p, attn: map[int][][]float32{}}
 }
 
-func (x *measured) attention(w int) [][]float32 {
+func (x *measured[E]) attention(w int) [][]float32 {
 	a, ok := x.attn[w]
 	if !ok {
-		a = make([][]float32, x.m.Layers)
+		a = make([][]float32, x.e.Layers)
 		for l := range a {
-			a[l] = x.m.windowAttention(x.p, l, w)
+			a[l] = x.e.windowAttention(x.p, l, w)
 		}
 		x.attn[w] = a
 	}
@@ -91,8 +92,8 @@ func (x *measured) attention(w int) [][]float32 {
 // average-pooled as the protected rule pools them: the window attention summed over the
 // w rows and averaged over the query heads of the group. This is the schedules'
 // measurement of each layer's attention; the selection itself is snapkv's.
-func (x *measured) votes(h, w, kernel int) [][]float32 {
-	c := x.m.Config
+func (x *measured[E]) votes(h, w, kernel int) [][]float32 {
+	c := x.e.Config
 	L, group := x.p.Len, c.QHeads/c.KVHeads
 	w = min(w, L)
 	votes := make([][]float32, c.Layers)
@@ -116,7 +117,7 @@ func (x *measured) votes(h, w, kernel int) [][]float32 {
 // shared returns the window attention averaged over the layers, [QHeads][W][L]: one
 // score source for every layer's selection, so that every layer keeps the rows the
 // layers together attend to.
-func (x *measured) shared(w int) []float32 {
+func (x *measured[E]) shared(w int) []float32 {
 	attn := x.attention(w)
 	out := make([]float32, len(attn[0]))
 	for _, a := range attn {
