@@ -30,10 +30,10 @@ const (
 
 // CacheConfig configures one layer's cache.
 //
-// Layout is the layout of the Chunks (see [Chunk]). The cache keeps its working area
+// Layout is the layout of the Chunks (see [ChunkOf]). The cache keeps its working area
 // head-major whatever it is: it copies every chunk into its own storage anyway, and
 // scattering a token-major chunk into each head's rows on arrival costs the same copy,
-// so that [Cache.Head] still returns a head's rows as contiguous [rows][Dim] and the
+// so that [CacheOf.Head] still returns a head's rows as contiguous [rows][Dim] and the
 // selection, which reads that area, is the same in both layouts.
 type CacheConfig struct {
 	Select  Config
@@ -49,15 +49,17 @@ type CacheConfig struct {
 	Layout  Layout
 }
 
-// Chunk is a run of consecutive prompt positions for one layer, post-RoPE: K and V
-// [KVHeads][n][Dim], and the queries of the same positions, Q [QHeads][n][Dim] or only
-// its last rows, [QHeads][min(n, Window)][Dim] (only the last Window queries of the
-// prompt are read); with CacheConfig.Layout TokenMajor, K and V [n][KVHeads][Dim] and Q
+// ChunkOf is a run of consecutive prompt positions for one layer, post-RoPE, its K and
+// V of the cache's element type E: K and V [KVHeads][n][Dim] values (in q8_0,
+// [KVHeads][n][Dim/32 blocks]), and the queries of the same positions, Q
+// [QHeads][n][Dim] or only its last rows, [QHeads][min(n, Window)][Dim] (only the last
+// Window queries of the prompt are read); with CacheConfig.Layout TokenMajor, K and V
+// [n][KVHeads][Dim] values (in q8_0, [n][KVHeads][Dim/32 blocks]) and Q
 // [n or min(n, Window)][QHeads][Dim]. The cache keeps the last Window query rows across
 // chunks, so a last chunk shorter than the window is scored with queries from the
 // chunks before it; then those chunks must carry Q too. A chunk with neither Q nor
-// Attn, in a cache that has never seen Q, selects with the key proxy (see [Input]).
-// Attn may replace Q as in [Input], on the Last chunk of a ModeFaithful cache only:
+// Attn, in a cache that has never seen Q, selects with the key proxy (see [InputOf]).
+// Attn may replace Q as in [InputOf], on the Last chunk of a ModeFaithful cache only:
 // [QHeads][min(Window, L)][L] over the whole prompt of L rows, in both layouts. A chunk
 // may be empty (n = 0), e.g. to mark the end.
 type ChunkOf[E Element] struct {
@@ -70,17 +72,19 @@ type ChunkOf[E Element] struct {
 // Chunk is the fp16 ChunkOf: K and V hold halves.
 type Chunk = ChunkOf[fp16.Float16]
 
-// Cache is one layer's compressed KV cache for one sequence: per KV head, the kept K and
-// V rows and their original positions. Prefill it with one Chunk or several (the last
+// CacheOf is one layer's compressed KV cache for one sequence, its rows of element type
+// E (fp16, bf16 or q8_0 blocks; see [Element]): per KV head, the kept K and V rows, as
+// given, and their original positions. Prefill it with one Chunk or several (the last
 // marked Last); the rows are then selected (see [Mode]) and gathered into storage of
 // exactly the kept rows per head (plus CacheConfig.Reserve decode rows), the prompt's
-// working memory is dropped, and decoded tokens are appended with [Cache.Append], never
+// working memory is dropped, and decoded tokens are appended with [CacheOf.Append], never
 // evicted. Under AllocAdaptive the heads keep different numbers of rows, each stored at
 // its own size.
 //
-// Memory: a compressed head of r rows holds r·Dim·2 bytes of K, as many of V and 4 bytes
-// per position; [Stats] counts exactly that, and its BytesCapacity adds the reserved
-// decode room. Before the prompt ends the cache holds the prompt rows (ModeFaithful) or
+// Memory: a compressed head of r rows holds r·R bytes of K, as many of V and 4 bytes
+// per position, R being the bytes of a row of Dim values in the format (Dim·2 in fp16
+// and bf16, Dim/32·34 in q8_0); [CacheOf.Stats] counts exactly that, and its
+// BytesCapacity adds the reserved decode room. Before the prompt ends the cache holds the prompt rows (ModeFaithful) or
 // at most Budget + chunk rows per head (ModeBounded) in a working area.
 //
 // A Cache is not safe for concurrent use; different Caches (other layers, other
@@ -436,7 +440,7 @@ func (c *CacheOf[E]) Append(k, v []E) error {
 	return nil
 }
 
-// Head returns KV head h's rows: k and v [rows][Dim] values ([rows][Dim/32] blocks for
+// Head returns KV head h's rows: k and v [rows][Dim] values ([rows][Dim/32 blocks] for
 // q8_0) and their positions, ascending.
 // Before the prompt ends these are the rows held so far (all of them in ModeFaithful,
 // the kept and the latest chunk's in ModeBounded), so that an engine can attend to

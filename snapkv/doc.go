@@ -26,6 +26,40 @@
 // Budget + one chunk. Per-layer budgets come from [PyramidBudgets] or the engine's own
 // schedule: one Config per layer.
 //
+// # Cache formats
+//
+// Keys (and the cache's K and V) come in the format the engine keeps its cache in, an
+// [Element]: fp16 halves, bfloat16 (a bf16 model's dtype) or ggml's q8_0 blocks (32
+// int8 values and an fp16 scale in 34 bytes, llama.cpp's --cache-type-k q8_0). The
+// types are generic over it, and their fp16 instantiations keep their old names:
+//
+//	Input    = InputOf[fp16.Float16]      Selector = SelectorOf[fp16.Float16]
+//	Chunk    = ChunkOf[fp16.Float16]      Cache    = CacheOf[fp16.Float16]
+//	Select(cfg, in) infers the format from in; NewSelectorOf[E], NewCacheOf[E] name it
+//
+// Why generic with aliases: fp16 code (engines, examples, bench/llama) compiles
+// unchanged; an engine holds one format per cache, known at compile time, so the
+// format is a type rather than a field checked at run time; and all three formats run
+// one code path, which chooses the format's kernel only where keys are read or rows
+// copied (kernels.ScoresStrided, ScoresStridedBF16 or ScoresStridedQ8; GatherRows and
+// its twins; the key proxy's widening, fp16.ToFloat32, bf16.ToFloat32 or
+// q8.Dequantize).
+//
+// A q8_0 row of Dim values is Dim/32 blocks along each head's row, and Dim must be a
+// multiple of 32 (an error otherwise): wherever this documentation says
+// [KVHeads][Len][Dim] values, a q8_0 slice holds KVHeads·Len·Dim/32 blocks,
+// [KVHeads][Len][Dim/32 blocks] head-major or [Len][KVHeads][Dim/32 blocks] token-major, and Head
+// returns [rows][Dim/32 blocks]. Queries and attention stay float32.
+//
+// The selection depends on the keys' values only. Each format's Scores kernel gives
+// the same bits as the fp16 kernel on the same variant for the same widened key values,
+// and the rest of the pipeline is float32, so keys that two formats hold exactly
+// select the same rows, bit for bit: fp16 keys of at most 8 significant bits select in
+// bf16 as in fp16, and keys q·d with d a power of two and q an int8 select in q8_0 as
+// in fp16. Otherwise the formats differ only by their rounding of the keys. [Stats]
+// counts the format's bytes: a row of Dim values is Dim·2 bytes in fp16 and bf16 and
+// Dim/32·34 in q8_0, so a q8_0 cache holds 17/32 of fp16's bytes for the same rows.
+//
 // # Decisions
 //
 // The zero value of each enum is the default: RulePaper (the authors' code), PoolAvg,
@@ -75,12 +109,13 @@
 //
 // # Work and memory
 //
-// Everything is computed and stored at KV-head size: a group's G query heads are
-// scored against their KV head's keys (as many whole windows per Scores call as fit
-// the 64 query rows that the SIMD variants widen each key once for) and reduced into
-// one vote row; nothing is repeated G times. K is read where it lies in either
-// [Layout], never copied. A Selector's workspace holds one score block (at most
-// max(W, 64)·L floats) per goroutine and the pooled votes of every head.
+// Everything is computed and stored at KV-head size, in float32 whatever the cache
+// format: a group's G query heads are scored against their KV head's keys (as many
+// whole windows per Scores call as fit the 64 query rows that the SIMD variants widen
+// each key once for) and reduced into one vote row; nothing is repeated G times. K is
+// read where it lies in either [Layout] and format, never copied or widened as a
+// whole. A Selector's workspace holds one score block (at most max(W, 64)·L floats)
+// per goroutine and the pooled votes of every head.
 //
 // A call scores its KV heads (all sequences' heads, for SelectBatch) on min(Workers,
 // scored heads) goroutines: the caller's, and helpers that the call starts and waits
@@ -95,8 +130,8 @@
 // runtime starts a goroutine from its free list. Until that list and kernels.TopK's
 // pooled scratch have settled on every P (a few hundred calls, when helpers or the
 // caller move between Ps), a call may allocate a few hundred bytes. The one-call
-// [Select] borrows a Selector from a sync.Pool and allocates only its result: the
-// positions, in one array, and the rows' headers.
+// [Select] borrows a Selector from a sync.Pool (one per format) and allocates only its
+// result: the positions, in one array, and the rows' headers.
 //
 // # Errors and numerics
 //
@@ -104,8 +139,8 @@
 // lengths against the declared dims, QHeads not a multiple of KVHeads, an even or
 // non-positive Kernel, a negative Budget, Window < 1, KeepRatio outside (0, 1] or NaN,
 // both Q and Attn set, Sinks with RulePaper, an unknown Layout, more than 1<<16 heads,
-// a Reserve beyond the int32 positions, dims whose product overflows int) returns an
-// error that names the field and its value.
+// a Reserve beyond the int32 positions, dims whose product overflows int, a q8_0 Dim
+// that is not a multiple of 32) returns an error that names the field and its value.
 //
 // The kept set is the exact top-k of the float32 votes. Against the same computation in
 // float64 it can differ only between rows whose pooled votes are within the float32

@@ -86,8 +86,10 @@ type Config struct {
 // copy: the lengths must be exact, which catches a wrong Len.
 //
 // The selection is the same, bit for bit, in both layouts. It reads a token-major K
-// where it lies (kernels.ScoresStrided, a KV head's keys KVHeads·Dim apart); only the
-// window queries are gathered into the workspace (see [Input]). A [Cache] keeps its
+// where it lies (kernels.ScoresStrided or its bf16 and q8_0 twins, a KV head's keys
+// KVHeads·Dim values apart); only the window queries are gathered into the workspace
+// (see [InputOf]). In q8_0, each row of Dim values is Dim/32 blocks: K
+// [KVHeads][Len][Dim/32 blocks] or [Len][KVHeads][Dim/32 blocks]. A [Cache] keeps its
 // working area head-major whatever the layout of its chunks (see [CacheConfig]).
 type Layout int
 
@@ -104,8 +106,8 @@ const maxHeads = 1 << 16
 // InputOf is one layer of one sequence, post-RoPE, its K and Q in the given Layout,
 // its keys of element type E (see [Element]): fp16, bf16 or q8_0. For q8_0, every
 // row of Dim values is Dim/32 blocks (Dim must be a multiple of 32), so K holds
-// KVHeads·Len·Dim/32 blocks, head-major [KVHeads][Len][Dim/32] or token-major
-// [Len][KVHeads][Dim/32]: blocks of 32 along each head's row, as ggml keeps them.
+// KVHeads·Len·Dim/32 blocks, head-major [KVHeads][Len][Dim/32 blocks] or token-major
+// [Len][KVHeads][Dim/32 blocks]: blocks of 32 along each head's row, as ggml keeps them.
 //
 // Exactly one score source is used: Q (window queries, the default), Attn
 // (probabilities the engine already computed), or neither (the last W key rows stand
