@@ -73,3 +73,13 @@ func ExpSumAVX2(x []float32, max float32, min float32) float64
 //
 //go:noescape
 func ExpSumAVX512(x []float32, max float32, min float32) float64
+
+// ScaleAddAVX2 adds x[i]·s, rounded, to dst[i] for every i < len(x).
+//
+//go:noescape
+func ScaleAddAVX2(dst []float32, x []float32, s float32)
+
+// ScaleAddAVX512 adds x[i]·s, rounded, to dst[i] for every i < len(x).
+//
+//go:noescape
+func ScaleAddAVX512(dst []float32, x []float32, s float32)

@@ -3216,3 +3216,117 @@ DATA exp16Lo<>+52(SB)/4, $0xbe1eab59
 DATA exp16Lo<>+56(SB)/4, $0xbe4116de
 DATA exp16Lo<>+60(SB)/4, $0x3e292436
 GLOBL exp16Lo<>(SB), RODATA|NOPTR, $64
+
+// func ScaleAddAVX2(dst []float32, x []float32, s float32)
+// Requires: AVX, AVX2, SSE
+TEXT ·ScaleAddAVX2(SB), NOSPLIT, $0-52
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         x_base+24(FP), CX
+	MOVQ         x_len+32(FP), DX
+	MOVSS        s+48(FP), X0
+	VBROADCASTSS X0, Y1
+
+vec4_AVX2_10:
+	CMPQ    DX, $0x00000020
+	JB      done4_AVX2_10
+	VMULPS  (CX), Y1, Y2
+	VADDPS  (AX), Y2, Y2
+	VMOVUPS Y2, (AX)
+	VMULPS  32(CX), Y1, Y2
+	VADDPS  32(AX), Y2, Y2
+	VMOVUPS Y2, 32(AX)
+	VMULPS  64(CX), Y1, Y2
+	VADDPS  64(AX), Y2, Y2
+	VMOVUPS Y2, 64(AX)
+	VMULPS  96(CX), Y1, Y2
+	VADDPS  96(AX), Y2, Y2
+	VMOVUPS Y2, 96(AX)
+	ADDQ    $0x00000080, CX
+	ADDQ    $0x00000080, AX
+	SUBQ    $0x00000020, DX
+	JMP     vec4_AVX2_10
+
+done4_AVX2_10:
+vec1_AVX2_10:
+	CMPQ    DX, $0x00000008
+	JB      done1_AVX2_10
+	VMULPS  (CX), Y1, Y2
+	VADDPS  (AX), Y2, Y2
+	VMOVUPS Y2, (AX)
+	ADDQ    $0x00000020, CX
+	ADDQ    $0x00000020, AX
+	SUBQ    $0x00000008, DX
+	JMP     vec1_AVX2_10
+
+done1_AVX2_10:
+scalar_AVX2_10:
+	TESTQ  DX, DX
+	JZ     end_AVX2_10
+	VMULSS (CX), X0, X1
+	VADDSS (AX), X1, X1
+	VMOVSS X1, (AX)
+	ADDQ   $0x04, CX
+	ADDQ   $0x04, AX
+	DECQ   DX
+	JMP    scalar_AVX2_10
+
+end_AVX2_10:
+	VZEROUPPER
+	RET
+
+// func ScaleAddAVX512(dst []float32, x []float32, s float32)
+// Requires: AVX, AVX512F, SSE
+TEXT ·ScaleAddAVX512(SB), NOSPLIT, $0-52
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         x_base+24(FP), CX
+	MOVQ         x_len+32(FP), DX
+	MOVSS        s+48(FP), X0
+	VBROADCASTSS X0, Z1
+
+vec4_AVX512_11:
+	CMPQ    DX, $0x00000040
+	JB      done4_AVX512_11
+	VMULPS  (CX), Z1, Z2
+	VADDPS  (AX), Z2, Z2
+	VMOVUPS Z2, (AX)
+	VMULPS  64(CX), Z1, Z2
+	VADDPS  64(AX), Z2, Z2
+	VMOVUPS Z2, 64(AX)
+	VMULPS  128(CX), Z1, Z2
+	VADDPS  128(AX), Z2, Z2
+	VMOVUPS Z2, 128(AX)
+	VMULPS  192(CX), Z1, Z2
+	VADDPS  192(AX), Z2, Z2
+	VMOVUPS Z2, 192(AX)
+	ADDQ    $0x00000100, CX
+	ADDQ    $0x00000100, AX
+	SUBQ    $0x00000040, DX
+	JMP     vec4_AVX512_11
+
+done4_AVX512_11:
+vec1_AVX512_11:
+	CMPQ    DX, $0x00000010
+	JB      done1_AVX512_11
+	VMULPS  (CX), Z1, Z2
+	VADDPS  (AX), Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $0x00000040, CX
+	ADDQ    $0x00000040, AX
+	SUBQ    $0x00000010, DX
+	JMP     vec1_AVX512_11
+
+done1_AVX512_11:
+scalar_AVX512_11:
+	TESTQ  DX, DX
+	JZ     end_AVX512_11
+	VMULSS (CX), X0, X1
+	VADDSS (AX), X1, X1
+	VMOVSS X1, (AX)
+	ADDQ   $0x04, CX
+	ADDQ   $0x04, AX
+	DECQ   DX
+	JMP    scalar_AVX512_11
+
+end_AVX512_11:
+	VZEROUPPER
+	RET

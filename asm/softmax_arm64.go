@@ -33,3 +33,8 @@ func ScaleNEON(x []float32, s float32)
 //
 //go:noescape
 func ExpSumNEON(x []float32, max float32, min float32) float64
+
+// ScaleAddNEON adds x[i]·s, rounded, to dst[i] for every i < len(x).
+//
+//go:noescape
+func ScaleAddNEON(dst []float32, x []float32, s float32)

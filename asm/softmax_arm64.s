@@ -744,3 +744,60 @@ DATA expconsts<>+100(SB)/4, $0xc2ce0000
 DATA expconsts<>+104(SB)/4, $0xc2ce0000
 DATA expconsts<>+108(SB)/4, $0xc2ce0000
 GLOBL expconsts<>(SB), RODATA|NOPTR, $112
+
+// func ScaleAddNEON(dst []float32, x []float32, s float32)
+TEXT ·ScaleAddNEON(SB), NOSPLIT, $0-52
+	MOVD dst_base+0(FP), R0
+	MOVD x_base+24(FP), R3
+	MOVD x_len+32(FP), R1
+	FMOVS s+48(FP), F16
+	VDUP V16.S[0], V16.S4
+	SUBS $16, R1, R1
+	BLT vectors
+
+loop16:
+	FLDPQ.P 32(R3), (F4, F5)
+	FLDPQ.P 32(R3), (F6, F7)
+	FLDPQ (R0), (F0, F1)
+	FLDPQ 32(R0), (F2, F3)
+	WORD $0x6e30dc84 // fmul v4.4s, v4.4s, v16.4s
+	WORD $0x6e30dca5 // fmul v5.4s, v5.4s, v16.4s
+	WORD $0x6e30dcc6 // fmul v6.4s, v6.4s, v16.4s
+	WORD $0x6e30dce7 // fmul v7.4s, v7.4s, v16.4s
+	WORD $0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD $0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD $0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD $0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	FSTPQ.P (F0, F1), 32(R0)
+	FSTPQ.P (F2, F3), 32(R0)
+	SUBS $16, R1, R1
+	BGE loop16
+
+vectors:
+	ADDS $12, R1, R1
+	BLT tail
+
+loop4:
+	VLD1 (R0), [V0.S4]
+	VLD1.P 16(R3), [V4.S4]
+	WORD $0x6e30dc84 // fmul v4.4s, v4.4s, v16.4s
+	WORD $0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	VST1.P [V0.S4], 16(R0)
+	SUBS $4, R1, R1
+	BGE loop4
+
+tail:
+	ADDS $4, R1, R1
+	BEQ done
+
+loop1:
+	FMOVS (R0), F0
+	FMOVS.P 4(R3), F4
+	FMULS F16, F4, F4
+	FADDS F4, F0, F0
+	FMOVS.P F0, 4(R0)
+	SUBS $1, R1, R1
+	BNE loop1
+
+done:
+	RET

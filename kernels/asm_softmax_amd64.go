@@ -16,12 +16,12 @@ func init() {
 	sumOf.Add("avx512", asm.SumAVX512)
 	add.Add("avx2", addAVX2)
 	add.Add("avx512", addAVX512)
-	softmax.Add("avx2", func(x []float32) {
-		softmaxPasses(x, maxMinAVX2, expSumAVX2, scaleAVX2)
-	})
-	softmax.Add("avx512", func(x []float32) {
-		softmaxPasses(x, maxMinAVX512, expSumAVX512, scaleAVX512)
-	})
+	avx2 := softmaxPasses{maxMinAVX2, expSumAVX2, scaleAVX2, scaleAddAVX2, addAVX2}
+	avx512 := softmaxPasses{maxMinAVX512, expSumAVX512, scaleAVX512, scaleAddAVX512, addAVX512}
+	softmax.Add("avx2", avx2.softmax)
+	softmax.Add("avx512", avx512.softmax)
+	addSoftmax.Add("avx2", avx2.addSoftmax)
+	addSoftmax.Add("avx512", avx512.addSoftmax)
 	avgPool1D.Add("avx2", avgPoolFixed(false, asm.AvgPool1DValidAVX2))
 	avgPool1D.Add("avx512", avgPoolFixed(true, asm.AvgPool1DValidAVX512))
 	maxPool1D.Add("avx2", maxPoolFixed(false, asm.MaxAVX2, asm.MaxPool1DValidAVX2))
@@ -34,12 +34,12 @@ func expSumAVX512(x []float32, m, lo float32) float64 { return expSumAligned(tru
 func maxMinAVX2(x []float32) (float32, float32)   { return maxMinAligned(x, 8, asm.MaxMinAVX2) }
 func maxMinAVX512(x []float32) (float32, float32) { return maxMinAligned(x, 16, asm.MaxMinAVX512) }
 
-// The two passes that store (ExpSum and Scale) run their vector bodies from x's first
-// element on a vector boundary: an unaligned store of a whole vector splits across two
-// cache lines on AVX-512 (and on AVX2 across 32-byte halves), and a row that starts
-// between vectors (every row of a [W][L] block but the first, unless L is a multiple
-// of 16) ran about 12% slower at n = 32768. The elements before the boundary take the
-// path of the last partial vector.
+// The passes that store (ExpSum, Scale, and ScaleAdd into dst) run their vector bodies
+// from the first element of the row they store on a vector boundary: an unaligned
+// store of a whole vector splits across two cache lines on AVX-512 (and on AVX2 across
+// 32-byte halves), and a row that starts between vectors (every row of a [W][L] block
+// but the first, unless L is a multiple of 16) ran about 12% slower at n = 32768. The
+// elements before the boundary take the path of the last partial vector.
 
 // expSumAligned runs asm.ExpSum{AVX2,AVX512}, which take whole vectors, on x: the
 // elements before the first vector boundary and the last len mod lanes ones each go
@@ -94,6 +94,22 @@ func scaleAligned(x []float32, s float32, lanes int, scale func([]float32, float
 		x[i] *= s
 	}
 	scale(x[head:], s)
+}
+
+func scaleAddAVX2(dst, x []float32, s float32) { scaleAddAligned(dst, x, s, 8, asm.ScaleAddAVX2) }
+func scaleAddAVX512(dst, x []float32, s float32) {
+	scaleAddAligned(dst, x, s, 16, asm.ScaleAddAVX512)
+}
+
+// scaleAddAligned runs an asm ScaleAdd from dst's first vector boundary on, as Add
+// does (its stores go to dst), and takes the elements before it in Go: the product
+// rounded, then the add, as the asm's.
+func scaleAddAligned(dst, x []float32, s float32, lanes int, asmScaleAdd func(dst, x []float32, s float32)) {
+	if head := align.Head(dst, lanes); head > 0 {
+		scaleAddGeneric(dst[:head], x[:head], s)
+		dst, x = dst[head:], x[head:]
+	}
+	asmScaleAdd(dst, x, s)
 }
 
 // poolFixedSpan returns the outputs [lo, hi) of the valid pooling d of s that a

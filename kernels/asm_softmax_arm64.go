@@ -8,9 +8,9 @@ func init() {
 	maxOf.Add("neon", asm.MaxNEON)
 	sumOf.Add("neon", asm.SumNEON)
 	add.Add("neon", asm.AddNEON)
-	softmax.Add("neon", func(x []float32) {
-		softmaxPasses(x, maxMinNEON, expSumNEON, asm.ScaleNEON)
-	})
+	neon := softmaxPasses{maxMinNEON, expSumNEON, asm.ScaleNEON, asm.ScaleAddNEON, asm.AddNEON}
+	softmax.Add("neon", neon.softmax)
+	addSoftmax.Add("neon", neon.addSoftmax)
 	avgPool1D.Add("neon", func(dst, src []float32, kernel int) {
 		poolWith(dst, src, kernel, avgPoolRange, func(d, s []float32) {
 			scale := 1 / float32(kernel)

@@ -1,13 +1,17 @@
 package kernels
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/kvsimd/kvsimd/internal/dispatch"
 	"github.com/kvsimd/kvsimd/internal/race"
 )
 
-var softmax = dispatch.New(softmaxGeneric)
+var (
+	softmax    = dispatch.New(softmaxGeneric)
+	addSoftmax = dispatch.New(addSoftmaxGeneric)
+)
 
 // Softmax replaces x by its softmax, in place, computed in float32 after subtracting
 // the maximum:
@@ -54,19 +58,76 @@ func Softmax(x []float32) {
 	softmax.Call(x)
 }
 
-// softmaxPasses is Softmax from one variant's three passes. maxMin must return the
-// largest element of x and a lower bound of its elements (its minimum, or −Inf) if x
-// holds no NaN; with a NaN it may return anything, provided expSum then returns NaN.
+// AddSoftmax adds the softmax of x to dst, in one pass fewer than Softmax followed by
+// Add: the normalising pass adds each probability into dst instead of writing it back.
+//
+//	m := Max(x)
+//	for i := range x { x[i] = exp(x[i] − m); s += x[i] }
+//	for i := range x { dst[i] += x[i] / s }
+//
+// It gives exactly the bits of Softmax(x) followed by Add(dst, x) on every variant:
+// each term is Softmax's output, the multiply by 1/s rounded on its own (not fused
+// into the add), then one IEEE addition. Its error bound is therefore Softmax's per
+// term plus the one rounding of the add, and the special inputs behave as Softmax's
+// followed by Add: an empty x adds nothing, −Inf entries add exactly 0, a row of only
+// −Inf entries adds 1/len(x) to every element, any NaN or +Inf adds NaN to every
+// element, and a NaN or Inf already in dst stays (or meets the added NaN). x is left
+// holding scratch (its exponentials, scaled by 2²⁴), not its softmax.
+//
+// It panics if len(dst) != len(x). dst and x must not overlap. AddSoftmax does not
+// allocate.
+func AddSoftmax(dst, x []float32) {
+	if len(dst) != len(x) {
+		panic(fmt.Sprintf("kernels.AddSoftmax: len(dst) = %d, len(x) = %d", len(dst), len(x)))
+	}
+	race.Write(x)
+	race.Write(dst)
+	addSoftmax.Call(dst, x)
+}
+
+// softmaxPasses are one variant's passes of Softmax and AddSoftmax. maxMin must return
+// the largest element of x and a lower bound of its elements (its minimum, or −Inf) if
+// x holds no NaN; with a NaN it may return anything, provided expSum then returns NaN.
 // expSum must replace x[i] by 2²⁴·exp(x[i]−m) and return their sum, for a finite
 // m ≥ every x[i] and lo, the bound (which spares the AVX bodies a range check per
-// element); scale multiplies x by s. The 2²⁴ (which cancels in the quotient) keeps the
-// exponentials of outputs that end up subnormal normal until the last multiply, so
-// they round once.
-func softmaxPasses(x []float32, maxMin func([]float32) (float32, float32), expSum func(x []float32, m, lo float32) float64, scale func([]float32, float32)) {
-	if len(x) == 0 {
-		return
+// element). The last pass is scale, which multiplies x by s (Softmax), or scaleAdd,
+// which adds x[i]·s, the product rounded, to dst[i] (AddSoftmax); add is the variant's
+// Add, with which AddSoftmax adds the special cases' rows. The 2²⁴ (which cancels in
+// the quotient) keeps the exponentials of outputs that end up subnormal normal until
+// the last multiply, so they round once.
+type softmaxPasses struct {
+	maxMin   func([]float32) (float32, float32)
+	expSum   func(x []float32, m, lo float32) float64
+	scale    func(x []float32, s float32)
+	scaleAdd func(dst, x []float32, s float32)
+	add      func(dst, src []float32)
+}
+
+// softmax is Softmax from the variant's passes.
+func (p softmaxPasses) softmax(x []float32) {
+	if s, ok := p.exps(x); ok {
+		p.scale(x, s)
 	}
-	m, lo := maxMin(x)
+}
+
+// addSoftmax is AddSoftmax from the variant's passes: the same steps as softmax, then
+// the variant's add, but the last two fused into scaleAdd.
+func (p softmaxPasses) addSoftmax(dst, x []float32) {
+	if s, ok := p.exps(x); ok {
+		p.scaleAdd(dst, x, s)
+	} else {
+		p.add(dst, x)
+	}
+}
+
+// exps runs the first two passes on x. It returns the factor 1/sum that turns the
+// exponentials x then holds into the softmax, and true; or, for an empty x and the
+// special cases, false with x holding its softmax already.
+func (p softmaxPasses) exps(x []float32) (float32, bool) {
+	if len(x) == 0 {
+		return 0, false
+	}
+	m, lo := p.maxMin(x)
 	switch {
 	case m != m || m > math.MaxFloat32:
 		setAll(x, float32(math.NaN()))
@@ -77,13 +138,13 @@ func softmaxPasses(x []float32, maxMin func([]float32) (float32, float32), expSu
 			setAll(x, float32(1/float64(len(x))))
 		}
 	default:
-		s := expSum(x, m, lo)
-		if s != s {
-			setAll(x, float32(math.NaN()))
-			return
+		s := p.expSum(x, m, lo)
+		if s == s {
+			return float32(1 / s), true
 		}
-		scale(x, float32(1/s))
+		setAll(x, float32(math.NaN()))
 	}
+	return 0, false
 }
 
 func hasNaN(x []float32) bool {

@@ -3,9 +3,12 @@ package kernels
 import "math"
 
 // softmaxGeneric is the scalar reference: float64 math.Exp per element.
-func softmaxGeneric(x []float32) {
-	softmaxPasses(x, maxMinGeneric, expSumGeneric, scaleGeneric)
-}
+func softmaxGeneric(x []float32) { genericPasses.softmax(x) }
+
+// addSoftmaxGeneric is softmaxGeneric with the last pass adding into dst.
+func addSoftmaxGeneric(dst, x []float32) { genericPasses.addSoftmax(dst, x) }
+
+var genericPasses = softmaxPasses{maxMinGeneric, expSumGeneric, scaleGeneric, scaleAddGeneric, addGeneric}
 
 // maxMinGeneric gives −Inf as the lower bound, which bounds every element:
 // expSumGeneric takes none.
@@ -24,5 +27,15 @@ func expSumGeneric(x []float32, m, _ float32) float64 {
 func scaleGeneric(x []float32, s float32) {
 	for i := range x {
 		x[i] *= s
+	}
+}
+
+// scaleAddGeneric rounds each product before the add, as scaleGeneric then addGeneric
+// do: the conversion forbids the compiler a fused multiply-add (which Go may emit for
+// x*s + d, as it does on arm64).
+func scaleAddGeneric(dst, x []float32, s float32) {
+	dst = dst[:len(x)]
+	for i, v := range x {
+		dst[i] += float32(v * s)
 	}
 }

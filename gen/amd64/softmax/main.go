@@ -1,6 +1,6 @@
 // Command softmax generates asm/softmax_amd64.s: the three passes of Softmax (Max,
-// ExpSum, Scale) and the reductions Sum and Add, for AVX2 and AVX-512 from one body
-// each; the exponential keeps its constants in registers on AVX-512 and, but for its
+// ExpSum, Scale), AddSoftmax's last pass (ScaleAdd) and the reductions Sum and Add, for
+// AVX2 and AVX-512 from one body each; the exponential keeps its constants in registers on AVX-512 and, but for its
 // tables and clamp, in memory on AVX2, whose sixteen registers do not hold them all.
 package main
 
@@ -15,7 +15,7 @@ import (
 )
 
 // unroll is the number of vectors per iteration of the memory-bound loops (Max, Sum,
-// Add, Scale): enough independent accumulators to hide the add latency.
+// Add, Scale, ScaleAdd): enough independent accumulators to hide the add latency.
 const unroll = 4
 
 func main() {
@@ -31,6 +31,10 @@ func main() {
 	}
 	expSumTable(exp256)
 	expSumTable(exp512)
+	// Last, so that the older kernels' text (labels included) stays as it was.
+	for _, isa := range Both {
+		scaleAddKernel(isa)
+	}
 	Generate()
 }
 
@@ -285,6 +289,43 @@ func scaleKernel(isa ISA) {
 		VMULSS(x, ss, t)
 		VMOVSS(t, x)
 		ADDQ(U8(4), x.Base)
+	})
+	VZEROUPPER()
+	RET()
+}
+
+// scaleAddKernel is AddSoftmax's last pass: Scale and Add in one, the product rounded
+// before the add (VMULPS then VADDPS, not an FMA), so that its bits are Scale's
+// followed by Add's. The add takes the product first where Add takes dst first; that
+// only decides which payload a NaN + NaN keeps, and AddSoftmax's products (2²⁴·e^(x−m)
+// times 1/sum) are never NaN.
+func scaleAddKernel(isa ISA) {
+	name := "ScaleAdd" + isa.Suffix
+	TEXT(name, NOSPLIT, "func(dst []float32, x []float32, s float32)")
+	Pragma("noescape")
+	Doc(name + " adds x[i]·s, rounded, to dst[i] for every i < len(x).")
+	dst := Mem{Base: Load(Param("dst").Base(), GP64())}
+	x := Mem{Base: Load(Param("x").Base(), GP64())}
+	n := Load(Param("x").Len(), GP64())
+	ss := Load(Param("s"), XMM())
+	s := isa.Vec()
+	VBROADCASTSS(ss, s)
+	Loop(isa, n, unroll, func(k int) {
+		for u := 0; u < k; u++ {
+			t := isa.Vec()
+			VMULPS(x.Offset(u*isa.Bytes()), s, t)
+			VADDPS(dst.Offset(u*isa.Bytes()), t, t)
+			VMOVUPS(t, dst.Offset(u*isa.Bytes()))
+		}
+		ADDQ(U32(k*isa.Bytes()), x.Base)
+		ADDQ(U32(k*isa.Bytes()), dst.Base)
+	}, func() {
+		t := XMM()
+		VMULSS(x, ss, t)
+		VADDSS(dst, t, t)
+		VMOVSS(t, dst)
+		ADDQ(U8(4), x.Base)
+		ADDQ(U8(4), dst.Base)
 	})
 	VZEROUPPER()
 	RET()

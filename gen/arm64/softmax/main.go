@@ -1,5 +1,6 @@
 // Command softmax generates asm/softmax_arm64.s: the three passes of Softmax (MaxMin,
-// ExpSum, Scale) and the reductions Max, Sum and Add, on NEON.
+// ExpSum, Scale), AddSoftmax's last pass (ScaleAdd) and the reductions Max, Sum and
+// Add, on NEON.
 package main
 
 import (
@@ -16,6 +17,7 @@ func main() {
 	addKernel(f)
 	scaleKernel(f)
 	expSumKernel(f)
+	scaleAddKernel(f)
 	f.Write()
 }
 
@@ -181,6 +183,56 @@ func scaleKernel(f *File) {
 	f.Label("loop1")
 	f.I("FMOVS (R0), F0")
 	f.I("FMULS F16, F0, F0")
+	f.I("FMOVS.P F0, 4(R0)")
+	f.I("SUBS $1, R1, R1")
+	f.I("BNE loop1")
+	f.Label("done")
+	f.I("RET")
+}
+
+// scaleAddKernel is AddSoftmax's last pass: Scale's loop with dst loaded beside x and
+// the product added to it, FMUL then FADD (not FMLA, which would round once), so that
+// its bits are ScaleNEON's followed by AddNEON's; the FADD takes dst first, as
+// AddNEON's.
+func scaleAddKernel(f *File) {
+	f.Func("ScaleAddNEON", "(dst []float32, x []float32, s float32)", 52,
+		"ScaleAddNEON adds x[i]·s, rounded, to dst[i] for every i < len(x).")
+	f.I("MOVD dst_base+0(FP), R0")
+	f.I("MOVD x_base+24(FP), R3")
+	f.I("MOVD x_len+32(FP), R1")
+	f.I("FMOVS s+48(FP), F16")
+	f.I("VDUP V16.S[0], V16.S4")
+	f.I("SUBS $16, R1, R1")
+	f.I("BLT vectors")
+	f.Label("loop16")
+	f.I("FLDPQ.P 32(R3), (F4, F5)")
+	f.I("FLDPQ.P 32(R3), (F6, F7)")
+	f.I("FLDPQ (R0), (F0, F1)")
+	f.I("FLDPQ 32(R0), (F2, F3)")
+	f.W(FMUL4S(4, 4, 16), FMUL4S(5, 5, 16), FMUL4S(6, 6, 16), FMUL4S(7, 7, 16))
+	f.W(FADD4S(0, 0, 4), FADD4S(1, 1, 5), FADD4S(2, 2, 6), FADD4S(3, 3, 7))
+	f.I("FSTPQ.P (F0, F1), 32(R0)")
+	f.I("FSTPQ.P (F2, F3), 32(R0)")
+	f.I("SUBS $16, R1, R1")
+	f.I("BGE loop16")
+	f.Label("vectors")
+	f.I("ADDS $12, R1, R1") // R1 = n − 4
+	f.I("BLT tail")
+	f.Label("loop4")
+	f.I("VLD1 (R0), [V0.S4]")
+	f.I("VLD1.P 16(R3), [V4.S4]")
+	f.W(FMUL4S(4, 4, 16), FADD4S(0, 0, 4))
+	f.I("VST1.P [V0.S4], 16(R0)")
+	f.I("SUBS $4, R1, R1")
+	f.I("BGE loop4")
+	f.Label("tail")
+	f.I("ADDS $4, R1, R1")
+	f.I("BEQ done")
+	f.Label("loop1")
+	f.I("FMOVS (R0), F0")
+	f.I("FMOVS.P 4(R3), F4")
+	f.I("FMULS F16, F4, F4")
+	f.I("FADDS F4, F0, F0")
 	f.I("FMOVS.P F0, 4(R0)")
 	f.I("SUBS $1, R1, R1")
 	f.I("BNE loop1")
