@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvsimd/kvsimd/bf16"
 	"github.com/kvsimd/kvsimd/fp16"
+	"github.com/kvsimd/kvsimd/q8"
 	"github.com/kvsimd/kvsimd/snapkv"
 )
 
@@ -169,7 +171,7 @@ func sameErr(t *testing.T, call string, head, token error) {
 
 // sameHeads requires the two caches to hold the same rows at the same positions and to
 // report the same Stats.
-func sameHeads(t *testing.T, head, token *snapkv.Cache, heads int) {
+func sameHeads[E snapkv.Element](t *testing.T, head, token *snapkv.CacheOf[E], heads int) {
 	t.Helper()
 	for h := range heads {
 		k, v, pos := head.Head(h)
@@ -187,5 +189,139 @@ func checkErr(t *testing.T, err error) {
 	t.Helper()
 	if !strings.HasPrefix(err.Error(), "snapkv: ") {
 		t.Fatalf("error %q does not start with the package name", err)
+	}
+}
+
+// FuzzCacheFormats drives a cache of format (format%3: 0 fp16, 1 bf16, 2 q8_0), its
+// token-major twin and an fp16 cache with the same prompt, whose keys hold values
+// that both formats hold exactly (see sameValues), in the same chunks (FuzzCache's
+// ops), then decode tokens. The format's caches must accept and refuse the same
+// chunks as the fp16 cache, hold its positions after every call, each with the rows
+// that were given in the format, bit for bit, and the twins must agree in everything.
+// Dim is 1 … 32, a multiple of 32 for q8_0 unless bit 7 of dim asks for any (then
+// NewCacheOf must fail unless it is one).
+func FuzzCacheFormats(f *testing.F) {
+	f.Fuzz(func(t *testing.T, format uint8, budget int16, window, kernel, enums, kvHeads, group, dim, decode uint8, ops, data []byte) {
+		cfg := snapkv.CacheConfig{
+			Select: snapkv.Config{Budget: int(budget), Window: int(window), Kernel: int(kernel),
+				Pool: snapkv.Pool(enums & 1), Rule: snapkv.Rule(enums >> 1 & 1), Alloc: snapkv.Alloc(enums >> 2 & 1), Workers: 2},
+			Mode: snapkv.Mode(enums >> 3 & 3), QHeads: int(kvHeads%5) * int(group%5), KVHeads: int(kvHeads % 5), Dim: 1 + int(dim%32), Reserve: int(decode % 8),
+		}
+		if format%3 == 2 && dim&0x80 == 0 {
+			cfg.Dim = 32 * (1 + int(dim%2))
+		}
+		if cfg.Select.Rule == snapkv.RuleProtected {
+			cfg.Select.Sinks = int(enums >> 5)
+		}
+		if len(ops) > 12 {
+			return // valid but too long to fuzz quickly
+		}
+		switch format % 3 {
+		case 0:
+			cacheLikeFP16[fp16.Float16](t, cfg, int(decode%8), ops, data)
+		case 1:
+			cacheLikeFP16[bf16.BFloat16](t, cfg, int(decode%8), ops, data)
+		default:
+			cacheLikeFP16[q8.Block](t, cfg, int(decode%8), ops, data)
+		}
+	})
+}
+
+func cacheLikeFP16[E snapkv.Element](t *testing.T, cfg snapkv.CacheConfig, decode int, ops, data []byte) {
+	width, isQ8 := cfg.Dim, false
+	if _, ok := any((*E)(nil)).(*q8.Block); ok {
+		width, isQ8 = cfg.Dim/32, true
+	}
+	c16, err16 := snapkv.NewCache(cfg)
+	c, err := snapkv.NewCacheOf[E](cfg)
+	if isQ8 && cfg.Dim%32 != 0 {
+		if err == nil {
+			t.Fatalf("NewCacheOf[q8.Block] with Dim %d succeeded", cfg.Dim)
+		}
+		checkErr(t, err)
+		return
+	}
+	if (err == nil) != (err16 == nil) {
+		t.Fatalf("NewCacheOf: %v, fp16: %v", err, err16)
+	}
+	if err != nil {
+		checkErr(t, err)
+		return
+	}
+	twinCfg := cfg
+	twinCfg.Layout = snapkv.TokenMajor
+	twin, err := snapkv.NewCacheOf[E](twinCfg)
+	if err != nil {
+		t.Fatalf("token-major twin: %v", err)
+	}
+	hk, hq, d := cfg.KVHeads, cfg.QHeads, cfg.Dim
+	n := 0
+	for _, op := range ops {
+		n += int(op & 31)
+	}
+	k16, k := sameValues[E](data, hk*n*width)
+	v16, v := sameValues[E](slices.Concat([]byte{0xa5}, data), hk*n*width)
+	dk16, dk := sameValues[E](slices.Concat(data, []byte{0x3c}), hk*width)
+	q := make([]float32, hq*n*d)
+	for i := range q {
+		q[i] = float32(i%13) - 6
+	}
+	at := 0 // prompt rows accepted: positions from at on are decoded
+	check := func(call string, err16, err, errTwin error) {
+		t.Helper()
+		sameErr(t, call, err, errTwin)
+		if (err == nil) != (err16 == nil) {
+			t.Fatalf("%s: %v, fp16: %v", call, err, err16)
+		}
+		if err != nil {
+			checkErr(t, err)
+		}
+		sameHeads(t, c, twin, hk)
+		for h := range hk {
+			gk, gv, pos := c.Head(h)
+			if _, _, want := c16.Head(h); !slices.Equal(pos, want) {
+				t.Fatalf("%s: head %d holds positions %v, fp16 %v", call, h, pos, want)
+			}
+			for j, p := range pos {
+				wk, wv := dk[h*width:(h+1)*width], dk[h*width:(h+1)*width]
+				if int(p) < at {
+					row := (h*n + int(p)) * width
+					wk, wv = k[row:row+width], v[row:row+width]
+				}
+				if !slices.Equal(gk[j*width:(j+1)*width], wk) || !slices.Equal(gv[j*width:(j+1)*width], wv) {
+					t.Fatalf("%s: head %d row %d (position %d) differs from what was given", call, h, j, p)
+				}
+			}
+		}
+	}
+	for i, op := range ops {
+		m := int(op & 31)
+		ch16 := snapkv.Chunk{K: rows(k16, hk, n, d, at, at+m), V: rows(v16, hk, n, d, at, at+m), Last: i == len(ops)-1}
+		ch := snapkv.ChunkOf[E]{K: rows(k, hk, n, width, at, at+m), V: rows(v, hk, n, width, at, at+m), Last: ch16.Last}
+		switch op >> 5 & 3 {
+		case 0:
+			ch.Q = rows(q, hq, n, d, at, at+m)
+		case 1:
+			ch.Q = rows(q, hq, n, d, max(at, at+m-cfg.Select.Window), at+m)
+		case 3:
+			ch16.K, ch.K = ch16.K[:max(len(ch16.K)-1, 0)], ch.K[:max(len(ch.K)-1, 0)]
+		}
+		ch16.Q = ch.Q
+		err16, err := c16.Prefill(ch16), c.Prefill(ch)
+		if op>>5&3 != 3 { // a malformed K stays as it is
+			ch.K, ch.V = oracle.TokenMajor(ch.K, hk, m, width), oracle.TokenMajor(ch.V, hk, m, width)
+			if ch.Q != nil {
+				ch.Q = oracle.TokenMajor(ch.Q, hq, len(ch.Q)/(hq*d), d)
+			}
+		}
+		errTwin := twin.Prefill(ch)
+		if err == nil {
+			at += m
+		}
+		check("Prefill", err16, err, errTwin)
+	}
+	for range decode {
+		err16, err := c16.Append(dk16, make([]fp16.Float16, len(dk16))), c.Append(dk, dk)
+		check("Append", err16, err, twin.Append(dk, dk))
 	}
 }

@@ -8,8 +8,11 @@ import (
 
 	"github.com/kvsimd/kvsimd/internal/varianttest"
 
+	"github.com/kvsimd/kvsimd/bf16"
 	"github.com/kvsimd/kvsimd/fp16"
+	"github.com/kvsimd/kvsimd/q8"
 	"github.com/kvsimd/kvsimd/snapkv"
+	"github.com/x448/float16"
 )
 
 // FuzzSelect feeds snapkv.Select arbitrary configurations, shapes and data on every
@@ -190,4 +193,132 @@ func span(n int) []int32 {
 		s[i] = int32(i)
 	}
 	return s
+}
+
+// FuzzSelectFormats selects the same layer with its keys in fp16 and in format
+// (format%3: 0 fp16, 1 bf16, 2 q8_0), both layouts of the latter, on every variant.
+// The keys come from data as values that both formats hold exactly: bf16's are halves
+// with their low 3 mantissa bits cleared (NaN and ±Inf included), q8_0's are blocks
+// of 32 int8 quants times a power-of-two scale 2⁻²⁴ … 2⁸. The selection must be the
+// fp16 selection, in both layouts, or all three must fail. Dim is 1 … 64, a multiple
+// of 32 for q8_0 unless bit 7 of dim asks for any (which must fail unless it is one);
+// the rest is FuzzSelectLayout's.
+func FuzzSelectFormats(f *testing.F) {
+	f.Fuzz(func(t *testing.T, format uint8, budget uint16, window, kernel, sinks, floor uint8, enums uint16, kvHeads, group, n, dim uint8, data []byte) {
+		hk, g, l := 1+int(kvHeads%4), 1+int(group%4), int(n)
+		d := 1 + int(dim%64)
+		if format%3 == 2 && dim&0x80 == 0 {
+			d = 32 * (1 + int(dim%2))
+		}
+		hq := hk * g
+		cfg := snapkv.Config{
+			Budget: int(budget), Window: int(window), Kernel: int(kernel),
+			Pool: snapkv.Pool(enums & 1), Rule: snapkv.Rule(enums >> 1 & 1), Group: snapkv.Group(enums >> 2 & 3),
+			Alloc: snapkv.Alloc(enums >> 4 & 1), Workers: 1 + int(enums>>7&3),
+		}
+		if cfg.Rule == snapkv.RuleProtected {
+			cfg.Sinks = int(sinks)
+		}
+		if cfg.Alloc == snapkv.AllocAdaptive {
+			cfg.Floor = float64(floor) / 255
+		}
+		w := min(int(window), l)
+		in := snapkv.Input{QHeads: hq, KVHeads: hk, Len: l, Dim: d}
+		switch enums >> 5 & 3 {
+		case 0:
+			in.Q = fill(make([]float32, hq*w*d), float32s(data), 1)
+		case 1:
+			in.Attn = fill(make([]float32, hq*w*l), float32s(data), 1)
+		} // 2, 3: the key proxy
+		switch format % 3 {
+		case 0:
+			selectLikeFP16[fp16.Float16](t, cfg, in, data)
+		case 1:
+			selectLikeFP16[bf16.BFloat16](t, cfg, in, data)
+		default:
+			selectLikeFP16[q8.Block](t, cfg, in, data)
+		}
+	})
+}
+
+// selectLikeFP16 gives in keys from data in fp16 and in E (equal values) and requires
+// the E selection, head-major and token-major, to be the fp16 one, or all to fail.
+func selectLikeFP16[E snapkv.Element](t *testing.T, cfg snapkv.Config, in snapkv.Input, data []byte) {
+	width, mustFail := in.Dim, false
+	if _, ok := any((*E)(nil)).(*q8.Block); ok {
+		width, mustFail = in.Dim/32, in.Dim%32 != 0 // then fp16's keys are short too
+	}
+	k16, k := sameValues[E](data, in.KVHeads*in.Len*width)
+	in.K = k16
+	head := snapkv.InputOf[E]{Q: in.Q, Attn: in.Attn, K: k, QHeads: in.QHeads, KVHeads: in.KVHeads, Len: in.Len, Dim: in.Dim}
+	token := head
+	token.Layout = snapkv.TokenMajor
+	token.K = oracle.TokenMajor(k, in.KVHeads, in.Len, width)
+	if in.Q != nil {
+		token.Q = oracle.TokenMajor(in.Q, in.QHeads, len(in.Q)/(in.QHeads*in.Dim), in.Dim)
+	}
+	varianttest.Each(t, func(v string) {
+		want, err16 := snapkv.Select(cfg, in)
+		got, errHead := snapkv.Select(cfg, head)
+		gotToken, errToken := snapkv.Select(cfg, token)
+		for _, err := range []error{err16, errHead, errToken} {
+			if err != nil {
+				checkErr(t, err)
+			}
+		}
+		switch {
+		case mustFail && errHead == nil:
+			t.Fatalf("%s: q8_0 selects with Dim %d", v, in.Dim)
+		case errHead != nil || errToken != nil:
+			if errToken == nil || errHead == nil || errHead.Error() != errToken.Error() {
+				t.Fatalf("%s: head-major error %v, token-major %v", v, errHead, errToken)
+			}
+			if err16 == nil && !mustFail {
+				t.Fatalf("%s: fp16 selects, the format fails: %v", v, errHead)
+			}
+		case err16 != nil:
+			t.Fatalf("%s: the format selects, fp16 fails: %v", v, err16)
+		case !slices.EqualFunc(got, want, slices.Equal) || !slices.EqualFunc(gotToken, want, slices.Equal):
+			t.Fatalf("%s: kept %v head-major, %v token-major; fp16 %v", v, got, gotToken, want)
+		}
+	})
+}
+
+// sameValues returns n elements of E made from data, and their values as fp16
+// halves, the two equal value for value: for fp16 the halves themselves, for bf16
+// halves with the low 3 mantissa bits cleared (at most 8 significant bits; NaN and
+// ±Inf kept), for q8_0 blocks of int8 quants with a power-of-two scale 2⁻²⁴ … 2⁸,
+// whose 32·n values fp16 holds exactly.
+func sameValues[E snapkv.Element](data []byte, n int) ([]fp16.Float16, []E) {
+	out := make([]E, n)
+	var k16 []fp16.Float16
+	switch o := any(out).(type) {
+	case []fp16.Float16:
+		for i, h := range fill(make([]uint16, n), uint16s(data), 0x3c00) {
+			o[i] = fp16.Float16(h)
+		}
+		k16 = o
+	case []bf16.BFloat16:
+		k16 = make([]fp16.Float16, n)
+		for i, h := range fill(make([]uint16, n), uint16s(data), 0x3c00) {
+			k16[i] = fp16.Float16(h &^ 7)
+		}
+		f := make([]float32, n)
+		fp16.ToFloat32(f, k16)
+		bf16.FromFloat32(o, f)
+	case []q8.Block:
+		bytes := fill(make([]byte, 33*n), data, 0x41)
+		for i := range o {
+			b := bytes[33*i:]
+			o[i].D = float16.Fromfloat32(float32(math.Ldexp(1, int(b[0]%33)-24)))
+			for j := range o[i].Q {
+				o[i].Q[j] = int8(b[1+j])
+			}
+		}
+		f := make([]float32, 32*n)
+		q8.Dequantize(f, o)
+		k16 = make([]fp16.Float16, len(f))
+		fp16.FromFloat32(k16, f)
+	}
+	return k16, out
 }
