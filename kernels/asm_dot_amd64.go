@@ -96,7 +96,8 @@ func scoresAVX512(dst, q []float32, k []uint16, rows, n, dim, stride int, scale 
 }
 
 // scoresAMD64 splits the rows between the panel kernel and the row kernel. Both read
-// key j at k[j*stride:], so strided keys are scored where they lie.
+// key j at k[j*stride:] (q8_0: from block j*stride on), so strided keys are scored
+// where they lie.
 func scoresAMD64(avx512 bool, k amd64Keys, dst, q []float32, rows, n, dim, stride int, scale float32) {
 	group, blockKeys := groupAVX2, blockKeysAVX2
 	if avx512 {

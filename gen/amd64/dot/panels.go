@@ -62,6 +62,8 @@ const prefetchDistance = 4096
 // prefetchKeys is how many keys ahead the widening prefetches: prefetchDistance's worth
 // of contiguous keys at the fixed dims, and dim 128's count at the others. Counted in
 // keys, not bytes, the distance holds in time whatever the stride between keys.
+// So q8_0 keys, of about half fp16's bytes, take the same count as fp16's: a key
+// takes a tile the same time whatever its format.
 func prefetchKeys(dim int) int {
 	if dim == 0 {
 		dim = 128
@@ -166,9 +168,10 @@ func scoresPanels(isa ISA, dim int, key operand) {
 }
 
 // widenTile converts the keys first..first+tile−1 of the block that are valid into
-// scratch, key by key: key j, dim halves at k[j*stride:], to scratch[j*dim:], so that
-// the tiles read a block's keys as one dense run whatever the stride. Each key
-// prefetches the one prefetchKeys ahead of it along the rows, line by line. Widening
+// scratch, key by key: key j, dim elements at k[j*stride:] (q8_0: the dim/32 blocks
+// from block j*stride on), to scratch[j*dim:] as float32, so that the tiles read a
+// block's keys as one dense run whatever the stride and format. Each key prefetches
+// the one prefetchKeys ahead of it along the rows, line by line. Widening
 // costs the AVX2 kernel about 8% of its time on Zen 1 (32 queries × dim 128), its ymm
 // stores being the bottleneck; done tile by tile, each burst of conversions overlaps
 // the FMAs of the tile before it in the out-of-order window, which measured 1.5–2%
