@@ -19,7 +19,7 @@ func init() {
 	for _, d := range []struct {
 		name string
 		body func(b *testing.B, n int)
-	}{{"Softmax", benchSoftmax}, {"Max", benchMax}, {"Sum", benchSum}, {"Add", benchAdd}} {
+	}{{"Softmax", benchSoftmax}, {"AddSoftmax", benchAddSoftmax}, {"Max", benchMax}, {"Sum", benchSum}, {"Add", benchAdd}} {
 		for _, n := range softmaxSizes {
 			sections = append(sections, section{fmt.Sprintf("%s n=%d", d.name, n), "elem", n, func(b *testing.B) { d.body(b, n) }})
 		}
@@ -50,6 +50,33 @@ func benchSoftmax(b *testing.B, n int) {
 	b.ReportAllocs()
 	for b.Loop() {
 		kernels.Softmax(x)
+	}
+}
+
+// benchAddSoftmax adds the softmax of a row of logits into a vote row. AddSoftmax
+// leaves x holding its exponentials (up to 2²⁴), whose softmax would take the
+// exponential's general path, not the logits' fast one: each op first copies the
+// logits back into x, as a new score row would be, so the figure includes that copy
+// (4n bytes more read and written, in cache). benchSoftmaxThenAdd is the same op
+// unfused, copy included, for comparison.
+func benchAddSoftmax(b *testing.B, n int) {
+	logits, x, votes := attentionLogits(n, 1), make([]float32, n), make([]float32, n)
+	b.SetBytes(int64(4 * n))
+	b.ReportAllocs()
+	for b.Loop() {
+		copy(x, logits)
+		kernels.AddSoftmax(votes, x)
+	}
+}
+
+func benchSoftmaxThenAdd(b *testing.B, n int) {
+	logits, x, votes := attentionLogits(n, 1), make([]float32, n), make([]float32, n)
+	b.SetBytes(int64(4 * n))
+	b.ReportAllocs()
+	for b.Loop() {
+		copy(x, logits)
+		kernels.Softmax(x)
+		kernels.Add(votes, x)
 	}
 }
 

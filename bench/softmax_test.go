@@ -2,10 +2,12 @@ package main
 
 import "testing"
 
-func BenchmarkSoftmax(b *testing.B) { eachVariant(b, softmaxSizes, benchSoftmax) }
-func BenchmarkMax(b *testing.B)     { eachVariant(b, softmaxSizes, benchMax) }
-func BenchmarkSum(b *testing.B)     { eachVariant(b, softmaxSizes, benchSum) }
-func BenchmarkAdd(b *testing.B)     { eachVariant(b, softmaxSizes, benchAdd) }
+func BenchmarkSoftmax(b *testing.B)        { eachVariant(b, softmaxSizes, benchSoftmax) }
+func BenchmarkAddSoftmax(b *testing.B)     { eachVariant(b, softmaxSizes, benchAddSoftmax) }
+func BenchmarkSoftmaxThenAdd(b *testing.B) { eachVariant(b, softmaxSizes, benchSoftmaxThenAdd) }
+func BenchmarkMax(b *testing.B)            { eachVariant(b, softmaxSizes, benchMax) }
+func BenchmarkSum(b *testing.B)            { eachVariant(b, softmaxSizes, benchSum) }
+func BenchmarkAdd(b *testing.B)            { eachVariant(b, softmaxSizes, benchAdd) }
 
 func BenchmarkAvgPool1DK5(b *testing.B) {
 	eachVariant(b, poolSizes, func(b *testing.B, n int) { benchAvgPool1D(b, n, 5) })
