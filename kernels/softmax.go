@@ -58,24 +58,32 @@ func Softmax(x []float32) {
 	softmax.Call(x)
 }
 
-// AddSoftmax adds the softmax of x to dst, in one pass fewer than Softmax followed by
-// Add: the normalising pass adds each probability into dst instead of writing it back.
+// AddSoftmax adds the softmax of x to dst, the window votes' step: Softmax(x) followed
+// by Add(dst, x) in one pass fewer, the probabilities added into dst where Softmax
+// would write them back into x:
 //
 //	m := Max(x)
 //	for i := range x { x[i] = exp(x[i] − m); s += x[i] }
 //	for i := range x { dst[i] += x[i] / s }
 //
 // It gives exactly the bits of Softmax(x) followed by Add(dst, x) on every variant:
-// each term is Softmax's output, the multiply by 1/s rounded on its own (not fused
-// into the add), then one IEEE addition. Its error bound is therefore Softmax's per
-// term plus the one rounding of the add, and the special inputs behave as Softmax's
-// followed by Add: an empty x adds nothing, −Inf entries add exactly 0, a row of only
-// −Inf entries adds 1/len(x) to every element, any NaN or +Inf adds NaN to every
-// element, and a NaN or Inf already in dst stays (or meets the added NaN). x is left
-// holding scratch (its exponentials, scaled by 2²⁴), not its softmax.
+// the same first two passes, then each exponential times 1/s rounded on its own (not
+// fused into the add), as Softmax's last pass, and added as Add adds.
 //
-// It panics if len(dst) != len(x). dst and x must not overlap. AddSoftmax does not
-// allocate.
+// Error bound: therefore Softmax's per term plus the one rounding of the add: for
+// finite x and dst, each output is within 2⁻²¹·ŷ + 2⁻¹⁴⁷ + 2⁻²⁴·|d + ŷ| of d + ŷ, where
+// d is the element's old value and ŷ the softmax computed in float64.
+//
+// Special inputs behave as Softmax's followed by Add:
+//   - an empty x adds nothing;
+//   - −Inf entries add exactly 0 (a masked column);
+//   - a row of only −Inf entries adds 1/len(x) to every element;
+//   - any NaN, or any +Inf, in x adds NaN to every element;
+//   - a NaN or ±Inf already in dst stays, but for an Inf that meets an added NaN.
+//
+// x is left holding scratch (its exponentials, scaled by 2²⁴, or in the special cases
+// its softmax), not its softmax. It panics if len(dst) != len(x). dst and x must not
+// overlap. AddSoftmax does not allocate.
 func AddSoftmax(dst, x []float32) {
 	if len(dst) != len(x) {
 		panic(fmt.Sprintf("kernels.AddSoftmax: len(dst) = %d, len(x) = %d", len(dst), len(x)))
