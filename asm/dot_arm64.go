@@ -33,3 +33,43 @@ func ScoresBlocksNEON(dst []float32, q []float32, k []uint16, scratch []float32,
 //
 //go:noescape
 func ScoresPanelsNEON(dst []float32, q []float32, k []uint16, scratch []float32, rows int, n int, dim int, stride int, scale float32)
+
+// DotF32BF16NEON returns the dot product of a and b (bfloat16 bits), accumulated in float32 in DotF32F16's order; len(b) must be len(a).
+//
+//go:noescape
+func DotF32BF16NEON(a []float32, b []uint16) float32
+
+// ScoresBF16NEON sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1 query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim.
+//
+//go:noescape
+func ScoresBF16NEON(dst []float32, q []float32, k []uint16, rows int, n int, dim int, stride int, scale float32)
+
+// ScoresBlocksBF16NEON sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1 query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim; scratch holds 16·dim floats.
+//
+//go:noescape
+func ScoresBlocksBF16NEON(dst []float32, q []float32, k []uint16, scratch []float32, rows int, n int, dim int, stride int, scale float32)
+
+// ScoresPanelsBF16NEON sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows = 8, 16 or 32, or 1 ≤ rows ≤ 4, n ≥ 1 keys, dim ≥ 1 with rows·dim ≤ 4096 (rows counted as 4 when fewer), and stride ≥ dim; scratch holds 4160 floats.
+//
+//go:noescape
+func ScoresPanelsBF16NEON(dst []float32, q []float32, k []uint16, scratch []float32, rows int, n int, dim int, stride int, scale float32)
+
+// DotF32Q8NEON returns the dot product of a and b (the bytes of len(a)/32 q8_0 blocks), accumulated in float32 in DotF32F16's order; len(b) must be 34·len(a)/32.
+//
+//go:noescape
+func DotF32Q8NEON(a []float32, b []byte) float32
+
+// ScoresQ8NEON sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1 query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim (dim a multiple of 32, stride counted in blocks).
+//
+//go:noescape
+func ScoresQ8NEON(dst []float32, q []float32, k []byte, rows int, n int, dim int, stride int, scale float32)
+
+// ScoresBlocksQ8NEON sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1 query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim (dim a multiple of 32, stride counted in blocks); scratch holds 16·dim floats.
+//
+//go:noescape
+func ScoresBlocksQ8NEON(dst []float32, q []float32, k []byte, scratch []float32, rows int, n int, dim int, stride int, scale float32)
+
+// ScoresPanelsQ8NEON sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows = 8, 16 or 32, or 1 ≤ rows ≤ 4, n ≥ 1 keys, dim ≥ 1 with rows·dim ≤ 4096 (rows counted as 4 when fewer), and stride ≥ dim (dim a multiple of 32, stride counted in blocks); scratch holds 4176 floats.
+//
+//go:noescape
+func ScoresPanelsQ8NEON(dst []float32, q []float32, k []byte, scratch []float32, rows int, n int, dim int, stride int, scale float32)

@@ -8,3 +8,13 @@ package asm
 //
 //go:noescape
 func WeightedSumRowsNEON(dst []float32, w []float32, v []uint16, stride int)
+
+// WeightedSumRowsBF16NEON sets dst[d] = Σⱼ w[j]·v[j*stride+d], one fused multiply-add per term in order of j, for len(dst) ≥ 1 and stride ≥ len(dst); len(v) must be at least (len(w)−1)·stride + len(dst).
+//
+//go:noescape
+func WeightedSumRowsBF16NEON(dst []float32, w []float32, v []uint16, stride int)
+
+// WeightedSumRowsQ8NEON sets dst[d] = Σⱼ w[j]·v_j[d], one fused multiply-add per term in order of j, where v holds q8_0 blocks, v_j the len(dst)/32 from block j*stride on, for len(dst) a positive multiple of 32 and stride ≥ len(dst)/32 blocks; len(v) must be at least 34·((len(w)−1)·stride + len(dst)/32).
+//
+//go:noescape
+func WeightedSumRowsQ8NEON(dst []float32, w []float32, v []byte, stride int)

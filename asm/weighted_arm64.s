@@ -970,3 +970,1196 @@ rowdones:
 
 done:
 	RET
+
+// func WeightedSumRowsBF16NEON(dst []float32, w []float32, v []uint16, stride int)
+TEXT ·WeightedSumRowsBF16NEON(SB), NOSPLIT, $0-80
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R1
+	MOVD w_base+24(FP), R2
+	MOVD w_len+32(FP), R3
+	MOVD v_base+48(FP), R4
+	MOVD stride+72(FP), R5
+	LSL $1, R5, R5
+	CMP $4, R1
+	BLT narrow
+	// vectors = ⌈dim/4⌉ (in R7) in passes = ⌈vectors/16⌉ (R8) of per = ⌈vectors/passes⌉.
+	ADD $3, R1, R7
+	LSR $2, R7, R7
+	MOVD ZR, R8
+	MOVD R7, R9
+
+passes:
+	ADD $1, R8
+	SUBS $16, R9, R9
+	BGT passes
+	MOVD ZR, R10
+	MOVD ZR, R9
+
+per:
+	ADD $1, R10
+	ADD R8, R9
+	CMP R7, R9
+	BLO per
+	LSL $2, R10, R10
+	// One pass takes all rows as one block; several take blocks of 64.
+	MOVD R3, R20
+	CMP $1, R8
+	BEQ zero
+	MOVD $64, R20
+	// Zero dst: the passes add to it.
+
+zero:
+	VEOR V0.B16, V0.B16, V0.B16
+	MOVD R0, R15
+	SUB $4, R1, R22
+
+zeroloop:
+	VST1.P [V0.S4], 16(R15)
+	SUBS $4, R22, R22
+	BGT zeroloop
+	ADD R1<<2, R0, R15
+	SUB $16, R15
+	VST1 [V0.S4], (R15)
+
+block:
+	CBZ R3, done
+	CMP R20, R3
+	CSEL LO, R3, R20, R21
+	// Each pass takes min(per, dim−col) columns, one vector fewer if that would leave
+	// the next pass less than one; k = ⌈columns/4⌉ vectors.
+	MOVD ZR, R6
+
+pass:
+	CMP R1, R6
+	BHS blocknext
+	SUB R6, R1, R7
+	CMP R10, R7
+	CSEL HI, R10, R7, R7
+	SUB R6, R1, R22
+	SUB R7, R22, R22
+	SUB $1, R22
+	CMP $3, R22
+	BHS whole
+	SUB $4, R7
+
+whole:
+	ADD $3, R7, R8
+	LSR $2, R8, R8
+	ADD R6, R7, R9
+	SUB $4, R9
+	CMP $1, R8
+	BEQ pass1
+	CMP $2, R8
+	BEQ pass2
+	CMP $3, R8
+	BEQ pass3
+	CMP $4, R8
+	BEQ pass4
+	CMP $5, R8
+	BEQ pass5
+	CMP $6, R8
+	BEQ pass6
+	CMP $7, R8
+	BEQ pass7
+	CMP $8, R8
+	BEQ pass8
+	CMP $9, R8
+	BEQ pass9
+	CMP $10, R8
+	BEQ pass10
+	CMP $11, R8
+	BEQ pass11
+	CMP $12, R8
+	BEQ pass12
+	CMP $13, R8
+	BEQ pass13
+	CMP $14, R8
+	BEQ pass14
+	CMP $15, R8
+	BEQ pass15
+	CMP $16, R8
+	BEQ pass16
+
+pass1:
+	ADD R6<<2, R0, R15
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V16.S4]
+	ADD R6<<1, R4, R11
+	SUB R6, R9, R12
+	LSL $1, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone1
+
+row1:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	ADD R12, R11, R15
+	VLD1 (R15), [V12.H4]
+	WORD $0x2e61398d // shll v13.4s, v12.4h, #16
+	VFMLA V15.S4, V13.S4, V16.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row1
+
+rowdone1:
+	ADD R6<<2, R0, R15
+	ADD R9<<2, R0, R19
+	VST1 [V16.S4], (R19)
+	B passnext
+
+pass2:
+	ADD R6<<2, R0, R15
+	VLD1.P 16(R15), [V16.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V17.S4]
+	ADD R6<<1, R4, R11
+	SUB R6, R9, R12
+	LSL $1, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone2
+
+row2:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 8(R15), [V0.H4]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	VFMLA V15.S4, V4.S4, V16.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V12.H4]
+	WORD $0x2e61398d // shll v13.4s, v12.4h, #16
+	VFMLA V15.S4, V13.S4, V17.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row2
+
+rowdone2:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4], 16(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V17.S4], (R19)
+	B passnext
+
+pass3:
+	ADD R6<<2, R0, R15
+	VLD1.P 32(R15), [V16.S4, V17.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V18.S4]
+	ADD R6<<1, R4, R11
+	SUB R6, R9, R12
+	LSL $1, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone3
+
+row3:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	VFMLA V15.S4, V4.S4, V16.S4
+	VFMLA V15.S4, V5.S4, V17.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V12.H4]
+	WORD $0x2e61398d // shll v13.4s, v12.4h, #16
+	VFMLA V15.S4, V13.S4, V18.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row3
+
+rowdone3:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4], 32(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V18.S4], (R19)
+	B passnext
+
+pass4:
+	ADD R6<<2, R0, R15
+	VLD1.P 48(R15), [V16.S4, V17.S4, V18.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V19.S4]
+	ADD R6<<1, R4, R11
+	SUB R6, R9, R12
+	LSL $1, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone4
+
+row4:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	VFMLA V15.S4, V4.S4, V16.S4
+	VFMLA V15.S4, V5.S4, V17.S4
+	VLD1.P 8(R15), [V2.H4]
+	WORD $0x2e613848 // shll v8.4s, v2.4h, #16
+	VFMLA V15.S4, V8.S4, V18.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V12.H4]
+	WORD $0x2e61398d // shll v13.4s, v12.4h, #16
+	VFMLA V15.S4, V13.S4, V19.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row4
+
+rowdone4:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4, V18.S4], 48(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V19.S4], (R19)
+	B passnext
+
+pass5:
+	ADD R6<<2, R0, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V20.S4]
+	ADD R6<<1, R4, R11
+	SUB R6, R9, R12
+	LSL $1, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone5
+
+row5:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 32(R15), [V0.H8, V1.H8]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x6e613827 // shll2 v7.4s, v1.8h, #16
+	VFMLA V15.S4, V4.S4, V16.S4
+	VFMLA V15.S4, V5.S4, V17.S4
+	VFMLA V15.S4, V6.S4, V18.S4
+	VFMLA V15.S4, V7.S4, V19.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V12.H4]
+	WORD $0x2e61398d // shll v13.4s, v12.4h, #16
+	VFMLA V15.S4, V13.S4, V20.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row5
+
+rowdone5:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V20.S4], (R19)
+	B passnext
+
+pass6:
+	ADD R6<<2, R0, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 16(R15), [V20.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V21.S4]
+	ADD R6<<1, R4, R11
+	SUB R6, R9, R12
+	LSL $1, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone6
+
+row6:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 32(R15), [V0.H8, V1.H8]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x6e613827 // shll2 v7.4s, v1.8h, #16
+	VFMLA V15.S4, V4.S4, V16.S4
+	VFMLA V15.S4, V5.S4, V17.S4
+	VFMLA V15.S4, V6.S4, V18.S4
+	VFMLA V15.S4, V7.S4, V19.S4
+	VLD1.P 8(R15), [V2.H4]
+	WORD $0x2e613848 // shll v8.4s, v2.4h, #16
+	VFMLA V15.S4, V8.S4, V20.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V12.H4]
+	WORD $0x2e61398d // shll v13.4s, v12.4h, #16
+	VFMLA V15.S4, V13.S4, V21.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row6
+
+rowdone6:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4], 16(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V21.S4], (R19)
+	B passnext
+
+pass7:
+	ADD R6<<2, R0, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 32(R15), [V20.S4, V21.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V22.S4]
+	ADD R6<<1, R4, R11
+	SUB R6, R9, R12
+	LSL $1, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone7
+
+row7:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 32(R15), [V0.H8, V1.H8]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x6e613827 // shll2 v7.4s, v1.8h, #16
+	VFMLA V15.S4, V4.S4, V16.S4
+	VFMLA V15.S4, V5.S4, V17.S4
+	VFMLA V15.S4, V6.S4, V18.S4
+	VFMLA V15.S4, V7.S4, V19.S4
+	VLD1.P 16(R15), [V2.H8]
+	WORD $0x2e613848 // shll v8.4s, v2.4h, #16
+	WORD $0x6e613849 // shll2 v9.4s, v2.8h, #16
+	VFMLA V15.S4, V8.S4, V20.S4
+	VFMLA V15.S4, V9.S4, V21.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V12.H4]
+	WORD $0x2e61398d // shll v13.4s, v12.4h, #16
+	VFMLA V15.S4, V13.S4, V22.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row7
+
+rowdone7:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4], 32(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V22.S4], (R19)
+	B passnext
+
+pass8:
+	ADD R6<<2, R0, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 48(R15), [V20.S4, V21.S4, V22.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V23.S4]
+	ADD R6<<1, R4, R11
+	SUB R6, R9, R12
+	LSL $1, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone8
+
+row8:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 32(R15), [V0.H8, V1.H8]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x6e613827 // shll2 v7.4s, v1.8h, #16
+	VFMLA V15.S4, V4.S4, V16.S4
+	VFMLA V15.S4, V5.S4, V17.S4
+	VFMLA V15.S4, V6.S4, V18.S4
+	VFMLA V15.S4, V7.S4, V19.S4
+	VLD1.P 16(R15), [V2.H8]
+	WORD $0x2e613848 // shll v8.4s, v2.4h, #16
+	WORD $0x6e613849 // shll2 v9.4s, v2.8h, #16
+	VFMLA V15.S4, V8.S4, V20.S4
+	VFMLA V15.S4, V9.S4, V21.S4
+	VLD1.P 8(R15), [V0.H4]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	VFMLA V15.S4, V4.S4, V22.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V12.H4]
+	WORD $0x2e61398d // shll v13.4s, v12.4h, #16
+	VFMLA V15.S4, V13.S4, V23.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row8
+
+rowdone8:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4], 48(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V23.S4], (R19)
+	B passnext
+
+pass9:
+	ADD R6<<2, R0, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R15), [V20.S4, V21.S4, V22.S4, V23.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V24.S4]
+	ADD R6<<1, R4, R11
+	SUB R6, R9, R12
+	LSL $1, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone9
+
+row9:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 32(R15), [V0.H8, V1.H8]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x6e613827 // shll2 v7.4s, v1.8h, #16
+	VFMLA V15.S4, V4.S4, V16.S4
+	VFMLA V15.S4, V5.S4, V17.S4
+	VFMLA V15.S4, V6.S4, V18.S4
+	VFMLA V15.S4, V7.S4, V19.S4
+	VLD1.P 32(R15), [V2.H8, V3.H8]
+	WORD $0x2e613848 // shll v8.4s, v2.4h, #16
+	WORD $0x6e613849 // shll2 v9.4s, v2.8h, #16
+	WORD $0x2e61386a // shll v10.4s, v3.4h, #16
+	WORD $0x6e61386b // shll2 v11.4s, v3.8h, #16
+	VFMLA V15.S4, V8.S4, V20.S4
+	VFMLA V15.S4, V9.S4, V21.S4
+	VFMLA V15.S4, V10.S4, V22.S4
+	VFMLA V15.S4, V11.S4, V23.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V12.H4]
+	WORD $0x2e61398d // shll v13.4s, v12.4h, #16
+	VFMLA V15.S4, V13.S4, V24.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row9
+
+rowdone9:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V24.S4], (R19)
+	B passnext
+
+pass10:
+	ADD R6<<2, R0, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R15), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 16(R15), [V24.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V25.S4]
+	ADD R6<<1, R4, R11
+	SUB R6, R9, R12
+	LSL $1, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone10
+
+row10:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 32(R15), [V0.H8, V1.H8]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x6e613827 // shll2 v7.4s, v1.8h, #16
+	VFMLA V15.S4, V4.S4, V16.S4
+	VFMLA V15.S4, V5.S4, V17.S4
+	VFMLA V15.S4, V6.S4, V18.S4
+	VFMLA V15.S4, V7.S4, V19.S4
+	VLD1.P 32(R15), [V2.H8, V3.H8]
+	WORD $0x2e613848 // shll v8.4s, v2.4h, #16
+	WORD $0x6e613849 // shll2 v9.4s, v2.8h, #16
+	WORD $0x2e61386a // shll v10.4s, v3.4h, #16
+	WORD $0x6e61386b // shll2 v11.4s, v3.8h, #16
+	VFMLA V15.S4, V8.S4, V20.S4
+	VFMLA V15.S4, V9.S4, V21.S4
+	VFMLA V15.S4, V10.S4, V22.S4
+	VFMLA V15.S4, V11.S4, V23.S4
+	VLD1.P 8(R15), [V0.H4]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	VFMLA V15.S4, V4.S4, V24.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V12.H4]
+	WORD $0x2e61398d // shll v13.4s, v12.4h, #16
+	VFMLA V15.S4, V13.S4, V25.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row10
+
+rowdone10:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R15)
+	VST1.P [V24.S4], 16(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V25.S4], (R19)
+	B passnext
+
+pass11:
+	ADD R6<<2, R0, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R15), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 32(R15), [V24.S4, V25.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V26.S4]
+	ADD R6<<1, R4, R11
+	SUB R6, R9, R12
+	LSL $1, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone11
+
+row11:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 32(R15), [V0.H8, V1.H8]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x6e613827 // shll2 v7.4s, v1.8h, #16
+	VFMLA V15.S4, V4.S4, V16.S4
+	VFMLA V15.S4, V5.S4, V17.S4
+	VFMLA V15.S4, V6.S4, V18.S4
+	VFMLA V15.S4, V7.S4, V19.S4
+	VLD1.P 32(R15), [V2.H8, V3.H8]
+	WORD $0x2e613848 // shll v8.4s, v2.4h, #16
+	WORD $0x6e613849 // shll2 v9.4s, v2.8h, #16
+	WORD $0x2e61386a // shll v10.4s, v3.4h, #16
+	WORD $0x6e61386b // shll2 v11.4s, v3.8h, #16
+	VFMLA V15.S4, V8.S4, V20.S4
+	VFMLA V15.S4, V9.S4, V21.S4
+	VFMLA V15.S4, V10.S4, V22.S4
+	VFMLA V15.S4, V11.S4, V23.S4
+	VLD1.P 16(R15), [V0.H8]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	VFMLA V15.S4, V4.S4, V24.S4
+	VFMLA V15.S4, V5.S4, V25.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V12.H4]
+	WORD $0x2e61398d // shll v13.4s, v12.4h, #16
+	VFMLA V15.S4, V13.S4, V26.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row11
+
+rowdone11:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R15)
+	VST1.P [V24.S4, V25.S4], 32(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V26.S4], (R19)
+	B passnext
+
+pass12:
+	ADD R6<<2, R0, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R15), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 48(R15), [V24.S4, V25.S4, V26.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V27.S4]
+	ADD R6<<1, R4, R11
+	SUB R6, R9, R12
+	LSL $1, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone12
+
+row12:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 32(R15), [V0.H8, V1.H8]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x6e613827 // shll2 v7.4s, v1.8h, #16
+	VFMLA V15.S4, V4.S4, V16.S4
+	VFMLA V15.S4, V5.S4, V17.S4
+	VFMLA V15.S4, V6.S4, V18.S4
+	VFMLA V15.S4, V7.S4, V19.S4
+	VLD1.P 32(R15), [V2.H8, V3.H8]
+	WORD $0x2e613848 // shll v8.4s, v2.4h, #16
+	WORD $0x6e613849 // shll2 v9.4s, v2.8h, #16
+	WORD $0x2e61386a // shll v10.4s, v3.4h, #16
+	WORD $0x6e61386b // shll2 v11.4s, v3.8h, #16
+	VFMLA V15.S4, V8.S4, V20.S4
+	VFMLA V15.S4, V9.S4, V21.S4
+	VFMLA V15.S4, V10.S4, V22.S4
+	VFMLA V15.S4, V11.S4, V23.S4
+	VLD1.P 16(R15), [V0.H8]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	VFMLA V15.S4, V4.S4, V24.S4
+	VFMLA V15.S4, V5.S4, V25.S4
+	VLD1.P 8(R15), [V2.H4]
+	WORD $0x2e613848 // shll v8.4s, v2.4h, #16
+	VFMLA V15.S4, V8.S4, V26.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V12.H4]
+	WORD $0x2e61398d // shll v13.4s, v12.4h, #16
+	VFMLA V15.S4, V13.S4, V27.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row12
+
+rowdone12:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R15)
+	VST1.P [V24.S4, V25.S4, V26.S4], 48(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V27.S4], (R19)
+	B passnext
+
+pass13:
+	ADD R6<<2, R0, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R15), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 64(R15), [V24.S4, V25.S4, V26.S4, V27.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V28.S4]
+	ADD R6<<1, R4, R11
+	SUB R6, R9, R12
+	LSL $1, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone13
+
+row13:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 32(R15), [V0.H8, V1.H8]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x6e613827 // shll2 v7.4s, v1.8h, #16
+	VFMLA V15.S4, V4.S4, V16.S4
+	VFMLA V15.S4, V5.S4, V17.S4
+	VFMLA V15.S4, V6.S4, V18.S4
+	VFMLA V15.S4, V7.S4, V19.S4
+	VLD1.P 32(R15), [V2.H8, V3.H8]
+	WORD $0x2e613848 // shll v8.4s, v2.4h, #16
+	WORD $0x6e613849 // shll2 v9.4s, v2.8h, #16
+	WORD $0x2e61386a // shll v10.4s, v3.4h, #16
+	WORD $0x6e61386b // shll2 v11.4s, v3.8h, #16
+	VFMLA V15.S4, V8.S4, V20.S4
+	VFMLA V15.S4, V9.S4, V21.S4
+	VFMLA V15.S4, V10.S4, V22.S4
+	VFMLA V15.S4, V11.S4, V23.S4
+	VLD1.P 32(R15), [V0.H8, V1.H8]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x6e613827 // shll2 v7.4s, v1.8h, #16
+	VFMLA V15.S4, V4.S4, V24.S4
+	VFMLA V15.S4, V5.S4, V25.S4
+	VFMLA V15.S4, V6.S4, V26.S4
+	VFMLA V15.S4, V7.S4, V27.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V12.H4]
+	WORD $0x2e61398d // shll v13.4s, v12.4h, #16
+	VFMLA V15.S4, V13.S4, V28.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row13
+
+rowdone13:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R15)
+	VST1.P [V24.S4, V25.S4, V26.S4, V27.S4], 64(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V28.S4], (R19)
+	B passnext
+
+pass14:
+	ADD R6<<2, R0, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R15), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 64(R15), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1.P 16(R15), [V28.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V29.S4]
+	ADD R6<<1, R4, R11
+	SUB R6, R9, R12
+	LSL $1, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone14
+
+row14:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 32(R15), [V0.H8, V1.H8]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x6e613827 // shll2 v7.4s, v1.8h, #16
+	VFMLA V15.S4, V4.S4, V16.S4
+	VFMLA V15.S4, V5.S4, V17.S4
+	VFMLA V15.S4, V6.S4, V18.S4
+	VFMLA V15.S4, V7.S4, V19.S4
+	VLD1.P 32(R15), [V2.H8, V3.H8]
+	WORD $0x2e613848 // shll v8.4s, v2.4h, #16
+	WORD $0x6e613849 // shll2 v9.4s, v2.8h, #16
+	WORD $0x2e61386a // shll v10.4s, v3.4h, #16
+	WORD $0x6e61386b // shll2 v11.4s, v3.8h, #16
+	VFMLA V15.S4, V8.S4, V20.S4
+	VFMLA V15.S4, V9.S4, V21.S4
+	VFMLA V15.S4, V10.S4, V22.S4
+	VFMLA V15.S4, V11.S4, V23.S4
+	VLD1.P 32(R15), [V0.H8, V1.H8]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x6e613827 // shll2 v7.4s, v1.8h, #16
+	VFMLA V15.S4, V4.S4, V24.S4
+	VFMLA V15.S4, V5.S4, V25.S4
+	VFMLA V15.S4, V6.S4, V26.S4
+	VFMLA V15.S4, V7.S4, V27.S4
+	VLD1.P 8(R15), [V2.H4]
+	WORD $0x2e613848 // shll v8.4s, v2.4h, #16
+	VFMLA V15.S4, V8.S4, V28.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V12.H4]
+	WORD $0x2e61398d // shll v13.4s, v12.4h, #16
+	VFMLA V15.S4, V13.S4, V29.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row14
+
+rowdone14:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R15)
+	VST1.P [V24.S4, V25.S4, V26.S4, V27.S4], 64(R15)
+	VST1.P [V28.S4], 16(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V29.S4], (R19)
+	B passnext
+
+pass15:
+	ADD R6<<2, R0, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R15), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 64(R15), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1.P 32(R15), [V28.S4, V29.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V30.S4]
+	ADD R6<<1, R4, R11
+	SUB R6, R9, R12
+	LSL $1, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone15
+
+row15:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 32(R15), [V0.H8, V1.H8]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x6e613827 // shll2 v7.4s, v1.8h, #16
+	VFMLA V15.S4, V4.S4, V16.S4
+	VFMLA V15.S4, V5.S4, V17.S4
+	VFMLA V15.S4, V6.S4, V18.S4
+	VFMLA V15.S4, V7.S4, V19.S4
+	VLD1.P 32(R15), [V2.H8, V3.H8]
+	WORD $0x2e613848 // shll v8.4s, v2.4h, #16
+	WORD $0x6e613849 // shll2 v9.4s, v2.8h, #16
+	WORD $0x2e61386a // shll v10.4s, v3.4h, #16
+	WORD $0x6e61386b // shll2 v11.4s, v3.8h, #16
+	VFMLA V15.S4, V8.S4, V20.S4
+	VFMLA V15.S4, V9.S4, V21.S4
+	VFMLA V15.S4, V10.S4, V22.S4
+	VFMLA V15.S4, V11.S4, V23.S4
+	VLD1.P 32(R15), [V0.H8, V1.H8]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x6e613827 // shll2 v7.4s, v1.8h, #16
+	VFMLA V15.S4, V4.S4, V24.S4
+	VFMLA V15.S4, V5.S4, V25.S4
+	VFMLA V15.S4, V6.S4, V26.S4
+	VFMLA V15.S4, V7.S4, V27.S4
+	VLD1.P 16(R15), [V2.H8]
+	WORD $0x2e613848 // shll v8.4s, v2.4h, #16
+	WORD $0x6e613849 // shll2 v9.4s, v2.8h, #16
+	VFMLA V15.S4, V8.S4, V28.S4
+	VFMLA V15.S4, V9.S4, V29.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V12.H4]
+	WORD $0x2e61398d // shll v13.4s, v12.4h, #16
+	VFMLA V15.S4, V13.S4, V30.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row15
+
+rowdone15:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R15)
+	VST1.P [V24.S4, V25.S4, V26.S4, V27.S4], 64(R15)
+	VST1.P [V28.S4, V29.S4], 32(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V30.S4], (R19)
+	B passnext
+
+pass16:
+	ADD R6<<2, R0, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R15), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 64(R15), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1.P 48(R15), [V28.S4, V29.S4, V30.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V31.S4]
+	ADD R6<<1, R4, R11
+	SUB R6, R9, R12
+	LSL $1, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone16
+
+row16:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 32(R15), [V0.H8, V1.H8]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x6e613827 // shll2 v7.4s, v1.8h, #16
+	VFMLA V15.S4, V4.S4, V16.S4
+	VFMLA V15.S4, V5.S4, V17.S4
+	VFMLA V15.S4, V6.S4, V18.S4
+	VFMLA V15.S4, V7.S4, V19.S4
+	VLD1.P 32(R15), [V2.H8, V3.H8]
+	WORD $0x2e613848 // shll v8.4s, v2.4h, #16
+	WORD $0x6e613849 // shll2 v9.4s, v2.8h, #16
+	WORD $0x2e61386a // shll v10.4s, v3.4h, #16
+	WORD $0x6e61386b // shll2 v11.4s, v3.8h, #16
+	VFMLA V15.S4, V8.S4, V20.S4
+	VFMLA V15.S4, V9.S4, V21.S4
+	VFMLA V15.S4, V10.S4, V22.S4
+	VFMLA V15.S4, V11.S4, V23.S4
+	VLD1.P 32(R15), [V0.H8, V1.H8]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x6e613827 // shll2 v7.4s, v1.8h, #16
+	VFMLA V15.S4, V4.S4, V24.S4
+	VFMLA V15.S4, V5.S4, V25.S4
+	VFMLA V15.S4, V6.S4, V26.S4
+	VFMLA V15.S4, V7.S4, V27.S4
+	VLD1.P 16(R15), [V2.H8]
+	WORD $0x2e613848 // shll v8.4s, v2.4h, #16
+	WORD $0x6e613849 // shll2 v9.4s, v2.8h, #16
+	VFMLA V15.S4, V8.S4, V28.S4
+	VFMLA V15.S4, V9.S4, V29.S4
+	VLD1.P 8(R15), [V0.H4]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	VFMLA V15.S4, V4.S4, V30.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V12.H4]
+	WORD $0x2e61398d // shll v13.4s, v12.4h, #16
+	VFMLA V15.S4, V13.S4, V31.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row16
+
+rowdone16:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R15)
+	VST1.P [V24.S4, V25.S4, V26.S4, V27.S4], 64(R15)
+	VST1.P [V28.S4, V29.S4, V30.S4], 48(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V31.S4], (R19)
+	B passnext
+
+passnext:
+	ADD $4, R9, R6
+	B pass
+
+blocknext:
+	MADD R5, R4, R21, R4
+	ADD R21<<2, R2, R2
+	SUB R21, R3
+	B block
+
+narrow:
+	MOVD R3, R21
+	MOVD ZR, R6
+
+column:
+	CMP R1, R6
+	BHS done
+	VEOR V16.B16, V16.B16, V16.B16
+	ADD R6<<1, R4, R11
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdones
+
+rows:
+	MOVHU (R11), R15
+	LSLW $16, R15, R15
+	FMOVS R15, F0
+	FMOVS.P 4(R13), F1
+	FMADDS F1, F16, F0, F16
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE rows
+
+rowdones:
+	ADD R6<<2, R0, R15
+	FMOVS F16, (R15)
+	ADD $1, R6
+	B column
+
+done:
+	RET
+
+// func WeightedSumRowsQ8NEON(dst []float32, w []float32, v []byte, stride int)
+TEXT ·WeightedSumRowsQ8NEON(SB), NOSPLIT, $0-80
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R1
+	MOVD w_base+24(FP), R2
+	MOVD w_len+32(FP), R3
+	MOVD v_base+48(FP), R4
+	MOVD stride+72(FP), R5
+	MOVD $34, R15
+	MUL R15, R5, R5
+	// One pass takes all rows as one block; several take blocks of 64.
+	MOVD R3, R20
+	CMP $64, R1
+	BLS zero
+	MOVD $64, R20
+	// Zero dst: the passes add to it.
+
+zero:
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	MOVD R0, R15
+	MOVD R1, R22
+
+zeroloop:
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R15)
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R15)
+	SUBS $32, R22
+	BNE zeroloop
+
+block:
+	CBZ R3, done
+	CMP R20, R3
+	CSEL LO, R3, R20, R21
+	MOVD ZR, R6
+	MOVD R4, R12
+
+pass:
+	CMP R1, R6
+	BHS blocknext
+	SUB R6, R1, R7
+	CMP $64, R7
+	BLT pass1
+	ADD R6<<2, R0, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R15), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 64(R15), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1.P 64(R15), [V28.S4, V29.S4, V30.S4, V31.S4]
+	MOVD R12, R11
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdoneq2
+
+rowq2:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	MOVHU.P 2(R15), R10
+	FMOVS R10, F14
+	WORD $0x1ee241ce // fcvt s14, h14
+	VLD1.P 32(R15), [V0.B16, V1.B16]
+	WORD $0x0f08a402 // sxtl v2.8h, v0.8b
+	WORD $0x4f08a403 // sxtl2 v3.8h, v0.16b
+	WORD $0x0f08a424 // sxtl v4.8h, v1.8b
+	WORD $0x4f08a425 // sxtl2 v5.8h, v1.16b
+	WORD $0x0f10a446 // sxtl v6.4s, v2.4h
+	WORD $0x4f10a447 // sxtl2 v7.4s, v2.8h
+	WORD $0x0f10a468 // sxtl v8.4s, v3.4h
+	WORD $0x4f10a469 // sxtl2 v9.4s, v3.8h
+	WORD $0x0f10a48a // sxtl v10.4s, v4.4h
+	WORD $0x4f10a48b // sxtl2 v11.4s, v4.8h
+	WORD $0x0f10a4ac // sxtl v12.4s, v5.4h
+	WORD $0x4f10a4ad // sxtl2 v13.4s, v5.8h
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4e21d908 // scvtf v8.4s, v8.4s
+	WORD $0x4e21d929 // scvtf v9.4s, v9.4s
+	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
+	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
+	WORD $0x4e21d98c // scvtf v12.4s, v12.4s
+	WORD $0x4e21d9ad // scvtf v13.4s, v13.4s
+	WORD $0x4f8e90c6 // fmul v6.4s, v6.4s, v14.s[0]
+	WORD $0x4f8e90e7 // fmul v7.4s, v7.4s, v14.s[0]
+	WORD $0x4f8e9108 // fmul v8.4s, v8.4s, v14.s[0]
+	WORD $0x4f8e9129 // fmul v9.4s, v9.4s, v14.s[0]
+	WORD $0x4f8e914a // fmul v10.4s, v10.4s, v14.s[0]
+	WORD $0x4f8e916b // fmul v11.4s, v11.4s, v14.s[0]
+	WORD $0x4f8e918c // fmul v12.4s, v12.4s, v14.s[0]
+	WORD $0x4f8e91ad // fmul v13.4s, v13.4s, v14.s[0]
+	VFMLA V15.S4, V6.S4, V16.S4
+	VFMLA V15.S4, V7.S4, V17.S4
+	VFMLA V15.S4, V8.S4, V18.S4
+	VFMLA V15.S4, V9.S4, V19.S4
+	VFMLA V15.S4, V10.S4, V20.S4
+	VFMLA V15.S4, V11.S4, V21.S4
+	VFMLA V15.S4, V12.S4, V22.S4
+	VFMLA V15.S4, V13.S4, V23.S4
+	MOVHU.P 2(R15), R10
+	FMOVS R10, F14
+	WORD $0x1ee241ce // fcvt s14, h14
+	VLD1.P 32(R15), [V0.B16, V1.B16]
+	WORD $0x0f08a402 // sxtl v2.8h, v0.8b
+	WORD $0x4f08a403 // sxtl2 v3.8h, v0.16b
+	WORD $0x0f08a424 // sxtl v4.8h, v1.8b
+	WORD $0x4f08a425 // sxtl2 v5.8h, v1.16b
+	WORD $0x0f10a446 // sxtl v6.4s, v2.4h
+	WORD $0x4f10a447 // sxtl2 v7.4s, v2.8h
+	WORD $0x0f10a468 // sxtl v8.4s, v3.4h
+	WORD $0x4f10a469 // sxtl2 v9.4s, v3.8h
+	WORD $0x0f10a48a // sxtl v10.4s, v4.4h
+	WORD $0x4f10a48b // sxtl2 v11.4s, v4.8h
+	WORD $0x0f10a4ac // sxtl v12.4s, v5.4h
+	WORD $0x4f10a4ad // sxtl2 v13.4s, v5.8h
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4e21d908 // scvtf v8.4s, v8.4s
+	WORD $0x4e21d929 // scvtf v9.4s, v9.4s
+	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
+	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
+	WORD $0x4e21d98c // scvtf v12.4s, v12.4s
+	WORD $0x4e21d9ad // scvtf v13.4s, v13.4s
+	WORD $0x4f8e90c6 // fmul v6.4s, v6.4s, v14.s[0]
+	WORD $0x4f8e90e7 // fmul v7.4s, v7.4s, v14.s[0]
+	WORD $0x4f8e9108 // fmul v8.4s, v8.4s, v14.s[0]
+	WORD $0x4f8e9129 // fmul v9.4s, v9.4s, v14.s[0]
+	WORD $0x4f8e914a // fmul v10.4s, v10.4s, v14.s[0]
+	WORD $0x4f8e916b // fmul v11.4s, v11.4s, v14.s[0]
+	WORD $0x4f8e918c // fmul v12.4s, v12.4s, v14.s[0]
+	WORD $0x4f8e91ad // fmul v13.4s, v13.4s, v14.s[0]
+	VFMLA V15.S4, V6.S4, V24.S4
+	VFMLA V15.S4, V7.S4, V25.S4
+	VFMLA V15.S4, V8.S4, V26.S4
+	VFMLA V15.S4, V9.S4, V27.S4
+	VFMLA V15.S4, V10.S4, V28.S4
+	VFMLA V15.S4, V11.S4, V29.S4
+	VFMLA V15.S4, V12.S4, V30.S4
+	VFMLA V15.S4, V13.S4, V31.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE rowq2
+
+rowdoneq2:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R15)
+	VST1.P [V24.S4, V25.S4, V26.S4, V27.S4], 64(R15)
+	VST1.P [V28.S4, V29.S4, V30.S4, V31.S4], 64(R15)
+	ADD $64, R6
+	ADD $68, R12
+	B pass
+
+pass1:
+	ADD R6<<2, R0, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R15), [V20.S4, V21.S4, V22.S4, V23.S4]
+	MOVD R12, R11
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdoneq1
+
+rowq1:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	MOVHU.P 2(R15), R10
+	FMOVS R10, F14
+	WORD $0x1ee241ce // fcvt s14, h14
+	VLD1.P 32(R15), [V0.B16, V1.B16]
+	WORD $0x0f08a402 // sxtl v2.8h, v0.8b
+	WORD $0x4f08a403 // sxtl2 v3.8h, v0.16b
+	WORD $0x0f08a424 // sxtl v4.8h, v1.8b
+	WORD $0x4f08a425 // sxtl2 v5.8h, v1.16b
+	WORD $0x0f10a446 // sxtl v6.4s, v2.4h
+	WORD $0x4f10a447 // sxtl2 v7.4s, v2.8h
+	WORD $0x0f10a468 // sxtl v8.4s, v3.4h
+	WORD $0x4f10a469 // sxtl2 v9.4s, v3.8h
+	WORD $0x0f10a48a // sxtl v10.4s, v4.4h
+	WORD $0x4f10a48b // sxtl2 v11.4s, v4.8h
+	WORD $0x0f10a4ac // sxtl v12.4s, v5.4h
+	WORD $0x4f10a4ad // sxtl2 v13.4s, v5.8h
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4e21d908 // scvtf v8.4s, v8.4s
+	WORD $0x4e21d929 // scvtf v9.4s, v9.4s
+	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
+	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
+	WORD $0x4e21d98c // scvtf v12.4s, v12.4s
+	WORD $0x4e21d9ad // scvtf v13.4s, v13.4s
+	WORD $0x4f8e90c6 // fmul v6.4s, v6.4s, v14.s[0]
+	WORD $0x4f8e90e7 // fmul v7.4s, v7.4s, v14.s[0]
+	WORD $0x4f8e9108 // fmul v8.4s, v8.4s, v14.s[0]
+	WORD $0x4f8e9129 // fmul v9.4s, v9.4s, v14.s[0]
+	WORD $0x4f8e914a // fmul v10.4s, v10.4s, v14.s[0]
+	WORD $0x4f8e916b // fmul v11.4s, v11.4s, v14.s[0]
+	WORD $0x4f8e918c // fmul v12.4s, v12.4s, v14.s[0]
+	WORD $0x4f8e91ad // fmul v13.4s, v13.4s, v14.s[0]
+	VFMLA V15.S4, V6.S4, V16.S4
+	VFMLA V15.S4, V7.S4, V17.S4
+	VFMLA V15.S4, V8.S4, V18.S4
+	VFMLA V15.S4, V9.S4, V19.S4
+	VFMLA V15.S4, V10.S4, V20.S4
+	VFMLA V15.S4, V11.S4, V21.S4
+	VFMLA V15.S4, V12.S4, V22.S4
+	VFMLA V15.S4, V13.S4, V23.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE rowq1
+
+rowdoneq1:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R15)
+	ADD $32, R6
+	ADD $34, R12
+	B pass
+
+blocknext:
+	MADD R5, R4, R21, R4
+	ADD R21<<2, R2, R2
+	SUB R21, R3
+	B block
+
+done:
+	RET

@@ -16,6 +16,10 @@ func init() {
 	dotF32F16.Add("neon", func(a []float32, b []uint16) float32 { return dotF32F16ISA(a, b, neonISA) })
 	dotF32.Add("neon", func(a, b []float32) float32 { return dotF32ISA(a, b, neonISA) })
 	scores.Add("neon", scoresNEON)
+	dotF32BF16.Add("neon", asm.DotF32BF16NEON)
+	dotF32Q8.Add("neon", asm.DotF32Q8NEON)
+	scoresBF16.Add("neon", scoresBF16NEON)
+	scoresQ8.Add("neon", scoresQ8NEON)
 }
 
 // Scores has three NEON kernels, which give the same bits: each score is one lane's
@@ -38,13 +42,22 @@ func init() {
 // against 256 keys cost both 1.47·10⁵ cycles, 32 rows 0.75·10⁵ with panels and
 // 0.82·10⁵ with blocks, 128 rows 2.94·10⁵ and 2.81·10⁵; at dim 256 the even point
 // is between 32 and 64 rows, at dim 512 at 16).
+//
+// The bf16 and q8_0 keys have the same three kernels (asm.ScoresBF16NEON, …), the same
+// code with the keys widened by their format, and the same choice between them
+// (scoresBF16NEON, scoresQ8NEON): so each gives Scores' bits for keys whose values are
+// equal. Each format's choice is written out rather than shared through function
+// values, through which the compiler could not see that the assembly keeps no pointer
+// to the scratch, and would move it to the heap.
 const (
 	blockKeysNEON   = 16
 	maxBlockDimNEON = 512
 
-	// The panel and the stage of the partial last tile (gen/arm64/dot/panels.go).
+	// The panel and the stage of the partial last tile (gen/arm64/dot/panels.go), and
+	// after them, for q8_0 keys, the scales of a tile's keys.
 	panelFloatsNEON = 4096
 	panelStageNEON  = 64
+	panelScalesNEON = 16
 )
 
 func scoresNEON(dst, q []float32, k []uint16, rows, n, dim, stride int, scale float32) {
@@ -59,6 +72,42 @@ func scoresNEON(dst, q []float32, k []uint16, rows, n, dim, stride int, scale fl
 		for r := 0; r < rows; {
 			c := panelRowsNEON(rows-r, dim)
 			asm.ScoresPanelsNEON(dst[r*n:(r+c)*n], q[r*dim:(r+c)*dim], k, scratch[:], c, n, dim, stride, scale)
+			r += c
+		}
+	}
+}
+
+// scoresBF16NEON is scoresNEON over bfloat16 keys.
+func scoresBF16NEON(dst, q []float32, k []uint16, rows, n, dim, stride int, scale float32) {
+	switch {
+	case dim > maxBlockDimNEON:
+		asm.ScoresBF16NEON(dst, q, k, rows, n, dim, stride, scale)
+	case rows > 2*panelMaxNEON(dim):
+		var scratch [blockKeysNEON * maxBlockDimNEON]float32
+		asm.ScoresBlocksBF16NEON(dst, q, k, scratch[:blockKeysNEON*dim], rows, n, dim, stride, scale)
+	default:
+		var scratch [panelFloatsNEON + panelStageNEON]float32
+		for r := 0; r < rows; {
+			c := panelRowsNEON(rows-r, dim)
+			asm.ScoresPanelsBF16NEON(dst[r*n:(r+c)*n], q[r*dim:(r+c)*dim], k, scratch[:], c, n, dim, stride, scale)
+			r += c
+		}
+	}
+}
+
+// scoresQ8NEON is scoresNEON over q8_0 keys: dim counts values, stride blocks.
+func scoresQ8NEON(dst, q []float32, k []byte, rows, n, dim, stride int, scale float32) {
+	switch {
+	case dim > maxBlockDimNEON:
+		asm.ScoresQ8NEON(dst, q, k, rows, n, dim, stride, scale)
+	case rows > 2*panelMaxNEON(dim):
+		var scratch [blockKeysNEON * maxBlockDimNEON]float32
+		asm.ScoresBlocksQ8NEON(dst, q, k, scratch[:blockKeysNEON*dim], rows, n, dim, stride, scale)
+	default:
+		var scratch [panelFloatsNEON + panelStageNEON + panelScalesNEON]float32
+		for r := 0; r < rows; {
+			c := panelRowsNEON(rows-r, dim)
+			asm.ScoresPanelsQ8NEON(dst[r*n:(r+c)*n], q[r*dim:(r+c)*dim], k, scratch[:], c, n, dim, stride, scale)
 			r += c
 		}
 	}

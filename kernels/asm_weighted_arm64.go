@@ -6,4 +6,6 @@ import "github.com/kvsimd/kvsimd/asm"
 
 func init() {
 	weightedSumRows.Add("neon", asm.WeightedSumRowsNEON)
+	weightedSumRowsBF16.Add("neon", asm.WeightedSumRowsBF16NEON)
+	weightedSumRowsQ8.Add("neon", asm.WeightedSumRowsQ8NEON)
 }

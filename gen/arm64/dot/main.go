@@ -1,6 +1,7 @@
 // Command dot generates asm/dot_arm64.s: fp16/fp32 dot products (FCVTL widening and
 // VFMLA accumulation, or FMLAL on halves where the CPU has FEAT_FHM) and the score
-// block Q·Kᵀ (scores.go: the row and block kernels; panels.go: the panel kernel).
+// block Q·Kᵀ (scores.go: the row and block kernels; panels.go: the panel kernel), and
+// their twins over bfloat16 and q8_0 keys (formats.go).
 package main
 
 import (
@@ -14,9 +15,14 @@ func main() {
 	for _, d := range [][2]operand{{operandF16, operandF16}, {operandF32, operandF16}, {operandF32, operandF32}} {
 		dotEntry(f, d[0], d[1])
 	}
-	scores(f)
-	scoresBlocks(f)
-	scoresPanels(f)
+	for _, fm := range formats {
+		if fm != formatF16 {
+			dotFormat(f, fm)
+		}
+		scores(f, fm)
+		scoresBlocks(f, fm)
+		scoresPanels(f, fm)
+	}
 	f.Write()
 }
 
@@ -25,12 +31,14 @@ type operand struct {
 	name  string // in the function name: DotF32F16
 	goTyp string // Go element type
 	size  int    // bytes per element
-	f16   bool
+	f16   bool   // 16-bit elements, widened: halves, or bfloat16s if bf16
+	bf16  bool
 }
 
 var (
-	operandF16 = operand{"F16", "uint16", 2, true}
-	operandF32 = operand{"F32", "float32", 4, false}
+	operandF16  = operand{"F16", "uint16", 2, true, false}
+	operandBF16 = operand{"BF16", "uint16", 2, true, true}
+	operandF32  = operand{"F32", "float32", 4, false, false}
 )
 
 // load16 loads sixteen elements from ptr, post-incremented, into the four float32
@@ -41,6 +49,10 @@ func (o operand) load16(f *File, ptr string, dst, raw V) {
 		return
 	}
 	f.I("VLD1.P 32(%s), [V%d.H8, V%d.H8]", ptr, raw, raw+1)
+	if o.bf16 {
+		f.W(SHLL4S(dst, raw), SHLL24S(dst+1, raw), SHLL4S(dst+2, raw+1), SHLL24S(dst+3, raw+1))
+		return
+	}
 	f.W(FCVTL(dst, raw), FCVTL2(dst+1, raw), FCVTL(dst+2, raw+1), FCVTL2(dst+3, raw+1))
 }
 
@@ -51,7 +63,15 @@ func (o operand) load4(f *File, ptr string, dst V) {
 		return
 	}
 	f.I("VLD1.P 8(%s), [V%d.H4]", ptr, dst)
-	f.W(FCVTL(dst, dst))
+	o.format().widen(f, dst)
+}
+
+// format is the key format of a 16-bit operand.
+func (o operand) format() format {
+	if o.bf16 {
+		return formatBF16
+	}
+	return formatF16
 }
 
 // load1 loads one element from ptr, post-incremented, as float32 into Fdst; a scalar
@@ -61,9 +81,7 @@ func (o operand) load1(f *File, ptr string, dst V) {
 		f.I("FMOVS.P 4(%s), F%d", ptr, dst)
 		return
 	}
-	f.I("MOVHU.P 2(%s), R15", ptr)
-	f.I("FMOVS R15, F%d", dst)
-	f.W(FCVTSH(dst, dst))
+	o.format().widen1(f, ptr, dst, "R15")
 }
 
 // dotName is the name of the dot product of a and b: DotF32F16.
@@ -107,7 +125,7 @@ func dotEntry(f *File, a, b operand) {
 		f.I("SUB $%d, R3, R4", isaNEON)
 		f.I("CMP $%d, R4", isaNEONFHM-isaNEON)
 		f.I("BHI continue") // sel is neither number, unsigned: below isaNEON wraps
-		dot(f, a, b)
+		dot(f, a, b, true)
 	default:
 		f.I("SUB $%d, R3, R4", isaNEON)
 		f.I("CMP $%d, R4", isaNEONFHM-isaNEON)
@@ -285,12 +303,12 @@ func dotWide(f *File, m multiplier, p string) {
 	}
 	f.W(append(red, FADDP4S(16, 16, 16), FADDP2S(16, 16))...)
 	f.I("AND $3, R2")
-	tail(f, m.a(), m.b(), p)
+	tail(f, m.a(), m.b(), p, true)
 }
 
-// tail adds the last R2 products to F16 one at a time, and returns the sum, or, for a
-// float32 operand, goes to the entry's continue if it is not finite.
-func tail(f *File, a, b operand, p string) {
+// tail adds the last R2 products to F16 one at a time, and returns the sum, or, in an
+// entry with a float32 operand, goes to its continue if it is not finite.
+func tail(f *File, a, b operand, p string, entry bool) {
 	f.Label(p + "tail")
 	f.I("CBZ R2, %sdone", p)
 	a.load1(f, "R0", 0)
@@ -299,6 +317,11 @@ func tail(f *File, a, b operand, p string) {
 	f.I("SUB $1, R2")
 	f.I("B %stail", p)
 	f.Label(p + "done")
+	if !entry {
+		f.I("FMOVS F16, ret+48(FP)")
+		f.I("RET")
+		return
+	}
 	if !a.f16 {
 		// NaN and ±Inf have an exponent of all ones: the bits shifted left by one are
 		// then at least 0xff000000 (one compare, where masking takes two).
@@ -315,10 +338,13 @@ func tail(f *File, a, b operand, p string) {
 // then one over four, a pairwise reduction, and the scalar tail added to the sum. Its
 // bound is the widening of b (FCVTL issues once a cycle on Neoverse V1/V2), which more
 // accumulators would not lift, so it keeps the order, and the bits, it has always had.
-// A float32 operand makes the result overflowable, so a result that is not finite goes
-// to the entry's continue, to be settled in Go.
-func dot(f *File, a, b operand) {
-	f.I("MOVD n+16(FP), R2")
+// A float32 operand makes the result overflowable, so in an entry a result that is not
+// finite goes to its continue, to be settled in Go; DotF32BF16NEON, not an entry (entry
+// false), returns it and has R2 = n set.
+func dot(f *File, a, b operand, entry bool) {
+	if entry {
+		f.I("MOVD n+16(FP), R2")
+	}
 	for v := 16; v < 20; v++ {
 		f.I("VEOR V%d.B16, V%d.B16, V%d.B16", v, v, v)
 	}
@@ -342,7 +368,7 @@ func dot(f *File, a, b operand) {
 	f.I("B loop4")
 	f.Label("reduce")
 	f.W(FADD4S(16, 16, 17), FADD4S(18, 18, 19), FADD4S(16, 16, 18), FADDP4S(16, 16, 16), FADDP2S(16, 16))
-	tail(f, a, b, "")
+	tail(f, a, b, "", entry)
 }
 
 // Registers of the score loops. A tile of up to tileRows×tileKeys takes the
@@ -370,21 +396,22 @@ func qRow(r int) string { return fmt.Sprintf("R%d", r) }   // R0–R3
 func kRow(j int) string { return fmt.Sprintf("R%d", 4+j) } // R4–R7
 func accV(r, j int) V   { return V(16 + 4*r + j) }
 
-// scores writes ScoresNEON: for each tile of four keys (then single keys), each group
-// of four query rows (then two, then one) is one tile; the key tile stays in L1
-// across all query groups. Keys lie stride ≥ dim halves apart (one KV head of a
-// token-major cache, scored where it lies); the stride moves only the key pointers,
-// so the bits are those of the same keys packed.
-func scores(f *File) {
-	f.Func("ScoresNEON", "(dst []float32, q []float32, k []uint16, rows int, n int, dim int, stride int, scale float32)", 108,
-		"ScoresNEON sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1 query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim.")
+// scores writes ScoresNEON (and its formats' twins): for each tile of four keys (then
+// single keys), each group of four query rows (then two, then one) is one tile; the key
+// tile stays in L1 across all query groups. Keys lie stride ≥ dim elements apart (one
+// KV head of a token-major cache, scored where it lies); the stride moves only the key
+// pointers, so the bits are those of the same keys packed.
+func scores(f *File, fm format) {
+	name := fm.fn("Scores")
+	f.Func(name, fmt.Sprintf("(dst []float32, q []float32, k []%s, rows int, n int, dim int, stride int, scale float32)", fm.goTyp), 108,
+		name+" sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1 query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim"+fm.shapeDoc()+".")
 	f.I("MOVD dst_base+0(FP), %s", dstCol)
 	f.I("MOVD k_base+48(FP), %s", keys)
 	f.I("MOVD n+80(FP), %s", keysLeft)
 	f.I("LSL $2, %s, %s", keysLeft, dstStride)
 	f.I("MOVD dim+88(FP), %s", dim)
 	f.I("MOVD stride+96(FP), %s", kStride)
-	f.I("LSL $1, %s, %s", kStride, kStride)
+	fm.strideBytes(f, kStride, "R11")
 	f.I("LSL $2, %s, %s", dim, qStride)
 	f.I("FMOVS scale+104(FP), F%d", scaleV)
 	f.I("VDUP V%d.S[0], V%d.S4", scaleV, scaleV)
@@ -393,7 +420,7 @@ func scores(f *File) {
 		f.Label(top)
 		f.I("CMP $%d, %s", nk, keysLeft)
 		f.I("BLT %s", done)
-		queryPass(f, nk)
+		queryPass(f, fm, nk)
 		f.I("MOVD $%d, R11", nk)
 		f.I("MADD %s, %s, R11, %s", kStride, keys, keys) // keys += nk·kStride
 		f.I("ADD $%d, %s", 4*nk, dstCol)
@@ -405,7 +432,7 @@ func scores(f *File) {
 }
 
 // queryPass scores every query row against the current tile of nk keys.
-func queryPass(f *File, nk int) {
+func queryPass(f *File, fm format, nk int) {
 	f.I("MOVD q_base+24(FP), %s", queries)
 	f.I("MOVD %s, %s", dstCol, dstTile)
 	f.I("MOVD rows+72(FP), %s", rowsLeft)
@@ -414,7 +441,7 @@ func queryPass(f *File, nk int) {
 		f.Label(top)
 		f.I("CMP $%d, %s", nr, rowsLeft)
 		f.I("BLT %s", done)
-		tile(f, nr, nk)
+		tile(f, fm, nr, nk)
 		f.I("MOVD $%d, R11", nr)
 		f.I("MADD %s, %s, R11, %s", qStride, queries, queries)
 		f.I("MADD %s, %s, R11, %s", dstStride, dstTile, dstTile)
@@ -428,8 +455,10 @@ func queryPass(f *File, nk int) {
 
 // tile computes nr×nk dot products: first dim mod 4 elements one at a time in the low
 // lanes (the scalar writes zero the rest, which is still zero), then four at a time;
-// then each row's accumulators are reduced pairwise, scaled and stored.
-func tile(f *File, nr, nk int) {
+// then each row's accumulators are reduced pairwise, scaled and stored. q8_0 keys
+// have no such elements (dim is a multiple of 32); their scales are loaded into lane 0
+// of V8–V11 as each block starts.
+func tile(f *File, fm format, nr, nk int) {
 	id := fmt.Sprintf("%dx%d", nr, nk)
 	f.I("// Tile of %d query rows × %d keys.", nr, nk)
 	f.I("MOVD %s, %s", queries, qRow(0))
@@ -446,27 +475,27 @@ func tile(f *File, nr, nk int) {
 			f.I("VEOR V%d.B16, V%d.B16, V%d.B16", v, v, v)
 		}
 	}
-	f.I("AND $3, %s, %s", dim, left)
-	f.Label("head" + id)
-	f.I("CBZ %s, body%s", left, id)
-	for j := range nk {
-		operandF16.load1(f, kRow(j), V(4+j))
+	if !fm.q8 {
+		tileHead(f, fm, nr, nk, id)
 	}
-	for r := range nr {
-		operandF32.load1(f, qRow(r), 0)
-		for j := range nk {
-			a := accV(r, j)
-			f.I("FMADDS F%d, F%d, F0, F%d", 4+j, a, a)
-		}
-	}
-	f.I("SUB $1, %s", left)
-	f.I("B head%s", id)
-	f.Label("body" + id)
 	f.I("AND $-4, %s, %s", dim, left)
 	f.Label("loop" + id)
 	f.I("CBZ %s, reduce%s", left, id)
-	for j := range nk {
-		operandF16.load4(f, kRow(j), V(4+j))
+	if fm.q8 {
+		f.I("TST $%d, %s", q8Values-1, left)
+		f.I("BNE quants%s", id)
+		for j := range nk {
+			loadScale(f, kRow(j), V(8+j), "R15")
+		}
+		f.Label("quants" + id)
+		for j := range nk {
+			q8Load4(f, kRow(j), V(4+j), V(8+j), 0)
+		}
+	} else {
+		for j := range nk {
+			f.I("VLD1.P 8(%s), [V%d.H4]", kRow(j), 4+j)
+			fm.widen(f, V(4+j))
+		}
 	}
 	for r := range nr {
 		operandF32.load4(f, qRow(r), V(r))
@@ -478,6 +507,31 @@ func tile(f *File, nr, nk int) {
 	}
 	f.I("SUB $4, %s", left)
 	f.I("B loop%s", id)
+	tileReduce(f, nr, nk, id)
+}
+
+// tileHead writes the tile's first dim mod 4 elements, one at a time.
+func tileHead(f *File, fm format, nr, nk int, id string) {
+	f.I("AND $3, %s, %s", dim, left)
+	f.Label("head" + id)
+	f.I("CBZ %s, body%s", left, id)
+	for j := range nk {
+		fm.widen1(f, kRow(j), V(4+j), "R15")
+	}
+	for r := range nr {
+		operandF32.load1(f, qRow(r), 0)
+		for j := range nk {
+			a := accV(r, j)
+			f.I("FMADDS F%d, F%d, F0, F%d", 4+j, a, a)
+		}
+	}
+	f.I("SUB $1, %s", left)
+	f.I("B head%s", id)
+	f.Label("body" + id)
+}
+
+// tileReduce reduces each row's accumulators pairwise, scales and stores them.
+func tileReduce(f *File, nr, nk int, id string) {
 	f.Label("reduce" + id)
 	f.I("MOVD %s, R11", dstTile)
 	for r := range nr {

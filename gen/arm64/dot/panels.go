@@ -78,11 +78,16 @@ func keyPtr(j int) string {
 
 func (s panelShape) label(l string) string { return fmt.Sprintf("p%d%s", s.qv, l) }
 
-// scoresPanels writes ScoresPanelsNEON: the shape by rows, then the panel, then the
-// tiles of keys.
-func scoresPanels(f *File) {
-	f.Func("ScoresPanelsNEON", "(dst []float32, q []float32, k []uint16, scratch []float32, rows int, n int, dim int, stride int, scale float32)", 132,
-		fmt.Sprintf("ScoresPanelsNEON sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows = 8, 16 or 32, or 1 ≤ rows ≤ 4, n ≥ 1 keys, dim ≥ 1 with rows·dim ≤ %d (rows counted as 4 when fewer), and stride ≥ dim; scratch holds %d floats.", panelFloats, panelFloats+panelStage))
+// scoresPanels writes ScoresPanelsNEON (and its formats' twins): the shape by rows,
+// then the panel, then the tiles of keys.
+func scoresPanels(f *File, fm format) {
+	name := fm.fn("ScoresPanels")
+	scratch := panelFloats + panelStage
+	if fm.q8 {
+		scratch += panelScales
+	}
+	f.Func(name, fmt.Sprintf("(dst []float32, q []float32, k []%s, scratch []float32, rows int, n int, dim int, stride int, scale float32)", fm.goTyp), 132,
+		fmt.Sprintf("%s sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows = 8, 16 or 32, or 1 ≤ rows ≤ 4, n ≥ 1 keys, dim ≥ 1 with rows·dim ≤ %d (rows counted as 4 when fewer), and stride ≥ dim%s; scratch holds %d floats.", name, panelFloats, fm.shapeDoc(), scratch))
 	f.I("MOVD dst_base+0(FP), %s", pDstCol)
 	f.I("MOVD k_base+48(FP), %s", pKeys)
 	f.I("MOVD scratch_base+72(FP), %s", pScratch)
@@ -91,7 +96,7 @@ func scoresPanels(f *File) {
 	f.I("LSL $2, %s, %s", pKeysLeft, pDstStride)
 	f.I("MOVD dim+112(FP), %s", pDim)
 	f.I("MOVD stride+120(FP), %s", pKStride)
-	f.I("LSL $1, %s, %s", pKStride, pKStride)
+	fm.strideBytes(f, pKStride, "R8")
 	for _, s := range panelShapes[:len(panelShapes)-1] {
 		f.I("CMP $%d, %s", 2*s.qv, pRows) // rows > 4qv/2: this shape
 		f.I("BGT %s", s.label(""))
@@ -100,7 +105,7 @@ func scoresPanels(f *File) {
 		s := panelShapes[i]
 		f.Label(s.label(""))
 		s.panel(f)
-		s.tiles(f)
+		s.tiles(f, fm)
 		f.I("RET")
 	}
 }
@@ -165,7 +170,7 @@ func (s panelShape) panel(f *File) {
 
 // tiles sweeps the keys a tile at a time. In the last tile, the keys past valid repeat
 // its last key, so that nothing past k is read; their scores are not stored.
-func (s panelShape) tiles(f *File) {
+func (s panelShape) tiles(f *File, fm format) {
 	f.Label(s.label("tiles"))
 	f.I("CBZ %s, %s", pKeysLeft, s.label("done"))
 	f.I("MOVD $%d, %s", s.kt, pValid)
@@ -188,11 +193,19 @@ func (s panelShape) tiles(f *File) {
 	f.I("MOVD %s, %s", pScratch, pPanel)
 	f.I("LSR $2, %s, %s", pDim, pSteps)
 	f.I("CBZ %s, %s", pSteps, s.label("tail"))
+	if fm.q8 {
+		f.I("MOVD $%d, R8", 4*(panelFloats+panelStage))
+		f.I("ADD %s, R8", pScratch) // the tile's scales
+	}
 	f.Label(s.label("steps"))
-	for j := range s.kt {
-		k := s.keyReg(j)
-		f.I("FMOVD.P 8(%s), F%d", keyPtr(j), k)
-		f.W(FCVTL(k, k))
+	if fm.q8 {
+		s.q8Keys(f)
+	} else {
+		for j := range s.kt {
+			k := s.keyReg(j)
+			f.I("FMOVD.P 8(%s), F%d", keyPtr(j), k)
+			fm.widen(f, k)
+		}
 	}
 	for u := range 4 {
 		if u*s.qv%4 == 0 {
@@ -203,19 +216,18 @@ func (s panelShape) tiles(f *File) {
 	f.I("SUBS $1, %s", pSteps)
 	f.I("BNE %s", s.label("steps"))
 	f.Label(s.label("tail"))
-	f.I("AND $3, %s, %s", pDim, pSteps)
-	f.I("CBZ %s, %s", pSteps, s.label("store"))
-	f.Label(s.label("tail1"))
-	for j := range s.kt {
-		k := s.keyReg(j)
-		f.I("MOVHU.P 2(%s), R15", keyPtr(j))
-		f.I("FMOVS R15, F%d", k)
-		f.W(FCVTSH(k, k))
+	if !fm.q8 { // q8_0's dim is a multiple of 32
+		f.I("AND $3, %s, %s", pDim, pSteps)
+		f.I("CBZ %s, %s", pSteps, s.label("store"))
+		f.Label(s.label("tail1"))
+		for j := range s.kt {
+			fm.widen1(f, keyPtr(j), s.keyReg(j), "R15")
+		}
+		s.loadPanel(f, 0, s.qv)
+		s.fmlas(f, 0, 0)
+		f.I("SUBS $1, %s", pSteps)
+		f.I("BNE %s", s.label("tail1"))
 	}
-	s.loadPanel(f, 0, s.qv)
-	s.fmlas(f, 0, 0)
-	f.I("SUBS $1, %s", pSteps)
-	f.I("BNE %s", s.label("tail1"))
 
 	f.Label(s.label("store"))
 	f.I("FMOVS scale+128(FP), F0")
@@ -352,4 +364,35 @@ func log2(x int) int {
 		n++
 	}
 	return n
+}
+
+// panelScales is the scratch, after the panel and its stage, that holds the float32
+// scales of a tile's q8_0 keys for the block being swept: the steps need every
+// register of the shapes with qv·kt = 16 accumulators but the panel's V0–V7, which
+// are free only while a step widens its keys.
+const panelScales = 16
+
+// q8Keys widens a step's four quants of each key of the tile in place: as a block
+// starts (every eighth step, when the steps left are a multiple of eight), its scales
+// are widened into the scales' scratch at R8, which each step reloads into V0–V2,
+// four keys' scales a vector, before the panel's loads take those registers.
+func (s panelShape) q8Keys(f *File) {
+	f.I("TST $%d, %s", q8Values/4-1, pSteps)
+	f.I("BNE %s", s.label("quants"))
+	for j := range s.kt {
+		loadScale(f, keyPtr(j), 0, "R17")
+		f.I("FMOVS F0, %d(R8)", 4*j)
+	}
+	f.Label(s.label("quants"))
+	switch nv := (s.kt + 3) / 4; nv {
+	case 1:
+		f.I("VLD1 (R8), [V0.S4]")
+	case 2:
+		f.I("VLD1 (R8), [V0.S4, V1.S4]")
+	case 3:
+		f.I("VLD1 (R8), [V0.S4, V1.S4, V2.S4]")
+	}
+	for j := range s.kt {
+		q8Load4(f, keyPtr(j), s.keyReg(j), V(j/4), j%4)
+	}
 }

@@ -39,12 +39,13 @@ const (
 
 func bAcc(r, v int) V { return V(16 + 4*r + v) }
 
-// scoresBlocks writes ScoresBlocksNEON: for each block of blockKeys keys, widen and
-// transpose it into scratch, then run every group of blockRows query rows (then 2,
-// then 1) against it.
-func scoresBlocks(f *File) {
-	f.Func("ScoresBlocksNEON", "(dst []float32, q []float32, k []uint16, scratch []float32, rows int, n int, dim int, stride int, scale float32)", 132,
-		fmt.Sprintf("ScoresBlocksNEON sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1 query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim; scratch holds %d·dim floats.", blockKeys))
+// scoresBlocks writes ScoresBlocksNEON (and its formats' twins): for each block of
+// blockKeys keys, widen and transpose it into scratch, then run every group of
+// blockRows query rows (then 2, then 1) against it.
+func scoresBlocks(f *File, fm format) {
+	name := fm.fn("ScoresBlocks")
+	f.Func(name, fmt.Sprintf("(dst []float32, q []float32, k []%s, scratch []float32, rows int, n int, dim int, stride int, scale float32)", fm.goTyp), 132,
+		fmt.Sprintf("%s sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1 query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim%s; scratch holds %d·dim floats.", name, fm.shapeDoc(), blockKeys))
 	f.I("MOVD dst_base+0(FP), %s", bDstCol)
 	f.I("MOVD k_base+48(FP), %s", bKeys)
 	f.I("MOVD scratch_base+72(FP), %s", bScratch)
@@ -53,7 +54,7 @@ func scoresBlocks(f *File) {
 	f.I("MOVD dim+112(FP), %s", bDim)
 	f.I("LSL $2, %s, %s", bDim, bQStride)
 	f.I("MOVD stride+120(FP), %s", bKStride)
-	f.I("LSL $1, %s, %s", bKStride, bKStride)
+	fm.strideBytes(f, bKStride, "R11")
 	f.I("FMOVS scale+128(FP), F15")
 	f.I("VDUP V15.S[0], V15.S4")
 	f.Label("blocks")
@@ -61,7 +62,7 @@ func scoresBlocks(f *File) {
 	f.I("MOVD $%d, %s", blockKeys, bValid)
 	f.I("CMP $%d, %s", blockKeys, bKeysLeft)
 	f.I("CSEL LT, %s, %s, %s", bKeysLeft, bValid, bValid)
-	widenBlock(f)
+	widenBlock(f, fm)
 	f.I("MOVD q_base+24(FP), %s", bQueries)
 	f.I("MOVD %s, %s", bDstCol, bDstTile)
 	f.I("MOVD rows+96(FP), %s", bRowsLeft)
@@ -93,7 +94,9 @@ func scoresBlocks(f *File) {
 // at a time: four elements of each of the four keys make a 4×4 block, transposed with
 // TRN1/TRN2 into one vector per element. In the last block, the keys past valid
 // repeat its last key, so that nothing past k is read; their scores are not stored.
-func widenBlock(f *File) {
+// q8_0 keys have no dim mod 4 elements; the scales of their blocks go to lane 0 of
+// V16–V19 (the accumulators, free while a block is widened) as each block starts.
+func widenBlock(f *File, fm format) {
 	f.I("// Widen and transpose the key block: scratch[d·%d + j] = k_j[d].", blockKeys)
 	f.I("SUB $1, %s, R15", bValid)
 	f.I("MOVD ZR, R13") // first key of the group
@@ -110,10 +113,28 @@ func widenBlock(f *File) {
 	f.I("AND $-4, %s, R2", bDim)
 	f.Label("bwiden")
 	f.I("CBZ R2, bwidentail")
-	for j := range 4 {
-		f.I("VLD1.P 8(R%d), [V%d.H4]", 4+j, 8+j)
+	switch {
+	case fm.q8:
+		f.I("TST $%d, R2", q8Values-1)
+		f.I("BNE bquants")
+		for j := range 4 {
+			loadScale(f, fmt.Sprintf("R%d", 4+j), V(16+j), "R11")
+		}
+		f.Label("bquants")
+		for j := range 4 {
+			q8Load4(f, fmt.Sprintf("R%d", 4+j), V(8+j), V(16+j), 0)
+		}
+	case fm == formatBF16:
+		for j := range 4 {
+			f.I("VLD1.P 8(R%d), [V%d.H4]", 4+j, 8+j)
+		}
+		f.W(SHLL4S(8, 8), SHLL4S(9, 9), SHLL4S(10, 10), SHLL4S(11, 11))
+	default:
+		for j := range 4 {
+			f.I("VLD1.P 8(R%d), [V%d.H4]", 4+j, 8+j)
+		}
+		f.W(FCVTL(8, 8), FCVTL(9, 9), FCVTL(10, 10), FCVTL(11, 11))
 	}
-	f.W(FCVTL(8, 8), FCVTL(9, 9), FCVTL(10, 10), FCVTL(11, 11))
 	// V0 = (a0 b0 a2 b2), V1 = (a1 b1 a3 b3), V2 and V3 the same for keys c, d; then
 	// V4..V7 = element 0..3 of the four keys.
 	f.I("VTRN1 V9.S4, V8.S4, V0.S4")
@@ -130,18 +151,18 @@ func widenBlock(f *File) {
 	f.I("SUB $4, R2")
 	f.I("B bwiden")
 	f.Label("bwidentail")
-	f.I("AND $3, %s, R2", bDim)
-	f.Label("bwidentail1")
-	f.I("CBZ R2, bgroupdone")
-	for j := range 4 {
-		f.I("MOVHU.P 2(R%d), R11", 4+j)
-		f.I("FMOVS R11, F8")
-		f.W(FCVTSH(8, 8))
-		f.I("FMOVS F8, %d(R3)", 4*j)
+	if !fm.q8 {
+		f.I("AND $3, %s, R2", bDim)
+		f.Label("bwidentail1")
+		f.I("CBZ R2, bgroupdone")
+		for j := range 4 {
+			fm.widen1(f, fmt.Sprintf("R%d", 4+j), 8, "R11")
+			f.I("FMOVS F8, %d(R3)", 4*j)
+		}
+		f.I("ADD $%d, R3", 4*blockKeys)
+		f.I("SUB $1, R2")
+		f.I("B bwidentail1")
 	}
-	f.I("ADD $%d, R3", 4*blockKeys)
-	f.I("SUB $1, R2")
-	f.I("B bwidentail1")
 	f.Label("bgroupdone")
 	f.I("ADD $16, R1") // the next group's lanes
 	f.I("ADD $4, R13")

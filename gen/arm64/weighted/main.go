@@ -8,6 +8,9 @@
 // in order as on amd64. The rows lie stride ≥ dim halves apart (one KV head of a
 // token-major cache, read where it lies); the stride moves only the row pointers, so
 // the bits are those of the same rows packed.
+//
+// WeightedSumRowsBF16NEON is the same code over bfloat16 rows, widened with SHLL
+// instead of FCVTL, and WeightedSumRowsQ8NEON (q8.go) the same chains over q8_0 rows.
 package main
 
 import (
@@ -50,8 +53,40 @@ const (
 
 func main() {
 	f := NewFile("arm64/weighted")
-	f.Func("WeightedSumRowsNEON", "(dst []float32, w []float32, v []uint16, stride int)", 80,
-		"WeightedSumRowsNEON sets dst[d] = Σⱼ w[j]·v[j*stride+d], one fused multiply-add per term in order of j, for len(dst) ≥ 1 and stride ≥ len(dst); len(v) must be at least (len(w)−1)·stride + len(dst).")
+	weighted(f, false)
+	weighted(f, true)
+	weightedQ8(f)
+	f.Write()
+}
+
+// A widening turns 16-bit elements into float32: halves (FCVTL) or bfloat16s (SHLL).
+type widening bool
+
+const bf16 widening = true
+
+// low widens the low four elements of n into d, high the high four.
+func (b widening) low(n, d V) Inst {
+	if b {
+		return SHLL4S(d, n)
+	}
+	return FCVTL(d, n)
+}
+
+func (b widening) high(n, d V) Inst {
+	if b {
+		return SHLL24S(d, n)
+	}
+	return FCVTL2(d, n)
+}
+
+// weighted writes WeightedSumRowsNEON, or, for bf16, WeightedSumRowsBF16NEON.
+func weighted(f *File, wd widening) {
+	name := "WeightedSumRowsNEON"
+	if wd == bf16 {
+		name = "WeightedSumRowsBF16NEON"
+	}
+	f.Func(name, "(dst []float32, w []float32, v []uint16, stride int)", 80,
+		name+" sets dst[d] = Σⱼ w[j]·v[j*stride+d], one fused multiply-add per term in order of j, for len(dst) ≥ 1 and stride ≥ len(dst); len(v) must be at least (len(w)−1)·stride + len(dst).")
 	f.I("MOVD dst_base+0(FP), %s", dst)
 	f.I("MOVD dst_len+8(FP), %s", dim)
 	f.I("MOVD w_base+24(FP), %s", wBlock)
@@ -129,7 +164,7 @@ func main() {
 		f.I("BEQ pass%d", kk)
 	}
 	for kk := 1; kk <= maxVectors; kk++ {
-		pass(f, kk)
+		pass(f, wd, kk)
 		f.I("B passnext")
 	}
 	f.Label("passnext")
@@ -144,10 +179,9 @@ func main() {
 
 	f.Label("narrow")
 	f.I("MOVD %s, %s", n, count)
-	scalarColumns(f)
+	scalarColumns(f, wd)
 	f.Label("done")
 	f.I("RET")
-	f.Write()
 }
 
 // rows writes the loop over the block's rows around body, which finds row j's halves
@@ -166,7 +200,7 @@ func rows(f *File, id string, body func()) {
 
 // pass adds the block's rows to k vectors of columns of dst, at col, col+4, …, and the
 // last at lastCol, held in V16… .
-func pass(f *File, kk int) {
+func pass(f *File, wd widening, kk int) {
 	id := fmt.Sprint(kk)
 	f.Label("pass" + id)
 	accs(f, "VLD1.P", kk)
@@ -185,24 +219,24 @@ func pass(f *File, kk int) {
 			switch m := kk - 1 - u; {
 			case m >= 4:
 				f.I("VLD1.P 32(%s), [V%d.H8, V%d.H8]", walk, raw, raw+1)
-				f.W(FCVTL(wide, raw), FCVTL2(wide+1, raw), FCVTL(wide+2, raw+1), FCVTL2(wide+3, raw+1))
+				f.W(wd.low(raw, wide), wd.high(raw, wide+1), wd.low(raw+1, wide+2), wd.high(raw+1, wide+3))
 				fmla(f, wide, u, 4)
 				u += 4
 			case m >= 2:
 				f.I("VLD1.P 16(%s), [V%d.H8]", walk, raw)
-				f.W(FCVTL(wide, raw), FCVTL2(wide+1, raw))
+				f.W(wd.low(raw, wide), wd.high(raw, wide+1))
 				fmla(f, wide, u, 2)
 				u += 2
 			default:
 				f.I("VLD1.P 8(%s), [V%d.H4]", walk, raw)
-				f.W(FCVTL(wide, raw))
+				f.W(wd.low(raw, wide))
 				fmla(f, wide, u, 1)
 				u++
 			}
 		}
 		f.I("ADD %s, %s, %s", last, row, walk)
 		f.I("VLD1 (%s), [V12.H4]", walk)
-		f.W(FCVTL(13, 12))
+		f.W(wd.low(12, 13))
 		fmla(f, 13, kk-1, 1)
 	})
 	accs(f, "VST1.P", kk)
@@ -244,8 +278,8 @@ func fmla(f *File, wide V, u, m int) {
 }
 
 // scalarColumns serves dim < 4, all rows in one block: one column at a time in F16,
-// widened with FCVT.
-func scalarColumns(f *File) {
+// widened with FCVT (or a shift, for bf16).
+func scalarColumns(f *File, wd widening) {
 	f.I("MOVD ZR, %s", col)
 	f.Label("column")
 	f.I("CMP %s, %s", dim, col)
@@ -254,8 +288,13 @@ func scalarColumns(f *File) {
 	f.I("ADD %s<<1, %s, %s", col, vBlock, row)
 	rows(f, "s", func() {
 		f.I("MOVHU (%s), %s", row, walk)
-		f.I("FMOVS %s, F0", walk)
-		f.W(FCVTSH(0, 0))
+		if wd == bf16 {
+			f.I("LSLW $16, %s, %s", walk, walk)
+			f.I("FMOVS %s, F0", walk)
+		} else {
+			f.I("FMOVS %s, F0", walk)
+			f.W(FCVTSH(0, 0))
+		}
 		f.I("FMOVS.P 4(%s), F1", weight)
 		f.I("FMADDS F1, F16, F0, F16") // F16 += F0·F1
 	})
