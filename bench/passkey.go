@@ -17,18 +17,27 @@ import (
 var (
 	passkeyFile  = flag.String("passkey", "", "evaluate pass-key retention on the prompts of this file (prompts.json's format) and exit")
 	passkeyModel = flag.String("passkey-model", filepath.Join("testdata", "passkey-model"), "directory of the model's config.json and model.safetensors")
+	passkeyKV    = flag.String("kv", "fp16", "with -passkey: the KV cache's format, fp16, bf16 or q8_0 (ggml's blocks of 32)")
 )
 
 // passkeySpeedRounds is how many rounds the decode speed is measured in; each method's
 // fastest round counts.
 var passkeySpeedRounds = 7
 
-// runPasskey evaluates every method of llama.Methods on the prompts of file and prints
-// one JSON array (asJSON) or a Markdown table. When a results.json sits beside file,
-// the table carries PyTorch's figures and the agreement of the kept sets.
-func runPasskey(file string, asJSON bool) error { return writePasskey(os.Stdout, file, asJSON) }
+// runPasskey evaluates every method of llama.Methods on the prompts of file with the
+// cache in format kv and prints one JSON array (asJSON) or a Markdown table. When a
+// results.json sits beside file, the table carries PyTorch's figures and the agreement
+// of the kept sets; for bf16 and q8_0, PyTorch's counts come from the
+// results-kvtypes.json beside it.
+func runPasskey(file, kv string, asJSON bool) error {
+	return writePasskey(os.Stdout, file, kv, asJSON)
+}
 
-func writePasskey(w io.Writer, file string, asJSON bool) error {
+func writePasskey(w io.Writer, file, kv string, asJSON bool) error {
+	f, err := llama.ParseFormat(kv)
+	if err != nil {
+		return err
+	}
 	m, err := llama.Load(*passkeyModel)
 	if err != nil {
 		return err
@@ -37,7 +46,7 @@ func writePasskey(w io.Writer, file string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	outcomes, err := m.Evaluate(prompts, llama.Methods())
+	outcomes, err := m.EvaluateKV(f, prompts, llama.Methods())
 	if err != nil {
 		return err
 	}
@@ -56,25 +65,72 @@ func writePasskey(w io.Writer, file string, asJSON bool) error {
 		_, err = fmt.Fprintf(w, "%s\n", b)
 		return err
 	}
-	ref, err := llama.LoadReference(filepath.Join(filepath.Dir(file), "results.json"))
-	if errors.Is(err, fs.ErrNotExist) {
-		ref = nil
-	} else if err != nil {
+	refs, err := loadPasskeyRefs(filepath.Dir(file))
+	if err != nil {
 		return err
 	}
 	ids := make([]int, len(prompts))
 	for i, p := range prompts {
 		ids[i] = p.ID
 	}
-	_, err = io.WriteString(w, markdown(outcomes, ref, ids))
+	_, err = io.WriteString(w, markdown(f, outcomes, refs, ids))
 	return err
 }
 
-// markdown is the evaluation as a table, PyTorch's figures beside Go's where ref has
-// them, and the decode speed of each compressed cache against the full one.
-func markdown(outcomes []llama.Outcome, ref *llama.Reference, ids []int) string {
+// passkeyRefs are PyTorch's figures found beside the prompts: results.json (fp16 cache,
+// per prompt) and results-kvtypes.json (counts per cache format over all its prompts).
+// Either may be nil.
+type passkeyRefs struct {
+	fp16    *llama.Reference
+	kvtypes *llama.KVTypes
+}
+
+func loadPasskeyRefs(dir string) (passkeyRefs, error) {
+	var r passkeyRefs
+	ref, err := llama.LoadReference(filepath.Join(dir, "results.json"))
+	if err == nil {
+		r.fp16 = ref
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return r, err
+	}
+	kv, err := llama.LoadKVTypes(filepath.Join(dir, "results-kvtypes.json"))
+	if err == nil {
+		r.kvtypes = kv
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return r, err
+	}
+	return r, nil
+}
+
+// correct is PyTorch's exact-match count for row with the cache in format f over the
+// prompts ids, as "n/len(ids)", or "-" where the references do not have it: fp16 from
+// results.json prompt by prompt, the other formats from results-kvtypes.json, whose
+// counts are over all its prompts (so only when ids are as many).
+func (r passkeyRefs) correct(f llama.Format, row llama.Row, ids []int) string {
+	if f == llama.FP16 && r.fp16 != nil {
+		if key := r.fp16.Key(row); key != "" {
+			if n, ok := r.fp16.Correct(key, ids); ok {
+				return fmt.Sprintf("%d/%d", n, len(ids))
+			}
+		}
+		return "-"
+	}
+	if r.kvtypes != nil && len(ids) == r.kvtypes.Prompts {
+		if n, ok := r.kvtypes.Correct(f, row); ok {
+			return fmt.Sprintf("%d/%d", n, len(ids))
+		}
+	}
+	return "-"
+}
+
+// markdown is the evaluation with the cache in format f as a table, PyTorch's figures
+// beside Go's where refs have them, and the decode speed of each compressed cache
+// against the full one. Key digits kept and the kept sets are compared with PyTorch's
+// fp32-cache selections (results.json) in every format: with bf16 and q8_0 keys more
+// cuts move.
+func markdown(f llama.Format, outcomes []llama.Outcome, refs passkeyRefs, ids []int) string {
 	var b strings.Builder
-	b.WriteString("| method | W | C | exact match | PyTorch (fp16 KV) | key digits kept | PyTorch | per layer | kept sets = PyTorch's (near tie / other) | rows per layer | cache KiB | decode tok/s | vs full |\n")
+	fmt.Fprintf(&b, "| method | W | C | exact match | PyTorch (%v KV) | key digits kept | PyTorch | per layer | kept sets = PyTorch's (near tie / other) | rows per layer | cache KiB | decode tok/s | vs full |\n", f)
 	b.WriteString("| --- | --: | --: | --: | --: | --: | --: | --- | --- | --- | --: | --: | --: |\n")
 	var full float64
 	for _, o := range outcomes {
@@ -83,16 +139,13 @@ func markdown(outcomes []llama.Outcome, ref *llama.Reference, ids []int) string 
 		}
 	}
 	for _, o := range outcomes {
-		r := o.Row
-		pyCorrect, pyKDK, agree := "-", "-", "-"
+		r, ref := o.Row, refs.fp16
+		pyCorrect, pyKDK, agree := refs.correct(f, r, ids), "-", "-"
 		key := ""
 		if ref != nil {
 			key = ref.Key(r)
 		}
 		if key != "" {
-			if n, ok := ref.Correct(key, ids); ok {
-				pyCorrect = fmt.Sprintf("%d/%d", n, len(ids))
-			}
 			switch {
 			case key == "full":
 				pyKDK = "1"
@@ -135,7 +188,7 @@ func passkeyMain() {
 	if f := flag.Lookup("json"); f != nil {
 		asJSON = f.Value.String() == "true"
 	}
-	if err := runPasskey(*passkeyFile, asJSON); err != nil {
+	if err := runPasskey(*passkeyFile, *passkeyKV, asJSON); err != nil {
 		fmt.Fprintln(os.Stderr, "passkey:", err)
 		os.Exit(1)
 	}

@@ -8,11 +8,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kvsimd/kvsimd/bench/llama"
 )
 
-// TestPasskeyJSONSchema runs `-passkey FILE -json` on one prompt and checks the output
-// is one JSON array of objects with exactly the documented fields' types, one object
-// per method, window and budget, docs/passkey.md's grid included.
+// TestPasskeyJSONSchema runs `-passkey FILE -json` on one prompt, with the fp16 cache
+// and with `-kv q8_0`, and checks the output is one JSON array of objects with exactly
+// the documented fields' types, one object per method, window and budget,
+// docs/passkey.md's grid included, each naming its cache format and counting its bytes.
 func TestPasskeyJSONSchema(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "testdata", "passkey-model", "prompts.json"))
 	if err != nil {
@@ -40,8 +43,30 @@ func TestPasskeyJSONSchema(t *testing.T) {
 	defer func(r int) { passkeySpeedRounds = r }(passkeySpeedRounds)
 	passkeySpeedRounds = 1
 
+	for _, kv := range []struct {
+		name     string
+		rowBytes int // a 64-value row of K or V
+	}{{"fp16", 64 * 2}, {"q8_0", 2 * 34}} {
+		t.Run(kv.name, func(t *testing.T) {
+			checkPasskeyJSON(t, file, kv.name, len(p["text"].(string)), kv.rowBytes)
+		})
+	}
+
 	var out bytes.Buffer
-	if err := writePasskey(&out, file, true); err != nil {
+	if err := writePasskey(&out, file, "fp16", false); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(out.String(), "\n"); lines != len(llama.Methods())+2 {
+		t.Errorf("Markdown table has %d lines for %d methods", lines, len(llama.Methods()))
+	}
+	if err := writePasskey(&out, file, "q4_0", true); err == nil || !strings.Contains(err.Error(), "q4_0") {
+		t.Errorf("-kv q4_0: error %v, want one naming it", err)
+	}
+}
+
+func checkPasskeyJSON(t *testing.T, file, kv string, promptLen, rowBytes int) {
+	var out bytes.Buffer
+	if err := writePasskey(&out, file, kv, true); err != nil {
 		t.Fatal(err)
 	}
 	var rows []map[string]any
@@ -75,15 +100,18 @@ func TestPasskeyJSONSchema(t *testing.T) {
 		if method == "full" && kdk < 1-1e-9 {
 			t.Errorf("full cache keeps key digits %v, want 1", kdk)
 		}
+		if r["kv"] != kv {
+			t.Errorf("row %v: kv %v, want %q", r, r["kv"], kv)
+		}
 		// Every schedule keeps the same total memory as its uniform budget: C rows per
-		// layer of the passkey model's 3 layers, each 64-dim fp16 K and V plus an int32
-		// position (every prompt row for the full cache).
+		// layer of the passkey model's 3 layers, each a 64-value K and V row in the
+		// cache's format plus an int32 position (every prompt row for the full cache).
 		rows := ints["budget"]
 		if method == "full" {
-			rows = len(p["text"].(string))
+			rows = promptLen
 		}
-		if got, ok := r["cache_bytes"].(float64); !ok || got != float64(rows*3*(64*2*2+4)) {
-			t.Errorf("row %v: cache_bytes %v, want %d", r, r["cache_bytes"], rows*3*(64*2*2+4))
+		if got, ok := r["cache_bytes"].(float64); !ok || got != float64(rows*3*(2*rowBytes+4)) {
+			t.Errorf("row %v: cache_bytes %v, want %d", r, r["cache_bytes"], rows*3*(2*rowBytes+4))
 		}
 		if tps, ok := r["decode_tokens_per_s"].(float64); !ok || !(tps > 0) {
 			t.Errorf("row %v: decode_tokens_per_s is not positive", r)
@@ -102,12 +130,56 @@ func TestPasskeyJSONSchema(t *testing.T) {
 			t.Errorf("no row for %s", want)
 		}
 	}
-
-	out.Reset()
-	if err := writePasskey(&out, file, false); err != nil {
-		t.Fatal(err)
+	if len(rows) != len(llama.Methods()) {
+		t.Errorf("%d rows for %d methods", len(rows), len(llama.Methods()))
 	}
-	if lines := strings.Count(out.String(), "\n"); lines != len(rows)+2 {
-		t.Errorf("Markdown table has %d lines for %d rows", lines, len(rows))
+}
+
+// TestFormatsTable checks the per-format table on made-up outcomes: each method's
+// formats side by side, PyTorch's count with the same format (results.json's per prompt
+// for fp16, results-kvtypes.json's over all its prompts for the others, so only when
+// as many prompts ran), and the logit difference on the full cache's rows only.
+func TestFormatsTable(t *testing.T) {
+	refs, err := loadPasskeyRefs(filepath.Join("..", "testdata", "passkey-model"))
+	if err != nil || refs.fp16 == nil || refs.kvtypes == nil {
+		t.Fatalf("references: %+v, %v", refs, err)
+	}
+	full := llama.Method{Name: "full", Kind: llama.Full}
+	paper := llama.Method{Name: "snapkv-paper", Kind: llama.SnapKV, Window: 16, Budget: 64}
+	ids := make([]int, 32)
+	for i := range ids {
+		ids[i] = i
+	}
+	var byFormat []formatOutcomes
+	for i, f := range llama.Formats() {
+		var os []llama.Outcome
+		for _, me := range []llama.Method{full, paper} {
+			os = append(os, llama.Outcome{Method: me, Format: f, Row: llama.Row{Method: me.Name, KV: f.String(),
+				Window: me.Window, Budget: me.Budget, Correct: 30 + i, Total: 32, CacheBytes: 2048}})
+		}
+		byFormat = append(byFormat, formatOutcomes{format: f, outcomes: os, logitDiff: 0.5 * float64(i)})
+	}
+	cols, rows := formatsTable(byFormat, refs, ids)
+	want := [][]string{
+		{"full", "0", "all", "fp16", "30/32", "32/32", "0.000", "2.0", "0"},
+		{"full", "0", "all", "bf16", "31/32", "32/32", "0.000", "2.0", "0.5"},
+		{"full", "0", "all", "q8_0", "32/32", "32/32", "0.000", "2.0", "1"},
+		{"snapkv-paper", "16", "64", "fp16", "30/32", "10/32", "0.000", "2.0", "-"},
+		{"snapkv-paper", "16", "64", "bf16", "31/32", "10/32", "0.000", "2.0", "-"},
+		{"snapkv-paper", "16", "64", "q8_0", "32/32", "11/32", "0.000", "2.0", "-"},
+	}
+	if fmt.Sprint(rows) != fmt.Sprint(want) {
+		t.Errorf("rows\n%v\nwant\n%v", rows, want)
+	}
+	md := markdownTable(cols, rows)
+	if lines := strings.Count(md, "\n"); lines != len(want)+2 || !strings.HasPrefix(md, "| method | W | C | KV |") {
+		t.Errorf("Markdown:\n%s", md)
+	}
+	// On fewer prompts than results-kvtypes.json counts over, its counts do not apply.
+	if got := refs.correct(llama.Q8_0, byFormat[2].outcomes[1].Row, ids[:6]); got != "-" {
+		t.Errorf("q8_0 PyTorch count over 6 prompts: %q, want -", got)
+	}
+	if got := refs.correct(llama.FP16, byFormat[0].outcomes[1].Row, ids[:6]); got == "-" {
+		t.Errorf("fp16 PyTorch count over 6 prompts: %q, want results.json's", got)
 	}
 }

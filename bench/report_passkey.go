@@ -6,23 +6,30 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/kvsimd/kvsimd/bench/llama"
 )
 
 // The pass-key evaluation (passkey.go, package bench/llama) joins the report as a
-// result table: every method's accuracy on the committed prompts, a chart of accuracy
-// against budget per method, and a map of the positions one SnapKV method kept in each
-// layer and KV head of the first prompt, with the key's digits marked. -only leaves it
-// out unless it names it ("-only pass-key" runs it alone).
+// result table: every method's accuracy on the committed prompts with the fp16 cache,
+// then the methods PyTorch implements with the cache in each format (fp16, bf16, q8_0:
+// Go's count beside PyTorch's, cache KiB, and the full cache's logits against the
+// float32 forward), a chart of accuracy against budget per method, and a map of the
+// positions one SnapKV method kept in each layer and KV head of the first prompt, with
+// the key's digits marked. -only leaves it out unless it names it ("-only pass-key"
+// runs it alone).
 func init() {
 	resultTables = append(resultTables, resultTable{"pass-key evaluation", passkeyTable})
 }
 
 // The report evaluates the first prompts of the committed set, to stay within its
-// time: each prompt runs every method (about 4 s here), and measures decode speed in
-// fewer rounds than `-passkey FILE`, which runs them all.
-const passkeyPrompts, passkeyQuickPrompts, passkeyReportRounds = 6, 1, 3
+// time: each prompt runs every method, and measures decode speed in fewer rounds than
+// `-passkey FILE`, which runs them all. The per-format table runs the dozen methods
+// PyTorch implements on every prompt (passkeyFormatPrompts, about 2 s a format here),
+// so that its counts compare with results-kvtypes.json's, which are over all 32;
+// -quick runs passkeyQuickPrompts there too.
+const passkeyPrompts, passkeyQuickPrompts, passkeyReportRounds, passkeyFormatPrompts = 6, 1, 3, 32
 
 // passkeyMethods are the methods the report evaluates; tests narrow them.
 var passkeyMethods = llama.Methods
@@ -42,10 +49,11 @@ func passkeyTable(quick bool) (Table, error) {
 	if err != nil {
 		return t, err
 	}
-	n, rounds := passkeyPrompts, passkeyReportRounds
+	n, rounds, nf := passkeyPrompts, passkeyReportRounds, passkeyFormatPrompts
 	if quick {
-		n, rounds = passkeyQuickPrompts, 1
+		n, rounds, nf = passkeyQuickPrompts, 1, passkeyQuickPrompts
 	}
+	all := prompts
 	prompts = prompts[:min(len(prompts), n)]
 	outcomes, err := m.Evaluate(prompts, passkeyMethods())
 	if err != nil {
@@ -54,11 +62,21 @@ func passkeyTable(quick bool) (Table, error) {
 	if err := m.MeasureDecode(outcomes, prompts[0], rounds); err != nil {
 		return t, err
 	}
-	ref, err := llama.LoadReference(filepath.Join(*passkeyModel, "results.json"))
-	if errors.Is(err, fs.ErrNotExist) {
-		ref = nil
-	} else if err != nil {
+	refs, err := loadPasskeyRefs(*passkeyModel)
+	if err != nil {
 		return t, err
+	}
+	formatPrompts, fp16 := all[:min(len(all), nf)], outcomes
+	if len(formatPrompts) != len(prompts) {
+		fp16 = nil
+	}
+	byFormat, err := passkeyFormats(m, formatPrompts, passkeyMethods(), fp16)
+	if err != nil {
+		return t, err
+	}
+	formatIDs := make([]int, len(formatPrompts))
+	for i, p := range formatPrompts {
+		formatIDs[i] = p.ID
 	}
 	ids := make([]int, len(prompts))
 	rows := make([]llama.Row, len(outcomes))
@@ -68,13 +86,106 @@ func passkeyTable(quick bool) (Table, error) {
 	for i, o := range outcomes {
 		rows[i] = o.Row
 	}
-	t.Note = fmt.Sprintf("Prompts 1–%d of %s, decode speed over %d rounds; `go run ./bench -passkey %s` runs all of them.", len(prompts), file, rounds, file)
-	t.Markdown, t.Data = markdown(outcomes, ref, ids), rows
+	t.Note = fmt.Sprintf("Prompts 1–%d of %s, decode speed over %d rounds, fp16 cache; `go run ./bench -passkey %s [-kv bf16|q8_0]` runs all of them. "+
+		"The second table is the methods PyTorch implements with the cache stored as fp16, bf16 or q8_0, on prompts 1–%d.", len(prompts), file, rounds, file, len(formatPrompts))
+	t.Markdown, t.Data = markdown(llama.FP16, outcomes, refs, ids), rows
+	if len(byFormat) > 0 {
+		t.Columns, t.Rows = formatsTable(byFormat, refs, formatIDs)
+		t.Markdown += "\n" + markdownTable(t.Columns, t.Rows)
+	}
 	t.Charts = []Chart{{"passkey-accuracy.svg", passkeyAccuracyChart(outcomes)}}
 	if c := passkeyKeptChart(outcomes, prompts[0]); c != nil {
 		t.Charts = append(t.Charts, Chart{"passkey-kept.svg", c})
 	}
 	return t, nil
+}
+
+// formatOutcomes are one format's outcomes for the methods PyTorch implements, and its
+// full-cache forward's largest |Δlogit| against the float32 forward.
+type formatOutcomes struct {
+	format    llama.Format
+	outcomes  []llama.Outcome
+	logitDiff float64
+}
+
+// passkeyFormats evaluates the methods of all that PyTorch implements on prompts with
+// the cache in each of llama.Formats; fp16, if not nil, is all's fp16 outcomes on the
+// same prompts, which it reuses. Each format's logit difference is the largest
+// |Δlogit| over the prompts between the last prompt position's logits with that full
+// cache and with the float32 one.
+func passkeyFormats(m *llama.Model, prompts []llama.Prompt, all []llama.Method, fp16 []llama.Outcome) ([]formatOutcomes, error) {
+	var methods []llama.Method
+	var fp16Out []llama.Outcome
+	for i, me := range all {
+		if llama.PyTorchKey(llama.Row{Method: me.Name, Window: me.Window, Budget: me.Budget}) != "" {
+			methods = append(methods, me)
+			if fp16 != nil {
+				fp16Out = append(fp16Out, fp16[i])
+			}
+		}
+	}
+	if len(methods) == 0 {
+		return nil, nil
+	}
+	f32, err := m.LastLogits(llama.F32, prompts)
+	if err != nil {
+		return nil, err
+	}
+	var out []formatOutcomes
+	for _, f := range llama.Formats() {
+		fo := formatOutcomes{format: f}
+		if f == llama.FP16 && fp16 != nil {
+			fo.outcomes = fp16Out
+		} else if fo.outcomes, err = m.EvaluateKV(f, prompts, methods); err != nil {
+			return nil, err
+		}
+		fo.logitDiff = llama.MaxAbsDiff(fo.outcomes[0].LastLogits, f32)
+		out = append(out, fo)
+	}
+	return out, nil
+}
+
+// formatsTable is the per-format table: each method with its formats side by side, Go's
+// exact-match count beside PyTorch's with the same cache format, key digits kept, cache
+// KiB right after compression (snapkv's Stats, in the format's bytes), and on the full
+// cache's rows the largest |Δlogit| against the float32 forward.
+func formatsTable(byFormat []formatOutcomes, refs passkeyRefs, ids []int) ([]string, [][]string) {
+	cols := []string{"method", "W", "C", "KV", "exact match", "PyTorch (same KV)", "key digits kept", "cache KiB", "full cache: max abs Δlogit vs float32"}
+	var rows [][]string
+	for i := range byFormat[0].outcomes {
+		for _, fo := range byFormat {
+			r := fo.outcomes[i].Row
+			budget, diff := "all", "-"
+			if r.Budget > 0 {
+				budget = fmt.Sprint(r.Budget)
+			}
+			if fo.outcomes[i].Method.Kind == llama.Full {
+				diff = fmt.Sprintf("%.3g", fo.logitDiff)
+			}
+			rows = append(rows, []string{r.Method, fmt.Sprint(r.Window), budget, fo.format.String(),
+				fmt.Sprintf("%d/%d", r.Correct, r.Total), refs.correct(fo.format, r, ids),
+				fmt.Sprintf("%.3f", r.KeyDigitsKept), fmt.Sprintf("%.1f", r.CacheBytes/1024), diff})
+		}
+	}
+	return cols, rows
+}
+
+// markdownTable renders columns and rows as a Markdown table, numbers right-aligned.
+func markdownTable(cols []string, rows [][]string) string {
+	var b strings.Builder
+	b.WriteString("| " + strings.Join(cols, " | ") + " |\n|")
+	for _, c := range cols {
+		if c == "method" || c == "KV" {
+			b.WriteString(" --- |")
+		} else {
+			b.WriteString(" --: |")
+		}
+	}
+	b.WriteString("\n")
+	for _, r := range rows {
+		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
+	}
+	return b.String()
 }
 
 // passkeyAccuracyChart draws exact-match accuracy against the budget for the methods

@@ -51,10 +51,10 @@ func TestPasskeyKVTypes(t *testing.T) {
 		for _, o := range out {
 			want, ok := kv.Correct(f, o.Row)
 			if !ok {
-				t.Fatalf("%v %s: not in results-kvtypes.json", f, refKey(o.Row))
+				t.Fatalf("%v %s: not in results-kvtypes.json", f, PyTorchKey(o.Row))
 			}
 			if o.Correct != want {
-				t.Errorf("%v %s: %d/%d correct, PyTorch %d", f, refKey(o.Row), o.Correct, o.Total, want)
+				t.Errorf("%v %s: %d/%d correct, PyTorch %d", f, PyTorchKey(o.Row), o.Correct, o.Total, want)
 			}
 			rows := float64(o.Budget)
 			if o.Method.Kind == Full {
@@ -64,9 +64,9 @@ func TestPasskeyKVTypes(t *testing.T) {
 				}
 			}
 			if bytes := rows * float64(m.Layers*(2*f.RowBytes(m.HeadDim)+4)); o.CacheBytes != bytes {
-				t.Errorf("%v %s: %.0f cache bytes, want %.0f", f, refKey(o.Row), o.CacheBytes, bytes)
+				t.Errorf("%v %s: %.0f cache bytes, want %.0f", f, PyTorchKey(o.Row), o.CacheBytes, bytes)
 			}
-			t.Logf("%-4v %-22s %2d/%d (PyTorch %2d); key digits kept %.3f; cache %.1f KiB", f, refKey(o.Row), o.Correct, o.Total, want, o.KeyDigitsKept, o.CacheBytes/1024)
+			t.Logf("%-4v %-22s %2d/%d (PyTorch %2d); key digits kept %.3f; cache %.1f KiB", f, PyTorchKey(o.Row), o.Correct, o.Total, want, o.KeyDigitsKept, o.CacheBytes/1024)
 		}
 	}
 }

@@ -1,9 +1,17 @@
 // Package llama is a tiny Llama-style decoder in pure Go, built from kvsimd's kernels
-// the way an inference engine would use them: an fp16 KV cache, attention through
-// kernels.Scores, kernels.Softmax and kernels.WeightedSumRows, and SnapKV compression
-// of every layer's cache after the prefill. It runs the passkey model of
-// testdata/passkey-model (its README gives the exact math) and evaluates pass-key
-// retention under KV-cache eviction against the PyTorch figures shipped beside it.
+// the way an inference engine would use them: a KV cache in fp16 (the default), bf16 or
+// ggml's q8_0 (see Format), attention through kernels.Scores, kernels.Softmax and
+// kernels.WeightedSumRows (or their bf16 and q8_0 twins) over the stored rows, and
+// SnapKV compression of every layer's cache after the prefill, selecting on the stored
+// keys. It runs the passkey model of testdata/passkey-model (its README gives the exact
+// math) and evaluates pass-key retention under KV-cache eviction against the PyTorch
+// figures shipped beside it (results.json, and results-kvtypes.json per format).
+//
+// The format is a type parameter of the forward pass (engine[E]), not a branch per
+// call: an engine keeps one format per cache and knows it when it builds the cache, as
+// snapkv.CacheOf[E] does. codecOf is the one place where the element type picks its
+// rounding and kernels; the exported API takes a Format value and instantiates the
+// engine once per evaluation.
 package llama
 
 import (

@@ -162,6 +162,10 @@ type Outcome struct {
 	Format Format
 	Preds  []string
 	Kept   [][][][]int32 // [prompt][layer][KV head] kept prompt positions, ascending
+	// LastLogits are each prompt's last logits after the full-attention prefill with
+	// the cache in Format, before any method's eviction: the same for every method of
+	// one evaluation (LastLogits' result).
+	LastLogits [][]float32
 }
 
 var _ KV = (*snapkv.Cache)(nil)
@@ -216,6 +220,9 @@ func (e *engine[E]) evaluate(prompts []Prompt, methods []Method) ([]Outcome, err
 			return nil, fmt.Errorf("llama: prompt %d: %w", pr.ID, err)
 		}
 		meas := newMeasured(e, p)
+		for i := range out {
+			out[i].LastLogits = append(out[i].LastLogits, p.Logits)
+		}
 		for i, me := range methods {
 			caches, bytes, err := e.caches(p, me, meas)
 			if err != nil {

@@ -52,16 +52,16 @@ func LoadReference(file string) (*Reference, error) {
 
 // Key names row's configuration in results.json, or "" when PyTorch did not run it.
 func (r *Reference) Key(row Row) string {
-	k := refKey(row)
+	k := PyTorchKey(row)
 	if _, ok := r.Summary[k]; !ok {
 		return ""
 	}
 	return k
 }
 
-// refKey is the name results.json and results-kvtypes.json give row's configuration,
-// or "" for a method the PyTorch reference does not implement.
-func refKey(row Row) string {
+// PyTorchKey is the name results.json and results-kvtypes.json give row's
+// configuration, or "" for a method the PyTorch reference does not implement.
+func PyTorchKey(row Row) string {
 	switch row.Method {
 	case "full":
 		return "full"
@@ -103,7 +103,7 @@ func LoadKVTypes(file string) (*KVTypes, error) {
 // Correct returns PyTorch's exact-match count over its r.Prompts prompts for row's
 // configuration with the cache in format f; false if PyTorch did not run it.
 func (r *KVTypes) Correct(f Format, row Row) (int, bool) {
-	n, ok := r.Counts[f.String()][refKey(row)]
+	n, ok := r.Counts[f.String()][PyTorchKey(row)]
 	return n, ok
 }
 
