@@ -72,7 +72,7 @@ func ScoresPanelsAVX512(dst []float32, panels []float32, k []uint16, scratch []f
 // ScoresPanels64AVX512 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
 // dim = 64 and stride ≥ dim.
 // The queries come transposed in panels of 32: q_i[d] = panels[(i/32·dim + d)·32 + i%32], with
-// the lanes past rows zero; scratch holds at least 16·dim floats and stage 512.
+// the lanes past rows zero; scratch holds at least 16·dim floats and stage 1024.
 //
 //go:noescape
 func ScoresPanels64AVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
@@ -80,7 +80,7 @@ func ScoresPanels64AVX512(dst []float32, panels []float32, k []uint16, scratch [
 // ScoresPanels128AVX512 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
 // dim = 128 and stride ≥ dim.
 // The queries come transposed in panels of 32: q_i[d] = panels[(i/32·dim + d)·32 + i%32], with
-// the lanes past rows zero; scratch holds at least 16·dim floats and stage 512.
+// the lanes past rows zero; scratch holds at least 16·dim floats and stage 1024.
 //
 //go:noescape
 func ScoresPanels128AVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
@@ -144,7 +144,7 @@ func ScoresBF16PanelsAVX512(dst []float32, panels []float32, k []uint16, scratch
 // ScoresBF16Panels64AVX512 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
 // dim = 64 and stride ≥ dim.
 // The queries come transposed in panels of 32: q_i[d] = panels[(i/32·dim + d)·32 + i%32], with
-// the lanes past rows zero; scratch holds at least 16·dim floats and stage 512.
+// the lanes past rows zero; scratch holds at least 16·dim floats and stage 1024.
 //
 //go:noescape
 func ScoresBF16Panels64AVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
@@ -152,7 +152,7 @@ func ScoresBF16Panels64AVX512(dst []float32, panels []float32, k []uint16, scrat
 // ScoresBF16Panels128AVX512 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
 // dim = 128 and stride ≥ dim.
 // The queries come transposed in panels of 32: q_i[d] = panels[(i/32·dim + d)·32 + i%32], with
-// the lanes past rows zero; scratch holds at least 16·dim floats and stage 512.
+// the lanes past rows zero; scratch holds at least 16·dim floats and stage 1024.
 //
 //go:noescape
 func ScoresBF16Panels128AVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
@@ -223,7 +223,7 @@ func ScoresQ8PanelsAVX512(dst []float32, panels []float32, k []byte, scratch []f
 // dim = 64, key j being the dim/32 q8_0 blocks k[34*j*stride:], stride ≥ dim/32
 // counted in blocks.
 // The queries come transposed in panels of 32: q_i[d] = panels[(i/32·dim + d)·32 + i%32], with
-// the lanes past rows zero; scratch holds at least 16·dim floats and stage 512.
+// the lanes past rows zero; scratch holds at least 16·dim floats and stage 1024.
 //
 //go:noescape
 func ScoresQ8Panels64AVX512(dst []float32, panels []float32, k []byte, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
@@ -232,7 +232,7 @@ func ScoresQ8Panels64AVX512(dst []float32, panels []float32, k []byte, scratch [
 // dim = 128, key j being the dim/32 q8_0 blocks k[34*j*stride:], stride ≥ dim/32
 // counted in blocks.
 // The queries come transposed in panels of 32: q_i[d] = panels[(i/32·dim + d)·32 + i%32], with
-// the lanes past rows zero; scratch holds at least 16·dim floats and stage 512.
+// the lanes past rows zero; scratch holds at least 16·dim floats and stage 1024.
 //
 //go:noescape
 func ScoresQ8Panels128AVX512(dst []float32, panels []float32, k []byte, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)

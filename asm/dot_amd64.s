@@ -8887,7 +8887,8 @@ blocksdoneAVX512_278:
 
 // func ScoresPanels64AVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
 // Requires: AVX, AVX512DQ, AVX512F, CMOV, MMX+
-TEXT ·ScoresPanels64AVX512(SB), NOSPLIT, $64-156
+TEXT ·ScoresPanels64AVX512(SB), NOSPLIT, $88-156
+	MOVQ $0x00000000, 80(SP)
 	MOVQ k_base+48(FP), AX
 	MOVQ AX, (SP)
 	MOVQ n+128(FP), AX
@@ -8967,6 +8968,9 @@ widendoneAVX512_332:
 	VXORPS Z13, Z13, Z13
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
 dAVX512_333:
 	VMOVUPS      (AX), Z16
@@ -9073,10 +9077,24 @@ dAVX512_333:
 	VBROADCASTSS 1804(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX512_334
+	VMOVUPS (BX), Z16
+	VMOVUPS Z16, (SI)
+	ADDQ    $0x40, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX512_334:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
 	JB           dAVX512_333
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -9129,9 +9147,9 @@ dAVX512_333:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000800, SI
 
-widenAVX512_334:
+widenAVX512_335:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_335
+	JZ         widendoneAVX512_336
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (SI)
 	VCVTPH2PS  32(CX), Z0
@@ -9146,9 +9164,9 @@ widenAVX512_334:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_334
+	JMP        widenAVX512_335
 
-widendoneAVX512_335:
+widendoneAVX512_336:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -9169,8 +9187,11 @@ widendoneAVX512_335:
 	VXORPS Z13, Z13, Z13
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX512_336:
+dAVX512_337:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -9275,10 +9296,24 @@ dAVX512_336:
 	VBROADCASTSS 3852(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX512_338
+	VMOVUPS (BX), Z16
+	VMOVUPS Z16, (SI)
+	ADDQ    $0x40, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX512_338:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_336
+	JB           dAVX512_337
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -9314,14 +9349,237 @@ dAVX512_336:
 	VMULPS       Z16, Z15, Z15
 	VMOVUPS      Z15, 1984(AX)
 
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX512_339
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX512_340:
+	VMOVUPS (CX), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ    $0x40, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX512_340
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX512_339:
 	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
+	MOVQ       stage_base+96(FP), AX
+	CMPQ       16(SP), $0x10
+	JB         flushpartialAVX512_344
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 2048(AX)
+	VMOVUPS    Z11, 2112(AX)
+	VMOVUPS    Z13, 2176(AX)
+	VMOVUPS    Z12, 2240(AX)
+	VMOVUPS    Z14, 2304(AX)
+	VMOVUPS    Z3, 2368(AX)
+	VMOVUPS    Z7, 2432(AX)
+	VMOVUPS    Z4, 2496(AX)
+	VMOVUPS    Z15, 2560(AX)
+	VMOVUPS    Z6, 2624(AX)
+	VMOVUPS    Z16, 2688(AX)
+	VMOVUPS    Z9, 2752(AX)
+	VMOVUPS    Z2, 2816(AX)
+	VMOVUPS    Z1, 2880(AX)
+	VMOVUPS    Z5, 2944(AX)
+	VMOVUPS    Z0, 3008(AX)
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 3072(AX)
+	VMOVUPS    Z11, 3136(AX)
+	VMOVUPS    Z13, 3200(AX)
+	VMOVUPS    Z12, 3264(AX)
+	VMOVUPS    Z14, 3328(AX)
+	VMOVUPS    Z3, 3392(AX)
+	VMOVUPS    Z7, 3456(AX)
+	VMOVUPS    Z4, 3520(AX)
+	VMOVUPS    Z15, 3584(AX)
+	VMOVUPS    Z6, 3648(AX)
+	VMOVUPS    Z16, 3712(AX)
+	VMOVUPS    Z9, 3776(AX)
+	VMOVUPS    Z2, 3840(AX)
+	VMOVUPS    Z1, 3904(AX)
+	VMOVUPS    Z5, 3968(AX)
+	VMOVUPS    Z0, 4032(AX)
+	LEAQ       2048(AX), AX
+	MOVQ       AX, 64(SP)
+	MOVQ       40(SP), AX
+	MOVQ       AX, 72(SP)
+	MOVQ       48(SP), AX
+	MOVQ       $0x00000020, CX
+	CMPQ       AX, CX
+	CMOVQGT    CX, AX
+	MOVQ       AX, 80(SP)
+	JMP        flushdoneAVX512_343
+
+flushpartialAVX512_344:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_337:
+flushAVX512_341:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_338
+	JB         flushtailAVX512_342
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -9406,67 +9664,67 @@ flushAVX512_337:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -9550,100 +9808,100 @@ flushAVX512_337:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_340
+	JZ         chunkdoneAVX512_345
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_340:
+chunkdoneAVX512_345:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_337
+	JMP  flushAVX512_341
 
-flushtailAVX512_338:
+flushtailAVX512_342:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_339
+	JZ    flushdoneAVX512_343
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_341:
+tailrowAVX512_346:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_342:
+tailkeyAVX512_347:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_342
+	JB   tailkeyAVX512_347
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_339
+	JAE  flushdoneAVX512_343
 	DECQ SI
-	JNZ  tailrowAVX512_341
+	JNZ  tailrowAVX512_346
 
-flushdoneAVX512_339:
+flushdoneAVX512_343:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -9674,8 +9932,11 @@ panelsAVX512_329:
 	VXORPS Z13, Z13, Z13
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX512_343:
+dAVX512_348:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -9780,10 +10041,24 @@ dAVX512_343:
 	VBROADCASTSS 1804(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX512_349
+	VMOVUPS (BX), Z16
+	VMOVUPS Z16, (SI)
+	ADDQ    $0x40, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX512_349:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_343
+	JB           dAVX512_348
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -9839,8 +10114,11 @@ dAVX512_343:
 	VXORPS Z13, Z13, Z13
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX512_344:
+dAVX512_350:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -9945,10 +10223,24 @@ dAVX512_344:
 	VBROADCASTSS 3852(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX512_351
+	VMOVUPS (BX), Z16
+	VMOVUPS Z16, (SI)
+	ADDQ    $0x40, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX512_351:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_344
+	JB           dAVX512_350
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -9984,14 +10276,237 @@ dAVX512_344:
 	VMULPS       Z16, Z15, Z15
 	VMOVUPS      Z15, 1984(AX)
 
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX512_352
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX512_353:
+	VMOVUPS (CX), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ    $0x40, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX512_353
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX512_352:
 	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
+	MOVQ       stage_base+96(FP), AX
+	CMPQ       16(SP), $0x10
+	JB         flushpartialAVX512_357
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 2048(AX)
+	VMOVUPS    Z11, 2112(AX)
+	VMOVUPS    Z13, 2176(AX)
+	VMOVUPS    Z12, 2240(AX)
+	VMOVUPS    Z14, 2304(AX)
+	VMOVUPS    Z3, 2368(AX)
+	VMOVUPS    Z7, 2432(AX)
+	VMOVUPS    Z4, 2496(AX)
+	VMOVUPS    Z15, 2560(AX)
+	VMOVUPS    Z6, 2624(AX)
+	VMOVUPS    Z16, 2688(AX)
+	VMOVUPS    Z9, 2752(AX)
+	VMOVUPS    Z2, 2816(AX)
+	VMOVUPS    Z1, 2880(AX)
+	VMOVUPS    Z5, 2944(AX)
+	VMOVUPS    Z0, 3008(AX)
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 3072(AX)
+	VMOVUPS    Z11, 3136(AX)
+	VMOVUPS    Z13, 3200(AX)
+	VMOVUPS    Z12, 3264(AX)
+	VMOVUPS    Z14, 3328(AX)
+	VMOVUPS    Z3, 3392(AX)
+	VMOVUPS    Z7, 3456(AX)
+	VMOVUPS    Z4, 3520(AX)
+	VMOVUPS    Z15, 3584(AX)
+	VMOVUPS    Z6, 3648(AX)
+	VMOVUPS    Z16, 3712(AX)
+	VMOVUPS    Z9, 3776(AX)
+	VMOVUPS    Z2, 3840(AX)
+	VMOVUPS    Z1, 3904(AX)
+	VMOVUPS    Z5, 3968(AX)
+	VMOVUPS    Z0, 4032(AX)
+	LEAQ       2048(AX), AX
+	MOVQ       AX, 64(SP)
+	MOVQ       40(SP), AX
+	MOVQ       AX, 72(SP)
+	MOVQ       48(SP), AX
+	MOVQ       $0x00000020, CX
+	CMPQ       AX, CX
+	CMOVQGT    CX, AX
+	MOVQ       AX, 80(SP)
+	JMP        flushdoneAVX512_356
+
+flushpartialAVX512_357:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_345:
+flushAVX512_354:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_346
+	JB         flushtailAVX512_355
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -10076,67 +10591,67 @@ flushAVX512_345:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -10220,100 +10735,100 @@ flushAVX512_345:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_348
+	JZ         chunkdoneAVX512_358
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_348:
+chunkdoneAVX512_358:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_345
+	JMP  flushAVX512_354
 
-flushtailAVX512_346:
+flushtailAVX512_355:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_347
+	JZ    flushdoneAVX512_356
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_349:
+tailrowAVX512_359:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_350:
+tailkeyAVX512_360:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_350
+	JB   tailkeyAVX512_360
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_347
+	JAE  flushdoneAVX512_356
 	DECQ SI
-	JNZ  tailrowAVX512_349
+	JNZ  tailrowAVX512_359
 
-flushdoneAVX512_347:
+flushdoneAVX512_356:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -10333,12 +10848,30 @@ panelsdoneAVX512_330:
 	JMP    blocksAVX512_327
 
 blocksdoneAVX512_328:
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX512_361
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX512_362:
+	VMOVUPS (CX), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ    $0x40, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX512_362
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX512_361:
 	VZEROUPPER
 	RET
 
 // func ScoresPanels128AVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
 // Requires: AVX, AVX512DQ, AVX512F, CMOV, MMX+
-TEXT ·ScoresPanels128AVX512(SB), NOSPLIT, $64-156
+TEXT ·ScoresPanels128AVX512(SB), NOSPLIT, $88-156
+	MOVQ $0x00000000, 80(SP)
 	MOVQ k_base+48(FP), AX
 	MOVQ AX, (SP)
 	MOVQ n+128(FP), AX
@@ -10348,10 +10881,10 @@ TEXT ·ScoresPanels128AVX512(SB), NOSPLIT, $64-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_351:
+blocksAVX512_363:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_352
+	JZ    blocksdoneAVX512_364
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -10378,9 +10911,9 @@ blocksAVX512_351:
 	IMUL3Q  $0x10, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX512_355:
+widenAVX512_367:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_356
+	JZ         widendoneAVX512_368
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (SI)
 	VCVTPH2PS  32(CX), Z0
@@ -10405,9 +10938,9 @@ widenAVX512_355:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_355
+	JMP        widenAVX512_367
 
-widendoneAVX512_356:
+widendoneAVX512_368:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -10428,8 +10961,11 @@ widendoneAVX512_356:
 	VXORPS Z13, Z13, Z13
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX512_357:
+dAVX512_369:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -10534,10 +11070,24 @@ dAVX512_357:
 	VBROADCASTSS 3596(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX512_370
+	VMOVUPS (BX), Z16
+	VMOVUPS Z16, (SI)
+	ADDQ    $0x40, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX512_370:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_357
+	JB           dAVX512_369
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -10590,9 +11140,9 @@ dAVX512_357:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001000, SI
 
-widenAVX512_358:
+widenAVX512_371:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_359
+	JZ         widendoneAVX512_372
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (SI)
 	VCVTPH2PS  32(CX), Z0
@@ -10617,9 +11167,9 @@ widenAVX512_358:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_358
+	JMP        widenAVX512_371
 
-widendoneAVX512_359:
+widendoneAVX512_372:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -10640,8 +11190,11 @@ widendoneAVX512_359:
 	VXORPS Z13, Z13, Z13
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX512_360:
+dAVX512_373:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -10746,10 +11299,24 @@ dAVX512_360:
 	VBROADCASTSS 7692(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX512_374
+	VMOVUPS (BX), Z16
+	VMOVUPS Z16, (SI)
+	ADDQ    $0x40, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX512_374:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_360
+	JB           dAVX512_373
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -10785,14 +11352,237 @@ dAVX512_360:
 	VMULPS       Z16, Z15, Z15
 	VMOVUPS      Z15, 1984(AX)
 
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX512_375
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX512_376:
+	VMOVUPS (CX), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ    $0x40, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX512_376
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX512_375:
 	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
+	MOVQ       stage_base+96(FP), AX
+	CMPQ       16(SP), $0x10
+	JB         flushpartialAVX512_380
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 2048(AX)
+	VMOVUPS    Z11, 2112(AX)
+	VMOVUPS    Z13, 2176(AX)
+	VMOVUPS    Z12, 2240(AX)
+	VMOVUPS    Z14, 2304(AX)
+	VMOVUPS    Z3, 2368(AX)
+	VMOVUPS    Z7, 2432(AX)
+	VMOVUPS    Z4, 2496(AX)
+	VMOVUPS    Z15, 2560(AX)
+	VMOVUPS    Z6, 2624(AX)
+	VMOVUPS    Z16, 2688(AX)
+	VMOVUPS    Z9, 2752(AX)
+	VMOVUPS    Z2, 2816(AX)
+	VMOVUPS    Z1, 2880(AX)
+	VMOVUPS    Z5, 2944(AX)
+	VMOVUPS    Z0, 3008(AX)
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 3072(AX)
+	VMOVUPS    Z11, 3136(AX)
+	VMOVUPS    Z13, 3200(AX)
+	VMOVUPS    Z12, 3264(AX)
+	VMOVUPS    Z14, 3328(AX)
+	VMOVUPS    Z3, 3392(AX)
+	VMOVUPS    Z7, 3456(AX)
+	VMOVUPS    Z4, 3520(AX)
+	VMOVUPS    Z15, 3584(AX)
+	VMOVUPS    Z6, 3648(AX)
+	VMOVUPS    Z16, 3712(AX)
+	VMOVUPS    Z9, 3776(AX)
+	VMOVUPS    Z2, 3840(AX)
+	VMOVUPS    Z1, 3904(AX)
+	VMOVUPS    Z5, 3968(AX)
+	VMOVUPS    Z0, 4032(AX)
+	LEAQ       2048(AX), AX
+	MOVQ       AX, 64(SP)
+	MOVQ       40(SP), AX
+	MOVQ       AX, 72(SP)
+	MOVQ       48(SP), AX
+	MOVQ       $0x00000020, CX
+	CMPQ       AX, CX
+	CMOVQGT    CX, AX
+	MOVQ       AX, 80(SP)
+	JMP        flushdoneAVX512_379
+
+flushpartialAVX512_380:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_361:
+flushAVX512_377:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_362
+	JB         flushtailAVX512_378
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -10877,67 +11667,67 @@ flushAVX512_361:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -11021,100 +11811,100 @@ flushAVX512_361:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_364
+	JZ         chunkdoneAVX512_381
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_364:
+chunkdoneAVX512_381:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_361
+	JMP  flushAVX512_377
 
-flushtailAVX512_362:
+flushtailAVX512_378:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_363
+	JZ    flushdoneAVX512_379
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_365:
+tailrowAVX512_382:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_366:
+tailkeyAVX512_383:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_366
+	JB   tailkeyAVX512_383
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_363
+	JAE  flushdoneAVX512_379
 	DECQ SI
-	JNZ  tailrowAVX512_365
+	JNZ  tailrowAVX512_382
 
-flushdoneAVX512_363:
+flushdoneAVX512_379:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -11122,9 +11912,9 @@ flushdoneAVX512_363:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_354
+	JLE    panelsdoneAVX512_366
 
-panelsAVX512_353:
+panelsAVX512_365:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -11145,8 +11935,11 @@ panelsAVX512_353:
 	VXORPS Z13, Z13, Z13
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX512_367:
+dAVX512_384:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -11251,10 +12044,24 @@ dAVX512_367:
 	VBROADCASTSS 3596(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX512_385
+	VMOVUPS (BX), Z16
+	VMOVUPS Z16, (SI)
+	ADDQ    $0x40, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX512_385:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_367
+	JB           dAVX512_384
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -11310,8 +12117,11 @@ dAVX512_367:
 	VXORPS Z13, Z13, Z13
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX512_368:
+dAVX512_386:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -11416,10 +12226,24 @@ dAVX512_368:
 	VBROADCASTSS 7692(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX512_387
+	VMOVUPS (BX), Z16
+	VMOVUPS Z16, (SI)
+	ADDQ    $0x40, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX512_387:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_368
+	JB           dAVX512_386
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -11455,14 +12279,237 @@ dAVX512_368:
 	VMULPS       Z16, Z15, Z15
 	VMOVUPS      Z15, 1984(AX)
 
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX512_388
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX512_389:
+	VMOVUPS (CX), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ    $0x40, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX512_389
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX512_388:
 	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
+	MOVQ       stage_base+96(FP), AX
+	CMPQ       16(SP), $0x10
+	JB         flushpartialAVX512_393
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 2048(AX)
+	VMOVUPS    Z11, 2112(AX)
+	VMOVUPS    Z13, 2176(AX)
+	VMOVUPS    Z12, 2240(AX)
+	VMOVUPS    Z14, 2304(AX)
+	VMOVUPS    Z3, 2368(AX)
+	VMOVUPS    Z7, 2432(AX)
+	VMOVUPS    Z4, 2496(AX)
+	VMOVUPS    Z15, 2560(AX)
+	VMOVUPS    Z6, 2624(AX)
+	VMOVUPS    Z16, 2688(AX)
+	VMOVUPS    Z9, 2752(AX)
+	VMOVUPS    Z2, 2816(AX)
+	VMOVUPS    Z1, 2880(AX)
+	VMOVUPS    Z5, 2944(AX)
+	VMOVUPS    Z0, 3008(AX)
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 3072(AX)
+	VMOVUPS    Z11, 3136(AX)
+	VMOVUPS    Z13, 3200(AX)
+	VMOVUPS    Z12, 3264(AX)
+	VMOVUPS    Z14, 3328(AX)
+	VMOVUPS    Z3, 3392(AX)
+	VMOVUPS    Z7, 3456(AX)
+	VMOVUPS    Z4, 3520(AX)
+	VMOVUPS    Z15, 3584(AX)
+	VMOVUPS    Z6, 3648(AX)
+	VMOVUPS    Z16, 3712(AX)
+	VMOVUPS    Z9, 3776(AX)
+	VMOVUPS    Z2, 3840(AX)
+	VMOVUPS    Z1, 3904(AX)
+	VMOVUPS    Z5, 3968(AX)
+	VMOVUPS    Z0, 4032(AX)
+	LEAQ       2048(AX), AX
+	MOVQ       AX, 64(SP)
+	MOVQ       40(SP), AX
+	MOVQ       AX, 72(SP)
+	MOVQ       48(SP), AX
+	MOVQ       $0x00000020, CX
+	CMPQ       AX, CX
+	CMOVQGT    CX, AX
+	MOVQ       AX, 80(SP)
+	JMP        flushdoneAVX512_392
+
+flushpartialAVX512_393:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_369:
+flushAVX512_390:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_370
+	JB         flushtailAVX512_391
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -11547,67 +12594,67 @@ flushAVX512_369:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -11691,100 +12738,100 @@ flushAVX512_369:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_372
+	JZ         chunkdoneAVX512_394
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_372:
+chunkdoneAVX512_394:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_369
+	JMP  flushAVX512_390
 
-flushtailAVX512_370:
+flushtailAVX512_391:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_371
+	JZ    flushdoneAVX512_392
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_373:
+tailrowAVX512_395:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_374:
+tailkeyAVX512_396:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_374
+	JB   tailkeyAVX512_396
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_371
+	JAE  flushdoneAVX512_392
 	DECQ SI
-	JNZ  tailrowAVX512_373
+	JNZ  tailrowAVX512_395
 
-flushdoneAVX512_371:
+flushdoneAVX512_392:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -11792,18 +12839,35 @@ flushdoneAVX512_371:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_353
+	JG     panelsAVX512_365
 
-panelsdoneAVX512_354:
+panelsdoneAVX512_366:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_351
+	JMP    blocksAVX512_363
 
-blocksdoneAVX512_352:
+blocksdoneAVX512_364:
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX512_397
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX512_398:
+	VMOVUPS (CX), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ    $0x40, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX512_398
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX512_397:
 	VZEROUPPER
 	RET
 
@@ -11823,9 +12887,9 @@ TEXT ·DotF32BF16AVX2(SB), NOSPLIT, $0-52
 	VXORPS Y7, Y7, Y7
 	MOVQ   AX, BX
 	SHRQ   $0x06, BX
-	JZ     dotdoneAVX2_376
+	JZ     dotdoneAVX2_400
 
-dotAVX2_375:
+dotAVX2_399:
 	VPMOVZXWD   (DX), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VFMADD231PS (CX), Y8, Y0
@@ -11853,23 +12917,23 @@ dotAVX2_375:
 	ADDQ        $0x00000100, CX
 	ADDQ        $0x00000080, DX
 	DECQ        BX
-	JNZ         dotAVX2_375
+	JNZ         dotAVX2_399
 
-dotdoneAVX2_376:
+dotdoneAVX2_400:
 	ANDQ $0x0000003f, AX
 
-dotAVX2_377:
+dotAVX2_401:
 	CMPQ        AX, $0x00000008
-	JB          dotdoneAVX2_378
+	JB          dotdoneAVX2_402
 	VPMOVZXWD   (DX), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VFMADD231PS (CX), Y8, Y0
 	ADDQ        $0x00000020, CX
 	ADDQ        $0x00000010, DX
 	SUBQ        $0x00000008, AX
-	JMP         dotAVX2_377
+	JMP         dotAVX2_401
 
-dotdoneAVX2_378:
+dotdoneAVX2_402:
 	VADDPS       Y4, Y0, Y0
 	VADDPS       Y5, Y1, Y1
 	VADDPS       Y6, Y2, Y2
@@ -11885,9 +12949,9 @@ dotdoneAVX2_378:
 	VADDSS       X0, X1, X1
 
 	// Scalar tail: the vector sums are already folded into the low lane.
-tailAVX2_379:
+tailAVX2_403:
 	TESTQ       AX, AX
-	JZ          taildoneAVX2_380
+	JZ          taildoneAVX2_404
 	MOVWLZX     (DX), BX
 	SHLL        $0x10, BX
 	VMOVD       BX, X0
@@ -11896,9 +12960,9 @@ tailAVX2_379:
 	ADDQ        $0x04, CX
 	ADDQ        $0x02, DX
 	DECQ        AX
-	JMP         tailAVX2_379
+	JMP         tailAVX2_403
 
-taildoneAVX2_380:
+taildoneAVX2_404:
 	VZEROUPPER
 	VMOVSS X1, ret+48(FP)
 	RET
@@ -11921,9 +12985,9 @@ TEXT ·ScoresBF16RowsAVX2(SB), NOSPLIT, $72-108
 	SHLQ $0x02, AX
 	MOVQ AX, 48(SP)
 
-keysAVX2_381:
+keysAVX2_405:
 	CMPQ 8(SP), $0x03
-	JB   keysdoneAVX2_382
+	JB   keysdoneAVX2_406
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -11931,9 +12995,9 @@ keysAVX2_381:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX2_383:
+rowsAVX2_407:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX2_384
+	JB   rowsdoneAVX2_408
 
 	// Tile of 4 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -11964,9 +13028,9 @@ rowsAVX2_383:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R10, R11
 
-tailAVX2_385:
+tailAVX2_409:
 	CMPQ        R11, R9
-	JAE         taildoneAVX2_386
+	JAE         taildoneAVX2_410
 	MOVWLZX     (CX)(R11*2), R12
 	SHLL        $0x10, R12
 	VMOVD       R12, X12
@@ -11993,15 +13057,15 @@ tailAVX2_385:
 	VFMADD231SS X13, X15, X10
 	VFMADD231SS X14, X15, X11
 	INCQ        R11
-	JMP         tailAVX2_385
+	JMP         tailAVX2_409
 
-taildoneAVX2_386:
+taildoneAVX2_410:
 	// Whole vectors [0, body).
 	XORQ R11, R11
 
-bodyAVX2_387:
+bodyAVX2_411:
 	CMPQ        R11, R10
-	JAE         bodydoneAVX2_388
+	JAE         bodydoneAVX2_412
 	VPMOVZXWD   (CX)(R11*2), Y12
 	VPSLLD      $0x10, Y12, Y12
 	VPMOVZXWD   (R8)(R11*2), Y13
@@ -12025,9 +13089,9 @@ bodyAVX2_387:
 	VFMADD231PS Y13, Y15, Y10
 	VFMADD231PS Y14, Y15, Y11
 	ADDQ        $0x08, R11
-	JMP         bodyAVX2_387
+	JMP         bodyAVX2_411
 
-bodydoneAVX2_388:
+bodydoneAVX2_412:
 	VBROADCASTSS scale+104(FP), Y12
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -12070,11 +13134,11 @@ bodydoneAVX2_388:
 	IMUL3Q       $0x04, AX, AX
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x04, 40(SP)
-	JMP          rowsAVX2_383
+	JMP          rowsAVX2_407
 
-rowsdoneAVX2_384:
+rowsdoneAVX2_408:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX2_390
+	JB   rowsdoneAVX2_414
 
 	// Tile of 2 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -12097,9 +13161,9 @@ rowsdoneAVX2_384:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX2_391:
+tailAVX2_415:
 	CMPQ        R9, DI
-	JAE         taildoneAVX2_392
+	JAE         taildoneAVX2_416
 	MOVWLZX     (CX)(R9*2), R10
 	SHLL        $0x10, R10
 	VMOVD       R10, X6
@@ -12118,15 +13182,15 @@ tailAVX2_391:
 	VFMADD231SS X7, X9, X4
 	VFMADD231SS X8, X9, X5
 	INCQ        R9
-	JMP         tailAVX2_391
+	JMP         tailAVX2_415
 
-taildoneAVX2_392:
+taildoneAVX2_416:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX2_393:
+bodyAVX2_417:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX2_394
+	JAE         bodydoneAVX2_418
 	VPMOVZXWD   (CX)(R9*2), Y6
 	VPSLLD      $0x10, Y6, Y6
 	VPMOVZXWD   (SI)(R9*2), Y7
@@ -12142,9 +13206,9 @@ bodyAVX2_393:
 	VFMADD231PS Y7, Y9, Y4
 	VFMADD231PS Y8, Y9, Y5
 	ADDQ        $0x08, R9
-	JMP         bodyAVX2_393
+	JMP         bodyAVX2_417
 
-bodydoneAVX2_394:
+bodydoneAVX2_418:
 	VBROADCASTSS scale+104(FP), Y6
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -12174,9 +13238,9 @@ bodydoneAVX2_394:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x02, 40(SP)
 
-rowsdoneAVX2_390:
+rowsdoneAVX2_414:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX2_396
+	JB   rowsdoneAVX2_420
 
 	// Tile of 1 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -12194,9 +13258,9 @@ rowsdoneAVX2_390:
 	// Tail elements [body, dim), one at a time.
 	MOVQ DI, R8
 
-tailAVX2_397:
+tailAVX2_421:
 	CMPQ        R8, SI
-	JAE         taildoneAVX2_398
+	JAE         taildoneAVX2_422
 	MOVWLZX     (CX)(R8*2), R9
 	SHLL        $0x10, R9
 	VMOVD       R9, X3
@@ -12211,15 +13275,15 @@ tailAVX2_397:
 	VFMADD231SS X4, X6, X1
 	VFMADD231SS X5, X6, X2
 	INCQ        R8
-	JMP         tailAVX2_397
+	JMP         tailAVX2_421
 
-taildoneAVX2_398:
+taildoneAVX2_422:
 	// Whole vectors [0, body).
 	XORQ R8, R8
 
-bodyAVX2_399:
+bodyAVX2_423:
 	CMPQ        R8, DI
-	JAE         bodydoneAVX2_400
+	JAE         bodydoneAVX2_424
 	VPMOVZXWD   (CX)(R8*2), Y3
 	VPSLLD      $0x10, Y3, Y3
 	VPMOVZXWD   (BX)(R8*2), Y4
@@ -12231,9 +13295,9 @@ bodyAVX2_399:
 	VFMADD231PS Y4, Y6, Y1
 	VFMADD231PS Y5, Y6, Y2
 	ADDQ        $0x08, R8
-	JMP         bodyAVX2_399
+	JMP         bodyAVX2_423
 
-bodydoneAVX2_400:
+bodydoneAVX2_424:
 	VBROADCASTSS scale+104(FP), Y3
 	MOVQ         32(SP), AX
 	VHADDPS      Y1, Y0, Y0
@@ -12253,18 +13317,18 @@ bodydoneAVX2_400:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x01, 40(SP)
 
-rowsdoneAVX2_396:
+rowsdoneAVX2_420:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x03, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x0c, 16(SP)
 	SUBQ   $0x03, 8(SP)
-	JMP    keysAVX2_381
+	JMP    keysAVX2_405
 
-keysdoneAVX2_382:
-keysAVX2_401:
+keysdoneAVX2_406:
+keysAVX2_425:
 	CMPQ 8(SP), $0x01
-	JB   keysdoneAVX2_402
+	JB   keysdoneAVX2_426
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -12272,9 +13336,9 @@ keysAVX2_401:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX2_403:
+rowsAVX2_427:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX2_404
+	JB   rowsdoneAVX2_428
 
 	// Tile of 4 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -12294,9 +13358,9 @@ rowsAVX2_403:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX2_405:
+tailAVX2_429:
 	CMPQ        R9, DI
-	JAE         taildoneAVX2_406
+	JAE         taildoneAVX2_430
 	MOVWLZX     (CX)(R9*2), R10
 	SHLL        $0x10, R10
 	VMOVD       R10, X4
@@ -12309,15 +13373,15 @@ tailAVX2_405:
 	VMOVSS      (DX)(R9*4), X5
 	VFMADD231SS X4, X5, X3
 	INCQ        R9
-	JMP         tailAVX2_405
+	JMP         tailAVX2_429
 
-taildoneAVX2_406:
+taildoneAVX2_430:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX2_407:
+bodyAVX2_431:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX2_408
+	JAE         bodydoneAVX2_432
 	VPMOVZXWD   (CX)(R9*2), Y4
 	VPSLLD      $0x10, Y4, Y4
 	VMOVUPS     (AX)(R9*4), Y5
@@ -12329,9 +13393,9 @@ bodyAVX2_407:
 	VMOVUPS     (DX)(R9*4), Y5
 	VFMADD231PS Y4, Y5, Y3
 	ADDQ        $0x08, R9
-	JMP         bodyAVX2_407
+	JMP         bodyAVX2_431
 
-bodydoneAVX2_408:
+bodydoneAVX2_432:
 	VBROADCASTSS scale+104(FP), Y4
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -12355,11 +13419,11 @@ bodydoneAVX2_408:
 	IMUL3Q       $0x04, AX, AX
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x04, 40(SP)
-	JMP          rowsAVX2_403
+	JMP          rowsAVX2_427
 
-rowsdoneAVX2_404:
+rowsdoneAVX2_428:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX2_410
+	JB   rowsdoneAVX2_434
 
 	// Tile of 2 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -12375,9 +13439,9 @@ rowsdoneAVX2_404:
 	// Tail elements [body, dim), one at a time.
 	MOVQ SI, DI
 
-tailAVX2_411:
+tailAVX2_435:
 	CMPQ        DI, BX
-	JAE         taildoneAVX2_412
+	JAE         taildoneAVX2_436
 	MOVWLZX     (CX)(DI*2), R8
 	SHLL        $0x10, R8
 	VMOVD       R8, X2
@@ -12386,15 +13450,15 @@ tailAVX2_411:
 	VMOVSS      (DX)(DI*4), X3
 	VFMADD231SS X2, X3, X1
 	INCQ        DI
-	JMP         tailAVX2_411
+	JMP         tailAVX2_435
 
-taildoneAVX2_412:
+taildoneAVX2_436:
 	// Whole vectors [0, body).
 	XORQ DI, DI
 
-bodyAVX2_413:
+bodyAVX2_437:
 	CMPQ        DI, SI
-	JAE         bodydoneAVX2_414
+	JAE         bodydoneAVX2_438
 	VPMOVZXWD   (CX)(DI*2), Y2
 	VPSLLD      $0x10, Y2, Y2
 	VMOVUPS     (AX)(DI*4), Y3
@@ -12402,9 +13466,9 @@ bodyAVX2_413:
 	VMOVUPS     (DX)(DI*4), Y3
 	VFMADD231PS Y2, Y3, Y1
 	ADDQ        $0x08, DI
-	JMP         bodyAVX2_413
+	JMP         bodyAVX2_437
 
-bodydoneAVX2_414:
+bodydoneAVX2_438:
 	VBROADCASTSS scale+104(FP), Y2
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -12425,9 +13489,9 @@ bodydoneAVX2_414:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x02, 40(SP)
 
-rowsdoneAVX2_410:
+rowsdoneAVX2_434:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX2_416
+	JB   rowsdoneAVX2_440
 
 	// Tile of 1 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -12440,32 +13504,32 @@ rowsdoneAVX2_410:
 	// Tail elements [body, dim), one at a time.
 	MOVQ BX, SI
 
-tailAVX2_417:
+tailAVX2_441:
 	CMPQ        SI, DX
-	JAE         taildoneAVX2_418
+	JAE         taildoneAVX2_442
 	MOVWLZX     (CX)(SI*2), DI
 	SHLL        $0x10, DI
 	VMOVD       DI, X1
 	VMOVSS      (AX)(SI*4), X2
 	VFMADD231SS X1, X2, X0
 	INCQ        SI
-	JMP         tailAVX2_417
+	JMP         tailAVX2_441
 
-taildoneAVX2_418:
+taildoneAVX2_442:
 	// Whole vectors [0, body).
 	XORQ SI, SI
 
-bodyAVX2_419:
+bodyAVX2_443:
 	CMPQ        SI, BX
-	JAE         bodydoneAVX2_420
+	JAE         bodydoneAVX2_444
 	VPMOVZXWD   (CX)(SI*2), Y1
 	VPSLLD      $0x10, Y1, Y1
 	VMOVUPS     (AX)(SI*4), Y2
 	VFMADD231PS Y1, Y2, Y0
 	ADDQ        $0x08, SI
-	JMP         bodyAVX2_419
+	JMP         bodyAVX2_443
 
-bodydoneAVX2_420:
+bodydoneAVX2_444:
 	VBROADCASTSS scale+104(FP), Y1
 	MOVQ         32(SP), AX
 	VHADDPS      Y0, Y0, Y2
@@ -12483,15 +13547,15 @@ bodydoneAVX2_420:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x01, 40(SP)
 
-rowsdoneAVX2_416:
+rowsdoneAVX2_440:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x01, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX2_401
+	JMP    keysAVX2_425
 
-keysdoneAVX2_402:
+keysdoneAVX2_426:
 	VZEROUPPER
 	RET
 
@@ -12507,10 +13571,10 @@ TEXT ·ScoresBF16PanelsAVX2(SB), NOSPLIT, $64-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_421:
+blocksAVX2_445:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_422
+	JZ    blocksdoneAVX2_446
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -12538,25 +13602,25 @@ blocksAVX2_421:
 	MOVQ    scratch_base+72(FP), SI
 	MOVQ    dim+136(FP), DI
 
-widenAVX2_425:
+widenAVX2_449:
 	TESTQ AX, AX
-	JZ    widendoneAVX2_426
+	JZ    widendoneAVX2_450
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R12
 	XORQ  R11, R11
 
-prefetchAVX2_427:
+prefetchAVX2_451:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX2_427
+	JB         prefetchAVX2_451
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX2_428:
+widenvecAVX2_452:
 	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_429
+	JB        widenvecdoneAVX2_453
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
@@ -12572,24 +13636,24 @@ widenvecAVX2_428:
 	ADDQ      $0x40, R8
 	ADDQ      $0x00000080, SI
 	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_428
+	JMP       widenvecAVX2_452
 
-widenvecdoneAVX2_429:
-widenvecAVX2_430:
+widenvecdoneAVX2_453:
+widenvecAVX2_454:
 	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_431
+	JB        widenvecdoneAVX2_455
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
 	ADDQ      $0x10, R8
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_430
+	JMP       widenvecAVX2_454
 
-widenvecdoneAVX2_431:
-widentailAVX2_432:
+widenvecdoneAVX2_455:
+widentailAVX2_456:
 	TESTQ   R9, R9
-	JZ      widentaildoneAVX2_433
+	JZ      widentaildoneAVX2_457
 	MOVWLZX (R8), R10
 	SHLL    $0x10, R10
 	VMOVD   R10, X0
@@ -12597,14 +13661,14 @@ widentailAVX2_432:
 	ADDQ    $0x02, R8
 	ADDQ    $0x04, SI
 	DECQ    R9
-	JMP     widentailAVX2_432
+	JMP     widentailAVX2_456
 
-widentaildoneAVX2_433:
+widentaildoneAVX2_457:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_425
+	JMP  widenAVX2_449
 
-widendoneAVX2_426:
+widendoneAVX2_450:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -12630,10 +13694,10 @@ widendoneAVX2_426:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_434:
+dAVX2_458:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_435
+	JA           ddoneAVX2_459
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -12716,13 +13780,13 @@ dAVX2_434:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_434
+	JMP          dAVX2_458
 
-ddoneAVX2_435:
-dAVX2_436:
+ddoneAVX2_459:
+dAVX2_460:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_437
+	JA           ddoneAVX2_461
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -12745,9 +13809,9 @@ dAVX2_436:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_436
+	JMP          dAVX2_460
 
-ddoneAVX2_437:
+ddoneAVX2_461:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -12794,25 +13858,25 @@ ddoneAVX2_437:
 	IMUL3Q  $0x00000018, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_438:
+widenAVX2_462:
 	TESTQ AX, AX
-	JZ    widendoneAVX2_439
+	JZ    widendoneAVX2_463
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R12
 	XORQ  R11, R11
 
-prefetchAVX2_440:
+prefetchAVX2_464:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX2_440
+	JB         prefetchAVX2_464
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX2_441:
+widenvecAVX2_465:
 	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_442
+	JB        widenvecdoneAVX2_466
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
@@ -12828,24 +13892,24 @@ widenvecAVX2_441:
 	ADDQ      $0x40, R8
 	ADDQ      $0x00000080, SI
 	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_441
+	JMP       widenvecAVX2_465
 
-widenvecdoneAVX2_442:
-widenvecAVX2_443:
+widenvecdoneAVX2_466:
+widenvecAVX2_467:
 	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_444
+	JB        widenvecdoneAVX2_468
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
 	ADDQ      $0x10, R8
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_443
+	JMP       widenvecAVX2_467
 
-widenvecdoneAVX2_444:
-widentailAVX2_445:
+widenvecdoneAVX2_468:
+widentailAVX2_469:
 	TESTQ   R9, R9
-	JZ      widentaildoneAVX2_446
+	JZ      widentaildoneAVX2_470
 	MOVWLZX (R8), R10
 	SHLL    $0x10, R10
 	VMOVD   R10, X0
@@ -12853,14 +13917,14 @@ widentailAVX2_445:
 	ADDQ    $0x02, R8
 	ADDQ    $0x04, SI
 	DECQ    R9
-	JMP     widentailAVX2_445
+	JMP     widentailAVX2_469
 
-widentaildoneAVX2_446:
+widentaildoneAVX2_470:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_438
+	JMP  widenAVX2_462
 
-widendoneAVX2_439:
+widendoneAVX2_463:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -12888,10 +13952,10 @@ widendoneAVX2_439:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_447:
+dAVX2_471:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_448
+	JA           ddoneAVX2_472
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -12974,13 +14038,13 @@ dAVX2_447:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_447
+	JMP          dAVX2_471
 
-ddoneAVX2_448:
-dAVX2_449:
+ddoneAVX2_472:
+dAVX2_473:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_450
+	JA           ddoneAVX2_474
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -13003,9 +14067,9 @@ dAVX2_449:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_449
+	JMP          dAVX2_473
 
-ddoneAVX2_450:
+ddoneAVX2_474:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -13052,25 +14116,25 @@ ddoneAVX2_450:
 	IMUL3Q  $0x00000030, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_451:
+widenAVX2_475:
 	TESTQ AX, AX
-	JZ    widendoneAVX2_452
+	JZ    widendoneAVX2_476
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R12
 	XORQ  R11, R11
 
-prefetchAVX2_453:
+prefetchAVX2_477:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX2_453
+	JB         prefetchAVX2_477
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX2_454:
+widenvecAVX2_478:
 	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_455
+	JB        widenvecdoneAVX2_479
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
@@ -13086,24 +14150,24 @@ widenvecAVX2_454:
 	ADDQ      $0x40, R8
 	ADDQ      $0x00000080, SI
 	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_454
+	JMP       widenvecAVX2_478
 
-widenvecdoneAVX2_455:
-widenvecAVX2_456:
+widenvecdoneAVX2_479:
+widenvecAVX2_480:
 	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_457
+	JB        widenvecdoneAVX2_481
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
 	ADDQ      $0x10, R8
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_456
+	JMP       widenvecAVX2_480
 
-widenvecdoneAVX2_457:
-widentailAVX2_458:
+widenvecdoneAVX2_481:
+widentailAVX2_482:
 	TESTQ   R9, R9
-	JZ      widentaildoneAVX2_459
+	JZ      widentaildoneAVX2_483
 	MOVWLZX (R8), R10
 	SHLL    $0x10, R10
 	VMOVD   R10, X0
@@ -13111,14 +14175,14 @@ widentailAVX2_458:
 	ADDQ    $0x02, R8
 	ADDQ    $0x04, SI
 	DECQ    R9
-	JMP     widentailAVX2_458
+	JMP     widentailAVX2_482
 
-widentaildoneAVX2_459:
+widentaildoneAVX2_483:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_451
+	JMP  widenAVX2_475
 
-widendoneAVX2_452:
+widendoneAVX2_476:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -13146,10 +14210,10 @@ widendoneAVX2_452:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_460:
+dAVX2_484:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_461
+	JA           ddoneAVX2_485
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -13232,13 +14296,13 @@ dAVX2_460:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_460
+	JMP          dAVX2_484
 
-ddoneAVX2_461:
-dAVX2_462:
+ddoneAVX2_485:
+dAVX2_486:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_463
+	JA           ddoneAVX2_487
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -13261,9 +14325,9 @@ dAVX2_462:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_462
+	JMP          dAVX2_486
 
-ddoneAVX2_463:
+ddoneAVX2_487:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -13310,25 +14374,25 @@ ddoneAVX2_463:
 	IMUL3Q  $0x00000048, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_464:
+widenAVX2_488:
 	TESTQ AX, AX
-	JZ    widendoneAVX2_465
+	JZ    widendoneAVX2_489
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R12
 	XORQ  R11, R11
 
-prefetchAVX2_466:
+prefetchAVX2_490:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX2_466
+	JB         prefetchAVX2_490
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX2_467:
+widenvecAVX2_491:
 	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_468
+	JB        widenvecdoneAVX2_492
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
@@ -13344,24 +14408,24 @@ widenvecAVX2_467:
 	ADDQ      $0x40, R8
 	ADDQ      $0x00000080, SI
 	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_467
+	JMP       widenvecAVX2_491
 
-widenvecdoneAVX2_468:
-widenvecAVX2_469:
+widenvecdoneAVX2_492:
+widenvecAVX2_493:
 	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_470
+	JB        widenvecdoneAVX2_494
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
 	ADDQ      $0x10, R8
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_469
+	JMP       widenvecAVX2_493
 
-widenvecdoneAVX2_470:
-widentailAVX2_471:
+widenvecdoneAVX2_494:
+widentailAVX2_495:
 	TESTQ   R9, R9
-	JZ      widentaildoneAVX2_472
+	JZ      widentaildoneAVX2_496
 	MOVWLZX (R8), R10
 	SHLL    $0x10, R10
 	VMOVD   R10, X0
@@ -13369,14 +14433,14 @@ widentailAVX2_471:
 	ADDQ    $0x02, R8
 	ADDQ    $0x04, SI
 	DECQ    R9
-	JMP     widentailAVX2_471
+	JMP     widentailAVX2_495
 
-widentaildoneAVX2_472:
+widentaildoneAVX2_496:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_464
+	JMP  widenAVX2_488
 
-widendoneAVX2_465:
+widendoneAVX2_489:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -13404,10 +14468,10 @@ widendoneAVX2_465:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_473:
+dAVX2_497:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_474
+	JA           ddoneAVX2_498
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -13490,13 +14554,13 @@ dAVX2_473:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_473
+	JMP          dAVX2_497
 
-ddoneAVX2_474:
-dAVX2_475:
+ddoneAVX2_498:
+dAVX2_499:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_476
+	JA           ddoneAVX2_500
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -13519,9 +14583,9 @@ dAVX2_475:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_475
+	JMP          dAVX2_499
 
-ddoneAVX2_476:
+ddoneAVX2_500:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -13554,9 +14618,9 @@ ddoneAVX2_476:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_477:
+flushAVX2_501:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_478
+	JB             flushtailAVX2_502
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -13593,35 +14657,35 @@ flushAVX2_477:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_480
+	JZ             chunkdoneAVX2_504
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_480
+	JZ             chunkdoneAVX2_504
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_480
+	JZ             chunkdoneAVX2_504
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_480
+	JZ             chunkdoneAVX2_504
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_480
+	JZ             chunkdoneAVX2_504
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_480
+	JZ             chunkdoneAVX2_504
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_480
+	JZ             chunkdoneAVX2_504
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_480
+	JZ             chunkdoneAVX2_504
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -13657,68 +14721,68 @@ flushAVX2_477:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_480
+	JZ             chunkdoneAVX2_504
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_480
+	JZ             chunkdoneAVX2_504
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_480
+	JZ             chunkdoneAVX2_504
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_480
+	JZ             chunkdoneAVX2_504
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_480
+	JZ             chunkdoneAVX2_504
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_480
+	JZ             chunkdoneAVX2_504
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_480
+	JZ             chunkdoneAVX2_504
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_480:
+chunkdoneAVX2_504:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_477
+	JMP  flushAVX2_501
 
-flushtailAVX2_478:
+flushtailAVX2_502:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_479
+	JZ    flushdoneAVX2_503
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_481:
+tailrowAVX2_505:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_482:
+tailkeyAVX2_506:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_482
+	JB   tailkeyAVX2_506
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_479
+	JAE  flushdoneAVX2_503
 	DECQ SI
-	JNZ  tailrowAVX2_481
+	JNZ  tailrowAVX2_505
 
-flushdoneAVX2_479:
+flushdoneAVX2_503:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -13726,9 +14790,9 @@ flushdoneAVX2_479:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_424
+	JLE    panelsdoneAVX2_448
 
-panelsAVX2_423:
+panelsAVX2_447:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -13754,10 +14818,10 @@ panelsAVX2_423:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_483:
+dAVX2_507:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_484
+	JA           ddoneAVX2_508
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -13840,13 +14904,13 @@ dAVX2_483:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_483
+	JMP          dAVX2_507
 
-ddoneAVX2_484:
-dAVX2_485:
+ddoneAVX2_508:
+dAVX2_509:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_486
+	JA           ddoneAVX2_510
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -13869,9 +14933,9 @@ dAVX2_485:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_485
+	JMP          dAVX2_509
 
-ddoneAVX2_486:
+ddoneAVX2_510:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -13926,10 +14990,10 @@ ddoneAVX2_486:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_487:
+dAVX2_511:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_488
+	JA           ddoneAVX2_512
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -14012,13 +15076,13 @@ dAVX2_487:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_487
+	JMP          dAVX2_511
 
-ddoneAVX2_488:
-dAVX2_489:
+ddoneAVX2_512:
+dAVX2_513:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_490
+	JA           ddoneAVX2_514
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -14041,9 +15105,9 @@ dAVX2_489:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_489
+	JMP          dAVX2_513
 
-ddoneAVX2_490:
+ddoneAVX2_514:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -14098,10 +15162,10 @@ ddoneAVX2_490:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_491:
+dAVX2_515:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_492
+	JA           ddoneAVX2_516
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -14184,13 +15248,13 @@ dAVX2_491:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_491
+	JMP          dAVX2_515
 
-ddoneAVX2_492:
-dAVX2_493:
+ddoneAVX2_516:
+dAVX2_517:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_494
+	JA           ddoneAVX2_518
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -14213,9 +15277,9 @@ dAVX2_493:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_493
+	JMP          dAVX2_517
 
-ddoneAVX2_494:
+ddoneAVX2_518:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -14270,10 +15334,10 @@ ddoneAVX2_494:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_495:
+dAVX2_519:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_496
+	JA           ddoneAVX2_520
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -14356,13 +15420,13 @@ dAVX2_495:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_495
+	JMP          dAVX2_519
 
-ddoneAVX2_496:
-dAVX2_497:
+ddoneAVX2_520:
+dAVX2_521:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_498
+	JA           ddoneAVX2_522
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -14385,9 +15449,9 @@ dAVX2_497:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_497
+	JMP          dAVX2_521
 
-ddoneAVX2_498:
+ddoneAVX2_522:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -14420,9 +15484,9 @@ ddoneAVX2_498:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_499:
+flushAVX2_523:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_500
+	JB             flushtailAVX2_524
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -14459,35 +15523,35 @@ flushAVX2_499:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_502
+	JZ             chunkdoneAVX2_526
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_502
+	JZ             chunkdoneAVX2_526
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_502
+	JZ             chunkdoneAVX2_526
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_502
+	JZ             chunkdoneAVX2_526
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_502
+	JZ             chunkdoneAVX2_526
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_502
+	JZ             chunkdoneAVX2_526
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_502
+	JZ             chunkdoneAVX2_526
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_502
+	JZ             chunkdoneAVX2_526
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -14523,68 +15587,68 @@ flushAVX2_499:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_502
+	JZ             chunkdoneAVX2_526
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_502
+	JZ             chunkdoneAVX2_526
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_502
+	JZ             chunkdoneAVX2_526
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_502
+	JZ             chunkdoneAVX2_526
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_502
+	JZ             chunkdoneAVX2_526
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_502
+	JZ             chunkdoneAVX2_526
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_502
+	JZ             chunkdoneAVX2_526
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_502:
+chunkdoneAVX2_526:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_499
+	JMP  flushAVX2_523
 
-flushtailAVX2_500:
+flushtailAVX2_524:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_501
+	JZ    flushdoneAVX2_525
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_503:
+tailrowAVX2_527:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_504:
+tailkeyAVX2_528:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_504
+	JB   tailkeyAVX2_528
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_501
+	JAE  flushdoneAVX2_525
 	DECQ SI
-	JNZ  tailrowAVX2_503
+	JNZ  tailrowAVX2_527
 
-flushdoneAVX2_501:
+flushdoneAVX2_525:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -14592,18 +15656,18 @@ flushdoneAVX2_501:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_423
+	JG     panelsAVX2_447
 
-panelsdoneAVX2_424:
+panelsdoneAVX2_448:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x30, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_421
+	JMP    blocksAVX2_445
 
-blocksdoneAVX2_422:
+blocksdoneAVX2_446:
 	VZEROUPPER
 	RET
 
@@ -14619,10 +15683,10 @@ TEXT ·ScoresBF16Panels64AVX2(SB), NOSPLIT, $64-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_505:
+blocksAVX2_529:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_506
+	JZ    blocksdoneAVX2_530
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -14649,9 +15713,9 @@ blocksAVX2_505:
 	IMUL3Q  $0x20, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX2_509:
+widenAVX2_533:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_510
+	JZ         widendoneAVX2_534
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -14682,9 +15746,9 @@ widenAVX2_509:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_509
+	JMP        widenAVX2_533
 
-widendoneAVX2_510:
+widendoneAVX2_534:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -14702,7 +15766,7 @@ widendoneAVX2_510:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_511:
+dAVX2_535:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -14786,7 +15850,7 @@ dAVX2_511:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_511
+	JB           dAVX2_535
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -14831,9 +15895,9 @@ dAVX2_511:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000600, SI
 
-widenAVX2_512:
+widenAVX2_536:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_513
+	JZ         widendoneAVX2_537
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -14864,9 +15928,9 @@ widenAVX2_512:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_512
+	JMP        widenAVX2_536
 
-widendoneAVX2_513:
+widendoneAVX2_537:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -14884,7 +15948,7 @@ widendoneAVX2_513:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_514:
+dAVX2_538:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 1536(CX)(DX*4), Y14
@@ -14968,7 +16032,7 @@ dAVX2_514:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_514
+	JB           dAVX2_538
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -15013,9 +16077,9 @@ dAVX2_514:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000c00, SI
 
-widenAVX2_515:
+widenAVX2_539:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_516
+	JZ         widendoneAVX2_540
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -15046,9 +16110,9 @@ widenAVX2_515:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_515
+	JMP        widenAVX2_539
 
-widendoneAVX2_516:
+widendoneAVX2_540:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -15066,7 +16130,7 @@ widendoneAVX2_516:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_517:
+dAVX2_541:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -15150,7 +16214,7 @@ dAVX2_517:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_517
+	JB           dAVX2_541
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -15195,9 +16259,9 @@ dAVX2_517:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001200, SI
 
-widenAVX2_518:
+widenAVX2_542:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_519
+	JZ         widendoneAVX2_543
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -15228,9 +16292,9 @@ widenAVX2_518:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_518
+	JMP        widenAVX2_542
 
-widendoneAVX2_519:
+widendoneAVX2_543:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -15248,7 +16312,7 @@ widendoneAVX2_519:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_520:
+dAVX2_544:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 4608(CX)(DX*4), Y14
@@ -15332,7 +16396,7 @@ dAVX2_520:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_520
+	JB           dAVX2_544
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -15365,9 +16429,9 @@ dAVX2_520:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_521:
+flushAVX2_545:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_522
+	JB             flushtailAVX2_546
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -15404,35 +16468,35 @@ flushAVX2_521:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_524
+	JZ             chunkdoneAVX2_548
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_524
+	JZ             chunkdoneAVX2_548
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_524
+	JZ             chunkdoneAVX2_548
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_524
+	JZ             chunkdoneAVX2_548
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_524
+	JZ             chunkdoneAVX2_548
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_524
+	JZ             chunkdoneAVX2_548
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_524
+	JZ             chunkdoneAVX2_548
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_524
+	JZ             chunkdoneAVX2_548
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -15468,68 +16532,68 @@ flushAVX2_521:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_524
+	JZ             chunkdoneAVX2_548
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_524
+	JZ             chunkdoneAVX2_548
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_524
+	JZ             chunkdoneAVX2_548
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_524
+	JZ             chunkdoneAVX2_548
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_524
+	JZ             chunkdoneAVX2_548
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_524
+	JZ             chunkdoneAVX2_548
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_524
+	JZ             chunkdoneAVX2_548
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_524:
+chunkdoneAVX2_548:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_521
+	JMP  flushAVX2_545
 
-flushtailAVX2_522:
+flushtailAVX2_546:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_523
+	JZ    flushdoneAVX2_547
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_525:
+tailrowAVX2_549:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_526:
+tailkeyAVX2_550:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_526
+	JB   tailkeyAVX2_550
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_523
+	JAE  flushdoneAVX2_547
 	DECQ SI
-	JNZ  tailrowAVX2_525
+	JNZ  tailrowAVX2_549
 
-flushdoneAVX2_523:
+flushdoneAVX2_547:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -15537,9 +16601,9 @@ flushdoneAVX2_523:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_508
+	JLE    panelsdoneAVX2_532
 
-panelsAVX2_507:
+panelsAVX2_531:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -15557,7 +16621,7 @@ panelsAVX2_507:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_527:
+dAVX2_551:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -15641,7 +16705,7 @@ dAVX2_527:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_527
+	JB           dAVX2_551
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -15686,7 +16750,7 @@ dAVX2_527:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_528:
+dAVX2_552:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 1536(CX)(DX*4), Y14
@@ -15770,7 +16834,7 @@ dAVX2_528:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_528
+	JB           dAVX2_552
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -15815,7 +16879,7 @@ dAVX2_528:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_529:
+dAVX2_553:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -15899,7 +16963,7 @@ dAVX2_529:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_529
+	JB           dAVX2_553
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -15944,7 +17008,7 @@ dAVX2_529:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_530:
+dAVX2_554:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 4608(CX)(DX*4), Y14
@@ -16028,7 +17092,7 @@ dAVX2_530:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_530
+	JB           dAVX2_554
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -16061,9 +17125,9 @@ dAVX2_530:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_531:
+flushAVX2_555:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_532
+	JB             flushtailAVX2_556
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -16100,35 +17164,35 @@ flushAVX2_531:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_534
+	JZ             chunkdoneAVX2_558
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_534
+	JZ             chunkdoneAVX2_558
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_534
+	JZ             chunkdoneAVX2_558
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_534
+	JZ             chunkdoneAVX2_558
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_534
+	JZ             chunkdoneAVX2_558
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_534
+	JZ             chunkdoneAVX2_558
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_534
+	JZ             chunkdoneAVX2_558
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_534
+	JZ             chunkdoneAVX2_558
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -16164,68 +17228,68 @@ flushAVX2_531:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_534
+	JZ             chunkdoneAVX2_558
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_534
+	JZ             chunkdoneAVX2_558
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_534
+	JZ             chunkdoneAVX2_558
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_534
+	JZ             chunkdoneAVX2_558
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_534
+	JZ             chunkdoneAVX2_558
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_534
+	JZ             chunkdoneAVX2_558
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_534
+	JZ             chunkdoneAVX2_558
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_534:
+chunkdoneAVX2_558:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_531
+	JMP  flushAVX2_555
 
-flushtailAVX2_532:
+flushtailAVX2_556:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_533
+	JZ    flushdoneAVX2_557
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_535:
+tailrowAVX2_559:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_536:
+tailkeyAVX2_560:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_536
+	JB   tailkeyAVX2_560
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_533
+	JAE  flushdoneAVX2_557
 	DECQ SI
-	JNZ  tailrowAVX2_535
+	JNZ  tailrowAVX2_559
 
-flushdoneAVX2_533:
+flushdoneAVX2_557:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -16233,18 +17297,18 @@ flushdoneAVX2_533:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_507
+	JG     panelsAVX2_531
 
-panelsdoneAVX2_508:
+panelsdoneAVX2_532:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x30, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_505
+	JMP    blocksAVX2_529
 
-blocksdoneAVX2_506:
+blocksdoneAVX2_530:
 	VZEROUPPER
 	RET
 
@@ -16260,10 +17324,10 @@ TEXT ·ScoresBF16Panels128AVX2(SB), NOSPLIT, $64-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_537:
+blocksAVX2_561:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_538
+	JZ    blocksdoneAVX2_562
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -16290,9 +17354,9 @@ blocksAVX2_537:
 	IMUL3Q  $0x10, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX2_541:
+widenAVX2_565:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_542
+	JZ         widendoneAVX2_566
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -16349,9 +17413,9 @@ widenAVX2_541:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_541
+	JMP        widenAVX2_565
 
-widendoneAVX2_542:
+widendoneAVX2_566:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -16369,7 +17433,7 @@ widendoneAVX2_542:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_543:
+dAVX2_567:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -16453,7 +17517,7 @@ dAVX2_543:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_543
+	JB           dAVX2_567
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -16498,9 +17562,9 @@ dAVX2_543:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000c00, SI
 
-widenAVX2_544:
+widenAVX2_568:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_545
+	JZ         widendoneAVX2_569
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -16557,9 +17621,9 @@ widenAVX2_544:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_544
+	JMP        widenAVX2_568
 
-widendoneAVX2_545:
+widendoneAVX2_569:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -16577,7 +17641,7 @@ widendoneAVX2_545:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_546:
+dAVX2_570:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -16661,7 +17725,7 @@ dAVX2_546:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_546
+	JB           dAVX2_570
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -16706,9 +17770,9 @@ dAVX2_546:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001800, SI
 
-widenAVX2_547:
+widenAVX2_571:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_548
+	JZ         widendoneAVX2_572
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -16765,9 +17829,9 @@ widenAVX2_547:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_547
+	JMP        widenAVX2_571
 
-widendoneAVX2_548:
+widendoneAVX2_572:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -16785,7 +17849,7 @@ widendoneAVX2_548:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_549:
+dAVX2_573:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 6144(CX)(DX*4), Y14
@@ -16869,7 +17933,7 @@ dAVX2_549:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_549
+	JB           dAVX2_573
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -16914,9 +17978,9 @@ dAVX2_549:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00002400, SI
 
-widenAVX2_550:
+widenAVX2_574:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_551
+	JZ         widendoneAVX2_575
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -16973,9 +18037,9 @@ widenAVX2_550:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_550
+	JMP        widenAVX2_574
 
-widendoneAVX2_551:
+widendoneAVX2_575:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -16993,7 +18057,7 @@ widendoneAVX2_551:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_552:
+dAVX2_576:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -17077,7 +18141,7 @@ dAVX2_552:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_552
+	JB           dAVX2_576
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -17110,9 +18174,9 @@ dAVX2_552:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_553:
+flushAVX2_577:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_554
+	JB             flushtailAVX2_578
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -17149,35 +18213,35 @@ flushAVX2_553:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_556
+	JZ             chunkdoneAVX2_580
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_556
+	JZ             chunkdoneAVX2_580
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_556
+	JZ             chunkdoneAVX2_580
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_556
+	JZ             chunkdoneAVX2_580
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_556
+	JZ             chunkdoneAVX2_580
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_556
+	JZ             chunkdoneAVX2_580
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_556
+	JZ             chunkdoneAVX2_580
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_556
+	JZ             chunkdoneAVX2_580
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -17213,68 +18277,68 @@ flushAVX2_553:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_556
+	JZ             chunkdoneAVX2_580
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_556
+	JZ             chunkdoneAVX2_580
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_556
+	JZ             chunkdoneAVX2_580
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_556
+	JZ             chunkdoneAVX2_580
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_556
+	JZ             chunkdoneAVX2_580
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_556
+	JZ             chunkdoneAVX2_580
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_556
+	JZ             chunkdoneAVX2_580
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_556:
+chunkdoneAVX2_580:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_553
+	JMP  flushAVX2_577
 
-flushtailAVX2_554:
+flushtailAVX2_578:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_555
+	JZ    flushdoneAVX2_579
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_557:
+tailrowAVX2_581:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_558:
+tailkeyAVX2_582:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_558
+	JB   tailkeyAVX2_582
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_555
+	JAE  flushdoneAVX2_579
 	DECQ SI
-	JNZ  tailrowAVX2_557
+	JNZ  tailrowAVX2_581
 
-flushdoneAVX2_555:
+flushdoneAVX2_579:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -17282,9 +18346,9 @@ flushdoneAVX2_555:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_540
+	JLE    panelsdoneAVX2_564
 
-panelsAVX2_539:
+panelsAVX2_563:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -17302,7 +18366,7 @@ panelsAVX2_539:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_559:
+dAVX2_583:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -17386,7 +18450,7 @@ dAVX2_559:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_559
+	JB           dAVX2_583
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -17431,7 +18495,7 @@ dAVX2_559:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_560:
+dAVX2_584:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -17515,7 +18579,7 @@ dAVX2_560:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_560
+	JB           dAVX2_584
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -17560,7 +18624,7 @@ dAVX2_560:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_561:
+dAVX2_585:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 6144(CX)(DX*4), Y14
@@ -17644,7 +18708,7 @@ dAVX2_561:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_561
+	JB           dAVX2_585
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -17689,7 +18753,7 @@ dAVX2_561:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_562:
+dAVX2_586:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -17773,7 +18837,7 @@ dAVX2_562:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_562
+	JB           dAVX2_586
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -17806,9 +18870,9 @@ dAVX2_562:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_563:
+flushAVX2_587:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_564
+	JB             flushtailAVX2_588
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -17845,35 +18909,35 @@ flushAVX2_563:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_566
+	JZ             chunkdoneAVX2_590
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_566
+	JZ             chunkdoneAVX2_590
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_566
+	JZ             chunkdoneAVX2_590
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_566
+	JZ             chunkdoneAVX2_590
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_566
+	JZ             chunkdoneAVX2_590
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_566
+	JZ             chunkdoneAVX2_590
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_566
+	JZ             chunkdoneAVX2_590
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_566
+	JZ             chunkdoneAVX2_590
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -17909,68 +18973,68 @@ flushAVX2_563:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_566
+	JZ             chunkdoneAVX2_590
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_566
+	JZ             chunkdoneAVX2_590
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_566
+	JZ             chunkdoneAVX2_590
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_566
+	JZ             chunkdoneAVX2_590
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_566
+	JZ             chunkdoneAVX2_590
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_566
+	JZ             chunkdoneAVX2_590
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_566
+	JZ             chunkdoneAVX2_590
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_566:
+chunkdoneAVX2_590:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_563
+	JMP  flushAVX2_587
 
-flushtailAVX2_564:
+flushtailAVX2_588:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_565
+	JZ    flushdoneAVX2_589
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_567:
+tailrowAVX2_591:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_568:
+tailkeyAVX2_592:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_568
+	JB   tailkeyAVX2_592
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_565
+	JAE  flushdoneAVX2_589
 	DECQ SI
-	JNZ  tailrowAVX2_567
+	JNZ  tailrowAVX2_591
 
-flushdoneAVX2_565:
+flushdoneAVX2_589:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -17978,18 +19042,18 @@ flushdoneAVX2_565:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_539
+	JG     panelsAVX2_563
 
-panelsdoneAVX2_540:
+panelsdoneAVX2_564:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x30, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_537
+	JMP    blocksAVX2_561
 
-blocksdoneAVX2_538:
+blocksdoneAVX2_562:
 	VZEROUPPER
 	RET
 
@@ -18005,9 +19069,9 @@ TEXT ·DotF32BF16AVX512(SB), NOSPLIT, $0-52
 	VXORPS Z3, Z3, Z3
 	MOVQ   AX, BX
 	SHRQ   $0x06, BX
-	JZ     dotdoneAVX512_570
+	JZ     dotdoneAVX512_594
 
-dotAVX512_569:
+dotAVX512_593:
 	VPMOVZXWD   (DX), Z4
 	VPSLLD      $0x10, Z4, Z4
 	VFMADD231PS (CX), Z4, Z0
@@ -18023,23 +19087,23 @@ dotAVX512_569:
 	ADDQ        $0x00000100, CX
 	ADDQ        $0x00000080, DX
 	DECQ        BX
-	JNZ         dotAVX512_569
+	JNZ         dotAVX512_593
 
-dotdoneAVX512_570:
+dotdoneAVX512_594:
 	ANDQ $0x0000003f, AX
 
-dotAVX512_571:
+dotAVX512_595:
 	CMPQ        AX, $0x00000010
-	JB          dotdoneAVX512_572
+	JB          dotdoneAVX512_596
 	VPMOVZXWD   (DX), Z4
 	VPSLLD      $0x10, Z4, Z4
 	VFMADD231PS (CX), Z4, Z0
 	ADDQ        $0x00000040, CX
 	ADDQ        $0x00000020, DX
 	SUBQ        $0x00000010, AX
-	JMP         dotAVX512_571
+	JMP         dotAVX512_595
 
-dotdoneAVX512_572:
+dotdoneAVX512_596:
 	VADDPS        Z2, Z0, Z0
 	VADDPS        Z3, Z1, Z1
 	VADDPS        Z1, Z0, Z0
@@ -18053,9 +19117,9 @@ dotdoneAVX512_572:
 	VADDSS        X1, X0, X0
 
 	// Scalar tail: the vector sums are already folded into the low lane.
-tailAVX512_573:
+tailAVX512_597:
 	TESTQ       AX, AX
-	JZ          taildoneAVX512_574
+	JZ          taildoneAVX512_598
 	MOVWLZX     (DX), BX
 	SHLL        $0x10, BX
 	VMOVD       BX, X1
@@ -18064,9 +19128,9 @@ tailAVX512_573:
 	ADDQ        $0x04, CX
 	ADDQ        $0x02, DX
 	DECQ        AX
-	JMP         tailAVX512_573
+	JMP         tailAVX512_597
 
-taildoneAVX512_574:
+taildoneAVX512_598:
 	VZEROUPPER
 	VMOVSS X0, ret+48(FP)
 	RET
@@ -18089,9 +19153,9 @@ TEXT ·ScoresBF16RowsAVX512(SB), NOSPLIT, $72-108
 	SHLQ $0x02, AX
 	MOVQ AX, 48(SP)
 
-keysAVX512_575:
+keysAVX512_599:
 	CMPQ 8(SP), $0x03
-	JB   keysdoneAVX512_576
+	JB   keysdoneAVX512_600
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -18099,9 +19163,9 @@ keysAVX512_575:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_577:
+rowsAVX512_601:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_578
+	JB   rowsdoneAVX512_602
 
 	// Tile of 4 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -18132,9 +19196,9 @@ rowsAVX512_577:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R10, R11
 
-tailAVX512_579:
+tailAVX512_603:
 	CMPQ        R11, R9
-	JAE         taildoneAVX512_580
+	JAE         taildoneAVX512_604
 	MOVWLZX     (CX)(R11*2), R12
 	SHLL        $0x10, R12
 	VMOVD       R12, X12
@@ -18161,15 +19225,15 @@ tailAVX512_579:
 	VFMADD231SS X13, X15, X10
 	VFMADD231SS X14, X15, X11
 	INCQ        R11
-	JMP         tailAVX512_579
+	JMP         tailAVX512_603
 
-taildoneAVX512_580:
+taildoneAVX512_604:
 	// Whole vectors [0, body).
 	XORQ R11, R11
 
-bodyAVX512_581:
+bodyAVX512_605:
 	CMPQ        R11, R10
-	JAE         bodydoneAVX512_582
+	JAE         bodydoneAVX512_606
 	VPMOVZXWD   (CX)(R11*2), Z12
 	VPSLLD      $0x10, Z12, Z12
 	VPMOVZXWD   (R8)(R11*2), Z13
@@ -18193,9 +19257,9 @@ bodyAVX512_581:
 	VFMADD231PS Z13, Z15, Z10
 	VFMADD231PS Z14, Z15, Z11
 	ADDQ        $0x10, R11
-	JMP         bodyAVX512_581
+	JMP         bodyAVX512_605
 
-bodydoneAVX512_582:
+bodydoneAVX512_606:
 	VEXTRACTF64X4 $0x01, Z0, Y12
 	VADDPS        Y0, Y12, Y12
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -18262,11 +19326,11 @@ bodydoneAVX512_582:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_577
+	JMP           rowsAVX512_601
 
-rowsdoneAVX512_578:
+rowsdoneAVX512_602:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_584
+	JB   rowsdoneAVX512_608
 
 	// Tile of 2 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -18289,9 +19353,9 @@ rowsdoneAVX512_578:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX512_585:
+tailAVX512_609:
 	CMPQ        R9, DI
-	JAE         taildoneAVX512_586
+	JAE         taildoneAVX512_610
 	MOVWLZX     (CX)(R9*2), R10
 	SHLL        $0x10, R10
 	VMOVD       R10, X6
@@ -18310,15 +19374,15 @@ tailAVX512_585:
 	VFMADD231SS X7, X9, X4
 	VFMADD231SS X8, X9, X5
 	INCQ        R9
-	JMP         tailAVX512_585
+	JMP         tailAVX512_609
 
-taildoneAVX512_586:
+taildoneAVX512_610:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX512_587:
+bodyAVX512_611:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX512_588
+	JAE         bodydoneAVX512_612
 	VPMOVZXWD   (CX)(R9*2), Z6
 	VPSLLD      $0x10, Z6, Z6
 	VPMOVZXWD   (SI)(R9*2), Z7
@@ -18334,9 +19398,9 @@ bodyAVX512_587:
 	VFMADD231PS Z7, Z9, Z4
 	VFMADD231PS Z8, Z9, Z5
 	ADDQ        $0x10, R9
-	JMP         bodyAVX512_587
+	JMP         bodyAVX512_611
 
-bodydoneAVX512_588:
+bodydoneAVX512_612:
 	VEXTRACTF64X4 $0x01, Z0, Y6
 	VADDPS        Y0, Y6, Y6
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -18378,9 +19442,9 @@ bodydoneAVX512_588:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_584:
+rowsdoneAVX512_608:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_590
+	JB   rowsdoneAVX512_614
 
 	// Tile of 1 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -18398,9 +19462,9 @@ rowsdoneAVX512_584:
 	// Tail elements [body, dim), one at a time.
 	MOVQ DI, R8
 
-tailAVX512_591:
+tailAVX512_615:
 	CMPQ        R8, SI
-	JAE         taildoneAVX512_592
+	JAE         taildoneAVX512_616
 	MOVWLZX     (CX)(R8*2), R9
 	SHLL        $0x10, R9
 	VMOVD       R9, X3
@@ -18415,15 +19479,15 @@ tailAVX512_591:
 	VFMADD231SS X4, X6, X1
 	VFMADD231SS X5, X6, X2
 	INCQ        R8
-	JMP         tailAVX512_591
+	JMP         tailAVX512_615
 
-taildoneAVX512_592:
+taildoneAVX512_616:
 	// Whole vectors [0, body).
 	XORQ R8, R8
 
-bodyAVX512_593:
+bodyAVX512_617:
 	CMPQ        R8, DI
-	JAE         bodydoneAVX512_594
+	JAE         bodydoneAVX512_618
 	VPMOVZXWD   (CX)(R8*2), Z3
 	VPSLLD      $0x10, Z3, Z3
 	VPMOVZXWD   (BX)(R8*2), Z4
@@ -18435,9 +19499,9 @@ bodyAVX512_593:
 	VFMADD231PS Z4, Z6, Z1
 	VFMADD231PS Z5, Z6, Z2
 	ADDQ        $0x10, R8
-	JMP         bodyAVX512_593
+	JMP         bodyAVX512_617
 
-bodydoneAVX512_594:
+bodydoneAVX512_618:
 	VEXTRACTF64X4 $0x01, Z0, Y3
 	VADDPS        Y0, Y3, Y3
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -18463,18 +19527,18 @@ bodydoneAVX512_594:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_590:
+rowsdoneAVX512_614:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x03, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x0c, 16(SP)
 	SUBQ   $0x03, 8(SP)
-	JMP    keysAVX512_575
+	JMP    keysAVX512_599
 
-keysdoneAVX512_576:
-keysAVX512_595:
+keysdoneAVX512_600:
+keysAVX512_619:
 	CMPQ 8(SP), $0x01
-	JB   keysdoneAVX512_596
+	JB   keysdoneAVX512_620
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -18482,9 +19546,9 @@ keysAVX512_595:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_597:
+rowsAVX512_621:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_598
+	JB   rowsdoneAVX512_622
 
 	// Tile of 4 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -18504,9 +19568,9 @@ rowsAVX512_597:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX512_599:
+tailAVX512_623:
 	CMPQ        R9, DI
-	JAE         taildoneAVX512_600
+	JAE         taildoneAVX512_624
 	MOVWLZX     (CX)(R9*2), R10
 	SHLL        $0x10, R10
 	VMOVD       R10, X4
@@ -18519,15 +19583,15 @@ tailAVX512_599:
 	VMOVSS      (DX)(R9*4), X5
 	VFMADD231SS X4, X5, X3
 	INCQ        R9
-	JMP         tailAVX512_599
+	JMP         tailAVX512_623
 
-taildoneAVX512_600:
+taildoneAVX512_624:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX512_601:
+bodyAVX512_625:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX512_602
+	JAE         bodydoneAVX512_626
 	VPMOVZXWD   (CX)(R9*2), Z4
 	VPSLLD      $0x10, Z4, Z4
 	VMOVUPS     (AX)(R9*4), Z5
@@ -18539,9 +19603,9 @@ bodyAVX512_601:
 	VMOVUPS     (DX)(R9*4), Z5
 	VFMADD231PS Z4, Z5, Z3
 	ADDQ        $0x10, R9
-	JMP         bodyAVX512_601
+	JMP         bodyAVX512_625
 
-bodydoneAVX512_602:
+bodydoneAVX512_626:
 	VEXTRACTF64X4 $0x01, Z0, Y4
 	VADDPS        Y0, Y4, Y4
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -18573,11 +19637,11 @@ bodydoneAVX512_602:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_597
+	JMP           rowsAVX512_621
 
-rowsdoneAVX512_598:
+rowsdoneAVX512_622:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_604
+	JB   rowsdoneAVX512_628
 
 	// Tile of 2 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -18593,9 +19657,9 @@ rowsdoneAVX512_598:
 	// Tail elements [body, dim), one at a time.
 	MOVQ SI, DI
 
-tailAVX512_605:
+tailAVX512_629:
 	CMPQ        DI, BX
-	JAE         taildoneAVX512_606
+	JAE         taildoneAVX512_630
 	MOVWLZX     (CX)(DI*2), R8
 	SHLL        $0x10, R8
 	VMOVD       R8, X2
@@ -18604,15 +19668,15 @@ tailAVX512_605:
 	VMOVSS      (DX)(DI*4), X3
 	VFMADD231SS X2, X3, X1
 	INCQ        DI
-	JMP         tailAVX512_605
+	JMP         tailAVX512_629
 
-taildoneAVX512_606:
+taildoneAVX512_630:
 	// Whole vectors [0, body).
 	XORQ DI, DI
 
-bodyAVX512_607:
+bodyAVX512_631:
 	CMPQ        DI, SI
-	JAE         bodydoneAVX512_608
+	JAE         bodydoneAVX512_632
 	VPMOVZXWD   (CX)(DI*2), Z2
 	VPSLLD      $0x10, Z2, Z2
 	VMOVUPS     (AX)(DI*4), Z3
@@ -18620,9 +19684,9 @@ bodyAVX512_607:
 	VMOVUPS     (DX)(DI*4), Z3
 	VFMADD231PS Z2, Z3, Z1
 	ADDQ        $0x10, DI
-	JMP         bodyAVX512_607
+	JMP         bodyAVX512_631
 
-bodydoneAVX512_608:
+bodydoneAVX512_632:
 	VEXTRACTF64X4 $0x01, Z0, Y2
 	VADDPS        Y0, Y2, Y2
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -18647,9 +19711,9 @@ bodydoneAVX512_608:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_604:
+rowsdoneAVX512_628:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_610
+	JB   rowsdoneAVX512_634
 
 	// Tile of 1 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -18662,32 +19726,32 @@ rowsdoneAVX512_604:
 	// Tail elements [body, dim), one at a time.
 	MOVQ BX, SI
 
-tailAVX512_611:
+tailAVX512_635:
 	CMPQ        SI, DX
-	JAE         taildoneAVX512_612
+	JAE         taildoneAVX512_636
 	MOVWLZX     (CX)(SI*2), DI
 	SHLL        $0x10, DI
 	VMOVD       DI, X1
 	VMOVSS      (AX)(SI*4), X2
 	VFMADD231SS X1, X2, X0
 	INCQ        SI
-	JMP         tailAVX512_611
+	JMP         tailAVX512_635
 
-taildoneAVX512_612:
+taildoneAVX512_636:
 	// Whole vectors [0, body).
 	XORQ SI, SI
 
-bodyAVX512_613:
+bodyAVX512_637:
 	CMPQ        SI, BX
-	JAE         bodydoneAVX512_614
+	JAE         bodydoneAVX512_638
 	VPMOVZXWD   (CX)(SI*2), Z1
 	VPSLLD      $0x10, Z1, Z1
 	VMOVUPS     (AX)(SI*4), Z2
 	VFMADD231PS Z1, Z2, Z0
 	ADDQ        $0x10, SI
-	JMP         bodyAVX512_613
+	JMP         bodyAVX512_637
 
-bodydoneAVX512_614:
+bodydoneAVX512_638:
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPS        Y0, Y1, Y1
 	VBROADCASTSS  scale+104(FP), Y0
@@ -18707,15 +19771,15 @@ bodydoneAVX512_614:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_610:
+rowsdoneAVX512_634:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x01, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX512_595
+	JMP    keysAVX512_619
 
-keysdoneAVX512_596:
+keysdoneAVX512_620:
 	VZEROUPPER
 	RET
 
@@ -18731,10 +19795,10 @@ TEXT ·ScoresBF16PanelsAVX512(SB), NOSPLIT, $64-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_615:
+blocksAVX512_639:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_616
+	JZ    blocksdoneAVX512_640
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -18762,25 +19826,25 @@ blocksAVX512_615:
 	MOVQ    scratch_base+72(FP), SI
 	MOVQ    dim+136(FP), DI
 
-widenAVX512_619:
+widenAVX512_643:
 	TESTQ AX, AX
-	JZ    widendoneAVX512_620
+	JZ    widendoneAVX512_644
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R12
 	XORQ  R11, R11
 
-prefetchAVX512_621:
+prefetchAVX512_645:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX512_621
+	JB         prefetchAVX512_645
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX512_622:
+widenvecAVX512_646:
 	CMPQ      R9, $0x40
-	JB        widenvecdoneAVX512_623
+	JB        widenvecdoneAVX512_647
 	VPMOVZXWD (R8), Z0
 	VPSLLD    $0x10, Z0, Z0
 	VMOVUPS   Z0, (SI)
@@ -18796,24 +19860,24 @@ widenvecAVX512_622:
 	ADDQ      $0x80, R8
 	ADDQ      $0x00000100, SI
 	SUBQ      $0x40, R9
-	JMP       widenvecAVX512_622
+	JMP       widenvecAVX512_646
 
-widenvecdoneAVX512_623:
-widenvecAVX512_624:
+widenvecdoneAVX512_647:
+widenvecAVX512_648:
 	CMPQ      R9, $0x10
-	JB        widenvecdoneAVX512_625
+	JB        widenvecdoneAVX512_649
 	VPMOVZXWD (R8), Z0
 	VPSLLD    $0x10, Z0, Z0
 	VMOVUPS   Z0, (SI)
 	ADDQ      $0x20, R8
 	ADDQ      $0x00000040, SI
 	SUBQ      $0x10, R9
-	JMP       widenvecAVX512_624
+	JMP       widenvecAVX512_648
 
-widenvecdoneAVX512_625:
-widentailAVX512_626:
+widenvecdoneAVX512_649:
+widentailAVX512_650:
 	TESTQ   R9, R9
-	JZ      widentaildoneAVX512_627
+	JZ      widentaildoneAVX512_651
 	MOVWLZX (R8), R10
 	SHLL    $0x10, R10
 	VMOVD   R10, X0
@@ -18821,14 +19885,14 @@ widentailAVX512_626:
 	ADDQ    $0x02, R8
 	ADDQ    $0x04, SI
 	DECQ    R9
-	JMP     widentailAVX512_626
+	JMP     widentailAVX512_650
 
-widentaildoneAVX512_627:
+widentaildoneAVX512_651:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX512_619
+	JMP  widenAVX512_643
 
-widendoneAVX512_620:
+widendoneAVX512_644:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -18860,10 +19924,10 @@ widendoneAVX512_620:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_628:
+dAVX512_652:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_629
+	JA           ddoneAVX512_653
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -18970,13 +20034,13 @@ dAVX512_628:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX512_628
+	JMP          dAVX512_652
 
-ddoneAVX512_629:
-dAVX512_630:
+ddoneAVX512_653:
+dAVX512_654:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_631
+	JA           ddoneAVX512_655
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -19005,9 +20069,9 @@ dAVX512_630:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_630
+	JMP          dAVX512_654
 
-ddoneAVX512_631:
+ddoneAVX512_655:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -19062,25 +20126,25 @@ ddoneAVX512_631:
 	IMUL3Q  $0x00000020, DI, R8
 	ADDQ    R8, SI
 
-widenAVX512_632:
+widenAVX512_656:
 	TESTQ AX, AX
-	JZ    widendoneAVX512_633
+	JZ    widendoneAVX512_657
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R12
 	XORQ  R11, R11
 
-prefetchAVX512_634:
+prefetchAVX512_658:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX512_634
+	JB         prefetchAVX512_658
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX512_635:
+widenvecAVX512_659:
 	CMPQ      R9, $0x40
-	JB        widenvecdoneAVX512_636
+	JB        widenvecdoneAVX512_660
 	VPMOVZXWD (R8), Z0
 	VPSLLD    $0x10, Z0, Z0
 	VMOVUPS   Z0, (SI)
@@ -19096,24 +20160,24 @@ widenvecAVX512_635:
 	ADDQ      $0x80, R8
 	ADDQ      $0x00000100, SI
 	SUBQ      $0x40, R9
-	JMP       widenvecAVX512_635
+	JMP       widenvecAVX512_659
 
-widenvecdoneAVX512_636:
-widenvecAVX512_637:
+widenvecdoneAVX512_660:
+widenvecAVX512_661:
 	CMPQ      R9, $0x10
-	JB        widenvecdoneAVX512_638
+	JB        widenvecdoneAVX512_662
 	VPMOVZXWD (R8), Z0
 	VPSLLD    $0x10, Z0, Z0
 	VMOVUPS   Z0, (SI)
 	ADDQ      $0x20, R8
 	ADDQ      $0x00000040, SI
 	SUBQ      $0x10, R9
-	JMP       widenvecAVX512_637
+	JMP       widenvecAVX512_661
 
-widenvecdoneAVX512_638:
-widentailAVX512_639:
+widenvecdoneAVX512_662:
+widentailAVX512_663:
 	TESTQ   R9, R9
-	JZ      widentaildoneAVX512_640
+	JZ      widentaildoneAVX512_664
 	MOVWLZX (R8), R10
 	SHLL    $0x10, R10
 	VMOVD   R10, X0
@@ -19121,14 +20185,14 @@ widentailAVX512_639:
 	ADDQ    $0x02, R8
 	ADDQ    $0x04, SI
 	DECQ    R9
-	JMP     widentailAVX512_639
+	JMP     widentailAVX512_663
 
-widentaildoneAVX512_640:
+widentaildoneAVX512_664:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX512_632
+	JMP  widenAVX512_656
 
-widendoneAVX512_633:
+widendoneAVX512_657:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -19162,10 +20226,10 @@ widendoneAVX512_633:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_641:
+dAVX512_665:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_642
+	JA           ddoneAVX512_666
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -19272,13 +20336,13 @@ dAVX512_641:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX512_641
+	JMP          dAVX512_665
 
-ddoneAVX512_642:
-dAVX512_643:
+ddoneAVX512_666:
+dAVX512_667:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_644
+	JA           ddoneAVX512_668
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -19307,9 +20371,9 @@ dAVX512_643:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_643
+	JMP          dAVX512_667
 
-ddoneAVX512_644:
+ddoneAVX512_668:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -19350,9 +20414,9 @@ ddoneAVX512_644:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_645:
+flushAVX512_669:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_646
+	JB         flushtailAVX512_670
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -19437,67 +20501,67 @@ flushAVX512_645:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -19581,100 +20645,100 @@ flushAVX512_645:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_648
+	JZ         chunkdoneAVX512_672
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_648:
+chunkdoneAVX512_672:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_645
+	JMP  flushAVX512_669
 
-flushtailAVX512_646:
+flushtailAVX512_670:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_647
+	JZ    flushdoneAVX512_671
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_649:
+tailrowAVX512_673:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_650:
+tailkeyAVX512_674:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_650
+	JB   tailkeyAVX512_674
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_647
+	JAE  flushdoneAVX512_671
 	DECQ SI
-	JNZ  tailrowAVX512_649
+	JNZ  tailrowAVX512_673
 
-flushdoneAVX512_647:
+flushdoneAVX512_671:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -19682,9 +20746,9 @@ flushdoneAVX512_647:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_618
+	JLE    panelsdoneAVX512_642
 
-panelsAVX512_617:
+panelsAVX512_641:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -19716,10 +20780,10 @@ panelsAVX512_617:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_651:
+dAVX512_675:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_652
+	JA           ddoneAVX512_676
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -19826,13 +20890,13 @@ dAVX512_651:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX512_651
+	JMP          dAVX512_675
 
-ddoneAVX512_652:
-dAVX512_653:
+ddoneAVX512_676:
+dAVX512_677:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_654
+	JA           ddoneAVX512_678
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -19861,9 +20925,9 @@ dAVX512_653:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_653
+	JMP          dAVX512_677
 
-ddoneAVX512_654:
+ddoneAVX512_678:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -19932,10 +20996,10 @@ ddoneAVX512_654:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_655:
+dAVX512_679:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_656
+	JA           ddoneAVX512_680
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -20042,1503 +21106,44 @@ dAVX512_655:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX512_655
+	JMP          dAVX512_679
 
-ddoneAVX512_656:
-dAVX512_657:
-	LEAQ         1(DX), R13
-	CMPQ         R13, R12
-	JA           ddoneAVX512_658
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS (CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS (SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS (DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS (R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS (R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS (R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS (R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS (BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000080, AX
-	ADDQ         $0x01, DX
-	JMP          dAVX512_657
-
-ddoneAVX512_658:
-	VBROADCASTSS scale+152(FP), Z16
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Z16, Z0, Z0
-	VMOVUPS      Z0, 1024(AX)
-	VMULPS       Z16, Z1, Z1
-	VMOVUPS      Z1, 1152(AX)
-	VMULPS       Z16, Z2, Z2
-	VMOVUPS      Z2, 1280(AX)
-	VMULPS       Z16, Z3, Z3
-	VMOVUPS      Z3, 1408(AX)
-	VMULPS       Z16, Z4, Z4
-	VMOVUPS      Z4, 1536(AX)
-	VMULPS       Z16, Z5, Z5
-	VMOVUPS      Z5, 1664(AX)
-	VMULPS       Z16, Z6, Z6
-	VMOVUPS      Z6, 1792(AX)
-	VMULPS       Z16, Z7, Z7
-	VMOVUPS      Z7, 1920(AX)
-	VMULPS       Z16, Z8, Z8
-	VMOVUPS      Z8, 1088(AX)
-	VMULPS       Z16, Z9, Z9
-	VMOVUPS      Z9, 1216(AX)
-	VMULPS       Z16, Z10, Z10
-	VMOVUPS      Z10, 1344(AX)
-	VMULPS       Z16, Z11, Z11
-	VMOVUPS      Z11, 1472(AX)
-	VMULPS       Z16, Z12, Z12
-	VMOVUPS      Z12, 1600(AX)
-	VMULPS       Z16, Z13, Z13
-	VMOVUPS      Z13, 1728(AX)
-	VMULPS       Z16, Z14, Z14
-	VMOVUPS      Z14, 1856(AX)
-	VMULPS       Z16, Z15, Z15
-	VMOVUPS      Z15, 1984(AX)
-
-	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
-	MOVQ 40(SP), CX
-	MOVQ 16(SP), DX
-
-flushAVX512_659:
-	CMPQ       DX, $0x10
-	JB         flushtailAVX512_660
-	MOVQ       CX, BX
-	MOVQ       48(SP), SI
-	VMOVUPS    (AX), Z0
-	VMOVUPS    128(AX), Z1
-	VMOVUPS    256(AX), Z2
-	VMOVUPS    384(AX), Z3
-	VMOVUPS    512(AX), Z4
-	VMOVUPS    640(AX), Z5
-	VMOVUPS    768(AX), Z6
-	VMOVUPS    896(AX), Z7
-	VMOVUPS    1024(AX), Z8
-	VMOVUPS    1152(AX), Z9
-	VMOVUPS    1280(AX), Z10
-	VMOVUPS    1408(AX), Z11
-	VMOVUPS    1536(AX), Z12
-	VMOVUPS    1664(AX), Z13
-	VMOVUPS    1792(AX), Z14
-	VMOVUPS    1920(AX), Z15
-	VUNPCKLPS  Z1, Z0, Z16
-	VUNPCKHPS  Z1, Z0, Z0
-	VUNPCKLPS  Z3, Z2, Z1
-	VUNPCKHPS  Z3, Z2, Z2
-	VUNPCKLPS  Z5, Z4, Z3
-	VUNPCKHPS  Z5, Z4, Z4
-	VUNPCKLPS  Z7, Z6, Z5
-	VUNPCKHPS  Z7, Z6, Z6
-	VUNPCKLPS  Z9, Z8, Z7
-	VUNPCKHPS  Z9, Z8, Z8
-	VUNPCKLPS  Z11, Z10, Z9
-	VUNPCKHPS  Z11, Z10, Z10
-	VUNPCKLPS  Z13, Z12, Z11
-	VUNPCKHPS  Z13, Z12, Z12
-	VUNPCKLPS  Z15, Z14, Z13
-	VUNPCKHPS  Z15, Z14, Z14
-	VSHUFPS    $0x44, Z1, Z16, Z15
-	VSHUFPS    $0xee, Z1, Z16, Z1
-	VSHUFPS    $0x44, Z2, Z0, Z16
-	VSHUFPS    $0xee, Z2, Z0, Z0
-	VSHUFPS    $0x44, Z5, Z3, Z2
-	VSHUFPS    $0xee, Z5, Z3, Z3
-	VSHUFPS    $0x44, Z6, Z4, Z5
-	VSHUFPS    $0xee, Z6, Z4, Z4
-	VSHUFPS    $0x44, Z9, Z7, Z6
-	VSHUFPS    $0xee, Z9, Z7, Z7
-	VSHUFPS    $0x44, Z10, Z8, Z9
-	VSHUFPS    $0xee, Z10, Z8, Z8
-	VSHUFPS    $0x44, Z13, Z11, Z10
-	VSHUFPS    $0xee, Z13, Z11, Z11
-	VSHUFPS    $0x44, Z14, Z12, Z13
-	VSHUFPS    $0xee, Z14, Z12, Z12
-	VSHUFF32X4 $0x44, Z2, Z15, Z14
-	VSHUFF32X4 $0xee, Z2, Z15, Z2
-	VSHUFF32X4 $0x44, Z10, Z6, Z15
-	VSHUFF32X4 $0xee, Z10, Z6, Z6
-	VSHUFF32X4 $0x88, Z15, Z14, Z10
-	VSHUFF32X4 $0xdd, Z15, Z14, Z14
-	VSHUFF32X4 $0x88, Z6, Z2, Z15
-	VSHUFF32X4 $0xdd, Z6, Z2, Z2
-	VSHUFF32X4 $0x44, Z3, Z1, Z6
-	VSHUFF32X4 $0xee, Z3, Z1, Z1
-	VSHUFF32X4 $0x44, Z11, Z7, Z3
-	VSHUFF32X4 $0xee, Z11, Z7, Z7
-	VSHUFF32X4 $0x88, Z3, Z6, Z11
-	VSHUFF32X4 $0xdd, Z3, Z6, Z3
-	VSHUFF32X4 $0x88, Z7, Z1, Z6
-	VSHUFF32X4 $0xdd, Z7, Z1, Z1
-	VSHUFF32X4 $0x44, Z5, Z16, Z7
-	VSHUFF32X4 $0xee, Z5, Z16, Z5
-	VSHUFF32X4 $0x44, Z13, Z9, Z16
-	VSHUFF32X4 $0xee, Z13, Z9, Z9
-	VSHUFF32X4 $0x88, Z16, Z7, Z13
-	VSHUFF32X4 $0xdd, Z16, Z7, Z7
-	VSHUFF32X4 $0x88, Z9, Z5, Z16
-	VSHUFF32X4 $0xdd, Z9, Z5, Z5
-	VSHUFF32X4 $0x44, Z4, Z0, Z9
-	VSHUFF32X4 $0xee, Z4, Z0, Z0
-	VSHUFF32X4 $0x44, Z12, Z8, Z4
-	VSHUFF32X4 $0xee, Z12, Z8, Z8
-	VSHUFF32X4 $0x88, Z4, Z9, Z12
-	VSHUFF32X4 $0xdd, Z4, Z9, Z4
-	VSHUFF32X4 $0x88, Z8, Z0, Z9
-	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	VMOVUPS    Z10, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z11, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z13, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z12, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z14, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z4, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z15, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z16, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z9, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z0, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    64(AX), Z0
-	VMOVUPS    192(AX), Z1
-	VMOVUPS    320(AX), Z2
-	VMOVUPS    448(AX), Z3
-	VMOVUPS    576(AX), Z4
-	VMOVUPS    704(AX), Z5
-	VMOVUPS    832(AX), Z6
-	VMOVUPS    960(AX), Z7
-	VMOVUPS    1088(AX), Z8
-	VMOVUPS    1216(AX), Z9
-	VMOVUPS    1344(AX), Z10
-	VMOVUPS    1472(AX), Z11
-	VMOVUPS    1600(AX), Z12
-	VMOVUPS    1728(AX), Z13
-	VMOVUPS    1856(AX), Z14
-	VMOVUPS    1984(AX), Z15
-	VUNPCKLPS  Z1, Z0, Z16
-	VUNPCKHPS  Z1, Z0, Z0
-	VUNPCKLPS  Z3, Z2, Z1
-	VUNPCKHPS  Z3, Z2, Z2
-	VUNPCKLPS  Z5, Z4, Z3
-	VUNPCKHPS  Z5, Z4, Z4
-	VUNPCKLPS  Z7, Z6, Z5
-	VUNPCKHPS  Z7, Z6, Z6
-	VUNPCKLPS  Z9, Z8, Z7
-	VUNPCKHPS  Z9, Z8, Z8
-	VUNPCKLPS  Z11, Z10, Z9
-	VUNPCKHPS  Z11, Z10, Z10
-	VUNPCKLPS  Z13, Z12, Z11
-	VUNPCKHPS  Z13, Z12, Z12
-	VUNPCKLPS  Z15, Z14, Z13
-	VUNPCKHPS  Z15, Z14, Z14
-	VSHUFPS    $0x44, Z1, Z16, Z15
-	VSHUFPS    $0xee, Z1, Z16, Z1
-	VSHUFPS    $0x44, Z2, Z0, Z16
-	VSHUFPS    $0xee, Z2, Z0, Z0
-	VSHUFPS    $0x44, Z5, Z3, Z2
-	VSHUFPS    $0xee, Z5, Z3, Z3
-	VSHUFPS    $0x44, Z6, Z4, Z5
-	VSHUFPS    $0xee, Z6, Z4, Z4
-	VSHUFPS    $0x44, Z9, Z7, Z6
-	VSHUFPS    $0xee, Z9, Z7, Z7
-	VSHUFPS    $0x44, Z10, Z8, Z9
-	VSHUFPS    $0xee, Z10, Z8, Z8
-	VSHUFPS    $0x44, Z13, Z11, Z10
-	VSHUFPS    $0xee, Z13, Z11, Z11
-	VSHUFPS    $0x44, Z14, Z12, Z13
-	VSHUFPS    $0xee, Z14, Z12, Z12
-	VSHUFF32X4 $0x44, Z2, Z15, Z14
-	VSHUFF32X4 $0xee, Z2, Z15, Z2
-	VSHUFF32X4 $0x44, Z10, Z6, Z15
-	VSHUFF32X4 $0xee, Z10, Z6, Z6
-	VSHUFF32X4 $0x88, Z15, Z14, Z10
-	VSHUFF32X4 $0xdd, Z15, Z14, Z14
-	VSHUFF32X4 $0x88, Z6, Z2, Z15
-	VSHUFF32X4 $0xdd, Z6, Z2, Z2
-	VSHUFF32X4 $0x44, Z3, Z1, Z6
-	VSHUFF32X4 $0xee, Z3, Z1, Z1
-	VSHUFF32X4 $0x44, Z11, Z7, Z3
-	VSHUFF32X4 $0xee, Z11, Z7, Z7
-	VSHUFF32X4 $0x88, Z3, Z6, Z11
-	VSHUFF32X4 $0xdd, Z3, Z6, Z3
-	VSHUFF32X4 $0x88, Z7, Z1, Z6
-	VSHUFF32X4 $0xdd, Z7, Z1, Z1
-	VSHUFF32X4 $0x44, Z5, Z16, Z7
-	VSHUFF32X4 $0xee, Z5, Z16, Z5
-	VSHUFF32X4 $0x44, Z13, Z9, Z16
-	VSHUFF32X4 $0xee, Z13, Z9, Z9
-	VSHUFF32X4 $0x88, Z16, Z7, Z13
-	VSHUFF32X4 $0xdd, Z16, Z7, Z7
-	VSHUFF32X4 $0x88, Z9, Z5, Z16
-	VSHUFF32X4 $0xdd, Z9, Z5, Z5
-	VSHUFF32X4 $0x44, Z4, Z0, Z9
-	VSHUFF32X4 $0xee, Z4, Z0, Z0
-	VSHUFF32X4 $0x44, Z12, Z8, Z4
-	VSHUFF32X4 $0xee, Z12, Z8, Z8
-	VSHUFF32X4 $0x88, Z4, Z9, Z12
-	VSHUFF32X4 $0xdd, Z4, Z9, Z4
-	VSHUFF32X4 $0x88, Z8, Z0, Z9
-	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	VMOVUPS    Z10, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z11, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z13, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z12, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z14, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z4, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z15, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z16, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z9, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_662
-	ADDQ       56(SP), BX
-	VMOVUPS    Z0, (BX)
-
-chunkdoneAVX512_662:
-	ADDQ $0x00000800, AX
-	ADDQ $0x40, CX
-	SUBQ $0x10, DX
-	JMP  flushAVX512_659
-
-flushtailAVX512_660:
-	TESTQ DX, DX
-	JZ    flushdoneAVX512_661
-
-	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
-	MOVQ CX, BX
-	MOVQ 48(SP), SI
-	XORQ CX, CX
-
-tailrowAVX512_663:
-	XORQ DI, DI
-	LEAQ (AX)(CX*4), R8
-
-tailkeyAVX512_664:
-	MOVL (R8), R9
-	MOVL R9, (BX)(DI*4)
-	ADDQ $0x00000080, R8
-	INCQ DI
-	CMPQ DI, DX
-	JB   tailkeyAVX512_664
-	ADDQ 56(SP), BX
-	INCQ CX
-	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_661
-	DECQ SI
-	JNZ  tailrowAVX512_663
-
-flushdoneAVX512_661:
-	MOVQ   dim+136(FP), AX
-	IMUL3Q $0x00000080, AX, AX
-	ADDQ   AX, 32(SP)
-	MOVQ   56(SP), AX
-	IMUL3Q $0x00000020, AX, AX
-	ADDQ   AX, 40(SP)
-	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_617
-
-panelsdoneAVX512_618:
-	MOVQ   stride+144(FP), AX
-	IMUL3Q $0x20, AX, AX
-	ADDQ   AX, (SP)
-	ADDQ   $0x40, 24(SP)
-	MOVQ   16(SP), AX
-	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_615
-
-blocksdoneAVX512_616:
-	VZEROUPPER
-	RET
-
-// func ScoresBF16Panels64AVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
-// Requires: AVX, AVX512DQ, AVX512F, CMOV, MMX+
-TEXT ·ScoresBF16Panels64AVX512(SB), NOSPLIT, $64-156
-	MOVQ k_base+48(FP), AX
-	MOVQ AX, (SP)
-	MOVQ n+128(FP), AX
-	MOVQ AX, 8(SP)
-	SHLQ $0x02, AX
-	MOVQ AX, 56(SP)
-	MOVQ dst_base+0(FP), AX
-	MOVQ AX, 24(SP)
-
-blocksAVX512_665:
-	MOVQ  8(SP), AX
-	TESTQ AX, AX
-	JZ    blocksdoneAVX512_666
-
-	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
-	// zeros), whose scores are computed and never written out.
-	MOVQ    $0x00000010, CX
-	CMPQ    AX, CX
-	CMOVQHI CX, AX
-	MOVQ    AX, 16(SP)
-	MOVQ    panels_base+24(FP), AX
-	MOVQ    AX, 32(SP)
-	MOVQ    24(SP), AX
-	MOVQ    AX, 40(SP)
-	MOVQ    rows+120(FP), AX
-	MOVQ    AX, 48(SP)
-
-	// The first panel widens each tile's keys right before running it.
-	// Widen keys 0–7 of the block.
-	MOVQ    16(SP), AX
-	MOVQ    $0x00000008, CX
-	CMPQ    AX, CX
-	CMOVQGT CX, AX
-	MOVQ    (SP), CX
-	MOVQ    stride+144(FP), DX
-	SHLQ    $0x01, DX
-	IMUL3Q  $0x20, DX, BX
-	MOVQ    scratch_base+72(FP), SI
-
-widenAVX512_669:
-	TESTQ      AX, AX
-	JZ         widendoneAVX512_670
-	VPMOVZXWD  (CX), Z0
-	VPSLLD     $0x10, Z0, Z0
-	VMOVUPS    Z0, (SI)
-	VPMOVZXWD  32(CX), Z0
-	VPSLLD     $0x10, Z0, Z0
-	VMOVUPS    Z0, 64(SI)
-	VPMOVZXWD  64(CX), Z0
-	VPSLLD     $0x10, Z0, Z0
-	VMOVUPS    Z0, 128(SI)
-	VPMOVZXWD  96(CX), Z0
-	VPSLLD     $0x10, Z0, Z0
-	VMOVUPS    Z0, 192(SI)
-	PREFETCHT0 (CX)(BX*1)
-	PREFETCHT0 64(CX)(BX*1)
-	PREFETCHT0 126(CX)(BX*1)
-	ADDQ       $0x00000100, SI
-	ADDQ       DX, CX
-	DECQ       AX
-	JMP        widenAVX512_669
-
-widendoneAVX512_670:
-	// Tile of 32 queries × keys 0–7 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	VXORPS Z14, Z14, Z14
-	VXORPS Z15, Z15, Z15
-
-dAVX512_671:
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS (CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 256(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 512(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 768(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 1024(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 1280(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 1536(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 1792(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      128(AX), Z16
-	VMOVUPS      192(AX), Z17
-	VBROADCASTSS 4(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 260(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 516(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 772(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 1028(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 1284(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 1540(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 1796(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      256(AX), Z16
-	VMOVUPS      320(AX), Z17
-	VBROADCASTSS 8(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 264(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 520(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 776(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 1032(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 1288(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 1544(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 1800(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      384(AX), Z16
-	VMOVUPS      448(AX), Z17
-	VBROADCASTSS 12(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 268(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 524(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 780(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 1036(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 1292(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 1548(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 1804(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000040
-	JB           dAVX512_671
-	VBROADCASTSS scale+152(FP), Z16
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Z16, Z0, Z0
-	VMOVUPS      Z0, (AX)
-	VMULPS       Z16, Z1, Z1
-	VMOVUPS      Z1, 128(AX)
-	VMULPS       Z16, Z2, Z2
-	VMOVUPS      Z2, 256(AX)
-	VMULPS       Z16, Z3, Z3
-	VMOVUPS      Z3, 384(AX)
-	VMULPS       Z16, Z4, Z4
-	VMOVUPS      Z4, 512(AX)
-	VMULPS       Z16, Z5, Z5
-	VMOVUPS      Z5, 640(AX)
-	VMULPS       Z16, Z6, Z6
-	VMOVUPS      Z6, 768(AX)
-	VMULPS       Z16, Z7, Z7
-	VMOVUPS      Z7, 896(AX)
-	VMULPS       Z16, Z8, Z8
-	VMOVUPS      Z8, 64(AX)
-	VMULPS       Z16, Z9, Z9
-	VMOVUPS      Z9, 192(AX)
-	VMULPS       Z16, Z10, Z10
-	VMOVUPS      Z10, 320(AX)
-	VMULPS       Z16, Z11, Z11
-	VMOVUPS      Z11, 448(AX)
-	VMULPS       Z16, Z12, Z12
-	VMOVUPS      Z12, 576(AX)
-	VMULPS       Z16, Z13, Z13
-	VMOVUPS      Z13, 704(AX)
-	VMULPS       Z16, Z14, Z14
-	VMOVUPS      Z14, 832(AX)
-	VMULPS       Z16, Z15, Z15
-	VMOVUPS      Z15, 960(AX)
-
-	// Widen keys 8–15 of the block.
-	XORQ    CX, CX
-	MOVQ    16(SP), AX
-	SUBQ    $0x08, AX
-	CMOVQLT CX, AX
-	MOVQ    $0x00000008, CX
-	CMPQ    AX, CX
-	CMOVQGT CX, AX
-	MOVQ    (SP), CX
-	MOVQ    stride+144(FP), DX
-	SHLQ    $0x01, DX
-	IMUL3Q  $0x08, DX, BX
-	ADDQ    BX, CX
-	IMUL3Q  $0x20, DX, BX
-	MOVQ    scratch_base+72(FP), SI
-	ADDQ    $0x00000800, SI
-
-widenAVX512_672:
-	TESTQ      AX, AX
-	JZ         widendoneAVX512_673
-	VPMOVZXWD  (CX), Z0
-	VPSLLD     $0x10, Z0, Z0
-	VMOVUPS    Z0, (SI)
-	VPMOVZXWD  32(CX), Z0
-	VPSLLD     $0x10, Z0, Z0
-	VMOVUPS    Z0, 64(SI)
-	VPMOVZXWD  64(CX), Z0
-	VPSLLD     $0x10, Z0, Z0
-	VMOVUPS    Z0, 128(SI)
-	VPMOVZXWD  96(CX), Z0
-	VPSLLD     $0x10, Z0, Z0
-	VMOVUPS    Z0, 192(SI)
-	PREFETCHT0 (CX)(BX*1)
-	PREFETCHT0 64(CX)(BX*1)
-	PREFETCHT0 126(CX)(BX*1)
-	ADDQ       $0x00000100, SI
-	ADDQ       DX, CX
-	DECQ       AX
-	JMP        widenAVX512_672
-
-widendoneAVX512_673:
-	// Tile of 32 queries × keys 8–15 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	VXORPS Z14, Z14, Z14
-	VXORPS Z15, Z15, Z15
-
-dAVX512_674:
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS 2048(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 2304(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 2560(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 2816(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 3072(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 3328(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3584(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3840(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      128(AX), Z16
-	VMOVUPS      192(AX), Z17
-	VBROADCASTSS 2052(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 2308(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 2564(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 2820(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 3076(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 3332(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3588(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3844(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      256(AX), Z16
-	VMOVUPS      320(AX), Z17
-	VBROADCASTSS 2056(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 2312(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 2568(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 2824(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 3080(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 3336(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3592(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3848(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      384(AX), Z16
-	VMOVUPS      448(AX), Z17
-	VBROADCASTSS 2060(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 2316(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 2572(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 2828(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 3084(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 3340(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3596(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3852(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000040
-	JB           dAVX512_674
-	VBROADCASTSS scale+152(FP), Z16
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Z16, Z0, Z0
-	VMOVUPS      Z0, 1024(AX)
-	VMULPS       Z16, Z1, Z1
-	VMOVUPS      Z1, 1152(AX)
-	VMULPS       Z16, Z2, Z2
-	VMOVUPS      Z2, 1280(AX)
-	VMULPS       Z16, Z3, Z3
-	VMOVUPS      Z3, 1408(AX)
-	VMULPS       Z16, Z4, Z4
-	VMOVUPS      Z4, 1536(AX)
-	VMULPS       Z16, Z5, Z5
-	VMOVUPS      Z5, 1664(AX)
-	VMULPS       Z16, Z6, Z6
-	VMOVUPS      Z6, 1792(AX)
-	VMULPS       Z16, Z7, Z7
-	VMOVUPS      Z7, 1920(AX)
-	VMULPS       Z16, Z8, Z8
-	VMOVUPS      Z8, 1088(AX)
-	VMULPS       Z16, Z9, Z9
-	VMOVUPS      Z9, 1216(AX)
-	VMULPS       Z16, Z10, Z10
-	VMOVUPS      Z10, 1344(AX)
-	VMULPS       Z16, Z11, Z11
-	VMOVUPS      Z11, 1472(AX)
-	VMULPS       Z16, Z12, Z12
-	VMOVUPS      Z12, 1600(AX)
-	VMULPS       Z16, Z13, Z13
-	VMOVUPS      Z13, 1728(AX)
-	VMULPS       Z16, Z14, Z14
-	VMOVUPS      Z14, 1856(AX)
-	VMULPS       Z16, Z15, Z15
-	VMOVUPS      Z15, 1984(AX)
-
-	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
-	MOVQ 40(SP), CX
-	MOVQ 16(SP), DX
-
-flushAVX512_675:
-	CMPQ       DX, $0x10
-	JB         flushtailAVX512_676
-	MOVQ       CX, BX
-	MOVQ       48(SP), SI
-	VMOVUPS    (AX), Z0
-	VMOVUPS    128(AX), Z1
-	VMOVUPS    256(AX), Z2
-	VMOVUPS    384(AX), Z3
-	VMOVUPS    512(AX), Z4
-	VMOVUPS    640(AX), Z5
-	VMOVUPS    768(AX), Z6
-	VMOVUPS    896(AX), Z7
-	VMOVUPS    1024(AX), Z8
-	VMOVUPS    1152(AX), Z9
-	VMOVUPS    1280(AX), Z10
-	VMOVUPS    1408(AX), Z11
-	VMOVUPS    1536(AX), Z12
-	VMOVUPS    1664(AX), Z13
-	VMOVUPS    1792(AX), Z14
-	VMOVUPS    1920(AX), Z15
-	VUNPCKLPS  Z1, Z0, Z16
-	VUNPCKHPS  Z1, Z0, Z0
-	VUNPCKLPS  Z3, Z2, Z1
-	VUNPCKHPS  Z3, Z2, Z2
-	VUNPCKLPS  Z5, Z4, Z3
-	VUNPCKHPS  Z5, Z4, Z4
-	VUNPCKLPS  Z7, Z6, Z5
-	VUNPCKHPS  Z7, Z6, Z6
-	VUNPCKLPS  Z9, Z8, Z7
-	VUNPCKHPS  Z9, Z8, Z8
-	VUNPCKLPS  Z11, Z10, Z9
-	VUNPCKHPS  Z11, Z10, Z10
-	VUNPCKLPS  Z13, Z12, Z11
-	VUNPCKHPS  Z13, Z12, Z12
-	VUNPCKLPS  Z15, Z14, Z13
-	VUNPCKHPS  Z15, Z14, Z14
-	VSHUFPS    $0x44, Z1, Z16, Z15
-	VSHUFPS    $0xee, Z1, Z16, Z1
-	VSHUFPS    $0x44, Z2, Z0, Z16
-	VSHUFPS    $0xee, Z2, Z0, Z0
-	VSHUFPS    $0x44, Z5, Z3, Z2
-	VSHUFPS    $0xee, Z5, Z3, Z3
-	VSHUFPS    $0x44, Z6, Z4, Z5
-	VSHUFPS    $0xee, Z6, Z4, Z4
-	VSHUFPS    $0x44, Z9, Z7, Z6
-	VSHUFPS    $0xee, Z9, Z7, Z7
-	VSHUFPS    $0x44, Z10, Z8, Z9
-	VSHUFPS    $0xee, Z10, Z8, Z8
-	VSHUFPS    $0x44, Z13, Z11, Z10
-	VSHUFPS    $0xee, Z13, Z11, Z11
-	VSHUFPS    $0x44, Z14, Z12, Z13
-	VSHUFPS    $0xee, Z14, Z12, Z12
-	VSHUFF32X4 $0x44, Z2, Z15, Z14
-	VSHUFF32X4 $0xee, Z2, Z15, Z2
-	VSHUFF32X4 $0x44, Z10, Z6, Z15
-	VSHUFF32X4 $0xee, Z10, Z6, Z6
-	VSHUFF32X4 $0x88, Z15, Z14, Z10
-	VSHUFF32X4 $0xdd, Z15, Z14, Z14
-	VSHUFF32X4 $0x88, Z6, Z2, Z15
-	VSHUFF32X4 $0xdd, Z6, Z2, Z2
-	VSHUFF32X4 $0x44, Z3, Z1, Z6
-	VSHUFF32X4 $0xee, Z3, Z1, Z1
-	VSHUFF32X4 $0x44, Z11, Z7, Z3
-	VSHUFF32X4 $0xee, Z11, Z7, Z7
-	VSHUFF32X4 $0x88, Z3, Z6, Z11
-	VSHUFF32X4 $0xdd, Z3, Z6, Z3
-	VSHUFF32X4 $0x88, Z7, Z1, Z6
-	VSHUFF32X4 $0xdd, Z7, Z1, Z1
-	VSHUFF32X4 $0x44, Z5, Z16, Z7
-	VSHUFF32X4 $0xee, Z5, Z16, Z5
-	VSHUFF32X4 $0x44, Z13, Z9, Z16
-	VSHUFF32X4 $0xee, Z13, Z9, Z9
-	VSHUFF32X4 $0x88, Z16, Z7, Z13
-	VSHUFF32X4 $0xdd, Z16, Z7, Z7
-	VSHUFF32X4 $0x88, Z9, Z5, Z16
-	VSHUFF32X4 $0xdd, Z9, Z5, Z5
-	VSHUFF32X4 $0x44, Z4, Z0, Z9
-	VSHUFF32X4 $0xee, Z4, Z0, Z0
-	VSHUFF32X4 $0x44, Z12, Z8, Z4
-	VSHUFF32X4 $0xee, Z12, Z8, Z8
-	VSHUFF32X4 $0x88, Z4, Z9, Z12
-	VSHUFF32X4 $0xdd, Z4, Z9, Z4
-	VSHUFF32X4 $0x88, Z8, Z0, Z9
-	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	VMOVUPS    Z10, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z11, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z13, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z12, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z14, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z4, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z15, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z16, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z9, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z0, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    64(AX), Z0
-	VMOVUPS    192(AX), Z1
-	VMOVUPS    320(AX), Z2
-	VMOVUPS    448(AX), Z3
-	VMOVUPS    576(AX), Z4
-	VMOVUPS    704(AX), Z5
-	VMOVUPS    832(AX), Z6
-	VMOVUPS    960(AX), Z7
-	VMOVUPS    1088(AX), Z8
-	VMOVUPS    1216(AX), Z9
-	VMOVUPS    1344(AX), Z10
-	VMOVUPS    1472(AX), Z11
-	VMOVUPS    1600(AX), Z12
-	VMOVUPS    1728(AX), Z13
-	VMOVUPS    1856(AX), Z14
-	VMOVUPS    1984(AX), Z15
-	VUNPCKLPS  Z1, Z0, Z16
-	VUNPCKHPS  Z1, Z0, Z0
-	VUNPCKLPS  Z3, Z2, Z1
-	VUNPCKHPS  Z3, Z2, Z2
-	VUNPCKLPS  Z5, Z4, Z3
-	VUNPCKHPS  Z5, Z4, Z4
-	VUNPCKLPS  Z7, Z6, Z5
-	VUNPCKHPS  Z7, Z6, Z6
-	VUNPCKLPS  Z9, Z8, Z7
-	VUNPCKHPS  Z9, Z8, Z8
-	VUNPCKLPS  Z11, Z10, Z9
-	VUNPCKHPS  Z11, Z10, Z10
-	VUNPCKLPS  Z13, Z12, Z11
-	VUNPCKHPS  Z13, Z12, Z12
-	VUNPCKLPS  Z15, Z14, Z13
-	VUNPCKHPS  Z15, Z14, Z14
-	VSHUFPS    $0x44, Z1, Z16, Z15
-	VSHUFPS    $0xee, Z1, Z16, Z1
-	VSHUFPS    $0x44, Z2, Z0, Z16
-	VSHUFPS    $0xee, Z2, Z0, Z0
-	VSHUFPS    $0x44, Z5, Z3, Z2
-	VSHUFPS    $0xee, Z5, Z3, Z3
-	VSHUFPS    $0x44, Z6, Z4, Z5
-	VSHUFPS    $0xee, Z6, Z4, Z4
-	VSHUFPS    $0x44, Z9, Z7, Z6
-	VSHUFPS    $0xee, Z9, Z7, Z7
-	VSHUFPS    $0x44, Z10, Z8, Z9
-	VSHUFPS    $0xee, Z10, Z8, Z8
-	VSHUFPS    $0x44, Z13, Z11, Z10
-	VSHUFPS    $0xee, Z13, Z11, Z11
-	VSHUFPS    $0x44, Z14, Z12, Z13
-	VSHUFPS    $0xee, Z14, Z12, Z12
-	VSHUFF32X4 $0x44, Z2, Z15, Z14
-	VSHUFF32X4 $0xee, Z2, Z15, Z2
-	VSHUFF32X4 $0x44, Z10, Z6, Z15
-	VSHUFF32X4 $0xee, Z10, Z6, Z6
-	VSHUFF32X4 $0x88, Z15, Z14, Z10
-	VSHUFF32X4 $0xdd, Z15, Z14, Z14
-	VSHUFF32X4 $0x88, Z6, Z2, Z15
-	VSHUFF32X4 $0xdd, Z6, Z2, Z2
-	VSHUFF32X4 $0x44, Z3, Z1, Z6
-	VSHUFF32X4 $0xee, Z3, Z1, Z1
-	VSHUFF32X4 $0x44, Z11, Z7, Z3
-	VSHUFF32X4 $0xee, Z11, Z7, Z7
-	VSHUFF32X4 $0x88, Z3, Z6, Z11
-	VSHUFF32X4 $0xdd, Z3, Z6, Z3
-	VSHUFF32X4 $0x88, Z7, Z1, Z6
-	VSHUFF32X4 $0xdd, Z7, Z1, Z1
-	VSHUFF32X4 $0x44, Z5, Z16, Z7
-	VSHUFF32X4 $0xee, Z5, Z16, Z5
-	VSHUFF32X4 $0x44, Z13, Z9, Z16
-	VSHUFF32X4 $0xee, Z13, Z9, Z9
-	VSHUFF32X4 $0x88, Z16, Z7, Z13
-	VSHUFF32X4 $0xdd, Z16, Z7, Z7
-	VSHUFF32X4 $0x88, Z9, Z5, Z16
-	VSHUFF32X4 $0xdd, Z9, Z5, Z5
-	VSHUFF32X4 $0x44, Z4, Z0, Z9
-	VSHUFF32X4 $0xee, Z4, Z0, Z0
-	VSHUFF32X4 $0x44, Z12, Z8, Z4
-	VSHUFF32X4 $0xee, Z12, Z8, Z8
-	VSHUFF32X4 $0x88, Z4, Z9, Z12
-	VSHUFF32X4 $0xdd, Z4, Z9, Z4
-	VSHUFF32X4 $0x88, Z8, Z0, Z9
-	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	VMOVUPS    Z10, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z11, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z13, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z12, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z14, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z4, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z15, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z16, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z9, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_678
-	ADDQ       56(SP), BX
-	VMOVUPS    Z0, (BX)
-
-chunkdoneAVX512_678:
-	ADDQ $0x00000800, AX
-	ADDQ $0x40, CX
-	SUBQ $0x10, DX
-	JMP  flushAVX512_675
-
-flushtailAVX512_676:
-	TESTQ DX, DX
-	JZ    flushdoneAVX512_677
-
-	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
-	MOVQ CX, BX
-	MOVQ 48(SP), SI
-	XORQ CX, CX
-
-tailrowAVX512_679:
-	XORQ DI, DI
-	LEAQ (AX)(CX*4), R8
-
-tailkeyAVX512_680:
-	MOVL (R8), R9
-	MOVL R9, (BX)(DI*4)
-	ADDQ $0x00000080, R8
-	INCQ DI
-	CMPQ DI, DX
-	JB   tailkeyAVX512_680
-	ADDQ 56(SP), BX
-	INCQ CX
-	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_677
-	DECQ SI
-	JNZ  tailrowAVX512_679
-
-flushdoneAVX512_677:
-	MOVQ   dim+136(FP), AX
-	IMUL3Q $0x00000080, AX, AX
-	ADDQ   AX, 32(SP)
-	MOVQ   56(SP), AX
-	IMUL3Q $0x00000020, AX, AX
-	ADDQ   AX, 40(SP)
-	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_668
-
-panelsAVX512_667:
-	// Tile of 32 queries × keys 0–7 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	VXORPS Z14, Z14, Z14
-	VXORPS Z15, Z15, Z15
-
+ddoneAVX512_680:
 dAVX512_681:
+	LEAQ         1(DX), R13
+	CMPQ         R13, R12
+	JA           ddoneAVX512_682
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 256(CX)(DX*4), Z18
+	VBROADCASTSS (SI)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 512(CX)(DX*4), Z18
+	VBROADCASTSS (DI)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 768(CX)(DX*4), Z18
+	VBROADCASTSS (R8)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 1024(CX)(DX*4), Z18
+	VBROADCASTSS (R9)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 1280(CX)(DX*4), Z18
+	VBROADCASTSS (R10)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 1536(CX)(DX*4), Z18
+	VBROADCASTSS (R11)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 1792(CX)(DX*4), Z18
+	VBROADCASTSS (BX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      128(AX), Z16
-	VMOVUPS      192(AX), Z17
-	VBROADCASTSS 4(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 260(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 516(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 772(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 1028(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 1284(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 1540(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 1796(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      256(AX), Z16
-	VMOVUPS      320(AX), Z17
-	VBROADCASTSS 8(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 264(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 520(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 776(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 1032(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 1288(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 1544(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 1800(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      384(AX), Z16
-	VMOVUPS      448(AX), Z17
-	VBROADCASTSS 12(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 268(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 524(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 780(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 1036(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 1292(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 1548(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 1804(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000040
-	JB           dAVX512_681
-	VBROADCASTSS scale+152(FP), Z16
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Z16, Z0, Z0
-	VMOVUPS      Z0, (AX)
-	VMULPS       Z16, Z1, Z1
-	VMOVUPS      Z1, 128(AX)
-	VMULPS       Z16, Z2, Z2
-	VMOVUPS      Z2, 256(AX)
-	VMULPS       Z16, Z3, Z3
-	VMOVUPS      Z3, 384(AX)
-	VMULPS       Z16, Z4, Z4
-	VMOVUPS      Z4, 512(AX)
-	VMULPS       Z16, Z5, Z5
-	VMOVUPS      Z5, 640(AX)
-	VMULPS       Z16, Z6, Z6
-	VMOVUPS      Z6, 768(AX)
-	VMULPS       Z16, Z7, Z7
-	VMOVUPS      Z7, 896(AX)
-	VMULPS       Z16, Z8, Z8
-	VMOVUPS      Z8, 64(AX)
-	VMULPS       Z16, Z9, Z9
-	VMOVUPS      Z9, 192(AX)
-	VMULPS       Z16, Z10, Z10
-	VMOVUPS      Z10, 320(AX)
-	VMULPS       Z16, Z11, Z11
-	VMOVUPS      Z11, 448(AX)
-	VMULPS       Z16, Z12, Z12
-	VMOVUPS      Z12, 576(AX)
-	VMULPS       Z16, Z13, Z13
-	VMOVUPS      Z13, 704(AX)
-	VMULPS       Z16, Z14, Z14
-	VMOVUPS      Z14, 832(AX)
-	VMULPS       Z16, Z15, Z15
-	VMOVUPS      Z15, 960(AX)
+	ADDQ         $0x00000080, AX
+	ADDQ         $0x01, DX
+	JMP          dAVX512_681
 
-	// Tile of 32 queries × keys 8–15 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	VXORPS Z14, Z14, Z14
-	VXORPS Z15, Z15, Z15
-
-dAVX512_682:
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS 2048(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 2304(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 2560(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 2816(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 3072(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 3328(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3584(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3840(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      128(AX), Z16
-	VMOVUPS      192(AX), Z17
-	VBROADCASTSS 2052(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 2308(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 2564(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 2820(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 3076(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 3332(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3588(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3844(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      256(AX), Z16
-	VMOVUPS      320(AX), Z17
-	VBROADCASTSS 2056(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 2312(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 2568(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 2824(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 3080(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 3336(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3592(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3848(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      384(AX), Z16
-	VMOVUPS      448(AX), Z17
-	VBROADCASTSS 2060(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 2316(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 2572(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 2828(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 3084(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 3340(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3596(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3852(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000040
-	JB           dAVX512_682
+ddoneAVX512_682:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -21911,24 +21516,25 @@ flushdoneAVX512_685:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_667
+	JG     panelsAVX512_641
 
-panelsdoneAVX512_668:
+panelsdoneAVX512_642:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_665
+	JMP    blocksAVX512_639
 
-blocksdoneAVX512_666:
+blocksdoneAVX512_640:
 	VZEROUPPER
 	RET
 
-// func ScoresBF16Panels128AVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
+// func ScoresBF16Panels64AVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
 // Requires: AVX, AVX512DQ, AVX512F, CMOV, MMX+
-TEXT ·ScoresBF16Panels128AVX512(SB), NOSPLIT, $64-156
+TEXT ·ScoresBF16Panels64AVX512(SB), NOSPLIT, $88-156
+	MOVQ $0x00000000, 80(SP)
 	MOVQ k_base+48(FP), AX
 	MOVQ AX, (SP)
 	MOVQ n+128(FP), AX
@@ -21965,12 +21571,2003 @@ blocksAVX512_689:
 	MOVQ    (SP), CX
 	MOVQ    stride+144(FP), DX
 	SHLQ    $0x01, DX
-	IMUL3Q  $0x10, DX, BX
+	IMUL3Q  $0x20, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
 widenAVX512_693:
 	TESTQ      AX, AX
 	JZ         widendoneAVX512_694
+	VPMOVZXWD  (CX), Z0
+	VPSLLD     $0x10, Z0, Z0
+	VMOVUPS    Z0, (SI)
+	VPMOVZXWD  32(CX), Z0
+	VPSLLD     $0x10, Z0, Z0
+	VMOVUPS    Z0, 64(SI)
+	VPMOVZXWD  64(CX), Z0
+	VPSLLD     $0x10, Z0, Z0
+	VMOVUPS    Z0, 128(SI)
+	VPMOVZXWD  96(CX), Z0
+	VPSLLD     $0x10, Z0, Z0
+	VMOVUPS    Z0, 192(SI)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 64(CX)(BX*1)
+	PREFETCHT0 126(CX)(BX*1)
+	ADDQ       $0x00000100, SI
+	ADDQ       DX, CX
+	DECQ       AX
+	JMP        widenAVX512_693
+
+widendoneAVX512_694:
+	// Tile of 32 queries × keys 0–7 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
+
+dAVX512_695:
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS (CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 256(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 512(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 768(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 1024(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 1280(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 1536(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 1792(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      128(AX), Z16
+	VMOVUPS      192(AX), Z17
+	VBROADCASTSS 4(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 260(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 516(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 772(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 1028(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 1284(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 1540(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 1796(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      256(AX), Z16
+	VMOVUPS      320(AX), Z17
+	VBROADCASTSS 8(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 264(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 520(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 776(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 1032(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 1288(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 1544(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 1800(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      384(AX), Z16
+	VMOVUPS      448(AX), Z17
+	VBROADCASTSS 12(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 268(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 524(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 780(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 1036(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 1292(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 1548(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 1804(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX512_696
+	VMOVUPS (BX), Z16
+	VMOVUPS Z16, (SI)
+	ADDQ    $0x40, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX512_696:
+	ADDQ         $0x00000200, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000040
+	JB           dAVX512_695
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
+	VBROADCASTSS scale+152(FP), Z16
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Z16, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z16, Z1, Z1
+	VMOVUPS      Z1, 128(AX)
+	VMULPS       Z16, Z2, Z2
+	VMOVUPS      Z2, 256(AX)
+	VMULPS       Z16, Z3, Z3
+	VMOVUPS      Z3, 384(AX)
+	VMULPS       Z16, Z4, Z4
+	VMOVUPS      Z4, 512(AX)
+	VMULPS       Z16, Z5, Z5
+	VMOVUPS      Z5, 640(AX)
+	VMULPS       Z16, Z6, Z6
+	VMOVUPS      Z6, 768(AX)
+	VMULPS       Z16, Z7, Z7
+	VMOVUPS      Z7, 896(AX)
+	VMULPS       Z16, Z8, Z8
+	VMOVUPS      Z8, 64(AX)
+	VMULPS       Z16, Z9, Z9
+	VMOVUPS      Z9, 192(AX)
+	VMULPS       Z16, Z10, Z10
+	VMOVUPS      Z10, 320(AX)
+	VMULPS       Z16, Z11, Z11
+	VMOVUPS      Z11, 448(AX)
+	VMULPS       Z16, Z12, Z12
+	VMOVUPS      Z12, 576(AX)
+	VMULPS       Z16, Z13, Z13
+	VMOVUPS      Z13, 704(AX)
+	VMULPS       Z16, Z14, Z14
+	VMOVUPS      Z14, 832(AX)
+	VMULPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 960(AX)
+
+	// Widen keys 8–15 of the block.
+	XORQ    CX, CX
+	MOVQ    16(SP), AX
+	SUBQ    $0x08, AX
+	CMOVQLT CX, AX
+	MOVQ    $0x00000008, CX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	MOVQ    (SP), CX
+	MOVQ    stride+144(FP), DX
+	SHLQ    $0x01, DX
+	IMUL3Q  $0x08, DX, BX
+	ADDQ    BX, CX
+	IMUL3Q  $0x20, DX, BX
+	MOVQ    scratch_base+72(FP), SI
+	ADDQ    $0x00000800, SI
+
+widenAVX512_697:
+	TESTQ      AX, AX
+	JZ         widendoneAVX512_698
+	VPMOVZXWD  (CX), Z0
+	VPSLLD     $0x10, Z0, Z0
+	VMOVUPS    Z0, (SI)
+	VPMOVZXWD  32(CX), Z0
+	VPSLLD     $0x10, Z0, Z0
+	VMOVUPS    Z0, 64(SI)
+	VPMOVZXWD  64(CX), Z0
+	VPSLLD     $0x10, Z0, Z0
+	VMOVUPS    Z0, 128(SI)
+	VPMOVZXWD  96(CX), Z0
+	VPSLLD     $0x10, Z0, Z0
+	VMOVUPS    Z0, 192(SI)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 64(CX)(BX*1)
+	PREFETCHT0 126(CX)(BX*1)
+	ADDQ       $0x00000100, SI
+	ADDQ       DX, CX
+	DECQ       AX
+	JMP        widenAVX512_697
+
+widendoneAVX512_698:
+	// Tile of 32 queries × keys 8–15 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
+
+dAVX512_699:
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS 2048(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 2304(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 2560(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 2816(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 3072(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 3328(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3584(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3840(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      128(AX), Z16
+	VMOVUPS      192(AX), Z17
+	VBROADCASTSS 2052(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 2308(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 2564(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 2820(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 3076(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 3332(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3588(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3844(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      256(AX), Z16
+	VMOVUPS      320(AX), Z17
+	VBROADCASTSS 2056(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 2312(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 2568(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 2824(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 3080(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 3336(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3592(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3848(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      384(AX), Z16
+	VMOVUPS      448(AX), Z17
+	VBROADCASTSS 2060(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 2316(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 2572(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 2828(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 3084(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 3340(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3596(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3852(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX512_700
+	VMOVUPS (BX), Z16
+	VMOVUPS Z16, (SI)
+	ADDQ    $0x40, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX512_700:
+	ADDQ         $0x00000200, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000040
+	JB           dAVX512_699
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
+	VBROADCASTSS scale+152(FP), Z16
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Z16, Z0, Z0
+	VMOVUPS      Z0, 1024(AX)
+	VMULPS       Z16, Z1, Z1
+	VMOVUPS      Z1, 1152(AX)
+	VMULPS       Z16, Z2, Z2
+	VMOVUPS      Z2, 1280(AX)
+	VMULPS       Z16, Z3, Z3
+	VMOVUPS      Z3, 1408(AX)
+	VMULPS       Z16, Z4, Z4
+	VMOVUPS      Z4, 1536(AX)
+	VMULPS       Z16, Z5, Z5
+	VMOVUPS      Z5, 1664(AX)
+	VMULPS       Z16, Z6, Z6
+	VMOVUPS      Z6, 1792(AX)
+	VMULPS       Z16, Z7, Z7
+	VMOVUPS      Z7, 1920(AX)
+	VMULPS       Z16, Z8, Z8
+	VMOVUPS      Z8, 1088(AX)
+	VMULPS       Z16, Z9, Z9
+	VMOVUPS      Z9, 1216(AX)
+	VMULPS       Z16, Z10, Z10
+	VMOVUPS      Z10, 1344(AX)
+	VMULPS       Z16, Z11, Z11
+	VMOVUPS      Z11, 1472(AX)
+	VMULPS       Z16, Z12, Z12
+	VMOVUPS      Z12, 1600(AX)
+	VMULPS       Z16, Z13, Z13
+	VMOVUPS      Z13, 1728(AX)
+	VMULPS       Z16, Z14, Z14
+	VMOVUPS      Z14, 1856(AX)
+	VMULPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 1984(AX)
+
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX512_701
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX512_702:
+	VMOVUPS (CX), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ    $0x40, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX512_702
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX512_701:
+	// Write the stage out: Lanes keys of every query row at a time.
+	MOVQ       stage_base+96(FP), AX
+	CMPQ       16(SP), $0x10
+	JB         flushpartialAVX512_706
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 2048(AX)
+	VMOVUPS    Z11, 2112(AX)
+	VMOVUPS    Z13, 2176(AX)
+	VMOVUPS    Z12, 2240(AX)
+	VMOVUPS    Z14, 2304(AX)
+	VMOVUPS    Z3, 2368(AX)
+	VMOVUPS    Z7, 2432(AX)
+	VMOVUPS    Z4, 2496(AX)
+	VMOVUPS    Z15, 2560(AX)
+	VMOVUPS    Z6, 2624(AX)
+	VMOVUPS    Z16, 2688(AX)
+	VMOVUPS    Z9, 2752(AX)
+	VMOVUPS    Z2, 2816(AX)
+	VMOVUPS    Z1, 2880(AX)
+	VMOVUPS    Z5, 2944(AX)
+	VMOVUPS    Z0, 3008(AX)
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 3072(AX)
+	VMOVUPS    Z11, 3136(AX)
+	VMOVUPS    Z13, 3200(AX)
+	VMOVUPS    Z12, 3264(AX)
+	VMOVUPS    Z14, 3328(AX)
+	VMOVUPS    Z3, 3392(AX)
+	VMOVUPS    Z7, 3456(AX)
+	VMOVUPS    Z4, 3520(AX)
+	VMOVUPS    Z15, 3584(AX)
+	VMOVUPS    Z6, 3648(AX)
+	VMOVUPS    Z16, 3712(AX)
+	VMOVUPS    Z9, 3776(AX)
+	VMOVUPS    Z2, 3840(AX)
+	VMOVUPS    Z1, 3904(AX)
+	VMOVUPS    Z5, 3968(AX)
+	VMOVUPS    Z0, 4032(AX)
+	LEAQ       2048(AX), AX
+	MOVQ       AX, 64(SP)
+	MOVQ       40(SP), AX
+	MOVQ       AX, 72(SP)
+	MOVQ       48(SP), AX
+	MOVQ       $0x00000020, CX
+	CMPQ       AX, CX
+	CMOVQGT    CX, AX
+	MOVQ       AX, 80(SP)
+	JMP        flushdoneAVX512_705
+
+flushpartialAVX512_706:
+	MOVQ 40(SP), CX
+	MOVQ 16(SP), DX
+
+flushAVX512_703:
+	CMPQ       DX, $0x10
+	JB         flushtailAVX512_704
+	MOVQ       CX, BX
+	MOVQ       48(SP), SI
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z11, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z13, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z12, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z14, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z3, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z7, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z4, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z15, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z6, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z16, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z9, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z2, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z1, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z5, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z0, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z11, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z13, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z12, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z14, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z3, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z7, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z4, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z15, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z6, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z16, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z9, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z2, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z1, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z5, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_707
+	ADDQ       56(SP), BX
+	VMOVUPS    Z0, (BX)
+
+chunkdoneAVX512_707:
+	ADDQ $0x00000800, AX
+	ADDQ $0x40, CX
+	SUBQ $0x10, DX
+	JMP  flushAVX512_703
+
+flushtailAVX512_704:
+	TESTQ DX, DX
+	JZ    flushdoneAVX512_705
+
+	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
+	MOVQ CX, BX
+	MOVQ 48(SP), SI
+	XORQ CX, CX
+
+tailrowAVX512_708:
+	XORQ DI, DI
+	LEAQ (AX)(CX*4), R8
+
+tailkeyAVX512_709:
+	MOVL (R8), R9
+	MOVL R9, (BX)(DI*4)
+	ADDQ $0x00000080, R8
+	INCQ DI
+	CMPQ DI, DX
+	JB   tailkeyAVX512_709
+	ADDQ 56(SP), BX
+	INCQ CX
+	CMPQ CX, $0x20
+	JAE  flushdoneAVX512_705
+	DECQ SI
+	JNZ  tailrowAVX512_708
+
+flushdoneAVX512_705:
+	MOVQ   dim+136(FP), AX
+	IMUL3Q $0x00000080, AX, AX
+	ADDQ   AX, 32(SP)
+	MOVQ   56(SP), AX
+	IMUL3Q $0x00000020, AX, AX
+	ADDQ   AX, 40(SP)
+	SUBQ   $0x00000020, 48(SP)
+	JLE    panelsdoneAVX512_692
+
+panelsAVX512_691:
+	// Tile of 32 queries × keys 0–7 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
+
+dAVX512_710:
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS (CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 256(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 512(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 768(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 1024(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 1280(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 1536(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 1792(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      128(AX), Z16
+	VMOVUPS      192(AX), Z17
+	VBROADCASTSS 4(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 260(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 516(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 772(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 1028(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 1284(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 1540(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 1796(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      256(AX), Z16
+	VMOVUPS      320(AX), Z17
+	VBROADCASTSS 8(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 264(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 520(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 776(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 1032(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 1288(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 1544(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 1800(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      384(AX), Z16
+	VMOVUPS      448(AX), Z17
+	VBROADCASTSS 12(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 268(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 524(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 780(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 1036(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 1292(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 1548(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 1804(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX512_711
+	VMOVUPS (BX), Z16
+	VMOVUPS Z16, (SI)
+	ADDQ    $0x40, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX512_711:
+	ADDQ         $0x00000200, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000040
+	JB           dAVX512_710
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
+	VBROADCASTSS scale+152(FP), Z16
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Z16, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z16, Z1, Z1
+	VMOVUPS      Z1, 128(AX)
+	VMULPS       Z16, Z2, Z2
+	VMOVUPS      Z2, 256(AX)
+	VMULPS       Z16, Z3, Z3
+	VMOVUPS      Z3, 384(AX)
+	VMULPS       Z16, Z4, Z4
+	VMOVUPS      Z4, 512(AX)
+	VMULPS       Z16, Z5, Z5
+	VMOVUPS      Z5, 640(AX)
+	VMULPS       Z16, Z6, Z6
+	VMOVUPS      Z6, 768(AX)
+	VMULPS       Z16, Z7, Z7
+	VMOVUPS      Z7, 896(AX)
+	VMULPS       Z16, Z8, Z8
+	VMOVUPS      Z8, 64(AX)
+	VMULPS       Z16, Z9, Z9
+	VMOVUPS      Z9, 192(AX)
+	VMULPS       Z16, Z10, Z10
+	VMOVUPS      Z10, 320(AX)
+	VMULPS       Z16, Z11, Z11
+	VMOVUPS      Z11, 448(AX)
+	VMULPS       Z16, Z12, Z12
+	VMOVUPS      Z12, 576(AX)
+	VMULPS       Z16, Z13, Z13
+	VMOVUPS      Z13, 704(AX)
+	VMULPS       Z16, Z14, Z14
+	VMOVUPS      Z14, 832(AX)
+	VMULPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 960(AX)
+
+	// Tile of 32 queries × keys 8–15 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
+
+dAVX512_712:
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS 2048(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 2304(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 2560(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 2816(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 3072(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 3328(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3584(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3840(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      128(AX), Z16
+	VMOVUPS      192(AX), Z17
+	VBROADCASTSS 2052(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 2308(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 2564(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 2820(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 3076(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 3332(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3588(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3844(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      256(AX), Z16
+	VMOVUPS      320(AX), Z17
+	VBROADCASTSS 2056(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 2312(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 2568(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 2824(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 3080(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 3336(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3592(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3848(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      384(AX), Z16
+	VMOVUPS      448(AX), Z17
+	VBROADCASTSS 2060(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 2316(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 2572(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 2828(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 3084(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 3340(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3596(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3852(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX512_713
+	VMOVUPS (BX), Z16
+	VMOVUPS Z16, (SI)
+	ADDQ    $0x40, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX512_713:
+	ADDQ         $0x00000200, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000040
+	JB           dAVX512_712
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
+	VBROADCASTSS scale+152(FP), Z16
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Z16, Z0, Z0
+	VMOVUPS      Z0, 1024(AX)
+	VMULPS       Z16, Z1, Z1
+	VMOVUPS      Z1, 1152(AX)
+	VMULPS       Z16, Z2, Z2
+	VMOVUPS      Z2, 1280(AX)
+	VMULPS       Z16, Z3, Z3
+	VMOVUPS      Z3, 1408(AX)
+	VMULPS       Z16, Z4, Z4
+	VMOVUPS      Z4, 1536(AX)
+	VMULPS       Z16, Z5, Z5
+	VMOVUPS      Z5, 1664(AX)
+	VMULPS       Z16, Z6, Z6
+	VMOVUPS      Z6, 1792(AX)
+	VMULPS       Z16, Z7, Z7
+	VMOVUPS      Z7, 1920(AX)
+	VMULPS       Z16, Z8, Z8
+	VMOVUPS      Z8, 1088(AX)
+	VMULPS       Z16, Z9, Z9
+	VMOVUPS      Z9, 1216(AX)
+	VMULPS       Z16, Z10, Z10
+	VMOVUPS      Z10, 1344(AX)
+	VMULPS       Z16, Z11, Z11
+	VMOVUPS      Z11, 1472(AX)
+	VMULPS       Z16, Z12, Z12
+	VMOVUPS      Z12, 1600(AX)
+	VMULPS       Z16, Z13, Z13
+	VMOVUPS      Z13, 1728(AX)
+	VMULPS       Z16, Z14, Z14
+	VMOVUPS      Z14, 1856(AX)
+	VMULPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 1984(AX)
+
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX512_714
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX512_715:
+	VMOVUPS (CX), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ    $0x40, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX512_715
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX512_714:
+	// Write the stage out: Lanes keys of every query row at a time.
+	MOVQ       stage_base+96(FP), AX
+	CMPQ       16(SP), $0x10
+	JB         flushpartialAVX512_719
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 2048(AX)
+	VMOVUPS    Z11, 2112(AX)
+	VMOVUPS    Z13, 2176(AX)
+	VMOVUPS    Z12, 2240(AX)
+	VMOVUPS    Z14, 2304(AX)
+	VMOVUPS    Z3, 2368(AX)
+	VMOVUPS    Z7, 2432(AX)
+	VMOVUPS    Z4, 2496(AX)
+	VMOVUPS    Z15, 2560(AX)
+	VMOVUPS    Z6, 2624(AX)
+	VMOVUPS    Z16, 2688(AX)
+	VMOVUPS    Z9, 2752(AX)
+	VMOVUPS    Z2, 2816(AX)
+	VMOVUPS    Z1, 2880(AX)
+	VMOVUPS    Z5, 2944(AX)
+	VMOVUPS    Z0, 3008(AX)
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 3072(AX)
+	VMOVUPS    Z11, 3136(AX)
+	VMOVUPS    Z13, 3200(AX)
+	VMOVUPS    Z12, 3264(AX)
+	VMOVUPS    Z14, 3328(AX)
+	VMOVUPS    Z3, 3392(AX)
+	VMOVUPS    Z7, 3456(AX)
+	VMOVUPS    Z4, 3520(AX)
+	VMOVUPS    Z15, 3584(AX)
+	VMOVUPS    Z6, 3648(AX)
+	VMOVUPS    Z16, 3712(AX)
+	VMOVUPS    Z9, 3776(AX)
+	VMOVUPS    Z2, 3840(AX)
+	VMOVUPS    Z1, 3904(AX)
+	VMOVUPS    Z5, 3968(AX)
+	VMOVUPS    Z0, 4032(AX)
+	LEAQ       2048(AX), AX
+	MOVQ       AX, 64(SP)
+	MOVQ       40(SP), AX
+	MOVQ       AX, 72(SP)
+	MOVQ       48(SP), AX
+	MOVQ       $0x00000020, CX
+	CMPQ       AX, CX
+	CMOVQGT    CX, AX
+	MOVQ       AX, 80(SP)
+	JMP        flushdoneAVX512_718
+
+flushpartialAVX512_719:
+	MOVQ 40(SP), CX
+	MOVQ 16(SP), DX
+
+flushAVX512_716:
+	CMPQ       DX, $0x10
+	JB         flushtailAVX512_717
+	MOVQ       CX, BX
+	MOVQ       48(SP), SI
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z11, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z13, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z12, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z14, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z3, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z7, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z4, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z15, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z6, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z16, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z9, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z2, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z1, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z5, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z0, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z11, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z13, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z12, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z14, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z3, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z7, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z4, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z15, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z6, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z16, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z9, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z2, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z1, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z5, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_720
+	ADDQ       56(SP), BX
+	VMOVUPS    Z0, (BX)
+
+chunkdoneAVX512_720:
+	ADDQ $0x00000800, AX
+	ADDQ $0x40, CX
+	SUBQ $0x10, DX
+	JMP  flushAVX512_716
+
+flushtailAVX512_717:
+	TESTQ DX, DX
+	JZ    flushdoneAVX512_718
+
+	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
+	MOVQ CX, BX
+	MOVQ 48(SP), SI
+	XORQ CX, CX
+
+tailrowAVX512_721:
+	XORQ DI, DI
+	LEAQ (AX)(CX*4), R8
+
+tailkeyAVX512_722:
+	MOVL (R8), R9
+	MOVL R9, (BX)(DI*4)
+	ADDQ $0x00000080, R8
+	INCQ DI
+	CMPQ DI, DX
+	JB   tailkeyAVX512_722
+	ADDQ 56(SP), BX
+	INCQ CX
+	CMPQ CX, $0x20
+	JAE  flushdoneAVX512_718
+	DECQ SI
+	JNZ  tailrowAVX512_721
+
+flushdoneAVX512_718:
+	MOVQ   dim+136(FP), AX
+	IMUL3Q $0x00000080, AX, AX
+	ADDQ   AX, 32(SP)
+	MOVQ   56(SP), AX
+	IMUL3Q $0x00000020, AX, AX
+	ADDQ   AX, 40(SP)
+	SUBQ   $0x00000020, 48(SP)
+	JG     panelsAVX512_691
+
+panelsdoneAVX512_692:
+	MOVQ   stride+144(FP), AX
+	IMUL3Q $0x20, AX, AX
+	ADDQ   AX, (SP)
+	ADDQ   $0x40, 24(SP)
+	MOVQ   16(SP), AX
+	SUBQ   AX, 8(SP)
+	JMP    blocksAVX512_689
+
+blocksdoneAVX512_690:
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX512_723
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX512_724:
+	VMOVUPS (CX), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ    $0x40, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX512_724
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX512_723:
+	VZEROUPPER
+	RET
+
+// func ScoresBF16Panels128AVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
+// Requires: AVX, AVX512DQ, AVX512F, CMOV, MMX+
+TEXT ·ScoresBF16Panels128AVX512(SB), NOSPLIT, $88-156
+	MOVQ $0x00000000, 80(SP)
+	MOVQ k_base+48(FP), AX
+	MOVQ AX, (SP)
+	MOVQ n+128(FP), AX
+	MOVQ AX, 8(SP)
+	SHLQ $0x02, AX
+	MOVQ AX, 56(SP)
+	MOVQ dst_base+0(FP), AX
+	MOVQ AX, 24(SP)
+
+blocksAVX512_725:
+	MOVQ  8(SP), AX
+	TESTQ AX, AX
+	JZ    blocksdoneAVX512_726
+
+	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
+	// zeros), whose scores are computed and never written out.
+	MOVQ    $0x00000010, CX
+	CMPQ    AX, CX
+	CMOVQHI CX, AX
+	MOVQ    AX, 16(SP)
+	MOVQ    panels_base+24(FP), AX
+	MOVQ    AX, 32(SP)
+	MOVQ    24(SP), AX
+	MOVQ    AX, 40(SP)
+	MOVQ    rows+120(FP), AX
+	MOVQ    AX, 48(SP)
+
+	// The first panel widens each tile's keys right before running it.
+	// Widen keys 0–7 of the block.
+	MOVQ    16(SP), AX
+	MOVQ    $0x00000008, CX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	MOVQ    (SP), CX
+	MOVQ    stride+144(FP), DX
+	SHLQ    $0x01, DX
+	IMUL3Q  $0x10, DX, BX
+	MOVQ    scratch_base+72(FP), SI
+
+widenAVX512_729:
+	TESTQ      AX, AX
+	JZ         widendoneAVX512_730
 	VPMOVZXWD  (CX), Z0
 	VPSLLD     $0x10, Z0, Z0
 	VMOVUPS    Z0, (SI)
@@ -22003,9 +23600,9 @@ widenAVX512_693:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_693
+	JMP        widenAVX512_729
 
-widendoneAVX512_694:
+widendoneAVX512_730:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -22026,8 +23623,11 @@ widendoneAVX512_694:
 	VXORPS Z13, Z13, Z13
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX512_695:
+dAVX512_731:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -22132,10 +23732,24 @@ dAVX512_695:
 	VBROADCASTSS 3596(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX512_732
+	VMOVUPS (BX), Z16
+	VMOVUPS Z16, (SI)
+	ADDQ    $0x40, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX512_732:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_695
+	JB           dAVX512_731
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -22188,9 +23802,9 @@ dAVX512_695:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001000, SI
 
-widenAVX512_696:
+widenAVX512_733:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_697
+	JZ         widendoneAVX512_734
 	VPMOVZXWD  (CX), Z0
 	VPSLLD     $0x10, Z0, Z0
 	VMOVUPS    Z0, (SI)
@@ -22223,9 +23837,9 @@ widenAVX512_696:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_696
+	JMP        widenAVX512_733
 
-widendoneAVX512_697:
+widendoneAVX512_734:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -22246,8 +23860,11 @@ widendoneAVX512_697:
 	VXORPS Z13, Z13, Z13
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX512_698:
+dAVX512_735:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -22352,10 +23969,24 @@ dAVX512_698:
 	VBROADCASTSS 7692(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX512_736
+	VMOVUPS (BX), Z16
+	VMOVUPS Z16, (SI)
+	ADDQ    $0x40, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX512_736:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_698
+	JB           dAVX512_735
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -22391,14 +24022,237 @@ dAVX512_698:
 	VMULPS       Z16, Z15, Z15
 	VMOVUPS      Z15, 1984(AX)
 
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX512_737
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX512_738:
+	VMOVUPS (CX), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ    $0x40, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX512_738
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX512_737:
 	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
+	MOVQ       stage_base+96(FP), AX
+	CMPQ       16(SP), $0x10
+	JB         flushpartialAVX512_742
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 2048(AX)
+	VMOVUPS    Z11, 2112(AX)
+	VMOVUPS    Z13, 2176(AX)
+	VMOVUPS    Z12, 2240(AX)
+	VMOVUPS    Z14, 2304(AX)
+	VMOVUPS    Z3, 2368(AX)
+	VMOVUPS    Z7, 2432(AX)
+	VMOVUPS    Z4, 2496(AX)
+	VMOVUPS    Z15, 2560(AX)
+	VMOVUPS    Z6, 2624(AX)
+	VMOVUPS    Z16, 2688(AX)
+	VMOVUPS    Z9, 2752(AX)
+	VMOVUPS    Z2, 2816(AX)
+	VMOVUPS    Z1, 2880(AX)
+	VMOVUPS    Z5, 2944(AX)
+	VMOVUPS    Z0, 3008(AX)
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 3072(AX)
+	VMOVUPS    Z11, 3136(AX)
+	VMOVUPS    Z13, 3200(AX)
+	VMOVUPS    Z12, 3264(AX)
+	VMOVUPS    Z14, 3328(AX)
+	VMOVUPS    Z3, 3392(AX)
+	VMOVUPS    Z7, 3456(AX)
+	VMOVUPS    Z4, 3520(AX)
+	VMOVUPS    Z15, 3584(AX)
+	VMOVUPS    Z6, 3648(AX)
+	VMOVUPS    Z16, 3712(AX)
+	VMOVUPS    Z9, 3776(AX)
+	VMOVUPS    Z2, 3840(AX)
+	VMOVUPS    Z1, 3904(AX)
+	VMOVUPS    Z5, 3968(AX)
+	VMOVUPS    Z0, 4032(AX)
+	LEAQ       2048(AX), AX
+	MOVQ       AX, 64(SP)
+	MOVQ       40(SP), AX
+	MOVQ       AX, 72(SP)
+	MOVQ       48(SP), AX
+	MOVQ       $0x00000020, CX
+	CMPQ       AX, CX
+	CMOVQGT    CX, AX
+	MOVQ       AX, 80(SP)
+	JMP        flushdoneAVX512_741
+
+flushpartialAVX512_742:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_699:
+flushAVX512_739:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_700
+	JB         flushtailAVX512_740
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -22483,67 +24337,67 @@ flushAVX512_699:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -22627,100 +24481,100 @@ flushAVX512_699:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_702
+	JZ         chunkdoneAVX512_743
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_702:
+chunkdoneAVX512_743:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_699
+	JMP  flushAVX512_739
 
-flushtailAVX512_700:
+flushtailAVX512_740:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_701
+	JZ    flushdoneAVX512_741
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_703:
+tailrowAVX512_744:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_704:
+tailkeyAVX512_745:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_704
+	JB   tailkeyAVX512_745
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_701
+	JAE  flushdoneAVX512_741
 	DECQ SI
-	JNZ  tailrowAVX512_703
+	JNZ  tailrowAVX512_744
 
-flushdoneAVX512_701:
+flushdoneAVX512_741:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -22728,9 +24582,9 @@ flushdoneAVX512_701:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_692
+	JLE    panelsdoneAVX512_728
 
-panelsAVX512_691:
+panelsAVX512_727:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -22751,8 +24605,11 @@ panelsAVX512_691:
 	VXORPS Z13, Z13, Z13
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX512_705:
+dAVX512_746:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -22857,10 +24714,24 @@ dAVX512_705:
 	VBROADCASTSS 3596(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX512_747
+	VMOVUPS (BX), Z16
+	VMOVUPS Z16, (SI)
+	ADDQ    $0x40, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX512_747:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_705
+	JB           dAVX512_746
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -22916,8 +24787,11 @@ dAVX512_705:
 	VXORPS Z13, Z13, Z13
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX512_706:
+dAVX512_748:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -23022,10 +24896,24 @@ dAVX512_706:
 	VBROADCASTSS 7692(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX512_749
+	VMOVUPS (BX), Z16
+	VMOVUPS Z16, (SI)
+	ADDQ    $0x40, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX512_749:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_706
+	JB           dAVX512_748
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -23061,14 +24949,237 @@ dAVX512_706:
 	VMULPS       Z16, Z15, Z15
 	VMOVUPS      Z15, 1984(AX)
 
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX512_750
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX512_751:
+	VMOVUPS (CX), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ    $0x40, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX512_751
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX512_750:
 	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
+	MOVQ       stage_base+96(FP), AX
+	CMPQ       16(SP), $0x10
+	JB         flushpartialAVX512_755
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 2048(AX)
+	VMOVUPS    Z11, 2112(AX)
+	VMOVUPS    Z13, 2176(AX)
+	VMOVUPS    Z12, 2240(AX)
+	VMOVUPS    Z14, 2304(AX)
+	VMOVUPS    Z3, 2368(AX)
+	VMOVUPS    Z7, 2432(AX)
+	VMOVUPS    Z4, 2496(AX)
+	VMOVUPS    Z15, 2560(AX)
+	VMOVUPS    Z6, 2624(AX)
+	VMOVUPS    Z16, 2688(AX)
+	VMOVUPS    Z9, 2752(AX)
+	VMOVUPS    Z2, 2816(AX)
+	VMOVUPS    Z1, 2880(AX)
+	VMOVUPS    Z5, 2944(AX)
+	VMOVUPS    Z0, 3008(AX)
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 3072(AX)
+	VMOVUPS    Z11, 3136(AX)
+	VMOVUPS    Z13, 3200(AX)
+	VMOVUPS    Z12, 3264(AX)
+	VMOVUPS    Z14, 3328(AX)
+	VMOVUPS    Z3, 3392(AX)
+	VMOVUPS    Z7, 3456(AX)
+	VMOVUPS    Z4, 3520(AX)
+	VMOVUPS    Z15, 3584(AX)
+	VMOVUPS    Z6, 3648(AX)
+	VMOVUPS    Z16, 3712(AX)
+	VMOVUPS    Z9, 3776(AX)
+	VMOVUPS    Z2, 3840(AX)
+	VMOVUPS    Z1, 3904(AX)
+	VMOVUPS    Z5, 3968(AX)
+	VMOVUPS    Z0, 4032(AX)
+	LEAQ       2048(AX), AX
+	MOVQ       AX, 64(SP)
+	MOVQ       40(SP), AX
+	MOVQ       AX, 72(SP)
+	MOVQ       48(SP), AX
+	MOVQ       $0x00000020, CX
+	CMPQ       AX, CX
+	CMOVQGT    CX, AX
+	MOVQ       AX, 80(SP)
+	JMP        flushdoneAVX512_754
+
+flushpartialAVX512_755:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_707:
+flushAVX512_752:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_708
+	JB         flushtailAVX512_753
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -23153,67 +25264,67 @@ flushAVX512_707:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -23297,100 +25408,100 @@ flushAVX512_707:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_710
+	JZ         chunkdoneAVX512_756
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_710:
+chunkdoneAVX512_756:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_707
+	JMP  flushAVX512_752
 
-flushtailAVX512_708:
+flushtailAVX512_753:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_709
+	JZ    flushdoneAVX512_754
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_711:
+tailrowAVX512_757:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_712:
+tailkeyAVX512_758:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_712
+	JB   tailkeyAVX512_758
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_709
+	JAE  flushdoneAVX512_754
 	DECQ SI
-	JNZ  tailrowAVX512_711
+	JNZ  tailrowAVX512_757
 
-flushdoneAVX512_709:
+flushdoneAVX512_754:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -23398,18 +25509,35 @@ flushdoneAVX512_709:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_691
+	JG     panelsAVX512_727
 
-panelsdoneAVX512_692:
+panelsdoneAVX512_728:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_689
+	JMP    blocksAVX512_725
 
-blocksdoneAVX512_690:
+blocksdoneAVX512_726:
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX512_759
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX512_760:
+	VMOVUPS (CX), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ    $0x40, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX512_760
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX512_759:
 	VZEROUPPER
 	RET
 
@@ -23429,9 +25557,9 @@ TEXT ·DotF32Q8AVX2(SB), NOSPLIT, $0-52
 	VXORPS Y7, Y7, Y7
 	MOVQ   AX, BX
 	SHRQ   $0x06, BX
-	JZ     dotdoneAVX2_714
+	JZ     dotdoneAVX2_762
 
-dotAVX2_713:
+dotAVX2_761:
 	VPBROADCASTW (DX), X8
 	VCVTPH2PS    X8, Y8
 	VPMOVSXBD    2(DX), Y9
@@ -23471,14 +25599,14 @@ dotAVX2_713:
 	ADDQ         $0x00000100, CX
 	ADDQ         $0x00000044, DX
 	DECQ         BX
-	JNZ          dotAVX2_713
+	JNZ          dotAVX2_761
 
-dotdoneAVX2_714:
+dotdoneAVX2_762:
 	ANDQ $0x0000003f, AX
 
-dotAVX2_715:
+dotAVX2_763:
 	CMPQ         AX, $0x00000020
-	JB           dotdoneAVX2_716
+	JB           dotdoneAVX2_764
 	VPBROADCASTW (DX), X8
 	VCVTPH2PS    X8, Y8
 	VPMOVSXBD    2(DX), Y9
@@ -23500,9 +25628,9 @@ dotAVX2_715:
 	ADDQ         $0x00000080, CX
 	ADDQ         $0x00000022, DX
 	SUBQ         $0x00000020, AX
-	JMP          dotAVX2_715
+	JMP          dotAVX2_763
 
-dotdoneAVX2_716:
+dotdoneAVX2_764:
 	VADDPS       Y4, Y0, Y0
 	VADDPS       Y5, Y1, Y1
 	VADDPS       Y6, Y2, Y2
@@ -23538,9 +25666,9 @@ TEXT ·ScoresQ8RowsAVX2(SB), NOSPLIT, $96-108
 	SHLQ   $0x02, AX
 	MOVQ   AX, 48(SP)
 
-keysAVX2_717:
+keysAVX2_765:
 	CMPQ 8(SP), $0x03
-	JB   keysdoneAVX2_718
+	JB   keysdoneAVX2_766
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -23548,9 +25676,9 @@ keysAVX2_717:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX2_719:
+rowsAVX2_767:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX2_720
+	JB   rowsdoneAVX2_768
 
 	// Tile of 4 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -23580,9 +25708,9 @@ rowsAVX2_719:
 	XORQ R10, R10
 	XORQ R11, R11
 
-blocksAVX2_721:
+blocksAVX2_769:
 	CMPQ         R10, R9
-	JAE          blocksdoneAVX2_722
+	JAE          blocksdoneAVX2_770
 	MOVWLZX      (CX)(R11*1), R12
 	VMOVD        R12, X12
 	VCVTPH2PS    X12, X12
@@ -23709,9 +25837,9 @@ blocksAVX2_721:
 	VFMADD231PS  Y15, Y12, Y11
 	ADDQ         $0x20, R10
 	ADDQ         $0x22, R11
-	JMP          blocksAVX2_721
+	JMP          blocksAVX2_769
 
-blocksdoneAVX2_722:
+blocksdoneAVX2_770:
 	VBROADCASTSS scale+104(FP), Y12
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -23754,11 +25882,11 @@ blocksdoneAVX2_722:
 	IMUL3Q       $0x04, AX, AX
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x04, 40(SP)
-	JMP          rowsAVX2_719
+	JMP          rowsAVX2_767
 
-rowsdoneAVX2_720:
+rowsdoneAVX2_768:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX2_724
+	JB   rowsdoneAVX2_772
 
 	// Tile of 2 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -23780,9 +25908,9 @@ rowsdoneAVX2_720:
 	XORQ R8, R8
 	XORQ R9, R9
 
-blocksAVX2_725:
+blocksAVX2_773:
 	CMPQ         R8, DI
-	JAE          blocksdoneAVX2_726
+	JAE          blocksdoneAVX2_774
 	VPBROADCASTW (CX)(R9*1), X6
 	VCVTPH2PS    X6, Y6
 	VPBROADCASTW (SI)(R9*1), X7
@@ -23859,9 +25987,9 @@ blocksAVX2_725:
 	VFMADD231PS  Y7, Y8, Y5
 	ADDQ         $0x20, R8
 	ADDQ         $0x22, R9
-	JMP          blocksAVX2_725
+	JMP          blocksAVX2_773
 
-blocksdoneAVX2_726:
+blocksdoneAVX2_774:
 	VBROADCASTSS scale+104(FP), Y6
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -23891,9 +26019,9 @@ blocksdoneAVX2_726:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x02, 40(SP)
 
-rowsdoneAVX2_724:
+rowsdoneAVX2_772:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX2_728
+	JB   rowsdoneAVX2_776
 
 	// Tile of 1 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -23910,9 +26038,9 @@ rowsdoneAVX2_724:
 	XORQ DI, DI
 	XORQ R8, R8
 
-blocksAVX2_729:
+blocksAVX2_777:
 	CMPQ         DI, SI
-	JAE          blocksdoneAVX2_730
+	JAE          blocksdoneAVX2_778
 	VPBROADCASTW (CX)(R8*1), X3
 	VCVTPH2PS    X3, Y3
 	VPBROADCASTW (BX)(R8*1), X4
@@ -23973,9 +26101,9 @@ blocksAVX2_729:
 	VFMADD231PS  Y4, Y5, Y2
 	ADDQ         $0x20, DI
 	ADDQ         $0x22, R8
-	JMP          blocksAVX2_729
+	JMP          blocksAVX2_777
 
-blocksdoneAVX2_730:
+blocksdoneAVX2_778:
 	VBROADCASTSS scale+104(FP), Y3
 	MOVQ         32(SP), AX
 	VHADDPS      Y1, Y0, Y0
@@ -23995,18 +26123,18 @@ blocksdoneAVX2_730:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x01, 40(SP)
 
-rowsdoneAVX2_728:
+rowsdoneAVX2_776:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x03, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x0c, 16(SP)
 	SUBQ   $0x03, 8(SP)
-	JMP    keysAVX2_717
+	JMP    keysAVX2_765
 
-keysdoneAVX2_718:
-keysAVX2_731:
+keysdoneAVX2_766:
+keysAVX2_779:
 	CMPQ 8(SP), $0x01
-	JB   keysdoneAVX2_732
+	JB   keysdoneAVX2_780
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -24014,9 +26142,9 @@ keysAVX2_731:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX2_733:
+rowsAVX2_781:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX2_734
+	JB   rowsdoneAVX2_782
 
 	// Tile of 4 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -24035,9 +26163,9 @@ rowsAVX2_733:
 	XORQ R8, R8
 	XORQ R9, R9
 
-blocksAVX2_735:
+blocksAVX2_783:
 	CMPQ         R8, DI
-	JAE          blocksdoneAVX2_736
+	JAE          blocksdoneAVX2_784
 	VPBROADCASTW (CX)(R9*1), X4
 	VCVTPH2PS    X4, Y4
 	VPMOVSXBD    2(CX)(R9*1), Y5
@@ -24086,9 +26214,9 @@ blocksAVX2_735:
 	VFMADD231PS  Y5, Y4, Y3
 	ADDQ         $0x20, R8
 	ADDQ         $0x22, R9
-	JMP          blocksAVX2_735
+	JMP          blocksAVX2_783
 
-blocksdoneAVX2_736:
+blocksdoneAVX2_784:
 	VBROADCASTSS scale+104(FP), Y4
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -24112,11 +26240,11 @@ blocksdoneAVX2_736:
 	IMUL3Q       $0x04, AX, AX
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x04, 40(SP)
-	JMP          rowsAVX2_733
+	JMP          rowsAVX2_781
 
-rowsdoneAVX2_734:
+rowsdoneAVX2_782:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX2_738
+	JB   rowsdoneAVX2_786
 
 	// Tile of 2 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -24131,9 +26259,9 @@ rowsdoneAVX2_734:
 	XORQ SI, SI
 	XORQ DI, DI
 
-blocksAVX2_739:
+blocksAVX2_787:
 	CMPQ         SI, BX
-	JAE          blocksdoneAVX2_740
+	JAE          blocksdoneAVX2_788
 	VPBROADCASTW (CX)(DI*1), X2
 	VCVTPH2PS    X2, Y2
 	VPMOVSXBD    2(CX)(DI*1), Y3
@@ -24166,9 +26294,9 @@ blocksAVX2_739:
 	VFMADD231PS  Y3, Y2, Y1
 	ADDQ         $0x20, SI
 	ADDQ         $0x22, DI
-	JMP          blocksAVX2_739
+	JMP          blocksAVX2_787
 
-blocksdoneAVX2_740:
+blocksdoneAVX2_788:
 	VBROADCASTSS scale+104(FP), Y2
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -24189,9 +26317,9 @@ blocksdoneAVX2_740:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x02, 40(SP)
 
-rowsdoneAVX2_738:
+rowsdoneAVX2_786:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX2_742
+	JB   rowsdoneAVX2_790
 
 	// Tile of 1 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -24203,9 +26331,9 @@ rowsdoneAVX2_738:
 	XORQ BX, BX
 	XORQ SI, SI
 
-blocksAVX2_743:
+blocksAVX2_791:
 	CMPQ         BX, DX
-	JAE          blocksdoneAVX2_744
+	JAE          blocksdoneAVX2_792
 	VPBROADCASTW (CX)(SI*1), X1
 	VCVTPH2PS    X1, Y1
 	VPMOVSXBD    2(CX)(SI*1), Y2
@@ -24230,9 +26358,9 @@ blocksAVX2_743:
 	VFMADD231PS  Y2, Y1, Y0
 	ADDQ         $0x20, BX
 	ADDQ         $0x22, SI
-	JMP          blocksAVX2_743
+	JMP          blocksAVX2_791
 
-blocksdoneAVX2_744:
+blocksdoneAVX2_792:
 	VBROADCASTSS scale+104(FP), Y1
 	MOVQ         32(SP), AX
 	VHADDPS      Y0, Y0, Y2
@@ -24250,15 +26378,15 @@ blocksdoneAVX2_744:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x01, 40(SP)
 
-rowsdoneAVX2_742:
+rowsdoneAVX2_790:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x01, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX2_731
+	JMP    keysAVX2_779
 
-keysdoneAVX2_732:
+keysdoneAVX2_780:
 	VZEROUPPER
 	RET
 
@@ -24274,10 +26402,10 @@ TEXT ·ScoresQ8PanelsAVX2(SB), NOSPLIT, $64-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_745:
+blocksAVX2_793:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_746
+	JZ    blocksdoneAVX2_794
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -24305,9 +26433,9 @@ blocksAVX2_745:
 	MOVQ    scratch_base+72(FP), SI
 	MOVQ    dim+136(FP), DI
 
-widenAVX2_749:
+widenAVX2_797:
 	TESTQ  AX, AX
-	JZ     widendoneAVX2_750
+	JZ     widendoneAVX2_798
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
@@ -24317,16 +26445,16 @@ widenAVX2_749:
 	DECQ   R12
 	XORQ   R11, R11
 
-prefetchAVX2_751:
+prefetchAVX2_799:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX2_751
+	JB         prefetchAVX2_799
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX2_752:
+widenblockAVX2_800:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX2_753
+	JZ           widenblockdoneAVX2_801
 	VPBROADCASTW (R8), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(R8), Y1
@@ -24348,14 +26476,14 @@ widenblockAVX2_752:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX2_752
+	JMP          widenblockAVX2_800
 
-widenblockdoneAVX2_753:
+widenblockdoneAVX2_801:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_749
+	JMP  widenAVX2_797
 
-widendoneAVX2_750:
+widendoneAVX2_798:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -24381,10 +26509,10 @@ widendoneAVX2_750:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_754:
+dAVX2_802:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_755
+	JA           ddoneAVX2_803
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -24467,13 +26595,13 @@ dAVX2_754:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_754
+	JMP          dAVX2_802
 
-ddoneAVX2_755:
-dAVX2_756:
+ddoneAVX2_803:
+dAVX2_804:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_757
+	JA           ddoneAVX2_805
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -24496,9 +26624,9 @@ dAVX2_756:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_756
+	JMP          dAVX2_804
 
-ddoneAVX2_757:
+ddoneAVX2_805:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -24545,9 +26673,9 @@ ddoneAVX2_757:
 	IMUL3Q  $0x00000018, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_758:
+widenAVX2_806:
 	TESTQ  AX, AX
-	JZ     widendoneAVX2_759
+	JZ     widendoneAVX2_807
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
@@ -24557,16 +26685,16 @@ widenAVX2_758:
 	DECQ   R12
 	XORQ   R11, R11
 
-prefetchAVX2_760:
+prefetchAVX2_808:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX2_760
+	JB         prefetchAVX2_808
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX2_761:
+widenblockAVX2_809:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX2_762
+	JZ           widenblockdoneAVX2_810
 	VPBROADCASTW (R8), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(R8), Y1
@@ -24588,14 +26716,14 @@ widenblockAVX2_761:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX2_761
+	JMP          widenblockAVX2_809
 
-widenblockdoneAVX2_762:
+widenblockdoneAVX2_810:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_758
+	JMP  widenAVX2_806
 
-widendoneAVX2_759:
+widendoneAVX2_807:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -24623,10 +26751,10 @@ widendoneAVX2_759:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_763:
+dAVX2_811:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_764
+	JA           ddoneAVX2_812
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -24709,13 +26837,13 @@ dAVX2_763:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_763
+	JMP          dAVX2_811
 
-ddoneAVX2_764:
-dAVX2_765:
+ddoneAVX2_812:
+dAVX2_813:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_766
+	JA           ddoneAVX2_814
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -24738,9 +26866,9 @@ dAVX2_765:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_765
+	JMP          dAVX2_813
 
-ddoneAVX2_766:
+ddoneAVX2_814:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -24787,9 +26915,9 @@ ddoneAVX2_766:
 	IMUL3Q  $0x00000030, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_767:
+widenAVX2_815:
 	TESTQ  AX, AX
-	JZ     widendoneAVX2_768
+	JZ     widendoneAVX2_816
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
@@ -24799,16 +26927,16 @@ widenAVX2_767:
 	DECQ   R12
 	XORQ   R11, R11
 
-prefetchAVX2_769:
+prefetchAVX2_817:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX2_769
+	JB         prefetchAVX2_817
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX2_770:
+widenblockAVX2_818:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX2_771
+	JZ           widenblockdoneAVX2_819
 	VPBROADCASTW (R8), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(R8), Y1
@@ -24830,14 +26958,14 @@ widenblockAVX2_770:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX2_770
+	JMP          widenblockAVX2_818
 
-widenblockdoneAVX2_771:
+widenblockdoneAVX2_819:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_767
+	JMP  widenAVX2_815
 
-widendoneAVX2_768:
+widendoneAVX2_816:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -24865,10 +26993,10 @@ widendoneAVX2_768:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_772:
+dAVX2_820:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_773
+	JA           ddoneAVX2_821
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -24951,13 +27079,13 @@ dAVX2_772:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_772
+	JMP          dAVX2_820
 
-ddoneAVX2_773:
-dAVX2_774:
+ddoneAVX2_821:
+dAVX2_822:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_775
+	JA           ddoneAVX2_823
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -24980,9 +27108,9 @@ dAVX2_774:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_774
+	JMP          dAVX2_822
 
-ddoneAVX2_775:
+ddoneAVX2_823:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -25029,9 +27157,9 @@ ddoneAVX2_775:
 	IMUL3Q  $0x00000048, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_776:
+widenAVX2_824:
 	TESTQ  AX, AX
-	JZ     widendoneAVX2_777
+	JZ     widendoneAVX2_825
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
@@ -25041,16 +27169,16 @@ widenAVX2_776:
 	DECQ   R12
 	XORQ   R11, R11
 
-prefetchAVX2_778:
+prefetchAVX2_826:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX2_778
+	JB         prefetchAVX2_826
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX2_779:
+widenblockAVX2_827:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX2_780
+	JZ           widenblockdoneAVX2_828
 	VPBROADCASTW (R8), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(R8), Y1
@@ -25072,14 +27200,14 @@ widenblockAVX2_779:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX2_779
+	JMP          widenblockAVX2_827
 
-widenblockdoneAVX2_780:
+widenblockdoneAVX2_828:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_776
+	JMP  widenAVX2_824
 
-widendoneAVX2_777:
+widendoneAVX2_825:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -25107,10 +27235,10 @@ widendoneAVX2_777:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_781:
+dAVX2_829:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_782
+	JA           ddoneAVX2_830
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -25193,13 +27321,13 @@ dAVX2_781:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_781
+	JMP          dAVX2_829
 
-ddoneAVX2_782:
-dAVX2_783:
+ddoneAVX2_830:
+dAVX2_831:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_784
+	JA           ddoneAVX2_832
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -25222,9 +27350,9 @@ dAVX2_783:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_783
+	JMP          dAVX2_831
 
-ddoneAVX2_784:
+ddoneAVX2_832:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -25257,9 +27385,9 @@ ddoneAVX2_784:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_785:
+flushAVX2_833:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_786
+	JB             flushtailAVX2_834
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -25296,35 +27424,35 @@ flushAVX2_785:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_788
+	JZ             chunkdoneAVX2_836
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_788
+	JZ             chunkdoneAVX2_836
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_788
+	JZ             chunkdoneAVX2_836
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_788
+	JZ             chunkdoneAVX2_836
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_788
+	JZ             chunkdoneAVX2_836
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_788
+	JZ             chunkdoneAVX2_836
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_788
+	JZ             chunkdoneAVX2_836
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_788
+	JZ             chunkdoneAVX2_836
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -25360,68 +27488,68 @@ flushAVX2_785:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_788
+	JZ             chunkdoneAVX2_836
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_788
+	JZ             chunkdoneAVX2_836
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_788
+	JZ             chunkdoneAVX2_836
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_788
+	JZ             chunkdoneAVX2_836
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_788
+	JZ             chunkdoneAVX2_836
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_788
+	JZ             chunkdoneAVX2_836
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_788
+	JZ             chunkdoneAVX2_836
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_788:
+chunkdoneAVX2_836:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_785
+	JMP  flushAVX2_833
 
-flushtailAVX2_786:
+flushtailAVX2_834:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_787
+	JZ    flushdoneAVX2_835
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_789:
+tailrowAVX2_837:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_790:
+tailkeyAVX2_838:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_790
+	JB   tailkeyAVX2_838
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_787
+	JAE  flushdoneAVX2_835
 	DECQ SI
-	JNZ  tailrowAVX2_789
+	JNZ  tailrowAVX2_837
 
-flushdoneAVX2_787:
+flushdoneAVX2_835:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -25429,9 +27557,9 @@ flushdoneAVX2_787:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_748
+	JLE    panelsdoneAVX2_796
 
-panelsAVX2_747:
+panelsAVX2_795:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -25457,10 +27585,10 @@ panelsAVX2_747:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_791:
+dAVX2_839:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_792
+	JA           ddoneAVX2_840
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -25543,13 +27671,13 @@ dAVX2_791:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_791
+	JMP          dAVX2_839
 
-ddoneAVX2_792:
-dAVX2_793:
+ddoneAVX2_840:
+dAVX2_841:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_794
+	JA           ddoneAVX2_842
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -25572,9 +27700,9 @@ dAVX2_793:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_793
+	JMP          dAVX2_841
 
-ddoneAVX2_794:
+ddoneAVX2_842:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -25629,10 +27757,10 @@ ddoneAVX2_794:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_795:
+dAVX2_843:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_796
+	JA           ddoneAVX2_844
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -25715,13 +27843,13 @@ dAVX2_795:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_795
+	JMP          dAVX2_843
 
-ddoneAVX2_796:
-dAVX2_797:
+ddoneAVX2_844:
+dAVX2_845:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_798
+	JA           ddoneAVX2_846
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -25744,9 +27872,9 @@ dAVX2_797:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_797
+	JMP          dAVX2_845
 
-ddoneAVX2_798:
+ddoneAVX2_846:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -25801,10 +27929,10 @@ ddoneAVX2_798:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_799:
+dAVX2_847:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_800
+	JA           ddoneAVX2_848
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -25887,13 +28015,13 @@ dAVX2_799:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_799
+	JMP          dAVX2_847
 
-ddoneAVX2_800:
-dAVX2_801:
+ddoneAVX2_848:
+dAVX2_849:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_802
+	JA           ddoneAVX2_850
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -25916,9 +28044,9 @@ dAVX2_801:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_801
+	JMP          dAVX2_849
 
-ddoneAVX2_802:
+ddoneAVX2_850:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -25973,10 +28101,10 @@ ddoneAVX2_802:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_803:
+dAVX2_851:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_804
+	JA           ddoneAVX2_852
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -26059,13 +28187,13 @@ dAVX2_803:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_803
+	JMP          dAVX2_851
 
-ddoneAVX2_804:
-dAVX2_805:
+ddoneAVX2_852:
+dAVX2_853:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_806
+	JA           ddoneAVX2_854
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -26088,9 +28216,9 @@ dAVX2_805:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_805
+	JMP          dAVX2_853
 
-ddoneAVX2_806:
+ddoneAVX2_854:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -26123,9 +28251,9 @@ ddoneAVX2_806:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_807:
+flushAVX2_855:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_808
+	JB             flushtailAVX2_856
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -26162,35 +28290,35 @@ flushAVX2_807:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_810
+	JZ             chunkdoneAVX2_858
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_810
+	JZ             chunkdoneAVX2_858
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_810
+	JZ             chunkdoneAVX2_858
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_810
+	JZ             chunkdoneAVX2_858
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_810
+	JZ             chunkdoneAVX2_858
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_810
+	JZ             chunkdoneAVX2_858
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_810
+	JZ             chunkdoneAVX2_858
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_810
+	JZ             chunkdoneAVX2_858
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -26226,68 +28354,68 @@ flushAVX2_807:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_810
+	JZ             chunkdoneAVX2_858
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_810
+	JZ             chunkdoneAVX2_858
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_810
+	JZ             chunkdoneAVX2_858
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_810
+	JZ             chunkdoneAVX2_858
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_810
+	JZ             chunkdoneAVX2_858
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_810
+	JZ             chunkdoneAVX2_858
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_810
+	JZ             chunkdoneAVX2_858
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_810:
+chunkdoneAVX2_858:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_807
+	JMP  flushAVX2_855
 
-flushtailAVX2_808:
+flushtailAVX2_856:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_809
+	JZ    flushdoneAVX2_857
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_811:
+tailrowAVX2_859:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_812:
+tailkeyAVX2_860:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_812
+	JB   tailkeyAVX2_860
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_809
+	JAE  flushdoneAVX2_857
 	DECQ SI
-	JNZ  tailrowAVX2_811
+	JNZ  tailrowAVX2_859
 
-flushdoneAVX2_809:
+flushdoneAVX2_857:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -26295,18 +28423,18 @@ flushdoneAVX2_809:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_747
+	JG     panelsAVX2_795
 
-panelsdoneAVX2_748:
+panelsdoneAVX2_796:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x00000330, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_745
+	JMP    blocksAVX2_793
 
-blocksdoneAVX2_746:
+blocksdoneAVX2_794:
 	VZEROUPPER
 	RET
 
@@ -26322,10 +28450,10 @@ TEXT ·ScoresQ8Panels64AVX2(SB), NOSPLIT, $64-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_813:
+blocksAVX2_861:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_814
+	JZ    blocksdoneAVX2_862
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -26352,9 +28480,9 @@ blocksAVX2_813:
 	IMUL3Q  $0x20, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX2_817:
+widenAVX2_865:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_818
+	JZ           widendoneAVX2_866
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -26397,9 +28525,9 @@ widenAVX2_817:
 	ADDQ         $0x00000100, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_817
+	JMP          widenAVX2_865
 
-widendoneAVX2_818:
+widendoneAVX2_866:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -26417,7 +28545,7 @@ widendoneAVX2_818:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_819:
+dAVX2_867:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -26501,7 +28629,7 @@ dAVX2_819:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_819
+	JB           dAVX2_867
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -26546,9 +28674,9 @@ dAVX2_819:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000600, SI
 
-widenAVX2_820:
+widenAVX2_868:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_821
+	JZ           widendoneAVX2_869
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -26591,9 +28719,9 @@ widenAVX2_820:
 	ADDQ         $0x00000100, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_820
+	JMP          widenAVX2_868
 
-widendoneAVX2_821:
+widendoneAVX2_869:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -26611,7 +28739,7 @@ widendoneAVX2_821:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_822:
+dAVX2_870:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 1536(CX)(DX*4), Y14
@@ -26695,7 +28823,7 @@ dAVX2_822:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_822
+	JB           dAVX2_870
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -26740,9 +28868,9 @@ dAVX2_822:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000c00, SI
 
-widenAVX2_823:
+widenAVX2_871:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_824
+	JZ           widendoneAVX2_872
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -26785,9 +28913,9 @@ widenAVX2_823:
 	ADDQ         $0x00000100, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_823
+	JMP          widenAVX2_871
 
-widendoneAVX2_824:
+widendoneAVX2_872:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -26805,7 +28933,7 @@ widendoneAVX2_824:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_825:
+dAVX2_873:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -26889,7 +29017,7 @@ dAVX2_825:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_825
+	JB           dAVX2_873
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -26934,9 +29062,9 @@ dAVX2_825:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001200, SI
 
-widenAVX2_826:
+widenAVX2_874:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_827
+	JZ           widendoneAVX2_875
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -26979,9 +29107,9 @@ widenAVX2_826:
 	ADDQ         $0x00000100, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_826
+	JMP          widenAVX2_874
 
-widendoneAVX2_827:
+widendoneAVX2_875:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -26999,7 +29127,7 @@ widendoneAVX2_827:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_828:
+dAVX2_876:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 4608(CX)(DX*4), Y14
@@ -27083,7 +29211,7 @@ dAVX2_828:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_828
+	JB           dAVX2_876
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -27116,9 +29244,9 @@ dAVX2_828:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_829:
+flushAVX2_877:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_830
+	JB             flushtailAVX2_878
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -27155,35 +29283,35 @@ flushAVX2_829:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_832
+	JZ             chunkdoneAVX2_880
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_832
+	JZ             chunkdoneAVX2_880
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_832
+	JZ             chunkdoneAVX2_880
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_832
+	JZ             chunkdoneAVX2_880
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_832
+	JZ             chunkdoneAVX2_880
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_832
+	JZ             chunkdoneAVX2_880
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_832
+	JZ             chunkdoneAVX2_880
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_832
+	JZ             chunkdoneAVX2_880
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -27219,68 +29347,68 @@ flushAVX2_829:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_832
+	JZ             chunkdoneAVX2_880
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_832
+	JZ             chunkdoneAVX2_880
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_832
+	JZ             chunkdoneAVX2_880
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_832
+	JZ             chunkdoneAVX2_880
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_832
+	JZ             chunkdoneAVX2_880
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_832
+	JZ             chunkdoneAVX2_880
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_832
+	JZ             chunkdoneAVX2_880
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_832:
+chunkdoneAVX2_880:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_829
+	JMP  flushAVX2_877
 
-flushtailAVX2_830:
+flushtailAVX2_878:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_831
+	JZ    flushdoneAVX2_879
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_833:
+tailrowAVX2_881:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_834:
+tailkeyAVX2_882:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_834
+	JB   tailkeyAVX2_882
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_831
+	JAE  flushdoneAVX2_879
 	DECQ SI
-	JNZ  tailrowAVX2_833
+	JNZ  tailrowAVX2_881
 
-flushdoneAVX2_831:
+flushdoneAVX2_879:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -27288,9 +29416,9 @@ flushdoneAVX2_831:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_816
+	JLE    panelsdoneAVX2_864
 
-panelsAVX2_815:
+panelsAVX2_863:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -27308,7 +29436,7 @@ panelsAVX2_815:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_835:
+dAVX2_883:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -27392,7 +29520,7 @@ dAVX2_835:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_835
+	JB           dAVX2_883
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -27437,7 +29565,7 @@ dAVX2_835:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_836:
+dAVX2_884:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 1536(CX)(DX*4), Y14
@@ -27521,7 +29649,7 @@ dAVX2_836:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_836
+	JB           dAVX2_884
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -27566,7 +29694,7 @@ dAVX2_836:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_837:
+dAVX2_885:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -27650,7 +29778,7 @@ dAVX2_837:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_837
+	JB           dAVX2_885
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -27695,7 +29823,7 @@ dAVX2_837:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_838:
+dAVX2_886:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 4608(CX)(DX*4), Y14
@@ -27779,7 +29907,7 @@ dAVX2_838:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_838
+	JB           dAVX2_886
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -27812,9 +29940,9 @@ dAVX2_838:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_839:
+flushAVX2_887:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_840
+	JB             flushtailAVX2_888
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -27851,35 +29979,35 @@ flushAVX2_839:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_842
+	JZ             chunkdoneAVX2_890
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_842
+	JZ             chunkdoneAVX2_890
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_842
+	JZ             chunkdoneAVX2_890
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_842
+	JZ             chunkdoneAVX2_890
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_842
+	JZ             chunkdoneAVX2_890
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_842
+	JZ             chunkdoneAVX2_890
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_842
+	JZ             chunkdoneAVX2_890
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_842
+	JZ             chunkdoneAVX2_890
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -27915,68 +30043,68 @@ flushAVX2_839:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_842
+	JZ             chunkdoneAVX2_890
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_842
+	JZ             chunkdoneAVX2_890
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_842
+	JZ             chunkdoneAVX2_890
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_842
+	JZ             chunkdoneAVX2_890
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_842
+	JZ             chunkdoneAVX2_890
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_842
+	JZ             chunkdoneAVX2_890
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_842
+	JZ             chunkdoneAVX2_890
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_842:
+chunkdoneAVX2_890:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_839
+	JMP  flushAVX2_887
 
-flushtailAVX2_840:
+flushtailAVX2_888:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_841
+	JZ    flushdoneAVX2_889
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_843:
+tailrowAVX2_891:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_844:
+tailkeyAVX2_892:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_844
+	JB   tailkeyAVX2_892
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_841
+	JAE  flushdoneAVX2_889
 	DECQ SI
-	JNZ  tailrowAVX2_843
+	JNZ  tailrowAVX2_891
 
-flushdoneAVX2_841:
+flushdoneAVX2_889:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -27984,18 +30112,18 @@ flushdoneAVX2_841:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_815
+	JG     panelsAVX2_863
 
-panelsdoneAVX2_816:
+panelsdoneAVX2_864:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x00000330, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_813
+	JMP    blocksAVX2_861
 
-blocksdoneAVX2_814:
+blocksdoneAVX2_862:
 	VZEROUPPER
 	RET
 
@@ -28011,10 +30139,10 @@ TEXT ·ScoresQ8Panels128AVX2(SB), NOSPLIT, $64-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_845:
+blocksAVX2_893:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_846
+	JZ    blocksdoneAVX2_894
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -28041,9 +30169,9 @@ blocksAVX2_845:
 	IMUL3Q  $0x10, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX2_849:
+widenAVX2_897:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_850
+	JZ           widendoneAVX2_898
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -28123,9 +30251,9 @@ widenAVX2_849:
 	ADDQ         $0x00000200, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_849
+	JMP          widenAVX2_897
 
-widendoneAVX2_850:
+widendoneAVX2_898:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -28143,7 +30271,7 @@ widendoneAVX2_850:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_851:
+dAVX2_899:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -28227,7 +30355,7 @@ dAVX2_851:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_851
+	JB           dAVX2_899
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -28272,9 +30400,9 @@ dAVX2_851:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000c00, SI
 
-widenAVX2_852:
+widenAVX2_900:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_853
+	JZ           widendoneAVX2_901
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -28354,9 +30482,9 @@ widenAVX2_852:
 	ADDQ         $0x00000200, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_852
+	JMP          widenAVX2_900
 
-widendoneAVX2_853:
+widendoneAVX2_901:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -28374,7 +30502,7 @@ widendoneAVX2_853:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_854:
+dAVX2_902:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -28458,7 +30586,7 @@ dAVX2_854:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_854
+	JB           dAVX2_902
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -28503,9 +30631,9 @@ dAVX2_854:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001800, SI
 
-widenAVX2_855:
+widenAVX2_903:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_856
+	JZ           widendoneAVX2_904
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -28585,9 +30713,9 @@ widenAVX2_855:
 	ADDQ         $0x00000200, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_855
+	JMP          widenAVX2_903
 
-widendoneAVX2_856:
+widendoneAVX2_904:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -28605,7 +30733,7 @@ widendoneAVX2_856:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_857:
+dAVX2_905:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 6144(CX)(DX*4), Y14
@@ -28689,7 +30817,7 @@ dAVX2_857:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_857
+	JB           dAVX2_905
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -28734,9 +30862,9 @@ dAVX2_857:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00002400, SI
 
-widenAVX2_858:
+widenAVX2_906:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_859
+	JZ           widendoneAVX2_907
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -28816,9 +30944,9 @@ widenAVX2_858:
 	ADDQ         $0x00000200, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_858
+	JMP          widenAVX2_906
 
-widendoneAVX2_859:
+widendoneAVX2_907:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -28836,7 +30964,7 @@ widendoneAVX2_859:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_860:
+dAVX2_908:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -28920,7 +31048,7 @@ dAVX2_860:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_860
+	JB           dAVX2_908
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -28953,9 +31081,9 @@ dAVX2_860:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_861:
+flushAVX2_909:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_862
+	JB             flushtailAVX2_910
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -28992,35 +31120,35 @@ flushAVX2_861:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_864
+	JZ             chunkdoneAVX2_912
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_864
+	JZ             chunkdoneAVX2_912
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_864
+	JZ             chunkdoneAVX2_912
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_864
+	JZ             chunkdoneAVX2_912
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_864
+	JZ             chunkdoneAVX2_912
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_864
+	JZ             chunkdoneAVX2_912
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_864
+	JZ             chunkdoneAVX2_912
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_864
+	JZ             chunkdoneAVX2_912
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -29056,68 +31184,68 @@ flushAVX2_861:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_864
+	JZ             chunkdoneAVX2_912
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_864
+	JZ             chunkdoneAVX2_912
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_864
+	JZ             chunkdoneAVX2_912
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_864
+	JZ             chunkdoneAVX2_912
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_864
+	JZ             chunkdoneAVX2_912
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_864
+	JZ             chunkdoneAVX2_912
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_864
+	JZ             chunkdoneAVX2_912
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_864:
+chunkdoneAVX2_912:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_861
+	JMP  flushAVX2_909
 
-flushtailAVX2_862:
+flushtailAVX2_910:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_863
+	JZ    flushdoneAVX2_911
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_865:
+tailrowAVX2_913:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_866:
+tailkeyAVX2_914:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_866
+	JB   tailkeyAVX2_914
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_863
+	JAE  flushdoneAVX2_911
 	DECQ SI
-	JNZ  tailrowAVX2_865
+	JNZ  tailrowAVX2_913
 
-flushdoneAVX2_863:
+flushdoneAVX2_911:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -29125,9 +31253,9 @@ flushdoneAVX2_863:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_848
+	JLE    panelsdoneAVX2_896
 
-panelsAVX2_847:
+panelsAVX2_895:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -29145,7 +31273,7 @@ panelsAVX2_847:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_867:
+dAVX2_915:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -29229,7 +31357,7 @@ dAVX2_867:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_867
+	JB           dAVX2_915
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -29274,7 +31402,7 @@ dAVX2_867:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_868:
+dAVX2_916:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -29358,7 +31486,7 @@ dAVX2_868:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_868
+	JB           dAVX2_916
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -29403,7 +31531,7 @@ dAVX2_868:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_869:
+dAVX2_917:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 6144(CX)(DX*4), Y14
@@ -29487,7 +31615,7 @@ dAVX2_869:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_869
+	JB           dAVX2_917
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -29532,7 +31660,7 @@ dAVX2_869:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_870:
+dAVX2_918:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -29616,7 +31744,7 @@ dAVX2_870:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_870
+	JB           dAVX2_918
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -29649,9 +31777,9 @@ dAVX2_870:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_871:
+flushAVX2_919:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_872
+	JB             flushtailAVX2_920
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -29688,35 +31816,35 @@ flushAVX2_871:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_874
+	JZ             chunkdoneAVX2_922
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_874
+	JZ             chunkdoneAVX2_922
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_874
+	JZ             chunkdoneAVX2_922
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_874
+	JZ             chunkdoneAVX2_922
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_874
+	JZ             chunkdoneAVX2_922
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_874
+	JZ             chunkdoneAVX2_922
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_874
+	JZ             chunkdoneAVX2_922
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_874
+	JZ             chunkdoneAVX2_922
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -29752,68 +31880,68 @@ flushAVX2_871:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_874
+	JZ             chunkdoneAVX2_922
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_874
+	JZ             chunkdoneAVX2_922
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_874
+	JZ             chunkdoneAVX2_922
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_874
+	JZ             chunkdoneAVX2_922
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_874
+	JZ             chunkdoneAVX2_922
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_874
+	JZ             chunkdoneAVX2_922
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_874
+	JZ             chunkdoneAVX2_922
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_874:
+chunkdoneAVX2_922:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_871
+	JMP  flushAVX2_919
 
-flushtailAVX2_872:
+flushtailAVX2_920:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_873
+	JZ    flushdoneAVX2_921
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_875:
+tailrowAVX2_923:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_876:
+tailkeyAVX2_924:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_876
+	JB   tailkeyAVX2_924
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_873
+	JAE  flushdoneAVX2_921
 	DECQ SI
-	JNZ  tailrowAVX2_875
+	JNZ  tailrowAVX2_923
 
-flushdoneAVX2_873:
+flushdoneAVX2_921:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -29821,18 +31949,18 @@ flushdoneAVX2_873:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_847
+	JG     panelsAVX2_895
 
-panelsdoneAVX2_848:
+panelsdoneAVX2_896:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x00000330, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_845
+	JMP    blocksAVX2_893
 
-blocksdoneAVX2_846:
+blocksdoneAVX2_894:
 	VZEROUPPER
 	RET
 
@@ -29848,9 +31976,9 @@ TEXT ·DotF32Q8AVX512(SB), NOSPLIT, $0-52
 	VXORPS Z3, Z3, Z3
 	MOVQ   AX, BX
 	SHRQ   $0x06, BX
-	JZ     dotdoneAVX512_878
+	JZ     dotdoneAVX512_926
 
-dotAVX512_877:
+dotAVX512_925:
 	VPBROADCASTW (DX), Y4
 	VCVTPH2PS    Y4, Z4
 	VPMOVSXBD    2(DX), Z5
@@ -29874,14 +32002,14 @@ dotAVX512_877:
 	ADDQ         $0x00000100, CX
 	ADDQ         $0x00000044, DX
 	DECQ         BX
-	JNZ          dotAVX512_877
+	JNZ          dotAVX512_925
 
-dotdoneAVX512_878:
+dotdoneAVX512_926:
 	ANDQ $0x0000003f, AX
 
-dotAVX512_879:
+dotAVX512_927:
 	CMPQ         AX, $0x00000020
-	JB           dotdoneAVX512_880
+	JB           dotdoneAVX512_928
 	VPBROADCASTW (DX), Y4
 	VCVTPH2PS    Y4, Z4
 	VPMOVSXBD    2(DX), Z5
@@ -29895,9 +32023,9 @@ dotAVX512_879:
 	ADDQ         $0x00000080, CX
 	ADDQ         $0x00000022, DX
 	SUBQ         $0x00000020, AX
-	JMP          dotAVX512_879
+	JMP          dotAVX512_927
 
-dotdoneAVX512_880:
+dotdoneAVX512_928:
 	VADDPS        Z2, Z0, Z0
 	VADDPS        Z3, Z1, Z1
 	VADDPS        Z1, Z0, Z0
@@ -29931,9 +32059,9 @@ TEXT ·ScoresQ8RowsAVX512(SB), NOSPLIT, $72-108
 	SHLQ   $0x02, AX
 	MOVQ   AX, 48(SP)
 
-keysAVX512_881:
+keysAVX512_929:
 	CMPQ 8(SP), $0x03
-	JB   keysdoneAVX512_882
+	JB   keysdoneAVX512_930
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -29941,9 +32069,9 @@ keysAVX512_881:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_883:
+rowsAVX512_931:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_884
+	JB   rowsdoneAVX512_932
 
 	// Tile of 4 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -29973,9 +32101,9 @@ rowsAVX512_883:
 	XORQ R10, R10
 	XORQ R11, R11
 
-blocksAVX512_885:
+blocksAVX512_933:
 	CMPQ         R10, R9
-	JAE          blocksdoneAVX512_886
+	JAE          blocksdoneAVX512_934
 	VPBROADCASTW (CX)(R11*1), Y12
 	VCVTPH2PS    Y12, Z12
 	VPBROADCASTW (R8)(R11*1), Y13
@@ -30034,9 +32162,9 @@ blocksAVX512_885:
 	VFMADD231PS  Z13, Z14, Z11
 	ADDQ         $0x20, R10
 	ADDQ         $0x22, R11
-	JMP          blocksAVX512_885
+	JMP          blocksAVX512_933
 
-blocksdoneAVX512_886:
+blocksdoneAVX512_934:
 	VEXTRACTF64X4 $0x01, Z0, Y12
 	VADDPS        Y0, Y12, Y12
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -30103,11 +32231,11 @@ blocksdoneAVX512_886:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_883
+	JMP           rowsAVX512_931
 
-rowsdoneAVX512_884:
+rowsdoneAVX512_932:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_888
+	JB   rowsdoneAVX512_936
 
 	// Tile of 2 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -30129,9 +32257,9 @@ rowsdoneAVX512_884:
 	XORQ R8, R8
 	XORQ R9, R9
 
-blocksAVX512_889:
+blocksAVX512_937:
 	CMPQ         R8, DI
-	JAE          blocksdoneAVX512_890
+	JAE          blocksdoneAVX512_938
 	VPBROADCASTW (CX)(R9*1), Y6
 	VCVTPH2PS    Y6, Z6
 	VPBROADCASTW (SI)(R9*1), Y7
@@ -30174,9 +32302,9 @@ blocksAVX512_889:
 	VFMADD231PS  Z7, Z8, Z5
 	ADDQ         $0x20, R8
 	ADDQ         $0x22, R9
-	JMP          blocksAVX512_889
+	JMP          blocksAVX512_937
 
-blocksdoneAVX512_890:
+blocksdoneAVX512_938:
 	VEXTRACTF64X4 $0x01, Z0, Y6
 	VADDPS        Y0, Y6, Y6
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -30218,9 +32346,9 @@ blocksdoneAVX512_890:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_888:
+rowsdoneAVX512_936:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_892
+	JB   rowsdoneAVX512_940
 
 	// Tile of 1 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -30237,9 +32365,9 @@ rowsdoneAVX512_888:
 	XORQ DI, DI
 	XORQ R8, R8
 
-blocksAVX512_893:
+blocksAVX512_941:
 	CMPQ         DI, SI
-	JAE          blocksdoneAVX512_894
+	JAE          blocksdoneAVX512_942
 	VPBROADCASTW (CX)(R8*1), Y3
 	VCVTPH2PS    Y3, Z3
 	VPBROADCASTW (BX)(R8*1), Y4
@@ -30274,9 +32402,9 @@ blocksAVX512_893:
 	VFMADD231PS  Z4, Z5, Z2
 	ADDQ         $0x20, DI
 	ADDQ         $0x22, R8
-	JMP          blocksAVX512_893
+	JMP          blocksAVX512_941
 
-blocksdoneAVX512_894:
+blocksdoneAVX512_942:
 	VEXTRACTF64X4 $0x01, Z0, Y3
 	VADDPS        Y0, Y3, Y3
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -30302,18 +32430,18 @@ blocksdoneAVX512_894:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_892:
+rowsdoneAVX512_940:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x03, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x0c, 16(SP)
 	SUBQ   $0x03, 8(SP)
-	JMP    keysAVX512_881
+	JMP    keysAVX512_929
 
-keysdoneAVX512_882:
-keysAVX512_895:
+keysdoneAVX512_930:
+keysAVX512_943:
 	CMPQ 8(SP), $0x01
-	JB   keysdoneAVX512_896
+	JB   keysdoneAVX512_944
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -30321,9 +32449,9 @@ keysAVX512_895:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_897:
+rowsAVX512_945:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_898
+	JB   rowsdoneAVX512_946
 
 	// Tile of 4 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -30342,9 +32470,9 @@ rowsAVX512_897:
 	XORQ R8, R8
 	XORQ R9, R9
 
-blocksAVX512_899:
+blocksAVX512_947:
 	CMPQ         R8, DI
-	JAE          blocksdoneAVX512_900
+	JAE          blocksdoneAVX512_948
 	VPBROADCASTW (CX)(R9*1), Y4
 	VCVTPH2PS    Y4, Z4
 	VPMOVSXBD    2(CX)(R9*1), Z5
@@ -30371,9 +32499,9 @@ blocksAVX512_899:
 	VFMADD231PS  Z5, Z4, Z3
 	ADDQ         $0x20, R8
 	ADDQ         $0x22, R9
-	JMP          blocksAVX512_899
+	JMP          blocksAVX512_947
 
-blocksdoneAVX512_900:
+blocksdoneAVX512_948:
 	VEXTRACTF64X4 $0x01, Z0, Y4
 	VADDPS        Y0, Y4, Y4
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -30405,11 +32533,11 @@ blocksdoneAVX512_900:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_897
+	JMP           rowsAVX512_945
 
-rowsdoneAVX512_898:
+rowsdoneAVX512_946:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_902
+	JB   rowsdoneAVX512_950
 
 	// Tile of 2 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -30424,9 +32552,9 @@ rowsdoneAVX512_898:
 	XORQ SI, SI
 	XORQ DI, DI
 
-blocksAVX512_903:
+blocksAVX512_951:
 	CMPQ         SI, BX
-	JAE          blocksdoneAVX512_904
+	JAE          blocksdoneAVX512_952
 	VPBROADCASTW (CX)(DI*1), Y2
 	VCVTPH2PS    Y2, Z2
 	VPMOVSXBD    2(CX)(DI*1), Z3
@@ -30445,9 +32573,9 @@ blocksAVX512_903:
 	VFMADD231PS  Z3, Z2, Z1
 	ADDQ         $0x20, SI
 	ADDQ         $0x22, DI
-	JMP          blocksAVX512_903
+	JMP          blocksAVX512_951
 
-blocksdoneAVX512_904:
+blocksdoneAVX512_952:
 	VEXTRACTF64X4 $0x01, Z0, Y2
 	VADDPS        Y0, Y2, Y2
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -30472,9 +32600,9 @@ blocksdoneAVX512_904:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_902:
+rowsdoneAVX512_950:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_906
+	JB   rowsdoneAVX512_954
 
 	// Tile of 1 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -30486,9 +32614,9 @@ rowsdoneAVX512_902:
 	XORQ BX, BX
 	XORQ SI, SI
 
-blocksAVX512_907:
+blocksAVX512_955:
 	CMPQ         BX, DX
-	JAE          blocksdoneAVX512_908
+	JAE          blocksdoneAVX512_956
 	VPBROADCASTW (CX)(SI*1), Y1
 	VCVTPH2PS    Y1, Z1
 	VPMOVSXBD    2(CX)(SI*1), Z2
@@ -30503,9 +32631,9 @@ blocksAVX512_907:
 	VFMADD231PS  Z2, Z1, Z0
 	ADDQ         $0x20, BX
 	ADDQ         $0x22, SI
-	JMP          blocksAVX512_907
+	JMP          blocksAVX512_955
 
-blocksdoneAVX512_908:
+blocksdoneAVX512_956:
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPS        Y0, Y1, Y1
 	VBROADCASTSS  scale+104(FP), Y0
@@ -30525,15 +32653,15 @@ blocksdoneAVX512_908:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_906:
+rowsdoneAVX512_954:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x01, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX512_895
+	JMP    keysAVX512_943
 
-keysdoneAVX512_896:
+keysdoneAVX512_944:
 	VZEROUPPER
 	RET
 
@@ -30549,10 +32677,10 @@ TEXT ·ScoresQ8PanelsAVX512(SB), NOSPLIT, $64-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_909:
+blocksAVX512_957:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_910
+	JZ    blocksdoneAVX512_958
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -30580,9 +32708,9 @@ blocksAVX512_909:
 	MOVQ    scratch_base+72(FP), SI
 	MOVQ    dim+136(FP), DI
 
-widenAVX512_913:
+widenAVX512_961:
 	TESTQ  AX, AX
-	JZ     widendoneAVX512_914
+	JZ     widendoneAVX512_962
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
@@ -30592,16 +32720,16 @@ widenAVX512_913:
 	DECQ   R12
 	XORQ   R11, R11
 
-prefetchAVX512_915:
+prefetchAVX512_963:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX512_915
+	JB         prefetchAVX512_963
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX512_916:
+widenblockAVX512_964:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX512_917
+	JZ           widenblockdoneAVX512_965
 	VPBROADCASTW (R8), Y0
 	VCVTPH2PS    Y0, Z0
 	VPMOVSXBD    2(R8), Z1
@@ -30615,14 +32743,14 @@ widenblockAVX512_916:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX512_916
+	JMP          widenblockAVX512_964
 
-widenblockdoneAVX512_917:
+widenblockdoneAVX512_965:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX512_913
+	JMP  widenAVX512_961
 
-widendoneAVX512_914:
+widendoneAVX512_962:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -30654,10 +32782,10 @@ widendoneAVX512_914:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_918:
+dAVX512_966:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_919
+	JA           ddoneAVX512_967
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -30764,13 +32892,13 @@ dAVX512_918:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX512_918
+	JMP          dAVX512_966
 
-ddoneAVX512_919:
-dAVX512_920:
+ddoneAVX512_967:
+dAVX512_968:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_921
+	JA           ddoneAVX512_969
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -30799,9 +32927,9 @@ dAVX512_920:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_920
+	JMP          dAVX512_968
 
-ddoneAVX512_921:
+ddoneAVX512_969:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -30856,9 +32984,9 @@ ddoneAVX512_921:
 	IMUL3Q  $0x00000020, DI, R8
 	ADDQ    R8, SI
 
-widenAVX512_922:
+widenAVX512_970:
 	TESTQ  AX, AX
-	JZ     widendoneAVX512_923
+	JZ     widendoneAVX512_971
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
@@ -30868,16 +32996,16 @@ widenAVX512_922:
 	DECQ   R12
 	XORQ   R11, R11
 
-prefetchAVX512_924:
+prefetchAVX512_972:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX512_924
+	JB         prefetchAVX512_972
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX512_925:
+widenblockAVX512_973:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX512_926
+	JZ           widenblockdoneAVX512_974
 	VPBROADCASTW (R8), Y0
 	VCVTPH2PS    Y0, Z0
 	VPMOVSXBD    2(R8), Z1
@@ -30891,14 +33019,14 @@ widenblockAVX512_925:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX512_925
+	JMP          widenblockAVX512_973
 
-widenblockdoneAVX512_926:
+widenblockdoneAVX512_974:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX512_922
+	JMP  widenAVX512_970
 
-widendoneAVX512_923:
+widendoneAVX512_971:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -30932,10 +33060,10 @@ widendoneAVX512_923:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_927:
+dAVX512_975:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_928
+	JA           ddoneAVX512_976
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -31042,13 +33170,13 @@ dAVX512_927:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX512_927
+	JMP          dAVX512_975
 
-ddoneAVX512_928:
-dAVX512_929:
+ddoneAVX512_976:
+dAVX512_977:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_930
+	JA           ddoneAVX512_978
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -31077,9 +33205,9 @@ dAVX512_929:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_929
+	JMP          dAVX512_977
 
-ddoneAVX512_930:
+ddoneAVX512_978:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -31120,9 +33248,9 @@ ddoneAVX512_930:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_931:
+flushAVX512_979:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_932
+	JB         flushtailAVX512_980
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -31207,67 +33335,67 @@ flushAVX512_931:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -31351,100 +33479,100 @@ flushAVX512_931:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_934
+	JZ         chunkdoneAVX512_982
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_934:
+chunkdoneAVX512_982:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_931
+	JMP  flushAVX512_979
 
-flushtailAVX512_932:
+flushtailAVX512_980:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_933
+	JZ    flushdoneAVX512_981
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_935:
+tailrowAVX512_983:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_936:
+tailkeyAVX512_984:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_936
+	JB   tailkeyAVX512_984
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_933
+	JAE  flushdoneAVX512_981
 	DECQ SI
-	JNZ  tailrowAVX512_935
+	JNZ  tailrowAVX512_983
 
-flushdoneAVX512_933:
+flushdoneAVX512_981:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -31452,9 +33580,9 @@ flushdoneAVX512_933:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_912
+	JLE    panelsdoneAVX512_960
 
-panelsAVX512_911:
+panelsAVX512_959:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -31486,10 +33614,10 @@ panelsAVX512_911:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_937:
+dAVX512_985:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_938
+	JA           ddoneAVX512_986
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -31596,13 +33724,13 @@ dAVX512_937:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX512_937
+	JMP          dAVX512_985
 
-ddoneAVX512_938:
-dAVX512_939:
+ddoneAVX512_986:
+dAVX512_987:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_940
+	JA           ddoneAVX512_988
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -31631,9 +33759,9 @@ dAVX512_939:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_939
+	JMP          dAVX512_987
 
-ddoneAVX512_940:
+ddoneAVX512_988:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -31702,10 +33830,10 @@ ddoneAVX512_940:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_941:
+dAVX512_989:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_942
+	JA           ddoneAVX512_990
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -31812,3036 +33940,44 @@ dAVX512_941:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX512_941
+	JMP          dAVX512_989
 
-ddoneAVX512_942:
-dAVX512_943:
-	LEAQ         1(DX), R13
-	CMPQ         R13, R12
-	JA           ddoneAVX512_944
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS (CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS (SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS (DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS (R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS (R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS (R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS (R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS (BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000080, AX
-	ADDQ         $0x01, DX
-	JMP          dAVX512_943
-
-ddoneAVX512_944:
-	VBROADCASTSS scale+152(FP), Z16
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Z16, Z0, Z0
-	VMOVUPS      Z0, 1024(AX)
-	VMULPS       Z16, Z1, Z1
-	VMOVUPS      Z1, 1152(AX)
-	VMULPS       Z16, Z2, Z2
-	VMOVUPS      Z2, 1280(AX)
-	VMULPS       Z16, Z3, Z3
-	VMOVUPS      Z3, 1408(AX)
-	VMULPS       Z16, Z4, Z4
-	VMOVUPS      Z4, 1536(AX)
-	VMULPS       Z16, Z5, Z5
-	VMOVUPS      Z5, 1664(AX)
-	VMULPS       Z16, Z6, Z6
-	VMOVUPS      Z6, 1792(AX)
-	VMULPS       Z16, Z7, Z7
-	VMOVUPS      Z7, 1920(AX)
-	VMULPS       Z16, Z8, Z8
-	VMOVUPS      Z8, 1088(AX)
-	VMULPS       Z16, Z9, Z9
-	VMOVUPS      Z9, 1216(AX)
-	VMULPS       Z16, Z10, Z10
-	VMOVUPS      Z10, 1344(AX)
-	VMULPS       Z16, Z11, Z11
-	VMOVUPS      Z11, 1472(AX)
-	VMULPS       Z16, Z12, Z12
-	VMOVUPS      Z12, 1600(AX)
-	VMULPS       Z16, Z13, Z13
-	VMOVUPS      Z13, 1728(AX)
-	VMULPS       Z16, Z14, Z14
-	VMOVUPS      Z14, 1856(AX)
-	VMULPS       Z16, Z15, Z15
-	VMOVUPS      Z15, 1984(AX)
-
-	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
-	MOVQ 40(SP), CX
-	MOVQ 16(SP), DX
-
-flushAVX512_945:
-	CMPQ       DX, $0x10
-	JB         flushtailAVX512_946
-	MOVQ       CX, BX
-	MOVQ       48(SP), SI
-	VMOVUPS    (AX), Z0
-	VMOVUPS    128(AX), Z1
-	VMOVUPS    256(AX), Z2
-	VMOVUPS    384(AX), Z3
-	VMOVUPS    512(AX), Z4
-	VMOVUPS    640(AX), Z5
-	VMOVUPS    768(AX), Z6
-	VMOVUPS    896(AX), Z7
-	VMOVUPS    1024(AX), Z8
-	VMOVUPS    1152(AX), Z9
-	VMOVUPS    1280(AX), Z10
-	VMOVUPS    1408(AX), Z11
-	VMOVUPS    1536(AX), Z12
-	VMOVUPS    1664(AX), Z13
-	VMOVUPS    1792(AX), Z14
-	VMOVUPS    1920(AX), Z15
-	VUNPCKLPS  Z1, Z0, Z16
-	VUNPCKHPS  Z1, Z0, Z0
-	VUNPCKLPS  Z3, Z2, Z1
-	VUNPCKHPS  Z3, Z2, Z2
-	VUNPCKLPS  Z5, Z4, Z3
-	VUNPCKHPS  Z5, Z4, Z4
-	VUNPCKLPS  Z7, Z6, Z5
-	VUNPCKHPS  Z7, Z6, Z6
-	VUNPCKLPS  Z9, Z8, Z7
-	VUNPCKHPS  Z9, Z8, Z8
-	VUNPCKLPS  Z11, Z10, Z9
-	VUNPCKHPS  Z11, Z10, Z10
-	VUNPCKLPS  Z13, Z12, Z11
-	VUNPCKHPS  Z13, Z12, Z12
-	VUNPCKLPS  Z15, Z14, Z13
-	VUNPCKHPS  Z15, Z14, Z14
-	VSHUFPS    $0x44, Z1, Z16, Z15
-	VSHUFPS    $0xee, Z1, Z16, Z1
-	VSHUFPS    $0x44, Z2, Z0, Z16
-	VSHUFPS    $0xee, Z2, Z0, Z0
-	VSHUFPS    $0x44, Z5, Z3, Z2
-	VSHUFPS    $0xee, Z5, Z3, Z3
-	VSHUFPS    $0x44, Z6, Z4, Z5
-	VSHUFPS    $0xee, Z6, Z4, Z4
-	VSHUFPS    $0x44, Z9, Z7, Z6
-	VSHUFPS    $0xee, Z9, Z7, Z7
-	VSHUFPS    $0x44, Z10, Z8, Z9
-	VSHUFPS    $0xee, Z10, Z8, Z8
-	VSHUFPS    $0x44, Z13, Z11, Z10
-	VSHUFPS    $0xee, Z13, Z11, Z11
-	VSHUFPS    $0x44, Z14, Z12, Z13
-	VSHUFPS    $0xee, Z14, Z12, Z12
-	VSHUFF32X4 $0x44, Z2, Z15, Z14
-	VSHUFF32X4 $0xee, Z2, Z15, Z2
-	VSHUFF32X4 $0x44, Z10, Z6, Z15
-	VSHUFF32X4 $0xee, Z10, Z6, Z6
-	VSHUFF32X4 $0x88, Z15, Z14, Z10
-	VSHUFF32X4 $0xdd, Z15, Z14, Z14
-	VSHUFF32X4 $0x88, Z6, Z2, Z15
-	VSHUFF32X4 $0xdd, Z6, Z2, Z2
-	VSHUFF32X4 $0x44, Z3, Z1, Z6
-	VSHUFF32X4 $0xee, Z3, Z1, Z1
-	VSHUFF32X4 $0x44, Z11, Z7, Z3
-	VSHUFF32X4 $0xee, Z11, Z7, Z7
-	VSHUFF32X4 $0x88, Z3, Z6, Z11
-	VSHUFF32X4 $0xdd, Z3, Z6, Z3
-	VSHUFF32X4 $0x88, Z7, Z1, Z6
-	VSHUFF32X4 $0xdd, Z7, Z1, Z1
-	VSHUFF32X4 $0x44, Z5, Z16, Z7
-	VSHUFF32X4 $0xee, Z5, Z16, Z5
-	VSHUFF32X4 $0x44, Z13, Z9, Z16
-	VSHUFF32X4 $0xee, Z13, Z9, Z9
-	VSHUFF32X4 $0x88, Z16, Z7, Z13
-	VSHUFF32X4 $0xdd, Z16, Z7, Z7
-	VSHUFF32X4 $0x88, Z9, Z5, Z16
-	VSHUFF32X4 $0xdd, Z9, Z5, Z5
-	VSHUFF32X4 $0x44, Z4, Z0, Z9
-	VSHUFF32X4 $0xee, Z4, Z0, Z0
-	VSHUFF32X4 $0x44, Z12, Z8, Z4
-	VSHUFF32X4 $0xee, Z12, Z8, Z8
-	VSHUFF32X4 $0x88, Z4, Z9, Z12
-	VSHUFF32X4 $0xdd, Z4, Z9, Z4
-	VSHUFF32X4 $0x88, Z8, Z0, Z9
-	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	VMOVUPS    Z10, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z11, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z13, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z12, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z14, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z4, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z15, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z16, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z9, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z0, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    64(AX), Z0
-	VMOVUPS    192(AX), Z1
-	VMOVUPS    320(AX), Z2
-	VMOVUPS    448(AX), Z3
-	VMOVUPS    576(AX), Z4
-	VMOVUPS    704(AX), Z5
-	VMOVUPS    832(AX), Z6
-	VMOVUPS    960(AX), Z7
-	VMOVUPS    1088(AX), Z8
-	VMOVUPS    1216(AX), Z9
-	VMOVUPS    1344(AX), Z10
-	VMOVUPS    1472(AX), Z11
-	VMOVUPS    1600(AX), Z12
-	VMOVUPS    1728(AX), Z13
-	VMOVUPS    1856(AX), Z14
-	VMOVUPS    1984(AX), Z15
-	VUNPCKLPS  Z1, Z0, Z16
-	VUNPCKHPS  Z1, Z0, Z0
-	VUNPCKLPS  Z3, Z2, Z1
-	VUNPCKHPS  Z3, Z2, Z2
-	VUNPCKLPS  Z5, Z4, Z3
-	VUNPCKHPS  Z5, Z4, Z4
-	VUNPCKLPS  Z7, Z6, Z5
-	VUNPCKHPS  Z7, Z6, Z6
-	VUNPCKLPS  Z9, Z8, Z7
-	VUNPCKHPS  Z9, Z8, Z8
-	VUNPCKLPS  Z11, Z10, Z9
-	VUNPCKHPS  Z11, Z10, Z10
-	VUNPCKLPS  Z13, Z12, Z11
-	VUNPCKHPS  Z13, Z12, Z12
-	VUNPCKLPS  Z15, Z14, Z13
-	VUNPCKHPS  Z15, Z14, Z14
-	VSHUFPS    $0x44, Z1, Z16, Z15
-	VSHUFPS    $0xee, Z1, Z16, Z1
-	VSHUFPS    $0x44, Z2, Z0, Z16
-	VSHUFPS    $0xee, Z2, Z0, Z0
-	VSHUFPS    $0x44, Z5, Z3, Z2
-	VSHUFPS    $0xee, Z5, Z3, Z3
-	VSHUFPS    $0x44, Z6, Z4, Z5
-	VSHUFPS    $0xee, Z6, Z4, Z4
-	VSHUFPS    $0x44, Z9, Z7, Z6
-	VSHUFPS    $0xee, Z9, Z7, Z7
-	VSHUFPS    $0x44, Z10, Z8, Z9
-	VSHUFPS    $0xee, Z10, Z8, Z8
-	VSHUFPS    $0x44, Z13, Z11, Z10
-	VSHUFPS    $0xee, Z13, Z11, Z11
-	VSHUFPS    $0x44, Z14, Z12, Z13
-	VSHUFPS    $0xee, Z14, Z12, Z12
-	VSHUFF32X4 $0x44, Z2, Z15, Z14
-	VSHUFF32X4 $0xee, Z2, Z15, Z2
-	VSHUFF32X4 $0x44, Z10, Z6, Z15
-	VSHUFF32X4 $0xee, Z10, Z6, Z6
-	VSHUFF32X4 $0x88, Z15, Z14, Z10
-	VSHUFF32X4 $0xdd, Z15, Z14, Z14
-	VSHUFF32X4 $0x88, Z6, Z2, Z15
-	VSHUFF32X4 $0xdd, Z6, Z2, Z2
-	VSHUFF32X4 $0x44, Z3, Z1, Z6
-	VSHUFF32X4 $0xee, Z3, Z1, Z1
-	VSHUFF32X4 $0x44, Z11, Z7, Z3
-	VSHUFF32X4 $0xee, Z11, Z7, Z7
-	VSHUFF32X4 $0x88, Z3, Z6, Z11
-	VSHUFF32X4 $0xdd, Z3, Z6, Z3
-	VSHUFF32X4 $0x88, Z7, Z1, Z6
-	VSHUFF32X4 $0xdd, Z7, Z1, Z1
-	VSHUFF32X4 $0x44, Z5, Z16, Z7
-	VSHUFF32X4 $0xee, Z5, Z16, Z5
-	VSHUFF32X4 $0x44, Z13, Z9, Z16
-	VSHUFF32X4 $0xee, Z13, Z9, Z9
-	VSHUFF32X4 $0x88, Z16, Z7, Z13
-	VSHUFF32X4 $0xdd, Z16, Z7, Z7
-	VSHUFF32X4 $0x88, Z9, Z5, Z16
-	VSHUFF32X4 $0xdd, Z9, Z5, Z5
-	VSHUFF32X4 $0x44, Z4, Z0, Z9
-	VSHUFF32X4 $0xee, Z4, Z0, Z0
-	VSHUFF32X4 $0x44, Z12, Z8, Z4
-	VSHUFF32X4 $0xee, Z12, Z8, Z8
-	VSHUFF32X4 $0x88, Z4, Z9, Z12
-	VSHUFF32X4 $0xdd, Z4, Z9, Z4
-	VSHUFF32X4 $0x88, Z8, Z0, Z9
-	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	VMOVUPS    Z10, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z11, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z13, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z12, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z14, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z4, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z15, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z16, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z9, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_948
-	ADDQ       56(SP), BX
-	VMOVUPS    Z0, (BX)
-
-chunkdoneAVX512_948:
-	ADDQ $0x00000800, AX
-	ADDQ $0x40, CX
-	SUBQ $0x10, DX
-	JMP  flushAVX512_945
-
-flushtailAVX512_946:
-	TESTQ DX, DX
-	JZ    flushdoneAVX512_947
-
-	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
-	MOVQ CX, BX
-	MOVQ 48(SP), SI
-	XORQ CX, CX
-
-tailrowAVX512_949:
-	XORQ DI, DI
-	LEAQ (AX)(CX*4), R8
-
-tailkeyAVX512_950:
-	MOVL (R8), R9
-	MOVL R9, (BX)(DI*4)
-	ADDQ $0x00000080, R8
-	INCQ DI
-	CMPQ DI, DX
-	JB   tailkeyAVX512_950
-	ADDQ 56(SP), BX
-	INCQ CX
-	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_947
-	DECQ SI
-	JNZ  tailrowAVX512_949
-
-flushdoneAVX512_947:
-	MOVQ   dim+136(FP), AX
-	IMUL3Q $0x00000080, AX, AX
-	ADDQ   AX, 32(SP)
-	MOVQ   56(SP), AX
-	IMUL3Q $0x00000020, AX, AX
-	ADDQ   AX, 40(SP)
-	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_911
-
-panelsdoneAVX512_912:
-	MOVQ   stride+144(FP), AX
-	IMUL3Q $0x00000220, AX, AX
-	ADDQ   AX, (SP)
-	ADDQ   $0x40, 24(SP)
-	MOVQ   16(SP), AX
-	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_909
-
-blocksdoneAVX512_910:
-	VZEROUPPER
-	RET
-
-// func ScoresQ8Panels64AVX512(dst []float32, panels []float32, k []byte, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
-// Requires: AVX, AVX2, AVX512DQ, AVX512F, CMOV, MMX+
-TEXT ·ScoresQ8Panels64AVX512(SB), NOSPLIT, $64-156
-	MOVQ k_base+48(FP), AX
-	MOVQ AX, (SP)
-	MOVQ n+128(FP), AX
-	MOVQ AX, 8(SP)
-	SHLQ $0x02, AX
-	MOVQ AX, 56(SP)
-	MOVQ dst_base+0(FP), AX
-	MOVQ AX, 24(SP)
-
-blocksAVX512_951:
-	MOVQ  8(SP), AX
-	TESTQ AX, AX
-	JZ    blocksdoneAVX512_952
-
-	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
-	// zeros), whose scores are computed and never written out.
-	MOVQ    $0x00000010, CX
-	CMPQ    AX, CX
-	CMOVQHI CX, AX
-	MOVQ    AX, 16(SP)
-	MOVQ    panels_base+24(FP), AX
-	MOVQ    AX, 32(SP)
-	MOVQ    24(SP), AX
-	MOVQ    AX, 40(SP)
-	MOVQ    rows+120(FP), AX
-	MOVQ    AX, 48(SP)
-
-	// The first panel widens each tile's keys right before running it.
-	// Widen keys 0–7 of the block.
-	MOVQ    16(SP), AX
-	MOVQ    $0x00000008, CX
-	CMPQ    AX, CX
-	CMOVQGT CX, AX
-	MOVQ    (SP), CX
-	MOVQ    stride+144(FP), DX
-	IMUL3Q  $0x22, DX, DX
-	IMUL3Q  $0x20, DX, BX
-	MOVQ    scratch_base+72(FP), SI
-
-widenAVX512_955:
-	TESTQ        AX, AX
-	JZ           widendoneAVX512_956
-	VPBROADCASTW (CX), Y0
-	VCVTPH2PS    Y0, Z0
-	VPMOVSXBD    2(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, (SI)
-	VPMOVSXBD    18(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 64(SI)
-	VPBROADCASTW 34(CX), Y0
-	VCVTPH2PS    Y0, Z0
-	VPMOVSXBD    36(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 128(SI)
-	VPMOVSXBD    52(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 192(SI)
-	PREFETCHT0   (CX)(BX*1)
-	PREFETCHT0   64(CX)(BX*1)
-	PREFETCHT0   67(CX)(BX*1)
-	ADDQ         $0x00000100, SI
-	ADDQ         DX, CX
-	DECQ         AX
-	JMP          widenAVX512_955
-
-widendoneAVX512_956:
-	// Tile of 32 queries × keys 0–7 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	VXORPS Z14, Z14, Z14
-	VXORPS Z15, Z15, Z15
-
-dAVX512_957:
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS (CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 256(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 512(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 768(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 1024(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 1280(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 1536(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 1792(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      128(AX), Z16
-	VMOVUPS      192(AX), Z17
-	VBROADCASTSS 4(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 260(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 516(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 772(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 1028(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 1284(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 1540(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 1796(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      256(AX), Z16
-	VMOVUPS      320(AX), Z17
-	VBROADCASTSS 8(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 264(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 520(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 776(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 1032(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 1288(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 1544(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 1800(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      384(AX), Z16
-	VMOVUPS      448(AX), Z17
-	VBROADCASTSS 12(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 268(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 524(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 780(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 1036(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 1292(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 1548(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 1804(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000040
-	JB           dAVX512_957
-	VBROADCASTSS scale+152(FP), Z16
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Z16, Z0, Z0
-	VMOVUPS      Z0, (AX)
-	VMULPS       Z16, Z1, Z1
-	VMOVUPS      Z1, 128(AX)
-	VMULPS       Z16, Z2, Z2
-	VMOVUPS      Z2, 256(AX)
-	VMULPS       Z16, Z3, Z3
-	VMOVUPS      Z3, 384(AX)
-	VMULPS       Z16, Z4, Z4
-	VMOVUPS      Z4, 512(AX)
-	VMULPS       Z16, Z5, Z5
-	VMOVUPS      Z5, 640(AX)
-	VMULPS       Z16, Z6, Z6
-	VMOVUPS      Z6, 768(AX)
-	VMULPS       Z16, Z7, Z7
-	VMOVUPS      Z7, 896(AX)
-	VMULPS       Z16, Z8, Z8
-	VMOVUPS      Z8, 64(AX)
-	VMULPS       Z16, Z9, Z9
-	VMOVUPS      Z9, 192(AX)
-	VMULPS       Z16, Z10, Z10
-	VMOVUPS      Z10, 320(AX)
-	VMULPS       Z16, Z11, Z11
-	VMOVUPS      Z11, 448(AX)
-	VMULPS       Z16, Z12, Z12
-	VMOVUPS      Z12, 576(AX)
-	VMULPS       Z16, Z13, Z13
-	VMOVUPS      Z13, 704(AX)
-	VMULPS       Z16, Z14, Z14
-	VMOVUPS      Z14, 832(AX)
-	VMULPS       Z16, Z15, Z15
-	VMOVUPS      Z15, 960(AX)
-
-	// Widen keys 8–15 of the block.
-	XORQ    CX, CX
-	MOVQ    16(SP), AX
-	SUBQ    $0x08, AX
-	CMOVQLT CX, AX
-	MOVQ    $0x00000008, CX
-	CMPQ    AX, CX
-	CMOVQGT CX, AX
-	MOVQ    (SP), CX
-	MOVQ    stride+144(FP), DX
-	IMUL3Q  $0x22, DX, DX
-	IMUL3Q  $0x08, DX, BX
-	ADDQ    BX, CX
-	IMUL3Q  $0x20, DX, BX
-	MOVQ    scratch_base+72(FP), SI
-	ADDQ    $0x00000800, SI
-
-widenAVX512_958:
-	TESTQ        AX, AX
-	JZ           widendoneAVX512_959
-	VPBROADCASTW (CX), Y0
-	VCVTPH2PS    Y0, Z0
-	VPMOVSXBD    2(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, (SI)
-	VPMOVSXBD    18(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 64(SI)
-	VPBROADCASTW 34(CX), Y0
-	VCVTPH2PS    Y0, Z0
-	VPMOVSXBD    36(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 128(SI)
-	VPMOVSXBD    52(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 192(SI)
-	PREFETCHT0   (CX)(BX*1)
-	PREFETCHT0   64(CX)(BX*1)
-	PREFETCHT0   67(CX)(BX*1)
-	ADDQ         $0x00000100, SI
-	ADDQ         DX, CX
-	DECQ         AX
-	JMP          widenAVX512_958
-
-widendoneAVX512_959:
-	// Tile of 32 queries × keys 8–15 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	VXORPS Z14, Z14, Z14
-	VXORPS Z15, Z15, Z15
-
-dAVX512_960:
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS 2048(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 2304(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 2560(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 2816(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 3072(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 3328(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3584(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3840(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      128(AX), Z16
-	VMOVUPS      192(AX), Z17
-	VBROADCASTSS 2052(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 2308(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 2564(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 2820(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 3076(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 3332(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3588(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3844(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      256(AX), Z16
-	VMOVUPS      320(AX), Z17
-	VBROADCASTSS 2056(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 2312(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 2568(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 2824(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 3080(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 3336(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3592(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3848(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      384(AX), Z16
-	VMOVUPS      448(AX), Z17
-	VBROADCASTSS 2060(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 2316(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 2572(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 2828(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 3084(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 3340(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3596(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3852(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000040
-	JB           dAVX512_960
-	VBROADCASTSS scale+152(FP), Z16
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Z16, Z0, Z0
-	VMOVUPS      Z0, 1024(AX)
-	VMULPS       Z16, Z1, Z1
-	VMOVUPS      Z1, 1152(AX)
-	VMULPS       Z16, Z2, Z2
-	VMOVUPS      Z2, 1280(AX)
-	VMULPS       Z16, Z3, Z3
-	VMOVUPS      Z3, 1408(AX)
-	VMULPS       Z16, Z4, Z4
-	VMOVUPS      Z4, 1536(AX)
-	VMULPS       Z16, Z5, Z5
-	VMOVUPS      Z5, 1664(AX)
-	VMULPS       Z16, Z6, Z6
-	VMOVUPS      Z6, 1792(AX)
-	VMULPS       Z16, Z7, Z7
-	VMOVUPS      Z7, 1920(AX)
-	VMULPS       Z16, Z8, Z8
-	VMOVUPS      Z8, 1088(AX)
-	VMULPS       Z16, Z9, Z9
-	VMOVUPS      Z9, 1216(AX)
-	VMULPS       Z16, Z10, Z10
-	VMOVUPS      Z10, 1344(AX)
-	VMULPS       Z16, Z11, Z11
-	VMOVUPS      Z11, 1472(AX)
-	VMULPS       Z16, Z12, Z12
-	VMOVUPS      Z12, 1600(AX)
-	VMULPS       Z16, Z13, Z13
-	VMOVUPS      Z13, 1728(AX)
-	VMULPS       Z16, Z14, Z14
-	VMOVUPS      Z14, 1856(AX)
-	VMULPS       Z16, Z15, Z15
-	VMOVUPS      Z15, 1984(AX)
-
-	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
-	MOVQ 40(SP), CX
-	MOVQ 16(SP), DX
-
-flushAVX512_961:
-	CMPQ       DX, $0x10
-	JB         flushtailAVX512_962
-	MOVQ       CX, BX
-	MOVQ       48(SP), SI
-	VMOVUPS    (AX), Z0
-	VMOVUPS    128(AX), Z1
-	VMOVUPS    256(AX), Z2
-	VMOVUPS    384(AX), Z3
-	VMOVUPS    512(AX), Z4
-	VMOVUPS    640(AX), Z5
-	VMOVUPS    768(AX), Z6
-	VMOVUPS    896(AX), Z7
-	VMOVUPS    1024(AX), Z8
-	VMOVUPS    1152(AX), Z9
-	VMOVUPS    1280(AX), Z10
-	VMOVUPS    1408(AX), Z11
-	VMOVUPS    1536(AX), Z12
-	VMOVUPS    1664(AX), Z13
-	VMOVUPS    1792(AX), Z14
-	VMOVUPS    1920(AX), Z15
-	VUNPCKLPS  Z1, Z0, Z16
-	VUNPCKHPS  Z1, Z0, Z0
-	VUNPCKLPS  Z3, Z2, Z1
-	VUNPCKHPS  Z3, Z2, Z2
-	VUNPCKLPS  Z5, Z4, Z3
-	VUNPCKHPS  Z5, Z4, Z4
-	VUNPCKLPS  Z7, Z6, Z5
-	VUNPCKHPS  Z7, Z6, Z6
-	VUNPCKLPS  Z9, Z8, Z7
-	VUNPCKHPS  Z9, Z8, Z8
-	VUNPCKLPS  Z11, Z10, Z9
-	VUNPCKHPS  Z11, Z10, Z10
-	VUNPCKLPS  Z13, Z12, Z11
-	VUNPCKHPS  Z13, Z12, Z12
-	VUNPCKLPS  Z15, Z14, Z13
-	VUNPCKHPS  Z15, Z14, Z14
-	VSHUFPS    $0x44, Z1, Z16, Z15
-	VSHUFPS    $0xee, Z1, Z16, Z1
-	VSHUFPS    $0x44, Z2, Z0, Z16
-	VSHUFPS    $0xee, Z2, Z0, Z0
-	VSHUFPS    $0x44, Z5, Z3, Z2
-	VSHUFPS    $0xee, Z5, Z3, Z3
-	VSHUFPS    $0x44, Z6, Z4, Z5
-	VSHUFPS    $0xee, Z6, Z4, Z4
-	VSHUFPS    $0x44, Z9, Z7, Z6
-	VSHUFPS    $0xee, Z9, Z7, Z7
-	VSHUFPS    $0x44, Z10, Z8, Z9
-	VSHUFPS    $0xee, Z10, Z8, Z8
-	VSHUFPS    $0x44, Z13, Z11, Z10
-	VSHUFPS    $0xee, Z13, Z11, Z11
-	VSHUFPS    $0x44, Z14, Z12, Z13
-	VSHUFPS    $0xee, Z14, Z12, Z12
-	VSHUFF32X4 $0x44, Z2, Z15, Z14
-	VSHUFF32X4 $0xee, Z2, Z15, Z2
-	VSHUFF32X4 $0x44, Z10, Z6, Z15
-	VSHUFF32X4 $0xee, Z10, Z6, Z6
-	VSHUFF32X4 $0x88, Z15, Z14, Z10
-	VSHUFF32X4 $0xdd, Z15, Z14, Z14
-	VSHUFF32X4 $0x88, Z6, Z2, Z15
-	VSHUFF32X4 $0xdd, Z6, Z2, Z2
-	VSHUFF32X4 $0x44, Z3, Z1, Z6
-	VSHUFF32X4 $0xee, Z3, Z1, Z1
-	VSHUFF32X4 $0x44, Z11, Z7, Z3
-	VSHUFF32X4 $0xee, Z11, Z7, Z7
-	VSHUFF32X4 $0x88, Z3, Z6, Z11
-	VSHUFF32X4 $0xdd, Z3, Z6, Z3
-	VSHUFF32X4 $0x88, Z7, Z1, Z6
-	VSHUFF32X4 $0xdd, Z7, Z1, Z1
-	VSHUFF32X4 $0x44, Z5, Z16, Z7
-	VSHUFF32X4 $0xee, Z5, Z16, Z5
-	VSHUFF32X4 $0x44, Z13, Z9, Z16
-	VSHUFF32X4 $0xee, Z13, Z9, Z9
-	VSHUFF32X4 $0x88, Z16, Z7, Z13
-	VSHUFF32X4 $0xdd, Z16, Z7, Z7
-	VSHUFF32X4 $0x88, Z9, Z5, Z16
-	VSHUFF32X4 $0xdd, Z9, Z5, Z5
-	VSHUFF32X4 $0x44, Z4, Z0, Z9
-	VSHUFF32X4 $0xee, Z4, Z0, Z0
-	VSHUFF32X4 $0x44, Z12, Z8, Z4
-	VSHUFF32X4 $0xee, Z12, Z8, Z8
-	VSHUFF32X4 $0x88, Z4, Z9, Z12
-	VSHUFF32X4 $0xdd, Z4, Z9, Z4
-	VSHUFF32X4 $0x88, Z8, Z0, Z9
-	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	VMOVUPS    Z10, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z11, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z13, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z12, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z14, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z4, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z15, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z16, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z9, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z0, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    64(AX), Z0
-	VMOVUPS    192(AX), Z1
-	VMOVUPS    320(AX), Z2
-	VMOVUPS    448(AX), Z3
-	VMOVUPS    576(AX), Z4
-	VMOVUPS    704(AX), Z5
-	VMOVUPS    832(AX), Z6
-	VMOVUPS    960(AX), Z7
-	VMOVUPS    1088(AX), Z8
-	VMOVUPS    1216(AX), Z9
-	VMOVUPS    1344(AX), Z10
-	VMOVUPS    1472(AX), Z11
-	VMOVUPS    1600(AX), Z12
-	VMOVUPS    1728(AX), Z13
-	VMOVUPS    1856(AX), Z14
-	VMOVUPS    1984(AX), Z15
-	VUNPCKLPS  Z1, Z0, Z16
-	VUNPCKHPS  Z1, Z0, Z0
-	VUNPCKLPS  Z3, Z2, Z1
-	VUNPCKHPS  Z3, Z2, Z2
-	VUNPCKLPS  Z5, Z4, Z3
-	VUNPCKHPS  Z5, Z4, Z4
-	VUNPCKLPS  Z7, Z6, Z5
-	VUNPCKHPS  Z7, Z6, Z6
-	VUNPCKLPS  Z9, Z8, Z7
-	VUNPCKHPS  Z9, Z8, Z8
-	VUNPCKLPS  Z11, Z10, Z9
-	VUNPCKHPS  Z11, Z10, Z10
-	VUNPCKLPS  Z13, Z12, Z11
-	VUNPCKHPS  Z13, Z12, Z12
-	VUNPCKLPS  Z15, Z14, Z13
-	VUNPCKHPS  Z15, Z14, Z14
-	VSHUFPS    $0x44, Z1, Z16, Z15
-	VSHUFPS    $0xee, Z1, Z16, Z1
-	VSHUFPS    $0x44, Z2, Z0, Z16
-	VSHUFPS    $0xee, Z2, Z0, Z0
-	VSHUFPS    $0x44, Z5, Z3, Z2
-	VSHUFPS    $0xee, Z5, Z3, Z3
-	VSHUFPS    $0x44, Z6, Z4, Z5
-	VSHUFPS    $0xee, Z6, Z4, Z4
-	VSHUFPS    $0x44, Z9, Z7, Z6
-	VSHUFPS    $0xee, Z9, Z7, Z7
-	VSHUFPS    $0x44, Z10, Z8, Z9
-	VSHUFPS    $0xee, Z10, Z8, Z8
-	VSHUFPS    $0x44, Z13, Z11, Z10
-	VSHUFPS    $0xee, Z13, Z11, Z11
-	VSHUFPS    $0x44, Z14, Z12, Z13
-	VSHUFPS    $0xee, Z14, Z12, Z12
-	VSHUFF32X4 $0x44, Z2, Z15, Z14
-	VSHUFF32X4 $0xee, Z2, Z15, Z2
-	VSHUFF32X4 $0x44, Z10, Z6, Z15
-	VSHUFF32X4 $0xee, Z10, Z6, Z6
-	VSHUFF32X4 $0x88, Z15, Z14, Z10
-	VSHUFF32X4 $0xdd, Z15, Z14, Z14
-	VSHUFF32X4 $0x88, Z6, Z2, Z15
-	VSHUFF32X4 $0xdd, Z6, Z2, Z2
-	VSHUFF32X4 $0x44, Z3, Z1, Z6
-	VSHUFF32X4 $0xee, Z3, Z1, Z1
-	VSHUFF32X4 $0x44, Z11, Z7, Z3
-	VSHUFF32X4 $0xee, Z11, Z7, Z7
-	VSHUFF32X4 $0x88, Z3, Z6, Z11
-	VSHUFF32X4 $0xdd, Z3, Z6, Z3
-	VSHUFF32X4 $0x88, Z7, Z1, Z6
-	VSHUFF32X4 $0xdd, Z7, Z1, Z1
-	VSHUFF32X4 $0x44, Z5, Z16, Z7
-	VSHUFF32X4 $0xee, Z5, Z16, Z5
-	VSHUFF32X4 $0x44, Z13, Z9, Z16
-	VSHUFF32X4 $0xee, Z13, Z9, Z9
-	VSHUFF32X4 $0x88, Z16, Z7, Z13
-	VSHUFF32X4 $0xdd, Z16, Z7, Z7
-	VSHUFF32X4 $0x88, Z9, Z5, Z16
-	VSHUFF32X4 $0xdd, Z9, Z5, Z5
-	VSHUFF32X4 $0x44, Z4, Z0, Z9
-	VSHUFF32X4 $0xee, Z4, Z0, Z0
-	VSHUFF32X4 $0x44, Z12, Z8, Z4
-	VSHUFF32X4 $0xee, Z12, Z8, Z8
-	VSHUFF32X4 $0x88, Z4, Z9, Z12
-	VSHUFF32X4 $0xdd, Z4, Z9, Z4
-	VSHUFF32X4 $0x88, Z8, Z0, Z9
-	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	VMOVUPS    Z10, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z11, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z13, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z12, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z14, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z4, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z15, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z16, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z9, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_964
-	ADDQ       56(SP), BX
-	VMOVUPS    Z0, (BX)
-
-chunkdoneAVX512_964:
-	ADDQ $0x00000800, AX
-	ADDQ $0x40, CX
-	SUBQ $0x10, DX
-	JMP  flushAVX512_961
-
-flushtailAVX512_962:
-	TESTQ DX, DX
-	JZ    flushdoneAVX512_963
-
-	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
-	MOVQ CX, BX
-	MOVQ 48(SP), SI
-	XORQ CX, CX
-
-tailrowAVX512_965:
-	XORQ DI, DI
-	LEAQ (AX)(CX*4), R8
-
-tailkeyAVX512_966:
-	MOVL (R8), R9
-	MOVL R9, (BX)(DI*4)
-	ADDQ $0x00000080, R8
-	INCQ DI
-	CMPQ DI, DX
-	JB   tailkeyAVX512_966
-	ADDQ 56(SP), BX
-	INCQ CX
-	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_963
-	DECQ SI
-	JNZ  tailrowAVX512_965
-
-flushdoneAVX512_963:
-	MOVQ   dim+136(FP), AX
-	IMUL3Q $0x00000080, AX, AX
-	ADDQ   AX, 32(SP)
-	MOVQ   56(SP), AX
-	IMUL3Q $0x00000020, AX, AX
-	ADDQ   AX, 40(SP)
-	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_954
-
-panelsAVX512_953:
-	// Tile of 32 queries × keys 0–7 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	VXORPS Z14, Z14, Z14
-	VXORPS Z15, Z15, Z15
-
-dAVX512_967:
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS (CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 256(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 512(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 768(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 1024(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 1280(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 1536(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 1792(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      128(AX), Z16
-	VMOVUPS      192(AX), Z17
-	VBROADCASTSS 4(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 260(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 516(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 772(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 1028(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 1284(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 1540(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 1796(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      256(AX), Z16
-	VMOVUPS      320(AX), Z17
-	VBROADCASTSS 8(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 264(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 520(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 776(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 1032(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 1288(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 1544(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 1800(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      384(AX), Z16
-	VMOVUPS      448(AX), Z17
-	VBROADCASTSS 12(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 268(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 524(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 780(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 1036(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 1292(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 1548(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 1804(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000040
-	JB           dAVX512_967
-	VBROADCASTSS scale+152(FP), Z16
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Z16, Z0, Z0
-	VMOVUPS      Z0, (AX)
-	VMULPS       Z16, Z1, Z1
-	VMOVUPS      Z1, 128(AX)
-	VMULPS       Z16, Z2, Z2
-	VMOVUPS      Z2, 256(AX)
-	VMULPS       Z16, Z3, Z3
-	VMOVUPS      Z3, 384(AX)
-	VMULPS       Z16, Z4, Z4
-	VMOVUPS      Z4, 512(AX)
-	VMULPS       Z16, Z5, Z5
-	VMOVUPS      Z5, 640(AX)
-	VMULPS       Z16, Z6, Z6
-	VMOVUPS      Z6, 768(AX)
-	VMULPS       Z16, Z7, Z7
-	VMOVUPS      Z7, 896(AX)
-	VMULPS       Z16, Z8, Z8
-	VMOVUPS      Z8, 64(AX)
-	VMULPS       Z16, Z9, Z9
-	VMOVUPS      Z9, 192(AX)
-	VMULPS       Z16, Z10, Z10
-	VMOVUPS      Z10, 320(AX)
-	VMULPS       Z16, Z11, Z11
-	VMOVUPS      Z11, 448(AX)
-	VMULPS       Z16, Z12, Z12
-	VMOVUPS      Z12, 576(AX)
-	VMULPS       Z16, Z13, Z13
-	VMOVUPS      Z13, 704(AX)
-	VMULPS       Z16, Z14, Z14
-	VMOVUPS      Z14, 832(AX)
-	VMULPS       Z16, Z15, Z15
-	VMOVUPS      Z15, 960(AX)
-
-	// Tile of 32 queries × keys 8–15 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	VXORPS Z14, Z14, Z14
-	VXORPS Z15, Z15, Z15
-
-dAVX512_968:
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS 2048(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 2304(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 2560(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 2816(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 3072(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 3328(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3584(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3840(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      128(AX), Z16
-	VMOVUPS      192(AX), Z17
-	VBROADCASTSS 2052(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 2308(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 2564(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 2820(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 3076(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 3332(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3588(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3844(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      256(AX), Z16
-	VMOVUPS      320(AX), Z17
-	VBROADCASTSS 2056(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 2312(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 2568(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 2824(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 3080(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 3336(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3592(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3848(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      384(AX), Z16
-	VMOVUPS      448(AX), Z17
-	VBROADCASTSS 2060(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 2316(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 2572(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 2828(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 3084(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 3340(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3596(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3852(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000040
-	JB           dAVX512_968
-	VBROADCASTSS scale+152(FP), Z16
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Z16, Z0, Z0
-	VMOVUPS      Z0, 1024(AX)
-	VMULPS       Z16, Z1, Z1
-	VMOVUPS      Z1, 1152(AX)
-	VMULPS       Z16, Z2, Z2
-	VMOVUPS      Z2, 1280(AX)
-	VMULPS       Z16, Z3, Z3
-	VMOVUPS      Z3, 1408(AX)
-	VMULPS       Z16, Z4, Z4
-	VMOVUPS      Z4, 1536(AX)
-	VMULPS       Z16, Z5, Z5
-	VMOVUPS      Z5, 1664(AX)
-	VMULPS       Z16, Z6, Z6
-	VMOVUPS      Z6, 1792(AX)
-	VMULPS       Z16, Z7, Z7
-	VMOVUPS      Z7, 1920(AX)
-	VMULPS       Z16, Z8, Z8
-	VMOVUPS      Z8, 1088(AX)
-	VMULPS       Z16, Z9, Z9
-	VMOVUPS      Z9, 1216(AX)
-	VMULPS       Z16, Z10, Z10
-	VMOVUPS      Z10, 1344(AX)
-	VMULPS       Z16, Z11, Z11
-	VMOVUPS      Z11, 1472(AX)
-	VMULPS       Z16, Z12, Z12
-	VMOVUPS      Z12, 1600(AX)
-	VMULPS       Z16, Z13, Z13
-	VMOVUPS      Z13, 1728(AX)
-	VMULPS       Z16, Z14, Z14
-	VMOVUPS      Z14, 1856(AX)
-	VMULPS       Z16, Z15, Z15
-	VMOVUPS      Z15, 1984(AX)
-
-	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
-	MOVQ 40(SP), CX
-	MOVQ 16(SP), DX
-
-flushAVX512_969:
-	CMPQ       DX, $0x10
-	JB         flushtailAVX512_970
-	MOVQ       CX, BX
-	MOVQ       48(SP), SI
-	VMOVUPS    (AX), Z0
-	VMOVUPS    128(AX), Z1
-	VMOVUPS    256(AX), Z2
-	VMOVUPS    384(AX), Z3
-	VMOVUPS    512(AX), Z4
-	VMOVUPS    640(AX), Z5
-	VMOVUPS    768(AX), Z6
-	VMOVUPS    896(AX), Z7
-	VMOVUPS    1024(AX), Z8
-	VMOVUPS    1152(AX), Z9
-	VMOVUPS    1280(AX), Z10
-	VMOVUPS    1408(AX), Z11
-	VMOVUPS    1536(AX), Z12
-	VMOVUPS    1664(AX), Z13
-	VMOVUPS    1792(AX), Z14
-	VMOVUPS    1920(AX), Z15
-	VUNPCKLPS  Z1, Z0, Z16
-	VUNPCKHPS  Z1, Z0, Z0
-	VUNPCKLPS  Z3, Z2, Z1
-	VUNPCKHPS  Z3, Z2, Z2
-	VUNPCKLPS  Z5, Z4, Z3
-	VUNPCKHPS  Z5, Z4, Z4
-	VUNPCKLPS  Z7, Z6, Z5
-	VUNPCKHPS  Z7, Z6, Z6
-	VUNPCKLPS  Z9, Z8, Z7
-	VUNPCKHPS  Z9, Z8, Z8
-	VUNPCKLPS  Z11, Z10, Z9
-	VUNPCKHPS  Z11, Z10, Z10
-	VUNPCKLPS  Z13, Z12, Z11
-	VUNPCKHPS  Z13, Z12, Z12
-	VUNPCKLPS  Z15, Z14, Z13
-	VUNPCKHPS  Z15, Z14, Z14
-	VSHUFPS    $0x44, Z1, Z16, Z15
-	VSHUFPS    $0xee, Z1, Z16, Z1
-	VSHUFPS    $0x44, Z2, Z0, Z16
-	VSHUFPS    $0xee, Z2, Z0, Z0
-	VSHUFPS    $0x44, Z5, Z3, Z2
-	VSHUFPS    $0xee, Z5, Z3, Z3
-	VSHUFPS    $0x44, Z6, Z4, Z5
-	VSHUFPS    $0xee, Z6, Z4, Z4
-	VSHUFPS    $0x44, Z9, Z7, Z6
-	VSHUFPS    $0xee, Z9, Z7, Z7
-	VSHUFPS    $0x44, Z10, Z8, Z9
-	VSHUFPS    $0xee, Z10, Z8, Z8
-	VSHUFPS    $0x44, Z13, Z11, Z10
-	VSHUFPS    $0xee, Z13, Z11, Z11
-	VSHUFPS    $0x44, Z14, Z12, Z13
-	VSHUFPS    $0xee, Z14, Z12, Z12
-	VSHUFF32X4 $0x44, Z2, Z15, Z14
-	VSHUFF32X4 $0xee, Z2, Z15, Z2
-	VSHUFF32X4 $0x44, Z10, Z6, Z15
-	VSHUFF32X4 $0xee, Z10, Z6, Z6
-	VSHUFF32X4 $0x88, Z15, Z14, Z10
-	VSHUFF32X4 $0xdd, Z15, Z14, Z14
-	VSHUFF32X4 $0x88, Z6, Z2, Z15
-	VSHUFF32X4 $0xdd, Z6, Z2, Z2
-	VSHUFF32X4 $0x44, Z3, Z1, Z6
-	VSHUFF32X4 $0xee, Z3, Z1, Z1
-	VSHUFF32X4 $0x44, Z11, Z7, Z3
-	VSHUFF32X4 $0xee, Z11, Z7, Z7
-	VSHUFF32X4 $0x88, Z3, Z6, Z11
-	VSHUFF32X4 $0xdd, Z3, Z6, Z3
-	VSHUFF32X4 $0x88, Z7, Z1, Z6
-	VSHUFF32X4 $0xdd, Z7, Z1, Z1
-	VSHUFF32X4 $0x44, Z5, Z16, Z7
-	VSHUFF32X4 $0xee, Z5, Z16, Z5
-	VSHUFF32X4 $0x44, Z13, Z9, Z16
-	VSHUFF32X4 $0xee, Z13, Z9, Z9
-	VSHUFF32X4 $0x88, Z16, Z7, Z13
-	VSHUFF32X4 $0xdd, Z16, Z7, Z7
-	VSHUFF32X4 $0x88, Z9, Z5, Z16
-	VSHUFF32X4 $0xdd, Z9, Z5, Z5
-	VSHUFF32X4 $0x44, Z4, Z0, Z9
-	VSHUFF32X4 $0xee, Z4, Z0, Z0
-	VSHUFF32X4 $0x44, Z12, Z8, Z4
-	VSHUFF32X4 $0xee, Z12, Z8, Z8
-	VSHUFF32X4 $0x88, Z4, Z9, Z12
-	VSHUFF32X4 $0xdd, Z4, Z9, Z4
-	VSHUFF32X4 $0x88, Z8, Z0, Z9
-	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	VMOVUPS    Z10, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z11, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z13, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z12, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z14, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z4, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z15, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z16, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z9, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z0, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    64(AX), Z0
-	VMOVUPS    192(AX), Z1
-	VMOVUPS    320(AX), Z2
-	VMOVUPS    448(AX), Z3
-	VMOVUPS    576(AX), Z4
-	VMOVUPS    704(AX), Z5
-	VMOVUPS    832(AX), Z6
-	VMOVUPS    960(AX), Z7
-	VMOVUPS    1088(AX), Z8
-	VMOVUPS    1216(AX), Z9
-	VMOVUPS    1344(AX), Z10
-	VMOVUPS    1472(AX), Z11
-	VMOVUPS    1600(AX), Z12
-	VMOVUPS    1728(AX), Z13
-	VMOVUPS    1856(AX), Z14
-	VMOVUPS    1984(AX), Z15
-	VUNPCKLPS  Z1, Z0, Z16
-	VUNPCKHPS  Z1, Z0, Z0
-	VUNPCKLPS  Z3, Z2, Z1
-	VUNPCKHPS  Z3, Z2, Z2
-	VUNPCKLPS  Z5, Z4, Z3
-	VUNPCKHPS  Z5, Z4, Z4
-	VUNPCKLPS  Z7, Z6, Z5
-	VUNPCKHPS  Z7, Z6, Z6
-	VUNPCKLPS  Z9, Z8, Z7
-	VUNPCKHPS  Z9, Z8, Z8
-	VUNPCKLPS  Z11, Z10, Z9
-	VUNPCKHPS  Z11, Z10, Z10
-	VUNPCKLPS  Z13, Z12, Z11
-	VUNPCKHPS  Z13, Z12, Z12
-	VUNPCKLPS  Z15, Z14, Z13
-	VUNPCKHPS  Z15, Z14, Z14
-	VSHUFPS    $0x44, Z1, Z16, Z15
-	VSHUFPS    $0xee, Z1, Z16, Z1
-	VSHUFPS    $0x44, Z2, Z0, Z16
-	VSHUFPS    $0xee, Z2, Z0, Z0
-	VSHUFPS    $0x44, Z5, Z3, Z2
-	VSHUFPS    $0xee, Z5, Z3, Z3
-	VSHUFPS    $0x44, Z6, Z4, Z5
-	VSHUFPS    $0xee, Z6, Z4, Z4
-	VSHUFPS    $0x44, Z9, Z7, Z6
-	VSHUFPS    $0xee, Z9, Z7, Z7
-	VSHUFPS    $0x44, Z10, Z8, Z9
-	VSHUFPS    $0xee, Z10, Z8, Z8
-	VSHUFPS    $0x44, Z13, Z11, Z10
-	VSHUFPS    $0xee, Z13, Z11, Z11
-	VSHUFPS    $0x44, Z14, Z12, Z13
-	VSHUFPS    $0xee, Z14, Z12, Z12
-	VSHUFF32X4 $0x44, Z2, Z15, Z14
-	VSHUFF32X4 $0xee, Z2, Z15, Z2
-	VSHUFF32X4 $0x44, Z10, Z6, Z15
-	VSHUFF32X4 $0xee, Z10, Z6, Z6
-	VSHUFF32X4 $0x88, Z15, Z14, Z10
-	VSHUFF32X4 $0xdd, Z15, Z14, Z14
-	VSHUFF32X4 $0x88, Z6, Z2, Z15
-	VSHUFF32X4 $0xdd, Z6, Z2, Z2
-	VSHUFF32X4 $0x44, Z3, Z1, Z6
-	VSHUFF32X4 $0xee, Z3, Z1, Z1
-	VSHUFF32X4 $0x44, Z11, Z7, Z3
-	VSHUFF32X4 $0xee, Z11, Z7, Z7
-	VSHUFF32X4 $0x88, Z3, Z6, Z11
-	VSHUFF32X4 $0xdd, Z3, Z6, Z3
-	VSHUFF32X4 $0x88, Z7, Z1, Z6
-	VSHUFF32X4 $0xdd, Z7, Z1, Z1
-	VSHUFF32X4 $0x44, Z5, Z16, Z7
-	VSHUFF32X4 $0xee, Z5, Z16, Z5
-	VSHUFF32X4 $0x44, Z13, Z9, Z16
-	VSHUFF32X4 $0xee, Z13, Z9, Z9
-	VSHUFF32X4 $0x88, Z16, Z7, Z13
-	VSHUFF32X4 $0xdd, Z16, Z7, Z7
-	VSHUFF32X4 $0x88, Z9, Z5, Z16
-	VSHUFF32X4 $0xdd, Z9, Z5, Z5
-	VSHUFF32X4 $0x44, Z4, Z0, Z9
-	VSHUFF32X4 $0xee, Z4, Z0, Z0
-	VSHUFF32X4 $0x44, Z12, Z8, Z4
-	VSHUFF32X4 $0xee, Z12, Z8, Z8
-	VSHUFF32X4 $0x88, Z4, Z9, Z12
-	VSHUFF32X4 $0xdd, Z4, Z9, Z4
-	VSHUFF32X4 $0x88, Z8, Z0, Z9
-	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	VMOVUPS    Z10, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z11, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z13, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z12, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z14, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z4, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z15, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z16, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z9, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_972
-	ADDQ       56(SP), BX
-	VMOVUPS    Z0, (BX)
-
-chunkdoneAVX512_972:
-	ADDQ $0x00000800, AX
-	ADDQ $0x40, CX
-	SUBQ $0x10, DX
-	JMP  flushAVX512_969
-
-flushtailAVX512_970:
-	TESTQ DX, DX
-	JZ    flushdoneAVX512_971
-
-	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
-	MOVQ CX, BX
-	MOVQ 48(SP), SI
-	XORQ CX, CX
-
-tailrowAVX512_973:
-	XORQ DI, DI
-	LEAQ (AX)(CX*4), R8
-
-tailkeyAVX512_974:
-	MOVL (R8), R9
-	MOVL R9, (BX)(DI*4)
-	ADDQ $0x00000080, R8
-	INCQ DI
-	CMPQ DI, DX
-	JB   tailkeyAVX512_974
-	ADDQ 56(SP), BX
-	INCQ CX
-	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_971
-	DECQ SI
-	JNZ  tailrowAVX512_973
-
-flushdoneAVX512_971:
-	MOVQ   dim+136(FP), AX
-	IMUL3Q $0x00000080, AX, AX
-	ADDQ   AX, 32(SP)
-	MOVQ   56(SP), AX
-	IMUL3Q $0x00000020, AX, AX
-	ADDQ   AX, 40(SP)
-	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_953
-
-panelsdoneAVX512_954:
-	MOVQ   stride+144(FP), AX
-	IMUL3Q $0x00000220, AX, AX
-	ADDQ   AX, (SP)
-	ADDQ   $0x40, 24(SP)
-	MOVQ   16(SP), AX
-	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_951
-
-blocksdoneAVX512_952:
-	VZEROUPPER
-	RET
-
-// func ScoresQ8Panels128AVX512(dst []float32, panels []float32, k []byte, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
-// Requires: AVX, AVX2, AVX512DQ, AVX512F, CMOV, MMX+
-TEXT ·ScoresQ8Panels128AVX512(SB), NOSPLIT, $64-156
-	MOVQ k_base+48(FP), AX
-	MOVQ AX, (SP)
-	MOVQ n+128(FP), AX
-	MOVQ AX, 8(SP)
-	SHLQ $0x02, AX
-	MOVQ AX, 56(SP)
-	MOVQ dst_base+0(FP), AX
-	MOVQ AX, 24(SP)
-
-blocksAVX512_975:
-	MOVQ  8(SP), AX
-	TESTQ AX, AX
-	JZ    blocksdoneAVX512_976
-
-	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
-	// zeros), whose scores are computed and never written out.
-	MOVQ    $0x00000010, CX
-	CMPQ    AX, CX
-	CMOVQHI CX, AX
-	MOVQ    AX, 16(SP)
-	MOVQ    panels_base+24(FP), AX
-	MOVQ    AX, 32(SP)
-	MOVQ    24(SP), AX
-	MOVQ    AX, 40(SP)
-	MOVQ    rows+120(FP), AX
-	MOVQ    AX, 48(SP)
-
-	// The first panel widens each tile's keys right before running it.
-	// Widen keys 0–7 of the block.
-	MOVQ    16(SP), AX
-	MOVQ    $0x00000008, CX
-	CMPQ    AX, CX
-	CMOVQGT CX, AX
-	MOVQ    (SP), CX
-	MOVQ    stride+144(FP), DX
-	IMUL3Q  $0x22, DX, DX
-	IMUL3Q  $0x10, DX, BX
-	MOVQ    scratch_base+72(FP), SI
-
-widenAVX512_979:
-	TESTQ        AX, AX
-	JZ           widendoneAVX512_980
-	VPBROADCASTW (CX), Y0
-	VCVTPH2PS    Y0, Z0
-	VPMOVSXBD    2(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, (SI)
-	VPMOVSXBD    18(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 64(SI)
-	VPBROADCASTW 34(CX), Y0
-	VCVTPH2PS    Y0, Z0
-	VPMOVSXBD    36(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 128(SI)
-	VPMOVSXBD    52(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 192(SI)
-	VPBROADCASTW 68(CX), Y0
-	VCVTPH2PS    Y0, Z0
-	VPMOVSXBD    70(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 256(SI)
-	VPMOVSXBD    86(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 320(SI)
-	VPBROADCASTW 102(CX), Y0
-	VCVTPH2PS    Y0, Z0
-	VPMOVSXBD    104(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 384(SI)
-	VPMOVSXBD    120(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 448(SI)
-	PREFETCHT0   (CX)(BX*1)
-	PREFETCHT0   64(CX)(BX*1)
-	PREFETCHT0   128(CX)(BX*1)
-	PREFETCHT0   135(CX)(BX*1)
-	ADDQ         $0x00000200, SI
-	ADDQ         DX, CX
-	DECQ         AX
-	JMP          widenAVX512_979
-
-widendoneAVX512_980:
-	// Tile of 32 queries × keys 0–7 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	VXORPS Z14, Z14, Z14
-	VXORPS Z15, Z15, Z15
-
-dAVX512_981:
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS (CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 512(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 1024(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 1536(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 2048(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 2560(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3072(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3584(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      128(AX), Z16
-	VMOVUPS      192(AX), Z17
-	VBROADCASTSS 4(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 516(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 1028(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 1540(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 2052(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 2564(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3076(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3588(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      256(AX), Z16
-	VMOVUPS      320(AX), Z17
-	VBROADCASTSS 8(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 520(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 1032(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 1544(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 2056(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 2568(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3080(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3592(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      384(AX), Z16
-	VMOVUPS      448(AX), Z17
-	VBROADCASTSS 12(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 524(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 1036(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 1548(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 2060(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 2572(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3084(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3596(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000080
-	JB           dAVX512_981
-	VBROADCASTSS scale+152(FP), Z16
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Z16, Z0, Z0
-	VMOVUPS      Z0, (AX)
-	VMULPS       Z16, Z1, Z1
-	VMOVUPS      Z1, 128(AX)
-	VMULPS       Z16, Z2, Z2
-	VMOVUPS      Z2, 256(AX)
-	VMULPS       Z16, Z3, Z3
-	VMOVUPS      Z3, 384(AX)
-	VMULPS       Z16, Z4, Z4
-	VMOVUPS      Z4, 512(AX)
-	VMULPS       Z16, Z5, Z5
-	VMOVUPS      Z5, 640(AX)
-	VMULPS       Z16, Z6, Z6
-	VMOVUPS      Z6, 768(AX)
-	VMULPS       Z16, Z7, Z7
-	VMOVUPS      Z7, 896(AX)
-	VMULPS       Z16, Z8, Z8
-	VMOVUPS      Z8, 64(AX)
-	VMULPS       Z16, Z9, Z9
-	VMOVUPS      Z9, 192(AX)
-	VMULPS       Z16, Z10, Z10
-	VMOVUPS      Z10, 320(AX)
-	VMULPS       Z16, Z11, Z11
-	VMOVUPS      Z11, 448(AX)
-	VMULPS       Z16, Z12, Z12
-	VMOVUPS      Z12, 576(AX)
-	VMULPS       Z16, Z13, Z13
-	VMOVUPS      Z13, 704(AX)
-	VMULPS       Z16, Z14, Z14
-	VMOVUPS      Z14, 832(AX)
-	VMULPS       Z16, Z15, Z15
-	VMOVUPS      Z15, 960(AX)
-
-	// Widen keys 8–15 of the block.
-	XORQ    CX, CX
-	MOVQ    16(SP), AX
-	SUBQ    $0x08, AX
-	CMOVQLT CX, AX
-	MOVQ    $0x00000008, CX
-	CMPQ    AX, CX
-	CMOVQGT CX, AX
-	MOVQ    (SP), CX
-	MOVQ    stride+144(FP), DX
-	IMUL3Q  $0x22, DX, DX
-	IMUL3Q  $0x08, DX, BX
-	ADDQ    BX, CX
-	IMUL3Q  $0x10, DX, BX
-	MOVQ    scratch_base+72(FP), SI
-	ADDQ    $0x00001000, SI
-
-widenAVX512_982:
-	TESTQ        AX, AX
-	JZ           widendoneAVX512_983
-	VPBROADCASTW (CX), Y0
-	VCVTPH2PS    Y0, Z0
-	VPMOVSXBD    2(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, (SI)
-	VPMOVSXBD    18(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 64(SI)
-	VPBROADCASTW 34(CX), Y0
-	VCVTPH2PS    Y0, Z0
-	VPMOVSXBD    36(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 128(SI)
-	VPMOVSXBD    52(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 192(SI)
-	VPBROADCASTW 68(CX), Y0
-	VCVTPH2PS    Y0, Z0
-	VPMOVSXBD    70(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 256(SI)
-	VPMOVSXBD    86(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 320(SI)
-	VPBROADCASTW 102(CX), Y0
-	VCVTPH2PS    Y0, Z0
-	VPMOVSXBD    104(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 384(SI)
-	VPMOVSXBD    120(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 448(SI)
-	PREFETCHT0   (CX)(BX*1)
-	PREFETCHT0   64(CX)(BX*1)
-	PREFETCHT0   128(CX)(BX*1)
-	PREFETCHT0   135(CX)(BX*1)
-	ADDQ         $0x00000200, SI
-	ADDQ         DX, CX
-	DECQ         AX
-	JMP          widenAVX512_982
-
-widendoneAVX512_983:
-	// Tile of 32 queries × keys 8–15 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	VXORPS Z14, Z14, Z14
-	VXORPS Z15, Z15, Z15
-
-dAVX512_984:
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS 4096(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4608(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 5120(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 5632(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 6144(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 6656(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 7168(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 7680(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      128(AX), Z16
-	VMOVUPS      192(AX), Z17
-	VBROADCASTSS 4100(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4612(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 5124(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 5636(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 6148(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 6660(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 7172(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 7684(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      256(AX), Z16
-	VMOVUPS      320(AX), Z17
-	VBROADCASTSS 4104(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4616(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 5128(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 5640(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 6152(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 6664(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 7176(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 7688(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      384(AX), Z16
-	VMOVUPS      448(AX), Z17
-	VBROADCASTSS 4108(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4620(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 5132(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 5644(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 6156(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 6668(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 7180(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 7692(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000080
-	JB           dAVX512_984
-	VBROADCASTSS scale+152(FP), Z16
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Z16, Z0, Z0
-	VMOVUPS      Z0, 1024(AX)
-	VMULPS       Z16, Z1, Z1
-	VMOVUPS      Z1, 1152(AX)
-	VMULPS       Z16, Z2, Z2
-	VMOVUPS      Z2, 1280(AX)
-	VMULPS       Z16, Z3, Z3
-	VMOVUPS      Z3, 1408(AX)
-	VMULPS       Z16, Z4, Z4
-	VMOVUPS      Z4, 1536(AX)
-	VMULPS       Z16, Z5, Z5
-	VMOVUPS      Z5, 1664(AX)
-	VMULPS       Z16, Z6, Z6
-	VMOVUPS      Z6, 1792(AX)
-	VMULPS       Z16, Z7, Z7
-	VMOVUPS      Z7, 1920(AX)
-	VMULPS       Z16, Z8, Z8
-	VMOVUPS      Z8, 1088(AX)
-	VMULPS       Z16, Z9, Z9
-	VMOVUPS      Z9, 1216(AX)
-	VMULPS       Z16, Z10, Z10
-	VMOVUPS      Z10, 1344(AX)
-	VMULPS       Z16, Z11, Z11
-	VMOVUPS      Z11, 1472(AX)
-	VMULPS       Z16, Z12, Z12
-	VMOVUPS      Z12, 1600(AX)
-	VMULPS       Z16, Z13, Z13
-	VMOVUPS      Z13, 1728(AX)
-	VMULPS       Z16, Z14, Z14
-	VMOVUPS      Z14, 1856(AX)
-	VMULPS       Z16, Z15, Z15
-	VMOVUPS      Z15, 1984(AX)
-
-	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
-	MOVQ 40(SP), CX
-	MOVQ 16(SP), DX
-
-flushAVX512_985:
-	CMPQ       DX, $0x10
-	JB         flushtailAVX512_986
-	MOVQ       CX, BX
-	MOVQ       48(SP), SI
-	VMOVUPS    (AX), Z0
-	VMOVUPS    128(AX), Z1
-	VMOVUPS    256(AX), Z2
-	VMOVUPS    384(AX), Z3
-	VMOVUPS    512(AX), Z4
-	VMOVUPS    640(AX), Z5
-	VMOVUPS    768(AX), Z6
-	VMOVUPS    896(AX), Z7
-	VMOVUPS    1024(AX), Z8
-	VMOVUPS    1152(AX), Z9
-	VMOVUPS    1280(AX), Z10
-	VMOVUPS    1408(AX), Z11
-	VMOVUPS    1536(AX), Z12
-	VMOVUPS    1664(AX), Z13
-	VMOVUPS    1792(AX), Z14
-	VMOVUPS    1920(AX), Z15
-	VUNPCKLPS  Z1, Z0, Z16
-	VUNPCKHPS  Z1, Z0, Z0
-	VUNPCKLPS  Z3, Z2, Z1
-	VUNPCKHPS  Z3, Z2, Z2
-	VUNPCKLPS  Z5, Z4, Z3
-	VUNPCKHPS  Z5, Z4, Z4
-	VUNPCKLPS  Z7, Z6, Z5
-	VUNPCKHPS  Z7, Z6, Z6
-	VUNPCKLPS  Z9, Z8, Z7
-	VUNPCKHPS  Z9, Z8, Z8
-	VUNPCKLPS  Z11, Z10, Z9
-	VUNPCKHPS  Z11, Z10, Z10
-	VUNPCKLPS  Z13, Z12, Z11
-	VUNPCKHPS  Z13, Z12, Z12
-	VUNPCKLPS  Z15, Z14, Z13
-	VUNPCKHPS  Z15, Z14, Z14
-	VSHUFPS    $0x44, Z1, Z16, Z15
-	VSHUFPS    $0xee, Z1, Z16, Z1
-	VSHUFPS    $0x44, Z2, Z0, Z16
-	VSHUFPS    $0xee, Z2, Z0, Z0
-	VSHUFPS    $0x44, Z5, Z3, Z2
-	VSHUFPS    $0xee, Z5, Z3, Z3
-	VSHUFPS    $0x44, Z6, Z4, Z5
-	VSHUFPS    $0xee, Z6, Z4, Z4
-	VSHUFPS    $0x44, Z9, Z7, Z6
-	VSHUFPS    $0xee, Z9, Z7, Z7
-	VSHUFPS    $0x44, Z10, Z8, Z9
-	VSHUFPS    $0xee, Z10, Z8, Z8
-	VSHUFPS    $0x44, Z13, Z11, Z10
-	VSHUFPS    $0xee, Z13, Z11, Z11
-	VSHUFPS    $0x44, Z14, Z12, Z13
-	VSHUFPS    $0xee, Z14, Z12, Z12
-	VSHUFF32X4 $0x44, Z2, Z15, Z14
-	VSHUFF32X4 $0xee, Z2, Z15, Z2
-	VSHUFF32X4 $0x44, Z10, Z6, Z15
-	VSHUFF32X4 $0xee, Z10, Z6, Z6
-	VSHUFF32X4 $0x88, Z15, Z14, Z10
-	VSHUFF32X4 $0xdd, Z15, Z14, Z14
-	VSHUFF32X4 $0x88, Z6, Z2, Z15
-	VSHUFF32X4 $0xdd, Z6, Z2, Z2
-	VSHUFF32X4 $0x44, Z3, Z1, Z6
-	VSHUFF32X4 $0xee, Z3, Z1, Z1
-	VSHUFF32X4 $0x44, Z11, Z7, Z3
-	VSHUFF32X4 $0xee, Z11, Z7, Z7
-	VSHUFF32X4 $0x88, Z3, Z6, Z11
-	VSHUFF32X4 $0xdd, Z3, Z6, Z3
-	VSHUFF32X4 $0x88, Z7, Z1, Z6
-	VSHUFF32X4 $0xdd, Z7, Z1, Z1
-	VSHUFF32X4 $0x44, Z5, Z16, Z7
-	VSHUFF32X4 $0xee, Z5, Z16, Z5
-	VSHUFF32X4 $0x44, Z13, Z9, Z16
-	VSHUFF32X4 $0xee, Z13, Z9, Z9
-	VSHUFF32X4 $0x88, Z16, Z7, Z13
-	VSHUFF32X4 $0xdd, Z16, Z7, Z7
-	VSHUFF32X4 $0x88, Z9, Z5, Z16
-	VSHUFF32X4 $0xdd, Z9, Z5, Z5
-	VSHUFF32X4 $0x44, Z4, Z0, Z9
-	VSHUFF32X4 $0xee, Z4, Z0, Z0
-	VSHUFF32X4 $0x44, Z12, Z8, Z4
-	VSHUFF32X4 $0xee, Z12, Z8, Z8
-	VSHUFF32X4 $0x88, Z4, Z9, Z12
-	VSHUFF32X4 $0xdd, Z4, Z9, Z4
-	VSHUFF32X4 $0x88, Z8, Z0, Z9
-	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	VMOVUPS    Z10, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z11, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z13, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z12, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z14, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z4, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z15, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z16, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z9, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z0, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    64(AX), Z0
-	VMOVUPS    192(AX), Z1
-	VMOVUPS    320(AX), Z2
-	VMOVUPS    448(AX), Z3
-	VMOVUPS    576(AX), Z4
-	VMOVUPS    704(AX), Z5
-	VMOVUPS    832(AX), Z6
-	VMOVUPS    960(AX), Z7
-	VMOVUPS    1088(AX), Z8
-	VMOVUPS    1216(AX), Z9
-	VMOVUPS    1344(AX), Z10
-	VMOVUPS    1472(AX), Z11
-	VMOVUPS    1600(AX), Z12
-	VMOVUPS    1728(AX), Z13
-	VMOVUPS    1856(AX), Z14
-	VMOVUPS    1984(AX), Z15
-	VUNPCKLPS  Z1, Z0, Z16
-	VUNPCKHPS  Z1, Z0, Z0
-	VUNPCKLPS  Z3, Z2, Z1
-	VUNPCKHPS  Z3, Z2, Z2
-	VUNPCKLPS  Z5, Z4, Z3
-	VUNPCKHPS  Z5, Z4, Z4
-	VUNPCKLPS  Z7, Z6, Z5
-	VUNPCKHPS  Z7, Z6, Z6
-	VUNPCKLPS  Z9, Z8, Z7
-	VUNPCKHPS  Z9, Z8, Z8
-	VUNPCKLPS  Z11, Z10, Z9
-	VUNPCKHPS  Z11, Z10, Z10
-	VUNPCKLPS  Z13, Z12, Z11
-	VUNPCKHPS  Z13, Z12, Z12
-	VUNPCKLPS  Z15, Z14, Z13
-	VUNPCKHPS  Z15, Z14, Z14
-	VSHUFPS    $0x44, Z1, Z16, Z15
-	VSHUFPS    $0xee, Z1, Z16, Z1
-	VSHUFPS    $0x44, Z2, Z0, Z16
-	VSHUFPS    $0xee, Z2, Z0, Z0
-	VSHUFPS    $0x44, Z5, Z3, Z2
-	VSHUFPS    $0xee, Z5, Z3, Z3
-	VSHUFPS    $0x44, Z6, Z4, Z5
-	VSHUFPS    $0xee, Z6, Z4, Z4
-	VSHUFPS    $0x44, Z9, Z7, Z6
-	VSHUFPS    $0xee, Z9, Z7, Z7
-	VSHUFPS    $0x44, Z10, Z8, Z9
-	VSHUFPS    $0xee, Z10, Z8, Z8
-	VSHUFPS    $0x44, Z13, Z11, Z10
-	VSHUFPS    $0xee, Z13, Z11, Z11
-	VSHUFPS    $0x44, Z14, Z12, Z13
-	VSHUFPS    $0xee, Z14, Z12, Z12
-	VSHUFF32X4 $0x44, Z2, Z15, Z14
-	VSHUFF32X4 $0xee, Z2, Z15, Z2
-	VSHUFF32X4 $0x44, Z10, Z6, Z15
-	VSHUFF32X4 $0xee, Z10, Z6, Z6
-	VSHUFF32X4 $0x88, Z15, Z14, Z10
-	VSHUFF32X4 $0xdd, Z15, Z14, Z14
-	VSHUFF32X4 $0x88, Z6, Z2, Z15
-	VSHUFF32X4 $0xdd, Z6, Z2, Z2
-	VSHUFF32X4 $0x44, Z3, Z1, Z6
-	VSHUFF32X4 $0xee, Z3, Z1, Z1
-	VSHUFF32X4 $0x44, Z11, Z7, Z3
-	VSHUFF32X4 $0xee, Z11, Z7, Z7
-	VSHUFF32X4 $0x88, Z3, Z6, Z11
-	VSHUFF32X4 $0xdd, Z3, Z6, Z3
-	VSHUFF32X4 $0x88, Z7, Z1, Z6
-	VSHUFF32X4 $0xdd, Z7, Z1, Z1
-	VSHUFF32X4 $0x44, Z5, Z16, Z7
-	VSHUFF32X4 $0xee, Z5, Z16, Z5
-	VSHUFF32X4 $0x44, Z13, Z9, Z16
-	VSHUFF32X4 $0xee, Z13, Z9, Z9
-	VSHUFF32X4 $0x88, Z16, Z7, Z13
-	VSHUFF32X4 $0xdd, Z16, Z7, Z7
-	VSHUFF32X4 $0x88, Z9, Z5, Z16
-	VSHUFF32X4 $0xdd, Z9, Z5, Z5
-	VSHUFF32X4 $0x44, Z4, Z0, Z9
-	VSHUFF32X4 $0xee, Z4, Z0, Z0
-	VSHUFF32X4 $0x44, Z12, Z8, Z4
-	VSHUFF32X4 $0xee, Z12, Z8, Z8
-	VSHUFF32X4 $0x88, Z4, Z9, Z12
-	VSHUFF32X4 $0xdd, Z4, Z9, Z4
-	VSHUFF32X4 $0x88, Z8, Z0, Z9
-	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	VMOVUPS    Z10, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z11, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z13, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z12, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z14, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z4, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z15, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z16, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z9, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_988
-	ADDQ       56(SP), BX
-	VMOVUPS    Z0, (BX)
-
-chunkdoneAVX512_988:
-	ADDQ $0x00000800, AX
-	ADDQ $0x40, CX
-	SUBQ $0x10, DX
-	JMP  flushAVX512_985
-
-flushtailAVX512_986:
-	TESTQ DX, DX
-	JZ    flushdoneAVX512_987
-
-	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
-	MOVQ CX, BX
-	MOVQ 48(SP), SI
-	XORQ CX, CX
-
-tailrowAVX512_989:
-	XORQ DI, DI
-	LEAQ (AX)(CX*4), R8
-
-tailkeyAVX512_990:
-	MOVL (R8), R9
-	MOVL R9, (BX)(DI*4)
-	ADDQ $0x00000080, R8
-	INCQ DI
-	CMPQ DI, DX
-	JB   tailkeyAVX512_990
-	ADDQ 56(SP), BX
-	INCQ CX
-	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_987
-	DECQ SI
-	JNZ  tailrowAVX512_989
-
-flushdoneAVX512_987:
-	MOVQ   dim+136(FP), AX
-	IMUL3Q $0x00000080, AX, AX
-	ADDQ   AX, 32(SP)
-	MOVQ   56(SP), AX
-	IMUL3Q $0x00000020, AX, AX
-	ADDQ   AX, 40(SP)
-	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_978
-
-panelsAVX512_977:
-	// Tile of 32 queries × keys 0–7 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	VXORPS Z14, Z14, Z14
-	VXORPS Z15, Z15, Z15
-
+ddoneAVX512_990:
 dAVX512_991:
+	LEAQ         1(DX), R13
+	CMPQ         R13, R12
+	JA           ddoneAVX512_992
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 512(CX)(DX*4), Z18
+	VBROADCASTSS (SI)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 1024(CX)(DX*4), Z18
+	VBROADCASTSS (DI)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 1536(CX)(DX*4), Z18
+	VBROADCASTSS (R8)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 2048(CX)(DX*4), Z18
+	VBROADCASTSS (R9)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 2560(CX)(DX*4), Z18
+	VBROADCASTSS (R10)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3072(CX)(DX*4), Z18
+	VBROADCASTSS (R11)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3584(CX)(DX*4), Z18
+	VBROADCASTSS (BX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      128(AX), Z16
-	VMOVUPS      192(AX), Z17
-	VBROADCASTSS 4(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 516(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 1028(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 1540(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 2052(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 2564(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3076(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3588(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      256(AX), Z16
-	VMOVUPS      320(AX), Z17
-	VBROADCASTSS 8(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 520(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 1032(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 1544(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 2056(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 2568(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3080(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3592(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      384(AX), Z16
-	VMOVUPS      448(AX), Z17
-	VBROADCASTSS 12(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 524(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 1036(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 1548(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 2060(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 2572(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3084(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3596(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000080
-	JB           dAVX512_991
-	VBROADCASTSS scale+152(FP), Z16
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Z16, Z0, Z0
-	VMOVUPS      Z0, (AX)
-	VMULPS       Z16, Z1, Z1
-	VMOVUPS      Z1, 128(AX)
-	VMULPS       Z16, Z2, Z2
-	VMOVUPS      Z2, 256(AX)
-	VMULPS       Z16, Z3, Z3
-	VMOVUPS      Z3, 384(AX)
-	VMULPS       Z16, Z4, Z4
-	VMOVUPS      Z4, 512(AX)
-	VMULPS       Z16, Z5, Z5
-	VMOVUPS      Z5, 640(AX)
-	VMULPS       Z16, Z6, Z6
-	VMOVUPS      Z6, 768(AX)
-	VMULPS       Z16, Z7, Z7
-	VMOVUPS      Z7, 896(AX)
-	VMULPS       Z16, Z8, Z8
-	VMOVUPS      Z8, 64(AX)
-	VMULPS       Z16, Z9, Z9
-	VMOVUPS      Z9, 192(AX)
-	VMULPS       Z16, Z10, Z10
-	VMOVUPS      Z10, 320(AX)
-	VMULPS       Z16, Z11, Z11
-	VMOVUPS      Z11, 448(AX)
-	VMULPS       Z16, Z12, Z12
-	VMOVUPS      Z12, 576(AX)
-	VMULPS       Z16, Z13, Z13
-	VMOVUPS      Z13, 704(AX)
-	VMULPS       Z16, Z14, Z14
-	VMOVUPS      Z14, 832(AX)
-	VMULPS       Z16, Z15, Z15
-	VMOVUPS      Z15, 960(AX)
+	ADDQ         $0x00000080, AX
+	ADDQ         $0x01, DX
+	JMP          dAVX512_991
 
-	// Tile of 32 queries × keys 8–15 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	VXORPS Z14, Z14, Z14
-	VXORPS Z15, Z15, Z15
-
-dAVX512_992:
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS 4096(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4608(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 5120(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 5632(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 6144(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 6656(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 7168(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 7680(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      128(AX), Z16
-	VMOVUPS      192(AX), Z17
-	VBROADCASTSS 4100(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4612(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 5124(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 5636(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 6148(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 6660(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 7172(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 7684(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      256(AX), Z16
-	VMOVUPS      320(AX), Z17
-	VBROADCASTSS 4104(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4616(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 5128(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 5640(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 6152(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 6664(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 7176(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 7688(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      384(AX), Z16
-	VMOVUPS      448(AX), Z17
-	VBROADCASTSS 4108(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4620(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 5132(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 5644(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 6156(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 6668(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 7180(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 7692(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000080
-	JB           dAVX512_992
+ddoneAVX512_992:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -35214,17 +34350,4073 @@ flushdoneAVX512_995:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_977
+	JG     panelsAVX512_959
 
-panelsdoneAVX512_978:
+panelsdoneAVX512_960:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x00000220, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_975
+	JMP    blocksAVX512_957
 
-blocksdoneAVX512_976:
+blocksdoneAVX512_958:
+	VZEROUPPER
+	RET
+
+// func ScoresQ8Panels64AVX512(dst []float32, panels []float32, k []byte, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
+// Requires: AVX, AVX2, AVX512DQ, AVX512F, CMOV, MMX+
+TEXT ·ScoresQ8Panels64AVX512(SB), NOSPLIT, $88-156
+	MOVQ $0x00000000, 80(SP)
+	MOVQ k_base+48(FP), AX
+	MOVQ AX, (SP)
+	MOVQ n+128(FP), AX
+	MOVQ AX, 8(SP)
+	SHLQ $0x02, AX
+	MOVQ AX, 56(SP)
+	MOVQ dst_base+0(FP), AX
+	MOVQ AX, 24(SP)
+
+blocksAVX512_999:
+	MOVQ  8(SP), AX
+	TESTQ AX, AX
+	JZ    blocksdoneAVX512_1000
+
+	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
+	// zeros), whose scores are computed and never written out.
+	MOVQ    $0x00000010, CX
+	CMPQ    AX, CX
+	CMOVQHI CX, AX
+	MOVQ    AX, 16(SP)
+	MOVQ    panels_base+24(FP), AX
+	MOVQ    AX, 32(SP)
+	MOVQ    24(SP), AX
+	MOVQ    AX, 40(SP)
+	MOVQ    rows+120(FP), AX
+	MOVQ    AX, 48(SP)
+
+	// The first panel widens each tile's keys right before running it.
+	// Widen keys 0–7 of the block.
+	MOVQ    16(SP), AX
+	MOVQ    $0x00000008, CX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	MOVQ    (SP), CX
+	MOVQ    stride+144(FP), DX
+	IMUL3Q  $0x22, DX, DX
+	IMUL3Q  $0x20, DX, BX
+	MOVQ    scratch_base+72(FP), SI
+
+widenAVX512_1003:
+	TESTQ        AX, AX
+	JZ           widendoneAVX512_1004
+	VPBROADCASTW (CX), Y0
+	VCVTPH2PS    Y0, Z0
+	VPMOVSXBD    2(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, (SI)
+	VPMOVSXBD    18(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 64(SI)
+	VPBROADCASTW 34(CX), Y0
+	VCVTPH2PS    Y0, Z0
+	VPMOVSXBD    36(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 128(SI)
+	VPMOVSXBD    52(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 192(SI)
+	PREFETCHT0   (CX)(BX*1)
+	PREFETCHT0   64(CX)(BX*1)
+	PREFETCHT0   67(CX)(BX*1)
+	ADDQ         $0x00000100, SI
+	ADDQ         DX, CX
+	DECQ         AX
+	JMP          widenAVX512_1003
+
+widendoneAVX512_1004:
+	// Tile of 32 queries × keys 0–7 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
+
+dAVX512_1005:
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS (CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 256(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 512(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 768(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 1024(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 1280(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 1536(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 1792(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      128(AX), Z16
+	VMOVUPS      192(AX), Z17
+	VBROADCASTSS 4(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 260(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 516(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 772(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 1028(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 1284(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 1540(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 1796(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      256(AX), Z16
+	VMOVUPS      320(AX), Z17
+	VBROADCASTSS 8(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 264(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 520(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 776(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 1032(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 1288(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 1544(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 1800(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      384(AX), Z16
+	VMOVUPS      448(AX), Z17
+	VBROADCASTSS 12(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 268(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 524(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 780(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 1036(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 1292(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 1548(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 1804(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX512_1006
+	VMOVUPS (BX), Z16
+	VMOVUPS Z16, (SI)
+	ADDQ    $0x40, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX512_1006:
+	ADDQ         $0x00000200, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000040
+	JB           dAVX512_1005
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
+	VBROADCASTSS scale+152(FP), Z16
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Z16, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z16, Z1, Z1
+	VMOVUPS      Z1, 128(AX)
+	VMULPS       Z16, Z2, Z2
+	VMOVUPS      Z2, 256(AX)
+	VMULPS       Z16, Z3, Z3
+	VMOVUPS      Z3, 384(AX)
+	VMULPS       Z16, Z4, Z4
+	VMOVUPS      Z4, 512(AX)
+	VMULPS       Z16, Z5, Z5
+	VMOVUPS      Z5, 640(AX)
+	VMULPS       Z16, Z6, Z6
+	VMOVUPS      Z6, 768(AX)
+	VMULPS       Z16, Z7, Z7
+	VMOVUPS      Z7, 896(AX)
+	VMULPS       Z16, Z8, Z8
+	VMOVUPS      Z8, 64(AX)
+	VMULPS       Z16, Z9, Z9
+	VMOVUPS      Z9, 192(AX)
+	VMULPS       Z16, Z10, Z10
+	VMOVUPS      Z10, 320(AX)
+	VMULPS       Z16, Z11, Z11
+	VMOVUPS      Z11, 448(AX)
+	VMULPS       Z16, Z12, Z12
+	VMOVUPS      Z12, 576(AX)
+	VMULPS       Z16, Z13, Z13
+	VMOVUPS      Z13, 704(AX)
+	VMULPS       Z16, Z14, Z14
+	VMOVUPS      Z14, 832(AX)
+	VMULPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 960(AX)
+
+	// Widen keys 8–15 of the block.
+	XORQ    CX, CX
+	MOVQ    16(SP), AX
+	SUBQ    $0x08, AX
+	CMOVQLT CX, AX
+	MOVQ    $0x00000008, CX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	MOVQ    (SP), CX
+	MOVQ    stride+144(FP), DX
+	IMUL3Q  $0x22, DX, DX
+	IMUL3Q  $0x08, DX, BX
+	ADDQ    BX, CX
+	IMUL3Q  $0x20, DX, BX
+	MOVQ    scratch_base+72(FP), SI
+	ADDQ    $0x00000800, SI
+
+widenAVX512_1007:
+	TESTQ        AX, AX
+	JZ           widendoneAVX512_1008
+	VPBROADCASTW (CX), Y0
+	VCVTPH2PS    Y0, Z0
+	VPMOVSXBD    2(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, (SI)
+	VPMOVSXBD    18(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 64(SI)
+	VPBROADCASTW 34(CX), Y0
+	VCVTPH2PS    Y0, Z0
+	VPMOVSXBD    36(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 128(SI)
+	VPMOVSXBD    52(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 192(SI)
+	PREFETCHT0   (CX)(BX*1)
+	PREFETCHT0   64(CX)(BX*1)
+	PREFETCHT0   67(CX)(BX*1)
+	ADDQ         $0x00000100, SI
+	ADDQ         DX, CX
+	DECQ         AX
+	JMP          widenAVX512_1007
+
+widendoneAVX512_1008:
+	// Tile of 32 queries × keys 8–15 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
+
+dAVX512_1009:
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS 2048(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 2304(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 2560(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 2816(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 3072(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 3328(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3584(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3840(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      128(AX), Z16
+	VMOVUPS      192(AX), Z17
+	VBROADCASTSS 2052(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 2308(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 2564(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 2820(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 3076(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 3332(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3588(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3844(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      256(AX), Z16
+	VMOVUPS      320(AX), Z17
+	VBROADCASTSS 2056(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 2312(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 2568(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 2824(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 3080(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 3336(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3592(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3848(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      384(AX), Z16
+	VMOVUPS      448(AX), Z17
+	VBROADCASTSS 2060(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 2316(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 2572(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 2828(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 3084(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 3340(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3596(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3852(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX512_1010
+	VMOVUPS (BX), Z16
+	VMOVUPS Z16, (SI)
+	ADDQ    $0x40, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX512_1010:
+	ADDQ         $0x00000200, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000040
+	JB           dAVX512_1009
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
+	VBROADCASTSS scale+152(FP), Z16
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Z16, Z0, Z0
+	VMOVUPS      Z0, 1024(AX)
+	VMULPS       Z16, Z1, Z1
+	VMOVUPS      Z1, 1152(AX)
+	VMULPS       Z16, Z2, Z2
+	VMOVUPS      Z2, 1280(AX)
+	VMULPS       Z16, Z3, Z3
+	VMOVUPS      Z3, 1408(AX)
+	VMULPS       Z16, Z4, Z4
+	VMOVUPS      Z4, 1536(AX)
+	VMULPS       Z16, Z5, Z5
+	VMOVUPS      Z5, 1664(AX)
+	VMULPS       Z16, Z6, Z6
+	VMOVUPS      Z6, 1792(AX)
+	VMULPS       Z16, Z7, Z7
+	VMOVUPS      Z7, 1920(AX)
+	VMULPS       Z16, Z8, Z8
+	VMOVUPS      Z8, 1088(AX)
+	VMULPS       Z16, Z9, Z9
+	VMOVUPS      Z9, 1216(AX)
+	VMULPS       Z16, Z10, Z10
+	VMOVUPS      Z10, 1344(AX)
+	VMULPS       Z16, Z11, Z11
+	VMOVUPS      Z11, 1472(AX)
+	VMULPS       Z16, Z12, Z12
+	VMOVUPS      Z12, 1600(AX)
+	VMULPS       Z16, Z13, Z13
+	VMOVUPS      Z13, 1728(AX)
+	VMULPS       Z16, Z14, Z14
+	VMOVUPS      Z14, 1856(AX)
+	VMULPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 1984(AX)
+
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX512_1011
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX512_1012:
+	VMOVUPS (CX), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ    $0x40, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX512_1012
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX512_1011:
+	// Write the stage out: Lanes keys of every query row at a time.
+	MOVQ       stage_base+96(FP), AX
+	CMPQ       16(SP), $0x10
+	JB         flushpartialAVX512_1016
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 2048(AX)
+	VMOVUPS    Z11, 2112(AX)
+	VMOVUPS    Z13, 2176(AX)
+	VMOVUPS    Z12, 2240(AX)
+	VMOVUPS    Z14, 2304(AX)
+	VMOVUPS    Z3, 2368(AX)
+	VMOVUPS    Z7, 2432(AX)
+	VMOVUPS    Z4, 2496(AX)
+	VMOVUPS    Z15, 2560(AX)
+	VMOVUPS    Z6, 2624(AX)
+	VMOVUPS    Z16, 2688(AX)
+	VMOVUPS    Z9, 2752(AX)
+	VMOVUPS    Z2, 2816(AX)
+	VMOVUPS    Z1, 2880(AX)
+	VMOVUPS    Z5, 2944(AX)
+	VMOVUPS    Z0, 3008(AX)
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 3072(AX)
+	VMOVUPS    Z11, 3136(AX)
+	VMOVUPS    Z13, 3200(AX)
+	VMOVUPS    Z12, 3264(AX)
+	VMOVUPS    Z14, 3328(AX)
+	VMOVUPS    Z3, 3392(AX)
+	VMOVUPS    Z7, 3456(AX)
+	VMOVUPS    Z4, 3520(AX)
+	VMOVUPS    Z15, 3584(AX)
+	VMOVUPS    Z6, 3648(AX)
+	VMOVUPS    Z16, 3712(AX)
+	VMOVUPS    Z9, 3776(AX)
+	VMOVUPS    Z2, 3840(AX)
+	VMOVUPS    Z1, 3904(AX)
+	VMOVUPS    Z5, 3968(AX)
+	VMOVUPS    Z0, 4032(AX)
+	LEAQ       2048(AX), AX
+	MOVQ       AX, 64(SP)
+	MOVQ       40(SP), AX
+	MOVQ       AX, 72(SP)
+	MOVQ       48(SP), AX
+	MOVQ       $0x00000020, CX
+	CMPQ       AX, CX
+	CMOVQGT    CX, AX
+	MOVQ       AX, 80(SP)
+	JMP        flushdoneAVX512_1015
+
+flushpartialAVX512_1016:
+	MOVQ 40(SP), CX
+	MOVQ 16(SP), DX
+
+flushAVX512_1013:
+	CMPQ       DX, $0x10
+	JB         flushtailAVX512_1014
+	MOVQ       CX, BX
+	MOVQ       48(SP), SI
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z11, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z13, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z12, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z14, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z3, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z7, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z4, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z15, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z6, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z16, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z9, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z2, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z1, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z5, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z0, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z11, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z13, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z12, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z14, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z3, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z7, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z4, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z15, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z6, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z16, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z9, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z2, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z1, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z5, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1017
+	ADDQ       56(SP), BX
+	VMOVUPS    Z0, (BX)
+
+chunkdoneAVX512_1017:
+	ADDQ $0x00000800, AX
+	ADDQ $0x40, CX
+	SUBQ $0x10, DX
+	JMP  flushAVX512_1013
+
+flushtailAVX512_1014:
+	TESTQ DX, DX
+	JZ    flushdoneAVX512_1015
+
+	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
+	MOVQ CX, BX
+	MOVQ 48(SP), SI
+	XORQ CX, CX
+
+tailrowAVX512_1018:
+	XORQ DI, DI
+	LEAQ (AX)(CX*4), R8
+
+tailkeyAVX512_1019:
+	MOVL (R8), R9
+	MOVL R9, (BX)(DI*4)
+	ADDQ $0x00000080, R8
+	INCQ DI
+	CMPQ DI, DX
+	JB   tailkeyAVX512_1019
+	ADDQ 56(SP), BX
+	INCQ CX
+	CMPQ CX, $0x20
+	JAE  flushdoneAVX512_1015
+	DECQ SI
+	JNZ  tailrowAVX512_1018
+
+flushdoneAVX512_1015:
+	MOVQ   dim+136(FP), AX
+	IMUL3Q $0x00000080, AX, AX
+	ADDQ   AX, 32(SP)
+	MOVQ   56(SP), AX
+	IMUL3Q $0x00000020, AX, AX
+	ADDQ   AX, 40(SP)
+	SUBQ   $0x00000020, 48(SP)
+	JLE    panelsdoneAVX512_1002
+
+panelsAVX512_1001:
+	// Tile of 32 queries × keys 0–7 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
+
+dAVX512_1020:
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS (CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 256(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 512(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 768(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 1024(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 1280(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 1536(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 1792(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      128(AX), Z16
+	VMOVUPS      192(AX), Z17
+	VBROADCASTSS 4(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 260(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 516(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 772(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 1028(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 1284(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 1540(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 1796(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      256(AX), Z16
+	VMOVUPS      320(AX), Z17
+	VBROADCASTSS 8(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 264(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 520(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 776(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 1032(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 1288(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 1544(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 1800(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      384(AX), Z16
+	VMOVUPS      448(AX), Z17
+	VBROADCASTSS 12(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 268(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 524(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 780(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 1036(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 1292(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 1548(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 1804(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX512_1021
+	VMOVUPS (BX), Z16
+	VMOVUPS Z16, (SI)
+	ADDQ    $0x40, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX512_1021:
+	ADDQ         $0x00000200, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000040
+	JB           dAVX512_1020
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
+	VBROADCASTSS scale+152(FP), Z16
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Z16, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z16, Z1, Z1
+	VMOVUPS      Z1, 128(AX)
+	VMULPS       Z16, Z2, Z2
+	VMOVUPS      Z2, 256(AX)
+	VMULPS       Z16, Z3, Z3
+	VMOVUPS      Z3, 384(AX)
+	VMULPS       Z16, Z4, Z4
+	VMOVUPS      Z4, 512(AX)
+	VMULPS       Z16, Z5, Z5
+	VMOVUPS      Z5, 640(AX)
+	VMULPS       Z16, Z6, Z6
+	VMOVUPS      Z6, 768(AX)
+	VMULPS       Z16, Z7, Z7
+	VMOVUPS      Z7, 896(AX)
+	VMULPS       Z16, Z8, Z8
+	VMOVUPS      Z8, 64(AX)
+	VMULPS       Z16, Z9, Z9
+	VMOVUPS      Z9, 192(AX)
+	VMULPS       Z16, Z10, Z10
+	VMOVUPS      Z10, 320(AX)
+	VMULPS       Z16, Z11, Z11
+	VMOVUPS      Z11, 448(AX)
+	VMULPS       Z16, Z12, Z12
+	VMOVUPS      Z12, 576(AX)
+	VMULPS       Z16, Z13, Z13
+	VMOVUPS      Z13, 704(AX)
+	VMULPS       Z16, Z14, Z14
+	VMOVUPS      Z14, 832(AX)
+	VMULPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 960(AX)
+
+	// Tile of 32 queries × keys 8–15 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
+
+dAVX512_1022:
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS 2048(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 2304(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 2560(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 2816(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 3072(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 3328(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3584(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3840(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      128(AX), Z16
+	VMOVUPS      192(AX), Z17
+	VBROADCASTSS 2052(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 2308(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 2564(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 2820(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 3076(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 3332(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3588(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3844(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      256(AX), Z16
+	VMOVUPS      320(AX), Z17
+	VBROADCASTSS 2056(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 2312(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 2568(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 2824(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 3080(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 3336(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3592(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3848(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      384(AX), Z16
+	VMOVUPS      448(AX), Z17
+	VBROADCASTSS 2060(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 2316(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 2572(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 2828(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 3084(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 3340(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3596(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3852(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX512_1023
+	VMOVUPS (BX), Z16
+	VMOVUPS Z16, (SI)
+	ADDQ    $0x40, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX512_1023:
+	ADDQ         $0x00000200, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000040
+	JB           dAVX512_1022
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
+	VBROADCASTSS scale+152(FP), Z16
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Z16, Z0, Z0
+	VMOVUPS      Z0, 1024(AX)
+	VMULPS       Z16, Z1, Z1
+	VMOVUPS      Z1, 1152(AX)
+	VMULPS       Z16, Z2, Z2
+	VMOVUPS      Z2, 1280(AX)
+	VMULPS       Z16, Z3, Z3
+	VMOVUPS      Z3, 1408(AX)
+	VMULPS       Z16, Z4, Z4
+	VMOVUPS      Z4, 1536(AX)
+	VMULPS       Z16, Z5, Z5
+	VMOVUPS      Z5, 1664(AX)
+	VMULPS       Z16, Z6, Z6
+	VMOVUPS      Z6, 1792(AX)
+	VMULPS       Z16, Z7, Z7
+	VMOVUPS      Z7, 1920(AX)
+	VMULPS       Z16, Z8, Z8
+	VMOVUPS      Z8, 1088(AX)
+	VMULPS       Z16, Z9, Z9
+	VMOVUPS      Z9, 1216(AX)
+	VMULPS       Z16, Z10, Z10
+	VMOVUPS      Z10, 1344(AX)
+	VMULPS       Z16, Z11, Z11
+	VMOVUPS      Z11, 1472(AX)
+	VMULPS       Z16, Z12, Z12
+	VMOVUPS      Z12, 1600(AX)
+	VMULPS       Z16, Z13, Z13
+	VMOVUPS      Z13, 1728(AX)
+	VMULPS       Z16, Z14, Z14
+	VMOVUPS      Z14, 1856(AX)
+	VMULPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 1984(AX)
+
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX512_1024
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX512_1025:
+	VMOVUPS (CX), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ    $0x40, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX512_1025
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX512_1024:
+	// Write the stage out: Lanes keys of every query row at a time.
+	MOVQ       stage_base+96(FP), AX
+	CMPQ       16(SP), $0x10
+	JB         flushpartialAVX512_1029
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 2048(AX)
+	VMOVUPS    Z11, 2112(AX)
+	VMOVUPS    Z13, 2176(AX)
+	VMOVUPS    Z12, 2240(AX)
+	VMOVUPS    Z14, 2304(AX)
+	VMOVUPS    Z3, 2368(AX)
+	VMOVUPS    Z7, 2432(AX)
+	VMOVUPS    Z4, 2496(AX)
+	VMOVUPS    Z15, 2560(AX)
+	VMOVUPS    Z6, 2624(AX)
+	VMOVUPS    Z16, 2688(AX)
+	VMOVUPS    Z9, 2752(AX)
+	VMOVUPS    Z2, 2816(AX)
+	VMOVUPS    Z1, 2880(AX)
+	VMOVUPS    Z5, 2944(AX)
+	VMOVUPS    Z0, 3008(AX)
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 3072(AX)
+	VMOVUPS    Z11, 3136(AX)
+	VMOVUPS    Z13, 3200(AX)
+	VMOVUPS    Z12, 3264(AX)
+	VMOVUPS    Z14, 3328(AX)
+	VMOVUPS    Z3, 3392(AX)
+	VMOVUPS    Z7, 3456(AX)
+	VMOVUPS    Z4, 3520(AX)
+	VMOVUPS    Z15, 3584(AX)
+	VMOVUPS    Z6, 3648(AX)
+	VMOVUPS    Z16, 3712(AX)
+	VMOVUPS    Z9, 3776(AX)
+	VMOVUPS    Z2, 3840(AX)
+	VMOVUPS    Z1, 3904(AX)
+	VMOVUPS    Z5, 3968(AX)
+	VMOVUPS    Z0, 4032(AX)
+	LEAQ       2048(AX), AX
+	MOVQ       AX, 64(SP)
+	MOVQ       40(SP), AX
+	MOVQ       AX, 72(SP)
+	MOVQ       48(SP), AX
+	MOVQ       $0x00000020, CX
+	CMPQ       AX, CX
+	CMOVQGT    CX, AX
+	MOVQ       AX, 80(SP)
+	JMP        flushdoneAVX512_1028
+
+flushpartialAVX512_1029:
+	MOVQ 40(SP), CX
+	MOVQ 16(SP), DX
+
+flushAVX512_1026:
+	CMPQ       DX, $0x10
+	JB         flushtailAVX512_1027
+	MOVQ       CX, BX
+	MOVQ       48(SP), SI
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z11, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z13, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z12, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z14, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z3, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z7, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z4, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z15, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z6, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z16, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z9, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z2, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z1, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z5, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z0, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z11, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z13, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z12, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z14, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z3, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z7, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z4, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z15, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z6, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z16, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z9, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z2, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z1, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z5, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1030
+	ADDQ       56(SP), BX
+	VMOVUPS    Z0, (BX)
+
+chunkdoneAVX512_1030:
+	ADDQ $0x00000800, AX
+	ADDQ $0x40, CX
+	SUBQ $0x10, DX
+	JMP  flushAVX512_1026
+
+flushtailAVX512_1027:
+	TESTQ DX, DX
+	JZ    flushdoneAVX512_1028
+
+	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
+	MOVQ CX, BX
+	MOVQ 48(SP), SI
+	XORQ CX, CX
+
+tailrowAVX512_1031:
+	XORQ DI, DI
+	LEAQ (AX)(CX*4), R8
+
+tailkeyAVX512_1032:
+	MOVL (R8), R9
+	MOVL R9, (BX)(DI*4)
+	ADDQ $0x00000080, R8
+	INCQ DI
+	CMPQ DI, DX
+	JB   tailkeyAVX512_1032
+	ADDQ 56(SP), BX
+	INCQ CX
+	CMPQ CX, $0x20
+	JAE  flushdoneAVX512_1028
+	DECQ SI
+	JNZ  tailrowAVX512_1031
+
+flushdoneAVX512_1028:
+	MOVQ   dim+136(FP), AX
+	IMUL3Q $0x00000080, AX, AX
+	ADDQ   AX, 32(SP)
+	MOVQ   56(SP), AX
+	IMUL3Q $0x00000020, AX, AX
+	ADDQ   AX, 40(SP)
+	SUBQ   $0x00000020, 48(SP)
+	JG     panelsAVX512_1001
+
+panelsdoneAVX512_1002:
+	MOVQ   stride+144(FP), AX
+	IMUL3Q $0x00000220, AX, AX
+	ADDQ   AX, (SP)
+	ADDQ   $0x40, 24(SP)
+	MOVQ   16(SP), AX
+	SUBQ   AX, 8(SP)
+	JMP    blocksAVX512_999
+
+blocksdoneAVX512_1000:
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX512_1033
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX512_1034:
+	VMOVUPS (CX), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ    $0x40, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX512_1034
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX512_1033:
+	VZEROUPPER
+	RET
+
+// func ScoresQ8Panels128AVX512(dst []float32, panels []float32, k []byte, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
+// Requires: AVX, AVX2, AVX512DQ, AVX512F, CMOV, MMX+
+TEXT ·ScoresQ8Panels128AVX512(SB), NOSPLIT, $88-156
+	MOVQ $0x00000000, 80(SP)
+	MOVQ k_base+48(FP), AX
+	MOVQ AX, (SP)
+	MOVQ n+128(FP), AX
+	MOVQ AX, 8(SP)
+	SHLQ $0x02, AX
+	MOVQ AX, 56(SP)
+	MOVQ dst_base+0(FP), AX
+	MOVQ AX, 24(SP)
+
+blocksAVX512_1035:
+	MOVQ  8(SP), AX
+	TESTQ AX, AX
+	JZ    blocksdoneAVX512_1036
+
+	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
+	// zeros), whose scores are computed and never written out.
+	MOVQ    $0x00000010, CX
+	CMPQ    AX, CX
+	CMOVQHI CX, AX
+	MOVQ    AX, 16(SP)
+	MOVQ    panels_base+24(FP), AX
+	MOVQ    AX, 32(SP)
+	MOVQ    24(SP), AX
+	MOVQ    AX, 40(SP)
+	MOVQ    rows+120(FP), AX
+	MOVQ    AX, 48(SP)
+
+	// The first panel widens each tile's keys right before running it.
+	// Widen keys 0–7 of the block.
+	MOVQ    16(SP), AX
+	MOVQ    $0x00000008, CX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	MOVQ    (SP), CX
+	MOVQ    stride+144(FP), DX
+	IMUL3Q  $0x22, DX, DX
+	IMUL3Q  $0x10, DX, BX
+	MOVQ    scratch_base+72(FP), SI
+
+widenAVX512_1039:
+	TESTQ        AX, AX
+	JZ           widendoneAVX512_1040
+	VPBROADCASTW (CX), Y0
+	VCVTPH2PS    Y0, Z0
+	VPMOVSXBD    2(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, (SI)
+	VPMOVSXBD    18(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 64(SI)
+	VPBROADCASTW 34(CX), Y0
+	VCVTPH2PS    Y0, Z0
+	VPMOVSXBD    36(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 128(SI)
+	VPMOVSXBD    52(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 192(SI)
+	VPBROADCASTW 68(CX), Y0
+	VCVTPH2PS    Y0, Z0
+	VPMOVSXBD    70(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 256(SI)
+	VPMOVSXBD    86(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 320(SI)
+	VPBROADCASTW 102(CX), Y0
+	VCVTPH2PS    Y0, Z0
+	VPMOVSXBD    104(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 384(SI)
+	VPMOVSXBD    120(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 448(SI)
+	PREFETCHT0   (CX)(BX*1)
+	PREFETCHT0   64(CX)(BX*1)
+	PREFETCHT0   128(CX)(BX*1)
+	PREFETCHT0   135(CX)(BX*1)
+	ADDQ         $0x00000200, SI
+	ADDQ         DX, CX
+	DECQ         AX
+	JMP          widenAVX512_1039
+
+widendoneAVX512_1040:
+	// Tile of 32 queries × keys 0–7 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
+
+dAVX512_1041:
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS (CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 512(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 1024(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 1536(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 2048(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 2560(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3072(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3584(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      128(AX), Z16
+	VMOVUPS      192(AX), Z17
+	VBROADCASTSS 4(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 516(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 1028(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 1540(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 2052(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 2564(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3076(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3588(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      256(AX), Z16
+	VMOVUPS      320(AX), Z17
+	VBROADCASTSS 8(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 520(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 1032(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 1544(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 2056(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 2568(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3080(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3592(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      384(AX), Z16
+	VMOVUPS      448(AX), Z17
+	VBROADCASTSS 12(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 524(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 1036(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 1548(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 2060(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 2572(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3084(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3596(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX512_1042
+	VMOVUPS (BX), Z16
+	VMOVUPS Z16, (SI)
+	ADDQ    $0x40, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX512_1042:
+	ADDQ         $0x00000200, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000080
+	JB           dAVX512_1041
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
+	VBROADCASTSS scale+152(FP), Z16
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Z16, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z16, Z1, Z1
+	VMOVUPS      Z1, 128(AX)
+	VMULPS       Z16, Z2, Z2
+	VMOVUPS      Z2, 256(AX)
+	VMULPS       Z16, Z3, Z3
+	VMOVUPS      Z3, 384(AX)
+	VMULPS       Z16, Z4, Z4
+	VMOVUPS      Z4, 512(AX)
+	VMULPS       Z16, Z5, Z5
+	VMOVUPS      Z5, 640(AX)
+	VMULPS       Z16, Z6, Z6
+	VMOVUPS      Z6, 768(AX)
+	VMULPS       Z16, Z7, Z7
+	VMOVUPS      Z7, 896(AX)
+	VMULPS       Z16, Z8, Z8
+	VMOVUPS      Z8, 64(AX)
+	VMULPS       Z16, Z9, Z9
+	VMOVUPS      Z9, 192(AX)
+	VMULPS       Z16, Z10, Z10
+	VMOVUPS      Z10, 320(AX)
+	VMULPS       Z16, Z11, Z11
+	VMOVUPS      Z11, 448(AX)
+	VMULPS       Z16, Z12, Z12
+	VMOVUPS      Z12, 576(AX)
+	VMULPS       Z16, Z13, Z13
+	VMOVUPS      Z13, 704(AX)
+	VMULPS       Z16, Z14, Z14
+	VMOVUPS      Z14, 832(AX)
+	VMULPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 960(AX)
+
+	// Widen keys 8–15 of the block.
+	XORQ    CX, CX
+	MOVQ    16(SP), AX
+	SUBQ    $0x08, AX
+	CMOVQLT CX, AX
+	MOVQ    $0x00000008, CX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	MOVQ    (SP), CX
+	MOVQ    stride+144(FP), DX
+	IMUL3Q  $0x22, DX, DX
+	IMUL3Q  $0x08, DX, BX
+	ADDQ    BX, CX
+	IMUL3Q  $0x10, DX, BX
+	MOVQ    scratch_base+72(FP), SI
+	ADDQ    $0x00001000, SI
+
+widenAVX512_1043:
+	TESTQ        AX, AX
+	JZ           widendoneAVX512_1044
+	VPBROADCASTW (CX), Y0
+	VCVTPH2PS    Y0, Z0
+	VPMOVSXBD    2(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, (SI)
+	VPMOVSXBD    18(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 64(SI)
+	VPBROADCASTW 34(CX), Y0
+	VCVTPH2PS    Y0, Z0
+	VPMOVSXBD    36(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 128(SI)
+	VPMOVSXBD    52(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 192(SI)
+	VPBROADCASTW 68(CX), Y0
+	VCVTPH2PS    Y0, Z0
+	VPMOVSXBD    70(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 256(SI)
+	VPMOVSXBD    86(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 320(SI)
+	VPBROADCASTW 102(CX), Y0
+	VCVTPH2PS    Y0, Z0
+	VPMOVSXBD    104(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 384(SI)
+	VPMOVSXBD    120(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 448(SI)
+	PREFETCHT0   (CX)(BX*1)
+	PREFETCHT0   64(CX)(BX*1)
+	PREFETCHT0   128(CX)(BX*1)
+	PREFETCHT0   135(CX)(BX*1)
+	ADDQ         $0x00000200, SI
+	ADDQ         DX, CX
+	DECQ         AX
+	JMP          widenAVX512_1043
+
+widendoneAVX512_1044:
+	// Tile of 32 queries × keys 8–15 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
+
+dAVX512_1045:
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS 4096(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 4608(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 5120(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 5632(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 6144(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 6656(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 7168(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 7680(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      128(AX), Z16
+	VMOVUPS      192(AX), Z17
+	VBROADCASTSS 4100(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 4612(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 5124(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 5636(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 6148(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 6660(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 7172(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 7684(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      256(AX), Z16
+	VMOVUPS      320(AX), Z17
+	VBROADCASTSS 4104(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 4616(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 5128(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 5640(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 6152(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 6664(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 7176(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 7688(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      384(AX), Z16
+	VMOVUPS      448(AX), Z17
+	VBROADCASTSS 4108(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 4620(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 5132(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 5644(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 6156(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 6668(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 7180(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 7692(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX512_1046
+	VMOVUPS (BX), Z16
+	VMOVUPS Z16, (SI)
+	ADDQ    $0x40, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX512_1046:
+	ADDQ         $0x00000200, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000080
+	JB           dAVX512_1045
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
+	VBROADCASTSS scale+152(FP), Z16
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Z16, Z0, Z0
+	VMOVUPS      Z0, 1024(AX)
+	VMULPS       Z16, Z1, Z1
+	VMOVUPS      Z1, 1152(AX)
+	VMULPS       Z16, Z2, Z2
+	VMOVUPS      Z2, 1280(AX)
+	VMULPS       Z16, Z3, Z3
+	VMOVUPS      Z3, 1408(AX)
+	VMULPS       Z16, Z4, Z4
+	VMOVUPS      Z4, 1536(AX)
+	VMULPS       Z16, Z5, Z5
+	VMOVUPS      Z5, 1664(AX)
+	VMULPS       Z16, Z6, Z6
+	VMOVUPS      Z6, 1792(AX)
+	VMULPS       Z16, Z7, Z7
+	VMOVUPS      Z7, 1920(AX)
+	VMULPS       Z16, Z8, Z8
+	VMOVUPS      Z8, 1088(AX)
+	VMULPS       Z16, Z9, Z9
+	VMOVUPS      Z9, 1216(AX)
+	VMULPS       Z16, Z10, Z10
+	VMOVUPS      Z10, 1344(AX)
+	VMULPS       Z16, Z11, Z11
+	VMOVUPS      Z11, 1472(AX)
+	VMULPS       Z16, Z12, Z12
+	VMOVUPS      Z12, 1600(AX)
+	VMULPS       Z16, Z13, Z13
+	VMOVUPS      Z13, 1728(AX)
+	VMULPS       Z16, Z14, Z14
+	VMOVUPS      Z14, 1856(AX)
+	VMULPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 1984(AX)
+
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX512_1047
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX512_1048:
+	VMOVUPS (CX), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ    $0x40, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX512_1048
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX512_1047:
+	// Write the stage out: Lanes keys of every query row at a time.
+	MOVQ       stage_base+96(FP), AX
+	CMPQ       16(SP), $0x10
+	JB         flushpartialAVX512_1052
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 2048(AX)
+	VMOVUPS    Z11, 2112(AX)
+	VMOVUPS    Z13, 2176(AX)
+	VMOVUPS    Z12, 2240(AX)
+	VMOVUPS    Z14, 2304(AX)
+	VMOVUPS    Z3, 2368(AX)
+	VMOVUPS    Z7, 2432(AX)
+	VMOVUPS    Z4, 2496(AX)
+	VMOVUPS    Z15, 2560(AX)
+	VMOVUPS    Z6, 2624(AX)
+	VMOVUPS    Z16, 2688(AX)
+	VMOVUPS    Z9, 2752(AX)
+	VMOVUPS    Z2, 2816(AX)
+	VMOVUPS    Z1, 2880(AX)
+	VMOVUPS    Z5, 2944(AX)
+	VMOVUPS    Z0, 3008(AX)
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 3072(AX)
+	VMOVUPS    Z11, 3136(AX)
+	VMOVUPS    Z13, 3200(AX)
+	VMOVUPS    Z12, 3264(AX)
+	VMOVUPS    Z14, 3328(AX)
+	VMOVUPS    Z3, 3392(AX)
+	VMOVUPS    Z7, 3456(AX)
+	VMOVUPS    Z4, 3520(AX)
+	VMOVUPS    Z15, 3584(AX)
+	VMOVUPS    Z6, 3648(AX)
+	VMOVUPS    Z16, 3712(AX)
+	VMOVUPS    Z9, 3776(AX)
+	VMOVUPS    Z2, 3840(AX)
+	VMOVUPS    Z1, 3904(AX)
+	VMOVUPS    Z5, 3968(AX)
+	VMOVUPS    Z0, 4032(AX)
+	LEAQ       2048(AX), AX
+	MOVQ       AX, 64(SP)
+	MOVQ       40(SP), AX
+	MOVQ       AX, 72(SP)
+	MOVQ       48(SP), AX
+	MOVQ       $0x00000020, CX
+	CMPQ       AX, CX
+	CMOVQGT    CX, AX
+	MOVQ       AX, 80(SP)
+	JMP        flushdoneAVX512_1051
+
+flushpartialAVX512_1052:
+	MOVQ 40(SP), CX
+	MOVQ 16(SP), DX
+
+flushAVX512_1049:
+	CMPQ       DX, $0x10
+	JB         flushtailAVX512_1050
+	MOVQ       CX, BX
+	MOVQ       48(SP), SI
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z11, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z13, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z12, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z14, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z3, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z7, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z4, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z15, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z6, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z16, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z9, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z2, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z1, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z5, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z0, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z11, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z13, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z12, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z14, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z3, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z7, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z4, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z15, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z6, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z16, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z9, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z2, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z1, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z5, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1053
+	ADDQ       56(SP), BX
+	VMOVUPS    Z0, (BX)
+
+chunkdoneAVX512_1053:
+	ADDQ $0x00000800, AX
+	ADDQ $0x40, CX
+	SUBQ $0x10, DX
+	JMP  flushAVX512_1049
+
+flushtailAVX512_1050:
+	TESTQ DX, DX
+	JZ    flushdoneAVX512_1051
+
+	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
+	MOVQ CX, BX
+	MOVQ 48(SP), SI
+	XORQ CX, CX
+
+tailrowAVX512_1054:
+	XORQ DI, DI
+	LEAQ (AX)(CX*4), R8
+
+tailkeyAVX512_1055:
+	MOVL (R8), R9
+	MOVL R9, (BX)(DI*4)
+	ADDQ $0x00000080, R8
+	INCQ DI
+	CMPQ DI, DX
+	JB   tailkeyAVX512_1055
+	ADDQ 56(SP), BX
+	INCQ CX
+	CMPQ CX, $0x20
+	JAE  flushdoneAVX512_1051
+	DECQ SI
+	JNZ  tailrowAVX512_1054
+
+flushdoneAVX512_1051:
+	MOVQ   dim+136(FP), AX
+	IMUL3Q $0x00000080, AX, AX
+	ADDQ   AX, 32(SP)
+	MOVQ   56(SP), AX
+	IMUL3Q $0x00000020, AX, AX
+	ADDQ   AX, 40(SP)
+	SUBQ   $0x00000020, 48(SP)
+	JLE    panelsdoneAVX512_1038
+
+panelsAVX512_1037:
+	// Tile of 32 queries × keys 0–7 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
+
+dAVX512_1056:
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS (CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 512(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 1024(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 1536(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 2048(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 2560(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3072(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3584(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      128(AX), Z16
+	VMOVUPS      192(AX), Z17
+	VBROADCASTSS 4(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 516(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 1028(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 1540(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 2052(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 2564(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3076(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3588(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      256(AX), Z16
+	VMOVUPS      320(AX), Z17
+	VBROADCASTSS 8(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 520(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 1032(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 1544(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 2056(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 2568(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3080(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3592(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      384(AX), Z16
+	VMOVUPS      448(AX), Z17
+	VBROADCASTSS 12(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 524(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 1036(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 1548(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 2060(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 2572(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3084(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3596(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX512_1057
+	VMOVUPS (BX), Z16
+	VMOVUPS Z16, (SI)
+	ADDQ    $0x40, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX512_1057:
+	ADDQ         $0x00000200, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000080
+	JB           dAVX512_1056
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
+	VBROADCASTSS scale+152(FP), Z16
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Z16, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z16, Z1, Z1
+	VMOVUPS      Z1, 128(AX)
+	VMULPS       Z16, Z2, Z2
+	VMOVUPS      Z2, 256(AX)
+	VMULPS       Z16, Z3, Z3
+	VMOVUPS      Z3, 384(AX)
+	VMULPS       Z16, Z4, Z4
+	VMOVUPS      Z4, 512(AX)
+	VMULPS       Z16, Z5, Z5
+	VMOVUPS      Z5, 640(AX)
+	VMULPS       Z16, Z6, Z6
+	VMOVUPS      Z6, 768(AX)
+	VMULPS       Z16, Z7, Z7
+	VMOVUPS      Z7, 896(AX)
+	VMULPS       Z16, Z8, Z8
+	VMOVUPS      Z8, 64(AX)
+	VMULPS       Z16, Z9, Z9
+	VMOVUPS      Z9, 192(AX)
+	VMULPS       Z16, Z10, Z10
+	VMOVUPS      Z10, 320(AX)
+	VMULPS       Z16, Z11, Z11
+	VMOVUPS      Z11, 448(AX)
+	VMULPS       Z16, Z12, Z12
+	VMOVUPS      Z12, 576(AX)
+	VMULPS       Z16, Z13, Z13
+	VMOVUPS      Z13, 704(AX)
+	VMULPS       Z16, Z14, Z14
+	VMOVUPS      Z14, 832(AX)
+	VMULPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 960(AX)
+
+	// Tile of 32 queries × keys 8–15 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
+
+dAVX512_1058:
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS 4096(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 4608(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 5120(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 5632(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 6144(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 6656(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 7168(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 7680(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      128(AX), Z16
+	VMOVUPS      192(AX), Z17
+	VBROADCASTSS 4100(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 4612(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 5124(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 5636(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 6148(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 6660(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 7172(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 7684(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      256(AX), Z16
+	VMOVUPS      320(AX), Z17
+	VBROADCASTSS 4104(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 4616(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 5128(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 5640(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 6152(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 6664(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 7176(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 7688(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      384(AX), Z16
+	VMOVUPS      448(AX), Z17
+	VBROADCASTSS 4108(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 4620(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 5132(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 5644(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 6156(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 6668(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 7180(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 7692(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX512_1059
+	VMOVUPS (BX), Z16
+	VMOVUPS Z16, (SI)
+	ADDQ    $0x40, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX512_1059:
+	ADDQ         $0x00000200, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000080
+	JB           dAVX512_1058
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
+	VBROADCASTSS scale+152(FP), Z16
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Z16, Z0, Z0
+	VMOVUPS      Z0, 1024(AX)
+	VMULPS       Z16, Z1, Z1
+	VMOVUPS      Z1, 1152(AX)
+	VMULPS       Z16, Z2, Z2
+	VMOVUPS      Z2, 1280(AX)
+	VMULPS       Z16, Z3, Z3
+	VMOVUPS      Z3, 1408(AX)
+	VMULPS       Z16, Z4, Z4
+	VMOVUPS      Z4, 1536(AX)
+	VMULPS       Z16, Z5, Z5
+	VMOVUPS      Z5, 1664(AX)
+	VMULPS       Z16, Z6, Z6
+	VMOVUPS      Z6, 1792(AX)
+	VMULPS       Z16, Z7, Z7
+	VMOVUPS      Z7, 1920(AX)
+	VMULPS       Z16, Z8, Z8
+	VMOVUPS      Z8, 1088(AX)
+	VMULPS       Z16, Z9, Z9
+	VMOVUPS      Z9, 1216(AX)
+	VMULPS       Z16, Z10, Z10
+	VMOVUPS      Z10, 1344(AX)
+	VMULPS       Z16, Z11, Z11
+	VMOVUPS      Z11, 1472(AX)
+	VMULPS       Z16, Z12, Z12
+	VMOVUPS      Z12, 1600(AX)
+	VMULPS       Z16, Z13, Z13
+	VMOVUPS      Z13, 1728(AX)
+	VMULPS       Z16, Z14, Z14
+	VMOVUPS      Z14, 1856(AX)
+	VMULPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 1984(AX)
+
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX512_1060
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX512_1061:
+	VMOVUPS (CX), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ    $0x40, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX512_1061
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX512_1060:
+	// Write the stage out: Lanes keys of every query row at a time.
+	MOVQ       stage_base+96(FP), AX
+	CMPQ       16(SP), $0x10
+	JB         flushpartialAVX512_1065
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 2048(AX)
+	VMOVUPS    Z11, 2112(AX)
+	VMOVUPS    Z13, 2176(AX)
+	VMOVUPS    Z12, 2240(AX)
+	VMOVUPS    Z14, 2304(AX)
+	VMOVUPS    Z3, 2368(AX)
+	VMOVUPS    Z7, 2432(AX)
+	VMOVUPS    Z4, 2496(AX)
+	VMOVUPS    Z15, 2560(AX)
+	VMOVUPS    Z6, 2624(AX)
+	VMOVUPS    Z16, 2688(AX)
+	VMOVUPS    Z9, 2752(AX)
+	VMOVUPS    Z2, 2816(AX)
+	VMOVUPS    Z1, 2880(AX)
+	VMOVUPS    Z5, 2944(AX)
+	VMOVUPS    Z0, 3008(AX)
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 3072(AX)
+	VMOVUPS    Z11, 3136(AX)
+	VMOVUPS    Z13, 3200(AX)
+	VMOVUPS    Z12, 3264(AX)
+	VMOVUPS    Z14, 3328(AX)
+	VMOVUPS    Z3, 3392(AX)
+	VMOVUPS    Z7, 3456(AX)
+	VMOVUPS    Z4, 3520(AX)
+	VMOVUPS    Z15, 3584(AX)
+	VMOVUPS    Z6, 3648(AX)
+	VMOVUPS    Z16, 3712(AX)
+	VMOVUPS    Z9, 3776(AX)
+	VMOVUPS    Z2, 3840(AX)
+	VMOVUPS    Z1, 3904(AX)
+	VMOVUPS    Z5, 3968(AX)
+	VMOVUPS    Z0, 4032(AX)
+	LEAQ       2048(AX), AX
+	MOVQ       AX, 64(SP)
+	MOVQ       40(SP), AX
+	MOVQ       AX, 72(SP)
+	MOVQ       48(SP), AX
+	MOVQ       $0x00000020, CX
+	CMPQ       AX, CX
+	CMOVQGT    CX, AX
+	MOVQ       AX, 80(SP)
+	JMP        flushdoneAVX512_1064
+
+flushpartialAVX512_1065:
+	MOVQ 40(SP), CX
+	MOVQ 16(SP), DX
+
+flushAVX512_1062:
+	CMPQ       DX, $0x10
+	JB         flushtailAVX512_1063
+	MOVQ       CX, BX
+	MOVQ       48(SP), SI
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z11, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z13, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z12, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z14, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z3, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z7, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z4, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z15, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z6, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z16, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z9, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z2, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z1, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z5, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z0, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z11, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z13, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z12, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z14, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z3, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z7, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z4, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z15, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z6, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z16, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z9, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z2, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z1, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z5, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1066
+	ADDQ       56(SP), BX
+	VMOVUPS    Z0, (BX)
+
+chunkdoneAVX512_1066:
+	ADDQ $0x00000800, AX
+	ADDQ $0x40, CX
+	SUBQ $0x10, DX
+	JMP  flushAVX512_1062
+
+flushtailAVX512_1063:
+	TESTQ DX, DX
+	JZ    flushdoneAVX512_1064
+
+	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
+	MOVQ CX, BX
+	MOVQ 48(SP), SI
+	XORQ CX, CX
+
+tailrowAVX512_1067:
+	XORQ DI, DI
+	LEAQ (AX)(CX*4), R8
+
+tailkeyAVX512_1068:
+	MOVL (R8), R9
+	MOVL R9, (BX)(DI*4)
+	ADDQ $0x00000080, R8
+	INCQ DI
+	CMPQ DI, DX
+	JB   tailkeyAVX512_1068
+	ADDQ 56(SP), BX
+	INCQ CX
+	CMPQ CX, $0x20
+	JAE  flushdoneAVX512_1064
+	DECQ SI
+	JNZ  tailrowAVX512_1067
+
+flushdoneAVX512_1064:
+	MOVQ   dim+136(FP), AX
+	IMUL3Q $0x00000080, AX, AX
+	ADDQ   AX, 32(SP)
+	MOVQ   56(SP), AX
+	IMUL3Q $0x00000020, AX, AX
+	ADDQ   AX, 40(SP)
+	SUBQ   $0x00000020, 48(SP)
+	JG     panelsAVX512_1037
+
+panelsdoneAVX512_1038:
+	MOVQ   stride+144(FP), AX
+	IMUL3Q $0x00000220, AX, AX
+	ADDQ   AX, (SP)
+	ADDQ   $0x40, 24(SP)
+	MOVQ   16(SP), AX
+	SUBQ   AX, 8(SP)
+	JMP    blocksAVX512_1035
+
+blocksdoneAVX512_1036:
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX512_1069
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX512_1070:
+	VMOVUPS (CX), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ    $0x40, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX512_1070
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX512_1069:
 	VZEROUPPER
 	RET

@@ -79,7 +79,8 @@ const (
 	groupVectors                 = 2
 	groupAVX2, blockKeysAVX2     = 16, 24
 	groupAVX512, blockKeysAVX512 = 32, 16
-	stageFloats                  = max(blockKeysAVX2*groupAVX2, blockKeysAVX512*groupAVX512)
+	// AVX-512's fixed-dim kernels keep a transposed block behind the key-major one.
+	stageFloats = max(blockKeysAVX2*groupAVX2, 2*blockKeysAVX512*groupAVX512)
 )
 
 // panelFits reports whether the panel kernel of that group and key block takes dim.
@@ -154,7 +155,7 @@ func scoresPanelsOf(avx512 bool, k amd64Keys, dst, q []float32, rows, n, dim, st
 		rb := min(block, rows-r0)
 		p := panels[:(rb+group-1)/group*group*dim]
 		toPanels(p, q[r0*dim:(r0+rb)*dim], rb, dim, group)
-		d, kt, st := dst[r0*n:(r0+rb)*n], scratch[:blockKeys*dim], stage[:blockKeys*group]
+		d, kt, st := dst[r0*n:(r0+rb)*n], scratch[:blockKeys*dim], stage[:stageFloats]
 		switch k.format {
 		case keysF16:
 			kf := k.bits

@@ -92,7 +92,34 @@ type panelsFrame struct {
 	rowsLeft  Mem // valid queries from the current panel on
 	dstStride Mem // n·4
 
+	// The spread flush (spreads): the transposed block waits in the stage's second
+	// half, pendLeft rows of it from pendSrc on, to go to dst row by row from pendRow
+	// on, one row per step of the next tiles' loop.
+	pendSrc, pendRow, pendLeft Mem
+
 	key operand // the keys' format
+}
+
+// spreads reports whether the kernel spreads its flush over the next tiles: AVX-512 at
+// the fixed dims, whose block is one transposition wide (blockKeys = Lanes) and whose
+// tile loops have as many steps as a panel has rows (dim 64) or more. The stores of one
+// flush go to the panel's rows, n floats apart; at n a multiple of 1024 every one of
+// them falls in one set of the L1 (and, at n a multiple of 16384, of the L2), and the
+// 32 write misses of one flush in a row, more than the set's 12 ways, evicted each
+// other's lines before their stores could commit: S = 4096 ran at 52–54 % of the FMA
+// peak on a Zen 5 core against 81–84 % at S + 16. One store per step, 16 to 32 cycles
+// of FMAs apart, leaves only a few of them in the set at a time.
+func (f panelsFrame) spreads() bool {
+	return f.isa.Lanes == 16 && f.dim != 0 && f.block == f.isa.Lanes
+}
+
+// stageFloats is the stage the kernel needs: the key-major block, and for a spread
+// flush the transposed one behind it.
+func (f panelsFrame) stageFloats() int {
+	if f.spreads() {
+		return 2 * f.block * f.group
+	}
+	return f.block * f.group
 }
 
 // scoresPanels writes Scores{,BF16,Q8}Panels{,64,128}{AVX2,AVX512}: for each block of
@@ -117,15 +144,21 @@ func scoresPanels(isa ISA, dim int, key operand) {
 			what+", key j being the dim/32 q8_0 blocks k[34*j*stride:], stride ≥ dim/32",
 			"counted in blocks.",
 			fmt.Sprintf("The queries come transposed in panels of %d: q_i[d] = panels[(i/%d·dim + d)·%d + i%%%d], with", f.group, f.group, f.group, f.group),
-			fmt.Sprintf("the lanes past rows zero; scratch holds at least %d·dim floats and stage %d.", f.block, f.block*f.group))
+			fmt.Sprintf("the lanes past rows zero; scratch holds at least %d·dim floats and stage %d.", f.block, f.stageFloats()))
 	} else {
 		Doc(name+" sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,",
 			what+" and stride ≥ dim.",
 			fmt.Sprintf("The queries come transposed in panels of %d: q_i[d] = panels[(i/%d·dim + d)·%d + i%%%d], with", f.group, f.group, f.group, f.group),
-			fmt.Sprintf("the lanes past rows zero; scratch holds at least %d·dim floats and stage %d.", f.block, f.block*f.group))
+			fmt.Sprintf("the lanes past rows zero; scratch holds at least %d·dim floats and stage %d.", f.block, f.stageFloats()))
 	}
 	for _, m := range []*Mem{&f.keys, &f.keysLeft, &f.valid, &f.dstCol, &f.panel, &f.dstTile, &f.rowsLeft, &f.dstStride} {
 		*m = AllocLocal(8)
+	}
+	if f.spreads() {
+		for _, m := range []*Mem{&f.pendSrc, &f.pendRow, &f.pendLeft} {
+			*m = AllocLocal(8)
+		}
+		MOVQ(U32(0), f.pendLeft)
 	}
 	t := Load(Param("k").Base(), GP64())
 	MOVQ(t, f.keys)
@@ -163,8 +196,35 @@ func scoresPanels(isa ISA, dim int, key operand) {
 	SUBQ(t, f.keysLeft)
 	JMP(LabelRef(top))
 	Label(done)
+	if f.spreads() {
+		f.drain()
+	}
 	VZEROUPPER()
 	RET()
+}
+
+// drain writes out the rows of the spread flush still waiting.
+func (f panelsFrame) drain() {
+	Comment("Write out the rows of the last flush still waiting.")
+	left := GP64()
+	MOVQ(f.pendLeft, left)
+	done := label("draindone", f.isa)
+	TESTQ(left, left)
+	JZ(LabelRef(done))
+	src, row := GP64(), GP64()
+	MOVQ(f.pendSrc, src)
+	MOVQ(f.pendRow, row)
+	top := label("drain", f.isa)
+	Label(top)
+	x := f.isa.Vec()
+	VMOVUPS(Mem{Base: src}, x)
+	VMOVUPS(x, Mem{Base: row})
+	ADDQ(U8(4*f.isa.Lanes), src)
+	ADDQ(f.dstStride, row)
+	DECQ(left)
+	JNZ(LabelRef(top))
+	MOVQ(U32(0), f.pendLeft)
+	Label(done)
 }
 
 // widenTile converts the keys first..first+tile−1 of the block that are valid into
@@ -437,16 +497,41 @@ func (f panelsFrame) tileKeys(first int) {
 		}
 	}
 	if f.dim != 0 {
+		var pendSrc, pendRow, pendLeft reg.GPVirtual
+		if f.spreads() {
+			pendSrc, pendRow, pendLeft = GP64(), GP64(), GP64()
+			MOVQ(f.pendSrc, pendSrc)
+			MOVQ(f.pendRow, pendRow)
+			MOVQ(f.pendLeft, pendLeft)
+		}
 		// The fast paths' dims are multiples of unrollD: no test before the first step.
 		top := label("d", isa)
 		Label(top)
 		for u := range unrollD {
 			step(u)
 		}
+		if f.spreads() {
+			Comment("One waiting row of the last flush to dst.")
+			skip := label("pendnone", isa)
+			TESTQ(pendLeft, pendLeft)
+			JZ(LabelRef(skip))
+			x := isa.Vec()
+			VMOVUPS(Mem{Base: pendSrc}, x)
+			VMOVUPS(x, Mem{Base: pendRow})
+			ADDQ(U8(4*isa.Lanes), pendSrc)
+			ADDQ(f.dstStride, pendRow)
+			DECQ(pendLeft)
+			Label(skip)
+		}
 		ADDQ(U32(unrollD*4*f.group), panel)
 		ADDQ(U8(unrollD), d)
 		CMPQ(d, U32(f.dim))
 		JB(LabelRef(top))
+		if f.spreads() {
+			MOVQ(pendSrc, f.pendSrc)
+			MOVQ(pendRow, f.pendRow)
+			MOVQ(pendLeft, f.pendLeft)
+		}
 	} else {
 		dim := Load(Param("dim"), GP64())
 		for _, unroll := range []int{unrollD, 1} {
@@ -483,14 +568,20 @@ func (f panelsFrame) tileKeys(first int) {
 func (f panelsFrame) flush() {
 	isa := f.isa
 	L := isa.Lanes
+	if f.spreads() {
+		f.drain()
+	}
 	Comment("Write the stage out: Lanes keys of every query row at a time.")
 	stage := GP64()
 	Load(Param("stage").Base(), stage)
+	top, tail, done := label("flush", isa), label("flushtail", isa), label("flushdone", isa)
+	if f.spreads() {
+		f.spreadFlush(stage, done)
+	}
 	dstChunk := GP64()
 	MOVQ(f.dstTile, dstChunk)
 	validLeft := GP64()
 	MOVQ(f.valid, validLeft)
-	top, tail, done := label("flush", isa), label("flushtail", isa), label("flushdone", isa)
 	Label(top)
 	CMPQ(validLeft, U8(L))
 	JB(LabelRef(tail))
@@ -557,6 +648,42 @@ func (f panelsFrame) flush() {
 	DECQ(left)
 	JNZ(LabelRef(rowTop))
 	Label(done)
+}
+
+// spreadFlush transposes a full block of the stage at stage into the stage's second
+// half, one vector per query row, and leaves it waiting there for the next tiles
+// (spreads); a last block of fewer keys falls through to flush's tail.
+func (f panelsFrame) spreadFlush(stage reg.GPVirtual, done string) {
+	isa := f.isa
+	L := isa.Lanes
+	partial := label("flushpartial", isa)
+	CMPQ(f.valid, U8(L))
+	JB(LabelRef(partial))
+	out := Mem{Base: stage, Disp: 4 * f.block * f.group}
+	for v := range groupVectors {
+		block := Mem{Base: stage, Disp: 4 * v * L}
+		in := make([]reg.VecVirtual, L)
+		for k := range in {
+			in[k] = isa.Vec()
+			VMOVUPS(block.Offset(4*k*f.group), in[k])
+		}
+		for i, x := range transpose(isa, in) {
+			VMOVUPS(x, out.Offset(4*L*(v*L+i)))
+		}
+	}
+	t := GP64()
+	LEAQ(out, t)
+	MOVQ(t, f.pendSrc)
+	MOVQ(f.dstTile, t)
+	MOVQ(t, f.pendRow)
+	left, group := GP64(), GP64()
+	MOVQ(f.rowsLeft, left)
+	MOVQ(U32(f.group), group)
+	CMPQ(left, group)
+	CMOVQGT(group, left)
+	MOVQ(left, f.pendLeft)
+	JMP(LabelRef(done))
+	Label(partial)
 }
 
 // loadTransposed returns the 8×8 block of the stage at block (eight rows of stride
