@@ -13,7 +13,7 @@ TEXT ·DotF16(SB), NOSPLIT, $0-36
 
 	// Body: AVX512
 	MOVQ   n+16(FP), AX
-	CMPQ   AX, $0x00000300
+	CMPQ   AX, ·f16ZMMMin+0(SB)
 	JB     dotbodyAVX2_2
 	MOVQ   a+0(FP), CX
 	MOVQ   b+8(FP), DX

@@ -34,8 +34,9 @@ var (
 // product is +0. The result does not depend on where a and b lie in memory, so the
 // variants load them as they lie: on AVX-512, vectors that start off a 64-byte
 // boundary split a cache line every 16 elements and run up to 1.8× slower. Below
-// n = 768 the avx512 variant runs the avx2 body, and gives its bits: with two
-// conversions per multiply-add, 8-lane ones are faster there (17 % at n = 128).
+// n = 768 the avx512 variant runs the avx2 body, and gives its bits, except on AMD
+// Zen 5 and later: with two conversions per multiply-add, 8-lane ones are faster there
+// on a Sapphire Rapids Xeon (17 % at n = 128), 16-lane ones on a Zen 5 core (21 %).
 //
 // The result is NaN exactly when the inputs force it: a NaN input, a product 0·Inf, or
 // Infs of both signs among the products. Otherwise an Inf input gives the Inf of its

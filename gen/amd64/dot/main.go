@@ -233,13 +233,10 @@ func tailJump(target string) {
 	Instruction(&ir.Instruction{Opcode: "JMP", Operands: []Op{LabelRef(target + "(SB)")}, IsTerminal: true})
 }
 
-// f16ZMMMin is the shortest DotF16 that the AVX-512 body runs with its own 16-lane
-// conversions; shorter ones go to the AVX2 body. Each FMA of two fp16 vectors takes two
-// VCVTPH2PS, and on Sapphire Rapids the 16-lane ones cost a call about 1 ns more than
-// the 8-lane ones at n ≤ 512 (n = 128: 9.2 against 8.5 ns through a function value,
-// n = 512: 27.8 against 27.1), level at n = 768 and 1.4 % less at 1024. The DotF32F16
-// and DotF32 bodies, with at most one conversion per FMA, win at every n.
-const f16ZMMMin = 768
+// f16ZMMMin is the Go variable in package asm (asm/dot_cpu_amd64.go) that holds the
+// shortest DotF16 the AVX-512 body runs with its own 16-lane conversions, shorter ones
+// going to the AVX2 body: a choice per CPU family, made at start-up.
+var f16ZMMMin = Mem{Symbol: Symbol{Name: "·f16ZMMMin"}, Base: reg.StaticBase}
 
 // dotFunc writes Dot{a}{b}{ISA}: one body of dot as a function of its own, for the
 // key formats whose kernels reach it through a function value (kernels registers it
@@ -272,7 +269,7 @@ func dot(isa ISA, a, b operand, cont, avx2Body string) {
 	if cont != "" { // an entry's arguments: two pointers and a length
 		n = Load(Param("n"), GP64())
 		if isa.Suffix == AVX512.Suffix && a.kind == kindF16 && b.kind == kindF16 {
-			CMPQ(n, U32(f16ZMMMin))
+			CMPQ(n, f16ZMMMin)
 			JB(LabelRef(avx2Body))
 		}
 		pa = Mem{Base: Load(Param("a"), GP64())}
