@@ -23,6 +23,11 @@ import (
 // a power of two share one L1 set and evict each other between tiles (the previous
 // kernel: S = 16384 ran 1.37× slower than S = 16400).
 //
+// Written in a row, those 32 whole-vector stores still fall in one L1 set at n a
+// multiple of 1024, and on Zen 5 the cliff was still there (52–54 % of the FMA peak
+// against 81–84 % at n + 16): the AVX-512 kernels at the fixed dims spread them over
+// the next tiles (spreads).
+//
 // The stores are ordinary ones, even for blocks far larger than the L2: non-temporal
 // stores were tried (blocks over 1 MiB, or rows a power of two apart) and gave nothing
 // on Zen 1, while on a Sapphire Rapids Xeon they made 32×128·S blocks 1.15× (AVX-512)
