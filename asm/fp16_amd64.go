@@ -23,3 +23,9 @@ func ToFloat32AVX512(dst []float32, src []uint16)
 //
 //go:noescape
 func FromFloat32AVX512(dst []uint16, src []float32)
+
+// ToFloat32StreamAVX512 widens len(src) halves into dst[:len(src)] with F16C, storing whole
+// vectors with non-temporal stores: dst must be 64-byte aligned.
+//
+//go:noescape
+func ToFloat32StreamAVX512(dst []float32, src []uint16)
