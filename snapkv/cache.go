@@ -33,8 +33,8 @@ const (
 // Layout is the layout of the Chunks (see [ChunkOf]). The cache keeps its working area
 // head-major whatever it is: it copies every chunk into its own storage anyway, and
 // scattering a token-major chunk into each head's rows on arrival costs the same copy,
-// so that [CacheOf.Head] still returns a head's rows as contiguous [rows][Dim] and the
-// selection, which reads that area, is the same in both layouts.
+// so that [CacheOf.Head] still returns a head's rows contiguous, [rows][Dim] values, and
+// the selection, which reads that area, is the same in both layouts.
 type CacheConfig struct {
 	Select  Config
 	Mode    Mode
