@@ -4,9 +4,9 @@ import "github.com/kvsimd/kvsimd/kernels"
 
 // workspace is one goroutine's scratch for scoring a KV head.
 type workspace struct {
-	block []float32 // [W][L] scores, then probabilities
-	votes []float32 // one query head's window sum
-	group []float32 // the group's reduced votes
+	block []float32 // [nh][W][L] scores
+	votes []float32 // one query head's window sum, L columns
+	group []float32 // the group's reduced votes (the first cols of L)
 	q     []float32 // [nh][W][Dim] queries that Input.Q cannot give as they lie
 }
 
@@ -19,21 +19,22 @@ const scoresRows = 64
 // votes of its G query heads, reduced by cfg.Group, pooled by cfg.Pool, with ws as
 // scratch.
 func (p *plan[E]) score(ws *workspace, cfg *Config, h int) {
-	m := p.cols
-	ws.group = grow(ws.group, m)
-	ws.votes = grow(ws.votes, m)
-	acc := ws.group
+	m, n := p.cols, p.in.Len
+	// A window sum runs over every column its rows define, up to L; the votes are its
+	// first cols (L−W under RulePaper).
+	ws.group = grow(ws.group, n)
+	ws.votes = grow(ws.votes, n)
+	acc := ws.group[:m]
 	for i := 0; i < p.g; i += p.batch {
 		nh := min(p.batch, p.g-i)
-		probs := p.probs(ws, h*p.g+i, nh, h)
+		rows := p.rows(ws, h*p.g+i, nh, h)
 		for j := range nh {
 			if i+j == 0 {
-				p.windowSum(acc, probs[j*p.w*p.in.Len:])
+				p.windowSum(ws.group, rows[j*p.w*n:])
 				continue
 			}
-			v := ws.votes
-			p.windowSum(v, probs[j*p.w*p.in.Len:])
-			if cfg.Group == GroupMax {
+			p.windowSum(ws.votes, rows[j*p.w*n:])
+			if v := ws.votes[:m]; cfg.Group == GroupMax {
 				maxInto(acc, v)
 			} else {
 				kernels.Add(acc, v)
@@ -51,12 +52,10 @@ func (p *plan[E]) score(ws *workspace, cfg *Config, h int) {
 	}
 }
 
-// probs returns the attention probabilities [nh][W][L] of the query heads qh ..
-// qh+nh−1 of KV head kvh: Input.Attn itself, or the causal softmax of their scores
-// (in which row r, position L−W+r, holds only its L−W+r+1 visible columns; the
-// masked columns would come out of the softmax as exact zeros, so they are left out
-// of it, and hold garbage).
-func (p *plan[E]) probs(ws *workspace, qh, nh, kvh int) []float32 {
+// rows returns the [nh][W][L] rows that the window sums of the query heads qh ..
+// qh+nh−1 of KV head kvh read: Input.Attn's probabilities, or their scores, one
+// kernels.Scores call for the nh heads.
+func (p *plan[E]) rows(ws *workspace, qh, nh, kvh int) []float32 {
 	in, w, n := &p.in, p.w, p.in.Len
 	if p.src == fromAttn {
 		return in.Attn[qh*w*n : (qh+nh)*w*n]
@@ -64,12 +63,8 @@ func (p *plan[E]) probs(ws *workspace, qh, nh, kvh int) []float32 {
 	k, stride := headOf(in.K, in.Layout, kvh, in.KVHeads, n, p.width)
 	q := p.queries(ws, qh, nh, k, stride)
 	ws.block = grow(ws.block, nh*w*n)
-	block := ws.block
-	scoresStrided(block, q, k, nh*w, n, p.width, stride, p.scale)
-	for i := range nh * w {
-		kernels.Softmax(block[i*n : i*n+n-w+i%w+1])
-	}
-	return block
+	scoresStrided(ws.block, q, k, nh*w, n, p.width, stride, p.scale)
+	return ws.block
 }
 
 // queries returns the window queries [nh][W][Dim] of query heads qh .. qh+nh−1 in the
@@ -118,22 +113,28 @@ func copyRows[T any](dst, src []T, d, stride int) {
 	}
 }
 
-// windowSum sets dst (the first len(dst) columns) to the sum of the W rows of one
-// query head's probabilities, reading only the columns each row defines.
-func (p *plan[E]) windowSum(dst, probs []float32) {
-	n, w, m := p.in.Len, p.w, len(dst)
+// windowSum sets dst, L columns, to the sum of the W rows of one query head's
+// probabilities: Attn's rows as given, over the first cols columns (the rest of dst is
+// not written); or the causal softmax of each score row, row r (position L−W+r) over
+// its L−W+r+1 visible columns, which kernels.AddSoftmax adds in the pass that
+// normalises it, while the row is still in cache. Masked columns would come out of the
+// softmax as exact zeros, so they are left out of it, and dst beyond a row's visible
+// columns only ever holds the earlier rows' sums. AddSoftmax gives the bits of Softmax
+// then Add, so the votes are those of the softmax rows summed in order.
+func (p *plan[E]) windowSum(dst, rows []float32) {
+	n, w := p.in.Len, p.w
+	if p.src == fromAttn {
+		m := p.cols
+		copy(dst[:m], rows[:m])
+		for r := 1; r < w; r++ {
+			kernels.Add(dst[:m], rows[r*n:r*n+m])
+		}
+		return
+	}
+	clear(dst)
 	for r := range w {
-		c := m
-		if p.src != fromAttn {
-			c = min(n-w+r+1, m)
-		}
-		row := probs[r*n : r*n+c]
-		if r == 0 {
-			copy(dst, row)
-			clear(dst[c:])
-		} else {
-			kernels.Add(dst[:c], row)
-		}
+		c := n - w + r + 1
+		kernels.AddSoftmax(dst[:c], rows[r*n:r*n+c])
 	}
 }
 
