@@ -64,7 +64,7 @@ func ScoresRowsAVX512(dst []float32, q []float32, k []uint16, rows int, n int, d
 // ScoresPanelsAVX512 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
 // any dim ≥ 1 and stride ≥ dim.
 // The queries come transposed in panels of 32: q_i[d] = panels[(i/32·dim + d)·32 + i%32], with
-// the lanes past rows zero; scratch holds at least 16·dim floats and stage 512.
+// the lanes past rows zero; scratch holds at least 16·dim floats and stage 1024.
 //
 //go:noescape
 func ScoresPanelsAVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
@@ -136,7 +136,7 @@ func ScoresBF16RowsAVX512(dst []float32, q []float32, k []uint16, rows int, n in
 // ScoresBF16PanelsAVX512 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
 // any dim ≥ 1 and stride ≥ dim.
 // The queries come transposed in panels of 32: q_i[d] = panels[(i/32·dim + d)·32 + i%32], with
-// the lanes past rows zero; scratch holds at least 16·dim floats and stage 512.
+// the lanes past rows zero; scratch holds at least 16·dim floats and stage 1024.
 //
 //go:noescape
 func ScoresBF16PanelsAVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
@@ -214,7 +214,7 @@ func ScoresQ8RowsAVX512(dst []float32, q []float32, k []byte, rows int, n int, d
 // any dim ≥ 32 that is a multiple of 32, key j being the dim/32 q8_0 blocks k[34*j*stride:], stride ≥ dim/32
 // counted in blocks.
 // The queries come transposed in panels of 32: q_i[d] = panels[(i/32·dim + d)·32 + i%32], with
-// the lanes past rows zero; scratch holds at least 16·dim floats and stage 512.
+// the lanes past rows zero; scratch holds at least 16·dim floats and stage 1024.
 //
 //go:noescape
 func ScoresQ8PanelsAVX512(dst []float32, panels []float32, k []byte, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)

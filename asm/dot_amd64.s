@@ -7149,7 +7149,8 @@ keysdoneAVX512_258:
 
 // func ScoresPanelsAVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
 // Requires: AVX, AVX512DQ, AVX512F, CMOV, F16C, MMX+
-TEXT ·ScoresPanelsAVX512(SB), NOSPLIT, $64-156
+TEXT ·ScoresPanelsAVX512(SB), NOSPLIT, $88-156
+	MOVQ $0x00000000, 80(SP)
 	MOVQ k_base+48(FP), AX
 	MOVQ AX, (SP)
 	MOVQ n+128(FP), AX
@@ -7391,15 +7392,29 @@ dAVX512_290:
 	VBROADCASTSS 12(BX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX512_290
+
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX512_292
+	MOVQ    64(SP), R13
+	VMOVUPS (R13), Z16
+	ADDQ    $0x40, 64(SP)
+	MOVQ    72(SP), R13
+	VMOVUPS Z16, (R13)
+	MOVQ    56(SP), R13
+	ADDQ    R13, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX512_292:
+	ADDQ $0x00000200, AX
+	ADDQ $0x04, DX
+	JMP  dAVX512_290
 
 ddoneAVX512_291:
-dAVX512_292:
+dAVX512_293:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_293
+	JA           ddoneAVX512_294
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -7428,9 +7443,9 @@ dAVX512_292:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_292
+	JMP          dAVX512_293
 
-ddoneAVX512_293:
+ddoneAVX512_294:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -7485,25 +7500,25 @@ ddoneAVX512_293:
 	IMUL3Q  $0x00000020, DI, R8
 	ADDQ    R8, SI
 
-widenAVX512_294:
+widenAVX512_295:
 	TESTQ AX, AX
-	JZ    widendoneAVX512_295
+	JZ    widendoneAVX512_296
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R12
 	XORQ  R11, R11
 
-prefetchAVX512_296:
+prefetchAVX512_297:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX512_296
+	JB         prefetchAVX512_297
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX512_297:
+widenvecAVX512_298:
 	CMPQ      R9, $0x40
-	JB        widenvecdoneAVX512_298
+	JB        widenvecdoneAVX512_299
 	VCVTPH2PS (R8), Z0
 	VMOVUPS   Z0, (SI)
 	VCVTPH2PS 32(R8), Z0
@@ -7515,23 +7530,23 @@ widenvecAVX512_297:
 	ADDQ      $0x80, R8
 	ADDQ      $0x00000100, SI
 	SUBQ      $0x40, R9
-	JMP       widenvecAVX512_297
+	JMP       widenvecAVX512_298
 
-widenvecdoneAVX512_298:
-widenvecAVX512_299:
+widenvecdoneAVX512_299:
+widenvecAVX512_300:
 	CMPQ      R9, $0x10
-	JB        widenvecdoneAVX512_300
+	JB        widenvecdoneAVX512_301
 	VCVTPH2PS (R8), Z0
 	VMOVUPS   Z0, (SI)
 	ADDQ      $0x20, R8
 	ADDQ      $0x00000040, SI
 	SUBQ      $0x10, R9
-	JMP       widenvecAVX512_299
+	JMP       widenvecAVX512_300
 
-widenvecdoneAVX512_300:
-widentailAVX512_301:
+widenvecdoneAVX512_301:
+widentailAVX512_302:
 	TESTQ     R9, R9
-	JZ        widentaildoneAVX512_302
+	JZ        widentaildoneAVX512_303
 	MOVWLZX   (R8), R10
 	VMOVD     R10, X0
 	VCVTPH2PS X0, X0
@@ -7539,14 +7554,14 @@ widentailAVX512_301:
 	ADDQ      $0x02, R8
 	ADDQ      $0x04, SI
 	DECQ      R9
-	JMP       widentailAVX512_301
+	JMP       widentailAVX512_302
 
-widentaildoneAVX512_302:
+widentaildoneAVX512_303:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX512_294
+	JMP  widenAVX512_295
 
-widendoneAVX512_295:
+widendoneAVX512_296:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -7580,10 +7595,10 @@ widendoneAVX512_295:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_303:
+dAVX512_304:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_304
+	JA           ddoneAVX512_305
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -7688,15 +7703,29 @@ dAVX512_303:
 	VBROADCASTSS 12(BX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX512_303
 
-ddoneAVX512_304:
-dAVX512_305:
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX512_306
+	MOVQ    64(SP), R13
+	VMOVUPS (R13), Z16
+	ADDQ    $0x40, 64(SP)
+	MOVQ    72(SP), R13
+	VMOVUPS Z16, (R13)
+	MOVQ    56(SP), R13
+	ADDQ    R13, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX512_306:
+	ADDQ $0x00000200, AX
+	ADDQ $0x04, DX
+	JMP  dAVX512_304
+
+ddoneAVX512_305:
+dAVX512_307:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_306
+	JA           ddoneAVX512_308
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -7725,9 +7754,9 @@ dAVX512_305:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_305
+	JMP          dAVX512_307
 
-ddoneAVX512_306:
+ddoneAVX512_308:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -7763,14 +7792,237 @@ ddoneAVX512_306:
 	VMULPS       Z16, Z15, Z15
 	VMOVUPS      Z15, 1984(AX)
 
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX512_309
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX512_310:
+	VMOVUPS (CX), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ    $0x40, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX512_310
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX512_309:
 	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
+	MOVQ       stage_base+96(FP), AX
+	CMPQ       16(SP), $0x10
+	JB         flushpartialAVX512_314
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 2048(AX)
+	VMOVUPS    Z11, 2112(AX)
+	VMOVUPS    Z13, 2176(AX)
+	VMOVUPS    Z12, 2240(AX)
+	VMOVUPS    Z14, 2304(AX)
+	VMOVUPS    Z3, 2368(AX)
+	VMOVUPS    Z7, 2432(AX)
+	VMOVUPS    Z4, 2496(AX)
+	VMOVUPS    Z15, 2560(AX)
+	VMOVUPS    Z6, 2624(AX)
+	VMOVUPS    Z16, 2688(AX)
+	VMOVUPS    Z9, 2752(AX)
+	VMOVUPS    Z2, 2816(AX)
+	VMOVUPS    Z1, 2880(AX)
+	VMOVUPS    Z5, 2944(AX)
+	VMOVUPS    Z0, 3008(AX)
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 3072(AX)
+	VMOVUPS    Z11, 3136(AX)
+	VMOVUPS    Z13, 3200(AX)
+	VMOVUPS    Z12, 3264(AX)
+	VMOVUPS    Z14, 3328(AX)
+	VMOVUPS    Z3, 3392(AX)
+	VMOVUPS    Z7, 3456(AX)
+	VMOVUPS    Z4, 3520(AX)
+	VMOVUPS    Z15, 3584(AX)
+	VMOVUPS    Z6, 3648(AX)
+	VMOVUPS    Z16, 3712(AX)
+	VMOVUPS    Z9, 3776(AX)
+	VMOVUPS    Z2, 3840(AX)
+	VMOVUPS    Z1, 3904(AX)
+	VMOVUPS    Z5, 3968(AX)
+	VMOVUPS    Z0, 4032(AX)
+	LEAQ       2048(AX), AX
+	MOVQ       AX, 64(SP)
+	MOVQ       40(SP), AX
+	MOVQ       AX, 72(SP)
+	MOVQ       48(SP), AX
+	MOVQ       $0x00000020, CX
+	CMPQ       AX, CX
+	CMOVQGT    CX, AX
+	MOVQ       AX, 80(SP)
+	JMP        flushdoneAVX512_313
+
+flushpartialAVX512_314:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_307:
+flushAVX512_311:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_308
+	JB         flushtailAVX512_312
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -7855,67 +8107,67 @@ flushAVX512_307:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -7999,100 +8251,100 @@ flushAVX512_307:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_310
+	JZ         chunkdoneAVX512_315
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_310:
+chunkdoneAVX512_315:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_307
+	JMP  flushAVX512_311
 
-flushtailAVX512_308:
+flushtailAVX512_312:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_309
+	JZ    flushdoneAVX512_313
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_311:
+tailrowAVX512_316:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_312:
+tailkeyAVX512_317:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_312
+	JB   tailkeyAVX512_317
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_309
+	JAE  flushdoneAVX512_313
 	DECQ SI
-	JNZ  tailrowAVX512_311
+	JNZ  tailrowAVX512_316
 
-flushdoneAVX512_309:
+flushdoneAVX512_313:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -8134,10 +8386,10 @@ panelsAVX512_279:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_313:
+dAVX512_318:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_314
+	JA           ddoneAVX512_319
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -8242,15 +8494,29 @@ dAVX512_313:
 	VBROADCASTSS 12(BX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX512_313
 
-ddoneAVX512_314:
-dAVX512_315:
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX512_320
+	MOVQ    64(SP), R13
+	VMOVUPS (R13), Z16
+	ADDQ    $0x40, 64(SP)
+	MOVQ    72(SP), R13
+	VMOVUPS Z16, (R13)
+	MOVQ    56(SP), R13
+	ADDQ    R13, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX512_320:
+	ADDQ $0x00000200, AX
+	ADDQ $0x04, DX
+	JMP  dAVX512_318
+
+ddoneAVX512_319:
+dAVX512_321:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_316
+	JA           ddoneAVX512_322
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -8279,9 +8545,9 @@ dAVX512_315:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_315
+	JMP          dAVX512_321
 
-ddoneAVX512_316:
+ddoneAVX512_322:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -8350,10 +8616,10 @@ ddoneAVX512_316:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_317:
+dAVX512_323:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_318
+	JA           ddoneAVX512_324
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -8458,15 +8724,29 @@ dAVX512_317:
 	VBROADCASTSS 12(BX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX512_317
 
-ddoneAVX512_318:
-dAVX512_319:
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX512_325
+	MOVQ    64(SP), R13
+	VMOVUPS (R13), Z16
+	ADDQ    $0x40, 64(SP)
+	MOVQ    72(SP), R13
+	VMOVUPS Z16, (R13)
+	MOVQ    56(SP), R13
+	ADDQ    R13, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX512_325:
+	ADDQ $0x00000200, AX
+	ADDQ $0x04, DX
+	JMP  dAVX512_323
+
+ddoneAVX512_324:
+dAVX512_326:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_320
+	JA           ddoneAVX512_327
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -8495,9 +8775,9 @@ dAVX512_319:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_319
+	JMP          dAVX512_326
 
-ddoneAVX512_320:
+ddoneAVX512_327:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -8533,14 +8813,237 @@ ddoneAVX512_320:
 	VMULPS       Z16, Z15, Z15
 	VMOVUPS      Z15, 1984(AX)
 
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX512_328
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX512_329:
+	VMOVUPS (CX), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ    $0x40, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX512_329
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX512_328:
 	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
+	MOVQ       stage_base+96(FP), AX
+	CMPQ       16(SP), $0x10
+	JB         flushpartialAVX512_333
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 2048(AX)
+	VMOVUPS    Z11, 2112(AX)
+	VMOVUPS    Z13, 2176(AX)
+	VMOVUPS    Z12, 2240(AX)
+	VMOVUPS    Z14, 2304(AX)
+	VMOVUPS    Z3, 2368(AX)
+	VMOVUPS    Z7, 2432(AX)
+	VMOVUPS    Z4, 2496(AX)
+	VMOVUPS    Z15, 2560(AX)
+	VMOVUPS    Z6, 2624(AX)
+	VMOVUPS    Z16, 2688(AX)
+	VMOVUPS    Z9, 2752(AX)
+	VMOVUPS    Z2, 2816(AX)
+	VMOVUPS    Z1, 2880(AX)
+	VMOVUPS    Z5, 2944(AX)
+	VMOVUPS    Z0, 3008(AX)
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 3072(AX)
+	VMOVUPS    Z11, 3136(AX)
+	VMOVUPS    Z13, 3200(AX)
+	VMOVUPS    Z12, 3264(AX)
+	VMOVUPS    Z14, 3328(AX)
+	VMOVUPS    Z3, 3392(AX)
+	VMOVUPS    Z7, 3456(AX)
+	VMOVUPS    Z4, 3520(AX)
+	VMOVUPS    Z15, 3584(AX)
+	VMOVUPS    Z6, 3648(AX)
+	VMOVUPS    Z16, 3712(AX)
+	VMOVUPS    Z9, 3776(AX)
+	VMOVUPS    Z2, 3840(AX)
+	VMOVUPS    Z1, 3904(AX)
+	VMOVUPS    Z5, 3968(AX)
+	VMOVUPS    Z0, 4032(AX)
+	LEAQ       2048(AX), AX
+	MOVQ       AX, 64(SP)
+	MOVQ       40(SP), AX
+	MOVQ       AX, 72(SP)
+	MOVQ       48(SP), AX
+	MOVQ       $0x00000020, CX
+	CMPQ       AX, CX
+	CMOVQGT    CX, AX
+	MOVQ       AX, 80(SP)
+	JMP        flushdoneAVX512_332
+
+flushpartialAVX512_333:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_321:
+flushAVX512_330:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_322
+	JB         flushtailAVX512_331
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -8625,67 +9128,67 @@ flushAVX512_321:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -8769,100 +9272,100 @@ flushAVX512_321:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_324
+	JZ         chunkdoneAVX512_334
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_324:
+chunkdoneAVX512_334:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_321
+	JMP  flushAVX512_330
 
-flushtailAVX512_322:
+flushtailAVX512_331:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_323
+	JZ    flushdoneAVX512_332
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_325:
+tailrowAVX512_335:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_326:
+tailkeyAVX512_336:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_326
+	JB   tailkeyAVX512_336
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_323
+	JAE  flushdoneAVX512_332
 	DECQ SI
-	JNZ  tailrowAVX512_325
+	JNZ  tailrowAVX512_335
 
-flushdoneAVX512_323:
+flushdoneAVX512_332:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -8882,6 +9385,23 @@ panelsdoneAVX512_280:
 	JMP    blocksAVX512_277
 
 blocksdoneAVX512_278:
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX512_337
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX512_338:
+	VMOVUPS (CX), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ    $0x40, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX512_338
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX512_337:
 	VZEROUPPER
 	RET
 
@@ -8898,10 +9418,10 @@ TEXT ·ScoresPanels64AVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_327:
+blocksAVX512_339:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_328
+	JZ    blocksdoneAVX512_340
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -8928,9 +9448,9 @@ blocksAVX512_327:
 	IMUL3Q  $0x20, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX512_331:
+widenAVX512_343:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_332
+	JZ         widendoneAVX512_344
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (SI)
 	VCVTPH2PS  32(CX), Z0
@@ -8945,9 +9465,9 @@ widenAVX512_331:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_331
+	JMP        widenAVX512_343
 
-widendoneAVX512_332:
+widendoneAVX512_344:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -8972,7 +9492,7 @@ widendoneAVX512_332:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_333:
+dAVX512_345:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -9080,18 +9600,18 @@ dAVX512_333:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_334
+	JZ      pendnoneAVX512_346
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_334:
+pendnoneAVX512_346:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_333
+	JB           dAVX512_345
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -9147,9 +9667,9 @@ pendnoneAVX512_334:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000800, SI
 
-widenAVX512_335:
+widenAVX512_347:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_336
+	JZ         widendoneAVX512_348
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (SI)
 	VCVTPH2PS  32(CX), Z0
@@ -9164,9 +9684,9 @@ widenAVX512_335:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_335
+	JMP        widenAVX512_347
 
-widendoneAVX512_336:
+widendoneAVX512_348:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -9191,7 +9711,7 @@ widendoneAVX512_336:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_337:
+dAVX512_349:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -9299,18 +9819,18 @@ dAVX512_337:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_338
+	JZ      pendnoneAVX512_350
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_338:
+pendnoneAVX512_350:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_337
+	JB           dAVX512_349
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -9352,24 +9872,24 @@ pendnoneAVX512_338:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_339
+	JZ    draindoneAVX512_351
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_340:
+drainAVX512_352:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_340
+	JNZ     drainAVX512_352
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_339:
+draindoneAVX512_351:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_344
+	JB         flushpartialAVX512_356
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -9571,15 +10091,15 @@ draindoneAVX512_339:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_343
+	JMP        flushdoneAVX512_355
 
-flushpartialAVX512_344:
+flushpartialAVX512_356:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_341:
+flushAVX512_353:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_342
+	JB         flushtailAVX512_354
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -9664,67 +10184,67 @@ flushAVX512_341:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -9808,100 +10328,100 @@ flushAVX512_341:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_345
+	JZ         chunkdoneAVX512_357
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_345:
+chunkdoneAVX512_357:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_341
+	JMP  flushAVX512_353
 
-flushtailAVX512_342:
+flushtailAVX512_354:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_343
+	JZ    flushdoneAVX512_355
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_346:
+tailrowAVX512_358:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_347:
+tailkeyAVX512_359:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_347
+	JB   tailkeyAVX512_359
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_343
+	JAE  flushdoneAVX512_355
 	DECQ SI
-	JNZ  tailrowAVX512_346
+	JNZ  tailrowAVX512_358
 
-flushdoneAVX512_343:
+flushdoneAVX512_355:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -9909,9 +10429,9 @@ flushdoneAVX512_343:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_330
+	JLE    panelsdoneAVX512_342
 
-panelsAVX512_329:
+panelsAVX512_341:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -9936,7 +10456,7 @@ panelsAVX512_329:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_348:
+dAVX512_360:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -10044,18 +10564,18 @@ dAVX512_348:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_349
+	JZ      pendnoneAVX512_361
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_349:
+pendnoneAVX512_361:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_348
+	JB           dAVX512_360
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -10118,7 +10638,7 @@ pendnoneAVX512_349:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_350:
+dAVX512_362:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -10226,18 +10746,18 @@ dAVX512_350:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_351
+	JZ      pendnoneAVX512_363
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_351:
+pendnoneAVX512_363:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_350
+	JB           dAVX512_362
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -10279,24 +10799,24 @@ pendnoneAVX512_351:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_352
+	JZ    draindoneAVX512_364
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_353:
+drainAVX512_365:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_353
+	JNZ     drainAVX512_365
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_352:
+draindoneAVX512_364:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_357
+	JB         flushpartialAVX512_369
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -10498,15 +11018,15 @@ draindoneAVX512_352:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_356
+	JMP        flushdoneAVX512_368
 
-flushpartialAVX512_357:
+flushpartialAVX512_369:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_354:
+flushAVX512_366:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_355
+	JB         flushtailAVX512_367
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -10591,67 +11111,67 @@ flushAVX512_354:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -10735,100 +11255,100 @@ flushAVX512_354:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_358
+	JZ         chunkdoneAVX512_370
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_358:
+chunkdoneAVX512_370:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_354
+	JMP  flushAVX512_366
 
-flushtailAVX512_355:
+flushtailAVX512_367:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_356
+	JZ    flushdoneAVX512_368
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_359:
+tailrowAVX512_371:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_360:
+tailkeyAVX512_372:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_360
+	JB   tailkeyAVX512_372
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_356
+	JAE  flushdoneAVX512_368
 	DECQ SI
-	JNZ  tailrowAVX512_359
+	JNZ  tailrowAVX512_371
 
-flushdoneAVX512_356:
+flushdoneAVX512_368:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -10836,35 +11356,35 @@ flushdoneAVX512_356:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_329
+	JG     panelsAVX512_341
 
-panelsdoneAVX512_330:
+panelsdoneAVX512_342:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_327
+	JMP    blocksAVX512_339
 
-blocksdoneAVX512_328:
+blocksdoneAVX512_340:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_361
+	JZ    draindoneAVX512_373
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_362:
+drainAVX512_374:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_362
+	JNZ     drainAVX512_374
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_361:
+draindoneAVX512_373:
 	VZEROUPPER
 	RET
 
@@ -10881,10 +11401,10 @@ TEXT ·ScoresPanels128AVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_363:
+blocksAVX512_375:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_364
+	JZ    blocksdoneAVX512_376
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -10911,9 +11431,9 @@ blocksAVX512_363:
 	IMUL3Q  $0x10, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX512_367:
+widenAVX512_379:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_368
+	JZ         widendoneAVX512_380
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (SI)
 	VCVTPH2PS  32(CX), Z0
@@ -10938,9 +11458,9 @@ widenAVX512_367:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_367
+	JMP        widenAVX512_379
 
-widendoneAVX512_368:
+widendoneAVX512_380:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -10965,7 +11485,7 @@ widendoneAVX512_368:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_369:
+dAVX512_381:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -11073,18 +11593,18 @@ dAVX512_369:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_370
+	JZ      pendnoneAVX512_382
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_370:
+pendnoneAVX512_382:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_369
+	JB           dAVX512_381
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -11140,9 +11660,9 @@ pendnoneAVX512_370:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001000, SI
 
-widenAVX512_371:
+widenAVX512_383:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_372
+	JZ         widendoneAVX512_384
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (SI)
 	VCVTPH2PS  32(CX), Z0
@@ -11167,9 +11687,9 @@ widenAVX512_371:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_371
+	JMP        widenAVX512_383
 
-widendoneAVX512_372:
+widendoneAVX512_384:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -11194,7 +11714,7 @@ widendoneAVX512_372:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_373:
+dAVX512_385:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -11302,18 +11822,18 @@ dAVX512_373:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_374
+	JZ      pendnoneAVX512_386
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_374:
+pendnoneAVX512_386:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_373
+	JB           dAVX512_385
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -11355,24 +11875,24 @@ pendnoneAVX512_374:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_375
+	JZ    draindoneAVX512_387
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_376:
+drainAVX512_388:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_376
+	JNZ     drainAVX512_388
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_375:
+draindoneAVX512_387:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_380
+	JB         flushpartialAVX512_392
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -11574,15 +12094,15 @@ draindoneAVX512_375:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_379
+	JMP        flushdoneAVX512_391
 
-flushpartialAVX512_380:
+flushpartialAVX512_392:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_377:
+flushAVX512_389:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_378
+	JB         flushtailAVX512_390
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -11667,67 +12187,67 @@ flushAVX512_377:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -11811,100 +12331,100 @@ flushAVX512_377:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_381
+	JZ         chunkdoneAVX512_393
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_381:
+chunkdoneAVX512_393:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_377
+	JMP  flushAVX512_389
 
-flushtailAVX512_378:
+flushtailAVX512_390:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_379
+	JZ    flushdoneAVX512_391
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_382:
+tailrowAVX512_394:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_383:
+tailkeyAVX512_395:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_383
+	JB   tailkeyAVX512_395
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_379
+	JAE  flushdoneAVX512_391
 	DECQ SI
-	JNZ  tailrowAVX512_382
+	JNZ  tailrowAVX512_394
 
-flushdoneAVX512_379:
+flushdoneAVX512_391:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -11912,9 +12432,9 @@ flushdoneAVX512_379:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_366
+	JLE    panelsdoneAVX512_378
 
-panelsAVX512_365:
+panelsAVX512_377:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -11939,7 +12459,7 @@ panelsAVX512_365:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_384:
+dAVX512_396:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -12047,18 +12567,18 @@ dAVX512_384:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_385
+	JZ      pendnoneAVX512_397
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_385:
+pendnoneAVX512_397:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_384
+	JB           dAVX512_396
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -12121,7 +12641,7 @@ pendnoneAVX512_385:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_386:
+dAVX512_398:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -12229,18 +12749,18 @@ dAVX512_386:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_387
+	JZ      pendnoneAVX512_399
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_387:
+pendnoneAVX512_399:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_386
+	JB           dAVX512_398
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -12282,24 +12802,24 @@ pendnoneAVX512_387:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_388
+	JZ    draindoneAVX512_400
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_389:
+drainAVX512_401:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_389
+	JNZ     drainAVX512_401
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_388:
+draindoneAVX512_400:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_393
+	JB         flushpartialAVX512_405
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -12501,15 +13021,15 @@ draindoneAVX512_388:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_392
+	JMP        flushdoneAVX512_404
 
-flushpartialAVX512_393:
+flushpartialAVX512_405:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_390:
+flushAVX512_402:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_391
+	JB         flushtailAVX512_403
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -12594,67 +13114,67 @@ flushAVX512_390:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -12738,100 +13258,100 @@ flushAVX512_390:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_394
+	JZ         chunkdoneAVX512_406
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_394:
+chunkdoneAVX512_406:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_390
+	JMP  flushAVX512_402
 
-flushtailAVX512_391:
+flushtailAVX512_403:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_392
+	JZ    flushdoneAVX512_404
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_395:
+tailrowAVX512_407:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_396:
+tailkeyAVX512_408:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_396
+	JB   tailkeyAVX512_408
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_392
+	JAE  flushdoneAVX512_404
 	DECQ SI
-	JNZ  tailrowAVX512_395
+	JNZ  tailrowAVX512_407
 
-flushdoneAVX512_392:
+flushdoneAVX512_404:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -12839,35 +13359,35 @@ flushdoneAVX512_392:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_365
+	JG     panelsAVX512_377
 
-panelsdoneAVX512_366:
+panelsdoneAVX512_378:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_363
+	JMP    blocksAVX512_375
 
-blocksdoneAVX512_364:
+blocksdoneAVX512_376:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_397
+	JZ    draindoneAVX512_409
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_398:
+drainAVX512_410:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_398
+	JNZ     drainAVX512_410
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_397:
+draindoneAVX512_409:
 	VZEROUPPER
 	RET
 
@@ -12887,9 +13407,9 @@ TEXT ·DotF32BF16AVX2(SB), NOSPLIT, $0-52
 	VXORPS Y7, Y7, Y7
 	MOVQ   AX, BX
 	SHRQ   $0x06, BX
-	JZ     dotdoneAVX2_400
+	JZ     dotdoneAVX2_412
 
-dotAVX2_399:
+dotAVX2_411:
 	VPMOVZXWD   (DX), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VFMADD231PS (CX), Y8, Y0
@@ -12917,23 +13437,23 @@ dotAVX2_399:
 	ADDQ        $0x00000100, CX
 	ADDQ        $0x00000080, DX
 	DECQ        BX
-	JNZ         dotAVX2_399
+	JNZ         dotAVX2_411
 
-dotdoneAVX2_400:
+dotdoneAVX2_412:
 	ANDQ $0x0000003f, AX
 
-dotAVX2_401:
+dotAVX2_413:
 	CMPQ        AX, $0x00000008
-	JB          dotdoneAVX2_402
+	JB          dotdoneAVX2_414
 	VPMOVZXWD   (DX), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VFMADD231PS (CX), Y8, Y0
 	ADDQ        $0x00000020, CX
 	ADDQ        $0x00000010, DX
 	SUBQ        $0x00000008, AX
-	JMP         dotAVX2_401
+	JMP         dotAVX2_413
 
-dotdoneAVX2_402:
+dotdoneAVX2_414:
 	VADDPS       Y4, Y0, Y0
 	VADDPS       Y5, Y1, Y1
 	VADDPS       Y6, Y2, Y2
@@ -12949,9 +13469,9 @@ dotdoneAVX2_402:
 	VADDSS       X0, X1, X1
 
 	// Scalar tail: the vector sums are already folded into the low lane.
-tailAVX2_403:
+tailAVX2_415:
 	TESTQ       AX, AX
-	JZ          taildoneAVX2_404
+	JZ          taildoneAVX2_416
 	MOVWLZX     (DX), BX
 	SHLL        $0x10, BX
 	VMOVD       BX, X0
@@ -12960,9 +13480,9 @@ tailAVX2_403:
 	ADDQ        $0x04, CX
 	ADDQ        $0x02, DX
 	DECQ        AX
-	JMP         tailAVX2_403
+	JMP         tailAVX2_415
 
-taildoneAVX2_404:
+taildoneAVX2_416:
 	VZEROUPPER
 	VMOVSS X1, ret+48(FP)
 	RET
@@ -12985,9 +13505,9 @@ TEXT ·ScoresBF16RowsAVX2(SB), NOSPLIT, $72-108
 	SHLQ $0x02, AX
 	MOVQ AX, 48(SP)
 
-keysAVX2_405:
+keysAVX2_417:
 	CMPQ 8(SP), $0x03
-	JB   keysdoneAVX2_406
+	JB   keysdoneAVX2_418
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -12995,9 +13515,9 @@ keysAVX2_405:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX2_407:
+rowsAVX2_419:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX2_408
+	JB   rowsdoneAVX2_420
 
 	// Tile of 4 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -13028,9 +13548,9 @@ rowsAVX2_407:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R10, R11
 
-tailAVX2_409:
+tailAVX2_421:
 	CMPQ        R11, R9
-	JAE         taildoneAVX2_410
+	JAE         taildoneAVX2_422
 	MOVWLZX     (CX)(R11*2), R12
 	SHLL        $0x10, R12
 	VMOVD       R12, X12
@@ -13057,15 +13577,15 @@ tailAVX2_409:
 	VFMADD231SS X13, X15, X10
 	VFMADD231SS X14, X15, X11
 	INCQ        R11
-	JMP         tailAVX2_409
+	JMP         tailAVX2_421
 
-taildoneAVX2_410:
+taildoneAVX2_422:
 	// Whole vectors [0, body).
 	XORQ R11, R11
 
-bodyAVX2_411:
+bodyAVX2_423:
 	CMPQ        R11, R10
-	JAE         bodydoneAVX2_412
+	JAE         bodydoneAVX2_424
 	VPMOVZXWD   (CX)(R11*2), Y12
 	VPSLLD      $0x10, Y12, Y12
 	VPMOVZXWD   (R8)(R11*2), Y13
@@ -13089,9 +13609,9 @@ bodyAVX2_411:
 	VFMADD231PS Y13, Y15, Y10
 	VFMADD231PS Y14, Y15, Y11
 	ADDQ        $0x08, R11
-	JMP         bodyAVX2_411
+	JMP         bodyAVX2_423
 
-bodydoneAVX2_412:
+bodydoneAVX2_424:
 	VBROADCASTSS scale+104(FP), Y12
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -13134,11 +13654,11 @@ bodydoneAVX2_412:
 	IMUL3Q       $0x04, AX, AX
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x04, 40(SP)
-	JMP          rowsAVX2_407
+	JMP          rowsAVX2_419
 
-rowsdoneAVX2_408:
+rowsdoneAVX2_420:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX2_414
+	JB   rowsdoneAVX2_426
 
 	// Tile of 2 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -13161,9 +13681,9 @@ rowsdoneAVX2_408:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX2_415:
+tailAVX2_427:
 	CMPQ        R9, DI
-	JAE         taildoneAVX2_416
+	JAE         taildoneAVX2_428
 	MOVWLZX     (CX)(R9*2), R10
 	SHLL        $0x10, R10
 	VMOVD       R10, X6
@@ -13182,15 +13702,15 @@ tailAVX2_415:
 	VFMADD231SS X7, X9, X4
 	VFMADD231SS X8, X9, X5
 	INCQ        R9
-	JMP         tailAVX2_415
+	JMP         tailAVX2_427
 
-taildoneAVX2_416:
+taildoneAVX2_428:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX2_417:
+bodyAVX2_429:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX2_418
+	JAE         bodydoneAVX2_430
 	VPMOVZXWD   (CX)(R9*2), Y6
 	VPSLLD      $0x10, Y6, Y6
 	VPMOVZXWD   (SI)(R9*2), Y7
@@ -13206,9 +13726,9 @@ bodyAVX2_417:
 	VFMADD231PS Y7, Y9, Y4
 	VFMADD231PS Y8, Y9, Y5
 	ADDQ        $0x08, R9
-	JMP         bodyAVX2_417
+	JMP         bodyAVX2_429
 
-bodydoneAVX2_418:
+bodydoneAVX2_430:
 	VBROADCASTSS scale+104(FP), Y6
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -13238,9 +13758,9 @@ bodydoneAVX2_418:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x02, 40(SP)
 
-rowsdoneAVX2_414:
+rowsdoneAVX2_426:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX2_420
+	JB   rowsdoneAVX2_432
 
 	// Tile of 1 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -13258,9 +13778,9 @@ rowsdoneAVX2_414:
 	// Tail elements [body, dim), one at a time.
 	MOVQ DI, R8
 
-tailAVX2_421:
+tailAVX2_433:
 	CMPQ        R8, SI
-	JAE         taildoneAVX2_422
+	JAE         taildoneAVX2_434
 	MOVWLZX     (CX)(R8*2), R9
 	SHLL        $0x10, R9
 	VMOVD       R9, X3
@@ -13275,15 +13795,15 @@ tailAVX2_421:
 	VFMADD231SS X4, X6, X1
 	VFMADD231SS X5, X6, X2
 	INCQ        R8
-	JMP         tailAVX2_421
+	JMP         tailAVX2_433
 
-taildoneAVX2_422:
+taildoneAVX2_434:
 	// Whole vectors [0, body).
 	XORQ R8, R8
 
-bodyAVX2_423:
+bodyAVX2_435:
 	CMPQ        R8, DI
-	JAE         bodydoneAVX2_424
+	JAE         bodydoneAVX2_436
 	VPMOVZXWD   (CX)(R8*2), Y3
 	VPSLLD      $0x10, Y3, Y3
 	VPMOVZXWD   (BX)(R8*2), Y4
@@ -13295,9 +13815,9 @@ bodyAVX2_423:
 	VFMADD231PS Y4, Y6, Y1
 	VFMADD231PS Y5, Y6, Y2
 	ADDQ        $0x08, R8
-	JMP         bodyAVX2_423
+	JMP         bodyAVX2_435
 
-bodydoneAVX2_424:
+bodydoneAVX2_436:
 	VBROADCASTSS scale+104(FP), Y3
 	MOVQ         32(SP), AX
 	VHADDPS      Y1, Y0, Y0
@@ -13317,18 +13837,18 @@ bodydoneAVX2_424:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x01, 40(SP)
 
-rowsdoneAVX2_420:
+rowsdoneAVX2_432:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x03, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x0c, 16(SP)
 	SUBQ   $0x03, 8(SP)
-	JMP    keysAVX2_405
+	JMP    keysAVX2_417
 
-keysdoneAVX2_406:
-keysAVX2_425:
+keysdoneAVX2_418:
+keysAVX2_437:
 	CMPQ 8(SP), $0x01
-	JB   keysdoneAVX2_426
+	JB   keysdoneAVX2_438
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -13336,9 +13856,9 @@ keysAVX2_425:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX2_427:
+rowsAVX2_439:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX2_428
+	JB   rowsdoneAVX2_440
 
 	// Tile of 4 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -13358,9 +13878,9 @@ rowsAVX2_427:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX2_429:
+tailAVX2_441:
 	CMPQ        R9, DI
-	JAE         taildoneAVX2_430
+	JAE         taildoneAVX2_442
 	MOVWLZX     (CX)(R9*2), R10
 	SHLL        $0x10, R10
 	VMOVD       R10, X4
@@ -13373,15 +13893,15 @@ tailAVX2_429:
 	VMOVSS      (DX)(R9*4), X5
 	VFMADD231SS X4, X5, X3
 	INCQ        R9
-	JMP         tailAVX2_429
+	JMP         tailAVX2_441
 
-taildoneAVX2_430:
+taildoneAVX2_442:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX2_431:
+bodyAVX2_443:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX2_432
+	JAE         bodydoneAVX2_444
 	VPMOVZXWD   (CX)(R9*2), Y4
 	VPSLLD      $0x10, Y4, Y4
 	VMOVUPS     (AX)(R9*4), Y5
@@ -13393,9 +13913,9 @@ bodyAVX2_431:
 	VMOVUPS     (DX)(R9*4), Y5
 	VFMADD231PS Y4, Y5, Y3
 	ADDQ        $0x08, R9
-	JMP         bodyAVX2_431
+	JMP         bodyAVX2_443
 
-bodydoneAVX2_432:
+bodydoneAVX2_444:
 	VBROADCASTSS scale+104(FP), Y4
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -13419,11 +13939,11 @@ bodydoneAVX2_432:
 	IMUL3Q       $0x04, AX, AX
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x04, 40(SP)
-	JMP          rowsAVX2_427
+	JMP          rowsAVX2_439
 
-rowsdoneAVX2_428:
+rowsdoneAVX2_440:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX2_434
+	JB   rowsdoneAVX2_446
 
 	// Tile of 2 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -13439,9 +13959,9 @@ rowsdoneAVX2_428:
 	// Tail elements [body, dim), one at a time.
 	MOVQ SI, DI
 
-tailAVX2_435:
+tailAVX2_447:
 	CMPQ        DI, BX
-	JAE         taildoneAVX2_436
+	JAE         taildoneAVX2_448
 	MOVWLZX     (CX)(DI*2), R8
 	SHLL        $0x10, R8
 	VMOVD       R8, X2
@@ -13450,15 +13970,15 @@ tailAVX2_435:
 	VMOVSS      (DX)(DI*4), X3
 	VFMADD231SS X2, X3, X1
 	INCQ        DI
-	JMP         tailAVX2_435
+	JMP         tailAVX2_447
 
-taildoneAVX2_436:
+taildoneAVX2_448:
 	// Whole vectors [0, body).
 	XORQ DI, DI
 
-bodyAVX2_437:
+bodyAVX2_449:
 	CMPQ        DI, SI
-	JAE         bodydoneAVX2_438
+	JAE         bodydoneAVX2_450
 	VPMOVZXWD   (CX)(DI*2), Y2
 	VPSLLD      $0x10, Y2, Y2
 	VMOVUPS     (AX)(DI*4), Y3
@@ -13466,9 +13986,9 @@ bodyAVX2_437:
 	VMOVUPS     (DX)(DI*4), Y3
 	VFMADD231PS Y2, Y3, Y1
 	ADDQ        $0x08, DI
-	JMP         bodyAVX2_437
+	JMP         bodyAVX2_449
 
-bodydoneAVX2_438:
+bodydoneAVX2_450:
 	VBROADCASTSS scale+104(FP), Y2
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -13489,9 +14009,9 @@ bodydoneAVX2_438:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x02, 40(SP)
 
-rowsdoneAVX2_434:
+rowsdoneAVX2_446:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX2_440
+	JB   rowsdoneAVX2_452
 
 	// Tile of 1 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -13504,32 +14024,32 @@ rowsdoneAVX2_434:
 	// Tail elements [body, dim), one at a time.
 	MOVQ BX, SI
 
-tailAVX2_441:
+tailAVX2_453:
 	CMPQ        SI, DX
-	JAE         taildoneAVX2_442
+	JAE         taildoneAVX2_454
 	MOVWLZX     (CX)(SI*2), DI
 	SHLL        $0x10, DI
 	VMOVD       DI, X1
 	VMOVSS      (AX)(SI*4), X2
 	VFMADD231SS X1, X2, X0
 	INCQ        SI
-	JMP         tailAVX2_441
+	JMP         tailAVX2_453
 
-taildoneAVX2_442:
+taildoneAVX2_454:
 	// Whole vectors [0, body).
 	XORQ SI, SI
 
-bodyAVX2_443:
+bodyAVX2_455:
 	CMPQ        SI, BX
-	JAE         bodydoneAVX2_444
+	JAE         bodydoneAVX2_456
 	VPMOVZXWD   (CX)(SI*2), Y1
 	VPSLLD      $0x10, Y1, Y1
 	VMOVUPS     (AX)(SI*4), Y2
 	VFMADD231PS Y1, Y2, Y0
 	ADDQ        $0x08, SI
-	JMP         bodyAVX2_443
+	JMP         bodyAVX2_455
 
-bodydoneAVX2_444:
+bodydoneAVX2_456:
 	VBROADCASTSS scale+104(FP), Y1
 	MOVQ         32(SP), AX
 	VHADDPS      Y0, Y0, Y2
@@ -13547,15 +14067,15 @@ bodydoneAVX2_444:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x01, 40(SP)
 
-rowsdoneAVX2_440:
+rowsdoneAVX2_452:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x01, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX2_425
+	JMP    keysAVX2_437
 
-keysdoneAVX2_426:
+keysdoneAVX2_438:
 	VZEROUPPER
 	RET
 
@@ -13571,10 +14091,10 @@ TEXT ·ScoresBF16PanelsAVX2(SB), NOSPLIT, $64-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_445:
+blocksAVX2_457:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_446
+	JZ    blocksdoneAVX2_458
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -13602,25 +14122,25 @@ blocksAVX2_445:
 	MOVQ    scratch_base+72(FP), SI
 	MOVQ    dim+136(FP), DI
 
-widenAVX2_449:
+widenAVX2_461:
 	TESTQ AX, AX
-	JZ    widendoneAVX2_450
+	JZ    widendoneAVX2_462
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R12
 	XORQ  R11, R11
 
-prefetchAVX2_451:
+prefetchAVX2_463:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX2_451
+	JB         prefetchAVX2_463
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX2_452:
+widenvecAVX2_464:
 	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_453
+	JB        widenvecdoneAVX2_465
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
@@ -13636,24 +14156,24 @@ widenvecAVX2_452:
 	ADDQ      $0x40, R8
 	ADDQ      $0x00000080, SI
 	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_452
+	JMP       widenvecAVX2_464
 
-widenvecdoneAVX2_453:
-widenvecAVX2_454:
+widenvecdoneAVX2_465:
+widenvecAVX2_466:
 	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_455
+	JB        widenvecdoneAVX2_467
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
 	ADDQ      $0x10, R8
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_454
+	JMP       widenvecAVX2_466
 
-widenvecdoneAVX2_455:
-widentailAVX2_456:
+widenvecdoneAVX2_467:
+widentailAVX2_468:
 	TESTQ   R9, R9
-	JZ      widentaildoneAVX2_457
+	JZ      widentaildoneAVX2_469
 	MOVWLZX (R8), R10
 	SHLL    $0x10, R10
 	VMOVD   R10, X0
@@ -13661,14 +14181,14 @@ widentailAVX2_456:
 	ADDQ    $0x02, R8
 	ADDQ    $0x04, SI
 	DECQ    R9
-	JMP     widentailAVX2_456
+	JMP     widentailAVX2_468
 
-widentaildoneAVX2_457:
+widentaildoneAVX2_469:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_449
+	JMP  widenAVX2_461
 
-widendoneAVX2_450:
+widendoneAVX2_462:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -13694,10 +14214,10 @@ widendoneAVX2_450:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_458:
+dAVX2_470:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_459
+	JA           ddoneAVX2_471
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -13780,13 +14300,13 @@ dAVX2_458:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_458
+	JMP          dAVX2_470
 
-ddoneAVX2_459:
-dAVX2_460:
+ddoneAVX2_471:
+dAVX2_472:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_461
+	JA           ddoneAVX2_473
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -13809,9 +14329,9 @@ dAVX2_460:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_460
+	JMP          dAVX2_472
 
-ddoneAVX2_461:
+ddoneAVX2_473:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -13858,25 +14378,25 @@ ddoneAVX2_461:
 	IMUL3Q  $0x00000018, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_462:
+widenAVX2_474:
 	TESTQ AX, AX
-	JZ    widendoneAVX2_463
+	JZ    widendoneAVX2_475
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R12
 	XORQ  R11, R11
 
-prefetchAVX2_464:
+prefetchAVX2_476:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX2_464
+	JB         prefetchAVX2_476
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX2_465:
+widenvecAVX2_477:
 	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_466
+	JB        widenvecdoneAVX2_478
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
@@ -13892,24 +14412,24 @@ widenvecAVX2_465:
 	ADDQ      $0x40, R8
 	ADDQ      $0x00000080, SI
 	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_465
+	JMP       widenvecAVX2_477
 
-widenvecdoneAVX2_466:
-widenvecAVX2_467:
+widenvecdoneAVX2_478:
+widenvecAVX2_479:
 	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_468
+	JB        widenvecdoneAVX2_480
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
 	ADDQ      $0x10, R8
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_467
+	JMP       widenvecAVX2_479
 
-widenvecdoneAVX2_468:
-widentailAVX2_469:
+widenvecdoneAVX2_480:
+widentailAVX2_481:
 	TESTQ   R9, R9
-	JZ      widentaildoneAVX2_470
+	JZ      widentaildoneAVX2_482
 	MOVWLZX (R8), R10
 	SHLL    $0x10, R10
 	VMOVD   R10, X0
@@ -13917,14 +14437,14 @@ widentailAVX2_469:
 	ADDQ    $0x02, R8
 	ADDQ    $0x04, SI
 	DECQ    R9
-	JMP     widentailAVX2_469
+	JMP     widentailAVX2_481
 
-widentaildoneAVX2_470:
+widentaildoneAVX2_482:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_462
+	JMP  widenAVX2_474
 
-widendoneAVX2_463:
+widendoneAVX2_475:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -13952,10 +14472,10 @@ widendoneAVX2_463:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_471:
+dAVX2_483:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_472
+	JA           ddoneAVX2_484
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -14038,13 +14558,13 @@ dAVX2_471:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_471
+	JMP          dAVX2_483
 
-ddoneAVX2_472:
-dAVX2_473:
+ddoneAVX2_484:
+dAVX2_485:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_474
+	JA           ddoneAVX2_486
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -14067,9 +14587,9 @@ dAVX2_473:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_473
+	JMP          dAVX2_485
 
-ddoneAVX2_474:
+ddoneAVX2_486:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -14116,25 +14636,25 @@ ddoneAVX2_474:
 	IMUL3Q  $0x00000030, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_475:
+widenAVX2_487:
 	TESTQ AX, AX
-	JZ    widendoneAVX2_476
+	JZ    widendoneAVX2_488
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R12
 	XORQ  R11, R11
 
-prefetchAVX2_477:
+prefetchAVX2_489:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX2_477
+	JB         prefetchAVX2_489
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX2_478:
+widenvecAVX2_490:
 	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_479
+	JB        widenvecdoneAVX2_491
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
@@ -14150,24 +14670,24 @@ widenvecAVX2_478:
 	ADDQ      $0x40, R8
 	ADDQ      $0x00000080, SI
 	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_478
+	JMP       widenvecAVX2_490
 
-widenvecdoneAVX2_479:
-widenvecAVX2_480:
+widenvecdoneAVX2_491:
+widenvecAVX2_492:
 	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_481
+	JB        widenvecdoneAVX2_493
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
 	ADDQ      $0x10, R8
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_480
+	JMP       widenvecAVX2_492
 
-widenvecdoneAVX2_481:
-widentailAVX2_482:
+widenvecdoneAVX2_493:
+widentailAVX2_494:
 	TESTQ   R9, R9
-	JZ      widentaildoneAVX2_483
+	JZ      widentaildoneAVX2_495
 	MOVWLZX (R8), R10
 	SHLL    $0x10, R10
 	VMOVD   R10, X0
@@ -14175,14 +14695,14 @@ widentailAVX2_482:
 	ADDQ    $0x02, R8
 	ADDQ    $0x04, SI
 	DECQ    R9
-	JMP     widentailAVX2_482
+	JMP     widentailAVX2_494
 
-widentaildoneAVX2_483:
+widentaildoneAVX2_495:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_475
+	JMP  widenAVX2_487
 
-widendoneAVX2_476:
+widendoneAVX2_488:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -14210,10 +14730,10 @@ widendoneAVX2_476:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_484:
+dAVX2_496:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_485
+	JA           ddoneAVX2_497
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -14296,13 +14816,13 @@ dAVX2_484:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_484
+	JMP          dAVX2_496
 
-ddoneAVX2_485:
-dAVX2_486:
+ddoneAVX2_497:
+dAVX2_498:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_487
+	JA           ddoneAVX2_499
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -14325,9 +14845,9 @@ dAVX2_486:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_486
+	JMP          dAVX2_498
 
-ddoneAVX2_487:
+ddoneAVX2_499:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -14374,25 +14894,25 @@ ddoneAVX2_487:
 	IMUL3Q  $0x00000048, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_488:
+widenAVX2_500:
 	TESTQ AX, AX
-	JZ    widendoneAVX2_489
+	JZ    widendoneAVX2_501
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R12
 	XORQ  R11, R11
 
-prefetchAVX2_490:
+prefetchAVX2_502:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX2_490
+	JB         prefetchAVX2_502
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX2_491:
+widenvecAVX2_503:
 	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_492
+	JB        widenvecdoneAVX2_504
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
@@ -14408,24 +14928,24 @@ widenvecAVX2_491:
 	ADDQ      $0x40, R8
 	ADDQ      $0x00000080, SI
 	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_491
+	JMP       widenvecAVX2_503
 
-widenvecdoneAVX2_492:
-widenvecAVX2_493:
+widenvecdoneAVX2_504:
+widenvecAVX2_505:
 	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_494
+	JB        widenvecdoneAVX2_506
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
 	ADDQ      $0x10, R8
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_493
+	JMP       widenvecAVX2_505
 
-widenvecdoneAVX2_494:
-widentailAVX2_495:
+widenvecdoneAVX2_506:
+widentailAVX2_507:
 	TESTQ   R9, R9
-	JZ      widentaildoneAVX2_496
+	JZ      widentaildoneAVX2_508
 	MOVWLZX (R8), R10
 	SHLL    $0x10, R10
 	VMOVD   R10, X0
@@ -14433,14 +14953,14 @@ widentailAVX2_495:
 	ADDQ    $0x02, R8
 	ADDQ    $0x04, SI
 	DECQ    R9
-	JMP     widentailAVX2_495
+	JMP     widentailAVX2_507
 
-widentaildoneAVX2_496:
+widentaildoneAVX2_508:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_488
+	JMP  widenAVX2_500
 
-widendoneAVX2_489:
+widendoneAVX2_501:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -14468,10 +14988,10 @@ widendoneAVX2_489:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_497:
+dAVX2_509:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_498
+	JA           ddoneAVX2_510
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -14554,13 +15074,13 @@ dAVX2_497:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_497
+	JMP          dAVX2_509
 
-ddoneAVX2_498:
-dAVX2_499:
+ddoneAVX2_510:
+dAVX2_511:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_500
+	JA           ddoneAVX2_512
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -14583,9 +15103,9 @@ dAVX2_499:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_499
+	JMP          dAVX2_511
 
-ddoneAVX2_500:
+ddoneAVX2_512:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -14618,9 +15138,9 @@ ddoneAVX2_500:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_501:
+flushAVX2_513:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_502
+	JB             flushtailAVX2_514
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -14657,35 +15177,35 @@ flushAVX2_501:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_504
+	JZ             chunkdoneAVX2_516
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_504
+	JZ             chunkdoneAVX2_516
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_504
+	JZ             chunkdoneAVX2_516
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_504
+	JZ             chunkdoneAVX2_516
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_504
+	JZ             chunkdoneAVX2_516
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_504
+	JZ             chunkdoneAVX2_516
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_504
+	JZ             chunkdoneAVX2_516
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_504
+	JZ             chunkdoneAVX2_516
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -14721,68 +15241,68 @@ flushAVX2_501:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_504
+	JZ             chunkdoneAVX2_516
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_504
+	JZ             chunkdoneAVX2_516
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_504
+	JZ             chunkdoneAVX2_516
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_504
+	JZ             chunkdoneAVX2_516
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_504
+	JZ             chunkdoneAVX2_516
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_504
+	JZ             chunkdoneAVX2_516
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_504
+	JZ             chunkdoneAVX2_516
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_504:
+chunkdoneAVX2_516:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_501
+	JMP  flushAVX2_513
 
-flushtailAVX2_502:
+flushtailAVX2_514:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_503
+	JZ    flushdoneAVX2_515
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_505:
+tailrowAVX2_517:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_506:
+tailkeyAVX2_518:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_506
+	JB   tailkeyAVX2_518
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_503
+	JAE  flushdoneAVX2_515
 	DECQ SI
-	JNZ  tailrowAVX2_505
+	JNZ  tailrowAVX2_517
 
-flushdoneAVX2_503:
+flushdoneAVX2_515:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -14790,531 +15310,15 @@ flushdoneAVX2_503:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_448
+	JLE    panelsdoneAVX2_460
 
-panelsAVX2_447:
+panelsAVX2_459:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
 	XORQ   DX, DX
 	MOVQ   dim+136(FP), BX
 	SHLQ   $0x02, BX
-	LEAQ   (CX)(BX*1), SI
-	LEAQ   (SI)(BX*1), DI
-	LEAQ   (DI)(BX*1), R8
-	LEAQ   (R8)(BX*1), R9
-	LEAQ   (R9)(BX*1), BX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	MOVQ   dim+136(FP), R10
-
-dAVX2_507:
-	LEAQ         4(DX), R11
-	CMPQ         R11, R10
-	JA           ddoneAVX2_508
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS (SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS (DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS (R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS (R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS (BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 4(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 4(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 4(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 4(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 4(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 4(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 8(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 8(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 8(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 8(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 8(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 8(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 12(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 12(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 12(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 12(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 12(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 12(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX2_507
-
-ddoneAVX2_508:
-dAVX2_509:
-	LEAQ         1(DX), R11
-	CMPQ         R11, R10
-	JA           ddoneAVX2_510
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS (SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS (DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS (R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS (R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS (BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000040, AX
-	ADDQ         $0x01, DX
-	JMP          dAVX2_509
-
-ddoneAVX2_510:
-	VBROADCASTSS scale+152(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, (AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 64(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 128(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 192(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 256(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 320(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 32(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 96(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 160(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 224(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 288(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 352(AX)
-
-	// Tile of 16 queries × keys 6–11 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	MOVQ   dim+136(FP), BX
-	SHLQ   $0x02, BX
-	IMUL3Q $0x06, BX, SI
-	ADDQ   SI, CX
-	LEAQ   (CX)(BX*1), SI
-	LEAQ   (SI)(BX*1), DI
-	LEAQ   (DI)(BX*1), R8
-	LEAQ   (R8)(BX*1), R9
-	LEAQ   (R9)(BX*1), BX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	MOVQ   dim+136(FP), R10
-
-dAVX2_511:
-	LEAQ         4(DX), R11
-	CMPQ         R11, R10
-	JA           ddoneAVX2_512
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS (SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS (DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS (R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS (R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS (BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 4(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 4(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 4(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 4(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 4(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 4(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 8(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 8(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 8(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 8(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 8(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 8(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 12(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 12(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 12(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 12(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 12(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 12(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX2_511
-
-ddoneAVX2_512:
-dAVX2_513:
-	LEAQ         1(DX), R11
-	CMPQ         R11, R10
-	JA           ddoneAVX2_514
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS (SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS (DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS (R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS (R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS (BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000040, AX
-	ADDQ         $0x01, DX
-	JMP          dAVX2_513
-
-ddoneAVX2_514:
-	VBROADCASTSS scale+152(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, 384(AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 448(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 512(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 576(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 640(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 704(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 416(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 480(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 544(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 608(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 672(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 736(AX)
-
-	// Tile of 16 queries × keys 12–17 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	MOVQ   dim+136(FP), BX
-	SHLQ   $0x02, BX
-	IMUL3Q $0x0c, BX, SI
-	ADDQ   SI, CX
-	LEAQ   (CX)(BX*1), SI
-	LEAQ   (SI)(BX*1), DI
-	LEAQ   (DI)(BX*1), R8
-	LEAQ   (R8)(BX*1), R9
-	LEAQ   (R9)(BX*1), BX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	MOVQ   dim+136(FP), R10
-
-dAVX2_515:
-	LEAQ         4(DX), R11
-	CMPQ         R11, R10
-	JA           ddoneAVX2_516
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS (SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS (DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS (R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS (R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS (BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 4(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 4(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 4(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 4(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 4(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 4(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 8(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 8(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 8(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 8(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 8(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 8(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 12(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 12(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 12(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 12(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 12(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 12(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX2_515
-
-ddoneAVX2_516:
-dAVX2_517:
-	LEAQ         1(DX), R11
-	CMPQ         R11, R10
-	JA           ddoneAVX2_518
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS (SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS (DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS (R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS (R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS (BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000040, AX
-	ADDQ         $0x01, DX
-	JMP          dAVX2_517
-
-ddoneAVX2_518:
-	VBROADCASTSS scale+152(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, 768(AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 832(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 896(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 960(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 1024(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 1088(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 800(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 864(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 928(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 992(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 1056(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 1120(AX)
-
-	// Tile of 16 queries × keys 18–23 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	MOVQ   dim+136(FP), BX
-	SHLQ   $0x02, BX
-	IMUL3Q $0x12, BX, SI
-	ADDQ   SI, CX
 	LEAQ   (CX)(BX*1), SI
 	LEAQ   (SI)(BX*1), DI
 	LEAQ   (DI)(BX*1), R8
@@ -15455,6 +15459,522 @@ ddoneAVX2_522:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, (AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 64(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 128(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 192(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 256(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 320(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 32(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 96(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 160(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 224(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 288(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 352(AX)
+
+	// Tile of 16 queries × keys 6–11 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	MOVQ   dim+136(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x06, BX, SI
+	ADDQ   SI, CX
+	LEAQ   (CX)(BX*1), SI
+	LEAQ   (SI)(BX*1), DI
+	LEAQ   (DI)(BX*1), R8
+	LEAQ   (R8)(BX*1), R9
+	LEAQ   (R9)(BX*1), BX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   dim+136(FP), R10
+
+dAVX2_523:
+	LEAQ         4(DX), R11
+	CMPQ         R11, R10
+	JA           ddoneAVX2_524
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS (CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS (SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS (DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS (R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS (R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS (BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 4(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 4(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 4(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 4(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 4(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 4(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 8(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 8(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 8(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 8(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 8(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 8(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 12(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 12(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 12(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 12(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 12(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 12(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000100, AX
+	ADDQ         $0x04, DX
+	JMP          dAVX2_523
+
+ddoneAVX2_524:
+dAVX2_525:
+	LEAQ         1(DX), R11
+	CMPQ         R11, R10
+	JA           ddoneAVX2_526
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS (CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS (SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS (DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS (R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS (R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS (BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000040, AX
+	ADDQ         $0x01, DX
+	JMP          dAVX2_525
+
+ddoneAVX2_526:
+	VBROADCASTSS scale+152(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, 384(AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 448(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 512(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 576(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 640(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 704(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 416(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 480(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 544(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 608(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 672(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 736(AX)
+
+	// Tile of 16 queries × keys 12–17 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	MOVQ   dim+136(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x0c, BX, SI
+	ADDQ   SI, CX
+	LEAQ   (CX)(BX*1), SI
+	LEAQ   (SI)(BX*1), DI
+	LEAQ   (DI)(BX*1), R8
+	LEAQ   (R8)(BX*1), R9
+	LEAQ   (R9)(BX*1), BX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   dim+136(FP), R10
+
+dAVX2_527:
+	LEAQ         4(DX), R11
+	CMPQ         R11, R10
+	JA           ddoneAVX2_528
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS (CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS (SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS (DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS (R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS (R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS (BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 4(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 4(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 4(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 4(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 4(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 4(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 8(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 8(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 8(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 8(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 8(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 8(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 12(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 12(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 12(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 12(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 12(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 12(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000100, AX
+	ADDQ         $0x04, DX
+	JMP          dAVX2_527
+
+ddoneAVX2_528:
+dAVX2_529:
+	LEAQ         1(DX), R11
+	CMPQ         R11, R10
+	JA           ddoneAVX2_530
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS (CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS (SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS (DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS (R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS (R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS (BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000040, AX
+	ADDQ         $0x01, DX
+	JMP          dAVX2_529
+
+ddoneAVX2_530:
+	VBROADCASTSS scale+152(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, 768(AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 832(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 896(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 960(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 1024(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 1088(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 800(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 864(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 928(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 992(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 1056(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 1120(AX)
+
+	// Tile of 16 queries × keys 18–23 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	MOVQ   dim+136(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x12, BX, SI
+	ADDQ   SI, CX
+	LEAQ   (CX)(BX*1), SI
+	LEAQ   (SI)(BX*1), DI
+	LEAQ   (DI)(BX*1), R8
+	LEAQ   (R8)(BX*1), R9
+	LEAQ   (R9)(BX*1), BX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   dim+136(FP), R10
+
+dAVX2_531:
+	LEAQ         4(DX), R11
+	CMPQ         R11, R10
+	JA           ddoneAVX2_532
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS (CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS (SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS (DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS (R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS (R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS (BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 4(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 4(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 4(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 4(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 4(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 4(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 8(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 8(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 8(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 8(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 8(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 8(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 12(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 12(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 12(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 12(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 12(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 12(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000100, AX
+	ADDQ         $0x04, DX
+	JMP          dAVX2_531
+
+ddoneAVX2_532:
+dAVX2_533:
+	LEAQ         1(DX), R11
+	CMPQ         R11, R10
+	JA           ddoneAVX2_534
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS (CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS (SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS (DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS (R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS (R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS (BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000040, AX
+	ADDQ         $0x01, DX
+	JMP          dAVX2_533
+
+ddoneAVX2_534:
+	VBROADCASTSS scale+152(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
 	VMOVUPS      Y0, 1152(AX)
 	VMULPS       Y12, Y1, Y1
 	VMOVUPS      Y1, 1216(AX)
@@ -15484,9 +16004,9 @@ ddoneAVX2_522:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_523:
+flushAVX2_535:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_524
+	JB             flushtailAVX2_536
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -15523,35 +16043,35 @@ flushAVX2_523:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_526
+	JZ             chunkdoneAVX2_538
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_526
+	JZ             chunkdoneAVX2_538
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_526
+	JZ             chunkdoneAVX2_538
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_526
+	JZ             chunkdoneAVX2_538
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_526
+	JZ             chunkdoneAVX2_538
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_526
+	JZ             chunkdoneAVX2_538
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_526
+	JZ             chunkdoneAVX2_538
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_526
+	JZ             chunkdoneAVX2_538
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -15587,68 +16107,68 @@ flushAVX2_523:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_526
+	JZ             chunkdoneAVX2_538
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_526
+	JZ             chunkdoneAVX2_538
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_526
+	JZ             chunkdoneAVX2_538
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_526
+	JZ             chunkdoneAVX2_538
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_526
+	JZ             chunkdoneAVX2_538
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_526
+	JZ             chunkdoneAVX2_538
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_526
+	JZ             chunkdoneAVX2_538
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_526:
+chunkdoneAVX2_538:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_523
+	JMP  flushAVX2_535
 
-flushtailAVX2_524:
+flushtailAVX2_536:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_525
+	JZ    flushdoneAVX2_537
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_527:
+tailrowAVX2_539:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_528:
+tailkeyAVX2_540:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_528
+	JB   tailkeyAVX2_540
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_525
+	JAE  flushdoneAVX2_537
 	DECQ SI
-	JNZ  tailrowAVX2_527
+	JNZ  tailrowAVX2_539
 
-flushdoneAVX2_525:
+flushdoneAVX2_537:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -15656,18 +16176,18 @@ flushdoneAVX2_525:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_447
+	JG     panelsAVX2_459
 
-panelsdoneAVX2_448:
+panelsdoneAVX2_460:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x30, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_445
+	JMP    blocksAVX2_457
 
-blocksdoneAVX2_446:
+blocksdoneAVX2_458:
 	VZEROUPPER
 	RET
 
@@ -15683,10 +16203,10 @@ TEXT ·ScoresBF16Panels64AVX2(SB), NOSPLIT, $64-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_529:
+blocksAVX2_541:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_530
+	JZ    blocksdoneAVX2_542
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -15713,9 +16233,9 @@ blocksAVX2_529:
 	IMUL3Q  $0x20, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX2_533:
+widenAVX2_545:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_534
+	JZ         widendoneAVX2_546
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -15746,9 +16266,9 @@ widenAVX2_533:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_533
+	JMP        widenAVX2_545
 
-widendoneAVX2_534:
+widendoneAVX2_546:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -15766,7 +16286,7 @@ widendoneAVX2_534:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_535:
+dAVX2_547:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -15850,7 +16370,7 @@ dAVX2_535:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_535
+	JB           dAVX2_547
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -15895,9 +16415,9 @@ dAVX2_535:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000600, SI
 
-widenAVX2_536:
+widenAVX2_548:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_537
+	JZ         widendoneAVX2_549
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -15928,9 +16448,9 @@ widenAVX2_536:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_536
+	JMP        widenAVX2_548
 
-widendoneAVX2_537:
+widendoneAVX2_549:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -15948,7 +16468,7 @@ widendoneAVX2_537:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_538:
+dAVX2_550:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 1536(CX)(DX*4), Y14
@@ -16032,7 +16552,7 @@ dAVX2_538:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_538
+	JB           dAVX2_550
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -16077,9 +16597,9 @@ dAVX2_538:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000c00, SI
 
-widenAVX2_539:
+widenAVX2_551:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_540
+	JZ         widendoneAVX2_552
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -16110,758 +16630,9 @@ widenAVX2_539:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_539
+	JMP        widenAVX2_551
 
-widendoneAVX2_540:
-	// Tile of 16 queries × keys 12–17 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-
-dAVX2_541:
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS 3072(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 3328(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 3584(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 3840(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 4096(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 4352(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 3076(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 3332(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 3588(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 3844(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 4100(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 4356(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 3080(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 3336(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 3592(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 3848(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 4104(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 4360(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 3084(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 3340(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 3596(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 3852(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 4108(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 4364(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000040
-	JB           dAVX2_541
-	VBROADCASTSS scale+152(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, 768(AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 832(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 896(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 960(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 1024(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 1088(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 800(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 864(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 928(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 992(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 1056(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 1120(AX)
-
-	// Widen keys 18–23 of the block.
-	XORQ    CX, CX
-	MOVQ    16(SP), AX
-	SUBQ    $0x12, AX
-	CMOVQLT CX, AX
-	MOVQ    $0x00000006, CX
-	CMPQ    AX, CX
-	CMOVQGT CX, AX
-	MOVQ    (SP), CX
-	MOVQ    stride+144(FP), DX
-	SHLQ    $0x01, DX
-	IMUL3Q  $0x12, DX, BX
-	ADDQ    BX, CX
-	IMUL3Q  $0x20, DX, BX
-	MOVQ    scratch_base+72(FP), SI
-	ADDQ    $0x00001200, SI
-
-widenAVX2_542:
-	TESTQ      AX, AX
-	JZ         widendoneAVX2_543
-	VPMOVZXWD  (CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, (SI)
-	VPMOVZXWD  16(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 32(SI)
-	VPMOVZXWD  32(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 64(SI)
-	VPMOVZXWD  48(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 96(SI)
-	VPMOVZXWD  64(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 128(SI)
-	VPMOVZXWD  80(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 160(SI)
-	VPMOVZXWD  96(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 192(SI)
-	VPMOVZXWD  112(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 224(SI)
-	PREFETCHT0 (CX)(BX*1)
-	PREFETCHT0 64(CX)(BX*1)
-	PREFETCHT0 126(CX)(BX*1)
-	ADDQ       $0x00000100, SI
-	ADDQ       DX, CX
-	DECQ       AX
-	JMP        widenAVX2_542
-
-widendoneAVX2_543:
-	// Tile of 16 queries × keys 18–23 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-
-dAVX2_544:
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS 4608(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 4864(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 5120(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 5376(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 5632(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 5888(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 4612(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 4868(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 5124(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 5380(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 5636(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 5892(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 4616(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 4872(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 5128(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 5384(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 5640(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 5896(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 4620(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 4876(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 5132(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 5388(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 5644(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 5900(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000040
-	JB           dAVX2_544
-	VBROADCASTSS scale+152(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, 1152(AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 1216(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 1280(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 1344(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 1408(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 1472(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 1184(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 1248(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 1312(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 1376(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 1440(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 1504(AX)
-
-	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
-	MOVQ 40(SP), CX
-	MOVQ 16(SP), DX
-
-flushAVX2_545:
-	CMPQ           DX, $0x08
-	JB             flushtailAVX2_546
-	MOVQ           CX, BX
-	MOVQ           48(SP), SI
-	VBROADCASTF128 (AX), Y0
-	VINSERTF128    $0x01, 256(AX), Y0, Y0
-	VBROADCASTF128 64(AX), Y1
-	VINSERTF128    $0x01, 320(AX), Y1, Y1
-	VBROADCASTF128 128(AX), Y2
-	VINSERTF128    $0x01, 384(AX), Y2, Y2
-	VBROADCASTF128 192(AX), Y3
-	VINSERTF128    $0x01, 448(AX), Y3, Y3
-	VUNPCKLPS      Y1, Y0, Y4
-	VUNPCKHPS      Y1, Y0, Y0
-	VUNPCKLPS      Y3, Y2, Y1
-	VUNPCKHPS      Y3, Y2, Y2
-	VSHUFPS        $0x44, Y1, Y4, Y3
-	VSHUFPS        $0xee, Y1, Y4, Y1
-	VSHUFPS        $0x44, Y2, Y0, Y4
-	VSHUFPS        $0xee, Y2, Y0, Y0
-	VBROADCASTF128 16(AX), Y2
-	VINSERTF128    $0x01, 272(AX), Y2, Y2
-	VBROADCASTF128 80(AX), Y5
-	VINSERTF128    $0x01, 336(AX), Y5, Y5
-	VBROADCASTF128 144(AX), Y6
-	VINSERTF128    $0x01, 400(AX), Y6, Y6
-	VBROADCASTF128 208(AX), Y7
-	VINSERTF128    $0x01, 464(AX), Y7, Y7
-	VUNPCKLPS      Y5, Y2, Y8
-	VUNPCKHPS      Y5, Y2, Y2
-	VUNPCKLPS      Y7, Y6, Y5
-	VUNPCKHPS      Y7, Y6, Y6
-	VSHUFPS        $0x44, Y5, Y8, Y7
-	VSHUFPS        $0xee, Y5, Y8, Y5
-	VSHUFPS        $0x44, Y6, Y2, Y8
-	VSHUFPS        $0xee, Y6, Y2, Y2
-	VMOVUPS        Y3, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_548
-	ADDQ           56(SP), BX
-	VMOVUPS        Y1, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_548
-	ADDQ           56(SP), BX
-	VMOVUPS        Y4, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_548
-	ADDQ           56(SP), BX
-	VMOVUPS        Y0, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_548
-	ADDQ           56(SP), BX
-	VMOVUPS        Y7, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_548
-	ADDQ           56(SP), BX
-	VMOVUPS        Y5, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_548
-	ADDQ           56(SP), BX
-	VMOVUPS        Y8, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_548
-	ADDQ           56(SP), BX
-	VMOVUPS        Y2, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_548
-	ADDQ           56(SP), BX
-	VBROADCASTF128 32(AX), Y0
-	VINSERTF128    $0x01, 288(AX), Y0, Y0
-	VBROADCASTF128 96(AX), Y1
-	VINSERTF128    $0x01, 352(AX), Y1, Y1
-	VBROADCASTF128 160(AX), Y2
-	VINSERTF128    $0x01, 416(AX), Y2, Y2
-	VBROADCASTF128 224(AX), Y3
-	VINSERTF128    $0x01, 480(AX), Y3, Y3
-	VUNPCKLPS      Y1, Y0, Y4
-	VUNPCKHPS      Y1, Y0, Y0
-	VUNPCKLPS      Y3, Y2, Y1
-	VUNPCKHPS      Y3, Y2, Y2
-	VSHUFPS        $0x44, Y1, Y4, Y3
-	VSHUFPS        $0xee, Y1, Y4, Y1
-	VSHUFPS        $0x44, Y2, Y0, Y4
-	VSHUFPS        $0xee, Y2, Y0, Y0
-	VBROADCASTF128 48(AX), Y2
-	VINSERTF128    $0x01, 304(AX), Y2, Y2
-	VBROADCASTF128 112(AX), Y5
-	VINSERTF128    $0x01, 368(AX), Y5, Y5
-	VBROADCASTF128 176(AX), Y6
-	VINSERTF128    $0x01, 432(AX), Y6, Y6
-	VBROADCASTF128 240(AX), Y7
-	VINSERTF128    $0x01, 496(AX), Y7, Y7
-	VUNPCKLPS      Y5, Y2, Y8
-	VUNPCKHPS      Y5, Y2, Y2
-	VUNPCKLPS      Y7, Y6, Y5
-	VUNPCKHPS      Y7, Y6, Y6
-	VSHUFPS        $0x44, Y5, Y8, Y7
-	VSHUFPS        $0xee, Y5, Y8, Y5
-	VSHUFPS        $0x44, Y6, Y2, Y8
-	VSHUFPS        $0xee, Y6, Y2, Y2
-	VMOVUPS        Y3, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_548
-	ADDQ           56(SP), BX
-	VMOVUPS        Y1, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_548
-	ADDQ           56(SP), BX
-	VMOVUPS        Y4, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_548
-	ADDQ           56(SP), BX
-	VMOVUPS        Y0, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_548
-	ADDQ           56(SP), BX
-	VMOVUPS        Y7, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_548
-	ADDQ           56(SP), BX
-	VMOVUPS        Y5, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_548
-	ADDQ           56(SP), BX
-	VMOVUPS        Y8, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_548
-	ADDQ           56(SP), BX
-	VMOVUPS        Y2, (BX)
-
-chunkdoneAVX2_548:
-	ADDQ $0x00000200, AX
-	ADDQ $0x20, CX
-	SUBQ $0x08, DX
-	JMP  flushAVX2_545
-
-flushtailAVX2_546:
-	TESTQ DX, DX
-	JZ    flushdoneAVX2_547
-
-	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
-	MOVQ CX, BX
-	MOVQ 48(SP), SI
-	XORQ CX, CX
-
-tailrowAVX2_549:
-	XORQ DI, DI
-	LEAQ (AX)(CX*4), R8
-
-tailkeyAVX2_550:
-	MOVL (R8), R9
-	MOVL R9, (BX)(DI*4)
-	ADDQ $0x00000040, R8
-	INCQ DI
-	CMPQ DI, DX
-	JB   tailkeyAVX2_550
-	ADDQ 56(SP), BX
-	INCQ CX
-	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_547
-	DECQ SI
-	JNZ  tailrowAVX2_549
-
-flushdoneAVX2_547:
-	MOVQ   dim+136(FP), AX
-	IMUL3Q $0x00000040, AX, AX
-	ADDQ   AX, 32(SP)
-	MOVQ   56(SP), AX
-	IMUL3Q $0x00000010, AX, AX
-	ADDQ   AX, 40(SP)
-	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_532
-
-panelsAVX2_531:
-	// Tile of 16 queries × keys 0–5 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-
-dAVX2_551:
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 256(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 512(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 768(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 1024(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 1280(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 4(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 260(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 516(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 772(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 1028(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 1284(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 8(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 264(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 520(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 776(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 1032(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 1288(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 12(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 268(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 524(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 780(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 1036(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 1292(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000040
-	JB           dAVX2_551
-	VBROADCASTSS scale+152(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, (AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 64(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 128(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 192(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 256(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 320(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 32(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 96(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 160(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 224(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 288(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 352(AX)
-
-	// Tile of 16 queries × keys 6–11 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-
-dAVX2_552:
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS 1536(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 1792(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 2048(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 2304(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 2560(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 2816(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 1540(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 1796(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 2052(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 2308(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 2564(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 2820(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 1544(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 1800(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 2056(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 2312(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 2568(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 2824(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 1548(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 1804(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 2060(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 2316(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 2572(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 2828(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000040
-	JB           dAVX2_552
-	VBROADCASTSS scale+152(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, 384(AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 448(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 512(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 576(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 640(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 704(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 416(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 480(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 544(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 608(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 672(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 736(AX)
-
+widendoneAVX2_552:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -16991,6 +16762,59 @@ dAVX2_553:
 	VMULPS       Y12, Y11, Y11
 	VMOVUPS      Y11, 1120(AX)
 
+	// Widen keys 18–23 of the block.
+	XORQ    CX, CX
+	MOVQ    16(SP), AX
+	SUBQ    $0x12, AX
+	CMOVQLT CX, AX
+	MOVQ    $0x00000006, CX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	MOVQ    (SP), CX
+	MOVQ    stride+144(FP), DX
+	SHLQ    $0x01, DX
+	IMUL3Q  $0x12, DX, BX
+	ADDQ    BX, CX
+	IMUL3Q  $0x20, DX, BX
+	MOVQ    scratch_base+72(FP), SI
+	ADDQ    $0x00001200, SI
+
+widenAVX2_554:
+	TESTQ      AX, AX
+	JZ         widendoneAVX2_555
+	VPMOVZXWD  (CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, (SI)
+	VPMOVZXWD  16(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 32(SI)
+	VPMOVZXWD  32(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 64(SI)
+	VPMOVZXWD  48(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 96(SI)
+	VPMOVZXWD  64(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 128(SI)
+	VPMOVZXWD  80(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 160(SI)
+	VPMOVZXWD  96(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 192(SI)
+	VPMOVZXWD  112(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 224(SI)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 64(CX)(BX*1)
+	PREFETCHT0 126(CX)(BX*1)
+	ADDQ       $0x00000100, SI
+	ADDQ       DX, CX
+	DECQ       AX
+	JMP        widenAVX2_554
+
+widendoneAVX2_555:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -17008,7 +16832,7 @@ dAVX2_553:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_554:
+dAVX2_556:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 4608(CX)(DX*4), Y14
@@ -17092,7 +16916,7 @@ dAVX2_554:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_554
+	JB           dAVX2_556
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -17125,9 +16949,9 @@ dAVX2_554:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_555:
+flushAVX2_557:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_556
+	JB             flushtailAVX2_558
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -17164,35 +16988,35 @@ flushAVX2_555:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_558
+	JZ             chunkdoneAVX2_560
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_558
+	JZ             chunkdoneAVX2_560
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_558
+	JZ             chunkdoneAVX2_560
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_558
+	JZ             chunkdoneAVX2_560
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_558
+	JZ             chunkdoneAVX2_560
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_558
+	JZ             chunkdoneAVX2_560
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_558
+	JZ             chunkdoneAVX2_560
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_558
+	JZ             chunkdoneAVX2_560
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -17228,68 +17052,68 @@ flushAVX2_555:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_558
+	JZ             chunkdoneAVX2_560
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_558
+	JZ             chunkdoneAVX2_560
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_558
+	JZ             chunkdoneAVX2_560
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_558
+	JZ             chunkdoneAVX2_560
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_558
+	JZ             chunkdoneAVX2_560
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_558
+	JZ             chunkdoneAVX2_560
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_558
+	JZ             chunkdoneAVX2_560
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_558:
+chunkdoneAVX2_560:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_555
+	JMP  flushAVX2_557
 
-flushtailAVX2_556:
+flushtailAVX2_558:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_557
+	JZ    flushdoneAVX2_559
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_559:
+tailrowAVX2_561:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_560:
+tailkeyAVX2_562:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_560
+	JB   tailkeyAVX2_562
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_557
+	JAE  flushdoneAVX2_559
 	DECQ SI
-	JNZ  tailrowAVX2_559
+	JNZ  tailrowAVX2_561
 
-flushdoneAVX2_557:
+flushdoneAVX2_559:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -17297,18 +17121,714 @@ flushdoneAVX2_557:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_531
+	JLE    panelsdoneAVX2_544
 
-panelsdoneAVX2_532:
+panelsAVX2_543:
+	// Tile of 16 queries × keys 0–5 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+dAVX2_563:
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS (CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 256(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 512(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 768(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 1024(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 1280(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 4(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 260(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 516(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 772(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 1028(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 1284(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 8(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 264(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 520(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 776(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 1032(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 1288(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 12(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 268(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 524(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 780(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 1036(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 1292(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000100, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000040
+	JB           dAVX2_563
+	VBROADCASTSS scale+152(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, (AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 64(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 128(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 192(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 256(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 320(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 32(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 96(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 160(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 224(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 288(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 352(AX)
+
+	// Tile of 16 queries × keys 6–11 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+dAVX2_564:
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS 1536(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 1792(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 2048(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 2304(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 2560(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 2816(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 1540(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 1796(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 2052(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 2308(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 2564(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 2820(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 1544(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 1800(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 2056(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 2312(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 2568(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 2824(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 1548(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 1804(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 2060(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 2316(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 2572(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 2828(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000100, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000040
+	JB           dAVX2_564
+	VBROADCASTSS scale+152(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, 384(AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 448(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 512(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 576(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 640(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 704(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 416(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 480(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 544(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 608(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 672(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 736(AX)
+
+	// Tile of 16 queries × keys 12–17 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+dAVX2_565:
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS 3072(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 3328(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 3584(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 3840(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 4096(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 4352(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 3076(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 3332(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 3588(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 3844(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 4100(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 4356(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 3080(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 3336(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 3592(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 3848(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 4104(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 4360(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 3084(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 3340(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 3596(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 3852(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 4108(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 4364(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000100, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000040
+	JB           dAVX2_565
+	VBROADCASTSS scale+152(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, 768(AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 832(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 896(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 960(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 1024(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 1088(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 800(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 864(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 928(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 992(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 1056(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 1120(AX)
+
+	// Tile of 16 queries × keys 18–23 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+dAVX2_566:
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS 4608(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 4864(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 5120(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 5376(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 5632(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 5888(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 4612(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 4868(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 5124(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 5380(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 5636(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 5892(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 4616(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 4872(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 5128(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 5384(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 5640(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 5896(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 4620(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 4876(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 5132(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 5388(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 5644(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 5900(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000100, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000040
+	JB           dAVX2_566
+	VBROADCASTSS scale+152(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, 1152(AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 1216(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 1280(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 1344(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 1408(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 1472(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 1184(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 1248(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 1312(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 1376(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 1440(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 1504(AX)
+
+	// Write the stage out: Lanes keys of every query row at a time.
+	MOVQ stage_base+96(FP), AX
+	MOVQ 40(SP), CX
+	MOVQ 16(SP), DX
+
+flushAVX2_567:
+	CMPQ           DX, $0x08
+	JB             flushtailAVX2_568
+	MOVQ           CX, BX
+	MOVQ           48(SP), SI
+	VBROADCASTF128 (AX), Y0
+	VINSERTF128    $0x01, 256(AX), Y0, Y0
+	VBROADCASTF128 64(AX), Y1
+	VINSERTF128    $0x01, 320(AX), Y1, Y1
+	VBROADCASTF128 128(AX), Y2
+	VINSERTF128    $0x01, 384(AX), Y2, Y2
+	VBROADCASTF128 192(AX), Y3
+	VINSERTF128    $0x01, 448(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 16(AX), Y2
+	VINSERTF128    $0x01, 272(AX), Y2, Y2
+	VBROADCASTF128 80(AX), Y5
+	VINSERTF128    $0x01, 336(AX), Y5, Y5
+	VBROADCASTF128 144(AX), Y6
+	VINSERTF128    $0x01, 400(AX), Y6, Y6
+	VBROADCASTF128 208(AX), Y7
+	VINSERTF128    $0x01, 464(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_570
+	ADDQ           56(SP), BX
+	VMOVUPS        Y1, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_570
+	ADDQ           56(SP), BX
+	VMOVUPS        Y4, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_570
+	ADDQ           56(SP), BX
+	VMOVUPS        Y0, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_570
+	ADDQ           56(SP), BX
+	VMOVUPS        Y7, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_570
+	ADDQ           56(SP), BX
+	VMOVUPS        Y5, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_570
+	ADDQ           56(SP), BX
+	VMOVUPS        Y8, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_570
+	ADDQ           56(SP), BX
+	VMOVUPS        Y2, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_570
+	ADDQ           56(SP), BX
+	VBROADCASTF128 32(AX), Y0
+	VINSERTF128    $0x01, 288(AX), Y0, Y0
+	VBROADCASTF128 96(AX), Y1
+	VINSERTF128    $0x01, 352(AX), Y1, Y1
+	VBROADCASTF128 160(AX), Y2
+	VINSERTF128    $0x01, 416(AX), Y2, Y2
+	VBROADCASTF128 224(AX), Y3
+	VINSERTF128    $0x01, 480(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 48(AX), Y2
+	VINSERTF128    $0x01, 304(AX), Y2, Y2
+	VBROADCASTF128 112(AX), Y5
+	VINSERTF128    $0x01, 368(AX), Y5, Y5
+	VBROADCASTF128 176(AX), Y6
+	VINSERTF128    $0x01, 432(AX), Y6, Y6
+	VBROADCASTF128 240(AX), Y7
+	VINSERTF128    $0x01, 496(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_570
+	ADDQ           56(SP), BX
+	VMOVUPS        Y1, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_570
+	ADDQ           56(SP), BX
+	VMOVUPS        Y4, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_570
+	ADDQ           56(SP), BX
+	VMOVUPS        Y0, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_570
+	ADDQ           56(SP), BX
+	VMOVUPS        Y7, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_570
+	ADDQ           56(SP), BX
+	VMOVUPS        Y5, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_570
+	ADDQ           56(SP), BX
+	VMOVUPS        Y8, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_570
+	ADDQ           56(SP), BX
+	VMOVUPS        Y2, (BX)
+
+chunkdoneAVX2_570:
+	ADDQ $0x00000200, AX
+	ADDQ $0x20, CX
+	SUBQ $0x08, DX
+	JMP  flushAVX2_567
+
+flushtailAVX2_568:
+	TESTQ DX, DX
+	JZ    flushdoneAVX2_569
+
+	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
+	MOVQ CX, BX
+	MOVQ 48(SP), SI
+	XORQ CX, CX
+
+tailrowAVX2_571:
+	XORQ DI, DI
+	LEAQ (AX)(CX*4), R8
+
+tailkeyAVX2_572:
+	MOVL (R8), R9
+	MOVL R9, (BX)(DI*4)
+	ADDQ $0x00000040, R8
+	INCQ DI
+	CMPQ DI, DX
+	JB   tailkeyAVX2_572
+	ADDQ 56(SP), BX
+	INCQ CX
+	CMPQ CX, $0x10
+	JAE  flushdoneAVX2_569
+	DECQ SI
+	JNZ  tailrowAVX2_571
+
+flushdoneAVX2_569:
+	MOVQ   dim+136(FP), AX
+	IMUL3Q $0x00000040, AX, AX
+	ADDQ   AX, 32(SP)
+	MOVQ   56(SP), AX
+	IMUL3Q $0x00000010, AX, AX
+	ADDQ   AX, 40(SP)
+	SUBQ   $0x00000010, 48(SP)
+	JG     panelsAVX2_543
+
+panelsdoneAVX2_544:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x30, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_529
+	JMP    blocksAVX2_541
 
-blocksdoneAVX2_530:
+blocksdoneAVX2_542:
 	VZEROUPPER
 	RET
 
@@ -17324,10 +17844,10 @@ TEXT ·ScoresBF16Panels128AVX2(SB), NOSPLIT, $64-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_561:
+blocksAVX2_573:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_562
+	JZ    blocksdoneAVX2_574
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -17354,9 +17874,9 @@ blocksAVX2_561:
 	IMUL3Q  $0x10, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX2_565:
+widenAVX2_577:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_566
+	JZ         widendoneAVX2_578
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -17413,9 +17933,9 @@ widenAVX2_565:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_565
+	JMP        widenAVX2_577
 
-widendoneAVX2_566:
+widendoneAVX2_578:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -17433,7 +17953,7 @@ widendoneAVX2_566:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_567:
+dAVX2_579:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -17517,7 +18037,7 @@ dAVX2_567:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_567
+	JB           dAVX2_579
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -17562,9 +18082,9 @@ dAVX2_567:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000c00, SI
 
-widenAVX2_568:
+widenAVX2_580:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_569
+	JZ         widendoneAVX2_581
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -17621,9 +18141,9 @@ widenAVX2_568:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_568
+	JMP        widenAVX2_580
 
-widendoneAVX2_569:
+widendoneAVX2_581:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -17641,7 +18161,7 @@ widendoneAVX2_569:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_570:
+dAVX2_582:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -17725,7 +18245,7 @@ dAVX2_570:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_570
+	JB           dAVX2_582
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -17770,9 +18290,9 @@ dAVX2_570:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001800, SI
 
-widenAVX2_571:
+widenAVX2_583:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_572
+	JZ         widendoneAVX2_584
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -17829,784 +18349,9 @@ widenAVX2_571:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_571
+	JMP        widenAVX2_583
 
-widendoneAVX2_572:
-	// Tile of 16 queries × keys 12–17 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-
-dAVX2_573:
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS 6144(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 6656(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 7168(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 7680(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 8192(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 8704(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 6148(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 6660(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 7172(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 7684(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 8196(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 8708(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 6152(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 6664(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 7176(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 7688(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 8200(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 8712(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 6156(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 6668(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 7180(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 7692(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 8204(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 8716(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000080
-	JB           dAVX2_573
-	VBROADCASTSS scale+152(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, 768(AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 832(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 896(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 960(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 1024(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 1088(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 800(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 864(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 928(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 992(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 1056(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 1120(AX)
-
-	// Widen keys 18–23 of the block.
-	XORQ    CX, CX
-	MOVQ    16(SP), AX
-	SUBQ    $0x12, AX
-	CMOVQLT CX, AX
-	MOVQ    $0x00000006, CX
-	CMPQ    AX, CX
-	CMOVQGT CX, AX
-	MOVQ    (SP), CX
-	MOVQ    stride+144(FP), DX
-	SHLQ    $0x01, DX
-	IMUL3Q  $0x12, DX, BX
-	ADDQ    BX, CX
-	IMUL3Q  $0x10, DX, BX
-	MOVQ    scratch_base+72(FP), SI
-	ADDQ    $0x00002400, SI
-
-widenAVX2_574:
-	TESTQ      AX, AX
-	JZ         widendoneAVX2_575
-	VPMOVZXWD  (CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, (SI)
-	VPMOVZXWD  16(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 32(SI)
-	VPMOVZXWD  32(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 64(SI)
-	VPMOVZXWD  48(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 96(SI)
-	VPMOVZXWD  64(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 128(SI)
-	VPMOVZXWD  80(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 160(SI)
-	VPMOVZXWD  96(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 192(SI)
-	VPMOVZXWD  112(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 224(SI)
-	VPMOVZXWD  128(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 256(SI)
-	VPMOVZXWD  144(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 288(SI)
-	VPMOVZXWD  160(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 320(SI)
-	VPMOVZXWD  176(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 352(SI)
-	VPMOVZXWD  192(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 384(SI)
-	VPMOVZXWD  208(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 416(SI)
-	VPMOVZXWD  224(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 448(SI)
-	VPMOVZXWD  240(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 480(SI)
-	PREFETCHT0 (CX)(BX*1)
-	PREFETCHT0 64(CX)(BX*1)
-	PREFETCHT0 128(CX)(BX*1)
-	PREFETCHT0 192(CX)(BX*1)
-	PREFETCHT0 254(CX)(BX*1)
-	ADDQ       $0x00000200, SI
-	ADDQ       DX, CX
-	DECQ       AX
-	JMP        widenAVX2_574
-
-widendoneAVX2_575:
-	// Tile of 16 queries × keys 18–23 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-
-dAVX2_576:
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS 9216(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 9728(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 10240(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 10752(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 11264(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 11776(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 9220(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 9732(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 10244(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 10756(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 11268(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 11780(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 9224(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 9736(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 10248(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 10760(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 11272(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 11784(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 9228(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 9740(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 10252(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 10764(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 11276(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 11788(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000080
-	JB           dAVX2_576
-	VBROADCASTSS scale+152(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, 1152(AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 1216(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 1280(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 1344(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 1408(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 1472(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 1184(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 1248(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 1312(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 1376(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 1440(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 1504(AX)
-
-	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
-	MOVQ 40(SP), CX
-	MOVQ 16(SP), DX
-
-flushAVX2_577:
-	CMPQ           DX, $0x08
-	JB             flushtailAVX2_578
-	MOVQ           CX, BX
-	MOVQ           48(SP), SI
-	VBROADCASTF128 (AX), Y0
-	VINSERTF128    $0x01, 256(AX), Y0, Y0
-	VBROADCASTF128 64(AX), Y1
-	VINSERTF128    $0x01, 320(AX), Y1, Y1
-	VBROADCASTF128 128(AX), Y2
-	VINSERTF128    $0x01, 384(AX), Y2, Y2
-	VBROADCASTF128 192(AX), Y3
-	VINSERTF128    $0x01, 448(AX), Y3, Y3
-	VUNPCKLPS      Y1, Y0, Y4
-	VUNPCKHPS      Y1, Y0, Y0
-	VUNPCKLPS      Y3, Y2, Y1
-	VUNPCKHPS      Y3, Y2, Y2
-	VSHUFPS        $0x44, Y1, Y4, Y3
-	VSHUFPS        $0xee, Y1, Y4, Y1
-	VSHUFPS        $0x44, Y2, Y0, Y4
-	VSHUFPS        $0xee, Y2, Y0, Y0
-	VBROADCASTF128 16(AX), Y2
-	VINSERTF128    $0x01, 272(AX), Y2, Y2
-	VBROADCASTF128 80(AX), Y5
-	VINSERTF128    $0x01, 336(AX), Y5, Y5
-	VBROADCASTF128 144(AX), Y6
-	VINSERTF128    $0x01, 400(AX), Y6, Y6
-	VBROADCASTF128 208(AX), Y7
-	VINSERTF128    $0x01, 464(AX), Y7, Y7
-	VUNPCKLPS      Y5, Y2, Y8
-	VUNPCKHPS      Y5, Y2, Y2
-	VUNPCKLPS      Y7, Y6, Y5
-	VUNPCKHPS      Y7, Y6, Y6
-	VSHUFPS        $0x44, Y5, Y8, Y7
-	VSHUFPS        $0xee, Y5, Y8, Y5
-	VSHUFPS        $0x44, Y6, Y2, Y8
-	VSHUFPS        $0xee, Y6, Y2, Y2
-	VMOVUPS        Y3, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_580
-	ADDQ           56(SP), BX
-	VMOVUPS        Y1, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_580
-	ADDQ           56(SP), BX
-	VMOVUPS        Y4, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_580
-	ADDQ           56(SP), BX
-	VMOVUPS        Y0, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_580
-	ADDQ           56(SP), BX
-	VMOVUPS        Y7, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_580
-	ADDQ           56(SP), BX
-	VMOVUPS        Y5, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_580
-	ADDQ           56(SP), BX
-	VMOVUPS        Y8, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_580
-	ADDQ           56(SP), BX
-	VMOVUPS        Y2, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_580
-	ADDQ           56(SP), BX
-	VBROADCASTF128 32(AX), Y0
-	VINSERTF128    $0x01, 288(AX), Y0, Y0
-	VBROADCASTF128 96(AX), Y1
-	VINSERTF128    $0x01, 352(AX), Y1, Y1
-	VBROADCASTF128 160(AX), Y2
-	VINSERTF128    $0x01, 416(AX), Y2, Y2
-	VBROADCASTF128 224(AX), Y3
-	VINSERTF128    $0x01, 480(AX), Y3, Y3
-	VUNPCKLPS      Y1, Y0, Y4
-	VUNPCKHPS      Y1, Y0, Y0
-	VUNPCKLPS      Y3, Y2, Y1
-	VUNPCKHPS      Y3, Y2, Y2
-	VSHUFPS        $0x44, Y1, Y4, Y3
-	VSHUFPS        $0xee, Y1, Y4, Y1
-	VSHUFPS        $0x44, Y2, Y0, Y4
-	VSHUFPS        $0xee, Y2, Y0, Y0
-	VBROADCASTF128 48(AX), Y2
-	VINSERTF128    $0x01, 304(AX), Y2, Y2
-	VBROADCASTF128 112(AX), Y5
-	VINSERTF128    $0x01, 368(AX), Y5, Y5
-	VBROADCASTF128 176(AX), Y6
-	VINSERTF128    $0x01, 432(AX), Y6, Y6
-	VBROADCASTF128 240(AX), Y7
-	VINSERTF128    $0x01, 496(AX), Y7, Y7
-	VUNPCKLPS      Y5, Y2, Y8
-	VUNPCKHPS      Y5, Y2, Y2
-	VUNPCKLPS      Y7, Y6, Y5
-	VUNPCKHPS      Y7, Y6, Y6
-	VSHUFPS        $0x44, Y5, Y8, Y7
-	VSHUFPS        $0xee, Y5, Y8, Y5
-	VSHUFPS        $0x44, Y6, Y2, Y8
-	VSHUFPS        $0xee, Y6, Y2, Y2
-	VMOVUPS        Y3, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_580
-	ADDQ           56(SP), BX
-	VMOVUPS        Y1, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_580
-	ADDQ           56(SP), BX
-	VMOVUPS        Y4, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_580
-	ADDQ           56(SP), BX
-	VMOVUPS        Y0, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_580
-	ADDQ           56(SP), BX
-	VMOVUPS        Y7, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_580
-	ADDQ           56(SP), BX
-	VMOVUPS        Y5, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_580
-	ADDQ           56(SP), BX
-	VMOVUPS        Y8, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_580
-	ADDQ           56(SP), BX
-	VMOVUPS        Y2, (BX)
-
-chunkdoneAVX2_580:
-	ADDQ $0x00000200, AX
-	ADDQ $0x20, CX
-	SUBQ $0x08, DX
-	JMP  flushAVX2_577
-
-flushtailAVX2_578:
-	TESTQ DX, DX
-	JZ    flushdoneAVX2_579
-
-	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
-	MOVQ CX, BX
-	MOVQ 48(SP), SI
-	XORQ CX, CX
-
-tailrowAVX2_581:
-	XORQ DI, DI
-	LEAQ (AX)(CX*4), R8
-
-tailkeyAVX2_582:
-	MOVL (R8), R9
-	MOVL R9, (BX)(DI*4)
-	ADDQ $0x00000040, R8
-	INCQ DI
-	CMPQ DI, DX
-	JB   tailkeyAVX2_582
-	ADDQ 56(SP), BX
-	INCQ CX
-	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_579
-	DECQ SI
-	JNZ  tailrowAVX2_581
-
-flushdoneAVX2_579:
-	MOVQ   dim+136(FP), AX
-	IMUL3Q $0x00000040, AX, AX
-	ADDQ   AX, 32(SP)
-	MOVQ   56(SP), AX
-	IMUL3Q $0x00000010, AX, AX
-	ADDQ   AX, 40(SP)
-	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_564
-
-panelsAVX2_563:
-	// Tile of 16 queries × keys 0–5 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-
-dAVX2_583:
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 512(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 1024(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 1536(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 2048(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 2560(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 4(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 516(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 1028(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 1540(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 2052(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 2564(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 8(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 520(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 1032(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 1544(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 2056(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 2568(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 12(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 524(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 1036(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 1548(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 2060(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 2572(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000080
-	JB           dAVX2_583
-	VBROADCASTSS scale+152(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, (AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 64(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 128(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 192(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 256(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 320(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 32(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 96(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 160(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 224(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 288(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 352(AX)
-
-	// Tile of 16 queries × keys 6–11 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-
-dAVX2_584:
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS 3072(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 3584(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 4096(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 4608(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 5120(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 5632(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 3076(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 3588(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 4100(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 4612(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 5124(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 5636(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 3080(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 3592(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 4104(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 4616(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 5128(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 5640(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 3084(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 3596(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 4108(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 4620(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 5132(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 5644(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000080
-	JB           dAVX2_584
-	VBROADCASTSS scale+152(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, 384(AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 448(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 512(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 576(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 640(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 704(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 416(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 480(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 544(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 608(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 672(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 736(AX)
-
+widendoneAVX2_584:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -18736,6 +18481,85 @@ dAVX2_585:
 	VMULPS       Y12, Y11, Y11
 	VMOVUPS      Y11, 1120(AX)
 
+	// Widen keys 18–23 of the block.
+	XORQ    CX, CX
+	MOVQ    16(SP), AX
+	SUBQ    $0x12, AX
+	CMOVQLT CX, AX
+	MOVQ    $0x00000006, CX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	MOVQ    (SP), CX
+	MOVQ    stride+144(FP), DX
+	SHLQ    $0x01, DX
+	IMUL3Q  $0x12, DX, BX
+	ADDQ    BX, CX
+	IMUL3Q  $0x10, DX, BX
+	MOVQ    scratch_base+72(FP), SI
+	ADDQ    $0x00002400, SI
+
+widenAVX2_586:
+	TESTQ      AX, AX
+	JZ         widendoneAVX2_587
+	VPMOVZXWD  (CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, (SI)
+	VPMOVZXWD  16(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 32(SI)
+	VPMOVZXWD  32(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 64(SI)
+	VPMOVZXWD  48(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 96(SI)
+	VPMOVZXWD  64(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 128(SI)
+	VPMOVZXWD  80(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 160(SI)
+	VPMOVZXWD  96(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 192(SI)
+	VPMOVZXWD  112(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 224(SI)
+	VPMOVZXWD  128(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 256(SI)
+	VPMOVZXWD  144(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 288(SI)
+	VPMOVZXWD  160(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 320(SI)
+	VPMOVZXWD  176(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 352(SI)
+	VPMOVZXWD  192(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 384(SI)
+	VPMOVZXWD  208(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 416(SI)
+	VPMOVZXWD  224(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 448(SI)
+	VPMOVZXWD  240(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 480(SI)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 64(CX)(BX*1)
+	PREFETCHT0 128(CX)(BX*1)
+	PREFETCHT0 192(CX)(BX*1)
+	PREFETCHT0 254(CX)(BX*1)
+	ADDQ       $0x00000200, SI
+	ADDQ       DX, CX
+	DECQ       AX
+	JMP        widenAVX2_586
+
+widendoneAVX2_587:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -18753,7 +18577,7 @@ dAVX2_585:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_586:
+dAVX2_588:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -18837,7 +18661,7 @@ dAVX2_586:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_586
+	JB           dAVX2_588
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -18870,9 +18694,9 @@ dAVX2_586:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_587:
+flushAVX2_589:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_588
+	JB             flushtailAVX2_590
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -18909,35 +18733,35 @@ flushAVX2_587:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_590
+	JZ             chunkdoneAVX2_592
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_590
+	JZ             chunkdoneAVX2_592
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_590
+	JZ             chunkdoneAVX2_592
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_590
+	JZ             chunkdoneAVX2_592
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_590
+	JZ             chunkdoneAVX2_592
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_590
+	JZ             chunkdoneAVX2_592
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_590
+	JZ             chunkdoneAVX2_592
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_590
+	JZ             chunkdoneAVX2_592
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -18973,68 +18797,68 @@ flushAVX2_587:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_590
+	JZ             chunkdoneAVX2_592
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_590
+	JZ             chunkdoneAVX2_592
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_590
+	JZ             chunkdoneAVX2_592
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_590
+	JZ             chunkdoneAVX2_592
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_590
+	JZ             chunkdoneAVX2_592
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_590
+	JZ             chunkdoneAVX2_592
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_590
+	JZ             chunkdoneAVX2_592
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_590:
+chunkdoneAVX2_592:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_587
+	JMP  flushAVX2_589
 
-flushtailAVX2_588:
+flushtailAVX2_590:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_589
+	JZ    flushdoneAVX2_591
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_591:
+tailrowAVX2_593:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_592:
+tailkeyAVX2_594:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_592
+	JB   tailkeyAVX2_594
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_589
+	JAE  flushdoneAVX2_591
 	DECQ SI
-	JNZ  tailrowAVX2_591
+	JNZ  tailrowAVX2_593
 
-flushdoneAVX2_589:
+flushdoneAVX2_591:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -19042,18 +18866,714 @@ flushdoneAVX2_589:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_563
+	JLE    panelsdoneAVX2_576
 
-panelsdoneAVX2_564:
+panelsAVX2_575:
+	// Tile of 16 queries × keys 0–5 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+dAVX2_595:
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS (CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 512(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 1024(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 1536(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 2048(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 2560(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 4(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 516(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 1028(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 1540(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 2052(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 2564(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 8(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 520(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 1032(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 1544(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 2056(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 2568(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 12(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 524(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 1036(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 1548(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 2060(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 2572(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000100, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000080
+	JB           dAVX2_595
+	VBROADCASTSS scale+152(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, (AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 64(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 128(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 192(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 256(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 320(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 32(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 96(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 160(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 224(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 288(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 352(AX)
+
+	// Tile of 16 queries × keys 6–11 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+dAVX2_596:
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS 3072(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 3584(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 4096(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 4608(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 5120(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 5632(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 3076(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 3588(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 4100(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 4612(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 5124(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 5636(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 3080(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 3592(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 4104(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 4616(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 5128(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 5640(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 3084(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 3596(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 4108(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 4620(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 5132(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 5644(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000100, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000080
+	JB           dAVX2_596
+	VBROADCASTSS scale+152(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, 384(AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 448(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 512(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 576(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 640(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 704(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 416(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 480(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 544(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 608(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 672(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 736(AX)
+
+	// Tile of 16 queries × keys 12–17 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+dAVX2_597:
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS 6144(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 6656(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 7168(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 7680(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 8192(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 8704(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 6148(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 6660(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 7172(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 7684(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 8196(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 8708(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 6152(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 6664(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 7176(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 7688(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 8200(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 8712(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 6156(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 6668(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 7180(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 7692(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 8204(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 8716(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000100, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000080
+	JB           dAVX2_597
+	VBROADCASTSS scale+152(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, 768(AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 832(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 896(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 960(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 1024(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 1088(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 800(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 864(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 928(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 992(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 1056(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 1120(AX)
+
+	// Tile of 16 queries × keys 18–23 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+dAVX2_598:
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS 9216(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 9728(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 10240(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 10752(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 11264(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 11776(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 9220(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 9732(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 10244(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 10756(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 11268(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 11780(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 9224(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 9736(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 10248(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 10760(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 11272(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 11784(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 9228(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 9740(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 10252(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 10764(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 11276(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 11788(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000100, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000080
+	JB           dAVX2_598
+	VBROADCASTSS scale+152(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, 1152(AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 1216(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 1280(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 1344(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 1408(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 1472(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 1184(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 1248(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 1312(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 1376(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 1440(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 1504(AX)
+
+	// Write the stage out: Lanes keys of every query row at a time.
+	MOVQ stage_base+96(FP), AX
+	MOVQ 40(SP), CX
+	MOVQ 16(SP), DX
+
+flushAVX2_599:
+	CMPQ           DX, $0x08
+	JB             flushtailAVX2_600
+	MOVQ           CX, BX
+	MOVQ           48(SP), SI
+	VBROADCASTF128 (AX), Y0
+	VINSERTF128    $0x01, 256(AX), Y0, Y0
+	VBROADCASTF128 64(AX), Y1
+	VINSERTF128    $0x01, 320(AX), Y1, Y1
+	VBROADCASTF128 128(AX), Y2
+	VINSERTF128    $0x01, 384(AX), Y2, Y2
+	VBROADCASTF128 192(AX), Y3
+	VINSERTF128    $0x01, 448(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 16(AX), Y2
+	VINSERTF128    $0x01, 272(AX), Y2, Y2
+	VBROADCASTF128 80(AX), Y5
+	VINSERTF128    $0x01, 336(AX), Y5, Y5
+	VBROADCASTF128 144(AX), Y6
+	VINSERTF128    $0x01, 400(AX), Y6, Y6
+	VBROADCASTF128 208(AX), Y7
+	VINSERTF128    $0x01, 464(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_602
+	ADDQ           56(SP), BX
+	VMOVUPS        Y1, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_602
+	ADDQ           56(SP), BX
+	VMOVUPS        Y4, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_602
+	ADDQ           56(SP), BX
+	VMOVUPS        Y0, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_602
+	ADDQ           56(SP), BX
+	VMOVUPS        Y7, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_602
+	ADDQ           56(SP), BX
+	VMOVUPS        Y5, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_602
+	ADDQ           56(SP), BX
+	VMOVUPS        Y8, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_602
+	ADDQ           56(SP), BX
+	VMOVUPS        Y2, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_602
+	ADDQ           56(SP), BX
+	VBROADCASTF128 32(AX), Y0
+	VINSERTF128    $0x01, 288(AX), Y0, Y0
+	VBROADCASTF128 96(AX), Y1
+	VINSERTF128    $0x01, 352(AX), Y1, Y1
+	VBROADCASTF128 160(AX), Y2
+	VINSERTF128    $0x01, 416(AX), Y2, Y2
+	VBROADCASTF128 224(AX), Y3
+	VINSERTF128    $0x01, 480(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 48(AX), Y2
+	VINSERTF128    $0x01, 304(AX), Y2, Y2
+	VBROADCASTF128 112(AX), Y5
+	VINSERTF128    $0x01, 368(AX), Y5, Y5
+	VBROADCASTF128 176(AX), Y6
+	VINSERTF128    $0x01, 432(AX), Y6, Y6
+	VBROADCASTF128 240(AX), Y7
+	VINSERTF128    $0x01, 496(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_602
+	ADDQ           56(SP), BX
+	VMOVUPS        Y1, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_602
+	ADDQ           56(SP), BX
+	VMOVUPS        Y4, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_602
+	ADDQ           56(SP), BX
+	VMOVUPS        Y0, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_602
+	ADDQ           56(SP), BX
+	VMOVUPS        Y7, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_602
+	ADDQ           56(SP), BX
+	VMOVUPS        Y5, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_602
+	ADDQ           56(SP), BX
+	VMOVUPS        Y8, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_602
+	ADDQ           56(SP), BX
+	VMOVUPS        Y2, (BX)
+
+chunkdoneAVX2_602:
+	ADDQ $0x00000200, AX
+	ADDQ $0x20, CX
+	SUBQ $0x08, DX
+	JMP  flushAVX2_599
+
+flushtailAVX2_600:
+	TESTQ DX, DX
+	JZ    flushdoneAVX2_601
+
+	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
+	MOVQ CX, BX
+	MOVQ 48(SP), SI
+	XORQ CX, CX
+
+tailrowAVX2_603:
+	XORQ DI, DI
+	LEAQ (AX)(CX*4), R8
+
+tailkeyAVX2_604:
+	MOVL (R8), R9
+	MOVL R9, (BX)(DI*4)
+	ADDQ $0x00000040, R8
+	INCQ DI
+	CMPQ DI, DX
+	JB   tailkeyAVX2_604
+	ADDQ 56(SP), BX
+	INCQ CX
+	CMPQ CX, $0x10
+	JAE  flushdoneAVX2_601
+	DECQ SI
+	JNZ  tailrowAVX2_603
+
+flushdoneAVX2_601:
+	MOVQ   dim+136(FP), AX
+	IMUL3Q $0x00000040, AX, AX
+	ADDQ   AX, 32(SP)
+	MOVQ   56(SP), AX
+	IMUL3Q $0x00000010, AX, AX
+	ADDQ   AX, 40(SP)
+	SUBQ   $0x00000010, 48(SP)
+	JG     panelsAVX2_575
+
+panelsdoneAVX2_576:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x30, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_561
+	JMP    blocksAVX2_573
 
-blocksdoneAVX2_562:
+blocksdoneAVX2_574:
 	VZEROUPPER
 	RET
 
@@ -19069,9 +19589,9 @@ TEXT ·DotF32BF16AVX512(SB), NOSPLIT, $0-52
 	VXORPS Z3, Z3, Z3
 	MOVQ   AX, BX
 	SHRQ   $0x06, BX
-	JZ     dotdoneAVX512_594
+	JZ     dotdoneAVX512_606
 
-dotAVX512_593:
+dotAVX512_605:
 	VPMOVZXWD   (DX), Z4
 	VPSLLD      $0x10, Z4, Z4
 	VFMADD231PS (CX), Z4, Z0
@@ -19087,23 +19607,23 @@ dotAVX512_593:
 	ADDQ        $0x00000100, CX
 	ADDQ        $0x00000080, DX
 	DECQ        BX
-	JNZ         dotAVX512_593
+	JNZ         dotAVX512_605
 
-dotdoneAVX512_594:
+dotdoneAVX512_606:
 	ANDQ $0x0000003f, AX
 
-dotAVX512_595:
+dotAVX512_607:
 	CMPQ        AX, $0x00000010
-	JB          dotdoneAVX512_596
+	JB          dotdoneAVX512_608
 	VPMOVZXWD   (DX), Z4
 	VPSLLD      $0x10, Z4, Z4
 	VFMADD231PS (CX), Z4, Z0
 	ADDQ        $0x00000040, CX
 	ADDQ        $0x00000020, DX
 	SUBQ        $0x00000010, AX
-	JMP         dotAVX512_595
+	JMP         dotAVX512_607
 
-dotdoneAVX512_596:
+dotdoneAVX512_608:
 	VADDPS        Z2, Z0, Z0
 	VADDPS        Z3, Z1, Z1
 	VADDPS        Z1, Z0, Z0
@@ -19117,9 +19637,9 @@ dotdoneAVX512_596:
 	VADDSS        X1, X0, X0
 
 	// Scalar tail: the vector sums are already folded into the low lane.
-tailAVX512_597:
+tailAVX512_609:
 	TESTQ       AX, AX
-	JZ          taildoneAVX512_598
+	JZ          taildoneAVX512_610
 	MOVWLZX     (DX), BX
 	SHLL        $0x10, BX
 	VMOVD       BX, X1
@@ -19128,9 +19648,9 @@ tailAVX512_597:
 	ADDQ        $0x04, CX
 	ADDQ        $0x02, DX
 	DECQ        AX
-	JMP         tailAVX512_597
+	JMP         tailAVX512_609
 
-taildoneAVX512_598:
+taildoneAVX512_610:
 	VZEROUPPER
 	VMOVSS X0, ret+48(FP)
 	RET
@@ -19153,9 +19673,9 @@ TEXT ·ScoresBF16RowsAVX512(SB), NOSPLIT, $72-108
 	SHLQ $0x02, AX
 	MOVQ AX, 48(SP)
 
-keysAVX512_599:
+keysAVX512_611:
 	CMPQ 8(SP), $0x03
-	JB   keysdoneAVX512_600
+	JB   keysdoneAVX512_612
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -19163,9 +19683,9 @@ keysAVX512_599:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_601:
+rowsAVX512_613:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_602
+	JB   rowsdoneAVX512_614
 
 	// Tile of 4 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -19196,9 +19716,9 @@ rowsAVX512_601:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R10, R11
 
-tailAVX512_603:
+tailAVX512_615:
 	CMPQ        R11, R9
-	JAE         taildoneAVX512_604
+	JAE         taildoneAVX512_616
 	MOVWLZX     (CX)(R11*2), R12
 	SHLL        $0x10, R12
 	VMOVD       R12, X12
@@ -19225,15 +19745,15 @@ tailAVX512_603:
 	VFMADD231SS X13, X15, X10
 	VFMADD231SS X14, X15, X11
 	INCQ        R11
-	JMP         tailAVX512_603
+	JMP         tailAVX512_615
 
-taildoneAVX512_604:
+taildoneAVX512_616:
 	// Whole vectors [0, body).
 	XORQ R11, R11
 
-bodyAVX512_605:
+bodyAVX512_617:
 	CMPQ        R11, R10
-	JAE         bodydoneAVX512_606
+	JAE         bodydoneAVX512_618
 	VPMOVZXWD   (CX)(R11*2), Z12
 	VPSLLD      $0x10, Z12, Z12
 	VPMOVZXWD   (R8)(R11*2), Z13
@@ -19257,9 +19777,9 @@ bodyAVX512_605:
 	VFMADD231PS Z13, Z15, Z10
 	VFMADD231PS Z14, Z15, Z11
 	ADDQ        $0x10, R11
-	JMP         bodyAVX512_605
+	JMP         bodyAVX512_617
 
-bodydoneAVX512_606:
+bodydoneAVX512_618:
 	VEXTRACTF64X4 $0x01, Z0, Y12
 	VADDPS        Y0, Y12, Y12
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -19326,11 +19846,11 @@ bodydoneAVX512_606:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_601
+	JMP           rowsAVX512_613
 
-rowsdoneAVX512_602:
+rowsdoneAVX512_614:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_608
+	JB   rowsdoneAVX512_620
 
 	// Tile of 2 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -19353,9 +19873,9 @@ rowsdoneAVX512_602:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX512_609:
+tailAVX512_621:
 	CMPQ        R9, DI
-	JAE         taildoneAVX512_610
+	JAE         taildoneAVX512_622
 	MOVWLZX     (CX)(R9*2), R10
 	SHLL        $0x10, R10
 	VMOVD       R10, X6
@@ -19374,15 +19894,15 @@ tailAVX512_609:
 	VFMADD231SS X7, X9, X4
 	VFMADD231SS X8, X9, X5
 	INCQ        R9
-	JMP         tailAVX512_609
+	JMP         tailAVX512_621
 
-taildoneAVX512_610:
+taildoneAVX512_622:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX512_611:
+bodyAVX512_623:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX512_612
+	JAE         bodydoneAVX512_624
 	VPMOVZXWD   (CX)(R9*2), Z6
 	VPSLLD      $0x10, Z6, Z6
 	VPMOVZXWD   (SI)(R9*2), Z7
@@ -19398,9 +19918,9 @@ bodyAVX512_611:
 	VFMADD231PS Z7, Z9, Z4
 	VFMADD231PS Z8, Z9, Z5
 	ADDQ        $0x10, R9
-	JMP         bodyAVX512_611
+	JMP         bodyAVX512_623
 
-bodydoneAVX512_612:
+bodydoneAVX512_624:
 	VEXTRACTF64X4 $0x01, Z0, Y6
 	VADDPS        Y0, Y6, Y6
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -19442,9 +19962,9 @@ bodydoneAVX512_612:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_608:
+rowsdoneAVX512_620:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_614
+	JB   rowsdoneAVX512_626
 
 	// Tile of 1 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -19462,9 +19982,9 @@ rowsdoneAVX512_608:
 	// Tail elements [body, dim), one at a time.
 	MOVQ DI, R8
 
-tailAVX512_615:
+tailAVX512_627:
 	CMPQ        R8, SI
-	JAE         taildoneAVX512_616
+	JAE         taildoneAVX512_628
 	MOVWLZX     (CX)(R8*2), R9
 	SHLL        $0x10, R9
 	VMOVD       R9, X3
@@ -19479,15 +19999,15 @@ tailAVX512_615:
 	VFMADD231SS X4, X6, X1
 	VFMADD231SS X5, X6, X2
 	INCQ        R8
-	JMP         tailAVX512_615
+	JMP         tailAVX512_627
 
-taildoneAVX512_616:
+taildoneAVX512_628:
 	// Whole vectors [0, body).
 	XORQ R8, R8
 
-bodyAVX512_617:
+bodyAVX512_629:
 	CMPQ        R8, DI
-	JAE         bodydoneAVX512_618
+	JAE         bodydoneAVX512_630
 	VPMOVZXWD   (CX)(R8*2), Z3
 	VPSLLD      $0x10, Z3, Z3
 	VPMOVZXWD   (BX)(R8*2), Z4
@@ -19499,9 +20019,9 @@ bodyAVX512_617:
 	VFMADD231PS Z4, Z6, Z1
 	VFMADD231PS Z5, Z6, Z2
 	ADDQ        $0x10, R8
-	JMP         bodyAVX512_617
+	JMP         bodyAVX512_629
 
-bodydoneAVX512_618:
+bodydoneAVX512_630:
 	VEXTRACTF64X4 $0x01, Z0, Y3
 	VADDPS        Y0, Y3, Y3
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -19527,18 +20047,18 @@ bodydoneAVX512_618:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_614:
+rowsdoneAVX512_626:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x03, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x0c, 16(SP)
 	SUBQ   $0x03, 8(SP)
-	JMP    keysAVX512_599
+	JMP    keysAVX512_611
 
-keysdoneAVX512_600:
-keysAVX512_619:
+keysdoneAVX512_612:
+keysAVX512_631:
 	CMPQ 8(SP), $0x01
-	JB   keysdoneAVX512_620
+	JB   keysdoneAVX512_632
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -19546,9 +20066,9 @@ keysAVX512_619:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_621:
+rowsAVX512_633:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_622
+	JB   rowsdoneAVX512_634
 
 	// Tile of 4 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -19568,9 +20088,9 @@ rowsAVX512_621:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX512_623:
+tailAVX512_635:
 	CMPQ        R9, DI
-	JAE         taildoneAVX512_624
+	JAE         taildoneAVX512_636
 	MOVWLZX     (CX)(R9*2), R10
 	SHLL        $0x10, R10
 	VMOVD       R10, X4
@@ -19583,15 +20103,15 @@ tailAVX512_623:
 	VMOVSS      (DX)(R9*4), X5
 	VFMADD231SS X4, X5, X3
 	INCQ        R9
-	JMP         tailAVX512_623
+	JMP         tailAVX512_635
 
-taildoneAVX512_624:
+taildoneAVX512_636:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX512_625:
+bodyAVX512_637:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX512_626
+	JAE         bodydoneAVX512_638
 	VPMOVZXWD   (CX)(R9*2), Z4
 	VPSLLD      $0x10, Z4, Z4
 	VMOVUPS     (AX)(R9*4), Z5
@@ -19603,9 +20123,9 @@ bodyAVX512_625:
 	VMOVUPS     (DX)(R9*4), Z5
 	VFMADD231PS Z4, Z5, Z3
 	ADDQ        $0x10, R9
-	JMP         bodyAVX512_625
+	JMP         bodyAVX512_637
 
-bodydoneAVX512_626:
+bodydoneAVX512_638:
 	VEXTRACTF64X4 $0x01, Z0, Y4
 	VADDPS        Y0, Y4, Y4
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -19637,11 +20157,11 @@ bodydoneAVX512_626:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_621
+	JMP           rowsAVX512_633
 
-rowsdoneAVX512_622:
+rowsdoneAVX512_634:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_628
+	JB   rowsdoneAVX512_640
 
 	// Tile of 2 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -19657,9 +20177,9 @@ rowsdoneAVX512_622:
 	// Tail elements [body, dim), one at a time.
 	MOVQ SI, DI
 
-tailAVX512_629:
+tailAVX512_641:
 	CMPQ        DI, BX
-	JAE         taildoneAVX512_630
+	JAE         taildoneAVX512_642
 	MOVWLZX     (CX)(DI*2), R8
 	SHLL        $0x10, R8
 	VMOVD       R8, X2
@@ -19668,15 +20188,15 @@ tailAVX512_629:
 	VMOVSS      (DX)(DI*4), X3
 	VFMADD231SS X2, X3, X1
 	INCQ        DI
-	JMP         tailAVX512_629
+	JMP         tailAVX512_641
 
-taildoneAVX512_630:
+taildoneAVX512_642:
 	// Whole vectors [0, body).
 	XORQ DI, DI
 
-bodyAVX512_631:
+bodyAVX512_643:
 	CMPQ        DI, SI
-	JAE         bodydoneAVX512_632
+	JAE         bodydoneAVX512_644
 	VPMOVZXWD   (CX)(DI*2), Z2
 	VPSLLD      $0x10, Z2, Z2
 	VMOVUPS     (AX)(DI*4), Z3
@@ -19684,9 +20204,9 @@ bodyAVX512_631:
 	VMOVUPS     (DX)(DI*4), Z3
 	VFMADD231PS Z2, Z3, Z1
 	ADDQ        $0x10, DI
-	JMP         bodyAVX512_631
+	JMP         bodyAVX512_643
 
-bodydoneAVX512_632:
+bodydoneAVX512_644:
 	VEXTRACTF64X4 $0x01, Z0, Y2
 	VADDPS        Y0, Y2, Y2
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -19711,9 +20231,9 @@ bodydoneAVX512_632:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_628:
+rowsdoneAVX512_640:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_634
+	JB   rowsdoneAVX512_646
 
 	// Tile of 1 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -19726,32 +20246,32 @@ rowsdoneAVX512_628:
 	// Tail elements [body, dim), one at a time.
 	MOVQ BX, SI
 
-tailAVX512_635:
+tailAVX512_647:
 	CMPQ        SI, DX
-	JAE         taildoneAVX512_636
+	JAE         taildoneAVX512_648
 	MOVWLZX     (CX)(SI*2), DI
 	SHLL        $0x10, DI
 	VMOVD       DI, X1
 	VMOVSS      (AX)(SI*4), X2
 	VFMADD231SS X1, X2, X0
 	INCQ        SI
-	JMP         tailAVX512_635
+	JMP         tailAVX512_647
 
-taildoneAVX512_636:
+taildoneAVX512_648:
 	// Whole vectors [0, body).
 	XORQ SI, SI
 
-bodyAVX512_637:
+bodyAVX512_649:
 	CMPQ        SI, BX
-	JAE         bodydoneAVX512_638
+	JAE         bodydoneAVX512_650
 	VPMOVZXWD   (CX)(SI*2), Z1
 	VPSLLD      $0x10, Z1, Z1
 	VMOVUPS     (AX)(SI*4), Z2
 	VFMADD231PS Z1, Z2, Z0
 	ADDQ        $0x10, SI
-	JMP         bodyAVX512_637
+	JMP         bodyAVX512_649
 
-bodydoneAVX512_638:
+bodydoneAVX512_650:
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPS        Y0, Y1, Y1
 	VBROADCASTSS  scale+104(FP), Y0
@@ -19771,21 +20291,22 @@ bodydoneAVX512_638:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_634:
+rowsdoneAVX512_646:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x01, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX512_619
+	JMP    keysAVX512_631
 
-keysdoneAVX512_620:
+keysdoneAVX512_632:
 	VZEROUPPER
 	RET
 
 // func ScoresBF16PanelsAVX512(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
 // Requires: AVX, AVX512DQ, AVX512F, CMOV, MMX+
-TEXT ·ScoresBF16PanelsAVX512(SB), NOSPLIT, $64-156
+TEXT ·ScoresBF16PanelsAVX512(SB), NOSPLIT, $88-156
+	MOVQ $0x00000000, 80(SP)
 	MOVQ k_base+48(FP), AX
 	MOVQ AX, (SP)
 	MOVQ n+128(FP), AX
@@ -19795,10 +20316,10 @@ TEXT ·ScoresBF16PanelsAVX512(SB), NOSPLIT, $64-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_639:
+blocksAVX512_651:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_640
+	JZ    blocksdoneAVX512_652
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -19826,25 +20347,25 @@ blocksAVX512_639:
 	MOVQ    scratch_base+72(FP), SI
 	MOVQ    dim+136(FP), DI
 
-widenAVX512_643:
+widenAVX512_655:
 	TESTQ AX, AX
-	JZ    widendoneAVX512_644
+	JZ    widendoneAVX512_656
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R12
 	XORQ  R11, R11
 
-prefetchAVX512_645:
+prefetchAVX512_657:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX512_645
+	JB         prefetchAVX512_657
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX512_646:
+widenvecAVX512_658:
 	CMPQ      R9, $0x40
-	JB        widenvecdoneAVX512_647
+	JB        widenvecdoneAVX512_659
 	VPMOVZXWD (R8), Z0
 	VPSLLD    $0x10, Z0, Z0
 	VMOVUPS   Z0, (SI)
@@ -19860,24 +20381,24 @@ widenvecAVX512_646:
 	ADDQ      $0x80, R8
 	ADDQ      $0x00000100, SI
 	SUBQ      $0x40, R9
-	JMP       widenvecAVX512_646
+	JMP       widenvecAVX512_658
 
-widenvecdoneAVX512_647:
-widenvecAVX512_648:
+widenvecdoneAVX512_659:
+widenvecAVX512_660:
 	CMPQ      R9, $0x10
-	JB        widenvecdoneAVX512_649
+	JB        widenvecdoneAVX512_661
 	VPMOVZXWD (R8), Z0
 	VPSLLD    $0x10, Z0, Z0
 	VMOVUPS   Z0, (SI)
 	ADDQ      $0x20, R8
 	ADDQ      $0x00000040, SI
 	SUBQ      $0x10, R9
-	JMP       widenvecAVX512_648
+	JMP       widenvecAVX512_660
 
-widenvecdoneAVX512_649:
-widentailAVX512_650:
+widenvecdoneAVX512_661:
+widentailAVX512_662:
 	TESTQ   R9, R9
-	JZ      widentaildoneAVX512_651
+	JZ      widentaildoneAVX512_663
 	MOVWLZX (R8), R10
 	SHLL    $0x10, R10
 	VMOVD   R10, X0
@@ -19885,14 +20406,14 @@ widentailAVX512_650:
 	ADDQ    $0x02, R8
 	ADDQ    $0x04, SI
 	DECQ    R9
-	JMP     widentailAVX512_650
+	JMP     widentailAVX512_662
 
-widentaildoneAVX512_651:
+widentaildoneAVX512_663:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX512_643
+	JMP  widenAVX512_655
 
-widendoneAVX512_644:
+widendoneAVX512_656:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -19924,10 +20445,10 @@ widendoneAVX512_644:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_652:
+dAVX512_664:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_653
+	JA           ddoneAVX512_665
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -20032,15 +20553,29 @@ dAVX512_652:
 	VBROADCASTSS 12(BX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX512_652
 
-ddoneAVX512_653:
-dAVX512_654:
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX512_666
+	MOVQ    64(SP), R13
+	VMOVUPS (R13), Z16
+	ADDQ    $0x40, 64(SP)
+	MOVQ    72(SP), R13
+	VMOVUPS Z16, (R13)
+	MOVQ    56(SP), R13
+	ADDQ    R13, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX512_666:
+	ADDQ $0x00000200, AX
+	ADDQ $0x04, DX
+	JMP  dAVX512_664
+
+ddoneAVX512_665:
+dAVX512_667:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_655
+	JA           ddoneAVX512_668
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -20069,9 +20604,9 @@ dAVX512_654:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_654
+	JMP          dAVX512_667
 
-ddoneAVX512_655:
+ddoneAVX512_668:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -20126,25 +20661,25 @@ ddoneAVX512_655:
 	IMUL3Q  $0x00000020, DI, R8
 	ADDQ    R8, SI
 
-widenAVX512_656:
+widenAVX512_669:
 	TESTQ AX, AX
-	JZ    widendoneAVX512_657
+	JZ    widendoneAVX512_670
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R12
 	XORQ  R11, R11
 
-prefetchAVX512_658:
+prefetchAVX512_671:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX512_658
+	JB         prefetchAVX512_671
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX512_659:
+widenvecAVX512_672:
 	CMPQ      R9, $0x40
-	JB        widenvecdoneAVX512_660
+	JB        widenvecdoneAVX512_673
 	VPMOVZXWD (R8), Z0
 	VPSLLD    $0x10, Z0, Z0
 	VMOVUPS   Z0, (SI)
@@ -20160,24 +20695,24 @@ widenvecAVX512_659:
 	ADDQ      $0x80, R8
 	ADDQ      $0x00000100, SI
 	SUBQ      $0x40, R9
-	JMP       widenvecAVX512_659
+	JMP       widenvecAVX512_672
 
-widenvecdoneAVX512_660:
-widenvecAVX512_661:
+widenvecdoneAVX512_673:
+widenvecAVX512_674:
 	CMPQ      R9, $0x10
-	JB        widenvecdoneAVX512_662
+	JB        widenvecdoneAVX512_675
 	VPMOVZXWD (R8), Z0
 	VPSLLD    $0x10, Z0, Z0
 	VMOVUPS   Z0, (SI)
 	ADDQ      $0x20, R8
 	ADDQ      $0x00000040, SI
 	SUBQ      $0x10, R9
-	JMP       widenvecAVX512_661
+	JMP       widenvecAVX512_674
 
-widenvecdoneAVX512_662:
-widentailAVX512_663:
+widenvecdoneAVX512_675:
+widentailAVX512_676:
 	TESTQ   R9, R9
-	JZ      widentaildoneAVX512_664
+	JZ      widentaildoneAVX512_677
 	MOVWLZX (R8), R10
 	SHLL    $0x10, R10
 	VMOVD   R10, X0
@@ -20185,14 +20720,14 @@ widentailAVX512_663:
 	ADDQ    $0x02, R8
 	ADDQ    $0x04, SI
 	DECQ    R9
-	JMP     widentailAVX512_663
+	JMP     widentailAVX512_676
 
-widentaildoneAVX512_664:
+widentaildoneAVX512_677:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX512_656
+	JMP  widenAVX512_669
 
-widendoneAVX512_657:
+widendoneAVX512_670:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -20226,10 +20761,10 @@ widendoneAVX512_657:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_665:
+dAVX512_678:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_666
+	JA           ddoneAVX512_679
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -20334,781 +20869,25 @@ dAVX512_665:
 	VBROADCASTSS 12(BX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX512_665
 
-ddoneAVX512_666:
-dAVX512_667:
-	LEAQ         1(DX), R13
-	CMPQ         R13, R12
-	JA           ddoneAVX512_668
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS (CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS (SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS (DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS (R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS (R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS (R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS (R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS (BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000080, AX
-	ADDQ         $0x01, DX
-	JMP          dAVX512_667
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX512_680
+	MOVQ    64(SP), R13
+	VMOVUPS (R13), Z16
+	ADDQ    $0x40, 64(SP)
+	MOVQ    72(SP), R13
+	VMOVUPS Z16, (R13)
+	MOVQ    56(SP), R13
+	ADDQ    R13, 72(SP)
+	DECQ    80(SP)
 
-ddoneAVX512_668:
-	VBROADCASTSS scale+152(FP), Z16
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Z16, Z0, Z0
-	VMOVUPS      Z0, 1024(AX)
-	VMULPS       Z16, Z1, Z1
-	VMOVUPS      Z1, 1152(AX)
-	VMULPS       Z16, Z2, Z2
-	VMOVUPS      Z2, 1280(AX)
-	VMULPS       Z16, Z3, Z3
-	VMOVUPS      Z3, 1408(AX)
-	VMULPS       Z16, Z4, Z4
-	VMOVUPS      Z4, 1536(AX)
-	VMULPS       Z16, Z5, Z5
-	VMOVUPS      Z5, 1664(AX)
-	VMULPS       Z16, Z6, Z6
-	VMOVUPS      Z6, 1792(AX)
-	VMULPS       Z16, Z7, Z7
-	VMOVUPS      Z7, 1920(AX)
-	VMULPS       Z16, Z8, Z8
-	VMOVUPS      Z8, 1088(AX)
-	VMULPS       Z16, Z9, Z9
-	VMOVUPS      Z9, 1216(AX)
-	VMULPS       Z16, Z10, Z10
-	VMOVUPS      Z10, 1344(AX)
-	VMULPS       Z16, Z11, Z11
-	VMOVUPS      Z11, 1472(AX)
-	VMULPS       Z16, Z12, Z12
-	VMOVUPS      Z12, 1600(AX)
-	VMULPS       Z16, Z13, Z13
-	VMOVUPS      Z13, 1728(AX)
-	VMULPS       Z16, Z14, Z14
-	VMOVUPS      Z14, 1856(AX)
-	VMULPS       Z16, Z15, Z15
-	VMOVUPS      Z15, 1984(AX)
+pendnoneAVX512_680:
+	ADDQ $0x00000200, AX
+	ADDQ $0x04, DX
+	JMP  dAVX512_678
 
-	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
-	MOVQ 40(SP), CX
-	MOVQ 16(SP), DX
-
-flushAVX512_669:
-	CMPQ       DX, $0x10
-	JB         flushtailAVX512_670
-	MOVQ       CX, BX
-	MOVQ       48(SP), SI
-	VMOVUPS    (AX), Z0
-	VMOVUPS    128(AX), Z1
-	VMOVUPS    256(AX), Z2
-	VMOVUPS    384(AX), Z3
-	VMOVUPS    512(AX), Z4
-	VMOVUPS    640(AX), Z5
-	VMOVUPS    768(AX), Z6
-	VMOVUPS    896(AX), Z7
-	VMOVUPS    1024(AX), Z8
-	VMOVUPS    1152(AX), Z9
-	VMOVUPS    1280(AX), Z10
-	VMOVUPS    1408(AX), Z11
-	VMOVUPS    1536(AX), Z12
-	VMOVUPS    1664(AX), Z13
-	VMOVUPS    1792(AX), Z14
-	VMOVUPS    1920(AX), Z15
-	VUNPCKLPS  Z1, Z0, Z16
-	VUNPCKHPS  Z1, Z0, Z0
-	VUNPCKLPS  Z3, Z2, Z1
-	VUNPCKHPS  Z3, Z2, Z2
-	VUNPCKLPS  Z5, Z4, Z3
-	VUNPCKHPS  Z5, Z4, Z4
-	VUNPCKLPS  Z7, Z6, Z5
-	VUNPCKHPS  Z7, Z6, Z6
-	VUNPCKLPS  Z9, Z8, Z7
-	VUNPCKHPS  Z9, Z8, Z8
-	VUNPCKLPS  Z11, Z10, Z9
-	VUNPCKHPS  Z11, Z10, Z10
-	VUNPCKLPS  Z13, Z12, Z11
-	VUNPCKHPS  Z13, Z12, Z12
-	VUNPCKLPS  Z15, Z14, Z13
-	VUNPCKHPS  Z15, Z14, Z14
-	VSHUFPS    $0x44, Z1, Z16, Z15
-	VSHUFPS    $0xee, Z1, Z16, Z1
-	VSHUFPS    $0x44, Z2, Z0, Z16
-	VSHUFPS    $0xee, Z2, Z0, Z0
-	VSHUFPS    $0x44, Z5, Z3, Z2
-	VSHUFPS    $0xee, Z5, Z3, Z3
-	VSHUFPS    $0x44, Z6, Z4, Z5
-	VSHUFPS    $0xee, Z6, Z4, Z4
-	VSHUFPS    $0x44, Z9, Z7, Z6
-	VSHUFPS    $0xee, Z9, Z7, Z7
-	VSHUFPS    $0x44, Z10, Z8, Z9
-	VSHUFPS    $0xee, Z10, Z8, Z8
-	VSHUFPS    $0x44, Z13, Z11, Z10
-	VSHUFPS    $0xee, Z13, Z11, Z11
-	VSHUFPS    $0x44, Z14, Z12, Z13
-	VSHUFPS    $0xee, Z14, Z12, Z12
-	VSHUFF32X4 $0x44, Z2, Z15, Z14
-	VSHUFF32X4 $0xee, Z2, Z15, Z2
-	VSHUFF32X4 $0x44, Z10, Z6, Z15
-	VSHUFF32X4 $0xee, Z10, Z6, Z6
-	VSHUFF32X4 $0x88, Z15, Z14, Z10
-	VSHUFF32X4 $0xdd, Z15, Z14, Z14
-	VSHUFF32X4 $0x88, Z6, Z2, Z15
-	VSHUFF32X4 $0xdd, Z6, Z2, Z2
-	VSHUFF32X4 $0x44, Z3, Z1, Z6
-	VSHUFF32X4 $0xee, Z3, Z1, Z1
-	VSHUFF32X4 $0x44, Z11, Z7, Z3
-	VSHUFF32X4 $0xee, Z11, Z7, Z7
-	VSHUFF32X4 $0x88, Z3, Z6, Z11
-	VSHUFF32X4 $0xdd, Z3, Z6, Z3
-	VSHUFF32X4 $0x88, Z7, Z1, Z6
-	VSHUFF32X4 $0xdd, Z7, Z1, Z1
-	VSHUFF32X4 $0x44, Z5, Z16, Z7
-	VSHUFF32X4 $0xee, Z5, Z16, Z5
-	VSHUFF32X4 $0x44, Z13, Z9, Z16
-	VSHUFF32X4 $0xee, Z13, Z9, Z9
-	VSHUFF32X4 $0x88, Z16, Z7, Z13
-	VSHUFF32X4 $0xdd, Z16, Z7, Z7
-	VSHUFF32X4 $0x88, Z9, Z5, Z16
-	VSHUFF32X4 $0xdd, Z9, Z5, Z5
-	VSHUFF32X4 $0x44, Z4, Z0, Z9
-	VSHUFF32X4 $0xee, Z4, Z0, Z0
-	VSHUFF32X4 $0x44, Z12, Z8, Z4
-	VSHUFF32X4 $0xee, Z12, Z8, Z8
-	VSHUFF32X4 $0x88, Z4, Z9, Z12
-	VSHUFF32X4 $0xdd, Z4, Z9, Z4
-	VSHUFF32X4 $0x88, Z8, Z0, Z9
-	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	VMOVUPS    Z10, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z11, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z13, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z12, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z14, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z4, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z15, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z16, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z9, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z0, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    64(AX), Z0
-	VMOVUPS    192(AX), Z1
-	VMOVUPS    320(AX), Z2
-	VMOVUPS    448(AX), Z3
-	VMOVUPS    576(AX), Z4
-	VMOVUPS    704(AX), Z5
-	VMOVUPS    832(AX), Z6
-	VMOVUPS    960(AX), Z7
-	VMOVUPS    1088(AX), Z8
-	VMOVUPS    1216(AX), Z9
-	VMOVUPS    1344(AX), Z10
-	VMOVUPS    1472(AX), Z11
-	VMOVUPS    1600(AX), Z12
-	VMOVUPS    1728(AX), Z13
-	VMOVUPS    1856(AX), Z14
-	VMOVUPS    1984(AX), Z15
-	VUNPCKLPS  Z1, Z0, Z16
-	VUNPCKHPS  Z1, Z0, Z0
-	VUNPCKLPS  Z3, Z2, Z1
-	VUNPCKHPS  Z3, Z2, Z2
-	VUNPCKLPS  Z5, Z4, Z3
-	VUNPCKHPS  Z5, Z4, Z4
-	VUNPCKLPS  Z7, Z6, Z5
-	VUNPCKHPS  Z7, Z6, Z6
-	VUNPCKLPS  Z9, Z8, Z7
-	VUNPCKHPS  Z9, Z8, Z8
-	VUNPCKLPS  Z11, Z10, Z9
-	VUNPCKHPS  Z11, Z10, Z10
-	VUNPCKLPS  Z13, Z12, Z11
-	VUNPCKHPS  Z13, Z12, Z12
-	VUNPCKLPS  Z15, Z14, Z13
-	VUNPCKHPS  Z15, Z14, Z14
-	VSHUFPS    $0x44, Z1, Z16, Z15
-	VSHUFPS    $0xee, Z1, Z16, Z1
-	VSHUFPS    $0x44, Z2, Z0, Z16
-	VSHUFPS    $0xee, Z2, Z0, Z0
-	VSHUFPS    $0x44, Z5, Z3, Z2
-	VSHUFPS    $0xee, Z5, Z3, Z3
-	VSHUFPS    $0x44, Z6, Z4, Z5
-	VSHUFPS    $0xee, Z6, Z4, Z4
-	VSHUFPS    $0x44, Z9, Z7, Z6
-	VSHUFPS    $0xee, Z9, Z7, Z7
-	VSHUFPS    $0x44, Z10, Z8, Z9
-	VSHUFPS    $0xee, Z10, Z8, Z8
-	VSHUFPS    $0x44, Z13, Z11, Z10
-	VSHUFPS    $0xee, Z13, Z11, Z11
-	VSHUFPS    $0x44, Z14, Z12, Z13
-	VSHUFPS    $0xee, Z14, Z12, Z12
-	VSHUFF32X4 $0x44, Z2, Z15, Z14
-	VSHUFF32X4 $0xee, Z2, Z15, Z2
-	VSHUFF32X4 $0x44, Z10, Z6, Z15
-	VSHUFF32X4 $0xee, Z10, Z6, Z6
-	VSHUFF32X4 $0x88, Z15, Z14, Z10
-	VSHUFF32X4 $0xdd, Z15, Z14, Z14
-	VSHUFF32X4 $0x88, Z6, Z2, Z15
-	VSHUFF32X4 $0xdd, Z6, Z2, Z2
-	VSHUFF32X4 $0x44, Z3, Z1, Z6
-	VSHUFF32X4 $0xee, Z3, Z1, Z1
-	VSHUFF32X4 $0x44, Z11, Z7, Z3
-	VSHUFF32X4 $0xee, Z11, Z7, Z7
-	VSHUFF32X4 $0x88, Z3, Z6, Z11
-	VSHUFF32X4 $0xdd, Z3, Z6, Z3
-	VSHUFF32X4 $0x88, Z7, Z1, Z6
-	VSHUFF32X4 $0xdd, Z7, Z1, Z1
-	VSHUFF32X4 $0x44, Z5, Z16, Z7
-	VSHUFF32X4 $0xee, Z5, Z16, Z5
-	VSHUFF32X4 $0x44, Z13, Z9, Z16
-	VSHUFF32X4 $0xee, Z13, Z9, Z9
-	VSHUFF32X4 $0x88, Z16, Z7, Z13
-	VSHUFF32X4 $0xdd, Z16, Z7, Z7
-	VSHUFF32X4 $0x88, Z9, Z5, Z16
-	VSHUFF32X4 $0xdd, Z9, Z5, Z5
-	VSHUFF32X4 $0x44, Z4, Z0, Z9
-	VSHUFF32X4 $0xee, Z4, Z0, Z0
-	VSHUFF32X4 $0x44, Z12, Z8, Z4
-	VSHUFF32X4 $0xee, Z12, Z8, Z8
-	VSHUFF32X4 $0x88, Z4, Z9, Z12
-	VSHUFF32X4 $0xdd, Z4, Z9, Z4
-	VSHUFF32X4 $0x88, Z8, Z0, Z9
-	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	VMOVUPS    Z10, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z11, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z13, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z12, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z14, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z4, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z15, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z16, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z9, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_672
-	ADDQ       56(SP), BX
-	VMOVUPS    Z0, (BX)
-
-chunkdoneAVX512_672:
-	ADDQ $0x00000800, AX
-	ADDQ $0x40, CX
-	SUBQ $0x10, DX
-	JMP  flushAVX512_669
-
-flushtailAVX512_670:
-	TESTQ DX, DX
-	JZ    flushdoneAVX512_671
-
-	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
-	MOVQ CX, BX
-	MOVQ 48(SP), SI
-	XORQ CX, CX
-
-tailrowAVX512_673:
-	XORQ DI, DI
-	LEAQ (AX)(CX*4), R8
-
-tailkeyAVX512_674:
-	MOVL (R8), R9
-	MOVL R9, (BX)(DI*4)
-	ADDQ $0x00000080, R8
-	INCQ DI
-	CMPQ DI, DX
-	JB   tailkeyAVX512_674
-	ADDQ 56(SP), BX
-	INCQ CX
-	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_671
-	DECQ SI
-	JNZ  tailrowAVX512_673
-
-flushdoneAVX512_671:
-	MOVQ   dim+136(FP), AX
-	IMUL3Q $0x00000080, AX, AX
-	ADDQ   AX, 32(SP)
-	MOVQ   56(SP), AX
-	IMUL3Q $0x00000020, AX, AX
-	ADDQ   AX, 40(SP)
-	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_642
-
-panelsAVX512_641:
-	// Tile of 32 queries × keys 0–7 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	MOVQ   dim+136(FP), BX
-	SHLQ   $0x02, BX
-	LEAQ   (CX)(BX*1), SI
-	LEAQ   (SI)(BX*1), DI
-	LEAQ   (DI)(BX*1), R8
-	LEAQ   (R8)(BX*1), R9
-	LEAQ   (R9)(BX*1), R10
-	LEAQ   (R10)(BX*1), R11
-	LEAQ   (R11)(BX*1), BX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	VXORPS Z14, Z14, Z14
-	VXORPS Z15, Z15, Z15
-	MOVQ   dim+136(FP), R12
-
-dAVX512_675:
-	LEAQ         4(DX), R13
-	CMPQ         R13, R12
-	JA           ddoneAVX512_676
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS (CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS (SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS (DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS (R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS (R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS (R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS (R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS (BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      128(AX), Z16
-	VMOVUPS      192(AX), Z17
-	VBROADCASTSS 4(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4(SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 4(DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 4(R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 4(R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 4(R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 4(R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 4(BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      256(AX), Z16
-	VMOVUPS      320(AX), Z17
-	VBROADCASTSS 8(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 8(SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 8(DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 8(R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 8(R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 8(R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 8(R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 8(BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      384(AX), Z16
-	VMOVUPS      448(AX), Z17
-	VBROADCASTSS 12(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 12(SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 12(DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 12(R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 12(R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 12(R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 12(R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 12(BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX512_675
-
-ddoneAVX512_676:
-dAVX512_677:
-	LEAQ         1(DX), R13
-	CMPQ         R13, R12
-	JA           ddoneAVX512_678
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS (CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS (SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS (DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS (R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS (R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS (R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS (R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS (BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000080, AX
-	ADDQ         $0x01, DX
-	JMP          dAVX512_677
-
-ddoneAVX512_678:
-	VBROADCASTSS scale+152(FP), Z16
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Z16, Z0, Z0
-	VMOVUPS      Z0, (AX)
-	VMULPS       Z16, Z1, Z1
-	VMOVUPS      Z1, 128(AX)
-	VMULPS       Z16, Z2, Z2
-	VMOVUPS      Z2, 256(AX)
-	VMULPS       Z16, Z3, Z3
-	VMOVUPS      Z3, 384(AX)
-	VMULPS       Z16, Z4, Z4
-	VMOVUPS      Z4, 512(AX)
-	VMULPS       Z16, Z5, Z5
-	VMOVUPS      Z5, 640(AX)
-	VMULPS       Z16, Z6, Z6
-	VMOVUPS      Z6, 768(AX)
-	VMULPS       Z16, Z7, Z7
-	VMOVUPS      Z7, 896(AX)
-	VMULPS       Z16, Z8, Z8
-	VMOVUPS      Z8, 64(AX)
-	VMULPS       Z16, Z9, Z9
-	VMOVUPS      Z9, 192(AX)
-	VMULPS       Z16, Z10, Z10
-	VMOVUPS      Z10, 320(AX)
-	VMULPS       Z16, Z11, Z11
-	VMOVUPS      Z11, 448(AX)
-	VMULPS       Z16, Z12, Z12
-	VMOVUPS      Z12, 576(AX)
-	VMULPS       Z16, Z13, Z13
-	VMOVUPS      Z13, 704(AX)
-	VMULPS       Z16, Z14, Z14
-	VMOVUPS      Z14, 832(AX)
-	VMULPS       Z16, Z15, Z15
-	VMOVUPS      Z15, 960(AX)
-
-	// Tile of 32 queries × keys 8–15 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	MOVQ   dim+136(FP), BX
-	SHLQ   $0x02, BX
-	IMUL3Q $0x08, BX, SI
-	ADDQ   SI, CX
-	LEAQ   (CX)(BX*1), SI
-	LEAQ   (SI)(BX*1), DI
-	LEAQ   (DI)(BX*1), R8
-	LEAQ   (R8)(BX*1), R9
-	LEAQ   (R9)(BX*1), R10
-	LEAQ   (R10)(BX*1), R11
-	LEAQ   (R11)(BX*1), BX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	VXORPS Z14, Z14, Z14
-	VXORPS Z15, Z15, Z15
-	MOVQ   dim+136(FP), R12
-
-dAVX512_679:
-	LEAQ         4(DX), R13
-	CMPQ         R13, R12
-	JA           ddoneAVX512_680
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS (CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS (SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS (DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS (R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS (R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS (R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS (R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS (BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      128(AX), Z16
-	VMOVUPS      192(AX), Z17
-	VBROADCASTSS 4(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4(SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 4(DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 4(R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 4(R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 4(R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 4(R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 4(BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      256(AX), Z16
-	VMOVUPS      320(AX), Z17
-	VBROADCASTSS 8(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 8(SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 8(DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 8(R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 8(R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 8(R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 8(R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 8(BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      384(AX), Z16
-	VMOVUPS      448(AX), Z17
-	VBROADCASTSS 12(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 12(SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 12(DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 12(R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 12(R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 12(R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 12(R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 12(BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX512_679
-
-ddoneAVX512_680:
+ddoneAVX512_679:
 dAVX512_681:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
@@ -21179,14 +20958,237 @@ ddoneAVX512_682:
 	VMULPS       Z16, Z15, Z15
 	VMOVUPS      Z15, 1984(AX)
 
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX512_683
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX512_684:
+	VMOVUPS (CX), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ    $0x40, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX512_684
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX512_683:
 	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
+	MOVQ       stage_base+96(FP), AX
+	CMPQ       16(SP), $0x10
+	JB         flushpartialAVX512_688
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 2048(AX)
+	VMOVUPS    Z11, 2112(AX)
+	VMOVUPS    Z13, 2176(AX)
+	VMOVUPS    Z12, 2240(AX)
+	VMOVUPS    Z14, 2304(AX)
+	VMOVUPS    Z3, 2368(AX)
+	VMOVUPS    Z7, 2432(AX)
+	VMOVUPS    Z4, 2496(AX)
+	VMOVUPS    Z15, 2560(AX)
+	VMOVUPS    Z6, 2624(AX)
+	VMOVUPS    Z16, 2688(AX)
+	VMOVUPS    Z9, 2752(AX)
+	VMOVUPS    Z2, 2816(AX)
+	VMOVUPS    Z1, 2880(AX)
+	VMOVUPS    Z5, 2944(AX)
+	VMOVUPS    Z0, 3008(AX)
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 3072(AX)
+	VMOVUPS    Z11, 3136(AX)
+	VMOVUPS    Z13, 3200(AX)
+	VMOVUPS    Z12, 3264(AX)
+	VMOVUPS    Z14, 3328(AX)
+	VMOVUPS    Z3, 3392(AX)
+	VMOVUPS    Z7, 3456(AX)
+	VMOVUPS    Z4, 3520(AX)
+	VMOVUPS    Z15, 3584(AX)
+	VMOVUPS    Z6, 3648(AX)
+	VMOVUPS    Z16, 3712(AX)
+	VMOVUPS    Z9, 3776(AX)
+	VMOVUPS    Z2, 3840(AX)
+	VMOVUPS    Z1, 3904(AX)
+	VMOVUPS    Z5, 3968(AX)
+	VMOVUPS    Z0, 4032(AX)
+	LEAQ       2048(AX), AX
+	MOVQ       AX, 64(SP)
+	MOVQ       40(SP), AX
+	MOVQ       AX, 72(SP)
+	MOVQ       48(SP), AX
+	MOVQ       $0x00000020, CX
+	CMPQ       AX, CX
+	CMOVQGT    CX, AX
+	MOVQ       AX, 80(SP)
+	JMP        flushdoneAVX512_687
+
+flushpartialAVX512_688:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_683:
+flushAVX512_685:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_684
+	JB         flushtailAVX512_686
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -21271,67 +21273,67 @@ flushAVX512_683:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -21415,100 +21417,100 @@ flushAVX512_683:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_686
+	JZ         chunkdoneAVX512_689
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_686:
+chunkdoneAVX512_689:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_683
+	JMP  flushAVX512_685
 
-flushtailAVX512_684:
+flushtailAVX512_686:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_685
+	JZ    flushdoneAVX512_687
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_687:
+tailrowAVX512_690:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_688:
+tailkeyAVX512_691:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_688
+	JB   tailkeyAVX512_691
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_685
+	JAE  flushdoneAVX512_687
 	DECQ SI
-	JNZ  tailrowAVX512_687
+	JNZ  tailrowAVX512_690
 
-flushdoneAVX512_685:
+flushdoneAVX512_687:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -21516,18 +21518,1056 @@ flushdoneAVX512_685:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_641
+	JLE    panelsdoneAVX512_654
 
-panelsdoneAVX512_642:
+panelsAVX512_653:
+	// Tile of 32 queries × keys 0–7 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	MOVQ   dim+136(FP), BX
+	SHLQ   $0x02, BX
+	LEAQ   (CX)(BX*1), SI
+	LEAQ   (SI)(BX*1), DI
+	LEAQ   (DI)(BX*1), R8
+	LEAQ   (R8)(BX*1), R9
+	LEAQ   (R9)(BX*1), R10
+	LEAQ   (R10)(BX*1), R11
+	LEAQ   (R11)(BX*1), BX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	MOVQ   dim+136(FP), R12
+
+dAVX512_692:
+	LEAQ         4(DX), R13
+	CMPQ         R13, R12
+	JA           ddoneAVX512_693
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS (CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS (SI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS (DI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS (R8)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS (R9)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS (R10)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS (R11)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS (BX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      128(AX), Z16
+	VMOVUPS      192(AX), Z17
+	VBROADCASTSS 4(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 4(SI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 4(DI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 4(R8)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 4(R9)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 4(R10)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 4(R11)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 4(BX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      256(AX), Z16
+	VMOVUPS      320(AX), Z17
+	VBROADCASTSS 8(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 8(SI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 8(DI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 8(R8)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 8(R9)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 8(R10)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 8(R11)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 8(BX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      384(AX), Z16
+	VMOVUPS      448(AX), Z17
+	VBROADCASTSS 12(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 12(SI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 12(DI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 12(R8)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 12(R9)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 12(R10)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 12(R11)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 12(BX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX512_694
+	MOVQ    64(SP), R13
+	VMOVUPS (R13), Z16
+	ADDQ    $0x40, 64(SP)
+	MOVQ    72(SP), R13
+	VMOVUPS Z16, (R13)
+	MOVQ    56(SP), R13
+	ADDQ    R13, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX512_694:
+	ADDQ $0x00000200, AX
+	ADDQ $0x04, DX
+	JMP  dAVX512_692
+
+ddoneAVX512_693:
+dAVX512_695:
+	LEAQ         1(DX), R13
+	CMPQ         R13, R12
+	JA           ddoneAVX512_696
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS (CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS (SI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS (DI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS (R8)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS (R9)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS (R10)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS (R11)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS (BX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	ADDQ         $0x00000080, AX
+	ADDQ         $0x01, DX
+	JMP          dAVX512_695
+
+ddoneAVX512_696:
+	VBROADCASTSS scale+152(FP), Z16
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Z16, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z16, Z1, Z1
+	VMOVUPS      Z1, 128(AX)
+	VMULPS       Z16, Z2, Z2
+	VMOVUPS      Z2, 256(AX)
+	VMULPS       Z16, Z3, Z3
+	VMOVUPS      Z3, 384(AX)
+	VMULPS       Z16, Z4, Z4
+	VMOVUPS      Z4, 512(AX)
+	VMULPS       Z16, Z5, Z5
+	VMOVUPS      Z5, 640(AX)
+	VMULPS       Z16, Z6, Z6
+	VMOVUPS      Z6, 768(AX)
+	VMULPS       Z16, Z7, Z7
+	VMOVUPS      Z7, 896(AX)
+	VMULPS       Z16, Z8, Z8
+	VMOVUPS      Z8, 64(AX)
+	VMULPS       Z16, Z9, Z9
+	VMOVUPS      Z9, 192(AX)
+	VMULPS       Z16, Z10, Z10
+	VMOVUPS      Z10, 320(AX)
+	VMULPS       Z16, Z11, Z11
+	VMOVUPS      Z11, 448(AX)
+	VMULPS       Z16, Z12, Z12
+	VMOVUPS      Z12, 576(AX)
+	VMULPS       Z16, Z13, Z13
+	VMOVUPS      Z13, 704(AX)
+	VMULPS       Z16, Z14, Z14
+	VMOVUPS      Z14, 832(AX)
+	VMULPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 960(AX)
+
+	// Tile of 32 queries × keys 8–15 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	MOVQ   dim+136(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x08, BX, SI
+	ADDQ   SI, CX
+	LEAQ   (CX)(BX*1), SI
+	LEAQ   (SI)(BX*1), DI
+	LEAQ   (DI)(BX*1), R8
+	LEAQ   (R8)(BX*1), R9
+	LEAQ   (R9)(BX*1), R10
+	LEAQ   (R10)(BX*1), R11
+	LEAQ   (R11)(BX*1), BX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	MOVQ   dim+136(FP), R12
+
+dAVX512_697:
+	LEAQ         4(DX), R13
+	CMPQ         R13, R12
+	JA           ddoneAVX512_698
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS (CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS (SI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS (DI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS (R8)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS (R9)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS (R10)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS (R11)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS (BX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      128(AX), Z16
+	VMOVUPS      192(AX), Z17
+	VBROADCASTSS 4(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 4(SI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 4(DI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 4(R8)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 4(R9)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 4(R10)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 4(R11)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 4(BX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      256(AX), Z16
+	VMOVUPS      320(AX), Z17
+	VBROADCASTSS 8(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 8(SI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 8(DI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 8(R8)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 8(R9)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 8(R10)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 8(R11)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 8(BX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      384(AX), Z16
+	VMOVUPS      448(AX), Z17
+	VBROADCASTSS 12(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 12(SI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 12(DI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 12(R8)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 12(R9)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 12(R10)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 12(R11)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 12(BX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX512_699
+	MOVQ    64(SP), R13
+	VMOVUPS (R13), Z16
+	ADDQ    $0x40, 64(SP)
+	MOVQ    72(SP), R13
+	VMOVUPS Z16, (R13)
+	MOVQ    56(SP), R13
+	ADDQ    R13, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX512_699:
+	ADDQ $0x00000200, AX
+	ADDQ $0x04, DX
+	JMP  dAVX512_697
+
+ddoneAVX512_698:
+dAVX512_700:
+	LEAQ         1(DX), R13
+	CMPQ         R13, R12
+	JA           ddoneAVX512_701
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS (CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS (SI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS (DI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS (R8)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS (R9)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS (R10)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS (R11)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS (BX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	ADDQ         $0x00000080, AX
+	ADDQ         $0x01, DX
+	JMP          dAVX512_700
+
+ddoneAVX512_701:
+	VBROADCASTSS scale+152(FP), Z16
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Z16, Z0, Z0
+	VMOVUPS      Z0, 1024(AX)
+	VMULPS       Z16, Z1, Z1
+	VMOVUPS      Z1, 1152(AX)
+	VMULPS       Z16, Z2, Z2
+	VMOVUPS      Z2, 1280(AX)
+	VMULPS       Z16, Z3, Z3
+	VMOVUPS      Z3, 1408(AX)
+	VMULPS       Z16, Z4, Z4
+	VMOVUPS      Z4, 1536(AX)
+	VMULPS       Z16, Z5, Z5
+	VMOVUPS      Z5, 1664(AX)
+	VMULPS       Z16, Z6, Z6
+	VMOVUPS      Z6, 1792(AX)
+	VMULPS       Z16, Z7, Z7
+	VMOVUPS      Z7, 1920(AX)
+	VMULPS       Z16, Z8, Z8
+	VMOVUPS      Z8, 1088(AX)
+	VMULPS       Z16, Z9, Z9
+	VMOVUPS      Z9, 1216(AX)
+	VMULPS       Z16, Z10, Z10
+	VMOVUPS      Z10, 1344(AX)
+	VMULPS       Z16, Z11, Z11
+	VMOVUPS      Z11, 1472(AX)
+	VMULPS       Z16, Z12, Z12
+	VMOVUPS      Z12, 1600(AX)
+	VMULPS       Z16, Z13, Z13
+	VMOVUPS      Z13, 1728(AX)
+	VMULPS       Z16, Z14, Z14
+	VMOVUPS      Z14, 1856(AX)
+	VMULPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 1984(AX)
+
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX512_702
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX512_703:
+	VMOVUPS (CX), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ    $0x40, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX512_703
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX512_702:
+	// Write the stage out: Lanes keys of every query row at a time.
+	MOVQ       stage_base+96(FP), AX
+	CMPQ       16(SP), $0x10
+	JB         flushpartialAVX512_707
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 2048(AX)
+	VMOVUPS    Z11, 2112(AX)
+	VMOVUPS    Z13, 2176(AX)
+	VMOVUPS    Z12, 2240(AX)
+	VMOVUPS    Z14, 2304(AX)
+	VMOVUPS    Z3, 2368(AX)
+	VMOVUPS    Z7, 2432(AX)
+	VMOVUPS    Z4, 2496(AX)
+	VMOVUPS    Z15, 2560(AX)
+	VMOVUPS    Z6, 2624(AX)
+	VMOVUPS    Z16, 2688(AX)
+	VMOVUPS    Z9, 2752(AX)
+	VMOVUPS    Z2, 2816(AX)
+	VMOVUPS    Z1, 2880(AX)
+	VMOVUPS    Z5, 2944(AX)
+	VMOVUPS    Z0, 3008(AX)
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 3072(AX)
+	VMOVUPS    Z11, 3136(AX)
+	VMOVUPS    Z13, 3200(AX)
+	VMOVUPS    Z12, 3264(AX)
+	VMOVUPS    Z14, 3328(AX)
+	VMOVUPS    Z3, 3392(AX)
+	VMOVUPS    Z7, 3456(AX)
+	VMOVUPS    Z4, 3520(AX)
+	VMOVUPS    Z15, 3584(AX)
+	VMOVUPS    Z6, 3648(AX)
+	VMOVUPS    Z16, 3712(AX)
+	VMOVUPS    Z9, 3776(AX)
+	VMOVUPS    Z2, 3840(AX)
+	VMOVUPS    Z1, 3904(AX)
+	VMOVUPS    Z5, 3968(AX)
+	VMOVUPS    Z0, 4032(AX)
+	LEAQ       2048(AX), AX
+	MOVQ       AX, 64(SP)
+	MOVQ       40(SP), AX
+	MOVQ       AX, 72(SP)
+	MOVQ       48(SP), AX
+	MOVQ       $0x00000020, CX
+	CMPQ       AX, CX
+	CMOVQGT    CX, AX
+	MOVQ       AX, 80(SP)
+	JMP        flushdoneAVX512_706
+
+flushpartialAVX512_707:
+	MOVQ 40(SP), CX
+	MOVQ 16(SP), DX
+
+flushAVX512_704:
+	CMPQ       DX, $0x10
+	JB         flushtailAVX512_705
+	MOVQ       CX, BX
+	MOVQ       48(SP), SI
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z11, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z13, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z12, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z14, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z3, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z7, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z4, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z15, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z6, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z16, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z9, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z2, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z1, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z5, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z0, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z11, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z13, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z12, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z14, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z3, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z7, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z4, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z15, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z6, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z16, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z9, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z2, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z1, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z5, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_708
+	ADDQ       56(SP), BX
+	VMOVUPS    Z0, (BX)
+
+chunkdoneAVX512_708:
+	ADDQ $0x00000800, AX
+	ADDQ $0x40, CX
+	SUBQ $0x10, DX
+	JMP  flushAVX512_704
+
+flushtailAVX512_705:
+	TESTQ DX, DX
+	JZ    flushdoneAVX512_706
+
+	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
+	MOVQ CX, BX
+	MOVQ 48(SP), SI
+	XORQ CX, CX
+
+tailrowAVX512_709:
+	XORQ DI, DI
+	LEAQ (AX)(CX*4), R8
+
+tailkeyAVX512_710:
+	MOVL (R8), R9
+	MOVL R9, (BX)(DI*4)
+	ADDQ $0x00000080, R8
+	INCQ DI
+	CMPQ DI, DX
+	JB   tailkeyAVX512_710
+	ADDQ 56(SP), BX
+	INCQ CX
+	CMPQ CX, $0x20
+	JAE  flushdoneAVX512_706
+	DECQ SI
+	JNZ  tailrowAVX512_709
+
+flushdoneAVX512_706:
+	MOVQ   dim+136(FP), AX
+	IMUL3Q $0x00000080, AX, AX
+	ADDQ   AX, 32(SP)
+	MOVQ   56(SP), AX
+	IMUL3Q $0x00000020, AX, AX
+	ADDQ   AX, 40(SP)
+	SUBQ   $0x00000020, 48(SP)
+	JG     panelsAVX512_653
+
+panelsdoneAVX512_654:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_639
+	JMP    blocksAVX512_651
 
-blocksdoneAVX512_640:
+blocksdoneAVX512_652:
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX512_711
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX512_712:
+	VMOVUPS (CX), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ    $0x40, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX512_712
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX512_711:
 	VZEROUPPER
 	RET
 
@@ -21544,10 +22584,10 @@ TEXT ·ScoresBF16Panels64AVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_689:
+blocksAVX512_713:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_690
+	JZ    blocksdoneAVX512_714
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -21574,9 +22614,9 @@ blocksAVX512_689:
 	IMUL3Q  $0x20, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX512_693:
+widenAVX512_717:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_694
+	JZ         widendoneAVX512_718
 	VPMOVZXWD  (CX), Z0
 	VPSLLD     $0x10, Z0, Z0
 	VMOVUPS    Z0, (SI)
@@ -21595,9 +22635,9 @@ widenAVX512_693:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_693
+	JMP        widenAVX512_717
 
-widendoneAVX512_694:
+widendoneAVX512_718:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -21622,7 +22662,7 @@ widendoneAVX512_694:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_695:
+dAVX512_719:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -21730,18 +22770,18 @@ dAVX512_695:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_696
+	JZ      pendnoneAVX512_720
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_696:
+pendnoneAVX512_720:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_695
+	JB           dAVX512_719
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -21797,9 +22837,9 @@ pendnoneAVX512_696:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000800, SI
 
-widenAVX512_697:
+widenAVX512_721:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_698
+	JZ         widendoneAVX512_722
 	VPMOVZXWD  (CX), Z0
 	VPSLLD     $0x10, Z0, Z0
 	VMOVUPS    Z0, (SI)
@@ -21818,9 +22858,9 @@ widenAVX512_697:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_697
+	JMP        widenAVX512_721
 
-widendoneAVX512_698:
+widendoneAVX512_722:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -21845,7 +22885,7 @@ widendoneAVX512_698:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_699:
+dAVX512_723:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -21953,18 +22993,18 @@ dAVX512_699:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_700
+	JZ      pendnoneAVX512_724
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_700:
+pendnoneAVX512_724:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_699
+	JB           dAVX512_723
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -22006,24 +23046,24 @@ pendnoneAVX512_700:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_701
+	JZ    draindoneAVX512_725
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_702:
+drainAVX512_726:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_702
+	JNZ     drainAVX512_726
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_701:
+draindoneAVX512_725:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_706
+	JB         flushpartialAVX512_730
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -22225,15 +23265,15 @@ draindoneAVX512_701:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_705
+	JMP        flushdoneAVX512_729
 
-flushpartialAVX512_706:
+flushpartialAVX512_730:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_703:
+flushAVX512_727:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_704
+	JB         flushtailAVX512_728
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -22318,67 +23358,67 @@ flushAVX512_703:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -22462,100 +23502,100 @@ flushAVX512_703:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_707
+	JZ         chunkdoneAVX512_731
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_707:
+chunkdoneAVX512_731:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_703
+	JMP  flushAVX512_727
 
-flushtailAVX512_704:
+flushtailAVX512_728:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_705
+	JZ    flushdoneAVX512_729
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_708:
+tailrowAVX512_732:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_709:
+tailkeyAVX512_733:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_709
+	JB   tailkeyAVX512_733
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_705
+	JAE  flushdoneAVX512_729
 	DECQ SI
-	JNZ  tailrowAVX512_708
+	JNZ  tailrowAVX512_732
 
-flushdoneAVX512_705:
+flushdoneAVX512_729:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -22563,9 +23603,9 @@ flushdoneAVX512_705:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_692
+	JLE    panelsdoneAVX512_716
 
-panelsAVX512_691:
+panelsAVX512_715:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -22590,7 +23630,7 @@ panelsAVX512_691:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_710:
+dAVX512_734:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -22698,18 +23738,18 @@ dAVX512_710:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_711
+	JZ      pendnoneAVX512_735
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_711:
+pendnoneAVX512_735:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_710
+	JB           dAVX512_734
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -22772,7 +23812,7 @@ pendnoneAVX512_711:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_712:
+dAVX512_736:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -22880,18 +23920,18 @@ dAVX512_712:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_713
+	JZ      pendnoneAVX512_737
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_713:
+pendnoneAVX512_737:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_712
+	JB           dAVX512_736
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -22933,24 +23973,24 @@ pendnoneAVX512_713:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_714
+	JZ    draindoneAVX512_738
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_715:
+drainAVX512_739:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_715
+	JNZ     drainAVX512_739
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_714:
+draindoneAVX512_738:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_719
+	JB         flushpartialAVX512_743
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -23152,15 +24192,15 @@ draindoneAVX512_714:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_718
+	JMP        flushdoneAVX512_742
 
-flushpartialAVX512_719:
+flushpartialAVX512_743:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_716:
+flushAVX512_740:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_717
+	JB         flushtailAVX512_741
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -23245,67 +24285,67 @@ flushAVX512_716:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -23389,100 +24429,100 @@ flushAVX512_716:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_720
+	JZ         chunkdoneAVX512_744
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_720:
+chunkdoneAVX512_744:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_716
+	JMP  flushAVX512_740
 
-flushtailAVX512_717:
+flushtailAVX512_741:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_718
+	JZ    flushdoneAVX512_742
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_721:
+tailrowAVX512_745:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_722:
+tailkeyAVX512_746:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_722
+	JB   tailkeyAVX512_746
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_718
+	JAE  flushdoneAVX512_742
 	DECQ SI
-	JNZ  tailrowAVX512_721
+	JNZ  tailrowAVX512_745
 
-flushdoneAVX512_718:
+flushdoneAVX512_742:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -23490,35 +24530,35 @@ flushdoneAVX512_718:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_691
+	JG     panelsAVX512_715
 
-panelsdoneAVX512_692:
+panelsdoneAVX512_716:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_689
+	JMP    blocksAVX512_713
 
-blocksdoneAVX512_690:
+blocksdoneAVX512_714:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_723
+	JZ    draindoneAVX512_747
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_724:
+drainAVX512_748:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_724
+	JNZ     drainAVX512_748
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_723:
+draindoneAVX512_747:
 	VZEROUPPER
 	RET
 
@@ -23535,10 +24575,10 @@ TEXT ·ScoresBF16Panels128AVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_725:
+blocksAVX512_749:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_726
+	JZ    blocksdoneAVX512_750
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -23565,9 +24605,9 @@ blocksAVX512_725:
 	IMUL3Q  $0x10, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX512_729:
+widenAVX512_753:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_730
+	JZ         widendoneAVX512_754
 	VPMOVZXWD  (CX), Z0
 	VPSLLD     $0x10, Z0, Z0
 	VMOVUPS    Z0, (SI)
@@ -23600,9 +24640,9 @@ widenAVX512_729:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_729
+	JMP        widenAVX512_753
 
-widendoneAVX512_730:
+widendoneAVX512_754:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -23627,7 +24667,7 @@ widendoneAVX512_730:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_731:
+dAVX512_755:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -23735,18 +24775,18 @@ dAVX512_731:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_732
+	JZ      pendnoneAVX512_756
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_732:
+pendnoneAVX512_756:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_731
+	JB           dAVX512_755
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -23802,9 +24842,9 @@ pendnoneAVX512_732:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001000, SI
 
-widenAVX512_733:
+widenAVX512_757:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_734
+	JZ         widendoneAVX512_758
 	VPMOVZXWD  (CX), Z0
 	VPSLLD     $0x10, Z0, Z0
 	VMOVUPS    Z0, (SI)
@@ -23837,9 +24877,9 @@ widenAVX512_733:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_733
+	JMP        widenAVX512_757
 
-widendoneAVX512_734:
+widendoneAVX512_758:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -23864,7 +24904,7 @@ widendoneAVX512_734:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_735:
+dAVX512_759:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -23972,18 +25012,18 @@ dAVX512_735:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_736
+	JZ      pendnoneAVX512_760
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_736:
+pendnoneAVX512_760:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_735
+	JB           dAVX512_759
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -24025,24 +25065,24 @@ pendnoneAVX512_736:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_737
+	JZ    draindoneAVX512_761
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_738:
+drainAVX512_762:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_738
+	JNZ     drainAVX512_762
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_737:
+draindoneAVX512_761:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_742
+	JB         flushpartialAVX512_766
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -24244,15 +25284,15 @@ draindoneAVX512_737:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_741
+	JMP        flushdoneAVX512_765
 
-flushpartialAVX512_742:
+flushpartialAVX512_766:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_739:
+flushAVX512_763:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_740
+	JB         flushtailAVX512_764
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -24337,67 +25377,67 @@ flushAVX512_739:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -24481,100 +25521,100 @@ flushAVX512_739:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_743
+	JZ         chunkdoneAVX512_767
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_743:
+chunkdoneAVX512_767:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_739
+	JMP  flushAVX512_763
 
-flushtailAVX512_740:
+flushtailAVX512_764:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_741
+	JZ    flushdoneAVX512_765
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_744:
+tailrowAVX512_768:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_745:
+tailkeyAVX512_769:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_745
+	JB   tailkeyAVX512_769
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_741
+	JAE  flushdoneAVX512_765
 	DECQ SI
-	JNZ  tailrowAVX512_744
+	JNZ  tailrowAVX512_768
 
-flushdoneAVX512_741:
+flushdoneAVX512_765:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -24582,9 +25622,9 @@ flushdoneAVX512_741:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_728
+	JLE    panelsdoneAVX512_752
 
-panelsAVX512_727:
+panelsAVX512_751:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -24609,7 +25649,7 @@ panelsAVX512_727:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_746:
+dAVX512_770:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -24717,18 +25757,18 @@ dAVX512_746:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_747
+	JZ      pendnoneAVX512_771
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_747:
+pendnoneAVX512_771:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_746
+	JB           dAVX512_770
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -24791,7 +25831,7 @@ pendnoneAVX512_747:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_748:
+dAVX512_772:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -24899,18 +25939,18 @@ dAVX512_748:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_749
+	JZ      pendnoneAVX512_773
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_749:
+pendnoneAVX512_773:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_748
+	JB           dAVX512_772
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -24952,24 +25992,24 @@ pendnoneAVX512_749:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_750
+	JZ    draindoneAVX512_774
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_751:
+drainAVX512_775:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_751
+	JNZ     drainAVX512_775
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_750:
+draindoneAVX512_774:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_755
+	JB         flushpartialAVX512_779
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -25171,15 +26211,15 @@ draindoneAVX512_750:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_754
+	JMP        flushdoneAVX512_778
 
-flushpartialAVX512_755:
+flushpartialAVX512_779:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_752:
+flushAVX512_776:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_753
+	JB         flushtailAVX512_777
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -25264,67 +26304,67 @@ flushAVX512_752:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -25408,100 +26448,100 @@ flushAVX512_752:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_756
+	JZ         chunkdoneAVX512_780
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_756:
+chunkdoneAVX512_780:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_752
+	JMP  flushAVX512_776
 
-flushtailAVX512_753:
+flushtailAVX512_777:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_754
+	JZ    flushdoneAVX512_778
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_757:
+tailrowAVX512_781:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_758:
+tailkeyAVX512_782:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_758
+	JB   tailkeyAVX512_782
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_754
+	JAE  flushdoneAVX512_778
 	DECQ SI
-	JNZ  tailrowAVX512_757
+	JNZ  tailrowAVX512_781
 
-flushdoneAVX512_754:
+flushdoneAVX512_778:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -25509,35 +26549,35 @@ flushdoneAVX512_754:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_727
+	JG     panelsAVX512_751
 
-panelsdoneAVX512_728:
+panelsdoneAVX512_752:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_725
+	JMP    blocksAVX512_749
 
-blocksdoneAVX512_726:
+blocksdoneAVX512_750:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_759
+	JZ    draindoneAVX512_783
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_760:
+drainAVX512_784:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_760
+	JNZ     drainAVX512_784
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_759:
+draindoneAVX512_783:
 	VZEROUPPER
 	RET
 
@@ -25557,9 +26597,9 @@ TEXT ·DotF32Q8AVX2(SB), NOSPLIT, $0-52
 	VXORPS Y7, Y7, Y7
 	MOVQ   AX, BX
 	SHRQ   $0x06, BX
-	JZ     dotdoneAVX2_762
+	JZ     dotdoneAVX2_786
 
-dotAVX2_761:
+dotAVX2_785:
 	VPBROADCASTW (DX), X8
 	VCVTPH2PS    X8, Y8
 	VPMOVSXBD    2(DX), Y9
@@ -25599,14 +26639,14 @@ dotAVX2_761:
 	ADDQ         $0x00000100, CX
 	ADDQ         $0x00000044, DX
 	DECQ         BX
-	JNZ          dotAVX2_761
+	JNZ          dotAVX2_785
 
-dotdoneAVX2_762:
+dotdoneAVX2_786:
 	ANDQ $0x0000003f, AX
 
-dotAVX2_763:
+dotAVX2_787:
 	CMPQ         AX, $0x00000020
-	JB           dotdoneAVX2_764
+	JB           dotdoneAVX2_788
 	VPBROADCASTW (DX), X8
 	VCVTPH2PS    X8, Y8
 	VPMOVSXBD    2(DX), Y9
@@ -25628,9 +26668,9 @@ dotAVX2_763:
 	ADDQ         $0x00000080, CX
 	ADDQ         $0x00000022, DX
 	SUBQ         $0x00000020, AX
-	JMP          dotAVX2_763
+	JMP          dotAVX2_787
 
-dotdoneAVX2_764:
+dotdoneAVX2_788:
 	VADDPS       Y4, Y0, Y0
 	VADDPS       Y5, Y1, Y1
 	VADDPS       Y6, Y2, Y2
@@ -25666,9 +26706,9 @@ TEXT ·ScoresQ8RowsAVX2(SB), NOSPLIT, $96-108
 	SHLQ   $0x02, AX
 	MOVQ   AX, 48(SP)
 
-keysAVX2_765:
+keysAVX2_789:
 	CMPQ 8(SP), $0x03
-	JB   keysdoneAVX2_766
+	JB   keysdoneAVX2_790
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -25676,9 +26716,9 @@ keysAVX2_765:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX2_767:
+rowsAVX2_791:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX2_768
+	JB   rowsdoneAVX2_792
 
 	// Tile of 4 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -25708,9 +26748,9 @@ rowsAVX2_767:
 	XORQ R10, R10
 	XORQ R11, R11
 
-blocksAVX2_769:
+blocksAVX2_793:
 	CMPQ         R10, R9
-	JAE          blocksdoneAVX2_770
+	JAE          blocksdoneAVX2_794
 	MOVWLZX      (CX)(R11*1), R12
 	VMOVD        R12, X12
 	VCVTPH2PS    X12, X12
@@ -25837,9 +26877,9 @@ blocksAVX2_769:
 	VFMADD231PS  Y15, Y12, Y11
 	ADDQ         $0x20, R10
 	ADDQ         $0x22, R11
-	JMP          blocksAVX2_769
+	JMP          blocksAVX2_793
 
-blocksdoneAVX2_770:
+blocksdoneAVX2_794:
 	VBROADCASTSS scale+104(FP), Y12
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -25882,11 +26922,11 @@ blocksdoneAVX2_770:
 	IMUL3Q       $0x04, AX, AX
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x04, 40(SP)
-	JMP          rowsAVX2_767
+	JMP          rowsAVX2_791
 
-rowsdoneAVX2_768:
+rowsdoneAVX2_792:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX2_772
+	JB   rowsdoneAVX2_796
 
 	// Tile of 2 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -25908,9 +26948,9 @@ rowsdoneAVX2_768:
 	XORQ R8, R8
 	XORQ R9, R9
 
-blocksAVX2_773:
+blocksAVX2_797:
 	CMPQ         R8, DI
-	JAE          blocksdoneAVX2_774
+	JAE          blocksdoneAVX2_798
 	VPBROADCASTW (CX)(R9*1), X6
 	VCVTPH2PS    X6, Y6
 	VPBROADCASTW (SI)(R9*1), X7
@@ -25987,9 +27027,9 @@ blocksAVX2_773:
 	VFMADD231PS  Y7, Y8, Y5
 	ADDQ         $0x20, R8
 	ADDQ         $0x22, R9
-	JMP          blocksAVX2_773
+	JMP          blocksAVX2_797
 
-blocksdoneAVX2_774:
+blocksdoneAVX2_798:
 	VBROADCASTSS scale+104(FP), Y6
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -26019,9 +27059,9 @@ blocksdoneAVX2_774:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x02, 40(SP)
 
-rowsdoneAVX2_772:
+rowsdoneAVX2_796:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX2_776
+	JB   rowsdoneAVX2_800
 
 	// Tile of 1 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -26038,9 +27078,9 @@ rowsdoneAVX2_772:
 	XORQ DI, DI
 	XORQ R8, R8
 
-blocksAVX2_777:
+blocksAVX2_801:
 	CMPQ         DI, SI
-	JAE          blocksdoneAVX2_778
+	JAE          blocksdoneAVX2_802
 	VPBROADCASTW (CX)(R8*1), X3
 	VCVTPH2PS    X3, Y3
 	VPBROADCASTW (BX)(R8*1), X4
@@ -26101,9 +27141,9 @@ blocksAVX2_777:
 	VFMADD231PS  Y4, Y5, Y2
 	ADDQ         $0x20, DI
 	ADDQ         $0x22, R8
-	JMP          blocksAVX2_777
+	JMP          blocksAVX2_801
 
-blocksdoneAVX2_778:
+blocksdoneAVX2_802:
 	VBROADCASTSS scale+104(FP), Y3
 	MOVQ         32(SP), AX
 	VHADDPS      Y1, Y0, Y0
@@ -26123,18 +27163,18 @@ blocksdoneAVX2_778:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x01, 40(SP)
 
-rowsdoneAVX2_776:
+rowsdoneAVX2_800:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x03, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x0c, 16(SP)
 	SUBQ   $0x03, 8(SP)
-	JMP    keysAVX2_765
+	JMP    keysAVX2_789
 
-keysdoneAVX2_766:
-keysAVX2_779:
+keysdoneAVX2_790:
+keysAVX2_803:
 	CMPQ 8(SP), $0x01
-	JB   keysdoneAVX2_780
+	JB   keysdoneAVX2_804
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -26142,9 +27182,9 @@ keysAVX2_779:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX2_781:
+rowsAVX2_805:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX2_782
+	JB   rowsdoneAVX2_806
 
 	// Tile of 4 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -26163,9 +27203,9 @@ rowsAVX2_781:
 	XORQ R8, R8
 	XORQ R9, R9
 
-blocksAVX2_783:
+blocksAVX2_807:
 	CMPQ         R8, DI
-	JAE          blocksdoneAVX2_784
+	JAE          blocksdoneAVX2_808
 	VPBROADCASTW (CX)(R9*1), X4
 	VCVTPH2PS    X4, Y4
 	VPMOVSXBD    2(CX)(R9*1), Y5
@@ -26214,9 +27254,9 @@ blocksAVX2_783:
 	VFMADD231PS  Y5, Y4, Y3
 	ADDQ         $0x20, R8
 	ADDQ         $0x22, R9
-	JMP          blocksAVX2_783
+	JMP          blocksAVX2_807
 
-blocksdoneAVX2_784:
+blocksdoneAVX2_808:
 	VBROADCASTSS scale+104(FP), Y4
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -26240,11 +27280,11 @@ blocksdoneAVX2_784:
 	IMUL3Q       $0x04, AX, AX
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x04, 40(SP)
-	JMP          rowsAVX2_781
+	JMP          rowsAVX2_805
 
-rowsdoneAVX2_782:
+rowsdoneAVX2_806:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX2_786
+	JB   rowsdoneAVX2_810
 
 	// Tile of 2 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -26259,9 +27299,9 @@ rowsdoneAVX2_782:
 	XORQ SI, SI
 	XORQ DI, DI
 
-blocksAVX2_787:
+blocksAVX2_811:
 	CMPQ         SI, BX
-	JAE          blocksdoneAVX2_788
+	JAE          blocksdoneAVX2_812
 	VPBROADCASTW (CX)(DI*1), X2
 	VCVTPH2PS    X2, Y2
 	VPMOVSXBD    2(CX)(DI*1), Y3
@@ -26294,9 +27334,9 @@ blocksAVX2_787:
 	VFMADD231PS  Y3, Y2, Y1
 	ADDQ         $0x20, SI
 	ADDQ         $0x22, DI
-	JMP          blocksAVX2_787
+	JMP          blocksAVX2_811
 
-blocksdoneAVX2_788:
+blocksdoneAVX2_812:
 	VBROADCASTSS scale+104(FP), Y2
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -26317,9 +27357,9 @@ blocksdoneAVX2_788:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x02, 40(SP)
 
-rowsdoneAVX2_786:
+rowsdoneAVX2_810:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX2_790
+	JB   rowsdoneAVX2_814
 
 	// Tile of 1 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -26331,9 +27371,9 @@ rowsdoneAVX2_786:
 	XORQ BX, BX
 	XORQ SI, SI
 
-blocksAVX2_791:
+blocksAVX2_815:
 	CMPQ         BX, DX
-	JAE          blocksdoneAVX2_792
+	JAE          blocksdoneAVX2_816
 	VPBROADCASTW (CX)(SI*1), X1
 	VCVTPH2PS    X1, Y1
 	VPMOVSXBD    2(CX)(SI*1), Y2
@@ -26358,9 +27398,9 @@ blocksAVX2_791:
 	VFMADD231PS  Y2, Y1, Y0
 	ADDQ         $0x20, BX
 	ADDQ         $0x22, SI
-	JMP          blocksAVX2_791
+	JMP          blocksAVX2_815
 
-blocksdoneAVX2_792:
+blocksdoneAVX2_816:
 	VBROADCASTSS scale+104(FP), Y1
 	MOVQ         32(SP), AX
 	VHADDPS      Y0, Y0, Y2
@@ -26378,15 +27418,15 @@ blocksdoneAVX2_792:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x01, 40(SP)
 
-rowsdoneAVX2_790:
+rowsdoneAVX2_814:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x01, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX2_779
+	JMP    keysAVX2_803
 
-keysdoneAVX2_780:
+keysdoneAVX2_804:
 	VZEROUPPER
 	RET
 
@@ -26402,10 +27442,10 @@ TEXT ·ScoresQ8PanelsAVX2(SB), NOSPLIT, $64-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_793:
+blocksAVX2_817:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_794
+	JZ    blocksdoneAVX2_818
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -26433,9 +27473,9 @@ blocksAVX2_793:
 	MOVQ    scratch_base+72(FP), SI
 	MOVQ    dim+136(FP), DI
 
-widenAVX2_797:
+widenAVX2_821:
 	TESTQ  AX, AX
-	JZ     widendoneAVX2_798
+	JZ     widendoneAVX2_822
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
@@ -26445,16 +27485,16 @@ widenAVX2_797:
 	DECQ   R12
 	XORQ   R11, R11
 
-prefetchAVX2_799:
+prefetchAVX2_823:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX2_799
+	JB         prefetchAVX2_823
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX2_800:
+widenblockAVX2_824:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX2_801
+	JZ           widenblockdoneAVX2_825
 	VPBROADCASTW (R8), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(R8), Y1
@@ -26476,14 +27516,14 @@ widenblockAVX2_800:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX2_800
+	JMP          widenblockAVX2_824
 
-widenblockdoneAVX2_801:
+widenblockdoneAVX2_825:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_797
+	JMP  widenAVX2_821
 
-widendoneAVX2_798:
+widendoneAVX2_822:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -26509,10 +27549,10 @@ widendoneAVX2_798:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_802:
+dAVX2_826:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_803
+	JA           ddoneAVX2_827
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -26595,13 +27635,13 @@ dAVX2_802:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_802
+	JMP          dAVX2_826
 
-ddoneAVX2_803:
-dAVX2_804:
+ddoneAVX2_827:
+dAVX2_828:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_805
+	JA           ddoneAVX2_829
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -26624,9 +27664,9 @@ dAVX2_804:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_804
+	JMP          dAVX2_828
 
-ddoneAVX2_805:
+ddoneAVX2_829:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -26673,9 +27713,9 @@ ddoneAVX2_805:
 	IMUL3Q  $0x00000018, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_806:
+widenAVX2_830:
 	TESTQ  AX, AX
-	JZ     widendoneAVX2_807
+	JZ     widendoneAVX2_831
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
@@ -26685,16 +27725,16 @@ widenAVX2_806:
 	DECQ   R12
 	XORQ   R11, R11
 
-prefetchAVX2_808:
+prefetchAVX2_832:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX2_808
+	JB         prefetchAVX2_832
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX2_809:
+widenblockAVX2_833:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX2_810
+	JZ           widenblockdoneAVX2_834
 	VPBROADCASTW (R8), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(R8), Y1
@@ -26716,14 +27756,14 @@ widenblockAVX2_809:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX2_809
+	JMP          widenblockAVX2_833
 
-widenblockdoneAVX2_810:
+widenblockdoneAVX2_834:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_806
+	JMP  widenAVX2_830
 
-widendoneAVX2_807:
+widendoneAVX2_831:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -26751,10 +27791,10 @@ widendoneAVX2_807:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_811:
+dAVX2_835:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_812
+	JA           ddoneAVX2_836
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -26837,13 +27877,13 @@ dAVX2_811:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_811
+	JMP          dAVX2_835
 
-ddoneAVX2_812:
-dAVX2_813:
+ddoneAVX2_836:
+dAVX2_837:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_814
+	JA           ddoneAVX2_838
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -26866,9 +27906,9 @@ dAVX2_813:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_813
+	JMP          dAVX2_837
 
-ddoneAVX2_814:
+ddoneAVX2_838:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -26915,9 +27955,9 @@ ddoneAVX2_814:
 	IMUL3Q  $0x00000030, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_815:
+widenAVX2_839:
 	TESTQ  AX, AX
-	JZ     widendoneAVX2_816
+	JZ     widendoneAVX2_840
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
@@ -26927,16 +27967,16 @@ widenAVX2_815:
 	DECQ   R12
 	XORQ   R11, R11
 
-prefetchAVX2_817:
+prefetchAVX2_841:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX2_817
+	JB         prefetchAVX2_841
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX2_818:
+widenblockAVX2_842:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX2_819
+	JZ           widenblockdoneAVX2_843
 	VPBROADCASTW (R8), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(R8), Y1
@@ -26958,14 +27998,14 @@ widenblockAVX2_818:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX2_818
+	JMP          widenblockAVX2_842
 
-widenblockdoneAVX2_819:
+widenblockdoneAVX2_843:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_815
+	JMP  widenAVX2_839
 
-widendoneAVX2_816:
+widendoneAVX2_840:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -26993,10 +28033,10 @@ widendoneAVX2_816:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_820:
+dAVX2_844:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_821
+	JA           ddoneAVX2_845
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -27079,13 +28119,13 @@ dAVX2_820:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_820
+	JMP          dAVX2_844
 
-ddoneAVX2_821:
-dAVX2_822:
+ddoneAVX2_845:
+dAVX2_846:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_823
+	JA           ddoneAVX2_847
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -27108,9 +28148,9 @@ dAVX2_822:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_822
+	JMP          dAVX2_846
 
-ddoneAVX2_823:
+ddoneAVX2_847:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -27157,9 +28197,9 @@ ddoneAVX2_823:
 	IMUL3Q  $0x00000048, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_824:
+widenAVX2_848:
 	TESTQ  AX, AX
-	JZ     widendoneAVX2_825
+	JZ     widendoneAVX2_849
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
@@ -27169,16 +28209,16 @@ widenAVX2_824:
 	DECQ   R12
 	XORQ   R11, R11
 
-prefetchAVX2_826:
+prefetchAVX2_850:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX2_826
+	JB         prefetchAVX2_850
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX2_827:
+widenblockAVX2_851:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX2_828
+	JZ           widenblockdoneAVX2_852
 	VPBROADCASTW (R8), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(R8), Y1
@@ -27200,14 +28240,14 @@ widenblockAVX2_827:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX2_827
+	JMP          widenblockAVX2_851
 
-widenblockdoneAVX2_828:
+widenblockdoneAVX2_852:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_824
+	JMP  widenAVX2_848
 
-widendoneAVX2_825:
+widendoneAVX2_849:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -27235,10 +28275,10 @@ widendoneAVX2_825:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_829:
+dAVX2_853:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_830
+	JA           ddoneAVX2_854
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -27321,13 +28361,13 @@ dAVX2_829:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_829
+	JMP          dAVX2_853
 
-ddoneAVX2_830:
-dAVX2_831:
+ddoneAVX2_854:
+dAVX2_855:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_832
+	JA           ddoneAVX2_856
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -27350,9 +28390,9 @@ dAVX2_831:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_831
+	JMP          dAVX2_855
 
-ddoneAVX2_832:
+ddoneAVX2_856:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -27385,9 +28425,9 @@ ddoneAVX2_832:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_833:
+flushAVX2_857:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_834
+	JB             flushtailAVX2_858
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -27424,35 +28464,35 @@ flushAVX2_833:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_836
+	JZ             chunkdoneAVX2_860
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_836
+	JZ             chunkdoneAVX2_860
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_836
+	JZ             chunkdoneAVX2_860
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_836
+	JZ             chunkdoneAVX2_860
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_836
+	JZ             chunkdoneAVX2_860
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_836
+	JZ             chunkdoneAVX2_860
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_836
+	JZ             chunkdoneAVX2_860
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_836
+	JZ             chunkdoneAVX2_860
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -27488,68 +28528,68 @@ flushAVX2_833:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_836
+	JZ             chunkdoneAVX2_860
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_836
+	JZ             chunkdoneAVX2_860
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_836
+	JZ             chunkdoneAVX2_860
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_836
+	JZ             chunkdoneAVX2_860
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_836
+	JZ             chunkdoneAVX2_860
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_836
+	JZ             chunkdoneAVX2_860
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_836
+	JZ             chunkdoneAVX2_860
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_836:
+chunkdoneAVX2_860:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_833
+	JMP  flushAVX2_857
 
-flushtailAVX2_834:
+flushtailAVX2_858:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_835
+	JZ    flushdoneAVX2_859
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_837:
+tailrowAVX2_861:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_838:
+tailkeyAVX2_862:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_838
+	JB   tailkeyAVX2_862
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_835
+	JAE  flushdoneAVX2_859
 	DECQ SI
-	JNZ  tailrowAVX2_837
+	JNZ  tailrowAVX2_861
 
-flushdoneAVX2_835:
+flushdoneAVX2_859:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -27557,9 +28597,9 @@ flushdoneAVX2_835:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_796
+	JLE    panelsdoneAVX2_820
 
-panelsAVX2_795:
+panelsAVX2_819:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -27585,10 +28625,10 @@ panelsAVX2_795:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_839:
+dAVX2_863:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_840
+	JA           ddoneAVX2_864
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -27671,13 +28711,13 @@ dAVX2_839:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_839
+	JMP          dAVX2_863
 
-ddoneAVX2_840:
-dAVX2_841:
+ddoneAVX2_864:
+dAVX2_865:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_842
+	JA           ddoneAVX2_866
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -27700,9 +28740,9 @@ dAVX2_841:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_841
+	JMP          dAVX2_865
 
-ddoneAVX2_842:
+ddoneAVX2_866:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -27757,10 +28797,10 @@ ddoneAVX2_842:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_843:
+dAVX2_867:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_844
+	JA           ddoneAVX2_868
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -27843,13 +28883,13 @@ dAVX2_843:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_843
+	JMP          dAVX2_867
 
-ddoneAVX2_844:
-dAVX2_845:
+ddoneAVX2_868:
+dAVX2_869:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_846
+	JA           ddoneAVX2_870
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -27872,9 +28912,9 @@ dAVX2_845:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_845
+	JMP          dAVX2_869
 
-ddoneAVX2_846:
+ddoneAVX2_870:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -27929,10 +28969,10 @@ ddoneAVX2_846:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_847:
+dAVX2_871:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_848
+	JA           ddoneAVX2_872
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -28015,13 +29055,13 @@ dAVX2_847:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_847
+	JMP          dAVX2_871
 
-ddoneAVX2_848:
-dAVX2_849:
+ddoneAVX2_872:
+dAVX2_873:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_850
+	JA           ddoneAVX2_874
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -28044,9 +29084,9 @@ dAVX2_849:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_849
+	JMP          dAVX2_873
 
-ddoneAVX2_850:
+ddoneAVX2_874:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -28101,10 +29141,10 @@ ddoneAVX2_850:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_851:
+dAVX2_875:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_852
+	JA           ddoneAVX2_876
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -28187,13 +29227,13 @@ dAVX2_851:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
-	JMP          dAVX2_851
+	JMP          dAVX2_875
 
-ddoneAVX2_852:
-dAVX2_853:
+ddoneAVX2_876:
+dAVX2_877:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_854
+	JA           ddoneAVX2_878
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -28216,9 +29256,9 @@ dAVX2_853:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_853
+	JMP          dAVX2_877
 
-ddoneAVX2_854:
+ddoneAVX2_878:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -28251,9 +29291,9 @@ ddoneAVX2_854:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_855:
+flushAVX2_879:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_856
+	JB             flushtailAVX2_880
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -28290,35 +29330,35 @@ flushAVX2_855:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_858
+	JZ             chunkdoneAVX2_882
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_858
+	JZ             chunkdoneAVX2_882
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_858
+	JZ             chunkdoneAVX2_882
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_858
+	JZ             chunkdoneAVX2_882
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_858
+	JZ             chunkdoneAVX2_882
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_858
+	JZ             chunkdoneAVX2_882
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_858
+	JZ             chunkdoneAVX2_882
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_858
+	JZ             chunkdoneAVX2_882
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -28354,68 +29394,68 @@ flushAVX2_855:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_858
+	JZ             chunkdoneAVX2_882
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_858
+	JZ             chunkdoneAVX2_882
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_858
+	JZ             chunkdoneAVX2_882
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_858
+	JZ             chunkdoneAVX2_882
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_858
+	JZ             chunkdoneAVX2_882
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_858
+	JZ             chunkdoneAVX2_882
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_858
+	JZ             chunkdoneAVX2_882
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_858:
+chunkdoneAVX2_882:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_855
+	JMP  flushAVX2_879
 
-flushtailAVX2_856:
+flushtailAVX2_880:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_857
+	JZ    flushdoneAVX2_881
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_859:
+tailrowAVX2_883:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_860:
+tailkeyAVX2_884:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_860
+	JB   tailkeyAVX2_884
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_857
+	JAE  flushdoneAVX2_881
 	DECQ SI
-	JNZ  tailrowAVX2_859
+	JNZ  tailrowAVX2_883
 
-flushdoneAVX2_857:
+flushdoneAVX2_881:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -28423,18 +29463,18 @@ flushdoneAVX2_857:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_795
+	JG     panelsAVX2_819
 
-panelsdoneAVX2_796:
+panelsdoneAVX2_820:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x00000330, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_793
+	JMP    blocksAVX2_817
 
-blocksdoneAVX2_794:
+blocksdoneAVX2_818:
 	VZEROUPPER
 	RET
 
@@ -28450,10 +29490,10 @@ TEXT ·ScoresQ8Panels64AVX2(SB), NOSPLIT, $64-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_861:
+blocksAVX2_885:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_862
+	JZ    blocksdoneAVX2_886
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -28480,9 +29520,9 @@ blocksAVX2_861:
 	IMUL3Q  $0x20, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX2_865:
+widenAVX2_889:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_866
+	JZ           widendoneAVX2_890
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -28525,9 +29565,9 @@ widenAVX2_865:
 	ADDQ         $0x00000100, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_865
+	JMP          widenAVX2_889
 
-widendoneAVX2_866:
+widendoneAVX2_890:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -28545,7 +29585,7 @@ widendoneAVX2_866:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_867:
+dAVX2_891:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -28629,7 +29669,7 @@ dAVX2_867:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_867
+	JB           dAVX2_891
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -28674,9 +29714,9 @@ dAVX2_867:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000600, SI
 
-widenAVX2_868:
+widenAVX2_892:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_869
+	JZ           widendoneAVX2_893
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -28719,9 +29759,9 @@ widenAVX2_868:
 	ADDQ         $0x00000100, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_868
+	JMP          widenAVX2_892
 
-widendoneAVX2_869:
+widendoneAVX2_893:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -28739,7 +29779,7 @@ widendoneAVX2_869:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_870:
+dAVX2_894:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 1536(CX)(DX*4), Y14
@@ -28823,7 +29863,7 @@ dAVX2_870:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_870
+	JB           dAVX2_894
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -28868,9 +29908,9 @@ dAVX2_870:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000c00, SI
 
-widenAVX2_871:
+widenAVX2_895:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_872
+	JZ           widendoneAVX2_896
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -28913,9 +29953,9 @@ widenAVX2_871:
 	ADDQ         $0x00000100, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_871
+	JMP          widenAVX2_895
 
-widendoneAVX2_872:
+widendoneAVX2_896:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -28933,7 +29973,7 @@ widendoneAVX2_872:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_873:
+dAVX2_897:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -29017,7 +30057,7 @@ dAVX2_873:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_873
+	JB           dAVX2_897
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -29062,9 +30102,9 @@ dAVX2_873:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001200, SI
 
-widenAVX2_874:
+widenAVX2_898:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_875
+	JZ           widendoneAVX2_899
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -29107,9 +30147,9 @@ widenAVX2_874:
 	ADDQ         $0x00000100, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_874
+	JMP          widenAVX2_898
 
-widendoneAVX2_875:
+widendoneAVX2_899:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -29127,7 +30167,7 @@ widendoneAVX2_875:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_876:
+dAVX2_900:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 4608(CX)(DX*4), Y14
@@ -29211,7 +30251,7 @@ dAVX2_876:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_876
+	JB           dAVX2_900
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -29244,9 +30284,9 @@ dAVX2_876:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_877:
+flushAVX2_901:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_878
+	JB             flushtailAVX2_902
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -29283,35 +30323,35 @@ flushAVX2_877:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_880
+	JZ             chunkdoneAVX2_904
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_880
+	JZ             chunkdoneAVX2_904
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_880
+	JZ             chunkdoneAVX2_904
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_880
+	JZ             chunkdoneAVX2_904
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_880
+	JZ             chunkdoneAVX2_904
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_880
+	JZ             chunkdoneAVX2_904
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_880
+	JZ             chunkdoneAVX2_904
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_880
+	JZ             chunkdoneAVX2_904
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -29347,68 +30387,68 @@ flushAVX2_877:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_880
+	JZ             chunkdoneAVX2_904
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_880
+	JZ             chunkdoneAVX2_904
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_880
+	JZ             chunkdoneAVX2_904
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_880
+	JZ             chunkdoneAVX2_904
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_880
+	JZ             chunkdoneAVX2_904
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_880
+	JZ             chunkdoneAVX2_904
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_880
+	JZ             chunkdoneAVX2_904
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_880:
+chunkdoneAVX2_904:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_877
+	JMP  flushAVX2_901
 
-flushtailAVX2_878:
+flushtailAVX2_902:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_879
+	JZ    flushdoneAVX2_903
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_881:
+tailrowAVX2_905:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_882:
+tailkeyAVX2_906:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_882
+	JB   tailkeyAVX2_906
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_879
+	JAE  flushdoneAVX2_903
 	DECQ SI
-	JNZ  tailrowAVX2_881
+	JNZ  tailrowAVX2_905
 
-flushdoneAVX2_879:
+flushdoneAVX2_903:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -29416,9 +30456,9 @@ flushdoneAVX2_879:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_864
+	JLE    panelsdoneAVX2_888
 
-panelsAVX2_863:
+panelsAVX2_887:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -29436,7 +30476,7 @@ panelsAVX2_863:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_883:
+dAVX2_907:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -29520,7 +30560,7 @@ dAVX2_883:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_883
+	JB           dAVX2_907
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -29565,7 +30605,7 @@ dAVX2_883:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_884:
+dAVX2_908:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 1536(CX)(DX*4), Y14
@@ -29649,7 +30689,7 @@ dAVX2_884:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_884
+	JB           dAVX2_908
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -29694,7 +30734,7 @@ dAVX2_884:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_885:
+dAVX2_909:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -29778,7 +30818,7 @@ dAVX2_885:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_885
+	JB           dAVX2_909
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -29823,7 +30863,7 @@ dAVX2_885:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_886:
+dAVX2_910:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 4608(CX)(DX*4), Y14
@@ -29907,7 +30947,7 @@ dAVX2_886:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_886
+	JB           dAVX2_910
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -29940,9 +30980,9 @@ dAVX2_886:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_887:
+flushAVX2_911:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_888
+	JB             flushtailAVX2_912
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -29979,35 +31019,35 @@ flushAVX2_887:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_890
+	JZ             chunkdoneAVX2_914
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_890
+	JZ             chunkdoneAVX2_914
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_890
+	JZ             chunkdoneAVX2_914
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_890
+	JZ             chunkdoneAVX2_914
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_890
+	JZ             chunkdoneAVX2_914
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_890
+	JZ             chunkdoneAVX2_914
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_890
+	JZ             chunkdoneAVX2_914
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_890
+	JZ             chunkdoneAVX2_914
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -30043,68 +31083,68 @@ flushAVX2_887:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_890
+	JZ             chunkdoneAVX2_914
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_890
+	JZ             chunkdoneAVX2_914
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_890
+	JZ             chunkdoneAVX2_914
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_890
+	JZ             chunkdoneAVX2_914
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_890
+	JZ             chunkdoneAVX2_914
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_890
+	JZ             chunkdoneAVX2_914
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_890
+	JZ             chunkdoneAVX2_914
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_890:
+chunkdoneAVX2_914:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_887
+	JMP  flushAVX2_911
 
-flushtailAVX2_888:
+flushtailAVX2_912:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_889
+	JZ    flushdoneAVX2_913
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_891:
+tailrowAVX2_915:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_892:
+tailkeyAVX2_916:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_892
+	JB   tailkeyAVX2_916
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_889
+	JAE  flushdoneAVX2_913
 	DECQ SI
-	JNZ  tailrowAVX2_891
+	JNZ  tailrowAVX2_915
 
-flushdoneAVX2_889:
+flushdoneAVX2_913:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -30112,18 +31152,18 @@ flushdoneAVX2_889:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_863
+	JG     panelsAVX2_887
 
-panelsdoneAVX2_864:
+panelsdoneAVX2_888:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x00000330, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_861
+	JMP    blocksAVX2_885
 
-blocksdoneAVX2_862:
+blocksdoneAVX2_886:
 	VZEROUPPER
 	RET
 
@@ -30139,10 +31179,10 @@ TEXT ·ScoresQ8Panels128AVX2(SB), NOSPLIT, $64-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_893:
+blocksAVX2_917:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_894
+	JZ    blocksdoneAVX2_918
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -30169,9 +31209,9 @@ blocksAVX2_893:
 	IMUL3Q  $0x10, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX2_897:
+widenAVX2_921:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_898
+	JZ           widendoneAVX2_922
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -30251,9 +31291,9 @@ widenAVX2_897:
 	ADDQ         $0x00000200, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_897
+	JMP          widenAVX2_921
 
-widendoneAVX2_898:
+widendoneAVX2_922:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -30271,7 +31311,7 @@ widendoneAVX2_898:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_899:
+dAVX2_923:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -30355,7 +31395,7 @@ dAVX2_899:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_899
+	JB           dAVX2_923
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -30400,9 +31440,9 @@ dAVX2_899:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000c00, SI
 
-widenAVX2_900:
+widenAVX2_924:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_901
+	JZ           widendoneAVX2_925
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -30482,9 +31522,9 @@ widenAVX2_900:
 	ADDQ         $0x00000200, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_900
+	JMP          widenAVX2_924
 
-widendoneAVX2_901:
+widendoneAVX2_925:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -30502,7 +31542,7 @@ widendoneAVX2_901:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_902:
+dAVX2_926:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -30586,7 +31626,7 @@ dAVX2_902:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_902
+	JB           dAVX2_926
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -30631,9 +31671,9 @@ dAVX2_902:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001800, SI
 
-widenAVX2_903:
+widenAVX2_927:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_904
+	JZ           widendoneAVX2_928
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -30713,9 +31753,9 @@ widenAVX2_903:
 	ADDQ         $0x00000200, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_903
+	JMP          widenAVX2_927
 
-widendoneAVX2_904:
+widendoneAVX2_928:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -30733,7 +31773,7 @@ widendoneAVX2_904:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_905:
+dAVX2_929:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 6144(CX)(DX*4), Y14
@@ -30817,7 +31857,7 @@ dAVX2_905:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_905
+	JB           dAVX2_929
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -30862,9 +31902,9 @@ dAVX2_905:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00002400, SI
 
-widenAVX2_906:
+widenAVX2_930:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_907
+	JZ           widendoneAVX2_931
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -30944,9 +31984,9 @@ widenAVX2_906:
 	ADDQ         $0x00000200, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_906
+	JMP          widenAVX2_930
 
-widendoneAVX2_907:
+widendoneAVX2_931:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -30964,7 +32004,7 @@ widendoneAVX2_907:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_908:
+dAVX2_932:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -31048,7 +32088,7 @@ dAVX2_908:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_908
+	JB           dAVX2_932
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -31081,9 +32121,9 @@ dAVX2_908:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_909:
+flushAVX2_933:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_910
+	JB             flushtailAVX2_934
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -31120,35 +32160,35 @@ flushAVX2_909:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_912
+	JZ             chunkdoneAVX2_936
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_912
+	JZ             chunkdoneAVX2_936
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_912
+	JZ             chunkdoneAVX2_936
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_912
+	JZ             chunkdoneAVX2_936
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_912
+	JZ             chunkdoneAVX2_936
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_912
+	JZ             chunkdoneAVX2_936
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_912
+	JZ             chunkdoneAVX2_936
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_912
+	JZ             chunkdoneAVX2_936
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -31184,68 +32224,68 @@ flushAVX2_909:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_912
+	JZ             chunkdoneAVX2_936
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_912
+	JZ             chunkdoneAVX2_936
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_912
+	JZ             chunkdoneAVX2_936
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_912
+	JZ             chunkdoneAVX2_936
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_912
+	JZ             chunkdoneAVX2_936
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_912
+	JZ             chunkdoneAVX2_936
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_912
+	JZ             chunkdoneAVX2_936
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_912:
+chunkdoneAVX2_936:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_909
+	JMP  flushAVX2_933
 
-flushtailAVX2_910:
+flushtailAVX2_934:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_911
+	JZ    flushdoneAVX2_935
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_913:
+tailrowAVX2_937:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_914:
+tailkeyAVX2_938:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_914
+	JB   tailkeyAVX2_938
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_911
+	JAE  flushdoneAVX2_935
 	DECQ SI
-	JNZ  tailrowAVX2_913
+	JNZ  tailrowAVX2_937
 
-flushdoneAVX2_911:
+flushdoneAVX2_935:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -31253,9 +32293,9 @@ flushdoneAVX2_911:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_896
+	JLE    panelsdoneAVX2_920
 
-panelsAVX2_895:
+panelsAVX2_919:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -31273,7 +32313,7 @@ panelsAVX2_895:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_915:
+dAVX2_939:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -31357,7 +32397,7 @@ dAVX2_915:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_915
+	JB           dAVX2_939
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -31402,7 +32442,7 @@ dAVX2_915:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_916:
+dAVX2_940:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -31486,7 +32526,7 @@ dAVX2_916:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_916
+	JB           dAVX2_940
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -31531,7 +32571,7 @@ dAVX2_916:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_917:
+dAVX2_941:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 6144(CX)(DX*4), Y14
@@ -31615,7 +32655,7 @@ dAVX2_917:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_917
+	JB           dAVX2_941
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -31660,7 +32700,7 @@ dAVX2_917:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
-dAVX2_918:
+dAVX2_942:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -31744,7 +32784,7 @@ dAVX2_918:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_918
+	JB           dAVX2_942
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -31777,9 +32817,9 @@ dAVX2_918:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_919:
+flushAVX2_943:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_920
+	JB             flushtailAVX2_944
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -31816,35 +32856,35 @@ flushAVX2_919:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_922
+	JZ             chunkdoneAVX2_946
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_922
+	JZ             chunkdoneAVX2_946
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_922
+	JZ             chunkdoneAVX2_946
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_922
+	JZ             chunkdoneAVX2_946
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_922
+	JZ             chunkdoneAVX2_946
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_922
+	JZ             chunkdoneAVX2_946
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_922
+	JZ             chunkdoneAVX2_946
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_922
+	JZ             chunkdoneAVX2_946
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -31880,68 +32920,68 @@ flushAVX2_919:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_922
+	JZ             chunkdoneAVX2_946
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_922
+	JZ             chunkdoneAVX2_946
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_922
+	JZ             chunkdoneAVX2_946
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_922
+	JZ             chunkdoneAVX2_946
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_922
+	JZ             chunkdoneAVX2_946
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_922
+	JZ             chunkdoneAVX2_946
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_922
+	JZ             chunkdoneAVX2_946
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_922:
+chunkdoneAVX2_946:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_919
+	JMP  flushAVX2_943
 
-flushtailAVX2_920:
+flushtailAVX2_944:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_921
+	JZ    flushdoneAVX2_945
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_923:
+tailrowAVX2_947:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_924:
+tailkeyAVX2_948:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_924
+	JB   tailkeyAVX2_948
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_921
+	JAE  flushdoneAVX2_945
 	DECQ SI
-	JNZ  tailrowAVX2_923
+	JNZ  tailrowAVX2_947
 
-flushdoneAVX2_921:
+flushdoneAVX2_945:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -31949,18 +32989,18 @@ flushdoneAVX2_921:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_895
+	JG     panelsAVX2_919
 
-panelsdoneAVX2_896:
+panelsdoneAVX2_920:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x00000330, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_893
+	JMP    blocksAVX2_917
 
-blocksdoneAVX2_894:
+blocksdoneAVX2_918:
 	VZEROUPPER
 	RET
 
@@ -31976,9 +33016,9 @@ TEXT ·DotF32Q8AVX512(SB), NOSPLIT, $0-52
 	VXORPS Z3, Z3, Z3
 	MOVQ   AX, BX
 	SHRQ   $0x06, BX
-	JZ     dotdoneAVX512_926
+	JZ     dotdoneAVX512_950
 
-dotAVX512_925:
+dotAVX512_949:
 	VPBROADCASTW (DX), Y4
 	VCVTPH2PS    Y4, Z4
 	VPMOVSXBD    2(DX), Z5
@@ -32002,14 +33042,14 @@ dotAVX512_925:
 	ADDQ         $0x00000100, CX
 	ADDQ         $0x00000044, DX
 	DECQ         BX
-	JNZ          dotAVX512_925
+	JNZ          dotAVX512_949
 
-dotdoneAVX512_926:
+dotdoneAVX512_950:
 	ANDQ $0x0000003f, AX
 
-dotAVX512_927:
+dotAVX512_951:
 	CMPQ         AX, $0x00000020
-	JB           dotdoneAVX512_928
+	JB           dotdoneAVX512_952
 	VPBROADCASTW (DX), Y4
 	VCVTPH2PS    Y4, Z4
 	VPMOVSXBD    2(DX), Z5
@@ -32023,9 +33063,9 @@ dotAVX512_927:
 	ADDQ         $0x00000080, CX
 	ADDQ         $0x00000022, DX
 	SUBQ         $0x00000020, AX
-	JMP          dotAVX512_927
+	JMP          dotAVX512_951
 
-dotdoneAVX512_928:
+dotdoneAVX512_952:
 	VADDPS        Z2, Z0, Z0
 	VADDPS        Z3, Z1, Z1
 	VADDPS        Z1, Z0, Z0
@@ -32059,9 +33099,9 @@ TEXT ·ScoresQ8RowsAVX512(SB), NOSPLIT, $72-108
 	SHLQ   $0x02, AX
 	MOVQ   AX, 48(SP)
 
-keysAVX512_929:
+keysAVX512_953:
 	CMPQ 8(SP), $0x03
-	JB   keysdoneAVX512_930
+	JB   keysdoneAVX512_954
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -32069,9 +33109,9 @@ keysAVX512_929:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_931:
+rowsAVX512_955:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_932
+	JB   rowsdoneAVX512_956
 
 	// Tile of 4 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -32101,9 +33141,9 @@ rowsAVX512_931:
 	XORQ R10, R10
 	XORQ R11, R11
 
-blocksAVX512_933:
+blocksAVX512_957:
 	CMPQ         R10, R9
-	JAE          blocksdoneAVX512_934
+	JAE          blocksdoneAVX512_958
 	VPBROADCASTW (CX)(R11*1), Y12
 	VCVTPH2PS    Y12, Z12
 	VPBROADCASTW (R8)(R11*1), Y13
@@ -32162,9 +33202,9 @@ blocksAVX512_933:
 	VFMADD231PS  Z13, Z14, Z11
 	ADDQ         $0x20, R10
 	ADDQ         $0x22, R11
-	JMP          blocksAVX512_933
+	JMP          blocksAVX512_957
 
-blocksdoneAVX512_934:
+blocksdoneAVX512_958:
 	VEXTRACTF64X4 $0x01, Z0, Y12
 	VADDPS        Y0, Y12, Y12
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -32231,11 +33271,11 @@ blocksdoneAVX512_934:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_931
+	JMP           rowsAVX512_955
 
-rowsdoneAVX512_932:
+rowsdoneAVX512_956:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_936
+	JB   rowsdoneAVX512_960
 
 	// Tile of 2 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -32257,9 +33297,9 @@ rowsdoneAVX512_932:
 	XORQ R8, R8
 	XORQ R9, R9
 
-blocksAVX512_937:
+blocksAVX512_961:
 	CMPQ         R8, DI
-	JAE          blocksdoneAVX512_938
+	JAE          blocksdoneAVX512_962
 	VPBROADCASTW (CX)(R9*1), Y6
 	VCVTPH2PS    Y6, Z6
 	VPBROADCASTW (SI)(R9*1), Y7
@@ -32302,9 +33342,9 @@ blocksAVX512_937:
 	VFMADD231PS  Z7, Z8, Z5
 	ADDQ         $0x20, R8
 	ADDQ         $0x22, R9
-	JMP          blocksAVX512_937
+	JMP          blocksAVX512_961
 
-blocksdoneAVX512_938:
+blocksdoneAVX512_962:
 	VEXTRACTF64X4 $0x01, Z0, Y6
 	VADDPS        Y0, Y6, Y6
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -32346,9 +33386,9 @@ blocksdoneAVX512_938:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_936:
+rowsdoneAVX512_960:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_940
+	JB   rowsdoneAVX512_964
 
 	// Tile of 1 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -32365,9 +33405,9 @@ rowsdoneAVX512_936:
 	XORQ DI, DI
 	XORQ R8, R8
 
-blocksAVX512_941:
+blocksAVX512_965:
 	CMPQ         DI, SI
-	JAE          blocksdoneAVX512_942
+	JAE          blocksdoneAVX512_966
 	VPBROADCASTW (CX)(R8*1), Y3
 	VCVTPH2PS    Y3, Z3
 	VPBROADCASTW (BX)(R8*1), Y4
@@ -32402,9 +33442,9 @@ blocksAVX512_941:
 	VFMADD231PS  Z4, Z5, Z2
 	ADDQ         $0x20, DI
 	ADDQ         $0x22, R8
-	JMP          blocksAVX512_941
+	JMP          blocksAVX512_965
 
-blocksdoneAVX512_942:
+blocksdoneAVX512_966:
 	VEXTRACTF64X4 $0x01, Z0, Y3
 	VADDPS        Y0, Y3, Y3
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -32430,18 +33470,18 @@ blocksdoneAVX512_942:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_940:
+rowsdoneAVX512_964:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x03, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x0c, 16(SP)
 	SUBQ   $0x03, 8(SP)
-	JMP    keysAVX512_929
+	JMP    keysAVX512_953
 
-keysdoneAVX512_930:
-keysAVX512_943:
+keysdoneAVX512_954:
+keysAVX512_967:
 	CMPQ 8(SP), $0x01
-	JB   keysdoneAVX512_944
+	JB   keysdoneAVX512_968
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -32449,9 +33489,9 @@ keysAVX512_943:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_945:
+rowsAVX512_969:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_946
+	JB   rowsdoneAVX512_970
 
 	// Tile of 4 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -32470,9 +33510,9 @@ rowsAVX512_945:
 	XORQ R8, R8
 	XORQ R9, R9
 
-blocksAVX512_947:
+blocksAVX512_971:
 	CMPQ         R8, DI
-	JAE          blocksdoneAVX512_948
+	JAE          blocksdoneAVX512_972
 	VPBROADCASTW (CX)(R9*1), Y4
 	VCVTPH2PS    Y4, Z4
 	VPMOVSXBD    2(CX)(R9*1), Z5
@@ -32499,9 +33539,9 @@ blocksAVX512_947:
 	VFMADD231PS  Z5, Z4, Z3
 	ADDQ         $0x20, R8
 	ADDQ         $0x22, R9
-	JMP          blocksAVX512_947
+	JMP          blocksAVX512_971
 
-blocksdoneAVX512_948:
+blocksdoneAVX512_972:
 	VEXTRACTF64X4 $0x01, Z0, Y4
 	VADDPS        Y0, Y4, Y4
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -32533,11 +33573,11 @@ blocksdoneAVX512_948:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_945
+	JMP           rowsAVX512_969
 
-rowsdoneAVX512_946:
+rowsdoneAVX512_970:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_950
+	JB   rowsdoneAVX512_974
 
 	// Tile of 2 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -32552,9 +33592,9 @@ rowsdoneAVX512_946:
 	XORQ SI, SI
 	XORQ DI, DI
 
-blocksAVX512_951:
+blocksAVX512_975:
 	CMPQ         SI, BX
-	JAE          blocksdoneAVX512_952
+	JAE          blocksdoneAVX512_976
 	VPBROADCASTW (CX)(DI*1), Y2
 	VCVTPH2PS    Y2, Z2
 	VPMOVSXBD    2(CX)(DI*1), Z3
@@ -32573,9 +33613,9 @@ blocksAVX512_951:
 	VFMADD231PS  Z3, Z2, Z1
 	ADDQ         $0x20, SI
 	ADDQ         $0x22, DI
-	JMP          blocksAVX512_951
+	JMP          blocksAVX512_975
 
-blocksdoneAVX512_952:
+blocksdoneAVX512_976:
 	VEXTRACTF64X4 $0x01, Z0, Y2
 	VADDPS        Y0, Y2, Y2
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -32600,9 +33640,9 @@ blocksdoneAVX512_952:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_950:
+rowsdoneAVX512_974:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_954
+	JB   rowsdoneAVX512_978
 
 	// Tile of 1 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -32614,9 +33654,9 @@ rowsdoneAVX512_950:
 	XORQ BX, BX
 	XORQ SI, SI
 
-blocksAVX512_955:
+blocksAVX512_979:
 	CMPQ         BX, DX
-	JAE          blocksdoneAVX512_956
+	JAE          blocksdoneAVX512_980
 	VPBROADCASTW (CX)(SI*1), Y1
 	VCVTPH2PS    Y1, Z1
 	VPMOVSXBD    2(CX)(SI*1), Z2
@@ -32631,9 +33671,9 @@ blocksAVX512_955:
 	VFMADD231PS  Z2, Z1, Z0
 	ADDQ         $0x20, BX
 	ADDQ         $0x22, SI
-	JMP          blocksAVX512_955
+	JMP          blocksAVX512_979
 
-blocksdoneAVX512_956:
+blocksdoneAVX512_980:
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPS        Y0, Y1, Y1
 	VBROADCASTSS  scale+104(FP), Y0
@@ -32653,21 +33693,22 @@ blocksdoneAVX512_956:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_954:
+rowsdoneAVX512_978:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x01, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX512_943
+	JMP    keysAVX512_967
 
-keysdoneAVX512_944:
+keysdoneAVX512_968:
 	VZEROUPPER
 	RET
 
 // func ScoresQ8PanelsAVX512(dst []float32, panels []float32, k []byte, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
 // Requires: AVX, AVX2, AVX512DQ, AVX512F, CMOV, MMX+
-TEXT ·ScoresQ8PanelsAVX512(SB), NOSPLIT, $64-156
+TEXT ·ScoresQ8PanelsAVX512(SB), NOSPLIT, $88-156
+	MOVQ $0x00000000, 80(SP)
 	MOVQ k_base+48(FP), AX
 	MOVQ AX, (SP)
 	MOVQ n+128(FP), AX
@@ -32677,10 +33718,10 @@ TEXT ·ScoresQ8PanelsAVX512(SB), NOSPLIT, $64-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_957:
+blocksAVX512_981:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_958
+	JZ    blocksdoneAVX512_982
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -32708,9 +33749,9 @@ blocksAVX512_957:
 	MOVQ    scratch_base+72(FP), SI
 	MOVQ    dim+136(FP), DI
 
-widenAVX512_961:
+widenAVX512_985:
 	TESTQ  AX, AX
-	JZ     widendoneAVX512_962
+	JZ     widendoneAVX512_986
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
@@ -32720,16 +33761,16 @@ widenAVX512_961:
 	DECQ   R12
 	XORQ   R11, R11
 
-prefetchAVX512_963:
+prefetchAVX512_987:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX512_963
+	JB         prefetchAVX512_987
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX512_964:
+widenblockAVX512_988:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX512_965
+	JZ           widenblockdoneAVX512_989
 	VPBROADCASTW (R8), Y0
 	VCVTPH2PS    Y0, Z0
 	VPMOVSXBD    2(R8), Z1
@@ -32743,14 +33784,14 @@ widenblockAVX512_964:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX512_964
+	JMP          widenblockAVX512_988
 
-widenblockdoneAVX512_965:
+widenblockdoneAVX512_989:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX512_961
+	JMP  widenAVX512_985
 
-widendoneAVX512_962:
+widendoneAVX512_986:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -32782,10 +33823,10 @@ widendoneAVX512_962:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_966:
+dAVX512_990:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_967
+	JA           ddoneAVX512_991
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -32890,15 +33931,29 @@ dAVX512_966:
 	VBROADCASTSS 12(BX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX512_966
 
-ddoneAVX512_967:
-dAVX512_968:
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX512_992
+	MOVQ    64(SP), R13
+	VMOVUPS (R13), Z16
+	ADDQ    $0x40, 64(SP)
+	MOVQ    72(SP), R13
+	VMOVUPS Z16, (R13)
+	MOVQ    56(SP), R13
+	ADDQ    R13, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX512_992:
+	ADDQ $0x00000200, AX
+	ADDQ $0x04, DX
+	JMP  dAVX512_990
+
+ddoneAVX512_991:
+dAVX512_993:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_969
+	JA           ddoneAVX512_994
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -32927,9 +33982,9 @@ dAVX512_968:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_968
+	JMP          dAVX512_993
 
-ddoneAVX512_969:
+ddoneAVX512_994:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -32984,9 +34039,9 @@ ddoneAVX512_969:
 	IMUL3Q  $0x00000020, DI, R8
 	ADDQ    R8, SI
 
-widenAVX512_970:
+widenAVX512_995:
 	TESTQ  AX, AX
-	JZ     widendoneAVX512_971
+	JZ     widendoneAVX512_996
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
@@ -32996,16 +34051,16 @@ widenAVX512_970:
 	DECQ   R12
 	XORQ   R11, R11
 
-prefetchAVX512_972:
+prefetchAVX512_997:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX512_972
+	JB         prefetchAVX512_997
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX512_973:
+widenblockAVX512_998:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX512_974
+	JZ           widenblockdoneAVX512_999
 	VPBROADCASTW (R8), Y0
 	VCVTPH2PS    Y0, Z0
 	VPMOVSXBD    2(R8), Z1
@@ -33019,14 +34074,14 @@ widenblockAVX512_973:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX512_973
+	JMP          widenblockAVX512_998
 
-widenblockdoneAVX512_974:
+widenblockdoneAVX512_999:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX512_970
+	JMP  widenAVX512_995
 
-widendoneAVX512_971:
+widendoneAVX512_996:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -33060,10 +34115,10 @@ widendoneAVX512_971:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_975:
+dAVX512_1000:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_976
+	JA           ddoneAVX512_1001
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -33168,15 +34223,29 @@ dAVX512_975:
 	VBROADCASTSS 12(BX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX512_975
 
-ddoneAVX512_976:
-dAVX512_977:
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX512_1002
+	MOVQ    64(SP), R13
+	VMOVUPS (R13), Z16
+	ADDQ    $0x40, 64(SP)
+	MOVQ    72(SP), R13
+	VMOVUPS Z16, (R13)
+	MOVQ    56(SP), R13
+	ADDQ    R13, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX512_1002:
+	ADDQ $0x00000200, AX
+	ADDQ $0x04, DX
+	JMP  dAVX512_1000
+
+ddoneAVX512_1001:
+dAVX512_1003:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_978
+	JA           ddoneAVX512_1004
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -33205,1619 +34274,9 @@ dAVX512_977:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_977
+	JMP          dAVX512_1003
 
-ddoneAVX512_978:
-	VBROADCASTSS scale+152(FP), Z16
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Z16, Z0, Z0
-	VMOVUPS      Z0, 1024(AX)
-	VMULPS       Z16, Z1, Z1
-	VMOVUPS      Z1, 1152(AX)
-	VMULPS       Z16, Z2, Z2
-	VMOVUPS      Z2, 1280(AX)
-	VMULPS       Z16, Z3, Z3
-	VMOVUPS      Z3, 1408(AX)
-	VMULPS       Z16, Z4, Z4
-	VMOVUPS      Z4, 1536(AX)
-	VMULPS       Z16, Z5, Z5
-	VMOVUPS      Z5, 1664(AX)
-	VMULPS       Z16, Z6, Z6
-	VMOVUPS      Z6, 1792(AX)
-	VMULPS       Z16, Z7, Z7
-	VMOVUPS      Z7, 1920(AX)
-	VMULPS       Z16, Z8, Z8
-	VMOVUPS      Z8, 1088(AX)
-	VMULPS       Z16, Z9, Z9
-	VMOVUPS      Z9, 1216(AX)
-	VMULPS       Z16, Z10, Z10
-	VMOVUPS      Z10, 1344(AX)
-	VMULPS       Z16, Z11, Z11
-	VMOVUPS      Z11, 1472(AX)
-	VMULPS       Z16, Z12, Z12
-	VMOVUPS      Z12, 1600(AX)
-	VMULPS       Z16, Z13, Z13
-	VMOVUPS      Z13, 1728(AX)
-	VMULPS       Z16, Z14, Z14
-	VMOVUPS      Z14, 1856(AX)
-	VMULPS       Z16, Z15, Z15
-	VMOVUPS      Z15, 1984(AX)
-
-	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
-	MOVQ 40(SP), CX
-	MOVQ 16(SP), DX
-
-flushAVX512_979:
-	CMPQ       DX, $0x10
-	JB         flushtailAVX512_980
-	MOVQ       CX, BX
-	MOVQ       48(SP), SI
-	VMOVUPS    (AX), Z0
-	VMOVUPS    128(AX), Z1
-	VMOVUPS    256(AX), Z2
-	VMOVUPS    384(AX), Z3
-	VMOVUPS    512(AX), Z4
-	VMOVUPS    640(AX), Z5
-	VMOVUPS    768(AX), Z6
-	VMOVUPS    896(AX), Z7
-	VMOVUPS    1024(AX), Z8
-	VMOVUPS    1152(AX), Z9
-	VMOVUPS    1280(AX), Z10
-	VMOVUPS    1408(AX), Z11
-	VMOVUPS    1536(AX), Z12
-	VMOVUPS    1664(AX), Z13
-	VMOVUPS    1792(AX), Z14
-	VMOVUPS    1920(AX), Z15
-	VUNPCKLPS  Z1, Z0, Z16
-	VUNPCKHPS  Z1, Z0, Z0
-	VUNPCKLPS  Z3, Z2, Z1
-	VUNPCKHPS  Z3, Z2, Z2
-	VUNPCKLPS  Z5, Z4, Z3
-	VUNPCKHPS  Z5, Z4, Z4
-	VUNPCKLPS  Z7, Z6, Z5
-	VUNPCKHPS  Z7, Z6, Z6
-	VUNPCKLPS  Z9, Z8, Z7
-	VUNPCKHPS  Z9, Z8, Z8
-	VUNPCKLPS  Z11, Z10, Z9
-	VUNPCKHPS  Z11, Z10, Z10
-	VUNPCKLPS  Z13, Z12, Z11
-	VUNPCKHPS  Z13, Z12, Z12
-	VUNPCKLPS  Z15, Z14, Z13
-	VUNPCKHPS  Z15, Z14, Z14
-	VSHUFPS    $0x44, Z1, Z16, Z15
-	VSHUFPS    $0xee, Z1, Z16, Z1
-	VSHUFPS    $0x44, Z2, Z0, Z16
-	VSHUFPS    $0xee, Z2, Z0, Z0
-	VSHUFPS    $0x44, Z5, Z3, Z2
-	VSHUFPS    $0xee, Z5, Z3, Z3
-	VSHUFPS    $0x44, Z6, Z4, Z5
-	VSHUFPS    $0xee, Z6, Z4, Z4
-	VSHUFPS    $0x44, Z9, Z7, Z6
-	VSHUFPS    $0xee, Z9, Z7, Z7
-	VSHUFPS    $0x44, Z10, Z8, Z9
-	VSHUFPS    $0xee, Z10, Z8, Z8
-	VSHUFPS    $0x44, Z13, Z11, Z10
-	VSHUFPS    $0xee, Z13, Z11, Z11
-	VSHUFPS    $0x44, Z14, Z12, Z13
-	VSHUFPS    $0xee, Z14, Z12, Z12
-	VSHUFF32X4 $0x44, Z2, Z15, Z14
-	VSHUFF32X4 $0xee, Z2, Z15, Z2
-	VSHUFF32X4 $0x44, Z10, Z6, Z15
-	VSHUFF32X4 $0xee, Z10, Z6, Z6
-	VSHUFF32X4 $0x88, Z15, Z14, Z10
-	VSHUFF32X4 $0xdd, Z15, Z14, Z14
-	VSHUFF32X4 $0x88, Z6, Z2, Z15
-	VSHUFF32X4 $0xdd, Z6, Z2, Z2
-	VSHUFF32X4 $0x44, Z3, Z1, Z6
-	VSHUFF32X4 $0xee, Z3, Z1, Z1
-	VSHUFF32X4 $0x44, Z11, Z7, Z3
-	VSHUFF32X4 $0xee, Z11, Z7, Z7
-	VSHUFF32X4 $0x88, Z3, Z6, Z11
-	VSHUFF32X4 $0xdd, Z3, Z6, Z3
-	VSHUFF32X4 $0x88, Z7, Z1, Z6
-	VSHUFF32X4 $0xdd, Z7, Z1, Z1
-	VSHUFF32X4 $0x44, Z5, Z16, Z7
-	VSHUFF32X4 $0xee, Z5, Z16, Z5
-	VSHUFF32X4 $0x44, Z13, Z9, Z16
-	VSHUFF32X4 $0xee, Z13, Z9, Z9
-	VSHUFF32X4 $0x88, Z16, Z7, Z13
-	VSHUFF32X4 $0xdd, Z16, Z7, Z7
-	VSHUFF32X4 $0x88, Z9, Z5, Z16
-	VSHUFF32X4 $0xdd, Z9, Z5, Z5
-	VSHUFF32X4 $0x44, Z4, Z0, Z9
-	VSHUFF32X4 $0xee, Z4, Z0, Z0
-	VSHUFF32X4 $0x44, Z12, Z8, Z4
-	VSHUFF32X4 $0xee, Z12, Z8, Z8
-	VSHUFF32X4 $0x88, Z4, Z9, Z12
-	VSHUFF32X4 $0xdd, Z4, Z9, Z4
-	VSHUFF32X4 $0x88, Z8, Z0, Z9
-	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	VMOVUPS    Z10, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z11, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z13, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z12, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z14, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z4, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z15, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z16, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z9, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z0, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    64(AX), Z0
-	VMOVUPS    192(AX), Z1
-	VMOVUPS    320(AX), Z2
-	VMOVUPS    448(AX), Z3
-	VMOVUPS    576(AX), Z4
-	VMOVUPS    704(AX), Z5
-	VMOVUPS    832(AX), Z6
-	VMOVUPS    960(AX), Z7
-	VMOVUPS    1088(AX), Z8
-	VMOVUPS    1216(AX), Z9
-	VMOVUPS    1344(AX), Z10
-	VMOVUPS    1472(AX), Z11
-	VMOVUPS    1600(AX), Z12
-	VMOVUPS    1728(AX), Z13
-	VMOVUPS    1856(AX), Z14
-	VMOVUPS    1984(AX), Z15
-	VUNPCKLPS  Z1, Z0, Z16
-	VUNPCKHPS  Z1, Z0, Z0
-	VUNPCKLPS  Z3, Z2, Z1
-	VUNPCKHPS  Z3, Z2, Z2
-	VUNPCKLPS  Z5, Z4, Z3
-	VUNPCKHPS  Z5, Z4, Z4
-	VUNPCKLPS  Z7, Z6, Z5
-	VUNPCKHPS  Z7, Z6, Z6
-	VUNPCKLPS  Z9, Z8, Z7
-	VUNPCKHPS  Z9, Z8, Z8
-	VUNPCKLPS  Z11, Z10, Z9
-	VUNPCKHPS  Z11, Z10, Z10
-	VUNPCKLPS  Z13, Z12, Z11
-	VUNPCKHPS  Z13, Z12, Z12
-	VUNPCKLPS  Z15, Z14, Z13
-	VUNPCKHPS  Z15, Z14, Z14
-	VSHUFPS    $0x44, Z1, Z16, Z15
-	VSHUFPS    $0xee, Z1, Z16, Z1
-	VSHUFPS    $0x44, Z2, Z0, Z16
-	VSHUFPS    $0xee, Z2, Z0, Z0
-	VSHUFPS    $0x44, Z5, Z3, Z2
-	VSHUFPS    $0xee, Z5, Z3, Z3
-	VSHUFPS    $0x44, Z6, Z4, Z5
-	VSHUFPS    $0xee, Z6, Z4, Z4
-	VSHUFPS    $0x44, Z9, Z7, Z6
-	VSHUFPS    $0xee, Z9, Z7, Z7
-	VSHUFPS    $0x44, Z10, Z8, Z9
-	VSHUFPS    $0xee, Z10, Z8, Z8
-	VSHUFPS    $0x44, Z13, Z11, Z10
-	VSHUFPS    $0xee, Z13, Z11, Z11
-	VSHUFPS    $0x44, Z14, Z12, Z13
-	VSHUFPS    $0xee, Z14, Z12, Z12
-	VSHUFF32X4 $0x44, Z2, Z15, Z14
-	VSHUFF32X4 $0xee, Z2, Z15, Z2
-	VSHUFF32X4 $0x44, Z10, Z6, Z15
-	VSHUFF32X4 $0xee, Z10, Z6, Z6
-	VSHUFF32X4 $0x88, Z15, Z14, Z10
-	VSHUFF32X4 $0xdd, Z15, Z14, Z14
-	VSHUFF32X4 $0x88, Z6, Z2, Z15
-	VSHUFF32X4 $0xdd, Z6, Z2, Z2
-	VSHUFF32X4 $0x44, Z3, Z1, Z6
-	VSHUFF32X4 $0xee, Z3, Z1, Z1
-	VSHUFF32X4 $0x44, Z11, Z7, Z3
-	VSHUFF32X4 $0xee, Z11, Z7, Z7
-	VSHUFF32X4 $0x88, Z3, Z6, Z11
-	VSHUFF32X4 $0xdd, Z3, Z6, Z3
-	VSHUFF32X4 $0x88, Z7, Z1, Z6
-	VSHUFF32X4 $0xdd, Z7, Z1, Z1
-	VSHUFF32X4 $0x44, Z5, Z16, Z7
-	VSHUFF32X4 $0xee, Z5, Z16, Z5
-	VSHUFF32X4 $0x44, Z13, Z9, Z16
-	VSHUFF32X4 $0xee, Z13, Z9, Z9
-	VSHUFF32X4 $0x88, Z16, Z7, Z13
-	VSHUFF32X4 $0xdd, Z16, Z7, Z7
-	VSHUFF32X4 $0x88, Z9, Z5, Z16
-	VSHUFF32X4 $0xdd, Z9, Z5, Z5
-	VSHUFF32X4 $0x44, Z4, Z0, Z9
-	VSHUFF32X4 $0xee, Z4, Z0, Z0
-	VSHUFF32X4 $0x44, Z12, Z8, Z4
-	VSHUFF32X4 $0xee, Z12, Z8, Z8
-	VSHUFF32X4 $0x88, Z4, Z9, Z12
-	VSHUFF32X4 $0xdd, Z4, Z9, Z4
-	VSHUFF32X4 $0x88, Z8, Z0, Z9
-	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	VMOVUPS    Z10, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z11, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z13, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z12, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z14, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z4, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z15, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z16, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z9, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_982
-	ADDQ       56(SP), BX
-	VMOVUPS    Z0, (BX)
-
-chunkdoneAVX512_982:
-	ADDQ $0x00000800, AX
-	ADDQ $0x40, CX
-	SUBQ $0x10, DX
-	JMP  flushAVX512_979
-
-flushtailAVX512_980:
-	TESTQ DX, DX
-	JZ    flushdoneAVX512_981
-
-	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
-	MOVQ CX, BX
-	MOVQ 48(SP), SI
-	XORQ CX, CX
-
-tailrowAVX512_983:
-	XORQ DI, DI
-	LEAQ (AX)(CX*4), R8
-
-tailkeyAVX512_984:
-	MOVL (R8), R9
-	MOVL R9, (BX)(DI*4)
-	ADDQ $0x00000080, R8
-	INCQ DI
-	CMPQ DI, DX
-	JB   tailkeyAVX512_984
-	ADDQ 56(SP), BX
-	INCQ CX
-	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_981
-	DECQ SI
-	JNZ  tailrowAVX512_983
-
-flushdoneAVX512_981:
-	MOVQ   dim+136(FP), AX
-	IMUL3Q $0x00000080, AX, AX
-	ADDQ   AX, 32(SP)
-	MOVQ   56(SP), AX
-	IMUL3Q $0x00000020, AX, AX
-	ADDQ   AX, 40(SP)
-	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_960
-
-panelsAVX512_959:
-	// Tile of 32 queries × keys 0–7 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	MOVQ   dim+136(FP), BX
-	SHLQ   $0x02, BX
-	LEAQ   (CX)(BX*1), SI
-	LEAQ   (SI)(BX*1), DI
-	LEAQ   (DI)(BX*1), R8
-	LEAQ   (R8)(BX*1), R9
-	LEAQ   (R9)(BX*1), R10
-	LEAQ   (R10)(BX*1), R11
-	LEAQ   (R11)(BX*1), BX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	VXORPS Z14, Z14, Z14
-	VXORPS Z15, Z15, Z15
-	MOVQ   dim+136(FP), R12
-
-dAVX512_985:
-	LEAQ         4(DX), R13
-	CMPQ         R13, R12
-	JA           ddoneAVX512_986
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS (CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS (SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS (DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS (R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS (R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS (R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS (R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS (BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      128(AX), Z16
-	VMOVUPS      192(AX), Z17
-	VBROADCASTSS 4(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4(SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 4(DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 4(R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 4(R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 4(R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 4(R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 4(BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      256(AX), Z16
-	VMOVUPS      320(AX), Z17
-	VBROADCASTSS 8(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 8(SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 8(DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 8(R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 8(R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 8(R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 8(R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 8(BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      384(AX), Z16
-	VMOVUPS      448(AX), Z17
-	VBROADCASTSS 12(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 12(SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 12(DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 12(R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 12(R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 12(R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 12(R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 12(BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX512_985
-
-ddoneAVX512_986:
-dAVX512_987:
-	LEAQ         1(DX), R13
-	CMPQ         R13, R12
-	JA           ddoneAVX512_988
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS (CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS (SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS (DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS (R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS (R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS (R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS (R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS (BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000080, AX
-	ADDQ         $0x01, DX
-	JMP          dAVX512_987
-
-ddoneAVX512_988:
-	VBROADCASTSS scale+152(FP), Z16
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Z16, Z0, Z0
-	VMOVUPS      Z0, (AX)
-	VMULPS       Z16, Z1, Z1
-	VMOVUPS      Z1, 128(AX)
-	VMULPS       Z16, Z2, Z2
-	VMOVUPS      Z2, 256(AX)
-	VMULPS       Z16, Z3, Z3
-	VMOVUPS      Z3, 384(AX)
-	VMULPS       Z16, Z4, Z4
-	VMOVUPS      Z4, 512(AX)
-	VMULPS       Z16, Z5, Z5
-	VMOVUPS      Z5, 640(AX)
-	VMULPS       Z16, Z6, Z6
-	VMOVUPS      Z6, 768(AX)
-	VMULPS       Z16, Z7, Z7
-	VMOVUPS      Z7, 896(AX)
-	VMULPS       Z16, Z8, Z8
-	VMOVUPS      Z8, 64(AX)
-	VMULPS       Z16, Z9, Z9
-	VMOVUPS      Z9, 192(AX)
-	VMULPS       Z16, Z10, Z10
-	VMOVUPS      Z10, 320(AX)
-	VMULPS       Z16, Z11, Z11
-	VMOVUPS      Z11, 448(AX)
-	VMULPS       Z16, Z12, Z12
-	VMOVUPS      Z12, 576(AX)
-	VMULPS       Z16, Z13, Z13
-	VMOVUPS      Z13, 704(AX)
-	VMULPS       Z16, Z14, Z14
-	VMOVUPS      Z14, 832(AX)
-	VMULPS       Z16, Z15, Z15
-	VMOVUPS      Z15, 960(AX)
-
-	// Tile of 32 queries × keys 8–15 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	MOVQ   dim+136(FP), BX
-	SHLQ   $0x02, BX
-	IMUL3Q $0x08, BX, SI
-	ADDQ   SI, CX
-	LEAQ   (CX)(BX*1), SI
-	LEAQ   (SI)(BX*1), DI
-	LEAQ   (DI)(BX*1), R8
-	LEAQ   (R8)(BX*1), R9
-	LEAQ   (R9)(BX*1), R10
-	LEAQ   (R10)(BX*1), R11
-	LEAQ   (R11)(BX*1), BX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	VXORPS Z14, Z14, Z14
-	VXORPS Z15, Z15, Z15
-	MOVQ   dim+136(FP), R12
-
-dAVX512_989:
-	LEAQ         4(DX), R13
-	CMPQ         R13, R12
-	JA           ddoneAVX512_990
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS (CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS (SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS (DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS (R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS (R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS (R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS (R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS (BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      128(AX), Z16
-	VMOVUPS      192(AX), Z17
-	VBROADCASTSS 4(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4(SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 4(DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 4(R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 4(R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 4(R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 4(R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 4(BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      256(AX), Z16
-	VMOVUPS      320(AX), Z17
-	VBROADCASTSS 8(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 8(SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 8(DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 8(R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 8(R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 8(R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 8(R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 8(BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      384(AX), Z16
-	VMOVUPS      448(AX), Z17
-	VBROADCASTSS 12(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 12(SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 12(DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 12(R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 12(R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 12(R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 12(R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 12(BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX512_989
-
-ddoneAVX512_990:
-dAVX512_991:
-	LEAQ         1(DX), R13
-	CMPQ         R13, R12
-	JA           ddoneAVX512_992
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS (CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS (SI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS (DI)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS (R8)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS (R9)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS (R10)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS (R11)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS (BX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x00000080, AX
-	ADDQ         $0x01, DX
-	JMP          dAVX512_991
-
-ddoneAVX512_992:
-	VBROADCASTSS scale+152(FP), Z16
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Z16, Z0, Z0
-	VMOVUPS      Z0, 1024(AX)
-	VMULPS       Z16, Z1, Z1
-	VMOVUPS      Z1, 1152(AX)
-	VMULPS       Z16, Z2, Z2
-	VMOVUPS      Z2, 1280(AX)
-	VMULPS       Z16, Z3, Z3
-	VMOVUPS      Z3, 1408(AX)
-	VMULPS       Z16, Z4, Z4
-	VMOVUPS      Z4, 1536(AX)
-	VMULPS       Z16, Z5, Z5
-	VMOVUPS      Z5, 1664(AX)
-	VMULPS       Z16, Z6, Z6
-	VMOVUPS      Z6, 1792(AX)
-	VMULPS       Z16, Z7, Z7
-	VMOVUPS      Z7, 1920(AX)
-	VMULPS       Z16, Z8, Z8
-	VMOVUPS      Z8, 1088(AX)
-	VMULPS       Z16, Z9, Z9
-	VMOVUPS      Z9, 1216(AX)
-	VMULPS       Z16, Z10, Z10
-	VMOVUPS      Z10, 1344(AX)
-	VMULPS       Z16, Z11, Z11
-	VMOVUPS      Z11, 1472(AX)
-	VMULPS       Z16, Z12, Z12
-	VMOVUPS      Z12, 1600(AX)
-	VMULPS       Z16, Z13, Z13
-	VMOVUPS      Z13, 1728(AX)
-	VMULPS       Z16, Z14, Z14
-	VMOVUPS      Z14, 1856(AX)
-	VMULPS       Z16, Z15, Z15
-	VMOVUPS      Z15, 1984(AX)
-
-	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
-	MOVQ 40(SP), CX
-	MOVQ 16(SP), DX
-
-flushAVX512_993:
-	CMPQ       DX, $0x10
-	JB         flushtailAVX512_994
-	MOVQ       CX, BX
-	MOVQ       48(SP), SI
-	VMOVUPS    (AX), Z0
-	VMOVUPS    128(AX), Z1
-	VMOVUPS    256(AX), Z2
-	VMOVUPS    384(AX), Z3
-	VMOVUPS    512(AX), Z4
-	VMOVUPS    640(AX), Z5
-	VMOVUPS    768(AX), Z6
-	VMOVUPS    896(AX), Z7
-	VMOVUPS    1024(AX), Z8
-	VMOVUPS    1152(AX), Z9
-	VMOVUPS    1280(AX), Z10
-	VMOVUPS    1408(AX), Z11
-	VMOVUPS    1536(AX), Z12
-	VMOVUPS    1664(AX), Z13
-	VMOVUPS    1792(AX), Z14
-	VMOVUPS    1920(AX), Z15
-	VUNPCKLPS  Z1, Z0, Z16
-	VUNPCKHPS  Z1, Z0, Z0
-	VUNPCKLPS  Z3, Z2, Z1
-	VUNPCKHPS  Z3, Z2, Z2
-	VUNPCKLPS  Z5, Z4, Z3
-	VUNPCKHPS  Z5, Z4, Z4
-	VUNPCKLPS  Z7, Z6, Z5
-	VUNPCKHPS  Z7, Z6, Z6
-	VUNPCKLPS  Z9, Z8, Z7
-	VUNPCKHPS  Z9, Z8, Z8
-	VUNPCKLPS  Z11, Z10, Z9
-	VUNPCKHPS  Z11, Z10, Z10
-	VUNPCKLPS  Z13, Z12, Z11
-	VUNPCKHPS  Z13, Z12, Z12
-	VUNPCKLPS  Z15, Z14, Z13
-	VUNPCKHPS  Z15, Z14, Z14
-	VSHUFPS    $0x44, Z1, Z16, Z15
-	VSHUFPS    $0xee, Z1, Z16, Z1
-	VSHUFPS    $0x44, Z2, Z0, Z16
-	VSHUFPS    $0xee, Z2, Z0, Z0
-	VSHUFPS    $0x44, Z5, Z3, Z2
-	VSHUFPS    $0xee, Z5, Z3, Z3
-	VSHUFPS    $0x44, Z6, Z4, Z5
-	VSHUFPS    $0xee, Z6, Z4, Z4
-	VSHUFPS    $0x44, Z9, Z7, Z6
-	VSHUFPS    $0xee, Z9, Z7, Z7
-	VSHUFPS    $0x44, Z10, Z8, Z9
-	VSHUFPS    $0xee, Z10, Z8, Z8
-	VSHUFPS    $0x44, Z13, Z11, Z10
-	VSHUFPS    $0xee, Z13, Z11, Z11
-	VSHUFPS    $0x44, Z14, Z12, Z13
-	VSHUFPS    $0xee, Z14, Z12, Z12
-	VSHUFF32X4 $0x44, Z2, Z15, Z14
-	VSHUFF32X4 $0xee, Z2, Z15, Z2
-	VSHUFF32X4 $0x44, Z10, Z6, Z15
-	VSHUFF32X4 $0xee, Z10, Z6, Z6
-	VSHUFF32X4 $0x88, Z15, Z14, Z10
-	VSHUFF32X4 $0xdd, Z15, Z14, Z14
-	VSHUFF32X4 $0x88, Z6, Z2, Z15
-	VSHUFF32X4 $0xdd, Z6, Z2, Z2
-	VSHUFF32X4 $0x44, Z3, Z1, Z6
-	VSHUFF32X4 $0xee, Z3, Z1, Z1
-	VSHUFF32X4 $0x44, Z11, Z7, Z3
-	VSHUFF32X4 $0xee, Z11, Z7, Z7
-	VSHUFF32X4 $0x88, Z3, Z6, Z11
-	VSHUFF32X4 $0xdd, Z3, Z6, Z3
-	VSHUFF32X4 $0x88, Z7, Z1, Z6
-	VSHUFF32X4 $0xdd, Z7, Z1, Z1
-	VSHUFF32X4 $0x44, Z5, Z16, Z7
-	VSHUFF32X4 $0xee, Z5, Z16, Z5
-	VSHUFF32X4 $0x44, Z13, Z9, Z16
-	VSHUFF32X4 $0xee, Z13, Z9, Z9
-	VSHUFF32X4 $0x88, Z16, Z7, Z13
-	VSHUFF32X4 $0xdd, Z16, Z7, Z7
-	VSHUFF32X4 $0x88, Z9, Z5, Z16
-	VSHUFF32X4 $0xdd, Z9, Z5, Z5
-	VSHUFF32X4 $0x44, Z4, Z0, Z9
-	VSHUFF32X4 $0xee, Z4, Z0, Z0
-	VSHUFF32X4 $0x44, Z12, Z8, Z4
-	VSHUFF32X4 $0xee, Z12, Z8, Z8
-	VSHUFF32X4 $0x88, Z4, Z9, Z12
-	VSHUFF32X4 $0xdd, Z4, Z9, Z4
-	VSHUFF32X4 $0x88, Z8, Z0, Z9
-	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	VMOVUPS    Z10, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z11, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z13, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z12, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z14, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z4, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z15, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z16, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z9, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z0, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    64(AX), Z0
-	VMOVUPS    192(AX), Z1
-	VMOVUPS    320(AX), Z2
-	VMOVUPS    448(AX), Z3
-	VMOVUPS    576(AX), Z4
-	VMOVUPS    704(AX), Z5
-	VMOVUPS    832(AX), Z6
-	VMOVUPS    960(AX), Z7
-	VMOVUPS    1088(AX), Z8
-	VMOVUPS    1216(AX), Z9
-	VMOVUPS    1344(AX), Z10
-	VMOVUPS    1472(AX), Z11
-	VMOVUPS    1600(AX), Z12
-	VMOVUPS    1728(AX), Z13
-	VMOVUPS    1856(AX), Z14
-	VMOVUPS    1984(AX), Z15
-	VUNPCKLPS  Z1, Z0, Z16
-	VUNPCKHPS  Z1, Z0, Z0
-	VUNPCKLPS  Z3, Z2, Z1
-	VUNPCKHPS  Z3, Z2, Z2
-	VUNPCKLPS  Z5, Z4, Z3
-	VUNPCKHPS  Z5, Z4, Z4
-	VUNPCKLPS  Z7, Z6, Z5
-	VUNPCKHPS  Z7, Z6, Z6
-	VUNPCKLPS  Z9, Z8, Z7
-	VUNPCKHPS  Z9, Z8, Z8
-	VUNPCKLPS  Z11, Z10, Z9
-	VUNPCKHPS  Z11, Z10, Z10
-	VUNPCKLPS  Z13, Z12, Z11
-	VUNPCKHPS  Z13, Z12, Z12
-	VUNPCKLPS  Z15, Z14, Z13
-	VUNPCKHPS  Z15, Z14, Z14
-	VSHUFPS    $0x44, Z1, Z16, Z15
-	VSHUFPS    $0xee, Z1, Z16, Z1
-	VSHUFPS    $0x44, Z2, Z0, Z16
-	VSHUFPS    $0xee, Z2, Z0, Z0
-	VSHUFPS    $0x44, Z5, Z3, Z2
-	VSHUFPS    $0xee, Z5, Z3, Z3
-	VSHUFPS    $0x44, Z6, Z4, Z5
-	VSHUFPS    $0xee, Z6, Z4, Z4
-	VSHUFPS    $0x44, Z9, Z7, Z6
-	VSHUFPS    $0xee, Z9, Z7, Z7
-	VSHUFPS    $0x44, Z10, Z8, Z9
-	VSHUFPS    $0xee, Z10, Z8, Z8
-	VSHUFPS    $0x44, Z13, Z11, Z10
-	VSHUFPS    $0xee, Z13, Z11, Z11
-	VSHUFPS    $0x44, Z14, Z12, Z13
-	VSHUFPS    $0xee, Z14, Z12, Z12
-	VSHUFF32X4 $0x44, Z2, Z15, Z14
-	VSHUFF32X4 $0xee, Z2, Z15, Z2
-	VSHUFF32X4 $0x44, Z10, Z6, Z15
-	VSHUFF32X4 $0xee, Z10, Z6, Z6
-	VSHUFF32X4 $0x88, Z15, Z14, Z10
-	VSHUFF32X4 $0xdd, Z15, Z14, Z14
-	VSHUFF32X4 $0x88, Z6, Z2, Z15
-	VSHUFF32X4 $0xdd, Z6, Z2, Z2
-	VSHUFF32X4 $0x44, Z3, Z1, Z6
-	VSHUFF32X4 $0xee, Z3, Z1, Z1
-	VSHUFF32X4 $0x44, Z11, Z7, Z3
-	VSHUFF32X4 $0xee, Z11, Z7, Z7
-	VSHUFF32X4 $0x88, Z3, Z6, Z11
-	VSHUFF32X4 $0xdd, Z3, Z6, Z3
-	VSHUFF32X4 $0x88, Z7, Z1, Z6
-	VSHUFF32X4 $0xdd, Z7, Z1, Z1
-	VSHUFF32X4 $0x44, Z5, Z16, Z7
-	VSHUFF32X4 $0xee, Z5, Z16, Z5
-	VSHUFF32X4 $0x44, Z13, Z9, Z16
-	VSHUFF32X4 $0xee, Z13, Z9, Z9
-	VSHUFF32X4 $0x88, Z16, Z7, Z13
-	VSHUFF32X4 $0xdd, Z16, Z7, Z7
-	VSHUFF32X4 $0x88, Z9, Z5, Z16
-	VSHUFF32X4 $0xdd, Z9, Z5, Z5
-	VSHUFF32X4 $0x44, Z4, Z0, Z9
-	VSHUFF32X4 $0xee, Z4, Z0, Z0
-	VSHUFF32X4 $0x44, Z12, Z8, Z4
-	VSHUFF32X4 $0xee, Z12, Z8, Z8
-	VSHUFF32X4 $0x88, Z4, Z9, Z12
-	VSHUFF32X4 $0xdd, Z4, Z9, Z4
-	VSHUFF32X4 $0x88, Z8, Z0, Z9
-	VSHUFF32X4 $0xdd, Z8, Z0, Z0
-	VMOVUPS    Z10, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z11, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z13, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z12, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z14, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z3, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z7, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z4, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z15, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z6, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z16, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z9, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z2, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z1, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z5, (BX)
-	DECQ       SI
-	JZ         chunkdoneAVX512_996
-	ADDQ       56(SP), BX
-	VMOVUPS    Z0, (BX)
-
-chunkdoneAVX512_996:
-	ADDQ $0x00000800, AX
-	ADDQ $0x40, CX
-	SUBQ $0x10, DX
-	JMP  flushAVX512_993
-
-flushtailAVX512_994:
-	TESTQ DX, DX
-	JZ    flushdoneAVX512_995
-
-	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
-	MOVQ CX, BX
-	MOVQ 48(SP), SI
-	XORQ CX, CX
-
-tailrowAVX512_997:
-	XORQ DI, DI
-	LEAQ (AX)(CX*4), R8
-
-tailkeyAVX512_998:
-	MOVL (R8), R9
-	MOVL R9, (BX)(DI*4)
-	ADDQ $0x00000080, R8
-	INCQ DI
-	CMPQ DI, DX
-	JB   tailkeyAVX512_998
-	ADDQ 56(SP), BX
-	INCQ CX
-	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_995
-	DECQ SI
-	JNZ  tailrowAVX512_997
-
-flushdoneAVX512_995:
-	MOVQ   dim+136(FP), AX
-	IMUL3Q $0x00000080, AX, AX
-	ADDQ   AX, 32(SP)
-	MOVQ   56(SP), AX
-	IMUL3Q $0x00000020, AX, AX
-	ADDQ   AX, 40(SP)
-	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_959
-
-panelsdoneAVX512_960:
-	MOVQ   stride+144(FP), AX
-	IMUL3Q $0x00000220, AX, AX
-	ADDQ   AX, (SP)
-	ADDQ   $0x40, 24(SP)
-	MOVQ   16(SP), AX
-	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_957
-
-blocksdoneAVX512_958:
-	VZEROUPPER
-	RET
-
-// func ScoresQ8Panels64AVX512(dst []float32, panels []float32, k []byte, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
-// Requires: AVX, AVX2, AVX512DQ, AVX512F, CMOV, MMX+
-TEXT ·ScoresQ8Panels64AVX512(SB), NOSPLIT, $88-156
-	MOVQ $0x00000000, 80(SP)
-	MOVQ k_base+48(FP), AX
-	MOVQ AX, (SP)
-	MOVQ n+128(FP), AX
-	MOVQ AX, 8(SP)
-	SHLQ $0x02, AX
-	MOVQ AX, 56(SP)
-	MOVQ dst_base+0(FP), AX
-	MOVQ AX, 24(SP)
-
-blocksAVX512_999:
-	MOVQ  8(SP), AX
-	TESTQ AX, AX
-	JZ    blocksdoneAVX512_1000
-
-	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
-	// zeros), whose scores are computed and never written out.
-	MOVQ    $0x00000010, CX
-	CMPQ    AX, CX
-	CMOVQHI CX, AX
-	MOVQ    AX, 16(SP)
-	MOVQ    panels_base+24(FP), AX
-	MOVQ    AX, 32(SP)
-	MOVQ    24(SP), AX
-	MOVQ    AX, 40(SP)
-	MOVQ    rows+120(FP), AX
-	MOVQ    AX, 48(SP)
-
-	// The first panel widens each tile's keys right before running it.
-	// Widen keys 0–7 of the block.
-	MOVQ    16(SP), AX
-	MOVQ    $0x00000008, CX
-	CMPQ    AX, CX
-	CMOVQGT CX, AX
-	MOVQ    (SP), CX
-	MOVQ    stride+144(FP), DX
-	IMUL3Q  $0x22, DX, DX
-	IMUL3Q  $0x20, DX, BX
-	MOVQ    scratch_base+72(FP), SI
-
-widenAVX512_1003:
-	TESTQ        AX, AX
-	JZ           widendoneAVX512_1004
-	VPBROADCASTW (CX), Y0
-	VCVTPH2PS    Y0, Z0
-	VPMOVSXBD    2(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, (SI)
-	VPMOVSXBD    18(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 64(SI)
-	VPBROADCASTW 34(CX), Y0
-	VCVTPH2PS    Y0, Z0
-	VPMOVSXBD    36(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 128(SI)
-	VPMOVSXBD    52(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 192(SI)
-	PREFETCHT0   (CX)(BX*1)
-	PREFETCHT0   64(CX)(BX*1)
-	PREFETCHT0   67(CX)(BX*1)
-	ADDQ         $0x00000100, SI
-	ADDQ         DX, CX
-	DECQ         AX
-	JMP          widenAVX512_1003
-
-widendoneAVX512_1004:
-	// Tile of 32 queries × keys 0–7 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	VXORPS Z14, Z14, Z14
-	VXORPS Z15, Z15, Z15
-	MOVQ   64(SP), BX
-	MOVQ   72(SP), SI
-	MOVQ   80(SP), DI
-
-dAVX512_1005:
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS (CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 256(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 512(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 768(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 1024(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 1280(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 1536(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 1792(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      128(AX), Z16
-	VMOVUPS      192(AX), Z17
-	VBROADCASTSS 4(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 260(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 516(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 772(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 1028(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 1284(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 1540(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 1796(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      256(AX), Z16
-	VMOVUPS      320(AX), Z17
-	VBROADCASTSS 8(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 264(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 520(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 776(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 1032(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 1288(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 1544(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 1800(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      384(AX), Z16
-	VMOVUPS      448(AX), Z17
-	VBROADCASTSS 12(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 268(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 524(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 780(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 1036(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 1292(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 1548(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 1804(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-
-	// One waiting row of the last flush to dst.
-	TESTQ   DI, DI
-	JZ      pendnoneAVX512_1006
-	VMOVUPS (BX), Z16
-	VMOVUPS Z16, (SI)
-	ADDQ    $0x40, BX
-	ADDQ    56(SP), SI
-	DECQ    DI
-
-pendnoneAVX512_1006:
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000040
-	JB           dAVX512_1005
-	MOVQ         BX, 64(SP)
-	MOVQ         SI, 72(SP)
-	MOVQ         DI, 80(SP)
-	VBROADCASTSS scale+152(FP), Z16
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Z16, Z0, Z0
-	VMOVUPS      Z0, (AX)
-	VMULPS       Z16, Z1, Z1
-	VMOVUPS      Z1, 128(AX)
-	VMULPS       Z16, Z2, Z2
-	VMOVUPS      Z2, 256(AX)
-	VMULPS       Z16, Z3, Z3
-	VMOVUPS      Z3, 384(AX)
-	VMULPS       Z16, Z4, Z4
-	VMOVUPS      Z4, 512(AX)
-	VMULPS       Z16, Z5, Z5
-	VMOVUPS      Z5, 640(AX)
-	VMULPS       Z16, Z6, Z6
-	VMOVUPS      Z6, 768(AX)
-	VMULPS       Z16, Z7, Z7
-	VMOVUPS      Z7, 896(AX)
-	VMULPS       Z16, Z8, Z8
-	VMOVUPS      Z8, 64(AX)
-	VMULPS       Z16, Z9, Z9
-	VMOVUPS      Z9, 192(AX)
-	VMULPS       Z16, Z10, Z10
-	VMOVUPS      Z10, 320(AX)
-	VMULPS       Z16, Z11, Z11
-	VMOVUPS      Z11, 448(AX)
-	VMULPS       Z16, Z12, Z12
-	VMOVUPS      Z12, 576(AX)
-	VMULPS       Z16, Z13, Z13
-	VMOVUPS      Z13, 704(AX)
-	VMULPS       Z16, Z14, Z14
-	VMOVUPS      Z14, 832(AX)
-	VMULPS       Z16, Z15, Z15
-	VMOVUPS      Z15, 960(AX)
-
-	// Widen keys 8–15 of the block.
-	XORQ    CX, CX
-	MOVQ    16(SP), AX
-	SUBQ    $0x08, AX
-	CMOVQLT CX, AX
-	MOVQ    $0x00000008, CX
-	CMPQ    AX, CX
-	CMOVQGT CX, AX
-	MOVQ    (SP), CX
-	MOVQ    stride+144(FP), DX
-	IMUL3Q  $0x22, DX, DX
-	IMUL3Q  $0x08, DX, BX
-	ADDQ    BX, CX
-	IMUL3Q  $0x20, DX, BX
-	MOVQ    scratch_base+72(FP), SI
-	ADDQ    $0x00000800, SI
-
-widenAVX512_1007:
-	TESTQ        AX, AX
-	JZ           widendoneAVX512_1008
-	VPBROADCASTW (CX), Y0
-	VCVTPH2PS    Y0, Z0
-	VPMOVSXBD    2(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, (SI)
-	VPMOVSXBD    18(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 64(SI)
-	VPBROADCASTW 34(CX), Y0
-	VCVTPH2PS    Y0, Z0
-	VPMOVSXBD    36(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 128(SI)
-	VPMOVSXBD    52(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 192(SI)
-	PREFETCHT0   (CX)(BX*1)
-	PREFETCHT0   64(CX)(BX*1)
-	PREFETCHT0   67(CX)(BX*1)
-	ADDQ         $0x00000100, SI
-	ADDQ         DX, CX
-	DECQ         AX
-	JMP          widenAVX512_1007
-
-widendoneAVX512_1008:
-	// Tile of 32 queries × keys 8–15 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	VXORPS Z14, Z14, Z14
-	VXORPS Z15, Z15, Z15
-	MOVQ   64(SP), BX
-	MOVQ   72(SP), SI
-	MOVQ   80(SP), DI
-
-dAVX512_1009:
-	VMOVUPS      (AX), Z16
-	VMOVUPS      64(AX), Z17
-	VBROADCASTSS 2048(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 2304(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 2560(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 2816(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 3072(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 3328(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3584(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3840(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      128(AX), Z16
-	VMOVUPS      192(AX), Z17
-	VBROADCASTSS 2052(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 2308(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 2564(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 2820(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 3076(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 3332(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3588(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3844(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      256(AX), Z16
-	VMOVUPS      320(AX), Z17
-	VBROADCASTSS 2056(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 2312(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 2568(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 2824(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 3080(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 3336(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3592(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3848(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	VMOVUPS      384(AX), Z16
-	VMOVUPS      448(AX), Z17
-	VBROADCASTSS 2060(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 2316(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 2572(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 2828(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 3084(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 3340(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3596(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3852(CX)(DX*4), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-
-	// One waiting row of the last flush to dst.
-	TESTQ   DI, DI
-	JZ      pendnoneAVX512_1010
-	VMOVUPS (BX), Z16
-	VMOVUPS Z16, (SI)
-	ADDQ    $0x40, BX
-	ADDQ    56(SP), SI
-	DECQ    DI
-
-pendnoneAVX512_1010:
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000040
-	JB           dAVX512_1009
-	MOVQ         BX, 64(SP)
-	MOVQ         SI, 72(SP)
-	MOVQ         DI, 80(SP)
+ddoneAVX512_1004:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -34856,24 +34315,24 @@ pendnoneAVX512_1010:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_1011
+	JZ    draindoneAVX512_1005
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_1012:
+drainAVX512_1006:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_1012
+	JNZ     drainAVX512_1006
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_1011:
+draindoneAVX512_1005:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_1016
+	JB         flushpartialAVX512_1010
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -35075,15 +34534,15 @@ draindoneAVX512_1011:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_1015
+	JMP        flushdoneAVX512_1009
 
-flushpartialAVX512_1016:
+flushpartialAVX512_1010:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_1013:
+flushAVX512_1007:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_1014
+	JB         flushtailAVX512_1008
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -35168,67 +34627,67 @@ flushAVX512_1013:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -35312,100 +34771,100 @@ flushAVX512_1013:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1017
+	JZ         chunkdoneAVX512_1011
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_1017:
+chunkdoneAVX512_1011:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_1013
+	JMP  flushAVX512_1007
 
-flushtailAVX512_1014:
+flushtailAVX512_1008:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_1015
+	JZ    flushdoneAVX512_1009
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_1018:
+tailrowAVX512_1012:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_1019:
+tailkeyAVX512_1013:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_1019
+	JB   tailkeyAVX512_1013
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_1015
+	JAE  flushdoneAVX512_1009
 	DECQ SI
-	JNZ  tailrowAVX512_1018
+	JNZ  tailrowAVX512_1012
 
-flushdoneAVX512_1015:
+flushdoneAVX512_1009:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -35413,13 +34872,22 @@ flushdoneAVX512_1015:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_1002
+	JLE    panelsdoneAVX512_984
 
-panelsAVX512_1001:
+panelsAVX512_983:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
 	XORQ   DX, DX
+	MOVQ   dim+136(FP), BX
+	SHLQ   $0x02, BX
+	LEAQ   (CX)(BX*1), SI
+	LEAQ   (SI)(BX*1), DI
+	LEAQ   (DI)(BX*1), R8
+	LEAQ   (R8)(BX*1), R9
+	LEAQ   (R9)(BX*1), R10
+	LEAQ   (R10)(BX*1), R11
+	LEAQ   (R11)(BX*1), BX
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -35436,35 +34904,36 @@ panelsAVX512_1001:
 	VXORPS Z13, Z13, Z13
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
-	MOVQ   64(SP), BX
-	MOVQ   72(SP), SI
-	MOVQ   80(SP), DI
+	MOVQ   dim+136(FP), R12
 
-dAVX512_1020:
+dAVX512_1014:
+	LEAQ         4(DX), R13
+	CMPQ         R13, R12
+	JA           ddoneAVX512_1015
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 256(CX)(DX*4), Z18
+	VBROADCASTSS (SI)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 512(CX)(DX*4), Z18
+	VBROADCASTSS (DI)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 768(CX)(DX*4), Z18
+	VBROADCASTSS (R8)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 1024(CX)(DX*4), Z18
+	VBROADCASTSS (R9)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 1280(CX)(DX*4), Z18
+	VBROADCASTSS (R10)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 1536(CX)(DX*4), Z18
+	VBROADCASTSS (R11)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 1792(CX)(DX*4), Z18
+	VBROADCASTSS (BX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 	VMOVUPS      128(AX), Z16
@@ -35472,25 +34941,25 @@ dAVX512_1020:
 	VBROADCASTSS 4(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 260(CX)(DX*4), Z18
+	VBROADCASTSS 4(SI)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 516(CX)(DX*4), Z18
+	VBROADCASTSS 4(DI)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 772(CX)(DX*4), Z18
+	VBROADCASTSS 4(R8)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 1028(CX)(DX*4), Z18
+	VBROADCASTSS 4(R9)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 1284(CX)(DX*4), Z18
+	VBROADCASTSS 4(R10)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 1540(CX)(DX*4), Z18
+	VBROADCASTSS 4(R11)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 1796(CX)(DX*4), Z18
+	VBROADCASTSS 4(BX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 	VMOVUPS      256(AX), Z16
@@ -35498,25 +34967,25 @@ dAVX512_1020:
 	VBROADCASTSS 8(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 264(CX)(DX*4), Z18
+	VBROADCASTSS 8(SI)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 520(CX)(DX*4), Z18
+	VBROADCASTSS 8(DI)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 776(CX)(DX*4), Z18
+	VBROADCASTSS 8(R8)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 1032(CX)(DX*4), Z18
+	VBROADCASTSS 8(R9)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 1288(CX)(DX*4), Z18
+	VBROADCASTSS 8(R10)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 1544(CX)(DX*4), Z18
+	VBROADCASTSS 8(R11)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 1800(CX)(DX*4), Z18
+	VBROADCASTSS 8(BX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 	VMOVUPS      384(AX), Z16
@@ -35524,45 +34993,81 @@ dAVX512_1020:
 	VBROADCASTSS 12(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 268(CX)(DX*4), Z18
+	VBROADCASTSS 12(SI)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 524(CX)(DX*4), Z18
+	VBROADCASTSS 12(DI)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 780(CX)(DX*4), Z18
+	VBROADCASTSS 12(R8)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 1036(CX)(DX*4), Z18
+	VBROADCASTSS 12(R9)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 1292(CX)(DX*4), Z18
+	VBROADCASTSS 12(R10)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 1548(CX)(DX*4), Z18
+	VBROADCASTSS 12(R11)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 1804(CX)(DX*4), Z18
+	VBROADCASTSS 12(BX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 
-	// One waiting row of the last flush to dst.
-	TESTQ   DI, DI
-	JZ      pendnoneAVX512_1021
-	VMOVUPS (BX), Z16
-	VMOVUPS Z16, (SI)
-	ADDQ    $0x40, BX
-	ADDQ    56(SP), SI
-	DECQ    DI
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX512_1016
+	MOVQ    64(SP), R13
+	VMOVUPS (R13), Z16
+	ADDQ    $0x40, 64(SP)
+	MOVQ    72(SP), R13
+	VMOVUPS Z16, (R13)
+	MOVQ    56(SP), R13
+	ADDQ    R13, 72(SP)
+	DECQ    80(SP)
 
-pendnoneAVX512_1021:
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000040
-	JB           dAVX512_1020
-	MOVQ         BX, 64(SP)
-	MOVQ         SI, 72(SP)
-	MOVQ         DI, 80(SP)
+pendnoneAVX512_1016:
+	ADDQ $0x00000200, AX
+	ADDQ $0x04, DX
+	JMP  dAVX512_1014
+
+ddoneAVX512_1015:
+dAVX512_1017:
+	LEAQ         1(DX), R13
+	CMPQ         R13, R12
+	JA           ddoneAVX512_1018
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS (CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS (SI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS (DI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS (R8)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS (R9)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS (R10)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS (R11)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS (BX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	ADDQ         $0x00000080, AX
+	ADDQ         $0x01, DX
+	JMP          dAVX512_1017
+
+ddoneAVX512_1018:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -35602,6 +35107,17 @@ pendnoneAVX512_1021:
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
 	XORQ   DX, DX
+	MOVQ   dim+136(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x08, BX, SI
+	ADDQ   SI, CX
+	LEAQ   (CX)(BX*1), SI
+	LEAQ   (SI)(BX*1), DI
+	LEAQ   (DI)(BX*1), R8
+	LEAQ   (R8)(BX*1), R9
+	LEAQ   (R9)(BX*1), R10
+	LEAQ   (R10)(BX*1), R11
+	LEAQ   (R11)(BX*1), BX
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -35618,133 +35134,170 @@ pendnoneAVX512_1021:
 	VXORPS Z13, Z13, Z13
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
-	MOVQ   64(SP), BX
-	MOVQ   72(SP), SI
-	MOVQ   80(SP), DI
+	MOVQ   dim+136(FP), R12
 
-dAVX512_1022:
+dAVX512_1019:
+	LEAQ         4(DX), R13
+	CMPQ         R13, R12
+	JA           ddoneAVX512_1020
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
-	VBROADCASTSS 2048(CX)(DX*4), Z18
+	VBROADCASTSS (CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 2304(CX)(DX*4), Z18
+	VBROADCASTSS (SI)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 2560(CX)(DX*4), Z18
+	VBROADCASTSS (DI)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 2816(CX)(DX*4), Z18
+	VBROADCASTSS (R8)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 3072(CX)(DX*4), Z18
+	VBROADCASTSS (R9)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 3328(CX)(DX*4), Z18
+	VBROADCASTSS (R10)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3584(CX)(DX*4), Z18
+	VBROADCASTSS (R11)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3840(CX)(DX*4), Z18
+	VBROADCASTSS (BX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 	VMOVUPS      128(AX), Z16
 	VMOVUPS      192(AX), Z17
-	VBROADCASTSS 2052(CX)(DX*4), Z18
+	VBROADCASTSS 4(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 2308(CX)(DX*4), Z18
+	VBROADCASTSS 4(SI)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 2564(CX)(DX*4), Z18
+	VBROADCASTSS 4(DI)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 2820(CX)(DX*4), Z18
+	VBROADCASTSS 4(R8)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 3076(CX)(DX*4), Z18
+	VBROADCASTSS 4(R9)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 3332(CX)(DX*4), Z18
+	VBROADCASTSS 4(R10)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3588(CX)(DX*4), Z18
+	VBROADCASTSS 4(R11)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3844(CX)(DX*4), Z18
+	VBROADCASTSS 4(BX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 	VMOVUPS      256(AX), Z16
 	VMOVUPS      320(AX), Z17
-	VBROADCASTSS 2056(CX)(DX*4), Z18
+	VBROADCASTSS 8(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 2312(CX)(DX*4), Z18
+	VBROADCASTSS 8(SI)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 2568(CX)(DX*4), Z18
+	VBROADCASTSS 8(DI)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 2824(CX)(DX*4), Z18
+	VBROADCASTSS 8(R8)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 3080(CX)(DX*4), Z18
+	VBROADCASTSS 8(R9)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 3336(CX)(DX*4), Z18
+	VBROADCASTSS 8(R10)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3592(CX)(DX*4), Z18
+	VBROADCASTSS 8(R11)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3848(CX)(DX*4), Z18
+	VBROADCASTSS 8(BX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 	VMOVUPS      384(AX), Z16
 	VMOVUPS      448(AX), Z17
-	VBROADCASTSS 2060(CX)(DX*4), Z18
+	VBROADCASTSS 12(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 2316(CX)(DX*4), Z18
+	VBROADCASTSS 12(SI)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 2572(CX)(DX*4), Z18
+	VBROADCASTSS 12(DI)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 2828(CX)(DX*4), Z18
+	VBROADCASTSS 12(R8)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 3084(CX)(DX*4), Z18
+	VBROADCASTSS 12(R9)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 3340(CX)(DX*4), Z18
+	VBROADCASTSS 12(R10)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3596(CX)(DX*4), Z18
+	VBROADCASTSS 12(R11)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3852(CX)(DX*4), Z18
+	VBROADCASTSS 12(BX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 
-	// One waiting row of the last flush to dst.
-	TESTQ   DI, DI
-	JZ      pendnoneAVX512_1023
-	VMOVUPS (BX), Z16
-	VMOVUPS Z16, (SI)
-	ADDQ    $0x40, BX
-	ADDQ    56(SP), SI
-	DECQ    DI
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX512_1021
+	MOVQ    64(SP), R13
+	VMOVUPS (R13), Z16
+	ADDQ    $0x40, 64(SP)
+	MOVQ    72(SP), R13
+	VMOVUPS Z16, (R13)
+	MOVQ    56(SP), R13
+	ADDQ    R13, 72(SP)
+	DECQ    80(SP)
 
-pendnoneAVX512_1023:
-	ADDQ         $0x00000200, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000040
-	JB           dAVX512_1022
-	MOVQ         BX, 64(SP)
-	MOVQ         SI, 72(SP)
-	MOVQ         DI, 80(SP)
+pendnoneAVX512_1021:
+	ADDQ $0x00000200, AX
+	ADDQ $0x04, DX
+	JMP  dAVX512_1019
+
+ddoneAVX512_1020:
+dAVX512_1022:
+	LEAQ         1(DX), R13
+	CMPQ         R13, R12
+	JA           ddoneAVX512_1023
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS (CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS (SI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS (DI)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS (R8)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS (R9)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS (R10)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS (R11)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS (BX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	ADDQ         $0x00000080, AX
+	ADDQ         $0x01, DX
+	JMP          dAVX512_1022
+
+ddoneAVX512_1023:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -36340,18 +35893,18 @@ flushdoneAVX512_1028:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_1001
+	JG     panelsAVX512_983
 
-panelsdoneAVX512_1002:
+panelsdoneAVX512_984:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x00000220, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_999
+	JMP    blocksAVX512_981
 
-blocksdoneAVX512_1000:
+blocksdoneAVX512_982:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
@@ -36372,9 +35925,9 @@ draindoneAVX512_1033:
 	VZEROUPPER
 	RET
 
-// func ScoresQ8Panels128AVX512(dst []float32, panels []float32, k []byte, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
+// func ScoresQ8Panels64AVX512(dst []float32, panels []float32, k []byte, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
 // Requires: AVX, AVX2, AVX512DQ, AVX512F, CMOV, MMX+
-TEXT ·ScoresQ8Panels128AVX512(SB), NOSPLIT, $88-156
+TEXT ·ScoresQ8Panels64AVX512(SB), NOSPLIT, $88-156
 	MOVQ $0x00000000, 80(SP)
 	MOVQ k_base+48(FP), AX
 	MOVQ AX, (SP)
@@ -36412,7 +35965,7 @@ blocksAVX512_1035:
 	MOVQ    (SP), CX
 	MOVQ    stride+144(FP), DX
 	IMUL3Q  $0x22, DX, DX
-	IMUL3Q  $0x10, DX, BX
+	IMUL3Q  $0x20, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
 widenAVX512_1039:
@@ -36438,31 +35991,10 @@ widenAVX512_1039:
 	VCVTDQ2PS    Z1, Z1
 	VMULPS       Z0, Z1, Z1
 	VMOVUPS      Z1, 192(SI)
-	VPBROADCASTW 68(CX), Y0
-	VCVTPH2PS    Y0, Z0
-	VPMOVSXBD    70(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 256(SI)
-	VPMOVSXBD    86(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 320(SI)
-	VPBROADCASTW 102(CX), Y0
-	VCVTPH2PS    Y0, Z0
-	VPMOVSXBD    104(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 384(SI)
-	VPMOVSXBD    120(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 448(SI)
 	PREFETCHT0   (CX)(BX*1)
 	PREFETCHT0   64(CX)(BX*1)
-	PREFETCHT0   128(CX)(BX*1)
-	PREFETCHT0   135(CX)(BX*1)
-	ADDQ         $0x00000200, SI
+	PREFETCHT0   67(CX)(BX*1)
+	ADDQ         $0x00000100, SI
 	ADDQ         DX, CX
 	DECQ         AX
 	JMP          widenAVX512_1039
@@ -36498,25 +36030,25 @@ dAVX512_1041:
 	VBROADCASTSS (CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 512(CX)(DX*4), Z18
+	VBROADCASTSS 256(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 1024(CX)(DX*4), Z18
+	VBROADCASTSS 512(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 1536(CX)(DX*4), Z18
+	VBROADCASTSS 768(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 2048(CX)(DX*4), Z18
+	VBROADCASTSS 1024(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 2560(CX)(DX*4), Z18
+	VBROADCASTSS 1280(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3072(CX)(DX*4), Z18
+	VBROADCASTSS 1536(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3584(CX)(DX*4), Z18
+	VBROADCASTSS 1792(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 	VMOVUPS      128(AX), Z16
@@ -36524,25 +36056,25 @@ dAVX512_1041:
 	VBROADCASTSS 4(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 516(CX)(DX*4), Z18
+	VBROADCASTSS 260(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 1028(CX)(DX*4), Z18
+	VBROADCASTSS 516(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 1540(CX)(DX*4), Z18
+	VBROADCASTSS 772(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 2052(CX)(DX*4), Z18
+	VBROADCASTSS 1028(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 2564(CX)(DX*4), Z18
+	VBROADCASTSS 1284(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3076(CX)(DX*4), Z18
+	VBROADCASTSS 1540(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3588(CX)(DX*4), Z18
+	VBROADCASTSS 1796(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 	VMOVUPS      256(AX), Z16
@@ -36550,25 +36082,25 @@ dAVX512_1041:
 	VBROADCASTSS 8(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 520(CX)(DX*4), Z18
+	VBROADCASTSS 264(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 1032(CX)(DX*4), Z18
+	VBROADCASTSS 520(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 1544(CX)(DX*4), Z18
+	VBROADCASTSS 776(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 2056(CX)(DX*4), Z18
+	VBROADCASTSS 1032(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 2568(CX)(DX*4), Z18
+	VBROADCASTSS 1288(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3080(CX)(DX*4), Z18
+	VBROADCASTSS 1544(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3592(CX)(DX*4), Z18
+	VBROADCASTSS 1800(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 	VMOVUPS      384(AX), Z16
@@ -36576,25 +36108,25 @@ dAVX512_1041:
 	VBROADCASTSS 12(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 524(CX)(DX*4), Z18
+	VBROADCASTSS 268(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 1036(CX)(DX*4), Z18
+	VBROADCASTSS 524(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 1548(CX)(DX*4), Z18
+	VBROADCASTSS 780(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 2060(CX)(DX*4), Z18
+	VBROADCASTSS 1036(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 2572(CX)(DX*4), Z18
+	VBROADCASTSS 1292(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3084(CX)(DX*4), Z18
+	VBROADCASTSS 1548(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3596(CX)(DX*4), Z18
+	VBROADCASTSS 1804(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 
@@ -36610,7 +36142,7 @@ dAVX512_1041:
 pendnoneAVX512_1042:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000080
+	CMPQ         DX, $0x00000040
 	JB           dAVX512_1041
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
@@ -36663,9 +36195,9 @@ pendnoneAVX512_1042:
 	IMUL3Q  $0x22, DX, DX
 	IMUL3Q  $0x08, DX, BX
 	ADDQ    BX, CX
-	IMUL3Q  $0x10, DX, BX
+	IMUL3Q  $0x20, DX, BX
 	MOVQ    scratch_base+72(FP), SI
-	ADDQ    $0x00001000, SI
+	ADDQ    $0x00000800, SI
 
 widenAVX512_1043:
 	TESTQ        AX, AX
@@ -36690,31 +36222,10 @@ widenAVX512_1043:
 	VCVTDQ2PS    Z1, Z1
 	VMULPS       Z0, Z1, Z1
 	VMOVUPS      Z1, 192(SI)
-	VPBROADCASTW 68(CX), Y0
-	VCVTPH2PS    Y0, Z0
-	VPMOVSXBD    70(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 256(SI)
-	VPMOVSXBD    86(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 320(SI)
-	VPBROADCASTW 102(CX), Y0
-	VCVTPH2PS    Y0, Z0
-	VPMOVSXBD    104(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 384(SI)
-	VPMOVSXBD    120(CX), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 448(SI)
 	PREFETCHT0   (CX)(BX*1)
 	PREFETCHT0   64(CX)(BX*1)
-	PREFETCHT0   128(CX)(BX*1)
-	PREFETCHT0   135(CX)(BX*1)
-	ADDQ         $0x00000200, SI
+	PREFETCHT0   67(CX)(BX*1)
+	ADDQ         $0x00000100, SI
 	ADDQ         DX, CX
 	DECQ         AX
 	JMP          widenAVX512_1043
@@ -36747,106 +36258,106 @@ widendoneAVX512_1044:
 dAVX512_1045:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
-	VBROADCASTSS 4096(CX)(DX*4), Z18
+	VBROADCASTSS 2048(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4608(CX)(DX*4), Z18
+	VBROADCASTSS 2304(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 5120(CX)(DX*4), Z18
+	VBROADCASTSS 2560(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 5632(CX)(DX*4), Z18
+	VBROADCASTSS 2816(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 6144(CX)(DX*4), Z18
+	VBROADCASTSS 3072(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 6656(CX)(DX*4), Z18
+	VBROADCASTSS 3328(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 7168(CX)(DX*4), Z18
+	VBROADCASTSS 3584(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 7680(CX)(DX*4), Z18
+	VBROADCASTSS 3840(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 	VMOVUPS      128(AX), Z16
 	VMOVUPS      192(AX), Z17
-	VBROADCASTSS 4100(CX)(DX*4), Z18
+	VBROADCASTSS 2052(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4612(CX)(DX*4), Z18
+	VBROADCASTSS 2308(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 5124(CX)(DX*4), Z18
+	VBROADCASTSS 2564(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 5636(CX)(DX*4), Z18
+	VBROADCASTSS 2820(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 6148(CX)(DX*4), Z18
+	VBROADCASTSS 3076(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 6660(CX)(DX*4), Z18
+	VBROADCASTSS 3332(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 7172(CX)(DX*4), Z18
+	VBROADCASTSS 3588(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 7684(CX)(DX*4), Z18
+	VBROADCASTSS 3844(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 	VMOVUPS      256(AX), Z16
 	VMOVUPS      320(AX), Z17
-	VBROADCASTSS 4104(CX)(DX*4), Z18
+	VBROADCASTSS 2056(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4616(CX)(DX*4), Z18
+	VBROADCASTSS 2312(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 5128(CX)(DX*4), Z18
+	VBROADCASTSS 2568(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 5640(CX)(DX*4), Z18
+	VBROADCASTSS 2824(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 6152(CX)(DX*4), Z18
+	VBROADCASTSS 3080(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 6664(CX)(DX*4), Z18
+	VBROADCASTSS 3336(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 7176(CX)(DX*4), Z18
+	VBROADCASTSS 3592(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 7688(CX)(DX*4), Z18
+	VBROADCASTSS 3848(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 	VMOVUPS      384(AX), Z16
 	VMOVUPS      448(AX), Z17
-	VBROADCASTSS 4108(CX)(DX*4), Z18
+	VBROADCASTSS 2060(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4620(CX)(DX*4), Z18
+	VBROADCASTSS 2316(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 5132(CX)(DX*4), Z18
+	VBROADCASTSS 2572(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 5644(CX)(DX*4), Z18
+	VBROADCASTSS 2828(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 6156(CX)(DX*4), Z18
+	VBROADCASTSS 3084(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 6668(CX)(DX*4), Z18
+	VBROADCASTSS 3340(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 7180(CX)(DX*4), Z18
+	VBROADCASTSS 3596(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 7692(CX)(DX*4), Z18
+	VBROADCASTSS 3852(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 
@@ -36862,7 +36373,7 @@ dAVX512_1045:
 pendnoneAVX512_1046:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000080
+	CMPQ         DX, $0x00000040
 	JB           dAVX512_1045
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
@@ -37495,25 +37006,25 @@ dAVX512_1056:
 	VBROADCASTSS (CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 512(CX)(DX*4), Z18
+	VBROADCASTSS 256(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 1024(CX)(DX*4), Z18
+	VBROADCASTSS 512(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 1536(CX)(DX*4), Z18
+	VBROADCASTSS 768(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 2048(CX)(DX*4), Z18
+	VBROADCASTSS 1024(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 2560(CX)(DX*4), Z18
+	VBROADCASTSS 1280(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3072(CX)(DX*4), Z18
+	VBROADCASTSS 1536(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3584(CX)(DX*4), Z18
+	VBROADCASTSS 1792(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 	VMOVUPS      128(AX), Z16
@@ -37521,25 +37032,25 @@ dAVX512_1056:
 	VBROADCASTSS 4(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 516(CX)(DX*4), Z18
+	VBROADCASTSS 260(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 1028(CX)(DX*4), Z18
+	VBROADCASTSS 516(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 1540(CX)(DX*4), Z18
+	VBROADCASTSS 772(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 2052(CX)(DX*4), Z18
+	VBROADCASTSS 1028(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 2564(CX)(DX*4), Z18
+	VBROADCASTSS 1284(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3076(CX)(DX*4), Z18
+	VBROADCASTSS 1540(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3588(CX)(DX*4), Z18
+	VBROADCASTSS 1796(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 	VMOVUPS      256(AX), Z16
@@ -37547,25 +37058,25 @@ dAVX512_1056:
 	VBROADCASTSS 8(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 520(CX)(DX*4), Z18
+	VBROADCASTSS 264(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 1032(CX)(DX*4), Z18
+	VBROADCASTSS 520(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 1544(CX)(DX*4), Z18
+	VBROADCASTSS 776(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 2056(CX)(DX*4), Z18
+	VBROADCASTSS 1032(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 2568(CX)(DX*4), Z18
+	VBROADCASTSS 1288(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3080(CX)(DX*4), Z18
+	VBROADCASTSS 1544(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3592(CX)(DX*4), Z18
+	VBROADCASTSS 1800(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 	VMOVUPS      384(AX), Z16
@@ -37573,25 +37084,25 @@ dAVX512_1056:
 	VBROADCASTSS 12(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 524(CX)(DX*4), Z18
+	VBROADCASTSS 268(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 1036(CX)(DX*4), Z18
+	VBROADCASTSS 524(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 1548(CX)(DX*4), Z18
+	VBROADCASTSS 780(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 2060(CX)(DX*4), Z18
+	VBROADCASTSS 1036(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 2572(CX)(DX*4), Z18
+	VBROADCASTSS 1292(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 3084(CX)(DX*4), Z18
+	VBROADCASTSS 1548(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 3596(CX)(DX*4), Z18
+	VBROADCASTSS 1804(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 
@@ -37607,7 +37118,7 @@ dAVX512_1056:
 pendnoneAVX512_1057:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000080
+	CMPQ         DX, $0x00000040
 	JB           dAVX512_1056
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
@@ -37674,106 +37185,106 @@ pendnoneAVX512_1057:
 dAVX512_1058:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
-	VBROADCASTSS 4096(CX)(DX*4), Z18
+	VBROADCASTSS 2048(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4608(CX)(DX*4), Z18
+	VBROADCASTSS 2304(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 5120(CX)(DX*4), Z18
+	VBROADCASTSS 2560(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 5632(CX)(DX*4), Z18
+	VBROADCASTSS 2816(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 6144(CX)(DX*4), Z18
+	VBROADCASTSS 3072(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 6656(CX)(DX*4), Z18
+	VBROADCASTSS 3328(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 7168(CX)(DX*4), Z18
+	VBROADCASTSS 3584(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 7680(CX)(DX*4), Z18
+	VBROADCASTSS 3840(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 	VMOVUPS      128(AX), Z16
 	VMOVUPS      192(AX), Z17
-	VBROADCASTSS 4100(CX)(DX*4), Z18
+	VBROADCASTSS 2052(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4612(CX)(DX*4), Z18
+	VBROADCASTSS 2308(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 5124(CX)(DX*4), Z18
+	VBROADCASTSS 2564(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 5636(CX)(DX*4), Z18
+	VBROADCASTSS 2820(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 6148(CX)(DX*4), Z18
+	VBROADCASTSS 3076(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 6660(CX)(DX*4), Z18
+	VBROADCASTSS 3332(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 7172(CX)(DX*4), Z18
+	VBROADCASTSS 3588(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 7684(CX)(DX*4), Z18
+	VBROADCASTSS 3844(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 	VMOVUPS      256(AX), Z16
 	VMOVUPS      320(AX), Z17
-	VBROADCASTSS 4104(CX)(DX*4), Z18
+	VBROADCASTSS 2056(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4616(CX)(DX*4), Z18
+	VBROADCASTSS 2312(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 5128(CX)(DX*4), Z18
+	VBROADCASTSS 2568(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 5640(CX)(DX*4), Z18
+	VBROADCASTSS 2824(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 6152(CX)(DX*4), Z18
+	VBROADCASTSS 3080(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 6664(CX)(DX*4), Z18
+	VBROADCASTSS 3336(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 7176(CX)(DX*4), Z18
+	VBROADCASTSS 3592(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 7688(CX)(DX*4), Z18
+	VBROADCASTSS 3848(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 	VMOVUPS      384(AX), Z16
 	VMOVUPS      448(AX), Z17
-	VBROADCASTSS 4108(CX)(DX*4), Z18
+	VBROADCASTSS 2060(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z8
-	VBROADCASTSS 4620(CX)(DX*4), Z18
+	VBROADCASTSS 2316(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z1
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS 5132(CX)(DX*4), Z18
+	VBROADCASTSS 2572(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z10
-	VBROADCASTSS 5644(CX)(DX*4), Z18
+	VBROADCASTSS 2828(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z3
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS 6156(CX)(DX*4), Z18
+	VBROADCASTSS 3084(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z12
-	VBROADCASTSS 6668(CX)(DX*4), Z18
+	VBROADCASTSS 3340(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z5
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS 7180(CX)(DX*4), Z18
+	VBROADCASTSS 3596(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z14
-	VBROADCASTSS 7692(CX)(DX*4), Z18
+	VBROADCASTSS 3852(CX)(DX*4), Z18
 	VFMADD231PS  Z18, Z16, Z7
 	VFMADD231PS  Z18, Z17, Z15
 
@@ -37789,7 +37300,7 @@ dAVX512_1058:
 pendnoneAVX512_1059:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000080
+	CMPQ         DX, $0x00000040
 	JB           dAVX512_1058
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
@@ -38418,5 +37929,2054 @@ drainAVX512_1070:
 	MOVQ    $0x00000000, 80(SP)
 
 draindoneAVX512_1069:
+	VZEROUPPER
+	RET
+
+// func ScoresQ8Panels128AVX512(dst []float32, panels []float32, k []byte, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
+// Requires: AVX, AVX2, AVX512DQ, AVX512F, CMOV, MMX+
+TEXT ·ScoresQ8Panels128AVX512(SB), NOSPLIT, $88-156
+	MOVQ $0x00000000, 80(SP)
+	MOVQ k_base+48(FP), AX
+	MOVQ AX, (SP)
+	MOVQ n+128(FP), AX
+	MOVQ AX, 8(SP)
+	SHLQ $0x02, AX
+	MOVQ AX, 56(SP)
+	MOVQ dst_base+0(FP), AX
+	MOVQ AX, 24(SP)
+
+blocksAVX512_1071:
+	MOVQ  8(SP), AX
+	TESTQ AX, AX
+	JZ    blocksdoneAVX512_1072
+
+	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
+	// zeros), whose scores are computed and never written out.
+	MOVQ    $0x00000010, CX
+	CMPQ    AX, CX
+	CMOVQHI CX, AX
+	MOVQ    AX, 16(SP)
+	MOVQ    panels_base+24(FP), AX
+	MOVQ    AX, 32(SP)
+	MOVQ    24(SP), AX
+	MOVQ    AX, 40(SP)
+	MOVQ    rows+120(FP), AX
+	MOVQ    AX, 48(SP)
+
+	// The first panel widens each tile's keys right before running it.
+	// Widen keys 0–7 of the block.
+	MOVQ    16(SP), AX
+	MOVQ    $0x00000008, CX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	MOVQ    (SP), CX
+	MOVQ    stride+144(FP), DX
+	IMUL3Q  $0x22, DX, DX
+	IMUL3Q  $0x10, DX, BX
+	MOVQ    scratch_base+72(FP), SI
+
+widenAVX512_1075:
+	TESTQ        AX, AX
+	JZ           widendoneAVX512_1076
+	VPBROADCASTW (CX), Y0
+	VCVTPH2PS    Y0, Z0
+	VPMOVSXBD    2(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, (SI)
+	VPMOVSXBD    18(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 64(SI)
+	VPBROADCASTW 34(CX), Y0
+	VCVTPH2PS    Y0, Z0
+	VPMOVSXBD    36(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 128(SI)
+	VPMOVSXBD    52(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 192(SI)
+	VPBROADCASTW 68(CX), Y0
+	VCVTPH2PS    Y0, Z0
+	VPMOVSXBD    70(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 256(SI)
+	VPMOVSXBD    86(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 320(SI)
+	VPBROADCASTW 102(CX), Y0
+	VCVTPH2PS    Y0, Z0
+	VPMOVSXBD    104(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 384(SI)
+	VPMOVSXBD    120(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 448(SI)
+	PREFETCHT0   (CX)(BX*1)
+	PREFETCHT0   64(CX)(BX*1)
+	PREFETCHT0   128(CX)(BX*1)
+	PREFETCHT0   135(CX)(BX*1)
+	ADDQ         $0x00000200, SI
+	ADDQ         DX, CX
+	DECQ         AX
+	JMP          widenAVX512_1075
+
+widendoneAVX512_1076:
+	// Tile of 32 queries × keys 0–7 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
+
+dAVX512_1077:
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS (CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 512(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 1024(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 1536(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 2048(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 2560(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3072(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3584(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      128(AX), Z16
+	VMOVUPS      192(AX), Z17
+	VBROADCASTSS 4(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 516(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 1028(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 1540(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 2052(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 2564(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3076(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3588(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      256(AX), Z16
+	VMOVUPS      320(AX), Z17
+	VBROADCASTSS 8(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 520(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 1032(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 1544(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 2056(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 2568(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3080(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3592(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      384(AX), Z16
+	VMOVUPS      448(AX), Z17
+	VBROADCASTSS 12(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 524(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 1036(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 1548(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 2060(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 2572(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3084(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3596(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX512_1078
+	VMOVUPS (BX), Z16
+	VMOVUPS Z16, (SI)
+	ADDQ    $0x40, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX512_1078:
+	ADDQ         $0x00000200, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000080
+	JB           dAVX512_1077
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
+	VBROADCASTSS scale+152(FP), Z16
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Z16, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z16, Z1, Z1
+	VMOVUPS      Z1, 128(AX)
+	VMULPS       Z16, Z2, Z2
+	VMOVUPS      Z2, 256(AX)
+	VMULPS       Z16, Z3, Z3
+	VMOVUPS      Z3, 384(AX)
+	VMULPS       Z16, Z4, Z4
+	VMOVUPS      Z4, 512(AX)
+	VMULPS       Z16, Z5, Z5
+	VMOVUPS      Z5, 640(AX)
+	VMULPS       Z16, Z6, Z6
+	VMOVUPS      Z6, 768(AX)
+	VMULPS       Z16, Z7, Z7
+	VMOVUPS      Z7, 896(AX)
+	VMULPS       Z16, Z8, Z8
+	VMOVUPS      Z8, 64(AX)
+	VMULPS       Z16, Z9, Z9
+	VMOVUPS      Z9, 192(AX)
+	VMULPS       Z16, Z10, Z10
+	VMOVUPS      Z10, 320(AX)
+	VMULPS       Z16, Z11, Z11
+	VMOVUPS      Z11, 448(AX)
+	VMULPS       Z16, Z12, Z12
+	VMOVUPS      Z12, 576(AX)
+	VMULPS       Z16, Z13, Z13
+	VMOVUPS      Z13, 704(AX)
+	VMULPS       Z16, Z14, Z14
+	VMOVUPS      Z14, 832(AX)
+	VMULPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 960(AX)
+
+	// Widen keys 8–15 of the block.
+	XORQ    CX, CX
+	MOVQ    16(SP), AX
+	SUBQ    $0x08, AX
+	CMOVQLT CX, AX
+	MOVQ    $0x00000008, CX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	MOVQ    (SP), CX
+	MOVQ    stride+144(FP), DX
+	IMUL3Q  $0x22, DX, DX
+	IMUL3Q  $0x08, DX, BX
+	ADDQ    BX, CX
+	IMUL3Q  $0x10, DX, BX
+	MOVQ    scratch_base+72(FP), SI
+	ADDQ    $0x00001000, SI
+
+widenAVX512_1079:
+	TESTQ        AX, AX
+	JZ           widendoneAVX512_1080
+	VPBROADCASTW (CX), Y0
+	VCVTPH2PS    Y0, Z0
+	VPMOVSXBD    2(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, (SI)
+	VPMOVSXBD    18(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 64(SI)
+	VPBROADCASTW 34(CX), Y0
+	VCVTPH2PS    Y0, Z0
+	VPMOVSXBD    36(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 128(SI)
+	VPMOVSXBD    52(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 192(SI)
+	VPBROADCASTW 68(CX), Y0
+	VCVTPH2PS    Y0, Z0
+	VPMOVSXBD    70(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 256(SI)
+	VPMOVSXBD    86(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 320(SI)
+	VPBROADCASTW 102(CX), Y0
+	VCVTPH2PS    Y0, Z0
+	VPMOVSXBD    104(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 384(SI)
+	VPMOVSXBD    120(CX), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 448(SI)
+	PREFETCHT0   (CX)(BX*1)
+	PREFETCHT0   64(CX)(BX*1)
+	PREFETCHT0   128(CX)(BX*1)
+	PREFETCHT0   135(CX)(BX*1)
+	ADDQ         $0x00000200, SI
+	ADDQ         DX, CX
+	DECQ         AX
+	JMP          widenAVX512_1079
+
+widendoneAVX512_1080:
+	// Tile of 32 queries × keys 8–15 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
+
+dAVX512_1081:
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS 4096(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 4608(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 5120(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 5632(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 6144(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 6656(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 7168(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 7680(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      128(AX), Z16
+	VMOVUPS      192(AX), Z17
+	VBROADCASTSS 4100(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 4612(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 5124(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 5636(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 6148(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 6660(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 7172(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 7684(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      256(AX), Z16
+	VMOVUPS      320(AX), Z17
+	VBROADCASTSS 4104(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 4616(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 5128(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 5640(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 6152(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 6664(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 7176(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 7688(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      384(AX), Z16
+	VMOVUPS      448(AX), Z17
+	VBROADCASTSS 4108(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 4620(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 5132(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 5644(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 6156(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 6668(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 7180(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 7692(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX512_1082
+	VMOVUPS (BX), Z16
+	VMOVUPS Z16, (SI)
+	ADDQ    $0x40, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX512_1082:
+	ADDQ         $0x00000200, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000080
+	JB           dAVX512_1081
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
+	VBROADCASTSS scale+152(FP), Z16
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Z16, Z0, Z0
+	VMOVUPS      Z0, 1024(AX)
+	VMULPS       Z16, Z1, Z1
+	VMOVUPS      Z1, 1152(AX)
+	VMULPS       Z16, Z2, Z2
+	VMOVUPS      Z2, 1280(AX)
+	VMULPS       Z16, Z3, Z3
+	VMOVUPS      Z3, 1408(AX)
+	VMULPS       Z16, Z4, Z4
+	VMOVUPS      Z4, 1536(AX)
+	VMULPS       Z16, Z5, Z5
+	VMOVUPS      Z5, 1664(AX)
+	VMULPS       Z16, Z6, Z6
+	VMOVUPS      Z6, 1792(AX)
+	VMULPS       Z16, Z7, Z7
+	VMOVUPS      Z7, 1920(AX)
+	VMULPS       Z16, Z8, Z8
+	VMOVUPS      Z8, 1088(AX)
+	VMULPS       Z16, Z9, Z9
+	VMOVUPS      Z9, 1216(AX)
+	VMULPS       Z16, Z10, Z10
+	VMOVUPS      Z10, 1344(AX)
+	VMULPS       Z16, Z11, Z11
+	VMOVUPS      Z11, 1472(AX)
+	VMULPS       Z16, Z12, Z12
+	VMOVUPS      Z12, 1600(AX)
+	VMULPS       Z16, Z13, Z13
+	VMOVUPS      Z13, 1728(AX)
+	VMULPS       Z16, Z14, Z14
+	VMOVUPS      Z14, 1856(AX)
+	VMULPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 1984(AX)
+
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX512_1083
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX512_1084:
+	VMOVUPS (CX), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ    $0x40, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX512_1084
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX512_1083:
+	// Write the stage out: Lanes keys of every query row at a time.
+	MOVQ       stage_base+96(FP), AX
+	CMPQ       16(SP), $0x10
+	JB         flushpartialAVX512_1088
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 2048(AX)
+	VMOVUPS    Z11, 2112(AX)
+	VMOVUPS    Z13, 2176(AX)
+	VMOVUPS    Z12, 2240(AX)
+	VMOVUPS    Z14, 2304(AX)
+	VMOVUPS    Z3, 2368(AX)
+	VMOVUPS    Z7, 2432(AX)
+	VMOVUPS    Z4, 2496(AX)
+	VMOVUPS    Z15, 2560(AX)
+	VMOVUPS    Z6, 2624(AX)
+	VMOVUPS    Z16, 2688(AX)
+	VMOVUPS    Z9, 2752(AX)
+	VMOVUPS    Z2, 2816(AX)
+	VMOVUPS    Z1, 2880(AX)
+	VMOVUPS    Z5, 2944(AX)
+	VMOVUPS    Z0, 3008(AX)
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 3072(AX)
+	VMOVUPS    Z11, 3136(AX)
+	VMOVUPS    Z13, 3200(AX)
+	VMOVUPS    Z12, 3264(AX)
+	VMOVUPS    Z14, 3328(AX)
+	VMOVUPS    Z3, 3392(AX)
+	VMOVUPS    Z7, 3456(AX)
+	VMOVUPS    Z4, 3520(AX)
+	VMOVUPS    Z15, 3584(AX)
+	VMOVUPS    Z6, 3648(AX)
+	VMOVUPS    Z16, 3712(AX)
+	VMOVUPS    Z9, 3776(AX)
+	VMOVUPS    Z2, 3840(AX)
+	VMOVUPS    Z1, 3904(AX)
+	VMOVUPS    Z5, 3968(AX)
+	VMOVUPS    Z0, 4032(AX)
+	LEAQ       2048(AX), AX
+	MOVQ       AX, 64(SP)
+	MOVQ       40(SP), AX
+	MOVQ       AX, 72(SP)
+	MOVQ       48(SP), AX
+	MOVQ       $0x00000020, CX
+	CMPQ       AX, CX
+	CMOVQGT    CX, AX
+	MOVQ       AX, 80(SP)
+	JMP        flushdoneAVX512_1087
+
+flushpartialAVX512_1088:
+	MOVQ 40(SP), CX
+	MOVQ 16(SP), DX
+
+flushAVX512_1085:
+	CMPQ       DX, $0x10
+	JB         flushtailAVX512_1086
+	MOVQ       CX, BX
+	MOVQ       48(SP), SI
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z11, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z13, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z12, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z14, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z3, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z7, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z4, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z15, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z6, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z16, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z9, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z2, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z1, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z5, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z0, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z11, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z13, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z12, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z14, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z3, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z7, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z4, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z15, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z6, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z16, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z9, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z2, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z1, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z5, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1089
+	ADDQ       56(SP), BX
+	VMOVUPS    Z0, (BX)
+
+chunkdoneAVX512_1089:
+	ADDQ $0x00000800, AX
+	ADDQ $0x40, CX
+	SUBQ $0x10, DX
+	JMP  flushAVX512_1085
+
+flushtailAVX512_1086:
+	TESTQ DX, DX
+	JZ    flushdoneAVX512_1087
+
+	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
+	MOVQ CX, BX
+	MOVQ 48(SP), SI
+	XORQ CX, CX
+
+tailrowAVX512_1090:
+	XORQ DI, DI
+	LEAQ (AX)(CX*4), R8
+
+tailkeyAVX512_1091:
+	MOVL (R8), R9
+	MOVL R9, (BX)(DI*4)
+	ADDQ $0x00000080, R8
+	INCQ DI
+	CMPQ DI, DX
+	JB   tailkeyAVX512_1091
+	ADDQ 56(SP), BX
+	INCQ CX
+	CMPQ CX, $0x20
+	JAE  flushdoneAVX512_1087
+	DECQ SI
+	JNZ  tailrowAVX512_1090
+
+flushdoneAVX512_1087:
+	MOVQ   dim+136(FP), AX
+	IMUL3Q $0x00000080, AX, AX
+	ADDQ   AX, 32(SP)
+	MOVQ   56(SP), AX
+	IMUL3Q $0x00000020, AX, AX
+	ADDQ   AX, 40(SP)
+	SUBQ   $0x00000020, 48(SP)
+	JLE    panelsdoneAVX512_1074
+
+panelsAVX512_1073:
+	// Tile of 32 queries × keys 0–7 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
+
+dAVX512_1092:
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS (CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 512(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 1024(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 1536(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 2048(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 2560(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3072(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3584(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      128(AX), Z16
+	VMOVUPS      192(AX), Z17
+	VBROADCASTSS 4(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 516(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 1028(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 1540(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 2052(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 2564(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3076(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3588(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      256(AX), Z16
+	VMOVUPS      320(AX), Z17
+	VBROADCASTSS 8(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 520(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 1032(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 1544(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 2056(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 2568(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3080(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3592(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      384(AX), Z16
+	VMOVUPS      448(AX), Z17
+	VBROADCASTSS 12(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 524(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 1036(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 1548(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 2060(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 2572(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 3084(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 3596(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX512_1093
+	VMOVUPS (BX), Z16
+	VMOVUPS Z16, (SI)
+	ADDQ    $0x40, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX512_1093:
+	ADDQ         $0x00000200, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000080
+	JB           dAVX512_1092
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
+	VBROADCASTSS scale+152(FP), Z16
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Z16, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z16, Z1, Z1
+	VMOVUPS      Z1, 128(AX)
+	VMULPS       Z16, Z2, Z2
+	VMOVUPS      Z2, 256(AX)
+	VMULPS       Z16, Z3, Z3
+	VMOVUPS      Z3, 384(AX)
+	VMULPS       Z16, Z4, Z4
+	VMOVUPS      Z4, 512(AX)
+	VMULPS       Z16, Z5, Z5
+	VMOVUPS      Z5, 640(AX)
+	VMULPS       Z16, Z6, Z6
+	VMOVUPS      Z6, 768(AX)
+	VMULPS       Z16, Z7, Z7
+	VMOVUPS      Z7, 896(AX)
+	VMULPS       Z16, Z8, Z8
+	VMOVUPS      Z8, 64(AX)
+	VMULPS       Z16, Z9, Z9
+	VMOVUPS      Z9, 192(AX)
+	VMULPS       Z16, Z10, Z10
+	VMOVUPS      Z10, 320(AX)
+	VMULPS       Z16, Z11, Z11
+	VMOVUPS      Z11, 448(AX)
+	VMULPS       Z16, Z12, Z12
+	VMOVUPS      Z12, 576(AX)
+	VMULPS       Z16, Z13, Z13
+	VMOVUPS      Z13, 704(AX)
+	VMULPS       Z16, Z14, Z14
+	VMOVUPS      Z14, 832(AX)
+	VMULPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 960(AX)
+
+	// Tile of 32 queries × keys 8–15 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
+
+dAVX512_1094:
+	VMOVUPS      (AX), Z16
+	VMOVUPS      64(AX), Z17
+	VBROADCASTSS 4096(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 4608(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 5120(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 5632(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 6144(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 6656(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 7168(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 7680(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      128(AX), Z16
+	VMOVUPS      192(AX), Z17
+	VBROADCASTSS 4100(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 4612(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 5124(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 5636(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 6148(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 6660(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 7172(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 7684(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      256(AX), Z16
+	VMOVUPS      320(AX), Z17
+	VBROADCASTSS 4104(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 4616(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 5128(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 5640(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 6152(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 6664(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 7176(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 7688(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	VMOVUPS      384(AX), Z16
+	VMOVUPS      448(AX), Z17
+	VBROADCASTSS 4108(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VBROADCASTSS 4620(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS 5132(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VBROADCASTSS 5644(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS 6156(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VBROADCASTSS 6668(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS 7180(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VBROADCASTSS 7692(CX)(DX*4), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX512_1095
+	VMOVUPS (BX), Z16
+	VMOVUPS Z16, (SI)
+	ADDQ    $0x40, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX512_1095:
+	ADDQ         $0x00000200, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000080
+	JB           dAVX512_1094
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
+	VBROADCASTSS scale+152(FP), Z16
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Z16, Z0, Z0
+	VMOVUPS      Z0, 1024(AX)
+	VMULPS       Z16, Z1, Z1
+	VMOVUPS      Z1, 1152(AX)
+	VMULPS       Z16, Z2, Z2
+	VMOVUPS      Z2, 1280(AX)
+	VMULPS       Z16, Z3, Z3
+	VMOVUPS      Z3, 1408(AX)
+	VMULPS       Z16, Z4, Z4
+	VMOVUPS      Z4, 1536(AX)
+	VMULPS       Z16, Z5, Z5
+	VMOVUPS      Z5, 1664(AX)
+	VMULPS       Z16, Z6, Z6
+	VMOVUPS      Z6, 1792(AX)
+	VMULPS       Z16, Z7, Z7
+	VMOVUPS      Z7, 1920(AX)
+	VMULPS       Z16, Z8, Z8
+	VMOVUPS      Z8, 1088(AX)
+	VMULPS       Z16, Z9, Z9
+	VMOVUPS      Z9, 1216(AX)
+	VMULPS       Z16, Z10, Z10
+	VMOVUPS      Z10, 1344(AX)
+	VMULPS       Z16, Z11, Z11
+	VMOVUPS      Z11, 1472(AX)
+	VMULPS       Z16, Z12, Z12
+	VMOVUPS      Z12, 1600(AX)
+	VMULPS       Z16, Z13, Z13
+	VMOVUPS      Z13, 1728(AX)
+	VMULPS       Z16, Z14, Z14
+	VMOVUPS      Z14, 1856(AX)
+	VMULPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 1984(AX)
+
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX512_1096
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX512_1097:
+	VMOVUPS (CX), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ    $0x40, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX512_1097
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX512_1096:
+	// Write the stage out: Lanes keys of every query row at a time.
+	MOVQ       stage_base+96(FP), AX
+	CMPQ       16(SP), $0x10
+	JB         flushpartialAVX512_1101
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 2048(AX)
+	VMOVUPS    Z11, 2112(AX)
+	VMOVUPS    Z13, 2176(AX)
+	VMOVUPS    Z12, 2240(AX)
+	VMOVUPS    Z14, 2304(AX)
+	VMOVUPS    Z3, 2368(AX)
+	VMOVUPS    Z7, 2432(AX)
+	VMOVUPS    Z4, 2496(AX)
+	VMOVUPS    Z15, 2560(AX)
+	VMOVUPS    Z6, 2624(AX)
+	VMOVUPS    Z16, 2688(AX)
+	VMOVUPS    Z9, 2752(AX)
+	VMOVUPS    Z2, 2816(AX)
+	VMOVUPS    Z1, 2880(AX)
+	VMOVUPS    Z5, 2944(AX)
+	VMOVUPS    Z0, 3008(AX)
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, 3072(AX)
+	VMOVUPS    Z11, 3136(AX)
+	VMOVUPS    Z13, 3200(AX)
+	VMOVUPS    Z12, 3264(AX)
+	VMOVUPS    Z14, 3328(AX)
+	VMOVUPS    Z3, 3392(AX)
+	VMOVUPS    Z7, 3456(AX)
+	VMOVUPS    Z4, 3520(AX)
+	VMOVUPS    Z15, 3584(AX)
+	VMOVUPS    Z6, 3648(AX)
+	VMOVUPS    Z16, 3712(AX)
+	VMOVUPS    Z9, 3776(AX)
+	VMOVUPS    Z2, 3840(AX)
+	VMOVUPS    Z1, 3904(AX)
+	VMOVUPS    Z5, 3968(AX)
+	VMOVUPS    Z0, 4032(AX)
+	LEAQ       2048(AX), AX
+	MOVQ       AX, 64(SP)
+	MOVQ       40(SP), AX
+	MOVQ       AX, 72(SP)
+	MOVQ       48(SP), AX
+	MOVQ       $0x00000020, CX
+	CMPQ       AX, CX
+	CMOVQGT    CX, AX
+	MOVQ       AX, 80(SP)
+	JMP        flushdoneAVX512_1100
+
+flushpartialAVX512_1101:
+	MOVQ 40(SP), CX
+	MOVQ 16(SP), DX
+
+flushAVX512_1098:
+	CMPQ       DX, $0x10
+	JB         flushtailAVX512_1099
+	MOVQ       CX, BX
+	MOVQ       48(SP), SI
+	VMOVUPS    (AX), Z0
+	VMOVUPS    128(AX), Z1
+	VMOVUPS    256(AX), Z2
+	VMOVUPS    384(AX), Z3
+	VMOVUPS    512(AX), Z4
+	VMOVUPS    640(AX), Z5
+	VMOVUPS    768(AX), Z6
+	VMOVUPS    896(AX), Z7
+	VMOVUPS    1024(AX), Z8
+	VMOVUPS    1152(AX), Z9
+	VMOVUPS    1280(AX), Z10
+	VMOVUPS    1408(AX), Z11
+	VMOVUPS    1536(AX), Z12
+	VMOVUPS    1664(AX), Z13
+	VMOVUPS    1792(AX), Z14
+	VMOVUPS    1920(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z11, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z13, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z12, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z14, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z3, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z7, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z4, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z15, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z6, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z16, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z9, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z2, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z1, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z5, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z0, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    64(AX), Z0
+	VMOVUPS    192(AX), Z1
+	VMOVUPS    320(AX), Z2
+	VMOVUPS    448(AX), Z3
+	VMOVUPS    576(AX), Z4
+	VMOVUPS    704(AX), Z5
+	VMOVUPS    832(AX), Z6
+	VMOVUPS    960(AX), Z7
+	VMOVUPS    1088(AX), Z8
+	VMOVUPS    1216(AX), Z9
+	VMOVUPS    1344(AX), Z10
+	VMOVUPS    1472(AX), Z11
+	VMOVUPS    1600(AX), Z12
+	VMOVUPS    1728(AX), Z13
+	VMOVUPS    1856(AX), Z14
+	VMOVUPS    1984(AX), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z11, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z13, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z12, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z14, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z3, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z7, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z4, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z15, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z6, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z16, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z9, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z2, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z1, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z5, (BX)
+	DECQ       SI
+	JZ         chunkdoneAVX512_1102
+	ADDQ       56(SP), BX
+	VMOVUPS    Z0, (BX)
+
+chunkdoneAVX512_1102:
+	ADDQ $0x00000800, AX
+	ADDQ $0x40, CX
+	SUBQ $0x10, DX
+	JMP  flushAVX512_1098
+
+flushtailAVX512_1099:
+	TESTQ DX, DX
+	JZ    flushdoneAVX512_1100
+
+	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
+	MOVQ CX, BX
+	MOVQ 48(SP), SI
+	XORQ CX, CX
+
+tailrowAVX512_1103:
+	XORQ DI, DI
+	LEAQ (AX)(CX*4), R8
+
+tailkeyAVX512_1104:
+	MOVL (R8), R9
+	MOVL R9, (BX)(DI*4)
+	ADDQ $0x00000080, R8
+	INCQ DI
+	CMPQ DI, DX
+	JB   tailkeyAVX512_1104
+	ADDQ 56(SP), BX
+	INCQ CX
+	CMPQ CX, $0x20
+	JAE  flushdoneAVX512_1100
+	DECQ SI
+	JNZ  tailrowAVX512_1103
+
+flushdoneAVX512_1100:
+	MOVQ   dim+136(FP), AX
+	IMUL3Q $0x00000080, AX, AX
+	ADDQ   AX, 32(SP)
+	MOVQ   56(SP), AX
+	IMUL3Q $0x00000020, AX, AX
+	ADDQ   AX, 40(SP)
+	SUBQ   $0x00000020, 48(SP)
+	JG     panelsAVX512_1073
+
+panelsdoneAVX512_1074:
+	MOVQ   stride+144(FP), AX
+	IMUL3Q $0x00000220, AX, AX
+	ADDQ   AX, (SP)
+	ADDQ   $0x40, 24(SP)
+	MOVQ   16(SP), AX
+	SUBQ   AX, 8(SP)
+	JMP    blocksAVX512_1071
+
+blocksdoneAVX512_1072:
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX512_1105
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX512_1106:
+	VMOVUPS (CX), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ    $0x40, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX512_1106
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX512_1105:
 	VZEROUPPER
 	RET

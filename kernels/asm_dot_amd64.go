@@ -79,7 +79,7 @@ const (
 	groupVectors                 = 2
 	groupAVX2, blockKeysAVX2     = 16, 24
 	groupAVX512, blockKeysAVX512 = 32, 16
-	// AVX-512's fixed-dim kernels keep a transposed block behind the key-major one.
+	// The AVX-512 kernels keep a transposed block behind the key-major one.
 	stageFloats = max(blockKeysAVX2*groupAVX2, 2*blockKeysAVX512*groupAVX512)
 )
 

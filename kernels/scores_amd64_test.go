@@ -71,6 +71,33 @@ func TestScoresPanelsBlocks(t *testing.T) {
 	}
 }
 
+// TestScoresPanelsSpread runs the panel kernels over several panels and key blocks, at
+// dims whose tile loops write the rows of the previous flush while they run (AVX-512:
+// gen/amd64/dot's spreads) and at dims too short to write them all, so that rows wait
+// across panels and blocks, a partial last panel leaves some unwritten, and the last
+// block's rows go out at the end. n = 64 puts the rows 256 bytes apart, as the cliff's
+// multiples of 4 KiB do for the sets.
+func TestScoresPanelsSpread(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 1))
+	dims, rowCounts, keyCounts := []int{4, 7, 64, 96, 128, 256}, []int{33, 64, 65, 97, 129}, []int{47, 48, 64, 81}
+	if testing.Short() {
+		dims, rowCounts, keyCounts = []int{7, 128}, []int{65}, []int{48, 81}
+	}
+	for _, isa := range panelISAs() {
+		for _, dim := range dims {
+			if !panelFits(dim, isa.group, isa.blockKeys) {
+				continue
+			}
+			for _, rows := range rowCounts {
+				for _, n := range keyCounts {
+					q, k := randomF32(r, rows*dim), randomF16(r, n*dim)
+					checkScoresOf(t, "panels", []string{isa.variant}, isa.impl, q, k, rows, n, dim, 0.125)
+				}
+			}
+		}
+	}
+}
+
 func TestScoresPanelsSpecial(t *testing.T) {
 	const n = 13
 	r := rand.New(rand.NewPCG(9, 9))

@@ -25,8 +25,8 @@ import (
 //
 // Written in a row, those 32 whole-vector stores still fall in one L1 set at n a
 // multiple of 1024, and on Zen 5 the cliff was still there (52–54 % of the FMA peak
-// against 81–84 % at n + 16): the AVX-512 kernels at the fixed dims spread them over
-// the next tiles (spreads).
+// against 81–84 % at n + 16): the AVX-512 kernels spread them over the next tiles
+// (spreads).
 //
 // The stores are ordinary ones, even for blocks far larger than the L2: non-temporal
 // stores were tried (blocks over 1 MiB, or rows a power of two apart) and gave nothing
@@ -105,9 +105,9 @@ type panelsFrame struct {
 	key operand // the keys' format
 }
 
-// spreads reports whether the kernel spreads its flush over the next tiles: AVX-512 at
-// the fixed dims, whose block is one transposition wide (blockKeys = Lanes) and whose
-// tile loops have as many steps as a panel has rows (dim 64) or more. The stores of one
+// spreads reports whether the kernel spreads its flush over the next tiles: AVX-512,
+// whose block is one transposition wide (blockKeys = Lanes), and whose tile loops at
+// dim ≥ 64 have as many steps as a panel has rows or more. The stores of one
 // flush go to the panel's rows, n floats apart; at n a multiple of 1024 every one of
 // them falls in one set of the L1 (and, at n a multiple of 16384, of the L2), and the
 // 32 write misses of one flush in a row, more than the set's 12 ways, evicted each
@@ -115,7 +115,29 @@ type panelsFrame struct {
 // peak on a Zen 5 core against 81–84 % at S + 16. One store per step, 16 to 32 cycles
 // of FMAs apart, leaves only a few of them in the set at a time.
 func (f panelsFrame) spreads() bool {
-	return f.isa.Lanes == 16 && f.dim != 0 && f.block == f.isa.Lanes
+	return f.isa.Lanes == 16 && f.block == f.isa.Lanes
+}
+
+// drainOneInMemory writes one waiting row of the spread flush to dst, if any is left,
+// with the state in the frame: the general-dim tile loop holds a pointer per key row
+// and has no registers to spare for it. Its loop steps unrollD elements of d at a
+// time, dim/unrollD steps per tile: at dims below 64 some rows wait for the flush.
+func (f panelsFrame) drainOneInMemory() {
+	Comment("One waiting row of the last flush to dst (the state in the frame).")
+	skip := label("pendnone", f.isa)
+	CMPQ(f.pendLeft, U8(0))
+	JE(LabelRef(skip))
+	t := GP64()
+	MOVQ(f.pendSrc, t)
+	x := f.isa.Vec()
+	VMOVUPS(Mem{Base: t}, x)
+	ADDQ(U8(4*f.isa.Lanes), f.pendSrc)
+	MOVQ(f.pendRow, t)
+	VMOVUPS(x, Mem{Base: t})
+	MOVQ(f.dstStride, t)
+	ADDQ(t, f.pendRow)
+	DECQ(f.pendLeft)
+	Label(skip)
 }
 
 // stageFloats is the stage the kernel needs: the key-major block, and for a spread
@@ -548,6 +570,9 @@ func (f panelsFrame) tileKeys(first int) {
 			JA(LabelRef(done))
 			for u := range unroll {
 				step(u)
+			}
+			if f.spreads() && unroll == unrollD {
+				f.drainOneInMemory()
 			}
 			ADDQ(U32(unroll*4*f.group), panel)
 			ADDQ(U8(unroll), d)
