@@ -509,6 +509,12 @@ done:
 continue:
 	JMP ·continueDotF32(SB)
 
+DATA q8lanes<>+0(SB)/4, $0x00ffffff
+DATA q8lanes<>+4(SB)/4, $0x01ffffff
+DATA q8lanes<>+8(SB)/4, $0x02ffffff
+DATA q8lanes<>+12(SB)/4, $0x03ffffff
+GLOBL q8lanes<>(SB), RODATA|NOPTR, $16
+
 // func ScoresNEON(dst []float32, q []float32, k []uint16, rows int, n int, dim int, stride int, scale float32)
 TEXT ·ScoresNEON(SB), NOSPLIT, $0-108
 	MOVD dst_base+0(FP), R19
@@ -6674,6 +6680,8 @@ TEXT ·ScoresQ8NEON(SB), NOSPLIT, $0-108
 	MOVD stride+96(FP), R23
 	MOVD $34, R11
 	MUL R11, R23, R23
+	MOVD $q8lanes<>(SB), R11
+	VLD1 (R11), [V12.S4]
 	LSL $2, R25, R22
 	FMOVS scale+104(FP), F15
 	VDUP V15.S[0], V15.S4
@@ -6734,24 +6742,20 @@ loop4x4:
 
 quants4x4:
 	FMOVS.P 4(R4), F4
-	WORD $0x0f08a484 // sxtl v4.8h, v4.8b
-	WORD $0x0f10a484 // sxtl v4.4s, v4.4h
-	WORD $0x4e21d884 // scvtf v4.4s, v4.4s
+	VTBL V12.B16, [V4.B16], V4.B16
+	WORD $0x4f28e484 // scvtf v4.4s, v4.4s, #24
 	WORD $0x4f889084 // fmul v4.4s, v4.4s, v8.s[0]
 	FMOVS.P 4(R5), F5
-	WORD $0x0f08a4a5 // sxtl v5.8h, v5.8b
-	WORD $0x0f10a4a5 // sxtl v5.4s, v5.4h
-	WORD $0x4e21d8a5 // scvtf v5.4s, v5.4s
+	VTBL V12.B16, [V5.B16], V5.B16
+	WORD $0x4f28e4a5 // scvtf v5.4s, v5.4s, #24
 	WORD $0x4f8990a5 // fmul v5.4s, v5.4s, v9.s[0]
 	FMOVS.P 4(R6), F6
-	WORD $0x0f08a4c6 // sxtl v6.8h, v6.8b
-	WORD $0x0f10a4c6 // sxtl v6.4s, v6.4h
-	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	VTBL V12.B16, [V6.B16], V6.B16
+	WORD $0x4f28e4c6 // scvtf v6.4s, v6.4s, #24
 	WORD $0x4f8a90c6 // fmul v6.4s, v6.4s, v10.s[0]
 	FMOVS.P 4(R7), F7
-	WORD $0x0f08a4e7 // sxtl v7.8h, v7.8b
-	WORD $0x0f10a4e7 // sxtl v7.4s, v7.4h
-	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	VTBL V12.B16, [V7.B16], V7.B16
+	WORD $0x4f28e4e7 // scvtf v7.4s, v7.4s, #24
 	WORD $0x4f8b90e7 // fmul v7.4s, v7.4s, v11.s[0]
 	VLD1.P 16(R0), [V0.S4]
 	VLD1.P 16(R1), [V1.S4]
@@ -6848,24 +6852,20 @@ loop2x4:
 
 quants2x4:
 	FMOVS.P 4(R4), F4
-	WORD $0x0f08a484 // sxtl v4.8h, v4.8b
-	WORD $0x0f10a484 // sxtl v4.4s, v4.4h
-	WORD $0x4e21d884 // scvtf v4.4s, v4.4s
+	VTBL V12.B16, [V4.B16], V4.B16
+	WORD $0x4f28e484 // scvtf v4.4s, v4.4s, #24
 	WORD $0x4f889084 // fmul v4.4s, v4.4s, v8.s[0]
 	FMOVS.P 4(R5), F5
-	WORD $0x0f08a4a5 // sxtl v5.8h, v5.8b
-	WORD $0x0f10a4a5 // sxtl v5.4s, v5.4h
-	WORD $0x4e21d8a5 // scvtf v5.4s, v5.4s
+	VTBL V12.B16, [V5.B16], V5.B16
+	WORD $0x4f28e4a5 // scvtf v5.4s, v5.4s, #24
 	WORD $0x4f8990a5 // fmul v5.4s, v5.4s, v9.s[0]
 	FMOVS.P 4(R6), F6
-	WORD $0x0f08a4c6 // sxtl v6.8h, v6.8b
-	WORD $0x0f10a4c6 // sxtl v6.4s, v6.4h
-	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	VTBL V12.B16, [V6.B16], V6.B16
+	WORD $0x4f28e4c6 // scvtf v6.4s, v6.4s, #24
 	WORD $0x4f8a90c6 // fmul v6.4s, v6.4s, v10.s[0]
 	FMOVS.P 4(R7), F7
-	WORD $0x0f08a4e7 // sxtl v7.8h, v7.8b
-	WORD $0x0f10a4e7 // sxtl v7.4s, v7.4h
-	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	VTBL V12.B16, [V7.B16], V7.B16
+	WORD $0x4f28e4e7 // scvtf v7.4s, v7.4s, #24
 	WORD $0x4f8b90e7 // fmul v7.4s, v7.4s, v11.s[0]
 	VLD1.P 16(R0), [V0.S4]
 	VLD1.P 16(R1), [V1.S4]
@@ -6934,24 +6934,20 @@ loop1x4:
 
 quants1x4:
 	FMOVS.P 4(R4), F4
-	WORD $0x0f08a484 // sxtl v4.8h, v4.8b
-	WORD $0x0f10a484 // sxtl v4.4s, v4.4h
-	WORD $0x4e21d884 // scvtf v4.4s, v4.4s
+	VTBL V12.B16, [V4.B16], V4.B16
+	WORD $0x4f28e484 // scvtf v4.4s, v4.4s, #24
 	WORD $0x4f889084 // fmul v4.4s, v4.4s, v8.s[0]
 	FMOVS.P 4(R5), F5
-	WORD $0x0f08a4a5 // sxtl v5.8h, v5.8b
-	WORD $0x0f10a4a5 // sxtl v5.4s, v5.4h
-	WORD $0x4e21d8a5 // scvtf v5.4s, v5.4s
+	VTBL V12.B16, [V5.B16], V5.B16
+	WORD $0x4f28e4a5 // scvtf v5.4s, v5.4s, #24
 	WORD $0x4f8990a5 // fmul v5.4s, v5.4s, v9.s[0]
 	FMOVS.P 4(R6), F6
-	WORD $0x0f08a4c6 // sxtl v6.8h, v6.8b
-	WORD $0x0f10a4c6 // sxtl v6.4s, v6.4h
-	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	VTBL V12.B16, [V6.B16], V6.B16
+	WORD $0x4f28e4c6 // scvtf v6.4s, v6.4s, #24
 	WORD $0x4f8a90c6 // fmul v6.4s, v6.4s, v10.s[0]
 	FMOVS.P 4(R7), F7
-	WORD $0x0f08a4e7 // sxtl v7.8h, v7.8b
-	WORD $0x0f10a4e7 // sxtl v7.4s, v7.4h
-	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	VTBL V12.B16, [V7.B16], V7.B16
+	WORD $0x4f28e4e7 // scvtf v7.4s, v7.4s, #24
 	WORD $0x4f8b90e7 // fmul v7.4s, v7.4s, v11.s[0]
 	VLD1.P 16(R0), [V0.S4]
 	VFMLA V4.S4, V0.S4, V16.S4
@@ -7014,9 +7010,8 @@ loop4x1:
 
 quants4x1:
 	FMOVS.P 4(R4), F4
-	WORD $0x0f08a484 // sxtl v4.8h, v4.8b
-	WORD $0x0f10a484 // sxtl v4.4s, v4.4h
-	WORD $0x4e21d884 // scvtf v4.4s, v4.4s
+	VTBL V12.B16, [V4.B16], V4.B16
+	WORD $0x4f28e484 // scvtf v4.4s, v4.4s, #24
 	WORD $0x4f889084 // fmul v4.4s, v4.4s, v8.s[0]
 	VLD1.P 16(R0), [V0.S4]
 	VLD1.P 16(R1), [V1.S4]
@@ -7079,9 +7074,8 @@ loop2x1:
 
 quants2x1:
 	FMOVS.P 4(R4), F4
-	WORD $0x0f08a484 // sxtl v4.8h, v4.8b
-	WORD $0x0f10a484 // sxtl v4.4s, v4.4h
-	WORD $0x4e21d884 // scvtf v4.4s, v4.4s
+	VTBL V12.B16, [V4.B16], V4.B16
+	WORD $0x4f28e484 // scvtf v4.4s, v4.4s, #24
 	WORD $0x4f889084 // fmul v4.4s, v4.4s, v8.s[0]
 	VLD1.P 16(R0), [V0.S4]
 	VLD1.P 16(R1), [V1.S4]
@@ -7127,9 +7121,8 @@ loop1x1:
 
 quants1x1:
 	FMOVS.P 4(R4), F4
-	WORD $0x0f08a484 // sxtl v4.8h, v4.8b
-	WORD $0x0f10a484 // sxtl v4.4s, v4.4h
-	WORD $0x4e21d884 // scvtf v4.4s, v4.4s
+	VTBL V12.B16, [V4.B16], V4.B16
+	WORD $0x4f28e484 // scvtf v4.4s, v4.4s, #24
 	WORD $0x4f889084 // fmul v4.4s, v4.4s, v8.s[0]
 	VLD1.P 16(R0), [V0.S4]
 	VFMLA V4.S4, V0.S4, V16.S4
@@ -7169,6 +7162,8 @@ TEXT ·ScoresBlocksQ8NEON(SB), NOSPLIT, $0-132
 	MOVD stride+120(FP), R8
 	MOVD $34, R11
 	MUL R11, R8, R8
+	MOVD $q8lanes<>(SB), R11
+	VLD1 (R11), [V12.S4]
 	FMOVS scale+128(FP), F15
 	VDUP V15.S[0], V15.S4
 
@@ -7222,24 +7217,20 @@ bwiden:
 
 bquants:
 	FMOVS.P 4(R4), F8
-	WORD $0x0f08a508 // sxtl v8.8h, v8.8b
-	WORD $0x0f10a508 // sxtl v8.4s, v8.4h
-	WORD $0x4e21d908 // scvtf v8.4s, v8.4s
+	VTBL V12.B16, [V8.B16], V8.B16
+	WORD $0x4f28e508 // scvtf v8.4s, v8.4s, #24
 	WORD $0x4f909108 // fmul v8.4s, v8.4s, v16.s[0]
 	FMOVS.P 4(R5), F9
-	WORD $0x0f08a529 // sxtl v9.8h, v9.8b
-	WORD $0x0f10a529 // sxtl v9.4s, v9.4h
-	WORD $0x4e21d929 // scvtf v9.4s, v9.4s
+	VTBL V12.B16, [V9.B16], V9.B16
+	WORD $0x4f28e529 // scvtf v9.4s, v9.4s, #24
 	WORD $0x4f919129 // fmul v9.4s, v9.4s, v17.s[0]
 	FMOVS.P 4(R6), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54a // sxtl v10.4s, v10.4h
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
+	VTBL V12.B16, [V10.B16], V10.B16
+	WORD $0x4f28e54a // scvtf v10.4s, v10.4s, #24
 	WORD $0x4f92914a // fmul v10.4s, v10.4s, v18.s[0]
 	FMOVS.P 4(R7), F11
-	WORD $0x0f08a56b // sxtl v11.8h, v11.8b
-	WORD $0x0f10a56b // sxtl v11.4s, v11.4h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
+	VTBL V12.B16, [V11.B16], V11.B16
+	WORD $0x4f28e56b // scvtf v11.4s, v11.4s, #24
 	WORD $0x4f93916b // fmul v11.4s, v11.4s, v19.s[0]
 	VTRN1 V9.S4, V8.S4, V0.S4
 	VTRN2 V9.S4, V8.S4, V1.S4
@@ -7982,6 +7973,11 @@ TEXT ·ScoresPanelsQ8NEON(SB), NOSPLIT, $0-132
 	MOVD stride+120(FP), R22
 	MOVD $34, R8
 	MUL R8, R22, R22
+	MOVD $q8lanes<>(SB), R8
+	VLD1 (R8), [V0.S4]
+	MOVD $16688, R8
+	ADD R26, R8
+	VST1 [V0.S4], (R8)
 	CMP $16, R25
 	BGT p8
 	CMP $8, R25
@@ -8184,66 +8180,54 @@ p1steps:
 	FMOVS F0, 44(R8)
 
 p1quants:
-	VLD1 (R8), [V0.S4, V1.S4, V2.S4]
+	VLD1 (R8), [V0.S4, V1.S4, V2.S4, V3.S4]
 	FMOVS.P 4(R0), F4
-	WORD $0x0f08a484 // sxtl v4.8h, v4.8b
-	WORD $0x0f10a484 // sxtl v4.4s, v4.4h
-	WORD $0x4e21d884 // scvtf v4.4s, v4.4s
+	VTBL V3.B16, [V4.B16], V4.B16
+	WORD $0x4f28e484 // scvtf v4.4s, v4.4s, #24
 	WORD $0x4f809084 // fmul v4.4s, v4.4s, v0.s[0]
 	FMOVS.P 4(R1), F5
-	WORD $0x0f08a4a5 // sxtl v5.8h, v5.8b
-	WORD $0x0f10a4a5 // sxtl v5.4s, v5.4h
-	WORD $0x4e21d8a5 // scvtf v5.4s, v5.4s
+	VTBL V3.B16, [V5.B16], V5.B16
+	WORD $0x4f28e4a5 // scvtf v5.4s, v5.4s, #24
 	WORD $0x4fa090a5 // fmul v5.4s, v5.4s, v0.s[1]
 	FMOVS.P 4(R2), F6
-	WORD $0x0f08a4c6 // sxtl v6.8h, v6.8b
-	WORD $0x0f10a4c6 // sxtl v6.4s, v6.4h
-	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	VTBL V3.B16, [V6.B16], V6.B16
+	WORD $0x4f28e4c6 // scvtf v6.4s, v6.4s, #24
 	WORD $0x4f8098c6 // fmul v6.4s, v6.4s, v0.s[2]
 	FMOVS.P 4(R3), F7
-	WORD $0x0f08a4e7 // sxtl v7.8h, v7.8b
-	WORD $0x0f10a4e7 // sxtl v7.4s, v7.4h
-	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	VTBL V3.B16, [V7.B16], V7.B16
+	WORD $0x4f28e4e7 // scvtf v7.4s, v7.4s, #24
 	WORD $0x4fa098e7 // fmul v7.4s, v7.4s, v0.s[3]
 	FMOVS.P 4(R4), F8
-	WORD $0x0f08a508 // sxtl v8.8h, v8.8b
-	WORD $0x0f10a508 // sxtl v8.4s, v8.4h
-	WORD $0x4e21d908 // scvtf v8.4s, v8.4s
+	VTBL V3.B16, [V8.B16], V8.B16
+	WORD $0x4f28e508 // scvtf v8.4s, v8.4s, #24
 	WORD $0x4f819108 // fmul v8.4s, v8.4s, v1.s[0]
 	FMOVS.P 4(R5), F9
-	WORD $0x0f08a529 // sxtl v9.8h, v9.8b
-	WORD $0x0f10a529 // sxtl v9.4s, v9.4h
-	WORD $0x4e21d929 // scvtf v9.4s, v9.4s
+	VTBL V3.B16, [V9.B16], V9.B16
+	WORD $0x4f28e529 // scvtf v9.4s, v9.4s, #24
 	WORD $0x4fa19129 // fmul v9.4s, v9.4s, v1.s[1]
 	FMOVS.P 4(R6), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54a // sxtl v10.4s, v10.4h
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
+	VTBL V3.B16, [V10.B16], V10.B16
+	WORD $0x4f28e54a // scvtf v10.4s, v10.4s, #24
 	WORD $0x4f81994a // fmul v10.4s, v10.4s, v1.s[2]
 	FMOVS.P 4(R7), F11
-	WORD $0x0f08a56b // sxtl v11.8h, v11.8b
-	WORD $0x0f10a56b // sxtl v11.4s, v11.4h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
+	VTBL V3.B16, [V11.B16], V11.B16
+	WORD $0x4f28e56b // scvtf v11.4s, v11.4s, #24
 	WORD $0x4fa1996b // fmul v11.4s, v11.4s, v1.s[3]
 	FMOVS.P 4(R11), F12
-	WORD $0x0f08a58c // sxtl v12.8h, v12.8b
-	WORD $0x0f10a58c // sxtl v12.4s, v12.4h
-	WORD $0x4e21d98c // scvtf v12.4s, v12.4s
+	VTBL V3.B16, [V12.B16], V12.B16
+	WORD $0x4f28e58c // scvtf v12.4s, v12.4s, #24
 	WORD $0x4f82918c // fmul v12.4s, v12.4s, v2.s[0]
 	FMOVS.P 4(R12), F13
-	WORD $0x0f08a5ad // sxtl v13.8h, v13.8b
-	WORD $0x0f10a5ad // sxtl v13.4s, v13.4h
-	WORD $0x4e21d9ad // scvtf v13.4s, v13.4s
+	VTBL V3.B16, [V13.B16], V13.B16
+	WORD $0x4f28e5ad // scvtf v13.4s, v13.4s, #24
 	WORD $0x4fa291ad // fmul v13.4s, v13.4s, v2.s[1]
 	FMOVS.P 4(R13), F14
-	WORD $0x0f08a5ce // sxtl v14.8h, v14.8b
-	WORD $0x0f10a5ce // sxtl v14.4s, v14.4h
-	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
+	VTBL V3.B16, [V14.B16], V14.B16
+	WORD $0x4f28e5ce // scvtf v14.4s, v14.4s, #24
 	WORD $0x4f8299ce // fmul v14.4s, v14.4s, v2.s[2]
 	FMOVS.P 4(R14), F15
-	WORD $0x0f08a5ef // sxtl v15.8h, v15.8b
-	WORD $0x0f10a5ef // sxtl v15.4s, v15.4h
-	WORD $0x4e21d9ef // scvtf v15.4s, v15.4s
+	VTBL V3.B16, [V15.B16], V15.B16
+	WORD $0x4f28e5ef // scvtf v15.4s, v15.4s, #24
 	WORD $0x4fa299ef // fmul v15.4s, v15.4s, v2.s[3]
 	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x4f841010 // fmla v16.4s, v0.4s, v4.s[0]
@@ -8599,46 +8583,38 @@ p2steps:
 	FMOVS F0, 28(R8)
 
 p2quants:
-	VLD1 (R8), [V0.S4, V1.S4]
+	VLD1 (R8), [V0.S4, V1.S4, V2.S4, V3.S4]
 	FMOVS.P 4(R0), F8
-	WORD $0x0f08a508 // sxtl v8.8h, v8.8b
-	WORD $0x0f10a508 // sxtl v8.4s, v8.4h
-	WORD $0x4e21d908 // scvtf v8.4s, v8.4s
+	VTBL V3.B16, [V8.B16], V8.B16
+	WORD $0x4f28e508 // scvtf v8.4s, v8.4s, #24
 	WORD $0x4f809108 // fmul v8.4s, v8.4s, v0.s[0]
 	FMOVS.P 4(R1), F9
-	WORD $0x0f08a529 // sxtl v9.8h, v9.8b
-	WORD $0x0f10a529 // sxtl v9.4s, v9.4h
-	WORD $0x4e21d929 // scvtf v9.4s, v9.4s
+	VTBL V3.B16, [V9.B16], V9.B16
+	WORD $0x4f28e529 // scvtf v9.4s, v9.4s, #24
 	WORD $0x4fa09129 // fmul v9.4s, v9.4s, v0.s[1]
 	FMOVS.P 4(R2), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54a // sxtl v10.4s, v10.4h
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
+	VTBL V3.B16, [V10.B16], V10.B16
+	WORD $0x4f28e54a // scvtf v10.4s, v10.4s, #24
 	WORD $0x4f80994a // fmul v10.4s, v10.4s, v0.s[2]
 	FMOVS.P 4(R3), F11
-	WORD $0x0f08a56b // sxtl v11.8h, v11.8b
-	WORD $0x0f10a56b // sxtl v11.4s, v11.4h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
+	VTBL V3.B16, [V11.B16], V11.B16
+	WORD $0x4f28e56b // scvtf v11.4s, v11.4s, #24
 	WORD $0x4fa0996b // fmul v11.4s, v11.4s, v0.s[3]
 	FMOVS.P 4(R4), F12
-	WORD $0x0f08a58c // sxtl v12.8h, v12.8b
-	WORD $0x0f10a58c // sxtl v12.4s, v12.4h
-	WORD $0x4e21d98c // scvtf v12.4s, v12.4s
+	VTBL V3.B16, [V12.B16], V12.B16
+	WORD $0x4f28e58c // scvtf v12.4s, v12.4s, #24
 	WORD $0x4f81918c // fmul v12.4s, v12.4s, v1.s[0]
 	FMOVS.P 4(R5), F13
-	WORD $0x0f08a5ad // sxtl v13.8h, v13.8b
-	WORD $0x0f10a5ad // sxtl v13.4s, v13.4h
-	WORD $0x4e21d9ad // scvtf v13.4s, v13.4s
+	VTBL V3.B16, [V13.B16], V13.B16
+	WORD $0x4f28e5ad // scvtf v13.4s, v13.4s, #24
 	WORD $0x4fa191ad // fmul v13.4s, v13.4s, v1.s[1]
 	FMOVS.P 4(R6), F14
-	WORD $0x0f08a5ce // sxtl v14.8h, v14.8b
-	WORD $0x0f10a5ce // sxtl v14.4s, v14.4h
-	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
+	VTBL V3.B16, [V14.B16], V14.B16
+	WORD $0x4f28e5ce // scvtf v14.4s, v14.4s, #24
 	WORD $0x4f8199ce // fmul v14.4s, v14.4s, v1.s[2]
 	FMOVS.P 4(R7), F15
-	WORD $0x0f08a5ef // sxtl v15.8h, v15.8b
-	WORD $0x0f10a5ef // sxtl v15.4s, v15.4h
-	WORD $0x4e21d9ef // scvtf v15.4s, v15.4s
+	VTBL V3.B16, [V15.B16], V15.B16
+	WORD $0x4f28e5ef // scvtf v15.4s, v15.4s, #24
 	WORD $0x4fa199ef // fmul v15.4s, v15.4s, v1.s[3]
 	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x4f881010 // fmla v16.4s, v0.4s, v8.s[0]
@@ -8999,26 +8975,22 @@ p4steps:
 	FMOVS F0, 12(R8)
 
 p4quants:
-	VLD1 (R8), [V0.S4]
+	VLD1 (R8), [V0.S4, V1.S4, V2.S4, V3.S4]
 	FMOVS.P 4(R0), F12
-	WORD $0x0f08a58c // sxtl v12.8h, v12.8b
-	WORD $0x0f10a58c // sxtl v12.4s, v12.4h
-	WORD $0x4e21d98c // scvtf v12.4s, v12.4s
+	VTBL V3.B16, [V12.B16], V12.B16
+	WORD $0x4f28e58c // scvtf v12.4s, v12.4s, #24
 	WORD $0x4f80918c // fmul v12.4s, v12.4s, v0.s[0]
 	FMOVS.P 4(R1), F13
-	WORD $0x0f08a5ad // sxtl v13.8h, v13.8b
-	WORD $0x0f10a5ad // sxtl v13.4s, v13.4h
-	WORD $0x4e21d9ad // scvtf v13.4s, v13.4s
+	VTBL V3.B16, [V13.B16], V13.B16
+	WORD $0x4f28e5ad // scvtf v13.4s, v13.4s, #24
 	WORD $0x4fa091ad // fmul v13.4s, v13.4s, v0.s[1]
 	FMOVS.P 4(R2), F14
-	WORD $0x0f08a5ce // sxtl v14.8h, v14.8b
-	WORD $0x0f10a5ce // sxtl v14.4s, v14.4h
-	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
+	VTBL V3.B16, [V14.B16], V14.B16
+	WORD $0x4f28e5ce // scvtf v14.4s, v14.4s, #24
 	WORD $0x4f8099ce // fmul v14.4s, v14.4s, v0.s[2]
 	FMOVS.P 4(R3), F15
-	WORD $0x0f08a5ef // sxtl v15.8h, v15.8b
-	WORD $0x0f10a5ef // sxtl v15.4s, v15.4h
-	WORD $0x4e21d9ef // scvtf v15.4s, v15.4s
+	VTBL V3.B16, [V15.B16], V15.B16
+	WORD $0x4f28e5ef // scvtf v15.4s, v15.4s, #24
 	WORD $0x4fa099ef // fmul v15.4s, v15.4s, v0.s[3]
 	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x4f8c1010 // fmla v16.4s, v0.4s, v12.s[0]
@@ -9397,16 +9369,14 @@ p8steps:
 	FMOVS F0, 4(R8)
 
 p8quants:
-	VLD1 (R8), [V0.S4]
+	VLD1 (R8), [V0.S4, V1.S4, V2.S4, V3.S4]
 	FMOVS.P 4(R0), F14
-	WORD $0x0f08a5ce // sxtl v14.8h, v14.8b
-	WORD $0x0f10a5ce // sxtl v14.4s, v14.4h
-	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
+	VTBL V3.B16, [V14.B16], V14.B16
+	WORD $0x4f28e5ce // scvtf v14.4s, v14.4s, #24
 	WORD $0x4f8091ce // fmul v14.4s, v14.4s, v0.s[0]
 	FMOVS.P 4(R1), F15
-	WORD $0x0f08a5ef // sxtl v15.8h, v15.8b
-	WORD $0x0f10a5ef // sxtl v15.4s, v15.4h
-	WORD $0x4e21d9ef // scvtf v15.4s, v15.4s
+	VTBL V3.B16, [V15.B16], V15.B16
+	WORD $0x4f28e5ef // scvtf v15.4s, v15.4s, #24
 	WORD $0x4fa091ef // fmul v15.4s, v15.4s, v0.s[1]
 	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
 	VLD1.P 64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]

@@ -24,11 +24,18 @@ func FMULElem4S(d, n, m V, i int) Inst {
 	return Inst{elem(rd_rn_rm(0x4f809000, d, n, m), i), fmt.Sprintf("fmul v%d.4s, v%d.4s, v%d.s[%d]", d, n, m, i)}
 }
 
+// SCVTFFixed4S converts signed 32-bit fixed-point numbers with fbits (1..32) fraction
+// bits to float32, n / 2^fbits: scvtf vd.4s, vn.4s, #fbits. With fbits 24 it turns
+// a q8_0 quant placed in a lane's top byte (by TBL) into its value.
+func SCVTFFixed4S(d, n V, fbits int) Inst {
+	return Inst{rd_rn(0x4f00e400|uint32(64-fbits)<<16, d, n), fmt.Sprintf("scvtf v%d.4s, v%d.4s, #%d", d, n, fbits)}
+}
+
 // formatExamples are the encoders of this file, one instance each with distinct
 // registers and every lane.
 func formatExamples() []Inst {
 	return []Inst{
-		SHLL4S(1, 30), SHLL24S(29, 2),
+		SHLL4S(1, 30), SHLL24S(29, 2), SCVTFFixed4S(7, 21, 24), SCVTFFixed4S(30, 3, 1), SCVTFFixed4S(0, 31, 32),
 		FMULElem4S(3, 17, 31, 0), FMULElem4S(28, 4, 9, 1), FMULElem4S(5, 26, 0, 2), FMULElem4S(31, 31, 31, 3),
 	}
 }

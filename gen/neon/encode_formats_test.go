@@ -15,7 +15,8 @@ func TestFormatEncodingsMatchLLVM(t *testing.T) {
 	}
 	insts := formatExamples()
 	for r := V(0); r < 32; r++ {
-		insts = append(insts, SHLL4S(r, 31-r), SHLL24S(31-r, (r+9)%32), FMULElem4S(r, (r+5)%32, 31-r, int(r%4)))
+		insts = append(insts, SHLL4S(r, 31-r), SHLL24S(31-r, (r+9)%32), FMULElem4S(r, (r+5)%32, 31-r, int(r%4)),
+			SCVTFFixed4S((r+3)%32, r, 1+int(r)))
 	}
 	matchLLVM(t, mc, "+neon", insts)
 }

@@ -15,6 +15,7 @@ func main() {
 	for _, d := range [][2]operand{{operandF16, operandF16}, {operandF32, operandF16}, {operandF32, operandF32}} {
 		dotEntry(f, d[0], d[1])
 	}
+	f.Data("q8lanes", q8Lanes)
 	for _, fm := range formats {
 		if fm != formatF16 {
 			dotFormat(f, fm)
@@ -412,6 +413,9 @@ func scores(f *File, fm format) {
 	f.I("MOVD dim+88(FP), %s", dim)
 	f.I("MOVD stride+96(FP), %s", kStride)
 	fm.strideBytes(f, kStride, "R11")
+	if fm.q8 {
+		loadQ8Lanes(f, 12, "R11")
+	}
 	f.I("LSL $2, %s, %s", dim, qStride)
 	f.I("FMOVS scale+104(FP), F%d", scaleV)
 	f.I("VDUP V%d.S[0], V%d.S4", scaleV, scaleV)
@@ -457,7 +461,7 @@ func queryPass(f *File, fm format, nk int) {
 // lanes (the scalar writes zero the rest, which is still zero), then four at a time;
 // then each row's accumulators are reduced pairwise, scaled and stored. q8_0 keys
 // have no such elements (dim is a multiple of 32); their scales are loaded into lane 0
-// of V8–V11 as each block starts.
+// of V8–V11 as each block starts, and V12 holds q8Lanes.
 func tile(f *File, fm format, nr, nk int) {
 	id := fmt.Sprintf("%dx%d", nr, nk)
 	f.I("// Tile of %d query rows × %d keys.", nr, nk)
@@ -489,7 +493,7 @@ func tile(f *File, fm format, nr, nk int) {
 		}
 		f.Label("quants" + id)
 		for j := range nk {
-			q8Load4(f, kRow(j), V(4+j), V(8+j), 0)
+			q8Load4(f, kRow(j), V(4+j), V(8+j), 12, 0)
 		}
 	} else {
 		for j := range nk {

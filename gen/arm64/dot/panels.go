@@ -97,6 +97,13 @@ func scoresPanels(f *File, fm format) {
 	f.I("MOVD dim+112(FP), %s", pDim)
 	f.I("MOVD stride+120(FP), %s", pKStride)
 	fm.strideBytes(f, pKStride, "R8")
+	if fm.q8 {
+		// q8Lanes after the scales, for each step to load with them.
+		loadQ8Lanes(f, 0, "R8")
+		f.I("MOVD $%d, R8", 4*(panelFloats+panelStage)+16*q8LanesVector)
+		f.I("ADD %s, R8", pScratch)
+		f.I("VST1 [V0.S4], (R8)")
+	}
 	for _, s := range panelShapes[:len(panelShapes)-1] {
 		f.I("CMP $%d, %s", 2*s.qv, pRows) // rows > 4qv/2: this shape
 		f.I("BGT %s", s.label(""))
@@ -372,10 +379,15 @@ func log2(x int) int {
 // are free only while a step widens its keys.
 const panelScales = 16
 
+// q8LanesVector is where q8Lanes lies in the scales' scratch, in vectors, and the
+// register a step loads it into.
+const q8LanesVector = 3
+
 // q8Keys widens a step's four quants of each key of the tile in place: as a block
 // starts (every eighth step, when the steps left are a multiple of eight), its scales
 // are widened into the scales' scratch at R8, which each step reloads into V0–V2,
-// four keys' scales a vector, before the panel's loads take those registers.
+// four keys' scales a vector, and q8Lanes after them into V3, before the panel's loads
+// take those registers.
 func (s panelShape) q8Keys(f *File) {
 	f.I("TST $%d, %s", q8Values/4-1, pSteps)
 	f.I("BNE %s", s.label("quants"))
@@ -384,15 +396,8 @@ func (s panelShape) q8Keys(f *File) {
 		f.I("FMOVS F0, %d(R8)", 4*j)
 	}
 	f.Label(s.label("quants"))
-	switch nv := (s.kt + 3) / 4; nv {
-	case 1:
-		f.I("VLD1 (R8), [V0.S4]")
-	case 2:
-		f.I("VLD1 (R8), [V0.S4, V1.S4]")
-	case 3:
-		f.I("VLD1 (R8), [V0.S4, V1.S4, V2.S4]")
-	}
+	f.I("VLD1 (R8), [V0.S4, V1.S4, V2.S4, V3.S4]")
 	for j := range s.kt {
-		q8Load4(f, keyPtr(j), s.keyReg(j), V(j/4), j%4)
+		q8Load4(f, keyPtr(j), s.keyReg(j), V(j/4), q8LanesVector, j%4)
 	}
 }

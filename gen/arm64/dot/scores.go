@@ -55,6 +55,9 @@ func scoresBlocks(f *File, fm format) {
 	f.I("LSL $2, %s, %s", bDim, bQStride)
 	f.I("MOVD stride+120(FP), %s", bKStride)
 	fm.strideBytes(f, bKStride, "R11")
+	if fm.q8 {
+		loadQ8Lanes(f, 12, "R11") // for the widening, which leaves V12 alone
+	}
 	f.I("FMOVS scale+128(FP), F15")
 	f.I("VDUP V15.S[0], V15.S4")
 	f.Label("blocks")
@@ -122,7 +125,7 @@ func widenBlock(f *File, fm format) {
 		}
 		f.Label("bquants")
 		for j := range 4 {
-			q8Load4(f, fmt.Sprintf("R%d", 4+j), V(8+j), V(16+j), 0)
+			q8Load4(f, fmt.Sprintf("R%d", 4+j), V(8+j), V(16+j), 12, 0)
 		}
 	case fm == formatBF16:
 		for j := range 4 {
