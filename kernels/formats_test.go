@@ -150,7 +150,8 @@ var q8Format = cacheFormat[q8.Block]{
 	gatherC:  GatherRowsQ8,
 }
 
-// spreadElems lays n rows of w elements out ws ≥ w elements apart, gap between them.
+// spreadElems lays n rows of w elements out ws ≥ w elements apart, gap between them,
+// the last row ending the slice.
 func spreadElems[E any](x []E, n, w, ws int, gap E) []E {
 	if n == 0 {
 		return nil

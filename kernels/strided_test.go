@@ -15,17 +15,7 @@ const nanHalf = 0x7e00
 // spreadRows lays the n rows of dim halves in x out stride ≥ dim apart, the gaps
 // filled with NaN, the last row ending the slice (as the strided kernels allow).
 func spreadRows(x []uint16, n, dim, stride int) []uint16 {
-	if n == 0 {
-		return nil
-	}
-	out := make([]uint16, (n-1)*stride+dim)
-	for i := range out {
-		out[i] = nanHalf
-	}
-	for j := range n {
-		copy(out[j*stride:j*stride+dim], x[j*dim:(j+1)*dim])
-	}
-	return out
+	return spreadElems(x, n, dim, stride, nanHalf)
 }
 
 // TestScoresStridedTokenMajor scores every KV head of a token-major cache where it
