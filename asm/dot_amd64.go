@@ -34,7 +34,7 @@ func ScoresRowsAVX2(dst []float32, q []float32, k []uint16, rows int, n int, dim
 // ScoresPanelsAVX2 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
 // any dim ≥ 1 and stride ≥ dim.
 // The queries come transposed in panels of 16: q_i[d] = panels[(i/16·dim + d)·16 + i%16], with
-// the lanes past rows zero; scratch holds at least 24·dim floats and stage 384.
+// the lanes past rows zero; scratch holds at least 24·dim floats and stage 768.
 //
 //go:noescape
 func ScoresPanelsAVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
@@ -42,7 +42,7 @@ func ScoresPanelsAVX2(dst []float32, panels []float32, k []uint16, scratch []flo
 // ScoresPanels64AVX2 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
 // dim = 64 and stride ≥ dim.
 // The queries come transposed in panels of 16: q_i[d] = panels[(i/16·dim + d)·16 + i%16], with
-// the lanes past rows zero; scratch holds at least 24·dim floats and stage 384.
+// the lanes past rows zero; scratch holds at least 24·dim floats and stage 768.
 //
 //go:noescape
 func ScoresPanels64AVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
@@ -50,7 +50,7 @@ func ScoresPanels64AVX2(dst []float32, panels []float32, k []uint16, scratch []f
 // ScoresPanels128AVX2 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
 // dim = 128 and stride ≥ dim.
 // The queries come transposed in panels of 16: q_i[d] = panels[(i/16·dim + d)·16 + i%16], with
-// the lanes past rows zero; scratch holds at least 24·dim floats and stage 384.
+// the lanes past rows zero; scratch holds at least 24·dim floats and stage 768.
 //
 //go:noescape
 func ScoresPanels128AVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
@@ -100,7 +100,7 @@ func ScoresBF16RowsAVX2(dst []float32, q []float32, k []uint16, rows int, n int,
 // ScoresBF16PanelsAVX2 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
 // any dim ≥ 1 and stride ≥ dim.
 // The queries come transposed in panels of 16: q_i[d] = panels[(i/16·dim + d)·16 + i%16], with
-// the lanes past rows zero; scratch holds at least 24·dim floats and stage 384.
+// the lanes past rows zero; scratch holds at least 24·dim floats and stage 768.
 //
 //go:noescape
 func ScoresBF16PanelsAVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
@@ -108,7 +108,7 @@ func ScoresBF16PanelsAVX2(dst []float32, panels []float32, k []uint16, scratch [
 // ScoresBF16Panels64AVX2 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
 // dim = 64 and stride ≥ dim.
 // The queries come transposed in panels of 16: q_i[d] = panels[(i/16·dim + d)·16 + i%16], with
-// the lanes past rows zero; scratch holds at least 24·dim floats and stage 384.
+// the lanes past rows zero; scratch holds at least 24·dim floats and stage 768.
 //
 //go:noescape
 func ScoresBF16Panels64AVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
@@ -116,7 +116,7 @@ func ScoresBF16Panels64AVX2(dst []float32, panels []float32, k []uint16, scratch
 // ScoresBF16Panels128AVX2 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
 // dim = 128 and stride ≥ dim.
 // The queries come transposed in panels of 16: q_i[d] = panels[(i/16·dim + d)·16 + i%16], with
-// the lanes past rows zero; scratch holds at least 24·dim floats and stage 384.
+// the lanes past rows zero; scratch holds at least 24·dim floats and stage 768.
 //
 //go:noescape
 func ScoresBF16Panels128AVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
@@ -174,7 +174,7 @@ func ScoresQ8RowsAVX2(dst []float32, q []float32, k []byte, rows int, n int, dim
 // any dim ≥ 32 that is a multiple of 32, key j being the dim/32 q8_0 blocks k[34*j*stride:], stride ≥ dim/32
 // counted in blocks.
 // The queries come transposed in panels of 16: q_i[d] = panels[(i/16·dim + d)·16 + i%16], with
-// the lanes past rows zero; scratch holds at least 24·dim floats and stage 384.
+// the lanes past rows zero; scratch holds at least 24·dim floats and stage 768.
 //
 //go:noescape
 func ScoresQ8PanelsAVX2(dst []float32, panels []float32, k []byte, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
@@ -183,7 +183,7 @@ func ScoresQ8PanelsAVX2(dst []float32, panels []float32, k []byte, scratch []flo
 // dim = 64, key j being the dim/32 q8_0 blocks k[34*j*stride:], stride ≥ dim/32
 // counted in blocks.
 // The queries come transposed in panels of 16: q_i[d] = panels[(i/16·dim + d)·16 + i%16], with
-// the lanes past rows zero; scratch holds at least 24·dim floats and stage 384.
+// the lanes past rows zero; scratch holds at least 24·dim floats and stage 768.
 //
 //go:noescape
 func ScoresQ8Panels64AVX2(dst []float32, panels []float32, k []byte, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
@@ -192,7 +192,7 @@ func ScoresQ8Panels64AVX2(dst []float32, panels []float32, k []byte, scratch []f
 // dim = 128, key j being the dim/32 q8_0 blocks k[34*j*stride:], stride ≥ dim/32
 // counted in blocks.
 // The queries come transposed in panels of 16: q_i[d] = panels[(i/16·dim + d)·16 + i%16], with
-// the lanes past rows zero; scratch holds at least 24·dim floats and stage 384.
+// the lanes past rows zero; scratch holds at least 24·dim floats and stage 768.
 //
 //go:noescape
 func ScoresQ8Panels128AVX2(dst []float32, panels []float32, k []byte, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)

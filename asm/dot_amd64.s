@@ -1131,7 +1131,8 @@ keysdoneAVX2_70:
 
 // func ScoresPanelsAVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
 // Requires: AVX, CMOV, F16C, FMA3, MMX+
-TEXT ·ScoresPanelsAVX2(SB), NOSPLIT, $64-156
+TEXT ·ScoresPanelsAVX2(SB), NOSPLIT, $88-156
+	MOVQ $0x00000000, 80(SP)
 	MOVQ k_base+48(FP), AX
 	MOVQ AX, (SP)
 	MOVQ n+128(FP), AX
@@ -1343,15 +1344,33 @@ dAVX2_102:
 	VBROADCASTSS 12(BX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX2_102
+
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX2_104
+	MOVQ    64(SP), R11
+	MOVQ    72(SP), R12
+	VMOVUPS (R11), Y12
+	VMOVUPS Y12, (R12)
+	VMOVUPS 32(R11), Y12
+	VMOVUPS Y12, 32(R12)
+	VMOVUPS 64(R11), Y12
+	VMOVUPS Y12, 64(R12)
+	ADDQ    $0x60, 64(SP)
+	MOVQ    56(SP), R12
+	ADDQ    R12, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX2_104:
+	ADDQ $0x00000100, AX
+	ADDQ $0x04, DX
+	JMP  dAVX2_102
 
 ddoneAVX2_103:
-dAVX2_104:
+dAVX2_105:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_105
+	JA           ddoneAVX2_106
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -1374,9 +1393,9 @@ dAVX2_104:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_104
+	JMP          dAVX2_105
 
-ddoneAVX2_105:
+ddoneAVX2_106:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -1423,25 +1442,25 @@ ddoneAVX2_105:
 	IMUL3Q  $0x00000018, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_106:
+widenAVX2_107:
 	TESTQ AX, AX
-	JZ    widendoneAVX2_107
+	JZ    widendoneAVX2_108
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R12
 	XORQ  R11, R11
 
-prefetchAVX2_108:
+prefetchAVX2_109:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX2_108
+	JB         prefetchAVX2_109
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX2_109:
+widenvecAVX2_110:
 	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_110
+	JB        widenvecdoneAVX2_111
 	VCVTPH2PS (R8), Y0
 	VMOVUPS   Y0, (SI)
 	VCVTPH2PS 16(R8), Y0
@@ -1453,23 +1472,23 @@ widenvecAVX2_109:
 	ADDQ      $0x40, R8
 	ADDQ      $0x00000080, SI
 	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_109
+	JMP       widenvecAVX2_110
 
-widenvecdoneAVX2_110:
-widenvecAVX2_111:
+widenvecdoneAVX2_111:
+widenvecAVX2_112:
 	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_112
+	JB        widenvecdoneAVX2_113
 	VCVTPH2PS (R8), Y0
 	VMOVUPS   Y0, (SI)
 	ADDQ      $0x10, R8
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_111
+	JMP       widenvecAVX2_112
 
-widenvecdoneAVX2_112:
-widentailAVX2_113:
+widenvecdoneAVX2_113:
+widentailAVX2_114:
 	TESTQ     R9, R9
-	JZ        widentaildoneAVX2_114
+	JZ        widentaildoneAVX2_115
 	MOVWLZX   (R8), R10
 	VMOVD     R10, X0
 	VCVTPH2PS X0, X0
@@ -1477,14 +1496,14 @@ widentailAVX2_113:
 	ADDQ      $0x02, R8
 	ADDQ      $0x04, SI
 	DECQ      R9
-	JMP       widentailAVX2_113
+	JMP       widentailAVX2_114
 
-widentaildoneAVX2_114:
+widentaildoneAVX2_115:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_106
+	JMP  widenAVX2_107
 
-widendoneAVX2_107:
+widendoneAVX2_108:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -1512,10 +1531,10 @@ widendoneAVX2_107:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_115:
+dAVX2_116:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_116
+	JA           ddoneAVX2_117
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -1596,15 +1615,33 @@ dAVX2_115:
 	VBROADCASTSS 12(BX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX2_115
 
-ddoneAVX2_116:
-dAVX2_117:
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX2_118
+	MOVQ    64(SP), R11
+	MOVQ    72(SP), R12
+	VMOVUPS (R11), Y12
+	VMOVUPS Y12, (R12)
+	VMOVUPS 32(R11), Y12
+	VMOVUPS Y12, 32(R12)
+	VMOVUPS 64(R11), Y12
+	VMOVUPS Y12, 64(R12)
+	ADDQ    $0x60, 64(SP)
+	MOVQ    56(SP), R12
+	ADDQ    R12, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX2_118:
+	ADDQ $0x00000100, AX
+	ADDQ $0x04, DX
+	JMP  dAVX2_116
+
+ddoneAVX2_117:
+dAVX2_119:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_118
+	JA           ddoneAVX2_120
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -1627,9 +1664,9 @@ dAVX2_117:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_117
+	JMP          dAVX2_119
 
-ddoneAVX2_118:
+ddoneAVX2_120:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -1676,25 +1713,25 @@ ddoneAVX2_118:
 	IMUL3Q  $0x00000030, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_119:
+widenAVX2_121:
 	TESTQ AX, AX
-	JZ    widendoneAVX2_120
+	JZ    widendoneAVX2_122
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R12
 	XORQ  R11, R11
 
-prefetchAVX2_121:
+prefetchAVX2_123:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX2_121
+	JB         prefetchAVX2_123
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX2_122:
+widenvecAVX2_124:
 	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_123
+	JB        widenvecdoneAVX2_125
 	VCVTPH2PS (R8), Y0
 	VMOVUPS   Y0, (SI)
 	VCVTPH2PS 16(R8), Y0
@@ -1706,23 +1743,23 @@ widenvecAVX2_122:
 	ADDQ      $0x40, R8
 	ADDQ      $0x00000080, SI
 	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_122
+	JMP       widenvecAVX2_124
 
-widenvecdoneAVX2_123:
-widenvecAVX2_124:
+widenvecdoneAVX2_125:
+widenvecAVX2_126:
 	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_125
+	JB        widenvecdoneAVX2_127
 	VCVTPH2PS (R8), Y0
 	VMOVUPS   Y0, (SI)
 	ADDQ      $0x10, R8
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_124
+	JMP       widenvecAVX2_126
 
-widenvecdoneAVX2_125:
-widentailAVX2_126:
+widenvecdoneAVX2_127:
+widentailAVX2_128:
 	TESTQ     R9, R9
-	JZ        widentaildoneAVX2_127
+	JZ        widentaildoneAVX2_129
 	MOVWLZX   (R8), R10
 	VMOVD     R10, X0
 	VCVTPH2PS X0, X0
@@ -1730,14 +1767,14 @@ widentailAVX2_126:
 	ADDQ      $0x02, R8
 	ADDQ      $0x04, SI
 	DECQ      R9
-	JMP       widentailAVX2_126
+	JMP       widentailAVX2_128
 
-widentaildoneAVX2_127:
+widentaildoneAVX2_129:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_119
+	JMP  widenAVX2_121
 
-widendoneAVX2_120:
+widendoneAVX2_122:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -1765,10 +1802,10 @@ widendoneAVX2_120:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_128:
+dAVX2_130:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_129
+	JA           ddoneAVX2_131
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -1849,15 +1886,33 @@ dAVX2_128:
 	VBROADCASTSS 12(BX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX2_128
 
-ddoneAVX2_129:
-dAVX2_130:
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX2_132
+	MOVQ    64(SP), R11
+	MOVQ    72(SP), R12
+	VMOVUPS (R11), Y12
+	VMOVUPS Y12, (R12)
+	VMOVUPS 32(R11), Y12
+	VMOVUPS Y12, 32(R12)
+	VMOVUPS 64(R11), Y12
+	VMOVUPS Y12, 64(R12)
+	ADDQ    $0x60, 64(SP)
+	MOVQ    56(SP), R12
+	ADDQ    R12, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX2_132:
+	ADDQ $0x00000100, AX
+	ADDQ $0x04, DX
+	JMP  dAVX2_130
+
+ddoneAVX2_131:
+dAVX2_133:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_131
+	JA           ddoneAVX2_134
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -1880,9 +1935,9 @@ dAVX2_130:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_130
+	JMP          dAVX2_133
 
-ddoneAVX2_131:
+ddoneAVX2_134:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -1929,25 +1984,25 @@ ddoneAVX2_131:
 	IMUL3Q  $0x00000048, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_132:
+widenAVX2_135:
 	TESTQ AX, AX
-	JZ    widendoneAVX2_133
+	JZ    widendoneAVX2_136
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R12
 	XORQ  R11, R11
 
-prefetchAVX2_134:
+prefetchAVX2_137:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX2_134
+	JB         prefetchAVX2_137
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX2_135:
+widenvecAVX2_138:
 	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_136
+	JB        widenvecdoneAVX2_139
 	VCVTPH2PS (R8), Y0
 	VMOVUPS   Y0, (SI)
 	VCVTPH2PS 16(R8), Y0
@@ -1959,23 +2014,23 @@ widenvecAVX2_135:
 	ADDQ      $0x40, R8
 	ADDQ      $0x00000080, SI
 	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_135
+	JMP       widenvecAVX2_138
 
-widenvecdoneAVX2_136:
-widenvecAVX2_137:
+widenvecdoneAVX2_139:
+widenvecAVX2_140:
 	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_138
+	JB        widenvecdoneAVX2_141
 	VCVTPH2PS (R8), Y0
 	VMOVUPS   Y0, (SI)
 	ADDQ      $0x10, R8
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_137
+	JMP       widenvecAVX2_140
 
-widenvecdoneAVX2_138:
-widentailAVX2_139:
+widenvecdoneAVX2_141:
+widentailAVX2_142:
 	TESTQ     R9, R9
-	JZ        widentaildoneAVX2_140
+	JZ        widentaildoneAVX2_143
 	MOVWLZX   (R8), R10
 	VMOVD     R10, X0
 	VCVTPH2PS X0, X0
@@ -1983,14 +2038,14 @@ widentailAVX2_139:
 	ADDQ      $0x02, R8
 	ADDQ      $0x04, SI
 	DECQ      R9
-	JMP       widentailAVX2_139
+	JMP       widentailAVX2_142
 
-widentaildoneAVX2_140:
+widentaildoneAVX2_143:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_132
+	JMP  widenAVX2_135
 
-widendoneAVX2_133:
+widendoneAVX2_136:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -2018,10 +2073,10 @@ widendoneAVX2_133:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_141:
+dAVX2_144:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_142
+	JA           ddoneAVX2_145
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2102,15 +2157,33 @@ dAVX2_141:
 	VBROADCASTSS 12(BX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX2_141
 
-ddoneAVX2_142:
-dAVX2_143:
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX2_146
+	MOVQ    64(SP), R11
+	MOVQ    72(SP), R12
+	VMOVUPS (R11), Y12
+	VMOVUPS Y12, (R12)
+	VMOVUPS 32(R11), Y12
+	VMOVUPS Y12, 32(R12)
+	VMOVUPS 64(R11), Y12
+	VMOVUPS Y12, 64(R12)
+	ADDQ    $0x60, 64(SP)
+	MOVQ    56(SP), R12
+	ADDQ    R12, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX2_146:
+	ADDQ $0x00000100, AX
+	ADDQ $0x04, DX
+	JMP  dAVX2_144
+
+ddoneAVX2_145:
+dAVX2_147:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_144
+	JA           ddoneAVX2_148
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2133,9 +2206,9 @@ dAVX2_143:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_143
+	JMP          dAVX2_147
 
-ddoneAVX2_144:
+ddoneAVX2_148:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -2163,14 +2236,289 @@ ddoneAVX2_144:
 	VMULPS       Y12, Y11, Y11
 	VMOVUPS      Y11, 1504(AX)
 
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX2_149
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX2_150:
+	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS 32(CX), Y0
+	VMOVUPS Y0, 32(DX)
+	VMOVUPS 64(CX), Y0
+	VMOVUPS Y0, 64(DX)
+	ADDQ    $0x60, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX2_150
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX2_149:
 	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
+	MOVQ           stage_base+96(FP), AX
+	CMPQ           16(SP), $0x18
+	JB             flushpartialAVX2_154
+	VBROADCASTF128 (AX), Y0
+	VINSERTF128    $0x01, 256(AX), Y0, Y0
+	VBROADCASTF128 64(AX), Y1
+	VINSERTF128    $0x01, 320(AX), Y1, Y1
+	VBROADCASTF128 128(AX), Y2
+	VINSERTF128    $0x01, 384(AX), Y2, Y2
+	VBROADCASTF128 192(AX), Y3
+	VINSERTF128    $0x01, 448(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 16(AX), Y2
+	VINSERTF128    $0x01, 272(AX), Y2, Y2
+	VBROADCASTF128 80(AX), Y5
+	VINSERTF128    $0x01, 336(AX), Y5, Y5
+	VBROADCASTF128 144(AX), Y6
+	VINSERTF128    $0x01, 400(AX), Y6, Y6
+	VBROADCASTF128 208(AX), Y7
+	VINSERTF128    $0x01, 464(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1536(AX)
+	VMOVUPS        Y1, 1632(AX)
+	VMOVUPS        Y4, 1728(AX)
+	VMOVUPS        Y0, 1824(AX)
+	VMOVUPS        Y7, 1920(AX)
+	VMOVUPS        Y5, 2016(AX)
+	VMOVUPS        Y8, 2112(AX)
+	VMOVUPS        Y2, 2208(AX)
+	VBROADCASTF128 32(AX), Y0
+	VINSERTF128    $0x01, 288(AX), Y0, Y0
+	VBROADCASTF128 96(AX), Y1
+	VINSERTF128    $0x01, 352(AX), Y1, Y1
+	VBROADCASTF128 160(AX), Y2
+	VINSERTF128    $0x01, 416(AX), Y2, Y2
+	VBROADCASTF128 224(AX), Y3
+	VINSERTF128    $0x01, 480(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 48(AX), Y2
+	VINSERTF128    $0x01, 304(AX), Y2, Y2
+	VBROADCASTF128 112(AX), Y5
+	VINSERTF128    $0x01, 368(AX), Y5, Y5
+	VBROADCASTF128 176(AX), Y6
+	VINSERTF128    $0x01, 432(AX), Y6, Y6
+	VBROADCASTF128 240(AX), Y7
+	VINSERTF128    $0x01, 496(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2304(AX)
+	VMOVUPS        Y1, 2400(AX)
+	VMOVUPS        Y4, 2496(AX)
+	VMOVUPS        Y0, 2592(AX)
+	VMOVUPS        Y7, 2688(AX)
+	VMOVUPS        Y5, 2784(AX)
+	VMOVUPS        Y8, 2880(AX)
+	VMOVUPS        Y2, 2976(AX)
+	VBROADCASTF128 512(AX), Y0
+	VINSERTF128    $0x01, 768(AX), Y0, Y0
+	VBROADCASTF128 576(AX), Y1
+	VINSERTF128    $0x01, 832(AX), Y1, Y1
+	VBROADCASTF128 640(AX), Y2
+	VINSERTF128    $0x01, 896(AX), Y2, Y2
+	VBROADCASTF128 704(AX), Y3
+	VINSERTF128    $0x01, 960(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 528(AX), Y2
+	VINSERTF128    $0x01, 784(AX), Y2, Y2
+	VBROADCASTF128 592(AX), Y5
+	VINSERTF128    $0x01, 848(AX), Y5, Y5
+	VBROADCASTF128 656(AX), Y6
+	VINSERTF128    $0x01, 912(AX), Y6, Y6
+	VBROADCASTF128 720(AX), Y7
+	VINSERTF128    $0x01, 976(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1568(AX)
+	VMOVUPS        Y1, 1664(AX)
+	VMOVUPS        Y4, 1760(AX)
+	VMOVUPS        Y0, 1856(AX)
+	VMOVUPS        Y7, 1952(AX)
+	VMOVUPS        Y5, 2048(AX)
+	VMOVUPS        Y8, 2144(AX)
+	VMOVUPS        Y2, 2240(AX)
+	VBROADCASTF128 544(AX), Y0
+	VINSERTF128    $0x01, 800(AX), Y0, Y0
+	VBROADCASTF128 608(AX), Y1
+	VINSERTF128    $0x01, 864(AX), Y1, Y1
+	VBROADCASTF128 672(AX), Y2
+	VINSERTF128    $0x01, 928(AX), Y2, Y2
+	VBROADCASTF128 736(AX), Y3
+	VINSERTF128    $0x01, 992(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 560(AX), Y2
+	VINSERTF128    $0x01, 816(AX), Y2, Y2
+	VBROADCASTF128 624(AX), Y5
+	VINSERTF128    $0x01, 880(AX), Y5, Y5
+	VBROADCASTF128 688(AX), Y6
+	VINSERTF128    $0x01, 944(AX), Y6, Y6
+	VBROADCASTF128 752(AX), Y7
+	VINSERTF128    $0x01, 1008(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2336(AX)
+	VMOVUPS        Y1, 2432(AX)
+	VMOVUPS        Y4, 2528(AX)
+	VMOVUPS        Y0, 2624(AX)
+	VMOVUPS        Y7, 2720(AX)
+	VMOVUPS        Y5, 2816(AX)
+	VMOVUPS        Y8, 2912(AX)
+	VMOVUPS        Y2, 3008(AX)
+	VBROADCASTF128 1024(AX), Y0
+	VINSERTF128    $0x01, 1280(AX), Y0, Y0
+	VBROADCASTF128 1088(AX), Y1
+	VINSERTF128    $0x01, 1344(AX), Y1, Y1
+	VBROADCASTF128 1152(AX), Y2
+	VINSERTF128    $0x01, 1408(AX), Y2, Y2
+	VBROADCASTF128 1216(AX), Y3
+	VINSERTF128    $0x01, 1472(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1040(AX), Y2
+	VINSERTF128    $0x01, 1296(AX), Y2, Y2
+	VBROADCASTF128 1104(AX), Y5
+	VINSERTF128    $0x01, 1360(AX), Y5, Y5
+	VBROADCASTF128 1168(AX), Y6
+	VINSERTF128    $0x01, 1424(AX), Y6, Y6
+	VBROADCASTF128 1232(AX), Y7
+	VINSERTF128    $0x01, 1488(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1600(AX)
+	VMOVUPS        Y1, 1696(AX)
+	VMOVUPS        Y4, 1792(AX)
+	VMOVUPS        Y0, 1888(AX)
+	VMOVUPS        Y7, 1984(AX)
+	VMOVUPS        Y5, 2080(AX)
+	VMOVUPS        Y8, 2176(AX)
+	VMOVUPS        Y2, 2272(AX)
+	VBROADCASTF128 1056(AX), Y0
+	VINSERTF128    $0x01, 1312(AX), Y0, Y0
+	VBROADCASTF128 1120(AX), Y1
+	VINSERTF128    $0x01, 1376(AX), Y1, Y1
+	VBROADCASTF128 1184(AX), Y2
+	VINSERTF128    $0x01, 1440(AX), Y2, Y2
+	VBROADCASTF128 1248(AX), Y3
+	VINSERTF128    $0x01, 1504(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1072(AX), Y2
+	VINSERTF128    $0x01, 1328(AX), Y2, Y2
+	VBROADCASTF128 1136(AX), Y5
+	VINSERTF128    $0x01, 1392(AX), Y5, Y5
+	VBROADCASTF128 1200(AX), Y6
+	VINSERTF128    $0x01, 1456(AX), Y6, Y6
+	VBROADCASTF128 1264(AX), Y7
+	VINSERTF128    $0x01, 1520(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2368(AX)
+	VMOVUPS        Y1, 2464(AX)
+	VMOVUPS        Y4, 2560(AX)
+	VMOVUPS        Y0, 2656(AX)
+	VMOVUPS        Y7, 2752(AX)
+	VMOVUPS        Y5, 2848(AX)
+	VMOVUPS        Y8, 2944(AX)
+	VMOVUPS        Y2, 3040(AX)
+	LEAQ           1536(AX), AX
+	MOVQ           AX, 64(SP)
+	MOVQ           40(SP), AX
+	MOVQ           AX, 72(SP)
+	MOVQ           48(SP), AX
+	MOVQ           $0x00000010, CX
+	CMPQ           AX, CX
+	CMOVQGT        CX, AX
+	MOVQ           AX, 80(SP)
+	JMP            flushdoneAVX2_153
+
+flushpartialAVX2_154:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_145:
+flushAVX2_151:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_146
+	JB             flushtailAVX2_152
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -2207,35 +2555,35 @@ flushAVX2_145:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_148
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_148
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_148
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_148
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_148
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_148
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_148
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_148
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -2271,68 +2619,68 @@ flushAVX2_145:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_148
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_148
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_148
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_148
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_148
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_148
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_148
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_148:
+chunkdoneAVX2_155:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_145
+	JMP  flushAVX2_151
 
-flushtailAVX2_146:
+flushtailAVX2_152:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_147
+	JZ    flushdoneAVX2_153
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_149:
+tailrowAVX2_156:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_150:
+tailkeyAVX2_157:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_150
+	JB   tailkeyAVX2_157
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_147
+	JAE  flushdoneAVX2_153
 	DECQ SI
-	JNZ  tailrowAVX2_149
+	JNZ  tailrowAVX2_156
 
-flushdoneAVX2_147:
+flushdoneAVX2_153:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -2368,10 +2716,10 @@ panelsAVX2_91:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_151:
+dAVX2_158:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_152
+	JA           ddoneAVX2_159
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2452,15 +2800,33 @@ dAVX2_151:
 	VBROADCASTSS 12(BX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX2_151
 
-ddoneAVX2_152:
-dAVX2_153:
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX2_160
+	MOVQ    64(SP), R11
+	MOVQ    72(SP), R12
+	VMOVUPS (R11), Y12
+	VMOVUPS Y12, (R12)
+	VMOVUPS 32(R11), Y12
+	VMOVUPS Y12, 32(R12)
+	VMOVUPS 64(R11), Y12
+	VMOVUPS Y12, 64(R12)
+	ADDQ    $0x60, 64(SP)
+	MOVQ    56(SP), R12
+	ADDQ    R12, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX2_160:
+	ADDQ $0x00000100, AX
+	ADDQ $0x04, DX
+	JMP  dAVX2_158
+
+ddoneAVX2_159:
+dAVX2_161:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_154
+	JA           ddoneAVX2_162
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2483,9 +2849,9 @@ dAVX2_153:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_153
+	JMP          dAVX2_161
 
-ddoneAVX2_154:
+ddoneAVX2_162:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -2520,350 +2886,6 @@ ddoneAVX2_154:
 	MOVQ   dim+136(FP), BX
 	SHLQ   $0x02, BX
 	IMUL3Q $0x06, BX, SI
-	ADDQ   SI, CX
-	LEAQ   (CX)(BX*1), SI
-	LEAQ   (SI)(BX*1), DI
-	LEAQ   (DI)(BX*1), R8
-	LEAQ   (R8)(BX*1), R9
-	LEAQ   (R9)(BX*1), BX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	MOVQ   dim+136(FP), R10
-
-dAVX2_155:
-	LEAQ         4(DX), R11
-	CMPQ         R11, R10
-	JA           ddoneAVX2_156
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS (SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS (DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS (R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS (R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS (BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 4(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 4(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 4(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 4(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 4(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 4(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 8(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 8(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 8(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 8(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 8(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 8(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 12(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 12(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 12(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 12(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 12(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 12(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX2_155
-
-ddoneAVX2_156:
-dAVX2_157:
-	LEAQ         1(DX), R11
-	CMPQ         R11, R10
-	JA           ddoneAVX2_158
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS (SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS (DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS (R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS (R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS (BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000040, AX
-	ADDQ         $0x01, DX
-	JMP          dAVX2_157
-
-ddoneAVX2_158:
-	VBROADCASTSS scale+152(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, 384(AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 448(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 512(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 576(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 640(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 704(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 416(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 480(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 544(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 608(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 672(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 736(AX)
-
-	// Tile of 16 queries × keys 12–17 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	MOVQ   dim+136(FP), BX
-	SHLQ   $0x02, BX
-	IMUL3Q $0x0c, BX, SI
-	ADDQ   SI, CX
-	LEAQ   (CX)(BX*1), SI
-	LEAQ   (SI)(BX*1), DI
-	LEAQ   (DI)(BX*1), R8
-	LEAQ   (R8)(BX*1), R9
-	LEAQ   (R9)(BX*1), BX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	MOVQ   dim+136(FP), R10
-
-dAVX2_159:
-	LEAQ         4(DX), R11
-	CMPQ         R11, R10
-	JA           ddoneAVX2_160
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS (SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS (DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS (R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS (R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS (BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 4(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 4(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 4(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 4(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 4(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 4(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 8(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 8(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 8(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 8(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 8(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 8(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 12(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 12(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 12(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 12(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 12(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 12(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX2_159
-
-ddoneAVX2_160:
-dAVX2_161:
-	LEAQ         1(DX), R11
-	CMPQ         R11, R10
-	JA           ddoneAVX2_162
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS (SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS (DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS (R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS (R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS (BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000040, AX
-	ADDQ         $0x01, DX
-	JMP          dAVX2_161
-
-ddoneAVX2_162:
-	VBROADCASTSS scale+152(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, 768(AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 832(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 896(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 960(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 1024(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 1088(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 800(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 864(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 928(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 992(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 1056(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 1120(AX)
-
-	// Tile of 16 queries × keys 18–23 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	MOVQ   dim+136(FP), BX
-	SHLQ   $0x02, BX
-	IMUL3Q $0x12, BX, SI
 	ADDQ   SI, CX
 	LEAQ   (CX)(BX*1), SI
 	LEAQ   (SI)(BX*1), DI
@@ -2968,15 +2990,33 @@ dAVX2_163:
 	VBROADCASTSS 12(BX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX2_163
+
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX2_165
+	MOVQ    64(SP), R11
+	MOVQ    72(SP), R12
+	VMOVUPS (R11), Y12
+	VMOVUPS Y12, (R12)
+	VMOVUPS 32(R11), Y12
+	VMOVUPS Y12, 32(R12)
+	VMOVUPS 64(R11), Y12
+	VMOVUPS Y12, 64(R12)
+	ADDQ    $0x60, 64(SP)
+	MOVQ    56(SP), R12
+	ADDQ    R12, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX2_165:
+	ADDQ $0x00000100, AX
+	ADDQ $0x04, DX
+	JMP  dAVX2_163
 
 ddoneAVX2_164:
-dAVX2_165:
+dAVX2_166:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_166
+	JA           ddoneAVX2_167
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2999,574 +3039,9 @@ dAVX2_165:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_165
+	JMP          dAVX2_166
 
-ddoneAVX2_166:
-	VBROADCASTSS scale+152(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, 1152(AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 1216(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 1280(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 1344(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 1408(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 1472(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 1184(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 1248(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 1312(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 1376(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 1440(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 1504(AX)
-
-	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
-	MOVQ 40(SP), CX
-	MOVQ 16(SP), DX
-
-flushAVX2_167:
-	CMPQ           DX, $0x08
-	JB             flushtailAVX2_168
-	MOVQ           CX, BX
-	MOVQ           48(SP), SI
-	VBROADCASTF128 (AX), Y0
-	VINSERTF128    $0x01, 256(AX), Y0, Y0
-	VBROADCASTF128 64(AX), Y1
-	VINSERTF128    $0x01, 320(AX), Y1, Y1
-	VBROADCASTF128 128(AX), Y2
-	VINSERTF128    $0x01, 384(AX), Y2, Y2
-	VBROADCASTF128 192(AX), Y3
-	VINSERTF128    $0x01, 448(AX), Y3, Y3
-	VUNPCKLPS      Y1, Y0, Y4
-	VUNPCKHPS      Y1, Y0, Y0
-	VUNPCKLPS      Y3, Y2, Y1
-	VUNPCKHPS      Y3, Y2, Y2
-	VSHUFPS        $0x44, Y1, Y4, Y3
-	VSHUFPS        $0xee, Y1, Y4, Y1
-	VSHUFPS        $0x44, Y2, Y0, Y4
-	VSHUFPS        $0xee, Y2, Y0, Y0
-	VBROADCASTF128 16(AX), Y2
-	VINSERTF128    $0x01, 272(AX), Y2, Y2
-	VBROADCASTF128 80(AX), Y5
-	VINSERTF128    $0x01, 336(AX), Y5, Y5
-	VBROADCASTF128 144(AX), Y6
-	VINSERTF128    $0x01, 400(AX), Y6, Y6
-	VBROADCASTF128 208(AX), Y7
-	VINSERTF128    $0x01, 464(AX), Y7, Y7
-	VUNPCKLPS      Y5, Y2, Y8
-	VUNPCKHPS      Y5, Y2, Y2
-	VUNPCKLPS      Y7, Y6, Y5
-	VUNPCKHPS      Y7, Y6, Y6
-	VSHUFPS        $0x44, Y5, Y8, Y7
-	VSHUFPS        $0xee, Y5, Y8, Y5
-	VSHUFPS        $0x44, Y6, Y2, Y8
-	VSHUFPS        $0xee, Y6, Y2, Y2
-	VMOVUPS        Y3, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_170
-	ADDQ           56(SP), BX
-	VMOVUPS        Y1, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_170
-	ADDQ           56(SP), BX
-	VMOVUPS        Y4, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_170
-	ADDQ           56(SP), BX
-	VMOVUPS        Y0, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_170
-	ADDQ           56(SP), BX
-	VMOVUPS        Y7, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_170
-	ADDQ           56(SP), BX
-	VMOVUPS        Y5, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_170
-	ADDQ           56(SP), BX
-	VMOVUPS        Y8, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_170
-	ADDQ           56(SP), BX
-	VMOVUPS        Y2, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_170
-	ADDQ           56(SP), BX
-	VBROADCASTF128 32(AX), Y0
-	VINSERTF128    $0x01, 288(AX), Y0, Y0
-	VBROADCASTF128 96(AX), Y1
-	VINSERTF128    $0x01, 352(AX), Y1, Y1
-	VBROADCASTF128 160(AX), Y2
-	VINSERTF128    $0x01, 416(AX), Y2, Y2
-	VBROADCASTF128 224(AX), Y3
-	VINSERTF128    $0x01, 480(AX), Y3, Y3
-	VUNPCKLPS      Y1, Y0, Y4
-	VUNPCKHPS      Y1, Y0, Y0
-	VUNPCKLPS      Y3, Y2, Y1
-	VUNPCKHPS      Y3, Y2, Y2
-	VSHUFPS        $0x44, Y1, Y4, Y3
-	VSHUFPS        $0xee, Y1, Y4, Y1
-	VSHUFPS        $0x44, Y2, Y0, Y4
-	VSHUFPS        $0xee, Y2, Y0, Y0
-	VBROADCASTF128 48(AX), Y2
-	VINSERTF128    $0x01, 304(AX), Y2, Y2
-	VBROADCASTF128 112(AX), Y5
-	VINSERTF128    $0x01, 368(AX), Y5, Y5
-	VBROADCASTF128 176(AX), Y6
-	VINSERTF128    $0x01, 432(AX), Y6, Y6
-	VBROADCASTF128 240(AX), Y7
-	VINSERTF128    $0x01, 496(AX), Y7, Y7
-	VUNPCKLPS      Y5, Y2, Y8
-	VUNPCKHPS      Y5, Y2, Y2
-	VUNPCKLPS      Y7, Y6, Y5
-	VUNPCKHPS      Y7, Y6, Y6
-	VSHUFPS        $0x44, Y5, Y8, Y7
-	VSHUFPS        $0xee, Y5, Y8, Y5
-	VSHUFPS        $0x44, Y6, Y2, Y8
-	VSHUFPS        $0xee, Y6, Y2, Y2
-	VMOVUPS        Y3, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_170
-	ADDQ           56(SP), BX
-	VMOVUPS        Y1, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_170
-	ADDQ           56(SP), BX
-	VMOVUPS        Y4, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_170
-	ADDQ           56(SP), BX
-	VMOVUPS        Y0, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_170
-	ADDQ           56(SP), BX
-	VMOVUPS        Y7, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_170
-	ADDQ           56(SP), BX
-	VMOVUPS        Y5, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_170
-	ADDQ           56(SP), BX
-	VMOVUPS        Y8, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_170
-	ADDQ           56(SP), BX
-	VMOVUPS        Y2, (BX)
-
-chunkdoneAVX2_170:
-	ADDQ $0x00000200, AX
-	ADDQ $0x20, CX
-	SUBQ $0x08, DX
-	JMP  flushAVX2_167
-
-flushtailAVX2_168:
-	TESTQ DX, DX
-	JZ    flushdoneAVX2_169
-
-	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
-	MOVQ CX, BX
-	MOVQ 48(SP), SI
-	XORQ CX, CX
-
-tailrowAVX2_171:
-	XORQ DI, DI
-	LEAQ (AX)(CX*4), R8
-
-tailkeyAVX2_172:
-	MOVL (R8), R9
-	MOVL R9, (BX)(DI*4)
-	ADDQ $0x00000040, R8
-	INCQ DI
-	CMPQ DI, DX
-	JB   tailkeyAVX2_172
-	ADDQ 56(SP), BX
-	INCQ CX
-	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_169
-	DECQ SI
-	JNZ  tailrowAVX2_171
-
-flushdoneAVX2_169:
-	MOVQ   dim+136(FP), AX
-	IMUL3Q $0x00000040, AX, AX
-	ADDQ   AX, 32(SP)
-	MOVQ   56(SP), AX
-	IMUL3Q $0x00000010, AX, AX
-	ADDQ   AX, 40(SP)
-	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_91
-
-panelsdoneAVX2_92:
-	MOVQ   stride+144(FP), AX
-	IMUL3Q $0x30, AX, AX
-	ADDQ   AX, (SP)
-	ADDQ   $0x60, 24(SP)
-	MOVQ   16(SP), AX
-	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_89
-
-blocksdoneAVX2_90:
-	VZEROUPPER
-	RET
-
-// func ScoresPanels64AVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
-// Requires: AVX, CMOV, F16C, FMA3, MMX+
-TEXT ·ScoresPanels64AVX2(SB), NOSPLIT, $64-156
-	MOVQ k_base+48(FP), AX
-	MOVQ AX, (SP)
-	MOVQ n+128(FP), AX
-	MOVQ AX, 8(SP)
-	SHLQ $0x02, AX
-	MOVQ AX, 56(SP)
-	MOVQ dst_base+0(FP), AX
-	MOVQ AX, 24(SP)
-
-blocksAVX2_173:
-	MOVQ  8(SP), AX
-	TESTQ AX, AX
-	JZ    blocksdoneAVX2_174
-
-	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
-	// zeros), whose scores are computed and never written out.
-	MOVQ    $0x00000018, CX
-	CMPQ    AX, CX
-	CMOVQHI CX, AX
-	MOVQ    AX, 16(SP)
-	MOVQ    panels_base+24(FP), AX
-	MOVQ    AX, 32(SP)
-	MOVQ    24(SP), AX
-	MOVQ    AX, 40(SP)
-	MOVQ    rows+120(FP), AX
-	MOVQ    AX, 48(SP)
-
-	// The first panel widens each tile's keys right before running it.
-	// Widen keys 0–5 of the block.
-	MOVQ    16(SP), AX
-	MOVQ    $0x00000006, CX
-	CMPQ    AX, CX
-	CMOVQGT CX, AX
-	MOVQ    (SP), CX
-	MOVQ    stride+144(FP), DX
-	SHLQ    $0x01, DX
-	IMUL3Q  $0x20, DX, BX
-	MOVQ    scratch_base+72(FP), SI
-
-widenAVX2_177:
-	TESTQ      AX, AX
-	JZ         widendoneAVX2_178
-	VCVTPH2PS  (CX), Y0
-	VMOVUPS    Y0, (SI)
-	VCVTPH2PS  16(CX), Y0
-	VMOVUPS    Y0, 32(SI)
-	VCVTPH2PS  32(CX), Y0
-	VMOVUPS    Y0, 64(SI)
-	VCVTPH2PS  48(CX), Y0
-	VMOVUPS    Y0, 96(SI)
-	VCVTPH2PS  64(CX), Y0
-	VMOVUPS    Y0, 128(SI)
-	VCVTPH2PS  80(CX), Y0
-	VMOVUPS    Y0, 160(SI)
-	VCVTPH2PS  96(CX), Y0
-	VMOVUPS    Y0, 192(SI)
-	VCVTPH2PS  112(CX), Y0
-	VMOVUPS    Y0, 224(SI)
-	PREFETCHT0 (CX)(BX*1)
-	PREFETCHT0 64(CX)(BX*1)
-	PREFETCHT0 126(CX)(BX*1)
-	ADDQ       $0x00000100, SI
-	ADDQ       DX, CX
-	DECQ       AX
-	JMP        widenAVX2_177
-
-widendoneAVX2_178:
-	// Tile of 16 queries × keys 0–5 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-
-dAVX2_179:
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 256(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 512(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 768(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 1024(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 1280(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 4(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 260(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 516(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 772(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 1028(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 1284(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 8(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 264(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 520(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 776(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 1032(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 1288(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 12(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 268(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 524(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 780(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 1036(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 1292(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000040
-	JB           dAVX2_179
-	VBROADCASTSS scale+152(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, (AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 64(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 128(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 192(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 256(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 320(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 32(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 96(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 160(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 224(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 288(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 352(AX)
-
-	// Widen keys 6–11 of the block.
-	XORQ    CX, CX
-	MOVQ    16(SP), AX
-	SUBQ    $0x06, AX
-	CMOVQLT CX, AX
-	MOVQ    $0x00000006, CX
-	CMPQ    AX, CX
-	CMOVQGT CX, AX
-	MOVQ    (SP), CX
-	MOVQ    stride+144(FP), DX
-	SHLQ    $0x01, DX
-	IMUL3Q  $0x06, DX, BX
-	ADDQ    BX, CX
-	IMUL3Q  $0x20, DX, BX
-	MOVQ    scratch_base+72(FP), SI
-	ADDQ    $0x00000600, SI
-
-widenAVX2_180:
-	TESTQ      AX, AX
-	JZ         widendoneAVX2_181
-	VCVTPH2PS  (CX), Y0
-	VMOVUPS    Y0, (SI)
-	VCVTPH2PS  16(CX), Y0
-	VMOVUPS    Y0, 32(SI)
-	VCVTPH2PS  32(CX), Y0
-	VMOVUPS    Y0, 64(SI)
-	VCVTPH2PS  48(CX), Y0
-	VMOVUPS    Y0, 96(SI)
-	VCVTPH2PS  64(CX), Y0
-	VMOVUPS    Y0, 128(SI)
-	VCVTPH2PS  80(CX), Y0
-	VMOVUPS    Y0, 160(SI)
-	VCVTPH2PS  96(CX), Y0
-	VMOVUPS    Y0, 192(SI)
-	VCVTPH2PS  112(CX), Y0
-	VMOVUPS    Y0, 224(SI)
-	PREFETCHT0 (CX)(BX*1)
-	PREFETCHT0 64(CX)(BX*1)
-	PREFETCHT0 126(CX)(BX*1)
-	ADDQ       $0x00000100, SI
-	ADDQ       DX, CX
-	DECQ       AX
-	JMP        widenAVX2_180
-
-widendoneAVX2_181:
-	// Tile of 16 queries × keys 6–11 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-
-dAVX2_182:
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS 1536(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 1792(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 2048(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 2304(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 2560(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 2816(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 1540(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 1796(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 2052(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 2308(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 2564(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 2820(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 1544(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 1800(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 2056(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 2312(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 2568(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 2824(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 1548(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 1804(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 2060(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 2316(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 2572(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 2828(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000040
-	JB           dAVX2_182
+ddoneAVX2_167:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -3594,55 +3069,19 @@ dAVX2_182:
 	VMULPS       Y12, Y11, Y11
 	VMOVUPS      Y11, 736(AX)
 
-	// Widen keys 12–17 of the block.
-	XORQ    CX, CX
-	MOVQ    16(SP), AX
-	SUBQ    $0x0c, AX
-	CMOVQLT CX, AX
-	MOVQ    $0x00000006, CX
-	CMPQ    AX, CX
-	CMOVQGT CX, AX
-	MOVQ    (SP), CX
-	MOVQ    stride+144(FP), DX
-	SHLQ    $0x01, DX
-	IMUL3Q  $0x0c, DX, BX
-	ADDQ    BX, CX
-	IMUL3Q  $0x20, DX, BX
-	MOVQ    scratch_base+72(FP), SI
-	ADDQ    $0x00000c00, SI
-
-widenAVX2_183:
-	TESTQ      AX, AX
-	JZ         widendoneAVX2_184
-	VCVTPH2PS  (CX), Y0
-	VMOVUPS    Y0, (SI)
-	VCVTPH2PS  16(CX), Y0
-	VMOVUPS    Y0, 32(SI)
-	VCVTPH2PS  32(CX), Y0
-	VMOVUPS    Y0, 64(SI)
-	VCVTPH2PS  48(CX), Y0
-	VMOVUPS    Y0, 96(SI)
-	VCVTPH2PS  64(CX), Y0
-	VMOVUPS    Y0, 128(SI)
-	VCVTPH2PS  80(CX), Y0
-	VMOVUPS    Y0, 160(SI)
-	VCVTPH2PS  96(CX), Y0
-	VMOVUPS    Y0, 192(SI)
-	VCVTPH2PS  112(CX), Y0
-	VMOVUPS    Y0, 224(SI)
-	PREFETCHT0 (CX)(BX*1)
-	PREFETCHT0 64(CX)(BX*1)
-	PREFETCHT0 126(CX)(BX*1)
-	ADDQ       $0x00000100, SI
-	ADDQ       DX, CX
-	DECQ       AX
-	JMP        widenAVX2_183
-
-widendoneAVX2_184:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
 	XORQ   DX, DX
+	MOVQ   dim+136(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x0c, BX, SI
+	ADDQ   SI, CX
+	LEAQ   (CX)(BX*1), SI
+	LEAQ   (SI)(BX*1), DI
+	LEAQ   (DI)(BX*1), R8
+	LEAQ   (R8)(BX*1), R9
+	LEAQ   (R9)(BX*1), BX
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -3655,92 +3094,144 @@ widendoneAVX2_184:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   dim+136(FP), R10
 
-dAVX2_185:
+dAVX2_168:
+	LEAQ         4(DX), R11
+	CMPQ         R11, R10
+	JA           ddoneAVX2_169
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
-	VBROADCASTSS 3072(CX)(DX*4), Y14
+	VBROADCASTSS (CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y0
 	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 3328(CX)(DX*4), Y14
+	VBROADCASTSS (SI)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y1
 	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 3584(CX)(DX*4), Y14
+	VBROADCASTSS (DI)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y2
 	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 3840(CX)(DX*4), Y14
+	VBROADCASTSS (R8)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y3
 	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 4096(CX)(DX*4), Y14
+	VBROADCASTSS (R9)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y4
 	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 4352(CX)(DX*4), Y14
+	VBROADCASTSS (BX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	VMOVUPS      64(AX), Y12
 	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 3076(CX)(DX*4), Y14
+	VBROADCASTSS 4(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y0
 	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 3332(CX)(DX*4), Y14
+	VBROADCASTSS 4(SI)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y1
 	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 3588(CX)(DX*4), Y14
+	VBROADCASTSS 4(DI)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y2
 	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 3844(CX)(DX*4), Y14
+	VBROADCASTSS 4(R8)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y3
 	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 4100(CX)(DX*4), Y14
+	VBROADCASTSS 4(R9)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y4
 	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 4356(CX)(DX*4), Y14
+	VBROADCASTSS 4(BX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	VMOVUPS      128(AX), Y12
 	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 3080(CX)(DX*4), Y14
+	VBROADCASTSS 8(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y0
 	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 3336(CX)(DX*4), Y14
+	VBROADCASTSS 8(SI)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y1
 	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 3592(CX)(DX*4), Y14
+	VBROADCASTSS 8(DI)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y2
 	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 3848(CX)(DX*4), Y14
+	VBROADCASTSS 8(R8)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y3
 	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 4104(CX)(DX*4), Y14
+	VBROADCASTSS 8(R9)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y4
 	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 4360(CX)(DX*4), Y14
+	VBROADCASTSS 8(BX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	VMOVUPS      192(AX), Y12
 	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 3084(CX)(DX*4), Y14
+	VBROADCASTSS 12(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y0
 	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 3340(CX)(DX*4), Y14
+	VBROADCASTSS 12(SI)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y1
 	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 3596(CX)(DX*4), Y14
+	VBROADCASTSS 12(DI)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y2
 	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 3852(CX)(DX*4), Y14
+	VBROADCASTSS 12(R8)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y3
 	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 4108(CX)(DX*4), Y14
+	VBROADCASTSS 12(R9)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y4
 	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 4364(CX)(DX*4), Y14
+	VBROADCASTSS 12(BX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000040
-	JB           dAVX2_185
+
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX2_170
+	MOVQ    64(SP), R11
+	MOVQ    72(SP), R12
+	VMOVUPS (R11), Y12
+	VMOVUPS Y12, (R12)
+	VMOVUPS 32(R11), Y12
+	VMOVUPS Y12, 32(R12)
+	VMOVUPS 64(R11), Y12
+	VMOVUPS Y12, 64(R12)
+	ADDQ    $0x60, 64(SP)
+	MOVQ    56(SP), R12
+	ADDQ    R12, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX2_170:
+	ADDQ $0x00000100, AX
+	ADDQ $0x04, DX
+	JMP  dAVX2_168
+
+ddoneAVX2_169:
+dAVX2_171:
+	LEAQ         1(DX), R11
+	CMPQ         R11, R10
+	JA           ddoneAVX2_172
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS (CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS (SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS (DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS (R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS (R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS (BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000040, AX
+	ADDQ         $0x01, DX
+	JMP          dAVX2_171
+
+ddoneAVX2_172:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -3768,55 +3259,19 @@ dAVX2_185:
 	VMULPS       Y12, Y11, Y11
 	VMOVUPS      Y11, 1120(AX)
 
-	// Widen keys 18–23 of the block.
-	XORQ    CX, CX
-	MOVQ    16(SP), AX
-	SUBQ    $0x12, AX
-	CMOVQLT CX, AX
-	MOVQ    $0x00000006, CX
-	CMPQ    AX, CX
-	CMOVQGT CX, AX
-	MOVQ    (SP), CX
-	MOVQ    stride+144(FP), DX
-	SHLQ    $0x01, DX
-	IMUL3Q  $0x12, DX, BX
-	ADDQ    BX, CX
-	IMUL3Q  $0x20, DX, BX
-	MOVQ    scratch_base+72(FP), SI
-	ADDQ    $0x00001200, SI
-
-widenAVX2_186:
-	TESTQ      AX, AX
-	JZ         widendoneAVX2_187
-	VCVTPH2PS  (CX), Y0
-	VMOVUPS    Y0, (SI)
-	VCVTPH2PS  16(CX), Y0
-	VMOVUPS    Y0, 32(SI)
-	VCVTPH2PS  32(CX), Y0
-	VMOVUPS    Y0, 64(SI)
-	VCVTPH2PS  48(CX), Y0
-	VMOVUPS    Y0, 96(SI)
-	VCVTPH2PS  64(CX), Y0
-	VMOVUPS    Y0, 128(SI)
-	VCVTPH2PS  80(CX), Y0
-	VMOVUPS    Y0, 160(SI)
-	VCVTPH2PS  96(CX), Y0
-	VMOVUPS    Y0, 192(SI)
-	VCVTPH2PS  112(CX), Y0
-	VMOVUPS    Y0, 224(SI)
-	PREFETCHT0 (CX)(BX*1)
-	PREFETCHT0 64(CX)(BX*1)
-	PREFETCHT0 126(CX)(BX*1)
-	ADDQ       $0x00000100, SI
-	ADDQ       DX, CX
-	DECQ       AX
-	JMP        widenAVX2_186
-
-widendoneAVX2_187:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
 	XORQ   DX, DX
+	MOVQ   dim+136(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x12, BX, SI
+	ADDQ   SI, CX
+	LEAQ   (CX)(BX*1), SI
+	LEAQ   (SI)(BX*1), DI
+	LEAQ   (DI)(BX*1), R8
+	LEAQ   (R8)(BX*1), R9
+	LEAQ   (R9)(BX*1), BX
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -3829,92 +3284,144 @@ widendoneAVX2_187:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   dim+136(FP), R10
 
-dAVX2_188:
+dAVX2_173:
+	LEAQ         4(DX), R11
+	CMPQ         R11, R10
+	JA           ddoneAVX2_174
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
-	VBROADCASTSS 4608(CX)(DX*4), Y14
+	VBROADCASTSS (CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y0
 	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 4864(CX)(DX*4), Y14
+	VBROADCASTSS (SI)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y1
 	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 5120(CX)(DX*4), Y14
+	VBROADCASTSS (DI)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y2
 	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 5376(CX)(DX*4), Y14
+	VBROADCASTSS (R8)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y3
 	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 5632(CX)(DX*4), Y14
+	VBROADCASTSS (R9)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y4
 	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 5888(CX)(DX*4), Y14
+	VBROADCASTSS (BX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	VMOVUPS      64(AX), Y12
 	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 4612(CX)(DX*4), Y14
+	VBROADCASTSS 4(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y0
 	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 4868(CX)(DX*4), Y14
+	VBROADCASTSS 4(SI)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y1
 	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 5124(CX)(DX*4), Y14
+	VBROADCASTSS 4(DI)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y2
 	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 5380(CX)(DX*4), Y14
+	VBROADCASTSS 4(R8)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y3
 	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 5636(CX)(DX*4), Y14
+	VBROADCASTSS 4(R9)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y4
 	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 5892(CX)(DX*4), Y14
+	VBROADCASTSS 4(BX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	VMOVUPS      128(AX), Y12
 	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 4616(CX)(DX*4), Y14
+	VBROADCASTSS 8(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y0
 	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 4872(CX)(DX*4), Y14
+	VBROADCASTSS 8(SI)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y1
 	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 5128(CX)(DX*4), Y14
+	VBROADCASTSS 8(DI)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y2
 	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 5384(CX)(DX*4), Y14
+	VBROADCASTSS 8(R8)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y3
 	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 5640(CX)(DX*4), Y14
+	VBROADCASTSS 8(R9)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y4
 	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 5896(CX)(DX*4), Y14
+	VBROADCASTSS 8(BX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	VMOVUPS      192(AX), Y12
 	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 4620(CX)(DX*4), Y14
+	VBROADCASTSS 12(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y0
 	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 4876(CX)(DX*4), Y14
+	VBROADCASTSS 12(SI)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y1
 	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 5132(CX)(DX*4), Y14
+	VBROADCASTSS 12(DI)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y2
 	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 5388(CX)(DX*4), Y14
+	VBROADCASTSS 12(R8)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y3
 	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 5644(CX)(DX*4), Y14
+	VBROADCASTSS 12(R9)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y4
 	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 5900(CX)(DX*4), Y14
+	VBROADCASTSS 12(BX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000040
-	JB           dAVX2_188
+
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX2_175
+	MOVQ    64(SP), R11
+	MOVQ    72(SP), R12
+	VMOVUPS (R11), Y12
+	VMOVUPS Y12, (R12)
+	VMOVUPS 32(R11), Y12
+	VMOVUPS Y12, 32(R12)
+	VMOVUPS 64(R11), Y12
+	VMOVUPS Y12, 64(R12)
+	ADDQ    $0x60, 64(SP)
+	MOVQ    56(SP), R12
+	ADDQ    R12, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX2_175:
+	ADDQ $0x00000100, AX
+	ADDQ $0x04, DX
+	JMP  dAVX2_173
+
+ddoneAVX2_174:
+dAVX2_176:
+	LEAQ         1(DX), R11
+	CMPQ         R11, R10
+	JA           ddoneAVX2_177
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS (CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS (SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS (DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS (R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS (R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS (BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000040, AX
+	ADDQ         $0x01, DX
+	JMP          dAVX2_176
+
+ddoneAVX2_177:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -3942,14 +3449,289 @@ dAVX2_188:
 	VMULPS       Y12, Y11, Y11
 	VMOVUPS      Y11, 1504(AX)
 
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX2_178
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX2_179:
+	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS 32(CX), Y0
+	VMOVUPS Y0, 32(DX)
+	VMOVUPS 64(CX), Y0
+	VMOVUPS Y0, 64(DX)
+	ADDQ    $0x60, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX2_179
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX2_178:
 	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
+	MOVQ           stage_base+96(FP), AX
+	CMPQ           16(SP), $0x18
+	JB             flushpartialAVX2_183
+	VBROADCASTF128 (AX), Y0
+	VINSERTF128    $0x01, 256(AX), Y0, Y0
+	VBROADCASTF128 64(AX), Y1
+	VINSERTF128    $0x01, 320(AX), Y1, Y1
+	VBROADCASTF128 128(AX), Y2
+	VINSERTF128    $0x01, 384(AX), Y2, Y2
+	VBROADCASTF128 192(AX), Y3
+	VINSERTF128    $0x01, 448(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 16(AX), Y2
+	VINSERTF128    $0x01, 272(AX), Y2, Y2
+	VBROADCASTF128 80(AX), Y5
+	VINSERTF128    $0x01, 336(AX), Y5, Y5
+	VBROADCASTF128 144(AX), Y6
+	VINSERTF128    $0x01, 400(AX), Y6, Y6
+	VBROADCASTF128 208(AX), Y7
+	VINSERTF128    $0x01, 464(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1536(AX)
+	VMOVUPS        Y1, 1632(AX)
+	VMOVUPS        Y4, 1728(AX)
+	VMOVUPS        Y0, 1824(AX)
+	VMOVUPS        Y7, 1920(AX)
+	VMOVUPS        Y5, 2016(AX)
+	VMOVUPS        Y8, 2112(AX)
+	VMOVUPS        Y2, 2208(AX)
+	VBROADCASTF128 32(AX), Y0
+	VINSERTF128    $0x01, 288(AX), Y0, Y0
+	VBROADCASTF128 96(AX), Y1
+	VINSERTF128    $0x01, 352(AX), Y1, Y1
+	VBROADCASTF128 160(AX), Y2
+	VINSERTF128    $0x01, 416(AX), Y2, Y2
+	VBROADCASTF128 224(AX), Y3
+	VINSERTF128    $0x01, 480(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 48(AX), Y2
+	VINSERTF128    $0x01, 304(AX), Y2, Y2
+	VBROADCASTF128 112(AX), Y5
+	VINSERTF128    $0x01, 368(AX), Y5, Y5
+	VBROADCASTF128 176(AX), Y6
+	VINSERTF128    $0x01, 432(AX), Y6, Y6
+	VBROADCASTF128 240(AX), Y7
+	VINSERTF128    $0x01, 496(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2304(AX)
+	VMOVUPS        Y1, 2400(AX)
+	VMOVUPS        Y4, 2496(AX)
+	VMOVUPS        Y0, 2592(AX)
+	VMOVUPS        Y7, 2688(AX)
+	VMOVUPS        Y5, 2784(AX)
+	VMOVUPS        Y8, 2880(AX)
+	VMOVUPS        Y2, 2976(AX)
+	VBROADCASTF128 512(AX), Y0
+	VINSERTF128    $0x01, 768(AX), Y0, Y0
+	VBROADCASTF128 576(AX), Y1
+	VINSERTF128    $0x01, 832(AX), Y1, Y1
+	VBROADCASTF128 640(AX), Y2
+	VINSERTF128    $0x01, 896(AX), Y2, Y2
+	VBROADCASTF128 704(AX), Y3
+	VINSERTF128    $0x01, 960(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 528(AX), Y2
+	VINSERTF128    $0x01, 784(AX), Y2, Y2
+	VBROADCASTF128 592(AX), Y5
+	VINSERTF128    $0x01, 848(AX), Y5, Y5
+	VBROADCASTF128 656(AX), Y6
+	VINSERTF128    $0x01, 912(AX), Y6, Y6
+	VBROADCASTF128 720(AX), Y7
+	VINSERTF128    $0x01, 976(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1568(AX)
+	VMOVUPS        Y1, 1664(AX)
+	VMOVUPS        Y4, 1760(AX)
+	VMOVUPS        Y0, 1856(AX)
+	VMOVUPS        Y7, 1952(AX)
+	VMOVUPS        Y5, 2048(AX)
+	VMOVUPS        Y8, 2144(AX)
+	VMOVUPS        Y2, 2240(AX)
+	VBROADCASTF128 544(AX), Y0
+	VINSERTF128    $0x01, 800(AX), Y0, Y0
+	VBROADCASTF128 608(AX), Y1
+	VINSERTF128    $0x01, 864(AX), Y1, Y1
+	VBROADCASTF128 672(AX), Y2
+	VINSERTF128    $0x01, 928(AX), Y2, Y2
+	VBROADCASTF128 736(AX), Y3
+	VINSERTF128    $0x01, 992(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 560(AX), Y2
+	VINSERTF128    $0x01, 816(AX), Y2, Y2
+	VBROADCASTF128 624(AX), Y5
+	VINSERTF128    $0x01, 880(AX), Y5, Y5
+	VBROADCASTF128 688(AX), Y6
+	VINSERTF128    $0x01, 944(AX), Y6, Y6
+	VBROADCASTF128 752(AX), Y7
+	VINSERTF128    $0x01, 1008(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2336(AX)
+	VMOVUPS        Y1, 2432(AX)
+	VMOVUPS        Y4, 2528(AX)
+	VMOVUPS        Y0, 2624(AX)
+	VMOVUPS        Y7, 2720(AX)
+	VMOVUPS        Y5, 2816(AX)
+	VMOVUPS        Y8, 2912(AX)
+	VMOVUPS        Y2, 3008(AX)
+	VBROADCASTF128 1024(AX), Y0
+	VINSERTF128    $0x01, 1280(AX), Y0, Y0
+	VBROADCASTF128 1088(AX), Y1
+	VINSERTF128    $0x01, 1344(AX), Y1, Y1
+	VBROADCASTF128 1152(AX), Y2
+	VINSERTF128    $0x01, 1408(AX), Y2, Y2
+	VBROADCASTF128 1216(AX), Y3
+	VINSERTF128    $0x01, 1472(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1040(AX), Y2
+	VINSERTF128    $0x01, 1296(AX), Y2, Y2
+	VBROADCASTF128 1104(AX), Y5
+	VINSERTF128    $0x01, 1360(AX), Y5, Y5
+	VBROADCASTF128 1168(AX), Y6
+	VINSERTF128    $0x01, 1424(AX), Y6, Y6
+	VBROADCASTF128 1232(AX), Y7
+	VINSERTF128    $0x01, 1488(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1600(AX)
+	VMOVUPS        Y1, 1696(AX)
+	VMOVUPS        Y4, 1792(AX)
+	VMOVUPS        Y0, 1888(AX)
+	VMOVUPS        Y7, 1984(AX)
+	VMOVUPS        Y5, 2080(AX)
+	VMOVUPS        Y8, 2176(AX)
+	VMOVUPS        Y2, 2272(AX)
+	VBROADCASTF128 1056(AX), Y0
+	VINSERTF128    $0x01, 1312(AX), Y0, Y0
+	VBROADCASTF128 1120(AX), Y1
+	VINSERTF128    $0x01, 1376(AX), Y1, Y1
+	VBROADCASTF128 1184(AX), Y2
+	VINSERTF128    $0x01, 1440(AX), Y2, Y2
+	VBROADCASTF128 1248(AX), Y3
+	VINSERTF128    $0x01, 1504(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1072(AX), Y2
+	VINSERTF128    $0x01, 1328(AX), Y2, Y2
+	VBROADCASTF128 1136(AX), Y5
+	VINSERTF128    $0x01, 1392(AX), Y5, Y5
+	VBROADCASTF128 1200(AX), Y6
+	VINSERTF128    $0x01, 1456(AX), Y6, Y6
+	VBROADCASTF128 1264(AX), Y7
+	VINSERTF128    $0x01, 1520(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2368(AX)
+	VMOVUPS        Y1, 2464(AX)
+	VMOVUPS        Y4, 2560(AX)
+	VMOVUPS        Y0, 2656(AX)
+	VMOVUPS        Y7, 2752(AX)
+	VMOVUPS        Y5, 2848(AX)
+	VMOVUPS        Y8, 2944(AX)
+	VMOVUPS        Y2, 3040(AX)
+	LEAQ           1536(AX), AX
+	MOVQ           AX, 64(SP)
+	MOVQ           40(SP), AX
+	MOVQ           AX, 72(SP)
+	MOVQ           48(SP), AX
+	MOVQ           $0x00000010, CX
+	CMPQ           AX, CX
+	CMOVQGT        CX, AX
+	MOVQ           AX, 80(SP)
+	JMP            flushdoneAVX2_182
+
+flushpartialAVX2_183:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_189:
+flushAVX2_180:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_190
+	JB             flushtailAVX2_181
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -3986,35 +3768,35 @@ flushAVX2_189:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_192
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_192
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_192
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_192
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_192
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_192
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_192
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_192
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -4050,68 +3832,68 @@ flushAVX2_189:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_192
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_192
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_192
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_192
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_192
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_192
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_192
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_192:
+chunkdoneAVX2_184:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_189
+	JMP  flushAVX2_180
 
-flushtailAVX2_190:
+flushtailAVX2_181:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_191
+	JZ    flushdoneAVX2_182
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_193:
+tailrowAVX2_185:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_194:
+tailkeyAVX2_186:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_194
+	JB   tailkeyAVX2_186
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_191
+	JAE  flushdoneAVX2_182
 	DECQ SI
-	JNZ  tailrowAVX2_193
+	JNZ  tailrowAVX2_185
 
-flushdoneAVX2_191:
+flushdoneAVX2_182:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -4119,9 +3901,113 @@ flushdoneAVX2_191:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_176
+	JG     panelsAVX2_91
 
-panelsAVX2_175:
+panelsdoneAVX2_92:
+	MOVQ   stride+144(FP), AX
+	IMUL3Q $0x30, AX, AX
+	ADDQ   AX, (SP)
+	ADDQ   $0x60, 24(SP)
+	MOVQ   16(SP), AX
+	SUBQ   AX, 8(SP)
+	JMP    blocksAVX2_89
+
+blocksdoneAVX2_90:
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX2_187
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX2_188:
+	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS 32(CX), Y0
+	VMOVUPS Y0, 32(DX)
+	VMOVUPS 64(CX), Y0
+	VMOVUPS Y0, 64(DX)
+	ADDQ    $0x60, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX2_188
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX2_187:
+	VZEROUPPER
+	RET
+
+// func ScoresPanels64AVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
+// Requires: AVX, CMOV, F16C, FMA3, MMX+
+TEXT ·ScoresPanels64AVX2(SB), NOSPLIT, $88-156
+	MOVQ $0x00000000, 80(SP)
+	MOVQ k_base+48(FP), AX
+	MOVQ AX, (SP)
+	MOVQ n+128(FP), AX
+	MOVQ AX, 8(SP)
+	SHLQ $0x02, AX
+	MOVQ AX, 56(SP)
+	MOVQ dst_base+0(FP), AX
+	MOVQ AX, 24(SP)
+
+blocksAVX2_189:
+	MOVQ  8(SP), AX
+	TESTQ AX, AX
+	JZ    blocksdoneAVX2_190
+
+	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
+	// zeros), whose scores are computed and never written out.
+	MOVQ    $0x00000018, CX
+	CMPQ    AX, CX
+	CMOVQHI CX, AX
+	MOVQ    AX, 16(SP)
+	MOVQ    panels_base+24(FP), AX
+	MOVQ    AX, 32(SP)
+	MOVQ    24(SP), AX
+	MOVQ    AX, 40(SP)
+	MOVQ    rows+120(FP), AX
+	MOVQ    AX, 48(SP)
+
+	// The first panel widens each tile's keys right before running it.
+	// Widen keys 0–5 of the block.
+	MOVQ    16(SP), AX
+	MOVQ    $0x00000006, CX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	MOVQ    (SP), CX
+	MOVQ    stride+144(FP), DX
+	SHLQ    $0x01, DX
+	IMUL3Q  $0x20, DX, BX
+	MOVQ    scratch_base+72(FP), SI
+
+widenAVX2_193:
+	TESTQ      AX, AX
+	JZ         widendoneAVX2_194
+	VCVTPH2PS  (CX), Y0
+	VMOVUPS    Y0, (SI)
+	VCVTPH2PS  16(CX), Y0
+	VMOVUPS    Y0, 32(SI)
+	VCVTPH2PS  32(CX), Y0
+	VMOVUPS    Y0, 64(SI)
+	VCVTPH2PS  48(CX), Y0
+	VMOVUPS    Y0, 96(SI)
+	VCVTPH2PS  64(CX), Y0
+	VMOVUPS    Y0, 128(SI)
+	VCVTPH2PS  80(CX), Y0
+	VMOVUPS    Y0, 160(SI)
+	VCVTPH2PS  96(CX), Y0
+	VMOVUPS    Y0, 192(SI)
+	VCVTPH2PS  112(CX), Y0
+	VMOVUPS    Y0, 224(SI)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 64(CX)(BX*1)
+	PREFETCHT0 126(CX)(BX*1)
+	ADDQ       $0x00000100, SI
+	ADDQ       DX, CX
+	DECQ       AX
+	JMP        widenAVX2_193
+
+widendoneAVX2_194:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -4138,6 +4024,9 @@ panelsAVX2_175:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
 dAVX2_195:
 	VMOVUPS      (AX), Y12
@@ -4220,10 +4109,28 @@ dAVX2_195:
 	VBROADCASTSS 1292(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_196
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_196:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
 	JB           dAVX2_195
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -4251,6 +4158,51 @@ dAVX2_195:
 	VMULPS       Y12, Y11, Y11
 	VMOVUPS      Y11, 352(AX)
 
+	// Widen keys 6–11 of the block.
+	XORQ    CX, CX
+	MOVQ    16(SP), AX
+	SUBQ    $0x06, AX
+	CMOVQLT CX, AX
+	MOVQ    $0x00000006, CX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	MOVQ    (SP), CX
+	MOVQ    stride+144(FP), DX
+	SHLQ    $0x01, DX
+	IMUL3Q  $0x06, DX, BX
+	ADDQ    BX, CX
+	IMUL3Q  $0x20, DX, BX
+	MOVQ    scratch_base+72(FP), SI
+	ADDQ    $0x00000600, SI
+
+widenAVX2_197:
+	TESTQ      AX, AX
+	JZ         widendoneAVX2_198
+	VCVTPH2PS  (CX), Y0
+	VMOVUPS    Y0, (SI)
+	VCVTPH2PS  16(CX), Y0
+	VMOVUPS    Y0, 32(SI)
+	VCVTPH2PS  32(CX), Y0
+	VMOVUPS    Y0, 64(SI)
+	VCVTPH2PS  48(CX), Y0
+	VMOVUPS    Y0, 96(SI)
+	VCVTPH2PS  64(CX), Y0
+	VMOVUPS    Y0, 128(SI)
+	VCVTPH2PS  80(CX), Y0
+	VMOVUPS    Y0, 160(SI)
+	VCVTPH2PS  96(CX), Y0
+	VMOVUPS    Y0, 192(SI)
+	VCVTPH2PS  112(CX), Y0
+	VMOVUPS    Y0, 224(SI)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 64(CX)(BX*1)
+	PREFETCHT0 126(CX)(BX*1)
+	ADDQ       $0x00000100, SI
+	ADDQ       DX, CX
+	DECQ       AX
+	JMP        widenAVX2_197
+
+widendoneAVX2_198:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -4267,8 +4219,11 @@ dAVX2_195:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_196:
+dAVX2_199:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 1536(CX)(DX*4), Y14
@@ -4349,10 +4304,28 @@ dAVX2_196:
 	VBROADCASTSS 2828(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_200
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_200:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_196
+	JB           dAVX2_199
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -4380,6 +4353,51 @@ dAVX2_196:
 	VMULPS       Y12, Y11, Y11
 	VMOVUPS      Y11, 736(AX)
 
+	// Widen keys 12–17 of the block.
+	XORQ    CX, CX
+	MOVQ    16(SP), AX
+	SUBQ    $0x0c, AX
+	CMOVQLT CX, AX
+	MOVQ    $0x00000006, CX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	MOVQ    (SP), CX
+	MOVQ    stride+144(FP), DX
+	SHLQ    $0x01, DX
+	IMUL3Q  $0x0c, DX, BX
+	ADDQ    BX, CX
+	IMUL3Q  $0x20, DX, BX
+	MOVQ    scratch_base+72(FP), SI
+	ADDQ    $0x00000c00, SI
+
+widenAVX2_201:
+	TESTQ      AX, AX
+	JZ         widendoneAVX2_202
+	VCVTPH2PS  (CX), Y0
+	VMOVUPS    Y0, (SI)
+	VCVTPH2PS  16(CX), Y0
+	VMOVUPS    Y0, 32(SI)
+	VCVTPH2PS  32(CX), Y0
+	VMOVUPS    Y0, 64(SI)
+	VCVTPH2PS  48(CX), Y0
+	VMOVUPS    Y0, 96(SI)
+	VCVTPH2PS  64(CX), Y0
+	VMOVUPS    Y0, 128(SI)
+	VCVTPH2PS  80(CX), Y0
+	VMOVUPS    Y0, 160(SI)
+	VCVTPH2PS  96(CX), Y0
+	VMOVUPS    Y0, 192(SI)
+	VCVTPH2PS  112(CX), Y0
+	VMOVUPS    Y0, 224(SI)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 64(CX)(BX*1)
+	PREFETCHT0 126(CX)(BX*1)
+	ADDQ       $0x00000100, SI
+	ADDQ       DX, CX
+	DECQ       AX
+	JMP        widenAVX2_201
+
+widendoneAVX2_202:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -4396,8 +4414,11 @@ dAVX2_196:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_197:
+dAVX2_203:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -4478,10 +4499,28 @@ dAVX2_197:
 	VBROADCASTSS 4364(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_204
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_204:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_197
+	JB           dAVX2_203
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -4509,6 +4548,51 @@ dAVX2_197:
 	VMULPS       Y12, Y11, Y11
 	VMOVUPS      Y11, 1120(AX)
 
+	// Widen keys 18–23 of the block.
+	XORQ    CX, CX
+	MOVQ    16(SP), AX
+	SUBQ    $0x12, AX
+	CMOVQLT CX, AX
+	MOVQ    $0x00000006, CX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	MOVQ    (SP), CX
+	MOVQ    stride+144(FP), DX
+	SHLQ    $0x01, DX
+	IMUL3Q  $0x12, DX, BX
+	ADDQ    BX, CX
+	IMUL3Q  $0x20, DX, BX
+	MOVQ    scratch_base+72(FP), SI
+	ADDQ    $0x00001200, SI
+
+widenAVX2_205:
+	TESTQ      AX, AX
+	JZ         widendoneAVX2_206
+	VCVTPH2PS  (CX), Y0
+	VMOVUPS    Y0, (SI)
+	VCVTPH2PS  16(CX), Y0
+	VMOVUPS    Y0, 32(SI)
+	VCVTPH2PS  32(CX), Y0
+	VMOVUPS    Y0, 64(SI)
+	VCVTPH2PS  48(CX), Y0
+	VMOVUPS    Y0, 96(SI)
+	VCVTPH2PS  64(CX), Y0
+	VMOVUPS    Y0, 128(SI)
+	VCVTPH2PS  80(CX), Y0
+	VMOVUPS    Y0, 160(SI)
+	VCVTPH2PS  96(CX), Y0
+	VMOVUPS    Y0, 192(SI)
+	VCVTPH2PS  112(CX), Y0
+	VMOVUPS    Y0, 224(SI)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 64(CX)(BX*1)
+	PREFETCHT0 126(CX)(BX*1)
+	ADDQ       $0x00000100, SI
+	ADDQ       DX, CX
+	DECQ       AX
+	JMP        widenAVX2_205
+
+widendoneAVX2_206:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -4525,8 +4609,11 @@ dAVX2_197:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_198:
+dAVX2_207:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 4608(CX)(DX*4), Y14
@@ -4607,10 +4694,28 @@ dAVX2_198:
 	VBROADCASTSS 5900(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_208
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_208:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_198
+	JB           dAVX2_207
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -4638,14 +4743,289 @@ dAVX2_198:
 	VMULPS       Y12, Y11, Y11
 	VMOVUPS      Y11, 1504(AX)
 
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX2_209
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX2_210:
+	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS 32(CX), Y0
+	VMOVUPS Y0, 32(DX)
+	VMOVUPS 64(CX), Y0
+	VMOVUPS Y0, 64(DX)
+	ADDQ    $0x60, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX2_210
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX2_209:
 	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
+	MOVQ           stage_base+96(FP), AX
+	CMPQ           16(SP), $0x18
+	JB             flushpartialAVX2_214
+	VBROADCASTF128 (AX), Y0
+	VINSERTF128    $0x01, 256(AX), Y0, Y0
+	VBROADCASTF128 64(AX), Y1
+	VINSERTF128    $0x01, 320(AX), Y1, Y1
+	VBROADCASTF128 128(AX), Y2
+	VINSERTF128    $0x01, 384(AX), Y2, Y2
+	VBROADCASTF128 192(AX), Y3
+	VINSERTF128    $0x01, 448(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 16(AX), Y2
+	VINSERTF128    $0x01, 272(AX), Y2, Y2
+	VBROADCASTF128 80(AX), Y5
+	VINSERTF128    $0x01, 336(AX), Y5, Y5
+	VBROADCASTF128 144(AX), Y6
+	VINSERTF128    $0x01, 400(AX), Y6, Y6
+	VBROADCASTF128 208(AX), Y7
+	VINSERTF128    $0x01, 464(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1536(AX)
+	VMOVUPS        Y1, 1632(AX)
+	VMOVUPS        Y4, 1728(AX)
+	VMOVUPS        Y0, 1824(AX)
+	VMOVUPS        Y7, 1920(AX)
+	VMOVUPS        Y5, 2016(AX)
+	VMOVUPS        Y8, 2112(AX)
+	VMOVUPS        Y2, 2208(AX)
+	VBROADCASTF128 32(AX), Y0
+	VINSERTF128    $0x01, 288(AX), Y0, Y0
+	VBROADCASTF128 96(AX), Y1
+	VINSERTF128    $0x01, 352(AX), Y1, Y1
+	VBROADCASTF128 160(AX), Y2
+	VINSERTF128    $0x01, 416(AX), Y2, Y2
+	VBROADCASTF128 224(AX), Y3
+	VINSERTF128    $0x01, 480(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 48(AX), Y2
+	VINSERTF128    $0x01, 304(AX), Y2, Y2
+	VBROADCASTF128 112(AX), Y5
+	VINSERTF128    $0x01, 368(AX), Y5, Y5
+	VBROADCASTF128 176(AX), Y6
+	VINSERTF128    $0x01, 432(AX), Y6, Y6
+	VBROADCASTF128 240(AX), Y7
+	VINSERTF128    $0x01, 496(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2304(AX)
+	VMOVUPS        Y1, 2400(AX)
+	VMOVUPS        Y4, 2496(AX)
+	VMOVUPS        Y0, 2592(AX)
+	VMOVUPS        Y7, 2688(AX)
+	VMOVUPS        Y5, 2784(AX)
+	VMOVUPS        Y8, 2880(AX)
+	VMOVUPS        Y2, 2976(AX)
+	VBROADCASTF128 512(AX), Y0
+	VINSERTF128    $0x01, 768(AX), Y0, Y0
+	VBROADCASTF128 576(AX), Y1
+	VINSERTF128    $0x01, 832(AX), Y1, Y1
+	VBROADCASTF128 640(AX), Y2
+	VINSERTF128    $0x01, 896(AX), Y2, Y2
+	VBROADCASTF128 704(AX), Y3
+	VINSERTF128    $0x01, 960(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 528(AX), Y2
+	VINSERTF128    $0x01, 784(AX), Y2, Y2
+	VBROADCASTF128 592(AX), Y5
+	VINSERTF128    $0x01, 848(AX), Y5, Y5
+	VBROADCASTF128 656(AX), Y6
+	VINSERTF128    $0x01, 912(AX), Y6, Y6
+	VBROADCASTF128 720(AX), Y7
+	VINSERTF128    $0x01, 976(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1568(AX)
+	VMOVUPS        Y1, 1664(AX)
+	VMOVUPS        Y4, 1760(AX)
+	VMOVUPS        Y0, 1856(AX)
+	VMOVUPS        Y7, 1952(AX)
+	VMOVUPS        Y5, 2048(AX)
+	VMOVUPS        Y8, 2144(AX)
+	VMOVUPS        Y2, 2240(AX)
+	VBROADCASTF128 544(AX), Y0
+	VINSERTF128    $0x01, 800(AX), Y0, Y0
+	VBROADCASTF128 608(AX), Y1
+	VINSERTF128    $0x01, 864(AX), Y1, Y1
+	VBROADCASTF128 672(AX), Y2
+	VINSERTF128    $0x01, 928(AX), Y2, Y2
+	VBROADCASTF128 736(AX), Y3
+	VINSERTF128    $0x01, 992(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 560(AX), Y2
+	VINSERTF128    $0x01, 816(AX), Y2, Y2
+	VBROADCASTF128 624(AX), Y5
+	VINSERTF128    $0x01, 880(AX), Y5, Y5
+	VBROADCASTF128 688(AX), Y6
+	VINSERTF128    $0x01, 944(AX), Y6, Y6
+	VBROADCASTF128 752(AX), Y7
+	VINSERTF128    $0x01, 1008(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2336(AX)
+	VMOVUPS        Y1, 2432(AX)
+	VMOVUPS        Y4, 2528(AX)
+	VMOVUPS        Y0, 2624(AX)
+	VMOVUPS        Y7, 2720(AX)
+	VMOVUPS        Y5, 2816(AX)
+	VMOVUPS        Y8, 2912(AX)
+	VMOVUPS        Y2, 3008(AX)
+	VBROADCASTF128 1024(AX), Y0
+	VINSERTF128    $0x01, 1280(AX), Y0, Y0
+	VBROADCASTF128 1088(AX), Y1
+	VINSERTF128    $0x01, 1344(AX), Y1, Y1
+	VBROADCASTF128 1152(AX), Y2
+	VINSERTF128    $0x01, 1408(AX), Y2, Y2
+	VBROADCASTF128 1216(AX), Y3
+	VINSERTF128    $0x01, 1472(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1040(AX), Y2
+	VINSERTF128    $0x01, 1296(AX), Y2, Y2
+	VBROADCASTF128 1104(AX), Y5
+	VINSERTF128    $0x01, 1360(AX), Y5, Y5
+	VBROADCASTF128 1168(AX), Y6
+	VINSERTF128    $0x01, 1424(AX), Y6, Y6
+	VBROADCASTF128 1232(AX), Y7
+	VINSERTF128    $0x01, 1488(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1600(AX)
+	VMOVUPS        Y1, 1696(AX)
+	VMOVUPS        Y4, 1792(AX)
+	VMOVUPS        Y0, 1888(AX)
+	VMOVUPS        Y7, 1984(AX)
+	VMOVUPS        Y5, 2080(AX)
+	VMOVUPS        Y8, 2176(AX)
+	VMOVUPS        Y2, 2272(AX)
+	VBROADCASTF128 1056(AX), Y0
+	VINSERTF128    $0x01, 1312(AX), Y0, Y0
+	VBROADCASTF128 1120(AX), Y1
+	VINSERTF128    $0x01, 1376(AX), Y1, Y1
+	VBROADCASTF128 1184(AX), Y2
+	VINSERTF128    $0x01, 1440(AX), Y2, Y2
+	VBROADCASTF128 1248(AX), Y3
+	VINSERTF128    $0x01, 1504(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1072(AX), Y2
+	VINSERTF128    $0x01, 1328(AX), Y2, Y2
+	VBROADCASTF128 1136(AX), Y5
+	VINSERTF128    $0x01, 1392(AX), Y5, Y5
+	VBROADCASTF128 1200(AX), Y6
+	VINSERTF128    $0x01, 1456(AX), Y6, Y6
+	VBROADCASTF128 1264(AX), Y7
+	VINSERTF128    $0x01, 1520(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2368(AX)
+	VMOVUPS        Y1, 2464(AX)
+	VMOVUPS        Y4, 2560(AX)
+	VMOVUPS        Y0, 2656(AX)
+	VMOVUPS        Y7, 2752(AX)
+	VMOVUPS        Y5, 2848(AX)
+	VMOVUPS        Y8, 2944(AX)
+	VMOVUPS        Y2, 3040(AX)
+	LEAQ           1536(AX), AX
+	MOVQ           AX, 64(SP)
+	MOVQ           40(SP), AX
+	MOVQ           AX, 72(SP)
+	MOVQ           48(SP), AX
+	MOVQ           $0x00000010, CX
+	CMPQ           AX, CX
+	CMOVQGT        CX, AX
+	MOVQ           AX, 80(SP)
+	JMP            flushdoneAVX2_213
+
+flushpartialAVX2_214:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_199:
+flushAVX2_211:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_200
+	JB             flushtailAVX2_212
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -4682,35 +5062,35 @@ flushAVX2_199:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_202
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_202
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_202
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_202
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_202
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_202
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_202
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_202
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -4746,68 +5126,68 @@ flushAVX2_199:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_202
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_202
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_202
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_202
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_202
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_202
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_202
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_202:
+chunkdoneAVX2_215:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_199
+	JMP  flushAVX2_211
 
-flushtailAVX2_200:
+flushtailAVX2_212:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_201
+	JZ    flushdoneAVX2_213
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_203:
+tailrowAVX2_216:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_204:
+tailkeyAVX2_217:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_204
+	JB   tailkeyAVX2_217
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_201
+	JAE  flushdoneAVX2_213
 	DECQ SI
-	JNZ  tailrowAVX2_203
+	JNZ  tailrowAVX2_216
 
-flushdoneAVX2_201:
+flushdoneAVX2_213:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -4815,24 +5195,1101 @@ flushdoneAVX2_201:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_175
+	JLE    panelsdoneAVX2_192
 
-panelsdoneAVX2_176:
+panelsAVX2_191:
+	// Tile of 16 queries × keys 0–5 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
+
+dAVX2_218:
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS (CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 256(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 512(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 768(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 1024(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 1280(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 4(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 260(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 516(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 772(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 1028(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 1284(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 8(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 264(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 520(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 776(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 1032(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 1288(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 12(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 268(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 524(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 780(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 1036(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 1292(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_219
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_219:
+	ADDQ         $0x00000100, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000040
+	JB           dAVX2_218
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
+	VBROADCASTSS scale+152(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, (AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 64(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 128(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 192(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 256(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 320(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 32(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 96(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 160(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 224(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 288(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 352(AX)
+
+	// Tile of 16 queries × keys 6–11 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
+
+dAVX2_220:
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS 1536(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 1792(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 2048(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 2304(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 2560(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 2816(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 1540(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 1796(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 2052(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 2308(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 2564(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 2820(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 1544(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 1800(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 2056(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 2312(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 2568(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 2824(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 1548(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 1804(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 2060(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 2316(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 2572(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 2828(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_221
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_221:
+	ADDQ         $0x00000100, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000040
+	JB           dAVX2_220
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
+	VBROADCASTSS scale+152(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, 384(AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 448(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 512(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 576(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 640(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 704(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 416(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 480(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 544(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 608(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 672(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 736(AX)
+
+	// Tile of 16 queries × keys 12–17 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
+
+dAVX2_222:
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS 3072(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 3328(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 3584(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 3840(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 4096(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 4352(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 3076(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 3332(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 3588(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 3844(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 4100(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 4356(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 3080(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 3336(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 3592(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 3848(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 4104(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 4360(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 3084(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 3340(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 3596(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 3852(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 4108(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 4364(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_223
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_223:
+	ADDQ         $0x00000100, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000040
+	JB           dAVX2_222
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
+	VBROADCASTSS scale+152(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, 768(AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 832(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 896(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 960(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 1024(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 1088(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 800(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 864(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 928(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 992(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 1056(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 1120(AX)
+
+	// Tile of 16 queries × keys 18–23 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
+
+dAVX2_224:
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS 4608(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 4864(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 5120(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 5376(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 5632(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 5888(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 4612(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 4868(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 5124(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 5380(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 5636(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 5892(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 4616(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 4872(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 5128(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 5384(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 5640(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 5896(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 4620(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 4876(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 5132(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 5388(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 5644(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 5900(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_225
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_225:
+	ADDQ         $0x00000100, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000040
+	JB           dAVX2_224
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
+	VBROADCASTSS scale+152(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, 1152(AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 1216(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 1280(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 1344(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 1408(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 1472(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 1184(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 1248(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 1312(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 1376(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 1440(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 1504(AX)
+
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX2_226
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX2_227:
+	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS 32(CX), Y0
+	VMOVUPS Y0, 32(DX)
+	VMOVUPS 64(CX), Y0
+	VMOVUPS Y0, 64(DX)
+	ADDQ    $0x60, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX2_227
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX2_226:
+	// Write the stage out: Lanes keys of every query row at a time.
+	MOVQ           stage_base+96(FP), AX
+	CMPQ           16(SP), $0x18
+	JB             flushpartialAVX2_231
+	VBROADCASTF128 (AX), Y0
+	VINSERTF128    $0x01, 256(AX), Y0, Y0
+	VBROADCASTF128 64(AX), Y1
+	VINSERTF128    $0x01, 320(AX), Y1, Y1
+	VBROADCASTF128 128(AX), Y2
+	VINSERTF128    $0x01, 384(AX), Y2, Y2
+	VBROADCASTF128 192(AX), Y3
+	VINSERTF128    $0x01, 448(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 16(AX), Y2
+	VINSERTF128    $0x01, 272(AX), Y2, Y2
+	VBROADCASTF128 80(AX), Y5
+	VINSERTF128    $0x01, 336(AX), Y5, Y5
+	VBROADCASTF128 144(AX), Y6
+	VINSERTF128    $0x01, 400(AX), Y6, Y6
+	VBROADCASTF128 208(AX), Y7
+	VINSERTF128    $0x01, 464(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1536(AX)
+	VMOVUPS        Y1, 1632(AX)
+	VMOVUPS        Y4, 1728(AX)
+	VMOVUPS        Y0, 1824(AX)
+	VMOVUPS        Y7, 1920(AX)
+	VMOVUPS        Y5, 2016(AX)
+	VMOVUPS        Y8, 2112(AX)
+	VMOVUPS        Y2, 2208(AX)
+	VBROADCASTF128 32(AX), Y0
+	VINSERTF128    $0x01, 288(AX), Y0, Y0
+	VBROADCASTF128 96(AX), Y1
+	VINSERTF128    $0x01, 352(AX), Y1, Y1
+	VBROADCASTF128 160(AX), Y2
+	VINSERTF128    $0x01, 416(AX), Y2, Y2
+	VBROADCASTF128 224(AX), Y3
+	VINSERTF128    $0x01, 480(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 48(AX), Y2
+	VINSERTF128    $0x01, 304(AX), Y2, Y2
+	VBROADCASTF128 112(AX), Y5
+	VINSERTF128    $0x01, 368(AX), Y5, Y5
+	VBROADCASTF128 176(AX), Y6
+	VINSERTF128    $0x01, 432(AX), Y6, Y6
+	VBROADCASTF128 240(AX), Y7
+	VINSERTF128    $0x01, 496(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2304(AX)
+	VMOVUPS        Y1, 2400(AX)
+	VMOVUPS        Y4, 2496(AX)
+	VMOVUPS        Y0, 2592(AX)
+	VMOVUPS        Y7, 2688(AX)
+	VMOVUPS        Y5, 2784(AX)
+	VMOVUPS        Y8, 2880(AX)
+	VMOVUPS        Y2, 2976(AX)
+	VBROADCASTF128 512(AX), Y0
+	VINSERTF128    $0x01, 768(AX), Y0, Y0
+	VBROADCASTF128 576(AX), Y1
+	VINSERTF128    $0x01, 832(AX), Y1, Y1
+	VBROADCASTF128 640(AX), Y2
+	VINSERTF128    $0x01, 896(AX), Y2, Y2
+	VBROADCASTF128 704(AX), Y3
+	VINSERTF128    $0x01, 960(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 528(AX), Y2
+	VINSERTF128    $0x01, 784(AX), Y2, Y2
+	VBROADCASTF128 592(AX), Y5
+	VINSERTF128    $0x01, 848(AX), Y5, Y5
+	VBROADCASTF128 656(AX), Y6
+	VINSERTF128    $0x01, 912(AX), Y6, Y6
+	VBROADCASTF128 720(AX), Y7
+	VINSERTF128    $0x01, 976(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1568(AX)
+	VMOVUPS        Y1, 1664(AX)
+	VMOVUPS        Y4, 1760(AX)
+	VMOVUPS        Y0, 1856(AX)
+	VMOVUPS        Y7, 1952(AX)
+	VMOVUPS        Y5, 2048(AX)
+	VMOVUPS        Y8, 2144(AX)
+	VMOVUPS        Y2, 2240(AX)
+	VBROADCASTF128 544(AX), Y0
+	VINSERTF128    $0x01, 800(AX), Y0, Y0
+	VBROADCASTF128 608(AX), Y1
+	VINSERTF128    $0x01, 864(AX), Y1, Y1
+	VBROADCASTF128 672(AX), Y2
+	VINSERTF128    $0x01, 928(AX), Y2, Y2
+	VBROADCASTF128 736(AX), Y3
+	VINSERTF128    $0x01, 992(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 560(AX), Y2
+	VINSERTF128    $0x01, 816(AX), Y2, Y2
+	VBROADCASTF128 624(AX), Y5
+	VINSERTF128    $0x01, 880(AX), Y5, Y5
+	VBROADCASTF128 688(AX), Y6
+	VINSERTF128    $0x01, 944(AX), Y6, Y6
+	VBROADCASTF128 752(AX), Y7
+	VINSERTF128    $0x01, 1008(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2336(AX)
+	VMOVUPS        Y1, 2432(AX)
+	VMOVUPS        Y4, 2528(AX)
+	VMOVUPS        Y0, 2624(AX)
+	VMOVUPS        Y7, 2720(AX)
+	VMOVUPS        Y5, 2816(AX)
+	VMOVUPS        Y8, 2912(AX)
+	VMOVUPS        Y2, 3008(AX)
+	VBROADCASTF128 1024(AX), Y0
+	VINSERTF128    $0x01, 1280(AX), Y0, Y0
+	VBROADCASTF128 1088(AX), Y1
+	VINSERTF128    $0x01, 1344(AX), Y1, Y1
+	VBROADCASTF128 1152(AX), Y2
+	VINSERTF128    $0x01, 1408(AX), Y2, Y2
+	VBROADCASTF128 1216(AX), Y3
+	VINSERTF128    $0x01, 1472(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1040(AX), Y2
+	VINSERTF128    $0x01, 1296(AX), Y2, Y2
+	VBROADCASTF128 1104(AX), Y5
+	VINSERTF128    $0x01, 1360(AX), Y5, Y5
+	VBROADCASTF128 1168(AX), Y6
+	VINSERTF128    $0x01, 1424(AX), Y6, Y6
+	VBROADCASTF128 1232(AX), Y7
+	VINSERTF128    $0x01, 1488(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1600(AX)
+	VMOVUPS        Y1, 1696(AX)
+	VMOVUPS        Y4, 1792(AX)
+	VMOVUPS        Y0, 1888(AX)
+	VMOVUPS        Y7, 1984(AX)
+	VMOVUPS        Y5, 2080(AX)
+	VMOVUPS        Y8, 2176(AX)
+	VMOVUPS        Y2, 2272(AX)
+	VBROADCASTF128 1056(AX), Y0
+	VINSERTF128    $0x01, 1312(AX), Y0, Y0
+	VBROADCASTF128 1120(AX), Y1
+	VINSERTF128    $0x01, 1376(AX), Y1, Y1
+	VBROADCASTF128 1184(AX), Y2
+	VINSERTF128    $0x01, 1440(AX), Y2, Y2
+	VBROADCASTF128 1248(AX), Y3
+	VINSERTF128    $0x01, 1504(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1072(AX), Y2
+	VINSERTF128    $0x01, 1328(AX), Y2, Y2
+	VBROADCASTF128 1136(AX), Y5
+	VINSERTF128    $0x01, 1392(AX), Y5, Y5
+	VBROADCASTF128 1200(AX), Y6
+	VINSERTF128    $0x01, 1456(AX), Y6, Y6
+	VBROADCASTF128 1264(AX), Y7
+	VINSERTF128    $0x01, 1520(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2368(AX)
+	VMOVUPS        Y1, 2464(AX)
+	VMOVUPS        Y4, 2560(AX)
+	VMOVUPS        Y0, 2656(AX)
+	VMOVUPS        Y7, 2752(AX)
+	VMOVUPS        Y5, 2848(AX)
+	VMOVUPS        Y8, 2944(AX)
+	VMOVUPS        Y2, 3040(AX)
+	LEAQ           1536(AX), AX
+	MOVQ           AX, 64(SP)
+	MOVQ           40(SP), AX
+	MOVQ           AX, 72(SP)
+	MOVQ           48(SP), AX
+	MOVQ           $0x00000010, CX
+	CMPQ           AX, CX
+	CMOVQGT        CX, AX
+	MOVQ           AX, 80(SP)
+	JMP            flushdoneAVX2_230
+
+flushpartialAVX2_231:
+	MOVQ 40(SP), CX
+	MOVQ 16(SP), DX
+
+flushAVX2_228:
+	CMPQ           DX, $0x08
+	JB             flushtailAVX2_229
+	MOVQ           CX, BX
+	MOVQ           48(SP), SI
+	VBROADCASTF128 (AX), Y0
+	VINSERTF128    $0x01, 256(AX), Y0, Y0
+	VBROADCASTF128 64(AX), Y1
+	VINSERTF128    $0x01, 320(AX), Y1, Y1
+	VBROADCASTF128 128(AX), Y2
+	VINSERTF128    $0x01, 384(AX), Y2, Y2
+	VBROADCASTF128 192(AX), Y3
+	VINSERTF128    $0x01, 448(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 16(AX), Y2
+	VINSERTF128    $0x01, 272(AX), Y2, Y2
+	VBROADCASTF128 80(AX), Y5
+	VINSERTF128    $0x01, 336(AX), Y5, Y5
+	VBROADCASTF128 144(AX), Y6
+	VINSERTF128    $0x01, 400(AX), Y6, Y6
+	VBROADCASTF128 208(AX), Y7
+	VINSERTF128    $0x01, 464(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_232
+	ADDQ           56(SP), BX
+	VMOVUPS        Y1, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_232
+	ADDQ           56(SP), BX
+	VMOVUPS        Y4, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_232
+	ADDQ           56(SP), BX
+	VMOVUPS        Y0, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_232
+	ADDQ           56(SP), BX
+	VMOVUPS        Y7, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_232
+	ADDQ           56(SP), BX
+	VMOVUPS        Y5, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_232
+	ADDQ           56(SP), BX
+	VMOVUPS        Y8, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_232
+	ADDQ           56(SP), BX
+	VMOVUPS        Y2, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_232
+	ADDQ           56(SP), BX
+	VBROADCASTF128 32(AX), Y0
+	VINSERTF128    $0x01, 288(AX), Y0, Y0
+	VBROADCASTF128 96(AX), Y1
+	VINSERTF128    $0x01, 352(AX), Y1, Y1
+	VBROADCASTF128 160(AX), Y2
+	VINSERTF128    $0x01, 416(AX), Y2, Y2
+	VBROADCASTF128 224(AX), Y3
+	VINSERTF128    $0x01, 480(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 48(AX), Y2
+	VINSERTF128    $0x01, 304(AX), Y2, Y2
+	VBROADCASTF128 112(AX), Y5
+	VINSERTF128    $0x01, 368(AX), Y5, Y5
+	VBROADCASTF128 176(AX), Y6
+	VINSERTF128    $0x01, 432(AX), Y6, Y6
+	VBROADCASTF128 240(AX), Y7
+	VINSERTF128    $0x01, 496(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_232
+	ADDQ           56(SP), BX
+	VMOVUPS        Y1, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_232
+	ADDQ           56(SP), BX
+	VMOVUPS        Y4, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_232
+	ADDQ           56(SP), BX
+	VMOVUPS        Y0, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_232
+	ADDQ           56(SP), BX
+	VMOVUPS        Y7, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_232
+	ADDQ           56(SP), BX
+	VMOVUPS        Y5, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_232
+	ADDQ           56(SP), BX
+	VMOVUPS        Y8, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_232
+	ADDQ           56(SP), BX
+	VMOVUPS        Y2, (BX)
+
+chunkdoneAVX2_232:
+	ADDQ $0x00000200, AX
+	ADDQ $0x20, CX
+	SUBQ $0x08, DX
+	JMP  flushAVX2_228
+
+flushtailAVX2_229:
+	TESTQ DX, DX
+	JZ    flushdoneAVX2_230
+
+	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
+	MOVQ CX, BX
+	MOVQ 48(SP), SI
+	XORQ CX, CX
+
+tailrowAVX2_233:
+	XORQ DI, DI
+	LEAQ (AX)(CX*4), R8
+
+tailkeyAVX2_234:
+	MOVL (R8), R9
+	MOVL R9, (BX)(DI*4)
+	ADDQ $0x00000040, R8
+	INCQ DI
+	CMPQ DI, DX
+	JB   tailkeyAVX2_234
+	ADDQ 56(SP), BX
+	INCQ CX
+	CMPQ CX, $0x10
+	JAE  flushdoneAVX2_230
+	DECQ SI
+	JNZ  tailrowAVX2_233
+
+flushdoneAVX2_230:
+	MOVQ   dim+136(FP), AX
+	IMUL3Q $0x00000040, AX, AX
+	ADDQ   AX, 32(SP)
+	MOVQ   56(SP), AX
+	IMUL3Q $0x00000010, AX, AX
+	ADDQ   AX, 40(SP)
+	SUBQ   $0x00000010, 48(SP)
+	JG     panelsAVX2_191
+
+panelsdoneAVX2_192:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x30, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_173
+	JMP    blocksAVX2_189
 
-blocksdoneAVX2_174:
+blocksdoneAVX2_190:
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX2_235
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX2_236:
+	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS 32(CX), Y0
+	VMOVUPS Y0, 32(DX)
+	VMOVUPS 64(CX), Y0
+	VMOVUPS Y0, 64(DX)
+	ADDQ    $0x60, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX2_236
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX2_235:
 	VZEROUPPER
 	RET
 
 // func ScoresPanels128AVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
 // Requires: AVX, CMOV, F16C, FMA3, MMX+
-TEXT ·ScoresPanels128AVX2(SB), NOSPLIT, $64-156
+TEXT ·ScoresPanels128AVX2(SB), NOSPLIT, $88-156
+	MOVQ $0x00000000, 80(SP)
 	MOVQ k_base+48(FP), AX
 	MOVQ AX, (SP)
 	MOVQ n+128(FP), AX
@@ -4842,10 +6299,10 @@ TEXT ·ScoresPanels128AVX2(SB), NOSPLIT, $64-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_205:
+blocksAVX2_237:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_206
+	JZ    blocksdoneAVX2_238
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -4872,9 +6329,9 @@ blocksAVX2_205:
 	IMUL3Q  $0x10, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX2_209:
+widenAVX2_241:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_210
+	JZ         widendoneAVX2_242
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (SI)
 	VCVTPH2PS  16(CX), Y0
@@ -4915,9 +6372,9 @@ widenAVX2_209:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_209
+	JMP        widenAVX2_241
 
-widendoneAVX2_210:
+widendoneAVX2_242:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -4934,8 +6391,11 @@ widendoneAVX2_210:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_211:
+dAVX2_243:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -5016,10 +6476,28 @@ dAVX2_211:
 	VBROADCASTSS 2572(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_244
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_244:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_211
+	JB           dAVX2_243
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -5064,9 +6542,9 @@ dAVX2_211:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000c00, SI
 
-widenAVX2_212:
+widenAVX2_245:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_213
+	JZ         widendoneAVX2_246
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (SI)
 	VCVTPH2PS  16(CX), Y0
@@ -5107,9 +6585,9 @@ widenAVX2_212:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_212
+	JMP        widenAVX2_245
 
-widendoneAVX2_213:
+widendoneAVX2_246:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -5126,8 +6604,11 @@ widendoneAVX2_213:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_214:
+dAVX2_247:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -5208,10 +6689,28 @@ dAVX2_214:
 	VBROADCASTSS 5644(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_248
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_248:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_214
+	JB           dAVX2_247
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -5256,9 +6755,9 @@ dAVX2_214:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001800, SI
 
-widenAVX2_215:
+widenAVX2_249:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_216
+	JZ         widendoneAVX2_250
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (SI)
 	VCVTPH2PS  16(CX), Y0
@@ -5299,9 +6798,9 @@ widenAVX2_215:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_215
+	JMP        widenAVX2_249
 
-widendoneAVX2_216:
+widendoneAVX2_250:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -5318,8 +6817,11 @@ widendoneAVX2_216:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_217:
+dAVX2_251:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 6144(CX)(DX*4), Y14
@@ -5400,10 +6902,28 @@ dAVX2_217:
 	VBROADCASTSS 8716(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_252
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_252:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_217
+	JB           dAVX2_251
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -5448,9 +6968,9 @@ dAVX2_217:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00002400, SI
 
-widenAVX2_218:
+widenAVX2_253:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_219
+	JZ         widendoneAVX2_254
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (SI)
 	VCVTPH2PS  16(CX), Y0
@@ -5491,9 +7011,9 @@ widenAVX2_218:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_218
+	JMP        widenAVX2_253
 
-widendoneAVX2_219:
+widendoneAVX2_254:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -5510,8 +7030,11 @@ widendoneAVX2_219:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_220:
+dAVX2_255:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -5592,10 +7115,28 @@ dAVX2_220:
 	VBROADCASTSS 11788(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_256
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_256:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_220
+	JB           dAVX2_255
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -5623,14 +7164,289 @@ dAVX2_220:
 	VMULPS       Y12, Y11, Y11
 	VMOVUPS      Y11, 1504(AX)
 
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX2_257
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX2_258:
+	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS 32(CX), Y0
+	VMOVUPS Y0, 32(DX)
+	VMOVUPS 64(CX), Y0
+	VMOVUPS Y0, 64(DX)
+	ADDQ    $0x60, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX2_258
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX2_257:
 	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
+	MOVQ           stage_base+96(FP), AX
+	CMPQ           16(SP), $0x18
+	JB             flushpartialAVX2_262
+	VBROADCASTF128 (AX), Y0
+	VINSERTF128    $0x01, 256(AX), Y0, Y0
+	VBROADCASTF128 64(AX), Y1
+	VINSERTF128    $0x01, 320(AX), Y1, Y1
+	VBROADCASTF128 128(AX), Y2
+	VINSERTF128    $0x01, 384(AX), Y2, Y2
+	VBROADCASTF128 192(AX), Y3
+	VINSERTF128    $0x01, 448(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 16(AX), Y2
+	VINSERTF128    $0x01, 272(AX), Y2, Y2
+	VBROADCASTF128 80(AX), Y5
+	VINSERTF128    $0x01, 336(AX), Y5, Y5
+	VBROADCASTF128 144(AX), Y6
+	VINSERTF128    $0x01, 400(AX), Y6, Y6
+	VBROADCASTF128 208(AX), Y7
+	VINSERTF128    $0x01, 464(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1536(AX)
+	VMOVUPS        Y1, 1632(AX)
+	VMOVUPS        Y4, 1728(AX)
+	VMOVUPS        Y0, 1824(AX)
+	VMOVUPS        Y7, 1920(AX)
+	VMOVUPS        Y5, 2016(AX)
+	VMOVUPS        Y8, 2112(AX)
+	VMOVUPS        Y2, 2208(AX)
+	VBROADCASTF128 32(AX), Y0
+	VINSERTF128    $0x01, 288(AX), Y0, Y0
+	VBROADCASTF128 96(AX), Y1
+	VINSERTF128    $0x01, 352(AX), Y1, Y1
+	VBROADCASTF128 160(AX), Y2
+	VINSERTF128    $0x01, 416(AX), Y2, Y2
+	VBROADCASTF128 224(AX), Y3
+	VINSERTF128    $0x01, 480(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 48(AX), Y2
+	VINSERTF128    $0x01, 304(AX), Y2, Y2
+	VBROADCASTF128 112(AX), Y5
+	VINSERTF128    $0x01, 368(AX), Y5, Y5
+	VBROADCASTF128 176(AX), Y6
+	VINSERTF128    $0x01, 432(AX), Y6, Y6
+	VBROADCASTF128 240(AX), Y7
+	VINSERTF128    $0x01, 496(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2304(AX)
+	VMOVUPS        Y1, 2400(AX)
+	VMOVUPS        Y4, 2496(AX)
+	VMOVUPS        Y0, 2592(AX)
+	VMOVUPS        Y7, 2688(AX)
+	VMOVUPS        Y5, 2784(AX)
+	VMOVUPS        Y8, 2880(AX)
+	VMOVUPS        Y2, 2976(AX)
+	VBROADCASTF128 512(AX), Y0
+	VINSERTF128    $0x01, 768(AX), Y0, Y0
+	VBROADCASTF128 576(AX), Y1
+	VINSERTF128    $0x01, 832(AX), Y1, Y1
+	VBROADCASTF128 640(AX), Y2
+	VINSERTF128    $0x01, 896(AX), Y2, Y2
+	VBROADCASTF128 704(AX), Y3
+	VINSERTF128    $0x01, 960(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 528(AX), Y2
+	VINSERTF128    $0x01, 784(AX), Y2, Y2
+	VBROADCASTF128 592(AX), Y5
+	VINSERTF128    $0x01, 848(AX), Y5, Y5
+	VBROADCASTF128 656(AX), Y6
+	VINSERTF128    $0x01, 912(AX), Y6, Y6
+	VBROADCASTF128 720(AX), Y7
+	VINSERTF128    $0x01, 976(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1568(AX)
+	VMOVUPS        Y1, 1664(AX)
+	VMOVUPS        Y4, 1760(AX)
+	VMOVUPS        Y0, 1856(AX)
+	VMOVUPS        Y7, 1952(AX)
+	VMOVUPS        Y5, 2048(AX)
+	VMOVUPS        Y8, 2144(AX)
+	VMOVUPS        Y2, 2240(AX)
+	VBROADCASTF128 544(AX), Y0
+	VINSERTF128    $0x01, 800(AX), Y0, Y0
+	VBROADCASTF128 608(AX), Y1
+	VINSERTF128    $0x01, 864(AX), Y1, Y1
+	VBROADCASTF128 672(AX), Y2
+	VINSERTF128    $0x01, 928(AX), Y2, Y2
+	VBROADCASTF128 736(AX), Y3
+	VINSERTF128    $0x01, 992(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 560(AX), Y2
+	VINSERTF128    $0x01, 816(AX), Y2, Y2
+	VBROADCASTF128 624(AX), Y5
+	VINSERTF128    $0x01, 880(AX), Y5, Y5
+	VBROADCASTF128 688(AX), Y6
+	VINSERTF128    $0x01, 944(AX), Y6, Y6
+	VBROADCASTF128 752(AX), Y7
+	VINSERTF128    $0x01, 1008(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2336(AX)
+	VMOVUPS        Y1, 2432(AX)
+	VMOVUPS        Y4, 2528(AX)
+	VMOVUPS        Y0, 2624(AX)
+	VMOVUPS        Y7, 2720(AX)
+	VMOVUPS        Y5, 2816(AX)
+	VMOVUPS        Y8, 2912(AX)
+	VMOVUPS        Y2, 3008(AX)
+	VBROADCASTF128 1024(AX), Y0
+	VINSERTF128    $0x01, 1280(AX), Y0, Y0
+	VBROADCASTF128 1088(AX), Y1
+	VINSERTF128    $0x01, 1344(AX), Y1, Y1
+	VBROADCASTF128 1152(AX), Y2
+	VINSERTF128    $0x01, 1408(AX), Y2, Y2
+	VBROADCASTF128 1216(AX), Y3
+	VINSERTF128    $0x01, 1472(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1040(AX), Y2
+	VINSERTF128    $0x01, 1296(AX), Y2, Y2
+	VBROADCASTF128 1104(AX), Y5
+	VINSERTF128    $0x01, 1360(AX), Y5, Y5
+	VBROADCASTF128 1168(AX), Y6
+	VINSERTF128    $0x01, 1424(AX), Y6, Y6
+	VBROADCASTF128 1232(AX), Y7
+	VINSERTF128    $0x01, 1488(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1600(AX)
+	VMOVUPS        Y1, 1696(AX)
+	VMOVUPS        Y4, 1792(AX)
+	VMOVUPS        Y0, 1888(AX)
+	VMOVUPS        Y7, 1984(AX)
+	VMOVUPS        Y5, 2080(AX)
+	VMOVUPS        Y8, 2176(AX)
+	VMOVUPS        Y2, 2272(AX)
+	VBROADCASTF128 1056(AX), Y0
+	VINSERTF128    $0x01, 1312(AX), Y0, Y0
+	VBROADCASTF128 1120(AX), Y1
+	VINSERTF128    $0x01, 1376(AX), Y1, Y1
+	VBROADCASTF128 1184(AX), Y2
+	VINSERTF128    $0x01, 1440(AX), Y2, Y2
+	VBROADCASTF128 1248(AX), Y3
+	VINSERTF128    $0x01, 1504(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1072(AX), Y2
+	VINSERTF128    $0x01, 1328(AX), Y2, Y2
+	VBROADCASTF128 1136(AX), Y5
+	VINSERTF128    $0x01, 1392(AX), Y5, Y5
+	VBROADCASTF128 1200(AX), Y6
+	VINSERTF128    $0x01, 1456(AX), Y6, Y6
+	VBROADCASTF128 1264(AX), Y7
+	VINSERTF128    $0x01, 1520(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2368(AX)
+	VMOVUPS        Y1, 2464(AX)
+	VMOVUPS        Y4, 2560(AX)
+	VMOVUPS        Y0, 2656(AX)
+	VMOVUPS        Y7, 2752(AX)
+	VMOVUPS        Y5, 2848(AX)
+	VMOVUPS        Y8, 2944(AX)
+	VMOVUPS        Y2, 3040(AX)
+	LEAQ           1536(AX), AX
+	MOVQ           AX, 64(SP)
+	MOVQ           40(SP), AX
+	MOVQ           AX, 72(SP)
+	MOVQ           48(SP), AX
+	MOVQ           $0x00000010, CX
+	CMPQ           AX, CX
+	CMOVQGT        CX, AX
+	MOVQ           AX, 80(SP)
+	JMP            flushdoneAVX2_261
+
+flushpartialAVX2_262:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_221:
+flushAVX2_259:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_222
+	JB             flushtailAVX2_260
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -5667,35 +7483,35 @@ flushAVX2_221:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -5731,68 +7547,68 @@ flushAVX2_221:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_224
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_224:
+chunkdoneAVX2_263:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_221
+	JMP  flushAVX2_259
 
-flushtailAVX2_222:
+flushtailAVX2_260:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_223
+	JZ    flushdoneAVX2_261
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_225:
+tailrowAVX2_264:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_226:
+tailkeyAVX2_265:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_226
+	JB   tailkeyAVX2_265
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_223
+	JAE  flushdoneAVX2_261
 	DECQ SI
-	JNZ  tailrowAVX2_225
+	JNZ  tailrowAVX2_264
 
-flushdoneAVX2_223:
+flushdoneAVX2_261:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -5800,9 +7616,9 @@ flushdoneAVX2_223:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_208
+	JLE    panelsdoneAVX2_240
 
-panelsAVX2_207:
+panelsAVX2_239:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -5819,8 +7635,11 @@ panelsAVX2_207:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_227:
+dAVX2_266:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -5901,10 +7720,28 @@ dAVX2_227:
 	VBROADCASTSS 2572(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_267
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_267:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_227
+	JB           dAVX2_266
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -5948,8 +7785,11 @@ dAVX2_227:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_228:
+dAVX2_268:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -6030,10 +7870,28 @@ dAVX2_228:
 	VBROADCASTSS 5644(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_269
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_269:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_228
+	JB           dAVX2_268
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -6077,8 +7935,11 @@ dAVX2_228:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_229:
+dAVX2_270:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 6144(CX)(DX*4), Y14
@@ -6159,10 +8020,28 @@ dAVX2_229:
 	VBROADCASTSS 8716(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_271
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_271:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_229
+	JB           dAVX2_270
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -6206,8 +8085,11 @@ dAVX2_229:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_230:
+dAVX2_272:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -6288,10 +8170,28 @@ dAVX2_230:
 	VBROADCASTSS 11788(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_273
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_273:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_230
+	JB           dAVX2_272
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -6319,14 +8219,289 @@ dAVX2_230:
 	VMULPS       Y12, Y11, Y11
 	VMOVUPS      Y11, 1504(AX)
 
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX2_274
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX2_275:
+	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS 32(CX), Y0
+	VMOVUPS Y0, 32(DX)
+	VMOVUPS 64(CX), Y0
+	VMOVUPS Y0, 64(DX)
+	ADDQ    $0x60, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX2_275
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX2_274:
 	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
+	MOVQ           stage_base+96(FP), AX
+	CMPQ           16(SP), $0x18
+	JB             flushpartialAVX2_279
+	VBROADCASTF128 (AX), Y0
+	VINSERTF128    $0x01, 256(AX), Y0, Y0
+	VBROADCASTF128 64(AX), Y1
+	VINSERTF128    $0x01, 320(AX), Y1, Y1
+	VBROADCASTF128 128(AX), Y2
+	VINSERTF128    $0x01, 384(AX), Y2, Y2
+	VBROADCASTF128 192(AX), Y3
+	VINSERTF128    $0x01, 448(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 16(AX), Y2
+	VINSERTF128    $0x01, 272(AX), Y2, Y2
+	VBROADCASTF128 80(AX), Y5
+	VINSERTF128    $0x01, 336(AX), Y5, Y5
+	VBROADCASTF128 144(AX), Y6
+	VINSERTF128    $0x01, 400(AX), Y6, Y6
+	VBROADCASTF128 208(AX), Y7
+	VINSERTF128    $0x01, 464(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1536(AX)
+	VMOVUPS        Y1, 1632(AX)
+	VMOVUPS        Y4, 1728(AX)
+	VMOVUPS        Y0, 1824(AX)
+	VMOVUPS        Y7, 1920(AX)
+	VMOVUPS        Y5, 2016(AX)
+	VMOVUPS        Y8, 2112(AX)
+	VMOVUPS        Y2, 2208(AX)
+	VBROADCASTF128 32(AX), Y0
+	VINSERTF128    $0x01, 288(AX), Y0, Y0
+	VBROADCASTF128 96(AX), Y1
+	VINSERTF128    $0x01, 352(AX), Y1, Y1
+	VBROADCASTF128 160(AX), Y2
+	VINSERTF128    $0x01, 416(AX), Y2, Y2
+	VBROADCASTF128 224(AX), Y3
+	VINSERTF128    $0x01, 480(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 48(AX), Y2
+	VINSERTF128    $0x01, 304(AX), Y2, Y2
+	VBROADCASTF128 112(AX), Y5
+	VINSERTF128    $0x01, 368(AX), Y5, Y5
+	VBROADCASTF128 176(AX), Y6
+	VINSERTF128    $0x01, 432(AX), Y6, Y6
+	VBROADCASTF128 240(AX), Y7
+	VINSERTF128    $0x01, 496(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2304(AX)
+	VMOVUPS        Y1, 2400(AX)
+	VMOVUPS        Y4, 2496(AX)
+	VMOVUPS        Y0, 2592(AX)
+	VMOVUPS        Y7, 2688(AX)
+	VMOVUPS        Y5, 2784(AX)
+	VMOVUPS        Y8, 2880(AX)
+	VMOVUPS        Y2, 2976(AX)
+	VBROADCASTF128 512(AX), Y0
+	VINSERTF128    $0x01, 768(AX), Y0, Y0
+	VBROADCASTF128 576(AX), Y1
+	VINSERTF128    $0x01, 832(AX), Y1, Y1
+	VBROADCASTF128 640(AX), Y2
+	VINSERTF128    $0x01, 896(AX), Y2, Y2
+	VBROADCASTF128 704(AX), Y3
+	VINSERTF128    $0x01, 960(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 528(AX), Y2
+	VINSERTF128    $0x01, 784(AX), Y2, Y2
+	VBROADCASTF128 592(AX), Y5
+	VINSERTF128    $0x01, 848(AX), Y5, Y5
+	VBROADCASTF128 656(AX), Y6
+	VINSERTF128    $0x01, 912(AX), Y6, Y6
+	VBROADCASTF128 720(AX), Y7
+	VINSERTF128    $0x01, 976(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1568(AX)
+	VMOVUPS        Y1, 1664(AX)
+	VMOVUPS        Y4, 1760(AX)
+	VMOVUPS        Y0, 1856(AX)
+	VMOVUPS        Y7, 1952(AX)
+	VMOVUPS        Y5, 2048(AX)
+	VMOVUPS        Y8, 2144(AX)
+	VMOVUPS        Y2, 2240(AX)
+	VBROADCASTF128 544(AX), Y0
+	VINSERTF128    $0x01, 800(AX), Y0, Y0
+	VBROADCASTF128 608(AX), Y1
+	VINSERTF128    $0x01, 864(AX), Y1, Y1
+	VBROADCASTF128 672(AX), Y2
+	VINSERTF128    $0x01, 928(AX), Y2, Y2
+	VBROADCASTF128 736(AX), Y3
+	VINSERTF128    $0x01, 992(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 560(AX), Y2
+	VINSERTF128    $0x01, 816(AX), Y2, Y2
+	VBROADCASTF128 624(AX), Y5
+	VINSERTF128    $0x01, 880(AX), Y5, Y5
+	VBROADCASTF128 688(AX), Y6
+	VINSERTF128    $0x01, 944(AX), Y6, Y6
+	VBROADCASTF128 752(AX), Y7
+	VINSERTF128    $0x01, 1008(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2336(AX)
+	VMOVUPS        Y1, 2432(AX)
+	VMOVUPS        Y4, 2528(AX)
+	VMOVUPS        Y0, 2624(AX)
+	VMOVUPS        Y7, 2720(AX)
+	VMOVUPS        Y5, 2816(AX)
+	VMOVUPS        Y8, 2912(AX)
+	VMOVUPS        Y2, 3008(AX)
+	VBROADCASTF128 1024(AX), Y0
+	VINSERTF128    $0x01, 1280(AX), Y0, Y0
+	VBROADCASTF128 1088(AX), Y1
+	VINSERTF128    $0x01, 1344(AX), Y1, Y1
+	VBROADCASTF128 1152(AX), Y2
+	VINSERTF128    $0x01, 1408(AX), Y2, Y2
+	VBROADCASTF128 1216(AX), Y3
+	VINSERTF128    $0x01, 1472(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1040(AX), Y2
+	VINSERTF128    $0x01, 1296(AX), Y2, Y2
+	VBROADCASTF128 1104(AX), Y5
+	VINSERTF128    $0x01, 1360(AX), Y5, Y5
+	VBROADCASTF128 1168(AX), Y6
+	VINSERTF128    $0x01, 1424(AX), Y6, Y6
+	VBROADCASTF128 1232(AX), Y7
+	VINSERTF128    $0x01, 1488(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1600(AX)
+	VMOVUPS        Y1, 1696(AX)
+	VMOVUPS        Y4, 1792(AX)
+	VMOVUPS        Y0, 1888(AX)
+	VMOVUPS        Y7, 1984(AX)
+	VMOVUPS        Y5, 2080(AX)
+	VMOVUPS        Y8, 2176(AX)
+	VMOVUPS        Y2, 2272(AX)
+	VBROADCASTF128 1056(AX), Y0
+	VINSERTF128    $0x01, 1312(AX), Y0, Y0
+	VBROADCASTF128 1120(AX), Y1
+	VINSERTF128    $0x01, 1376(AX), Y1, Y1
+	VBROADCASTF128 1184(AX), Y2
+	VINSERTF128    $0x01, 1440(AX), Y2, Y2
+	VBROADCASTF128 1248(AX), Y3
+	VINSERTF128    $0x01, 1504(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1072(AX), Y2
+	VINSERTF128    $0x01, 1328(AX), Y2, Y2
+	VBROADCASTF128 1136(AX), Y5
+	VINSERTF128    $0x01, 1392(AX), Y5, Y5
+	VBROADCASTF128 1200(AX), Y6
+	VINSERTF128    $0x01, 1456(AX), Y6, Y6
+	VBROADCASTF128 1264(AX), Y7
+	VINSERTF128    $0x01, 1520(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2368(AX)
+	VMOVUPS        Y1, 2464(AX)
+	VMOVUPS        Y4, 2560(AX)
+	VMOVUPS        Y0, 2656(AX)
+	VMOVUPS        Y7, 2752(AX)
+	VMOVUPS        Y5, 2848(AX)
+	VMOVUPS        Y8, 2944(AX)
+	VMOVUPS        Y2, 3040(AX)
+	LEAQ           1536(AX), AX
+	MOVQ           AX, 64(SP)
+	MOVQ           40(SP), AX
+	MOVQ           AX, 72(SP)
+	MOVQ           48(SP), AX
+	MOVQ           $0x00000010, CX
+	CMPQ           AX, CX
+	CMOVQGT        CX, AX
+	MOVQ           AX, 80(SP)
+	JMP            flushdoneAVX2_278
+
+flushpartialAVX2_279:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_231:
+flushAVX2_276:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_232
+	JB             flushtailAVX2_277
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -6363,35 +8538,35 @@ flushAVX2_231:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_234
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_234
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_234
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_234
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_234
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_234
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_234
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_234
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -6427,68 +8602,68 @@ flushAVX2_231:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_234
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_234
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_234
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_234
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_234
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_234
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_234
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_234:
+chunkdoneAVX2_280:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_231
+	JMP  flushAVX2_276
 
-flushtailAVX2_232:
+flushtailAVX2_277:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_233
+	JZ    flushdoneAVX2_278
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_235:
+tailrowAVX2_281:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_236:
+tailkeyAVX2_282:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_236
+	JB   tailkeyAVX2_282
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_233
+	JAE  flushdoneAVX2_278
 	DECQ SI
-	JNZ  tailrowAVX2_235
+	JNZ  tailrowAVX2_281
 
-flushdoneAVX2_233:
+flushdoneAVX2_278:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -6496,18 +8671,39 @@ flushdoneAVX2_233:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_207
+	JG     panelsAVX2_239
 
-panelsdoneAVX2_208:
+panelsdoneAVX2_240:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x30, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_205
+	JMP    blocksAVX2_237
 
-blocksdoneAVX2_206:
+blocksdoneAVX2_238:
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX2_283
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX2_284:
+	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS 32(CX), Y0
+	VMOVUPS Y0, 32(DX)
+	VMOVUPS 64(CX), Y0
+	VMOVUPS Y0, 64(DX)
+	ADDQ    $0x60, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX2_284
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX2_283:
 	VZEROUPPER
 	RET
 
@@ -6529,9 +8725,9 @@ TEXT ·ScoresRowsAVX512(SB), NOSPLIT, $72-108
 	SHLQ $0x02, AX
 	MOVQ AX, 48(SP)
 
-keysAVX512_237:
+keysAVX512_285:
 	CMPQ 8(SP), $0x03
-	JB   keysdoneAVX512_238
+	JB   keysdoneAVX512_286
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -6539,9 +8735,9 @@ keysAVX512_237:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_239:
+rowsAVX512_287:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_240
+	JB   rowsdoneAVX512_288
 
 	// Tile of 4 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -6572,9 +8768,9 @@ rowsAVX512_239:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R10, R11
 
-tailAVX512_241:
+tailAVX512_289:
 	CMPQ        R11, R9
-	JAE         taildoneAVX512_242
+	JAE         taildoneAVX512_290
 	MOVWLZX     (CX)(R11*2), R12
 	VMOVD       R12, X12
 	VCVTPH2PS   X12, X12
@@ -6601,15 +8797,15 @@ tailAVX512_241:
 	VFMADD231SS X13, X15, X10
 	VFMADD231SS X14, X15, X11
 	INCQ        R11
-	JMP         tailAVX512_241
+	JMP         tailAVX512_289
 
-taildoneAVX512_242:
+taildoneAVX512_290:
 	// Whole vectors [0, body).
 	XORQ R11, R11
 
-bodyAVX512_243:
+bodyAVX512_291:
 	CMPQ        R11, R10
-	JAE         bodydoneAVX512_244
+	JAE         bodydoneAVX512_292
 	VCVTPH2PS   (CX)(R11*2), Z12
 	VCVTPH2PS   (R8)(R11*2), Z13
 	VCVTPH2PS   (DI)(R11*2), Z14
@@ -6630,9 +8826,9 @@ bodyAVX512_243:
 	VFMADD231PS Z13, Z15, Z10
 	VFMADD231PS Z14, Z15, Z11
 	ADDQ        $0x10, R11
-	JMP         bodyAVX512_243
+	JMP         bodyAVX512_291
 
-bodydoneAVX512_244:
+bodydoneAVX512_292:
 	VEXTRACTF64X4 $0x01, Z0, Y12
 	VADDPS        Y0, Y12, Y12
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -6699,11 +8895,11 @@ bodydoneAVX512_244:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_239
+	JMP           rowsAVX512_287
 
-rowsdoneAVX512_240:
+rowsdoneAVX512_288:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_246
+	JB   rowsdoneAVX512_294
 
 	// Tile of 2 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -6726,9 +8922,9 @@ rowsdoneAVX512_240:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX512_247:
+tailAVX512_295:
 	CMPQ        R9, DI
-	JAE         taildoneAVX512_248
+	JAE         taildoneAVX512_296
 	MOVWLZX     (CX)(R9*2), R10
 	VMOVD       R10, X6
 	VCVTPH2PS   X6, X6
@@ -6747,15 +8943,15 @@ tailAVX512_247:
 	VFMADD231SS X7, X9, X4
 	VFMADD231SS X8, X9, X5
 	INCQ        R9
-	JMP         tailAVX512_247
+	JMP         tailAVX512_295
 
-taildoneAVX512_248:
+taildoneAVX512_296:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX512_249:
+bodyAVX512_297:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX512_250
+	JAE         bodydoneAVX512_298
 	VCVTPH2PS   (CX)(R9*2), Z6
 	VCVTPH2PS   (SI)(R9*2), Z7
 	VCVTPH2PS   (BX)(R9*2), Z8
@@ -6768,9 +8964,9 @@ bodyAVX512_249:
 	VFMADD231PS Z7, Z9, Z4
 	VFMADD231PS Z8, Z9, Z5
 	ADDQ        $0x10, R9
-	JMP         bodyAVX512_249
+	JMP         bodyAVX512_297
 
-bodydoneAVX512_250:
+bodydoneAVX512_298:
 	VEXTRACTF64X4 $0x01, Z0, Y6
 	VADDPS        Y0, Y6, Y6
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -6812,9 +9008,9 @@ bodydoneAVX512_250:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_246:
+rowsdoneAVX512_294:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_252
+	JB   rowsdoneAVX512_300
 
 	// Tile of 1 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -6832,9 +9028,9 @@ rowsdoneAVX512_246:
 	// Tail elements [body, dim), one at a time.
 	MOVQ DI, R8
 
-tailAVX512_253:
+tailAVX512_301:
 	CMPQ        R8, SI
-	JAE         taildoneAVX512_254
+	JAE         taildoneAVX512_302
 	MOVWLZX     (CX)(R8*2), R9
 	VMOVD       R9, X3
 	VCVTPH2PS   X3, X3
@@ -6849,15 +9045,15 @@ tailAVX512_253:
 	VFMADD231SS X4, X6, X1
 	VFMADD231SS X5, X6, X2
 	INCQ        R8
-	JMP         tailAVX512_253
+	JMP         tailAVX512_301
 
-taildoneAVX512_254:
+taildoneAVX512_302:
 	// Whole vectors [0, body).
 	XORQ R8, R8
 
-bodyAVX512_255:
+bodyAVX512_303:
 	CMPQ        R8, DI
-	JAE         bodydoneAVX512_256
+	JAE         bodydoneAVX512_304
 	VCVTPH2PS   (CX)(R8*2), Z3
 	VCVTPH2PS   (BX)(R8*2), Z4
 	VCVTPH2PS   (DX)(R8*2), Z5
@@ -6866,9 +9062,9 @@ bodyAVX512_255:
 	VFMADD231PS Z4, Z6, Z1
 	VFMADD231PS Z5, Z6, Z2
 	ADDQ        $0x10, R8
-	JMP         bodyAVX512_255
+	JMP         bodyAVX512_303
 
-bodydoneAVX512_256:
+bodydoneAVX512_304:
 	VEXTRACTF64X4 $0x01, Z0, Y3
 	VADDPS        Y0, Y3, Y3
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -6894,18 +9090,18 @@ bodydoneAVX512_256:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_252:
+rowsdoneAVX512_300:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x03, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x0c, 16(SP)
 	SUBQ   $0x03, 8(SP)
-	JMP    keysAVX512_237
+	JMP    keysAVX512_285
 
-keysdoneAVX512_238:
-keysAVX512_257:
+keysdoneAVX512_286:
+keysAVX512_305:
 	CMPQ 8(SP), $0x01
-	JB   keysdoneAVX512_258
+	JB   keysdoneAVX512_306
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -6913,9 +9109,9 @@ keysAVX512_257:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_259:
+rowsAVX512_307:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_260
+	JB   rowsdoneAVX512_308
 
 	// Tile of 4 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -6935,9 +9131,9 @@ rowsAVX512_259:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX512_261:
+tailAVX512_309:
 	CMPQ        R9, DI
-	JAE         taildoneAVX512_262
+	JAE         taildoneAVX512_310
 	MOVWLZX     (CX)(R9*2), R10
 	VMOVD       R10, X4
 	VCVTPH2PS   X4, X4
@@ -6950,15 +9146,15 @@ tailAVX512_261:
 	VMOVSS      (DX)(R9*4), X5
 	VFMADD231SS X4, X5, X3
 	INCQ        R9
-	JMP         tailAVX512_261
+	JMP         tailAVX512_309
 
-taildoneAVX512_262:
+taildoneAVX512_310:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX512_263:
+bodyAVX512_311:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX512_264
+	JAE         bodydoneAVX512_312
 	VCVTPH2PS   (CX)(R9*2), Z4
 	VMOVUPS     (AX)(R9*4), Z5
 	VFMADD231PS Z4, Z5, Z0
@@ -6969,9 +9165,9 @@ bodyAVX512_263:
 	VMOVUPS     (DX)(R9*4), Z5
 	VFMADD231PS Z4, Z5, Z3
 	ADDQ        $0x10, R9
-	JMP         bodyAVX512_263
+	JMP         bodyAVX512_311
 
-bodydoneAVX512_264:
+bodydoneAVX512_312:
 	VEXTRACTF64X4 $0x01, Z0, Y4
 	VADDPS        Y0, Y4, Y4
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -7003,11 +9199,11 @@ bodydoneAVX512_264:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_259
+	JMP           rowsAVX512_307
 
-rowsdoneAVX512_260:
+rowsdoneAVX512_308:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_266
+	JB   rowsdoneAVX512_314
 
 	// Tile of 2 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -7023,9 +9219,9 @@ rowsdoneAVX512_260:
 	// Tail elements [body, dim), one at a time.
 	MOVQ SI, DI
 
-tailAVX512_267:
+tailAVX512_315:
 	CMPQ        DI, BX
-	JAE         taildoneAVX512_268
+	JAE         taildoneAVX512_316
 	MOVWLZX     (CX)(DI*2), R8
 	VMOVD       R8, X2
 	VCVTPH2PS   X2, X2
@@ -7034,24 +9230,24 @@ tailAVX512_267:
 	VMOVSS      (DX)(DI*4), X3
 	VFMADD231SS X2, X3, X1
 	INCQ        DI
-	JMP         tailAVX512_267
+	JMP         tailAVX512_315
 
-taildoneAVX512_268:
+taildoneAVX512_316:
 	// Whole vectors [0, body).
 	XORQ DI, DI
 
-bodyAVX512_269:
+bodyAVX512_317:
 	CMPQ        DI, SI
-	JAE         bodydoneAVX512_270
+	JAE         bodydoneAVX512_318
 	VCVTPH2PS   (CX)(DI*2), Z2
 	VMOVUPS     (AX)(DI*4), Z3
 	VFMADD231PS Z2, Z3, Z0
 	VMOVUPS     (DX)(DI*4), Z3
 	VFMADD231PS Z2, Z3, Z1
 	ADDQ        $0x10, DI
-	JMP         bodyAVX512_269
+	JMP         bodyAVX512_317
 
-bodydoneAVX512_270:
+bodydoneAVX512_318:
 	VEXTRACTF64X4 $0x01, Z0, Y2
 	VADDPS        Y0, Y2, Y2
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -7076,9 +9272,9 @@ bodydoneAVX512_270:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_266:
+rowsdoneAVX512_314:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_272
+	JB   rowsdoneAVX512_320
 
 	// Tile of 1 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -7091,31 +9287,31 @@ rowsdoneAVX512_266:
 	// Tail elements [body, dim), one at a time.
 	MOVQ BX, SI
 
-tailAVX512_273:
+tailAVX512_321:
 	CMPQ        SI, DX
-	JAE         taildoneAVX512_274
+	JAE         taildoneAVX512_322
 	MOVWLZX     (CX)(SI*2), DI
 	VMOVD       DI, X1
 	VCVTPH2PS   X1, X1
 	VMOVSS      (AX)(SI*4), X2
 	VFMADD231SS X1, X2, X0
 	INCQ        SI
-	JMP         tailAVX512_273
+	JMP         tailAVX512_321
 
-taildoneAVX512_274:
+taildoneAVX512_322:
 	// Whole vectors [0, body).
 	XORQ SI, SI
 
-bodyAVX512_275:
+bodyAVX512_323:
 	CMPQ        SI, BX
-	JAE         bodydoneAVX512_276
+	JAE         bodydoneAVX512_324
 	VCVTPH2PS   (CX)(SI*2), Z1
 	VMOVUPS     (AX)(SI*4), Z2
 	VFMADD231PS Z1, Z2, Z0
 	ADDQ        $0x10, SI
-	JMP         bodyAVX512_275
+	JMP         bodyAVX512_323
 
-bodydoneAVX512_276:
+bodydoneAVX512_324:
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPS        Y0, Y1, Y1
 	VBROADCASTSS  scale+104(FP), Y0
@@ -7135,15 +9331,15 @@ bodydoneAVX512_276:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_272:
+rowsdoneAVX512_320:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x01, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX512_257
+	JMP    keysAVX512_305
 
-keysdoneAVX512_258:
+keysdoneAVX512_306:
 	VZEROUPPER
 	RET
 
@@ -7160,10 +9356,10 @@ TEXT ·ScoresPanelsAVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_277:
+blocksAVX512_325:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_278
+	JZ    blocksdoneAVX512_326
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -7191,25 +9387,25 @@ blocksAVX512_277:
 	MOVQ    scratch_base+72(FP), SI
 	MOVQ    dim+136(FP), DI
 
-widenAVX512_281:
+widenAVX512_329:
 	TESTQ AX, AX
-	JZ    widendoneAVX512_282
+	JZ    widendoneAVX512_330
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R12
 	XORQ  R11, R11
 
-prefetchAVX512_283:
+prefetchAVX512_331:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX512_283
+	JB         prefetchAVX512_331
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX512_284:
+widenvecAVX512_332:
 	CMPQ      R9, $0x40
-	JB        widenvecdoneAVX512_285
+	JB        widenvecdoneAVX512_333
 	VCVTPH2PS (R8), Z0
 	VMOVUPS   Z0, (SI)
 	VCVTPH2PS 32(R8), Z0
@@ -7221,23 +9417,23 @@ widenvecAVX512_284:
 	ADDQ      $0x80, R8
 	ADDQ      $0x00000100, SI
 	SUBQ      $0x40, R9
-	JMP       widenvecAVX512_284
+	JMP       widenvecAVX512_332
 
-widenvecdoneAVX512_285:
-widenvecAVX512_286:
+widenvecdoneAVX512_333:
+widenvecAVX512_334:
 	CMPQ      R9, $0x10
-	JB        widenvecdoneAVX512_287
+	JB        widenvecdoneAVX512_335
 	VCVTPH2PS (R8), Z0
 	VMOVUPS   Z0, (SI)
 	ADDQ      $0x20, R8
 	ADDQ      $0x00000040, SI
 	SUBQ      $0x10, R9
-	JMP       widenvecAVX512_286
+	JMP       widenvecAVX512_334
 
-widenvecdoneAVX512_287:
-widentailAVX512_288:
+widenvecdoneAVX512_335:
+widentailAVX512_336:
 	TESTQ     R9, R9
-	JZ        widentaildoneAVX512_289
+	JZ        widentaildoneAVX512_337
 	MOVWLZX   (R8), R10
 	VMOVD     R10, X0
 	VCVTPH2PS X0, X0
@@ -7245,14 +9441,14 @@ widentailAVX512_288:
 	ADDQ      $0x02, R8
 	ADDQ      $0x04, SI
 	DECQ      R9
-	JMP       widentailAVX512_288
+	JMP       widentailAVX512_336
 
-widentaildoneAVX512_289:
+widentaildoneAVX512_337:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX512_281
+	JMP  widenAVX512_329
 
-widendoneAVX512_282:
+widendoneAVX512_330:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -7284,10 +9480,10 @@ widendoneAVX512_282:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_290:
+dAVX512_338:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_291
+	JA           ddoneAVX512_339
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -7395,26 +9591,26 @@ dAVX512_290:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_292
+	JE      pendnoneAVX512_340
 	MOVQ    64(SP), R13
+	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
+	VMOVUPS Z16, (R14)
 	ADDQ    $0x40, 64(SP)
-	MOVQ    72(SP), R13
-	VMOVUPS Z16, (R13)
-	MOVQ    56(SP), R13
-	ADDQ    R13, 72(SP)
+	MOVQ    56(SP), R14
+	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_292:
+pendnoneAVX512_340:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_290
+	JMP  dAVX512_338
 
-ddoneAVX512_291:
-dAVX512_293:
+ddoneAVX512_339:
+dAVX512_341:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_294
+	JA           ddoneAVX512_342
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -7443,9 +9639,9 @@ dAVX512_293:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_293
+	JMP          dAVX512_341
 
-ddoneAVX512_294:
+ddoneAVX512_342:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -7500,25 +9696,25 @@ ddoneAVX512_294:
 	IMUL3Q  $0x00000020, DI, R8
 	ADDQ    R8, SI
 
-widenAVX512_295:
+widenAVX512_343:
 	TESTQ AX, AX
-	JZ    widendoneAVX512_296
+	JZ    widendoneAVX512_344
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R12
 	XORQ  R11, R11
 
-prefetchAVX512_297:
+prefetchAVX512_345:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX512_297
+	JB         prefetchAVX512_345
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX512_298:
+widenvecAVX512_346:
 	CMPQ      R9, $0x40
-	JB        widenvecdoneAVX512_299
+	JB        widenvecdoneAVX512_347
 	VCVTPH2PS (R8), Z0
 	VMOVUPS   Z0, (SI)
 	VCVTPH2PS 32(R8), Z0
@@ -7530,23 +9726,23 @@ widenvecAVX512_298:
 	ADDQ      $0x80, R8
 	ADDQ      $0x00000100, SI
 	SUBQ      $0x40, R9
-	JMP       widenvecAVX512_298
+	JMP       widenvecAVX512_346
 
-widenvecdoneAVX512_299:
-widenvecAVX512_300:
+widenvecdoneAVX512_347:
+widenvecAVX512_348:
 	CMPQ      R9, $0x10
-	JB        widenvecdoneAVX512_301
+	JB        widenvecdoneAVX512_349
 	VCVTPH2PS (R8), Z0
 	VMOVUPS   Z0, (SI)
 	ADDQ      $0x20, R8
 	ADDQ      $0x00000040, SI
 	SUBQ      $0x10, R9
-	JMP       widenvecAVX512_300
+	JMP       widenvecAVX512_348
 
-widenvecdoneAVX512_301:
-widentailAVX512_302:
+widenvecdoneAVX512_349:
+widentailAVX512_350:
 	TESTQ     R9, R9
-	JZ        widentaildoneAVX512_303
+	JZ        widentaildoneAVX512_351
 	MOVWLZX   (R8), R10
 	VMOVD     R10, X0
 	VCVTPH2PS X0, X0
@@ -7554,14 +9750,14 @@ widentailAVX512_302:
 	ADDQ      $0x02, R8
 	ADDQ      $0x04, SI
 	DECQ      R9
-	JMP       widentailAVX512_302
+	JMP       widentailAVX512_350
 
-widentaildoneAVX512_303:
+widentaildoneAVX512_351:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX512_295
+	JMP  widenAVX512_343
 
-widendoneAVX512_296:
+widendoneAVX512_344:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -7595,10 +9791,10 @@ widendoneAVX512_296:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_304:
+dAVX512_352:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_305
+	JA           ddoneAVX512_353
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -7706,26 +9902,26 @@ dAVX512_304:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_306
+	JE      pendnoneAVX512_354
 	MOVQ    64(SP), R13
+	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
+	VMOVUPS Z16, (R14)
 	ADDQ    $0x40, 64(SP)
-	MOVQ    72(SP), R13
-	VMOVUPS Z16, (R13)
-	MOVQ    56(SP), R13
-	ADDQ    R13, 72(SP)
+	MOVQ    56(SP), R14
+	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_306:
+pendnoneAVX512_354:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_304
+	JMP  dAVX512_352
 
-ddoneAVX512_305:
-dAVX512_307:
+ddoneAVX512_353:
+dAVX512_355:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_308
+	JA           ddoneAVX512_356
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -7754,9 +9950,9 @@ dAVX512_307:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_307
+	JMP          dAVX512_355
 
-ddoneAVX512_308:
+ddoneAVX512_356:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -7795,24 +9991,24 @@ ddoneAVX512_308:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_309
+	JZ    draindoneAVX512_357
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_310:
+drainAVX512_358:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_310
+	JNZ     drainAVX512_358
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_309:
+draindoneAVX512_357:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_314
+	JB         flushpartialAVX512_362
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -8014,15 +10210,15 @@ draindoneAVX512_309:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_313
+	JMP        flushdoneAVX512_361
 
-flushpartialAVX512_314:
+flushpartialAVX512_362:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_311:
+flushAVX512_359:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_312
+	JB         flushtailAVX512_360
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -8107,67 +10303,67 @@ flushAVX512_311:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -8251,100 +10447,100 @@ flushAVX512_311:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_315
+	JZ         chunkdoneAVX512_363
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_315:
+chunkdoneAVX512_363:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_311
+	JMP  flushAVX512_359
 
-flushtailAVX512_312:
+flushtailAVX512_360:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_313
+	JZ    flushdoneAVX512_361
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_316:
+tailrowAVX512_364:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_317:
+tailkeyAVX512_365:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_317
+	JB   tailkeyAVX512_365
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_313
+	JAE  flushdoneAVX512_361
 	DECQ SI
-	JNZ  tailrowAVX512_316
+	JNZ  tailrowAVX512_364
 
-flushdoneAVX512_313:
+flushdoneAVX512_361:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -8352,9 +10548,9 @@ flushdoneAVX512_313:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_280
+	JLE    panelsdoneAVX512_328
 
-panelsAVX512_279:
+panelsAVX512_327:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -8386,10 +10582,10 @@ panelsAVX512_279:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_318:
+dAVX512_366:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_319
+	JA           ddoneAVX512_367
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -8497,26 +10693,26 @@ dAVX512_318:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_320
+	JE      pendnoneAVX512_368
 	MOVQ    64(SP), R13
+	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
+	VMOVUPS Z16, (R14)
 	ADDQ    $0x40, 64(SP)
-	MOVQ    72(SP), R13
-	VMOVUPS Z16, (R13)
-	MOVQ    56(SP), R13
-	ADDQ    R13, 72(SP)
+	MOVQ    56(SP), R14
+	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_320:
+pendnoneAVX512_368:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_318
+	JMP  dAVX512_366
 
-ddoneAVX512_319:
-dAVX512_321:
+ddoneAVX512_367:
+dAVX512_369:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_322
+	JA           ddoneAVX512_370
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -8545,9 +10741,9 @@ dAVX512_321:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_321
+	JMP          dAVX512_369
 
-ddoneAVX512_322:
+ddoneAVX512_370:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -8616,10 +10812,10 @@ ddoneAVX512_322:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_323:
+dAVX512_371:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_324
+	JA           ddoneAVX512_372
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -8727,26 +10923,26 @@ dAVX512_323:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_325
+	JE      pendnoneAVX512_373
 	MOVQ    64(SP), R13
+	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
+	VMOVUPS Z16, (R14)
 	ADDQ    $0x40, 64(SP)
-	MOVQ    72(SP), R13
-	VMOVUPS Z16, (R13)
-	MOVQ    56(SP), R13
-	ADDQ    R13, 72(SP)
+	MOVQ    56(SP), R14
+	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_325:
+pendnoneAVX512_373:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_323
+	JMP  dAVX512_371
 
-ddoneAVX512_324:
-dAVX512_326:
+ddoneAVX512_372:
+dAVX512_374:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_327
+	JA           ddoneAVX512_375
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -8775,9 +10971,9 @@ dAVX512_326:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_326
+	JMP          dAVX512_374
 
-ddoneAVX512_327:
+ddoneAVX512_375:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -8816,24 +11012,24 @@ ddoneAVX512_327:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_328
+	JZ    draindoneAVX512_376
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_329:
+drainAVX512_377:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_329
+	JNZ     drainAVX512_377
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_328:
+draindoneAVX512_376:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_333
+	JB         flushpartialAVX512_381
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -9035,15 +11231,15 @@ draindoneAVX512_328:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_332
+	JMP        flushdoneAVX512_380
 
-flushpartialAVX512_333:
+flushpartialAVX512_381:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_330:
+flushAVX512_378:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_331
+	JB         flushtailAVX512_379
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -9128,67 +11324,67 @@ flushAVX512_330:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -9272,100 +11468,100 @@ flushAVX512_330:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_334
+	JZ         chunkdoneAVX512_382
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_334:
+chunkdoneAVX512_382:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_330
+	JMP  flushAVX512_378
 
-flushtailAVX512_331:
+flushtailAVX512_379:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_332
+	JZ    flushdoneAVX512_380
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_335:
+tailrowAVX512_383:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_336:
+tailkeyAVX512_384:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_336
+	JB   tailkeyAVX512_384
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_332
+	JAE  flushdoneAVX512_380
 	DECQ SI
-	JNZ  tailrowAVX512_335
+	JNZ  tailrowAVX512_383
 
-flushdoneAVX512_332:
+flushdoneAVX512_380:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -9373,35 +11569,35 @@ flushdoneAVX512_332:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_279
+	JG     panelsAVX512_327
 
-panelsdoneAVX512_280:
+panelsdoneAVX512_328:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_277
+	JMP    blocksAVX512_325
 
-blocksdoneAVX512_278:
+blocksdoneAVX512_326:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_337
+	JZ    draindoneAVX512_385
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_338:
+drainAVX512_386:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_338
+	JNZ     drainAVX512_386
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_337:
+draindoneAVX512_385:
 	VZEROUPPER
 	RET
 
@@ -9418,10 +11614,10 @@ TEXT ·ScoresPanels64AVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_339:
+blocksAVX512_387:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_340
+	JZ    blocksdoneAVX512_388
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -9448,9 +11644,9 @@ blocksAVX512_339:
 	IMUL3Q  $0x20, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX512_343:
+widenAVX512_391:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_344
+	JZ         widendoneAVX512_392
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (SI)
 	VCVTPH2PS  32(CX), Z0
@@ -9465,9 +11661,9 @@ widenAVX512_343:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_343
+	JMP        widenAVX512_391
 
-widendoneAVX512_344:
+widendoneAVX512_392:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -9492,7 +11688,7 @@ widendoneAVX512_344:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_345:
+dAVX512_393:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -9600,18 +11796,18 @@ dAVX512_345:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_346
+	JZ      pendnoneAVX512_394
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_346:
+pendnoneAVX512_394:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_345
+	JB           dAVX512_393
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -9667,9 +11863,9 @@ pendnoneAVX512_346:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000800, SI
 
-widenAVX512_347:
+widenAVX512_395:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_348
+	JZ         widendoneAVX512_396
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (SI)
 	VCVTPH2PS  32(CX), Z0
@@ -9684,9 +11880,9 @@ widenAVX512_347:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_347
+	JMP        widenAVX512_395
 
-widendoneAVX512_348:
+widendoneAVX512_396:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -9711,7 +11907,7 @@ widendoneAVX512_348:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_349:
+dAVX512_397:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -9819,18 +12015,18 @@ dAVX512_349:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_350
+	JZ      pendnoneAVX512_398
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_350:
+pendnoneAVX512_398:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_349
+	JB           dAVX512_397
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -9872,24 +12068,24 @@ pendnoneAVX512_350:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_351
+	JZ    draindoneAVX512_399
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_352:
+drainAVX512_400:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_352
+	JNZ     drainAVX512_400
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_351:
+draindoneAVX512_399:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_356
+	JB         flushpartialAVX512_404
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -10091,15 +12287,15 @@ draindoneAVX512_351:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_355
+	JMP        flushdoneAVX512_403
 
-flushpartialAVX512_356:
+flushpartialAVX512_404:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_353:
+flushAVX512_401:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_354
+	JB         flushtailAVX512_402
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -10184,67 +12380,67 @@ flushAVX512_353:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -10328,100 +12524,100 @@ flushAVX512_353:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_357
+	JZ         chunkdoneAVX512_405
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_357:
+chunkdoneAVX512_405:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_353
+	JMP  flushAVX512_401
 
-flushtailAVX512_354:
+flushtailAVX512_402:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_355
+	JZ    flushdoneAVX512_403
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_358:
+tailrowAVX512_406:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_359:
+tailkeyAVX512_407:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_359
+	JB   tailkeyAVX512_407
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_355
+	JAE  flushdoneAVX512_403
 	DECQ SI
-	JNZ  tailrowAVX512_358
+	JNZ  tailrowAVX512_406
 
-flushdoneAVX512_355:
+flushdoneAVX512_403:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -10429,9 +12625,9 @@ flushdoneAVX512_355:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_342
+	JLE    panelsdoneAVX512_390
 
-panelsAVX512_341:
+panelsAVX512_389:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -10456,7 +12652,7 @@ panelsAVX512_341:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_360:
+dAVX512_408:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -10564,18 +12760,18 @@ dAVX512_360:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_361
+	JZ      pendnoneAVX512_409
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_361:
+pendnoneAVX512_409:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_360
+	JB           dAVX512_408
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -10638,7 +12834,7 @@ pendnoneAVX512_361:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_362:
+dAVX512_410:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -10746,18 +12942,18 @@ dAVX512_362:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_363
+	JZ      pendnoneAVX512_411
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_363:
+pendnoneAVX512_411:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_362
+	JB           dAVX512_410
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -10799,24 +12995,24 @@ pendnoneAVX512_363:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_364
+	JZ    draindoneAVX512_412
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_365:
+drainAVX512_413:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_365
+	JNZ     drainAVX512_413
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_364:
+draindoneAVX512_412:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_369
+	JB         flushpartialAVX512_417
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -11018,15 +13214,15 @@ draindoneAVX512_364:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_368
+	JMP        flushdoneAVX512_416
 
-flushpartialAVX512_369:
+flushpartialAVX512_417:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_366:
+flushAVX512_414:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_367
+	JB         flushtailAVX512_415
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -11111,67 +13307,67 @@ flushAVX512_366:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -11255,100 +13451,100 @@ flushAVX512_366:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_370
+	JZ         chunkdoneAVX512_418
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_370:
+chunkdoneAVX512_418:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_366
+	JMP  flushAVX512_414
 
-flushtailAVX512_367:
+flushtailAVX512_415:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_368
+	JZ    flushdoneAVX512_416
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_371:
+tailrowAVX512_419:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_372:
+tailkeyAVX512_420:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_372
+	JB   tailkeyAVX512_420
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_368
+	JAE  flushdoneAVX512_416
 	DECQ SI
-	JNZ  tailrowAVX512_371
+	JNZ  tailrowAVX512_419
 
-flushdoneAVX512_368:
+flushdoneAVX512_416:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -11356,35 +13552,35 @@ flushdoneAVX512_368:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_341
+	JG     panelsAVX512_389
 
-panelsdoneAVX512_342:
+panelsdoneAVX512_390:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_339
+	JMP    blocksAVX512_387
 
-blocksdoneAVX512_340:
+blocksdoneAVX512_388:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_373
+	JZ    draindoneAVX512_421
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_374:
+drainAVX512_422:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_374
+	JNZ     drainAVX512_422
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_373:
+draindoneAVX512_421:
 	VZEROUPPER
 	RET
 
@@ -11401,10 +13597,10 @@ TEXT ·ScoresPanels128AVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_375:
+blocksAVX512_423:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_376
+	JZ    blocksdoneAVX512_424
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -11431,9 +13627,9 @@ blocksAVX512_375:
 	IMUL3Q  $0x10, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX512_379:
+widenAVX512_427:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_380
+	JZ         widendoneAVX512_428
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (SI)
 	VCVTPH2PS  32(CX), Z0
@@ -11458,9 +13654,9 @@ widenAVX512_379:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_379
+	JMP        widenAVX512_427
 
-widendoneAVX512_380:
+widendoneAVX512_428:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -11485,7 +13681,7 @@ widendoneAVX512_380:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_381:
+dAVX512_429:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -11593,18 +13789,18 @@ dAVX512_381:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_382
+	JZ      pendnoneAVX512_430
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_382:
+pendnoneAVX512_430:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_381
+	JB           dAVX512_429
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -11660,9 +13856,9 @@ pendnoneAVX512_382:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001000, SI
 
-widenAVX512_383:
+widenAVX512_431:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_384
+	JZ         widendoneAVX512_432
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (SI)
 	VCVTPH2PS  32(CX), Z0
@@ -11687,9 +13883,9 @@ widenAVX512_383:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_383
+	JMP        widenAVX512_431
 
-widendoneAVX512_384:
+widendoneAVX512_432:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -11714,7 +13910,7 @@ widendoneAVX512_384:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_385:
+dAVX512_433:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -11822,18 +14018,18 @@ dAVX512_385:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_386
+	JZ      pendnoneAVX512_434
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_386:
+pendnoneAVX512_434:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_385
+	JB           dAVX512_433
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -11875,24 +14071,24 @@ pendnoneAVX512_386:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_387
+	JZ    draindoneAVX512_435
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_388:
+drainAVX512_436:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_388
+	JNZ     drainAVX512_436
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_387:
+draindoneAVX512_435:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_392
+	JB         flushpartialAVX512_440
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -12094,15 +14290,15 @@ draindoneAVX512_387:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_391
+	JMP        flushdoneAVX512_439
 
-flushpartialAVX512_392:
+flushpartialAVX512_440:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_389:
+flushAVX512_437:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_390
+	JB         flushtailAVX512_438
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -12187,67 +14383,67 @@ flushAVX512_389:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -12331,100 +14527,100 @@ flushAVX512_389:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_393
+	JZ         chunkdoneAVX512_441
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_393:
+chunkdoneAVX512_441:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_389
+	JMP  flushAVX512_437
 
-flushtailAVX512_390:
+flushtailAVX512_438:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_391
+	JZ    flushdoneAVX512_439
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_394:
+tailrowAVX512_442:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_395:
+tailkeyAVX512_443:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_395
+	JB   tailkeyAVX512_443
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_391
+	JAE  flushdoneAVX512_439
 	DECQ SI
-	JNZ  tailrowAVX512_394
+	JNZ  tailrowAVX512_442
 
-flushdoneAVX512_391:
+flushdoneAVX512_439:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -12432,9 +14628,9 @@ flushdoneAVX512_391:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_378
+	JLE    panelsdoneAVX512_426
 
-panelsAVX512_377:
+panelsAVX512_425:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -12459,7 +14655,7 @@ panelsAVX512_377:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_396:
+dAVX512_444:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -12567,18 +14763,18 @@ dAVX512_396:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_397
+	JZ      pendnoneAVX512_445
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_397:
+pendnoneAVX512_445:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_396
+	JB           dAVX512_444
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -12641,7 +14837,7 @@ pendnoneAVX512_397:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_398:
+dAVX512_446:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -12749,18 +14945,18 @@ dAVX512_398:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_399
+	JZ      pendnoneAVX512_447
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_399:
+pendnoneAVX512_447:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_398
+	JB           dAVX512_446
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -12802,24 +14998,24 @@ pendnoneAVX512_399:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_400
+	JZ    draindoneAVX512_448
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_401:
+drainAVX512_449:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_401
+	JNZ     drainAVX512_449
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_400:
+draindoneAVX512_448:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_405
+	JB         flushpartialAVX512_453
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -13021,15 +15217,15 @@ draindoneAVX512_400:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_404
+	JMP        flushdoneAVX512_452
 
-flushpartialAVX512_405:
+flushpartialAVX512_453:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_402:
+flushAVX512_450:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_403
+	JB         flushtailAVX512_451
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -13114,67 +15310,67 @@ flushAVX512_402:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -13258,100 +15454,100 @@ flushAVX512_402:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_406
+	JZ         chunkdoneAVX512_454
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_406:
+chunkdoneAVX512_454:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_402
+	JMP  flushAVX512_450
 
-flushtailAVX512_403:
+flushtailAVX512_451:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_404
+	JZ    flushdoneAVX512_452
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_407:
+tailrowAVX512_455:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_408:
+tailkeyAVX512_456:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_408
+	JB   tailkeyAVX512_456
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_404
+	JAE  flushdoneAVX512_452
 	DECQ SI
-	JNZ  tailrowAVX512_407
+	JNZ  tailrowAVX512_455
 
-flushdoneAVX512_404:
+flushdoneAVX512_452:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -13359,35 +15555,35 @@ flushdoneAVX512_404:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_377
+	JG     panelsAVX512_425
 
-panelsdoneAVX512_378:
+panelsdoneAVX512_426:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_375
+	JMP    blocksAVX512_423
 
-blocksdoneAVX512_376:
+blocksdoneAVX512_424:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_409
+	JZ    draindoneAVX512_457
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_410:
+drainAVX512_458:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_410
+	JNZ     drainAVX512_458
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_409:
+draindoneAVX512_457:
 	VZEROUPPER
 	RET
 
@@ -13407,9 +15603,9 @@ TEXT ·DotF32BF16AVX2(SB), NOSPLIT, $0-52
 	VXORPS Y7, Y7, Y7
 	MOVQ   AX, BX
 	SHRQ   $0x06, BX
-	JZ     dotdoneAVX2_412
+	JZ     dotdoneAVX2_460
 
-dotAVX2_411:
+dotAVX2_459:
 	VPMOVZXWD   (DX), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VFMADD231PS (CX), Y8, Y0
@@ -13437,23 +15633,23 @@ dotAVX2_411:
 	ADDQ        $0x00000100, CX
 	ADDQ        $0x00000080, DX
 	DECQ        BX
-	JNZ         dotAVX2_411
+	JNZ         dotAVX2_459
 
-dotdoneAVX2_412:
+dotdoneAVX2_460:
 	ANDQ $0x0000003f, AX
 
-dotAVX2_413:
+dotAVX2_461:
 	CMPQ        AX, $0x00000008
-	JB          dotdoneAVX2_414
+	JB          dotdoneAVX2_462
 	VPMOVZXWD   (DX), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VFMADD231PS (CX), Y8, Y0
 	ADDQ        $0x00000020, CX
 	ADDQ        $0x00000010, DX
 	SUBQ        $0x00000008, AX
-	JMP         dotAVX2_413
+	JMP         dotAVX2_461
 
-dotdoneAVX2_414:
+dotdoneAVX2_462:
 	VADDPS       Y4, Y0, Y0
 	VADDPS       Y5, Y1, Y1
 	VADDPS       Y6, Y2, Y2
@@ -13469,9 +15665,9 @@ dotdoneAVX2_414:
 	VADDSS       X0, X1, X1
 
 	// Scalar tail: the vector sums are already folded into the low lane.
-tailAVX2_415:
+tailAVX2_463:
 	TESTQ       AX, AX
-	JZ          taildoneAVX2_416
+	JZ          taildoneAVX2_464
 	MOVWLZX     (DX), BX
 	SHLL        $0x10, BX
 	VMOVD       BX, X0
@@ -13480,9 +15676,9 @@ tailAVX2_415:
 	ADDQ        $0x04, CX
 	ADDQ        $0x02, DX
 	DECQ        AX
-	JMP         tailAVX2_415
+	JMP         tailAVX2_463
 
-taildoneAVX2_416:
+taildoneAVX2_464:
 	VZEROUPPER
 	VMOVSS X1, ret+48(FP)
 	RET
@@ -13505,9 +15701,9 @@ TEXT ·ScoresBF16RowsAVX2(SB), NOSPLIT, $72-108
 	SHLQ $0x02, AX
 	MOVQ AX, 48(SP)
 
-keysAVX2_417:
+keysAVX2_465:
 	CMPQ 8(SP), $0x03
-	JB   keysdoneAVX2_418
+	JB   keysdoneAVX2_466
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -13515,9 +15711,9 @@ keysAVX2_417:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX2_419:
+rowsAVX2_467:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX2_420
+	JB   rowsdoneAVX2_468
 
 	// Tile of 4 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -13548,9 +15744,9 @@ rowsAVX2_419:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R10, R11
 
-tailAVX2_421:
+tailAVX2_469:
 	CMPQ        R11, R9
-	JAE         taildoneAVX2_422
+	JAE         taildoneAVX2_470
 	MOVWLZX     (CX)(R11*2), R12
 	SHLL        $0x10, R12
 	VMOVD       R12, X12
@@ -13577,15 +15773,15 @@ tailAVX2_421:
 	VFMADD231SS X13, X15, X10
 	VFMADD231SS X14, X15, X11
 	INCQ        R11
-	JMP         tailAVX2_421
+	JMP         tailAVX2_469
 
-taildoneAVX2_422:
+taildoneAVX2_470:
 	// Whole vectors [0, body).
 	XORQ R11, R11
 
-bodyAVX2_423:
+bodyAVX2_471:
 	CMPQ        R11, R10
-	JAE         bodydoneAVX2_424
+	JAE         bodydoneAVX2_472
 	VPMOVZXWD   (CX)(R11*2), Y12
 	VPSLLD      $0x10, Y12, Y12
 	VPMOVZXWD   (R8)(R11*2), Y13
@@ -13609,9 +15805,9 @@ bodyAVX2_423:
 	VFMADD231PS Y13, Y15, Y10
 	VFMADD231PS Y14, Y15, Y11
 	ADDQ        $0x08, R11
-	JMP         bodyAVX2_423
+	JMP         bodyAVX2_471
 
-bodydoneAVX2_424:
+bodydoneAVX2_472:
 	VBROADCASTSS scale+104(FP), Y12
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -13654,11 +15850,11 @@ bodydoneAVX2_424:
 	IMUL3Q       $0x04, AX, AX
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x04, 40(SP)
-	JMP          rowsAVX2_419
+	JMP          rowsAVX2_467
 
-rowsdoneAVX2_420:
+rowsdoneAVX2_468:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX2_426
+	JB   rowsdoneAVX2_474
 
 	// Tile of 2 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -13681,9 +15877,9 @@ rowsdoneAVX2_420:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX2_427:
+tailAVX2_475:
 	CMPQ        R9, DI
-	JAE         taildoneAVX2_428
+	JAE         taildoneAVX2_476
 	MOVWLZX     (CX)(R9*2), R10
 	SHLL        $0x10, R10
 	VMOVD       R10, X6
@@ -13702,15 +15898,15 @@ tailAVX2_427:
 	VFMADD231SS X7, X9, X4
 	VFMADD231SS X8, X9, X5
 	INCQ        R9
-	JMP         tailAVX2_427
+	JMP         tailAVX2_475
 
-taildoneAVX2_428:
+taildoneAVX2_476:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX2_429:
+bodyAVX2_477:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX2_430
+	JAE         bodydoneAVX2_478
 	VPMOVZXWD   (CX)(R9*2), Y6
 	VPSLLD      $0x10, Y6, Y6
 	VPMOVZXWD   (SI)(R9*2), Y7
@@ -13726,9 +15922,9 @@ bodyAVX2_429:
 	VFMADD231PS Y7, Y9, Y4
 	VFMADD231PS Y8, Y9, Y5
 	ADDQ        $0x08, R9
-	JMP         bodyAVX2_429
+	JMP         bodyAVX2_477
 
-bodydoneAVX2_430:
+bodydoneAVX2_478:
 	VBROADCASTSS scale+104(FP), Y6
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -13758,9 +15954,9 @@ bodydoneAVX2_430:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x02, 40(SP)
 
-rowsdoneAVX2_426:
+rowsdoneAVX2_474:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX2_432
+	JB   rowsdoneAVX2_480
 
 	// Tile of 1 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -13778,9 +15974,9 @@ rowsdoneAVX2_426:
 	// Tail elements [body, dim), one at a time.
 	MOVQ DI, R8
 
-tailAVX2_433:
+tailAVX2_481:
 	CMPQ        R8, SI
-	JAE         taildoneAVX2_434
+	JAE         taildoneAVX2_482
 	MOVWLZX     (CX)(R8*2), R9
 	SHLL        $0x10, R9
 	VMOVD       R9, X3
@@ -13795,15 +15991,15 @@ tailAVX2_433:
 	VFMADD231SS X4, X6, X1
 	VFMADD231SS X5, X6, X2
 	INCQ        R8
-	JMP         tailAVX2_433
+	JMP         tailAVX2_481
 
-taildoneAVX2_434:
+taildoneAVX2_482:
 	// Whole vectors [0, body).
 	XORQ R8, R8
 
-bodyAVX2_435:
+bodyAVX2_483:
 	CMPQ        R8, DI
-	JAE         bodydoneAVX2_436
+	JAE         bodydoneAVX2_484
 	VPMOVZXWD   (CX)(R8*2), Y3
 	VPSLLD      $0x10, Y3, Y3
 	VPMOVZXWD   (BX)(R8*2), Y4
@@ -13815,9 +16011,9 @@ bodyAVX2_435:
 	VFMADD231PS Y4, Y6, Y1
 	VFMADD231PS Y5, Y6, Y2
 	ADDQ        $0x08, R8
-	JMP         bodyAVX2_435
+	JMP         bodyAVX2_483
 
-bodydoneAVX2_436:
+bodydoneAVX2_484:
 	VBROADCASTSS scale+104(FP), Y3
 	MOVQ         32(SP), AX
 	VHADDPS      Y1, Y0, Y0
@@ -13837,18 +16033,18 @@ bodydoneAVX2_436:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x01, 40(SP)
 
-rowsdoneAVX2_432:
+rowsdoneAVX2_480:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x03, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x0c, 16(SP)
 	SUBQ   $0x03, 8(SP)
-	JMP    keysAVX2_417
+	JMP    keysAVX2_465
 
-keysdoneAVX2_418:
-keysAVX2_437:
+keysdoneAVX2_466:
+keysAVX2_485:
 	CMPQ 8(SP), $0x01
-	JB   keysdoneAVX2_438
+	JB   keysdoneAVX2_486
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -13856,9 +16052,9 @@ keysAVX2_437:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX2_439:
+rowsAVX2_487:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX2_440
+	JB   rowsdoneAVX2_488
 
 	// Tile of 4 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -13878,9 +16074,9 @@ rowsAVX2_439:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX2_441:
+tailAVX2_489:
 	CMPQ        R9, DI
-	JAE         taildoneAVX2_442
+	JAE         taildoneAVX2_490
 	MOVWLZX     (CX)(R9*2), R10
 	SHLL        $0x10, R10
 	VMOVD       R10, X4
@@ -13893,15 +16089,15 @@ tailAVX2_441:
 	VMOVSS      (DX)(R9*4), X5
 	VFMADD231SS X4, X5, X3
 	INCQ        R9
-	JMP         tailAVX2_441
+	JMP         tailAVX2_489
 
-taildoneAVX2_442:
+taildoneAVX2_490:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX2_443:
+bodyAVX2_491:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX2_444
+	JAE         bodydoneAVX2_492
 	VPMOVZXWD   (CX)(R9*2), Y4
 	VPSLLD      $0x10, Y4, Y4
 	VMOVUPS     (AX)(R9*4), Y5
@@ -13913,9 +16109,9 @@ bodyAVX2_443:
 	VMOVUPS     (DX)(R9*4), Y5
 	VFMADD231PS Y4, Y5, Y3
 	ADDQ        $0x08, R9
-	JMP         bodyAVX2_443
+	JMP         bodyAVX2_491
 
-bodydoneAVX2_444:
+bodydoneAVX2_492:
 	VBROADCASTSS scale+104(FP), Y4
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -13939,11 +16135,11 @@ bodydoneAVX2_444:
 	IMUL3Q       $0x04, AX, AX
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x04, 40(SP)
-	JMP          rowsAVX2_439
+	JMP          rowsAVX2_487
 
-rowsdoneAVX2_440:
+rowsdoneAVX2_488:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX2_446
+	JB   rowsdoneAVX2_494
 
 	// Tile of 2 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -13959,9 +16155,9 @@ rowsdoneAVX2_440:
 	// Tail elements [body, dim), one at a time.
 	MOVQ SI, DI
 
-tailAVX2_447:
+tailAVX2_495:
 	CMPQ        DI, BX
-	JAE         taildoneAVX2_448
+	JAE         taildoneAVX2_496
 	MOVWLZX     (CX)(DI*2), R8
 	SHLL        $0x10, R8
 	VMOVD       R8, X2
@@ -13970,15 +16166,15 @@ tailAVX2_447:
 	VMOVSS      (DX)(DI*4), X3
 	VFMADD231SS X2, X3, X1
 	INCQ        DI
-	JMP         tailAVX2_447
+	JMP         tailAVX2_495
 
-taildoneAVX2_448:
+taildoneAVX2_496:
 	// Whole vectors [0, body).
 	XORQ DI, DI
 
-bodyAVX2_449:
+bodyAVX2_497:
 	CMPQ        DI, SI
-	JAE         bodydoneAVX2_450
+	JAE         bodydoneAVX2_498
 	VPMOVZXWD   (CX)(DI*2), Y2
 	VPSLLD      $0x10, Y2, Y2
 	VMOVUPS     (AX)(DI*4), Y3
@@ -13986,9 +16182,9 @@ bodyAVX2_449:
 	VMOVUPS     (DX)(DI*4), Y3
 	VFMADD231PS Y2, Y3, Y1
 	ADDQ        $0x08, DI
-	JMP         bodyAVX2_449
+	JMP         bodyAVX2_497
 
-bodydoneAVX2_450:
+bodydoneAVX2_498:
 	VBROADCASTSS scale+104(FP), Y2
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -14009,9 +16205,9 @@ bodydoneAVX2_450:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x02, 40(SP)
 
-rowsdoneAVX2_446:
+rowsdoneAVX2_494:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX2_452
+	JB   rowsdoneAVX2_500
 
 	// Tile of 1 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -14024,32 +16220,32 @@ rowsdoneAVX2_446:
 	// Tail elements [body, dim), one at a time.
 	MOVQ BX, SI
 
-tailAVX2_453:
+tailAVX2_501:
 	CMPQ        SI, DX
-	JAE         taildoneAVX2_454
+	JAE         taildoneAVX2_502
 	MOVWLZX     (CX)(SI*2), DI
 	SHLL        $0x10, DI
 	VMOVD       DI, X1
 	VMOVSS      (AX)(SI*4), X2
 	VFMADD231SS X1, X2, X0
 	INCQ        SI
-	JMP         tailAVX2_453
+	JMP         tailAVX2_501
 
-taildoneAVX2_454:
+taildoneAVX2_502:
 	// Whole vectors [0, body).
 	XORQ SI, SI
 
-bodyAVX2_455:
+bodyAVX2_503:
 	CMPQ        SI, BX
-	JAE         bodydoneAVX2_456
+	JAE         bodydoneAVX2_504
 	VPMOVZXWD   (CX)(SI*2), Y1
 	VPSLLD      $0x10, Y1, Y1
 	VMOVUPS     (AX)(SI*4), Y2
 	VFMADD231PS Y1, Y2, Y0
 	ADDQ        $0x08, SI
-	JMP         bodyAVX2_455
+	JMP         bodyAVX2_503
 
-bodydoneAVX2_456:
+bodydoneAVX2_504:
 	VBROADCASTSS scale+104(FP), Y1
 	MOVQ         32(SP), AX
 	VHADDPS      Y0, Y0, Y2
@@ -14067,21 +16263,22 @@ bodydoneAVX2_456:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x01, 40(SP)
 
-rowsdoneAVX2_452:
+rowsdoneAVX2_500:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x01, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX2_437
+	JMP    keysAVX2_485
 
-keysdoneAVX2_438:
+keysdoneAVX2_486:
 	VZEROUPPER
 	RET
 
 // func ScoresBF16PanelsAVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·ScoresBF16PanelsAVX2(SB), NOSPLIT, $64-156
+TEXT ·ScoresBF16PanelsAVX2(SB), NOSPLIT, $88-156
+	MOVQ $0x00000000, 80(SP)
 	MOVQ k_base+48(FP), AX
 	MOVQ AX, (SP)
 	MOVQ n+128(FP), AX
@@ -14091,10 +16288,10 @@ TEXT ·ScoresBF16PanelsAVX2(SB), NOSPLIT, $64-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_457:
+blocksAVX2_505:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_458
+	JZ    blocksdoneAVX2_506
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -14122,25 +16319,25 @@ blocksAVX2_457:
 	MOVQ    scratch_base+72(FP), SI
 	MOVQ    dim+136(FP), DI
 
-widenAVX2_461:
+widenAVX2_509:
 	TESTQ AX, AX
-	JZ    widendoneAVX2_462
+	JZ    widendoneAVX2_510
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R12
 	XORQ  R11, R11
 
-prefetchAVX2_463:
+prefetchAVX2_511:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX2_463
+	JB         prefetchAVX2_511
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX2_464:
+widenvecAVX2_512:
 	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_465
+	JB        widenvecdoneAVX2_513
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
@@ -14156,24 +16353,24 @@ widenvecAVX2_464:
 	ADDQ      $0x40, R8
 	ADDQ      $0x00000080, SI
 	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_464
+	JMP       widenvecAVX2_512
 
-widenvecdoneAVX2_465:
-widenvecAVX2_466:
+widenvecdoneAVX2_513:
+widenvecAVX2_514:
 	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_467
+	JB        widenvecdoneAVX2_515
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
 	ADDQ      $0x10, R8
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_466
+	JMP       widenvecAVX2_514
 
-widenvecdoneAVX2_467:
-widentailAVX2_468:
+widenvecdoneAVX2_515:
+widentailAVX2_516:
 	TESTQ   R9, R9
-	JZ      widentaildoneAVX2_469
+	JZ      widentaildoneAVX2_517
 	MOVWLZX (R8), R10
 	SHLL    $0x10, R10
 	VMOVD   R10, X0
@@ -14181,14 +16378,14 @@ widentailAVX2_468:
 	ADDQ    $0x02, R8
 	ADDQ    $0x04, SI
 	DECQ    R9
-	JMP     widentailAVX2_468
+	JMP     widentailAVX2_516
 
-widentaildoneAVX2_469:
+widentaildoneAVX2_517:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_461
+	JMP  widenAVX2_509
 
-widendoneAVX2_462:
+widendoneAVX2_510:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -14214,10 +16411,10 @@ widendoneAVX2_462:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_470:
+dAVX2_518:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_471
+	JA           ddoneAVX2_519
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -14298,1135 +16495,29 @@ dAVX2_470:
 	VBROADCASTSS 12(BX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX2_470
 
-ddoneAVX2_471:
-dAVX2_472:
-	LEAQ         1(DX), R11
-	CMPQ         R11, R10
-	JA           ddoneAVX2_473
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS (SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS (DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS (R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS (R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS (BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000040, AX
-	ADDQ         $0x01, DX
-	JMP          dAVX2_472
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX2_520
+	MOVQ    64(SP), R11
+	MOVQ    72(SP), R12
+	VMOVUPS (R11), Y12
+	VMOVUPS Y12, (R12)
+	VMOVUPS 32(R11), Y12
+	VMOVUPS Y12, 32(R12)
+	VMOVUPS 64(R11), Y12
+	VMOVUPS Y12, 64(R12)
+	ADDQ    $0x60, 64(SP)
+	MOVQ    56(SP), R12
+	ADDQ    R12, 72(SP)
+	DECQ    80(SP)
 
-ddoneAVX2_473:
-	VBROADCASTSS scale+152(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, (AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 64(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 128(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 192(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 256(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 320(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 32(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 96(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 160(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 224(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 288(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 352(AX)
+pendnoneAVX2_520:
+	ADDQ $0x00000100, AX
+	ADDQ $0x04, DX
+	JMP  dAVX2_518
 
-	// Widen keys 6–11 of the block.
-	XORQ    CX, CX
-	MOVQ    16(SP), AX
-	SUBQ    $0x06, AX
-	CMOVQLT CX, AX
-	MOVQ    $0x00000006, CX
-	CMPQ    AX, CX
-	CMOVQGT CX, AX
-	MOVQ    (SP), CX
-	MOVQ    stride+144(FP), DX
-	SHLQ    $0x01, DX
-	IMUL3Q  $0x06, DX, BX
-	ADDQ    BX, CX
-	IMUL3Q  $0x10, DX, BX
-	MOVQ    scratch_base+72(FP), SI
-	MOVQ    dim+136(FP), DI
-	IMUL3Q  $0x00000018, DI, R8
-	ADDQ    R8, SI
-
-widenAVX2_474:
-	TESTQ AX, AX
-	JZ    widendoneAVX2_475
-	MOVQ  CX, R8
-	MOVQ  DI, R9
-	LEAQ  (CX)(BX*1), R10
-	LEAQ  -2(DI)(DI*1), R12
-	XORQ  R11, R11
-
-prefetchAVX2_476:
-	PREFETCHT0 (R10)(R11*1)
-	ADDQ       $0x40, R11
-	CMPQ       R11, R12
-	JB         prefetchAVX2_476
-	PREFETCHT0 (R10)(R12*1)
-
-widenvecAVX2_477:
-	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_478
-	VPMOVZXWD (R8), Y0
-	VPSLLD    $0x10, Y0, Y0
-	VMOVUPS   Y0, (SI)
-	VPMOVZXWD 16(R8), Y0
-	VPSLLD    $0x10, Y0, Y0
-	VMOVUPS   Y0, 32(SI)
-	VPMOVZXWD 32(R8), Y0
-	VPSLLD    $0x10, Y0, Y0
-	VMOVUPS   Y0, 64(SI)
-	VPMOVZXWD 48(R8), Y0
-	VPSLLD    $0x10, Y0, Y0
-	VMOVUPS   Y0, 96(SI)
-	ADDQ      $0x40, R8
-	ADDQ      $0x00000080, SI
-	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_477
-
-widenvecdoneAVX2_478:
-widenvecAVX2_479:
-	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_480
-	VPMOVZXWD (R8), Y0
-	VPSLLD    $0x10, Y0, Y0
-	VMOVUPS   Y0, (SI)
-	ADDQ      $0x10, R8
-	ADDQ      $0x00000020, SI
-	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_479
-
-widenvecdoneAVX2_480:
-widentailAVX2_481:
-	TESTQ   R9, R9
-	JZ      widentaildoneAVX2_482
-	MOVWLZX (R8), R10
-	SHLL    $0x10, R10
-	VMOVD   R10, X0
-	VMOVSS  X0, (SI)
-	ADDQ    $0x02, R8
-	ADDQ    $0x04, SI
-	DECQ    R9
-	JMP     widentailAVX2_481
-
-widentaildoneAVX2_482:
-	ADDQ DX, CX
-	DECQ AX
-	JMP  widenAVX2_474
-
-widendoneAVX2_475:
-	// Tile of 16 queries × keys 6–11 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	MOVQ   dim+136(FP), BX
-	SHLQ   $0x02, BX
-	IMUL3Q $0x06, BX, SI
-	ADDQ   SI, CX
-	LEAQ   (CX)(BX*1), SI
-	LEAQ   (SI)(BX*1), DI
-	LEAQ   (DI)(BX*1), R8
-	LEAQ   (R8)(BX*1), R9
-	LEAQ   (R9)(BX*1), BX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	MOVQ   dim+136(FP), R10
-
-dAVX2_483:
-	LEAQ         4(DX), R11
-	CMPQ         R11, R10
-	JA           ddoneAVX2_484
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS (SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS (DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS (R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS (R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS (BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 4(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 4(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 4(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 4(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 4(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 4(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 8(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 8(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 8(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 8(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 8(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 8(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 12(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 12(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 12(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 12(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 12(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 12(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX2_483
-
-ddoneAVX2_484:
-dAVX2_485:
-	LEAQ         1(DX), R11
-	CMPQ         R11, R10
-	JA           ddoneAVX2_486
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS (SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS (DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS (R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS (R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS (BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000040, AX
-	ADDQ         $0x01, DX
-	JMP          dAVX2_485
-
-ddoneAVX2_486:
-	VBROADCASTSS scale+152(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, 384(AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 448(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 512(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 576(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 640(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 704(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 416(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 480(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 544(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 608(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 672(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 736(AX)
-
-	// Widen keys 12–17 of the block.
-	XORQ    CX, CX
-	MOVQ    16(SP), AX
-	SUBQ    $0x0c, AX
-	CMOVQLT CX, AX
-	MOVQ    $0x00000006, CX
-	CMPQ    AX, CX
-	CMOVQGT CX, AX
-	MOVQ    (SP), CX
-	MOVQ    stride+144(FP), DX
-	SHLQ    $0x01, DX
-	IMUL3Q  $0x0c, DX, BX
-	ADDQ    BX, CX
-	IMUL3Q  $0x10, DX, BX
-	MOVQ    scratch_base+72(FP), SI
-	MOVQ    dim+136(FP), DI
-	IMUL3Q  $0x00000030, DI, R8
-	ADDQ    R8, SI
-
-widenAVX2_487:
-	TESTQ AX, AX
-	JZ    widendoneAVX2_488
-	MOVQ  CX, R8
-	MOVQ  DI, R9
-	LEAQ  (CX)(BX*1), R10
-	LEAQ  -2(DI)(DI*1), R12
-	XORQ  R11, R11
-
-prefetchAVX2_489:
-	PREFETCHT0 (R10)(R11*1)
-	ADDQ       $0x40, R11
-	CMPQ       R11, R12
-	JB         prefetchAVX2_489
-	PREFETCHT0 (R10)(R12*1)
-
-widenvecAVX2_490:
-	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_491
-	VPMOVZXWD (R8), Y0
-	VPSLLD    $0x10, Y0, Y0
-	VMOVUPS   Y0, (SI)
-	VPMOVZXWD 16(R8), Y0
-	VPSLLD    $0x10, Y0, Y0
-	VMOVUPS   Y0, 32(SI)
-	VPMOVZXWD 32(R8), Y0
-	VPSLLD    $0x10, Y0, Y0
-	VMOVUPS   Y0, 64(SI)
-	VPMOVZXWD 48(R8), Y0
-	VPSLLD    $0x10, Y0, Y0
-	VMOVUPS   Y0, 96(SI)
-	ADDQ      $0x40, R8
-	ADDQ      $0x00000080, SI
-	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_490
-
-widenvecdoneAVX2_491:
-widenvecAVX2_492:
-	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_493
-	VPMOVZXWD (R8), Y0
-	VPSLLD    $0x10, Y0, Y0
-	VMOVUPS   Y0, (SI)
-	ADDQ      $0x10, R8
-	ADDQ      $0x00000020, SI
-	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_492
-
-widenvecdoneAVX2_493:
-widentailAVX2_494:
-	TESTQ   R9, R9
-	JZ      widentaildoneAVX2_495
-	MOVWLZX (R8), R10
-	SHLL    $0x10, R10
-	VMOVD   R10, X0
-	VMOVSS  X0, (SI)
-	ADDQ    $0x02, R8
-	ADDQ    $0x04, SI
-	DECQ    R9
-	JMP     widentailAVX2_494
-
-widentaildoneAVX2_495:
-	ADDQ DX, CX
-	DECQ AX
-	JMP  widenAVX2_487
-
-widendoneAVX2_488:
-	// Tile of 16 queries × keys 12–17 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	MOVQ   dim+136(FP), BX
-	SHLQ   $0x02, BX
-	IMUL3Q $0x0c, BX, SI
-	ADDQ   SI, CX
-	LEAQ   (CX)(BX*1), SI
-	LEAQ   (SI)(BX*1), DI
-	LEAQ   (DI)(BX*1), R8
-	LEAQ   (R8)(BX*1), R9
-	LEAQ   (R9)(BX*1), BX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	MOVQ   dim+136(FP), R10
-
-dAVX2_496:
-	LEAQ         4(DX), R11
-	CMPQ         R11, R10
-	JA           ddoneAVX2_497
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS (SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS (DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS (R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS (R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS (BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 4(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 4(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 4(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 4(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 4(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 4(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 8(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 8(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 8(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 8(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 8(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 8(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 12(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 12(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 12(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 12(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 12(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 12(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX2_496
-
-ddoneAVX2_497:
-dAVX2_498:
-	LEAQ         1(DX), R11
-	CMPQ         R11, R10
-	JA           ddoneAVX2_499
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS (SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS (DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS (R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS (R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS (BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000040, AX
-	ADDQ         $0x01, DX
-	JMP          dAVX2_498
-
-ddoneAVX2_499:
-	VBROADCASTSS scale+152(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, 768(AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 832(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 896(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 960(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 1024(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 1088(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 800(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 864(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 928(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 992(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 1056(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 1120(AX)
-
-	// Widen keys 18–23 of the block.
-	XORQ    CX, CX
-	MOVQ    16(SP), AX
-	SUBQ    $0x12, AX
-	CMOVQLT CX, AX
-	MOVQ    $0x00000006, CX
-	CMPQ    AX, CX
-	CMOVQGT CX, AX
-	MOVQ    (SP), CX
-	MOVQ    stride+144(FP), DX
-	SHLQ    $0x01, DX
-	IMUL3Q  $0x12, DX, BX
-	ADDQ    BX, CX
-	IMUL3Q  $0x10, DX, BX
-	MOVQ    scratch_base+72(FP), SI
-	MOVQ    dim+136(FP), DI
-	IMUL3Q  $0x00000048, DI, R8
-	ADDQ    R8, SI
-
-widenAVX2_500:
-	TESTQ AX, AX
-	JZ    widendoneAVX2_501
-	MOVQ  CX, R8
-	MOVQ  DI, R9
-	LEAQ  (CX)(BX*1), R10
-	LEAQ  -2(DI)(DI*1), R12
-	XORQ  R11, R11
-
-prefetchAVX2_502:
-	PREFETCHT0 (R10)(R11*1)
-	ADDQ       $0x40, R11
-	CMPQ       R11, R12
-	JB         prefetchAVX2_502
-	PREFETCHT0 (R10)(R12*1)
-
-widenvecAVX2_503:
-	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_504
-	VPMOVZXWD (R8), Y0
-	VPSLLD    $0x10, Y0, Y0
-	VMOVUPS   Y0, (SI)
-	VPMOVZXWD 16(R8), Y0
-	VPSLLD    $0x10, Y0, Y0
-	VMOVUPS   Y0, 32(SI)
-	VPMOVZXWD 32(R8), Y0
-	VPSLLD    $0x10, Y0, Y0
-	VMOVUPS   Y0, 64(SI)
-	VPMOVZXWD 48(R8), Y0
-	VPSLLD    $0x10, Y0, Y0
-	VMOVUPS   Y0, 96(SI)
-	ADDQ      $0x40, R8
-	ADDQ      $0x00000080, SI
-	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_503
-
-widenvecdoneAVX2_504:
-widenvecAVX2_505:
-	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_506
-	VPMOVZXWD (R8), Y0
-	VPSLLD    $0x10, Y0, Y0
-	VMOVUPS   Y0, (SI)
-	ADDQ      $0x10, R8
-	ADDQ      $0x00000020, SI
-	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_505
-
-widenvecdoneAVX2_506:
-widentailAVX2_507:
-	TESTQ   R9, R9
-	JZ      widentaildoneAVX2_508
-	MOVWLZX (R8), R10
-	SHLL    $0x10, R10
-	VMOVD   R10, X0
-	VMOVSS  X0, (SI)
-	ADDQ    $0x02, R8
-	ADDQ    $0x04, SI
-	DECQ    R9
-	JMP     widentailAVX2_507
-
-widentaildoneAVX2_508:
-	ADDQ DX, CX
-	DECQ AX
-	JMP  widenAVX2_500
-
-widendoneAVX2_501:
-	// Tile of 16 queries × keys 18–23 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	MOVQ   dim+136(FP), BX
-	SHLQ   $0x02, BX
-	IMUL3Q $0x12, BX, SI
-	ADDQ   SI, CX
-	LEAQ   (CX)(BX*1), SI
-	LEAQ   (SI)(BX*1), DI
-	LEAQ   (DI)(BX*1), R8
-	LEAQ   (R8)(BX*1), R9
-	LEAQ   (R9)(BX*1), BX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	MOVQ   dim+136(FP), R10
-
-dAVX2_509:
-	LEAQ         4(DX), R11
-	CMPQ         R11, R10
-	JA           ddoneAVX2_510
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS (SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS (DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS (R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS (R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS (BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 4(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 4(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 4(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 4(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 4(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 4(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 8(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 8(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 8(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 8(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 8(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 8(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 12(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 12(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 12(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 12(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 12(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 12(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX2_509
-
-ddoneAVX2_510:
-dAVX2_511:
-	LEAQ         1(DX), R11
-	CMPQ         R11, R10
-	JA           ddoneAVX2_512
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS (SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS (DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS (R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS (R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS (BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000040, AX
-	ADDQ         $0x01, DX
-	JMP          dAVX2_511
-
-ddoneAVX2_512:
-	VBROADCASTSS scale+152(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, 1152(AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 1216(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 1280(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 1344(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 1408(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 1472(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 1184(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 1248(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 1312(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 1376(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 1440(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 1504(AX)
-
-	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
-	MOVQ 40(SP), CX
-	MOVQ 16(SP), DX
-
-flushAVX2_513:
-	CMPQ           DX, $0x08
-	JB             flushtailAVX2_514
-	MOVQ           CX, BX
-	MOVQ           48(SP), SI
-	VBROADCASTF128 (AX), Y0
-	VINSERTF128    $0x01, 256(AX), Y0, Y0
-	VBROADCASTF128 64(AX), Y1
-	VINSERTF128    $0x01, 320(AX), Y1, Y1
-	VBROADCASTF128 128(AX), Y2
-	VINSERTF128    $0x01, 384(AX), Y2, Y2
-	VBROADCASTF128 192(AX), Y3
-	VINSERTF128    $0x01, 448(AX), Y3, Y3
-	VUNPCKLPS      Y1, Y0, Y4
-	VUNPCKHPS      Y1, Y0, Y0
-	VUNPCKLPS      Y3, Y2, Y1
-	VUNPCKHPS      Y3, Y2, Y2
-	VSHUFPS        $0x44, Y1, Y4, Y3
-	VSHUFPS        $0xee, Y1, Y4, Y1
-	VSHUFPS        $0x44, Y2, Y0, Y4
-	VSHUFPS        $0xee, Y2, Y0, Y0
-	VBROADCASTF128 16(AX), Y2
-	VINSERTF128    $0x01, 272(AX), Y2, Y2
-	VBROADCASTF128 80(AX), Y5
-	VINSERTF128    $0x01, 336(AX), Y5, Y5
-	VBROADCASTF128 144(AX), Y6
-	VINSERTF128    $0x01, 400(AX), Y6, Y6
-	VBROADCASTF128 208(AX), Y7
-	VINSERTF128    $0x01, 464(AX), Y7, Y7
-	VUNPCKLPS      Y5, Y2, Y8
-	VUNPCKHPS      Y5, Y2, Y2
-	VUNPCKLPS      Y7, Y6, Y5
-	VUNPCKHPS      Y7, Y6, Y6
-	VSHUFPS        $0x44, Y5, Y8, Y7
-	VSHUFPS        $0xee, Y5, Y8, Y5
-	VSHUFPS        $0x44, Y6, Y2, Y8
-	VSHUFPS        $0xee, Y6, Y2, Y2
-	VMOVUPS        Y3, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_516
-	ADDQ           56(SP), BX
-	VMOVUPS        Y1, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_516
-	ADDQ           56(SP), BX
-	VMOVUPS        Y4, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_516
-	ADDQ           56(SP), BX
-	VMOVUPS        Y0, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_516
-	ADDQ           56(SP), BX
-	VMOVUPS        Y7, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_516
-	ADDQ           56(SP), BX
-	VMOVUPS        Y5, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_516
-	ADDQ           56(SP), BX
-	VMOVUPS        Y8, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_516
-	ADDQ           56(SP), BX
-	VMOVUPS        Y2, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_516
-	ADDQ           56(SP), BX
-	VBROADCASTF128 32(AX), Y0
-	VINSERTF128    $0x01, 288(AX), Y0, Y0
-	VBROADCASTF128 96(AX), Y1
-	VINSERTF128    $0x01, 352(AX), Y1, Y1
-	VBROADCASTF128 160(AX), Y2
-	VINSERTF128    $0x01, 416(AX), Y2, Y2
-	VBROADCASTF128 224(AX), Y3
-	VINSERTF128    $0x01, 480(AX), Y3, Y3
-	VUNPCKLPS      Y1, Y0, Y4
-	VUNPCKHPS      Y1, Y0, Y0
-	VUNPCKLPS      Y3, Y2, Y1
-	VUNPCKHPS      Y3, Y2, Y2
-	VSHUFPS        $0x44, Y1, Y4, Y3
-	VSHUFPS        $0xee, Y1, Y4, Y1
-	VSHUFPS        $0x44, Y2, Y0, Y4
-	VSHUFPS        $0xee, Y2, Y0, Y0
-	VBROADCASTF128 48(AX), Y2
-	VINSERTF128    $0x01, 304(AX), Y2, Y2
-	VBROADCASTF128 112(AX), Y5
-	VINSERTF128    $0x01, 368(AX), Y5, Y5
-	VBROADCASTF128 176(AX), Y6
-	VINSERTF128    $0x01, 432(AX), Y6, Y6
-	VBROADCASTF128 240(AX), Y7
-	VINSERTF128    $0x01, 496(AX), Y7, Y7
-	VUNPCKLPS      Y5, Y2, Y8
-	VUNPCKHPS      Y5, Y2, Y2
-	VUNPCKLPS      Y7, Y6, Y5
-	VUNPCKHPS      Y7, Y6, Y6
-	VSHUFPS        $0x44, Y5, Y8, Y7
-	VSHUFPS        $0xee, Y5, Y8, Y5
-	VSHUFPS        $0x44, Y6, Y2, Y8
-	VSHUFPS        $0xee, Y6, Y2, Y2
-	VMOVUPS        Y3, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_516
-	ADDQ           56(SP), BX
-	VMOVUPS        Y1, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_516
-	ADDQ           56(SP), BX
-	VMOVUPS        Y4, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_516
-	ADDQ           56(SP), BX
-	VMOVUPS        Y0, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_516
-	ADDQ           56(SP), BX
-	VMOVUPS        Y7, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_516
-	ADDQ           56(SP), BX
-	VMOVUPS        Y5, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_516
-	ADDQ           56(SP), BX
-	VMOVUPS        Y8, (BX)
-	DECQ           SI
-	JZ             chunkdoneAVX2_516
-	ADDQ           56(SP), BX
-	VMOVUPS        Y2, (BX)
-
-chunkdoneAVX2_516:
-	ADDQ $0x00000200, AX
-	ADDQ $0x20, CX
-	SUBQ $0x08, DX
-	JMP  flushAVX2_513
-
-flushtailAVX2_514:
-	TESTQ DX, DX
-	JZ    flushdoneAVX2_515
-
-	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
-	MOVQ CX, BX
-	MOVQ 48(SP), SI
-	XORQ CX, CX
-
-tailrowAVX2_517:
-	XORQ DI, DI
-	LEAQ (AX)(CX*4), R8
-
-tailkeyAVX2_518:
-	MOVL (R8), R9
-	MOVL R9, (BX)(DI*4)
-	ADDQ $0x00000040, R8
-	INCQ DI
-	CMPQ DI, DX
-	JB   tailkeyAVX2_518
-	ADDQ 56(SP), BX
-	INCQ CX
-	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_515
-	DECQ SI
-	JNZ  tailrowAVX2_517
-
-flushdoneAVX2_515:
-	MOVQ   dim+136(FP), AX
-	IMUL3Q $0x00000040, AX, AX
-	ADDQ   AX, 32(SP)
-	MOVQ   56(SP), AX
-	IMUL3Q $0x00000010, AX, AX
-	ADDQ   AX, 40(SP)
-	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_460
-
-panelsAVX2_459:
-	// Tile of 16 queries × keys 0–5 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	MOVQ   dim+136(FP), BX
-	SHLQ   $0x02, BX
-	LEAQ   (CX)(BX*1), SI
-	LEAQ   (SI)(BX*1), DI
-	LEAQ   (DI)(BX*1), R8
-	LEAQ   (R8)(BX*1), R9
-	LEAQ   (R9)(BX*1), BX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	MOVQ   dim+136(FP), R10
-
-dAVX2_519:
-	LEAQ         4(DX), R11
-	CMPQ         R11, R10
-	JA           ddoneAVX2_520
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS (SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS (DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS (R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS (R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS (BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 4(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 4(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 4(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 4(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 4(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 4(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 8(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 8(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 8(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 8(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 8(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 8(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 12(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 12(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 12(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 12(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 12(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 12(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX2_519
-
-ddoneAVX2_520:
+ddoneAVX2_519:
 dAVX2_521:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
@@ -15483,6 +16574,92 @@ ddoneAVX2_522:
 	VMULPS       Y12, Y11, Y11
 	VMOVUPS      Y11, 352(AX)
 
+	// Widen keys 6–11 of the block.
+	XORQ    CX, CX
+	MOVQ    16(SP), AX
+	SUBQ    $0x06, AX
+	CMOVQLT CX, AX
+	MOVQ    $0x00000006, CX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	MOVQ    (SP), CX
+	MOVQ    stride+144(FP), DX
+	SHLQ    $0x01, DX
+	IMUL3Q  $0x06, DX, BX
+	ADDQ    BX, CX
+	IMUL3Q  $0x10, DX, BX
+	MOVQ    scratch_base+72(FP), SI
+	MOVQ    dim+136(FP), DI
+	IMUL3Q  $0x00000018, DI, R8
+	ADDQ    R8, SI
+
+widenAVX2_523:
+	TESTQ AX, AX
+	JZ    widendoneAVX2_524
+	MOVQ  CX, R8
+	MOVQ  DI, R9
+	LEAQ  (CX)(BX*1), R10
+	LEAQ  -2(DI)(DI*1), R12
+	XORQ  R11, R11
+
+prefetchAVX2_525:
+	PREFETCHT0 (R10)(R11*1)
+	ADDQ       $0x40, R11
+	CMPQ       R11, R12
+	JB         prefetchAVX2_525
+	PREFETCHT0 (R10)(R12*1)
+
+widenvecAVX2_526:
+	CMPQ      R9, $0x20
+	JB        widenvecdoneAVX2_527
+	VPMOVZXWD (R8), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, (SI)
+	VPMOVZXWD 16(R8), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, 32(SI)
+	VPMOVZXWD 32(R8), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, 64(SI)
+	VPMOVZXWD 48(R8), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, 96(SI)
+	ADDQ      $0x40, R8
+	ADDQ      $0x00000080, SI
+	SUBQ      $0x20, R9
+	JMP       widenvecAVX2_526
+
+widenvecdoneAVX2_527:
+widenvecAVX2_528:
+	CMPQ      R9, $0x08
+	JB        widenvecdoneAVX2_529
+	VPMOVZXWD (R8), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, (SI)
+	ADDQ      $0x10, R8
+	ADDQ      $0x00000020, SI
+	SUBQ      $0x08, R9
+	JMP       widenvecAVX2_528
+
+widenvecdoneAVX2_529:
+widentailAVX2_530:
+	TESTQ   R9, R9
+	JZ      widentaildoneAVX2_531
+	MOVWLZX (R8), R10
+	SHLL    $0x10, R10
+	VMOVD   R10, X0
+	VMOVSS  X0, (SI)
+	ADDQ    $0x02, R8
+	ADDQ    $0x04, SI
+	DECQ    R9
+	JMP     widentailAVX2_530
+
+widentaildoneAVX2_531:
+	ADDQ DX, CX
+	DECQ AX
+	JMP  widenAVX2_523
+
+widendoneAVX2_524:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -15510,10 +16687,10 @@ ddoneAVX2_522:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_523:
+dAVX2_532:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_524
+	JA           ddoneAVX2_533
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -15594,15 +16771,33 @@ dAVX2_523:
 	VBROADCASTSS 12(BX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX2_523
 
-ddoneAVX2_524:
-dAVX2_525:
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX2_534
+	MOVQ    64(SP), R11
+	MOVQ    72(SP), R12
+	VMOVUPS (R11), Y12
+	VMOVUPS Y12, (R12)
+	VMOVUPS 32(R11), Y12
+	VMOVUPS Y12, 32(R12)
+	VMOVUPS 64(R11), Y12
+	VMOVUPS Y12, 64(R12)
+	ADDQ    $0x60, 64(SP)
+	MOVQ    56(SP), R12
+	ADDQ    R12, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX2_534:
+	ADDQ $0x00000100, AX
+	ADDQ $0x04, DX
+	JMP  dAVX2_532
+
+ddoneAVX2_533:
+dAVX2_535:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_526
+	JA           ddoneAVX2_536
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -15625,9 +16820,1394 @@ dAVX2_525:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_525
+	JMP          dAVX2_535
 
-ddoneAVX2_526:
+ddoneAVX2_536:
+	VBROADCASTSS scale+152(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, 384(AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 448(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 512(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 576(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 640(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 704(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 416(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 480(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 544(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 608(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 672(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 736(AX)
+
+	// Widen keys 12–17 of the block.
+	XORQ    CX, CX
+	MOVQ    16(SP), AX
+	SUBQ    $0x0c, AX
+	CMOVQLT CX, AX
+	MOVQ    $0x00000006, CX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	MOVQ    (SP), CX
+	MOVQ    stride+144(FP), DX
+	SHLQ    $0x01, DX
+	IMUL3Q  $0x0c, DX, BX
+	ADDQ    BX, CX
+	IMUL3Q  $0x10, DX, BX
+	MOVQ    scratch_base+72(FP), SI
+	MOVQ    dim+136(FP), DI
+	IMUL3Q  $0x00000030, DI, R8
+	ADDQ    R8, SI
+
+widenAVX2_537:
+	TESTQ AX, AX
+	JZ    widendoneAVX2_538
+	MOVQ  CX, R8
+	MOVQ  DI, R9
+	LEAQ  (CX)(BX*1), R10
+	LEAQ  -2(DI)(DI*1), R12
+	XORQ  R11, R11
+
+prefetchAVX2_539:
+	PREFETCHT0 (R10)(R11*1)
+	ADDQ       $0x40, R11
+	CMPQ       R11, R12
+	JB         prefetchAVX2_539
+	PREFETCHT0 (R10)(R12*1)
+
+widenvecAVX2_540:
+	CMPQ      R9, $0x20
+	JB        widenvecdoneAVX2_541
+	VPMOVZXWD (R8), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, (SI)
+	VPMOVZXWD 16(R8), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, 32(SI)
+	VPMOVZXWD 32(R8), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, 64(SI)
+	VPMOVZXWD 48(R8), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, 96(SI)
+	ADDQ      $0x40, R8
+	ADDQ      $0x00000080, SI
+	SUBQ      $0x20, R9
+	JMP       widenvecAVX2_540
+
+widenvecdoneAVX2_541:
+widenvecAVX2_542:
+	CMPQ      R9, $0x08
+	JB        widenvecdoneAVX2_543
+	VPMOVZXWD (R8), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, (SI)
+	ADDQ      $0x10, R8
+	ADDQ      $0x00000020, SI
+	SUBQ      $0x08, R9
+	JMP       widenvecAVX2_542
+
+widenvecdoneAVX2_543:
+widentailAVX2_544:
+	TESTQ   R9, R9
+	JZ      widentaildoneAVX2_545
+	MOVWLZX (R8), R10
+	SHLL    $0x10, R10
+	VMOVD   R10, X0
+	VMOVSS  X0, (SI)
+	ADDQ    $0x02, R8
+	ADDQ    $0x04, SI
+	DECQ    R9
+	JMP     widentailAVX2_544
+
+widentaildoneAVX2_545:
+	ADDQ DX, CX
+	DECQ AX
+	JMP  widenAVX2_537
+
+widendoneAVX2_538:
+	// Tile of 16 queries × keys 12–17 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	MOVQ   dim+136(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x0c, BX, SI
+	ADDQ   SI, CX
+	LEAQ   (CX)(BX*1), SI
+	LEAQ   (SI)(BX*1), DI
+	LEAQ   (DI)(BX*1), R8
+	LEAQ   (R8)(BX*1), R9
+	LEAQ   (R9)(BX*1), BX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   dim+136(FP), R10
+
+dAVX2_546:
+	LEAQ         4(DX), R11
+	CMPQ         R11, R10
+	JA           ddoneAVX2_547
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS (CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS (SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS (DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS (R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS (R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS (BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 4(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 4(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 4(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 4(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 4(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 4(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 8(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 8(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 8(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 8(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 8(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 8(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 12(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 12(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 12(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 12(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 12(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 12(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX2_548
+	MOVQ    64(SP), R11
+	MOVQ    72(SP), R12
+	VMOVUPS (R11), Y12
+	VMOVUPS Y12, (R12)
+	VMOVUPS 32(R11), Y12
+	VMOVUPS Y12, 32(R12)
+	VMOVUPS 64(R11), Y12
+	VMOVUPS Y12, 64(R12)
+	ADDQ    $0x60, 64(SP)
+	MOVQ    56(SP), R12
+	ADDQ    R12, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX2_548:
+	ADDQ $0x00000100, AX
+	ADDQ $0x04, DX
+	JMP  dAVX2_546
+
+ddoneAVX2_547:
+dAVX2_549:
+	LEAQ         1(DX), R11
+	CMPQ         R11, R10
+	JA           ddoneAVX2_550
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS (CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS (SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS (DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS (R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS (R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS (BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000040, AX
+	ADDQ         $0x01, DX
+	JMP          dAVX2_549
+
+ddoneAVX2_550:
+	VBROADCASTSS scale+152(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, 768(AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 832(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 896(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 960(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 1024(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 1088(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 800(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 864(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 928(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 992(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 1056(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 1120(AX)
+
+	// Widen keys 18–23 of the block.
+	XORQ    CX, CX
+	MOVQ    16(SP), AX
+	SUBQ    $0x12, AX
+	CMOVQLT CX, AX
+	MOVQ    $0x00000006, CX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	MOVQ    (SP), CX
+	MOVQ    stride+144(FP), DX
+	SHLQ    $0x01, DX
+	IMUL3Q  $0x12, DX, BX
+	ADDQ    BX, CX
+	IMUL3Q  $0x10, DX, BX
+	MOVQ    scratch_base+72(FP), SI
+	MOVQ    dim+136(FP), DI
+	IMUL3Q  $0x00000048, DI, R8
+	ADDQ    R8, SI
+
+widenAVX2_551:
+	TESTQ AX, AX
+	JZ    widendoneAVX2_552
+	MOVQ  CX, R8
+	MOVQ  DI, R9
+	LEAQ  (CX)(BX*1), R10
+	LEAQ  -2(DI)(DI*1), R12
+	XORQ  R11, R11
+
+prefetchAVX2_553:
+	PREFETCHT0 (R10)(R11*1)
+	ADDQ       $0x40, R11
+	CMPQ       R11, R12
+	JB         prefetchAVX2_553
+	PREFETCHT0 (R10)(R12*1)
+
+widenvecAVX2_554:
+	CMPQ      R9, $0x20
+	JB        widenvecdoneAVX2_555
+	VPMOVZXWD (R8), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, (SI)
+	VPMOVZXWD 16(R8), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, 32(SI)
+	VPMOVZXWD 32(R8), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, 64(SI)
+	VPMOVZXWD 48(R8), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, 96(SI)
+	ADDQ      $0x40, R8
+	ADDQ      $0x00000080, SI
+	SUBQ      $0x20, R9
+	JMP       widenvecAVX2_554
+
+widenvecdoneAVX2_555:
+widenvecAVX2_556:
+	CMPQ      R9, $0x08
+	JB        widenvecdoneAVX2_557
+	VPMOVZXWD (R8), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, (SI)
+	ADDQ      $0x10, R8
+	ADDQ      $0x00000020, SI
+	SUBQ      $0x08, R9
+	JMP       widenvecAVX2_556
+
+widenvecdoneAVX2_557:
+widentailAVX2_558:
+	TESTQ   R9, R9
+	JZ      widentaildoneAVX2_559
+	MOVWLZX (R8), R10
+	SHLL    $0x10, R10
+	VMOVD   R10, X0
+	VMOVSS  X0, (SI)
+	ADDQ    $0x02, R8
+	ADDQ    $0x04, SI
+	DECQ    R9
+	JMP     widentailAVX2_558
+
+widentaildoneAVX2_559:
+	ADDQ DX, CX
+	DECQ AX
+	JMP  widenAVX2_551
+
+widendoneAVX2_552:
+	// Tile of 16 queries × keys 18–23 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	MOVQ   dim+136(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x12, BX, SI
+	ADDQ   SI, CX
+	LEAQ   (CX)(BX*1), SI
+	LEAQ   (SI)(BX*1), DI
+	LEAQ   (DI)(BX*1), R8
+	LEAQ   (R8)(BX*1), R9
+	LEAQ   (R9)(BX*1), BX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   dim+136(FP), R10
+
+dAVX2_560:
+	LEAQ         4(DX), R11
+	CMPQ         R11, R10
+	JA           ddoneAVX2_561
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS (CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS (SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS (DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS (R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS (R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS (BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 4(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 4(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 4(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 4(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 4(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 4(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 8(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 8(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 8(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 8(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 8(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 8(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 12(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 12(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 12(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 12(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 12(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 12(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX2_562
+	MOVQ    64(SP), R11
+	MOVQ    72(SP), R12
+	VMOVUPS (R11), Y12
+	VMOVUPS Y12, (R12)
+	VMOVUPS 32(R11), Y12
+	VMOVUPS Y12, 32(R12)
+	VMOVUPS 64(R11), Y12
+	VMOVUPS Y12, 64(R12)
+	ADDQ    $0x60, 64(SP)
+	MOVQ    56(SP), R12
+	ADDQ    R12, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX2_562:
+	ADDQ $0x00000100, AX
+	ADDQ $0x04, DX
+	JMP  dAVX2_560
+
+ddoneAVX2_561:
+dAVX2_563:
+	LEAQ         1(DX), R11
+	CMPQ         R11, R10
+	JA           ddoneAVX2_564
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS (CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS (SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS (DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS (R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS (R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS (BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000040, AX
+	ADDQ         $0x01, DX
+	JMP          dAVX2_563
+
+ddoneAVX2_564:
+	VBROADCASTSS scale+152(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, 1152(AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 1216(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 1280(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 1344(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 1408(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 1472(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 1184(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 1248(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 1312(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 1376(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 1440(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 1504(AX)
+
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX2_565
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX2_566:
+	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS 32(CX), Y0
+	VMOVUPS Y0, 32(DX)
+	VMOVUPS 64(CX), Y0
+	VMOVUPS Y0, 64(DX)
+	ADDQ    $0x60, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX2_566
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX2_565:
+	// Write the stage out: Lanes keys of every query row at a time.
+	MOVQ           stage_base+96(FP), AX
+	CMPQ           16(SP), $0x18
+	JB             flushpartialAVX2_570
+	VBROADCASTF128 (AX), Y0
+	VINSERTF128    $0x01, 256(AX), Y0, Y0
+	VBROADCASTF128 64(AX), Y1
+	VINSERTF128    $0x01, 320(AX), Y1, Y1
+	VBROADCASTF128 128(AX), Y2
+	VINSERTF128    $0x01, 384(AX), Y2, Y2
+	VBROADCASTF128 192(AX), Y3
+	VINSERTF128    $0x01, 448(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 16(AX), Y2
+	VINSERTF128    $0x01, 272(AX), Y2, Y2
+	VBROADCASTF128 80(AX), Y5
+	VINSERTF128    $0x01, 336(AX), Y5, Y5
+	VBROADCASTF128 144(AX), Y6
+	VINSERTF128    $0x01, 400(AX), Y6, Y6
+	VBROADCASTF128 208(AX), Y7
+	VINSERTF128    $0x01, 464(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1536(AX)
+	VMOVUPS        Y1, 1632(AX)
+	VMOVUPS        Y4, 1728(AX)
+	VMOVUPS        Y0, 1824(AX)
+	VMOVUPS        Y7, 1920(AX)
+	VMOVUPS        Y5, 2016(AX)
+	VMOVUPS        Y8, 2112(AX)
+	VMOVUPS        Y2, 2208(AX)
+	VBROADCASTF128 32(AX), Y0
+	VINSERTF128    $0x01, 288(AX), Y0, Y0
+	VBROADCASTF128 96(AX), Y1
+	VINSERTF128    $0x01, 352(AX), Y1, Y1
+	VBROADCASTF128 160(AX), Y2
+	VINSERTF128    $0x01, 416(AX), Y2, Y2
+	VBROADCASTF128 224(AX), Y3
+	VINSERTF128    $0x01, 480(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 48(AX), Y2
+	VINSERTF128    $0x01, 304(AX), Y2, Y2
+	VBROADCASTF128 112(AX), Y5
+	VINSERTF128    $0x01, 368(AX), Y5, Y5
+	VBROADCASTF128 176(AX), Y6
+	VINSERTF128    $0x01, 432(AX), Y6, Y6
+	VBROADCASTF128 240(AX), Y7
+	VINSERTF128    $0x01, 496(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2304(AX)
+	VMOVUPS        Y1, 2400(AX)
+	VMOVUPS        Y4, 2496(AX)
+	VMOVUPS        Y0, 2592(AX)
+	VMOVUPS        Y7, 2688(AX)
+	VMOVUPS        Y5, 2784(AX)
+	VMOVUPS        Y8, 2880(AX)
+	VMOVUPS        Y2, 2976(AX)
+	VBROADCASTF128 512(AX), Y0
+	VINSERTF128    $0x01, 768(AX), Y0, Y0
+	VBROADCASTF128 576(AX), Y1
+	VINSERTF128    $0x01, 832(AX), Y1, Y1
+	VBROADCASTF128 640(AX), Y2
+	VINSERTF128    $0x01, 896(AX), Y2, Y2
+	VBROADCASTF128 704(AX), Y3
+	VINSERTF128    $0x01, 960(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 528(AX), Y2
+	VINSERTF128    $0x01, 784(AX), Y2, Y2
+	VBROADCASTF128 592(AX), Y5
+	VINSERTF128    $0x01, 848(AX), Y5, Y5
+	VBROADCASTF128 656(AX), Y6
+	VINSERTF128    $0x01, 912(AX), Y6, Y6
+	VBROADCASTF128 720(AX), Y7
+	VINSERTF128    $0x01, 976(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1568(AX)
+	VMOVUPS        Y1, 1664(AX)
+	VMOVUPS        Y4, 1760(AX)
+	VMOVUPS        Y0, 1856(AX)
+	VMOVUPS        Y7, 1952(AX)
+	VMOVUPS        Y5, 2048(AX)
+	VMOVUPS        Y8, 2144(AX)
+	VMOVUPS        Y2, 2240(AX)
+	VBROADCASTF128 544(AX), Y0
+	VINSERTF128    $0x01, 800(AX), Y0, Y0
+	VBROADCASTF128 608(AX), Y1
+	VINSERTF128    $0x01, 864(AX), Y1, Y1
+	VBROADCASTF128 672(AX), Y2
+	VINSERTF128    $0x01, 928(AX), Y2, Y2
+	VBROADCASTF128 736(AX), Y3
+	VINSERTF128    $0x01, 992(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 560(AX), Y2
+	VINSERTF128    $0x01, 816(AX), Y2, Y2
+	VBROADCASTF128 624(AX), Y5
+	VINSERTF128    $0x01, 880(AX), Y5, Y5
+	VBROADCASTF128 688(AX), Y6
+	VINSERTF128    $0x01, 944(AX), Y6, Y6
+	VBROADCASTF128 752(AX), Y7
+	VINSERTF128    $0x01, 1008(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2336(AX)
+	VMOVUPS        Y1, 2432(AX)
+	VMOVUPS        Y4, 2528(AX)
+	VMOVUPS        Y0, 2624(AX)
+	VMOVUPS        Y7, 2720(AX)
+	VMOVUPS        Y5, 2816(AX)
+	VMOVUPS        Y8, 2912(AX)
+	VMOVUPS        Y2, 3008(AX)
+	VBROADCASTF128 1024(AX), Y0
+	VINSERTF128    $0x01, 1280(AX), Y0, Y0
+	VBROADCASTF128 1088(AX), Y1
+	VINSERTF128    $0x01, 1344(AX), Y1, Y1
+	VBROADCASTF128 1152(AX), Y2
+	VINSERTF128    $0x01, 1408(AX), Y2, Y2
+	VBROADCASTF128 1216(AX), Y3
+	VINSERTF128    $0x01, 1472(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1040(AX), Y2
+	VINSERTF128    $0x01, 1296(AX), Y2, Y2
+	VBROADCASTF128 1104(AX), Y5
+	VINSERTF128    $0x01, 1360(AX), Y5, Y5
+	VBROADCASTF128 1168(AX), Y6
+	VINSERTF128    $0x01, 1424(AX), Y6, Y6
+	VBROADCASTF128 1232(AX), Y7
+	VINSERTF128    $0x01, 1488(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1600(AX)
+	VMOVUPS        Y1, 1696(AX)
+	VMOVUPS        Y4, 1792(AX)
+	VMOVUPS        Y0, 1888(AX)
+	VMOVUPS        Y7, 1984(AX)
+	VMOVUPS        Y5, 2080(AX)
+	VMOVUPS        Y8, 2176(AX)
+	VMOVUPS        Y2, 2272(AX)
+	VBROADCASTF128 1056(AX), Y0
+	VINSERTF128    $0x01, 1312(AX), Y0, Y0
+	VBROADCASTF128 1120(AX), Y1
+	VINSERTF128    $0x01, 1376(AX), Y1, Y1
+	VBROADCASTF128 1184(AX), Y2
+	VINSERTF128    $0x01, 1440(AX), Y2, Y2
+	VBROADCASTF128 1248(AX), Y3
+	VINSERTF128    $0x01, 1504(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1072(AX), Y2
+	VINSERTF128    $0x01, 1328(AX), Y2, Y2
+	VBROADCASTF128 1136(AX), Y5
+	VINSERTF128    $0x01, 1392(AX), Y5, Y5
+	VBROADCASTF128 1200(AX), Y6
+	VINSERTF128    $0x01, 1456(AX), Y6, Y6
+	VBROADCASTF128 1264(AX), Y7
+	VINSERTF128    $0x01, 1520(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2368(AX)
+	VMOVUPS        Y1, 2464(AX)
+	VMOVUPS        Y4, 2560(AX)
+	VMOVUPS        Y0, 2656(AX)
+	VMOVUPS        Y7, 2752(AX)
+	VMOVUPS        Y5, 2848(AX)
+	VMOVUPS        Y8, 2944(AX)
+	VMOVUPS        Y2, 3040(AX)
+	LEAQ           1536(AX), AX
+	MOVQ           AX, 64(SP)
+	MOVQ           40(SP), AX
+	MOVQ           AX, 72(SP)
+	MOVQ           48(SP), AX
+	MOVQ           $0x00000010, CX
+	CMPQ           AX, CX
+	CMOVQGT        CX, AX
+	MOVQ           AX, 80(SP)
+	JMP            flushdoneAVX2_569
+
+flushpartialAVX2_570:
+	MOVQ 40(SP), CX
+	MOVQ 16(SP), DX
+
+flushAVX2_567:
+	CMPQ           DX, $0x08
+	JB             flushtailAVX2_568
+	MOVQ           CX, BX
+	MOVQ           48(SP), SI
+	VBROADCASTF128 (AX), Y0
+	VINSERTF128    $0x01, 256(AX), Y0, Y0
+	VBROADCASTF128 64(AX), Y1
+	VINSERTF128    $0x01, 320(AX), Y1, Y1
+	VBROADCASTF128 128(AX), Y2
+	VINSERTF128    $0x01, 384(AX), Y2, Y2
+	VBROADCASTF128 192(AX), Y3
+	VINSERTF128    $0x01, 448(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 16(AX), Y2
+	VINSERTF128    $0x01, 272(AX), Y2, Y2
+	VBROADCASTF128 80(AX), Y5
+	VINSERTF128    $0x01, 336(AX), Y5, Y5
+	VBROADCASTF128 144(AX), Y6
+	VINSERTF128    $0x01, 400(AX), Y6, Y6
+	VBROADCASTF128 208(AX), Y7
+	VINSERTF128    $0x01, 464(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_571
+	ADDQ           56(SP), BX
+	VMOVUPS        Y1, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_571
+	ADDQ           56(SP), BX
+	VMOVUPS        Y4, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_571
+	ADDQ           56(SP), BX
+	VMOVUPS        Y0, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_571
+	ADDQ           56(SP), BX
+	VMOVUPS        Y7, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_571
+	ADDQ           56(SP), BX
+	VMOVUPS        Y5, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_571
+	ADDQ           56(SP), BX
+	VMOVUPS        Y8, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_571
+	ADDQ           56(SP), BX
+	VMOVUPS        Y2, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_571
+	ADDQ           56(SP), BX
+	VBROADCASTF128 32(AX), Y0
+	VINSERTF128    $0x01, 288(AX), Y0, Y0
+	VBROADCASTF128 96(AX), Y1
+	VINSERTF128    $0x01, 352(AX), Y1, Y1
+	VBROADCASTF128 160(AX), Y2
+	VINSERTF128    $0x01, 416(AX), Y2, Y2
+	VBROADCASTF128 224(AX), Y3
+	VINSERTF128    $0x01, 480(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 48(AX), Y2
+	VINSERTF128    $0x01, 304(AX), Y2, Y2
+	VBROADCASTF128 112(AX), Y5
+	VINSERTF128    $0x01, 368(AX), Y5, Y5
+	VBROADCASTF128 176(AX), Y6
+	VINSERTF128    $0x01, 432(AX), Y6, Y6
+	VBROADCASTF128 240(AX), Y7
+	VINSERTF128    $0x01, 496(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_571
+	ADDQ           56(SP), BX
+	VMOVUPS        Y1, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_571
+	ADDQ           56(SP), BX
+	VMOVUPS        Y4, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_571
+	ADDQ           56(SP), BX
+	VMOVUPS        Y0, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_571
+	ADDQ           56(SP), BX
+	VMOVUPS        Y7, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_571
+	ADDQ           56(SP), BX
+	VMOVUPS        Y5, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_571
+	ADDQ           56(SP), BX
+	VMOVUPS        Y8, (BX)
+	DECQ           SI
+	JZ             chunkdoneAVX2_571
+	ADDQ           56(SP), BX
+	VMOVUPS        Y2, (BX)
+
+chunkdoneAVX2_571:
+	ADDQ $0x00000200, AX
+	ADDQ $0x20, CX
+	SUBQ $0x08, DX
+	JMP  flushAVX2_567
+
+flushtailAVX2_568:
+	TESTQ DX, DX
+	JZ    flushdoneAVX2_569
+
+	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
+	MOVQ CX, BX
+	MOVQ 48(SP), SI
+	XORQ CX, CX
+
+tailrowAVX2_572:
+	XORQ DI, DI
+	LEAQ (AX)(CX*4), R8
+
+tailkeyAVX2_573:
+	MOVL (R8), R9
+	MOVL R9, (BX)(DI*4)
+	ADDQ $0x00000040, R8
+	INCQ DI
+	CMPQ DI, DX
+	JB   tailkeyAVX2_573
+	ADDQ 56(SP), BX
+	INCQ CX
+	CMPQ CX, $0x10
+	JAE  flushdoneAVX2_569
+	DECQ SI
+	JNZ  tailrowAVX2_572
+
+flushdoneAVX2_569:
+	MOVQ   dim+136(FP), AX
+	IMUL3Q $0x00000040, AX, AX
+	ADDQ   AX, 32(SP)
+	MOVQ   56(SP), AX
+	IMUL3Q $0x00000010, AX, AX
+	ADDQ   AX, 40(SP)
+	SUBQ   $0x00000010, 48(SP)
+	JLE    panelsdoneAVX2_508
+
+panelsAVX2_507:
+	// Tile of 16 queries × keys 0–5 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	MOVQ   dim+136(FP), BX
+	SHLQ   $0x02, BX
+	LEAQ   (CX)(BX*1), SI
+	LEAQ   (SI)(BX*1), DI
+	LEAQ   (DI)(BX*1), R8
+	LEAQ   (R8)(BX*1), R9
+	LEAQ   (R9)(BX*1), BX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   dim+136(FP), R10
+
+dAVX2_574:
+	LEAQ         4(DX), R11
+	CMPQ         R11, R10
+	JA           ddoneAVX2_575
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS (CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS (SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS (DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS (R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS (R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS (BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 4(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 4(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 4(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 4(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 4(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 4(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 8(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 8(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 8(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 8(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 8(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 8(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 12(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 12(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 12(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 12(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 12(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 12(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX2_576
+	MOVQ    64(SP), R11
+	MOVQ    72(SP), R12
+	VMOVUPS (R11), Y12
+	VMOVUPS Y12, (R12)
+	VMOVUPS 32(R11), Y12
+	VMOVUPS Y12, 32(R12)
+	VMOVUPS 64(R11), Y12
+	VMOVUPS Y12, 64(R12)
+	ADDQ    $0x60, 64(SP)
+	MOVQ    56(SP), R12
+	ADDQ    R12, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX2_576:
+	ADDQ $0x00000100, AX
+	ADDQ $0x04, DX
+	JMP  dAVX2_574
+
+ddoneAVX2_575:
+dAVX2_577:
+	LEAQ         1(DX), R11
+	CMPQ         R11, R10
+	JA           ddoneAVX2_578
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS (CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS (SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS (DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS (R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS (R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS (BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000040, AX
+	ADDQ         $0x01, DX
+	JMP          dAVX2_577
+
+ddoneAVX2_578:
+	VBROADCASTSS scale+152(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, (AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 64(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 128(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 192(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 256(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 320(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 32(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 96(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 160(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 224(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 288(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 352(AX)
+
+	// Tile of 16 queries × keys 6–11 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	MOVQ   dim+136(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x06, BX, SI
+	ADDQ   SI, CX
+	LEAQ   (CX)(BX*1), SI
+	LEAQ   (SI)(BX*1), DI
+	LEAQ   (DI)(BX*1), R8
+	LEAQ   (R8)(BX*1), R9
+	LEAQ   (R9)(BX*1), BX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   dim+136(FP), R10
+
+dAVX2_579:
+	LEAQ         4(DX), R11
+	CMPQ         R11, R10
+	JA           ddoneAVX2_580
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS (CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS (SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS (DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS (R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS (R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS (BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 4(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 4(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 4(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 4(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 4(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 4(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 8(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 8(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 8(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 8(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 8(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 8(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 12(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 12(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 12(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 12(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 12(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 12(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX2_581
+	MOVQ    64(SP), R11
+	MOVQ    72(SP), R12
+	VMOVUPS (R11), Y12
+	VMOVUPS Y12, (R12)
+	VMOVUPS 32(R11), Y12
+	VMOVUPS Y12, 32(R12)
+	VMOVUPS 64(R11), Y12
+	VMOVUPS Y12, 64(R12)
+	ADDQ    $0x60, 64(SP)
+	MOVQ    56(SP), R12
+	ADDQ    R12, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX2_581:
+	ADDQ $0x00000100, AX
+	ADDQ $0x04, DX
+	JMP  dAVX2_579
+
+ddoneAVX2_580:
+dAVX2_582:
+	LEAQ         1(DX), R11
+	CMPQ         R11, R10
+	JA           ddoneAVX2_583
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS (CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS (SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS (DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS (R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS (R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS (BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000040, AX
+	ADDQ         $0x01, DX
+	JMP          dAVX2_582
+
+ddoneAVX2_583:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -15682,10 +18262,10 @@ ddoneAVX2_526:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_527:
+dAVX2_584:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_528
+	JA           ddoneAVX2_585
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -15766,15 +18346,33 @@ dAVX2_527:
 	VBROADCASTSS 12(BX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX2_527
 
-ddoneAVX2_528:
-dAVX2_529:
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX2_586
+	MOVQ    64(SP), R11
+	MOVQ    72(SP), R12
+	VMOVUPS (R11), Y12
+	VMOVUPS Y12, (R12)
+	VMOVUPS 32(R11), Y12
+	VMOVUPS Y12, 32(R12)
+	VMOVUPS 64(R11), Y12
+	VMOVUPS Y12, 64(R12)
+	ADDQ    $0x60, 64(SP)
+	MOVQ    56(SP), R12
+	ADDQ    R12, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX2_586:
+	ADDQ $0x00000100, AX
+	ADDQ $0x04, DX
+	JMP  dAVX2_584
+
+ddoneAVX2_585:
+dAVX2_587:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_530
+	JA           ddoneAVX2_588
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -15797,9 +18395,9 @@ dAVX2_529:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_529
+	JMP          dAVX2_587
 
-ddoneAVX2_530:
+ddoneAVX2_588:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -15854,10 +18452,10 @@ ddoneAVX2_530:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_531:
+dAVX2_589:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_532
+	JA           ddoneAVX2_590
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -15938,15 +18536,33 @@ dAVX2_531:
 	VBROADCASTSS 12(BX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX2_531
 
-ddoneAVX2_532:
-dAVX2_533:
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX2_591
+	MOVQ    64(SP), R11
+	MOVQ    72(SP), R12
+	VMOVUPS (R11), Y12
+	VMOVUPS Y12, (R12)
+	VMOVUPS 32(R11), Y12
+	VMOVUPS Y12, 32(R12)
+	VMOVUPS 64(R11), Y12
+	VMOVUPS Y12, 64(R12)
+	ADDQ    $0x60, 64(SP)
+	MOVQ    56(SP), R12
+	ADDQ    R12, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX2_591:
+	ADDQ $0x00000100, AX
+	ADDQ $0x04, DX
+	JMP  dAVX2_589
+
+ddoneAVX2_590:
+dAVX2_592:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_534
+	JA           ddoneAVX2_593
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -15969,9 +18585,9 @@ dAVX2_533:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_533
+	JMP          dAVX2_592
 
-ddoneAVX2_534:
+ddoneAVX2_593:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -15999,14 +18615,289 @@ ddoneAVX2_534:
 	VMULPS       Y12, Y11, Y11
 	VMOVUPS      Y11, 1504(AX)
 
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX2_594
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX2_595:
+	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS 32(CX), Y0
+	VMOVUPS Y0, 32(DX)
+	VMOVUPS 64(CX), Y0
+	VMOVUPS Y0, 64(DX)
+	ADDQ    $0x60, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX2_595
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX2_594:
 	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
+	MOVQ           stage_base+96(FP), AX
+	CMPQ           16(SP), $0x18
+	JB             flushpartialAVX2_599
+	VBROADCASTF128 (AX), Y0
+	VINSERTF128    $0x01, 256(AX), Y0, Y0
+	VBROADCASTF128 64(AX), Y1
+	VINSERTF128    $0x01, 320(AX), Y1, Y1
+	VBROADCASTF128 128(AX), Y2
+	VINSERTF128    $0x01, 384(AX), Y2, Y2
+	VBROADCASTF128 192(AX), Y3
+	VINSERTF128    $0x01, 448(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 16(AX), Y2
+	VINSERTF128    $0x01, 272(AX), Y2, Y2
+	VBROADCASTF128 80(AX), Y5
+	VINSERTF128    $0x01, 336(AX), Y5, Y5
+	VBROADCASTF128 144(AX), Y6
+	VINSERTF128    $0x01, 400(AX), Y6, Y6
+	VBROADCASTF128 208(AX), Y7
+	VINSERTF128    $0x01, 464(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1536(AX)
+	VMOVUPS        Y1, 1632(AX)
+	VMOVUPS        Y4, 1728(AX)
+	VMOVUPS        Y0, 1824(AX)
+	VMOVUPS        Y7, 1920(AX)
+	VMOVUPS        Y5, 2016(AX)
+	VMOVUPS        Y8, 2112(AX)
+	VMOVUPS        Y2, 2208(AX)
+	VBROADCASTF128 32(AX), Y0
+	VINSERTF128    $0x01, 288(AX), Y0, Y0
+	VBROADCASTF128 96(AX), Y1
+	VINSERTF128    $0x01, 352(AX), Y1, Y1
+	VBROADCASTF128 160(AX), Y2
+	VINSERTF128    $0x01, 416(AX), Y2, Y2
+	VBROADCASTF128 224(AX), Y3
+	VINSERTF128    $0x01, 480(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 48(AX), Y2
+	VINSERTF128    $0x01, 304(AX), Y2, Y2
+	VBROADCASTF128 112(AX), Y5
+	VINSERTF128    $0x01, 368(AX), Y5, Y5
+	VBROADCASTF128 176(AX), Y6
+	VINSERTF128    $0x01, 432(AX), Y6, Y6
+	VBROADCASTF128 240(AX), Y7
+	VINSERTF128    $0x01, 496(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2304(AX)
+	VMOVUPS        Y1, 2400(AX)
+	VMOVUPS        Y4, 2496(AX)
+	VMOVUPS        Y0, 2592(AX)
+	VMOVUPS        Y7, 2688(AX)
+	VMOVUPS        Y5, 2784(AX)
+	VMOVUPS        Y8, 2880(AX)
+	VMOVUPS        Y2, 2976(AX)
+	VBROADCASTF128 512(AX), Y0
+	VINSERTF128    $0x01, 768(AX), Y0, Y0
+	VBROADCASTF128 576(AX), Y1
+	VINSERTF128    $0x01, 832(AX), Y1, Y1
+	VBROADCASTF128 640(AX), Y2
+	VINSERTF128    $0x01, 896(AX), Y2, Y2
+	VBROADCASTF128 704(AX), Y3
+	VINSERTF128    $0x01, 960(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 528(AX), Y2
+	VINSERTF128    $0x01, 784(AX), Y2, Y2
+	VBROADCASTF128 592(AX), Y5
+	VINSERTF128    $0x01, 848(AX), Y5, Y5
+	VBROADCASTF128 656(AX), Y6
+	VINSERTF128    $0x01, 912(AX), Y6, Y6
+	VBROADCASTF128 720(AX), Y7
+	VINSERTF128    $0x01, 976(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1568(AX)
+	VMOVUPS        Y1, 1664(AX)
+	VMOVUPS        Y4, 1760(AX)
+	VMOVUPS        Y0, 1856(AX)
+	VMOVUPS        Y7, 1952(AX)
+	VMOVUPS        Y5, 2048(AX)
+	VMOVUPS        Y8, 2144(AX)
+	VMOVUPS        Y2, 2240(AX)
+	VBROADCASTF128 544(AX), Y0
+	VINSERTF128    $0x01, 800(AX), Y0, Y0
+	VBROADCASTF128 608(AX), Y1
+	VINSERTF128    $0x01, 864(AX), Y1, Y1
+	VBROADCASTF128 672(AX), Y2
+	VINSERTF128    $0x01, 928(AX), Y2, Y2
+	VBROADCASTF128 736(AX), Y3
+	VINSERTF128    $0x01, 992(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 560(AX), Y2
+	VINSERTF128    $0x01, 816(AX), Y2, Y2
+	VBROADCASTF128 624(AX), Y5
+	VINSERTF128    $0x01, 880(AX), Y5, Y5
+	VBROADCASTF128 688(AX), Y6
+	VINSERTF128    $0x01, 944(AX), Y6, Y6
+	VBROADCASTF128 752(AX), Y7
+	VINSERTF128    $0x01, 1008(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2336(AX)
+	VMOVUPS        Y1, 2432(AX)
+	VMOVUPS        Y4, 2528(AX)
+	VMOVUPS        Y0, 2624(AX)
+	VMOVUPS        Y7, 2720(AX)
+	VMOVUPS        Y5, 2816(AX)
+	VMOVUPS        Y8, 2912(AX)
+	VMOVUPS        Y2, 3008(AX)
+	VBROADCASTF128 1024(AX), Y0
+	VINSERTF128    $0x01, 1280(AX), Y0, Y0
+	VBROADCASTF128 1088(AX), Y1
+	VINSERTF128    $0x01, 1344(AX), Y1, Y1
+	VBROADCASTF128 1152(AX), Y2
+	VINSERTF128    $0x01, 1408(AX), Y2, Y2
+	VBROADCASTF128 1216(AX), Y3
+	VINSERTF128    $0x01, 1472(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1040(AX), Y2
+	VINSERTF128    $0x01, 1296(AX), Y2, Y2
+	VBROADCASTF128 1104(AX), Y5
+	VINSERTF128    $0x01, 1360(AX), Y5, Y5
+	VBROADCASTF128 1168(AX), Y6
+	VINSERTF128    $0x01, 1424(AX), Y6, Y6
+	VBROADCASTF128 1232(AX), Y7
+	VINSERTF128    $0x01, 1488(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1600(AX)
+	VMOVUPS        Y1, 1696(AX)
+	VMOVUPS        Y4, 1792(AX)
+	VMOVUPS        Y0, 1888(AX)
+	VMOVUPS        Y7, 1984(AX)
+	VMOVUPS        Y5, 2080(AX)
+	VMOVUPS        Y8, 2176(AX)
+	VMOVUPS        Y2, 2272(AX)
+	VBROADCASTF128 1056(AX), Y0
+	VINSERTF128    $0x01, 1312(AX), Y0, Y0
+	VBROADCASTF128 1120(AX), Y1
+	VINSERTF128    $0x01, 1376(AX), Y1, Y1
+	VBROADCASTF128 1184(AX), Y2
+	VINSERTF128    $0x01, 1440(AX), Y2, Y2
+	VBROADCASTF128 1248(AX), Y3
+	VINSERTF128    $0x01, 1504(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1072(AX), Y2
+	VINSERTF128    $0x01, 1328(AX), Y2, Y2
+	VBROADCASTF128 1136(AX), Y5
+	VINSERTF128    $0x01, 1392(AX), Y5, Y5
+	VBROADCASTF128 1200(AX), Y6
+	VINSERTF128    $0x01, 1456(AX), Y6, Y6
+	VBROADCASTF128 1264(AX), Y7
+	VINSERTF128    $0x01, 1520(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2368(AX)
+	VMOVUPS        Y1, 2464(AX)
+	VMOVUPS        Y4, 2560(AX)
+	VMOVUPS        Y0, 2656(AX)
+	VMOVUPS        Y7, 2752(AX)
+	VMOVUPS        Y5, 2848(AX)
+	VMOVUPS        Y8, 2944(AX)
+	VMOVUPS        Y2, 3040(AX)
+	LEAQ           1536(AX), AX
+	MOVQ           AX, 64(SP)
+	MOVQ           40(SP), AX
+	MOVQ           AX, 72(SP)
+	MOVQ           48(SP), AX
+	MOVQ           $0x00000010, CX
+	CMPQ           AX, CX
+	CMOVQGT        CX, AX
+	MOVQ           AX, 80(SP)
+	JMP            flushdoneAVX2_598
+
+flushpartialAVX2_599:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_535:
+flushAVX2_596:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_536
+	JB             flushtailAVX2_597
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -16043,35 +18934,35 @@ flushAVX2_535:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_538
+	JZ             chunkdoneAVX2_600
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_538
+	JZ             chunkdoneAVX2_600
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_538
+	JZ             chunkdoneAVX2_600
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_538
+	JZ             chunkdoneAVX2_600
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_538
+	JZ             chunkdoneAVX2_600
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_538
+	JZ             chunkdoneAVX2_600
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_538
+	JZ             chunkdoneAVX2_600
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_538
+	JZ             chunkdoneAVX2_600
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -16107,68 +18998,68 @@ flushAVX2_535:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_538
+	JZ             chunkdoneAVX2_600
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_538
+	JZ             chunkdoneAVX2_600
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_538
+	JZ             chunkdoneAVX2_600
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_538
+	JZ             chunkdoneAVX2_600
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_538
+	JZ             chunkdoneAVX2_600
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_538
+	JZ             chunkdoneAVX2_600
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_538
+	JZ             chunkdoneAVX2_600
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_538:
+chunkdoneAVX2_600:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_535
+	JMP  flushAVX2_596
 
-flushtailAVX2_536:
+flushtailAVX2_597:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_537
+	JZ    flushdoneAVX2_598
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_539:
+tailrowAVX2_601:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_540:
+tailkeyAVX2_602:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_540
+	JB   tailkeyAVX2_602
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_537
+	JAE  flushdoneAVX2_598
 	DECQ SI
-	JNZ  tailrowAVX2_539
+	JNZ  tailrowAVX2_601
 
-flushdoneAVX2_537:
+flushdoneAVX2_598:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -16176,24 +19067,46 @@ flushdoneAVX2_537:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_459
+	JG     panelsAVX2_507
 
-panelsdoneAVX2_460:
+panelsdoneAVX2_508:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x30, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_457
+	JMP    blocksAVX2_505
 
-blocksdoneAVX2_458:
+blocksdoneAVX2_506:
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX2_603
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX2_604:
+	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS 32(CX), Y0
+	VMOVUPS Y0, 32(DX)
+	VMOVUPS 64(CX), Y0
+	VMOVUPS Y0, 64(DX)
+	ADDQ    $0x60, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX2_604
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX2_603:
 	VZEROUPPER
 	RET
 
 // func ScoresBF16Panels64AVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·ScoresBF16Panels64AVX2(SB), NOSPLIT, $64-156
+TEXT ·ScoresBF16Panels64AVX2(SB), NOSPLIT, $88-156
+	MOVQ $0x00000000, 80(SP)
 	MOVQ k_base+48(FP), AX
 	MOVQ AX, (SP)
 	MOVQ n+128(FP), AX
@@ -16203,10 +19116,10 @@ TEXT ·ScoresBF16Panels64AVX2(SB), NOSPLIT, $64-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_541:
+blocksAVX2_605:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_542
+	JZ    blocksdoneAVX2_606
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -16233,9 +19146,9 @@ blocksAVX2_541:
 	IMUL3Q  $0x20, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX2_545:
+widenAVX2_609:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_546
+	JZ         widendoneAVX2_610
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -16266,9 +19179,9 @@ widenAVX2_545:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_545
+	JMP        widenAVX2_609
 
-widendoneAVX2_546:
+widendoneAVX2_610:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -16285,8 +19198,11 @@ widendoneAVX2_546:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_547:
+dAVX2_611:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -16367,10 +19283,28 @@ dAVX2_547:
 	VBROADCASTSS 1292(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_612
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_612:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_547
+	JB           dAVX2_611
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -16415,9 +19349,9 @@ dAVX2_547:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000600, SI
 
-widenAVX2_548:
+widenAVX2_613:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_549
+	JZ         widendoneAVX2_614
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -16448,9 +19382,9 @@ widenAVX2_548:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_548
+	JMP        widenAVX2_613
 
-widendoneAVX2_549:
+widendoneAVX2_614:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -16467,8 +19401,11 @@ widendoneAVX2_549:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_550:
+dAVX2_615:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 1536(CX)(DX*4), Y14
@@ -16549,10 +19486,28 @@ dAVX2_550:
 	VBROADCASTSS 2828(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_616
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_616:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_550
+	JB           dAVX2_615
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -16597,9 +19552,9 @@ dAVX2_550:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000c00, SI
 
-widenAVX2_551:
+widenAVX2_617:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_552
+	JZ         widendoneAVX2_618
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -16630,9 +19585,9 @@ widenAVX2_551:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_551
+	JMP        widenAVX2_617
 
-widendoneAVX2_552:
+widendoneAVX2_618:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -16649,8 +19604,11 @@ widendoneAVX2_552:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_553:
+dAVX2_619:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -16731,10 +19689,28 @@ dAVX2_553:
 	VBROADCASTSS 4364(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_620
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_620:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_553
+	JB           dAVX2_619
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -16779,9 +19755,9 @@ dAVX2_553:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001200, SI
 
-widenAVX2_554:
+widenAVX2_621:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_555
+	JZ         widendoneAVX2_622
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -16812,9 +19788,9 @@ widenAVX2_554:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_554
+	JMP        widenAVX2_621
 
-widendoneAVX2_555:
+widendoneAVX2_622:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -16831,8 +19807,11 @@ widendoneAVX2_555:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_556:
+dAVX2_623:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 4608(CX)(DX*4), Y14
@@ -16913,10 +19892,28 @@ dAVX2_556:
 	VBROADCASTSS 5900(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_624
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_624:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_556
+	JB           dAVX2_623
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -16944,14 +19941,289 @@ dAVX2_556:
 	VMULPS       Y12, Y11, Y11
 	VMOVUPS      Y11, 1504(AX)
 
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX2_625
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX2_626:
+	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS 32(CX), Y0
+	VMOVUPS Y0, 32(DX)
+	VMOVUPS 64(CX), Y0
+	VMOVUPS Y0, 64(DX)
+	ADDQ    $0x60, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX2_626
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX2_625:
 	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
+	MOVQ           stage_base+96(FP), AX
+	CMPQ           16(SP), $0x18
+	JB             flushpartialAVX2_630
+	VBROADCASTF128 (AX), Y0
+	VINSERTF128    $0x01, 256(AX), Y0, Y0
+	VBROADCASTF128 64(AX), Y1
+	VINSERTF128    $0x01, 320(AX), Y1, Y1
+	VBROADCASTF128 128(AX), Y2
+	VINSERTF128    $0x01, 384(AX), Y2, Y2
+	VBROADCASTF128 192(AX), Y3
+	VINSERTF128    $0x01, 448(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 16(AX), Y2
+	VINSERTF128    $0x01, 272(AX), Y2, Y2
+	VBROADCASTF128 80(AX), Y5
+	VINSERTF128    $0x01, 336(AX), Y5, Y5
+	VBROADCASTF128 144(AX), Y6
+	VINSERTF128    $0x01, 400(AX), Y6, Y6
+	VBROADCASTF128 208(AX), Y7
+	VINSERTF128    $0x01, 464(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1536(AX)
+	VMOVUPS        Y1, 1632(AX)
+	VMOVUPS        Y4, 1728(AX)
+	VMOVUPS        Y0, 1824(AX)
+	VMOVUPS        Y7, 1920(AX)
+	VMOVUPS        Y5, 2016(AX)
+	VMOVUPS        Y8, 2112(AX)
+	VMOVUPS        Y2, 2208(AX)
+	VBROADCASTF128 32(AX), Y0
+	VINSERTF128    $0x01, 288(AX), Y0, Y0
+	VBROADCASTF128 96(AX), Y1
+	VINSERTF128    $0x01, 352(AX), Y1, Y1
+	VBROADCASTF128 160(AX), Y2
+	VINSERTF128    $0x01, 416(AX), Y2, Y2
+	VBROADCASTF128 224(AX), Y3
+	VINSERTF128    $0x01, 480(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 48(AX), Y2
+	VINSERTF128    $0x01, 304(AX), Y2, Y2
+	VBROADCASTF128 112(AX), Y5
+	VINSERTF128    $0x01, 368(AX), Y5, Y5
+	VBROADCASTF128 176(AX), Y6
+	VINSERTF128    $0x01, 432(AX), Y6, Y6
+	VBROADCASTF128 240(AX), Y7
+	VINSERTF128    $0x01, 496(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2304(AX)
+	VMOVUPS        Y1, 2400(AX)
+	VMOVUPS        Y4, 2496(AX)
+	VMOVUPS        Y0, 2592(AX)
+	VMOVUPS        Y7, 2688(AX)
+	VMOVUPS        Y5, 2784(AX)
+	VMOVUPS        Y8, 2880(AX)
+	VMOVUPS        Y2, 2976(AX)
+	VBROADCASTF128 512(AX), Y0
+	VINSERTF128    $0x01, 768(AX), Y0, Y0
+	VBROADCASTF128 576(AX), Y1
+	VINSERTF128    $0x01, 832(AX), Y1, Y1
+	VBROADCASTF128 640(AX), Y2
+	VINSERTF128    $0x01, 896(AX), Y2, Y2
+	VBROADCASTF128 704(AX), Y3
+	VINSERTF128    $0x01, 960(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 528(AX), Y2
+	VINSERTF128    $0x01, 784(AX), Y2, Y2
+	VBROADCASTF128 592(AX), Y5
+	VINSERTF128    $0x01, 848(AX), Y5, Y5
+	VBROADCASTF128 656(AX), Y6
+	VINSERTF128    $0x01, 912(AX), Y6, Y6
+	VBROADCASTF128 720(AX), Y7
+	VINSERTF128    $0x01, 976(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1568(AX)
+	VMOVUPS        Y1, 1664(AX)
+	VMOVUPS        Y4, 1760(AX)
+	VMOVUPS        Y0, 1856(AX)
+	VMOVUPS        Y7, 1952(AX)
+	VMOVUPS        Y5, 2048(AX)
+	VMOVUPS        Y8, 2144(AX)
+	VMOVUPS        Y2, 2240(AX)
+	VBROADCASTF128 544(AX), Y0
+	VINSERTF128    $0x01, 800(AX), Y0, Y0
+	VBROADCASTF128 608(AX), Y1
+	VINSERTF128    $0x01, 864(AX), Y1, Y1
+	VBROADCASTF128 672(AX), Y2
+	VINSERTF128    $0x01, 928(AX), Y2, Y2
+	VBROADCASTF128 736(AX), Y3
+	VINSERTF128    $0x01, 992(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 560(AX), Y2
+	VINSERTF128    $0x01, 816(AX), Y2, Y2
+	VBROADCASTF128 624(AX), Y5
+	VINSERTF128    $0x01, 880(AX), Y5, Y5
+	VBROADCASTF128 688(AX), Y6
+	VINSERTF128    $0x01, 944(AX), Y6, Y6
+	VBROADCASTF128 752(AX), Y7
+	VINSERTF128    $0x01, 1008(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2336(AX)
+	VMOVUPS        Y1, 2432(AX)
+	VMOVUPS        Y4, 2528(AX)
+	VMOVUPS        Y0, 2624(AX)
+	VMOVUPS        Y7, 2720(AX)
+	VMOVUPS        Y5, 2816(AX)
+	VMOVUPS        Y8, 2912(AX)
+	VMOVUPS        Y2, 3008(AX)
+	VBROADCASTF128 1024(AX), Y0
+	VINSERTF128    $0x01, 1280(AX), Y0, Y0
+	VBROADCASTF128 1088(AX), Y1
+	VINSERTF128    $0x01, 1344(AX), Y1, Y1
+	VBROADCASTF128 1152(AX), Y2
+	VINSERTF128    $0x01, 1408(AX), Y2, Y2
+	VBROADCASTF128 1216(AX), Y3
+	VINSERTF128    $0x01, 1472(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1040(AX), Y2
+	VINSERTF128    $0x01, 1296(AX), Y2, Y2
+	VBROADCASTF128 1104(AX), Y5
+	VINSERTF128    $0x01, 1360(AX), Y5, Y5
+	VBROADCASTF128 1168(AX), Y6
+	VINSERTF128    $0x01, 1424(AX), Y6, Y6
+	VBROADCASTF128 1232(AX), Y7
+	VINSERTF128    $0x01, 1488(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1600(AX)
+	VMOVUPS        Y1, 1696(AX)
+	VMOVUPS        Y4, 1792(AX)
+	VMOVUPS        Y0, 1888(AX)
+	VMOVUPS        Y7, 1984(AX)
+	VMOVUPS        Y5, 2080(AX)
+	VMOVUPS        Y8, 2176(AX)
+	VMOVUPS        Y2, 2272(AX)
+	VBROADCASTF128 1056(AX), Y0
+	VINSERTF128    $0x01, 1312(AX), Y0, Y0
+	VBROADCASTF128 1120(AX), Y1
+	VINSERTF128    $0x01, 1376(AX), Y1, Y1
+	VBROADCASTF128 1184(AX), Y2
+	VINSERTF128    $0x01, 1440(AX), Y2, Y2
+	VBROADCASTF128 1248(AX), Y3
+	VINSERTF128    $0x01, 1504(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1072(AX), Y2
+	VINSERTF128    $0x01, 1328(AX), Y2, Y2
+	VBROADCASTF128 1136(AX), Y5
+	VINSERTF128    $0x01, 1392(AX), Y5, Y5
+	VBROADCASTF128 1200(AX), Y6
+	VINSERTF128    $0x01, 1456(AX), Y6, Y6
+	VBROADCASTF128 1264(AX), Y7
+	VINSERTF128    $0x01, 1520(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2368(AX)
+	VMOVUPS        Y1, 2464(AX)
+	VMOVUPS        Y4, 2560(AX)
+	VMOVUPS        Y0, 2656(AX)
+	VMOVUPS        Y7, 2752(AX)
+	VMOVUPS        Y5, 2848(AX)
+	VMOVUPS        Y8, 2944(AX)
+	VMOVUPS        Y2, 3040(AX)
+	LEAQ           1536(AX), AX
+	MOVQ           AX, 64(SP)
+	MOVQ           40(SP), AX
+	MOVQ           AX, 72(SP)
+	MOVQ           48(SP), AX
+	MOVQ           $0x00000010, CX
+	CMPQ           AX, CX
+	CMOVQGT        CX, AX
+	MOVQ           AX, 80(SP)
+	JMP            flushdoneAVX2_629
+
+flushpartialAVX2_630:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_557:
+flushAVX2_627:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_558
+	JB             flushtailAVX2_628
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -16988,35 +20260,35 @@ flushAVX2_557:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_560
+	JZ             chunkdoneAVX2_631
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_560
+	JZ             chunkdoneAVX2_631
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_560
+	JZ             chunkdoneAVX2_631
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_560
+	JZ             chunkdoneAVX2_631
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_560
+	JZ             chunkdoneAVX2_631
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_560
+	JZ             chunkdoneAVX2_631
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_560
+	JZ             chunkdoneAVX2_631
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_560
+	JZ             chunkdoneAVX2_631
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -17052,68 +20324,68 @@ flushAVX2_557:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_560
+	JZ             chunkdoneAVX2_631
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_560
+	JZ             chunkdoneAVX2_631
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_560
+	JZ             chunkdoneAVX2_631
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_560
+	JZ             chunkdoneAVX2_631
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_560
+	JZ             chunkdoneAVX2_631
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_560
+	JZ             chunkdoneAVX2_631
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_560
+	JZ             chunkdoneAVX2_631
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_560:
+chunkdoneAVX2_631:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_557
+	JMP  flushAVX2_627
 
-flushtailAVX2_558:
+flushtailAVX2_628:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_559
+	JZ    flushdoneAVX2_629
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_561:
+tailrowAVX2_632:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_562:
+tailkeyAVX2_633:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_562
+	JB   tailkeyAVX2_633
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_559
+	JAE  flushdoneAVX2_629
 	DECQ SI
-	JNZ  tailrowAVX2_561
+	JNZ  tailrowAVX2_632
 
-flushdoneAVX2_559:
+flushdoneAVX2_629:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -17121,9 +20393,9 @@ flushdoneAVX2_559:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_544
+	JLE    panelsdoneAVX2_608
 
-panelsAVX2_543:
+panelsAVX2_607:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -17140,8 +20412,11 @@ panelsAVX2_543:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_563:
+dAVX2_634:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -17222,10 +20497,28 @@ dAVX2_563:
 	VBROADCASTSS 1292(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_635
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_635:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_563
+	JB           dAVX2_634
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -17269,8 +20562,11 @@ dAVX2_563:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_564:
+dAVX2_636:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 1536(CX)(DX*4), Y14
@@ -17351,10 +20647,28 @@ dAVX2_564:
 	VBROADCASTSS 2828(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_637
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_637:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_564
+	JB           dAVX2_636
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -17398,8 +20712,11 @@ dAVX2_564:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_565:
+dAVX2_638:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -17480,10 +20797,28 @@ dAVX2_565:
 	VBROADCASTSS 4364(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_639
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_639:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_565
+	JB           dAVX2_638
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -17527,8 +20862,11 @@ dAVX2_565:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_566:
+dAVX2_640:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 4608(CX)(DX*4), Y14
@@ -17609,10 +20947,28 @@ dAVX2_566:
 	VBROADCASTSS 5900(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_641
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_641:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_566
+	JB           dAVX2_640
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -17640,14 +20996,289 @@ dAVX2_566:
 	VMULPS       Y12, Y11, Y11
 	VMOVUPS      Y11, 1504(AX)
 
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX2_642
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX2_643:
+	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS 32(CX), Y0
+	VMOVUPS Y0, 32(DX)
+	VMOVUPS 64(CX), Y0
+	VMOVUPS Y0, 64(DX)
+	ADDQ    $0x60, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX2_643
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX2_642:
 	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
+	MOVQ           stage_base+96(FP), AX
+	CMPQ           16(SP), $0x18
+	JB             flushpartialAVX2_647
+	VBROADCASTF128 (AX), Y0
+	VINSERTF128    $0x01, 256(AX), Y0, Y0
+	VBROADCASTF128 64(AX), Y1
+	VINSERTF128    $0x01, 320(AX), Y1, Y1
+	VBROADCASTF128 128(AX), Y2
+	VINSERTF128    $0x01, 384(AX), Y2, Y2
+	VBROADCASTF128 192(AX), Y3
+	VINSERTF128    $0x01, 448(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 16(AX), Y2
+	VINSERTF128    $0x01, 272(AX), Y2, Y2
+	VBROADCASTF128 80(AX), Y5
+	VINSERTF128    $0x01, 336(AX), Y5, Y5
+	VBROADCASTF128 144(AX), Y6
+	VINSERTF128    $0x01, 400(AX), Y6, Y6
+	VBROADCASTF128 208(AX), Y7
+	VINSERTF128    $0x01, 464(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1536(AX)
+	VMOVUPS        Y1, 1632(AX)
+	VMOVUPS        Y4, 1728(AX)
+	VMOVUPS        Y0, 1824(AX)
+	VMOVUPS        Y7, 1920(AX)
+	VMOVUPS        Y5, 2016(AX)
+	VMOVUPS        Y8, 2112(AX)
+	VMOVUPS        Y2, 2208(AX)
+	VBROADCASTF128 32(AX), Y0
+	VINSERTF128    $0x01, 288(AX), Y0, Y0
+	VBROADCASTF128 96(AX), Y1
+	VINSERTF128    $0x01, 352(AX), Y1, Y1
+	VBROADCASTF128 160(AX), Y2
+	VINSERTF128    $0x01, 416(AX), Y2, Y2
+	VBROADCASTF128 224(AX), Y3
+	VINSERTF128    $0x01, 480(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 48(AX), Y2
+	VINSERTF128    $0x01, 304(AX), Y2, Y2
+	VBROADCASTF128 112(AX), Y5
+	VINSERTF128    $0x01, 368(AX), Y5, Y5
+	VBROADCASTF128 176(AX), Y6
+	VINSERTF128    $0x01, 432(AX), Y6, Y6
+	VBROADCASTF128 240(AX), Y7
+	VINSERTF128    $0x01, 496(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2304(AX)
+	VMOVUPS        Y1, 2400(AX)
+	VMOVUPS        Y4, 2496(AX)
+	VMOVUPS        Y0, 2592(AX)
+	VMOVUPS        Y7, 2688(AX)
+	VMOVUPS        Y5, 2784(AX)
+	VMOVUPS        Y8, 2880(AX)
+	VMOVUPS        Y2, 2976(AX)
+	VBROADCASTF128 512(AX), Y0
+	VINSERTF128    $0x01, 768(AX), Y0, Y0
+	VBROADCASTF128 576(AX), Y1
+	VINSERTF128    $0x01, 832(AX), Y1, Y1
+	VBROADCASTF128 640(AX), Y2
+	VINSERTF128    $0x01, 896(AX), Y2, Y2
+	VBROADCASTF128 704(AX), Y3
+	VINSERTF128    $0x01, 960(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 528(AX), Y2
+	VINSERTF128    $0x01, 784(AX), Y2, Y2
+	VBROADCASTF128 592(AX), Y5
+	VINSERTF128    $0x01, 848(AX), Y5, Y5
+	VBROADCASTF128 656(AX), Y6
+	VINSERTF128    $0x01, 912(AX), Y6, Y6
+	VBROADCASTF128 720(AX), Y7
+	VINSERTF128    $0x01, 976(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1568(AX)
+	VMOVUPS        Y1, 1664(AX)
+	VMOVUPS        Y4, 1760(AX)
+	VMOVUPS        Y0, 1856(AX)
+	VMOVUPS        Y7, 1952(AX)
+	VMOVUPS        Y5, 2048(AX)
+	VMOVUPS        Y8, 2144(AX)
+	VMOVUPS        Y2, 2240(AX)
+	VBROADCASTF128 544(AX), Y0
+	VINSERTF128    $0x01, 800(AX), Y0, Y0
+	VBROADCASTF128 608(AX), Y1
+	VINSERTF128    $0x01, 864(AX), Y1, Y1
+	VBROADCASTF128 672(AX), Y2
+	VINSERTF128    $0x01, 928(AX), Y2, Y2
+	VBROADCASTF128 736(AX), Y3
+	VINSERTF128    $0x01, 992(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 560(AX), Y2
+	VINSERTF128    $0x01, 816(AX), Y2, Y2
+	VBROADCASTF128 624(AX), Y5
+	VINSERTF128    $0x01, 880(AX), Y5, Y5
+	VBROADCASTF128 688(AX), Y6
+	VINSERTF128    $0x01, 944(AX), Y6, Y6
+	VBROADCASTF128 752(AX), Y7
+	VINSERTF128    $0x01, 1008(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2336(AX)
+	VMOVUPS        Y1, 2432(AX)
+	VMOVUPS        Y4, 2528(AX)
+	VMOVUPS        Y0, 2624(AX)
+	VMOVUPS        Y7, 2720(AX)
+	VMOVUPS        Y5, 2816(AX)
+	VMOVUPS        Y8, 2912(AX)
+	VMOVUPS        Y2, 3008(AX)
+	VBROADCASTF128 1024(AX), Y0
+	VINSERTF128    $0x01, 1280(AX), Y0, Y0
+	VBROADCASTF128 1088(AX), Y1
+	VINSERTF128    $0x01, 1344(AX), Y1, Y1
+	VBROADCASTF128 1152(AX), Y2
+	VINSERTF128    $0x01, 1408(AX), Y2, Y2
+	VBROADCASTF128 1216(AX), Y3
+	VINSERTF128    $0x01, 1472(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1040(AX), Y2
+	VINSERTF128    $0x01, 1296(AX), Y2, Y2
+	VBROADCASTF128 1104(AX), Y5
+	VINSERTF128    $0x01, 1360(AX), Y5, Y5
+	VBROADCASTF128 1168(AX), Y6
+	VINSERTF128    $0x01, 1424(AX), Y6, Y6
+	VBROADCASTF128 1232(AX), Y7
+	VINSERTF128    $0x01, 1488(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1600(AX)
+	VMOVUPS        Y1, 1696(AX)
+	VMOVUPS        Y4, 1792(AX)
+	VMOVUPS        Y0, 1888(AX)
+	VMOVUPS        Y7, 1984(AX)
+	VMOVUPS        Y5, 2080(AX)
+	VMOVUPS        Y8, 2176(AX)
+	VMOVUPS        Y2, 2272(AX)
+	VBROADCASTF128 1056(AX), Y0
+	VINSERTF128    $0x01, 1312(AX), Y0, Y0
+	VBROADCASTF128 1120(AX), Y1
+	VINSERTF128    $0x01, 1376(AX), Y1, Y1
+	VBROADCASTF128 1184(AX), Y2
+	VINSERTF128    $0x01, 1440(AX), Y2, Y2
+	VBROADCASTF128 1248(AX), Y3
+	VINSERTF128    $0x01, 1504(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1072(AX), Y2
+	VINSERTF128    $0x01, 1328(AX), Y2, Y2
+	VBROADCASTF128 1136(AX), Y5
+	VINSERTF128    $0x01, 1392(AX), Y5, Y5
+	VBROADCASTF128 1200(AX), Y6
+	VINSERTF128    $0x01, 1456(AX), Y6, Y6
+	VBROADCASTF128 1264(AX), Y7
+	VINSERTF128    $0x01, 1520(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2368(AX)
+	VMOVUPS        Y1, 2464(AX)
+	VMOVUPS        Y4, 2560(AX)
+	VMOVUPS        Y0, 2656(AX)
+	VMOVUPS        Y7, 2752(AX)
+	VMOVUPS        Y5, 2848(AX)
+	VMOVUPS        Y8, 2944(AX)
+	VMOVUPS        Y2, 3040(AX)
+	LEAQ           1536(AX), AX
+	MOVQ           AX, 64(SP)
+	MOVQ           40(SP), AX
+	MOVQ           AX, 72(SP)
+	MOVQ           48(SP), AX
+	MOVQ           $0x00000010, CX
+	CMPQ           AX, CX
+	CMOVQGT        CX, AX
+	MOVQ           AX, 80(SP)
+	JMP            flushdoneAVX2_646
+
+flushpartialAVX2_647:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_567:
+flushAVX2_644:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_568
+	JB             flushtailAVX2_645
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -17684,35 +21315,35 @@ flushAVX2_567:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_570
+	JZ             chunkdoneAVX2_648
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_570
+	JZ             chunkdoneAVX2_648
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_570
+	JZ             chunkdoneAVX2_648
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_570
+	JZ             chunkdoneAVX2_648
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_570
+	JZ             chunkdoneAVX2_648
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_570
+	JZ             chunkdoneAVX2_648
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_570
+	JZ             chunkdoneAVX2_648
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_570
+	JZ             chunkdoneAVX2_648
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -17748,68 +21379,68 @@ flushAVX2_567:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_570
+	JZ             chunkdoneAVX2_648
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_570
+	JZ             chunkdoneAVX2_648
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_570
+	JZ             chunkdoneAVX2_648
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_570
+	JZ             chunkdoneAVX2_648
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_570
+	JZ             chunkdoneAVX2_648
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_570
+	JZ             chunkdoneAVX2_648
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_570
+	JZ             chunkdoneAVX2_648
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_570:
+chunkdoneAVX2_648:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_567
+	JMP  flushAVX2_644
 
-flushtailAVX2_568:
+flushtailAVX2_645:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_569
+	JZ    flushdoneAVX2_646
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_571:
+tailrowAVX2_649:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_572:
+tailkeyAVX2_650:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_572
+	JB   tailkeyAVX2_650
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_569
+	JAE  flushdoneAVX2_646
 	DECQ SI
-	JNZ  tailrowAVX2_571
+	JNZ  tailrowAVX2_649
 
-flushdoneAVX2_569:
+flushdoneAVX2_646:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -17817,24 +21448,46 @@ flushdoneAVX2_569:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_543
+	JG     panelsAVX2_607
 
-panelsdoneAVX2_544:
+panelsdoneAVX2_608:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x30, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_541
+	JMP    blocksAVX2_605
 
-blocksdoneAVX2_542:
+blocksdoneAVX2_606:
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX2_651
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX2_652:
+	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS 32(CX), Y0
+	VMOVUPS Y0, 32(DX)
+	VMOVUPS 64(CX), Y0
+	VMOVUPS Y0, 64(DX)
+	ADDQ    $0x60, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX2_652
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX2_651:
 	VZEROUPPER
 	RET
 
 // func ScoresBF16Panels128AVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·ScoresBF16Panels128AVX2(SB), NOSPLIT, $64-156
+TEXT ·ScoresBF16Panels128AVX2(SB), NOSPLIT, $88-156
+	MOVQ $0x00000000, 80(SP)
 	MOVQ k_base+48(FP), AX
 	MOVQ AX, (SP)
 	MOVQ n+128(FP), AX
@@ -17844,10 +21497,10 @@ TEXT ·ScoresBF16Panels128AVX2(SB), NOSPLIT, $64-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_573:
+blocksAVX2_653:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_574
+	JZ    blocksdoneAVX2_654
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -17874,9 +21527,9 @@ blocksAVX2_573:
 	IMUL3Q  $0x10, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX2_577:
+widenAVX2_657:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_578
+	JZ         widendoneAVX2_658
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -17933,9 +21586,9 @@ widenAVX2_577:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_577
+	JMP        widenAVX2_657
 
-widendoneAVX2_578:
+widendoneAVX2_658:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -17952,8 +21605,11 @@ widendoneAVX2_578:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_579:
+dAVX2_659:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -18034,10 +21690,28 @@ dAVX2_579:
 	VBROADCASTSS 2572(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_660
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_660:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_579
+	JB           dAVX2_659
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -18082,9 +21756,9 @@ dAVX2_579:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000c00, SI
 
-widenAVX2_580:
+widenAVX2_661:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_581
+	JZ         widendoneAVX2_662
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -18141,9 +21815,9 @@ widenAVX2_580:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_580
+	JMP        widenAVX2_661
 
-widendoneAVX2_581:
+widendoneAVX2_662:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -18160,8 +21834,11 @@ widendoneAVX2_581:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_582:
+dAVX2_663:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -18242,10 +21919,28 @@ dAVX2_582:
 	VBROADCASTSS 5644(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_664
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_664:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_582
+	JB           dAVX2_663
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -18290,9 +21985,9 @@ dAVX2_582:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001800, SI
 
-widenAVX2_583:
+widenAVX2_665:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_584
+	JZ         widendoneAVX2_666
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -18349,9 +22044,9 @@ widenAVX2_583:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_583
+	JMP        widenAVX2_665
 
-widendoneAVX2_584:
+widendoneAVX2_666:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -18368,8 +22063,11 @@ widendoneAVX2_584:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_585:
+dAVX2_667:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 6144(CX)(DX*4), Y14
@@ -18450,10 +22148,28 @@ dAVX2_585:
 	VBROADCASTSS 8716(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_668
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_668:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_585
+	JB           dAVX2_667
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -18498,9 +22214,9 @@ dAVX2_585:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00002400, SI
 
-widenAVX2_586:
+widenAVX2_669:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_587
+	JZ         widendoneAVX2_670
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -18557,9 +22273,9 @@ widenAVX2_586:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_586
+	JMP        widenAVX2_669
 
-widendoneAVX2_587:
+widendoneAVX2_670:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -18576,8 +22292,11 @@ widendoneAVX2_587:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_588:
+dAVX2_671:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -18658,10 +22377,28 @@ dAVX2_588:
 	VBROADCASTSS 11788(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_672
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_672:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_588
+	JB           dAVX2_671
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -18689,14 +22426,289 @@ dAVX2_588:
 	VMULPS       Y12, Y11, Y11
 	VMOVUPS      Y11, 1504(AX)
 
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX2_673
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX2_674:
+	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS 32(CX), Y0
+	VMOVUPS Y0, 32(DX)
+	VMOVUPS 64(CX), Y0
+	VMOVUPS Y0, 64(DX)
+	ADDQ    $0x60, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX2_674
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX2_673:
 	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
+	MOVQ           stage_base+96(FP), AX
+	CMPQ           16(SP), $0x18
+	JB             flushpartialAVX2_678
+	VBROADCASTF128 (AX), Y0
+	VINSERTF128    $0x01, 256(AX), Y0, Y0
+	VBROADCASTF128 64(AX), Y1
+	VINSERTF128    $0x01, 320(AX), Y1, Y1
+	VBROADCASTF128 128(AX), Y2
+	VINSERTF128    $0x01, 384(AX), Y2, Y2
+	VBROADCASTF128 192(AX), Y3
+	VINSERTF128    $0x01, 448(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 16(AX), Y2
+	VINSERTF128    $0x01, 272(AX), Y2, Y2
+	VBROADCASTF128 80(AX), Y5
+	VINSERTF128    $0x01, 336(AX), Y5, Y5
+	VBROADCASTF128 144(AX), Y6
+	VINSERTF128    $0x01, 400(AX), Y6, Y6
+	VBROADCASTF128 208(AX), Y7
+	VINSERTF128    $0x01, 464(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1536(AX)
+	VMOVUPS        Y1, 1632(AX)
+	VMOVUPS        Y4, 1728(AX)
+	VMOVUPS        Y0, 1824(AX)
+	VMOVUPS        Y7, 1920(AX)
+	VMOVUPS        Y5, 2016(AX)
+	VMOVUPS        Y8, 2112(AX)
+	VMOVUPS        Y2, 2208(AX)
+	VBROADCASTF128 32(AX), Y0
+	VINSERTF128    $0x01, 288(AX), Y0, Y0
+	VBROADCASTF128 96(AX), Y1
+	VINSERTF128    $0x01, 352(AX), Y1, Y1
+	VBROADCASTF128 160(AX), Y2
+	VINSERTF128    $0x01, 416(AX), Y2, Y2
+	VBROADCASTF128 224(AX), Y3
+	VINSERTF128    $0x01, 480(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 48(AX), Y2
+	VINSERTF128    $0x01, 304(AX), Y2, Y2
+	VBROADCASTF128 112(AX), Y5
+	VINSERTF128    $0x01, 368(AX), Y5, Y5
+	VBROADCASTF128 176(AX), Y6
+	VINSERTF128    $0x01, 432(AX), Y6, Y6
+	VBROADCASTF128 240(AX), Y7
+	VINSERTF128    $0x01, 496(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2304(AX)
+	VMOVUPS        Y1, 2400(AX)
+	VMOVUPS        Y4, 2496(AX)
+	VMOVUPS        Y0, 2592(AX)
+	VMOVUPS        Y7, 2688(AX)
+	VMOVUPS        Y5, 2784(AX)
+	VMOVUPS        Y8, 2880(AX)
+	VMOVUPS        Y2, 2976(AX)
+	VBROADCASTF128 512(AX), Y0
+	VINSERTF128    $0x01, 768(AX), Y0, Y0
+	VBROADCASTF128 576(AX), Y1
+	VINSERTF128    $0x01, 832(AX), Y1, Y1
+	VBROADCASTF128 640(AX), Y2
+	VINSERTF128    $0x01, 896(AX), Y2, Y2
+	VBROADCASTF128 704(AX), Y3
+	VINSERTF128    $0x01, 960(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 528(AX), Y2
+	VINSERTF128    $0x01, 784(AX), Y2, Y2
+	VBROADCASTF128 592(AX), Y5
+	VINSERTF128    $0x01, 848(AX), Y5, Y5
+	VBROADCASTF128 656(AX), Y6
+	VINSERTF128    $0x01, 912(AX), Y6, Y6
+	VBROADCASTF128 720(AX), Y7
+	VINSERTF128    $0x01, 976(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1568(AX)
+	VMOVUPS        Y1, 1664(AX)
+	VMOVUPS        Y4, 1760(AX)
+	VMOVUPS        Y0, 1856(AX)
+	VMOVUPS        Y7, 1952(AX)
+	VMOVUPS        Y5, 2048(AX)
+	VMOVUPS        Y8, 2144(AX)
+	VMOVUPS        Y2, 2240(AX)
+	VBROADCASTF128 544(AX), Y0
+	VINSERTF128    $0x01, 800(AX), Y0, Y0
+	VBROADCASTF128 608(AX), Y1
+	VINSERTF128    $0x01, 864(AX), Y1, Y1
+	VBROADCASTF128 672(AX), Y2
+	VINSERTF128    $0x01, 928(AX), Y2, Y2
+	VBROADCASTF128 736(AX), Y3
+	VINSERTF128    $0x01, 992(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 560(AX), Y2
+	VINSERTF128    $0x01, 816(AX), Y2, Y2
+	VBROADCASTF128 624(AX), Y5
+	VINSERTF128    $0x01, 880(AX), Y5, Y5
+	VBROADCASTF128 688(AX), Y6
+	VINSERTF128    $0x01, 944(AX), Y6, Y6
+	VBROADCASTF128 752(AX), Y7
+	VINSERTF128    $0x01, 1008(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2336(AX)
+	VMOVUPS        Y1, 2432(AX)
+	VMOVUPS        Y4, 2528(AX)
+	VMOVUPS        Y0, 2624(AX)
+	VMOVUPS        Y7, 2720(AX)
+	VMOVUPS        Y5, 2816(AX)
+	VMOVUPS        Y8, 2912(AX)
+	VMOVUPS        Y2, 3008(AX)
+	VBROADCASTF128 1024(AX), Y0
+	VINSERTF128    $0x01, 1280(AX), Y0, Y0
+	VBROADCASTF128 1088(AX), Y1
+	VINSERTF128    $0x01, 1344(AX), Y1, Y1
+	VBROADCASTF128 1152(AX), Y2
+	VINSERTF128    $0x01, 1408(AX), Y2, Y2
+	VBROADCASTF128 1216(AX), Y3
+	VINSERTF128    $0x01, 1472(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1040(AX), Y2
+	VINSERTF128    $0x01, 1296(AX), Y2, Y2
+	VBROADCASTF128 1104(AX), Y5
+	VINSERTF128    $0x01, 1360(AX), Y5, Y5
+	VBROADCASTF128 1168(AX), Y6
+	VINSERTF128    $0x01, 1424(AX), Y6, Y6
+	VBROADCASTF128 1232(AX), Y7
+	VINSERTF128    $0x01, 1488(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1600(AX)
+	VMOVUPS        Y1, 1696(AX)
+	VMOVUPS        Y4, 1792(AX)
+	VMOVUPS        Y0, 1888(AX)
+	VMOVUPS        Y7, 1984(AX)
+	VMOVUPS        Y5, 2080(AX)
+	VMOVUPS        Y8, 2176(AX)
+	VMOVUPS        Y2, 2272(AX)
+	VBROADCASTF128 1056(AX), Y0
+	VINSERTF128    $0x01, 1312(AX), Y0, Y0
+	VBROADCASTF128 1120(AX), Y1
+	VINSERTF128    $0x01, 1376(AX), Y1, Y1
+	VBROADCASTF128 1184(AX), Y2
+	VINSERTF128    $0x01, 1440(AX), Y2, Y2
+	VBROADCASTF128 1248(AX), Y3
+	VINSERTF128    $0x01, 1504(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1072(AX), Y2
+	VINSERTF128    $0x01, 1328(AX), Y2, Y2
+	VBROADCASTF128 1136(AX), Y5
+	VINSERTF128    $0x01, 1392(AX), Y5, Y5
+	VBROADCASTF128 1200(AX), Y6
+	VINSERTF128    $0x01, 1456(AX), Y6, Y6
+	VBROADCASTF128 1264(AX), Y7
+	VINSERTF128    $0x01, 1520(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2368(AX)
+	VMOVUPS        Y1, 2464(AX)
+	VMOVUPS        Y4, 2560(AX)
+	VMOVUPS        Y0, 2656(AX)
+	VMOVUPS        Y7, 2752(AX)
+	VMOVUPS        Y5, 2848(AX)
+	VMOVUPS        Y8, 2944(AX)
+	VMOVUPS        Y2, 3040(AX)
+	LEAQ           1536(AX), AX
+	MOVQ           AX, 64(SP)
+	MOVQ           40(SP), AX
+	MOVQ           AX, 72(SP)
+	MOVQ           48(SP), AX
+	MOVQ           $0x00000010, CX
+	CMPQ           AX, CX
+	CMOVQGT        CX, AX
+	MOVQ           AX, 80(SP)
+	JMP            flushdoneAVX2_677
+
+flushpartialAVX2_678:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_589:
+flushAVX2_675:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_590
+	JB             flushtailAVX2_676
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -18733,35 +22745,35 @@ flushAVX2_589:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_592
+	JZ             chunkdoneAVX2_679
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_592
+	JZ             chunkdoneAVX2_679
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_592
+	JZ             chunkdoneAVX2_679
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_592
+	JZ             chunkdoneAVX2_679
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_592
+	JZ             chunkdoneAVX2_679
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_592
+	JZ             chunkdoneAVX2_679
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_592
+	JZ             chunkdoneAVX2_679
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_592
+	JZ             chunkdoneAVX2_679
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -18797,68 +22809,68 @@ flushAVX2_589:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_592
+	JZ             chunkdoneAVX2_679
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_592
+	JZ             chunkdoneAVX2_679
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_592
+	JZ             chunkdoneAVX2_679
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_592
+	JZ             chunkdoneAVX2_679
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_592
+	JZ             chunkdoneAVX2_679
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_592
+	JZ             chunkdoneAVX2_679
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_592
+	JZ             chunkdoneAVX2_679
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_592:
+chunkdoneAVX2_679:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_589
+	JMP  flushAVX2_675
 
-flushtailAVX2_590:
+flushtailAVX2_676:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_591
+	JZ    flushdoneAVX2_677
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_593:
+tailrowAVX2_680:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_594:
+tailkeyAVX2_681:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_594
+	JB   tailkeyAVX2_681
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_591
+	JAE  flushdoneAVX2_677
 	DECQ SI
-	JNZ  tailrowAVX2_593
+	JNZ  tailrowAVX2_680
 
-flushdoneAVX2_591:
+flushdoneAVX2_677:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -18866,9 +22878,9 @@ flushdoneAVX2_591:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_576
+	JLE    panelsdoneAVX2_656
 
-panelsAVX2_575:
+panelsAVX2_655:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -18885,8 +22897,11 @@ panelsAVX2_575:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_595:
+dAVX2_682:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -18967,10 +22982,28 @@ dAVX2_595:
 	VBROADCASTSS 2572(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_683
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_683:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_595
+	JB           dAVX2_682
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -19014,8 +23047,11 @@ dAVX2_595:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_596:
+dAVX2_684:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -19096,10 +23132,28 @@ dAVX2_596:
 	VBROADCASTSS 5644(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_685
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_685:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_596
+	JB           dAVX2_684
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -19143,8 +23197,11 @@ dAVX2_596:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_597:
+dAVX2_686:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 6144(CX)(DX*4), Y14
@@ -19225,10 +23282,28 @@ dAVX2_597:
 	VBROADCASTSS 8716(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_687
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_687:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_597
+	JB           dAVX2_686
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -19272,8 +23347,11 @@ dAVX2_597:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_598:
+dAVX2_688:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -19354,10 +23432,28 @@ dAVX2_598:
 	VBROADCASTSS 11788(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_689
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_689:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_598
+	JB           dAVX2_688
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -19385,14 +23481,289 @@ dAVX2_598:
 	VMULPS       Y12, Y11, Y11
 	VMOVUPS      Y11, 1504(AX)
 
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX2_690
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX2_691:
+	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS 32(CX), Y0
+	VMOVUPS Y0, 32(DX)
+	VMOVUPS 64(CX), Y0
+	VMOVUPS Y0, 64(DX)
+	ADDQ    $0x60, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX2_691
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX2_690:
 	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
+	MOVQ           stage_base+96(FP), AX
+	CMPQ           16(SP), $0x18
+	JB             flushpartialAVX2_695
+	VBROADCASTF128 (AX), Y0
+	VINSERTF128    $0x01, 256(AX), Y0, Y0
+	VBROADCASTF128 64(AX), Y1
+	VINSERTF128    $0x01, 320(AX), Y1, Y1
+	VBROADCASTF128 128(AX), Y2
+	VINSERTF128    $0x01, 384(AX), Y2, Y2
+	VBROADCASTF128 192(AX), Y3
+	VINSERTF128    $0x01, 448(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 16(AX), Y2
+	VINSERTF128    $0x01, 272(AX), Y2, Y2
+	VBROADCASTF128 80(AX), Y5
+	VINSERTF128    $0x01, 336(AX), Y5, Y5
+	VBROADCASTF128 144(AX), Y6
+	VINSERTF128    $0x01, 400(AX), Y6, Y6
+	VBROADCASTF128 208(AX), Y7
+	VINSERTF128    $0x01, 464(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1536(AX)
+	VMOVUPS        Y1, 1632(AX)
+	VMOVUPS        Y4, 1728(AX)
+	VMOVUPS        Y0, 1824(AX)
+	VMOVUPS        Y7, 1920(AX)
+	VMOVUPS        Y5, 2016(AX)
+	VMOVUPS        Y8, 2112(AX)
+	VMOVUPS        Y2, 2208(AX)
+	VBROADCASTF128 32(AX), Y0
+	VINSERTF128    $0x01, 288(AX), Y0, Y0
+	VBROADCASTF128 96(AX), Y1
+	VINSERTF128    $0x01, 352(AX), Y1, Y1
+	VBROADCASTF128 160(AX), Y2
+	VINSERTF128    $0x01, 416(AX), Y2, Y2
+	VBROADCASTF128 224(AX), Y3
+	VINSERTF128    $0x01, 480(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 48(AX), Y2
+	VINSERTF128    $0x01, 304(AX), Y2, Y2
+	VBROADCASTF128 112(AX), Y5
+	VINSERTF128    $0x01, 368(AX), Y5, Y5
+	VBROADCASTF128 176(AX), Y6
+	VINSERTF128    $0x01, 432(AX), Y6, Y6
+	VBROADCASTF128 240(AX), Y7
+	VINSERTF128    $0x01, 496(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2304(AX)
+	VMOVUPS        Y1, 2400(AX)
+	VMOVUPS        Y4, 2496(AX)
+	VMOVUPS        Y0, 2592(AX)
+	VMOVUPS        Y7, 2688(AX)
+	VMOVUPS        Y5, 2784(AX)
+	VMOVUPS        Y8, 2880(AX)
+	VMOVUPS        Y2, 2976(AX)
+	VBROADCASTF128 512(AX), Y0
+	VINSERTF128    $0x01, 768(AX), Y0, Y0
+	VBROADCASTF128 576(AX), Y1
+	VINSERTF128    $0x01, 832(AX), Y1, Y1
+	VBROADCASTF128 640(AX), Y2
+	VINSERTF128    $0x01, 896(AX), Y2, Y2
+	VBROADCASTF128 704(AX), Y3
+	VINSERTF128    $0x01, 960(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 528(AX), Y2
+	VINSERTF128    $0x01, 784(AX), Y2, Y2
+	VBROADCASTF128 592(AX), Y5
+	VINSERTF128    $0x01, 848(AX), Y5, Y5
+	VBROADCASTF128 656(AX), Y6
+	VINSERTF128    $0x01, 912(AX), Y6, Y6
+	VBROADCASTF128 720(AX), Y7
+	VINSERTF128    $0x01, 976(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1568(AX)
+	VMOVUPS        Y1, 1664(AX)
+	VMOVUPS        Y4, 1760(AX)
+	VMOVUPS        Y0, 1856(AX)
+	VMOVUPS        Y7, 1952(AX)
+	VMOVUPS        Y5, 2048(AX)
+	VMOVUPS        Y8, 2144(AX)
+	VMOVUPS        Y2, 2240(AX)
+	VBROADCASTF128 544(AX), Y0
+	VINSERTF128    $0x01, 800(AX), Y0, Y0
+	VBROADCASTF128 608(AX), Y1
+	VINSERTF128    $0x01, 864(AX), Y1, Y1
+	VBROADCASTF128 672(AX), Y2
+	VINSERTF128    $0x01, 928(AX), Y2, Y2
+	VBROADCASTF128 736(AX), Y3
+	VINSERTF128    $0x01, 992(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 560(AX), Y2
+	VINSERTF128    $0x01, 816(AX), Y2, Y2
+	VBROADCASTF128 624(AX), Y5
+	VINSERTF128    $0x01, 880(AX), Y5, Y5
+	VBROADCASTF128 688(AX), Y6
+	VINSERTF128    $0x01, 944(AX), Y6, Y6
+	VBROADCASTF128 752(AX), Y7
+	VINSERTF128    $0x01, 1008(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2336(AX)
+	VMOVUPS        Y1, 2432(AX)
+	VMOVUPS        Y4, 2528(AX)
+	VMOVUPS        Y0, 2624(AX)
+	VMOVUPS        Y7, 2720(AX)
+	VMOVUPS        Y5, 2816(AX)
+	VMOVUPS        Y8, 2912(AX)
+	VMOVUPS        Y2, 3008(AX)
+	VBROADCASTF128 1024(AX), Y0
+	VINSERTF128    $0x01, 1280(AX), Y0, Y0
+	VBROADCASTF128 1088(AX), Y1
+	VINSERTF128    $0x01, 1344(AX), Y1, Y1
+	VBROADCASTF128 1152(AX), Y2
+	VINSERTF128    $0x01, 1408(AX), Y2, Y2
+	VBROADCASTF128 1216(AX), Y3
+	VINSERTF128    $0x01, 1472(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1040(AX), Y2
+	VINSERTF128    $0x01, 1296(AX), Y2, Y2
+	VBROADCASTF128 1104(AX), Y5
+	VINSERTF128    $0x01, 1360(AX), Y5, Y5
+	VBROADCASTF128 1168(AX), Y6
+	VINSERTF128    $0x01, 1424(AX), Y6, Y6
+	VBROADCASTF128 1232(AX), Y7
+	VINSERTF128    $0x01, 1488(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1600(AX)
+	VMOVUPS        Y1, 1696(AX)
+	VMOVUPS        Y4, 1792(AX)
+	VMOVUPS        Y0, 1888(AX)
+	VMOVUPS        Y7, 1984(AX)
+	VMOVUPS        Y5, 2080(AX)
+	VMOVUPS        Y8, 2176(AX)
+	VMOVUPS        Y2, 2272(AX)
+	VBROADCASTF128 1056(AX), Y0
+	VINSERTF128    $0x01, 1312(AX), Y0, Y0
+	VBROADCASTF128 1120(AX), Y1
+	VINSERTF128    $0x01, 1376(AX), Y1, Y1
+	VBROADCASTF128 1184(AX), Y2
+	VINSERTF128    $0x01, 1440(AX), Y2, Y2
+	VBROADCASTF128 1248(AX), Y3
+	VINSERTF128    $0x01, 1504(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1072(AX), Y2
+	VINSERTF128    $0x01, 1328(AX), Y2, Y2
+	VBROADCASTF128 1136(AX), Y5
+	VINSERTF128    $0x01, 1392(AX), Y5, Y5
+	VBROADCASTF128 1200(AX), Y6
+	VINSERTF128    $0x01, 1456(AX), Y6, Y6
+	VBROADCASTF128 1264(AX), Y7
+	VINSERTF128    $0x01, 1520(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2368(AX)
+	VMOVUPS        Y1, 2464(AX)
+	VMOVUPS        Y4, 2560(AX)
+	VMOVUPS        Y0, 2656(AX)
+	VMOVUPS        Y7, 2752(AX)
+	VMOVUPS        Y5, 2848(AX)
+	VMOVUPS        Y8, 2944(AX)
+	VMOVUPS        Y2, 3040(AX)
+	LEAQ           1536(AX), AX
+	MOVQ           AX, 64(SP)
+	MOVQ           40(SP), AX
+	MOVQ           AX, 72(SP)
+	MOVQ           48(SP), AX
+	MOVQ           $0x00000010, CX
+	CMPQ           AX, CX
+	CMOVQGT        CX, AX
+	MOVQ           AX, 80(SP)
+	JMP            flushdoneAVX2_694
+
+flushpartialAVX2_695:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_599:
+flushAVX2_692:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_600
+	JB             flushtailAVX2_693
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -19429,35 +23800,35 @@ flushAVX2_599:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_602
+	JZ             chunkdoneAVX2_696
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_602
+	JZ             chunkdoneAVX2_696
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_602
+	JZ             chunkdoneAVX2_696
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_602
+	JZ             chunkdoneAVX2_696
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_602
+	JZ             chunkdoneAVX2_696
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_602
+	JZ             chunkdoneAVX2_696
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_602
+	JZ             chunkdoneAVX2_696
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_602
+	JZ             chunkdoneAVX2_696
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -19493,68 +23864,68 @@ flushAVX2_599:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_602
+	JZ             chunkdoneAVX2_696
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_602
+	JZ             chunkdoneAVX2_696
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_602
+	JZ             chunkdoneAVX2_696
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_602
+	JZ             chunkdoneAVX2_696
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_602
+	JZ             chunkdoneAVX2_696
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_602
+	JZ             chunkdoneAVX2_696
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_602
+	JZ             chunkdoneAVX2_696
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_602:
+chunkdoneAVX2_696:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_599
+	JMP  flushAVX2_692
 
-flushtailAVX2_600:
+flushtailAVX2_693:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_601
+	JZ    flushdoneAVX2_694
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_603:
+tailrowAVX2_697:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_604:
+tailkeyAVX2_698:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_604
+	JB   tailkeyAVX2_698
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_601
+	JAE  flushdoneAVX2_694
 	DECQ SI
-	JNZ  tailrowAVX2_603
+	JNZ  tailrowAVX2_697
 
-flushdoneAVX2_601:
+flushdoneAVX2_694:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -19562,18 +23933,39 @@ flushdoneAVX2_601:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_575
+	JG     panelsAVX2_655
 
-panelsdoneAVX2_576:
+panelsdoneAVX2_656:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x30, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_573
+	JMP    blocksAVX2_653
 
-blocksdoneAVX2_574:
+blocksdoneAVX2_654:
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX2_699
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX2_700:
+	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS 32(CX), Y0
+	VMOVUPS Y0, 32(DX)
+	VMOVUPS 64(CX), Y0
+	VMOVUPS Y0, 64(DX)
+	ADDQ    $0x60, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX2_700
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX2_699:
 	VZEROUPPER
 	RET
 
@@ -19589,9 +23981,9 @@ TEXT ·DotF32BF16AVX512(SB), NOSPLIT, $0-52
 	VXORPS Z3, Z3, Z3
 	MOVQ   AX, BX
 	SHRQ   $0x06, BX
-	JZ     dotdoneAVX512_606
+	JZ     dotdoneAVX512_702
 
-dotAVX512_605:
+dotAVX512_701:
 	VPMOVZXWD   (DX), Z4
 	VPSLLD      $0x10, Z4, Z4
 	VFMADD231PS (CX), Z4, Z0
@@ -19607,23 +23999,23 @@ dotAVX512_605:
 	ADDQ        $0x00000100, CX
 	ADDQ        $0x00000080, DX
 	DECQ        BX
-	JNZ         dotAVX512_605
+	JNZ         dotAVX512_701
 
-dotdoneAVX512_606:
+dotdoneAVX512_702:
 	ANDQ $0x0000003f, AX
 
-dotAVX512_607:
+dotAVX512_703:
 	CMPQ        AX, $0x00000010
-	JB          dotdoneAVX512_608
+	JB          dotdoneAVX512_704
 	VPMOVZXWD   (DX), Z4
 	VPSLLD      $0x10, Z4, Z4
 	VFMADD231PS (CX), Z4, Z0
 	ADDQ        $0x00000040, CX
 	ADDQ        $0x00000020, DX
 	SUBQ        $0x00000010, AX
-	JMP         dotAVX512_607
+	JMP         dotAVX512_703
 
-dotdoneAVX512_608:
+dotdoneAVX512_704:
 	VADDPS        Z2, Z0, Z0
 	VADDPS        Z3, Z1, Z1
 	VADDPS        Z1, Z0, Z0
@@ -19637,9 +24029,9 @@ dotdoneAVX512_608:
 	VADDSS        X1, X0, X0
 
 	// Scalar tail: the vector sums are already folded into the low lane.
-tailAVX512_609:
+tailAVX512_705:
 	TESTQ       AX, AX
-	JZ          taildoneAVX512_610
+	JZ          taildoneAVX512_706
 	MOVWLZX     (DX), BX
 	SHLL        $0x10, BX
 	VMOVD       BX, X1
@@ -19648,9 +24040,9 @@ tailAVX512_609:
 	ADDQ        $0x04, CX
 	ADDQ        $0x02, DX
 	DECQ        AX
-	JMP         tailAVX512_609
+	JMP         tailAVX512_705
 
-taildoneAVX512_610:
+taildoneAVX512_706:
 	VZEROUPPER
 	VMOVSS X0, ret+48(FP)
 	RET
@@ -19673,9 +24065,9 @@ TEXT ·ScoresBF16RowsAVX512(SB), NOSPLIT, $72-108
 	SHLQ $0x02, AX
 	MOVQ AX, 48(SP)
 
-keysAVX512_611:
+keysAVX512_707:
 	CMPQ 8(SP), $0x03
-	JB   keysdoneAVX512_612
+	JB   keysdoneAVX512_708
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -19683,9 +24075,9 @@ keysAVX512_611:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_613:
+rowsAVX512_709:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_614
+	JB   rowsdoneAVX512_710
 
 	// Tile of 4 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -19716,9 +24108,9 @@ rowsAVX512_613:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R10, R11
 
-tailAVX512_615:
+tailAVX512_711:
 	CMPQ        R11, R9
-	JAE         taildoneAVX512_616
+	JAE         taildoneAVX512_712
 	MOVWLZX     (CX)(R11*2), R12
 	SHLL        $0x10, R12
 	VMOVD       R12, X12
@@ -19745,15 +24137,15 @@ tailAVX512_615:
 	VFMADD231SS X13, X15, X10
 	VFMADD231SS X14, X15, X11
 	INCQ        R11
-	JMP         tailAVX512_615
+	JMP         tailAVX512_711
 
-taildoneAVX512_616:
+taildoneAVX512_712:
 	// Whole vectors [0, body).
 	XORQ R11, R11
 
-bodyAVX512_617:
+bodyAVX512_713:
 	CMPQ        R11, R10
-	JAE         bodydoneAVX512_618
+	JAE         bodydoneAVX512_714
 	VPMOVZXWD   (CX)(R11*2), Z12
 	VPSLLD      $0x10, Z12, Z12
 	VPMOVZXWD   (R8)(R11*2), Z13
@@ -19777,9 +24169,9 @@ bodyAVX512_617:
 	VFMADD231PS Z13, Z15, Z10
 	VFMADD231PS Z14, Z15, Z11
 	ADDQ        $0x10, R11
-	JMP         bodyAVX512_617
+	JMP         bodyAVX512_713
 
-bodydoneAVX512_618:
+bodydoneAVX512_714:
 	VEXTRACTF64X4 $0x01, Z0, Y12
 	VADDPS        Y0, Y12, Y12
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -19846,11 +24238,11 @@ bodydoneAVX512_618:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_613
+	JMP           rowsAVX512_709
 
-rowsdoneAVX512_614:
+rowsdoneAVX512_710:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_620
+	JB   rowsdoneAVX512_716
 
 	// Tile of 2 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -19873,9 +24265,9 @@ rowsdoneAVX512_614:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX512_621:
+tailAVX512_717:
 	CMPQ        R9, DI
-	JAE         taildoneAVX512_622
+	JAE         taildoneAVX512_718
 	MOVWLZX     (CX)(R9*2), R10
 	SHLL        $0x10, R10
 	VMOVD       R10, X6
@@ -19894,15 +24286,15 @@ tailAVX512_621:
 	VFMADD231SS X7, X9, X4
 	VFMADD231SS X8, X9, X5
 	INCQ        R9
-	JMP         tailAVX512_621
+	JMP         tailAVX512_717
 
-taildoneAVX512_622:
+taildoneAVX512_718:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX512_623:
+bodyAVX512_719:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX512_624
+	JAE         bodydoneAVX512_720
 	VPMOVZXWD   (CX)(R9*2), Z6
 	VPSLLD      $0x10, Z6, Z6
 	VPMOVZXWD   (SI)(R9*2), Z7
@@ -19918,9 +24310,9 @@ bodyAVX512_623:
 	VFMADD231PS Z7, Z9, Z4
 	VFMADD231PS Z8, Z9, Z5
 	ADDQ        $0x10, R9
-	JMP         bodyAVX512_623
+	JMP         bodyAVX512_719
 
-bodydoneAVX512_624:
+bodydoneAVX512_720:
 	VEXTRACTF64X4 $0x01, Z0, Y6
 	VADDPS        Y0, Y6, Y6
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -19962,9 +24354,9 @@ bodydoneAVX512_624:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_620:
+rowsdoneAVX512_716:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_626
+	JB   rowsdoneAVX512_722
 
 	// Tile of 1 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -19982,9 +24374,9 @@ rowsdoneAVX512_620:
 	// Tail elements [body, dim), one at a time.
 	MOVQ DI, R8
 
-tailAVX512_627:
+tailAVX512_723:
 	CMPQ        R8, SI
-	JAE         taildoneAVX512_628
+	JAE         taildoneAVX512_724
 	MOVWLZX     (CX)(R8*2), R9
 	SHLL        $0x10, R9
 	VMOVD       R9, X3
@@ -19999,15 +24391,15 @@ tailAVX512_627:
 	VFMADD231SS X4, X6, X1
 	VFMADD231SS X5, X6, X2
 	INCQ        R8
-	JMP         tailAVX512_627
+	JMP         tailAVX512_723
 
-taildoneAVX512_628:
+taildoneAVX512_724:
 	// Whole vectors [0, body).
 	XORQ R8, R8
 
-bodyAVX512_629:
+bodyAVX512_725:
 	CMPQ        R8, DI
-	JAE         bodydoneAVX512_630
+	JAE         bodydoneAVX512_726
 	VPMOVZXWD   (CX)(R8*2), Z3
 	VPSLLD      $0x10, Z3, Z3
 	VPMOVZXWD   (BX)(R8*2), Z4
@@ -20019,9 +24411,9 @@ bodyAVX512_629:
 	VFMADD231PS Z4, Z6, Z1
 	VFMADD231PS Z5, Z6, Z2
 	ADDQ        $0x10, R8
-	JMP         bodyAVX512_629
+	JMP         bodyAVX512_725
 
-bodydoneAVX512_630:
+bodydoneAVX512_726:
 	VEXTRACTF64X4 $0x01, Z0, Y3
 	VADDPS        Y0, Y3, Y3
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -20047,18 +24439,18 @@ bodydoneAVX512_630:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_626:
+rowsdoneAVX512_722:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x03, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x0c, 16(SP)
 	SUBQ   $0x03, 8(SP)
-	JMP    keysAVX512_611
+	JMP    keysAVX512_707
 
-keysdoneAVX512_612:
-keysAVX512_631:
+keysdoneAVX512_708:
+keysAVX512_727:
 	CMPQ 8(SP), $0x01
-	JB   keysdoneAVX512_632
+	JB   keysdoneAVX512_728
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -20066,9 +24458,9 @@ keysAVX512_631:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_633:
+rowsAVX512_729:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_634
+	JB   rowsdoneAVX512_730
 
 	// Tile of 4 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -20088,9 +24480,9 @@ rowsAVX512_633:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX512_635:
+tailAVX512_731:
 	CMPQ        R9, DI
-	JAE         taildoneAVX512_636
+	JAE         taildoneAVX512_732
 	MOVWLZX     (CX)(R9*2), R10
 	SHLL        $0x10, R10
 	VMOVD       R10, X4
@@ -20103,15 +24495,15 @@ tailAVX512_635:
 	VMOVSS      (DX)(R9*4), X5
 	VFMADD231SS X4, X5, X3
 	INCQ        R9
-	JMP         tailAVX512_635
+	JMP         tailAVX512_731
 
-taildoneAVX512_636:
+taildoneAVX512_732:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX512_637:
+bodyAVX512_733:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX512_638
+	JAE         bodydoneAVX512_734
 	VPMOVZXWD   (CX)(R9*2), Z4
 	VPSLLD      $0x10, Z4, Z4
 	VMOVUPS     (AX)(R9*4), Z5
@@ -20123,9 +24515,9 @@ bodyAVX512_637:
 	VMOVUPS     (DX)(R9*4), Z5
 	VFMADD231PS Z4, Z5, Z3
 	ADDQ        $0x10, R9
-	JMP         bodyAVX512_637
+	JMP         bodyAVX512_733
 
-bodydoneAVX512_638:
+bodydoneAVX512_734:
 	VEXTRACTF64X4 $0x01, Z0, Y4
 	VADDPS        Y0, Y4, Y4
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -20157,11 +24549,11 @@ bodydoneAVX512_638:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_633
+	JMP           rowsAVX512_729
 
-rowsdoneAVX512_634:
+rowsdoneAVX512_730:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_640
+	JB   rowsdoneAVX512_736
 
 	// Tile of 2 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -20177,9 +24569,9 @@ rowsdoneAVX512_634:
 	// Tail elements [body, dim), one at a time.
 	MOVQ SI, DI
 
-tailAVX512_641:
+tailAVX512_737:
 	CMPQ        DI, BX
-	JAE         taildoneAVX512_642
+	JAE         taildoneAVX512_738
 	MOVWLZX     (CX)(DI*2), R8
 	SHLL        $0x10, R8
 	VMOVD       R8, X2
@@ -20188,15 +24580,15 @@ tailAVX512_641:
 	VMOVSS      (DX)(DI*4), X3
 	VFMADD231SS X2, X3, X1
 	INCQ        DI
-	JMP         tailAVX512_641
+	JMP         tailAVX512_737
 
-taildoneAVX512_642:
+taildoneAVX512_738:
 	// Whole vectors [0, body).
 	XORQ DI, DI
 
-bodyAVX512_643:
+bodyAVX512_739:
 	CMPQ        DI, SI
-	JAE         bodydoneAVX512_644
+	JAE         bodydoneAVX512_740
 	VPMOVZXWD   (CX)(DI*2), Z2
 	VPSLLD      $0x10, Z2, Z2
 	VMOVUPS     (AX)(DI*4), Z3
@@ -20204,9 +24596,9 @@ bodyAVX512_643:
 	VMOVUPS     (DX)(DI*4), Z3
 	VFMADD231PS Z2, Z3, Z1
 	ADDQ        $0x10, DI
-	JMP         bodyAVX512_643
+	JMP         bodyAVX512_739
 
-bodydoneAVX512_644:
+bodydoneAVX512_740:
 	VEXTRACTF64X4 $0x01, Z0, Y2
 	VADDPS        Y0, Y2, Y2
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -20231,9 +24623,9 @@ bodydoneAVX512_644:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_640:
+rowsdoneAVX512_736:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_646
+	JB   rowsdoneAVX512_742
 
 	// Tile of 1 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -20246,32 +24638,32 @@ rowsdoneAVX512_640:
 	// Tail elements [body, dim), one at a time.
 	MOVQ BX, SI
 
-tailAVX512_647:
+tailAVX512_743:
 	CMPQ        SI, DX
-	JAE         taildoneAVX512_648
+	JAE         taildoneAVX512_744
 	MOVWLZX     (CX)(SI*2), DI
 	SHLL        $0x10, DI
 	VMOVD       DI, X1
 	VMOVSS      (AX)(SI*4), X2
 	VFMADD231SS X1, X2, X0
 	INCQ        SI
-	JMP         tailAVX512_647
+	JMP         tailAVX512_743
 
-taildoneAVX512_648:
+taildoneAVX512_744:
 	// Whole vectors [0, body).
 	XORQ SI, SI
 
-bodyAVX512_649:
+bodyAVX512_745:
 	CMPQ        SI, BX
-	JAE         bodydoneAVX512_650
+	JAE         bodydoneAVX512_746
 	VPMOVZXWD   (CX)(SI*2), Z1
 	VPSLLD      $0x10, Z1, Z1
 	VMOVUPS     (AX)(SI*4), Z2
 	VFMADD231PS Z1, Z2, Z0
 	ADDQ        $0x10, SI
-	JMP         bodyAVX512_649
+	JMP         bodyAVX512_745
 
-bodydoneAVX512_650:
+bodydoneAVX512_746:
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPS        Y0, Y1, Y1
 	VBROADCASTSS  scale+104(FP), Y0
@@ -20291,15 +24683,15 @@ bodydoneAVX512_650:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_646:
+rowsdoneAVX512_742:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x01, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX512_631
+	JMP    keysAVX512_727
 
-keysdoneAVX512_632:
+keysdoneAVX512_728:
 	VZEROUPPER
 	RET
 
@@ -20316,10 +24708,10 @@ TEXT ·ScoresBF16PanelsAVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_651:
+blocksAVX512_747:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_652
+	JZ    blocksdoneAVX512_748
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -20347,25 +24739,25 @@ blocksAVX512_651:
 	MOVQ    scratch_base+72(FP), SI
 	MOVQ    dim+136(FP), DI
 
-widenAVX512_655:
+widenAVX512_751:
 	TESTQ AX, AX
-	JZ    widendoneAVX512_656
+	JZ    widendoneAVX512_752
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R12
 	XORQ  R11, R11
 
-prefetchAVX512_657:
+prefetchAVX512_753:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX512_657
+	JB         prefetchAVX512_753
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX512_658:
+widenvecAVX512_754:
 	CMPQ      R9, $0x40
-	JB        widenvecdoneAVX512_659
+	JB        widenvecdoneAVX512_755
 	VPMOVZXWD (R8), Z0
 	VPSLLD    $0x10, Z0, Z0
 	VMOVUPS   Z0, (SI)
@@ -20381,24 +24773,24 @@ widenvecAVX512_658:
 	ADDQ      $0x80, R8
 	ADDQ      $0x00000100, SI
 	SUBQ      $0x40, R9
-	JMP       widenvecAVX512_658
+	JMP       widenvecAVX512_754
 
-widenvecdoneAVX512_659:
-widenvecAVX512_660:
+widenvecdoneAVX512_755:
+widenvecAVX512_756:
 	CMPQ      R9, $0x10
-	JB        widenvecdoneAVX512_661
+	JB        widenvecdoneAVX512_757
 	VPMOVZXWD (R8), Z0
 	VPSLLD    $0x10, Z0, Z0
 	VMOVUPS   Z0, (SI)
 	ADDQ      $0x20, R8
 	ADDQ      $0x00000040, SI
 	SUBQ      $0x10, R9
-	JMP       widenvecAVX512_660
+	JMP       widenvecAVX512_756
 
-widenvecdoneAVX512_661:
-widentailAVX512_662:
+widenvecdoneAVX512_757:
+widentailAVX512_758:
 	TESTQ   R9, R9
-	JZ      widentaildoneAVX512_663
+	JZ      widentaildoneAVX512_759
 	MOVWLZX (R8), R10
 	SHLL    $0x10, R10
 	VMOVD   R10, X0
@@ -20406,14 +24798,14 @@ widentailAVX512_662:
 	ADDQ    $0x02, R8
 	ADDQ    $0x04, SI
 	DECQ    R9
-	JMP     widentailAVX512_662
+	JMP     widentailAVX512_758
 
-widentaildoneAVX512_663:
+widentaildoneAVX512_759:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX512_655
+	JMP  widenAVX512_751
 
-widendoneAVX512_656:
+widendoneAVX512_752:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -20445,10 +24837,10 @@ widendoneAVX512_656:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_664:
+dAVX512_760:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_665
+	JA           ddoneAVX512_761
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -20556,26 +24948,26 @@ dAVX512_664:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_666
+	JE      pendnoneAVX512_762
 	MOVQ    64(SP), R13
+	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
+	VMOVUPS Z16, (R14)
 	ADDQ    $0x40, 64(SP)
-	MOVQ    72(SP), R13
-	VMOVUPS Z16, (R13)
-	MOVQ    56(SP), R13
-	ADDQ    R13, 72(SP)
+	MOVQ    56(SP), R14
+	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_666:
+pendnoneAVX512_762:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_664
+	JMP  dAVX512_760
 
-ddoneAVX512_665:
-dAVX512_667:
+ddoneAVX512_761:
+dAVX512_763:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_668
+	JA           ddoneAVX512_764
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -20604,9 +24996,9 @@ dAVX512_667:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_667
+	JMP          dAVX512_763
 
-ddoneAVX512_668:
+ddoneAVX512_764:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -20661,25 +25053,25 @@ ddoneAVX512_668:
 	IMUL3Q  $0x00000020, DI, R8
 	ADDQ    R8, SI
 
-widenAVX512_669:
+widenAVX512_765:
 	TESTQ AX, AX
-	JZ    widendoneAVX512_670
+	JZ    widendoneAVX512_766
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R12
 	XORQ  R11, R11
 
-prefetchAVX512_671:
+prefetchAVX512_767:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX512_671
+	JB         prefetchAVX512_767
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX512_672:
+widenvecAVX512_768:
 	CMPQ      R9, $0x40
-	JB        widenvecdoneAVX512_673
+	JB        widenvecdoneAVX512_769
 	VPMOVZXWD (R8), Z0
 	VPSLLD    $0x10, Z0, Z0
 	VMOVUPS   Z0, (SI)
@@ -20695,24 +25087,24 @@ widenvecAVX512_672:
 	ADDQ      $0x80, R8
 	ADDQ      $0x00000100, SI
 	SUBQ      $0x40, R9
-	JMP       widenvecAVX512_672
+	JMP       widenvecAVX512_768
 
-widenvecdoneAVX512_673:
-widenvecAVX512_674:
+widenvecdoneAVX512_769:
+widenvecAVX512_770:
 	CMPQ      R9, $0x10
-	JB        widenvecdoneAVX512_675
+	JB        widenvecdoneAVX512_771
 	VPMOVZXWD (R8), Z0
 	VPSLLD    $0x10, Z0, Z0
 	VMOVUPS   Z0, (SI)
 	ADDQ      $0x20, R8
 	ADDQ      $0x00000040, SI
 	SUBQ      $0x10, R9
-	JMP       widenvecAVX512_674
+	JMP       widenvecAVX512_770
 
-widenvecdoneAVX512_675:
-widentailAVX512_676:
+widenvecdoneAVX512_771:
+widentailAVX512_772:
 	TESTQ   R9, R9
-	JZ      widentaildoneAVX512_677
+	JZ      widentaildoneAVX512_773
 	MOVWLZX (R8), R10
 	SHLL    $0x10, R10
 	VMOVD   R10, X0
@@ -20720,14 +25112,14 @@ widentailAVX512_676:
 	ADDQ    $0x02, R8
 	ADDQ    $0x04, SI
 	DECQ    R9
-	JMP     widentailAVX512_676
+	JMP     widentailAVX512_772
 
-widentaildoneAVX512_677:
+widentaildoneAVX512_773:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX512_669
+	JMP  widenAVX512_765
 
-widendoneAVX512_670:
+widendoneAVX512_766:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -20761,10 +25153,10 @@ widendoneAVX512_670:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_678:
+dAVX512_774:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_679
+	JA           ddoneAVX512_775
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -20872,26 +25264,26 @@ dAVX512_678:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_680
+	JE      pendnoneAVX512_776
 	MOVQ    64(SP), R13
+	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
+	VMOVUPS Z16, (R14)
 	ADDQ    $0x40, 64(SP)
-	MOVQ    72(SP), R13
-	VMOVUPS Z16, (R13)
-	MOVQ    56(SP), R13
-	ADDQ    R13, 72(SP)
+	MOVQ    56(SP), R14
+	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_680:
+pendnoneAVX512_776:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_678
+	JMP  dAVX512_774
 
-ddoneAVX512_679:
-dAVX512_681:
+ddoneAVX512_775:
+dAVX512_777:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_682
+	JA           ddoneAVX512_778
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -20920,9 +25312,9 @@ dAVX512_681:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_681
+	JMP          dAVX512_777
 
-ddoneAVX512_682:
+ddoneAVX512_778:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -20961,24 +25353,24 @@ ddoneAVX512_682:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_683
+	JZ    draindoneAVX512_779
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_684:
+drainAVX512_780:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_684
+	JNZ     drainAVX512_780
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_683:
+draindoneAVX512_779:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_688
+	JB         flushpartialAVX512_784
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -21180,15 +25572,15 @@ draindoneAVX512_683:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_687
+	JMP        flushdoneAVX512_783
 
-flushpartialAVX512_688:
+flushpartialAVX512_784:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_685:
+flushAVX512_781:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_686
+	JB         flushtailAVX512_782
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -21273,67 +25665,67 @@ flushAVX512_685:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -21417,100 +25809,100 @@ flushAVX512_685:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_689
+	JZ         chunkdoneAVX512_785
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_689:
+chunkdoneAVX512_785:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_685
+	JMP  flushAVX512_781
 
-flushtailAVX512_686:
+flushtailAVX512_782:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_687
+	JZ    flushdoneAVX512_783
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_690:
+tailrowAVX512_786:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_691:
+tailkeyAVX512_787:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_691
+	JB   tailkeyAVX512_787
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_687
+	JAE  flushdoneAVX512_783
 	DECQ SI
-	JNZ  tailrowAVX512_690
+	JNZ  tailrowAVX512_786
 
-flushdoneAVX512_687:
+flushdoneAVX512_783:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -21518,9 +25910,9 @@ flushdoneAVX512_687:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_654
+	JLE    panelsdoneAVX512_750
 
-panelsAVX512_653:
+panelsAVX512_749:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -21552,10 +25944,10 @@ panelsAVX512_653:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_692:
+dAVX512_788:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_693
+	JA           ddoneAVX512_789
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -21663,26 +26055,26 @@ dAVX512_692:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_694
+	JE      pendnoneAVX512_790
 	MOVQ    64(SP), R13
+	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
+	VMOVUPS Z16, (R14)
 	ADDQ    $0x40, 64(SP)
-	MOVQ    72(SP), R13
-	VMOVUPS Z16, (R13)
-	MOVQ    56(SP), R13
-	ADDQ    R13, 72(SP)
+	MOVQ    56(SP), R14
+	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_694:
+pendnoneAVX512_790:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_692
+	JMP  dAVX512_788
 
-ddoneAVX512_693:
-dAVX512_695:
+ddoneAVX512_789:
+dAVX512_791:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_696
+	JA           ddoneAVX512_792
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -21711,9 +26103,9 @@ dAVX512_695:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_695
+	JMP          dAVX512_791
 
-ddoneAVX512_696:
+ddoneAVX512_792:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -21782,10 +26174,10 @@ ddoneAVX512_696:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_697:
+dAVX512_793:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_698
+	JA           ddoneAVX512_794
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -21893,26 +26285,26 @@ dAVX512_697:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_699
+	JE      pendnoneAVX512_795
 	MOVQ    64(SP), R13
+	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
+	VMOVUPS Z16, (R14)
 	ADDQ    $0x40, 64(SP)
-	MOVQ    72(SP), R13
-	VMOVUPS Z16, (R13)
-	MOVQ    56(SP), R13
-	ADDQ    R13, 72(SP)
+	MOVQ    56(SP), R14
+	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_699:
+pendnoneAVX512_795:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_697
+	JMP  dAVX512_793
 
-ddoneAVX512_698:
-dAVX512_700:
+ddoneAVX512_794:
+dAVX512_796:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_701
+	JA           ddoneAVX512_797
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -21941,9 +26333,9 @@ dAVX512_700:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_700
+	JMP          dAVX512_796
 
-ddoneAVX512_701:
+ddoneAVX512_797:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -21982,24 +26374,24 @@ ddoneAVX512_701:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_702
+	JZ    draindoneAVX512_798
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_703:
+drainAVX512_799:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_703
+	JNZ     drainAVX512_799
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_702:
+draindoneAVX512_798:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_707
+	JB         flushpartialAVX512_803
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -22201,15 +26593,15 @@ draindoneAVX512_702:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_706
+	JMP        flushdoneAVX512_802
 
-flushpartialAVX512_707:
+flushpartialAVX512_803:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_704:
+flushAVX512_800:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_705
+	JB         flushtailAVX512_801
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -22294,67 +26686,67 @@ flushAVX512_704:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -22438,100 +26830,100 @@ flushAVX512_704:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_708
+	JZ         chunkdoneAVX512_804
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_708:
+chunkdoneAVX512_804:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_704
+	JMP  flushAVX512_800
 
-flushtailAVX512_705:
+flushtailAVX512_801:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_706
+	JZ    flushdoneAVX512_802
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_709:
+tailrowAVX512_805:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_710:
+tailkeyAVX512_806:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_710
+	JB   tailkeyAVX512_806
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_706
+	JAE  flushdoneAVX512_802
 	DECQ SI
-	JNZ  tailrowAVX512_709
+	JNZ  tailrowAVX512_805
 
-flushdoneAVX512_706:
+flushdoneAVX512_802:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -22539,35 +26931,35 @@ flushdoneAVX512_706:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_653
+	JG     panelsAVX512_749
 
-panelsdoneAVX512_654:
+panelsdoneAVX512_750:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_651
+	JMP    blocksAVX512_747
 
-blocksdoneAVX512_652:
+blocksdoneAVX512_748:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_711
+	JZ    draindoneAVX512_807
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_712:
+drainAVX512_808:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_712
+	JNZ     drainAVX512_808
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_711:
+draindoneAVX512_807:
 	VZEROUPPER
 	RET
 
@@ -22584,10 +26976,10 @@ TEXT ·ScoresBF16Panels64AVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_713:
+blocksAVX512_809:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_714
+	JZ    blocksdoneAVX512_810
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -22614,9 +27006,9 @@ blocksAVX512_713:
 	IMUL3Q  $0x20, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX512_717:
+widenAVX512_813:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_718
+	JZ         widendoneAVX512_814
 	VPMOVZXWD  (CX), Z0
 	VPSLLD     $0x10, Z0, Z0
 	VMOVUPS    Z0, (SI)
@@ -22635,9 +27027,9 @@ widenAVX512_717:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_717
+	JMP        widenAVX512_813
 
-widendoneAVX512_718:
+widendoneAVX512_814:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -22662,7 +27054,7 @@ widendoneAVX512_718:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_719:
+dAVX512_815:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -22770,18 +27162,18 @@ dAVX512_719:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_720
+	JZ      pendnoneAVX512_816
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_720:
+pendnoneAVX512_816:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_719
+	JB           dAVX512_815
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -22837,9 +27229,9 @@ pendnoneAVX512_720:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000800, SI
 
-widenAVX512_721:
+widenAVX512_817:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_722
+	JZ         widendoneAVX512_818
 	VPMOVZXWD  (CX), Z0
 	VPSLLD     $0x10, Z0, Z0
 	VMOVUPS    Z0, (SI)
@@ -22858,9 +27250,9 @@ widenAVX512_721:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_721
+	JMP        widenAVX512_817
 
-widendoneAVX512_722:
+widendoneAVX512_818:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -22885,7 +27277,7 @@ widendoneAVX512_722:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_723:
+dAVX512_819:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -22993,18 +27385,18 @@ dAVX512_723:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_724
+	JZ      pendnoneAVX512_820
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_724:
+pendnoneAVX512_820:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_723
+	JB           dAVX512_819
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -23046,24 +27438,24 @@ pendnoneAVX512_724:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_725
+	JZ    draindoneAVX512_821
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_726:
+drainAVX512_822:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_726
+	JNZ     drainAVX512_822
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_725:
+draindoneAVX512_821:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_730
+	JB         flushpartialAVX512_826
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -23265,15 +27657,15 @@ draindoneAVX512_725:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_729
+	JMP        flushdoneAVX512_825
 
-flushpartialAVX512_730:
+flushpartialAVX512_826:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_727:
+flushAVX512_823:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_728
+	JB         flushtailAVX512_824
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -23358,67 +27750,67 @@ flushAVX512_727:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -23502,100 +27894,100 @@ flushAVX512_727:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_731
+	JZ         chunkdoneAVX512_827
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_731:
+chunkdoneAVX512_827:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_727
+	JMP  flushAVX512_823
 
-flushtailAVX512_728:
+flushtailAVX512_824:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_729
+	JZ    flushdoneAVX512_825
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_732:
+tailrowAVX512_828:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_733:
+tailkeyAVX512_829:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_733
+	JB   tailkeyAVX512_829
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_729
+	JAE  flushdoneAVX512_825
 	DECQ SI
-	JNZ  tailrowAVX512_732
+	JNZ  tailrowAVX512_828
 
-flushdoneAVX512_729:
+flushdoneAVX512_825:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -23603,9 +27995,9 @@ flushdoneAVX512_729:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_716
+	JLE    panelsdoneAVX512_812
 
-panelsAVX512_715:
+panelsAVX512_811:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -23630,7 +28022,7 @@ panelsAVX512_715:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_734:
+dAVX512_830:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -23738,18 +28130,18 @@ dAVX512_734:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_735
+	JZ      pendnoneAVX512_831
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_735:
+pendnoneAVX512_831:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_734
+	JB           dAVX512_830
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -23812,7 +28204,7 @@ pendnoneAVX512_735:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_736:
+dAVX512_832:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -23920,18 +28312,18 @@ dAVX512_736:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_737
+	JZ      pendnoneAVX512_833
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_737:
+pendnoneAVX512_833:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_736
+	JB           dAVX512_832
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -23973,24 +28365,24 @@ pendnoneAVX512_737:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_738
+	JZ    draindoneAVX512_834
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_739:
+drainAVX512_835:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_739
+	JNZ     drainAVX512_835
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_738:
+draindoneAVX512_834:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_743
+	JB         flushpartialAVX512_839
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -24192,15 +28584,15 @@ draindoneAVX512_738:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_742
+	JMP        flushdoneAVX512_838
 
-flushpartialAVX512_743:
+flushpartialAVX512_839:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_740:
+flushAVX512_836:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_741
+	JB         flushtailAVX512_837
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -24285,67 +28677,67 @@ flushAVX512_740:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -24429,100 +28821,100 @@ flushAVX512_740:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_744
+	JZ         chunkdoneAVX512_840
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_744:
+chunkdoneAVX512_840:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_740
+	JMP  flushAVX512_836
 
-flushtailAVX512_741:
+flushtailAVX512_837:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_742
+	JZ    flushdoneAVX512_838
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_745:
+tailrowAVX512_841:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_746:
+tailkeyAVX512_842:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_746
+	JB   tailkeyAVX512_842
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_742
+	JAE  flushdoneAVX512_838
 	DECQ SI
-	JNZ  tailrowAVX512_745
+	JNZ  tailrowAVX512_841
 
-flushdoneAVX512_742:
+flushdoneAVX512_838:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -24530,35 +28922,35 @@ flushdoneAVX512_742:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_715
+	JG     panelsAVX512_811
 
-panelsdoneAVX512_716:
+panelsdoneAVX512_812:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_713
+	JMP    blocksAVX512_809
 
-blocksdoneAVX512_714:
+blocksdoneAVX512_810:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_747
+	JZ    draindoneAVX512_843
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_748:
+drainAVX512_844:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_748
+	JNZ     drainAVX512_844
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_747:
+draindoneAVX512_843:
 	VZEROUPPER
 	RET
 
@@ -24575,10 +28967,10 @@ TEXT ·ScoresBF16Panels128AVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_749:
+blocksAVX512_845:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_750
+	JZ    blocksdoneAVX512_846
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -24605,9 +28997,9 @@ blocksAVX512_749:
 	IMUL3Q  $0x10, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX512_753:
+widenAVX512_849:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_754
+	JZ         widendoneAVX512_850
 	VPMOVZXWD  (CX), Z0
 	VPSLLD     $0x10, Z0, Z0
 	VMOVUPS    Z0, (SI)
@@ -24640,9 +29032,9 @@ widenAVX512_753:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_753
+	JMP        widenAVX512_849
 
-widendoneAVX512_754:
+widendoneAVX512_850:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -24667,7 +29059,7 @@ widendoneAVX512_754:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_755:
+dAVX512_851:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -24775,18 +29167,18 @@ dAVX512_755:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_756
+	JZ      pendnoneAVX512_852
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_756:
+pendnoneAVX512_852:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_755
+	JB           dAVX512_851
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -24842,9 +29234,9 @@ pendnoneAVX512_756:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001000, SI
 
-widenAVX512_757:
+widenAVX512_853:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_758
+	JZ         widendoneAVX512_854
 	VPMOVZXWD  (CX), Z0
 	VPSLLD     $0x10, Z0, Z0
 	VMOVUPS    Z0, (SI)
@@ -24877,9 +29269,9 @@ widenAVX512_757:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_757
+	JMP        widenAVX512_853
 
-widendoneAVX512_758:
+widendoneAVX512_854:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -24904,7 +29296,7 @@ widendoneAVX512_758:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_759:
+dAVX512_855:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -25012,18 +29404,18 @@ dAVX512_759:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_760
+	JZ      pendnoneAVX512_856
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_760:
+pendnoneAVX512_856:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_759
+	JB           dAVX512_855
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -25065,24 +29457,24 @@ pendnoneAVX512_760:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_761
+	JZ    draindoneAVX512_857
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_762:
+drainAVX512_858:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_762
+	JNZ     drainAVX512_858
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_761:
+draindoneAVX512_857:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_766
+	JB         flushpartialAVX512_862
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -25284,15 +29676,15 @@ draindoneAVX512_761:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_765
+	JMP        flushdoneAVX512_861
 
-flushpartialAVX512_766:
+flushpartialAVX512_862:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_763:
+flushAVX512_859:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_764
+	JB         flushtailAVX512_860
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -25377,67 +29769,67 @@ flushAVX512_763:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -25521,100 +29913,100 @@ flushAVX512_763:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_767
+	JZ         chunkdoneAVX512_863
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_767:
+chunkdoneAVX512_863:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_763
+	JMP  flushAVX512_859
 
-flushtailAVX512_764:
+flushtailAVX512_860:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_765
+	JZ    flushdoneAVX512_861
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_768:
+tailrowAVX512_864:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_769:
+tailkeyAVX512_865:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_769
+	JB   tailkeyAVX512_865
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_765
+	JAE  flushdoneAVX512_861
 	DECQ SI
-	JNZ  tailrowAVX512_768
+	JNZ  tailrowAVX512_864
 
-flushdoneAVX512_765:
+flushdoneAVX512_861:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -25622,9 +30014,9 @@ flushdoneAVX512_765:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_752
+	JLE    panelsdoneAVX512_848
 
-panelsAVX512_751:
+panelsAVX512_847:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -25649,7 +30041,7 @@ panelsAVX512_751:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_770:
+dAVX512_866:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -25757,18 +30149,18 @@ dAVX512_770:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_771
+	JZ      pendnoneAVX512_867
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_771:
+pendnoneAVX512_867:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_770
+	JB           dAVX512_866
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -25831,7 +30223,7 @@ pendnoneAVX512_771:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_772:
+dAVX512_868:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -25939,18 +30331,18 @@ dAVX512_772:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_773
+	JZ      pendnoneAVX512_869
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_773:
+pendnoneAVX512_869:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_772
+	JB           dAVX512_868
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -25992,24 +30384,24 @@ pendnoneAVX512_773:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_774
+	JZ    draindoneAVX512_870
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_775:
+drainAVX512_871:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_775
+	JNZ     drainAVX512_871
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_774:
+draindoneAVX512_870:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_779
+	JB         flushpartialAVX512_875
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -26211,15 +30603,15 @@ draindoneAVX512_774:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_778
+	JMP        flushdoneAVX512_874
 
-flushpartialAVX512_779:
+flushpartialAVX512_875:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_776:
+flushAVX512_872:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_777
+	JB         flushtailAVX512_873
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -26304,67 +30696,67 @@ flushAVX512_776:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -26448,100 +30840,100 @@ flushAVX512_776:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_780
+	JZ         chunkdoneAVX512_876
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_780:
+chunkdoneAVX512_876:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_776
+	JMP  flushAVX512_872
 
-flushtailAVX512_777:
+flushtailAVX512_873:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_778
+	JZ    flushdoneAVX512_874
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_781:
+tailrowAVX512_877:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_782:
+tailkeyAVX512_878:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_782
+	JB   tailkeyAVX512_878
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_778
+	JAE  flushdoneAVX512_874
 	DECQ SI
-	JNZ  tailrowAVX512_781
+	JNZ  tailrowAVX512_877
 
-flushdoneAVX512_778:
+flushdoneAVX512_874:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -26549,35 +30941,35 @@ flushdoneAVX512_778:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_751
+	JG     panelsAVX512_847
 
-panelsdoneAVX512_752:
+panelsdoneAVX512_848:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_749
+	JMP    blocksAVX512_845
 
-blocksdoneAVX512_750:
+blocksdoneAVX512_846:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_783
+	JZ    draindoneAVX512_879
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_784:
+drainAVX512_880:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_784
+	JNZ     drainAVX512_880
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_783:
+draindoneAVX512_879:
 	VZEROUPPER
 	RET
 
@@ -26597,9 +30989,9 @@ TEXT ·DotF32Q8AVX2(SB), NOSPLIT, $0-52
 	VXORPS Y7, Y7, Y7
 	MOVQ   AX, BX
 	SHRQ   $0x06, BX
-	JZ     dotdoneAVX2_786
+	JZ     dotdoneAVX2_882
 
-dotAVX2_785:
+dotAVX2_881:
 	VPBROADCASTW (DX), X8
 	VCVTPH2PS    X8, Y8
 	VPMOVSXBD    2(DX), Y9
@@ -26639,14 +31031,14 @@ dotAVX2_785:
 	ADDQ         $0x00000100, CX
 	ADDQ         $0x00000044, DX
 	DECQ         BX
-	JNZ          dotAVX2_785
+	JNZ          dotAVX2_881
 
-dotdoneAVX2_786:
+dotdoneAVX2_882:
 	ANDQ $0x0000003f, AX
 
-dotAVX2_787:
+dotAVX2_883:
 	CMPQ         AX, $0x00000020
-	JB           dotdoneAVX2_788
+	JB           dotdoneAVX2_884
 	VPBROADCASTW (DX), X8
 	VCVTPH2PS    X8, Y8
 	VPMOVSXBD    2(DX), Y9
@@ -26668,9 +31060,9 @@ dotAVX2_787:
 	ADDQ         $0x00000080, CX
 	ADDQ         $0x00000022, DX
 	SUBQ         $0x00000020, AX
-	JMP          dotAVX2_787
+	JMP          dotAVX2_883
 
-dotdoneAVX2_788:
+dotdoneAVX2_884:
 	VADDPS       Y4, Y0, Y0
 	VADDPS       Y5, Y1, Y1
 	VADDPS       Y6, Y2, Y2
@@ -26706,9 +31098,9 @@ TEXT ·ScoresQ8RowsAVX2(SB), NOSPLIT, $96-108
 	SHLQ   $0x02, AX
 	MOVQ   AX, 48(SP)
 
-keysAVX2_789:
+keysAVX2_885:
 	CMPQ 8(SP), $0x03
-	JB   keysdoneAVX2_790
+	JB   keysdoneAVX2_886
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -26716,9 +31108,9 @@ keysAVX2_789:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX2_791:
+rowsAVX2_887:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX2_792
+	JB   rowsdoneAVX2_888
 
 	// Tile of 4 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -26748,9 +31140,9 @@ rowsAVX2_791:
 	XORQ R10, R10
 	XORQ R11, R11
 
-blocksAVX2_793:
+blocksAVX2_889:
 	CMPQ         R10, R9
-	JAE          blocksdoneAVX2_794
+	JAE          blocksdoneAVX2_890
 	MOVWLZX      (CX)(R11*1), R12
 	VMOVD        R12, X12
 	VCVTPH2PS    X12, X12
@@ -26877,9 +31269,9 @@ blocksAVX2_793:
 	VFMADD231PS  Y15, Y12, Y11
 	ADDQ         $0x20, R10
 	ADDQ         $0x22, R11
-	JMP          blocksAVX2_793
+	JMP          blocksAVX2_889
 
-blocksdoneAVX2_794:
+blocksdoneAVX2_890:
 	VBROADCASTSS scale+104(FP), Y12
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -26922,11 +31314,11 @@ blocksdoneAVX2_794:
 	IMUL3Q       $0x04, AX, AX
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x04, 40(SP)
-	JMP          rowsAVX2_791
+	JMP          rowsAVX2_887
 
-rowsdoneAVX2_792:
+rowsdoneAVX2_888:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX2_796
+	JB   rowsdoneAVX2_892
 
 	// Tile of 2 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -26948,9 +31340,9 @@ rowsdoneAVX2_792:
 	XORQ R8, R8
 	XORQ R9, R9
 
-blocksAVX2_797:
+blocksAVX2_893:
 	CMPQ         R8, DI
-	JAE          blocksdoneAVX2_798
+	JAE          blocksdoneAVX2_894
 	VPBROADCASTW (CX)(R9*1), X6
 	VCVTPH2PS    X6, Y6
 	VPBROADCASTW (SI)(R9*1), X7
@@ -27027,9 +31419,9 @@ blocksAVX2_797:
 	VFMADD231PS  Y7, Y8, Y5
 	ADDQ         $0x20, R8
 	ADDQ         $0x22, R9
-	JMP          blocksAVX2_797
+	JMP          blocksAVX2_893
 
-blocksdoneAVX2_798:
+blocksdoneAVX2_894:
 	VBROADCASTSS scale+104(FP), Y6
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -27059,9 +31451,9 @@ blocksdoneAVX2_798:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x02, 40(SP)
 
-rowsdoneAVX2_796:
+rowsdoneAVX2_892:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX2_800
+	JB   rowsdoneAVX2_896
 
 	// Tile of 1 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -27078,9 +31470,9 @@ rowsdoneAVX2_796:
 	XORQ DI, DI
 	XORQ R8, R8
 
-blocksAVX2_801:
+blocksAVX2_897:
 	CMPQ         DI, SI
-	JAE          blocksdoneAVX2_802
+	JAE          blocksdoneAVX2_898
 	VPBROADCASTW (CX)(R8*1), X3
 	VCVTPH2PS    X3, Y3
 	VPBROADCASTW (BX)(R8*1), X4
@@ -27141,9 +31533,9 @@ blocksAVX2_801:
 	VFMADD231PS  Y4, Y5, Y2
 	ADDQ         $0x20, DI
 	ADDQ         $0x22, R8
-	JMP          blocksAVX2_801
+	JMP          blocksAVX2_897
 
-blocksdoneAVX2_802:
+blocksdoneAVX2_898:
 	VBROADCASTSS scale+104(FP), Y3
 	MOVQ         32(SP), AX
 	VHADDPS      Y1, Y0, Y0
@@ -27163,18 +31555,18 @@ blocksdoneAVX2_802:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x01, 40(SP)
 
-rowsdoneAVX2_800:
+rowsdoneAVX2_896:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x03, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x0c, 16(SP)
 	SUBQ   $0x03, 8(SP)
-	JMP    keysAVX2_789
+	JMP    keysAVX2_885
 
-keysdoneAVX2_790:
-keysAVX2_803:
+keysdoneAVX2_886:
+keysAVX2_899:
 	CMPQ 8(SP), $0x01
-	JB   keysdoneAVX2_804
+	JB   keysdoneAVX2_900
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -27182,9 +31574,9 @@ keysAVX2_803:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX2_805:
+rowsAVX2_901:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX2_806
+	JB   rowsdoneAVX2_902
 
 	// Tile of 4 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -27203,9 +31595,9 @@ rowsAVX2_805:
 	XORQ R8, R8
 	XORQ R9, R9
 
-blocksAVX2_807:
+blocksAVX2_903:
 	CMPQ         R8, DI
-	JAE          blocksdoneAVX2_808
+	JAE          blocksdoneAVX2_904
 	VPBROADCASTW (CX)(R9*1), X4
 	VCVTPH2PS    X4, Y4
 	VPMOVSXBD    2(CX)(R9*1), Y5
@@ -27254,9 +31646,9 @@ blocksAVX2_807:
 	VFMADD231PS  Y5, Y4, Y3
 	ADDQ         $0x20, R8
 	ADDQ         $0x22, R9
-	JMP          blocksAVX2_807
+	JMP          blocksAVX2_903
 
-blocksdoneAVX2_808:
+blocksdoneAVX2_904:
 	VBROADCASTSS scale+104(FP), Y4
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -27280,11 +31672,11 @@ blocksdoneAVX2_808:
 	IMUL3Q       $0x04, AX, AX
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x04, 40(SP)
-	JMP          rowsAVX2_805
+	JMP          rowsAVX2_901
 
-rowsdoneAVX2_806:
+rowsdoneAVX2_902:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX2_810
+	JB   rowsdoneAVX2_906
 
 	// Tile of 2 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -27299,9 +31691,9 @@ rowsdoneAVX2_806:
 	XORQ SI, SI
 	XORQ DI, DI
 
-blocksAVX2_811:
+blocksAVX2_907:
 	CMPQ         SI, BX
-	JAE          blocksdoneAVX2_812
+	JAE          blocksdoneAVX2_908
 	VPBROADCASTW (CX)(DI*1), X2
 	VCVTPH2PS    X2, Y2
 	VPMOVSXBD    2(CX)(DI*1), Y3
@@ -27334,9 +31726,9 @@ blocksAVX2_811:
 	VFMADD231PS  Y3, Y2, Y1
 	ADDQ         $0x20, SI
 	ADDQ         $0x22, DI
-	JMP          blocksAVX2_811
+	JMP          blocksAVX2_907
 
-blocksdoneAVX2_812:
+blocksdoneAVX2_908:
 	VBROADCASTSS scale+104(FP), Y2
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -27357,9 +31749,9 @@ blocksdoneAVX2_812:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x02, 40(SP)
 
-rowsdoneAVX2_810:
+rowsdoneAVX2_906:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX2_814
+	JB   rowsdoneAVX2_910
 
 	// Tile of 1 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -27371,9 +31763,9 @@ rowsdoneAVX2_810:
 	XORQ BX, BX
 	XORQ SI, SI
 
-blocksAVX2_815:
+blocksAVX2_911:
 	CMPQ         BX, DX
-	JAE          blocksdoneAVX2_816
+	JAE          blocksdoneAVX2_912
 	VPBROADCASTW (CX)(SI*1), X1
 	VCVTPH2PS    X1, Y1
 	VPMOVSXBD    2(CX)(SI*1), Y2
@@ -27398,9 +31790,9 @@ blocksAVX2_815:
 	VFMADD231PS  Y2, Y1, Y0
 	ADDQ         $0x20, BX
 	ADDQ         $0x22, SI
-	JMP          blocksAVX2_815
+	JMP          blocksAVX2_911
 
-blocksdoneAVX2_816:
+blocksdoneAVX2_912:
 	VBROADCASTSS scale+104(FP), Y1
 	MOVQ         32(SP), AX
 	VHADDPS      Y0, Y0, Y2
@@ -27418,21 +31810,22 @@ blocksdoneAVX2_816:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x01, 40(SP)
 
-rowsdoneAVX2_814:
+rowsdoneAVX2_910:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x01, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX2_803
+	JMP    keysAVX2_899
 
-keysdoneAVX2_804:
+keysdoneAVX2_900:
 	VZEROUPPER
 	RET
 
 // func ScoresQ8PanelsAVX2(dst []float32, panels []float32, k []byte, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·ScoresQ8PanelsAVX2(SB), NOSPLIT, $64-156
+TEXT ·ScoresQ8PanelsAVX2(SB), NOSPLIT, $88-156
+	MOVQ $0x00000000, 80(SP)
 	MOVQ k_base+48(FP), AX
 	MOVQ AX, (SP)
 	MOVQ n+128(FP), AX
@@ -27442,10 +31835,10 @@ TEXT ·ScoresQ8PanelsAVX2(SB), NOSPLIT, $64-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_817:
+blocksAVX2_913:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_818
+	JZ    blocksdoneAVX2_914
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -27473,9 +31866,9 @@ blocksAVX2_817:
 	MOVQ    scratch_base+72(FP), SI
 	MOVQ    dim+136(FP), DI
 
-widenAVX2_821:
+widenAVX2_917:
 	TESTQ  AX, AX
-	JZ     widendoneAVX2_822
+	JZ     widendoneAVX2_918
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
@@ -27485,16 +31878,16 @@ widenAVX2_821:
 	DECQ   R12
 	XORQ   R11, R11
 
-prefetchAVX2_823:
+prefetchAVX2_919:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX2_823
+	JB         prefetchAVX2_919
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX2_824:
+widenblockAVX2_920:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX2_825
+	JZ           widenblockdoneAVX2_921
 	VPBROADCASTW (R8), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(R8), Y1
@@ -27516,14 +31909,14 @@ widenblockAVX2_824:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX2_824
+	JMP          widenblockAVX2_920
 
-widenblockdoneAVX2_825:
+widenblockdoneAVX2_921:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_821
+	JMP  widenAVX2_917
 
-widendoneAVX2_822:
+widendoneAVX2_918:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -27549,10 +31942,10 @@ widendoneAVX2_822:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_826:
+dAVX2_922:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_827
+	JA           ddoneAVX2_923
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -27633,15 +32026,33 @@ dAVX2_826:
 	VBROADCASTSS 12(BX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX2_826
 
-ddoneAVX2_827:
-dAVX2_828:
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX2_924
+	MOVQ    64(SP), R11
+	MOVQ    72(SP), R12
+	VMOVUPS (R11), Y12
+	VMOVUPS Y12, (R12)
+	VMOVUPS 32(R11), Y12
+	VMOVUPS Y12, 32(R12)
+	VMOVUPS 64(R11), Y12
+	VMOVUPS Y12, 64(R12)
+	ADDQ    $0x60, 64(SP)
+	MOVQ    56(SP), R12
+	ADDQ    R12, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX2_924:
+	ADDQ $0x00000100, AX
+	ADDQ $0x04, DX
+	JMP  dAVX2_922
+
+ddoneAVX2_923:
+dAVX2_925:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_829
+	JA           ddoneAVX2_926
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -27664,9 +32075,9 @@ dAVX2_828:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_828
+	JMP          dAVX2_925
 
-ddoneAVX2_829:
+ddoneAVX2_926:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -27713,9 +32124,9 @@ ddoneAVX2_829:
 	IMUL3Q  $0x00000018, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_830:
+widenAVX2_927:
 	TESTQ  AX, AX
-	JZ     widendoneAVX2_831
+	JZ     widendoneAVX2_928
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
@@ -27725,16 +32136,16 @@ widenAVX2_830:
 	DECQ   R12
 	XORQ   R11, R11
 
-prefetchAVX2_832:
+prefetchAVX2_929:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX2_832
+	JB         prefetchAVX2_929
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX2_833:
+widenblockAVX2_930:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX2_834
+	JZ           widenblockdoneAVX2_931
 	VPBROADCASTW (R8), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(R8), Y1
@@ -27756,14 +32167,14 @@ widenblockAVX2_833:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX2_833
+	JMP          widenblockAVX2_930
 
-widenblockdoneAVX2_834:
+widenblockdoneAVX2_931:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_830
+	JMP  widenAVX2_927
 
-widendoneAVX2_831:
+widendoneAVX2_928:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -27791,10 +32202,10 @@ widendoneAVX2_831:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_835:
+dAVX2_932:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_836
+	JA           ddoneAVX2_933
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -27875,15 +32286,33 @@ dAVX2_835:
 	VBROADCASTSS 12(BX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX2_835
 
-ddoneAVX2_836:
-dAVX2_837:
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX2_934
+	MOVQ    64(SP), R11
+	MOVQ    72(SP), R12
+	VMOVUPS (R11), Y12
+	VMOVUPS Y12, (R12)
+	VMOVUPS 32(R11), Y12
+	VMOVUPS Y12, 32(R12)
+	VMOVUPS 64(R11), Y12
+	VMOVUPS Y12, 64(R12)
+	ADDQ    $0x60, 64(SP)
+	MOVQ    56(SP), R12
+	ADDQ    R12, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX2_934:
+	ADDQ $0x00000100, AX
+	ADDQ $0x04, DX
+	JMP  dAVX2_932
+
+ddoneAVX2_933:
+dAVX2_935:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_838
+	JA           ddoneAVX2_936
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -27906,9 +32335,9 @@ dAVX2_837:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_837
+	JMP          dAVX2_935
 
-ddoneAVX2_838:
+ddoneAVX2_936:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -27955,9 +32384,9 @@ ddoneAVX2_838:
 	IMUL3Q  $0x00000030, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_839:
+widenAVX2_937:
 	TESTQ  AX, AX
-	JZ     widendoneAVX2_840
+	JZ     widendoneAVX2_938
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
@@ -27967,16 +32396,16 @@ widenAVX2_839:
 	DECQ   R12
 	XORQ   R11, R11
 
-prefetchAVX2_841:
+prefetchAVX2_939:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX2_841
+	JB         prefetchAVX2_939
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX2_842:
+widenblockAVX2_940:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX2_843
+	JZ           widenblockdoneAVX2_941
 	VPBROADCASTW (R8), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(R8), Y1
@@ -27998,14 +32427,14 @@ widenblockAVX2_842:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX2_842
+	JMP          widenblockAVX2_940
 
-widenblockdoneAVX2_843:
+widenblockdoneAVX2_941:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_839
+	JMP  widenAVX2_937
 
-widendoneAVX2_840:
+widendoneAVX2_938:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -28033,10 +32462,10 @@ widendoneAVX2_840:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_844:
+dAVX2_942:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_845
+	JA           ddoneAVX2_943
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -28117,15 +32546,33 @@ dAVX2_844:
 	VBROADCASTSS 12(BX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX2_844
 
-ddoneAVX2_845:
-dAVX2_846:
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX2_944
+	MOVQ    64(SP), R11
+	MOVQ    72(SP), R12
+	VMOVUPS (R11), Y12
+	VMOVUPS Y12, (R12)
+	VMOVUPS 32(R11), Y12
+	VMOVUPS Y12, 32(R12)
+	VMOVUPS 64(R11), Y12
+	VMOVUPS Y12, 64(R12)
+	ADDQ    $0x60, 64(SP)
+	MOVQ    56(SP), R12
+	ADDQ    R12, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX2_944:
+	ADDQ $0x00000100, AX
+	ADDQ $0x04, DX
+	JMP  dAVX2_942
+
+ddoneAVX2_943:
+dAVX2_945:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_847
+	JA           ddoneAVX2_946
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -28148,9 +32595,9 @@ dAVX2_846:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_846
+	JMP          dAVX2_945
 
-ddoneAVX2_847:
+ddoneAVX2_946:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -28197,9 +32644,9 @@ ddoneAVX2_847:
 	IMUL3Q  $0x00000048, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_848:
+widenAVX2_947:
 	TESTQ  AX, AX
-	JZ     widendoneAVX2_849
+	JZ     widendoneAVX2_948
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
@@ -28209,16 +32656,16 @@ widenAVX2_848:
 	DECQ   R12
 	XORQ   R11, R11
 
-prefetchAVX2_850:
+prefetchAVX2_949:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX2_850
+	JB         prefetchAVX2_949
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX2_851:
+widenblockAVX2_950:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX2_852
+	JZ           widenblockdoneAVX2_951
 	VPBROADCASTW (R8), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(R8), Y1
@@ -28240,14 +32687,14 @@ widenblockAVX2_851:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX2_851
+	JMP          widenblockAVX2_950
 
-widenblockdoneAVX2_852:
+widenblockdoneAVX2_951:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_848
+	JMP  widenAVX2_947
 
-widendoneAVX2_849:
+widendoneAVX2_948:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -28275,10 +32722,10 @@ widendoneAVX2_849:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_853:
+dAVX2_952:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_854
+	JA           ddoneAVX2_953
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -28359,15 +32806,33 @@ dAVX2_853:
 	VBROADCASTSS 12(BX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX2_853
 
-ddoneAVX2_854:
-dAVX2_855:
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX2_954
+	MOVQ    64(SP), R11
+	MOVQ    72(SP), R12
+	VMOVUPS (R11), Y12
+	VMOVUPS Y12, (R12)
+	VMOVUPS 32(R11), Y12
+	VMOVUPS Y12, 32(R12)
+	VMOVUPS 64(R11), Y12
+	VMOVUPS Y12, 64(R12)
+	ADDQ    $0x60, 64(SP)
+	MOVQ    56(SP), R12
+	ADDQ    R12, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX2_954:
+	ADDQ $0x00000100, AX
+	ADDQ $0x04, DX
+	JMP  dAVX2_952
+
+ddoneAVX2_953:
+dAVX2_955:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_856
+	JA           ddoneAVX2_956
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -28390,9 +32855,9 @@ dAVX2_855:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_855
+	JMP          dAVX2_955
 
-ddoneAVX2_856:
+ddoneAVX2_956:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -28420,14 +32885,289 @@ ddoneAVX2_856:
 	VMULPS       Y12, Y11, Y11
 	VMOVUPS      Y11, 1504(AX)
 
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX2_957
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX2_958:
+	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS 32(CX), Y0
+	VMOVUPS Y0, 32(DX)
+	VMOVUPS 64(CX), Y0
+	VMOVUPS Y0, 64(DX)
+	ADDQ    $0x60, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX2_958
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX2_957:
 	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
+	MOVQ           stage_base+96(FP), AX
+	CMPQ           16(SP), $0x18
+	JB             flushpartialAVX2_962
+	VBROADCASTF128 (AX), Y0
+	VINSERTF128    $0x01, 256(AX), Y0, Y0
+	VBROADCASTF128 64(AX), Y1
+	VINSERTF128    $0x01, 320(AX), Y1, Y1
+	VBROADCASTF128 128(AX), Y2
+	VINSERTF128    $0x01, 384(AX), Y2, Y2
+	VBROADCASTF128 192(AX), Y3
+	VINSERTF128    $0x01, 448(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 16(AX), Y2
+	VINSERTF128    $0x01, 272(AX), Y2, Y2
+	VBROADCASTF128 80(AX), Y5
+	VINSERTF128    $0x01, 336(AX), Y5, Y5
+	VBROADCASTF128 144(AX), Y6
+	VINSERTF128    $0x01, 400(AX), Y6, Y6
+	VBROADCASTF128 208(AX), Y7
+	VINSERTF128    $0x01, 464(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1536(AX)
+	VMOVUPS        Y1, 1632(AX)
+	VMOVUPS        Y4, 1728(AX)
+	VMOVUPS        Y0, 1824(AX)
+	VMOVUPS        Y7, 1920(AX)
+	VMOVUPS        Y5, 2016(AX)
+	VMOVUPS        Y8, 2112(AX)
+	VMOVUPS        Y2, 2208(AX)
+	VBROADCASTF128 32(AX), Y0
+	VINSERTF128    $0x01, 288(AX), Y0, Y0
+	VBROADCASTF128 96(AX), Y1
+	VINSERTF128    $0x01, 352(AX), Y1, Y1
+	VBROADCASTF128 160(AX), Y2
+	VINSERTF128    $0x01, 416(AX), Y2, Y2
+	VBROADCASTF128 224(AX), Y3
+	VINSERTF128    $0x01, 480(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 48(AX), Y2
+	VINSERTF128    $0x01, 304(AX), Y2, Y2
+	VBROADCASTF128 112(AX), Y5
+	VINSERTF128    $0x01, 368(AX), Y5, Y5
+	VBROADCASTF128 176(AX), Y6
+	VINSERTF128    $0x01, 432(AX), Y6, Y6
+	VBROADCASTF128 240(AX), Y7
+	VINSERTF128    $0x01, 496(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2304(AX)
+	VMOVUPS        Y1, 2400(AX)
+	VMOVUPS        Y4, 2496(AX)
+	VMOVUPS        Y0, 2592(AX)
+	VMOVUPS        Y7, 2688(AX)
+	VMOVUPS        Y5, 2784(AX)
+	VMOVUPS        Y8, 2880(AX)
+	VMOVUPS        Y2, 2976(AX)
+	VBROADCASTF128 512(AX), Y0
+	VINSERTF128    $0x01, 768(AX), Y0, Y0
+	VBROADCASTF128 576(AX), Y1
+	VINSERTF128    $0x01, 832(AX), Y1, Y1
+	VBROADCASTF128 640(AX), Y2
+	VINSERTF128    $0x01, 896(AX), Y2, Y2
+	VBROADCASTF128 704(AX), Y3
+	VINSERTF128    $0x01, 960(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 528(AX), Y2
+	VINSERTF128    $0x01, 784(AX), Y2, Y2
+	VBROADCASTF128 592(AX), Y5
+	VINSERTF128    $0x01, 848(AX), Y5, Y5
+	VBROADCASTF128 656(AX), Y6
+	VINSERTF128    $0x01, 912(AX), Y6, Y6
+	VBROADCASTF128 720(AX), Y7
+	VINSERTF128    $0x01, 976(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1568(AX)
+	VMOVUPS        Y1, 1664(AX)
+	VMOVUPS        Y4, 1760(AX)
+	VMOVUPS        Y0, 1856(AX)
+	VMOVUPS        Y7, 1952(AX)
+	VMOVUPS        Y5, 2048(AX)
+	VMOVUPS        Y8, 2144(AX)
+	VMOVUPS        Y2, 2240(AX)
+	VBROADCASTF128 544(AX), Y0
+	VINSERTF128    $0x01, 800(AX), Y0, Y0
+	VBROADCASTF128 608(AX), Y1
+	VINSERTF128    $0x01, 864(AX), Y1, Y1
+	VBROADCASTF128 672(AX), Y2
+	VINSERTF128    $0x01, 928(AX), Y2, Y2
+	VBROADCASTF128 736(AX), Y3
+	VINSERTF128    $0x01, 992(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 560(AX), Y2
+	VINSERTF128    $0x01, 816(AX), Y2, Y2
+	VBROADCASTF128 624(AX), Y5
+	VINSERTF128    $0x01, 880(AX), Y5, Y5
+	VBROADCASTF128 688(AX), Y6
+	VINSERTF128    $0x01, 944(AX), Y6, Y6
+	VBROADCASTF128 752(AX), Y7
+	VINSERTF128    $0x01, 1008(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2336(AX)
+	VMOVUPS        Y1, 2432(AX)
+	VMOVUPS        Y4, 2528(AX)
+	VMOVUPS        Y0, 2624(AX)
+	VMOVUPS        Y7, 2720(AX)
+	VMOVUPS        Y5, 2816(AX)
+	VMOVUPS        Y8, 2912(AX)
+	VMOVUPS        Y2, 3008(AX)
+	VBROADCASTF128 1024(AX), Y0
+	VINSERTF128    $0x01, 1280(AX), Y0, Y0
+	VBROADCASTF128 1088(AX), Y1
+	VINSERTF128    $0x01, 1344(AX), Y1, Y1
+	VBROADCASTF128 1152(AX), Y2
+	VINSERTF128    $0x01, 1408(AX), Y2, Y2
+	VBROADCASTF128 1216(AX), Y3
+	VINSERTF128    $0x01, 1472(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1040(AX), Y2
+	VINSERTF128    $0x01, 1296(AX), Y2, Y2
+	VBROADCASTF128 1104(AX), Y5
+	VINSERTF128    $0x01, 1360(AX), Y5, Y5
+	VBROADCASTF128 1168(AX), Y6
+	VINSERTF128    $0x01, 1424(AX), Y6, Y6
+	VBROADCASTF128 1232(AX), Y7
+	VINSERTF128    $0x01, 1488(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1600(AX)
+	VMOVUPS        Y1, 1696(AX)
+	VMOVUPS        Y4, 1792(AX)
+	VMOVUPS        Y0, 1888(AX)
+	VMOVUPS        Y7, 1984(AX)
+	VMOVUPS        Y5, 2080(AX)
+	VMOVUPS        Y8, 2176(AX)
+	VMOVUPS        Y2, 2272(AX)
+	VBROADCASTF128 1056(AX), Y0
+	VINSERTF128    $0x01, 1312(AX), Y0, Y0
+	VBROADCASTF128 1120(AX), Y1
+	VINSERTF128    $0x01, 1376(AX), Y1, Y1
+	VBROADCASTF128 1184(AX), Y2
+	VINSERTF128    $0x01, 1440(AX), Y2, Y2
+	VBROADCASTF128 1248(AX), Y3
+	VINSERTF128    $0x01, 1504(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1072(AX), Y2
+	VINSERTF128    $0x01, 1328(AX), Y2, Y2
+	VBROADCASTF128 1136(AX), Y5
+	VINSERTF128    $0x01, 1392(AX), Y5, Y5
+	VBROADCASTF128 1200(AX), Y6
+	VINSERTF128    $0x01, 1456(AX), Y6, Y6
+	VBROADCASTF128 1264(AX), Y7
+	VINSERTF128    $0x01, 1520(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2368(AX)
+	VMOVUPS        Y1, 2464(AX)
+	VMOVUPS        Y4, 2560(AX)
+	VMOVUPS        Y0, 2656(AX)
+	VMOVUPS        Y7, 2752(AX)
+	VMOVUPS        Y5, 2848(AX)
+	VMOVUPS        Y8, 2944(AX)
+	VMOVUPS        Y2, 3040(AX)
+	LEAQ           1536(AX), AX
+	MOVQ           AX, 64(SP)
+	MOVQ           40(SP), AX
+	MOVQ           AX, 72(SP)
+	MOVQ           48(SP), AX
+	MOVQ           $0x00000010, CX
+	CMPQ           AX, CX
+	CMOVQGT        CX, AX
+	MOVQ           AX, 80(SP)
+	JMP            flushdoneAVX2_961
+
+flushpartialAVX2_962:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_857:
+flushAVX2_959:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_858
+	JB             flushtailAVX2_960
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -28464,35 +33204,35 @@ flushAVX2_857:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_860
+	JZ             chunkdoneAVX2_963
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_860
+	JZ             chunkdoneAVX2_963
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_860
+	JZ             chunkdoneAVX2_963
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_860
+	JZ             chunkdoneAVX2_963
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_860
+	JZ             chunkdoneAVX2_963
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_860
+	JZ             chunkdoneAVX2_963
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_860
+	JZ             chunkdoneAVX2_963
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_860
+	JZ             chunkdoneAVX2_963
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -28528,68 +33268,68 @@ flushAVX2_857:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_860
+	JZ             chunkdoneAVX2_963
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_860
+	JZ             chunkdoneAVX2_963
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_860
+	JZ             chunkdoneAVX2_963
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_860
+	JZ             chunkdoneAVX2_963
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_860
+	JZ             chunkdoneAVX2_963
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_860
+	JZ             chunkdoneAVX2_963
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_860
+	JZ             chunkdoneAVX2_963
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_860:
+chunkdoneAVX2_963:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_857
+	JMP  flushAVX2_959
 
-flushtailAVX2_858:
+flushtailAVX2_960:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_859
+	JZ    flushdoneAVX2_961
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_861:
+tailrowAVX2_964:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_862:
+tailkeyAVX2_965:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_862
+	JB   tailkeyAVX2_965
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_859
+	JAE  flushdoneAVX2_961
 	DECQ SI
-	JNZ  tailrowAVX2_861
+	JNZ  tailrowAVX2_964
 
-flushdoneAVX2_859:
+flushdoneAVX2_961:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -28597,9 +33337,9 @@ flushdoneAVX2_859:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_820
+	JLE    panelsdoneAVX2_916
 
-panelsAVX2_819:
+panelsAVX2_915:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -28625,10 +33365,10 @@ panelsAVX2_819:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_863:
+dAVX2_966:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_864
+	JA           ddoneAVX2_967
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -28709,15 +33449,33 @@ dAVX2_863:
 	VBROADCASTSS 12(BX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX2_863
 
-ddoneAVX2_864:
-dAVX2_865:
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX2_968
+	MOVQ    64(SP), R11
+	MOVQ    72(SP), R12
+	VMOVUPS (R11), Y12
+	VMOVUPS Y12, (R12)
+	VMOVUPS 32(R11), Y12
+	VMOVUPS Y12, 32(R12)
+	VMOVUPS 64(R11), Y12
+	VMOVUPS Y12, 64(R12)
+	ADDQ    $0x60, 64(SP)
+	MOVQ    56(SP), R12
+	ADDQ    R12, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX2_968:
+	ADDQ $0x00000100, AX
+	ADDQ $0x04, DX
+	JMP  dAVX2_966
+
+ddoneAVX2_967:
+dAVX2_969:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_866
+	JA           ddoneAVX2_970
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -28740,9 +33498,9 @@ dAVX2_865:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_865
+	JMP          dAVX2_969
 
-ddoneAVX2_866:
+ddoneAVX2_970:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -28797,10 +33555,10 @@ ddoneAVX2_866:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_867:
+dAVX2_971:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_868
+	JA           ddoneAVX2_972
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -28881,15 +33639,33 @@ dAVX2_867:
 	VBROADCASTSS 12(BX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX2_867
 
-ddoneAVX2_868:
-dAVX2_869:
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX2_973
+	MOVQ    64(SP), R11
+	MOVQ    72(SP), R12
+	VMOVUPS (R11), Y12
+	VMOVUPS Y12, (R12)
+	VMOVUPS 32(R11), Y12
+	VMOVUPS Y12, 32(R12)
+	VMOVUPS 64(R11), Y12
+	VMOVUPS Y12, 64(R12)
+	ADDQ    $0x60, 64(SP)
+	MOVQ    56(SP), R12
+	ADDQ    R12, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX2_973:
+	ADDQ $0x00000100, AX
+	ADDQ $0x04, DX
+	JMP  dAVX2_971
+
+ddoneAVX2_972:
+dAVX2_974:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_870
+	JA           ddoneAVX2_975
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -28912,9 +33688,9 @@ dAVX2_869:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_869
+	JMP          dAVX2_974
 
-ddoneAVX2_870:
+ddoneAVX2_975:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -28969,10 +33745,10 @@ ddoneAVX2_870:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_871:
+dAVX2_976:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_872
+	JA           ddoneAVX2_977
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -29053,15 +33829,33 @@ dAVX2_871:
 	VBROADCASTSS 12(BX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX2_871
 
-ddoneAVX2_872:
-dAVX2_873:
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX2_978
+	MOVQ    64(SP), R11
+	MOVQ    72(SP), R12
+	VMOVUPS (R11), Y12
+	VMOVUPS Y12, (R12)
+	VMOVUPS 32(R11), Y12
+	VMOVUPS Y12, 32(R12)
+	VMOVUPS 64(R11), Y12
+	VMOVUPS Y12, 64(R12)
+	ADDQ    $0x60, 64(SP)
+	MOVQ    56(SP), R12
+	ADDQ    R12, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX2_978:
+	ADDQ $0x00000100, AX
+	ADDQ $0x04, DX
+	JMP  dAVX2_976
+
+ddoneAVX2_977:
+dAVX2_979:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_874
+	JA           ddoneAVX2_980
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -29084,9 +33878,9 @@ dAVX2_873:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_873
+	JMP          dAVX2_979
 
-ddoneAVX2_874:
+ddoneAVX2_980:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -29141,10 +33935,10 @@ ddoneAVX2_874:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_875:
+dAVX2_981:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_876
+	JA           ddoneAVX2_982
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -29225,15 +34019,33 @@ dAVX2_875:
 	VBROADCASTSS 12(BX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	JMP          dAVX2_875
 
-ddoneAVX2_876:
-dAVX2_877:
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX2_983
+	MOVQ    64(SP), R11
+	MOVQ    72(SP), R12
+	VMOVUPS (R11), Y12
+	VMOVUPS Y12, (R12)
+	VMOVUPS 32(R11), Y12
+	VMOVUPS Y12, 32(R12)
+	VMOVUPS 64(R11), Y12
+	VMOVUPS Y12, 64(R12)
+	ADDQ    $0x60, 64(SP)
+	MOVQ    56(SP), R12
+	ADDQ    R12, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX2_983:
+	ADDQ $0x00000100, AX
+	ADDQ $0x04, DX
+	JMP  dAVX2_981
+
+ddoneAVX2_982:
+dAVX2_984:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_878
+	JA           ddoneAVX2_985
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -29256,9 +34068,9 @@ dAVX2_877:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_877
+	JMP          dAVX2_984
 
-ddoneAVX2_878:
+ddoneAVX2_985:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -29286,14 +34098,289 @@ ddoneAVX2_878:
 	VMULPS       Y12, Y11, Y11
 	VMOVUPS      Y11, 1504(AX)
 
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX2_986
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX2_987:
+	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS 32(CX), Y0
+	VMOVUPS Y0, 32(DX)
+	VMOVUPS 64(CX), Y0
+	VMOVUPS Y0, 64(DX)
+	ADDQ    $0x60, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX2_987
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX2_986:
 	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
+	MOVQ           stage_base+96(FP), AX
+	CMPQ           16(SP), $0x18
+	JB             flushpartialAVX2_991
+	VBROADCASTF128 (AX), Y0
+	VINSERTF128    $0x01, 256(AX), Y0, Y0
+	VBROADCASTF128 64(AX), Y1
+	VINSERTF128    $0x01, 320(AX), Y1, Y1
+	VBROADCASTF128 128(AX), Y2
+	VINSERTF128    $0x01, 384(AX), Y2, Y2
+	VBROADCASTF128 192(AX), Y3
+	VINSERTF128    $0x01, 448(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 16(AX), Y2
+	VINSERTF128    $0x01, 272(AX), Y2, Y2
+	VBROADCASTF128 80(AX), Y5
+	VINSERTF128    $0x01, 336(AX), Y5, Y5
+	VBROADCASTF128 144(AX), Y6
+	VINSERTF128    $0x01, 400(AX), Y6, Y6
+	VBROADCASTF128 208(AX), Y7
+	VINSERTF128    $0x01, 464(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1536(AX)
+	VMOVUPS        Y1, 1632(AX)
+	VMOVUPS        Y4, 1728(AX)
+	VMOVUPS        Y0, 1824(AX)
+	VMOVUPS        Y7, 1920(AX)
+	VMOVUPS        Y5, 2016(AX)
+	VMOVUPS        Y8, 2112(AX)
+	VMOVUPS        Y2, 2208(AX)
+	VBROADCASTF128 32(AX), Y0
+	VINSERTF128    $0x01, 288(AX), Y0, Y0
+	VBROADCASTF128 96(AX), Y1
+	VINSERTF128    $0x01, 352(AX), Y1, Y1
+	VBROADCASTF128 160(AX), Y2
+	VINSERTF128    $0x01, 416(AX), Y2, Y2
+	VBROADCASTF128 224(AX), Y3
+	VINSERTF128    $0x01, 480(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 48(AX), Y2
+	VINSERTF128    $0x01, 304(AX), Y2, Y2
+	VBROADCASTF128 112(AX), Y5
+	VINSERTF128    $0x01, 368(AX), Y5, Y5
+	VBROADCASTF128 176(AX), Y6
+	VINSERTF128    $0x01, 432(AX), Y6, Y6
+	VBROADCASTF128 240(AX), Y7
+	VINSERTF128    $0x01, 496(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2304(AX)
+	VMOVUPS        Y1, 2400(AX)
+	VMOVUPS        Y4, 2496(AX)
+	VMOVUPS        Y0, 2592(AX)
+	VMOVUPS        Y7, 2688(AX)
+	VMOVUPS        Y5, 2784(AX)
+	VMOVUPS        Y8, 2880(AX)
+	VMOVUPS        Y2, 2976(AX)
+	VBROADCASTF128 512(AX), Y0
+	VINSERTF128    $0x01, 768(AX), Y0, Y0
+	VBROADCASTF128 576(AX), Y1
+	VINSERTF128    $0x01, 832(AX), Y1, Y1
+	VBROADCASTF128 640(AX), Y2
+	VINSERTF128    $0x01, 896(AX), Y2, Y2
+	VBROADCASTF128 704(AX), Y3
+	VINSERTF128    $0x01, 960(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 528(AX), Y2
+	VINSERTF128    $0x01, 784(AX), Y2, Y2
+	VBROADCASTF128 592(AX), Y5
+	VINSERTF128    $0x01, 848(AX), Y5, Y5
+	VBROADCASTF128 656(AX), Y6
+	VINSERTF128    $0x01, 912(AX), Y6, Y6
+	VBROADCASTF128 720(AX), Y7
+	VINSERTF128    $0x01, 976(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1568(AX)
+	VMOVUPS        Y1, 1664(AX)
+	VMOVUPS        Y4, 1760(AX)
+	VMOVUPS        Y0, 1856(AX)
+	VMOVUPS        Y7, 1952(AX)
+	VMOVUPS        Y5, 2048(AX)
+	VMOVUPS        Y8, 2144(AX)
+	VMOVUPS        Y2, 2240(AX)
+	VBROADCASTF128 544(AX), Y0
+	VINSERTF128    $0x01, 800(AX), Y0, Y0
+	VBROADCASTF128 608(AX), Y1
+	VINSERTF128    $0x01, 864(AX), Y1, Y1
+	VBROADCASTF128 672(AX), Y2
+	VINSERTF128    $0x01, 928(AX), Y2, Y2
+	VBROADCASTF128 736(AX), Y3
+	VINSERTF128    $0x01, 992(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 560(AX), Y2
+	VINSERTF128    $0x01, 816(AX), Y2, Y2
+	VBROADCASTF128 624(AX), Y5
+	VINSERTF128    $0x01, 880(AX), Y5, Y5
+	VBROADCASTF128 688(AX), Y6
+	VINSERTF128    $0x01, 944(AX), Y6, Y6
+	VBROADCASTF128 752(AX), Y7
+	VINSERTF128    $0x01, 1008(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2336(AX)
+	VMOVUPS        Y1, 2432(AX)
+	VMOVUPS        Y4, 2528(AX)
+	VMOVUPS        Y0, 2624(AX)
+	VMOVUPS        Y7, 2720(AX)
+	VMOVUPS        Y5, 2816(AX)
+	VMOVUPS        Y8, 2912(AX)
+	VMOVUPS        Y2, 3008(AX)
+	VBROADCASTF128 1024(AX), Y0
+	VINSERTF128    $0x01, 1280(AX), Y0, Y0
+	VBROADCASTF128 1088(AX), Y1
+	VINSERTF128    $0x01, 1344(AX), Y1, Y1
+	VBROADCASTF128 1152(AX), Y2
+	VINSERTF128    $0x01, 1408(AX), Y2, Y2
+	VBROADCASTF128 1216(AX), Y3
+	VINSERTF128    $0x01, 1472(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1040(AX), Y2
+	VINSERTF128    $0x01, 1296(AX), Y2, Y2
+	VBROADCASTF128 1104(AX), Y5
+	VINSERTF128    $0x01, 1360(AX), Y5, Y5
+	VBROADCASTF128 1168(AX), Y6
+	VINSERTF128    $0x01, 1424(AX), Y6, Y6
+	VBROADCASTF128 1232(AX), Y7
+	VINSERTF128    $0x01, 1488(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1600(AX)
+	VMOVUPS        Y1, 1696(AX)
+	VMOVUPS        Y4, 1792(AX)
+	VMOVUPS        Y0, 1888(AX)
+	VMOVUPS        Y7, 1984(AX)
+	VMOVUPS        Y5, 2080(AX)
+	VMOVUPS        Y8, 2176(AX)
+	VMOVUPS        Y2, 2272(AX)
+	VBROADCASTF128 1056(AX), Y0
+	VINSERTF128    $0x01, 1312(AX), Y0, Y0
+	VBROADCASTF128 1120(AX), Y1
+	VINSERTF128    $0x01, 1376(AX), Y1, Y1
+	VBROADCASTF128 1184(AX), Y2
+	VINSERTF128    $0x01, 1440(AX), Y2, Y2
+	VBROADCASTF128 1248(AX), Y3
+	VINSERTF128    $0x01, 1504(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1072(AX), Y2
+	VINSERTF128    $0x01, 1328(AX), Y2, Y2
+	VBROADCASTF128 1136(AX), Y5
+	VINSERTF128    $0x01, 1392(AX), Y5, Y5
+	VBROADCASTF128 1200(AX), Y6
+	VINSERTF128    $0x01, 1456(AX), Y6, Y6
+	VBROADCASTF128 1264(AX), Y7
+	VINSERTF128    $0x01, 1520(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2368(AX)
+	VMOVUPS        Y1, 2464(AX)
+	VMOVUPS        Y4, 2560(AX)
+	VMOVUPS        Y0, 2656(AX)
+	VMOVUPS        Y7, 2752(AX)
+	VMOVUPS        Y5, 2848(AX)
+	VMOVUPS        Y8, 2944(AX)
+	VMOVUPS        Y2, 3040(AX)
+	LEAQ           1536(AX), AX
+	MOVQ           AX, 64(SP)
+	MOVQ           40(SP), AX
+	MOVQ           AX, 72(SP)
+	MOVQ           48(SP), AX
+	MOVQ           $0x00000010, CX
+	CMPQ           AX, CX
+	CMOVQGT        CX, AX
+	MOVQ           AX, 80(SP)
+	JMP            flushdoneAVX2_990
+
+flushpartialAVX2_991:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_879:
+flushAVX2_988:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_880
+	JB             flushtailAVX2_989
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -29330,35 +34417,35 @@ flushAVX2_879:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_882
+	JZ             chunkdoneAVX2_992
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_882
+	JZ             chunkdoneAVX2_992
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_882
+	JZ             chunkdoneAVX2_992
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_882
+	JZ             chunkdoneAVX2_992
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_882
+	JZ             chunkdoneAVX2_992
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_882
+	JZ             chunkdoneAVX2_992
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_882
+	JZ             chunkdoneAVX2_992
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_882
+	JZ             chunkdoneAVX2_992
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -29394,68 +34481,68 @@ flushAVX2_879:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_882
+	JZ             chunkdoneAVX2_992
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_882
+	JZ             chunkdoneAVX2_992
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_882
+	JZ             chunkdoneAVX2_992
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_882
+	JZ             chunkdoneAVX2_992
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_882
+	JZ             chunkdoneAVX2_992
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_882
+	JZ             chunkdoneAVX2_992
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_882
+	JZ             chunkdoneAVX2_992
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_882:
+chunkdoneAVX2_992:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_879
+	JMP  flushAVX2_988
 
-flushtailAVX2_880:
+flushtailAVX2_989:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_881
+	JZ    flushdoneAVX2_990
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_883:
+tailrowAVX2_993:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_884:
+tailkeyAVX2_994:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_884
+	JB   tailkeyAVX2_994
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_881
+	JAE  flushdoneAVX2_990
 	DECQ SI
-	JNZ  tailrowAVX2_883
+	JNZ  tailrowAVX2_993
 
-flushdoneAVX2_881:
+flushdoneAVX2_990:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -29463,24 +34550,46 @@ flushdoneAVX2_881:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_819
+	JG     panelsAVX2_915
 
-panelsdoneAVX2_820:
+panelsdoneAVX2_916:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x00000330, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_817
+	JMP    blocksAVX2_913
 
-blocksdoneAVX2_818:
+blocksdoneAVX2_914:
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX2_995
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX2_996:
+	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS 32(CX), Y0
+	VMOVUPS Y0, 32(DX)
+	VMOVUPS 64(CX), Y0
+	VMOVUPS Y0, 64(DX)
+	ADDQ    $0x60, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX2_996
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX2_995:
 	VZEROUPPER
 	RET
 
 // func ScoresQ8Panels64AVX2(dst []float32, panels []float32, k []byte, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·ScoresQ8Panels64AVX2(SB), NOSPLIT, $64-156
+TEXT ·ScoresQ8Panels64AVX2(SB), NOSPLIT, $88-156
+	MOVQ $0x00000000, 80(SP)
 	MOVQ k_base+48(FP), AX
 	MOVQ AX, (SP)
 	MOVQ n+128(FP), AX
@@ -29490,10 +34599,10 @@ TEXT ·ScoresQ8Panels64AVX2(SB), NOSPLIT, $64-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_885:
+blocksAVX2_997:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_886
+	JZ    blocksdoneAVX2_998
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -29520,9 +34629,9 @@ blocksAVX2_885:
 	IMUL3Q  $0x20, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX2_889:
+widenAVX2_1001:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_890
+	JZ           widendoneAVX2_1002
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -29565,9 +34674,9 @@ widenAVX2_889:
 	ADDQ         $0x00000100, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_889
+	JMP          widenAVX2_1001
 
-widendoneAVX2_890:
+widendoneAVX2_1002:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -29584,8 +34693,11 @@ widendoneAVX2_890:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_891:
+dAVX2_1003:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -29666,10 +34778,28 @@ dAVX2_891:
 	VBROADCASTSS 1292(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_1004
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_1004:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_891
+	JB           dAVX2_1003
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -29714,9 +34844,9 @@ dAVX2_891:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000600, SI
 
-widenAVX2_892:
+widenAVX2_1005:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_893
+	JZ           widendoneAVX2_1006
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -29759,9 +34889,9 @@ widenAVX2_892:
 	ADDQ         $0x00000100, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_892
+	JMP          widenAVX2_1005
 
-widendoneAVX2_893:
+widendoneAVX2_1006:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -29778,8 +34908,11 @@ widendoneAVX2_893:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_894:
+dAVX2_1007:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 1536(CX)(DX*4), Y14
@@ -29860,10 +34993,28 @@ dAVX2_894:
 	VBROADCASTSS 2828(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_1008
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_1008:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_894
+	JB           dAVX2_1007
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -29908,9 +35059,9 @@ dAVX2_894:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000c00, SI
 
-widenAVX2_895:
+widenAVX2_1009:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_896
+	JZ           widendoneAVX2_1010
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -29953,9 +35104,9 @@ widenAVX2_895:
 	ADDQ         $0x00000100, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_895
+	JMP          widenAVX2_1009
 
-widendoneAVX2_896:
+widendoneAVX2_1010:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -29972,8 +35123,11 @@ widendoneAVX2_896:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_897:
+dAVX2_1011:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -30054,10 +35208,28 @@ dAVX2_897:
 	VBROADCASTSS 4364(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_1012
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_1012:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_897
+	JB           dAVX2_1011
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -30102,9 +35274,9 @@ dAVX2_897:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001200, SI
 
-widenAVX2_898:
+widenAVX2_1013:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_899
+	JZ           widendoneAVX2_1014
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -30147,9 +35319,9 @@ widenAVX2_898:
 	ADDQ         $0x00000100, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_898
+	JMP          widenAVX2_1013
 
-widendoneAVX2_899:
+widendoneAVX2_1014:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -30166,8 +35338,11 @@ widendoneAVX2_899:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_900:
+dAVX2_1015:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 4608(CX)(DX*4), Y14
@@ -30248,10 +35423,28 @@ dAVX2_900:
 	VBROADCASTSS 5900(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_1016
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_1016:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_900
+	JB           dAVX2_1015
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -30279,14 +35472,289 @@ dAVX2_900:
 	VMULPS       Y12, Y11, Y11
 	VMOVUPS      Y11, 1504(AX)
 
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX2_1017
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX2_1018:
+	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS 32(CX), Y0
+	VMOVUPS Y0, 32(DX)
+	VMOVUPS 64(CX), Y0
+	VMOVUPS Y0, 64(DX)
+	ADDQ    $0x60, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX2_1018
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX2_1017:
 	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
+	MOVQ           stage_base+96(FP), AX
+	CMPQ           16(SP), $0x18
+	JB             flushpartialAVX2_1022
+	VBROADCASTF128 (AX), Y0
+	VINSERTF128    $0x01, 256(AX), Y0, Y0
+	VBROADCASTF128 64(AX), Y1
+	VINSERTF128    $0x01, 320(AX), Y1, Y1
+	VBROADCASTF128 128(AX), Y2
+	VINSERTF128    $0x01, 384(AX), Y2, Y2
+	VBROADCASTF128 192(AX), Y3
+	VINSERTF128    $0x01, 448(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 16(AX), Y2
+	VINSERTF128    $0x01, 272(AX), Y2, Y2
+	VBROADCASTF128 80(AX), Y5
+	VINSERTF128    $0x01, 336(AX), Y5, Y5
+	VBROADCASTF128 144(AX), Y6
+	VINSERTF128    $0x01, 400(AX), Y6, Y6
+	VBROADCASTF128 208(AX), Y7
+	VINSERTF128    $0x01, 464(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1536(AX)
+	VMOVUPS        Y1, 1632(AX)
+	VMOVUPS        Y4, 1728(AX)
+	VMOVUPS        Y0, 1824(AX)
+	VMOVUPS        Y7, 1920(AX)
+	VMOVUPS        Y5, 2016(AX)
+	VMOVUPS        Y8, 2112(AX)
+	VMOVUPS        Y2, 2208(AX)
+	VBROADCASTF128 32(AX), Y0
+	VINSERTF128    $0x01, 288(AX), Y0, Y0
+	VBROADCASTF128 96(AX), Y1
+	VINSERTF128    $0x01, 352(AX), Y1, Y1
+	VBROADCASTF128 160(AX), Y2
+	VINSERTF128    $0x01, 416(AX), Y2, Y2
+	VBROADCASTF128 224(AX), Y3
+	VINSERTF128    $0x01, 480(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 48(AX), Y2
+	VINSERTF128    $0x01, 304(AX), Y2, Y2
+	VBROADCASTF128 112(AX), Y5
+	VINSERTF128    $0x01, 368(AX), Y5, Y5
+	VBROADCASTF128 176(AX), Y6
+	VINSERTF128    $0x01, 432(AX), Y6, Y6
+	VBROADCASTF128 240(AX), Y7
+	VINSERTF128    $0x01, 496(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2304(AX)
+	VMOVUPS        Y1, 2400(AX)
+	VMOVUPS        Y4, 2496(AX)
+	VMOVUPS        Y0, 2592(AX)
+	VMOVUPS        Y7, 2688(AX)
+	VMOVUPS        Y5, 2784(AX)
+	VMOVUPS        Y8, 2880(AX)
+	VMOVUPS        Y2, 2976(AX)
+	VBROADCASTF128 512(AX), Y0
+	VINSERTF128    $0x01, 768(AX), Y0, Y0
+	VBROADCASTF128 576(AX), Y1
+	VINSERTF128    $0x01, 832(AX), Y1, Y1
+	VBROADCASTF128 640(AX), Y2
+	VINSERTF128    $0x01, 896(AX), Y2, Y2
+	VBROADCASTF128 704(AX), Y3
+	VINSERTF128    $0x01, 960(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 528(AX), Y2
+	VINSERTF128    $0x01, 784(AX), Y2, Y2
+	VBROADCASTF128 592(AX), Y5
+	VINSERTF128    $0x01, 848(AX), Y5, Y5
+	VBROADCASTF128 656(AX), Y6
+	VINSERTF128    $0x01, 912(AX), Y6, Y6
+	VBROADCASTF128 720(AX), Y7
+	VINSERTF128    $0x01, 976(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1568(AX)
+	VMOVUPS        Y1, 1664(AX)
+	VMOVUPS        Y4, 1760(AX)
+	VMOVUPS        Y0, 1856(AX)
+	VMOVUPS        Y7, 1952(AX)
+	VMOVUPS        Y5, 2048(AX)
+	VMOVUPS        Y8, 2144(AX)
+	VMOVUPS        Y2, 2240(AX)
+	VBROADCASTF128 544(AX), Y0
+	VINSERTF128    $0x01, 800(AX), Y0, Y0
+	VBROADCASTF128 608(AX), Y1
+	VINSERTF128    $0x01, 864(AX), Y1, Y1
+	VBROADCASTF128 672(AX), Y2
+	VINSERTF128    $0x01, 928(AX), Y2, Y2
+	VBROADCASTF128 736(AX), Y3
+	VINSERTF128    $0x01, 992(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 560(AX), Y2
+	VINSERTF128    $0x01, 816(AX), Y2, Y2
+	VBROADCASTF128 624(AX), Y5
+	VINSERTF128    $0x01, 880(AX), Y5, Y5
+	VBROADCASTF128 688(AX), Y6
+	VINSERTF128    $0x01, 944(AX), Y6, Y6
+	VBROADCASTF128 752(AX), Y7
+	VINSERTF128    $0x01, 1008(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2336(AX)
+	VMOVUPS        Y1, 2432(AX)
+	VMOVUPS        Y4, 2528(AX)
+	VMOVUPS        Y0, 2624(AX)
+	VMOVUPS        Y7, 2720(AX)
+	VMOVUPS        Y5, 2816(AX)
+	VMOVUPS        Y8, 2912(AX)
+	VMOVUPS        Y2, 3008(AX)
+	VBROADCASTF128 1024(AX), Y0
+	VINSERTF128    $0x01, 1280(AX), Y0, Y0
+	VBROADCASTF128 1088(AX), Y1
+	VINSERTF128    $0x01, 1344(AX), Y1, Y1
+	VBROADCASTF128 1152(AX), Y2
+	VINSERTF128    $0x01, 1408(AX), Y2, Y2
+	VBROADCASTF128 1216(AX), Y3
+	VINSERTF128    $0x01, 1472(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1040(AX), Y2
+	VINSERTF128    $0x01, 1296(AX), Y2, Y2
+	VBROADCASTF128 1104(AX), Y5
+	VINSERTF128    $0x01, 1360(AX), Y5, Y5
+	VBROADCASTF128 1168(AX), Y6
+	VINSERTF128    $0x01, 1424(AX), Y6, Y6
+	VBROADCASTF128 1232(AX), Y7
+	VINSERTF128    $0x01, 1488(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1600(AX)
+	VMOVUPS        Y1, 1696(AX)
+	VMOVUPS        Y4, 1792(AX)
+	VMOVUPS        Y0, 1888(AX)
+	VMOVUPS        Y7, 1984(AX)
+	VMOVUPS        Y5, 2080(AX)
+	VMOVUPS        Y8, 2176(AX)
+	VMOVUPS        Y2, 2272(AX)
+	VBROADCASTF128 1056(AX), Y0
+	VINSERTF128    $0x01, 1312(AX), Y0, Y0
+	VBROADCASTF128 1120(AX), Y1
+	VINSERTF128    $0x01, 1376(AX), Y1, Y1
+	VBROADCASTF128 1184(AX), Y2
+	VINSERTF128    $0x01, 1440(AX), Y2, Y2
+	VBROADCASTF128 1248(AX), Y3
+	VINSERTF128    $0x01, 1504(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1072(AX), Y2
+	VINSERTF128    $0x01, 1328(AX), Y2, Y2
+	VBROADCASTF128 1136(AX), Y5
+	VINSERTF128    $0x01, 1392(AX), Y5, Y5
+	VBROADCASTF128 1200(AX), Y6
+	VINSERTF128    $0x01, 1456(AX), Y6, Y6
+	VBROADCASTF128 1264(AX), Y7
+	VINSERTF128    $0x01, 1520(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2368(AX)
+	VMOVUPS        Y1, 2464(AX)
+	VMOVUPS        Y4, 2560(AX)
+	VMOVUPS        Y0, 2656(AX)
+	VMOVUPS        Y7, 2752(AX)
+	VMOVUPS        Y5, 2848(AX)
+	VMOVUPS        Y8, 2944(AX)
+	VMOVUPS        Y2, 3040(AX)
+	LEAQ           1536(AX), AX
+	MOVQ           AX, 64(SP)
+	MOVQ           40(SP), AX
+	MOVQ           AX, 72(SP)
+	MOVQ           48(SP), AX
+	MOVQ           $0x00000010, CX
+	CMPQ           AX, CX
+	CMOVQGT        CX, AX
+	MOVQ           AX, 80(SP)
+	JMP            flushdoneAVX2_1021
+
+flushpartialAVX2_1022:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_901:
+flushAVX2_1019:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_902
+	JB             flushtailAVX2_1020
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -30323,35 +35791,35 @@ flushAVX2_901:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_904
+	JZ             chunkdoneAVX2_1023
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_904
+	JZ             chunkdoneAVX2_1023
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_904
+	JZ             chunkdoneAVX2_1023
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_904
+	JZ             chunkdoneAVX2_1023
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_904
+	JZ             chunkdoneAVX2_1023
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_904
+	JZ             chunkdoneAVX2_1023
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_904
+	JZ             chunkdoneAVX2_1023
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_904
+	JZ             chunkdoneAVX2_1023
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -30387,68 +35855,68 @@ flushAVX2_901:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_904
+	JZ             chunkdoneAVX2_1023
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_904
+	JZ             chunkdoneAVX2_1023
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_904
+	JZ             chunkdoneAVX2_1023
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_904
+	JZ             chunkdoneAVX2_1023
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_904
+	JZ             chunkdoneAVX2_1023
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_904
+	JZ             chunkdoneAVX2_1023
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_904
+	JZ             chunkdoneAVX2_1023
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_904:
+chunkdoneAVX2_1023:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_901
+	JMP  flushAVX2_1019
 
-flushtailAVX2_902:
+flushtailAVX2_1020:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_903
+	JZ    flushdoneAVX2_1021
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_905:
+tailrowAVX2_1024:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_906:
+tailkeyAVX2_1025:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_906
+	JB   tailkeyAVX2_1025
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_903
+	JAE  flushdoneAVX2_1021
 	DECQ SI
-	JNZ  tailrowAVX2_905
+	JNZ  tailrowAVX2_1024
 
-flushdoneAVX2_903:
+flushdoneAVX2_1021:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -30456,9 +35924,9 @@ flushdoneAVX2_903:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_888
+	JLE    panelsdoneAVX2_1000
 
-panelsAVX2_887:
+panelsAVX2_999:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -30475,8 +35943,11 @@ panelsAVX2_887:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_907:
+dAVX2_1026:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -30557,10 +36028,28 @@ dAVX2_907:
 	VBROADCASTSS 1292(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_1027
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_1027:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_907
+	JB           dAVX2_1026
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -30604,8 +36093,11 @@ dAVX2_907:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_908:
+dAVX2_1028:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 1536(CX)(DX*4), Y14
@@ -30686,10 +36178,28 @@ dAVX2_908:
 	VBROADCASTSS 2828(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_1029
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_1029:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_908
+	JB           dAVX2_1028
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -30733,8 +36243,11 @@ dAVX2_908:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_909:
+dAVX2_1030:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -30815,10 +36328,28 @@ dAVX2_909:
 	VBROADCASTSS 4364(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_1031
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_1031:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_909
+	JB           dAVX2_1030
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -30862,8 +36393,11 @@ dAVX2_909:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_910:
+dAVX2_1032:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 4608(CX)(DX*4), Y14
@@ -30944,10 +36478,28 @@ dAVX2_910:
 	VBROADCASTSS 5900(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_1033
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_1033:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_910
+	JB           dAVX2_1032
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -30975,14 +36527,289 @@ dAVX2_910:
 	VMULPS       Y12, Y11, Y11
 	VMOVUPS      Y11, 1504(AX)
 
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX2_1034
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX2_1035:
+	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS 32(CX), Y0
+	VMOVUPS Y0, 32(DX)
+	VMOVUPS 64(CX), Y0
+	VMOVUPS Y0, 64(DX)
+	ADDQ    $0x60, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX2_1035
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX2_1034:
 	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
+	MOVQ           stage_base+96(FP), AX
+	CMPQ           16(SP), $0x18
+	JB             flushpartialAVX2_1039
+	VBROADCASTF128 (AX), Y0
+	VINSERTF128    $0x01, 256(AX), Y0, Y0
+	VBROADCASTF128 64(AX), Y1
+	VINSERTF128    $0x01, 320(AX), Y1, Y1
+	VBROADCASTF128 128(AX), Y2
+	VINSERTF128    $0x01, 384(AX), Y2, Y2
+	VBROADCASTF128 192(AX), Y3
+	VINSERTF128    $0x01, 448(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 16(AX), Y2
+	VINSERTF128    $0x01, 272(AX), Y2, Y2
+	VBROADCASTF128 80(AX), Y5
+	VINSERTF128    $0x01, 336(AX), Y5, Y5
+	VBROADCASTF128 144(AX), Y6
+	VINSERTF128    $0x01, 400(AX), Y6, Y6
+	VBROADCASTF128 208(AX), Y7
+	VINSERTF128    $0x01, 464(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1536(AX)
+	VMOVUPS        Y1, 1632(AX)
+	VMOVUPS        Y4, 1728(AX)
+	VMOVUPS        Y0, 1824(AX)
+	VMOVUPS        Y7, 1920(AX)
+	VMOVUPS        Y5, 2016(AX)
+	VMOVUPS        Y8, 2112(AX)
+	VMOVUPS        Y2, 2208(AX)
+	VBROADCASTF128 32(AX), Y0
+	VINSERTF128    $0x01, 288(AX), Y0, Y0
+	VBROADCASTF128 96(AX), Y1
+	VINSERTF128    $0x01, 352(AX), Y1, Y1
+	VBROADCASTF128 160(AX), Y2
+	VINSERTF128    $0x01, 416(AX), Y2, Y2
+	VBROADCASTF128 224(AX), Y3
+	VINSERTF128    $0x01, 480(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 48(AX), Y2
+	VINSERTF128    $0x01, 304(AX), Y2, Y2
+	VBROADCASTF128 112(AX), Y5
+	VINSERTF128    $0x01, 368(AX), Y5, Y5
+	VBROADCASTF128 176(AX), Y6
+	VINSERTF128    $0x01, 432(AX), Y6, Y6
+	VBROADCASTF128 240(AX), Y7
+	VINSERTF128    $0x01, 496(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2304(AX)
+	VMOVUPS        Y1, 2400(AX)
+	VMOVUPS        Y4, 2496(AX)
+	VMOVUPS        Y0, 2592(AX)
+	VMOVUPS        Y7, 2688(AX)
+	VMOVUPS        Y5, 2784(AX)
+	VMOVUPS        Y8, 2880(AX)
+	VMOVUPS        Y2, 2976(AX)
+	VBROADCASTF128 512(AX), Y0
+	VINSERTF128    $0x01, 768(AX), Y0, Y0
+	VBROADCASTF128 576(AX), Y1
+	VINSERTF128    $0x01, 832(AX), Y1, Y1
+	VBROADCASTF128 640(AX), Y2
+	VINSERTF128    $0x01, 896(AX), Y2, Y2
+	VBROADCASTF128 704(AX), Y3
+	VINSERTF128    $0x01, 960(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 528(AX), Y2
+	VINSERTF128    $0x01, 784(AX), Y2, Y2
+	VBROADCASTF128 592(AX), Y5
+	VINSERTF128    $0x01, 848(AX), Y5, Y5
+	VBROADCASTF128 656(AX), Y6
+	VINSERTF128    $0x01, 912(AX), Y6, Y6
+	VBROADCASTF128 720(AX), Y7
+	VINSERTF128    $0x01, 976(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1568(AX)
+	VMOVUPS        Y1, 1664(AX)
+	VMOVUPS        Y4, 1760(AX)
+	VMOVUPS        Y0, 1856(AX)
+	VMOVUPS        Y7, 1952(AX)
+	VMOVUPS        Y5, 2048(AX)
+	VMOVUPS        Y8, 2144(AX)
+	VMOVUPS        Y2, 2240(AX)
+	VBROADCASTF128 544(AX), Y0
+	VINSERTF128    $0x01, 800(AX), Y0, Y0
+	VBROADCASTF128 608(AX), Y1
+	VINSERTF128    $0x01, 864(AX), Y1, Y1
+	VBROADCASTF128 672(AX), Y2
+	VINSERTF128    $0x01, 928(AX), Y2, Y2
+	VBROADCASTF128 736(AX), Y3
+	VINSERTF128    $0x01, 992(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 560(AX), Y2
+	VINSERTF128    $0x01, 816(AX), Y2, Y2
+	VBROADCASTF128 624(AX), Y5
+	VINSERTF128    $0x01, 880(AX), Y5, Y5
+	VBROADCASTF128 688(AX), Y6
+	VINSERTF128    $0x01, 944(AX), Y6, Y6
+	VBROADCASTF128 752(AX), Y7
+	VINSERTF128    $0x01, 1008(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2336(AX)
+	VMOVUPS        Y1, 2432(AX)
+	VMOVUPS        Y4, 2528(AX)
+	VMOVUPS        Y0, 2624(AX)
+	VMOVUPS        Y7, 2720(AX)
+	VMOVUPS        Y5, 2816(AX)
+	VMOVUPS        Y8, 2912(AX)
+	VMOVUPS        Y2, 3008(AX)
+	VBROADCASTF128 1024(AX), Y0
+	VINSERTF128    $0x01, 1280(AX), Y0, Y0
+	VBROADCASTF128 1088(AX), Y1
+	VINSERTF128    $0x01, 1344(AX), Y1, Y1
+	VBROADCASTF128 1152(AX), Y2
+	VINSERTF128    $0x01, 1408(AX), Y2, Y2
+	VBROADCASTF128 1216(AX), Y3
+	VINSERTF128    $0x01, 1472(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1040(AX), Y2
+	VINSERTF128    $0x01, 1296(AX), Y2, Y2
+	VBROADCASTF128 1104(AX), Y5
+	VINSERTF128    $0x01, 1360(AX), Y5, Y5
+	VBROADCASTF128 1168(AX), Y6
+	VINSERTF128    $0x01, 1424(AX), Y6, Y6
+	VBROADCASTF128 1232(AX), Y7
+	VINSERTF128    $0x01, 1488(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1600(AX)
+	VMOVUPS        Y1, 1696(AX)
+	VMOVUPS        Y4, 1792(AX)
+	VMOVUPS        Y0, 1888(AX)
+	VMOVUPS        Y7, 1984(AX)
+	VMOVUPS        Y5, 2080(AX)
+	VMOVUPS        Y8, 2176(AX)
+	VMOVUPS        Y2, 2272(AX)
+	VBROADCASTF128 1056(AX), Y0
+	VINSERTF128    $0x01, 1312(AX), Y0, Y0
+	VBROADCASTF128 1120(AX), Y1
+	VINSERTF128    $0x01, 1376(AX), Y1, Y1
+	VBROADCASTF128 1184(AX), Y2
+	VINSERTF128    $0x01, 1440(AX), Y2, Y2
+	VBROADCASTF128 1248(AX), Y3
+	VINSERTF128    $0x01, 1504(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1072(AX), Y2
+	VINSERTF128    $0x01, 1328(AX), Y2, Y2
+	VBROADCASTF128 1136(AX), Y5
+	VINSERTF128    $0x01, 1392(AX), Y5, Y5
+	VBROADCASTF128 1200(AX), Y6
+	VINSERTF128    $0x01, 1456(AX), Y6, Y6
+	VBROADCASTF128 1264(AX), Y7
+	VINSERTF128    $0x01, 1520(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2368(AX)
+	VMOVUPS        Y1, 2464(AX)
+	VMOVUPS        Y4, 2560(AX)
+	VMOVUPS        Y0, 2656(AX)
+	VMOVUPS        Y7, 2752(AX)
+	VMOVUPS        Y5, 2848(AX)
+	VMOVUPS        Y8, 2944(AX)
+	VMOVUPS        Y2, 3040(AX)
+	LEAQ           1536(AX), AX
+	MOVQ           AX, 64(SP)
+	MOVQ           40(SP), AX
+	MOVQ           AX, 72(SP)
+	MOVQ           48(SP), AX
+	MOVQ           $0x00000010, CX
+	CMPQ           AX, CX
+	CMOVQGT        CX, AX
+	MOVQ           AX, 80(SP)
+	JMP            flushdoneAVX2_1038
+
+flushpartialAVX2_1039:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_911:
+flushAVX2_1036:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_912
+	JB             flushtailAVX2_1037
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -31019,35 +36846,35 @@ flushAVX2_911:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_914
+	JZ             chunkdoneAVX2_1040
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_914
+	JZ             chunkdoneAVX2_1040
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_914
+	JZ             chunkdoneAVX2_1040
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_914
+	JZ             chunkdoneAVX2_1040
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_914
+	JZ             chunkdoneAVX2_1040
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_914
+	JZ             chunkdoneAVX2_1040
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_914
+	JZ             chunkdoneAVX2_1040
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_914
+	JZ             chunkdoneAVX2_1040
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -31083,68 +36910,68 @@ flushAVX2_911:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_914
+	JZ             chunkdoneAVX2_1040
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_914
+	JZ             chunkdoneAVX2_1040
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_914
+	JZ             chunkdoneAVX2_1040
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_914
+	JZ             chunkdoneAVX2_1040
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_914
+	JZ             chunkdoneAVX2_1040
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_914
+	JZ             chunkdoneAVX2_1040
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_914
+	JZ             chunkdoneAVX2_1040
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_914:
+chunkdoneAVX2_1040:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_911
+	JMP  flushAVX2_1036
 
-flushtailAVX2_912:
+flushtailAVX2_1037:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_913
+	JZ    flushdoneAVX2_1038
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_915:
+tailrowAVX2_1041:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_916:
+tailkeyAVX2_1042:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_916
+	JB   tailkeyAVX2_1042
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_913
+	JAE  flushdoneAVX2_1038
 	DECQ SI
-	JNZ  tailrowAVX2_915
+	JNZ  tailrowAVX2_1041
 
-flushdoneAVX2_913:
+flushdoneAVX2_1038:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -31152,24 +36979,46 @@ flushdoneAVX2_913:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_887
+	JG     panelsAVX2_999
 
-panelsdoneAVX2_888:
+panelsdoneAVX2_1000:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x00000330, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_885
+	JMP    blocksAVX2_997
 
-blocksdoneAVX2_886:
+blocksdoneAVX2_998:
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX2_1043
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX2_1044:
+	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS 32(CX), Y0
+	VMOVUPS Y0, 32(DX)
+	VMOVUPS 64(CX), Y0
+	VMOVUPS Y0, 64(DX)
+	ADDQ    $0x60, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX2_1044
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX2_1043:
 	VZEROUPPER
 	RET
 
 // func ScoresQ8Panels128AVX2(dst []float32, panels []float32, k []byte, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·ScoresQ8Panels128AVX2(SB), NOSPLIT, $64-156
+TEXT ·ScoresQ8Panels128AVX2(SB), NOSPLIT, $88-156
+	MOVQ $0x00000000, 80(SP)
 	MOVQ k_base+48(FP), AX
 	MOVQ AX, (SP)
 	MOVQ n+128(FP), AX
@@ -31179,10 +37028,10 @@ TEXT ·ScoresQ8Panels128AVX2(SB), NOSPLIT, $64-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_917:
+blocksAVX2_1045:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_918
+	JZ    blocksdoneAVX2_1046
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -31209,9 +37058,9 @@ blocksAVX2_917:
 	IMUL3Q  $0x10, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX2_921:
+widenAVX2_1049:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_922
+	JZ           widendoneAVX2_1050
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -31291,9 +37140,9 @@ widenAVX2_921:
 	ADDQ         $0x00000200, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_921
+	JMP          widenAVX2_1049
 
-widendoneAVX2_922:
+widendoneAVX2_1050:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -31310,8 +37159,11 @@ widendoneAVX2_922:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_923:
+dAVX2_1051:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -31392,10 +37244,28 @@ dAVX2_923:
 	VBROADCASTSS 2572(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_1052
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_1052:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_923
+	JB           dAVX2_1051
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -31440,9 +37310,9 @@ dAVX2_923:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000c00, SI
 
-widenAVX2_924:
+widenAVX2_1053:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_925
+	JZ           widendoneAVX2_1054
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -31522,9 +37392,9 @@ widenAVX2_924:
 	ADDQ         $0x00000200, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_924
+	JMP          widenAVX2_1053
 
-widendoneAVX2_925:
+widendoneAVX2_1054:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -31541,8 +37411,11 @@ widendoneAVX2_925:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_926:
+dAVX2_1055:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -31623,10 +37496,28 @@ dAVX2_926:
 	VBROADCASTSS 5644(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_1056
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_1056:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_926
+	JB           dAVX2_1055
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -31671,9 +37562,9 @@ dAVX2_926:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001800, SI
 
-widenAVX2_927:
+widenAVX2_1057:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_928
+	JZ           widendoneAVX2_1058
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -31753,9 +37644,9 @@ widenAVX2_927:
 	ADDQ         $0x00000200, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_927
+	JMP          widenAVX2_1057
 
-widendoneAVX2_928:
+widendoneAVX2_1058:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -31772,8 +37663,11 @@ widendoneAVX2_928:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_929:
+dAVX2_1059:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 6144(CX)(DX*4), Y14
@@ -31854,10 +37748,28 @@ dAVX2_929:
 	VBROADCASTSS 8716(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_1060
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_1060:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_929
+	JB           dAVX2_1059
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -31902,9 +37814,9 @@ dAVX2_929:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00002400, SI
 
-widenAVX2_930:
+widenAVX2_1061:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_931
+	JZ           widendoneAVX2_1062
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -31984,9 +37896,9 @@ widenAVX2_930:
 	ADDQ         $0x00000200, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_930
+	JMP          widenAVX2_1061
 
-widendoneAVX2_931:
+widendoneAVX2_1062:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -32003,8 +37915,11 @@ widendoneAVX2_931:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_932:
+dAVX2_1063:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -32085,10 +38000,28 @@ dAVX2_932:
 	VBROADCASTSS 11788(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_1064
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_1064:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_932
+	JB           dAVX2_1063
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -32116,14 +38049,289 @@ dAVX2_932:
 	VMULPS       Y12, Y11, Y11
 	VMOVUPS      Y11, 1504(AX)
 
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX2_1065
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX2_1066:
+	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS 32(CX), Y0
+	VMOVUPS Y0, 32(DX)
+	VMOVUPS 64(CX), Y0
+	VMOVUPS Y0, 64(DX)
+	ADDQ    $0x60, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX2_1066
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX2_1065:
 	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
+	MOVQ           stage_base+96(FP), AX
+	CMPQ           16(SP), $0x18
+	JB             flushpartialAVX2_1070
+	VBROADCASTF128 (AX), Y0
+	VINSERTF128    $0x01, 256(AX), Y0, Y0
+	VBROADCASTF128 64(AX), Y1
+	VINSERTF128    $0x01, 320(AX), Y1, Y1
+	VBROADCASTF128 128(AX), Y2
+	VINSERTF128    $0x01, 384(AX), Y2, Y2
+	VBROADCASTF128 192(AX), Y3
+	VINSERTF128    $0x01, 448(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 16(AX), Y2
+	VINSERTF128    $0x01, 272(AX), Y2, Y2
+	VBROADCASTF128 80(AX), Y5
+	VINSERTF128    $0x01, 336(AX), Y5, Y5
+	VBROADCASTF128 144(AX), Y6
+	VINSERTF128    $0x01, 400(AX), Y6, Y6
+	VBROADCASTF128 208(AX), Y7
+	VINSERTF128    $0x01, 464(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1536(AX)
+	VMOVUPS        Y1, 1632(AX)
+	VMOVUPS        Y4, 1728(AX)
+	VMOVUPS        Y0, 1824(AX)
+	VMOVUPS        Y7, 1920(AX)
+	VMOVUPS        Y5, 2016(AX)
+	VMOVUPS        Y8, 2112(AX)
+	VMOVUPS        Y2, 2208(AX)
+	VBROADCASTF128 32(AX), Y0
+	VINSERTF128    $0x01, 288(AX), Y0, Y0
+	VBROADCASTF128 96(AX), Y1
+	VINSERTF128    $0x01, 352(AX), Y1, Y1
+	VBROADCASTF128 160(AX), Y2
+	VINSERTF128    $0x01, 416(AX), Y2, Y2
+	VBROADCASTF128 224(AX), Y3
+	VINSERTF128    $0x01, 480(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 48(AX), Y2
+	VINSERTF128    $0x01, 304(AX), Y2, Y2
+	VBROADCASTF128 112(AX), Y5
+	VINSERTF128    $0x01, 368(AX), Y5, Y5
+	VBROADCASTF128 176(AX), Y6
+	VINSERTF128    $0x01, 432(AX), Y6, Y6
+	VBROADCASTF128 240(AX), Y7
+	VINSERTF128    $0x01, 496(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2304(AX)
+	VMOVUPS        Y1, 2400(AX)
+	VMOVUPS        Y4, 2496(AX)
+	VMOVUPS        Y0, 2592(AX)
+	VMOVUPS        Y7, 2688(AX)
+	VMOVUPS        Y5, 2784(AX)
+	VMOVUPS        Y8, 2880(AX)
+	VMOVUPS        Y2, 2976(AX)
+	VBROADCASTF128 512(AX), Y0
+	VINSERTF128    $0x01, 768(AX), Y0, Y0
+	VBROADCASTF128 576(AX), Y1
+	VINSERTF128    $0x01, 832(AX), Y1, Y1
+	VBROADCASTF128 640(AX), Y2
+	VINSERTF128    $0x01, 896(AX), Y2, Y2
+	VBROADCASTF128 704(AX), Y3
+	VINSERTF128    $0x01, 960(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 528(AX), Y2
+	VINSERTF128    $0x01, 784(AX), Y2, Y2
+	VBROADCASTF128 592(AX), Y5
+	VINSERTF128    $0x01, 848(AX), Y5, Y5
+	VBROADCASTF128 656(AX), Y6
+	VINSERTF128    $0x01, 912(AX), Y6, Y6
+	VBROADCASTF128 720(AX), Y7
+	VINSERTF128    $0x01, 976(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1568(AX)
+	VMOVUPS        Y1, 1664(AX)
+	VMOVUPS        Y4, 1760(AX)
+	VMOVUPS        Y0, 1856(AX)
+	VMOVUPS        Y7, 1952(AX)
+	VMOVUPS        Y5, 2048(AX)
+	VMOVUPS        Y8, 2144(AX)
+	VMOVUPS        Y2, 2240(AX)
+	VBROADCASTF128 544(AX), Y0
+	VINSERTF128    $0x01, 800(AX), Y0, Y0
+	VBROADCASTF128 608(AX), Y1
+	VINSERTF128    $0x01, 864(AX), Y1, Y1
+	VBROADCASTF128 672(AX), Y2
+	VINSERTF128    $0x01, 928(AX), Y2, Y2
+	VBROADCASTF128 736(AX), Y3
+	VINSERTF128    $0x01, 992(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 560(AX), Y2
+	VINSERTF128    $0x01, 816(AX), Y2, Y2
+	VBROADCASTF128 624(AX), Y5
+	VINSERTF128    $0x01, 880(AX), Y5, Y5
+	VBROADCASTF128 688(AX), Y6
+	VINSERTF128    $0x01, 944(AX), Y6, Y6
+	VBROADCASTF128 752(AX), Y7
+	VINSERTF128    $0x01, 1008(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2336(AX)
+	VMOVUPS        Y1, 2432(AX)
+	VMOVUPS        Y4, 2528(AX)
+	VMOVUPS        Y0, 2624(AX)
+	VMOVUPS        Y7, 2720(AX)
+	VMOVUPS        Y5, 2816(AX)
+	VMOVUPS        Y8, 2912(AX)
+	VMOVUPS        Y2, 3008(AX)
+	VBROADCASTF128 1024(AX), Y0
+	VINSERTF128    $0x01, 1280(AX), Y0, Y0
+	VBROADCASTF128 1088(AX), Y1
+	VINSERTF128    $0x01, 1344(AX), Y1, Y1
+	VBROADCASTF128 1152(AX), Y2
+	VINSERTF128    $0x01, 1408(AX), Y2, Y2
+	VBROADCASTF128 1216(AX), Y3
+	VINSERTF128    $0x01, 1472(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1040(AX), Y2
+	VINSERTF128    $0x01, 1296(AX), Y2, Y2
+	VBROADCASTF128 1104(AX), Y5
+	VINSERTF128    $0x01, 1360(AX), Y5, Y5
+	VBROADCASTF128 1168(AX), Y6
+	VINSERTF128    $0x01, 1424(AX), Y6, Y6
+	VBROADCASTF128 1232(AX), Y7
+	VINSERTF128    $0x01, 1488(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1600(AX)
+	VMOVUPS        Y1, 1696(AX)
+	VMOVUPS        Y4, 1792(AX)
+	VMOVUPS        Y0, 1888(AX)
+	VMOVUPS        Y7, 1984(AX)
+	VMOVUPS        Y5, 2080(AX)
+	VMOVUPS        Y8, 2176(AX)
+	VMOVUPS        Y2, 2272(AX)
+	VBROADCASTF128 1056(AX), Y0
+	VINSERTF128    $0x01, 1312(AX), Y0, Y0
+	VBROADCASTF128 1120(AX), Y1
+	VINSERTF128    $0x01, 1376(AX), Y1, Y1
+	VBROADCASTF128 1184(AX), Y2
+	VINSERTF128    $0x01, 1440(AX), Y2, Y2
+	VBROADCASTF128 1248(AX), Y3
+	VINSERTF128    $0x01, 1504(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1072(AX), Y2
+	VINSERTF128    $0x01, 1328(AX), Y2, Y2
+	VBROADCASTF128 1136(AX), Y5
+	VINSERTF128    $0x01, 1392(AX), Y5, Y5
+	VBROADCASTF128 1200(AX), Y6
+	VINSERTF128    $0x01, 1456(AX), Y6, Y6
+	VBROADCASTF128 1264(AX), Y7
+	VINSERTF128    $0x01, 1520(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2368(AX)
+	VMOVUPS        Y1, 2464(AX)
+	VMOVUPS        Y4, 2560(AX)
+	VMOVUPS        Y0, 2656(AX)
+	VMOVUPS        Y7, 2752(AX)
+	VMOVUPS        Y5, 2848(AX)
+	VMOVUPS        Y8, 2944(AX)
+	VMOVUPS        Y2, 3040(AX)
+	LEAQ           1536(AX), AX
+	MOVQ           AX, 64(SP)
+	MOVQ           40(SP), AX
+	MOVQ           AX, 72(SP)
+	MOVQ           48(SP), AX
+	MOVQ           $0x00000010, CX
+	CMPQ           AX, CX
+	CMOVQGT        CX, AX
+	MOVQ           AX, 80(SP)
+	JMP            flushdoneAVX2_1069
+
+flushpartialAVX2_1070:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_933:
+flushAVX2_1067:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_934
+	JB             flushtailAVX2_1068
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -32160,35 +38368,35 @@ flushAVX2_933:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_936
+	JZ             chunkdoneAVX2_1071
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_936
+	JZ             chunkdoneAVX2_1071
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_936
+	JZ             chunkdoneAVX2_1071
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_936
+	JZ             chunkdoneAVX2_1071
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_936
+	JZ             chunkdoneAVX2_1071
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_936
+	JZ             chunkdoneAVX2_1071
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_936
+	JZ             chunkdoneAVX2_1071
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_936
+	JZ             chunkdoneAVX2_1071
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -32224,68 +38432,68 @@ flushAVX2_933:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_936
+	JZ             chunkdoneAVX2_1071
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_936
+	JZ             chunkdoneAVX2_1071
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_936
+	JZ             chunkdoneAVX2_1071
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_936
+	JZ             chunkdoneAVX2_1071
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_936
+	JZ             chunkdoneAVX2_1071
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_936
+	JZ             chunkdoneAVX2_1071
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_936
+	JZ             chunkdoneAVX2_1071
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_936:
+chunkdoneAVX2_1071:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_933
+	JMP  flushAVX2_1067
 
-flushtailAVX2_934:
+flushtailAVX2_1068:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_935
+	JZ    flushdoneAVX2_1069
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_937:
+tailrowAVX2_1072:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_938:
+tailkeyAVX2_1073:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_938
+	JB   tailkeyAVX2_1073
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_935
+	JAE  flushdoneAVX2_1069
 	DECQ SI
-	JNZ  tailrowAVX2_937
+	JNZ  tailrowAVX2_1072
 
-flushdoneAVX2_935:
+flushdoneAVX2_1069:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -32293,9 +38501,9 @@ flushdoneAVX2_935:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_920
+	JLE    panelsdoneAVX2_1048
 
-panelsAVX2_919:
+panelsAVX2_1047:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -32312,8 +38520,11 @@ panelsAVX2_919:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_939:
+dAVX2_1074:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -32394,10 +38605,28 @@ dAVX2_939:
 	VBROADCASTSS 2572(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_1075
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_1075:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_939
+	JB           dAVX2_1074
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -32441,8 +38670,11 @@ dAVX2_939:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_940:
+dAVX2_1076:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -32523,10 +38755,28 @@ dAVX2_940:
 	VBROADCASTSS 5644(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_1077
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_1077:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_940
+	JB           dAVX2_1076
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -32570,8 +38820,11 @@ dAVX2_940:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_941:
+dAVX2_1078:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 6144(CX)(DX*4), Y14
@@ -32652,10 +38905,28 @@ dAVX2_941:
 	VBROADCASTSS 8716(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_1079
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_1079:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_941
+	JB           dAVX2_1078
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -32699,8 +38970,11 @@ dAVX2_941:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
 
-dAVX2_942:
+dAVX2_1080:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -32781,10 +39055,28 @@ dAVX2_942:
 	VBROADCASTSS 11788(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_1081
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_1081:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_942
+	JB           dAVX2_1080
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -32812,14 +39104,289 @@ dAVX2_942:
 	VMULPS       Y12, Y11, Y11
 	VMOVUPS      Y11, 1504(AX)
 
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX2_1082
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX2_1083:
+	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS 32(CX), Y0
+	VMOVUPS Y0, 32(DX)
+	VMOVUPS 64(CX), Y0
+	VMOVUPS Y0, 64(DX)
+	ADDQ    $0x60, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX2_1083
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX2_1082:
 	// Write the stage out: Lanes keys of every query row at a time.
-	MOVQ stage_base+96(FP), AX
+	MOVQ           stage_base+96(FP), AX
+	CMPQ           16(SP), $0x18
+	JB             flushpartialAVX2_1087
+	VBROADCASTF128 (AX), Y0
+	VINSERTF128    $0x01, 256(AX), Y0, Y0
+	VBROADCASTF128 64(AX), Y1
+	VINSERTF128    $0x01, 320(AX), Y1, Y1
+	VBROADCASTF128 128(AX), Y2
+	VINSERTF128    $0x01, 384(AX), Y2, Y2
+	VBROADCASTF128 192(AX), Y3
+	VINSERTF128    $0x01, 448(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 16(AX), Y2
+	VINSERTF128    $0x01, 272(AX), Y2, Y2
+	VBROADCASTF128 80(AX), Y5
+	VINSERTF128    $0x01, 336(AX), Y5, Y5
+	VBROADCASTF128 144(AX), Y6
+	VINSERTF128    $0x01, 400(AX), Y6, Y6
+	VBROADCASTF128 208(AX), Y7
+	VINSERTF128    $0x01, 464(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1536(AX)
+	VMOVUPS        Y1, 1632(AX)
+	VMOVUPS        Y4, 1728(AX)
+	VMOVUPS        Y0, 1824(AX)
+	VMOVUPS        Y7, 1920(AX)
+	VMOVUPS        Y5, 2016(AX)
+	VMOVUPS        Y8, 2112(AX)
+	VMOVUPS        Y2, 2208(AX)
+	VBROADCASTF128 32(AX), Y0
+	VINSERTF128    $0x01, 288(AX), Y0, Y0
+	VBROADCASTF128 96(AX), Y1
+	VINSERTF128    $0x01, 352(AX), Y1, Y1
+	VBROADCASTF128 160(AX), Y2
+	VINSERTF128    $0x01, 416(AX), Y2, Y2
+	VBROADCASTF128 224(AX), Y3
+	VINSERTF128    $0x01, 480(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 48(AX), Y2
+	VINSERTF128    $0x01, 304(AX), Y2, Y2
+	VBROADCASTF128 112(AX), Y5
+	VINSERTF128    $0x01, 368(AX), Y5, Y5
+	VBROADCASTF128 176(AX), Y6
+	VINSERTF128    $0x01, 432(AX), Y6, Y6
+	VBROADCASTF128 240(AX), Y7
+	VINSERTF128    $0x01, 496(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2304(AX)
+	VMOVUPS        Y1, 2400(AX)
+	VMOVUPS        Y4, 2496(AX)
+	VMOVUPS        Y0, 2592(AX)
+	VMOVUPS        Y7, 2688(AX)
+	VMOVUPS        Y5, 2784(AX)
+	VMOVUPS        Y8, 2880(AX)
+	VMOVUPS        Y2, 2976(AX)
+	VBROADCASTF128 512(AX), Y0
+	VINSERTF128    $0x01, 768(AX), Y0, Y0
+	VBROADCASTF128 576(AX), Y1
+	VINSERTF128    $0x01, 832(AX), Y1, Y1
+	VBROADCASTF128 640(AX), Y2
+	VINSERTF128    $0x01, 896(AX), Y2, Y2
+	VBROADCASTF128 704(AX), Y3
+	VINSERTF128    $0x01, 960(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 528(AX), Y2
+	VINSERTF128    $0x01, 784(AX), Y2, Y2
+	VBROADCASTF128 592(AX), Y5
+	VINSERTF128    $0x01, 848(AX), Y5, Y5
+	VBROADCASTF128 656(AX), Y6
+	VINSERTF128    $0x01, 912(AX), Y6, Y6
+	VBROADCASTF128 720(AX), Y7
+	VINSERTF128    $0x01, 976(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1568(AX)
+	VMOVUPS        Y1, 1664(AX)
+	VMOVUPS        Y4, 1760(AX)
+	VMOVUPS        Y0, 1856(AX)
+	VMOVUPS        Y7, 1952(AX)
+	VMOVUPS        Y5, 2048(AX)
+	VMOVUPS        Y8, 2144(AX)
+	VMOVUPS        Y2, 2240(AX)
+	VBROADCASTF128 544(AX), Y0
+	VINSERTF128    $0x01, 800(AX), Y0, Y0
+	VBROADCASTF128 608(AX), Y1
+	VINSERTF128    $0x01, 864(AX), Y1, Y1
+	VBROADCASTF128 672(AX), Y2
+	VINSERTF128    $0x01, 928(AX), Y2, Y2
+	VBROADCASTF128 736(AX), Y3
+	VINSERTF128    $0x01, 992(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 560(AX), Y2
+	VINSERTF128    $0x01, 816(AX), Y2, Y2
+	VBROADCASTF128 624(AX), Y5
+	VINSERTF128    $0x01, 880(AX), Y5, Y5
+	VBROADCASTF128 688(AX), Y6
+	VINSERTF128    $0x01, 944(AX), Y6, Y6
+	VBROADCASTF128 752(AX), Y7
+	VINSERTF128    $0x01, 1008(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2336(AX)
+	VMOVUPS        Y1, 2432(AX)
+	VMOVUPS        Y4, 2528(AX)
+	VMOVUPS        Y0, 2624(AX)
+	VMOVUPS        Y7, 2720(AX)
+	VMOVUPS        Y5, 2816(AX)
+	VMOVUPS        Y8, 2912(AX)
+	VMOVUPS        Y2, 3008(AX)
+	VBROADCASTF128 1024(AX), Y0
+	VINSERTF128    $0x01, 1280(AX), Y0, Y0
+	VBROADCASTF128 1088(AX), Y1
+	VINSERTF128    $0x01, 1344(AX), Y1, Y1
+	VBROADCASTF128 1152(AX), Y2
+	VINSERTF128    $0x01, 1408(AX), Y2, Y2
+	VBROADCASTF128 1216(AX), Y3
+	VINSERTF128    $0x01, 1472(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1040(AX), Y2
+	VINSERTF128    $0x01, 1296(AX), Y2, Y2
+	VBROADCASTF128 1104(AX), Y5
+	VINSERTF128    $0x01, 1360(AX), Y5, Y5
+	VBROADCASTF128 1168(AX), Y6
+	VINSERTF128    $0x01, 1424(AX), Y6, Y6
+	VBROADCASTF128 1232(AX), Y7
+	VINSERTF128    $0x01, 1488(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 1600(AX)
+	VMOVUPS        Y1, 1696(AX)
+	VMOVUPS        Y4, 1792(AX)
+	VMOVUPS        Y0, 1888(AX)
+	VMOVUPS        Y7, 1984(AX)
+	VMOVUPS        Y5, 2080(AX)
+	VMOVUPS        Y8, 2176(AX)
+	VMOVUPS        Y2, 2272(AX)
+	VBROADCASTF128 1056(AX), Y0
+	VINSERTF128    $0x01, 1312(AX), Y0, Y0
+	VBROADCASTF128 1120(AX), Y1
+	VINSERTF128    $0x01, 1376(AX), Y1, Y1
+	VBROADCASTF128 1184(AX), Y2
+	VINSERTF128    $0x01, 1440(AX), Y2, Y2
+	VBROADCASTF128 1248(AX), Y3
+	VINSERTF128    $0x01, 1504(AX), Y3, Y3
+	VUNPCKLPS      Y1, Y0, Y4
+	VUNPCKHPS      Y1, Y0, Y0
+	VUNPCKLPS      Y3, Y2, Y1
+	VUNPCKHPS      Y3, Y2, Y2
+	VSHUFPS        $0x44, Y1, Y4, Y3
+	VSHUFPS        $0xee, Y1, Y4, Y1
+	VSHUFPS        $0x44, Y2, Y0, Y4
+	VSHUFPS        $0xee, Y2, Y0, Y0
+	VBROADCASTF128 1072(AX), Y2
+	VINSERTF128    $0x01, 1328(AX), Y2, Y2
+	VBROADCASTF128 1136(AX), Y5
+	VINSERTF128    $0x01, 1392(AX), Y5, Y5
+	VBROADCASTF128 1200(AX), Y6
+	VINSERTF128    $0x01, 1456(AX), Y6, Y6
+	VBROADCASTF128 1264(AX), Y7
+	VINSERTF128    $0x01, 1520(AX), Y7, Y7
+	VUNPCKLPS      Y5, Y2, Y8
+	VUNPCKHPS      Y5, Y2, Y2
+	VUNPCKLPS      Y7, Y6, Y5
+	VUNPCKHPS      Y7, Y6, Y6
+	VSHUFPS        $0x44, Y5, Y8, Y7
+	VSHUFPS        $0xee, Y5, Y8, Y5
+	VSHUFPS        $0x44, Y6, Y2, Y8
+	VSHUFPS        $0xee, Y6, Y2, Y2
+	VMOVUPS        Y3, 2368(AX)
+	VMOVUPS        Y1, 2464(AX)
+	VMOVUPS        Y4, 2560(AX)
+	VMOVUPS        Y0, 2656(AX)
+	VMOVUPS        Y7, 2752(AX)
+	VMOVUPS        Y5, 2848(AX)
+	VMOVUPS        Y8, 2944(AX)
+	VMOVUPS        Y2, 3040(AX)
+	LEAQ           1536(AX), AX
+	MOVQ           AX, 64(SP)
+	MOVQ           40(SP), AX
+	MOVQ           AX, 72(SP)
+	MOVQ           48(SP), AX
+	MOVQ           $0x00000010, CX
+	CMPQ           AX, CX
+	CMOVQGT        CX, AX
+	MOVQ           AX, 80(SP)
+	JMP            flushdoneAVX2_1086
+
+flushpartialAVX2_1087:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_943:
+flushAVX2_1084:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_944
+	JB             flushtailAVX2_1085
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -32856,35 +39423,35 @@ flushAVX2_943:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_946
+	JZ             chunkdoneAVX2_1088
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_946
+	JZ             chunkdoneAVX2_1088
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_946
+	JZ             chunkdoneAVX2_1088
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_946
+	JZ             chunkdoneAVX2_1088
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_946
+	JZ             chunkdoneAVX2_1088
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_946
+	JZ             chunkdoneAVX2_1088
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_946
+	JZ             chunkdoneAVX2_1088
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_946
+	JZ             chunkdoneAVX2_1088
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -32920,68 +39487,68 @@ flushAVX2_943:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_946
+	JZ             chunkdoneAVX2_1088
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_946
+	JZ             chunkdoneAVX2_1088
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_946
+	JZ             chunkdoneAVX2_1088
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_946
+	JZ             chunkdoneAVX2_1088
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_946
+	JZ             chunkdoneAVX2_1088
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_946
+	JZ             chunkdoneAVX2_1088
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_946
+	JZ             chunkdoneAVX2_1088
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_946:
+chunkdoneAVX2_1088:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_943
+	JMP  flushAVX2_1084
 
-flushtailAVX2_944:
+flushtailAVX2_1085:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_945
+	JZ    flushdoneAVX2_1086
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_947:
+tailrowAVX2_1089:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_948:
+tailkeyAVX2_1090:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_948
+	JB   tailkeyAVX2_1090
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_945
+	JAE  flushdoneAVX2_1086
 	DECQ SI
-	JNZ  tailrowAVX2_947
+	JNZ  tailrowAVX2_1089
 
-flushdoneAVX2_945:
+flushdoneAVX2_1086:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -32989,18 +39556,39 @@ flushdoneAVX2_945:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_919
+	JG     panelsAVX2_1047
 
-panelsdoneAVX2_920:
+panelsdoneAVX2_1048:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x00000330, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_917
+	JMP    blocksAVX2_1045
 
-blocksdoneAVX2_918:
+blocksdoneAVX2_1046:
+	// Write out the rows of the last flush still waiting.
+	MOVQ  80(SP), AX
+	TESTQ AX, AX
+	JZ    draindoneAVX2_1091
+	MOVQ  64(SP), CX
+	MOVQ  72(SP), DX
+
+drainAVX2_1092:
+	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS 32(CX), Y0
+	VMOVUPS Y0, 32(DX)
+	VMOVUPS 64(CX), Y0
+	VMOVUPS Y0, 64(DX)
+	ADDQ    $0x60, CX
+	ADDQ    56(SP), DX
+	DECQ    AX
+	JNZ     drainAVX2_1092
+	MOVQ    $0x00000000, 80(SP)
+
+draindoneAVX2_1091:
 	VZEROUPPER
 	RET
 
@@ -33016,9 +39604,9 @@ TEXT ·DotF32Q8AVX512(SB), NOSPLIT, $0-52
 	VXORPS Z3, Z3, Z3
 	MOVQ   AX, BX
 	SHRQ   $0x06, BX
-	JZ     dotdoneAVX512_950
+	JZ     dotdoneAVX512_1094
 
-dotAVX512_949:
+dotAVX512_1093:
 	VPBROADCASTW (DX), Y4
 	VCVTPH2PS    Y4, Z4
 	VPMOVSXBD    2(DX), Z5
@@ -33042,14 +39630,14 @@ dotAVX512_949:
 	ADDQ         $0x00000100, CX
 	ADDQ         $0x00000044, DX
 	DECQ         BX
-	JNZ          dotAVX512_949
+	JNZ          dotAVX512_1093
 
-dotdoneAVX512_950:
+dotdoneAVX512_1094:
 	ANDQ $0x0000003f, AX
 
-dotAVX512_951:
+dotAVX512_1095:
 	CMPQ         AX, $0x00000020
-	JB           dotdoneAVX512_952
+	JB           dotdoneAVX512_1096
 	VPBROADCASTW (DX), Y4
 	VCVTPH2PS    Y4, Z4
 	VPMOVSXBD    2(DX), Z5
@@ -33063,9 +39651,9 @@ dotAVX512_951:
 	ADDQ         $0x00000080, CX
 	ADDQ         $0x00000022, DX
 	SUBQ         $0x00000020, AX
-	JMP          dotAVX512_951
+	JMP          dotAVX512_1095
 
-dotdoneAVX512_952:
+dotdoneAVX512_1096:
 	VADDPS        Z2, Z0, Z0
 	VADDPS        Z3, Z1, Z1
 	VADDPS        Z1, Z0, Z0
@@ -33099,9 +39687,9 @@ TEXT ·ScoresQ8RowsAVX512(SB), NOSPLIT, $72-108
 	SHLQ   $0x02, AX
 	MOVQ   AX, 48(SP)
 
-keysAVX512_953:
+keysAVX512_1097:
 	CMPQ 8(SP), $0x03
-	JB   keysdoneAVX512_954
+	JB   keysdoneAVX512_1098
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -33109,9 +39697,9 @@ keysAVX512_953:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_955:
+rowsAVX512_1099:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_956
+	JB   rowsdoneAVX512_1100
 
 	// Tile of 4 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -33141,9 +39729,9 @@ rowsAVX512_955:
 	XORQ R10, R10
 	XORQ R11, R11
 
-blocksAVX512_957:
+blocksAVX512_1101:
 	CMPQ         R10, R9
-	JAE          blocksdoneAVX512_958
+	JAE          blocksdoneAVX512_1102
 	VPBROADCASTW (CX)(R11*1), Y12
 	VCVTPH2PS    Y12, Z12
 	VPBROADCASTW (R8)(R11*1), Y13
@@ -33202,9 +39790,9 @@ blocksAVX512_957:
 	VFMADD231PS  Z13, Z14, Z11
 	ADDQ         $0x20, R10
 	ADDQ         $0x22, R11
-	JMP          blocksAVX512_957
+	JMP          blocksAVX512_1101
 
-blocksdoneAVX512_958:
+blocksdoneAVX512_1102:
 	VEXTRACTF64X4 $0x01, Z0, Y12
 	VADDPS        Y0, Y12, Y12
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -33271,11 +39859,11 @@ blocksdoneAVX512_958:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_955
+	JMP           rowsAVX512_1099
 
-rowsdoneAVX512_956:
+rowsdoneAVX512_1100:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_960
+	JB   rowsdoneAVX512_1104
 
 	// Tile of 2 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -33297,9 +39885,9 @@ rowsdoneAVX512_956:
 	XORQ R8, R8
 	XORQ R9, R9
 
-blocksAVX512_961:
+blocksAVX512_1105:
 	CMPQ         R8, DI
-	JAE          blocksdoneAVX512_962
+	JAE          blocksdoneAVX512_1106
 	VPBROADCASTW (CX)(R9*1), Y6
 	VCVTPH2PS    Y6, Z6
 	VPBROADCASTW (SI)(R9*1), Y7
@@ -33342,9 +39930,9 @@ blocksAVX512_961:
 	VFMADD231PS  Z7, Z8, Z5
 	ADDQ         $0x20, R8
 	ADDQ         $0x22, R9
-	JMP          blocksAVX512_961
+	JMP          blocksAVX512_1105
 
-blocksdoneAVX512_962:
+blocksdoneAVX512_1106:
 	VEXTRACTF64X4 $0x01, Z0, Y6
 	VADDPS        Y0, Y6, Y6
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -33386,9 +39974,9 @@ blocksdoneAVX512_962:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_960:
+rowsdoneAVX512_1104:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_964
+	JB   rowsdoneAVX512_1108
 
 	// Tile of 1 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -33405,9 +39993,9 @@ rowsdoneAVX512_960:
 	XORQ DI, DI
 	XORQ R8, R8
 
-blocksAVX512_965:
+blocksAVX512_1109:
 	CMPQ         DI, SI
-	JAE          blocksdoneAVX512_966
+	JAE          blocksdoneAVX512_1110
 	VPBROADCASTW (CX)(R8*1), Y3
 	VCVTPH2PS    Y3, Z3
 	VPBROADCASTW (BX)(R8*1), Y4
@@ -33442,9 +40030,9 @@ blocksAVX512_965:
 	VFMADD231PS  Z4, Z5, Z2
 	ADDQ         $0x20, DI
 	ADDQ         $0x22, R8
-	JMP          blocksAVX512_965
+	JMP          blocksAVX512_1109
 
-blocksdoneAVX512_966:
+blocksdoneAVX512_1110:
 	VEXTRACTF64X4 $0x01, Z0, Y3
 	VADDPS        Y0, Y3, Y3
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -33470,18 +40058,18 @@ blocksdoneAVX512_966:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_964:
+rowsdoneAVX512_1108:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x03, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x0c, 16(SP)
 	SUBQ   $0x03, 8(SP)
-	JMP    keysAVX512_953
+	JMP    keysAVX512_1097
 
-keysdoneAVX512_954:
-keysAVX512_967:
+keysdoneAVX512_1098:
+keysAVX512_1111:
 	CMPQ 8(SP), $0x01
-	JB   keysdoneAVX512_968
+	JB   keysdoneAVX512_1112
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -33489,9 +40077,9 @@ keysAVX512_967:
 	MOVQ rows+72(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_969:
+rowsAVX512_1113:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_970
+	JB   rowsdoneAVX512_1114
 
 	// Tile of 4 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -33510,9 +40098,9 @@ rowsAVX512_969:
 	XORQ R8, R8
 	XORQ R9, R9
 
-blocksAVX512_971:
+blocksAVX512_1115:
 	CMPQ         R8, DI
-	JAE          blocksdoneAVX512_972
+	JAE          blocksdoneAVX512_1116
 	VPBROADCASTW (CX)(R9*1), Y4
 	VCVTPH2PS    Y4, Z4
 	VPMOVSXBD    2(CX)(R9*1), Z5
@@ -33539,9 +40127,9 @@ blocksAVX512_971:
 	VFMADD231PS  Z5, Z4, Z3
 	ADDQ         $0x20, R8
 	ADDQ         $0x22, R9
-	JMP          blocksAVX512_971
+	JMP          blocksAVX512_1115
 
-blocksdoneAVX512_972:
+blocksdoneAVX512_1116:
 	VEXTRACTF64X4 $0x01, Z0, Y4
 	VADDPS        Y0, Y4, Y4
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -33573,11 +40161,11 @@ blocksdoneAVX512_972:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_969
+	JMP           rowsAVX512_1113
 
-rowsdoneAVX512_970:
+rowsdoneAVX512_1114:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_974
+	JB   rowsdoneAVX512_1118
 
 	// Tile of 2 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -33592,9 +40180,9 @@ rowsdoneAVX512_970:
 	XORQ SI, SI
 	XORQ DI, DI
 
-blocksAVX512_975:
+blocksAVX512_1119:
 	CMPQ         SI, BX
-	JAE          blocksdoneAVX512_976
+	JAE          blocksdoneAVX512_1120
 	VPBROADCASTW (CX)(DI*1), Y2
 	VCVTPH2PS    Y2, Z2
 	VPMOVSXBD    2(CX)(DI*1), Z3
@@ -33613,9 +40201,9 @@ blocksAVX512_975:
 	VFMADD231PS  Z3, Z2, Z1
 	ADDQ         $0x20, SI
 	ADDQ         $0x22, DI
-	JMP          blocksAVX512_975
+	JMP          blocksAVX512_1119
 
-blocksdoneAVX512_976:
+blocksdoneAVX512_1120:
 	VEXTRACTF64X4 $0x01, Z0, Y2
 	VADDPS        Y0, Y2, Y2
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -33640,9 +40228,9 @@ blocksdoneAVX512_976:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_974:
+rowsdoneAVX512_1118:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_978
+	JB   rowsdoneAVX512_1122
 
 	// Tile of 1 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -33654,9 +40242,9 @@ rowsdoneAVX512_974:
 	XORQ BX, BX
 	XORQ SI, SI
 
-blocksAVX512_979:
+blocksAVX512_1123:
 	CMPQ         BX, DX
-	JAE          blocksdoneAVX512_980
+	JAE          blocksdoneAVX512_1124
 	VPBROADCASTW (CX)(SI*1), Y1
 	VCVTPH2PS    Y1, Z1
 	VPMOVSXBD    2(CX)(SI*1), Z2
@@ -33671,9 +40259,9 @@ blocksAVX512_979:
 	VFMADD231PS  Z2, Z1, Z0
 	ADDQ         $0x20, BX
 	ADDQ         $0x22, SI
-	JMP          blocksAVX512_979
+	JMP          blocksAVX512_1123
 
-blocksdoneAVX512_980:
+blocksdoneAVX512_1124:
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPS        Y0, Y1, Y1
 	VBROADCASTSS  scale+104(FP), Y0
@@ -33693,15 +40281,15 @@ blocksdoneAVX512_980:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_978:
+rowsdoneAVX512_1122:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x01, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX512_967
+	JMP    keysAVX512_1111
 
-keysdoneAVX512_968:
+keysdoneAVX512_1112:
 	VZEROUPPER
 	RET
 
@@ -33718,10 +40306,10 @@ TEXT ·ScoresQ8PanelsAVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_981:
+blocksAVX512_1125:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_982
+	JZ    blocksdoneAVX512_1126
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -33749,9 +40337,9 @@ blocksAVX512_981:
 	MOVQ    scratch_base+72(FP), SI
 	MOVQ    dim+136(FP), DI
 
-widenAVX512_985:
+widenAVX512_1129:
 	TESTQ  AX, AX
-	JZ     widendoneAVX512_986
+	JZ     widendoneAVX512_1130
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
@@ -33761,16 +40349,16 @@ widenAVX512_985:
 	DECQ   R12
 	XORQ   R11, R11
 
-prefetchAVX512_987:
+prefetchAVX512_1131:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX512_987
+	JB         prefetchAVX512_1131
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX512_988:
+widenblockAVX512_1132:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX512_989
+	JZ           widenblockdoneAVX512_1133
 	VPBROADCASTW (R8), Y0
 	VCVTPH2PS    Y0, Z0
 	VPMOVSXBD    2(R8), Z1
@@ -33784,14 +40372,14 @@ widenblockAVX512_988:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX512_988
+	JMP          widenblockAVX512_1132
 
-widenblockdoneAVX512_989:
+widenblockdoneAVX512_1133:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX512_985
+	JMP  widenAVX512_1129
 
-widendoneAVX512_986:
+widendoneAVX512_1130:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -33823,10 +40411,10 @@ widendoneAVX512_986:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_990:
+dAVX512_1134:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_991
+	JA           ddoneAVX512_1135
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -33934,26 +40522,26 @@ dAVX512_990:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_992
+	JE      pendnoneAVX512_1136
 	MOVQ    64(SP), R13
+	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
+	VMOVUPS Z16, (R14)
 	ADDQ    $0x40, 64(SP)
-	MOVQ    72(SP), R13
-	VMOVUPS Z16, (R13)
-	MOVQ    56(SP), R13
-	ADDQ    R13, 72(SP)
+	MOVQ    56(SP), R14
+	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_992:
+pendnoneAVX512_1136:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_990
+	JMP  dAVX512_1134
 
-ddoneAVX512_991:
-dAVX512_993:
+ddoneAVX512_1135:
+dAVX512_1137:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_994
+	JA           ddoneAVX512_1138
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -33982,9 +40570,9 @@ dAVX512_993:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_993
+	JMP          dAVX512_1137
 
-ddoneAVX512_994:
+ddoneAVX512_1138:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -34039,9 +40627,9 @@ ddoneAVX512_994:
 	IMUL3Q  $0x00000020, DI, R8
 	ADDQ    R8, SI
 
-widenAVX512_995:
+widenAVX512_1139:
 	TESTQ  AX, AX
-	JZ     widendoneAVX512_996
+	JZ     widendoneAVX512_1140
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
@@ -34051,16 +40639,16 @@ widenAVX512_995:
 	DECQ   R12
 	XORQ   R11, R11
 
-prefetchAVX512_997:
+prefetchAVX512_1141:
 	PREFETCHT0 (R10)(R11*1)
 	ADDQ       $0x40, R11
 	CMPQ       R11, R12
-	JB         prefetchAVX512_997
+	JB         prefetchAVX512_1141
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX512_998:
+widenblockAVX512_1142:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX512_999
+	JZ           widenblockdoneAVX512_1143
 	VPBROADCASTW (R8), Y0
 	VCVTPH2PS    Y0, Z0
 	VPMOVSXBD    2(R8), Z1
@@ -34074,14 +40662,14 @@ widenblockAVX512_998:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX512_998
+	JMP          widenblockAVX512_1142
 
-widenblockdoneAVX512_999:
+widenblockdoneAVX512_1143:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX512_995
+	JMP  widenAVX512_1139
 
-widendoneAVX512_996:
+widendoneAVX512_1140:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -34115,10 +40703,10 @@ widendoneAVX512_996:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_1000:
+dAVX512_1144:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_1001
+	JA           ddoneAVX512_1145
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -34226,26 +40814,26 @@ dAVX512_1000:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_1002
+	JE      pendnoneAVX512_1146
 	MOVQ    64(SP), R13
+	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
+	VMOVUPS Z16, (R14)
 	ADDQ    $0x40, 64(SP)
-	MOVQ    72(SP), R13
-	VMOVUPS Z16, (R13)
-	MOVQ    56(SP), R13
-	ADDQ    R13, 72(SP)
+	MOVQ    56(SP), R14
+	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_1002:
+pendnoneAVX512_1146:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_1000
+	JMP  dAVX512_1144
 
-ddoneAVX512_1001:
-dAVX512_1003:
+ddoneAVX512_1145:
+dAVX512_1147:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_1004
+	JA           ddoneAVX512_1148
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -34274,9 +40862,9 @@ dAVX512_1003:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_1003
+	JMP          dAVX512_1147
 
-ddoneAVX512_1004:
+ddoneAVX512_1148:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -34315,24 +40903,24 @@ ddoneAVX512_1004:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_1005
+	JZ    draindoneAVX512_1149
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_1006:
+drainAVX512_1150:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_1006
+	JNZ     drainAVX512_1150
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_1005:
+draindoneAVX512_1149:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_1010
+	JB         flushpartialAVX512_1154
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -34534,15 +41122,15 @@ draindoneAVX512_1005:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_1009
+	JMP        flushdoneAVX512_1153
 
-flushpartialAVX512_1010:
+flushpartialAVX512_1154:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_1007:
+flushAVX512_1151:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_1008
+	JB         flushtailAVX512_1152
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -34627,67 +41215,67 @@ flushAVX512_1007:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -34771,100 +41359,100 @@ flushAVX512_1007:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1011
+	JZ         chunkdoneAVX512_1155
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_1011:
+chunkdoneAVX512_1155:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_1007
+	JMP  flushAVX512_1151
 
-flushtailAVX512_1008:
+flushtailAVX512_1152:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_1009
+	JZ    flushdoneAVX512_1153
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_1012:
+tailrowAVX512_1156:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_1013:
+tailkeyAVX512_1157:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_1013
+	JB   tailkeyAVX512_1157
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_1009
+	JAE  flushdoneAVX512_1153
 	DECQ SI
-	JNZ  tailrowAVX512_1012
+	JNZ  tailrowAVX512_1156
 
-flushdoneAVX512_1009:
+flushdoneAVX512_1153:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -34872,9 +41460,9 @@ flushdoneAVX512_1009:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_984
+	JLE    panelsdoneAVX512_1128
 
-panelsAVX512_983:
+panelsAVX512_1127:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -34906,10 +41494,10 @@ panelsAVX512_983:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_1014:
+dAVX512_1158:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_1015
+	JA           ddoneAVX512_1159
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -35017,26 +41605,26 @@ dAVX512_1014:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_1016
+	JE      pendnoneAVX512_1160
 	MOVQ    64(SP), R13
+	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
+	VMOVUPS Z16, (R14)
 	ADDQ    $0x40, 64(SP)
-	MOVQ    72(SP), R13
-	VMOVUPS Z16, (R13)
-	MOVQ    56(SP), R13
-	ADDQ    R13, 72(SP)
+	MOVQ    56(SP), R14
+	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_1016:
+pendnoneAVX512_1160:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_1014
+	JMP  dAVX512_1158
 
-ddoneAVX512_1015:
-dAVX512_1017:
+ddoneAVX512_1159:
+dAVX512_1161:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_1018
+	JA           ddoneAVX512_1162
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -35065,9 +41653,9 @@ dAVX512_1017:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_1017
+	JMP          dAVX512_1161
 
-ddoneAVX512_1018:
+ddoneAVX512_1162:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -35136,10 +41724,10 @@ ddoneAVX512_1018:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_1019:
+dAVX512_1163:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_1020
+	JA           ddoneAVX512_1164
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -35247,26 +41835,26 @@ dAVX512_1019:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_1021
+	JE      pendnoneAVX512_1165
 	MOVQ    64(SP), R13
+	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
+	VMOVUPS Z16, (R14)
 	ADDQ    $0x40, 64(SP)
-	MOVQ    72(SP), R13
-	VMOVUPS Z16, (R13)
-	MOVQ    56(SP), R13
-	ADDQ    R13, 72(SP)
+	MOVQ    56(SP), R14
+	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_1021:
+pendnoneAVX512_1165:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_1019
+	JMP  dAVX512_1163
 
-ddoneAVX512_1020:
-dAVX512_1022:
+ddoneAVX512_1164:
+dAVX512_1166:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_1023
+	JA           ddoneAVX512_1167
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -35295,9 +41883,9 @@ dAVX512_1022:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_1022
+	JMP          dAVX512_1166
 
-ddoneAVX512_1023:
+ddoneAVX512_1167:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -35336,24 +41924,24 @@ ddoneAVX512_1023:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_1024
+	JZ    draindoneAVX512_1168
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_1025:
+drainAVX512_1169:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_1025
+	JNZ     drainAVX512_1169
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_1024:
+draindoneAVX512_1168:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_1029
+	JB         flushpartialAVX512_1173
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -35555,15 +42143,15 @@ draindoneAVX512_1024:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_1028
+	JMP        flushdoneAVX512_1172
 
-flushpartialAVX512_1029:
+flushpartialAVX512_1173:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_1026:
+flushAVX512_1170:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_1027
+	JB         flushtailAVX512_1171
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -35648,67 +42236,67 @@ flushAVX512_1026:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -35792,100 +42380,100 @@ flushAVX512_1026:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1030
+	JZ         chunkdoneAVX512_1174
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_1030:
+chunkdoneAVX512_1174:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_1026
+	JMP  flushAVX512_1170
 
-flushtailAVX512_1027:
+flushtailAVX512_1171:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_1028
+	JZ    flushdoneAVX512_1172
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_1031:
+tailrowAVX512_1175:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_1032:
+tailkeyAVX512_1176:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_1032
+	JB   tailkeyAVX512_1176
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_1028
+	JAE  flushdoneAVX512_1172
 	DECQ SI
-	JNZ  tailrowAVX512_1031
+	JNZ  tailrowAVX512_1175
 
-flushdoneAVX512_1028:
+flushdoneAVX512_1172:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -35893,35 +42481,35 @@ flushdoneAVX512_1028:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_983
+	JG     panelsAVX512_1127
 
-panelsdoneAVX512_984:
+panelsdoneAVX512_1128:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x00000220, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_981
+	JMP    blocksAVX512_1125
 
-blocksdoneAVX512_982:
+blocksdoneAVX512_1126:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_1033
+	JZ    draindoneAVX512_1177
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_1034:
+drainAVX512_1178:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_1034
+	JNZ     drainAVX512_1178
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_1033:
+draindoneAVX512_1177:
 	VZEROUPPER
 	RET
 
@@ -35938,10 +42526,10 @@ TEXT ·ScoresQ8Panels64AVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_1035:
+blocksAVX512_1179:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_1036
+	JZ    blocksdoneAVX512_1180
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -35968,9 +42556,9 @@ blocksAVX512_1035:
 	IMUL3Q  $0x20, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX512_1039:
+widenAVX512_1183:
 	TESTQ        AX, AX
-	JZ           widendoneAVX512_1040
+	JZ           widendoneAVX512_1184
 	VPBROADCASTW (CX), Y0
 	VCVTPH2PS    Y0, Z0
 	VPMOVSXBD    2(CX), Z1
@@ -35997,9 +42585,9 @@ widenAVX512_1039:
 	ADDQ         $0x00000100, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX512_1039
+	JMP          widenAVX512_1183
 
-widendoneAVX512_1040:
+widendoneAVX512_1184:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -36024,7 +42612,7 @@ widendoneAVX512_1040:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_1041:
+dAVX512_1185:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -36132,18 +42720,18 @@ dAVX512_1041:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_1042
+	JZ      pendnoneAVX512_1186
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_1042:
+pendnoneAVX512_1186:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_1041
+	JB           dAVX512_1185
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -36199,9 +42787,9 @@ pendnoneAVX512_1042:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000800, SI
 
-widenAVX512_1043:
+widenAVX512_1187:
 	TESTQ        AX, AX
-	JZ           widendoneAVX512_1044
+	JZ           widendoneAVX512_1188
 	VPBROADCASTW (CX), Y0
 	VCVTPH2PS    Y0, Z0
 	VPMOVSXBD    2(CX), Z1
@@ -36228,9 +42816,9 @@ widenAVX512_1043:
 	ADDQ         $0x00000100, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX512_1043
+	JMP          widenAVX512_1187
 
-widendoneAVX512_1044:
+widendoneAVX512_1188:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -36255,7 +42843,7 @@ widendoneAVX512_1044:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_1045:
+dAVX512_1189:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -36363,18 +42951,18 @@ dAVX512_1045:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_1046
+	JZ      pendnoneAVX512_1190
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_1046:
+pendnoneAVX512_1190:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_1045
+	JB           dAVX512_1189
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -36416,24 +43004,24 @@ pendnoneAVX512_1046:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_1047
+	JZ    draindoneAVX512_1191
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_1048:
+drainAVX512_1192:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_1048
+	JNZ     drainAVX512_1192
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_1047:
+draindoneAVX512_1191:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_1052
+	JB         flushpartialAVX512_1196
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -36635,15 +43223,15 @@ draindoneAVX512_1047:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_1051
+	JMP        flushdoneAVX512_1195
 
-flushpartialAVX512_1052:
+flushpartialAVX512_1196:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_1049:
+flushAVX512_1193:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_1050
+	JB         flushtailAVX512_1194
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -36728,67 +43316,67 @@ flushAVX512_1049:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -36872,100 +43460,100 @@ flushAVX512_1049:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1053
+	JZ         chunkdoneAVX512_1197
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_1053:
+chunkdoneAVX512_1197:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_1049
+	JMP  flushAVX512_1193
 
-flushtailAVX512_1050:
+flushtailAVX512_1194:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_1051
+	JZ    flushdoneAVX512_1195
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_1054:
+tailrowAVX512_1198:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_1055:
+tailkeyAVX512_1199:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_1055
+	JB   tailkeyAVX512_1199
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_1051
+	JAE  flushdoneAVX512_1195
 	DECQ SI
-	JNZ  tailrowAVX512_1054
+	JNZ  tailrowAVX512_1198
 
-flushdoneAVX512_1051:
+flushdoneAVX512_1195:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -36973,9 +43561,9 @@ flushdoneAVX512_1051:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_1038
+	JLE    panelsdoneAVX512_1182
 
-panelsAVX512_1037:
+panelsAVX512_1181:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -37000,7 +43588,7 @@ panelsAVX512_1037:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_1056:
+dAVX512_1200:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -37108,18 +43696,18 @@ dAVX512_1056:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_1057
+	JZ      pendnoneAVX512_1201
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_1057:
+pendnoneAVX512_1201:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_1056
+	JB           dAVX512_1200
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -37182,7 +43770,7 @@ pendnoneAVX512_1057:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_1058:
+dAVX512_1202:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -37290,18 +43878,18 @@ dAVX512_1058:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_1059
+	JZ      pendnoneAVX512_1203
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_1059:
+pendnoneAVX512_1203:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_1058
+	JB           dAVX512_1202
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -37343,24 +43931,24 @@ pendnoneAVX512_1059:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_1060
+	JZ    draindoneAVX512_1204
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_1061:
+drainAVX512_1205:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_1061
+	JNZ     drainAVX512_1205
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_1060:
+draindoneAVX512_1204:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_1065
+	JB         flushpartialAVX512_1209
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -37562,15 +44150,15 @@ draindoneAVX512_1060:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_1064
+	JMP        flushdoneAVX512_1208
 
-flushpartialAVX512_1065:
+flushpartialAVX512_1209:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_1062:
+flushAVX512_1206:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_1063
+	JB         flushtailAVX512_1207
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -37655,67 +44243,67 @@ flushAVX512_1062:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -37799,100 +44387,100 @@ flushAVX512_1062:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1066
+	JZ         chunkdoneAVX512_1210
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_1066:
+chunkdoneAVX512_1210:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_1062
+	JMP  flushAVX512_1206
 
-flushtailAVX512_1063:
+flushtailAVX512_1207:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_1064
+	JZ    flushdoneAVX512_1208
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_1067:
+tailrowAVX512_1211:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_1068:
+tailkeyAVX512_1212:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_1068
+	JB   tailkeyAVX512_1212
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_1064
+	JAE  flushdoneAVX512_1208
 	DECQ SI
-	JNZ  tailrowAVX512_1067
+	JNZ  tailrowAVX512_1211
 
-flushdoneAVX512_1064:
+flushdoneAVX512_1208:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -37900,35 +44488,35 @@ flushdoneAVX512_1064:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_1037
+	JG     panelsAVX512_1181
 
-panelsdoneAVX512_1038:
+panelsdoneAVX512_1182:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x00000220, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_1035
+	JMP    blocksAVX512_1179
 
-blocksdoneAVX512_1036:
+blocksdoneAVX512_1180:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_1069
+	JZ    draindoneAVX512_1213
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_1070:
+drainAVX512_1214:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_1070
+	JNZ     drainAVX512_1214
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_1069:
+draindoneAVX512_1213:
 	VZEROUPPER
 	RET
 
@@ -37945,10 +44533,10 @@ TEXT ·ScoresQ8Panels128AVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_1071:
+blocksAVX512_1215:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_1072
+	JZ    blocksdoneAVX512_1216
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -37975,9 +44563,9 @@ blocksAVX512_1071:
 	IMUL3Q  $0x10, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX512_1075:
+widenAVX512_1219:
 	TESTQ        AX, AX
-	JZ           widendoneAVX512_1076
+	JZ           widendoneAVX512_1220
 	VPBROADCASTW (CX), Y0
 	VCVTPH2PS    Y0, Z0
 	VPMOVSXBD    2(CX), Z1
@@ -38025,9 +44613,9 @@ widenAVX512_1075:
 	ADDQ         $0x00000200, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX512_1075
+	JMP          widenAVX512_1219
 
-widendoneAVX512_1076:
+widendoneAVX512_1220:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -38052,7 +44640,7 @@ widendoneAVX512_1076:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_1077:
+dAVX512_1221:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -38160,18 +44748,18 @@ dAVX512_1077:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_1078
+	JZ      pendnoneAVX512_1222
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_1078:
+pendnoneAVX512_1222:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_1077
+	JB           dAVX512_1221
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -38227,9 +44815,9 @@ pendnoneAVX512_1078:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001000, SI
 
-widenAVX512_1079:
+widenAVX512_1223:
 	TESTQ        AX, AX
-	JZ           widendoneAVX512_1080
+	JZ           widendoneAVX512_1224
 	VPBROADCASTW (CX), Y0
 	VCVTPH2PS    Y0, Z0
 	VPMOVSXBD    2(CX), Z1
@@ -38277,9 +44865,9 @@ widenAVX512_1079:
 	ADDQ         $0x00000200, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX512_1079
+	JMP          widenAVX512_1223
 
-widendoneAVX512_1080:
+widendoneAVX512_1224:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -38304,7 +44892,7 @@ widendoneAVX512_1080:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_1081:
+dAVX512_1225:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -38412,18 +45000,18 @@ dAVX512_1081:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_1082
+	JZ      pendnoneAVX512_1226
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_1082:
+pendnoneAVX512_1226:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_1081
+	JB           dAVX512_1225
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -38465,24 +45053,24 @@ pendnoneAVX512_1082:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_1083
+	JZ    draindoneAVX512_1227
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_1084:
+drainAVX512_1228:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_1084
+	JNZ     drainAVX512_1228
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_1083:
+draindoneAVX512_1227:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_1088
+	JB         flushpartialAVX512_1232
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -38684,15 +45272,15 @@ draindoneAVX512_1083:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_1087
+	JMP        flushdoneAVX512_1231
 
-flushpartialAVX512_1088:
+flushpartialAVX512_1232:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_1085:
+flushAVX512_1229:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_1086
+	JB         flushtailAVX512_1230
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -38777,67 +45365,67 @@ flushAVX512_1085:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -38921,100 +45509,100 @@ flushAVX512_1085:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1089
+	JZ         chunkdoneAVX512_1233
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_1089:
+chunkdoneAVX512_1233:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_1085
+	JMP  flushAVX512_1229
 
-flushtailAVX512_1086:
+flushtailAVX512_1230:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_1087
+	JZ    flushdoneAVX512_1231
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_1090:
+tailrowAVX512_1234:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_1091:
+tailkeyAVX512_1235:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_1091
+	JB   tailkeyAVX512_1235
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_1087
+	JAE  flushdoneAVX512_1231
 	DECQ SI
-	JNZ  tailrowAVX512_1090
+	JNZ  tailrowAVX512_1234
 
-flushdoneAVX512_1087:
+flushdoneAVX512_1231:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -39022,9 +45610,9 @@ flushdoneAVX512_1087:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_1074
+	JLE    panelsdoneAVX512_1218
 
-panelsAVX512_1073:
+panelsAVX512_1217:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -39049,7 +45637,7 @@ panelsAVX512_1073:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_1092:
+dAVX512_1236:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -39157,18 +45745,18 @@ dAVX512_1092:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_1093
+	JZ      pendnoneAVX512_1237
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_1093:
+pendnoneAVX512_1237:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_1092
+	JB           dAVX512_1236
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -39231,7 +45819,7 @@ pendnoneAVX512_1093:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_1094:
+dAVX512_1238:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -39339,18 +45927,18 @@ dAVX512_1094:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_1095
+	JZ      pendnoneAVX512_1239
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_1095:
+pendnoneAVX512_1239:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_1094
+	JB           dAVX512_1238
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -39392,24 +45980,24 @@ pendnoneAVX512_1095:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_1096
+	JZ    draindoneAVX512_1240
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_1097:
+drainAVX512_1241:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_1097
+	JNZ     drainAVX512_1241
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_1096:
+draindoneAVX512_1240:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_1101
+	JB         flushpartialAVX512_1245
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -39611,15 +46199,15 @@ draindoneAVX512_1096:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_1100
+	JMP        flushdoneAVX512_1244
 
-flushpartialAVX512_1101:
+flushpartialAVX512_1245:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_1098:
+flushAVX512_1242:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_1099
+	JB         flushtailAVX512_1243
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -39704,67 +46292,67 @@ flushAVX512_1098:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -39848,100 +46436,100 @@ flushAVX512_1098:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1102
+	JZ         chunkdoneAVX512_1246
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_1102:
+chunkdoneAVX512_1246:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_1098
+	JMP  flushAVX512_1242
 
-flushtailAVX512_1099:
+flushtailAVX512_1243:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_1100
+	JZ    flushdoneAVX512_1244
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_1103:
+tailrowAVX512_1247:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_1104:
+tailkeyAVX512_1248:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_1104
+	JB   tailkeyAVX512_1248
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_1100
+	JAE  flushdoneAVX512_1244
 	DECQ SI
-	JNZ  tailrowAVX512_1103
+	JNZ  tailrowAVX512_1247
 
-flushdoneAVX512_1100:
+flushdoneAVX512_1244:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -39949,34 +46537,34 @@ flushdoneAVX512_1100:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_1073
+	JG     panelsAVX512_1217
 
-panelsdoneAVX512_1074:
+panelsdoneAVX512_1218:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x00000220, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_1071
+	JMP    blocksAVX512_1215
 
-blocksdoneAVX512_1072:
+blocksdoneAVX512_1216:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_1105
+	JZ    draindoneAVX512_1249
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_1106:
+drainAVX512_1250:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_1106
+	JNZ     drainAVX512_1250
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_1105:
+draindoneAVX512_1249:
 	VZEROUPPER
 	RET

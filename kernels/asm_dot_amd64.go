@@ -79,8 +79,8 @@ const (
 	groupVectors                 = 2
 	groupAVX2, blockKeysAVX2     = 16, 24
 	groupAVX512, blockKeysAVX512 = 32, 16
-	// The AVX-512 kernels keep a transposed block behind the key-major one.
-	stageFloats = max(blockKeysAVX2*groupAVX2, 2*blockKeysAVX512*groupAVX512)
+	// The kernels keep a transposed block behind the key-major one.
+	stageFloats = 2 * max(blockKeysAVX2*groupAVX2, blockKeysAVX512*groupAVX512)
 )
 
 // panelFits reports whether the panel kernel of that group and key block takes dim.

@@ -25,8 +25,7 @@ import (
 //
 // Written in a row, those 32 whole-vector stores still fall in one L1 set at n a
 // multiple of 1024, and on Zen 5 the cliff was still there (52–54 % of the FMA peak
-// against 81–84 % at n + 16): the AVX-512 kernels spread them over the next tiles
-// (spreads).
+// against 81–84 % at n + 16): the kernels spread them over the next tiles (spreads).
 //
 // The stores are ordinary ones, even for blocks far larger than the L2: non-temporal
 // stores were tried (blocks over 1 MiB, or rows a power of two apart) and gave nothing
@@ -105,17 +104,28 @@ type panelsFrame struct {
 	key operand // the keys' format
 }
 
-// spreads reports whether the kernel spreads its flush over the next tiles: AVX-512,
-// whose block is one transposition wide (blockKeys = Lanes), and whose tile loops at
-// dim ≥ 64 have as many steps as a panel has rows or more. The stores of one
-// flush go to the panel's rows, n floats apart; at n a multiple of 1024 every one of
-// them falls in one set of the L1 (and, at n a multiple of 16384, of the L2), and the
-// 32 write misses of one flush in a row, more than the set's 12 ways, evicted each
-// other's lines before their stores could commit: S = 4096 ran at 52–54 % of the FMA
-// peak on a Zen 5 core against 81–84 % at S + 16. One store per step, 16 to 32 cycles
-// of FMAs apart, leaves only a few of them in the set at a time.
-func (f panelsFrame) spreads() bool {
-	return f.isa.Lanes == 16 && f.block == f.isa.Lanes
+// spreads reports whether the kernel spreads its flush over the next tiles (every one
+// does; spreadFlushes = false restores the burst, to compare). The stores of one flush
+// go to the panel's rows, n floats apart; at n a multiple of 1024 every one of them
+// falls in one set of the L1 (and, at n a multiple of 16384, of the L2), and the
+// group·block/Lanes write misses of one flush in a row, more than the set's 12 ways,
+// evicted each other's lines before their stores could commit: S = 4096 ran at 52–54 %
+// of the FMA peak on a Zen 5 core against 81–84 % at S + 16 (AVX-512). One row per step
+// of the tile loop, 16 to 32 cycles of FMAs apart on AVX-512, leaves only a few of them
+// in the set at a time. The tile loops have at least as many steps per block as a
+// panel has rows from dim 64 on (AVX2: from dim 16); the rows left go out at the next
+// flush.
+func (f panelsFrame) spreads() bool { return spreadFlushes }
+
+const spreadFlushes = true
+
+// copyRow copies one waiting row of the spread flush, block floats, from src to row.
+func (f panelsFrame) copyRow(src, row reg.Register) {
+	for c := 0; c < f.block; c += f.isa.Lanes {
+		x := f.isa.Vec()
+		VMOVUPS(Mem{Base: src, Disp: 4 * c}, x)
+		VMOVUPS(x, Mem{Base: row, Disp: 4 * c})
+	}
 }
 
 // drainOneInMemory writes one waiting row of the spread flush to dst, if any is left,
@@ -127,15 +137,13 @@ func (f panelsFrame) drainOneInMemory() {
 	skip := label("pendnone", f.isa)
 	CMPQ(f.pendLeft, U8(0))
 	JE(LabelRef(skip))
-	t := GP64()
-	MOVQ(f.pendSrc, t)
-	x := f.isa.Vec()
-	VMOVUPS(Mem{Base: t}, x)
-	ADDQ(U8(4*f.isa.Lanes), f.pendSrc)
-	MOVQ(f.pendRow, t)
-	VMOVUPS(x, Mem{Base: t})
-	MOVQ(f.dstStride, t)
-	ADDQ(t, f.pendRow)
+	src, row := GP64(), GP64()
+	MOVQ(f.pendSrc, src)
+	MOVQ(f.pendRow, row)
+	f.copyRow(src, row)
+	ADDQ(U8(4*f.block), f.pendSrc)
+	MOVQ(f.dstStride, row)
+	ADDQ(row, f.pendRow)
 	DECQ(f.pendLeft)
 	Label(skip)
 }
@@ -243,10 +251,8 @@ func (f panelsFrame) drain() {
 	MOVQ(f.pendRow, row)
 	top := label("drain", f.isa)
 	Label(top)
-	x := f.isa.Vec()
-	VMOVUPS(Mem{Base: src}, x)
-	VMOVUPS(x, Mem{Base: row})
-	ADDQ(U8(4*f.isa.Lanes), src)
+	f.copyRow(src, row)
+	ADDQ(U8(4*f.block), src)
 	ADDQ(f.dstStride, row)
 	DECQ(left)
 	JNZ(LabelRef(top))
@@ -542,10 +548,8 @@ func (f panelsFrame) tileKeys(first int) {
 			skip := label("pendnone", isa)
 			TESTQ(pendLeft, pendLeft)
 			JZ(LabelRef(skip))
-			x := isa.Vec()
-			VMOVUPS(Mem{Base: pendSrc}, x)
-			VMOVUPS(x, Mem{Base: pendRow})
-			ADDQ(U8(4*isa.Lanes), pendSrc)
+			f.copyRow(pendSrc, pendRow)
+			ADDQ(U8(4*f.block), pendSrc)
 			ADDQ(f.dstStride, pendRow)
 			DECQ(pendLeft)
 			Label(skip)
@@ -681,24 +685,32 @@ func (f panelsFrame) flush() {
 }
 
 // spreadFlush transposes a full block of the stage at stage into the stage's second
-// half, one vector per query row, and leaves it waiting there for the next tiles
-// (spreads); a last block of fewer keys falls through to flush's tail.
+// half, block floats per query row, and leaves it waiting there for the next tiles
+// (spreads); a last block of fewer keys falls through to flush's loop and tail.
 func (f panelsFrame) spreadFlush(stage reg.GPVirtual, done string) {
 	isa := f.isa
 	L := isa.Lanes
 	partial := label("flushpartial", isa)
-	CMPQ(f.valid, U8(L))
+	CMPQ(f.valid, U8(f.block))
 	JB(LabelRef(partial))
-	out := Mem{Base: stage, Disp: 4 * f.block * f.group}
-	for v := range groupVectors {
-		block := Mem{Base: stage, Disp: 4 * v * L}
-		in := make([]reg.VecVirtual, L)
-		for k := range in {
-			in[k] = isa.Vec()
-			VMOVUPS(block.Offset(4*k*f.group), in[k])
-		}
-		for i, x := range transpose(isa, in) {
-			VMOVUPS(x, out.Offset(4*L*(v*L+i)))
+	out := Mem{Base: stage, Disp: 4 * f.block * f.group} // row r: out[r·block:][:block]
+	for c := 0; c < f.block; c += L {
+		for v := range groupVectors {
+			block := Mem{Base: stage, Disp: 4 * (c*f.group + v*L)}
+			var rows []reg.VecVirtual
+			if L == 8 {
+				rows = loadTransposed(isa, block, f.group)
+			} else {
+				in := make([]reg.VecVirtual, L)
+				for k := range in {
+					in[k] = isa.Vec()
+					VMOVUPS(block.Offset(4*k*f.group), in[k])
+				}
+				rows = transpose(isa, in)
+			}
+			for i, x := range rows {
+				VMOVUPS(x, out.Offset(4*((v*L+i)*f.block+c)))
+			}
 		}
 	}
 	t := GP64()
