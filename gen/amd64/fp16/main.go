@@ -24,19 +24,29 @@ func unroll(isa ISA) int {
 func main() {
 	Header()
 	for _, isa := range Both {
-		toFloat32(isa)
+		toFloat32(isa, false)
 		fromFloat32(isa)
 	}
-	toFloat32Stream(AVX512)
+	toFloat32(AVX512, true)
 	Generate()
 }
 
-// toFloat32 widens: VCVTPH2PS loads Lanes halves straight from memory.
-func toFloat32(isa ISA) {
-	name := "ToFloat32" + isa.Suffix
+// toFloat32 widens: VCVTPH2PS loads Lanes halves straight from memory. With stream it
+// stores with non-temporal stores (VMOVNTPS, a whole line per zmm store), for a dst too
+// large for the caches: the lines go to memory without being read first. dst must then
+// be 64-byte aligned, and an SFENCE orders the stores before the return, as ordinary
+// stores would be.
+func toFloat32(isa ISA, stream bool) {
+	name, store := "ToFloat32"+isa.Suffix, func(v, m Op) { VMOVUPS(v, m) }
+	doc := []string{name + " widens len(src) halves into dst[:len(src)] with F16C."}
+	if stream {
+		name, store = "ToFloat32Stream"+isa.Suffix, func(v, m Op) { VMOVNTPS(v, m) }
+		doc = []string{name + " widens len(src) halves into dst[:len(src)] with F16C, storing whole",
+			"vectors with non-temporal stores: dst must be 64-byte aligned."}
+	}
 	TEXT(name, NOSPLIT, "func(dst []float32, src []uint16)")
 	Pragma("noescape")
-	Doc(name + " widens len(src) halves into dst[:len(src)] with F16C.")
+	Doc(doc...)
 	dst := Mem{Base: Load(Param("dst").Base(), GP64())}
 	src := Mem{Base: Load(Param("src").Base(), GP64())}
 	n := Load(Param("src").Len(), GP64())
@@ -48,7 +58,7 @@ func toFloat32(isa ISA) {
 			VCVTPH2PS(src.Offset(u*2*isa.Lanes), vs[u])
 		}
 		for u, v := range vs {
-			VMOVUPS(v, dst.Offset(u*isa.Bytes()))
+			store(v, dst.Offset(u*isa.Bytes()))
 		}
 		ADDQ(U32(k*2*isa.Lanes), src.Base)
 		ADDQ(U32(k*isa.Bytes()), dst.Base)
@@ -61,6 +71,9 @@ func toFloat32(isa ISA) {
 		ADDQ(U8(2), src.Base)
 		ADDQ(U8(4), dst.Base)
 	})
+	if stream {
+		SFENCE()
+	}
 	VZEROUPPER()
 	RET()
 }
@@ -98,45 +111,6 @@ func fromFloat32(isa ISA) {
 		ADDQ(U8(4), src.Base)
 		ADDQ(U8(2), dst.Base)
 	})
-	VZEROUPPER()
-	RET()
-}
-
-// toFloat32Stream is toFloat32 with non-temporal stores (VMOVNTPS, a whole line per
-// zmm store), for a dst too large for the caches: the lines go to memory without being
-// read first. dst must be 64-byte aligned; an SFENCE orders the stores before the
-// return, as ordinary stores would be.
-func toFloat32Stream(isa ISA) {
-	name := "ToFloat32Stream" + isa.Suffix
-	TEXT(name, NOSPLIT, "func(dst []float32, src []uint16)")
-	Pragma("noescape")
-	Doc(name+" widens len(src) halves into dst[:len(src)] with F16C, storing whole",
-		"vectors with non-temporal stores: dst must be 64-byte aligned.")
-	dst := Mem{Base: Load(Param("dst").Base(), GP64())}
-	src := Mem{Base: Load(Param("src").Base(), GP64())}
-	n := Load(Param("src").Len(), GP64())
-
-	Loop(isa, n, unroll(isa), func(k int) {
-		vs := make([]VecVirtual, k)
-		for u := range vs {
-			vs[u] = isa.Vec()
-			VCVTPH2PS(src.Offset(u*2*isa.Lanes), vs[u])
-		}
-		for u, v := range vs {
-			VMOVNTPS(v, dst.Offset(u*isa.Bytes()))
-		}
-		ADDQ(U32(k*2*isa.Lanes), src.Base)
-		ADDQ(U32(k*isa.Bytes()), dst.Base)
-	}, func() {
-		h, x := GP32(), XMM()
-		MOVWLZX(src, h)
-		VMOVD(h, x)
-		VCVTPH2PS(x, x)
-		VMOVSS(x, dst)
-		ADDQ(U8(2), src.Base)
-		ADDQ(U8(4), dst.Base)
-	})
-	SFENCE()
 	VZEROUPPER()
 	RET()
 }
