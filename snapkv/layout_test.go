@@ -152,7 +152,7 @@ func tokenMajorNoCopy[E snapkv.Element](t *testing.T, n int) {
 			}
 			run()
 			run()
-			if a := testing.AllocsPerRun(5, run); a != 0 {
+			if a := steadyAllocs(5, run); a != 0 {
 				t.Errorf("%s, %d workers: %v allocations per token-major call pair", variant, workers, a)
 			}
 		}

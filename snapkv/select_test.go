@@ -215,6 +215,18 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
+// steadyAllocs is the fewest allocations per run of f over three rounds of
+// testing.AllocsPerRun: an allocation the code makes on every call shows in every
+// round, while one the runtime makes now and then (a GC emptying kernels.TopK's
+// sync.Pool on a busy machine) does not fail the test.
+func steadyAllocs(runs int, f func()) float64 {
+	least := testing.AllocsPerRun(runs, f)
+	for range 2 {
+		least = min(least, testing.AllocsPerRun(runs, f))
+	}
+	return least
+}
+
 // TestAllocs: once warm, Select and SelectBatch allocate nothing, with or without
 // helper goroutines, for every rule, source, allocation and cache format.
 // testing.AllocsPerRun runs at GOMAXPROCS 1, where a started helper always finds the
@@ -262,7 +274,7 @@ func allocs[E snapkv.Element](t *testing.T) {
 			}
 			run() // grow the workspace and the result rows
 			run() // warm kernels.TopK's scratch pool on every goroutine
-			if a := testing.AllocsPerRun(10, run); a != 0 {
+			if a := steadyAllocs(10, run); a != 0 {
 				t.Errorf("%+v: %v allocs per run", cfg, a)
 			}
 		}
