@@ -50,11 +50,13 @@ func TestNoGoroutineOutlivesCall(t *testing.T) {
 		}
 		most = max(most, runtime.NumGoroutine())
 	}
+	// Fewer after than before is fine: an earlier test's goroutine may have been on
+	// its way out when before was counted.
 	after := runtime.NumGoroutine()
-	for deadline := time.Now().Add(time.Second); after != before && time.Now().Before(deadline); after = runtime.NumGoroutine() {
+	for deadline := time.Now().Add(time.Second); after > before && time.Now().Before(deadline); after = runtime.NumGoroutine() {
 		runtime.Gosched()
 	}
-	if after != before {
+	if after > before {
 		t.Fatalf("%d goroutines before 1,000 prefills, at most %d right after one, %d a second after the last", before, most, after)
 	}
 	t.Logf("%d goroutines before, at most %d right after a prefill, %d after yielding", before, most, after)

@@ -432,11 +432,13 @@ func TestWorkersBounded(t *testing.T) {
 		if most > before+1 {
 			t.Errorf("Workers %d on 2 heads: %d goroutines during the calls, %d before", workers, most, before)
 		}
+		// Fewer after than before is fine: a goroutine of an earlier test may have been
+		// on its way out when before was counted (CI once saw 2 after 3).
 		after := runtime.NumGoroutine()
-		for deadline := time.Now().Add(time.Second); after != before && time.Now().Before(deadline); after = runtime.NumGoroutine() {
+		for deadline := time.Now().Add(time.Second); after > before && time.Now().Before(deadline); after = runtime.NumGoroutine() {
 			runtime.Gosched() // a helper's last act is to say it is done; let it return
 		}
-		if after != before {
+		if after > before {
 			t.Errorf("Workers %d: %d goroutines after the calls, %d before", workers, after, before)
 		}
 	}
