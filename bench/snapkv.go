@@ -93,31 +93,55 @@ const layerScoresHeads = 2
 // them, on K in the given layout (token-major: each KV head's keys where they lie,
 // KVHeads·Dim apart, through ScoresStrided; the same bytes in the same number of calls).
 func benchLayerScores(b *testing.B, n int, layout snapkv.Layout) {
-	scores := layerScores(n, layout)
+	scores := layerScores(n, layout, layerScoresHeads)
 	b.ReportAllocs()
 	for b.Loop() {
-		scores()
+		scores(nil)
 	}
 	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/layer")
 }
 
-// layerScores returns a function that makes the layer's Scores calls.
-func layerScores(n int, layout snapkv.Layout) func() {
+// layerScores returns a function that makes the layer's Scores calls, heads query
+// heads' windows per call, and, after each one, calls then (unless nil) with the
+// call's block: heads windows of layerWindow rows of n scores.
+func layerScores(n int, layout snapkv.Layout, heads int) func(then func(block []float32)) {
 	l := layerOf(n)
 	k := l.input(layout).K
-	rows := layerScoresHeads * layerWindow
+	rows := heads * layerWindow
 	block := make([]float32, rows*n)
 	scale := float32(1 / math.Sqrt(layerDim))
 	g := layerQHeads / layerKVHeads
-	return func() {
-		for h := 0; h < layerQHeads; h += layerScoresHeads {
+	return func(then func(block []float32)) {
+		for h := 0; h < layerQHeads; h += heads {
 			q := l.q[h*layerWindow*layerDim:][:rows*layerDim] // head-major in both: Select gathers a token-major window so
 			if layout == snapkv.TokenMajor {
 				kernels.ScoresStrided(block, q, k[(h/g)*layerDim:], rows, n, layerDim, layerKVHeads*layerDim, scale)
 			} else {
 				kernels.Scores(block, q, k[(h/g)*n*layerDim:][:n*layerDim], rows, n, layerDim, scale)
 			}
+			if then != nil {
+				then(block)
+			}
 		}
+	}
+}
+
+// windowVotes returns a function that adds each window of a Scores block into votes
+// as Select does (snapkv's windowSum): row r of a window, at position L−W+r, adds the
+// softmax of its L−W+r+1 visible scores, AddSoftmax's three passes over the row. It
+// reports the time they take in *spent.
+func windowVotes(n int, spent *time.Duration) func(block []float32) {
+	votes := make([]float32, n)
+	return func(block []float32) {
+		t0 := time.Now()
+		for w := range layerScoresHeads {
+			clear(votes)
+			for r := range layerWindow {
+				c := n - layerWindow + r + 1
+				kernels.AddSoftmax(votes[:c], block[(w*layerWindow+r)*n:][:c])
+			}
+		}
+		*spent += time.Since(t0)
 	}
 }
 
@@ -164,9 +188,18 @@ func benchSelectForm(b *testing.B, n, budget, workers int, reused bool) {
 // benchLayerRatio alternates the Scores calls and the selection within every
 // iteration and reports the ratio of their total times: on a shared machine whose
 // load drifts during a run, pairs measured side by side compare better than two
-// benchmarks run one after the other.
+// benchmarks run one after the other. select/scores divides by the Scores calls that
+// Select makes (a KV group's windows per call), select/perhead by one call per query
+// head, 32 rows each, the baseline of issue #25. Each iteration also makes Select's
+// Scores calls once more, each followed by the window votes' passes over its block,
+// timed alone: votes/scores is what those passes cost beside the Scores calls, the
+// part of select/scores above 1 that the window votes take (the rest is pooling, TopK
+// and the gathers).
 func benchLayerRatio(b *testing.B, n, budget int) {
-	scores := layerScores(n, snapkv.HeadMajor)
+	scores := layerScores(n, snapkv.HeadMajor, layerScoresHeads)
+	perHead := layerScores(n, snapkv.HeadMajor, 1)
+	var inVotes, inPerHead time.Duration
+	votes := windowVotes(n, &inVotes)
 	s, err := snapkv.NewSelector(snapkv.Config{Budget: budget, Window: layerWindow, Kernel: 5, Workers: 1})
 	must(err)
 	in := layerOf(n).input(snapkv.HeadMajor)
@@ -175,11 +208,16 @@ func benchLayerRatio(b *testing.B, n, budget int) {
 	var inScores, inSelect time.Duration
 	for b.Loop() {
 		t0 := time.Now()
-		scores()
+		scores(nil)
 		t1 := time.Now()
 		dst, err = s.Select(dst, in)
-		inScores, inSelect = inScores+t1.Sub(t0), inSelect+time.Since(t1)
+		t2 := time.Now()
+		perHead(nil)
+		inScores, inSelect, inPerHead = inScores+t1.Sub(t0), inSelect+t2.Sub(t1), inPerHead+time.Since(t2)
+		scores(votes)
 	}
 	must(err)
 	b.ReportMetric(float64(inSelect)/float64(inScores), "select/scores")
+	b.ReportMetric(float64(inSelect)/float64(inPerHead), "select/perhead")
+	b.ReportMetric(float64(inVotes)/float64(inScores), "votes/scores")
 }
