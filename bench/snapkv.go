@@ -189,8 +189,8 @@ func benchSelectForm(b *testing.B, n, budget, workers int, reused bool) {
 // iteration and reports the ratio of their total times: on a shared machine whose
 // load drifts during a run, pairs measured side by side compare better than two
 // benchmarks run one after the other. select/scores divides by the Scores calls that
-// Select makes (a KV group's windows per call), select/perhead by one call per query
-// head, 32 rows each, the baseline of issue #25. Each iteration also makes Select's
+// Select makes (layerScoresHeads windows per call), select/perhead by one call per
+// query head, 32 rows each, the baseline of issue #25. Each iteration also makes Select's
 // Scores calls once more, each followed by the window votes' passes over its block,
 // timed alone: votes/scores is what those passes cost beside the Scores calls, the
 // part of select/scores above 1 that the window votes take (the rest is pooling, TopK
