@@ -624,18 +624,7 @@ func (f panelsFrame) flush() {
 	MOVQ(f.rowsLeft, left)
 	chunkDone := label("chunkdone", isa)
 	for v := range groupVectors {
-		block := Mem{Base: stage, Disp: 4 * v * L}
-		var out []reg.VecVirtual
-		if L == 8 {
-			out = loadTransposed(isa, block, f.group)
-		} else {
-			in := make([]reg.VecVirtual, L)
-			for k := range in {
-				in[k] = isa.Vec()
-				VMOVUPS(block.Offset(4*k*f.group), in[k])
-			}
-			out = transpose(isa, in)
-		}
+		out := f.stageRows(Mem{Base: stage, Disp: 4 * v * L})
 		for i, x := range out {
 			VMOVUPS(x, Mem{Base: row})
 			if v == groupVectors-1 && i == L-1 {
@@ -684,6 +673,22 @@ func (f panelsFrame) flush() {
 	Label(done)
 }
 
+// stageRows loads the Lanes keys × Lanes queries of the key-major stage at block (key
+// k's queries group floats after key k−1's) as one vector per query row: loadTransposed
+// on AVX2, whole rows and transpose on AVX-512.
+func (f panelsFrame) stageRows(block Mem) []reg.VecVirtual {
+	isa := f.isa
+	if isa.Lanes == 8 {
+		return loadTransposed(isa, block, f.group)
+	}
+	in := make([]reg.VecVirtual, isa.Lanes)
+	for k := range in {
+		in[k] = isa.Vec()
+		VMOVUPS(block.Offset(4*k*f.group), in[k])
+	}
+	return transpose(isa, in)
+}
+
 // spreadFlush transposes a full block of the stage at stage into the stage's second
 // half, block floats per query row, and leaves it waiting there for the next tiles
 // (spreads); a last block of fewer keys falls through to flush's loop and tail.
@@ -696,18 +701,7 @@ func (f panelsFrame) spreadFlush(stage reg.GPVirtual, done string) {
 	out := Mem{Base: stage, Disp: 4 * f.block * f.group} // row r: out[r·block:][:block]
 	for c := 0; c < f.block; c += L {
 		for v := range groupVectors {
-			block := Mem{Base: stage, Disp: 4 * (c*f.group + v*L)}
-			var rows []reg.VecVirtual
-			if L == 8 {
-				rows = loadTransposed(isa, block, f.group)
-			} else {
-				in := make([]reg.VecVirtual, L)
-				for k := range in {
-					in[k] = isa.Vec()
-					VMOVUPS(block.Offset(4*k*f.group), in[k])
-				}
-				rows = transpose(isa, in)
-			}
+			rows := f.stageRows(Mem{Base: stage, Disp: 4 * (c*f.group + v*L)})
 			for i, x := range rows {
 				VMOVUPS(x, out.Offset(4*((v*L+i)*f.block+c)))
 			}
