@@ -121,7 +121,8 @@
 // scored heads) goroutines: the caller's, and helpers that the call starts and waits
 // for, each with a workspace that the Selector keeps for the next call; the top-k runs
 // on the caller's goroutine. No goroutine runs between calls: a helper's last act is
-// to tell the caller it is done, so none outlives the call that started it, and a
+// to tell the caller it is done, so none works past the call that started it (though
+// runtime.NumGoroutine may count one for the moment it takes to return), and a
 // dropped Selector or Cache leaves nothing running. A Selector is not safe for
 // concurrent use; use one per goroutine.
 //
