@@ -126,15 +126,15 @@ func layerScores(n int, layout snapkv.Layout, heads int) func(then func(block []
 	}
 }
 
-// windowVotes returns a function that adds each window of a Scores block into votes
-// as Select does (snapkv's windowSum): row r of a window, at position L−W+r, adds the
-// softmax of its L−W+r+1 visible scores, AddSoftmax's three passes over the row. It
-// reports the time they take in *spent.
+// windowVotes returns a function that adds each window of a Scores block (windows of
+// layerWindow rows of n scores) into votes as Select does (snapkv's windowSum): row r
+// of a window, at position L−W+r, adds the softmax of its L−W+r+1 visible scores,
+// AddSoftmax's three passes over the row. It reports the time they take in *spent.
 func windowVotes(n int, spent *time.Duration) func(block []float32) {
 	votes := make([]float32, n)
 	return func(block []float32) {
 		t0 := time.Now()
-		for w := range layerScoresHeads {
+		for w := range len(block) / (layerWindow * n) {
 			clear(votes)
 			for r := range layerWindow {
 				c := n - layerWindow + r + 1
