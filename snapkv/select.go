@@ -192,8 +192,8 @@ func cloneRows(rows [][]int32) [][]int32 {
 // SelectorOf is a validated Config with a reusable workspace, for inputs whose keys
 // are of element type E: in steady state (same or smaller shapes, dst reused) Select
 // allocates nothing. A Selector is not safe for concurrent use; it spreads one call's
-// heads over up to Config.Workers goroutines itself, started for the call and ended
-// before it returns.
+// heads over up to Config.Workers goroutines itself, started for the call and done
+// with it before it returns (see the package doc's "Work and memory").
 type SelectorOf[E Element] struct {
 	cfg     Config
 	workers int
