@@ -18,6 +18,8 @@ func init() {
 	add.Add("avx512", addAVX512)
 	avx2 := softmaxPasses{maxMinAVX2, expSumAVX2, scaleAVX2, scaleAddAVX2, addAVX2}
 	avx512 := softmaxPasses{maxMinAVX512, expSumAVX512, scaleAVX512, scaleAddAVX512, addAVX512}
+	attendPasses.Add("avx2", avx2)
+	attendPasses.Add("avx512", avx512)
 	softmax.Add("avx2", avx2.softmax)
 	softmax.Add("avx512", avx512.softmax)
 	addSoftmax.Add("avx2", avx2.addSoftmax)

@@ -9,6 +9,7 @@ func init() {
 	sumOf.Add("neon", asm.SumNEON)
 	add.Add("neon", asm.AddNEON)
 	neon := softmaxPasses{maxMinNEON, expSumNEON, asm.ScaleNEON, asm.ScaleAddNEON, asm.AddNEON}
+	attendPasses.Add("neon", neon)
 	softmax.Add("neon", neon.softmax)
 	addSoftmax.Add("neon", neon.addSoftmax)
 	avgPool1D.Add("neon", func(dst, src []float32, kernel int) {

@@ -117,6 +117,8 @@ type CacheOf[E Element] struct {
 	done    bool
 	peak    int
 	err     error
+
+	att attendWork[E] // Attend's workspace
 }
 
 // headRows is one KV head's compressed storage.
