@@ -24,7 +24,9 @@
 // ModeFaithful selects once, when the Last chunk arrives, and equals a one-shot Select;
 // ModeBounded re-applies the budget after every chunk so a head never holds more than
 // Budget + one chunk. Per-layer budgets come from [PyramidBudgets] or the engine's own
-// schedule: one Config per layer.
+// schedule: one Config per layer. [LayersOf] holds one sequence's caches for every layer
+// of a model, with those budgets, and can select every layer from shared votes: the
+// window attention of chosen layers, averaged, once their windows have all arrived.
 //
 // # Cache formats
 //

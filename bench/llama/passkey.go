@@ -70,10 +70,16 @@ type Method struct {
 	Pool     snapkv.Pool
 	Alloc    snapkv.Alloc
 	Schedule Schedule
-	// SharedVotes scores every layer's rows with the window attention averaged over the
-	// layers (snapkv's engine-attention input) instead of the layer's own queries.
+	// SharedVotes selects every layer's rows from the window attention of VoteLayers
+	// (every layer if nil) averaged over them, instead of the layer's own
+	// (snapkv.LayersConfig.SharedVotes).
 	SharedVotes bool
+	VoteLayers  []int
 }
+
+// VoteLayer is the layer whose window attention finds the key on this model (docs/passkey.md,
+// TestKeyRankByLayer): snapkv-shared-votes-layer1 selects every layer's rows from its votes alone.
+const VoteLayer = 1
 
 // The README's protocol.
 const (
@@ -127,6 +133,10 @@ func Methods() []Method {
 	for _, c := range []int{32, 64, 128} {
 		ms = append(ms, Method{Name: "snapkv-shared-votes", Kind: SnapKV, Window: 16, Budget: c, Sinks: ProtocolSinks,
 			Rule: snapkv.RuleProtected, Pool: snapkv.PoolAvg, SharedVotes: true})
+	}
+	for _, c := range []int{32, 64, 128} {
+		ms = append(ms, Method{Name: "snapkv-shared-votes-layer1", Kind: SnapKV, Window: 16, Budget: c, Sinks: ProtocolSinks,
+			Rule: snapkv.RuleProtected, Pool: snapkv.PoolAvg, SharedVotes: true, VoteLayers: []int{VoteLayer}})
 	}
 	return ms
 }
@@ -404,27 +414,16 @@ func (e *engine[E]) caches(p *PrefillOf[E], me Method, meas *measured[E]) ([]KVO
 	if err != nil {
 		return nil, 0, err
 	}
-	for l := range caches {
-		cfg := snapkv.Config{Budget: budgets[l], Window: me.Window, Kernel: ProtocolKernel, Pool: me.Pool,
-			Sinks: me.Sinks, Rule: me.Rule, Group: snapkv.GroupMean, Alloc: me.Alloc, Workers: 1}
-		if me.Alloc == snapkv.AllocAdaptive {
-			cfg.Floor = AdaptiveFloor
-		}
-		var q, attn []float32
-		if me.SharedVotes {
-			attn = meas.shared(me.Window)
-		} else {
-			q = p.Q[l]
-		}
-		c, n, err := snapCache(snapkv.CacheConfig{Select: cfg, Mode: snapkv.ModeFaithful,
-			QHeads: e.QHeads, KVHeads: e.KVHeads, Dim: e.HeadDim, Reserve: cacheReserve}, p.K[l], p.V[l], q, attn)
-		if err != nil {
-			return nil, 0, fmt.Errorf("layer %d: %w", l, err)
-		}
-		caches[l] = c
-		bytes += n
+	cfg := snapkv.Config{Budget: me.Budget, Window: me.Window, Kernel: ProtocolKernel, Pool: me.Pool,
+		Sinks: me.Sinks, Rule: me.Rule, Group: snapkv.GroupMean, Alloc: me.Alloc, Workers: 1}
+	if me.Alloc == snapkv.AllocAdaptive {
+		cfg.Floor = AdaptiveFloor
 	}
-	return caches, bytes, nil
+	return snapLayers(snapkv.LayersConfig{
+		Cache: snapkv.CacheConfig{Select: cfg, Mode: snapkv.ModeFaithful,
+			QHeads: e.QHeads, KVHeads: e.KVHeads, Dim: e.HeadDim, Reserve: cacheReserve},
+		Layers: e.Layers, Budgets: budgets, SharedVotes: me.SharedVotes, VoteLayers: me.VoteLayers,
+	}, p.K, p.V, p.Q)
 }
 
 // cacheReserve is the decode rows a snapkv.Cache makes room for when it compresses:

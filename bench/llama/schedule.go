@@ -65,7 +65,7 @@ func (e *engine[E]) windowAttention(p *PrefillOf[E], l, w int) []float32 {
 }
 
 // measured is one prefill's window attention, computed once per window for the
-// methods that read it: the measured schedules and the shared votes.
+// measured schedules, which read it.
 type measured[E elem] struct {
 	e    *engine[E]
 	p    *PrefillOf[E]
@@ -112,21 +112,6 @@ func (x *measured[E]) votes(h, w, kernel int) [][]float32 {
 		kernels.AvgPool1D(votes[l], sum, kernel)
 	}
 	return votes
-}
-
-// shared returns the window attention averaged over the layers, [QHeads][W][L]: one
-// score source for every layer's selection, so that every layer keeps the rows the
-// layers together attend to.
-func (x *measured[E]) shared(w int) []float32 {
-	attn := x.attention(w)
-	out := make([]float32, len(attn[0]))
-	for _, a := range attn {
-		kernels.Add(out, a)
-	}
-	for i := range out {
-		out[i] /= float32(len(attn))
-	}
-	return out
 }
 
 // layerBudgets spreads layers·c rows over the layers by schedule s. fixed is the rows

@@ -9,40 +9,54 @@ import (
 	"github.com/kvsimd/kvsimd/snapkv"
 )
 
-// snapCache builds one layer's snapkv cache in format E and prefills it with the whole
-// prompt in one Last chunk: k and v [KVHeads][L][row] as stored, and the score source,
-// the window queries q or the attention attn. It returns the cache and its bytes right
-// after compression (Stats' BytesAfter, in the format's bytes). snapkv takes fp16, bf16
-// and q8_0 (snapkv.Element); the float32 cache has no SnapKV.
-func snapCache[E elem](cfg snapkv.CacheConfig, k, v []E, q, attn []float32) (KVOf[E], int64, error) {
+// snapLayers builds a sequence's snapkv caches for every layer in format E
+// (snapkv.LayersOf) and prefills each layer with its whole prompt in one Last chunk:
+// k and v [layer][KVHeads][L][row] as stored, q [layer][QHeads][L][HeadDim] the window
+// queries' source. It returns the layers' caches and their bytes right after
+// compression (Stats' BytesAfter summed over layers, in the format's bytes). snapkv
+// takes fp16, bf16 and q8_0 (snapkv.Element); the float32 cache has no SnapKV.
+func snapLayers[E elem](cfg snapkv.LayersConfig, k, v [][]E, q [][]float32) ([]KVOf[E], int64, error) {
 	var (
-		c     any
-		bytes int64
-		err   error
+		caches []any
+		bytes  int64
+		err    error
 	)
 	switch k := any(k).(type) {
-	case []fp16.Float16:
-		c, bytes, err = prefillSnap(cfg, k, any(v).([]fp16.Float16), q, attn)
-	case []bf16.BFloat16:
-		c, bytes, err = prefillSnap(cfg, k, any(v).([]bf16.BFloat16), q, attn)
-	case []q8.Block:
-		c, bytes, err = prefillSnap(cfg, k, any(v).([]q8.Block), q, attn)
+	case [][]fp16.Float16:
+		caches, bytes, err = prefillLayers(cfg, k, any(v).([][]fp16.Float16), q)
+	case [][]bf16.BFloat16:
+		caches, bytes, err = prefillLayers(cfg, k, any(v).([][]bf16.BFloat16), q)
+	case [][]q8.Block:
+		caches, bytes, err = prefillLayers(cfg, k, any(v).([][]q8.Block), q)
 	default:
 		return nil, 0, fmt.Errorf("llama: snapkv keeps no %v cache", codecOf[E]().format)
 	}
 	if err != nil {
 		return nil, 0, err
 	}
-	return c.(KVOf[E]), bytes, nil
+	out := make([]KVOf[E], len(caches))
+	for l, c := range caches {
+		out[l] = c.(KVOf[E])
+	}
+	return out, bytes, nil
 }
 
-func prefillSnap[E snapkv.Element](cfg snapkv.CacheConfig, k, v []E, q, attn []float32) (*snapkv.CacheOf[E], int64, error) {
-	c, err := snapkv.NewCacheOf[E](cfg)
+func prefillLayers[E snapkv.Element](cfg snapkv.LayersConfig, k, v [][]E, q [][]float32) ([]any, int64, error) {
+	s, err := snapkv.NewLayersOf[E](cfg)
 	if err != nil {
 		return nil, 0, err
 	}
-	if err := c.Prefill(snapkv.ChunkOf[E]{K: k, V: v, Q: q, Attn: attn, Last: true}); err != nil {
-		return nil, 0, err
+	for l := range k {
+		if err := s.Prefill(l, snapkv.ChunkOf[E]{K: k[l], V: v[l], Q: q[l], Last: true}); err != nil {
+			return nil, 0, err
+		}
 	}
-	return c, c.Stats().BytesAfter, nil
+	out := make([]any, len(k))
+	var bytes int64
+	for l := range out {
+		c := s.Layer(l)
+		out[l] = c
+		bytes += c.Stats().BytesAfter
+	}
+	return out, bytes, nil
 }
