@@ -11,4 +11,10 @@ func init() {
 	weightedSumRowsBF16.Add("avx512", asm.WeightedSumRowsBF16AVX512)
 	weightedSumRowsQ8.Add("avx2", asm.WeightedSumRowsQ8AVX2)
 	weightedSumRowsQ8.Add("avx512", asm.WeightedSumRowsQ8AVX512)
+	weightedSumRowsAdd.Add("avx2", asm.WeightedSumRowsAddAVX2)
+	weightedSumRowsAdd.Add("avx512", asm.WeightedSumRowsAddAVX512)
+	weightedSumRowsAddBF16.Add("avx2", asm.WeightedSumRowsAddBF16AVX2)
+	weightedSumRowsAddBF16.Add("avx512", asm.WeightedSumRowsAddBF16AVX512)
+	weightedSumRowsAddQ8.Add("avx2", asm.WeightedSumRowsAddQ8AVX2)
+	weightedSumRowsAddQ8.Add("avx512", asm.WeightedSumRowsAddQ8AVX512)
 }

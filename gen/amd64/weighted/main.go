@@ -40,13 +40,35 @@ import (
 // (two FMA ports × 4 cycles' latency is 8 chains); more mean fewer passes.
 var maxVectors = map[string]int{AVX2.Suffix: 12, AVX512.Suffix: 24}
 
+// accumulators is the most accumulator vectors of one pass for each of rows rows of
+// dst: maxVectors shared among them, within the register file less the rows'
+// broadcast weights, the widened vector and q8_0's scale or bfloat16's AVX2 shuffle.
+func accumulators(isa ISA, fm format, rows int) int {
+	file := 2 * isa.Lanes // 16 ymm, 32 zmm
+	spare := 1 // the widened vector
+	if fm.unit != 0 || (fm.name == bf16.name && isa.Lanes == 8) {
+		spare = 2 // and q8_0's scale, or the bfloat16 shuffle on AVX2
+	}
+	n := min(maxVectors[isa.Suffix]/rows, (file-rows-spare)/rows)
+	if fm.unit != 0 { // whole q8_0 blocks
+		per := blockLen / isa.Lanes
+		n -= n % per
+	}
+	return n
+}
+
 func main() {
 	Header()
 	// fp16 first: its functions, labels and registers stay as they were before the
-	// other formats came.
+	// other formats came, and the fused attention's came after them all.
 	for _, fm := range []format{fp16, bf16, q8} {
 		for _, isa := range Both {
 			weighted(isa, fm)
+		}
+	}
+	for _, fm := range []format{fp16, bf16, q8} {
+		for _, isa := range Both {
+			weightedAdd(isa, fm)
 		}
 	}
 	Generate()
@@ -163,6 +185,9 @@ const blockRows = 64
 type frame struct {
 	isa     ISA
 	fm      format
+	rows    int  // weight rows, each adding its sums into its own row of dst
+	add     bool // add to dst's values instead of zeroing it first
+	dimSize Mem  // a local holding dim·4, the bytes between rows of dst (rows > 1)
 	dst     reg.GPVirtual // &dst[0]
 	wEnd    reg.GPVirtual // &w[n]
 	stride  reg.GPVirtual // bytes from one row of v to the next
@@ -184,14 +209,7 @@ func weighted(isa ISA, fm format) {
 			"order of j, for len(dst) a multiple of 32 and stride ≥ len(dst)/32: row j is the",
 			"q8_0 blocks v[34*j*stride:][:34*len(dst)/32], and q8(v, i) is the value of quant i.")
 	}
-	// unit is the columns the passes are cut into: one vector's, or a q8_0 block's.
-	unit := fm.unit
-	if unit == 0 {
-		unit = isa.Lanes
-	}
-	unitLog := uint64(bits.TrailingZeros(uint(unit)))
-	maxUnits := maxVectors[isa.Suffix] * isa.Lanes / unit
-	f := frame{isa: isa, fm: fm}
+	f := frame{isa: isa, fm: fm, rows: 1}
 	f.dst = load(Param("dst").Base())
 	dim := load(Param("dst").Len())
 	f.wEnd = load(Param("w").Base())
@@ -202,6 +220,23 @@ func weighted(isa ISA, fm format) {
 	f.stride = load(Param("stride"))
 	fm.stride(f.stride)
 	done := label("done", isa)
+	f.sums(dim, "height"+name, done)
+	Label(done)
+	VZEROUPPER()
+	RET()
+}
+
+// sums emits the passes over the blocks of rows that add f.rows weighted sums into
+// dst (after zeroing it, unless f.add), then jumps to done.
+func (f frame) sums(dim reg.GPVirtual, heightLabel, done string) {
+	isa, fm := f.isa, f.fm
+	// unit is the columns the passes are cut into: one vector's, or a q8_0 block's.
+	unit := fm.unit
+	if unit == 0 {
+		unit = isa.Lanes
+	}
+	unitLog := uint64(bits.TrailingZeros(uint(unit)))
+	maxUnits := accumulators(isa, fm, f.rows) * isa.Lanes / unit
 
 	narrow := label("narrow", isa)
 	if fm.unit == 0 {
@@ -236,23 +271,25 @@ func weighted(isa ISA, fm format) {
 	MOVQ(f.j0, t)
 	NEGQ(t)
 	CMPQ(passes, U8(1))
-	JE(LabelRef("height" + name))
+	JE(LabelRef(heightLabel))
 	MOVQ(U32(blockRows), t)
-	Label("height" + name)
+	Label(heightLabel)
 	MOVQ(t, height)
 
-	Comment("Zero dst: the passes add to it.")
-	zero := isa.Vec()
-	VXORPS(zero, zero, zero)
-	XORQ(t, t)
-	top = label("zero", isa)
-	Label(top)
-	VMOVUPS(zero, Mem{Base: f.dst, Index: t, Scale: 4})
-	ADDQ(U8(isa.Lanes), t)
-	LEAQ(Mem{Base: t, Disp: isa.Lanes}, vectors)
-	CMPQ(vectors, dim)
-	JBE(LabelRef(top))
-	VMOVUPS(zero, Mem{Base: f.dst, Index: dim, Scale: 4, Disp: -isa.Bytes()})
+	if !f.add {
+		Comment("Zero dst: the passes add to it.")
+		zero := isa.Vec()
+		VXORPS(zero, zero, zero)
+		XORQ(t, t)
+		top = label("zero", isa)
+		Label(top)
+		VMOVUPS(zero, Mem{Base: f.dst, Index: t, Scale: 4})
+		ADDQ(U8(isa.Lanes), t)
+		LEAQ(Mem{Base: t, Disp: isa.Lanes}, vectors)
+		CMPQ(vectors, dim)
+		JBE(LabelRef(top))
+		VMOVUPS(zero, Mem{Base: f.dst, Index: dim, Scale: 4, Disp: -isa.Bytes()})
+	}
 
 	blockTop, blockNext := label("block", isa), label("blocknext", isa)
 	Label(blockTop)
@@ -326,15 +363,18 @@ func weighted(isa ISA, fm format) {
 		zeroJ := GP64()
 		XORQ(zeroJ, zeroJ)
 		f.j1 = zeroJ
-		if isa.Lanes == 16 {
-			f.maskedVector(dim)
-		} else {
-			f.scalarColumns(dim)
+		for i := range f.rows {
+			g := f.row(i)
+			if isa.Lanes == 16 {
+				g.maskedVector(dim)
+			} else {
+				g.scalarColumns(dim)
+			}
+		}
+		if f.add {
+			JMP(LabelRef(done))
 		}
 	}
-	Label(done)
-	VZEROUPPER()
-	RET()
 }
 
 func load(c gotypes.Component) reg.GPVirtual {
@@ -343,9 +383,9 @@ func load(c gotypes.Component) reg.GPVirtual {
 	return r
 }
 
-// rows runs body once per row j of the block, with row pointing at v[j*stride] and
+// rowsOfV runs body once per row j of the block, with row pointing at v[j*stride] and
 // weight at w[j].
-func (f frame) rows(body func(row reg.GPVirtual, weight Mem)) {
+func (f frame) rowsOfV(body func(row reg.GPVirtual, weight Mem)) {
 	row, j := GP64(), GP64()
 	MOVQ(f.block, row)
 	MOVQ(f.j0, j)
@@ -361,36 +401,84 @@ func (f frame) rows(body func(row reg.GPVirtual, weight Mem)) {
 	Label(done)
 }
 
-// pass adds the block's rows to k vectors of columns of dst, at col, col+Lanes, …, and
-// the last at lastCol, held in registers. Lanes where the last vector overlaps the one
-// before hold the same sums in both.
+// pass adds the block's rows to k vectors of columns of each of f.rows rows of dst, at
+// col, col+Lanes, …, and the last at lastCol, held in registers. Lanes where the last
+// vector overlaps the one before hold the same sums in both. Each row of v is widened
+// once for all rows of dst.
 func (f frame) pass(k int) {
 	isa := f.isa
-	Commentf("Pass of %d vectors.", k)
-	acc := make([]reg.VecVirtual, k)
+	if f.rows == 1 {
+		Commentf("Pass of %d vectors.", k)
+	} else {
+		Commentf("Pass of %d vectors for each of %d rows.", k, f.rows)
+	}
 	at := func(base reg.GPVirtual, size, u int) Mem {
 		if u == k-1 {
 			return Mem{Base: base, Index: f.lastCol, Scale: uint8(size)}
 		}
 		return Mem{Base: base, Index: f.col, Scale: uint8(size), Disp: u * isa.Lanes * size}
 	}
-	for u := range acc {
-		acc[u] = isa.Vec()
-		VMOVUPS(at(f.dst, 4, u), acc[u])
-	}
+	acc := f.accumulators(k, func(dst reg.GPVirtual, u int) Mem { return at(dst, 4, u) })
 	widen := f.fm.widener(isa)
-	f.rows(func(row reg.GPVirtual, weight Mem) {
-		b := isa.Vec()
-		VBROADCASTSS(weight, b)
-		for u := range acc {
+	f.rowsOfV(func(row reg.GPVirtual, weight Mem) {
+		b := f.broadcasts(weight)
+		for u := range k {
 			x := isa.Vec()
 			widen(at(row, 2, u), x)
-			VFMADD231PS(x, b, acc[u])
+			for i := range f.rows {
+				VFMADD231PS(x, b[i], acc[i][u])
+			}
 		}
 	})
-	for u := range acc {
-		VMOVUPS(acc[u], at(f.dst, 4, u))
+	f.store(acc, func(dst reg.GPVirtual, u int) Mem { return at(dst, 4, u) })
+}
+
+// accumulators loads k vectors of each of f.rows rows of dst, at(dst row, u).
+func (f frame) accumulators(k int, at func(dst reg.GPVirtual, u int) Mem) [][]reg.VecVirtual {
+	acc := make([][]reg.VecVirtual, f.rows)
+	f.dstRows(func(i int, dst reg.GPVirtual) {
+		acc[i] = make([]reg.VecVirtual, k)
+		for u := range acc[i] {
+			acc[i][u] = f.isa.Vec()
+			VMOVUPS(at(dst, u), acc[i][u])
+		}
+	})
+	return acc
+}
+
+// store stores the accumulators back to dst.
+func (f frame) store(acc [][]reg.VecVirtual, at func(dst reg.GPVirtual, u int) Mem) {
+	f.dstRows(func(i int, dst reg.GPVirtual) {
+		for u := range acc[i] {
+			VMOVUPS(acc[i][u], at(dst, u))
+		}
+	})
+}
+
+// dstRows calls body with each row of dst's address: f.dst, then dim·4 bytes on.
+func (f frame) dstRows(body func(i int, dst reg.GPVirtual)) {
+	if f.rows == 1 {
+		body(0, f.dst)
+		return
 	}
+	dst := GP64()
+	MOVQ(f.dst, dst)
+	for i := range f.rows {
+		if i > 0 {
+			ADDQ(f.dimSize, dst)
+		}
+		body(i, dst)
+	}
+}
+
+// broadcasts broadcasts each row's weight for the row of v at weight (row 0's).
+func (f frame) broadcasts(weight Mem) []reg.VecVirtual {
+	b := make([]reg.VecVirtual, f.rows)
+	for i := range b {
+		b[i] = f.isa.Vec()
+		VBROADCASTSS(weight.Offset(i*attendPitch*4), b[i])
+	}
+	return b
 }
 
 // passQ8 adds the block's rows to k q8_0 blocks of columns of dst, at col, col+32, …,
@@ -402,24 +490,23 @@ func (f frame) pass(k int) {
 // 1.31 with d's widening left out), but each d is widened once already.
 func (f frame) passQ8(k int) {
 	isa := f.isa
-	Commentf("Pass of %d q8_0 blocks.", k)
+	if f.rows == 1 {
+		Commentf("Pass of %d q8_0 blocks.", k)
+	} else {
+		Commentf("Pass of %d q8_0 blocks for each of %d rows.", k, f.rows)
+	}
 	per := blockLen / isa.Lanes
-	acc := make([]reg.VecVirtual, k*per)
-	at := func(u int) Mem {
-		return Mem{Base: f.dst, Index: f.col, Scale: 4, Disp: u * isa.Bytes()}
+	at := func(dst reg.GPVirtual, u int) Mem {
+		return Mem{Base: dst, Index: f.col, Scale: 4, Disp: u * isa.Bytes()}
 	}
-	for u := range acc {
-		acc[u] = isa.Vec()
-		VMOVUPS(at(u), acc[u])
-	}
+	acc := f.accumulators(k*per, at)
 	Comment("off = col/32·34, the pass's first block in a row.")
 	off := GP64()
 	MOVQ(f.col, off)
 	SHRQ(U8(4), off)
 	ADDQ(f.col, off)
-	f.rows(func(row reg.GPVirtual, weight Mem) {
-		b := isa.Vec()
-		VBROADCASTSS(weight, b)
+	f.rowsOfV(func(row reg.GPVirtual, weight Mem) {
+		b := f.broadcasts(weight)
 		for i := 0; i < k; i++ {
 			block := Mem{Base: row, Index: off, Scale: 1, Disp: i * blockSize}
 			d := isa.Vec()
@@ -430,13 +517,13 @@ func (f frame) passQ8(k int) {
 				VPMOVSXBD(block.Offset(2+u*isa.Lanes), x)
 				VCVTDQ2PS(x, x)
 				VMULPS(d, x, x)
-				VFMADD231PS(x, b, acc[i*per+u])
+				for r := range f.rows {
+					VFMADD231PS(x, b[r], acc[r][i*per+u])
+				}
 			}
 		}
 	})
-	for u := range acc {
-		VMOVUPS(acc[u], at(u))
-	}
+	f.store(acc, at)
 }
 
 // maskedVector serves dim < 16 on AVX-512: one vector whose lanes past dim are masked
@@ -453,8 +540,12 @@ func (f frame) maskedVector(dim reg.GPVirtual) {
 	JNZ(LabelRef(top))
 	KMOVW(m, mask)
 	acc := f.isa.Vec()
-	VXORPS(acc, acc, acc)
-	f.rows(func(row reg.GPVirtual, weight Mem) {
+	if f.add {
+		VMOVUPS_Z(Mem{Base: f.dst}, mask, acc)
+	} else {
+		VXORPS(acc, acc, acc)
+	}
+	f.rowsOfV(func(row reg.GPVirtual, weight Mem) {
 		b, h, x := f.isa.Vec(), YMM(), f.isa.Vec()
 		VBROADCASTSS(weight, b)
 		VMOVDQU16_Z(Mem{Base: row}, mask, h)
@@ -474,8 +565,12 @@ func (f frame) scalarColumns(dim reg.GPVirtual) {
 	CMPQ(c, dim)
 	JAE(LabelRef(done))
 	acc := XMM()
-	VXORPS(acc, acc, acc)
-	f.rows(func(row reg.GPVirtual, weight Mem) {
+	if f.add {
+		VMOVSS(Mem{Base: f.dst, Index: c, Scale: 4}, acc)
+	} else {
+		VXORPS(acc, acc, acc)
+	}
+	f.rowsOfV(func(row reg.GPVirtual, weight Mem) {
 		x := XMM()
 		f.fm.widenScalar(Mem{Base: row, Index: c, Scale: 2}, x)
 		VFMADD231SS(weight, x, acc)

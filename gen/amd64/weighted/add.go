@@ -1,0 +1,105 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/kvsimd/kvsimd/gen/x86"
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// attendPitch is the float32s between the weight rows of WeightedSumRowsAdd: the fused
+// attention's block of keys (kernels.attendBlock), whose weights it lays out
+// [rows][attendPitch], so that a row's weight is a fixed displacement from row 0's.
+const attendPitch = 256
+
+// maxAddRows is the most rows of dst a pass of WeightedSumRowsAdd holds: four, but
+// two for q8_0 on AVX2, whose sixteen registers hold no more than two rows of a
+// block's four accumulators beside the weights, the scale and the widened vector.
+func maxAddRows(isa ISA, fm format) int {
+	if fm.unit != 0 && isa.Lanes == 8 {
+		return 2
+	}
+	return 4
+}
+
+// weightedAdd generates WeightedSumRowsAdd{,BF16,Q8}{AVX2,AVX512}, the fused attention's
+// step: the sums of weighted rows of weighted(), for 1 to 4 rows of weights and of dst
+// at once, added to dst's values. Each row of v is widened once for all rows of dst
+// (when rows exceed maxAddRows, once per group of rows, the second from L1), and
+// every output is the chain of fused multiply-adds over j in order that
+// WeightedSumRows computes, starting from dst's value instead of 0.
+func weightedAdd(isa ISA, fm format) {
+	name := "WeightedSumRowsAdd" + fm.name + isa.Suffix
+	TEXT(name, NOSPLIT, "func(dst []float32, w []float32, v "+fm.vType+", rows, n, stride int)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s adds to dst[i*dim+d], for i < rows and d < dim = len(dst)/rows,", name),
+		fmt.Sprintf("Σⱼ w[i*%d+j]·%s over j < n, one fused multiply-add per term in order of j", attendPitch, fm.value),
+		"from dst's value, for 1 ≤ rows ≤ 4 and n ≥ 0; the rows of v are as in "+"WeightedSumRows"+fm.name+isa.Suffix+".")
+	rows := load(Param("rows"))
+	dim := GP64()
+	Comment("dim = len(dst)/rows")
+	Load(Param("dst").Len(), reg.RAX)
+	XORQ(reg.RDX, reg.RDX)
+	DIVQ(rows)
+	MOVQ(reg.RAX, dim)
+	dimSize := AllocLocal(8)
+	t := GP64()
+	MOVQ(dim, t)
+	SHLQ(U8(2), t)
+	MOVQ(t, dimSize)
+	entries := make([]string, 5)
+	for r := 1; r <= 4; r++ {
+		entries[r] = label(fmt.Sprintf("rows%d_", r), isa)
+		CMPQ(rows, U8(r))
+		JE(LabelRef(entries[r]))
+	}
+	done := label("done", isa)
+	JMP(LabelRef(done))
+	for r := 1; r <= 4; r++ {
+		Label(entries[r])
+		for first := 0; first < r; first += maxAddRows(isa, fm) {
+			group := min(maxAddRows(isa, fm), r-first)
+			next := done
+			if first+group < r {
+				next = label("group", isa)
+			}
+			f := frame{isa: isa, fm: fm, rows: group, add: true, dimSize: dimSize}
+			f.dst = load(Param("dst").Base())
+			for range first {
+				ADDQ(dimSize, f.dst)
+			}
+			f.wEnd = load(Param("w").Base())
+			f.j0 = load(Param("n"))
+			LEAQ(Mem{Base: f.wEnd, Index: f.j0, Scale: 4, Disp: first * attendPitch * 4}, f.wEnd)
+			NEGQ(f.j0)
+			f.block = load(Param("v").Base())
+			f.stride = load(Param("stride"))
+			fm.stride(f.stride)
+			f.sums(dim, label("height", isa), next)
+			if next != done {
+				Label(next)
+			}
+		}
+	}
+	Label(done)
+	VZEROUPPER()
+	RET()
+}
+
+// row is f for row i of dst and of the weights alone, for the narrow columns.
+func (f frame) row(i int) frame {
+	if i == 0 {
+		return f
+	}
+	g := f
+	g.rows = 1
+	g.dst, g.wEnd = GP64(), GP64()
+	MOVQ(f.dst, g.dst)
+	for range i {
+		ADDQ(f.dimSize, g.dst)
+	}
+	LEAQ(Mem{Base: f.wEnd, Disp: i * attendPitch * 4}, g.wEnd)
+	return g
+}
