@@ -45,7 +45,7 @@ var maxVectors = map[string]int{AVX2.Suffix: 12, AVX512.Suffix: 24}
 // broadcast weights, the widened vector and q8_0's scale or bfloat16's AVX2 shuffle.
 func accumulators(isa ISA, fm format, rows int) int {
 	file := 2 * isa.Lanes // 16 ymm, 32 zmm
-	spare := 1 // the widened vector
+	spare := 1            // the widened vector
 	if fm.unit != 0 || (fm.name == bf16.name && isa.Lanes == 8) {
 		spare = 2 // and q8_0's scale, or the bfloat16 shuffle on AVX2
 	}
@@ -185,9 +185,9 @@ const blockRows = 64
 type frame struct {
 	isa     ISA
 	fm      format
-	rows    int  // weight rows, each adding its sums into its own row of dst
-	add     bool // add to dst's values instead of zeroing it first
-	dimSize Mem  // a local holding dim·4, the bytes between rows of dst (rows > 1)
+	rows    int           // weight rows, each adding its sums into its own row of dst
+	add     bool          // add to dst's values instead of zeroing it first
+	dimSize Mem           // a local holding dim·4, the bytes between rows of dst (rows > 1)
 	dst     reg.GPVirtual // &dst[0]
 	wEnd    reg.GPVirtual // &w[n]
 	stride  reg.GPVirtual // bytes from one row of v to the next
