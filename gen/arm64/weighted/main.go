@@ -56,6 +56,9 @@ func main() {
 	weighted(f, false)
 	weighted(f, true)
 	weightedQ8(f)
+	weightedRows(f, false)
+	weightedRows(f, true)
+	weightedRowsQ8(f)
 	f.Write()
 }
 
