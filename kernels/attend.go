@@ -74,7 +74,7 @@ var (
 // Only then are K and V read a second time, for that row. Attend allocates nothing in
 // steady state (its workspace is pooled).
 func Attend(out, q []float32, k, v []Float16, rows, n, dim int, scale float32) {
-	checkAttendArgs("Attend", out, q, len(k), len(v), 1, rows, n, dim, dim)
+	checkAttendArgs("Attend", out, q, len(k), len(v), 1, rows, n, dim, dim, true)
 	attend(&attendFP16, out, q, k, v, rows, n, dim, dim, scale)
 }
 
@@ -93,20 +93,20 @@ func Attend(out, q []float32, k, v []Float16, rows, n, dim int, scale float32) {
 // and len(k), len(v) ≥ (n−1)·stride + dim (for n ≥ 1), besides Attend's conditions.
 // The stride changes only addresses: the results are Attend's bits for the same rows.
 func AttendStrided(out, q []float32, k, v []Float16, rows, n, dim, stride int, scale float32) {
-	span := checkAttendArgs("AttendStrided", out, q, len(k), len(v), 1, rows, n, dim, stride)
+	span := checkAttendArgs("AttendStrided", out, q, len(k), len(v), 1, rows, n, dim, stride, false)
 	attend(&attendFP16, out, q, k[:span], v[:span], rows, n, dim, stride, scale)
 }
 
 // AttendBF16 is [Attend] over bfloat16 keys and values, with ScoresBF16 and
 // WeightedSumRowsBF16 in its composition; its bound is Attend's.
 func AttendBF16(out, q []float32, k, v []bf16.BFloat16, rows, n, dim int, scale float32) {
-	checkAttendArgs("AttendBF16", out, q, len(k), len(v), 1, rows, n, dim, dim)
+	checkAttendArgs("AttendBF16", out, q, len(k), len(v), 1, rows, n, dim, dim, true)
 	attend(&attendBF16, out, q, k, v, rows, n, dim, dim, scale)
 }
 
 // AttendStridedBF16 is [AttendStrided] over bfloat16 keys and values.
 func AttendStridedBF16(out, q []float32, k, v []bf16.BFloat16, rows, n, dim, stride int, scale float32) {
-	span := checkAttendArgs("AttendStridedBF16", out, q, len(k), len(v), 1, rows, n, dim, stride)
+	span := checkAttendArgs("AttendStridedBF16", out, q, len(k), len(v), 1, rows, n, dim, stride, false)
 	attend(&attendBF16, out, q, k[:span], v[:span], rows, n, dim, stride, scale)
 }
 
@@ -114,7 +114,7 @@ func AttendStridedBF16(out, q []float32, k, v []bf16.BFloat16, rows, n, dim, str
 // 32) is dim/32 blocks, so len(k) == len(v) == n·dim/32; ScoresQ8 and
 // WeightedSumRowsQ8 are its composition, and its bound is Attend's.
 func AttendQ8(out, q []float32, k, v []q8.Block, rows, n, dim int, scale float32) {
-	checkAttendArgs("AttendQ8", out, q, len(k), len(v), q8.BlockLen, rows, n, dim, dim)
+	checkAttendArgs("AttendQ8", out, q, len(k), len(v), q8.BlockLen, rows, n, dim, dim, true)
 	attend(&attendQ8, out, q, k, v, rows, n, dim, dim, scale)
 }
 
@@ -122,14 +122,14 @@ func AttendQ8(out, q []float32, k, v []q8.Block, rows, n, dim int, scale float32
 // values and are multiples of 32, and k and v hold the (n−1)·stride/32 + dim/32 blocks
 // the rows span.
 func AttendStridedQ8(out, q []float32, k, v []q8.Block, rows, n, dim, stride int, scale float32) {
-	span := checkAttendArgs("AttendStridedQ8", out, q, len(k), len(v), q8.BlockLen, rows, n, dim, stride)
+	span := checkAttendArgs("AttendStridedQ8", out, q, len(k), len(v), q8.BlockLen, rows, n, dim, stride, false)
 	attend(&attendQ8, out, q, k[:span], v[:span], rows, n, dim, stride, scale)
 }
 
 // checkAttendArgs panics unless an Attend kernel's conditions hold for rows of dim
-// values held perElem to an element, stride apart, and returns the elements of k and v
-// the n rows span.
-func checkAttendArgs(kernel string, out, q []float32, kLen, vLen, perElem, rows, n, dim, stride int) int {
+// values held perElem to an element, stride apart (packed: the contiguous form, whose
+// k and v hold exactly the rows), and returns the elements of k and v the n rows span.
+func checkAttendArgs(kernel string, out, q []float32, kLen, vLen, perElem, rows, n, dim, stride int, packed bool) int {
 	if dim < 1 || rows < 0 || n < 0 || stride < dim || dim%perElem != 0 || stride%perElem != 0 {
 		panic(fmt.Sprintf("kernels.%s: rows = %d, n = %d, dim = %d, stride = %d, want rows, n ≥ 0 and 1 ≤ dim ≤ stride%s",
 			kernel, rows, n, dim, stride, multipleOf(perElem)))
@@ -145,9 +145,9 @@ func checkAttendArgs(kernel string, out, q []float32, kLen, vLen, perElem, rows,
 		return 0
 	}
 	span, ok := stridedSpan(n, dim/perElem, stride/perElem)
-	if !ok || kLen < span || vLen < span || (stride == dim && (kLen != span || vLen != span)) {
+	if !ok || kLen < span || vLen < span || (packed && (kLen != span || vLen != span)) {
 		want := "(n−1)·stride + dim"
-		if stride == dim {
+		if packed {
 			want = "n·dim"
 		}
 		if perElem > 1 {
@@ -306,20 +306,20 @@ func (st *AttendState) Dim() int { return st.dim }
 //
 // It panics on the conditions of AttendStrided (with rows and dim from st).
 func AttendPartial(st *AttendState, q []float32, k, v []Float16, n, stride int, scale float32) {
-	span := checkAttendArgs("AttendPartial", st.acc, q, len(k), len(v), 1, st.rows, n, st.dim, stride)
+	span := checkAttendArgs("AttendPartial", st.acc, q, len(k), len(v), 1, st.rows, n, st.dim, stride, false)
 	attendPartial(&attendFP16, st, q, k[:span], v[:span], n, stride, scale)
 }
 
 // AttendPartialBF16 is [AttendPartial] over bfloat16 keys and values.
 func AttendPartialBF16(st *AttendState, q []float32, k, v []bf16.BFloat16, n, stride int, scale float32) {
-	span := checkAttendArgs("AttendPartialBF16", st.acc, q, len(k), len(v), 1, st.rows, n, st.dim, stride)
+	span := checkAttendArgs("AttendPartialBF16", st.acc, q, len(k), len(v), 1, st.rows, n, st.dim, stride, false)
 	attendPartial(&attendBF16, st, q, k[:span], v[:span], n, stride, scale)
 }
 
 // AttendPartialQ8 is [AttendPartial] over q8_0 keys and values (dim and stride count
 // values, multiples of 32).
 func AttendPartialQ8(st *AttendState, q []float32, k, v []q8.Block, n, stride int, scale float32) {
-	span := checkAttendArgs("AttendPartialQ8", st.acc, q, len(k), len(v), q8.BlockLen, st.rows, n, st.dim, stride)
+	span := checkAttendArgs("AttendPartialQ8", st.acc, q, len(k), len(v), q8.BlockLen, st.rows, n, st.dim, stride, false)
 	attendPartial(&attendQ8, st, q, k[:span], v[:span], n, stride, scale)
 }
 

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"math"
+	"testing"
+
+	"github.com/kvsimd/kvsimd/kernels"
+)
+
+// The decode step's attention over one layer, as issue 31 sets it: Hkv 8 KV heads of G
+// 4 query heads each, dim 128, n rows per KV head. "fused" is kernels.Attend (and its
+// twins) once per KV head; "loop" is the README's former loop, Scores for the head's G
+// query heads then Softmax and WeightedSumRows per query head, which reads V G times.
+const (
+	decodeKVHeads = 8
+	decodeGroup   = 4
+	decodeDim     = 128
+)
+
+var decodeSizes = []int{2048, 16384, 65536}
+
+// decodeLayer is one layer's K and V in a format and layout: head-major [Hkv][n][dim]
+// or token-major [n][Hkv][dim] (values; q8_0 counts blocks of 32).
+type decodeLayer struct {
+	format     string
+	tokenMajor bool
+	n          int
+	k, v       formatRows
+}
+
+func newDecodeLayer(format string, tokenMajor bool, n int) *decodeLayer {
+	return &decodeLayer{format, tokenMajor, n,
+		rowsIn(format, decodeKVHeads*n, decodeDim, 21), rowsIn(format, decodeKVHeads*n, decodeDim, 22)}
+}
+
+// bytes is what one layer's K and V take: what a decode step must read.
+func (l *decodeLayer) bytes() int64 { return 2 * int64(decodeKVHeads*l.n) * int64(l.k.rowBytes) }
+
+// head returns KV head h's offset and the stride between its rows, in values.
+func (l *decodeLayer) head(h int) (offset, stride int) {
+	if l.tokenMajor {
+		return h * decodeDim, decodeKVHeads * decodeDim
+	}
+	return h * l.n * decodeDim, decodeDim
+}
+
+// fused attends every KV head's G query heads with one Attend call each.
+func (l *decodeLayer) fused(out, q []float32) {
+	const g, d = decodeGroup, decodeDim
+	scale := float32(1 / math.Sqrt(d))
+	for h := range decodeKVHeads {
+		o, s := l.head(h)
+		out, q := out[h*g*d:(h+1)*g*d], q[h*g*d:(h+1)*g*d]
+		switch l.format {
+		case "fp16":
+			kernels.AttendStrided(out, q, l.k.f16[o:], l.v.f16[o:], g, l.n, d, s, scale)
+		case "bf16":
+			kernels.AttendStridedBF16(out, q, l.k.bf16[o:], l.v.bf16[o:], g, l.n, d, s, scale)
+		case "q8_0":
+			kernels.AttendStridedQ8(out, q, l.k.q8[o/32:], l.v.q8[o/32:], g, l.n, d, s, scale)
+		}
+	}
+}
+
+// loop is the composition, with a score block of G rows per KV head.
+func (l *decodeLayer) loop(out, q, s []float32) {
+	const g, d = decodeGroup, decodeDim
+	scale := float32(1 / math.Sqrt(d))
+	n := l.n
+	for h := range decodeKVHeads {
+		o, st := l.head(h)
+		q := q[h*g*d : (h+1)*g*d]
+		switch l.format {
+		case "fp16":
+			kernels.ScoresStrided(s, q, l.k.f16[o:], g, n, d, st, scale)
+		case "bf16":
+			kernels.ScoresStridedBF16(s, q, l.k.bf16[o:], g, n, d, st, scale)
+		case "q8_0":
+			kernels.ScoresStridedQ8(s, q, l.k.q8[o/32:], g, n, d, st, scale)
+		}
+		for i := range g {
+			p, dst := s[i*n:(i+1)*n], out[(h*g+i)*d:(h*g+i+1)*d]
+			kernels.Softmax(p)
+			switch l.format {
+			case "fp16":
+				kernels.WeightedSumRowsStrided(dst, p, l.v.f16[o:], st)
+			case "bf16":
+				kernels.WeightedSumRowsStridedBF16(dst, p, l.v.bf16[o:], st)
+			case "q8_0":
+				kernels.WeightedSumRowsStridedQ8(dst, p, l.v.q8[o/32:], st)
+			}
+		}
+	}
+}
+
+// benchDecodeAttention times one layer's decode attention by method, counting the bytes
+// of K and V, so that MB/s sets it against the read bandwidth.
+func benchDecodeAttention(b *testing.B, l *decodeLayer, method string) {
+	q := randomFloats(decodeKVHeads*decodeGroup*decodeDim, 23)
+	out := make([]float32, len(q))
+	b.SetBytes(l.bytes())
+	b.ReportAllocs()
+	if method == "fused" {
+		for b.Loop() {
+			l.fused(out, q)
+		}
+		return
+	}
+	s := make([]float32, decodeGroup*l.n)
+	for b.Loop() {
+		l.loop(out, q, s)
+	}
+}
