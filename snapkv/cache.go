@@ -47,6 +47,9 @@ type CacheConfig struct {
 	// is at most math.MaxInt32.
 	Reserve int
 	Layout  Layout
+	// Decode keeps each KV head within a budget while generating (see [DecodeBudget]);
+	// the zero value appends every decoded row and never evicts.
+	Decode DecodeBudget
 }
 
 // ChunkOf is a run of consecutive prompt positions for one layer, post-RoPE, its K and
@@ -78,7 +81,7 @@ type Chunk = ChunkOf[fp16.Float16]
 // marked Last); the rows are then selected (see [Mode]) and gathered into storage of
 // exactly the kept rows per head (plus CacheConfig.Reserve decode rows), the prompt's
 // working memory is dropped, and decoded tokens are appended with [CacheOf.Append], never
-// evicted. Under AllocAdaptive the heads keep different numbers of rows, each stored at
+// evicted unless CacheConfig.Decode sets a decode budget ([DecodeBudget]). Under AllocAdaptive the heads keep different numbers of rows, each stored at
 // its own size.
 //
 // Memory: a compressed head of r rows holds r·R bytes of K, as many of V and 4 bytes
@@ -119,6 +122,7 @@ type CacheOf[E Element] struct {
 	err     error
 
 	att attendWork[E] // Attend's workspace
+	dec decoder[E]    // the decode budget's state (decode.go)
 }
 
 // headRows is one KV head's compressed storage.
@@ -157,6 +161,9 @@ func NewCacheOf[E Element](cfg CacheConfig) (*CacheOf[E], error) {
 	if err := checkDim[E]("CacheConfig.Dim", cfg.Dim); err != nil {
 		return nil, err
 	}
+	if err := cfg.Decode.validate(&cfg); err != nil {
+		return nil, err
+	}
 	if _, ok := mul(cfg.QHeads, cfg.Dim, 1); !ok { // then KVHeads·Dim does not either
 		return nil, fmt.Errorf("snapkv: CacheConfig.QHeads·Dim = %d·%d overflows int", cfg.QHeads, cfg.Dim)
 	}
@@ -187,7 +194,7 @@ func (c *CacheOf[E]) Prefill(ch ChunkOf[E]) error {
 	c.appendRows(ch, n)
 	switch {
 	case ch.Last:
-		err = c.finish(ch.Attn)
+		err = c.endPrompt(ch)
 	case c.cfg.Mode == ModeBounded:
 		err = c.reduce()
 	}
@@ -481,12 +488,20 @@ type Stats struct {
 	// rows reserved (CacheConfig.Reserve) and not yet used, or the room append grew.
 	BytesCapacity int64
 	EvictionRatio float64 // 1 − ΣRowsKept / (TokensSeen·KVHeads); 0 for an empty cache
+	// Compressions counts the Attend calls after which the decode budget compressed
+	// at least one KV head (CacheConfig.Decode).
+	Compressions int
+	// PeakDecodeRows is the most rows one KV head held when the prompt ended or at the
+	// end of an Attend call (after its compressions): with a decode budget, at most
+	// max(Budget + Interval − 1, the prompt's kept rows).
+	PeakDecodeRows int
 }
 
 // Stats reports the cache's contents, in the bytes of its format.
 func (c *CacheOf[E]) Stats() Stats {
 	cfg := &c.cfg
-	s := Stats{TokensSeen: c.Offset(), RowsKept: make([]int, cfg.KVHeads), PeakRows: c.peak}
+	s := Stats{TokensSeen: c.Offset(), RowsKept: make([]int, cfg.KVHeads), PeakRows: c.peak,
+		Compressions: c.dec.compressions, PeakDecodeRows: c.dec.peak}
 	elem := elemBytes[E]()
 	kv := 2 * int64(c.width) * elem // a position's K and V rows in one head: 2·R
 	kept := 0

@@ -1,5 +1,393 @@
 package snapkv
 
-// afterAttend runs at the end of every Attend call, after the output is computed.
-// The decode budget (issue 32) replaces it.
-func (c *CacheOf[E]) afterAttend(q []float32) error { return nil }
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/kvsimd/kvsimd/kernels"
+)
+
+// DecodeRule is how a decode budget ([DecodeBudget]) chooses the rows a KV head keeps
+// when it is compressed during generation. Every rule works on the head's current
+// rows in their order (position order), keeps each kept row's true position, and
+// breaks ties towards the lower row.
+type DecodeRule int
+
+const (
+	// DecodeSnapKV, the default, is [SelectorOf.Select] over the head's current rows
+	// as the prompt, with the cache's Config (Rule, Sinks, Window, Kernel, Pool, Group)
+	// and Budget = the decode budget, and as the observation window the last Window
+	// queries the cache was given: the queries of the Last chunk's final positions
+	// first, then the q of every [CacheOf.Attend] call, W clamped to the queries
+	// recorded. A window query at position p sees the rows at positions ≤ p; scale
+	// 1/√Dim. RuleProtected keeps the first Sinks rows, the last W rows and the top of
+	// the rest by votes pooled over all rows; RulePaper keeps the top Budget − W of the
+	// rows before the last W (votes pooled over those rows only) and the last W.
+	DecodeSnapKV DecodeRule = iota
+	// DecodeRecent is StreamingLLM: the first Sinks rows and the last Budget − Sinks.
+	DecodeRecent
+	// DecodeH2O keeps the heavy hitters: the first Sinks rows, the last Budget/2 rows,
+	// and the top Budget − Budget/2 − Sinks of the rows between them by the attention
+	// each row has received, summed over every Attend call since it entered (each
+	// call's softmax over the rows it saw, averaged over the G query heads of the KV
+	// head). A prompt row starts with the attention that the Last chunk's query rows
+	// paid it (causal by position, the same averaging, summed over the rows that the
+	// chunk's Q gave; zero when it gave none), its softmax over every row the cache
+	// held when the prompt ended, before the prompt's own selection.
+	DecodeH2O
+)
+
+// DecodeBudget keeps every KV head of a [CacheOf] within a budget while it generates.
+// The zero value (Budget 0) is no budget: decoded rows are appended and never evicted.
+//
+// At the end of every [CacheOf.Attend] call, after the output is computed over every
+// row (the token just appended included), every KV head that holds at least Budget +
+// Interval rows is compressed to Budget rows by the Rule. So between Attend calls a
+// head holds at most Budget + Interval − 1 rows (once the prompt's own rows are down
+// to that), Interval 1 compresses after every token, and a larger Interval trades a
+// few rows of memory for fewer compressions. Rows keep their true positions, and
+// Offset is unchanged. When the protected rows fill the budget (Sinks + W ≥ Budget
+// for DecodeSnapKV, Sinks + Budget/2 > Budget − Budget/2 for DecodeH2O), the first
+// min(Sinks, Budget) rows and then the most recent rows are kept, as in the prompt's
+// pinned cases.
+//
+// Sinks, Window and the pooling come from CacheConfig.Select; the prompt's own budget
+// (Select.Budget or KeepRatio) applies to the prompt only. Select.Alloc must be
+// AllocUniform: a decode budget with AllocAdaptive is an error, for now.
+//
+// Cost: DecodeSnapKV scores W·G query rows against a head's Budget + Interval rows
+// per compression, so amortised over Interval tokens it costs about
+// W·(Budget+Interval)·Dim/Interval multiply-adds per query head and token; DecodeH2O
+// scores each Attend call's query against every row once more (one extra read of K
+// per token, on the caller's goroutine) and, when the prompt ends, the Last chunk's
+// query rows against the prompt's rows; DecodeRecent only moves rows. Steady state
+// allocates nothing once every head's storage has grown to Budget + Interval rows
+// (CacheConfig.Reserve ≥ Budget + Interval − the prompt's kept rows makes that so
+// from the first token).
+type DecodeBudget struct {
+	Budget   int // rows per KV head after each compression, 1 to math.MaxInt32; 0 means no budget
+	Interval int // a head is compressed once it holds Budget + Interval rows; ≥ 1 with a Budget
+	Rule     DecodeRule
+}
+
+// validate checks the decode budget of cfg.
+func (b *DecodeBudget) validate(cfg *CacheConfig) error {
+	switch {
+	case b.Budget == 0 && (b.Interval != 0 || b.Rule != DecodeSnapKV):
+		return fmt.Errorf("snapkv: CacheConfig.Decode.Interval %d and Rule %d without a Decode.Budget; set Budget ≥ 1", b.Interval, b.Rule)
+	case b.Budget == 0:
+		return nil
+	case b.Budget < 0 || b.Budget > math.MaxInt32:
+		return fmt.Errorf("snapkv: CacheConfig.Decode.Budget %d, want 1 to %d (or 0 for no decode budget)", b.Budget, math.MaxInt32)
+	case b.Interval < 1 || b.Interval > math.MaxInt32-b.Budget:
+		return fmt.Errorf("snapkv: CacheConfig.Decode.Interval %d, want 1 to %d (Budget + Interval within the int32 positions)", b.Interval, math.MaxInt32-b.Budget)
+	case b.Rule != DecodeSnapKV && b.Rule != DecodeRecent && b.Rule != DecodeH2O:
+		return fmt.Errorf("snapkv: CacheConfig.Decode.Rule %d is not DecodeSnapKV, DecodeRecent or DecodeH2O", b.Rule)
+	case cfg.Select.Alloc == AllocAdaptive:
+		return fmt.Errorf("snapkv: CacheConfig.Select.Alloc AllocAdaptive with CacheConfig.Decode.Budget %d: a decode budget takes AllocUniform only, for now", b.Budget)
+	}
+	return nil
+}
+
+// decoder is a Cache's state for its decode budget and its decode statistics.
+type decoder[E Element] struct {
+	compressions int // Attend calls that compressed at least one head
+	peak         int // most rows of one head at the prompt's end or after an Attend call
+
+	// DecodeSnapKV: the last Window queries, a ring of Window slots per query head,
+	// [QHeads][Window][Dim], and the slots' positions.
+	sel    *SelectorOf[E]
+	ring   []float32
+	ringAt []int32
+	next   int // the slot the next query goes to
+	count  int // queries recorded, at most Window
+	win    []float32
+	ins    []InputOf[E]
+	heads  []int // the heads being compressed
+	kept   [][][]int32
+
+	votes [][]float32 // DecodeH2O: per head, the attention each row has received
+	probs []float32   // DecodeH2O: one head's [G][rows] probabilities
+	rows  []int32     // DecodeRecent and DecodeH2O: the rows a head keeps
+}
+
+// endPrompt ends the prompt with the Last chunk ch: it selects the prompt's rows
+// (finish) and starts the decode budget's state from what the prompt leaves: the last
+// window queries for DecodeSnapKV, the Last chunk's attention for DecodeH2O.
+func (c *CacheOf[E]) endPrompt(ch ChunkOf[E]) error {
+	// finish drops the working area and the query window; keep them for the start.
+	q, qValid, wk, wpos, rows := c.q, c.qValid, c.wk, c.wpos, c.rows
+	if err := c.finish(ch.Attn); err != nil {
+		return err
+	}
+	d := &c.dec
+	for h := range c.heads {
+		d.peak = max(d.peak, len(c.heads[h].pos))
+	}
+	b := c.cfg.Decode
+	if b.Budget == 0 {
+		return nil
+	}
+	hq, dim := c.cfg.QHeads, c.cfg.Dim
+	switch b.Rule {
+	case DecodeSnapKV:
+		w := c.cfg.Select.Window
+		sel := c.cfg.Select
+		sel.Budget, sel.KeepRatio = b.Budget, 0
+		d.sel = &SelectorOf[E]{}
+		d.sel.configure(sel)
+		d.ring, d.ringAt = make([]float32, hq*w*dim), make([]int32, w)
+		for h := range hq {
+			copy(d.ring[h*w*dim:], q[h*qValid*dim:(h+1)*qValid*dim])
+		}
+		for i := range qValid {
+			d.ringAt[i] = int32(c.prompt - qValid + i)
+		}
+		d.count, d.next = qValid, qValid%w
+	case DecodeH2O:
+		d.votes = make([][]float32, c.cfg.KVHeads)
+		prompt := c.promptAttention(ch, wk, wpos, rows)
+		for h := range c.heads {
+			hr := &c.heads[h]
+			d.votes[h] = make([]float32, len(hr.pos), cap(hr.pos))
+			if prompt == nil {
+				continue
+			}
+			at := wpos[h*rows : (h+1)*rows]
+			j := 0
+			for i, p := range hr.pos { // a subset of the working rows, both ascending
+				for at[j] != p {
+					j++
+				}
+				d.votes[h][i] = prompt[h*rows+j]
+			}
+		}
+	}
+	return nil
+}
+
+// promptAttention returns the attention that the Last chunk's query rows paid the
+// working area's rows, [KVHeads][rows], each query row's softmax over the rows at
+// positions ≤ its own, averaged over the group and summed over the query rows; nil
+// when the chunk has no Q.
+func (c *CacheOf[E]) promptAttention(ch ChunkOf[E], wk []E, wpos []int32, rows int) []float32 {
+	cfg := &c.cfg
+	if ch.Q == nil || rows == 0 {
+		return nil
+	}
+	hq, hk, dim, width := cfg.QHeads, cfg.KVHeads, cfg.Dim, c.width
+	g, given := hq/hk, len(ch.Q)/(hq*dim)
+	if given == 0 {
+		return nil
+	}
+	scale := float32(1 / math.Sqrt(float64(dim)))
+	block := min(given, scoresRows)
+	out := make([]float32, hk*rows)
+	scores, qs := make([]float32, block*rows), make([]float32, block*dim)
+	for j := range hq {
+		h := j / g
+		acc, k, at := out[h*rows:(h+1)*rows], wk[h*rows*width:(h+1)*rows*width], wpos[h*rows:(h+1)*rows]
+		src, stride := headOf(ch.Q, cfg.Layout, j, hq, given, dim)
+		for r0 := 0; r0 < given; r0 += block {
+			m := min(block, given-r0)
+			copyRows(qs[:m*dim], src[r0*stride:], dim, stride)
+			scoresStrided(scores[:m*rows], qs[:m*dim], k, m, rows, width, width, scale)
+			for i := range m {
+				p := int32(c.prompt - given + r0 + i)
+				seen := sort.Search(rows, func(t int) bool { return at[t] > p })
+				row := scores[i*rows : i*rows+seen]
+				kernels.Softmax(row)
+				kernels.Add(acc[:seen], row)
+			}
+		}
+	}
+	if g > 1 {
+		scaleBy(out, 1/float32(g))
+	}
+	return out
+}
+
+// afterAttend runs at the end of every Attend call, after the output is computed, with
+// the call's queries q [QHeads][Dim]: it records what the decode budget's rule needs
+// and compresses every KV head that holds Budget + Interval rows or more.
+func (c *CacheOf[E]) afterAttend(q []float32) error {
+	d, b := &c.dec, c.cfg.Decode
+	var err error
+	if b.Budget > 0 {
+		switch b.Rule {
+		case DecodeSnapKV:
+			c.recordQuery(q)
+		case DecodeH2O:
+			c.addAttention(q)
+		}
+		err = c.compress()
+	}
+	for h := range c.heads {
+		d.peak = max(d.peak, len(c.heads[h].pos))
+	}
+	return err
+}
+
+// recordQuery adds q, the query of position Offset()−1, to the window; a second call
+// at the same position replaces that position's query.
+func (c *CacheOf[E]) recordQuery(q []float32) {
+	d := &c.dec
+	hq, dim, w := c.cfg.QHeads, c.cfg.Dim, c.cfg.Select.Window
+	at := int32(c.Offset() - 1)
+	slot := d.next
+	if last := (d.next + w - 1) % w; d.count > 0 && d.ringAt[last] == at {
+		slot = last
+	} else {
+		d.next = (d.next + 1) % w
+		d.count = min(d.count+1, w)
+	}
+	d.ringAt[slot] = at
+	for h := range hq {
+		copy(d.ring[(h*w+slot)*dim:(h*w+slot+1)*dim], q[h*dim:(h+1)*dim])
+	}
+}
+
+// addAttention adds the attention that the call's queries q pay each KV head's rows
+// to the rows' H2O votes: per head, the softmax of its G query heads over all its
+// rows, averaged over them.
+func (c *CacheOf[E]) addAttention(q []float32) {
+	d := &c.dec
+	dim, g := c.cfg.Dim, c.cfg.QHeads/c.cfg.KVHeads
+	scale := float32(1 / math.Sqrt(float64(dim)))
+	for h := range c.heads {
+		hr := &c.heads[h]
+		n := len(hr.pos)
+		for len(d.votes[h]) < n { // rows appended since the last call start with none
+			d.votes[h] = append(d.votes[h], 0)
+		}
+		d.probs = grow(d.probs, g*n)
+		scoresStrided(d.probs, q[h*g*dim:(h+1)*g*dim], hr.k, g, n, c.width, c.width, scale)
+		for i := range g {
+			kernels.Softmax(d.probs[i*n : (i+1)*n])
+			if i > 0 {
+				kernels.Add(d.probs[:n], d.probs[i*n:(i+1)*n])
+			}
+		}
+		if g > 1 {
+			scaleBy(d.probs[:n], 1/float32(g))
+		}
+		kernels.Add(d.votes[h], d.probs[:n])
+	}
+}
+
+// compress brings every KV head holding Budget + Interval rows or more down to Budget
+// rows by the decode rule.
+func (c *CacheOf[E]) compress() error {
+	d, b := &c.dec, c.cfg.Decode
+	d.heads = d.heads[:0]
+	for h := range c.heads {
+		if len(c.heads[h].pos) >= b.Budget+b.Interval {
+			d.heads = append(d.heads, h)
+		}
+	}
+	if len(d.heads) == 0 {
+		return nil
+	}
+	if b.Rule == DecodeSnapKV {
+		if err := c.selectSnapKV(); err != nil {
+			return err
+		}
+	} else {
+		for _, h := range d.heads {
+			c.keepRows(h, c.keepRule(h))
+		}
+	}
+	d.compressions++
+	return nil
+}
+
+// selectSnapKV compresses d.heads with the Selector, each head's rows an input of one
+// KV head and its G query heads' window.
+func (c *CacheOf[E]) selectSnapKV() error {
+	d := &c.dec
+	hq, dim, ring := c.cfg.QHeads, c.cfg.Dim, c.cfg.Select.Window
+	g := hq / c.cfg.KVHeads
+	w := d.count // ≥ 1: this call's query is recorded
+	first := (d.next - w + ring) % ring
+	d.win = grow(d.win, len(d.heads)*g*w*dim)
+	d.ins = grow(d.ins, len(d.heads))
+	for i, h := range d.heads {
+		hr := &c.heads[h]
+		n := len(hr.pos)
+		m := min(w, n) // Select clamps the window to the rows
+		for r := range m {
+			slot := (first + w - m + r) % ring
+			if at := hr.pos[n-m+r]; at != d.ringAt[slot] {
+				return fmt.Errorf("snapkv: decode budget: window query %d of %d is at position %d but KV head %d's row %d is at %d; call Attend once after each token's Append", r, m, d.ringAt[slot], h, n-m+r, at)
+			}
+		}
+		win := d.win[i*g*w*dim : (i*g*w+g*m)*dim]
+		for j := range g {
+			for r := range m {
+				slot := (first + w - m + r) % ring
+				qh := h*g + j
+				copy(win[(j*m+r)*dim:(j*m+r+1)*dim], d.ring[(qh*ring+slot)*dim:(qh*ring+slot+1)*dim])
+			}
+		}
+		d.ins[i] = InputOf[E]{Q: win, K: hr.k, QHeads: g, KVHeads: 1, Len: n, Dim: dim}
+	}
+	cfg := d.sel.cfg
+	cfg.Window = w
+	d.sel.configure(cfg)
+	var err error
+	if d.kept, err = d.sel.SelectBatch(d.kept, d.ins); err != nil {
+		return err
+	}
+	for i, h := range d.heads {
+		c.keepRows(h, d.kept[i][0])
+		d.ins[i] = InputOf[E]{} // hold no reference to the rows
+	}
+	return nil
+}
+
+// keepRule returns head h's kept rows under DecodeRecent or DecodeH2O, ascending.
+func (c *CacheOf[E]) keepRule(h int) []int32 {
+	d, b := &c.dec, c.cfg.Decode
+	n := len(c.heads[h].pos)
+	sinks := min(c.cfg.Select.Sinks, b.Budget)
+	top := 0
+	if b.Rule == DecodeH2O {
+		top = max(b.Budget-b.Budget/2-sinks, 0)
+	}
+	recent := b.Budget - sinks - top
+	d.rows = grow(d.rows, b.Budget)
+	for i := range sinks {
+		d.rows[i] = int32(i)
+	}
+	if top > 0 {
+		picked := kernels.TopK(d.rows[sinks:sinks], d.votes[h][sinks:n-recent], top)
+		for i := range picked {
+			picked[i] += int32(sinks)
+		}
+	}
+	for i := range recent {
+		d.rows[sinks+top+i] = int32(n - recent + i)
+	}
+	return d.rows
+}
+
+// keepRows compacts head h to its rows kept (ascending indices), in place: row i moves
+// from kept[i] ≥ i, so no row still to move is overwritten.
+func (c *CacheOf[E]) keepRows(h int, kept []int32) {
+	hr, w := &c.heads[h], c.width
+	votes := c.dec.votes
+	for i, r := range kept {
+		copy(hr.k[i*w:(i+1)*w], hr.k[int(r)*w:(int(r)+1)*w])
+		copy(hr.v[i*w:(i+1)*w], hr.v[int(r)*w:(int(r)+1)*w])
+		hr.pos[i] = hr.pos[r]
+		if votes != nil {
+			votes[h][i] = votes[h][r]
+		}
+	}
+	n := len(kept)
+	hr.k, hr.v, hr.pos = hr.k[:n*w], hr.v[:n*w], hr.pos[:n]
+	if votes != nil {
+		votes[h] = votes[h][:n]
+	}
+}
