@@ -1,6 +1,7 @@
 package llama
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -118,3 +119,88 @@ func benchShared[E snapkv.Element](e *engine[E], p *PrefillOf[E], me Method, mea
 	}
 	return caches, nil
 }
+
+// TestVoteLayerChoice is docs/passkey.md's study of which layers should vote: shared
+// votes from every layer, from each layer alone, and each layer's own votes
+// (snapkv-protected), at every budget on the public prompts. It checks what the doc
+// concludes from it: at C = 32, layer VoteLayer's votes alone decode the most keys of
+// all these, and at least half of them.
+func TestVoteLayerChoice(t *testing.T) {
+	if testing.Short() {
+		t.Skip("32 prompts: not in -short")
+	}
+	m := testModel(t)
+	ps, _ := testPrompts(t)
+	votes := [][]int{nil}
+	for l := range m.Layers {
+		votes = append(votes, []int{l})
+	}
+	var methods []Method
+	for _, c := range []int{32, 64, 128} {
+		base := Method{Kind: SnapKV, Window: 16, Budget: c, Sinks: ProtocolSinks, Rule: snapkv.RuleProtected, Pool: snapkv.PoolAvg}
+		own := base
+		own.Name = "own votes"
+		methods = append(methods, own)
+		for _, v := range votes {
+			me := base
+			me.Name, me.SharedVotes, me.VoteLayers = fmt.Sprintf("shared votes of layers %v", v), true, v
+			if v == nil {
+				me.Name = "shared votes of every layer"
+			}
+			methods = append(methods, me)
+		}
+	}
+	out, err := m.Evaluate(ps, methods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	best := map[int]Outcome{}
+	for _, o := range out {
+		t.Logf("C=%3d %-28s %2d/%d, key digits kept %.3f (per layer %.2f)", o.Budget, o.Method.Name, o.Correct, o.Total, o.KeyDigitsKept, o.PerLayer)
+		if b, ok := best[o.Budget]; !ok || o.Correct > b.Correct {
+			best[o.Budget] = o
+		}
+	}
+	for _, o := range out {
+		if o.Budget == 32 && slices.Equal(o.Method.VoteLayers, []int{VoteLayer}) {
+			if o.Correct < best[32].Correct || 2*o.Correct < o.Total {
+				t.Errorf("C=32: layer %d's votes decode %d/%d, %s %d", VoteLayer, o.Correct, o.Total, best[32].Method.Name, best[32].Correct)
+			}
+			logChoices(t, ps, o)
+		}
+	}
+}
+
+// logChoices logs where the rows that o chose (neither sinks nor window) lie in each
+// prompt, layer 0's KV head 0 (shared votes choose the same rows in every layer with
+// one budget): digits of the key's first and second copy, rows up to 4 before the
+// second copy, rows within 4 of the window, elsewhere.
+func logChoices(t *testing.T, ps []Prompt, o Outcome) {
+	var first, second, before, nearWindow, elsewhere int
+	for i, pr := range ps {
+		n := len(pr.Text)
+		s1, s2 := pr.KeySpans[0], pr.KeySpans[len(pr.KeySpans)-1]
+		for _, p := range o.Kept[i][0][0] {
+			switch q := int(p); {
+			case q < o.Method.Sinks || q >= n-o.Method.Window:
+			case q >= s1[0] && q < s1[1]:
+				first++
+			case q >= s2[0] && q < s2[1]:
+				second++
+			case q >= s2[0]-4 && q < s2[0]:
+				before++
+			case q >= n-o.Method.Window-4:
+				nearWindow++
+			default:
+				elsewhere++
+			}
+		}
+		if o.Preds[i] != pr.Answer {
+			t.Logf("prompt %d: decoded %q, key %s at %v: chose %v", pr.ID, o.Preds[i], pr.Answer, pr.KeySpans, o.Kept[i][0][0][o.Method.Sinks:len(o.Kept[i][0][0])-o.Method.Window])
+		}
+	}
+	t.Logf("C=%d, %s: of the %d chosen rows per prompt, on average %.2f are digits of the key's first copy, %.2f of its second, %.2f the 4 rows before the second, %.2f within 4 rows of the window, %.2f elsewhere",
+		o.Budget, o.Method.Name, o.Budget-o.Method.Sinks-o.Method.Window, avg(first, len(ps)), avg(second, len(ps)), avg(before, len(ps)), avg(nearWindow, len(ps)), avg(elsewhere, len(ps)))
+}
+
+func avg(n, count int) float64 { return float64(n) / float64(count) }
