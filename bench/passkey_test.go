@@ -125,7 +125,8 @@ func checkPasskeyJSON(t *testing.T, file, kv string, promptLen, rowBytes int) {
 	for _, want := range []string{"full/0/0",
 		"snapkv-protected/16/32", "snapkv-protected/16/64", "snapkv-protected/16/128", "snapkv-protected/32/64", "snapkv-protected/32/128",
 		"snapkv-paper/16/32", "snapkv-paper/16/64", "snapkv-paper/16/128",
-		"sinks-recent/0/32", "sinks-recent/0/64", "sinks-recent/0/128"} {
+		"sinks-recent/0/32", "sinks-recent/0/64", "sinks-recent/0/128",
+		"snapkv-shared-votes-layer1/16/32", "snapkv-shared-votes-layer1/16/64", "snapkv-shared-votes-layer1/16/128"} {
 		if !seen[want] {
 			t.Errorf("no row for %s", want)
 		}
