@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/kvsimd/kvsimd/bf16"
 	"github.com/kvsimd/kvsimd/fp16"
 	"github.com/kvsimd/kvsimd/kernels"
+	"github.com/kvsimd/kvsimd/q8"
 )
 
 // KVOf is one layer's KV cache in format E as the forward pass sees it.
@@ -55,7 +57,7 @@ type state[E elem] struct {
 	k, v       []float32 // [KVHeads·HeadDim]
 	kh, vh     []E       // k and v as stored: [KVHeads][row]
 	gate, up   []float32 // [FFNDim]
-	scores     []float32 // [group·rows]
+	scores     []float32 // [group·rows], the float32 cache's attention
 	hidden     [][]float32
 	logitsBuf  []float32
 	queryStore func(l int, q []float32) // sees each layer's post-RoPE queries, if set
@@ -116,9 +118,15 @@ func (e *engine[E]) forward(s *state[E], caches []KVOf[E], tok byte, wantLogits 
 		if err := caches[l].Append(s.kh, s.vh); err != nil {
 			return nil, fmt.Errorf("llama: layer %d: %w", l, err)
 		}
-		for h := 0; h < c.KVHeads; h++ {
-			keys, values, _ := caches[l].Head(h)
-			e.attend(s, h, group, keys, values)
+		if a, ok := caches[l].(attender); ok {
+			if err := a.Attend(s.attn, s.q); err != nil {
+				return nil, fmt.Errorf("llama: layer %d: %w", l, err)
+			}
+		} else {
+			for h := 0; h < c.KVHeads; h++ {
+				keys, values, _ := caches[l].Head(h)
+				e.attend(s, h, group, keys, values)
+			}
 		}
 		matVecAdd(s.x, w.wo, s.attn)
 
@@ -139,22 +147,44 @@ func (e *engine[E]) forward(s *state[E], caches []KVOf[E], tok byte, wantLogits 
 	return s.logitsBuf, nil
 }
 
+// attender is a cache that computes one token's attention over its own rows, as
+// *snapkv.CacheOf[E] does (Attend, which also runs its decode budget): out and q
+// [QHeads][HeadDim], scale 1/√HeadDim.
+type attender interface {
+	Attend(out, q []float32) error
+}
+
 // attend computes the attention outputs of the query heads that share KV head h:
-// softmax(0.125·q·Kᵀ)·V over the n cached rows, one Scores block for the whole group,
-// with format E's kernels.
+// softmax(q·Kᵀ/√HeadDim)·V over the n cached rows, with format E's fused kernel
+// (kernels.Attend, AttendBF16 or AttendQ8), which reads each row once for the whole
+// group. The float32 cache, which has no fused kernel, runs the composition it
+// stands for: one Scores block for the group, then Softmax and WeightedSumRows per
+// query head.
 func (e *engine[E]) attend(s *state[E], h, group int, keys, values []E) {
 	d := e.HeadDim
 	n := len(keys) / e.row
+	q, out := s.q[h*group*d:(h+1)*group*d], s.attn[h*group*d:(h+1)*group*d]
+	scale := float32(1 / math.Sqrt(float64(d)))
+	switch k := any(keys).(type) {
+	case []fp16.Float16:
+		kernels.Attend(out, q, k, any(values).([]fp16.Float16), group, n, d, scale)
+		return
+	case []bf16.BFloat16:
+		kernels.AttendBF16(out, q, k, any(values).([]bf16.BFloat16), group, n, d, scale)
+		return
+	case []q8.Block:
+		kernels.AttendQ8(out, q, k, any(values).([]q8.Block), group, n, d, scale)
+		return
+	}
 	if cap(s.scores) < group*n {
 		s.scores = make([]float32, group*n, 2*group*n)
 	}
 	sc := s.scores[:group*n]
-	q := s.q[h*group*d : (h+1)*group*d]
-	e.c.scores(sc, q, keys, group, n, d, float32(1/math.Sqrt(float64(d))))
+	e.c.scores(sc, q, keys, group, n, d, scale)
 	for j := 0; j < group; j++ {
 		p := sc[j*n : (j+1)*n]
 		kernels.Softmax(p)
-		e.c.weighted(s.attn[(h*group+j)*d:][:d], p, values)
+		e.c.weighted(out[j*d:(j+1)*d], p, values)
 	}
 }
 
