@@ -1,7 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"math"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kvsimd/kvsimd/kernels"
@@ -19,6 +22,34 @@ const (
 
 var decodeSizes = []int{2048, 16384, 65536}
 
+func init() {
+	for _, format := range cacheFormats {
+		layouts := []string{"head-major"}
+		if format == "fp16" {
+			layouts = append(layouts, "token-major")
+		}
+		for _, layout := range layouts {
+			for _, n := range decodeSizes {
+				for _, method := range []string{"loop", "fused"} {
+					sections = append(sections, section{decodeName(format, layout, method, n), "row", decodeKVHeads * n,
+						func(b *testing.B) { benchDecodeAttention(b, decodeLayerOf(format, layout == "token-major", n), method) }})
+				}
+			}
+		}
+	}
+	// The report shows the fused attention's time as a share of the loop's.
+	shares = append(shares, func(whole string) (string, bool) {
+		if !strings.HasPrefix(whole, "DecodeAttention ") || !strings.Contains(whole, " loop ") {
+			return "", false
+		}
+		return strings.Replace(whole, " loop ", " fused ", 1), true
+	})
+}
+
+func decodeName(format, layout, method string, n int) string {
+	return fmt.Sprintf("DecodeAttention %s %s %s Hkv=%d G=%d dim=%d n=%d", format, layout, method, decodeKVHeads, decodeGroup, decodeDim, n)
+}
+
 // decodeLayer is one layer's K and V in a format and layout: head-major [Hkv][n][dim]
 // or token-major [n][Hkv][dim] (values; q8_0 counts blocks of 32).
 type decodeLayer struct {
@@ -28,9 +59,27 @@ type decodeLayer struct {
 	k, v       formatRows
 }
 
-func newDecodeLayer(format string, tokenMajor bool, n int) *decodeLayer {
-	return &decodeLayer{format, tokenMajor, n,
-		rowsIn(format, decodeKVHeads*n, decodeDim, 21), rowsIn(format, decodeKVHeads*n, decodeDim, 22)}
+var (
+	decodeMu   sync.Mutex
+	decodeData = map[[2]any]formatRows{}
+)
+
+// decodeLayerOf returns the layer of n rows per KV head in format and layout. The
+// rows are made once per format and size (a few seconds at n = 65,536) and shared by
+// both layouts, which read the same bytes in another order.
+func decodeLayerOf(format string, tokenMajor bool, n int) *decodeLayer {
+	decodeMu.Lock()
+	defer decodeMu.Unlock()
+	rows := func(seed uint64) formatRows {
+		key := [2]any{format, 2*n + int(seed)%2}
+		r, ok := decodeData[key]
+		if !ok {
+			r = rowsIn(format, decodeKVHeads*n, decodeDim, seed)
+			decodeData[key] = r
+		}
+		return r
+	}
+	return &decodeLayer{format, tokenMajor, n, rows(21), rows(22)}
 }
 
 // bytes is what one layer's K and V take: what a decode step must read.

@@ -13,7 +13,7 @@ import (
 func BenchmarkDecodeAttention(b *testing.B) {
 	for _, n := range decodeSizes {
 		b.Run(fmt.Sprintf("read/n=%d", n), func(b *testing.B) {
-			l := newDecodeLayer("fp16", false, n)
+			l := decodeLayerOf("fp16", false, n)
 			x, y := l.k.f16, l.v.f16
 			b.SetBytes(l.bytes())
 			for b.Loop() {
@@ -22,7 +22,7 @@ func BenchmarkDecodeAttention(b *testing.B) {
 		})
 		for _, format := range cacheFormats {
 			for _, layout := range []string{"head", "token"} {
-				l := newDecodeLayer(format, layout == "token", n)
+				l := decodeLayerOf(format, layout == "token", n)
 				for _, method := range []string{"fused", "loop"} {
 					b.Run(fmt.Sprintf("%s/%s/n=%d/%s", format, layout, n, method), func(b *testing.B) {
 						benchDecodeAttention(b, l, method)
