@@ -18,14 +18,16 @@ var (
 	passkeyFile  = flag.String("passkey", "", "evaluate pass-key retention on the prompts of this file (prompts.json's format) and exit")
 	passkeyModel = flag.String("passkey-model", filepath.Join("testdata", "passkey-model"), "directory of the model's config.json and model.safetensors")
 	passkeyKV    = flag.String("kv", "fp16", "with -passkey: the KV cache's format, fp16, bf16 or q8_0 (ggml's blocks of 32)")
+	passkeyStrm  = flag.Bool("stream", false, "with -passkey: the streaming study instead (a decode budget while the prompt is fed one byte at a time, results-stream.json's protocol)")
 )
 
 // passkeySpeedRounds is how many rounds the decode speed is measured in; each method's
 // fastest round counts.
 var passkeySpeedRounds = 7
 
-// runPasskey evaluates every method of llama.Methods on the prompts of file with the
-// cache in format kv and prints one JSON array (asJSON) or a Markdown table. When a
+// runPasskey evaluates every method of llama.Methods (with -stream, of
+// llama.StreamMethods) on the prompts of file with the cache in format kv and prints
+// one JSON array (asJSON) or a Markdown table. When a
 // results.json sits beside file, the table carries PyTorch's figures and the agreement
 // of the kept sets; for bf16 and q8_0, PyTorch's counts come from the
 // results-kvtypes.json beside it.
@@ -45,6 +47,9 @@ func writePasskey(w io.Writer, file, kv string, asJSON bool) error {
 	prompts, err := llama.LoadPrompts(file)
 	if err != nil {
 		return err
+	}
+	if *passkeyStrm {
+		return writeStream(w, m, f, prompts, filepath.Dir(file), asJSON)
 	}
 	outcomes, err := m.EvaluateKV(f, prompts, llama.Methods())
 	if err != nil {
@@ -74,6 +79,34 @@ func writePasskey(w io.Writer, file, kv string, asJSON bool) error {
 		ids[i] = p.ID
 	}
 	_, err = io.WriteString(w, markdown(f, outcomes, refs, ids))
+	return err
+}
+
+// writeStream runs the streaming study (llama.StreamMethods) on prompts with the cache
+// in format f and prints one JSON array or a Markdown table, PyTorch's figures beside
+// Go's when a results-stream.json sits in dir.
+func writeStream(w io.Writer, m *llama.Model, f llama.Format, prompts []llama.Prompt, dir string, asJSON bool) error {
+	outcomes, err := m.EvaluateStream(f, prompts, llama.StreamMethods())
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		rows := make([]llama.StreamRow, len(outcomes))
+		for i, o := range outcomes {
+			rows[i] = o.StreamRow
+		}
+		b, err := json.MarshalIndent(rows, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	ref, err := loadStreamRef(dir)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, streamMarkdown(f, outcomes, ref, prompts))
 	return err
 }
 

@@ -20,7 +20,8 @@ import (
 // the key's digits marked. -only leaves it out unless it names it ("-only pass-key"
 // runs it alone).
 func init() {
-	resultTables = append(resultTables, resultTable{"pass-key evaluation", passkeyTable})
+	resultTables = append(resultTables, resultTable{"pass-key evaluation", passkeyTable},
+		resultTable{"streaming with a decode budget", passkeyStreamTable})
 }
 
 // The report evaluates the first prompts of the committed set, to stay within its
@@ -245,4 +246,99 @@ func passkeyKeptChart(outcomes []llama.Outcome, p llama.Prompt) []byte {
 		})
 	}
 	return nil
+}
+
+// passkeyStreamPrompts is how many prompts the report's streaming table runs: all 32
+// of the committed set (about 20 s here), so that its counts compare with
+// results-stream.json's; -quick runs passkeyQuickPrompts.
+const passkeyStreamPrompts = 32
+
+// passkeyStreamTable is the streaming study (llama.StreamMethods: a decode budget while
+// the prompt is fed token by token) with the fp16 cache, PyTorch's figures beside Go's
+// when results-stream.json sits beside the prompts. -only leaves it out unless it
+// names it ("-only streaming").
+func passkeyStreamTable(quick bool) (Table, error) {
+	t := Table{Title: "Pass-key retention while streaming"}
+	file := filepath.Join(*passkeyModel, "prompts.json")
+	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
+		t.Note = fmt.Sprintf("Skipped: no %s here (run from the repository root).", file)
+		return t, nil
+	}
+	m, err := llama.Load(*passkeyModel)
+	if err != nil {
+		return t, err
+	}
+	prompts, err := llama.LoadPrompts(file)
+	if err != nil {
+		return t, err
+	}
+	n := passkeyStreamPrompts
+	if quick {
+		n = passkeyQuickPrompts
+	}
+	prompts = prompts[:min(len(prompts), n)]
+	outcomes, err := m.EvaluateStream(llama.FP16, prompts, llama.StreamMethods())
+	if err != nil {
+		return t, err
+	}
+	ref, err := loadStreamRef(*passkeyModel)
+	if err != nil {
+		return t, err
+	}
+	rows := make([]llama.StreamRow, len(outcomes))
+	for i, o := range outcomes {
+		rows[i] = o.StreamRow
+	}
+	t.Note = fmt.Sprintf("Prompts 1–%d of %s, fp16 cache: the first %d bytes prefilled at once, the rest fed one byte at a time, the decode budget's schedule after every token; "+
+		"`go run ./bench -passkey %s -stream [-kv bf16|q8_0]` runs it alone.", len(prompts), file, llama.StreamPrefill, file)
+	t.Markdown, t.Data = streamMarkdown(llama.FP16, outcomes, ref, prompts), rows
+	return t, nil
+}
+
+// loadStreamRef reads the results-stream.json in dir, or returns nil if there is none.
+func loadStreamRef(dir string) (*llama.StreamReference, error) {
+	ref, err := llama.LoadStreamReference(filepath.Join(dir, "results-stream.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return ref, err
+}
+
+// streamMarkdown is the streaming study as a table. With ref (PyTorch's fp16 cache,
+// answers in the order of the committed prompts, which prompts must follow) and the
+// fp16 cache, each row carries PyTorch's count on the same prompts, the prompts whose
+// answers differ from PyTorch's, and PyTorch's peak rows.
+func streamMarkdown(f llama.Format, outcomes []llama.StreamOutcome, ref *llama.StreamReference, prompts []llama.Prompt) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| method | W | C | interval | exact match (%v KV) | PyTorch (fp16 KV) | answers ≠ PyTorch's | peak rows | PyTorch | compressions per layer |\n", f)
+	b.WriteString("| --- | --: | --: | --: | --: | --: | --- | --: | --: | --: |\n")
+	for _, o := range outcomes {
+		r := o.StreamRow
+		pyCorrect, differ, pyPeak := "-", "-", "-"
+		if _, peak, pred, ok := ref.Lookup(r); ok && len(pred) >= len(prompts) {
+			pyPeak = fmt.Sprint(peak)
+			if f == llama.FP16 {
+				n, diff := 0, []string{}
+				for i, p := range prompts {
+					if pred[i] == p.Answer {
+						n++
+					}
+					if pred[i] != o.Preds[i] {
+						diff = append(diff, fmt.Sprintf("%d (Go %s, PyTorch %s)", p.ID, o.Preds[i], pred[i]))
+					}
+				}
+				pyCorrect, differ = fmt.Sprintf("%d/%d", n, len(prompts)), "none"
+				if len(diff) > 0 {
+					differ = strings.Join(diff, "; ")
+				}
+			}
+		}
+		budget, interval := "all", "-"
+		if r.Budget > 0 {
+			budget, interval = fmt.Sprint(r.Budget), fmt.Sprint(r.Interval)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %d/%d | %s | %s | %d | %s | %.1f |\n",
+			r.Method, r.Window, budget, interval, r.Correct, r.Total, pyCorrect, differ, r.PeakRows, pyPeak, r.Compressions)
+	}
+	return b.String()
 }

@@ -1,0 +1,54 @@
+package llama
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+// TestStreamAgainstPyTorch runs the streaming study on the 32 public prompts with the
+// fp16 cache and holds every cell to PyTorch's results-stream.json: the count within 1
+// (a float32 reimplementation may break a near tie the other way and change one
+// answer), the peak rows exactly, and at most two prompts per cell whose answers differ.
+// -short runs the first 4 prompts and checks the peaks only.
+func TestStreamAgainstPyTorch(t *testing.T) {
+	m := testModel(t)
+	ps, _ := testPrompts(t)
+	ref, err := LoadStreamReference(filepath.Join(modelDir, "results-stream.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if testing.Short() {
+		ps = ps[:4]
+	}
+	out, err := m.EvaluateStream(FP16, ps, StreamMethods())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range out {
+		correct, peak, pred, ok := ref.Lookup(o.StreamRow)
+		if !ok {
+			t.Errorf("%s: no reference", StreamKey(o.StreamRow))
+			continue
+		}
+		key := StreamKey(o.StreamRow)
+		if o.PeakRows != peak {
+			t.Errorf("%s: peak %d rows, PyTorch %d", key, o.PeakRows, peak)
+		}
+		if testing.Short() {
+			continue
+		}
+		if d := o.Correct - correct; d < -1 || d > 1 {
+			t.Errorf("%s: %d/32 correct, PyTorch %d/32", key, o.Correct, correct)
+		}
+		differ := 0
+		for i, p := range o.Preds {
+			if p != pred[i] {
+				differ++
+				t.Logf("%s: prompt %d: Go %q, PyTorch %q (answer %q)", key, ps[i].ID, p, pred[i], ps[i].Answer)
+			}
+		}
+		if differ > 2 {
+			t.Errorf("%s: %d of 32 answers differ from PyTorch's", key, differ)
+		}
+	}
+}
