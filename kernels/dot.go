@@ -155,7 +155,7 @@ func continueDotF32(pa, pb *float32, n int, sel int64) float32 {
 // checkDot panics if a dot product's operands differ in length.
 func checkDot(kernel string, na, nb int) {
 	if na != nb {
-		panic(lengthError{kernel, na, nb})
+		panic(lengthError{kernel, na, nb, 1})
 	}
 }
 
@@ -198,12 +198,18 @@ func sumF32(a, b []float32) float32 {
 }
 
 // lengthError is the dot products' length-mismatch panic, formatted only when it is
-// printed, which keeps checkDot small enough to inline.
+// printed, which keeps checkDot small enough to inline. b counts elements of perElem
+// values each (1 but for q8_0).
 type lengthError struct {
-	kernel string
-	a, b   int
+	kernel  string
+	a, b    int
+	perElem int
 }
 
 func (e lengthError) Error() string {
-	return fmt.Sprintf("kernels.%s: len(a) = %d, len(b) = %d", e.kernel, e.a, e.b)
+	if e.perElem > 1 {
+		return fmt.Sprintf("kernels.%s: len(a) = %d, len(b) = %d blocks, want len(a) = %d·len(b) = %d",
+			e.kernel, e.a, e.b, e.perElem, e.perElem*e.b)
+	}
+	return fmt.Sprintf("kernels.%s: len(a) = %d, len(b) = %d, want len(a) = len(b)", e.kernel, e.a, e.b)
 }

@@ -141,15 +141,15 @@ func TestDotNEONNumbersSelectTheBodies(t *testing.T) {
 	}
 	restore()
 	for _, isa := range numbers {
-		require.PanicsWithError(t, "kernels.DotF16: len(a) = 133, len(b) = 132", func() { dotF16ISA(a16, b16[1:], isa) })
-		require.PanicsWithError(t, "kernels.DotF32F16: len(a) = 132, len(b) = 133", func() { dotF32F16ISA(a32[1:], b16, isa) })
-		require.PanicsWithError(t, "kernels.DotF32: len(a) = 133, len(b) = 0", func() { dotF32ISA(a32, b32[:0], isa) })
+		require.PanicsWithError(t, "kernels.DotF16: len(a) = 133, len(b) = 132, want len(a) = len(b)", func() { dotF16ISA(a16, b16[1:], isa) })
+		require.PanicsWithError(t, "kernels.DotF32F16: len(a) = 132, len(b) = 133, want len(a) = len(b)", func() { dotF32F16ISA(a32[1:], b16, isa) })
+		require.PanicsWithError(t, "kernels.DotF32: len(a) = 133, len(b) = 0, want len(a) = len(b)", func() { dotF32ISA(a32, b32[:0], isa) })
 		// A length that differs by a multiple of 256 must not reach a body either:
 		// sel's low byte is the number then.
 		long := make([]float32, 133+256)
-		require.PanicsWithError(t, "kernels.DotF32: len(a) = 133, len(b) = 389", func() { dotF32ISA(a32, long, isa) })
+		require.PanicsWithError(t, "kernels.DotF32: len(a) = 133, len(b) = 389, want len(a) = len(b)", func() { dotF32ISA(a32, long, isa) })
 		longH := make([]uint16, 133+256)
-		require.PanicsWithError(t, "kernels.DotF16: len(a) = 133, len(b) = 389", func() { dotF16ISA(a16, longH, isa) })
+		require.PanicsWithError(t, "kernels.DotF16: len(a) = 133, len(b) = 389, want len(a) = len(b)", func() { dotF16ISA(a16, longH, isa) })
 	}
 	// The numbers beside neon's reach the continuation too, with equal lengths: it
 	// takes them for a SIMD body's result that was not finite and settles it in float64.

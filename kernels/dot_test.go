@@ -223,9 +223,9 @@ func TestDotPanics(t *testing.T) {
 			name string
 			call func()
 		}{
-			{"kernels.DotF16: len(a) = 3, len(b) = 4", func() { DotF16(make([]Float16, 3), make([]Float16, 4)) }},
-			{"kernels.DotF32F16: len(a) = 300, len(b) = 3", func() { DotF32F16(make([]float32, 300), make([]Float16, 3)) }},
-			{"kernels.DotF32: len(a) = 0, len(b) = 1", func() { DotF32(make([]float32, 0), make([]float32, 1)) }},
+			{"kernels.DotF16: len(a) = 3, len(b) = 4, want len(a) = len(b)", func() { DotF16(make([]Float16, 3), make([]Float16, 4)) }},
+			{"kernels.DotF32F16: len(a) = 300, len(b) = 3, want len(a) = len(b)", func() { DotF32F16(make([]float32, 300), make([]Float16, 3)) }},
+			{"kernels.DotF32: len(a) = 0, len(b) = 1, want len(a) = len(b)", func() { DotF32(make([]float32, 0), make([]float32, 1)) }},
 		} {
 			require.PanicsWithError(t, c.name, c.call, v)
 		}

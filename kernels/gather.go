@@ -1,9 +1,6 @@
 package kernels
 
-import (
-	"fmt"
-	"math"
-)
+import "fmt"
 
 // The gathers have no SIMD variant and no dispatch table: each row is one copy, which
 // the runtime's memmove already does with vector moves, and at SnapKV's shapes (a few
@@ -49,13 +46,17 @@ func GatherRowsStrided(dst, src []Float16, idx []int32, dim, stride int) {
 // q8_0 blocks): dim counts values and must be a multiple of perElem.
 func gatherRows[E any](kernel string, dst, src []E, idx []int32, dim, perElem int) {
 	if dim < 1 || dim%perElem != 0 {
-		panic(fmt.Sprintf("kernels.%s: dim = %d, want a positive multiple of %d", kernel, dim, perElem))
+		panic(fmt.Sprintf("kernels.%s: dim = %d, want ≥ 1%s", kernel, dim, valuesMultiple(perElem, "a multiple of")))
 	}
 	w := dim / perElem // elements per row
-	checkGatherShape(kernel, len(dst), idx, w)
+	checkGatherShape(kernel, len(dst), idx, dim, perElem)
 	if len(src)%w != 0 {
-		panic(fmt.Sprintf("kernels.%s: len(dst) = %d, len(src) = %d for len(idx) = %d, dim = %d; want len(dst) = len(idx)·dim and len(src) a multiple of dim",
-			kernel, len(dst), len(src), len(idx), dim))
+		want := fmt.Sprint(dim)
+		if perElem > 1 {
+			want = fmt.Sprintf("%d%s = %d", dim, per(perElem), w)
+		}
+		panic(fmt.Sprintf("kernels.%s: len(src) = %d%s, want a multiple of dim%s = %s", kernel, len(src), blocks(perElem),
+			per(perElem), want))
 	}
 	gatherChecked(kernel, dst, src, idx, len(src)/w, w, w)
 }
@@ -64,10 +65,11 @@ func gatherRows[E any](kernel string, dst, src []E, idx []int32, dim, perElem in
 // each: dim and stride count values and must be multiples of perElem.
 func gatherRowsStrided[E any](kernel string, dst, src []E, idx []int32, dim, stride, perElem int) {
 	if dim < 1 || stride < dim || dim%perElem != 0 || stride%perElem != 0 {
-		panic(fmt.Sprintf("kernels.%s: dim = %d, stride = %d, want 1 ≤ dim ≤ stride, multiples of %d", kernel, dim, stride, perElem))
+		panic(fmt.Sprintf("kernels.%s: dim = %d, stride = %d, want 1 ≤ dim ≤ stride%s", kernel, dim, stride,
+			valuesMultiple(perElem, "both multiples of")))
 	}
 	w, ws := dim/perElem, stride/perElem
-	checkGatherShape(kernel, len(dst), idx, w)
+	checkGatherShape(kernel, len(dst), idx, dim, perElem)
 	rows := 0
 	if len(src) >= w {
 		rows = (len(src)-w)/ws + 1
@@ -75,13 +77,15 @@ func gatherRowsStrided[E any](kernel string, dst, src []E, idx []int32, dim, str
 	gatherChecked(kernel, dst, src, idx, rows, w, ws)
 }
 
-// checkGatherShape panics unless dstLen == len(idx)·w, without overflow.
-func checkGatherShape(kernel string, dstLen int, idx []int32, w int) {
-	if len(idx) > math.MaxInt/w {
-		panic(fmt.Sprintf("kernels.%s: len(idx)·dim = %d·%d overflows int", kernel, len(idx), w))
+// checkGatherShape panics unless dstLen == len(idx)·dim/perElem, without overflow.
+func checkGatherShape(kernel string, dstLen int, idx []int32, dim, perElem int) {
+	want, ok := mulSize(len(idx), dim/perElem)
+	if !ok {
+		panic(fmt.Sprintf("kernels.%s: len(idx)·dim%s overflows int for len(idx) = %d, dim = %d", kernel, per(perElem), len(idx), dim))
 	}
-	if dstLen != len(idx)*w {
-		panic(fmt.Sprintf("kernels.%s: len(dst) = %d for len(idx) = %d, dim = %d; want len(idx)·dim", kernel, dstLen, len(idx), w))
+	if dstLen != want {
+		panic(fmt.Sprintf("kernels.%s: len(dst) = %d%s, want len(idx)·dim%s = %d·%d%s = %d", kernel, dstLen, blocks(perElem),
+			per(perElem), len(idx), dim, per(perElem), want))
 	}
 }
 

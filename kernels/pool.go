@@ -66,7 +66,7 @@ func MaxPool1D(dst, src []float32, kernel int) {
 
 func checkPool(name string, dst, src []float32, kernel int) {
 	if len(dst) != len(src) {
-		panic(fmt.Sprintf("kernels.%s: len(dst) = %d, len(src) = %d", name, len(dst), len(src)))
+		panic(fmt.Sprintf("kernels.%s: len(dst) = %d, len(src) = %d, want equal lengths", name, len(dst), len(src)))
 	}
 	if kernel < 1 || kernel%2 == 0 {
 		panic(fmt.Sprintf("kernels.%s: kernel = %d, want an odd number ≥ 1", name, kernel))

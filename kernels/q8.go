@@ -33,7 +33,7 @@ var (
 // when b's values equal the halves'. It does not allocate.
 func DotF32Q8(a []float32, b []q8.Block) float32 {
 	if len(a) != q8.BlockLen*len(b) {
-		panic(lengthError{"DotF32Q8", len(a), q8.BlockLen * len(b)})
+		panic(lengthError{"DotF32Q8", len(a), len(b), q8.BlockLen})
 	}
 	race.Read(a)
 	race.Read(b)

@@ -60,7 +60,7 @@ func Sum(x []float32) float32 {
 // It panics if len(dst) != len(src).
 func Add(dst, src []float32) {
 	if len(dst) != len(src) {
-		panic(fmt.Sprintf("kernels.Add: len(dst) = %d, len(src) = %d", len(dst), len(src)))
+		panic(fmt.Sprintf("kernels.Add: len(dst) = %d, len(src) = %d, want equal lengths", len(dst), len(src)))
 	}
 	race.Read(src)
 	race.Write(dst)

@@ -77,19 +77,22 @@ func ScoresStrided(dst, q []float32, k []Float16, rows, n, dim, stride int, scal
 // checkScoresArgs panics unless Scores' conditions hold for a kernel whose keys k hold
 // perElem values per element (1, or 32 for q8_0 blocks): dim ≥ 1 (a multiple of
 // perElem), rows ≥ 0, n ≥ 0, len(q) == rows·dim, len(k) == n·dim/perElem and
-// len(dst) == rows·n, every product without overflow.
+// len(dst) == rows·n, every product without overflow. Each message names the first
+// condition that fails and the value it wanted.
 func checkScoresArgs(kernel string, dst, q []float32, kLen, perElem, rows, n, dim int) {
 	if dim < 1 || rows < 0 || n < 0 || dim%perElem != 0 {
-		panic(fmt.Sprintf("kernels.%s: rows = %d, n = %d, dim = %d", kernel, rows, n, dim))
+		panic(fmt.Sprintf("kernels.%s: rows = %d, n = %d, dim = %d, want rows, n ≥ 0 and dim ≥ 1%s",
+			kernel, rows, n, dim, valuesMultiple(perElem, "dim a multiple of")))
 	}
 	const products = "rows·dim, n·dim or rows·n"
-	if _, ok := mulSize(n, dim); !ok {
+	kWant, ok := mulSize(n, dim)
+	if !ok {
 		panic(fmt.Sprintf("kernels.%s: %s overflows int for rows = %d, n = %d, dim = %d", kernel, products, rows, n, dim))
 	}
 	checkScoresShape(kernel, products, dst, q, rows, n, dim)
-	if kLen != n*dim/perElem {
-		panic(fmt.Sprintf("kernels.%s: len(dst) = %d, len(q) = %d, len(k) = %d for rows = %d, n = %d, dim = %d",
-			kernel, len(dst), len(q), kLen, rows, n, dim))
+	if kWant /= perElem; kLen != kWant {
+		panic(fmt.Sprintf("kernels.%s: len(k) = %d%s, want n·dim%s = %d·%d%s = %d", kernel, kLen, blocks(perElem),
+			per(perElem), n, dim, per(perElem), kWant))
 	}
 }
 
@@ -98,16 +101,20 @@ func checkScoresArgs(kernel string, dst, q []float32, kLen, perElem, rows, n, di
 // that the n keys span, counted in its elements.
 func checkScoresStridedArgs(kernel string, dst, q []float32, kLen, perElem, rows, n, dim, stride int) int {
 	if dim < 1 || rows < 0 || n < 0 || stride < dim || dim%perElem != 0 || stride%perElem != 0 {
-		panic(fmt.Sprintf("kernels.%s: rows = %d, n = %d, dim = %d, stride = %d", kernel, rows, n, dim, stride))
+		panic(fmt.Sprintf("kernels.%s: rows = %d, n = %d, dim = %d, stride = %d, want rows, n ≥ 0 and 1 ≤ dim ≤ stride%s",
+			kernel, rows, n, dim, stride, valuesMultiple(perElem, "dim and stride multiples of")))
 	}
 	checkScoresShape(kernel, "rows·dim or rows·n", dst, q, rows, n, dim)
 	if n == 0 {
 		return 0
 	}
 	span, ok := stridedSpan(n, dim/perElem, stride/perElem)
-	if !ok || kLen < span {
-		panic(fmt.Sprintf("kernels.%s: len(k) = %d, want ≥ (n−1)·stride + dim for n = %d, stride = %d, dim = %d",
-			kernel, kLen, n, stride, dim))
+	if !ok {
+		panic(fmt.Sprintf("kernels.%s: (n−1)·stride + dim overflows int for n = %d, stride = %d, dim = %d", kernel, n, stride, dim))
+	}
+	if kLen < span {
+		panic(fmt.Sprintf("kernels.%s: len(k) = %d%s, want ≥ ((n−1)·stride + dim)%s = (%d·%d + %d)%s = %d",
+			kernel, kLen, blocks(perElem), per(perElem), n-1, stride, dim, per(perElem), span))
 	}
 	return span
 }
@@ -120,9 +127,40 @@ func checkScoresShape(kernel, products string, dst, q []float32, rows, n, dim in
 	if !qOK || !dstOK {
 		panic(fmt.Sprintf("kernels.%s: %s overflows int for rows = %d, n = %d, dim = %d", kernel, products, rows, n, dim))
 	}
-	if len(q) != qLen || len(dst) != dstLen {
-		panic(fmt.Sprintf("kernels.%s: len(dst) = %d, len(q) = %d for rows = %d, n = %d, dim = %d", kernel, len(dst), len(q), rows, n, dim))
+	if len(q) != qLen {
+		panic(fmt.Sprintf("kernels.%s: len(q) = %d, want rows·dim = %d·%d = %d", kernel, len(q), rows, dim, qLen))
 	}
+	if len(dst) != dstLen {
+		panic(fmt.Sprintf("kernels.%s: len(dst) = %d, want rows·n = %d·%d = %d", kernel, len(dst), rows, n, dstLen))
+	}
+}
+
+// The panic messages' wording for kernels whose elements hold perElem values each
+// (32 for q8_0 blocks, where lengths count blocks and dim and stride count values).
+
+// valuesMultiple is the condition that sizes counted in values hold whole elements,
+// cond naming them ("dim a multiple of").
+func valuesMultiple(perElem int, cond string) string {
+	if perElem == 1 {
+		return ""
+	}
+	return fmt.Sprintf(", %s %d", cond, perElem)
+}
+
+// blocks names the unit of a length counted in elements of perElem values.
+func blocks(perElem int) string {
+	if perElem == 1 {
+		return ""
+	}
+	return " blocks"
+}
+
+// per is the division that turns values into such elements.
+func per(perElem int) string {
+	if perElem == 1 {
+		return ""
+	}
+	return fmt.Sprintf("/%d", perElem)
 }
 
 // stridedSpan is (n−1)·stride + dim, the elements that n ≥ 1 rows of dim elements

@@ -86,7 +86,7 @@ func Softmax(x []float32) {
 // overlap. AddSoftmax does not allocate.
 func AddSoftmax(dst, x []float32) {
 	if len(dst) != len(x) {
-		panic(fmt.Sprintf("kernels.AddSoftmax: len(dst) = %d, len(x) = %d", len(dst), len(x)))
+		panic(fmt.Sprintf("kernels.AddSoftmax: len(dst) = %d, len(x) = %d, want equal lengths", len(dst), len(x)))
 	}
 	race.Write(x)
 	race.Write(dst)

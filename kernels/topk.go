@@ -14,13 +14,12 @@ import (
 var topkFilter = dispatch.New(topkFilterGeneric)
 
 // topkKeep is the SIMD part of the radix select: compact a list by a key range.
+// topkKeep.Call(dst, src, keys, lo, width) writes src[i], in order, for every i with
+// keys[i]−lo ≤ width (unsigned: keys[i] in [lo, lo+width] when that does not wrap) into
+// dst, and returns how many. dst and src hold len(keys) entries; dst may be src or keys,
+// or start before them in the same array: each write lands at or before the entry just
+// read.
 var topkKeep = dispatch.New(topkKeepGeneric)
-
-// topkKeepFunc writes src[i], in order, for every i with keys[i]−lo ≤ width (unsigned:
-// keys[i] in [lo, lo+width] when that does not wrap) into dst, and returns how many.
-// dst and src hold len(keys) entries; dst may be src or keys, or start before them in
-// the same array: each write lands at or before the entry just read.
-type topkKeepFunc = func(dst, src, keys []uint32, lo, width uint32) int
 
 // topkFilterFunc writes, in ascending order, base+i for every i with x[i] ≥ lo into idx,
 // which has room for len(x) entries, and returns how many it wrote. NaN is never
@@ -62,7 +61,7 @@ type topkFilterFunc = func(idx []int32, x []float32, lo float32, base int32) int
 func TopK(dst []int32, x []float32, k int) []int32 {
 	n := len(x)
 	if n > math.MaxInt32 {
-		panic(fmt.Sprintf("kernels.TopK: len(x) = %d exceeds the int32 index range", n))
+		panic(fmt.Sprintf("kernels.TopK: len(x) = %d, want ≤ math.MaxInt32 (indices are int32)", n))
 	}
 	k = min(max(k, 0), n)
 	if cap(dst) < k {

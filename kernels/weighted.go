@@ -47,8 +47,16 @@ func WeightedSumRows(dst, w []float32, v []Float16) {
 // checkWeightedArgs panics unless WeightedSumRows' conditions hold for value rows of dim
 // values held perElem to an element of v (dim a multiple of it).
 func checkWeightedArgs(kernel string, dim, n, vLen, perElem int) {
-	if dim < 1 || dim%perElem != 0 || vLen/(dim/perElem) != n || vLen%(dim/perElem) != 0 {
-		panic(fmt.Sprintf("kernels.%s: len(dst) = %d, len(w) = %d, len(v) = %d", kernel, dim, n, vLen))
+	if dim < 1 || dim%perElem != 0 {
+		panic(fmt.Sprintf("kernels.%s: len(dst) = %d, want ≥ 1%s", kernel, dim, valuesMultiple(perElem, "a multiple of")))
+	}
+	if w := dim / perElem; vLen/w != n || vLen%w != 0 { // no product that could overflow
+		want, ok := mulSize(n, w)
+		if !ok {
+			panic(fmt.Sprintf("kernels.%s: len(w)·len(dst)%s overflows int for len(w) = %d, len(dst) = %d", kernel, per(perElem), n, dim))
+		}
+		panic(fmt.Sprintf("kernels.%s: len(v) = %d%s, want len(w)·len(dst)%s = %d·%d%s = %d", kernel, vLen, blocks(perElem),
+			per(perElem), n, dim, per(perElem), want))
 	}
 }
 
@@ -77,15 +85,20 @@ func WeightedSumRowsStrided(dst, w []float32, v []Float16, stride int) {
 // stride multiples of it), and returns the elements of v the rows span.
 func checkWeightedStridedArgs(kernel string, dim, n, vLen, perElem, stride int) int {
 	if dim < 1 || stride < dim || dim%perElem != 0 || stride%perElem != 0 {
-		panic(fmt.Sprintf("kernels.%s: len(dst) = %d, stride = %d, want 1 ≤ len(dst) ≤ stride", kernel, dim, stride))
+		panic(fmt.Sprintf("kernels.%s: len(dst) = %d, stride = %d, want 1 ≤ len(dst) ≤ stride%s", kernel, dim, stride,
+			valuesMultiple(perElem, "both multiples of")))
 	}
 	if n == 0 {
 		return 0
 	}
 	span, ok := stridedSpan(n, dim/perElem, stride/perElem)
-	if !ok || vLen < span {
-		panic(fmt.Sprintf("kernels.%s: len(v) = %d, want ≥ (len(w)−1)·stride + len(dst) for len(w) = %d, stride = %d, len(dst) = %d",
-			kernel, vLen, n, stride, dim))
+	if !ok {
+		panic(fmt.Sprintf("kernels.%s: (len(w)−1)·stride + len(dst) overflows int for len(w) = %d, stride = %d, len(dst) = %d",
+			kernel, n, stride, dim))
+	}
+	if vLen < span {
+		panic(fmt.Sprintf("kernels.%s: len(v) = %d%s, want ≥ ((len(w)−1)·stride + len(dst))%s = (%d·%d + %d)%s = %d",
+			kernel, vLen, blocks(perElem), per(perElem), n-1, stride, dim, per(perElem), span))
 	}
 	return span
 }
