@@ -53,8 +53,11 @@ func DotF32BF16(a []float32, b []bf16.BFloat16) float32 {
 //	}
 //
 // Its conditions, bound and settling of non-finite entries are Scores', and on each
-// variant it gives Scores' bits for keys whose values are equal. Keys beyond fp16's
-// range make the no-overflow shortcut rarer: settling then costs one Sum over dst.
+// variant it gives Scores' bits for keys whose values are equal. Keys span float32's
+// range, so an entry's unscaled float32 sum can overflow even where scale·Σ is finite
+// (keys near 3.4e38, |scale| < 1): such an entry comes out non-finite and is settled
+// in float64 to the finite value. The no-overflow shortcut counts keys up to float32's
+// largest value, so it seldom applies: settling costs one Sum over dst per call.
 func ScoresBF16(dst, q []float32, k []bf16.BFloat16, rows, n, dim int, scale float32) {
 	checkScoresArgs("ScoresBF16", dst, q, len(k), 1, rows, n, dim)
 	scoresStridedBF16(dst, q, k, rows, n, dim, dim, scale)

@@ -40,9 +40,10 @@ var scores = dispatch.New(scoresGeneric)
 // exactly when float64 arithmetic on its inputs and scale gives NaN (a NaN, 0·Inf,
 // Infs of both signs), and ±Inf only from an Inf input or a float64 value beyond
 // float32's range. When the queries are small enough that no entry can overflow in any
-// order of summation (‖q‖·√dim·65504·|scale| below 2¹²⁵, checked with one DotF32 over
-// q), only NaN or Inf inputs can make an entry non-finite, and those give the float64
-// answer on every variant already, so nothing is settled and dst is not read again.
+// order of summation, before or after scaling (‖q‖·√dim·65504·max(1, |scale|) below
+// 2¹²⁵, checked with one DotF32 over q), only NaN or Inf inputs can make an entry
+// non-finite, and those give the float64 answer on every variant already, so nothing
+// is settled and dst is not read again.
 // Otherwise finding non-finite entries costs one Sum over dst, and settling one costs
 // about dim scalar float64 multiply-adds.
 func Scores(dst, q []float32, k []Float16, rows, n, dim int, scale float32) {
@@ -213,16 +214,20 @@ func settleScores[K keyRows](dst, q []float32, keys K, n, dim int, scale float32
 // could change nothing.
 //
 // Every |product| and |partial sum| of entry (i, j) is at most Σ_d |q_id·k_jd| ≤
-// ‖q_i‖·‖k_j‖ ≤ ‖q‖·√dim·keyMax for finite keys (65504 for fp16) (an Inf key is an Inf input), and
-// the computed sums exceed the exact ones by at most a factor 1 + 2·dim·2⁻²⁴. The
-// check takes ‖q‖² from DotF32, itself within a factor 1 + 2·len(q)·2⁻²⁴, so both
-// factors stay below 9/8 for len(q) ≤ 2²⁰, and a bound of 2¹²⁵ on the scaled product
-// leaves room for them below float32's 2¹²⁸. A NaN or Inf in q fails the check.
+// ‖q_i‖·‖k_j‖ ≤ ‖q‖·√dim·keyMax for finite keys (65504 for fp16) (an Inf key is an
+// Inf input), and the computed sums exceed the exact ones by at most a factor
+// 1 + 2·dim·2⁻²⁴. The variants sum each entry unscaled and multiply by scale at the
+// end, so the bound must hold for the sum as well as for the scaled value: the factor
+// is max(1, |scale|), not |scale| (with bf16 keys near float32's limit and |scale| < 1
+// the unscaled sum overflows where the scaled value would not). The check takes ‖q‖²
+// from DotF32, itself within a factor 1 + 2·len(q)·2⁻²⁴, so both factors stay below
+// 9/8 for len(q) ≤ 2²⁰, and a bound of 2¹²⁵ leaves room for them below float32's
+// 2¹²⁸. A NaN or Inf in q fails the check, and so does a ‖q‖² beyond float32's range.
 func scoresCannotOverflow(q []float32, dim int, scale float32, keyMax float64) bool {
 	if len(q) > 1<<20 {
 		return false
 	}
 	norm2 := float64(dotF32.Call(q, q))
-	bound := math.Sqrt(norm2) * math.Sqrt(float64(dim)) * keyMax * math.Abs(float64(scale))
+	bound := math.Sqrt(norm2) * math.Sqrt(float64(dim)) * keyMax * max(1, math.Abs(float64(scale)))
 	return bound < 0x1p125 // false for NaN
 }
