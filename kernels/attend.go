@@ -58,13 +58,14 @@ var (
 // be the largest of Scores' bounds on the row's entries (|scale|·(2·dim·2⁻²⁴·Σ|qᵢkⱼ| +
 // dim·2⁻¹⁴⁹) + 2⁻¹⁴⁹) and u = 2⁻²⁴. Every finite output meets
 //
-//	|out − o| ≤ ((e^(2Δ) − 1)·(1 + E) + E)·Σⱼ pⱼ·|vⱼ| + n·2⁻¹⁴⁹·maxⱼ|vⱼ|,  E = (2n + ⌈n/256⌉ + 16)·u
+//	|out − o| ≤ ((e^(2Δ) − 1)·(1 + E) + E)·Σⱼ pⱼ·|vⱼ| + n·2⁻¹⁴⁸·maxⱼ|vⱼ| + 2⁻¹⁴⁹,  E = (2n + ⌈n/256⌉ + 16)·u
 //
 // for n ≤ 2²²: the scores' error moves each weight by at most a factor e^(±2Δ) (its
 // own and, through the sum, the others'); the rest is the fused multiply-add chain
 // over n terms (2n·u, as WeightedSumRows'), a rescaling per block at most, the
-// exponentials (within 1.65u each, Softmax's), the final division, and the
-// exponentials below e⁻¹⁰³ that every variant flushes to 0.
+// exponentials (within 1.65u each, Softmax's), the final division, the exponentials
+// below e⁻¹⁰³ < 2⁻¹⁴⁸ that a variant may flush to 0, and the output's own rounding
+// where it falls below float32's normal range (2⁻¹⁴⁹).
 //
 // Special values give the composition's answer on every variant: a row with a NaN or
 // +Inf score is all NaN, a row of only −Inf scores is the mean of the value rows (the
