@@ -152,7 +152,6 @@ func Select[E Element](cfg Config, in InputOf[E]) ([][]int32, error) {
 	o.s.configure(cfg)
 	var err error
 	o.kept, err = o.s.Select(o.kept, in)
-	clear(o.s.plans) // the pool must not keep the caller's slices alive
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +192,9 @@ func cloneRows(rows [][]int32) [][]int32 {
 // are of element type E: in steady state (same or smaller shapes, dst reused) Select
 // allocates nothing. A Selector is not safe for concurrent use; it spreads one call's
 // heads over up to Config.Workers goroutines itself, started for the call and done
-// with it before it returns (see the package doc's "Work and memory").
+// with it before it returns (see the package doc's "Work and memory"). Between calls
+// it keeps only its workspace: no reference to a call's inputs or dst, so a Selector
+// kept per layer does not keep the last prompt's keys alive.
 type SelectorOf[E Element] struct {
 	cfg     Config
 	workers int
@@ -245,6 +246,7 @@ func (s *SelectorOf[E]) configure(cfg Config) {
 // when short) and returns dst[:in.KVHeads].
 func (s *SelectorOf[E]) Select(dst [][]int32, in InputOf[E]) ([][]int32, error) {
 	s.plans = grow(s.plans, 1)
+	defer clear(s.plans) // a kept Selector must not keep the call's slices alive
 	p := &s.plans[0]
 	if err := s.plan(p, in); err != nil {
 		return dst, err
@@ -259,6 +261,7 @@ func (s *SelectorOf[E]) Select(dst [][]int32, in InputOf[E]) ([][]int32, error) 
 // (which names the bad input's index) nothing is selected.
 func (s *SelectorOf[E]) SelectBatch(dst [][][]int32, ins []InputOf[E]) ([][][]int32, error) {
 	s.plans = grow(s.plans, len(ins))
+	defer clear(s.plans) // as in Select: nothing of the call's inputs or dst stays
 	for i := range ins {
 		if err := s.plan(&s.plans[i], ins[i]); err != nil {
 			return dst, fmt.Errorf("snapkv: ins[%d]: %s", i, strings.TrimPrefix(err.Error(), "snapkv: "))
