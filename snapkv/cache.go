@@ -65,10 +65,15 @@ type CacheConfig struct {
 // Attn may replace Q as in [InputOf], on the Last chunk of a ModeFaithful cache only:
 // [QHeads][min(Window, L)][L] over the whole prompt of L rows, in both layouts. A chunk
 // may be empty (n = 0), e.g. to mark the end.
+//
+// n is taken from len(K). Rows, when not 0, states it: a K of another length is then
+// an error rather than another number of positions (a q8_0 chunk given Dim blocks per
+// row instead of Dim/32 would otherwise count 32 times its tokens).
 type ChunkOf[E Element] struct {
 	K, V []E
 	Q    []float32
 	Attn []float32
+	Rows int  // the chunk's positions n, checked against len(K) when not 0
 	Last bool // the chunk that ends the prompt
 }
 
@@ -120,6 +125,8 @@ type CacheOf[E Element] struct {
 	done    bool
 	peak    int
 	err     error
+
+	rowsKept []int // Stats' RowsKept, reused
 
 	att attendWork[E] // Attend's workspace
 	dec decoder[E]    // the decode budget's state (decode.go)
@@ -215,8 +222,15 @@ func (c *CacheOf[E]) checkChunk(ch ChunkOf[E]) (int, error) {
 		return 0, fmt.Errorf("snapkv: Prefill after the last chunk: the prompt ended at position %d", c.prompt)
 	}
 	row := cfg.KVHeads * c.width
+	dims, unit := rowDims[E]()
+	if ch.Rows < 0 {
+		return 0, fmt.Errorf("snapkv: Chunk.Rows %d is negative", ch.Rows)
+	}
+	if want, ok := mul(ch.Rows, cfg.KVHeads, c.width); ch.Rows != 0 && (!ok || len(ch.K) != want) {
+		return 0, fmt.Errorf("snapkv: len(Chunk.K) = %d%s, want Chunk.Rows·KVHeads·%s = %d·%d·%d = %d", len(ch.K), unit, dims,
+			ch.Rows, cfg.KVHeads, c.width, want)
+	}
 	if len(ch.K)%row != 0 {
-		dims, unit := rowDims[E]()
 		return 0, fmt.Errorf("snapkv: len(Chunk.K) = %d%s is not a multiple of KVHeads·%s = %d·%d", len(ch.K), unit, dims, cfg.KVHeads, c.width)
 	}
 	n := len(ch.K) / row
@@ -454,10 +468,11 @@ func (c *CacheOf[E]) Append(k, v []E) error {
 // Before the prompt ends these are the rows held so far (all of them in ModeFaithful,
 // the kept and the latest chunk's in ModeBounded), so that an engine can attend to
 // them while prefilling the next chunk. The slices alias the cache and stay valid until
-// the next Prefill or Append. Head returns nils if h is outside [0, KVHeads).
+// the next Prefill or Append. Head panics, naming h, if h is outside [0, KVHeads): as
+// for a slice index, that is a programmer error, and nils would read as no rows.
 func (c *CacheOf[E]) Head(h int) (k, v []E, pos []int32) {
 	if h < 0 || h >= c.cfg.KVHeads {
-		return nil, nil, nil
+		panic(fmt.Sprintf("snapkv: Head(%d) of a cache of %d KV heads", h, c.cfg.KVHeads))
 	}
 	if c.done {
 		hr := &c.heads[h]
@@ -474,20 +489,25 @@ func (c *CacheOf[E]) Offset() int { return c.prompt + c.decoded }
 // Stats describes what a Cache holds. Its bytes are those of the cache's format: with
 // R the bytes of one row of Dim values, Dim·2 for fp16 and bf16 and Dim/32·34 for
 // q8_0 (32 int8 values and an fp16 scale per block), a position's K and V rows in
-// one KV head take 2·R bytes, and its position 4 more.
+// one KV head take 2·R bytes. The cache also keeps each kept row's position, 4 bytes,
+// which an uncompressed cache has no need of: BytesAfter counts them and BytesBefore
+// does not, so 1 − BytesAfter/BytesBefore, the memory saved, is a little less than
+// EvictionRatio, the rows evicted.
 type Stats struct {
-	TokensSeen int   // prompt rows plus decoded tokens
-	RowsKept   []int // per KV head, decoded rows included
+	TokensSeen int // prompt rows plus decoded tokens
+	// RowsKept is per KV head, decoded rows included. It is the cache's own slice,
+	// rewritten by the next Stats call (so Stats allocates nothing): copy it to keep it.
+	RowsKept []int
 	// PeakRows is the most rows one KV head held at once before the prompt ended:
 	// the prompt length in ModeFaithful, at most Budget + the longest chunk in
 	// ModeBounded.
 	PeakRows    int
-	BytesBefore int64 // what an uncompressed cache of the format would hold: TokensSeen·KVHeads·2·R
+	BytesBefore int64 // what an uncompressed cache of the format holds: TokensSeen·KVHeads·2·R, no positions
 	BytesAfter  int64 // Σ_h RowsKept[h]·(2·R + 4): K and V rows and their positions
 	// BytesCapacity is what the storage holds room for: BytesAfter plus the decode
 	// rows reserved (CacheConfig.Reserve) and not yet used, or the room append grew.
 	BytesCapacity int64
-	EvictionRatio float64 // 1 − ΣRowsKept / (TokensSeen·KVHeads); 0 for an empty cache
+	EvictionRatio float64 // 1 − ΣRowsKept / (TokensSeen·KVHeads), in rows; 0 for an empty cache
 	// Compressions counts the Attend calls after which the decode budget compressed
 	// at least one KV head (CacheConfig.Decode).
 	Compressions int
@@ -500,7 +520,8 @@ type Stats struct {
 // Stats reports the cache's contents, in the bytes of its format.
 func (c *CacheOf[E]) Stats() Stats {
 	cfg := &c.cfg
-	s := Stats{TokensSeen: c.Offset(), RowsKept: make([]int, cfg.KVHeads), PeakRows: c.peak,
+	c.rowsKept = grow(c.rowsKept, cfg.KVHeads)
+	s := Stats{TokensSeen: c.Offset(), RowsKept: c.rowsKept, PeakRows: c.peak,
 		Compressions: c.dec.compressions, PeakDecodeRows: c.dec.peak}
 	elem := elemBytes[E]()
 	kv := 2 * int64(c.width) * elem // a position's K and V rows in one head: 2·R
