@@ -10,6 +10,7 @@ import (
 
 	"github.com/kvsimd/kvsimd/bf16"
 	"github.com/kvsimd/kvsimd/fp16"
+	"github.com/kvsimd/kvsimd/internal/varianttest"
 	"github.com/kvsimd/kvsimd/q8"
 	"github.com/kvsimd/kvsimd/snapkv"
 )
@@ -209,11 +210,13 @@ func decodeCases() []decodeCase {
 }
 
 // TestDecodeBudgetFloat64 runs every decode rule, in every format and both layouts of
-// the prompt, against the float64 model of the schedule.
+// the prompt, on every kernel variant, against the float64 model of the schedule.
 func TestDecodeBudgetFloat64(t *testing.T) {
-	t.Run("fp16", decodeFloat64[fp16.Float16])
-	t.Run("bf16", decodeFloat64[bf16.BFloat16])
-	t.Run("q8_0", decodeFloat64[q8.Block])
+	varianttest.Run(t, func(t *testing.T, _ string) {
+		t.Run("fp16", decodeFloat64[fp16.Float16])
+		t.Run("bf16", decodeFloat64[bf16.BFloat16])
+		t.Run("q8_0", decodeFloat64[q8.Block])
+	})
 }
 
 func decodeFloat64[E snapkv.Element](t *testing.T) {
