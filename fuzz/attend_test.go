@@ -1,0 +1,244 @@
+package fuzz
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/kvsimd/kvsimd/bf16"
+	"github.com/kvsimd/kvsimd/internal/oracle"
+	"github.com/kvsimd/kvsimd/internal/varianttest"
+	"github.com/kvsimd/kvsimd/kernels"
+	"github.com/kvsimd/kvsimd/q8"
+	"github.com/x448/float16"
+)
+
+// attendMaxProducts caps rows·n·dim of a fuzzed attention, so that every variant and
+// the float64 reference run a few thousand times a second; with the top bit of rows
+// set the keys repeat past attendKeys, so that the blocks of 256 keys and their
+// rescaling are reached within the cap at small dims.
+const attendMaxProducts, attendKeys = 1 << 13, 300
+
+// attendRows is n rows of dim values in one of the fused attention's formats: fp16
+// (format 0), bfloat16 (1) or q8_0 (2, dims a multiple of 32), as the fuzzer gave them.
+type attendRows struct {
+	h  []kernels.Float16
+	bf []bf16.BFloat16
+	q  []q8.Block
+}
+
+// attendDim maps the fuzzer's byte to a dim the format takes.
+func attendDim(format int, dim uint8) int {
+	if format == 2 {
+		return q8.BlockLen * (1 + int(dim)%4)
+	}
+	return 1 + int(dim)%130
+}
+
+// attendRowBytes is the bytes of one row of dim values.
+func attendRowBytes(format, dim int) int {
+	if format == 2 {
+		return dim / q8.BlockLen * q8.BlockSize
+	}
+	return 2 * dim
+}
+
+// readAttendRows reads n rows of dim values from data, which holds them.
+func readAttendRows(format int, data []byte, dim, n int) attendRows {
+	b := data[:n*attendRowBytes(format, dim)]
+	switch format {
+	case 0:
+		return attendRows{h: halves(uint16s(b))}
+	case 1:
+		return attendRows{bf: bf16.FromBits(uint16s(b))}
+	}
+	c := make([]byte, len(b)) // Go's allocation: 2-byte aligned, as FromBytes needs
+	copy(c, b)
+	return attendRows{q: q8.FromBytes(c)}
+}
+
+// value is value i of the rows, widened exactly.
+func (r attendRows) value(i int) float64 {
+	switch {
+	case r.h != nil:
+		return float64(r.h[i].Float32())
+	case r.bf != nil:
+		return float64(r.bf[i].Float32())
+	case r.q != nil:
+		b := r.q[i/q8.BlockLen]
+		return float64(float32(b.Q[i%q8.BlockLen]) * b.D.Float32())
+	}
+	panic("no rows")
+}
+
+// repeat extends the given rows of dim values to n by repeating them.
+func (r attendRows) repeat(given, n, dim int) attendRows {
+	if r.q != nil {
+		w := dim / q8.BlockLen
+		for j := given; j < n; j++ {
+			r.q = append(r.q, r.q[j%given*w:][:w]...)
+		}
+		return r
+	}
+	for j := given; j < n; j++ {
+		if r.h != nil {
+			r.h = append(r.h, r.h[j%given*dim:][:dim]...)
+		} else {
+			r.bf = append(r.bf, r.bf[j%given*dim:][:dim]...)
+		}
+	}
+	return r
+}
+
+// spread lays the n rows out stride values apart, elements that widen to NaN between
+// them.
+func (r attendRows) spread(n, dim, stride int) attendRows {
+	if n == 0 {
+		return attendRows{}
+	}
+	switch {
+	case r.h != nil:
+		return attendRows{h: spread(r.h, n, dim, stride)}
+	case r.bf != nil:
+		out := make([]bf16.BFloat16, (n-1)*stride+dim)
+		for i := range out {
+			out[i] = 0x7fc0
+		}
+		for j := range n {
+			copy(out[j*stride:], r.bf[j*dim:(j+1)*dim])
+		}
+		return attendRows{bf: out}
+	}
+	w, ws := dim/q8.BlockLen, stride/q8.BlockLen
+	out := make([]q8.Block, (n-1)*ws+w)
+	for i := range out {
+		out[i].D = float16.Frombits(0x7e00)
+	}
+	for j := range n {
+		copy(out[j*ws:], r.q[j*w:(j+1)*w])
+	}
+	return attendRows{q: out}
+}
+
+// attend runs the format's fused attention, contiguous or (stride > dim) strided.
+func attend(format int, out, q []float32, k, v attendRows, rows, n, dim, stride int, scale float32) {
+	switch {
+	case format == 0 && stride == dim:
+		kernels.Attend(out, q, k.h, v.h, rows, n, dim, scale)
+	case format == 0:
+		kernels.AttendStrided(out, q, k.h, v.h, rows, n, dim, stride, scale)
+	case format == 1 && stride == dim:
+		kernels.AttendBF16(out, q, k.bf, v.bf, rows, n, dim, scale)
+	case format == 1:
+		kernels.AttendStridedBF16(out, q, k.bf, v.bf, rows, n, dim, stride, scale)
+	case stride == dim:
+		kernels.AttendQ8(out, q, k.q, v.q, rows, n, dim, scale)
+	default:
+		kernels.AttendStridedQ8(out, q, k.q, v.q, rows, n, dim, stride, scale)
+	}
+}
+
+// compose is Attend's composition: Scores, then Softmax and WeightedSumRows per row.
+func compose(format int, out, q []float32, k, v attendRows, rows, n, dim int, scale float32) {
+	s := make([]float32, rows*n)
+	switch format {
+	case 0:
+		kernels.Scores(s, q, k.h, rows, n, dim, scale)
+	case 1:
+		kernels.ScoresBF16(s, q, k.bf, rows, n, dim, scale)
+	default:
+		kernels.ScoresQ8(s, q, k.q, rows, n, dim, scale)
+	}
+	for i := range rows {
+		w, o := s[i*n:(i+1)*n], out[i*dim:(i+1)*dim]
+		kernels.Softmax(w)
+		switch format {
+		case 0:
+			kernels.WeightedSumRows(o, w, v.h)
+		case 1:
+			kernels.WeightedSumRowsBF16(o, w, v.bf)
+		default:
+			kernels.WeightedSumRowsQ8(o, w, v.q)
+		}
+	}
+}
+
+// FuzzAttend takes the format (format%3: fp16, bf16, q8_0), the query rows (0 to 9;
+// with the top bit, keys repeated past two blocks), dim and a stride gap from its
+// first arguments, and from data rows·dim float32 queries, then n key rows and n value
+// rows in the format, as many as fit the cap. Every variant's Attend is held to its
+// composition on the same variant (NaN where it is NaN, the same Inf where it is
+// ±Inf) and, where that is finite, to the float64 bound of its doc; and the strided
+// form, on the same rows spread strideOf(dim, gap) apart, to the contiguous bits.
+func FuzzAttend(f *testing.F) {
+	seed := make([]byte, 0, 1200)
+	for i := range 1200 {
+		seed = append(seed, byte(i*37+11))
+	}
+	f.Add(uint8(0), uint8(2), uint8(3), uint8(5), float32(0.5), []byte{
+		0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0x40, 0x00, 0x00, 0x40, 0xc0, // q row 0: 1, 2, −3
+		0x00, 0x00, 0xc0, 0x7f, 0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x80, 0x3f, // q row 1: NaN, 1, 1
+		0x00, 0x3c, 0x00, 0x3c, 0x00, 0xbc, 0x00, 0x7c, 0x00, 0x00, 0x00, 0x3c, // keys: 1, 1, −1; Inf, 0, 1
+		0x00, 0x40, 0x00, 0xc0, 0x01, 0x00, 0xff, 0x7b, 0x00, 0x7c, 0x00, 0x80}) // values: 2, −2, 2⁻²⁴; 65504, Inf, −0
+	f.Add(uint8(0), uint8(0x84), uint8(7), uint8(0), float32(0.125), seed)
+	f.Add(uint8(1), uint8(0x81), uint8(15), uint8(9), float32(-1), seed)
+	f.Add(uint8(2), uint8(3), uint8(0), uint8(1), float32(0.25), seed)
+	f.Add(uint8(2), uint8(0x85), uint8(1), uint8(2), float32(float32(math.Inf(-1))), seed)
+	f.Fuzz(func(t *testing.T, format, rows, dim, gap uint8, scale float32, data []byte) {
+		if len(data) > scoresMaxBytes {
+			return
+		}
+		fm := int(format % 3)
+		d := attendDim(fm, dim)
+		r := min(int(rows&0x7f)%10, len(data)/(4*d))
+		q := float32s(data[:4*r*d])
+		rowBytes := attendRowBytes(fm, d)
+		maxKeys := attendMaxProducts / (max(r, 1) * d)
+		given := min((len(data)-4*r*d)/(2*rowBytes), maxKeys)
+		k := readAttendRows(fm, data[4*r*d:], d, given)
+		v := readAttendRows(fm, data[4*r*d+given*rowBytes:], d, given)
+		n := given
+		if rows&0x80 != 0 && given > 0 {
+			n = max(given, min(attendKeys, maxKeys))
+			k, v = k.repeat(given, n, d), v.repeat(given, n, d)
+		}
+		want := oracle.Attend(q, func(j, e int) float64 { return k.value(j*d + e) },
+			func(j, e int) float64 { return v.value(j*d + e) }, r, n, d, scale, 0)
+		stride := strideOf(d, gap)
+		if fm == 2 {
+			stride = d + q8.BlockLen*(int(gap)%3)
+		}
+		sk, sv := k.spread(n, d, stride), v.spread(n, d, stride)
+		got, strided, comp := make([]float32, r*d), make([]float32, r*d), make([]float32, r*d)
+		varianttest.Each(t, func(variant string) {
+			what := fmt.Sprintf("%s: format %d rows=%d n=%d dim=%d scale=%v", variant, fm, r, n, d, scale)
+			compose(fm, comp, q, k, v, r, n, d, scale)
+			attend(fm, got, q, k, v, r, n, d, d, scale)
+			attend(fm, strided, q, sk, sv, r, n, d, stride, scale)
+			for e, g := range got {
+				i, c := e/d, comp[e]
+				switch {
+				case n == 0:
+					if math.Float32bits(g) != 0 {
+						t.Fatalf("%s: out[%d] = %v with no keys, want +0", what, e, g)
+					}
+				case c != c:
+					if g == g {
+						t.Fatalf("%s: out[%d*dim+%d] = %v, the composition gives NaN", what, i, e%d, g)
+					}
+				case c-c != 0:
+					if g != c {
+						t.Fatalf("%s: out[%d*dim+%d] = %v, the composition gives %v", what, i, e%d, g, c)
+					}
+				default:
+					if err := want[i].Check(e%d, g); err != nil {
+						t.Fatalf("%s: out[%d*dim+%d]: %v (the composition gives %v)", what, i, e%d, err, c)
+					}
+				}
+				if !sameBits(strided[e], g) {
+					t.Fatalf("%s: stride %d: out[%d] = %v, contiguous gives %v", what, stride, e, strided[e], g)
+				}
+			}
+		})
+	})
+}
