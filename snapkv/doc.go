@@ -13,6 +13,10 @@
 //	t = TopK(u between protected)  C − protected rows; ties to the lower position, NaN lowest
 //	keep = sinks ∪ t ∪ window      ascending []int32 positions
 //
+// With G = QHeads/KVHeads, query head j belongs to KV head j/G (query heads hG …
+// hG+G−1 share KV head h), as in Hugging Face's repeat_kv and llama.cpp: in Q, Attn
+// and the cache's decode queries, the G query heads of a KV head are adjacent.
+//
 // The cache ([Cache], one layer of one sequence) runs that selection for an engine:
 //
 //	c, _ := NewCache(CacheConfig{Select: cfg, QHeads: hq, KVHeads: hkv, Dim: d, Reserve: 64})
@@ -129,17 +133,21 @@
 // concurrent use; use one per goroutine.
 //
 // In steady state (same or smaller shapes, results passed back in) Select and
-// SelectBatch allocate nothing: a helper's body is made once per Selector, and the
-// runtime starts a goroutine from its free list. Until that list and kernels.TopK's
-// pooled scratch have settled on every P (a few hundred calls, when helpers or the
-// caller move between Ps), a call may allocate a few hundred bytes. The one-call
-// [Select] borrows a Selector from a sync.Pool (one per format) and allocates only its
-// result: the positions, in one array, and the rows' headers.
+// SelectBatch allocate nothing between garbage collections: a helper's body is made
+// once per Selector, and the runtime starts a goroutine from its free list. Until that
+// list and kernels.TopK's pooled scratch have settled on every P (a few hundred calls,
+// when helpers or the caller move between Ps), a call may allocate a few hundred
+// bytes, and a collection empties TopK's sync.Pool, so the first calls after one
+// allocate its scratch again. The one-call [Select] borrows a Selector from a
+// sync.Pool (one per format) and allocates only its result: the positions, in one
+// array, and the rows' headers. Between calls a Selector, a Cache and the pool keep no
+// reference to a call's inputs (K, V, Q, Attn) or dst.
 //
 // # Errors and numerics
 //
-// Nothing in snapkv panics on user input: every bad shape or configuration (slice
-// lengths against the declared dims, QHeads not a multiple of KVHeads, an even or
+// Nothing in snapkv panics on user input but an index: [CacheOf.Head] with h outside
+// [0, KVHeads) panics naming h, as a slice index would. Every bad shape or
+// configuration (slice lengths against the declared dims, a chunk's stated Rows, QHeads not a multiple of KVHeads, an even or
 // non-positive Kernel, a negative Budget, Window < 1, KeepRatio outside (0, 1] or NaN,
 // both Q and Attn set, Sinks with RulePaper, an unknown Layout, more than 1<<16 heads,
 // a Reserve beyond the int32 positions, dims whose product overflows int, a q8_0 Dim

@@ -180,6 +180,7 @@ func ExampleCache_engine() {
 		// Decode: each token at the true next position, layer by layer; attention reads
 		// each KV head's kept rows, the token's own last.
 		scores, out := make([]float32, g*64), make([]float32, qHeads*dim)
+		top := make([]int32, 0, 1) // TopK's result, reused: TopK(nil, …) would allocate each call
 		attends := map[int32]bool{}
 		for _, tok := range decode {
 			pos := caches[0].Offset()
@@ -199,7 +200,8 @@ func ExampleCache_engine() {
 						p := s[i*n : (i+1)*n]
 						kernels.Softmax(p)
 						kernels.WeightedSumRows(out[(h*g+i)*dim:][:dim], p, values)
-						attends[positions[kernels.TopK(nil, p, 1)[0]]] = true
+						top = kernels.TopK(top, p, 1)
+						attends[positions[top[0]]] = true
 					}
 				}
 				// out, [QHeads][Dim], goes on through the layer's output projection.
