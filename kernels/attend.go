@@ -71,8 +71,11 @@ var (
 // +Inf score is all NaN, a row of only −Inf scores is the mean of the value rows (the
 // uniform softmax), −Inf scores weigh 0 (and 0·Inf is NaN), and a row whose output is
 // NaN or ±Inf (an Inf or NaN value, or an overflow) is computed again by the
-// composition itself, from a pooled score row, so its bits are the composition's.
-// Only then are K and V read a second time, for that row. Attend allocates nothing in
+// composition itself, Scores, Softmax and WeightedSumRows on that row, so its NaN and
+// ±Inf outputs are the composition's. (Its finite outputs are too, but for the last
+// bits: Softmax's SIMD sums split a row at its vector boundaries, and the pooled score
+// row need not start where the composition's row of a [rows][n] block does.) Only
+// then are K and V read a second time, for that row. Attend allocates nothing in
 // steady state (its workspace is pooled).
 func Attend(out, q []float32, k, v []Float16, rows, n, dim int, scale float32) {
 	checkAttendArgs("Attend", out, q, len(k), len(v), 1, rows, n, dim, dim, true)
