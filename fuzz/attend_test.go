@@ -3,6 +3,7 @@ package fuzz
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/kvsimd/kvsimd/bf16"
@@ -237,6 +238,128 @@ func FuzzAttend(f *testing.F) {
 				}
 				if !sameBits(strided[e], g) {
 					t.Fatalf("%s: stride %d: out[%d] = %v, contiguous gives %v", what, stride, e, strided[e], g)
+				}
+			}
+		})
+	})
+}
+
+// partial runs the format's AttendPartial on n rows stride values apart.
+func partial(format int, st *kernels.AttendState, q []float32, k, v attendRows, n, stride int, scale float32) {
+	switch format {
+	case 0:
+		kernels.AttendPartial(st, q, k.h, v.h, n, stride, scale)
+	case 1:
+		kernels.AttendPartialBF16(st, q, k.bf, v.bf, n, stride, scale)
+	default:
+		kernels.AttendPartialQ8(st, q, k.q, v.q, n, stride, scale)
+	}
+}
+
+// part returns rows [lo, hi) of the rows, stride values apart.
+func (r attendRows) part(lo, hi, dim, stride int) attendRows {
+	if hi == lo {
+		return attendRows{}
+	}
+	if r.q != nil {
+		ws := stride / q8.BlockLen
+		return attendRows{q: r.q[lo*ws : (hi-1)*ws+dim/q8.BlockLen]}
+	}
+	if r.h != nil {
+		return attendRows{h: r.h[lo*stride : (hi-1)*stride+dim]}
+	}
+	return attendRows{bf: r.bf[lo*stride : (hi-1)*stride+dim]}
+}
+
+// FuzzAttendParts is FuzzAttend through the partial form: the keys split where cuts
+// says (a byte per boundary, empty parts too), AttendPartial on each part into a state
+// of its own, the states merged in the order cuts' bytes also give, then Finish. A row
+// whose Attend output is finite must come out finite and within the float64 bound
+// with E increased by 4u per merge; a row with a NaN or +Inf score must be NaN. The
+// AttendState doc lets other non-finite rows differ from the composition where the
+// values hold Inf or NaN, or where Σ wⱼ·vⱼ may overflow; then only NaN for NaN is
+// required.
+func FuzzAttendParts(f *testing.F) {
+	seed := make([]byte, 0, 1200)
+	for i := range 1200 {
+		seed = append(seed, byte(i*53+7))
+	}
+	f.Add(uint8(0), uint8(0x83), uint8(7), []byte{40, 3, 200, 0, 9}, float32(0.125), seed)
+	f.Add(uint8(1), uint8(2), uint8(3), []byte{0, 0, 255}, float32(-0.5), seed)
+	f.Add(uint8(2), uint8(0x84), uint8(0), []byte{128, 64, 17, 5}, float32(0.25), seed)
+	f.Fuzz(func(t *testing.T, format, rows, dim uint8, cuts []byte, scale float32, data []byte) {
+		if len(data) > scoresMaxBytes || len(cuts) > 8 {
+			return
+		}
+		fm := int(format % 3)
+		d := attendDim(fm, dim)
+		r := min(int(rows&0x7f)%10, len(data)/(4*d))
+		q := float32s(data[:4*r*d])
+		rowBytes := attendRowBytes(fm, d)
+		maxKeys := attendMaxProducts / (max(r, 1) * d)
+		given := min((len(data)-4*r*d)/(2*rowBytes), maxKeys)
+		k := readAttendRows(fm, data[4*r*d:], d, given)
+		v := readAttendRows(fm, data[4*r*d+given*rowBytes:], d, given)
+		n := given
+		if rows&0x80 != 0 && given > 0 {
+			n = max(given, min(attendKeys, maxKeys))
+			k, v = k.repeat(given, n, d), v.repeat(given, n, d)
+		}
+		parts := 1 + len(cuts)/2
+		bounds := []int{0, n}
+		for _, c := range cuts[:parts-1] {
+			bounds = append(bounds, int(c)*n/255)
+		}
+		slices.Sort(bounds)
+		merges := parts - 1
+		want := oracle.Attend(q, func(j, e int) float64 { return k.value(j*d + e) },
+			func(j, e int) float64 { return v.value(j*d + e) }, r, n, d, scale, 4*0x1p-24*float64(merges))
+		special := false // an Inf or NaN value, or values large enough for Σ wⱼ·vⱼ to overflow
+		for i := range n * d {
+			x := math.Abs(v.value(i))
+			special = special || !(x*0x1p24*float64(n) < math.MaxFloat32)
+		}
+		got, whole := make([]float32, r*d), make([]float32, r*d)
+		varianttest.Each(t, func(variant string) {
+			what := fmt.Sprintf("%s: format %d rows=%d n=%d dim=%d scale=%v parts %v", variant, fm, r, n, d, scale, bounds)
+			states := make([]*kernels.AttendState, parts)
+			for p := range parts {
+				states[p] = new(kernels.AttendState)
+				states[p].Reset(r, d)
+				lo, hi := bounds[p], bounds[p+1]
+				partial(fm, states[p], q, k.part(lo, hi, d, d), v.part(lo, hi, d, d), hi-lo, d, scale)
+			}
+			order := cuts[parts-1:]
+			for len(states) > 1 {
+				a := 0
+				if len(order) > 0 {
+					a, order = int(order[0])%len(states), order[1:]
+				}
+				b := (a + 1) % len(states)
+				states[a].Merge(states[b])
+				states = slices.Delete(states, b, b+1)
+			}
+			states[0].Finish(got)
+			attend(fm, whole, q, k, v, r, n, d, d, scale)
+			for e, g := range got {
+				i, w := e/d, whole[e]
+				switch {
+				case n == 0:
+					if math.Float32bits(g) != 0 {
+						t.Fatalf("%s: out[%d] = %v with no keys, want +0", what, e, g)
+					}
+				case want[i].NaN || w != w && !special:
+					if g == g {
+						t.Fatalf("%s: out[%d*dim+%d] = %v, want NaN (Attend gives %v)", what, i, e%d, g, w)
+					}
+				case w-w != 0 || g-g != 0:
+					if !special && !(w == g) {
+						t.Fatalf("%s: out[%d*dim+%d] = %v, Attend gives %v", what, i, e%d, g, w)
+					}
+				default:
+					if err := want[i].Check(e%d, g); err != nil {
+						t.Fatalf("%s: out[%d*dim+%d]: %v (Attend gives %v)", what, i, e%d, err, w)
+					}
 				}
 			}
 		})

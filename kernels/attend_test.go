@@ -282,7 +282,7 @@ func testAttendBound[E comparable](t *testing.T, f *attendKind[E]) {
 				shapes = append(shapes, 2+c%2)
 			}
 			c++
-			for rows > 1 && rows*n*dim > 1<<20 {
+			for rows > 1 && rows*n*dim > 1<<19 {
 				rows /= 2
 			}
 			for _, s := range shapes {
