@@ -70,6 +70,8 @@ func randomFloats(n int, seed uint64) []float32 {
 
 // dotSink keeps the dot products observable, so the benchmark loops are not optimised
 // away.
+//
+//lint:ignore U1000 a benchmark sink: written so the benchmarked calls are kept, never meant to be read
 var dotSink float32
 
 func benchDotF16(b *testing.B, n int) {

@@ -80,6 +80,7 @@ func benchSoftmaxThenAdd(b *testing.B, n int) {
 	}
 }
 
+//lint:ignore U1000 a benchmark sink: written so the benchmarked calls are kept, never meant to be read
 var reduceSink float32
 
 func benchMax(b *testing.B, n int) {
