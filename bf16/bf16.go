@@ -48,7 +48,7 @@ var (
 // It panics if len(dst) != len(src).
 func ToFloat32(dst []float32, src []BFloat16) {
 	if len(dst) != len(src) {
-		panic(fmt.Sprintf("bf16.ToFloat32: len(dst) = %d, len(src) = %d", len(dst), len(src)))
+		panic(fmt.Sprintf("bf16.ToFloat32: len(dst) = %d, len(src) = %d, want equal lengths", len(dst), len(src)))
 	}
 	race.Read(src)
 	race.Write(dst)
@@ -74,7 +74,7 @@ func ToFloat32(dst []float32, src []BFloat16) {
 // It panics if len(dst) != len(src).
 func FromFloat32(dst []BFloat16, src []float32) {
 	if len(dst) != len(src) {
-		panic(fmt.Sprintf("bf16.FromFloat32: len(dst) = %d, len(src) = %d", len(dst), len(src)))
+		panic(fmt.Sprintf("bf16.FromFloat32: len(dst) = %d, len(src) = %d, want equal lengths", len(dst), len(src)))
 	}
 	race.Read(src)
 	race.Write(dst)

@@ -262,10 +262,10 @@ func TestLengthsAndGuards(t *testing.T) {
 }
 
 func TestMismatchedLengthsPanic(t *testing.T) {
-	require.PanicsWithValue(t, "bf16.ToFloat32: len(dst) = 3, len(src) = 4", func() {
+	require.PanicsWithValue(t, "bf16.ToFloat32: len(dst) = 3, len(src) = 4, want equal lengths", func() {
 		ToFloat32(make([]float32, 3), make([]BFloat16, 4))
 	})
-	require.PanicsWithValue(t, "bf16.FromFloat32: len(dst) = 5, len(src) = 2", func() {
+	require.PanicsWithValue(t, "bf16.FromFloat32: len(dst) = 5, len(src) = 2, want equal lengths", func() {
 		FromFloat32(make([]BFloat16, 5), make([]float32, 2))
 	})
 }

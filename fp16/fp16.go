@@ -36,7 +36,7 @@ var (
 // It panics if len(dst) != len(src).
 func ToFloat32(dst []float32, src []Float16) {
 	if len(dst) != len(src) {
-		panic(fmt.Sprintf("fp16.ToFloat32: len(dst) = %d, len(src) = %d", len(dst), len(src)))
+		panic(fmt.Sprintf("fp16.ToFloat32: len(dst) = %d, len(src) = %d, want equal lengths", len(dst), len(src)))
 	}
 	race.Read(src)
 	race.Write(dst)
@@ -50,7 +50,7 @@ func ToFloat32(dst []float32, src []Float16) {
 // It panics if len(dst) != len(src).
 func FromFloat32(dst []Float16, src []float32) {
 	if len(dst) != len(src) {
-		panic(fmt.Sprintf("fp16.FromFloat32: len(dst) = %d, len(src) = %d", len(dst), len(src)))
+		panic(fmt.Sprintf("fp16.FromFloat32: len(dst) = %d, len(src) = %d, want equal lengths", len(dst), len(src)))
 	}
 	race.Read(src)
 	race.Write(dst)

@@ -90,7 +90,7 @@ var (
 // It panics if len(src) != 32·len(dst).
 func Quantize(dst []Block, src []float32) {
 	if len(src) != BlockLen*len(dst) {
-		panic(fmt.Sprintf("q8.Quantize: len(dst) = %d blocks, len(src) = %d, want %d", len(dst), len(src), BlockLen*len(dst)))
+		panic(fmt.Sprintf("q8.Quantize: len(dst) = %d blocks, len(src) = %d, want len(src) = 32·len(dst) = %d", len(dst), len(src), BlockLen*len(dst)))
 	}
 	race.Read(src)
 	race.Write(dst)
@@ -103,7 +103,7 @@ func Quantize(dst []Block, src []float32) {
 // It panics if len(dst) != 32·len(src).
 func Dequantize(dst []float32, src []Block) {
 	if len(dst) != BlockLen*len(src) {
-		panic(fmt.Sprintf("q8.Dequantize: len(dst) = %d, len(src) = %d blocks, want %d", len(dst), len(src), BlockLen*len(src)))
+		panic(fmt.Sprintf("q8.Dequantize: len(dst) = %d, len(src) = %d blocks, want len(dst) = 32·len(src) = %d", len(dst), len(src), BlockLen*len(src)))
 	}
 	race.Read(src)
 	race.Write(dst)
