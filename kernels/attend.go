@@ -310,12 +310,14 @@ func (st *AttendState) Dim() int { return st.dim }
 //
 // It panics on the conditions of AttendStrided (with rows and dim from st).
 func AttendPartial(st *AttendState, q []float32, k, v []Float16, n, stride int, scale float32) {
+	checkPartialQueries("AttendPartial", st, q)
 	span := checkAttendArgs("AttendPartial", st.acc, q, len(k), len(v), 1, st.rows, n, st.dim, stride, false)
 	attendPartial(&attendFP16, st, q, k[:span], v[:span], n, stride, scale)
 }
 
 // AttendPartialBF16 is [AttendPartial] over bfloat16 keys and values.
 func AttendPartialBF16(st *AttendState, q []float32, k, v []bf16.BFloat16, n, stride int, scale float32) {
+	checkPartialQueries("AttendPartialBF16", st, q)
 	span := checkAttendArgs("AttendPartialBF16", st.acc, q, len(k), len(v), 1, st.rows, n, st.dim, stride, false)
 	attendPartial(&attendBF16, st, q, k[:span], v[:span], n, stride, scale)
 }
@@ -323,8 +325,17 @@ func AttendPartialBF16(st *AttendState, q []float32, k, v []bf16.BFloat16, n, st
 // AttendPartialQ8 is [AttendPartial] over q8_0 keys and values (dim and stride count
 // values, multiples of 32).
 func AttendPartialQ8(st *AttendState, q []float32, k, v []q8.Block, n, stride int, scale float32) {
+	checkPartialQueries("AttendPartialQ8", st, q)
 	span := checkAttendArgs("AttendPartialQ8", st.acc, q, len(k), len(v), q8.BlockLen, st.rows, n, st.dim, stride, false)
 	attendPartial(&attendQ8, st, q, k[:span], v[:span], n, stride, scale)
+}
+
+// checkPartialQueries panics unless q holds the state's rows, so that checkAttendArgs,
+// given the state's sums as out, has only k and v left to blame.
+func checkPartialQueries(kernel string, st *AttendState, q []float32) {
+	if len(q) != len(st.acc) {
+		panic(fmt.Sprintf("kernels.%s: len(q) = %d, want Rows·Dim = %d·%d = %d", kernel, len(q), st.rows, st.dim, len(st.acc)))
+	}
 }
 
 // attendPartial runs the blocks; k and v hold exactly the span of the n rows.

@@ -23,7 +23,7 @@ type AttendRow struct {
 // With tⱼ the exact scores, Δ the largest of Scores' bounds over the row's finite
 // entries and u = 2⁻²⁴, each finite output must meet
 //
-//	|out − o| ≤ ((e^(2Δ) − 1)·(1 + E) + E)·Σⱼ pⱼ·|vⱼ| + n·2⁻¹⁴⁹·maxⱼ|vⱼ|,  E = (2n + ⌈n/256⌉ + 16)·u
+//	|out − o| ≤ ((e^(2Δ) − 1)·(1 + E) + E)·Σⱼ pⱼ·|vⱼ| + n·2⁻¹⁴⁸·maxⱼ|vⱼ| + 2⁻¹⁴⁹,  E = (2n + ⌈n/256⌉ + 16)·u
 //
 // A row whose scores are all −Inf is the uniform softmax (the mean of the values), with
 // Δ = 0; −Inf scores beside finite ones weigh exactly 0.
@@ -88,7 +88,7 @@ func Attend(q []float32, key, value func(j, d int) float64, rows, n, dim int, sc
 				row.Bound[d] = math.Inf(1)
 				continue
 			}
-			row.Bound[d] = (growth*(1+e)+e)*weighted + float64(n)*0x1p-149*largest
+			row.Bound[d] = (growth*(1+e)+e)*weighted + float64(n)*0x1p-148*largest + 0x1p-149
 		}
 	}
 	return out
