@@ -36,7 +36,52 @@ const (
 	// chunk's Q gave; zero when it gave none), its softmax over every row the cache
 	// held when the prompt ended, before the prompt's own selection.
 	DecodeH2O
+	// DecodeLongRange keeps the rows that something attended to from afar: the first
+	// Sinks rows, the last 2·Window rows, and the top of the rest by their long-range
+	// score pooled over the rows (Config.Kernel and Pool). A row's long-range score is
+	// the largest attention it has received from a query at least Window positions
+	// after it: each Attend call's softmax over the rows it saw, averaged over the G
+	// query heads of a KV head, the largest over every KV head and every call since the
+	// row entered (the Last chunk's query rows included, causal by position, as for
+	// DecodeH2O), and over every layer's cache that shares DecodeBudget.Share. So every
+	// KV head keeps the same positions, and with a shared table every layer does. Why:
+	// local attention (a token looking at its last few neighbours) is what most
+	// attention is, and it says nothing about what will be needed later; a row that a
+	// later token retrieved from far away (a repeated name, a key quoted again) is
+	// likely to be retrieved again, and one such look is enough, hence the maximum
+	// rather than H2O's sum, which the local attention of every token dominates. The
+	// last 2·Window rows are kept because they have not yet been seen from Window
+	// positions away by more than a few queries.
+	DecodeLongRange
 )
+
+// LongRange is the long-range scores of DecodeLongRange, by position: the caches of
+// one sequence's layers share one through DecodeBudget.Share, so that every layer
+// keeps the rows that any layer attended to from afar. Its zero value is empty and
+// ready; it grows by 4 bytes per position the sequence reaches (amortised appends). It
+// is not safe for concurrent use: a sequence's layers run one after another. Within a
+// token, a layer that compresses sees the scores of the layers that attended before it.
+type LongRange struct {
+	best []float32 // by position
+}
+
+// raise makes at least p the score of position at.
+func (s *LongRange) raise(at int32, p float32) {
+	for int(at) >= len(s.best) {
+		s.best = append(s.best, 0)
+	}
+	if p > s.best[at] {
+		s.best[at] = p
+	}
+}
+
+// score is the score of position at.
+func (s *LongRange) score(at int32) float32 {
+	if int(at) < len(s.best) {
+		return s.best[at]
+	}
+	return 0
+}
 
 // DecodeBudget keeps every KV head of a [CacheOf] within a budget while it generates.
 // The zero value (Budget 0) is no budget: decoded rows are appended and never evicted.
@@ -69,21 +114,27 @@ type DecodeBudget struct {
 	Budget   int // rows per KV head after each compression, 1 to math.MaxInt32; 0 means no budget
 	Interval int // a head is compressed once it holds Budget + Interval rows; ≥ 1 with a Budget
 	Rule     DecodeRule
+	// Share is the long-range scores that DecodeLongRange shares with the other layers'
+	// caches of the sequence (one LongRange for all of them); nil: this cache's own.
+	// Other rules take none.
+	Share *LongRange
 }
 
 // validate checks the decode budget of cfg.
 func (b *DecodeBudget) validate(cfg *CacheConfig) error {
 	switch {
-	case b.Budget == 0 && (b.Interval != 0 || b.Rule != DecodeSnapKV):
-		return fmt.Errorf("snapkv: CacheConfig.Decode.Interval %d and Rule %d without a Decode.Budget; set Budget ≥ 1", b.Interval, b.Rule)
+	case b.Budget == 0 && (b.Interval != 0 || b.Rule != DecodeSnapKV || b.Share != nil):
+		return fmt.Errorf("snapkv: CacheConfig.Decode.Interval %d, Rule %d or Share without a Decode.Budget; set Budget ≥ 1", b.Interval, b.Rule)
 	case b.Budget == 0:
 		return nil
 	case b.Budget < 0 || b.Budget > math.MaxInt32:
 		return fmt.Errorf("snapkv: CacheConfig.Decode.Budget %d, want 1 to %d (or 0 for no decode budget)", b.Budget, math.MaxInt32)
 	case b.Interval < 1 || b.Interval > math.MaxInt32-b.Budget:
 		return fmt.Errorf("snapkv: CacheConfig.Decode.Interval %d, want 1 to %d (Budget + Interval within the int32 positions)", b.Interval, math.MaxInt32-b.Budget)
-	case b.Rule != DecodeSnapKV && b.Rule != DecodeRecent && b.Rule != DecodeH2O:
-		return fmt.Errorf("snapkv: CacheConfig.Decode.Rule %d is not DecodeSnapKV, DecodeRecent or DecodeH2O", b.Rule)
+	case b.Rule != DecodeSnapKV && b.Rule != DecodeRecent && b.Rule != DecodeH2O && b.Rule != DecodeLongRange:
+		return fmt.Errorf("snapkv: CacheConfig.Decode.Rule %d is not DecodeSnapKV, DecodeRecent, DecodeH2O or DecodeLongRange", b.Rule)
+	case b.Share != nil && b.Rule != DecodeLongRange:
+		return fmt.Errorf("snapkv: CacheConfig.Decode.Share with Rule %d; only DecodeLongRange shares scores", b.Rule)
 	case cfg.Select.Alloc == AllocAdaptive:
 		return fmt.Errorf("snapkv: CacheConfig.Select.Alloc AllocAdaptive with CacheConfig.Decode.Budget %d: a decode budget takes AllocUniform only, for now", b.Budget)
 	}
@@ -107,9 +158,11 @@ type decoder[E Element] struct {
 	heads  []int // the heads being compressed
 	kept   [][][]int32
 
-	votes [][]float32 // DecodeH2O: per head, the attention each row has received
-	probs []float32   // DecodeH2O: one head's [G][rows] probabilities
-	rows  []int32     // DecodeRecent and DecodeH2O: the rows a head keeps
+	votes  [][]float32 // DecodeH2O: per head, the attention each row has received
+	share  *LongRange  // DecodeLongRange's scores
+	probs  []float32   // DecodeH2O, DecodeLongRange: one head's [G][rows] probabilities
+	scores []float32   // DecodeLongRange: one head's rows' scores, then pooled
+	rows   []int32     // DecodeRecent, DecodeH2O, DecodeLongRange: the rows a head keeps
 }
 
 // endPrompt ends the prompt with the Last chunk ch: it selects the prompt's rows
@@ -147,13 +200,13 @@ func (c *CacheOf[E]) endPrompt(ch ChunkOf[E]) error {
 		d.count, d.next = qValid, qValid%w
 	case DecodeH2O:
 		d.votes = make([][]float32, c.cfg.KVHeads)
-		prompt := c.promptAttention(ch, wk, wpos, rows)
+		prompt := make([]float32, c.cfg.KVHeads*rows)
+		c.promptAttention(ch, wk, wpos, rows, func(h int, _ int32, p []float32) {
+			kernels.Add(prompt[h*rows:h*rows+len(p)], p)
+		})
 		for h := range c.heads {
 			hr := &c.heads[h]
 			d.votes[h] = make([]float32, len(hr.pos), cap(hr.pos))
-			if prompt == nil {
-				continue
-			}
 			at := wpos[h*rows : (h+1)*rows]
 			j := 0
 			for i, p := range hr.pos { // a subset of the working rows, both ascending
@@ -163,49 +216,63 @@ func (c *CacheOf[E]) endPrompt(ch ChunkOf[E]) error {
 				d.votes[h][i] = prompt[h*rows+j]
 			}
 		}
+	case DecodeLongRange:
+		if d.share = b.Share; d.share == nil {
+			d.share = new(LongRange)
+		}
+		far := int32(c.cfg.Select.Window)
+		c.promptAttention(ch, wk, wpos, rows, func(h int, at int32, p []float32) {
+			for i, v := range p {
+				if pos := wpos[h*rows+i]; pos <= at-far {
+					d.share.raise(pos, v)
+				}
+			}
+		})
 	}
 	return nil
 }
 
-// promptAttention returns the attention that the Last chunk's query rows paid the
-// working area's rows, [KVHeads][rows], each query row's softmax over the rows at
-// positions ≤ its own, averaged over the group and summed over the query rows; nil
-// when the chunk has no Q.
-func (c *CacheOf[E]) promptAttention(ch ChunkOf[E], wk []E, wpos []int32, rows int) []float32 {
+// promptAttention calls add with the attention that each of the Last chunk's query
+// rows paid KV head h's working rows: for the query at position at, the softmax of
+// each of the group's query heads over the rows at positions ≤ at, averaged over the
+// group (p, the first len(p) working rows). It calls nothing when the chunk has no Q.
+// Its scratch, G·min(64, query rows)·rows floats, lives for the call.
+func (c *CacheOf[E]) promptAttention(ch ChunkOf[E], wk []E, wpos []int32, rows int, add func(h int, at int32, p []float32)) {
 	cfg := &c.cfg
-	if ch.Q == nil || rows == 0 {
-		return nil
-	}
 	hq, hk, dim, width := cfg.QHeads, cfg.KVHeads, cfg.Dim, c.width
 	g, given := hq/hk, len(ch.Q)/(hq*dim)
-	if given == 0 {
-		return nil
+	if given == 0 || rows == 0 {
+		return
 	}
 	scale := float32(1 / math.Sqrt(float64(dim)))
 	block := min(given, scoresRows)
-	out := make([]float32, hk*rows)
-	scores, qs := make([]float32, block*rows), make([]float32, block*dim)
-	for j := range hq {
-		h := j / g
-		acc, k, at := out[h*rows:(h+1)*rows], wk[h*rows*width:(h+1)*rows*width], wpos[h*rows:(h+1)*rows]
-		src, stride := headOf(ch.Q, cfg.Layout, j, hq, given, dim)
+	scores, qs, mean := make([]float32, g*block*rows), make([]float32, block*dim), make([]float32, rows)
+	for h := range hk {
+		k, at := wk[h*rows*width:(h+1)*rows*width], wpos[h*rows:(h+1)*rows]
 		for r0 := 0; r0 < given; r0 += block {
 			m := min(block, given-r0)
-			copyRows(qs[:m*dim], src[r0*stride:], dim, stride)
-			scoresStrided(scores[:m*rows], qs[:m*dim], k, m, rows, width, width, scale)
+			for j := range g {
+				src, stride := headOf(ch.Q, cfg.Layout, h*g+j, hq, given, dim)
+				copyRows(qs[:m*dim], src[r0*stride:], dim, stride)
+				scoresStrided(scores[j*m*rows:(j+1)*m*rows], qs[:m*dim], k, m, rows, width, width, scale)
+			}
 			for i := range m {
 				p := int32(c.prompt - given + r0 + i)
 				seen := sort.Search(rows, func(t int) bool { return at[t] > p })
-				row := scores[i*rows : i*rows+seen]
-				kernels.Softmax(row)
-				kernels.Add(acc[:seen], row)
+				sum := mean[:seen]
+				clear(sum)
+				for j := range g {
+					row := scores[(j*m+i)*rows : (j*m+i)*rows+seen]
+					kernels.Softmax(row)
+					kernels.Add(sum, row)
+				}
+				if g > 1 {
+					scaleBy(sum, 1/float32(g))
+				}
+				add(h, p, sum)
 			}
 		}
 	}
-	if g > 1 {
-		scaleBy(out, 1/float32(g))
-	}
-	return out
 }
 
 // afterAttend runs at the end of every Attend call, after the output is computed, with
@@ -218,7 +285,7 @@ func (c *CacheOf[E]) afterAttend(q []float32) error {
 		switch b.Rule {
 		case DecodeSnapKV:
 			c.recordQuery(q)
-		case DecodeH2O:
+		case DecodeH2O, DecodeLongRange:
 			c.addAttention(q)
 		}
 		err = c.compress()
@@ -249,16 +316,17 @@ func (c *CacheOf[E]) recordQuery(q []float32) {
 }
 
 // addAttention adds the attention that the call's queries q pay each KV head's rows
-// to the rows' H2O votes: per head, the softmax of its G query heads over all its
-// rows, averaged over them.
+// (per head, the softmax of its G query heads over all its rows, averaged over them)
+// to the rows' H2O votes, or raises their long-range scores with it.
 func (c *CacheOf[E]) addAttention(q []float32) {
 	d := &c.dec
 	dim, g := c.cfg.Dim, c.cfg.QHeads/c.cfg.KVHeads
 	scale := float32(1 / math.Sqrt(float64(dim)))
+	far := int32(c.Offset()-1) - int32(c.cfg.Select.Window) // the last position seen from afar
 	for h := range c.heads {
 		hr := &c.heads[h]
 		n := len(hr.pos)
-		for len(d.votes[h]) < n { // rows appended since the last call start with none
+		for d.votes != nil && len(d.votes[h]) < n { // rows appended since the last call start with none
 			d.votes[h] = append(d.votes[h], 0)
 		}
 		d.probs = grow(d.probs, g*n)
@@ -272,7 +340,16 @@ func (c *CacheOf[E]) addAttention(q []float32) {
 		if g > 1 {
 			scaleBy(d.probs[:n], 1/float32(g))
 		}
-		kernels.Add(d.votes[h], d.probs[:n])
+		if d.votes != nil {
+			kernels.Add(d.votes[h], d.probs[:n])
+			continue
+		}
+		for i, at := range hr.pos {
+			if at > far {
+				break
+			}
+			d.share.raise(at, d.probs[i])
+		}
 	}
 }
 
@@ -346,14 +423,32 @@ func (c *CacheOf[E]) selectSnapKV() error {
 	return nil
 }
 
-// keepRule returns head h's kept rows under DecodeRecent or DecodeH2O, ascending.
+// keepRule returns head h's kept rows under DecodeRecent, DecodeH2O or
+// DecodeLongRange, ascending.
 func (c *CacheOf[E]) keepRule(h int) []int32 {
 	d, b := &c.dec, c.cfg.Decode
-	n := len(c.heads[h].pos)
+	pos := c.heads[h].pos
+	n := len(pos)
 	sinks := min(c.cfg.Select.Sinks, b.Budget)
 	top := 0
-	if b.Rule == DecodeH2O {
+	var scores []float32
+	switch b.Rule {
+	case DecodeH2O:
 		top = max(b.Budget-b.Budget/2-sinks, 0)
+		scores = d.votes[h]
+	case DecodeLongRange:
+		top = max(b.Budget-sinks-2*c.cfg.Select.Window, 0)
+		d.scores = grow(d.scores, 2*n)
+		raw, pooled := d.scores[:n], d.scores[n:]
+		for i, at := range pos {
+			raw[i] = d.share.score(at)
+		}
+		if c.cfg.Select.Pool == PoolMax {
+			kernels.MaxPool1D(pooled, raw, c.cfg.Select.Kernel)
+		} else {
+			kernels.AvgPool1D(pooled, raw, c.cfg.Select.Kernel)
+		}
+		scores = pooled
 	}
 	recent := b.Budget - sinks - top
 	d.rows = grow(d.rows, b.Budget)
@@ -361,7 +456,7 @@ func (c *CacheOf[E]) keepRule(h int) []int32 {
 		d.rows[i] = int32(i)
 	}
 	if top > 0 {
-		picked := kernels.TopK(d.rows[sinks:sinks], d.votes[h][sinks:n-recent], top)
+		picked := kernels.TopK(d.rows[sinks:sinks], scores[sinks:n-recent], top)
 		for i := range picked {
 			picked[i] += int32(sinks)
 		}

@@ -206,6 +206,10 @@ func decodeCases() []decodeCase {
 		{"h2o/I6/prompt-evicts", with(prot, func(c *snapkv.Config) { c.Budget = 18; c.Sinks = 2 }), snapkv.DecodeBudget{Budget: 20, Interval: 6, Rule: snapkv.DecodeH2O}, 40, 8, false},
 		{"h2o/no-prompt-queries", prot, snapkv.DecodeBudget{Budget: 20, Interval: 2, Rule: snapkv.DecodeH2O}, 30, 0, true},
 		{"h2o/budget-in-protected", prot, snapkv.DecodeBudget{Budget: 6, Interval: 3, Rule: snapkv.DecodeH2O}, 30, 30, false},
+		{"longrange/I1", with(prot, func(c *snapkv.Config) { c.Window = 4 }), snapkv.DecodeBudget{Budget: 24, Interval: 1, Rule: snapkv.DecodeLongRange}, 40, 40, false},
+		{"longrange/I5/max/prompt-evicts", with(prot, func(c *snapkv.Config) { c.Window = 6; c.Budget = 26; c.Pool = snapkv.PoolMax }), snapkv.DecodeBudget{Budget: 30, Interval: 5, Rule: snapkv.DecodeLongRange}, 40, 6, false},
+		{"longrange/no-prompt-queries", with(prot, func(c *snapkv.Config) { c.Window = 3 }), snapkv.DecodeBudget{Budget: 20, Interval: 2, Rule: snapkv.DecodeLongRange}, 30, 0, true},
+		{"longrange/budget-in-protected", prot, snapkv.DecodeBudget{Budget: 18, Interval: 3, Rule: snapkv.DecodeLongRange}, 30, 30, false},
 	}
 }
 
@@ -277,6 +281,32 @@ func runDecodeModel[E snapkv.Element](t *testing.T, s *stream[E], tc decodeCase,
 			}
 		}
 	}
+	// DecodeLongRange's scores by position: the prompt's query rows, then every Attend.
+	far := int32(tc.sel.Window)
+	best := map[int32]float64{}
+	raise := func(p []float64, pos []int32, at int32) {
+		for i, x := range p {
+			if pos[i] <= at-far {
+				best[pos[i]] = max(best[pos[i]], x)
+			}
+		}
+	}
+	all := make([]int32, tc.prompt)
+	for p := range all {
+		all[p] = int32(p)
+	}
+	for h := range hk {
+		for r := tc.prompt - tc.qRows; r < tc.prompt; r++ {
+			mean := make([]float64, r+1)
+			for j := range g {
+				q := s.q[((h*g+j)*s.n+r)*d : ((h*g+j)*s.n+r+1)*d]
+				for i, p := range s.probs(q, h, all, r+1) {
+					mean[i] += p / float64(g)
+				}
+			}
+			raise(mean, all, int32(r))
+		}
+	}
 	peak, compressions := 0, 0
 	for h := range hk {
 		_, _, pos := c.Head(h)
@@ -299,11 +329,14 @@ func runDecodeModel[E snapkv.Element](t *testing.T, s *stream[E], tc decodeCase,
 			window = window[1:]
 		}
 		for h := range hk {
+			mean := make([]float64, len(before[h]))
 			for j := range g {
 				for i, p := range s.probs(q[(h*g+j)*d:(h*g+j+1)*d], h, before[h], len(before[h])) {
 					scores[h][before[h][i]] += p / float64(g)
+					mean[i] += p / float64(g)
 				}
 			}
+			raise(mean, before[h], int32(tok))
 		}
 		if err := c.Attend(out, q); err != nil {
 			t.Fatal(err)
@@ -336,7 +369,7 @@ func runDecodeModel[E snapkv.Element](t *testing.T, s *stream[E], tc decodeCase,
 				}
 				idx[i] = int32(j)
 			}
-			checkDecodeRule(t, what, s, tc, h, before[h], idx, window, scores[h])
+			checkDecodeRule(t, what, s, tc, h, before[h], idx, window, scores[h], best)
 			for p := range scores[h] {
 				if _, ok := slices.BinarySearch(pos, p); !ok {
 					delete(scores[h], p)
@@ -365,7 +398,7 @@ func runDecodeModel[E snapkv.Element](t *testing.T, s *stream[E], tc decodeCase,
 
 // checkDecodeRule checks the rows idx (indices into the head's rows before, ascending)
 // that the cache kept of head h under tc's rule.
-func checkDecodeRule[E snapkv.Element](t *testing.T, what string, s *stream[E], tc decodeCase, h int, before []int32, idx []int32, window []windowQuery, scores map[int32]float64) {
+func checkDecodeRule[E snapkv.Element](t *testing.T, what string, s *stream[E], tc decodeCase, h int, before []int32, idx []int32, window []windowQuery, scores, best map[int32]float64) {
 	t.Helper()
 	n, b := len(before), tc.dec.Budget
 	sinks := min(tc.sel.Sinks, b)
@@ -399,6 +432,18 @@ func checkDecodeRule[E snapkv.Element](t *testing.T, what string, s *stream[E], 
 			votes[i] = scores[p]
 		}
 		checkKept(t, what, [][]int32{idx}, [][]float64{votes}, snapkv.Config{Rule: snapkv.RuleProtected, Sinks: sinks}, n, b-sinks-top, []int{b})
+	case snapkv.DecodeLongRange:
+		top := max(b-sinks-2*tc.sel.Window, 0)
+		if top == 0 {
+			exact(recentFrom())
+			return
+		}
+		raw := make([]float64, n)
+		for i, p := range before {
+			raw[i] = best[p]
+		}
+		pooled := refPool(raw, tc.sel.Kernel, tc.sel.Pool)
+		checkKept(t, what, [][]int32{idx}, [][]float64{pooled}, snapkv.Config{Rule: snapkv.RuleProtected, Sinks: sinks}, n, b-sinks-top, []int{b})
 	default:
 		m := min(len(window), n)
 		protected := m
@@ -500,10 +545,11 @@ func TestDecodeBudgetErrors(t *testing.T) {
 	}{
 		{snapkv.DecodeBudget{Budget: -1, Interval: 1}, snapkv.AllocUniform, "Decode.Budget -1"},
 		{snapkv.DecodeBudget{Budget: 8}, snapkv.AllocUniform, "Decode.Interval 0"},
-		{snapkv.DecodeBudget{Interval: 4}, snapkv.AllocUniform, "Decode.Interval 4 and Rule 0 without a Decode.Budget"},
+		{snapkv.DecodeBudget{Interval: 4}, snapkv.AllocUniform, "Decode.Interval 4, Rule 0 or Share without a Decode.Budget"},
 		{snapkv.DecodeBudget{Budget: 8, Interval: 1, Rule: 7}, snapkv.AllocUniform, "Decode.Rule 7"},
 		{snapkv.DecodeBudget{Budget: 8, Interval: math.MaxInt32}, snapkv.AllocUniform, "Decode.Interval 2147483647"},
 		{snapkv.DecodeBudget{Budget: 8, Interval: 1}, snapkv.AllocAdaptive, "Alloc AllocAdaptive with CacheConfig.Decode.Budget 8"},
+		{snapkv.DecodeBudget{Budget: 8, Interval: 1, Rule: snapkv.DecodeH2O, Share: new(snapkv.LongRange)}, snapkv.AllocUniform, "Decode.Share with Rule 2"},
 	} {
 		cfg := sel
 		cfg.Alloc = tc.alloc

@@ -25,8 +25,9 @@ const StreamPrefill = 64
 
 // StreamMethod is one row of the streaming study.
 type StreamMethod struct {
-	Name     string // the JSON "method": full, sinks-recent, snapkv-protected, snapkv-paper or h2o
-	Window   int    // W of the SnapKV rules, 0 otherwise
+	Name     string // the JSON "method": full, sinks-recent, snapkv-protected, snapkv-paper, h2o or long-range
+	Window   int    // W of the SnapKV rules and long-range's band, 0 otherwise
+	Kernel   int    // the pooling kernel; 0 means ProtocolKernel
 	Budget   int    // rows per layer and KV head after each compression; 0 for full
 	Interval int    // tokens between compressions; 0 for full
 	Sinks    int
@@ -36,7 +37,9 @@ type StreamMethod struct {
 
 // StreamMethods is the study's grid: the full cache, then for budgets 128 and 256 and
 // intervals 1 and 32 StreamingLLM, SnapKV protected and paper (window 16) and H2O,
-// with the README's protocol (4 sinks, kernel 5, average pooling, group mean).
+// with the README's protocol (4 sinks, kernel 5, average pooling, group mean), and
+// this package's fourth rule, long-range (snapkv.DecodeLongRange, window 16, kernel 7,
+// one score table shared by the layers).
 func StreamMethods() []StreamMethod {
 	ms := []StreamMethod{{Name: "full"}}
 	for _, b := range []int{128, 256} {
@@ -45,11 +48,19 @@ func StreamMethods() []StreamMethod {
 				StreamMethod{Name: "sinks-recent", Budget: b, Interval: i, Sinks: ProtocolSinks, Rule: snapkv.RuleProtected, Decode: snapkv.DecodeRecent},
 				StreamMethod{Name: "snapkv-protected", Window: 16, Budget: b, Interval: i, Sinks: ProtocolSinks, Rule: snapkv.RuleProtected, Decode: snapkv.DecodeSnapKV},
 				StreamMethod{Name: "snapkv-paper", Window: 16, Budget: b, Interval: i, Rule: snapkv.RulePaper, Decode: snapkv.DecodeSnapKV},
-				StreamMethod{Name: "h2o", Budget: b, Interval: i, Sinks: ProtocolSinks, Rule: snapkv.RuleProtected, Decode: snapkv.DecodeH2O})
+				StreamMethod{Name: "h2o", Budget: b, Interval: i, Sinks: ProtocolSinks, Rule: snapkv.RuleProtected, Decode: snapkv.DecodeH2O},
+				StreamMethod{Name: "long-range", Window: 16, Kernel: LongRangeKernel, Budget: b, Interval: i, Sinks: ProtocolSinks,
+					Rule: snapkv.RuleProtected, Decode: snapkv.DecodeLongRange})
 		}
 	}
 	return ms
 }
+
+// LongRangeKernel is long-range's pooling kernel: a row's score spreads over the three
+// rows either side, so that a key whose one digit was looked at from afar keeps its
+// neighbours (kernel 5 keeps 14 of 32 public prompts at budget 128, interval 32; 7, 9
+// and 11 keep 30 to 32; docs/passkey.md).
+const LongRangeKernel = 7
 
 // StreamRow is one method's summary, the JSON object of `go run ./bench -passkey FILE
 // -stream`.
@@ -132,13 +143,20 @@ func evaluateStream[E snapkv.Element](e *engine[E], prompts []Prompt, methods []
 // stream builds method me's caches from the prefill p, feeds rest through them one
 // token at a time, generates n answer bytes and returns them with each layer's Stats.
 func stream[E snapkv.Element](e *engine[E], p *PrefillOf[E], rest []byte, me StreamMethod, n int) ([]byte, []snapkv.Stats, error) {
+	kernel := me.Kernel
+	if kernel == 0 {
+		kernel = ProtocolKernel
+	}
 	cfg := snapkv.CacheConfig{
-		Select: snapkv.Config{Budget: max(me.Budget, p.Len), Window: max(me.Window, 1), Kernel: ProtocolKernel,
+		Select: snapkv.Config{Budget: max(me.Budget, p.Len), Window: max(me.Window, 1), Kernel: kernel,
 			Pool: snapkv.PoolAvg, Group: snapkv.GroupMean, Sinks: me.Sinks, Rule: me.Rule, Workers: 1},
 		QHeads: e.QHeads, KVHeads: e.KVHeads, Dim: e.HeadDim, Reserve: me.Budget + me.Interval,
 	}
 	if me.Budget > 0 {
 		cfg.Decode = snapkv.DecodeBudget{Budget: me.Budget, Interval: me.Interval, Rule: me.Decode}
+		if me.Decode == snapkv.DecodeLongRange {
+			cfg.Decode.Share = new(snapkv.LongRange) // every layer keeps what any layer looked at from afar
+		}
 	} else {
 		cfg.Reserve = len(rest) + n
 	}

@@ -3,6 +3,8 @@ package llama
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/kvsimd/kvsimd/snapkv"
 )
 
 // TestStreamAgainstPyTorch runs the streaming study on the 32 public prompts with the
@@ -26,6 +28,10 @@ func TestStreamAgainstPyTorch(t *testing.T) {
 	}
 	for _, o := range out {
 		correct, peak, pred, ok := ref.Lookup(o.StreamRow)
+		if o.Method.Decode == snapkv.DecodeLongRange {
+			checkLongRange(t, o)
+			continue
+		}
 		if !ok {
 			t.Errorf("%s: no reference", StreamKey(o.StreamRow))
 			continue
@@ -51,4 +57,17 @@ func TestStreamAgainstPyTorch(t *testing.T) {
 			t.Errorf("%s: %d of 32 answers differ from PyTorch's", key, differ)
 		}
 	}
+}
+
+// checkLongRange holds the fourth rule, which PyTorch does not run, to its peak and,
+// on all 32 prompts, to the target at budget 128, interval 32: 16 or more.
+func checkLongRange(t *testing.T, o StreamOutcome) {
+	t.Helper()
+	if o.PeakRows != o.Budget+o.Interval-1 {
+		t.Errorf("long-range B=%d I=%d: peak %d rows, want %d", o.Budget, o.Interval, o.PeakRows, o.Budget+o.Interval-1)
+	}
+	if !testing.Short() && o.Budget == 128 && o.Interval == 32 && o.Correct < 16 {
+		t.Errorf("long-range B=128 I=32: %d/32 correct, want at least 16", o.Correct)
+	}
+	t.Logf("long-range B=%d I=%d: %d/%d", o.Budget, o.Interval, o.Correct, o.Total)
 }
