@@ -187,21 +187,30 @@ func TestOracleAttn(t *testing.T) {
 // the README's 2e-7 (absolute, on votes of order 1).
 func checkOraclePooled(t *testing.T, c *oracleCase, s *Selector, rule Rule, sel oracleSelection, b int) {
 	t.Helper()
-	p := &s.plans[0]
-	if p.keep != keepScored {
+	// The Selector keeps no plan after the call (it must not keep its inputs): its
+	// pooled votes are what the call scored, none in the pinned cases.
+	sinks, window := 0, min(c.Params.Window, c.Params.Len)
+	if rule == RuleProtected {
+		sinks = c.Params.Sinks
+	}
+	if c.Params.Len <= c.Params.Budget || sinks+window >= c.Params.Budget {
+		if len(s.pooled) != 0 {
+			t.Fatalf("%s: %d pooled votes in a pinned case, want none scored", c.Name, len(s.pooled))
+		}
 		return
 	}
+	pooled := s.pooled
 	want := sel.Pooled
 	if rule == RulePaper {
 		want = sel.PooledPrefix
 	}
 	w := batchSlice(want, b)
-	if len(w) != len(p.pooled) {
-		t.Fatalf("%s: %d pooled votes, oracle has %d", c.Name, len(p.pooled), len(w))
+	if len(w) != len(pooled) {
+		t.Fatalf("%s: %d pooled votes, oracle has %d", c.Name, len(pooled), len(w))
 	}
 	for i := range w {
-		if d := p.pooled[i] - w[i]; d > 2e-6 || d < -2e-6 {
-			t.Fatalf("%s %s: pooled[%d] = %v, oracle %v", c.Name, ruleName(rule), i, p.pooled[i], w[i])
+		if d := pooled[i] - w[i]; d > 2e-6 || d < -2e-6 {
+			t.Fatalf("%s %s: pooled[%d] = %v, oracle %v", c.Name, ruleName(rule), i, pooled[i], w[i])
 		}
 	}
 }
