@@ -93,9 +93,9 @@ func (s *LongRange) score(at int32) float32 {
 // to that), Interval 1 compresses after every token, and a larger Interval trades a
 // few rows of memory for fewer compressions. Rows keep their true positions, and
 // Offset is unchanged. When the protected rows fill the budget (Sinks + W ≥ Budget
-// for DecodeSnapKV, Sinks + Budget/2 > Budget − Budget/2 for DecodeH2O), the first
-// min(Sinks, Budget) rows and then the most recent rows are kept, as in the prompt's
-// pinned cases.
+// for DecodeSnapKV, Sinks + Budget/2 > Budget − Budget/2 for DecodeH2O, Sinks +
+// 2·Window ≥ Budget for DecodeLongRange), the first min(Sinks, Budget) rows and then
+// the most recent rows are kept, as in the prompt's pinned cases.
 //
 // Sinks, Window and the pooling come from CacheConfig.Select; the prompt's own budget
 // (Select.Budget or KeepRatio) applies to the prompt only. Select.Alloc must be
@@ -103,13 +103,14 @@ func (s *LongRange) score(at int32) float32 {
 //
 // Cost: DecodeSnapKV scores W·G query rows against a head's Budget + Interval rows
 // per compression, so amortised over Interval tokens it costs about
-// W·(Budget+Interval)·Dim/Interval multiply-adds per query head and token; DecodeH2O
-// scores each Attend call's query against every row once more (one extra read of K
-// per token, on the caller's goroutine) and, when the prompt ends, the Last chunk's
-// query rows against the prompt's rows; DecodeRecent only moves rows. Steady state
-// allocates nothing once every head's storage has grown to Budget + Interval rows
-// (CacheConfig.Reserve ≥ Budget + Interval − the prompt's kept rows makes that so
-// from the first token).
+// W·(Budget+Interval)·Dim/Interval multiply-adds per query head and token;
+// DecodeH2O and DecodeLongRange score each Attend call's query against every row once
+// more (one extra read of K per token, on the caller's goroutine) and, when the prompt
+// ends, the Last chunk's query rows against the prompt's rows; DecodeRecent only moves
+// rows. Steady state allocates nothing once every head's storage has grown to Budget +
+// Interval rows (CacheConfig.Reserve ≥ Budget + Interval − the prompt's kept rows
+// makes that so from the first token), except that DecodeLongRange's table grows by
+// 4 bytes per new position, in amortised appends.
 type DecodeBudget struct {
 	Budget   int // rows per KV head after each compression, 1 to math.MaxInt32; 0 means no budget
 	Interval int // a head is compressed once it holds Budget + Interval rows; ≥ 1 with a Budget
