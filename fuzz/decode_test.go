@@ -23,6 +23,7 @@ func FuzzDecodeBudget(f *testing.F) {
 	f.Add(uint8(6), uint8(1), uint8(4), uint8(1), uint8(2), uint8(1), uint8(9), []byte{0, 0, 1, 0, 2, 3, 0, 0}, []byte{0xff, 0x7f, 0x00, 0x7c})
 	f.Add(uint8(10), uint8(3), uint8(5), uint8(2|8), uint8(1), uint8(4), uint8(20), []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, []byte{0x01, 0x00, 0x00, 0xfc})
 	f.Add(uint8(3), uint8(1), uint8(2), uint8(16), uint8(6), uint8(1), uint8(5), []byte{0, 0, 0, 3, 3}, []byte{})
+	f.Add(uint8(14), uint8(2), uint8(3), uint8(3|16), uint8(2), uint8(2), uint8(18), []byte{0, 0, 0, 1, 0, 0, 3, 0, 0, 0}, []byte{0x00, 0x3c, 0x00, 0x7c, 0x00, 0xfc, 0x01, 0x00})
 	f.Fuzz(func(t *testing.T, budget, interval, window, enums, sinks, group, prompt uint8, ops, data []byte) {
 		const hk, d = 2, 32
 		cfg := snapkv.CacheConfig{
