@@ -578,3 +578,106 @@ func TestDecodeBudgetErrors(t *testing.T) {
 		t.Errorf("a token without its Attend: error %v", err)
 	}
 }
+
+// TestDecodeLongRangeShared: two layers' caches sharing one LongRange keep, at every
+// compression, the rows that the float64 model chooses from the largest long-range
+// attention that either layer paid each position so far (the layers attending in
+// order within a token), in every format.
+func TestDecodeLongRangeShared(t *testing.T) {
+	t.Run("fp16", decodeShared[fp16.Float16])
+	t.Run("bf16", decodeShared[bf16.BFloat16])
+	t.Run("q8_0", decodeShared[q8.Block])
+}
+
+func decodeShared[E snapkv.Element](t *testing.T) {
+	const hq, hk, d, prompt, steps = 4, 2, 32, 30, 50
+	sel := snapkv.Config{Budget: 64, Window: 4, Kernel: 5, Sinks: 2, Rule: snapkv.RuleProtected}
+	share := new(snapkv.LongRange)
+	dec := snapkv.DecodeBudget{Budget: 20, Interval: 3, Rule: snapkv.DecodeLongRange, Share: share}
+	tc := decodeCase{sel: sel, dec: dec, prompt: prompt, qRows: prompt}
+	streams := []*stream[E]{
+		newStream[E](rand.New(rand.NewPCG(21, 1)), hq, hk, prompt+steps, d),
+		newStream[E](rand.New(rand.NewPCG(21, 2)), hq, hk, prompt+steps, d),
+	}
+	g, far := hq/hk, int32(sel.Window)
+	best := map[int32]float64{}
+	// raise adds the long-range attention that layer s's queries at position at pay
+	// the rows at positions pos to the model's shared scores.
+	raise := func(s *stream[E], h int, q []float32, pos []int32, at int32) {
+		seen, _ := slices.BinarySearch(pos, at+1)
+		mean := make([]float64, seen)
+		for j := range g {
+			for i, p := range s.probs(q[j*d:(j+1)*d], h, pos, seen) {
+				mean[i] += p / float64(g)
+			}
+		}
+		for i, x := range mean {
+			if pos[i] <= at-far {
+				best[pos[i]] = max(best[pos[i]], x)
+			}
+		}
+	}
+	caches := make([]*snapkv.CacheOf[E], len(streams))
+	all := make([]int32, prompt)
+	for p := range all {
+		all[p] = int32(p)
+	}
+	for l, s := range streams {
+		c, err := snapkv.NewCacheOf[E](snapkv.CacheConfig{Select: sel, QHeads: hq, KVHeads: hk, Dim: d, Decode: dec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Prefill(s.prompt(prompt, prompt, snapkv.HeadMajor)); err != nil {
+			t.Fatal(err)
+		}
+		for h := range hk {
+			for r := range prompt {
+				q := make([]float32, 0, g*d)
+				for j := range g {
+					q = append(q, s.q[((h*g+j)*s.n+r)*d:((h*g+j)*s.n+r+1)*d]...)
+				}
+				raise(s, h, q, all, int32(r))
+			}
+		}
+		caches[l] = c
+	}
+	out := make([]float32, hq*d)
+	compressed := 0
+	for tok := prompt; tok < prompt+steps; tok++ {
+		for l, s := range streams {
+			c := caches[l]
+			if err := c.Append(s.token(s.k, tok), s.token(s.v, tok)); err != nil {
+				t.Fatal(err)
+			}
+			q := s.query(tok)
+			before := make([][]int32, hk)
+			for h := range hk {
+				_, _, pos := c.Head(h)
+				before[h] = slices.Clone(pos)
+				raise(s, h, q[h*g*d:(h+1)*g*d], before[h], int32(tok))
+			}
+			if err := c.Attend(out, q); err != nil {
+				t.Fatal(err)
+			}
+			for h := range hk {
+				_, _, pos := c.Head(h)
+				if len(before[h]) < dec.Budget+dec.Interval {
+					continue
+				}
+				compressed++
+				idx := make([]int32, len(pos))
+				for i, p := range pos {
+					j, ok := slices.BinarySearch(before[h], p)
+					if !ok {
+						t.Fatalf("layer %d token %d head %d: kept position %d it did not hold", l, tok, h, p)
+					}
+					idx[i] = int32(j)
+				}
+				checkDecodeRule(t, fmt.Sprintf("layer %d token %d head %d", l, tok, h), s, tc, h, before[h], idx, nil, nil, best)
+			}
+		}
+	}
+	if compressed == 0 {
+		t.Error("no layer compressed")
+	}
+}
