@@ -64,7 +64,7 @@ func BenchmarkDecodeBudget(b *testing.B) {
 	for _, rule := range []struct {
 		name string
 		rule snapkv.DecodeRule
-	}{{"snapkv", snapkv.DecodeSnapKV}, {"recent", snapkv.DecodeRecent}, {"h2o", snapkv.DecodeH2O}} {
+	}{{"snapkv", snapkv.DecodeSnapKV}, {"recent", snapkv.DecodeRecent}, {"h2o", snapkv.DecodeH2O}, {"longrange", snapkv.DecodeLongRange}} {
 		for _, interval := range []int{64, 1} {
 			b.Run(fmt.Sprintf("schedule/%s/I=%d", rule.name, interval), func(b *testing.B) {
 				c := newCache(b, budget, snapkv.DecodeBudget{Budget: budget, Interval: interval, Rule: rule.rule})
