@@ -221,10 +221,10 @@ func (c *CacheOf[E]) endPrompt(ch ChunkOf[E]) error {
 		if d.share = b.Share; d.share == nil {
 			d.share = new(LongRange)
 		}
-		far := int32(c.cfg.Select.Window)
+		far := c.cfg.Select.Window
 		c.promptAttention(ch, wk, wpos, rows, func(h int, at int32, p []float32) {
 			for i, v := range p {
-				if pos := wpos[h*rows+i]; pos <= at-far {
+				if pos := wpos[h*rows+i]; int(pos) <= int(at)-far {
 					d.share.raise(pos, v)
 				}
 			}
@@ -323,7 +323,7 @@ func (c *CacheOf[E]) addAttention(q []float32) {
 	d := &c.dec
 	dim, g := c.cfg.Dim, c.cfg.QHeads/c.cfg.KVHeads
 	scale := float32(1 / math.Sqrt(float64(dim)))
-	far := int32(c.Offset()-1) - int32(c.cfg.Select.Window) // the last position seen from afar
+	far := c.Offset() - 1 - c.cfg.Select.Window // the last position seen from afar
 	for h := range c.heads {
 		hr := &c.heads[h]
 		n := len(hr.pos)
@@ -346,7 +346,7 @@ func (c *CacheOf[E]) addAttention(q []float32) {
 			continue
 		}
 		for i, at := range hr.pos {
-			if at > far {
+			if int(at) > far {
 				break
 			}
 			d.share.raise(at, d.probs[i])
@@ -438,7 +438,7 @@ func (c *CacheOf[E]) keepRule(h int) []int32 {
 		top = max(b.Budget-b.Budget/2-sinks, 0)
 		scores = d.votes[h]
 	case DecodeLongRange:
-		top = max(b.Budget-sinks-2*c.cfg.Select.Window, 0)
+		top = max(b.Budget-sinks-2*min(c.cfg.Select.Window, b.Budget), 0)
 		d.scores = grow(d.scores, 2*n)
 		raw, pooled := d.scores[:n], d.scores[n:]
 		for i, at := range pos {
