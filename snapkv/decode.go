@@ -147,8 +147,10 @@ type decoder[E Element] struct {
 	compressions int // Attend calls that compressed at least one head
 	peak         int // most rows of one head at the prompt's end or after an Attend call
 
-	// DecodeSnapKV: the last Window queries, a ring of Window slots per query head,
-	// [QHeads][Window][Dim], and the slots' positions.
+	// DecodeSnapKV: the last Window queries, a ring of slots per query head,
+	// [QHeads][slots][Dim], and the slots' positions; the slots grow, by doubling,
+	// with the queries recorded up to Window, so that a large Window costs only the
+	// queries the cache has been given.
 	sel    *SelectorOf[E]
 	ring   []float32
 	ringAt []int32
@@ -191,14 +193,15 @@ func (c *CacheOf[E]) endPrompt(ch ChunkOf[E]) error {
 		sel.Budget, sel.KeepRatio = b.Budget, 0
 		d.sel = &SelectorOf[E]{}
 		d.sel.configure(sel)
-		d.ring, d.ringAt = make([]float32, hq*w*dim), make([]int32, w)
+		slots := min(w, max(qValid, minSlots))
+		d.ring, d.ringAt = make([]float32, hq*slots*dim), make([]int32, slots)
 		for h := range hq {
-			copy(d.ring[h*w*dim:], q[h*qValid*dim:(h+1)*qValid*dim])
+			copy(d.ring[h*slots*dim:], q[h*qValid*dim:(h+1)*qValid*dim])
 		}
 		for i := range qValid {
 			d.ringAt[i] = int32(c.prompt - qValid + i)
 		}
-		d.count, d.next = qValid, qValid%w
+		d.count, d.next = qValid, qValid%slots
 	case DecodeH2O:
 		d.votes = make([][]float32, c.cfg.KVHeads)
 		prompt := make([]float32, c.cfg.KVHeads*rows)
@@ -297,23 +300,46 @@ func (c *CacheOf[E]) afterAttend(q []float32) error {
 	return err
 }
 
+// minSlots is the query slots a DecodeSnapKV cache starts with (or Window, if fewer).
+const minSlots = 64
+
 // recordQuery adds q, the query of position Offset()−1, to the window; a second call
 // at the same position replaces that position's query.
 func (c *CacheOf[E]) recordQuery(q []float32) {
 	d := &c.dec
-	hq, dim, w := c.cfg.QHeads, c.cfg.Dim, c.cfg.Select.Window
+	hq, dim := c.cfg.QHeads, c.cfg.Dim
 	at := int32(c.Offset() - 1)
+	w := len(d.ringAt)
 	slot := d.next
-	if last := (d.next + w - 1) % w; d.count > 0 && d.ringAt[last] == at {
-		slot = last
-	} else {
-		d.next = (d.next + 1) % w
+	switch {
+	case d.count > 0 && d.ringAt[(slot+w-1)%w] == at:
+		slot = (slot + w - 1) % w // a second call at this position replaces its query
+	case d.count == w && w < c.cfg.Select.Window:
+		c.growSlots() // full and never wrapped (only Window slots wrap): in order
+		w, slot = len(d.ringAt), d.next
+		fallthrough
+	default:
+		d.next = (slot + 1) % w
 		d.count = min(d.count+1, w)
 	}
 	d.ringAt[slot] = at
 	for h := range hq {
 		copy(d.ring[(h*w+slot)*dim:(h*w+slot+1)*dim], q[h*dim:(h+1)*dim])
 	}
+}
+
+// growSlots doubles the query slots (up to Window) of a full ring that has never
+// wrapped, keeping its queries in order.
+func (c *CacheOf[E]) growSlots() {
+	d := &c.dec
+	hq, dim, w := c.cfg.QHeads, c.cfg.Dim, len(d.ringAt)
+	slots := min(2*w, c.cfg.Select.Window)
+	ring, at := make([]float32, hq*slots*dim), make([]int32, slots)
+	for h := range hq {
+		copy(ring[h*slots*dim:], d.ring[h*w*dim:(h+1)*w*dim])
+	}
+	copy(at, d.ringAt)
+	d.ring, d.ringAt, d.next = ring, at, w
 }
 
 // addAttention adds the attention that the call's queries q pay each KV head's rows
@@ -384,7 +410,7 @@ func (c *CacheOf[E]) compress() error {
 // KV head and its G query heads' window.
 func (c *CacheOf[E]) selectSnapKV() error {
 	d := &c.dec
-	hq, dim, ring := c.cfg.QHeads, c.cfg.Dim, c.cfg.Select.Window
+	hq, dim, ring := c.cfg.QHeads, c.cfg.Dim, len(d.ringAt)
 	g := hq / c.cfg.KVHeads
 	w := d.count // ≥ 1: this call's query is recorded
 	first := (d.next - w + ring) % ring

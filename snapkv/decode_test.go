@@ -198,6 +198,7 @@ func decodeCases() []decodeCase {
 		{"snapkv-paper/I3", paper, snapkv.DecodeBudget{Budget: 20, Interval: 3}, 40, 40, false},
 		{"snapkv-paper/I1/short-prompt", with(paper, func(c *snapkv.Config) { c.Window = 16; c.Pool = snapkv.PoolAvg; c.Group = snapkv.GroupMean }), snapkv.DecodeBudget{Budget: 20, Interval: 1}, 6, 6, false},
 		{"snapkv-protected/budget-in-protected", prot, snapkv.DecodeBudget{Budget: 12, Interval: 2}, 30, 30, false},
+		{"snapkv-protected/window-over-64", with(prot, func(c *snapkv.Config) { c.Window = 80 }), snapkv.DecodeBudget{Budget: 90, Interval: 3}, 40, 40, false},
 		{"snapkv-protected/attn-prompt", with(prot, func(c *snapkv.Config) { c.Window = 16 }), snapkv.DecodeBudget{Budget: 24, Interval: 4}, 30, 0, true},
 		{"snapkv-paper/key-proxy-prompt", with(paper, func(c *snapkv.Config) { c.Window = 12 }), snapkv.DecodeBudget{Budget: 22, Interval: 2}, 30, 0, false},
 		{"recent/I1", prot, snapkv.DecodeBudget{Budget: 16, Interval: 1, Rule: snapkv.DecodeRecent}, 40, 40, false},
@@ -679,5 +680,57 @@ func decodeShared[E snapkv.Element](t *testing.T) {
 	}
 	if compressed == 0 {
 		t.Error("no layer compressed")
+	}
+}
+
+// TestDecodeBudgetAttendTwice: a second Attend at the same position (an engine that
+// recomputes a token) replaces that position's window query, so a cache that first
+// attends with a wrong query and then with the right one (where the first call does
+// not compress) keeps what a cache attending once keeps; and DecodeRecent and
+// DecodeLongRange (a maximum) keep the same rows when a token attends twice alike.
+func TestDecodeBudgetAttendTwice(t *testing.T) {
+	const hq, hk, d, prompt, steps = 4, 2, 32, 20, 40
+	s := newStream[fp16.Float16](rand.New(rand.NewPCG(9, 9)), hq, hk, prompt+steps, d)
+	for _, rule := range []snapkv.DecodeRule{snapkv.DecodeSnapKV, snapkv.DecodeRecent, snapkv.DecodeLongRange} { // H2O sums every call
+		sel := snapkv.Config{Budget: 64, Window: 4, Kernel: 3, Sinks: 2, Rule: snapkv.RuleProtected}
+		dec := snapkv.DecodeBudget{Budget: 16, Interval: 3, Rule: rule}
+		cfg := snapkv.CacheConfig{Select: sel, QHeads: hq, KVHeads: hk, Dim: d, Decode: dec}
+		once, err := snapkv.NewCache(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		twice, _ := snapkv.NewCache(cfg)
+		for _, c := range []*snapkv.Cache{once, twice} {
+			if err := c.Prefill(s.prompt(prompt, prompt, snapkv.HeadMajor)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out := make([]float32, hq*d)
+		for tok := prompt; tok < prompt+steps; tok++ {
+			for _, c := range []*snapkv.Cache{once, twice} {
+				if err := c.Append(s.token(s.k, tok), s.token(s.v, tok)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			first := s.query(tok)
+			if _, _, pos := twice.Head(0); rule == snapkv.DecodeSnapKV && len(pos) < dec.Budget+dec.Interval {
+				first = s.query(tok - prompt/2) // replaced by the next call before any compression reads it
+			}
+			for _, err := range []error{once.Attend(out, s.query(tok)), twice.Attend(out, first), twice.Attend(out, s.query(tok))} {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			for h := range hk {
+				_, _, a := once.Head(h)
+				_, _, b := twice.Head(h)
+				if !slices.Equal(a, b) {
+					t.Fatalf("rule %d token %d head %d: once %v, twice %v", rule, tok, h, a, b)
+				}
+			}
+		}
+		if once.Stats().Compressions == 0 {
+			t.Errorf("rule %d never compressed", rule)
+		}
 	}
 }
