@@ -20,8 +20,11 @@ const (
 	// and Budget = the decode budget, and as the observation window the last Window
 	// queries the cache was given: the queries of the Last chunk's final positions
 	// first, then the q of every [CacheOf.Attend] call, W clamped to the queries
-	// recorded. A window query at position p sees the rows at positions ≤ p; scale
-	// 1/√Dim. RuleProtected keeps the first Sinks rows, the last W rows and the top of
+	// recorded. Each Attend call records its q as the query of position Offset()−1
+	// (a second call at that position replaces it). A window query at position p sees
+	// the rows at positions ≤ p; scale 1/√Dim. A compression whose window queries are
+	// not at the positions of the head's last rows (a token appended without its
+	// Attend call) returns an error and keeps the rows. RuleProtected keeps the first Sinks rows, the last W rows and the top of
 	// the rest by votes pooled over all rows; RulePaper keeps the top Budget − W of the
 	// rows before the last W (votes pooled over those rows only) and the last W.
 	DecodeSnapKV DecodeRule = iota
