@@ -96,7 +96,7 @@ func (s *LongRange) score(at int32) float32 {
 // to that), Interval 1 compresses after every token, and a larger Interval trades a
 // few rows of memory for fewer compressions. Rows keep their true positions, and
 // Offset is unchanged. When the protected rows fill the budget (Sinks + W ≥ Budget
-// for DecodeSnapKV, Sinks + Budget/2 > Budget − Budget/2 for DecodeH2O, Sinks +
+// for DecodeSnapKV, Sinks + Budget/2 ≥ Budget for DecodeH2O, Sinks +
 // 2·Window ≥ Budget for DecodeLongRange), the first min(Sinks, Budget) rows and then
 // the most recent rows are kept, as in the prompt's pinned cases.
 //
