@@ -28,7 +28,7 @@ func TestSharedVotesAsBefore(t *testing.T) {
 func sharedAsBefore[E snapkv.Element](t *testing.T, e *engine[E]) {
 	ps, _ := testPrompts(t)
 	if testing.Short() {
-		ps = ps[:2]
+		ps = ps[:1]
 	}
 	var methods []Method
 	for _, me := range Methods() {
