@@ -67,12 +67,13 @@ type LayersConfig struct {
 // and choosing VoteLayers to be those layers keeps their peaks from being averaged
 // away. docs/passkey.md measures both on a real model.
 //
-// Memory: a layer holds its whole prompt (KVHeads·L rows of K and of V and their
-// positions, as a ModeFaithful [CacheOf] does) from its first chunk until it selects.
-// With SharedVotes and layers prefilled in order, the peak is therefore the prompts of
-// every layer up to the last of the VoteLayers (all layers when VoteLayers is empty)
-// at once, plus, while A is computed, A itself (QHeads·W·L float32) and one query
-// head's score block (W·L float32). A is dropped once every layer has selected.
+// Memory: a layer holds its whole prompt (KVHeads·L rows of K and of V, their
+// positions and its last W queries, as a ModeFaithful [CacheOf] does) from its first
+// chunk until it selects. With SharedVotes and layers prefilled in order, the peak is
+// therefore the prompts of every layer up to the last of the VoteLayers (all layers
+// when VoteLayers is empty) at once, plus A (QHeads·W·L float32) from the last vote
+// layer's Last chunk until every layer has selected, and one query head's score block
+// (W·L float32) while A is computed, on the caller's goroutine.
 //
 // ModeBounded cannot share votes (its layers select after every chunk, before the
 // other layers' windows exist): SharedVotes with ModeBounded is an error. Without

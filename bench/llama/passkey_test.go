@@ -68,10 +68,10 @@ func TestPasskeyAgainstPyTorch(t *testing.T) {
 	for _, o := range out[n:] {
 		for _, u := range out[:n] {
 			if u.Row.Method == "snapkv-protected" && u.Window == o.Window && u.Budget == o.Budget && o.Correct < u.Correct {
-				t.Errorf("shared votes C=%d: %d/%d correct, the layers' own votes %d", o.Budget, o.Correct, o.Total, u.Correct)
+				t.Errorf("%s C=%d: %d/%d correct, the layers' own votes %d", o.Method.Name, o.Budget, o.Correct, o.Total, u.Correct)
 			}
 		}
-		t.Logf("shared votes  C=%3d: %2d/%d, key digits kept %.3f", o.Budget, o.Correct, o.Total, o.KeyDigitsKept)
+		t.Logf("%-26s C=%3d: %2d/%d, key digits kept %.3f", o.Method.Name, o.Budget, o.Correct, o.Total, o.KeyDigitsKept)
 	}
 	for _, o := range out[:n] {
 		key := ref.Key(o.Row)
