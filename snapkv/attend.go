@@ -35,7 +35,10 @@ const minPartRows = 1024
 // 1024 rows, each attended with [kernels.AttendPartial] and merged exactly (up to
 // rounding) with [kernels.AttendState.Merge]; a row whose merged output is NaN or ±Inf
 // is then computed again by kernels.Attend over the whole head, so special values are
-// the kernel's whatever the split. Steady-state calls allocate nothing.
+// the kernel's whatever the split. Steady-state calls allocate nothing. With a decode
+// budget (CacheConfig.Decode), Attend then compresses every KV head holding Budget +
+// Interval rows or more (see [DecodeBudget]) and returns that step's error, if any,
+// after out is written.
 //
 // It returns an error before the prompt ended or when len(q) or len(out) is not
 // QHeads·Dim.
