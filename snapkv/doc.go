@@ -22,7 +22,7 @@
 //	c, _ := NewCache(CacheConfig{Select: cfg, QHeads: hq, KVHeads: hkv, Dim: d, Reserve: 64})
 //	c.Prefill(Chunk{K: k, V: v, Q: qWindow, Last: true}) // or several chunks, the last marked
 //	k, v, pos := c.Head(h)                                // kept rows and their true positions
-//	c.Append(kTok, vTok)                                  // decode rows, never evicted
+//	c.Append(kTok, vTok)                                  // decode rows (evicted only under CacheConfig.Decode)
 //	rope(q, c.Offset())                                   // prompt length + decoded, not rows
 //
 // ModeFaithful selects once, when the Last chunk arrives, and equals a one-shot Select;
