@@ -12,17 +12,16 @@ import (
 // attendPitch is the float32s between the weight rows of WeightedSumRowsAdd: the fused
 // attention's block of keys (kernels.attendBlock), whose weights it lays out
 // [rows][attendPitch], so that a row's weight is a fixed displacement from row 0's.
-const attendPitch = 256
+const attendPitch = 1024
 
-// maxAddRows is the most rows of dst a pass of WeightedSumRowsAdd holds: four, but
-// two for q8_0 on AVX2, whose sixteen registers hold no more than two rows of a
-// block's four accumulators beside the weights, the scale and the widened vector.
-func maxAddRows(isa ISA, fm format) int {
-	if fm.unit != 0 && isa.Lanes == 8 {
-		return 2
-	}
-	return 4
-}
+// maxAddRows is the most rows of dst a pass of WeightedSumRowsAdd holds: two, so that a
+// pass holds a whole row of up to 12 (AVX-512) or 6 (AVX2) vectors per row of dst and
+// the rows of v stream from memory in order. Four rows at dim 128 take two passes of
+// half a row each on AVX-512, and those passes read each row of v in two halves, the
+// second a pass later: on Zen 5 (dim 128, G = 4, n = 16,384 per head, one process on a
+// quiet machine) the fused attention took 3.1–3.5 ms that way against 2.7–3.0 ms with
+// two groups of two rows, although the second group widens each value again (from L1).
+func maxAddRows(isa ISA, fm format) int { return 2 }
 
 // weightedAdd generates WeightedSumRowsAdd{,BF16,Q8}{AVX2,AVX512}, the fused attention's
 // step: the sums of weighted rows of weighted(), for 1 to 4 rows of weights and of dst
