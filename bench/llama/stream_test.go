@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kvsimd/kvsimd/kernels"
 	"github.com/kvsimd/kvsimd/snapkv"
 )
 
@@ -11,7 +12,9 @@ import (
 // fp16 cache and holds every cell to PyTorch's results-stream.json: the count within 1
 // (a float32 reimplementation may break a near tie the other way and change one
 // answer), the peak rows exactly, and at most two prompts per cell whose answers differ.
-// -short runs the first 4 prompts and checks the peaks only.
+// -short (arm64 under qemu) and the generic variant (purego builds, where the 32 prompts
+// fed byte by byte take minutes) run the first 2 prompts: the peaks, and at most one
+// answer per cell other than PyTorch's.
 func TestStreamAgainstPyTorch(t *testing.T) {
 	m := testModel(t)
 	ps, _ := testPrompts(t)
@@ -19,8 +22,9 @@ func TestStreamAgainstPyTorch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if testing.Short() {
-		ps = ps[:4]
+	subset := testing.Short() || kernels.Active() == "generic"
+	if subset {
+		ps = ps[:2]
 	}
 	out, err := m.EvaluateStream(FP16, ps, StreamMethods())
 	if err != nil {
@@ -40,10 +44,7 @@ func TestStreamAgainstPyTorch(t *testing.T) {
 		if o.PeakRows != peak {
 			t.Errorf("%s: peak %d rows, PyTorch %d", key, o.PeakRows, peak)
 		}
-		if testing.Short() {
-			continue
-		}
-		if d := o.Correct - correct; d < -1 || d > 1 {
+		if d := o.Correct - correct; !subset && (d < -1 || d > 1) {
 			t.Errorf("%s: %d/32 correct, PyTorch %d/32", key, o.Correct, correct)
 		}
 		differ := 0
@@ -53,8 +54,12 @@ func TestStreamAgainstPyTorch(t *testing.T) {
 				t.Logf("%s: prompt %d: Go %q, PyTorch %q (answer %q)", key, ps[i].ID, p, pred[i], ps[i].Answer)
 			}
 		}
-		if differ > 2 {
-			t.Errorf("%s: %d of 32 answers differ from PyTorch's", key, differ)
+		most := 2
+		if subset {
+			most = 1
+		}
+		if differ > most {
+			t.Errorf("%s: %d of %d answers differ from PyTorch's", key, differ, len(o.Preds))
 		}
 	}
 }
@@ -66,7 +71,7 @@ func checkLongRange(t *testing.T, o StreamOutcome) {
 	if o.PeakRows != o.Budget+o.Interval-1 {
 		t.Errorf("long-range B=%d I=%d: peak %d rows, want %d", o.Budget, o.Interval, o.PeakRows, o.Budget+o.Interval-1)
 	}
-	if !testing.Short() && o.Budget == 128 && o.Interval == 32 && o.Correct < 16 {
+	if o.Total == 32 && o.Budget == 128 && o.Interval == 32 && o.Correct < 16 {
 		t.Errorf("long-range B=128 I=32: %d/32 correct, want at least 16", o.Correct)
 	}
 	t.Logf("long-range B=%d I=%d: %d/%d", o.Budget, o.Interval, o.Correct, o.Total)
