@@ -58,8 +58,12 @@ func testAdd[T any](t *testing.T, k addKernel[T]) {
 	if k.perElem > 1 {
 		dims = []int{32, 64, 96, 128, 160, 192, 256, 384, 512, 1024}
 	}
-	if testing.Short() {
+	if testing.Short() { // the emulators' runs: every pass count and tail still
 		ns = []int{0, 1, 5, 65, attendBlock}
+		dims = []int{1, 7, 16, 17, 33, 128, 200, 1000}
+		if k.perElem > 1 {
+			dims = []int{32, 96, 128, 384}
+		}
 	}
 	const guard = 8
 	for _, variant := range dispatch.Tested() {
