@@ -101,22 +101,7 @@ func weighted(f *File, wd widening) {
 	f.I("BLT narrow")
 
 	f.I("// vectors = ⌈dim/4⌉ (in %s) in passes = ⌈vectors/%d⌉ (%s) of per = ⌈vectors/passes⌉.", cols, maxVectors, k)
-	f.I("ADD $3, %s, %s", dim, cols)
-	f.I("LSR $2, %s, %s", cols, cols)
-	f.I("MOVD ZR, %s", k)
-	f.I("MOVD %s, %s", cols, lastCol)
-	f.Label("passes")
-	f.I("ADD $1, %s", k)
-	f.I("SUBS $%d, %s, %s", maxVectors, lastCol, lastCol)
-	f.I("BGT passes")
-	f.I("MOVD ZR, %s", per)
-	f.I("MOVD ZR, %s", lastCol)
-	f.Label("per")
-	f.I("ADD $1, %s", per)
-	f.I("ADD %s, %s", k, lastCol)
-	f.I("CMP %s, %s", cols, lastCol)
-	f.I("BLO per")
-	f.I("LSL $2, %s, %s", per, per) // now in columns
+	passesAndPer(f, fmt.Sprintf("$%d", maxVectors))
 
 	f.I("// One pass takes all rows as one block; several take blocks of %d.", blockRows)
 	f.I("MOVD %s, %s", n, height)
@@ -305,4 +290,25 @@ func scalarColumns(f *File, wd widening) {
 	f.I("FMOVS F16, (%s)", walk)
 	f.I("ADD $1, %s", col)
 	f.I("B column")
+}
+
+// passesAndPer sets cols to ⌈dim/4⌉ vectors, k to the passes ⌈cols/maxK⌉ and per to the
+// columns of a pass, 4·⌈cols/k⌉; maxK is an immediate ("$16") or a register.
+func passesAndPer(f *File, maxK string) {
+	f.I("ADD $3, %s, %s", dim, cols)
+	f.I("LSR $2, %s, %s", cols, cols)
+	f.I("MOVD ZR, %s", k)
+	f.I("MOVD %s, %s", cols, lastCol)
+	f.Label("passes")
+	f.I("ADD $1, %s", k)
+	f.I("SUBS %s, %s, %s", maxK, lastCol, lastCol)
+	f.I("BGT passes")
+	f.I("MOVD ZR, %s", per)
+	f.I("MOVD ZR, %s", lastCol)
+	f.Label("per")
+	f.I("ADD $1, %s", per)
+	f.I("ADD %s, %s", k, lastCol)
+	f.I("CMP %s, %s", cols, lastCol)
+	f.I("BLO per")
+	f.I("LSL $2, %s, %s", per, per) // now in columns
 }
