@@ -226,8 +226,8 @@ func attend[E any](f *attendFormat[E], out, q []float32, k, v []E, rows, n, dim,
 		if s := sumOf.Call(o); s-s == 0 {
 			continue
 		}
-		st.row = grow(st.row, n)
-		s := st.row[:n]
+		st.row = growN(st.row, n)
+		s := st.row
 		f.scores(s, q[i*dim:(i+1)*dim], k, 1, n, dim, stride, scale)
 		softmax.Call(s)
 		f.weighted(o, s, v, stride)
@@ -236,13 +236,6 @@ func attend[E any](f *attendFormat[E], out, q []float32, k, v []E, rows, n, dim,
 }
 
 var attendStates = sync.Pool{New: func() any { return new(AttendState) }}
-
-func grow(s []float32, n int) []float32 {
-	if cap(s) < n {
-		return make([]float32, n)
-	}
-	return s
-}
 
 // AttendState is the partial state of the fused attention of rows query rows over the
 // keys seen so far, which [AttendPartial] extends, [AttendState.Merge] combines with
