@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/kvsimd/kvsimd/internal/oracle"
@@ -23,8 +24,7 @@ func checkAddSoftmax(t *testing.T, v string, d, x []float32, dOff, xOff int) {
 	dstIntact()
 	xIntact()
 
-	// At x's offset: the SIMD sums of the exponentials group x by its vector
-	// boundaries, so Softmax's bits depend on where x starts.
+	// At x's offset, though Softmax's bits do not depend on it (TestSoftmaxAnywhere).
 	y, _ := guarded(t, x, xOff)
 	softmax.For(v)(y)
 	want, _ := guarded(t, d, dOff)
@@ -275,6 +275,52 @@ func TestAddSoftmaxAllocs(t *testing.T) {
 	varianttest.Each(t, func(v string) {
 		if a := testing.AllocsPerRun(10, func() { AddSoftmax(dst, x) }); a != 0 {
 			t.Fatalf("%s: AddSoftmax allocates %v times", v, a)
+		}
+	})
+}
+
+// TestSoftmaxAnywhere holds Softmax and AddSoftmax to the same bits wherever their rows
+// lie: x at each of the 16 offsets within an AVX-512 vector from a 64-byte boundary,
+// dst at another, give the bits of offset 0 on every variant, for every input
+// distribution. (The vector sums of the exponentials once started at x's first vector
+// boundary, and an output moved by 1 ulp with the row's address.)
+func TestSoftmaxAnywhere(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	lengths := []int{1, 15, 16, 17, 31, 65, 129, 200, 1000, 4099}
+	if testing.Short() {
+		lengths = []int{17, 65, 1000}
+	}
+	bits := func(x []float32) []uint32 {
+		b := make([]uint32, len(x))
+		for i, f := range x {
+			b[i] = math.Float32bits(f)
+		}
+		return b
+	}
+	varianttest.Each(t, func(v string) {
+		for _, row := range softmaxRows {
+			for _, n := range lengths {
+				x := randomRow(r, n, row.gen)
+				d := randomDst(r, n, addSoftmaxDsts[1].gen)
+				var wantSoftmax, wantAdd []uint32
+				for off := range 16 {
+					y, _ := guarded(t, x, off)
+					softmax.For(v)(y)
+					scratch, _ := guarded(t, x, off)
+					got, _ := guarded(t, d, (off*7+3)%16)
+					addSoftmax.For(v)(got, scratch)
+					if off == 0 {
+						wantSoftmax, wantAdd = bits(y), bits(got)
+						continue
+					}
+					if !slices.Equal(bits(y), wantSoftmax) {
+						t.Fatalf("%s %s n=%d: Softmax at offset %d differs from offset 0", v, row.name, n, off)
+					}
+					if !slices.Equal(bits(got), wantAdd) {
+						t.Fatalf("%s %s n=%d: AddSoftmax with x at offset %d differs from offset 0", v, row.name, n, off)
+					}
+				}
+			}
 		}
 	})
 }

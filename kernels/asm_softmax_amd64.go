@@ -30,34 +30,40 @@ func init() {
 	maxPool1D.Add("avx512", maxPoolFixed(true, asm.MaxAVX512, asm.MaxPool1DValidAVX512))
 }
 
-func expSumAVX2(x []float32, m, lo float32) float64   { return expSumAligned(false, x, m, lo) }
-func expSumAVX512(x []float32, m, lo float32) float64 { return expSumAligned(true, x, m, lo) }
+func expSumAVX2(x []float32, m, lo float32) float64   { return expSumRow(false, x, m, lo) }
+func expSumAVX512(x []float32, m, lo float32) float64 { return expSumRow(true, x, m, lo) }
 
 func maxMinAVX2(x []float32) (float32, float32)   { return maxMinAligned(x, 8, asm.MaxMinAVX2) }
 func maxMinAVX512(x []float32) (float32, float32) { return maxMinAligned(x, 16, asm.MaxMinAVX512) }
 
-// The passes that store (ExpSum, Scale, and ScaleAdd into dst) run their vector bodies
-// from the first element of the row they store on a vector boundary: an unaligned
-// store of a whole vector splits across two cache lines on AVX-512 (and on AVX2 across
-// 32-byte halves), and a row that starts between vectors (every row of a [W][L] block
-// but the first, unless L is a multiple of 16) ran about 12% slower at n = 32768. The
-// elements before the boundary take the path of the last partial vector.
+// The passes that store into a row of their own (Scale, and ScaleAdd into dst) run
+// their vector bodies from the row's first vector boundary: an unaligned store of a
+// whole vector splits across two cache lines on AVX-512 (and on AVX2 across 32-byte
+// halves), and a row that starts between vectors (every row of a [W][L] block but the
+// first, unless L is a multiple of 16) ran about 12% slower at n = 32768. The elements
+// before the boundary take the path of the last partial vector. Both give every
+// element the bits it would have anywhere, one rounded product (and add) each.
+//
+// ExpSum is the exception: it returns a sum, whose order follows its vectors, and a
+// softmax must not depend on where its row lies (each row of a [W][L] block of window
+// votes starts at another offset, and a chunked prefill scores into other buffers), so
+// its vectors start at x[0] whatever x's alignment. Started at the first boundary, it
+// moved outputs of Softmax and AddSoftmax by 1 ulp with the row's address. Zen 5 pays
+// nothing for the split stores: Softmax over 4,096 / 32,768 logits 4 bytes past a
+// boundary took 0.86 / 7.23 µs from x[0] against 0.93 / 7.30 µs from the boundary
+// (medians of 4 alternating runs).
 
-// expSumAligned runs asm.ExpSum{AVX2,AVX512}, which take whole vectors, on x: the
-// elements before the first vector boundary and the last len mod lanes ones each go
-// through a vector padded with −Inf, whose exponentials are below 2⁻¹²⁶ and vanish in
-// the sum.
-func expSumAligned(avx512 bool, x []float32, m, lo float32) float64 {
+// expSumRow runs asm.ExpSum{AVX2,AVX512}, which take whole vectors, on x from its
+// first element: the last len mod lanes elements go through a vector padded with −Inf,
+// whose exponentials are below 2⁻¹²⁶ and vanish in the sum.
+func expSumRow(avx512 bool, x []float32, m, lo float32) float64 {
 	lanes := 8
 	if avx512 {
 		lanes = 16
 	}
-	head := align.Head(x, lanes)
-	body := x[head:]
-	n := len(body) &^ (lanes - 1)
-	s := expSumVectors(avx512, body[:n], m, lo)
-	s += expSumPadded(avx512, x[:head], m, lanes)
-	s += expSumPadded(avx512, body[n:], m, lanes)
+	n := len(x) &^ (lanes - 1)
+	s := expSumVectors(avx512, x[:n], m, lo)
+	s += expSumPadded(avx512, x[n:], m, lanes)
 	return s
 }
 

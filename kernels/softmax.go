@@ -25,7 +25,8 @@ var (
 // subnormal range), and the outputs sum to 1 within 1e-6. The SIMD variants use their
 // own exponential (range reduction with the rounding error of x − m recovered exactly,
 // then a polynomial) and a float64 sum; the generic variant uses math.Exp. The
-// variants therefore differ from each other in the last bits, within the bound.
+// variants therefore differ from each other in the last bits, within the bound. On a
+// variant the bits depend on x's values only, not on where x lies in memory.
 //
 // The bound, for the SIMD variants (u = 2⁻²⁴): each exponential is within 1.3u of
 // 2²⁴·e^(x−m) (a table of 2^(j/L) as two floats, L = 8 or 16, and a polynomial on
