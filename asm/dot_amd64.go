@@ -25,11 +25,11 @@ func DotF32F16(a *float32, b *uint16, n int, sel int64) float32
 //go:noescape
 func DotF32(a *float32, b *float32, n int, sel int64) float32
 
-// ScoresRowsAVX2 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1
-// query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim.
+// Where ahead is not empty, it prefetches row j of ahead (ahead[j*stride:], as key j
+// lies in k) as it scores key j: the decode attention's values, which it reads next.
 //
 //go:noescape
-func ScoresRowsAVX2(dst []float32, q []float32, k []uint16, rows int, n int, dim int, stride int, scale float32)
+func ScoresRowsAVX2(dst []float32, q []float32, k []uint16, ahead []uint16, rows int, n int, dim int, stride int, scale float32)
 
 // ScoresPanelsAVX2 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
 // any dim ≥ 1 and stride ≥ dim.
@@ -55,11 +55,11 @@ func ScoresPanels64AVX2(dst []float32, panels []float32, k []uint16, scratch []f
 //go:noescape
 func ScoresPanels128AVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
 
-// ScoresRowsAVX512 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1
-// query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim.
+// Where ahead is not empty, it prefetches row j of ahead (ahead[j*stride:], as key j
+// lies in k) as it scores key j: the decode attention's values, which it reads next.
 //
 //go:noescape
-func ScoresRowsAVX512(dst []float32, q []float32, k []uint16, rows int, n int, dim int, stride int, scale float32)
+func ScoresRowsAVX512(dst []float32, q []float32, k []uint16, ahead []uint16, rows int, n int, dim int, stride int, scale float32)
 
 // ScoresPanelsAVX512 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
 // any dim ≥ 1 and stride ≥ dim.
@@ -91,11 +91,11 @@ func ScoresPanels128AVX512(dst []float32, panels []float32, k []uint16, scratch 
 //go:noescape
 func DotF32BF16AVX2(a []float32, b []uint16) float32
 
-// ScoresBF16RowsAVX2 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1
-// query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim.
+// Where ahead is not empty, it prefetches row j of ahead (ahead[j*stride:], as key j
+// lies in k) as it scores key j: the decode attention's values, which it reads next.
 //
 //go:noescape
-func ScoresBF16RowsAVX2(dst []float32, q []float32, k []uint16, rows int, n int, dim int, stride int, scale float32)
+func ScoresBF16RowsAVX2(dst []float32, q []float32, k []uint16, ahead []uint16, rows int, n int, dim int, stride int, scale float32)
 
 // ScoresBF16PanelsAVX2 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
 // any dim ≥ 1 and stride ≥ dim.
@@ -127,11 +127,11 @@ func ScoresBF16Panels128AVX2(dst []float32, panels []float32, k []uint16, scratc
 //go:noescape
 func DotF32BF16AVX512(a []float32, b []uint16) float32
 
-// ScoresBF16RowsAVX512 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1
-// query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim.
+// Where ahead is not empty, it prefetches row j of ahead (ahead[j*stride:], as key j
+// lies in k) as it scores key j: the decode attention's values, which it reads next.
 //
 //go:noescape
-func ScoresBF16RowsAVX512(dst []float32, q []float32, k []uint16, rows int, n int, dim int, stride int, scale float32)
+func ScoresBF16RowsAVX512(dst []float32, q []float32, k []uint16, ahead []uint16, rows int, n int, dim int, stride int, scale float32)
 
 // ScoresBF16PanelsAVX512 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
 // any dim ≥ 1 and stride ≥ dim.
@@ -163,12 +163,11 @@ func ScoresBF16Panels128AVX512(dst []float32, panels []float32, k []uint16, scra
 //go:noescape
 func DotF32Q8AVX2(a []float32, b []byte) float32
 
-// ScoresQ8RowsAVX2 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · key j) for rows ≥ 1 query rows,
-// n ≥ 1 keys and dim ≥ 32 a multiple of 32, key j being the dim/32 q8_0 blocks
-// k[34*j*stride:], stride ≥ dim/32 counted in blocks.
+// Where ahead is not empty, it prefetches row j of ahead (ahead[j*stride:], as key j
+// lies in k) as it scores key j: the decode attention's values, which it reads next.
 //
 //go:noescape
-func ScoresQ8RowsAVX2(dst []float32, q []float32, k []byte, rows int, n int, dim int, stride int, scale float32)
+func ScoresQ8RowsAVX2(dst []float32, q []float32, k []byte, ahead []byte, rows int, n int, dim int, stride int, scale float32)
 
 // ScoresQ8PanelsAVX2 sets dst[i*n+j] = scale·(q_i · key j) for rows ≥ 1 queries, n ≥ 1 keys,
 // any dim ≥ 32 that is a multiple of 32, key j being the dim/32 q8_0 blocks k[34*j*stride:], stride ≥ dim/32
@@ -203,12 +202,11 @@ func ScoresQ8Panels128AVX2(dst []float32, panels []float32, k []byte, scratch []
 //go:noescape
 func DotF32Q8AVX512(a []float32, b []byte) float32
 
-// ScoresQ8RowsAVX512 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · key j) for rows ≥ 1 query rows,
-// n ≥ 1 keys and dim ≥ 32 a multiple of 32, key j being the dim/32 q8_0 blocks
-// k[34*j*stride:], stride ≥ dim/32 counted in blocks.
+// Where ahead is not empty, it prefetches row j of ahead (ahead[j*stride:], as key j
+// lies in k) as it scores key j: the decode attention's values, which it reads next.
 //
 //go:noescape
-func ScoresQ8RowsAVX512(dst []float32, q []float32, k []byte, rows int, n int, dim int, stride int, scale float32)
+func ScoresQ8RowsAVX512(dst []float32, q []float32, k []byte, ahead []byte, rows int, n int, dim int, stride int, scale float32)
 
 // ScoresQ8PanelsAVX512 sets dst[i*n+j] = scale·(q_i · key j) for rows ≥ 1 queries, n ≥ 1 keys,
 // any dim ≥ 32 that is a multiple of 32, key j being the dim/32 q8_0 blocks k[34*j*stride:], stride ≥ dim/32

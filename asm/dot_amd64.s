@@ -549,37 +549,77 @@ notisaAVX2_42:
 continue_33:
 	JMP ·continueDotF32(SB)
 
-// func ScoresRowsAVX2(dst []float32, q []float32, k []uint16, rows int, n int, dim int, stride int, scale float32)
-// Requires: AVX, F16C, FMA3
-TEXT ·ScoresRowsAVX2(SB), NOSPLIT, $72-108
+// func ScoresRowsAVX2(dst []float32, q []float32, k []uint16, ahead []uint16, rows int, n int, dim int, stride int, scale float32)
+// Requires: AVX, F16C, FMA3, MMX+
+TEXT ·ScoresRowsAVX2(SB), NOSPLIT, $88-132
 	MOVQ k_base+48(FP), AX
 	MOVQ AX, (SP)
-	MOVQ n+80(FP), AX
+	MOVQ n+104(FP), AX
 	MOVQ AX, 8(SP)
 	SHLQ $0x02, AX
 	MOVQ AX, 64(SP)
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 16(SP)
-	MOVQ stride+96(FP), AX
+	MOVQ stride+120(FP), AX
 	SHLQ $0x01, AX
 	MOVQ AX, 56(SP)
-	MOVQ dim+88(FP), AX
+	MOVQ dim+112(FP), AX
+	LEAQ -2(AX)(AX*1), CX
+	MOVQ CX, 80(SP)
 	SHLQ $0x02, AX
 	MOVQ AX, 48(SP)
+	MOVQ ahead_base+72(FP), AX
+	MOVQ AX, 72(SP)
 
 keysAVX2_49:
-	CMPQ 8(SP), $0x03
-	JB   keysdoneAVX2_50
+	CMPQ  8(SP), $0x03
+	JB    keysdoneAVX2_50
+	MOVQ  72(SP), AX
+	TESTQ AX, AX
+	JZ    aheaddoneAVX2_51
+	XORQ  CX, CX
+
+lines_0:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_0
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_1:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_1
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_2:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_2
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	MOVQ       AX, 72(SP)
+
+aheaddoneAVX2_51:
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
 	MOVQ AX, 32(SP)
-	MOVQ rows+72(FP), AX
+	MOVQ rows+96(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX2_51:
+rowsAVX2_52:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX2_52
+	JB   rowsdoneAVX2_53
 
 	// Tile of 4 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -603,16 +643,16 @@ rowsAVX2_51:
 	MOVQ   56(SP), DI
 	LEAQ   (CX)(DI*1), R8
 	LEAQ   (R8)(DI*1), DI
-	MOVQ   dim+88(FP), R9
+	MOVQ   dim+112(FP), R9
 	MOVQ   R9, R10
 	ANDQ   $-8, R10
 
 	// Tail elements [body, dim), one at a time.
 	MOVQ R10, R11
 
-tailAVX2_53:
+tailAVX2_54:
 	CMPQ        R11, R9
-	JAE         taildoneAVX2_54
+	JAE         taildoneAVX2_55
 	MOVWLZX     (CX)(R11*2), R12
 	VMOVD       R12, X12
 	VCVTPH2PS   X12, X12
@@ -639,15 +679,15 @@ tailAVX2_53:
 	VFMADD231SS X13, X15, X10
 	VFMADD231SS X14, X15, X11
 	INCQ        R11
-	JMP         tailAVX2_53
+	JMP         tailAVX2_54
 
-taildoneAVX2_54:
+taildoneAVX2_55:
 	// Whole vectors [0, body).
 	XORQ R11, R11
 
-bodyAVX2_55:
+bodyAVX2_56:
 	CMPQ        R11, R10
-	JAE         bodydoneAVX2_56
+	JAE         bodydoneAVX2_57
 	VCVTPH2PS   (CX)(R11*2), Y12
 	VCVTPH2PS   (R8)(R11*2), Y13
 	VCVTPH2PS   (DI)(R11*2), Y14
@@ -668,10 +708,10 @@ bodyAVX2_55:
 	VFMADD231PS Y13, Y15, Y10
 	VFMADD231PS Y14, Y15, Y11
 	ADDQ        $0x08, R11
-	JMP         bodyAVX2_55
+	JMP         bodyAVX2_56
 
-bodydoneAVX2_56:
-	VBROADCASTSS scale+104(FP), Y12
+bodydoneAVX2_57:
+	VBROADCASTSS scale+128(FP), Y12
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
 	LEAQ         (AX)(CX*1), DX
@@ -713,11 +753,11 @@ bodydoneAVX2_56:
 	IMUL3Q       $0x04, AX, AX
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x04, 40(SP)
-	JMP          rowsAVX2_51
+	JMP          rowsAVX2_52
 
-rowsdoneAVX2_52:
+rowsdoneAVX2_53:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX2_58
+	JB   rowsdoneAVX2_59
 
 	// Tile of 2 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -733,16 +773,16 @@ rowsdoneAVX2_52:
 	MOVQ   56(SP), BX
 	LEAQ   (CX)(BX*1), SI
 	LEAQ   (SI)(BX*1), BX
-	MOVQ   dim+88(FP), DI
+	MOVQ   dim+112(FP), DI
 	MOVQ   DI, R8
 	ANDQ   $-8, R8
 
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX2_59:
+tailAVX2_60:
 	CMPQ        R9, DI
-	JAE         taildoneAVX2_60
+	JAE         taildoneAVX2_61
 	MOVWLZX     (CX)(R9*2), R10
 	VMOVD       R10, X6
 	VCVTPH2PS   X6, X6
@@ -761,15 +801,15 @@ tailAVX2_59:
 	VFMADD231SS X7, X9, X4
 	VFMADD231SS X8, X9, X5
 	INCQ        R9
-	JMP         tailAVX2_59
+	JMP         tailAVX2_60
 
-taildoneAVX2_60:
+taildoneAVX2_61:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX2_61:
+bodyAVX2_62:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX2_62
+	JAE         bodydoneAVX2_63
 	VCVTPH2PS   (CX)(R9*2), Y6
 	VCVTPH2PS   (SI)(R9*2), Y7
 	VCVTPH2PS   (BX)(R9*2), Y8
@@ -782,10 +822,10 @@ bodyAVX2_61:
 	VFMADD231PS Y7, Y9, Y4
 	VFMADD231PS Y8, Y9, Y5
 	ADDQ        $0x08, R9
-	JMP         bodyAVX2_61
+	JMP         bodyAVX2_62
 
-bodydoneAVX2_62:
-	VBROADCASTSS scale+104(FP), Y6
+bodydoneAVX2_63:
+	VBROADCASTSS scale+128(FP), Y6
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
 	LEAQ         (AX)(CX*1), CX
@@ -814,9 +854,9 @@ bodydoneAVX2_62:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x02, 40(SP)
 
-rowsdoneAVX2_58:
+rowsdoneAVX2_59:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX2_64
+	JB   rowsdoneAVX2_65
 
 	// Tile of 1 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -827,16 +867,16 @@ rowsdoneAVX2_58:
 	MOVQ   56(SP), DX
 	LEAQ   (CX)(DX*1), BX
 	LEAQ   (BX)(DX*1), DX
-	MOVQ   dim+88(FP), SI
+	MOVQ   dim+112(FP), SI
 	MOVQ   SI, DI
 	ANDQ   $-8, DI
 
 	// Tail elements [body, dim), one at a time.
 	MOVQ DI, R8
 
-tailAVX2_65:
+tailAVX2_66:
 	CMPQ        R8, SI
-	JAE         taildoneAVX2_66
+	JAE         taildoneAVX2_67
 	MOVWLZX     (CX)(R8*2), R9
 	VMOVD       R9, X3
 	VCVTPH2PS   X3, X3
@@ -851,15 +891,15 @@ tailAVX2_65:
 	VFMADD231SS X4, X6, X1
 	VFMADD231SS X5, X6, X2
 	INCQ        R8
-	JMP         tailAVX2_65
+	JMP         tailAVX2_66
 
-taildoneAVX2_66:
+taildoneAVX2_67:
 	// Whole vectors [0, body).
 	XORQ R8, R8
 
-bodyAVX2_67:
+bodyAVX2_68:
 	CMPQ        R8, DI
-	JAE         bodydoneAVX2_68
+	JAE         bodydoneAVX2_69
 	VCVTPH2PS   (CX)(R8*2), Y3
 	VCVTPH2PS   (BX)(R8*2), Y4
 	VCVTPH2PS   (DX)(R8*2), Y5
@@ -868,10 +908,10 @@ bodyAVX2_67:
 	VFMADD231PS Y4, Y6, Y1
 	VFMADD231PS Y5, Y6, Y2
 	ADDQ        $0x08, R8
-	JMP         bodyAVX2_67
+	JMP         bodyAVX2_68
 
-bodydoneAVX2_68:
-	VBROADCASTSS scale+104(FP), Y3
+bodydoneAVX2_69:
+	VBROADCASTSS scale+128(FP), Y3
 	MOVQ         32(SP), AX
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y2, Y2, Y1
@@ -890,7 +930,7 @@ bodydoneAVX2_68:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x01, 40(SP)
 
-rowsdoneAVX2_64:
+rowsdoneAVX2_65:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x03, AX, AX
 	ADDQ   AX, (SP)
@@ -899,19 +939,35 @@ rowsdoneAVX2_64:
 	JMP    keysAVX2_49
 
 keysdoneAVX2_50:
-keysAVX2_69:
-	CMPQ 8(SP), $0x01
-	JB   keysdoneAVX2_70
+keysAVX2_70:
+	CMPQ  8(SP), $0x01
+	JB    keysdoneAVX2_71
+	MOVQ  72(SP), AX
+	TESTQ AX, AX
+	JZ    aheaddoneAVX2_72
+	XORQ  CX, CX
+
+lines_3:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_3
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	MOVQ       AX, 72(SP)
+
+aheaddoneAVX2_72:
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
 	MOVQ AX, 32(SP)
-	MOVQ rows+72(FP), AX
+	MOVQ rows+96(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX2_71:
+rowsAVX2_73:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX2_72
+	JB   rowsdoneAVX2_74
 
 	// Tile of 4 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -924,16 +980,16 @@ rowsAVX2_71:
 	LEAQ   (AX)(DX*1), BX
 	LEAQ   (BX)(DX*1), SI
 	LEAQ   (SI)(DX*1), DX
-	MOVQ   dim+88(FP), DI
+	MOVQ   dim+112(FP), DI
 	MOVQ   DI, R8
 	ANDQ   $-8, R8
 
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX2_73:
+tailAVX2_75:
 	CMPQ        R9, DI
-	JAE         taildoneAVX2_74
+	JAE         taildoneAVX2_76
 	MOVWLZX     (CX)(R9*2), R10
 	VMOVD       R10, X4
 	VCVTPH2PS   X4, X4
@@ -946,15 +1002,15 @@ tailAVX2_73:
 	VMOVSS      (DX)(R9*4), X5
 	VFMADD231SS X4, X5, X3
 	INCQ        R9
-	JMP         tailAVX2_73
+	JMP         tailAVX2_75
 
-taildoneAVX2_74:
+taildoneAVX2_76:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX2_75:
+bodyAVX2_77:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX2_76
+	JAE         bodydoneAVX2_78
 	VCVTPH2PS   (CX)(R9*2), Y4
 	VMOVUPS     (AX)(R9*4), Y5
 	VFMADD231PS Y4, Y5, Y0
@@ -965,10 +1021,10 @@ bodyAVX2_75:
 	VMOVUPS     (DX)(R9*4), Y5
 	VFMADD231PS Y4, Y5, Y3
 	ADDQ        $0x08, R9
-	JMP         bodyAVX2_75
+	JMP         bodyAVX2_77
 
-bodydoneAVX2_76:
-	VBROADCASTSS scale+104(FP), Y4
+bodydoneAVX2_78:
+	VBROADCASTSS scale+128(FP), Y4
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
 	LEAQ         (AX)(CX*1), DX
@@ -991,11 +1047,11 @@ bodydoneAVX2_76:
 	IMUL3Q       $0x04, AX, AX
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x04, 40(SP)
-	JMP          rowsAVX2_71
+	JMP          rowsAVX2_73
 
-rowsdoneAVX2_72:
+rowsdoneAVX2_74:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX2_78
+	JB   rowsdoneAVX2_80
 
 	// Tile of 2 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -1004,16 +1060,16 @@ rowsdoneAVX2_72:
 	VXORPS Y1, Y1, Y1
 	MOVQ   48(SP), DX
 	LEAQ   (AX)(DX*1), DX
-	MOVQ   dim+88(FP), BX
+	MOVQ   dim+112(FP), BX
 	MOVQ   BX, SI
 	ANDQ   $-8, SI
 
 	// Tail elements [body, dim), one at a time.
 	MOVQ SI, DI
 
-tailAVX2_79:
+tailAVX2_81:
 	CMPQ        DI, BX
-	JAE         taildoneAVX2_80
+	JAE         taildoneAVX2_82
 	MOVWLZX     (CX)(DI*2), R8
 	VMOVD       R8, X2
 	VCVTPH2PS   X2, X2
@@ -1022,25 +1078,25 @@ tailAVX2_79:
 	VMOVSS      (DX)(DI*4), X3
 	VFMADD231SS X2, X3, X1
 	INCQ        DI
-	JMP         tailAVX2_79
+	JMP         tailAVX2_81
 
-taildoneAVX2_80:
+taildoneAVX2_82:
 	// Whole vectors [0, body).
 	XORQ DI, DI
 
-bodyAVX2_81:
+bodyAVX2_83:
 	CMPQ        DI, SI
-	JAE         bodydoneAVX2_82
+	JAE         bodydoneAVX2_84
 	VCVTPH2PS   (CX)(DI*2), Y2
 	VMOVUPS     (AX)(DI*4), Y3
 	VFMADD231PS Y2, Y3, Y0
 	VMOVUPS     (DX)(DI*4), Y3
 	VFMADD231PS Y2, Y3, Y1
 	ADDQ        $0x08, DI
-	JMP         bodyAVX2_81
+	JMP         bodyAVX2_83
 
-bodydoneAVX2_82:
-	VBROADCASTSS scale+104(FP), Y2
+bodydoneAVX2_84:
+	VBROADCASTSS scale+128(FP), Y2
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
 	LEAQ         (AX)(CX*1), CX
@@ -1060,47 +1116,47 @@ bodydoneAVX2_82:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x02, 40(SP)
 
-rowsdoneAVX2_78:
+rowsdoneAVX2_80:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX2_84
+	JB   rowsdoneAVX2_86
 
 	// Tile of 1 query rows × 1 keys.
 	MOVQ   24(SP), AX
 	MOVQ   (SP), CX
 	VXORPS Y0, Y0, Y0
-	MOVQ   dim+88(FP), DX
+	MOVQ   dim+112(FP), DX
 	MOVQ   DX, BX
 	ANDQ   $-8, BX
 
 	// Tail elements [body, dim), one at a time.
 	MOVQ BX, SI
 
-tailAVX2_85:
+tailAVX2_87:
 	CMPQ        SI, DX
-	JAE         taildoneAVX2_86
+	JAE         taildoneAVX2_88
 	MOVWLZX     (CX)(SI*2), DI
 	VMOVD       DI, X1
 	VCVTPH2PS   X1, X1
 	VMOVSS      (AX)(SI*4), X2
 	VFMADD231SS X1, X2, X0
 	INCQ        SI
-	JMP         tailAVX2_85
+	JMP         tailAVX2_87
 
-taildoneAVX2_86:
+taildoneAVX2_88:
 	// Whole vectors [0, body).
 	XORQ SI, SI
 
-bodyAVX2_87:
+bodyAVX2_89:
 	CMPQ        SI, BX
-	JAE         bodydoneAVX2_88
+	JAE         bodydoneAVX2_90
 	VCVTPH2PS   (CX)(SI*2), Y1
 	VMOVUPS     (AX)(SI*4), Y2
 	VFMADD231PS Y1, Y2, Y0
 	ADDQ        $0x08, SI
-	JMP         bodyAVX2_87
+	JMP         bodyAVX2_89
 
-bodydoneAVX2_88:
-	VBROADCASTSS scale+104(FP), Y1
+bodydoneAVX2_90:
+	VBROADCASTSS scale+128(FP), Y1
 	MOVQ         32(SP), AX
 	VHADDPS      Y0, Y0, Y2
 	VHADDPS      Y0, Y0, Y0
@@ -1117,15 +1173,15 @@ bodydoneAVX2_88:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x01, 40(SP)
 
-rowsdoneAVX2_84:
+rowsdoneAVX2_86:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x01, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX2_69
+	JMP    keysAVX2_70
 
-keysdoneAVX2_70:
+keysdoneAVX2_71:
 	VZEROUPPER
 	RET
 
@@ -1142,10 +1198,10 @@ TEXT ·ScoresPanelsAVX2(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_89:
+blocksAVX2_91:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_90
+	JZ    blocksdoneAVX2_92
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -1173,25 +1229,26 @@ blocksAVX2_89:
 	MOVQ    scratch_base+72(FP), SI
 	MOVQ    dim+136(FP), DI
 
-widenAVX2_93:
+widenAVX2_95:
 	TESTQ AX, AX
-	JZ    widendoneAVX2_94
+	JZ    widendoneAVX2_96
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
-	LEAQ  -2(DI)(DI*1), R12
-	XORQ  R11, R11
+	LEAQ  -2(DI)(DI*1), R11
+	XORQ  R12, R12
 
-prefetchAVX2_95:
-	PREFETCHT0 (R10)(R11*1)
-	ADDQ       $0x40, R11
-	CMPQ       R11, R12
-	JB         prefetchAVX2_95
+lines_4:
+	PREFETCHT0 (R10)(R12*1)
+	ADDQ       $0x40, R12
+	CMPQ       R12, R11
+	JB         lines_4
+	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX2_96:
+widenvecAVX2_97:
 	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_97
+	JB        widenvecdoneAVX2_98
 	VCVTPH2PS (R8), Y0
 	VMOVUPS   Y0, (SI)
 	VCVTPH2PS 16(R8), Y0
@@ -1203,23 +1260,23 @@ widenvecAVX2_96:
 	ADDQ      $0x40, R8
 	ADDQ      $0x00000080, SI
 	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_96
+	JMP       widenvecAVX2_97
 
-widenvecdoneAVX2_97:
-widenvecAVX2_98:
+widenvecdoneAVX2_98:
+widenvecAVX2_99:
 	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_99
+	JB        widenvecdoneAVX2_100
 	VCVTPH2PS (R8), Y0
 	VMOVUPS   Y0, (SI)
 	ADDQ      $0x10, R8
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_98
+	JMP       widenvecAVX2_99
 
-widenvecdoneAVX2_99:
-widentailAVX2_100:
+widenvecdoneAVX2_100:
+widentailAVX2_101:
 	TESTQ     R9, R9
-	JZ        widentaildoneAVX2_101
+	JZ        widentaildoneAVX2_102
 	MOVWLZX   (R8), R10
 	VMOVD     R10, X0
 	VCVTPH2PS X0, X0
@@ -1227,14 +1284,14 @@ widentailAVX2_100:
 	ADDQ      $0x02, R8
 	ADDQ      $0x04, SI
 	DECQ      R9
-	JMP       widentailAVX2_100
+	JMP       widentailAVX2_101
 
-widentaildoneAVX2_101:
+widentaildoneAVX2_102:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_93
+	JMP  widenAVX2_95
 
-widendoneAVX2_94:
+widendoneAVX2_96:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -1260,10 +1317,10 @@ widendoneAVX2_94:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_102:
+dAVX2_103:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_103
+	JA           ddoneAVX2_104
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -1347,7 +1404,7 @@ dAVX2_102:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_104
+	JE      pendnoneAVX2_105
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -1361,16 +1418,16 @@ dAVX2_102:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_104:
+pendnoneAVX2_105:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_102
+	JMP  dAVX2_103
 
-ddoneAVX2_103:
-dAVX2_105:
+ddoneAVX2_104:
+dAVX2_106:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_106
+	JA           ddoneAVX2_107
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -1393,9 +1450,9 @@ dAVX2_105:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_105
+	JMP          dAVX2_106
 
-ddoneAVX2_106:
+ddoneAVX2_107:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -1442,20 +1499,21 @@ ddoneAVX2_106:
 	IMUL3Q  $0x00000018, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_107:
+widenAVX2_108:
 	TESTQ AX, AX
-	JZ    widendoneAVX2_108
+	JZ    widendoneAVX2_109
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
-	LEAQ  -2(DI)(DI*1), R12
-	XORQ  R11, R11
+	LEAQ  -2(DI)(DI*1), R11
+	XORQ  R12, R12
 
-prefetchAVX2_109:
-	PREFETCHT0 (R10)(R11*1)
-	ADDQ       $0x40, R11
-	CMPQ       R11, R12
-	JB         prefetchAVX2_109
+lines_5:
+	PREFETCHT0 (R10)(R12*1)
+	ADDQ       $0x40, R12
+	CMPQ       R12, R11
+	JB         lines_5
+	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
 widenvecAVX2_110:
@@ -1501,9 +1559,9 @@ widentailAVX2_114:
 widentaildoneAVX2_115:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_107
+	JMP  widenAVX2_108
 
-widendoneAVX2_108:
+widendoneAVX2_109:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -1719,19 +1777,20 @@ widenAVX2_121:
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
-	LEAQ  -2(DI)(DI*1), R12
-	XORQ  R11, R11
+	LEAQ  -2(DI)(DI*1), R11
+	XORQ  R12, R12
 
-prefetchAVX2_123:
-	PREFETCHT0 (R10)(R11*1)
-	ADDQ       $0x40, R11
-	CMPQ       R11, R12
-	JB         prefetchAVX2_123
+lines_6:
+	PREFETCHT0 (R10)(R12*1)
+	ADDQ       $0x40, R12
+	CMPQ       R12, R11
+	JB         lines_6
+	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX2_124:
+widenvecAVX2_123:
 	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_125
+	JB        widenvecdoneAVX2_124
 	VCVTPH2PS (R8), Y0
 	VMOVUPS   Y0, (SI)
 	VCVTPH2PS 16(R8), Y0
@@ -1743,23 +1802,23 @@ widenvecAVX2_124:
 	ADDQ      $0x40, R8
 	ADDQ      $0x00000080, SI
 	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_124
+	JMP       widenvecAVX2_123
 
-widenvecdoneAVX2_125:
-widenvecAVX2_126:
+widenvecdoneAVX2_124:
+widenvecAVX2_125:
 	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_127
+	JB        widenvecdoneAVX2_126
 	VCVTPH2PS (R8), Y0
 	VMOVUPS   Y0, (SI)
 	ADDQ      $0x10, R8
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_126
+	JMP       widenvecAVX2_125
 
-widenvecdoneAVX2_127:
-widentailAVX2_128:
+widenvecdoneAVX2_126:
+widentailAVX2_127:
 	TESTQ     R9, R9
-	JZ        widentaildoneAVX2_129
+	JZ        widentaildoneAVX2_128
 	MOVWLZX   (R8), R10
 	VMOVD     R10, X0
 	VCVTPH2PS X0, X0
@@ -1767,9 +1826,9 @@ widentailAVX2_128:
 	ADDQ      $0x02, R8
 	ADDQ      $0x04, SI
 	DECQ      R9
-	JMP       widentailAVX2_128
+	JMP       widentailAVX2_127
 
-widentaildoneAVX2_129:
+widentaildoneAVX2_128:
 	ADDQ DX, CX
 	DECQ AX
 	JMP  widenAVX2_121
@@ -1802,10 +1861,10 @@ widendoneAVX2_122:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_130:
+dAVX2_129:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_131
+	JA           ddoneAVX2_130
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -1889,7 +1948,7 @@ dAVX2_130:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_132
+	JE      pendnoneAVX2_131
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -1903,16 +1962,16 @@ dAVX2_130:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_132:
+pendnoneAVX2_131:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_130
+	JMP  dAVX2_129
 
-ddoneAVX2_131:
-dAVX2_133:
+ddoneAVX2_130:
+dAVX2_132:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_134
+	JA           ddoneAVX2_133
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -1935,9 +1994,9 @@ dAVX2_133:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_133
+	JMP          dAVX2_132
 
-ddoneAVX2_134:
+ddoneAVX2_133:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -1984,25 +2043,26 @@ ddoneAVX2_134:
 	IMUL3Q  $0x00000048, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_135:
+widenAVX2_134:
 	TESTQ AX, AX
-	JZ    widendoneAVX2_136
+	JZ    widendoneAVX2_135
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
-	LEAQ  -2(DI)(DI*1), R12
-	XORQ  R11, R11
+	LEAQ  -2(DI)(DI*1), R11
+	XORQ  R12, R12
 
-prefetchAVX2_137:
-	PREFETCHT0 (R10)(R11*1)
-	ADDQ       $0x40, R11
-	CMPQ       R11, R12
-	JB         prefetchAVX2_137
+lines_7:
+	PREFETCHT0 (R10)(R12*1)
+	ADDQ       $0x40, R12
+	CMPQ       R12, R11
+	JB         lines_7
+	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX2_138:
+widenvecAVX2_136:
 	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_139
+	JB        widenvecdoneAVX2_137
 	VCVTPH2PS (R8), Y0
 	VMOVUPS   Y0, (SI)
 	VCVTPH2PS 16(R8), Y0
@@ -2014,23 +2074,23 @@ widenvecAVX2_138:
 	ADDQ      $0x40, R8
 	ADDQ      $0x00000080, SI
 	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_138
+	JMP       widenvecAVX2_136
 
-widenvecdoneAVX2_139:
-widenvecAVX2_140:
+widenvecdoneAVX2_137:
+widenvecAVX2_138:
 	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_141
+	JB        widenvecdoneAVX2_139
 	VCVTPH2PS (R8), Y0
 	VMOVUPS   Y0, (SI)
 	ADDQ      $0x10, R8
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_140
+	JMP       widenvecAVX2_138
 
-widenvecdoneAVX2_141:
-widentailAVX2_142:
+widenvecdoneAVX2_139:
+widentailAVX2_140:
 	TESTQ     R9, R9
-	JZ        widentaildoneAVX2_143
+	JZ        widentaildoneAVX2_141
 	MOVWLZX   (R8), R10
 	VMOVD     R10, X0
 	VCVTPH2PS X0, X0
@@ -2038,14 +2098,14 @@ widentailAVX2_142:
 	ADDQ      $0x02, R8
 	ADDQ      $0x04, SI
 	DECQ      R9
-	JMP       widentailAVX2_142
+	JMP       widentailAVX2_140
 
-widentaildoneAVX2_143:
+widentaildoneAVX2_141:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_135
+	JMP  widenAVX2_134
 
-widendoneAVX2_136:
+widendoneAVX2_135:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -2073,10 +2133,10 @@ widendoneAVX2_136:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_144:
+dAVX2_142:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_145
+	JA           ddoneAVX2_143
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2160,7 +2220,7 @@ dAVX2_144:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_146
+	JE      pendnoneAVX2_144
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -2174,16 +2234,16 @@ dAVX2_144:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_146:
+pendnoneAVX2_144:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_144
+	JMP  dAVX2_142
 
-ddoneAVX2_145:
-dAVX2_147:
+ddoneAVX2_143:
+dAVX2_145:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_148
+	JA           ddoneAVX2_146
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2206,9 +2266,9 @@ dAVX2_147:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_147
+	JMP          dAVX2_145
 
-ddoneAVX2_148:
+ddoneAVX2_146:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -2239,11 +2299,11 @@ ddoneAVX2_148:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_149
+	JZ    draindoneAVX2_147
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_150:
+drainAVX2_148:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -2253,14 +2313,14 @@ drainAVX2_150:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_150
+	JNZ     drainAVX2_148
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_149:
+draindoneAVX2_147:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_154
+	JB             flushpartialAVX2_152
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -2510,15 +2570,15 @@ draindoneAVX2_149:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_153
+	JMP            flushdoneAVX2_151
 
-flushpartialAVX2_154:
+flushpartialAVX2_152:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_151:
+flushAVX2_149:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_152
+	JB             flushtailAVX2_150
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -2555,35 +2615,35 @@ flushAVX2_151:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_153
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_153
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_153
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_153
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_153
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_153
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_153
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_153
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -2619,68 +2679,68 @@ flushAVX2_151:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_153
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_153
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_153
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_153
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_153
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_153
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_155
+	JZ             chunkdoneAVX2_153
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_155:
+chunkdoneAVX2_153:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_151
+	JMP  flushAVX2_149
 
-flushtailAVX2_152:
+flushtailAVX2_150:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_153
+	JZ    flushdoneAVX2_151
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_156:
+tailrowAVX2_154:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_157:
+tailkeyAVX2_155:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_157
+	JB   tailkeyAVX2_155
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_153
+	JAE  flushdoneAVX2_151
 	DECQ SI
-	JNZ  tailrowAVX2_156
+	JNZ  tailrowAVX2_154
 
-flushdoneAVX2_153:
+flushdoneAVX2_151:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -2688,9 +2748,9 @@ flushdoneAVX2_153:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_92
+	JLE    panelsdoneAVX2_94
 
-panelsAVX2_91:
+panelsAVX2_93:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -2716,10 +2776,10 @@ panelsAVX2_91:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_158:
+dAVX2_156:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_159
+	JA           ddoneAVX2_157
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2803,7 +2863,7 @@ dAVX2_158:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_160
+	JE      pendnoneAVX2_158
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -2817,16 +2877,16 @@ dAVX2_158:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_160:
+pendnoneAVX2_158:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_158
+	JMP  dAVX2_156
 
-ddoneAVX2_159:
-dAVX2_161:
+ddoneAVX2_157:
+dAVX2_159:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_162
+	JA           ddoneAVX2_160
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2849,9 +2909,9 @@ dAVX2_161:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_161
+	JMP          dAVX2_159
 
-ddoneAVX2_162:
+ddoneAVX2_160:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -2906,10 +2966,10 @@ ddoneAVX2_162:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_163:
+dAVX2_161:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_164
+	JA           ddoneAVX2_162
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2993,7 +3053,7 @@ dAVX2_163:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_165
+	JE      pendnoneAVX2_163
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -3007,16 +3067,16 @@ dAVX2_163:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_165:
+pendnoneAVX2_163:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_163
+	JMP  dAVX2_161
 
-ddoneAVX2_164:
-dAVX2_166:
+ddoneAVX2_162:
+dAVX2_164:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_167
+	JA           ddoneAVX2_165
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -3039,9 +3099,9 @@ dAVX2_166:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_166
+	JMP          dAVX2_164
 
-ddoneAVX2_167:
+ddoneAVX2_165:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -3096,10 +3156,10 @@ ddoneAVX2_167:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_168:
+dAVX2_166:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_169
+	JA           ddoneAVX2_167
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -3183,7 +3243,7 @@ dAVX2_168:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_170
+	JE      pendnoneAVX2_168
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -3197,16 +3257,16 @@ dAVX2_168:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_170:
+pendnoneAVX2_168:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_168
+	JMP  dAVX2_166
 
-ddoneAVX2_169:
-dAVX2_171:
+ddoneAVX2_167:
+dAVX2_169:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_172
+	JA           ddoneAVX2_170
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -3229,9 +3289,9 @@ dAVX2_171:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_171
+	JMP          dAVX2_169
 
-ddoneAVX2_172:
+ddoneAVX2_170:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -3286,10 +3346,10 @@ ddoneAVX2_172:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_173:
+dAVX2_171:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_174
+	JA           ddoneAVX2_172
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -3373,7 +3433,7 @@ dAVX2_173:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_175
+	JE      pendnoneAVX2_173
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -3387,16 +3447,16 @@ dAVX2_173:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_175:
+pendnoneAVX2_173:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_173
+	JMP  dAVX2_171
 
-ddoneAVX2_174:
-dAVX2_176:
+ddoneAVX2_172:
+dAVX2_174:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_177
+	JA           ddoneAVX2_175
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -3419,9 +3479,9 @@ dAVX2_176:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_176
+	JMP          dAVX2_174
 
-ddoneAVX2_177:
+ddoneAVX2_175:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -3452,11 +3512,11 @@ ddoneAVX2_177:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_178
+	JZ    draindoneAVX2_176
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_179:
+drainAVX2_177:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -3466,14 +3526,14 @@ drainAVX2_179:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_179
+	JNZ     drainAVX2_177
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_178:
+draindoneAVX2_176:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_183
+	JB             flushpartialAVX2_181
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -3723,15 +3783,15 @@ draindoneAVX2_178:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_182
+	JMP            flushdoneAVX2_180
 
-flushpartialAVX2_183:
+flushpartialAVX2_181:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_180:
+flushAVX2_178:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_181
+	JB             flushtailAVX2_179
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -3768,35 +3828,35 @@ flushAVX2_180:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_184
+	JZ             chunkdoneAVX2_182
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_184
+	JZ             chunkdoneAVX2_182
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_184
+	JZ             chunkdoneAVX2_182
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_184
+	JZ             chunkdoneAVX2_182
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_184
+	JZ             chunkdoneAVX2_182
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_184
+	JZ             chunkdoneAVX2_182
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_184
+	JZ             chunkdoneAVX2_182
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_184
+	JZ             chunkdoneAVX2_182
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -3832,68 +3892,68 @@ flushAVX2_180:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_184
+	JZ             chunkdoneAVX2_182
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_184
+	JZ             chunkdoneAVX2_182
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_184
+	JZ             chunkdoneAVX2_182
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_184
+	JZ             chunkdoneAVX2_182
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_184
+	JZ             chunkdoneAVX2_182
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_184
+	JZ             chunkdoneAVX2_182
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_184
+	JZ             chunkdoneAVX2_182
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_184:
+chunkdoneAVX2_182:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_180
+	JMP  flushAVX2_178
 
-flushtailAVX2_181:
+flushtailAVX2_179:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_182
+	JZ    flushdoneAVX2_180
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_185:
+tailrowAVX2_183:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_186:
+tailkeyAVX2_184:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_186
+	JB   tailkeyAVX2_184
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_182
+	JAE  flushdoneAVX2_180
 	DECQ SI
-	JNZ  tailrowAVX2_185
+	JNZ  tailrowAVX2_183
 
-flushdoneAVX2_182:
+flushdoneAVX2_180:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -3901,26 +3961,26 @@ flushdoneAVX2_182:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_91
+	JG     panelsAVX2_93
 
-panelsdoneAVX2_92:
+panelsdoneAVX2_94:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x30, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_89
+	JMP    blocksAVX2_91
 
-blocksdoneAVX2_90:
+blocksdoneAVX2_92:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_187
+	JZ    draindoneAVX2_185
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_188:
+drainAVX2_186:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -3930,10 +3990,10 @@ drainAVX2_188:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_188
+	JNZ     drainAVX2_186
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_187:
+draindoneAVX2_185:
 	VZEROUPPER
 	RET
 
@@ -3950,10 +4010,10 @@ TEXT ·ScoresPanels64AVX2(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_189:
+blocksAVX2_187:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_190
+	JZ    blocksdoneAVX2_188
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -3980,9 +4040,9 @@ blocksAVX2_189:
 	IMUL3Q  $0x20, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX2_193:
+widenAVX2_191:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_194
+	JZ         widendoneAVX2_192
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (SI)
 	VCVTPH2PS  16(CX), Y0
@@ -4005,9 +4065,9 @@ widenAVX2_193:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_193
+	JMP        widenAVX2_191
 
-widendoneAVX2_194:
+widendoneAVX2_192:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -4028,7 +4088,7 @@ widendoneAVX2_194:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_195:
+dAVX2_193:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -4112,7 +4172,7 @@ dAVX2_195:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_196
+	JZ      pendnoneAVX2_194
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -4123,11 +4183,11 @@ dAVX2_195:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_196:
+pendnoneAVX2_194:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_195
+	JB           dAVX2_193
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -4175,9 +4235,9 @@ pendnoneAVX2_196:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000600, SI
 
-widenAVX2_197:
+widenAVX2_195:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_198
+	JZ         widendoneAVX2_196
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (SI)
 	VCVTPH2PS  16(CX), Y0
@@ -4200,9 +4260,9 @@ widenAVX2_197:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_197
+	JMP        widenAVX2_195
 
-widendoneAVX2_198:
+widendoneAVX2_196:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -4223,7 +4283,7 @@ widendoneAVX2_198:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_199:
+dAVX2_197:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 1536(CX)(DX*4), Y14
@@ -4307,7 +4367,7 @@ dAVX2_199:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_200
+	JZ      pendnoneAVX2_198
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -4318,11 +4378,11 @@ dAVX2_199:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_200:
+pendnoneAVX2_198:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_199
+	JB           dAVX2_197
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -4370,9 +4430,9 @@ pendnoneAVX2_200:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000c00, SI
 
-widenAVX2_201:
+widenAVX2_199:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_202
+	JZ         widendoneAVX2_200
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (SI)
 	VCVTPH2PS  16(CX), Y0
@@ -4395,9 +4455,9 @@ widenAVX2_201:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_201
+	JMP        widenAVX2_199
 
-widendoneAVX2_202:
+widendoneAVX2_200:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -4418,7 +4478,7 @@ widendoneAVX2_202:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_203:
+dAVX2_201:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -4502,7 +4562,7 @@ dAVX2_203:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_204
+	JZ      pendnoneAVX2_202
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -4513,11 +4573,11 @@ dAVX2_203:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_204:
+pendnoneAVX2_202:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_203
+	JB           dAVX2_201
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -4565,9 +4625,9 @@ pendnoneAVX2_204:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001200, SI
 
-widenAVX2_205:
+widenAVX2_203:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_206
+	JZ         widendoneAVX2_204
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (SI)
 	VCVTPH2PS  16(CX), Y0
@@ -4590,9 +4650,9 @@ widenAVX2_205:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_205
+	JMP        widenAVX2_203
 
-widendoneAVX2_206:
+widendoneAVX2_204:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -4613,7 +4673,7 @@ widendoneAVX2_206:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_207:
+dAVX2_205:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 4608(CX)(DX*4), Y14
@@ -4697,7 +4757,7 @@ dAVX2_207:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_208
+	JZ      pendnoneAVX2_206
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -4708,11 +4768,11 @@ dAVX2_207:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_208:
+pendnoneAVX2_206:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_207
+	JB           dAVX2_205
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -4746,11 +4806,11 @@ pendnoneAVX2_208:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_209
+	JZ    draindoneAVX2_207
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_210:
+drainAVX2_208:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -4760,14 +4820,14 @@ drainAVX2_210:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_210
+	JNZ     drainAVX2_208
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_209:
+draindoneAVX2_207:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_214
+	JB             flushpartialAVX2_212
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -5017,15 +5077,15 @@ draindoneAVX2_209:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_213
+	JMP            flushdoneAVX2_211
 
-flushpartialAVX2_214:
+flushpartialAVX2_212:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_211:
+flushAVX2_209:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_212
+	JB             flushtailAVX2_210
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -5062,35 +5122,35 @@ flushAVX2_211:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_215
+	JZ             chunkdoneAVX2_213
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_215
+	JZ             chunkdoneAVX2_213
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_215
+	JZ             chunkdoneAVX2_213
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_215
+	JZ             chunkdoneAVX2_213
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_215
+	JZ             chunkdoneAVX2_213
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_215
+	JZ             chunkdoneAVX2_213
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_215
+	JZ             chunkdoneAVX2_213
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_215
+	JZ             chunkdoneAVX2_213
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -5126,68 +5186,68 @@ flushAVX2_211:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_215
+	JZ             chunkdoneAVX2_213
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_215
+	JZ             chunkdoneAVX2_213
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_215
+	JZ             chunkdoneAVX2_213
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_215
+	JZ             chunkdoneAVX2_213
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_215
+	JZ             chunkdoneAVX2_213
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_215
+	JZ             chunkdoneAVX2_213
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_215
+	JZ             chunkdoneAVX2_213
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_215:
+chunkdoneAVX2_213:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_211
+	JMP  flushAVX2_209
 
-flushtailAVX2_212:
+flushtailAVX2_210:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_213
+	JZ    flushdoneAVX2_211
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_216:
+tailrowAVX2_214:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_217:
+tailkeyAVX2_215:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_217
+	JB   tailkeyAVX2_215
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_213
+	JAE  flushdoneAVX2_211
 	DECQ SI
-	JNZ  tailrowAVX2_216
+	JNZ  tailrowAVX2_214
 
-flushdoneAVX2_213:
+flushdoneAVX2_211:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -5195,9 +5255,9 @@ flushdoneAVX2_213:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_192
+	JLE    panelsdoneAVX2_190
 
-panelsAVX2_191:
+panelsAVX2_189:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -5218,7 +5278,7 @@ panelsAVX2_191:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_218:
+dAVX2_216:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -5302,7 +5362,7 @@ dAVX2_218:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_219
+	JZ      pendnoneAVX2_217
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -5313,11 +5373,11 @@ dAVX2_218:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_219:
+pendnoneAVX2_217:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_218
+	JB           dAVX2_216
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -5368,7 +5428,7 @@ pendnoneAVX2_219:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_220:
+dAVX2_218:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 1536(CX)(DX*4), Y14
@@ -5452,7 +5512,7 @@ dAVX2_220:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_221
+	JZ      pendnoneAVX2_219
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -5463,11 +5523,11 @@ dAVX2_220:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_221:
+pendnoneAVX2_219:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_220
+	JB           dAVX2_218
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -5518,7 +5578,7 @@ pendnoneAVX2_221:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_222:
+dAVX2_220:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -5602,7 +5662,7 @@ dAVX2_222:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_223
+	JZ      pendnoneAVX2_221
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -5613,11 +5673,11 @@ dAVX2_222:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_223:
+pendnoneAVX2_221:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_222
+	JB           dAVX2_220
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -5668,7 +5728,7 @@ pendnoneAVX2_223:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_224:
+dAVX2_222:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 4608(CX)(DX*4), Y14
@@ -5752,7 +5812,7 @@ dAVX2_224:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_225
+	JZ      pendnoneAVX2_223
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -5763,11 +5823,11 @@ dAVX2_224:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_225:
+pendnoneAVX2_223:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_224
+	JB           dAVX2_222
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -5801,11 +5861,11 @@ pendnoneAVX2_225:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_226
+	JZ    draindoneAVX2_224
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_227:
+drainAVX2_225:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -5815,14 +5875,14 @@ drainAVX2_227:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_227
+	JNZ     drainAVX2_225
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_226:
+draindoneAVX2_224:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_231
+	JB             flushpartialAVX2_229
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -6072,15 +6132,15 @@ draindoneAVX2_226:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_230
+	JMP            flushdoneAVX2_228
 
-flushpartialAVX2_231:
+flushpartialAVX2_229:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_228:
+flushAVX2_226:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_229
+	JB             flushtailAVX2_227
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -6117,35 +6177,35 @@ flushAVX2_228:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_232
+	JZ             chunkdoneAVX2_230
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_232
+	JZ             chunkdoneAVX2_230
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_232
+	JZ             chunkdoneAVX2_230
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_232
+	JZ             chunkdoneAVX2_230
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_232
+	JZ             chunkdoneAVX2_230
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_232
+	JZ             chunkdoneAVX2_230
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_232
+	JZ             chunkdoneAVX2_230
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_232
+	JZ             chunkdoneAVX2_230
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -6181,68 +6241,68 @@ flushAVX2_228:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_232
+	JZ             chunkdoneAVX2_230
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_232
+	JZ             chunkdoneAVX2_230
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_232
+	JZ             chunkdoneAVX2_230
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_232
+	JZ             chunkdoneAVX2_230
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_232
+	JZ             chunkdoneAVX2_230
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_232
+	JZ             chunkdoneAVX2_230
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_232
+	JZ             chunkdoneAVX2_230
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_232:
+chunkdoneAVX2_230:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_228
+	JMP  flushAVX2_226
 
-flushtailAVX2_229:
+flushtailAVX2_227:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_230
+	JZ    flushdoneAVX2_228
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_233:
+tailrowAVX2_231:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_234:
+tailkeyAVX2_232:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_234
+	JB   tailkeyAVX2_232
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_230
+	JAE  flushdoneAVX2_228
 	DECQ SI
-	JNZ  tailrowAVX2_233
+	JNZ  tailrowAVX2_231
 
-flushdoneAVX2_230:
+flushdoneAVX2_228:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -6250,26 +6310,26 @@ flushdoneAVX2_230:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_191
+	JG     panelsAVX2_189
 
-panelsdoneAVX2_192:
+panelsdoneAVX2_190:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x30, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_189
+	JMP    blocksAVX2_187
 
-blocksdoneAVX2_190:
+blocksdoneAVX2_188:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_235
+	JZ    draindoneAVX2_233
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_236:
+drainAVX2_234:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -6279,10 +6339,10 @@ drainAVX2_236:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_236
+	JNZ     drainAVX2_234
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_235:
+draindoneAVX2_233:
 	VZEROUPPER
 	RET
 
@@ -6299,10 +6359,10 @@ TEXT ·ScoresPanels128AVX2(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_237:
+blocksAVX2_235:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_238
+	JZ    blocksdoneAVX2_236
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -6329,9 +6389,9 @@ blocksAVX2_237:
 	IMUL3Q  $0x10, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX2_241:
+widenAVX2_239:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_242
+	JZ         widendoneAVX2_240
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (SI)
 	VCVTPH2PS  16(CX), Y0
@@ -6372,9 +6432,9 @@ widenAVX2_241:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_241
+	JMP        widenAVX2_239
 
-widendoneAVX2_242:
+widendoneAVX2_240:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -6395,7 +6455,7 @@ widendoneAVX2_242:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_243:
+dAVX2_241:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -6479,7 +6539,7 @@ dAVX2_243:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_244
+	JZ      pendnoneAVX2_242
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -6490,11 +6550,11 @@ dAVX2_243:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_244:
+pendnoneAVX2_242:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_243
+	JB           dAVX2_241
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -6542,9 +6602,9 @@ pendnoneAVX2_244:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000c00, SI
 
-widenAVX2_245:
+widenAVX2_243:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_246
+	JZ         widendoneAVX2_244
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (SI)
 	VCVTPH2PS  16(CX), Y0
@@ -6585,9 +6645,9 @@ widenAVX2_245:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_245
+	JMP        widenAVX2_243
 
-widendoneAVX2_246:
+widendoneAVX2_244:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -6608,7 +6668,7 @@ widendoneAVX2_246:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_247:
+dAVX2_245:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -6692,7 +6752,7 @@ dAVX2_247:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_248
+	JZ      pendnoneAVX2_246
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -6703,11 +6763,11 @@ dAVX2_247:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_248:
+pendnoneAVX2_246:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_247
+	JB           dAVX2_245
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -6755,9 +6815,9 @@ pendnoneAVX2_248:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001800, SI
 
-widenAVX2_249:
+widenAVX2_247:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_250
+	JZ         widendoneAVX2_248
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (SI)
 	VCVTPH2PS  16(CX), Y0
@@ -6798,9 +6858,9 @@ widenAVX2_249:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_249
+	JMP        widenAVX2_247
 
-widendoneAVX2_250:
+widendoneAVX2_248:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -6821,7 +6881,7 @@ widendoneAVX2_250:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_251:
+dAVX2_249:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 6144(CX)(DX*4), Y14
@@ -6905,7 +6965,7 @@ dAVX2_251:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_252
+	JZ      pendnoneAVX2_250
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -6916,11 +6976,11 @@ dAVX2_251:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_252:
+pendnoneAVX2_250:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_251
+	JB           dAVX2_249
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -6968,9 +7028,9 @@ pendnoneAVX2_252:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00002400, SI
 
-widenAVX2_253:
+widenAVX2_251:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_254
+	JZ         widendoneAVX2_252
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (SI)
 	VCVTPH2PS  16(CX), Y0
@@ -7011,9 +7071,9 @@ widenAVX2_253:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_253
+	JMP        widenAVX2_251
 
-widendoneAVX2_254:
+widendoneAVX2_252:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -7034,7 +7094,7 @@ widendoneAVX2_254:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_255:
+dAVX2_253:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -7118,7 +7178,7 @@ dAVX2_255:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_256
+	JZ      pendnoneAVX2_254
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -7129,11 +7189,11 @@ dAVX2_255:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_256:
+pendnoneAVX2_254:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_255
+	JB           dAVX2_253
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -7167,11 +7227,11 @@ pendnoneAVX2_256:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_257
+	JZ    draindoneAVX2_255
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_258:
+drainAVX2_256:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -7181,14 +7241,14 @@ drainAVX2_258:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_258
+	JNZ     drainAVX2_256
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_257:
+draindoneAVX2_255:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_262
+	JB             flushpartialAVX2_260
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -7438,15 +7498,15 @@ draindoneAVX2_257:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_261
+	JMP            flushdoneAVX2_259
 
-flushpartialAVX2_262:
+flushpartialAVX2_260:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_259:
+flushAVX2_257:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_260
+	JB             flushtailAVX2_258
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -7483,35 +7543,35 @@ flushAVX2_259:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_263
+	JZ             chunkdoneAVX2_261
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_263
+	JZ             chunkdoneAVX2_261
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_263
+	JZ             chunkdoneAVX2_261
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_263
+	JZ             chunkdoneAVX2_261
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_263
+	JZ             chunkdoneAVX2_261
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_263
+	JZ             chunkdoneAVX2_261
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_263
+	JZ             chunkdoneAVX2_261
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_263
+	JZ             chunkdoneAVX2_261
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -7547,68 +7607,68 @@ flushAVX2_259:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_263
+	JZ             chunkdoneAVX2_261
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_263
+	JZ             chunkdoneAVX2_261
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_263
+	JZ             chunkdoneAVX2_261
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_263
+	JZ             chunkdoneAVX2_261
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_263
+	JZ             chunkdoneAVX2_261
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_263
+	JZ             chunkdoneAVX2_261
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_263
+	JZ             chunkdoneAVX2_261
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_263:
+chunkdoneAVX2_261:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_259
+	JMP  flushAVX2_257
 
-flushtailAVX2_260:
+flushtailAVX2_258:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_261
+	JZ    flushdoneAVX2_259
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_264:
+tailrowAVX2_262:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_265:
+tailkeyAVX2_263:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_265
+	JB   tailkeyAVX2_263
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_261
+	JAE  flushdoneAVX2_259
 	DECQ SI
-	JNZ  tailrowAVX2_264
+	JNZ  tailrowAVX2_262
 
-flushdoneAVX2_261:
+flushdoneAVX2_259:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -7616,9 +7676,9 @@ flushdoneAVX2_261:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_240
+	JLE    panelsdoneAVX2_238
 
-panelsAVX2_239:
+panelsAVX2_237:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -7639,7 +7699,7 @@ panelsAVX2_239:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_266:
+dAVX2_264:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -7723,7 +7783,7 @@ dAVX2_266:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_267
+	JZ      pendnoneAVX2_265
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -7734,11 +7794,11 @@ dAVX2_266:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_267:
+pendnoneAVX2_265:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_266
+	JB           dAVX2_264
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -7789,7 +7849,7 @@ pendnoneAVX2_267:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_268:
+dAVX2_266:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -7873,7 +7933,7 @@ dAVX2_268:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_269
+	JZ      pendnoneAVX2_267
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -7884,11 +7944,11 @@ dAVX2_268:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_269:
+pendnoneAVX2_267:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_268
+	JB           dAVX2_266
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -7939,7 +7999,7 @@ pendnoneAVX2_269:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_270:
+dAVX2_268:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 6144(CX)(DX*4), Y14
@@ -8023,7 +8083,7 @@ dAVX2_270:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_271
+	JZ      pendnoneAVX2_269
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -8034,11 +8094,11 @@ dAVX2_270:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_271:
+pendnoneAVX2_269:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_270
+	JB           dAVX2_268
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -8089,7 +8149,7 @@ pendnoneAVX2_271:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_272:
+dAVX2_270:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -8173,7 +8233,7 @@ dAVX2_272:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_273
+	JZ      pendnoneAVX2_271
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -8184,11 +8244,11 @@ dAVX2_272:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_273:
+pendnoneAVX2_271:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_272
+	JB           dAVX2_270
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -8222,11 +8282,11 @@ pendnoneAVX2_273:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_274
+	JZ    draindoneAVX2_272
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_275:
+drainAVX2_273:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -8236,14 +8296,14 @@ drainAVX2_275:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_275
+	JNZ     drainAVX2_273
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_274:
+draindoneAVX2_272:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_279
+	JB             flushpartialAVX2_277
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -8493,15 +8553,15 @@ draindoneAVX2_274:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_278
+	JMP            flushdoneAVX2_276
 
-flushpartialAVX2_279:
+flushpartialAVX2_277:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_276:
+flushAVX2_274:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_277
+	JB             flushtailAVX2_275
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -8538,35 +8598,35 @@ flushAVX2_276:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_280
+	JZ             chunkdoneAVX2_278
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_280
+	JZ             chunkdoneAVX2_278
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_280
+	JZ             chunkdoneAVX2_278
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_280
+	JZ             chunkdoneAVX2_278
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_280
+	JZ             chunkdoneAVX2_278
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_280
+	JZ             chunkdoneAVX2_278
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_280
+	JZ             chunkdoneAVX2_278
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_280
+	JZ             chunkdoneAVX2_278
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -8602,68 +8662,68 @@ flushAVX2_276:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_280
+	JZ             chunkdoneAVX2_278
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_280
+	JZ             chunkdoneAVX2_278
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_280
+	JZ             chunkdoneAVX2_278
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_280
+	JZ             chunkdoneAVX2_278
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_280
+	JZ             chunkdoneAVX2_278
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_280
+	JZ             chunkdoneAVX2_278
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_280
+	JZ             chunkdoneAVX2_278
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_280:
+chunkdoneAVX2_278:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_276
+	JMP  flushAVX2_274
 
-flushtailAVX2_277:
+flushtailAVX2_275:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_278
+	JZ    flushdoneAVX2_276
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_281:
+tailrowAVX2_279:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_282:
+tailkeyAVX2_280:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_282
+	JB   tailkeyAVX2_280
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_278
+	JAE  flushdoneAVX2_276
 	DECQ SI
-	JNZ  tailrowAVX2_281
+	JNZ  tailrowAVX2_279
 
-flushdoneAVX2_278:
+flushdoneAVX2_276:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -8671,26 +8731,26 @@ flushdoneAVX2_278:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_239
+	JG     panelsAVX2_237
 
-panelsdoneAVX2_240:
+panelsdoneAVX2_238:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x30, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_237
+	JMP    blocksAVX2_235
 
-blocksdoneAVX2_238:
+blocksdoneAVX2_236:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_283
+	JZ    draindoneAVX2_281
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_284:
+drainAVX2_282:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -8700,46 +8760,96 @@ drainAVX2_284:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_284
+	JNZ     drainAVX2_282
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_283:
+draindoneAVX2_281:
 	VZEROUPPER
 	RET
 
-// func ScoresRowsAVX512(dst []float32, q []float32, k []uint16, rows int, n int, dim int, stride int, scale float32)
-// Requires: AVX, AVX512DQ, AVX512F, F16C, FMA3
-TEXT ·ScoresRowsAVX512(SB), NOSPLIT, $72-108
+// func ScoresRowsAVX512(dst []float32, q []float32, k []uint16, ahead []uint16, rows int, n int, dim int, stride int, scale float32)
+// Requires: AVX, AVX512DQ, AVX512F, F16C, FMA3, MMX+
+TEXT ·ScoresRowsAVX512(SB), NOSPLIT, $88-132
 	MOVQ k_base+48(FP), AX
 	MOVQ AX, (SP)
-	MOVQ n+80(FP), AX
+	MOVQ n+104(FP), AX
 	MOVQ AX, 8(SP)
 	SHLQ $0x02, AX
 	MOVQ AX, 64(SP)
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 16(SP)
-	MOVQ stride+96(FP), AX
+	MOVQ stride+120(FP), AX
 	SHLQ $0x01, AX
 	MOVQ AX, 56(SP)
-	MOVQ dim+88(FP), AX
+	MOVQ dim+112(FP), AX
+	LEAQ -2(AX)(AX*1), CX
+	MOVQ CX, 80(SP)
 	SHLQ $0x02, AX
 	MOVQ AX, 48(SP)
+	MOVQ ahead_base+72(FP), AX
+	MOVQ AX, 72(SP)
 
-keysAVX512_285:
-	CMPQ 8(SP), $0x03
-	JB   keysdoneAVX512_286
+keysAVX512_283:
+	CMPQ  8(SP), $0x04
+	JB    keysdoneAVX512_284
+	MOVQ  72(SP), AX
+	TESTQ AX, AX
+	JZ    aheaddoneAVX512_285
+	XORQ  CX, CX
+
+lines_8:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_8
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_9:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_9
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_10:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_10
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_11:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_11
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	MOVQ       AX, 72(SP)
+
+aheaddoneAVX512_285:
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
 	MOVQ AX, 32(SP)
-	MOVQ rows+72(FP), AX
+	MOVQ rows+96(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_287:
+rowsAVX512_286:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_288
+	JB   rowsdoneAVX512_287
 
-	// Tile of 4 query rows × 3 keys.
+	// Tile of 4 query rows × 4 keys.
 	MOVQ   24(SP), AX
 	MOVQ   (SP), CX
 	VXORPS Z0, Z0, Z0
@@ -8754,83 +8864,246 @@ rowsAVX512_287:
 	VXORPS Z9, Z9, Z9
 	VXORPS Z10, Z10, Z10
 	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
 	MOVQ   48(SP), DX
 	LEAQ   (AX)(DX*1), BX
 	LEAQ   (BX)(DX*1), SI
 	LEAQ   (SI)(DX*1), DX
 	MOVQ   56(SP), DI
 	LEAQ   (CX)(DI*1), R8
-	LEAQ   (R8)(DI*1), DI
-	MOVQ   dim+88(FP), R9
-	MOVQ   R9, R10
-	ANDQ   $-16, R10
+	LEAQ   (R8)(DI*1), R9
+	LEAQ   (R9)(DI*1), DI
+	MOVQ   dim+112(FP), R10
+	MOVQ   R10, R11
+	ANDQ   $-16, R11
 
 	// Tail elements [body, dim), one at a time.
-	MOVQ R10, R11
+	MOVQ R11, R12
 
-tailAVX512_289:
-	CMPQ        R11, R9
-	JAE         taildoneAVX512_290
-	MOVWLZX     (CX)(R11*2), R12
-	VMOVD       R12, X12
-	VCVTPH2PS   X12, X12
-	MOVWLZX     (R8)(R11*2), R12
-	VMOVD       R12, X13
-	VCVTPH2PS   X13, X13
-	MOVWLZX     (DI)(R11*2), R12
-	VMOVD       R12, X14
-	VCVTPH2PS   X14, X14
-	VMOVSS      (AX)(R11*4), X15
-	VFMADD231SS X12, X15, X0
-	VFMADD231SS X13, X15, X1
-	VFMADD231SS X14, X15, X2
-	VMOVSS      (BX)(R11*4), X15
-	VFMADD231SS X12, X15, X3
-	VFMADD231SS X13, X15, X4
-	VFMADD231SS X14, X15, X5
-	VMOVSS      (SI)(R11*4), X15
-	VFMADD231SS X12, X15, X6
-	VFMADD231SS X13, X15, X7
-	VFMADD231SS X14, X15, X8
-	VMOVSS      (DX)(R11*4), X15
-	VFMADD231SS X12, X15, X9
-	VFMADD231SS X13, X15, X10
-	VFMADD231SS X14, X15, X11
-	INCQ        R11
-	JMP         tailAVX512_289
+tailAVX512_288:
+	CMPQ        R12, R10
+	JAE         taildoneAVX512_289
+	MOVWLZX     (CX)(R12*2), R13
+	VMOVD       R13, X16
+	VCVTPH2PS   X16, X16
+	MOVWLZX     (R8)(R12*2), R13
+	VMOVD       R13, X17
+	VCVTPH2PS   X17, X17
+	MOVWLZX     (R9)(R12*2), R13
+	VMOVD       R13, X18
+	VCVTPH2PS   X18, X18
+	MOVWLZX     (DI)(R12*2), R13
+	VMOVD       R13, X19
+	VCVTPH2PS   X19, X19
+	VMOVSS      (AX)(R12*4), X20
+	VFMADD231SS X16, X20, X0
+	VFMADD231SS X17, X20, X1
+	VFMADD231SS X18, X20, X2
+	VFMADD231SS X19, X20, X3
+	VMOVSS      (BX)(R12*4), X20
+	VFMADD231SS X16, X20, X4
+	VFMADD231SS X17, X20, X5
+	VFMADD231SS X18, X20, X6
+	VFMADD231SS X19, X20, X7
+	VMOVSS      (SI)(R12*4), X20
+	VFMADD231SS X16, X20, X8
+	VFMADD231SS X17, X20, X9
+	VFMADD231SS X18, X20, X10
+	VFMADD231SS X19, X20, X11
+	VMOVSS      (DX)(R12*4), X20
+	VFMADD231SS X16, X20, X12
+	VFMADD231SS X17, X20, X13
+	VFMADD231SS X18, X20, X14
+	VFMADD231SS X19, X20, X15
+	INCQ        R12
+	JMP         tailAVX512_288
 
-taildoneAVX512_290:
+taildoneAVX512_289:
 	// Whole vectors [0, body).
-	XORQ R11, R11
+	XORQ R12, R12
 
-bodyAVX512_291:
-	CMPQ        R11, R10
-	JAE         bodydoneAVX512_292
-	VCVTPH2PS   (CX)(R11*2), Z12
-	VCVTPH2PS   (R8)(R11*2), Z13
-	VCVTPH2PS   (DI)(R11*2), Z14
-	VMOVUPS     (AX)(R11*4), Z15
-	VFMADD231PS Z12, Z15, Z0
-	VFMADD231PS Z13, Z15, Z1
-	VFMADD231PS Z14, Z15, Z2
-	VMOVUPS     (BX)(R11*4), Z15
-	VFMADD231PS Z12, Z15, Z3
-	VFMADD231PS Z13, Z15, Z4
-	VFMADD231PS Z14, Z15, Z5
-	VMOVUPS     (SI)(R11*4), Z15
-	VFMADD231PS Z12, Z15, Z6
-	VFMADD231PS Z13, Z15, Z7
-	VFMADD231PS Z14, Z15, Z8
-	VMOVUPS     (DX)(R11*4), Z15
-	VFMADD231PS Z12, Z15, Z9
-	VFMADD231PS Z13, Z15, Z10
-	VFMADD231PS Z14, Z15, Z11
-	ADDQ        $0x10, R11
-	JMP         bodyAVX512_291
+bodyAVX512_290:
+	CMPQ        R12, R11
+	JAE         bodydoneAVX512_291
+	VCVTPH2PS   (CX)(R12*2), Z16
+	VCVTPH2PS   (R8)(R12*2), Z17
+	VCVTPH2PS   (R9)(R12*2), Z18
+	VCVTPH2PS   (DI)(R12*2), Z19
+	VMOVUPS     (AX)(R12*4), Z20
+	VFMADD231PS Z16, Z20, Z0
+	VFMADD231PS Z17, Z20, Z1
+	VFMADD231PS Z18, Z20, Z2
+	VFMADD231PS Z19, Z20, Z3
+	VMOVUPS     (BX)(R12*4), Z20
+	VFMADD231PS Z16, Z20, Z4
+	VFMADD231PS Z17, Z20, Z5
+	VFMADD231PS Z18, Z20, Z6
+	VFMADD231PS Z19, Z20, Z7
+	VMOVUPS     (SI)(R12*4), Z20
+	VFMADD231PS Z16, Z20, Z8
+	VFMADD231PS Z17, Z20, Z9
+	VFMADD231PS Z18, Z20, Z10
+	VFMADD231PS Z19, Z20, Z11
+	VMOVUPS     (DX)(R12*4), Z20
+	VFMADD231PS Z16, Z20, Z12
+	VFMADD231PS Z17, Z20, Z13
+	VFMADD231PS Z18, Z20, Z14
+	VFMADD231PS Z19, Z20, Z15
+	ADDQ        $0x10, R12
+	JMP         bodyAVX512_290
 
-bodydoneAVX512_292:
-	VEXTRACTF64X4 $0x01, Z0, Y12
-	VADDPS        Y0, Y12, Y12
+bodydoneAVX512_291:
+	VSHUFF64X2    $0x44, Z4, Z0, Z16
+	VSHUFF64X2    $0xee, Z4, Z0, Z0
+	VADDPS        Z0, Z16, Z16
+	VSHUFF64X2    $0x44, Z5, Z1, Z0
+	VSHUFF64X2    $0xee, Z5, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF64X2    $0x44, Z6, Z2, Z1
+	VSHUFF64X2    $0xee, Z6, Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF64X2    $0x44, Z7, Z3, Z2
+	VSHUFF64X2    $0xee, Z7, Z3, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF64X2    $0x44, Z12, Z8, Z3
+	VSHUFF64X2    $0xee, Z12, Z8, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF64X2    $0x44, Z13, Z9, Z4
+	VSHUFF64X2    $0xee, Z13, Z9, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF64X2    $0x44, Z14, Z10, Z5
+	VSHUFF64X2    $0xee, Z14, Z10, Z6
+	VADDPS        Z6, Z5, Z5
+	VSHUFF64X2    $0x44, Z15, Z11, Z6
+	VSHUFF64X2    $0xee, Z15, Z11, Z7
+	VADDPS        Z7, Z6, Z6
+	VSHUFPS       $0x88, Z0, Z16, Z7
+	VSHUFPS       $0xdd, Z0, Z16, Z0
+	VADDPS        Z0, Z7, Z7
+	VSHUFPS       $0x88, Z2, Z1, Z0
+	VSHUFPS       $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z4, Z3, Z1
+	VSHUFPS       $0xdd, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z6, Z5, Z2
+	VSHUFPS       $0xdd, Z6, Z5, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFPS       $0x88, Z0, Z7, Z3
+	VSHUFPS       $0xdd, Z0, Z7, Z0
+	VADDPS        Z0, Z3, Z3
+	VSHUFPS       $0x88, Z2, Z1, Z0
+	VSHUFPS       $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z0, Z3, Z1
+	VSHUFF32X4    $0xdd, Z0, Z3, Z0
+	VADDPS        Z0, Z1, Z1
+	VBROADCASTSS  scale+128(FP), Z0
+	VMULPS        Z0, Z1, Z1
+	MOVQ          32(SP), AX
+	MOVQ          64(SP), CX
+	LEAQ          (AX)(CX*1), DX
+	LEAQ          (DX)(CX*1), BX
+	LEAQ          (BX)(CX*1), CX
+	VMOVUPS       X1, (AX)
+	VEXTRACTF32X4 $0x01, Z1, (DX)
+	VEXTRACTF32X4 $0x02, Z1, (BX)
+	VEXTRACTF32X4 $0x03, Z1, (CX)
+	MOVQ          48(SP), AX
+	IMUL3Q        $0x04, AX, AX
+	ADDQ          AX, 24(SP)
+	MOVQ          64(SP), AX
+	IMUL3Q        $0x04, AX, AX
+	ADDQ          AX, 32(SP)
+	SUBQ          $0x04, 40(SP)
+	JMP           rowsAVX512_286
+
+rowsdoneAVX512_287:
+	CMPQ 40(SP), $0x02
+	JB   rowsdoneAVX512_293
+
+	// Tile of 2 query rows × 4 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), DX
+	MOVQ   56(SP), BX
+	LEAQ   (CX)(BX*1), SI
+	LEAQ   (SI)(BX*1), DI
+	LEAQ   (DI)(BX*1), BX
+	MOVQ   dim+112(FP), R8
+	MOVQ   R8, R9
+	ANDQ   $-16, R9
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ R9, R10
+
+tailAVX512_294:
+	CMPQ        R10, R8
+	JAE         taildoneAVX512_295
+	MOVWLZX     (CX)(R10*2), R11
+	VMOVD       R11, X8
+	VCVTPH2PS   X8, X8
+	MOVWLZX     (SI)(R10*2), R11
+	VMOVD       R11, X9
+	VCVTPH2PS   X9, X9
+	MOVWLZX     (DI)(R10*2), R11
+	VMOVD       R11, X10
+	VCVTPH2PS   X10, X10
+	MOVWLZX     (BX)(R10*2), R11
+	VMOVD       R11, X11
+	VCVTPH2PS   X11, X11
+	VMOVSS      (AX)(R10*4), X12
+	VFMADD231SS X8, X12, X0
+	VFMADD231SS X9, X12, X1
+	VFMADD231SS X10, X12, X2
+	VFMADD231SS X11, X12, X3
+	VMOVSS      (DX)(R10*4), X12
+	VFMADD231SS X8, X12, X4
+	VFMADD231SS X9, X12, X5
+	VFMADD231SS X10, X12, X6
+	VFMADD231SS X11, X12, X7
+	INCQ        R10
+	JMP         tailAVX512_294
+
+taildoneAVX512_295:
+	// Whole vectors [0, body).
+	XORQ R10, R10
+
+bodyAVX512_296:
+	CMPQ        R10, R9
+	JAE         bodydoneAVX512_297
+	VCVTPH2PS   (CX)(R10*2), Z8
+	VCVTPH2PS   (SI)(R10*2), Z9
+	VCVTPH2PS   (DI)(R10*2), Z10
+	VCVTPH2PS   (BX)(R10*2), Z11
+	VMOVUPS     (AX)(R10*4), Z12
+	VFMADD231PS Z8, Z12, Z0
+	VFMADD231PS Z9, Z12, Z1
+	VFMADD231PS Z10, Z12, Z2
+	VFMADD231PS Z11, Z12, Z3
+	VMOVUPS     (DX)(R10*4), Z12
+	VFMADD231PS Z8, Z12, Z4
+	VFMADD231PS Z9, Z12, Z5
+	VFMADD231PS Z10, Z12, Z6
+	VFMADD231PS Z11, Z12, Z7
+	ADDQ        $0x10, R10
+	JMP         bodyAVX512_296
+
+bodydoneAVX512_297:
+	VEXTRACTF64X4 $0x01, Z0, Y8
+	VADDPS        Y0, Y8, Y8
 	VEXTRACTF64X4 $0x01, Z1, Y0
 	VADDPS        Y1, Y0, Y0
 	VEXTRACTF64X4 $0x01, Z2, Y1
@@ -8845,21 +9118,11 @@ bodydoneAVX512_292:
 	VADDPS        Y6, Y5, Y5
 	VEXTRACTF64X4 $0x01, Z7, Y6
 	VADDPS        Y7, Y6, Y6
-	VEXTRACTF64X4 $0x01, Z8, Y7
-	VADDPS        Y8, Y7, Y7
-	VEXTRACTF64X4 $0x01, Z9, Y8
-	VADDPS        Y9, Y8, Y8
-	VEXTRACTF64X4 $0x01, Z10, Y9
-	VADDPS        Y10, Y9, Y9
-	VEXTRACTF64X4 $0x01, Z11, Y10
-	VADDPS        Y11, Y10, Y10
-	VBROADCASTSS  scale+104(FP), Y11
+	VBROADCASTSS  scale+128(FP), Y7
 	MOVQ          32(SP), AX
 	MOVQ          64(SP), CX
-	LEAQ          (AX)(CX*1), DX
-	LEAQ          (DX)(CX*1), BX
-	LEAQ          (BX)(CX*1), CX
-	VHADDPS       Y0, Y12, Y0
+	LEAQ          (AX)(CX*1), CX
+	VHADDPS       Y0, Y8, Y0
 	VHADDPS       Y2, Y1, Y1
 	VHADDPS       Y1, Y0, Y0
 	VHADDPS       Y4, Y3, Y1
@@ -8868,138 +9131,16 @@ bodydoneAVX512_292:
 	VPERM2F128    $0x20, Y1, Y0, Y2
 	VPERM2F128    $0x31, Y1, Y0, Y0
 	VADDPS        Y0, Y2, Y2
-	VMULPS        Y11, Y2, Y2
+	VMULPS        Y7, Y2, Y2
 	VMOVSS        X2, (AX)
 	VEXTRACTPS    $0x01, X2, 4(AX)
 	VEXTRACTPS    $0x02, X2, 8(AX)
-	VEXTRACTPS    $0x03, X2, (DX)
+	VEXTRACTPS    $0x03, X2, 12(AX)
 	VEXTRACTF128  $0x01, Y2, X0
-	VMOVSS        X0, 4(DX)
-	VEXTRACTPS    $0x01, X0, 8(DX)
-	VEXTRACTPS    $0x02, X0, (BX)
-	VEXTRACTPS    $0x03, X0, 4(BX)
-	VHADDPS       Y8, Y7, Y0
-	VHADDPS       Y10, Y9, Y1
-	VHADDPS       Y1, Y0, Y0
-	VEXTRACTF128  $0x01, Y0, X1
-	VADDPS        X0, X1, X1
-	VMULPS        X11, X1, X1
-	VMOVSS        X1, 8(BX)
-	VEXTRACTPS    $0x01, X1, (CX)
-	VEXTRACTPS    $0x02, X1, 4(CX)
-	VEXTRACTPS    $0x03, X1, 8(CX)
-	MOVQ          48(SP), AX
-	IMUL3Q        $0x04, AX, AX
-	ADDQ          AX, 24(SP)
-	MOVQ          64(SP), AX
-	IMUL3Q        $0x04, AX, AX
-	ADDQ          AX, 32(SP)
-	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_287
-
-rowsdoneAVX512_288:
-	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_294
-
-	// Tile of 2 query rows × 3 keys.
-	MOVQ   24(SP), AX
-	MOVQ   (SP), CX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	MOVQ   48(SP), DX
-	LEAQ   (AX)(DX*1), DX
-	MOVQ   56(SP), BX
-	LEAQ   (CX)(BX*1), SI
-	LEAQ   (SI)(BX*1), BX
-	MOVQ   dim+88(FP), DI
-	MOVQ   DI, R8
-	ANDQ   $-16, R8
-
-	// Tail elements [body, dim), one at a time.
-	MOVQ R8, R9
-
-tailAVX512_295:
-	CMPQ        R9, DI
-	JAE         taildoneAVX512_296
-	MOVWLZX     (CX)(R9*2), R10
-	VMOVD       R10, X6
-	VCVTPH2PS   X6, X6
-	MOVWLZX     (SI)(R9*2), R10
-	VMOVD       R10, X7
-	VCVTPH2PS   X7, X7
-	MOVWLZX     (BX)(R9*2), R10
-	VMOVD       R10, X8
-	VCVTPH2PS   X8, X8
-	VMOVSS      (AX)(R9*4), X9
-	VFMADD231SS X6, X9, X0
-	VFMADD231SS X7, X9, X1
-	VFMADD231SS X8, X9, X2
-	VMOVSS      (DX)(R9*4), X9
-	VFMADD231SS X6, X9, X3
-	VFMADD231SS X7, X9, X4
-	VFMADD231SS X8, X9, X5
-	INCQ        R9
-	JMP         tailAVX512_295
-
-taildoneAVX512_296:
-	// Whole vectors [0, body).
-	XORQ R9, R9
-
-bodyAVX512_297:
-	CMPQ        R9, R8
-	JAE         bodydoneAVX512_298
-	VCVTPH2PS   (CX)(R9*2), Z6
-	VCVTPH2PS   (SI)(R9*2), Z7
-	VCVTPH2PS   (BX)(R9*2), Z8
-	VMOVUPS     (AX)(R9*4), Z9
-	VFMADD231PS Z6, Z9, Z0
-	VFMADD231PS Z7, Z9, Z1
-	VFMADD231PS Z8, Z9, Z2
-	VMOVUPS     (DX)(R9*4), Z9
-	VFMADD231PS Z6, Z9, Z3
-	VFMADD231PS Z7, Z9, Z4
-	VFMADD231PS Z8, Z9, Z5
-	ADDQ        $0x10, R9
-	JMP         bodyAVX512_297
-
-bodydoneAVX512_298:
-	VEXTRACTF64X4 $0x01, Z0, Y6
-	VADDPS        Y0, Y6, Y6
-	VEXTRACTF64X4 $0x01, Z1, Y0
-	VADDPS        Y1, Y0, Y0
-	VEXTRACTF64X4 $0x01, Z2, Y1
-	VADDPS        Y2, Y1, Y1
-	VEXTRACTF64X4 $0x01, Z3, Y2
-	VADDPS        Y3, Y2, Y2
-	VEXTRACTF64X4 $0x01, Z4, Y3
-	VADDPS        Y4, Y3, Y3
-	VEXTRACTF64X4 $0x01, Z5, Y4
-	VADDPS        Y5, Y4, Y4
-	VBROADCASTSS  scale+104(FP), Y5
-	MOVQ          32(SP), AX
-	MOVQ          64(SP), CX
-	LEAQ          (AX)(CX*1), CX
-	VHADDPS       Y0, Y6, Y0
-	VHADDPS       Y2, Y1, Y1
-	VHADDPS       Y1, Y0, Y0
-	VHADDPS       Y4, Y3, Y1
-	VHADDPS       Y4, Y4, Y2
-	VHADDPS       Y2, Y1, Y1
-	VPERM2F128    $0x20, Y1, Y0, Y2
-	VPERM2F128    $0x31, Y1, Y0, Y0
-	VADDPS        Y0, Y2, Y2
-	VMULPS        Y5, Y2, Y2
-	VMOVSS        X2, (AX)
-	VEXTRACTPS    $0x01, X2, 4(AX)
-	VEXTRACTPS    $0x02, X2, 8(AX)
-	VEXTRACTPS    $0x03, X2, (CX)
-	VEXTRACTF128  $0x01, Y2, X0
-	VMOVSS        X0, 4(CX)
-	VEXTRACTPS    $0x01, X0, 8(CX)
+	VMOVSS        X0, (CX)
+	VEXTRACTPS    $0x01, X0, 4(CX)
+	VEXTRACTPS    $0x02, X0, 8(CX)
+	VEXTRACTPS    $0x03, X0, 12(CX)
 	MOVQ          48(SP), AX
 	IMUL3Q        $0x02, AX, AX
 	ADDQ          AX, 24(SP)
@@ -9008,80 +9149,91 @@ bodydoneAVX512_298:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_294:
+rowsdoneAVX512_293:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_300
+	JB   rowsdoneAVX512_299
 
-	// Tile of 1 query rows × 3 keys.
+	// Tile of 1 query rows × 4 keys.
 	MOVQ   24(SP), AX
 	MOVQ   (SP), CX
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
 	MOVQ   56(SP), DX
 	LEAQ   (CX)(DX*1), BX
-	LEAQ   (BX)(DX*1), DX
-	MOVQ   dim+88(FP), SI
-	MOVQ   SI, DI
-	ANDQ   $-16, DI
+	LEAQ   (BX)(DX*1), SI
+	LEAQ   (SI)(DX*1), DX
+	MOVQ   dim+112(FP), DI
+	MOVQ   DI, R8
+	ANDQ   $-16, R8
 
 	// Tail elements [body, dim), one at a time.
-	MOVQ DI, R8
+	MOVQ R8, R9
 
-tailAVX512_301:
-	CMPQ        R8, SI
-	JAE         taildoneAVX512_302
-	MOVWLZX     (CX)(R8*2), R9
-	VMOVD       R9, X3
-	VCVTPH2PS   X3, X3
-	MOVWLZX     (BX)(R8*2), R9
-	VMOVD       R9, X4
+tailAVX512_300:
+	CMPQ        R9, DI
+	JAE         taildoneAVX512_301
+	MOVWLZX     (CX)(R9*2), R10
+	VMOVD       R10, X4
 	VCVTPH2PS   X4, X4
-	MOVWLZX     (DX)(R8*2), R9
-	VMOVD       R9, X5
+	MOVWLZX     (BX)(R9*2), R10
+	VMOVD       R10, X5
 	VCVTPH2PS   X5, X5
-	VMOVSS      (AX)(R8*4), X6
-	VFMADD231SS X3, X6, X0
-	VFMADD231SS X4, X6, X1
-	VFMADD231SS X5, X6, X2
-	INCQ        R8
-	JMP         tailAVX512_301
+	MOVWLZX     (SI)(R9*2), R10
+	VMOVD       R10, X6
+	VCVTPH2PS   X6, X6
+	MOVWLZX     (DX)(R9*2), R10
+	VMOVD       R10, X7
+	VCVTPH2PS   X7, X7
+	VMOVSS      (AX)(R9*4), X8
+	VFMADD231SS X4, X8, X0
+	VFMADD231SS X5, X8, X1
+	VFMADD231SS X6, X8, X2
+	VFMADD231SS X7, X8, X3
+	INCQ        R9
+	JMP         tailAVX512_300
 
-taildoneAVX512_302:
+taildoneAVX512_301:
 	// Whole vectors [0, body).
-	XORQ R8, R8
+	XORQ R9, R9
 
-bodyAVX512_303:
-	CMPQ        R8, DI
-	JAE         bodydoneAVX512_304
-	VCVTPH2PS   (CX)(R8*2), Z3
-	VCVTPH2PS   (BX)(R8*2), Z4
-	VCVTPH2PS   (DX)(R8*2), Z5
-	VMOVUPS     (AX)(R8*4), Z6
-	VFMADD231PS Z3, Z6, Z0
-	VFMADD231PS Z4, Z6, Z1
-	VFMADD231PS Z5, Z6, Z2
-	ADDQ        $0x10, R8
-	JMP         bodyAVX512_303
+bodyAVX512_302:
+	CMPQ        R9, R8
+	JAE         bodydoneAVX512_303
+	VCVTPH2PS   (CX)(R9*2), Z4
+	VCVTPH2PS   (BX)(R9*2), Z5
+	VCVTPH2PS   (SI)(R9*2), Z6
+	VCVTPH2PS   (DX)(R9*2), Z7
+	VMOVUPS     (AX)(R9*4), Z8
+	VFMADD231PS Z4, Z8, Z0
+	VFMADD231PS Z5, Z8, Z1
+	VFMADD231PS Z6, Z8, Z2
+	VFMADD231PS Z7, Z8, Z3
+	ADDQ        $0x10, R9
+	JMP         bodyAVX512_302
 
-bodydoneAVX512_304:
-	VEXTRACTF64X4 $0x01, Z0, Y3
-	VADDPS        Y0, Y3, Y3
+bodydoneAVX512_303:
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y0, Y4, Y4
 	VEXTRACTF64X4 $0x01, Z1, Y0
 	VADDPS        Y1, Y0, Y0
 	VEXTRACTF64X4 $0x01, Z2, Y1
 	VADDPS        Y2, Y1, Y1
-	VBROADCASTSS  scale+104(FP), Y2
+	VEXTRACTF64X4 $0x01, Z3, Y2
+	VADDPS        Y3, Y2, Y2
+	VBROADCASTSS  scale+128(FP), Y3
 	MOVQ          32(SP), AX
-	VHADDPS       Y0, Y3, Y0
-	VHADDPS       Y1, Y1, Y1
+	VHADDPS       Y0, Y4, Y0
+	VHADDPS       Y2, Y1, Y1
 	VHADDPS       Y1, Y0, Y0
 	VEXTRACTF128  $0x01, Y0, X1
 	VADDPS        X0, X1, X1
-	VMULPS        X2, X1, X1
+	VMULPS        X3, X1, X1
 	VMOVSS        X1, (AX)
 	VEXTRACTPS    $0x01, X1, 4(AX)
 	VEXTRACTPS    $0x02, X1, 8(AX)
+	VEXTRACTPS    $0x03, X1, 12(AX)
 	MOVQ          48(SP), AX
 	IMUL3Q        $0x01, AX, AX
 	ADDQ          AX, 24(SP)
@@ -9090,23 +9242,39 @@ bodydoneAVX512_304:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_300:
+rowsdoneAVX512_299:
 	MOVQ   56(SP), AX
-	IMUL3Q $0x03, AX, AX
+	IMUL3Q $0x04, AX, AX
 	ADDQ   AX, (SP)
-	ADDQ   $0x0c, 16(SP)
-	SUBQ   $0x03, 8(SP)
-	JMP    keysAVX512_285
+	ADDQ   $0x10, 16(SP)
+	SUBQ   $0x04, 8(SP)
+	JMP    keysAVX512_283
 
-keysdoneAVX512_286:
-keysAVX512_305:
-	CMPQ 8(SP), $0x01
-	JB   keysdoneAVX512_306
+keysdoneAVX512_284:
+keysAVX512_304:
+	CMPQ  8(SP), $0x01
+	JB    keysdoneAVX512_305
+	MOVQ  72(SP), AX
+	TESTQ AX, AX
+	JZ    aheaddoneAVX512_306
+	XORQ  CX, CX
+
+lines_12:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_12
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	MOVQ       AX, 72(SP)
+
+aheaddoneAVX512_306:
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
 	MOVQ AX, 32(SP)
-	MOVQ rows+72(FP), AX
+	MOVQ rows+96(FP), AX
 	MOVQ AX, 40(SP)
 
 rowsAVX512_307:
@@ -9124,7 +9292,7 @@ rowsAVX512_307:
 	LEAQ   (AX)(DX*1), BX
 	LEAQ   (BX)(DX*1), SI
 	LEAQ   (SI)(DX*1), DX
-	MOVQ   dim+88(FP), DI
+	MOVQ   dim+112(FP), DI
 	MOVQ   DI, R8
 	ANDQ   $-16, R8
 
@@ -9176,7 +9344,7 @@ bodydoneAVX512_312:
 	VADDPS        Y2, Y1, Y1
 	VEXTRACTF64X4 $0x01, Z3, Y2
 	VADDPS        Y3, Y2, Y2
-	VBROADCASTSS  scale+104(FP), Y3
+	VBROADCASTSS  scale+128(FP), Y3
 	MOVQ          32(SP), AX
 	MOVQ          64(SP), CX
 	LEAQ          (AX)(CX*1), DX
@@ -9212,7 +9380,7 @@ rowsdoneAVX512_308:
 	VXORPS Z1, Z1, Z1
 	MOVQ   48(SP), DX
 	LEAQ   (AX)(DX*1), DX
-	MOVQ   dim+88(FP), BX
+	MOVQ   dim+112(FP), BX
 	MOVQ   BX, SI
 	ANDQ   $-16, SI
 
@@ -9252,7 +9420,7 @@ bodydoneAVX512_318:
 	VADDPS        Y0, Y2, Y2
 	VEXTRACTF64X4 $0x01, Z1, Y0
 	VADDPS        Y1, Y0, Y0
-	VBROADCASTSS  scale+104(FP), Y1
+	VBROADCASTSS  scale+128(FP), Y1
 	MOVQ          32(SP), AX
 	MOVQ          64(SP), CX
 	LEAQ          (AX)(CX*1), CX
@@ -9280,7 +9448,7 @@ rowsdoneAVX512_314:
 	MOVQ   24(SP), AX
 	MOVQ   (SP), CX
 	VXORPS Z0, Z0, Z0
-	MOVQ   dim+88(FP), DX
+	MOVQ   dim+112(FP), DX
 	MOVQ   DX, BX
 	ANDQ   $-16, BX
 
@@ -9314,7 +9482,7 @@ bodyAVX512_323:
 bodydoneAVX512_324:
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPS        Y0, Y1, Y1
-	VBROADCASTSS  scale+104(FP), Y0
+	VBROADCASTSS  scale+128(FP), Y0
 	MOVQ          32(SP), AX
 	VHADDPS       Y1, Y1, Y2
 	VHADDPS       Y1, Y1, Y1
@@ -9337,9 +9505,9 @@ rowsdoneAVX512_320:
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX512_305
+	JMP    keysAVX512_304
 
-keysdoneAVX512_306:
+keysdoneAVX512_305:
 	VZEROUPPER
 	RET
 
@@ -9393,19 +9561,20 @@ widenAVX512_329:
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
-	LEAQ  -2(DI)(DI*1), R12
-	XORQ  R11, R11
+	LEAQ  -2(DI)(DI*1), R11
+	XORQ  R12, R12
 
-prefetchAVX512_331:
-	PREFETCHT0 (R10)(R11*1)
-	ADDQ       $0x40, R11
-	CMPQ       R11, R12
-	JB         prefetchAVX512_331
+lines_13:
+	PREFETCHT0 (R10)(R12*1)
+	ADDQ       $0x40, R12
+	CMPQ       R12, R11
+	JB         lines_13
+	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX512_332:
+widenvecAVX512_331:
 	CMPQ      R9, $0x40
-	JB        widenvecdoneAVX512_333
+	JB        widenvecdoneAVX512_332
 	VCVTPH2PS (R8), Z0
 	VMOVUPS   Z0, (SI)
 	VCVTPH2PS 32(R8), Z0
@@ -9417,23 +9586,23 @@ widenvecAVX512_332:
 	ADDQ      $0x80, R8
 	ADDQ      $0x00000100, SI
 	SUBQ      $0x40, R9
-	JMP       widenvecAVX512_332
+	JMP       widenvecAVX512_331
 
-widenvecdoneAVX512_333:
-widenvecAVX512_334:
+widenvecdoneAVX512_332:
+widenvecAVX512_333:
 	CMPQ      R9, $0x10
-	JB        widenvecdoneAVX512_335
+	JB        widenvecdoneAVX512_334
 	VCVTPH2PS (R8), Z0
 	VMOVUPS   Z0, (SI)
 	ADDQ      $0x20, R8
 	ADDQ      $0x00000040, SI
 	SUBQ      $0x10, R9
-	JMP       widenvecAVX512_334
+	JMP       widenvecAVX512_333
 
-widenvecdoneAVX512_335:
-widentailAVX512_336:
+widenvecdoneAVX512_334:
+widentailAVX512_335:
 	TESTQ     R9, R9
-	JZ        widentaildoneAVX512_337
+	JZ        widentaildoneAVX512_336
 	MOVWLZX   (R8), R10
 	VMOVD     R10, X0
 	VCVTPH2PS X0, X0
@@ -9441,9 +9610,9 @@ widentailAVX512_336:
 	ADDQ      $0x02, R8
 	ADDQ      $0x04, SI
 	DECQ      R9
-	JMP       widentailAVX512_336
+	JMP       widentailAVX512_335
 
-widentaildoneAVX512_337:
+widentaildoneAVX512_336:
 	ADDQ DX, CX
 	DECQ AX
 	JMP  widenAVX512_329
@@ -9480,10 +9649,10 @@ widendoneAVX512_330:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_338:
+dAVX512_337:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_339
+	JA           ddoneAVX512_338
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -9591,7 +9760,7 @@ dAVX512_338:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_340
+	JE      pendnoneAVX512_339
 	MOVQ    64(SP), R13
 	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
@@ -9601,16 +9770,16 @@ dAVX512_338:
 	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_340:
+pendnoneAVX512_339:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_338
+	JMP  dAVX512_337
 
-ddoneAVX512_339:
-dAVX512_341:
+ddoneAVX512_338:
+dAVX512_340:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_342
+	JA           ddoneAVX512_341
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -9639,9 +9808,9 @@ dAVX512_341:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_341
+	JMP          dAVX512_340
 
-ddoneAVX512_342:
+ddoneAVX512_341:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -9696,25 +9865,26 @@ ddoneAVX512_342:
 	IMUL3Q  $0x00000020, DI, R8
 	ADDQ    R8, SI
 
-widenAVX512_343:
+widenAVX512_342:
 	TESTQ AX, AX
-	JZ    widendoneAVX512_344
+	JZ    widendoneAVX512_343
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
-	LEAQ  -2(DI)(DI*1), R12
-	XORQ  R11, R11
+	LEAQ  -2(DI)(DI*1), R11
+	XORQ  R12, R12
 
-prefetchAVX512_345:
-	PREFETCHT0 (R10)(R11*1)
-	ADDQ       $0x40, R11
-	CMPQ       R11, R12
-	JB         prefetchAVX512_345
+lines_14:
+	PREFETCHT0 (R10)(R12*1)
+	ADDQ       $0x40, R12
+	CMPQ       R12, R11
+	JB         lines_14
+	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX512_346:
+widenvecAVX512_344:
 	CMPQ      R9, $0x40
-	JB        widenvecdoneAVX512_347
+	JB        widenvecdoneAVX512_345
 	VCVTPH2PS (R8), Z0
 	VMOVUPS   Z0, (SI)
 	VCVTPH2PS 32(R8), Z0
@@ -9726,23 +9896,23 @@ widenvecAVX512_346:
 	ADDQ      $0x80, R8
 	ADDQ      $0x00000100, SI
 	SUBQ      $0x40, R9
-	JMP       widenvecAVX512_346
+	JMP       widenvecAVX512_344
 
-widenvecdoneAVX512_347:
-widenvecAVX512_348:
+widenvecdoneAVX512_345:
+widenvecAVX512_346:
 	CMPQ      R9, $0x10
-	JB        widenvecdoneAVX512_349
+	JB        widenvecdoneAVX512_347
 	VCVTPH2PS (R8), Z0
 	VMOVUPS   Z0, (SI)
 	ADDQ      $0x20, R8
 	ADDQ      $0x00000040, SI
 	SUBQ      $0x10, R9
-	JMP       widenvecAVX512_348
+	JMP       widenvecAVX512_346
 
-widenvecdoneAVX512_349:
-widentailAVX512_350:
+widenvecdoneAVX512_347:
+widentailAVX512_348:
 	TESTQ     R9, R9
-	JZ        widentaildoneAVX512_351
+	JZ        widentaildoneAVX512_349
 	MOVWLZX   (R8), R10
 	VMOVD     R10, X0
 	VCVTPH2PS X0, X0
@@ -9750,14 +9920,14 @@ widentailAVX512_350:
 	ADDQ      $0x02, R8
 	ADDQ      $0x04, SI
 	DECQ      R9
-	JMP       widentailAVX512_350
+	JMP       widentailAVX512_348
 
-widentaildoneAVX512_351:
+widentaildoneAVX512_349:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX512_343
+	JMP  widenAVX512_342
 
-widendoneAVX512_344:
+widendoneAVX512_343:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -9791,10 +9961,10 @@ widendoneAVX512_344:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_352:
+dAVX512_350:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_353
+	JA           ddoneAVX512_351
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -9902,7 +10072,7 @@ dAVX512_352:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_354
+	JE      pendnoneAVX512_352
 	MOVQ    64(SP), R13
 	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
@@ -9912,16 +10082,16 @@ dAVX512_352:
 	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_354:
+pendnoneAVX512_352:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_352
+	JMP  dAVX512_350
 
-ddoneAVX512_353:
-dAVX512_355:
+ddoneAVX512_351:
+dAVX512_353:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_356
+	JA           ddoneAVX512_354
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -9950,9 +10120,9 @@ dAVX512_355:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_355
+	JMP          dAVX512_353
 
-ddoneAVX512_356:
+ddoneAVX512_354:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -9991,24 +10161,24 @@ ddoneAVX512_356:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_357
+	JZ    draindoneAVX512_355
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_358:
+drainAVX512_356:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_358
+	JNZ     drainAVX512_356
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_357:
+draindoneAVX512_355:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_362
+	JB         flushpartialAVX512_360
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -10210,15 +10380,15 @@ draindoneAVX512_357:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_361
+	JMP        flushdoneAVX512_359
 
-flushpartialAVX512_362:
+flushpartialAVX512_360:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_359:
+flushAVX512_357:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_360
+	JB         flushtailAVX512_358
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -10303,67 +10473,67 @@ flushAVX512_359:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -10447,100 +10617,100 @@ flushAVX512_359:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_363
+	JZ         chunkdoneAVX512_361
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_363:
+chunkdoneAVX512_361:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_359
+	JMP  flushAVX512_357
 
-flushtailAVX512_360:
+flushtailAVX512_358:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_361
+	JZ    flushdoneAVX512_359
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_364:
+tailrowAVX512_362:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_365:
+tailkeyAVX512_363:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_365
+	JB   tailkeyAVX512_363
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_361
+	JAE  flushdoneAVX512_359
 	DECQ SI
-	JNZ  tailrowAVX512_364
+	JNZ  tailrowAVX512_362
 
-flushdoneAVX512_361:
+flushdoneAVX512_359:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -10582,10 +10752,10 @@ panelsAVX512_327:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_366:
+dAVX512_364:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_367
+	JA           ddoneAVX512_365
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -10693,7 +10863,7 @@ dAVX512_366:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_368
+	JE      pendnoneAVX512_366
 	MOVQ    64(SP), R13
 	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
@@ -10703,16 +10873,16 @@ dAVX512_366:
 	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_368:
+pendnoneAVX512_366:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_366
+	JMP  dAVX512_364
 
-ddoneAVX512_367:
-dAVX512_369:
+ddoneAVX512_365:
+dAVX512_367:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_370
+	JA           ddoneAVX512_368
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -10741,9 +10911,9 @@ dAVX512_369:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_369
+	JMP          dAVX512_367
 
-ddoneAVX512_370:
+ddoneAVX512_368:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -10812,10 +10982,10 @@ ddoneAVX512_370:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_371:
+dAVX512_369:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_372
+	JA           ddoneAVX512_370
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -10923,7 +11093,7 @@ dAVX512_371:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_373
+	JE      pendnoneAVX512_371
 	MOVQ    64(SP), R13
 	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
@@ -10933,16 +11103,16 @@ dAVX512_371:
 	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_373:
+pendnoneAVX512_371:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_371
+	JMP  dAVX512_369
 
-ddoneAVX512_372:
-dAVX512_374:
+ddoneAVX512_370:
+dAVX512_372:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_375
+	JA           ddoneAVX512_373
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -10971,9 +11141,9 @@ dAVX512_374:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_374
+	JMP          dAVX512_372
 
-ddoneAVX512_375:
+ddoneAVX512_373:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -11012,24 +11182,24 @@ ddoneAVX512_375:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_376
+	JZ    draindoneAVX512_374
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_377:
+drainAVX512_375:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_377
+	JNZ     drainAVX512_375
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_376:
+draindoneAVX512_374:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_381
+	JB         flushpartialAVX512_379
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -11231,15 +11401,15 @@ draindoneAVX512_376:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_380
+	JMP        flushdoneAVX512_378
 
-flushpartialAVX512_381:
+flushpartialAVX512_379:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_378:
+flushAVX512_376:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_379
+	JB         flushtailAVX512_377
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -11324,67 +11494,67 @@ flushAVX512_378:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -11468,100 +11638,100 @@ flushAVX512_378:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_382
+	JZ         chunkdoneAVX512_380
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_382:
+chunkdoneAVX512_380:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_378
+	JMP  flushAVX512_376
 
-flushtailAVX512_379:
+flushtailAVX512_377:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_380
+	JZ    flushdoneAVX512_378
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_383:
+tailrowAVX512_381:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_384:
+tailkeyAVX512_382:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_384
+	JB   tailkeyAVX512_382
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_380
+	JAE  flushdoneAVX512_378
 	DECQ SI
-	JNZ  tailrowAVX512_383
+	JNZ  tailrowAVX512_381
 
-flushdoneAVX512_380:
+flushdoneAVX512_378:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -11584,20 +11754,20 @@ blocksdoneAVX512_326:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_385
+	JZ    draindoneAVX512_383
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_386:
+drainAVX512_384:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_386
+	JNZ     drainAVX512_384
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_385:
+draindoneAVX512_383:
 	VZEROUPPER
 	RET
 
@@ -11614,10 +11784,10 @@ TEXT ·ScoresPanels64AVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_387:
+blocksAVX512_385:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_388
+	JZ    blocksdoneAVX512_386
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -11644,9 +11814,9 @@ blocksAVX512_387:
 	IMUL3Q  $0x20, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX512_391:
+widenAVX512_389:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_392
+	JZ         widendoneAVX512_390
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (SI)
 	VCVTPH2PS  32(CX), Z0
@@ -11661,9 +11831,9 @@ widenAVX512_391:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_391
+	JMP        widenAVX512_389
 
-widendoneAVX512_392:
+widendoneAVX512_390:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -11688,7 +11858,7 @@ widendoneAVX512_392:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_393:
+dAVX512_391:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -11796,18 +11966,18 @@ dAVX512_393:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_394
+	JZ      pendnoneAVX512_392
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_394:
+pendnoneAVX512_392:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_393
+	JB           dAVX512_391
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -11863,9 +12033,9 @@ pendnoneAVX512_394:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000800, SI
 
-widenAVX512_395:
+widenAVX512_393:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_396
+	JZ         widendoneAVX512_394
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (SI)
 	VCVTPH2PS  32(CX), Z0
@@ -11880,9 +12050,9 @@ widenAVX512_395:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_395
+	JMP        widenAVX512_393
 
-widendoneAVX512_396:
+widendoneAVX512_394:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -11907,7 +12077,7 @@ widendoneAVX512_396:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_397:
+dAVX512_395:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -12015,18 +12185,18 @@ dAVX512_397:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_398
+	JZ      pendnoneAVX512_396
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_398:
+pendnoneAVX512_396:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_397
+	JB           dAVX512_395
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -12068,24 +12238,24 @@ pendnoneAVX512_398:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_399
+	JZ    draindoneAVX512_397
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_400:
+drainAVX512_398:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_400
+	JNZ     drainAVX512_398
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_399:
+draindoneAVX512_397:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_404
+	JB         flushpartialAVX512_402
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -12287,15 +12457,15 @@ draindoneAVX512_399:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_403
+	JMP        flushdoneAVX512_401
 
-flushpartialAVX512_404:
+flushpartialAVX512_402:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_401:
+flushAVX512_399:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_402
+	JB         flushtailAVX512_400
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -12380,67 +12550,67 @@ flushAVX512_401:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -12524,100 +12694,100 @@ flushAVX512_401:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_405
+	JZ         chunkdoneAVX512_403
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_405:
+chunkdoneAVX512_403:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_401
+	JMP  flushAVX512_399
 
-flushtailAVX512_402:
+flushtailAVX512_400:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_403
+	JZ    flushdoneAVX512_401
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_406:
+tailrowAVX512_404:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_407:
+tailkeyAVX512_405:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_407
+	JB   tailkeyAVX512_405
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_403
+	JAE  flushdoneAVX512_401
 	DECQ SI
-	JNZ  tailrowAVX512_406
+	JNZ  tailrowAVX512_404
 
-flushdoneAVX512_403:
+flushdoneAVX512_401:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -12625,9 +12795,9 @@ flushdoneAVX512_403:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_390
+	JLE    panelsdoneAVX512_388
 
-panelsAVX512_389:
+panelsAVX512_387:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -12652,7 +12822,7 @@ panelsAVX512_389:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_408:
+dAVX512_406:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -12760,18 +12930,18 @@ dAVX512_408:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_409
+	JZ      pendnoneAVX512_407
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_409:
+pendnoneAVX512_407:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_408
+	JB           dAVX512_406
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -12834,7 +13004,7 @@ pendnoneAVX512_409:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_410:
+dAVX512_408:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -12942,18 +13112,18 @@ dAVX512_410:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_411
+	JZ      pendnoneAVX512_409
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_411:
+pendnoneAVX512_409:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_410
+	JB           dAVX512_408
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -12995,24 +13165,24 @@ pendnoneAVX512_411:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_412
+	JZ    draindoneAVX512_410
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_413:
+drainAVX512_411:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_413
+	JNZ     drainAVX512_411
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_412:
+draindoneAVX512_410:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_417
+	JB         flushpartialAVX512_415
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -13214,15 +13384,15 @@ draindoneAVX512_412:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_416
+	JMP        flushdoneAVX512_414
 
-flushpartialAVX512_417:
+flushpartialAVX512_415:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_414:
+flushAVX512_412:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_415
+	JB         flushtailAVX512_413
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -13307,67 +13477,67 @@ flushAVX512_414:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -13451,100 +13621,100 @@ flushAVX512_414:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_418
+	JZ         chunkdoneAVX512_416
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_418:
+chunkdoneAVX512_416:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_414
+	JMP  flushAVX512_412
 
-flushtailAVX512_415:
+flushtailAVX512_413:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_416
+	JZ    flushdoneAVX512_414
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_419:
+tailrowAVX512_417:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_420:
+tailkeyAVX512_418:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_420
+	JB   tailkeyAVX512_418
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_416
+	JAE  flushdoneAVX512_414
 	DECQ SI
-	JNZ  tailrowAVX512_419
+	JNZ  tailrowAVX512_417
 
-flushdoneAVX512_416:
+flushdoneAVX512_414:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -13552,35 +13722,35 @@ flushdoneAVX512_416:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_389
+	JG     panelsAVX512_387
 
-panelsdoneAVX512_390:
+panelsdoneAVX512_388:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_387
+	JMP    blocksAVX512_385
 
-blocksdoneAVX512_388:
+blocksdoneAVX512_386:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_421
+	JZ    draindoneAVX512_419
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_422:
+drainAVX512_420:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_422
+	JNZ     drainAVX512_420
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_421:
+draindoneAVX512_419:
 	VZEROUPPER
 	RET
 
@@ -13597,10 +13767,10 @@ TEXT ·ScoresPanels128AVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_423:
+blocksAVX512_421:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_424
+	JZ    blocksdoneAVX512_422
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -13627,9 +13797,9 @@ blocksAVX512_423:
 	IMUL3Q  $0x10, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX512_427:
+widenAVX512_425:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_428
+	JZ         widendoneAVX512_426
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (SI)
 	VCVTPH2PS  32(CX), Z0
@@ -13654,9 +13824,9 @@ widenAVX512_427:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_427
+	JMP        widenAVX512_425
 
-widendoneAVX512_428:
+widendoneAVX512_426:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -13681,7 +13851,7 @@ widendoneAVX512_428:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_429:
+dAVX512_427:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -13789,18 +13959,18 @@ dAVX512_429:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_430
+	JZ      pendnoneAVX512_428
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_430:
+pendnoneAVX512_428:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_429
+	JB           dAVX512_427
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -13856,9 +14026,9 @@ pendnoneAVX512_430:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001000, SI
 
-widenAVX512_431:
+widenAVX512_429:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_432
+	JZ         widendoneAVX512_430
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (SI)
 	VCVTPH2PS  32(CX), Z0
@@ -13883,9 +14053,9 @@ widenAVX512_431:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_431
+	JMP        widenAVX512_429
 
-widendoneAVX512_432:
+widendoneAVX512_430:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -13910,7 +14080,7 @@ widendoneAVX512_432:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_433:
+dAVX512_431:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -14018,18 +14188,18 @@ dAVX512_433:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_434
+	JZ      pendnoneAVX512_432
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_434:
+pendnoneAVX512_432:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_433
+	JB           dAVX512_431
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -14071,24 +14241,24 @@ pendnoneAVX512_434:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_435
+	JZ    draindoneAVX512_433
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_436:
+drainAVX512_434:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_436
+	JNZ     drainAVX512_434
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_435:
+draindoneAVX512_433:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_440
+	JB         flushpartialAVX512_438
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -14290,15 +14460,15 @@ draindoneAVX512_435:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_439
+	JMP        flushdoneAVX512_437
 
-flushpartialAVX512_440:
+flushpartialAVX512_438:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_437:
+flushAVX512_435:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_438
+	JB         flushtailAVX512_436
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -14383,67 +14553,67 @@ flushAVX512_437:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -14527,100 +14697,100 @@ flushAVX512_437:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_441
+	JZ         chunkdoneAVX512_439
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_441:
+chunkdoneAVX512_439:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_437
+	JMP  flushAVX512_435
 
-flushtailAVX512_438:
+flushtailAVX512_436:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_439
+	JZ    flushdoneAVX512_437
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_442:
+tailrowAVX512_440:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_443:
+tailkeyAVX512_441:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_443
+	JB   tailkeyAVX512_441
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_439
+	JAE  flushdoneAVX512_437
 	DECQ SI
-	JNZ  tailrowAVX512_442
+	JNZ  tailrowAVX512_440
 
-flushdoneAVX512_439:
+flushdoneAVX512_437:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -14628,9 +14798,9 @@ flushdoneAVX512_439:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_426
+	JLE    panelsdoneAVX512_424
 
-panelsAVX512_425:
+panelsAVX512_423:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -14655,7 +14825,7 @@ panelsAVX512_425:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_444:
+dAVX512_442:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -14763,18 +14933,18 @@ dAVX512_444:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_445
+	JZ      pendnoneAVX512_443
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_445:
+pendnoneAVX512_443:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_444
+	JB           dAVX512_442
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -14837,7 +15007,7 @@ pendnoneAVX512_445:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_446:
+dAVX512_444:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -14945,18 +15115,18 @@ dAVX512_446:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_447
+	JZ      pendnoneAVX512_445
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_447:
+pendnoneAVX512_445:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_446
+	JB           dAVX512_444
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -14998,24 +15168,24 @@ pendnoneAVX512_447:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_448
+	JZ    draindoneAVX512_446
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_449:
+drainAVX512_447:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_449
+	JNZ     drainAVX512_447
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_448:
+draindoneAVX512_446:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_453
+	JB         flushpartialAVX512_451
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -15217,15 +15387,15 @@ draindoneAVX512_448:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_452
+	JMP        flushdoneAVX512_450
 
-flushpartialAVX512_453:
+flushpartialAVX512_451:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_450:
+flushAVX512_448:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_451
+	JB         flushtailAVX512_449
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -15310,67 +15480,67 @@ flushAVX512_450:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -15454,100 +15624,100 @@ flushAVX512_450:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_454
+	JZ         chunkdoneAVX512_452
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_454:
+chunkdoneAVX512_452:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_450
+	JMP  flushAVX512_448
 
-flushtailAVX512_451:
+flushtailAVX512_449:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_452
+	JZ    flushdoneAVX512_450
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_455:
+tailrowAVX512_453:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_456:
+tailkeyAVX512_454:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_456
+	JB   tailkeyAVX512_454
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_452
+	JAE  flushdoneAVX512_450
 	DECQ SI
-	JNZ  tailrowAVX512_455
+	JNZ  tailrowAVX512_453
 
-flushdoneAVX512_452:
+flushdoneAVX512_450:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -15555,35 +15725,35 @@ flushdoneAVX512_452:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_425
+	JG     panelsAVX512_423
 
-panelsdoneAVX512_426:
+panelsdoneAVX512_424:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_423
+	JMP    blocksAVX512_421
 
-blocksdoneAVX512_424:
+blocksdoneAVX512_422:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_457
+	JZ    draindoneAVX512_455
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_458:
+drainAVX512_456:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_458
+	JNZ     drainAVX512_456
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_457:
+draindoneAVX512_455:
 	VZEROUPPER
 	RET
 
@@ -15603,9 +15773,9 @@ TEXT ·DotF32BF16AVX2(SB), NOSPLIT, $0-52
 	VXORPS Y7, Y7, Y7
 	MOVQ   AX, BX
 	SHRQ   $0x06, BX
-	JZ     dotdoneAVX2_460
+	JZ     dotdoneAVX2_458
 
-dotAVX2_459:
+dotAVX2_457:
 	VPMOVZXWD   (DX), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VFMADD231PS (CX), Y8, Y0
@@ -15633,23 +15803,23 @@ dotAVX2_459:
 	ADDQ        $0x00000100, CX
 	ADDQ        $0x00000080, DX
 	DECQ        BX
-	JNZ         dotAVX2_459
+	JNZ         dotAVX2_457
 
-dotdoneAVX2_460:
+dotdoneAVX2_458:
 	ANDQ $0x0000003f, AX
 
-dotAVX2_461:
+dotAVX2_459:
 	CMPQ        AX, $0x00000008
-	JB          dotdoneAVX2_462
+	JB          dotdoneAVX2_460
 	VPMOVZXWD   (DX), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VFMADD231PS (CX), Y8, Y0
 	ADDQ        $0x00000020, CX
 	ADDQ        $0x00000010, DX
 	SUBQ        $0x00000008, AX
-	JMP         dotAVX2_461
+	JMP         dotAVX2_459
 
-dotdoneAVX2_462:
+dotdoneAVX2_460:
 	VADDPS       Y4, Y0, Y0
 	VADDPS       Y5, Y1, Y1
 	VADDPS       Y6, Y2, Y2
@@ -15665,9 +15835,9 @@ dotdoneAVX2_462:
 	VADDSS       X0, X1, X1
 
 	// Scalar tail: the vector sums are already folded into the low lane.
-tailAVX2_463:
+tailAVX2_461:
 	TESTQ       AX, AX
-	JZ          taildoneAVX2_464
+	JZ          taildoneAVX2_462
 	MOVWLZX     (DX), BX
 	SHLL        $0x10, BX
 	VMOVD       BX, X0
@@ -15676,44 +15846,84 @@ tailAVX2_463:
 	ADDQ        $0x04, CX
 	ADDQ        $0x02, DX
 	DECQ        AX
-	JMP         tailAVX2_463
+	JMP         tailAVX2_461
 
-taildoneAVX2_464:
+taildoneAVX2_462:
 	VZEROUPPER
 	VMOVSS X1, ret+48(FP)
 	RET
 
-// func ScoresBF16RowsAVX2(dst []float32, q []float32, k []uint16, rows int, n int, dim int, stride int, scale float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ScoresBF16RowsAVX2(SB), NOSPLIT, $72-108
+// func ScoresBF16RowsAVX2(dst []float32, q []float32, k []uint16, ahead []uint16, rows int, n int, dim int, stride int, scale float32)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·ScoresBF16RowsAVX2(SB), NOSPLIT, $88-132
 	MOVQ k_base+48(FP), AX
 	MOVQ AX, (SP)
-	MOVQ n+80(FP), AX
+	MOVQ n+104(FP), AX
 	MOVQ AX, 8(SP)
 	SHLQ $0x02, AX
 	MOVQ AX, 64(SP)
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 16(SP)
-	MOVQ stride+96(FP), AX
+	MOVQ stride+120(FP), AX
 	SHLQ $0x01, AX
 	MOVQ AX, 56(SP)
-	MOVQ dim+88(FP), AX
+	MOVQ dim+112(FP), AX
+	LEAQ -2(AX)(AX*1), CX
+	MOVQ CX, 80(SP)
 	SHLQ $0x02, AX
 	MOVQ AX, 48(SP)
+	MOVQ ahead_base+72(FP), AX
+	MOVQ AX, 72(SP)
 
-keysAVX2_465:
-	CMPQ 8(SP), $0x03
-	JB   keysdoneAVX2_466
+keysAVX2_463:
+	CMPQ  8(SP), $0x03
+	JB    keysdoneAVX2_464
+	MOVQ  72(SP), AX
+	TESTQ AX, AX
+	JZ    aheaddoneAVX2_465
+	XORQ  CX, CX
+
+lines_15:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_15
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_16:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_16
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_17:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_17
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	MOVQ       AX, 72(SP)
+
+aheaddoneAVX2_465:
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
 	MOVQ AX, 32(SP)
-	MOVQ rows+72(FP), AX
+	MOVQ rows+96(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX2_467:
+rowsAVX2_466:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX2_468
+	JB   rowsdoneAVX2_467
 
 	// Tile of 4 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -15737,16 +15947,16 @@ rowsAVX2_467:
 	MOVQ   56(SP), DI
 	LEAQ   (CX)(DI*1), R8
 	LEAQ   (R8)(DI*1), DI
-	MOVQ   dim+88(FP), R9
+	MOVQ   dim+112(FP), R9
 	MOVQ   R9, R10
 	ANDQ   $-8, R10
 
 	// Tail elements [body, dim), one at a time.
 	MOVQ R10, R11
 
-tailAVX2_469:
+tailAVX2_468:
 	CMPQ        R11, R9
-	JAE         taildoneAVX2_470
+	JAE         taildoneAVX2_469
 	MOVWLZX     (CX)(R11*2), R12
 	SHLL        $0x10, R12
 	VMOVD       R12, X12
@@ -15773,15 +15983,15 @@ tailAVX2_469:
 	VFMADD231SS X13, X15, X10
 	VFMADD231SS X14, X15, X11
 	INCQ        R11
-	JMP         tailAVX2_469
+	JMP         tailAVX2_468
 
-taildoneAVX2_470:
+taildoneAVX2_469:
 	// Whole vectors [0, body).
 	XORQ R11, R11
 
-bodyAVX2_471:
+bodyAVX2_470:
 	CMPQ        R11, R10
-	JAE         bodydoneAVX2_472
+	JAE         bodydoneAVX2_471
 	VPMOVZXWD   (CX)(R11*2), Y12
 	VPSLLD      $0x10, Y12, Y12
 	VPMOVZXWD   (R8)(R11*2), Y13
@@ -15805,10 +16015,10 @@ bodyAVX2_471:
 	VFMADD231PS Y13, Y15, Y10
 	VFMADD231PS Y14, Y15, Y11
 	ADDQ        $0x08, R11
-	JMP         bodyAVX2_471
+	JMP         bodyAVX2_470
 
-bodydoneAVX2_472:
-	VBROADCASTSS scale+104(FP), Y12
+bodydoneAVX2_471:
+	VBROADCASTSS scale+128(FP), Y12
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
 	LEAQ         (AX)(CX*1), DX
@@ -15850,11 +16060,11 @@ bodydoneAVX2_472:
 	IMUL3Q       $0x04, AX, AX
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x04, 40(SP)
-	JMP          rowsAVX2_467
+	JMP          rowsAVX2_466
 
-rowsdoneAVX2_468:
+rowsdoneAVX2_467:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX2_474
+	JB   rowsdoneAVX2_473
 
 	// Tile of 2 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -15870,16 +16080,16 @@ rowsdoneAVX2_468:
 	MOVQ   56(SP), BX
 	LEAQ   (CX)(BX*1), SI
 	LEAQ   (SI)(BX*1), BX
-	MOVQ   dim+88(FP), DI
+	MOVQ   dim+112(FP), DI
 	MOVQ   DI, R8
 	ANDQ   $-8, R8
 
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX2_475:
+tailAVX2_474:
 	CMPQ        R9, DI
-	JAE         taildoneAVX2_476
+	JAE         taildoneAVX2_475
 	MOVWLZX     (CX)(R9*2), R10
 	SHLL        $0x10, R10
 	VMOVD       R10, X6
@@ -15898,15 +16108,15 @@ tailAVX2_475:
 	VFMADD231SS X7, X9, X4
 	VFMADD231SS X8, X9, X5
 	INCQ        R9
-	JMP         tailAVX2_475
+	JMP         tailAVX2_474
 
-taildoneAVX2_476:
+taildoneAVX2_475:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX2_477:
+bodyAVX2_476:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX2_478
+	JAE         bodydoneAVX2_477
 	VPMOVZXWD   (CX)(R9*2), Y6
 	VPSLLD      $0x10, Y6, Y6
 	VPMOVZXWD   (SI)(R9*2), Y7
@@ -15922,10 +16132,10 @@ bodyAVX2_477:
 	VFMADD231PS Y7, Y9, Y4
 	VFMADD231PS Y8, Y9, Y5
 	ADDQ        $0x08, R9
-	JMP         bodyAVX2_477
+	JMP         bodyAVX2_476
 
-bodydoneAVX2_478:
-	VBROADCASTSS scale+104(FP), Y6
+bodydoneAVX2_477:
+	VBROADCASTSS scale+128(FP), Y6
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
 	LEAQ         (AX)(CX*1), CX
@@ -15954,9 +16164,9 @@ bodydoneAVX2_478:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x02, 40(SP)
 
-rowsdoneAVX2_474:
+rowsdoneAVX2_473:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX2_480
+	JB   rowsdoneAVX2_479
 
 	// Tile of 1 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -15967,16 +16177,16 @@ rowsdoneAVX2_474:
 	MOVQ   56(SP), DX
 	LEAQ   (CX)(DX*1), BX
 	LEAQ   (BX)(DX*1), DX
-	MOVQ   dim+88(FP), SI
+	MOVQ   dim+112(FP), SI
 	MOVQ   SI, DI
 	ANDQ   $-8, DI
 
 	// Tail elements [body, dim), one at a time.
 	MOVQ DI, R8
 
-tailAVX2_481:
+tailAVX2_480:
 	CMPQ        R8, SI
-	JAE         taildoneAVX2_482
+	JAE         taildoneAVX2_481
 	MOVWLZX     (CX)(R8*2), R9
 	SHLL        $0x10, R9
 	VMOVD       R9, X3
@@ -15991,15 +16201,15 @@ tailAVX2_481:
 	VFMADD231SS X4, X6, X1
 	VFMADD231SS X5, X6, X2
 	INCQ        R8
-	JMP         tailAVX2_481
+	JMP         tailAVX2_480
 
-taildoneAVX2_482:
+taildoneAVX2_481:
 	// Whole vectors [0, body).
 	XORQ R8, R8
 
-bodyAVX2_483:
+bodyAVX2_482:
 	CMPQ        R8, DI
-	JAE         bodydoneAVX2_484
+	JAE         bodydoneAVX2_483
 	VPMOVZXWD   (CX)(R8*2), Y3
 	VPSLLD      $0x10, Y3, Y3
 	VPMOVZXWD   (BX)(R8*2), Y4
@@ -16011,10 +16221,10 @@ bodyAVX2_483:
 	VFMADD231PS Y4, Y6, Y1
 	VFMADD231PS Y5, Y6, Y2
 	ADDQ        $0x08, R8
-	JMP         bodyAVX2_483
+	JMP         bodyAVX2_482
 
-bodydoneAVX2_484:
-	VBROADCASTSS scale+104(FP), Y3
+bodydoneAVX2_483:
+	VBROADCASTSS scale+128(FP), Y3
 	MOVQ         32(SP), AX
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y2, Y2, Y1
@@ -16033,23 +16243,39 @@ bodydoneAVX2_484:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x01, 40(SP)
 
-rowsdoneAVX2_480:
+rowsdoneAVX2_479:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x03, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x0c, 16(SP)
 	SUBQ   $0x03, 8(SP)
-	JMP    keysAVX2_465
+	JMP    keysAVX2_463
 
-keysdoneAVX2_466:
-keysAVX2_485:
-	CMPQ 8(SP), $0x01
-	JB   keysdoneAVX2_486
+keysdoneAVX2_464:
+keysAVX2_484:
+	CMPQ  8(SP), $0x01
+	JB    keysdoneAVX2_485
+	MOVQ  72(SP), AX
+	TESTQ AX, AX
+	JZ    aheaddoneAVX2_486
+	XORQ  CX, CX
+
+lines_18:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_18
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	MOVQ       AX, 72(SP)
+
+aheaddoneAVX2_486:
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
 	MOVQ AX, 32(SP)
-	MOVQ rows+72(FP), AX
+	MOVQ rows+96(FP), AX
 	MOVQ AX, 40(SP)
 
 rowsAVX2_487:
@@ -16067,7 +16293,7 @@ rowsAVX2_487:
 	LEAQ   (AX)(DX*1), BX
 	LEAQ   (BX)(DX*1), SI
 	LEAQ   (SI)(DX*1), DX
-	MOVQ   dim+88(FP), DI
+	MOVQ   dim+112(FP), DI
 	MOVQ   DI, R8
 	ANDQ   $-8, R8
 
@@ -16112,7 +16338,7 @@ bodyAVX2_491:
 	JMP         bodyAVX2_491
 
 bodydoneAVX2_492:
-	VBROADCASTSS scale+104(FP), Y4
+	VBROADCASTSS scale+128(FP), Y4
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
 	LEAQ         (AX)(CX*1), DX
@@ -16148,7 +16374,7 @@ rowsdoneAVX2_488:
 	VXORPS Y1, Y1, Y1
 	MOVQ   48(SP), DX
 	LEAQ   (AX)(DX*1), DX
-	MOVQ   dim+88(FP), BX
+	MOVQ   dim+112(FP), BX
 	MOVQ   BX, SI
 	ANDQ   $-8, SI
 
@@ -16185,7 +16411,7 @@ bodyAVX2_497:
 	JMP         bodyAVX2_497
 
 bodydoneAVX2_498:
-	VBROADCASTSS scale+104(FP), Y2
+	VBROADCASTSS scale+128(FP), Y2
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
 	LEAQ         (AX)(CX*1), CX
@@ -16213,7 +16439,7 @@ rowsdoneAVX2_494:
 	MOVQ   24(SP), AX
 	MOVQ   (SP), CX
 	VXORPS Y0, Y0, Y0
-	MOVQ   dim+88(FP), DX
+	MOVQ   dim+112(FP), DX
 	MOVQ   DX, BX
 	ANDQ   $-8, BX
 
@@ -16246,7 +16472,7 @@ bodyAVX2_503:
 	JMP         bodyAVX2_503
 
 bodydoneAVX2_504:
-	VBROADCASTSS scale+104(FP), Y1
+	VBROADCASTSS scale+128(FP), Y1
 	MOVQ         32(SP), AX
 	VHADDPS      Y0, Y0, Y2
 	VHADDPS      Y0, Y0, Y0
@@ -16269,9 +16495,9 @@ rowsdoneAVX2_500:
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX2_485
+	JMP    keysAVX2_484
 
-keysdoneAVX2_486:
+keysdoneAVX2_485:
 	VZEROUPPER
 	RET
 
@@ -16325,19 +16551,20 @@ widenAVX2_509:
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
-	LEAQ  -2(DI)(DI*1), R12
-	XORQ  R11, R11
+	LEAQ  -2(DI)(DI*1), R11
+	XORQ  R12, R12
 
-prefetchAVX2_511:
-	PREFETCHT0 (R10)(R11*1)
-	ADDQ       $0x40, R11
-	CMPQ       R11, R12
-	JB         prefetchAVX2_511
+lines_19:
+	PREFETCHT0 (R10)(R12*1)
+	ADDQ       $0x40, R12
+	CMPQ       R12, R11
+	JB         lines_19
+	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX2_512:
+widenvecAVX2_511:
 	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_513
+	JB        widenvecdoneAVX2_512
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
@@ -16353,24 +16580,24 @@ widenvecAVX2_512:
 	ADDQ      $0x40, R8
 	ADDQ      $0x00000080, SI
 	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_512
+	JMP       widenvecAVX2_511
 
-widenvecdoneAVX2_513:
-widenvecAVX2_514:
+widenvecdoneAVX2_512:
+widenvecAVX2_513:
 	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_515
+	JB        widenvecdoneAVX2_514
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
 	ADDQ      $0x10, R8
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_514
+	JMP       widenvecAVX2_513
 
-widenvecdoneAVX2_515:
-widentailAVX2_516:
+widenvecdoneAVX2_514:
+widentailAVX2_515:
 	TESTQ   R9, R9
-	JZ      widentaildoneAVX2_517
+	JZ      widentaildoneAVX2_516
 	MOVWLZX (R8), R10
 	SHLL    $0x10, R10
 	VMOVD   R10, X0
@@ -16378,9 +16605,9 @@ widentailAVX2_516:
 	ADDQ    $0x02, R8
 	ADDQ    $0x04, SI
 	DECQ    R9
-	JMP     widentailAVX2_516
+	JMP     widentailAVX2_515
 
-widentaildoneAVX2_517:
+widentaildoneAVX2_516:
 	ADDQ DX, CX
 	DECQ AX
 	JMP  widenAVX2_509
@@ -16411,10 +16638,10 @@ widendoneAVX2_510:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_518:
+dAVX2_517:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_519
+	JA           ddoneAVX2_518
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -16498,7 +16725,7 @@ dAVX2_518:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_520
+	JE      pendnoneAVX2_519
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -16512,16 +16739,16 @@ dAVX2_518:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_520:
+pendnoneAVX2_519:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_518
+	JMP  dAVX2_517
 
-ddoneAVX2_519:
-dAVX2_521:
+ddoneAVX2_518:
+dAVX2_520:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_522
+	JA           ddoneAVX2_521
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -16544,9 +16771,9 @@ dAVX2_521:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_521
+	JMP          dAVX2_520
 
-ddoneAVX2_522:
+ddoneAVX2_521:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -16593,25 +16820,26 @@ ddoneAVX2_522:
 	IMUL3Q  $0x00000018, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_523:
+widenAVX2_522:
 	TESTQ AX, AX
-	JZ    widendoneAVX2_524
+	JZ    widendoneAVX2_523
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
-	LEAQ  -2(DI)(DI*1), R12
-	XORQ  R11, R11
+	LEAQ  -2(DI)(DI*1), R11
+	XORQ  R12, R12
 
-prefetchAVX2_525:
-	PREFETCHT0 (R10)(R11*1)
-	ADDQ       $0x40, R11
-	CMPQ       R11, R12
-	JB         prefetchAVX2_525
+lines_20:
+	PREFETCHT0 (R10)(R12*1)
+	ADDQ       $0x40, R12
+	CMPQ       R12, R11
+	JB         lines_20
+	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX2_526:
+widenvecAVX2_524:
 	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_527
+	JB        widenvecdoneAVX2_525
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
@@ -16627,24 +16855,24 @@ widenvecAVX2_526:
 	ADDQ      $0x40, R8
 	ADDQ      $0x00000080, SI
 	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_526
+	JMP       widenvecAVX2_524
 
-widenvecdoneAVX2_527:
-widenvecAVX2_528:
+widenvecdoneAVX2_525:
+widenvecAVX2_526:
 	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_529
+	JB        widenvecdoneAVX2_527
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
 	ADDQ      $0x10, R8
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_528
+	JMP       widenvecAVX2_526
 
-widenvecdoneAVX2_529:
-widentailAVX2_530:
+widenvecdoneAVX2_527:
+widentailAVX2_528:
 	TESTQ   R9, R9
-	JZ      widentaildoneAVX2_531
+	JZ      widentaildoneAVX2_529
 	MOVWLZX (R8), R10
 	SHLL    $0x10, R10
 	VMOVD   R10, X0
@@ -16652,14 +16880,14 @@ widentailAVX2_530:
 	ADDQ    $0x02, R8
 	ADDQ    $0x04, SI
 	DECQ    R9
-	JMP     widentailAVX2_530
+	JMP     widentailAVX2_528
 
-widentaildoneAVX2_531:
+widentaildoneAVX2_529:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_523
+	JMP  widenAVX2_522
 
-widendoneAVX2_524:
+widendoneAVX2_523:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -16687,10 +16915,10 @@ widendoneAVX2_524:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_532:
+dAVX2_530:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_533
+	JA           ddoneAVX2_531
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -16774,7 +17002,7 @@ dAVX2_532:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_534
+	JE      pendnoneAVX2_532
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -16788,16 +17016,16 @@ dAVX2_532:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_534:
+pendnoneAVX2_532:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_532
+	JMP  dAVX2_530
 
-ddoneAVX2_533:
-dAVX2_535:
+ddoneAVX2_531:
+dAVX2_533:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_536
+	JA           ddoneAVX2_534
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -16820,9 +17048,9 @@ dAVX2_535:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_535
+	JMP          dAVX2_533
 
-ddoneAVX2_536:
+ddoneAVX2_534:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -16869,25 +17097,26 @@ ddoneAVX2_536:
 	IMUL3Q  $0x00000030, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_537:
+widenAVX2_535:
 	TESTQ AX, AX
-	JZ    widendoneAVX2_538
+	JZ    widendoneAVX2_536
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
-	LEAQ  -2(DI)(DI*1), R12
-	XORQ  R11, R11
+	LEAQ  -2(DI)(DI*1), R11
+	XORQ  R12, R12
 
-prefetchAVX2_539:
-	PREFETCHT0 (R10)(R11*1)
-	ADDQ       $0x40, R11
-	CMPQ       R11, R12
-	JB         prefetchAVX2_539
+lines_21:
+	PREFETCHT0 (R10)(R12*1)
+	ADDQ       $0x40, R12
+	CMPQ       R12, R11
+	JB         lines_21
+	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX2_540:
+widenvecAVX2_537:
 	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_541
+	JB        widenvecdoneAVX2_538
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
@@ -16903,24 +17132,24 @@ widenvecAVX2_540:
 	ADDQ      $0x40, R8
 	ADDQ      $0x00000080, SI
 	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_540
+	JMP       widenvecAVX2_537
 
-widenvecdoneAVX2_541:
-widenvecAVX2_542:
+widenvecdoneAVX2_538:
+widenvecAVX2_539:
 	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_543
+	JB        widenvecdoneAVX2_540
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
 	ADDQ      $0x10, R8
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_542
+	JMP       widenvecAVX2_539
 
-widenvecdoneAVX2_543:
-widentailAVX2_544:
+widenvecdoneAVX2_540:
+widentailAVX2_541:
 	TESTQ   R9, R9
-	JZ      widentaildoneAVX2_545
+	JZ      widentaildoneAVX2_542
 	MOVWLZX (R8), R10
 	SHLL    $0x10, R10
 	VMOVD   R10, X0
@@ -16928,14 +17157,14 @@ widentailAVX2_544:
 	ADDQ    $0x02, R8
 	ADDQ    $0x04, SI
 	DECQ    R9
-	JMP     widentailAVX2_544
+	JMP     widentailAVX2_541
 
-widentaildoneAVX2_545:
+widentaildoneAVX2_542:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_537
+	JMP  widenAVX2_535
 
-widendoneAVX2_538:
+widendoneAVX2_536:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -16963,10 +17192,10 @@ widendoneAVX2_538:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_546:
+dAVX2_543:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_547
+	JA           ddoneAVX2_544
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -17050,7 +17279,7 @@ dAVX2_546:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_548
+	JE      pendnoneAVX2_545
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -17064,16 +17293,16 @@ dAVX2_546:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_548:
+pendnoneAVX2_545:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_546
+	JMP  dAVX2_543
 
-ddoneAVX2_547:
-dAVX2_549:
+ddoneAVX2_544:
+dAVX2_546:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_550
+	JA           ddoneAVX2_547
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -17096,9 +17325,9 @@ dAVX2_549:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_549
+	JMP          dAVX2_546
 
-ddoneAVX2_550:
+ddoneAVX2_547:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -17145,25 +17374,26 @@ ddoneAVX2_550:
 	IMUL3Q  $0x00000048, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_551:
+widenAVX2_548:
 	TESTQ AX, AX
-	JZ    widendoneAVX2_552
+	JZ    widendoneAVX2_549
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
-	LEAQ  -2(DI)(DI*1), R12
-	XORQ  R11, R11
+	LEAQ  -2(DI)(DI*1), R11
+	XORQ  R12, R12
 
-prefetchAVX2_553:
-	PREFETCHT0 (R10)(R11*1)
-	ADDQ       $0x40, R11
-	CMPQ       R11, R12
-	JB         prefetchAVX2_553
+lines_22:
+	PREFETCHT0 (R10)(R12*1)
+	ADDQ       $0x40, R12
+	CMPQ       R12, R11
+	JB         lines_22
+	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX2_554:
+widenvecAVX2_550:
 	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_555
+	JB        widenvecdoneAVX2_551
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
@@ -17179,24 +17409,24 @@ widenvecAVX2_554:
 	ADDQ      $0x40, R8
 	ADDQ      $0x00000080, SI
 	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_554
+	JMP       widenvecAVX2_550
 
-widenvecdoneAVX2_555:
-widenvecAVX2_556:
+widenvecdoneAVX2_551:
+widenvecAVX2_552:
 	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_557
+	JB        widenvecdoneAVX2_553
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
 	ADDQ      $0x10, R8
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_556
+	JMP       widenvecAVX2_552
 
-widenvecdoneAVX2_557:
-widentailAVX2_558:
+widenvecdoneAVX2_553:
+widentailAVX2_554:
 	TESTQ   R9, R9
-	JZ      widentaildoneAVX2_559
+	JZ      widentaildoneAVX2_555
 	MOVWLZX (R8), R10
 	SHLL    $0x10, R10
 	VMOVD   R10, X0
@@ -17204,14 +17434,14 @@ widentailAVX2_558:
 	ADDQ    $0x02, R8
 	ADDQ    $0x04, SI
 	DECQ    R9
-	JMP     widentailAVX2_558
+	JMP     widentailAVX2_554
 
-widentaildoneAVX2_559:
+widentaildoneAVX2_555:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_551
+	JMP  widenAVX2_548
 
-widendoneAVX2_552:
+widendoneAVX2_549:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -17239,10 +17469,10 @@ widendoneAVX2_552:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_560:
+dAVX2_556:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_561
+	JA           ddoneAVX2_557
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -17326,7 +17556,7 @@ dAVX2_560:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_562
+	JE      pendnoneAVX2_558
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -17340,16 +17570,16 @@ dAVX2_560:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_562:
+pendnoneAVX2_558:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_560
+	JMP  dAVX2_556
 
-ddoneAVX2_561:
-dAVX2_563:
+ddoneAVX2_557:
+dAVX2_559:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_564
+	JA           ddoneAVX2_560
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -17372,9 +17602,9 @@ dAVX2_563:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_563
+	JMP          dAVX2_559
 
-ddoneAVX2_564:
+ddoneAVX2_560:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -17405,11 +17635,11 @@ ddoneAVX2_564:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_565
+	JZ    draindoneAVX2_561
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_566:
+drainAVX2_562:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -17419,14 +17649,14 @@ drainAVX2_566:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_566
+	JNZ     drainAVX2_562
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_565:
+draindoneAVX2_561:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_570
+	JB             flushpartialAVX2_566
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -17676,15 +17906,15 @@ draindoneAVX2_565:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_569
+	JMP            flushdoneAVX2_565
 
-flushpartialAVX2_570:
+flushpartialAVX2_566:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_567:
+flushAVX2_563:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_568
+	JB             flushtailAVX2_564
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -17721,35 +17951,35 @@ flushAVX2_567:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_571
+	JZ             chunkdoneAVX2_567
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_571
+	JZ             chunkdoneAVX2_567
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_571
+	JZ             chunkdoneAVX2_567
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_571
+	JZ             chunkdoneAVX2_567
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_571
+	JZ             chunkdoneAVX2_567
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_571
+	JZ             chunkdoneAVX2_567
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_571
+	JZ             chunkdoneAVX2_567
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_571
+	JZ             chunkdoneAVX2_567
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -17785,68 +18015,68 @@ flushAVX2_567:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_571
+	JZ             chunkdoneAVX2_567
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_571
+	JZ             chunkdoneAVX2_567
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_571
+	JZ             chunkdoneAVX2_567
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_571
+	JZ             chunkdoneAVX2_567
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_571
+	JZ             chunkdoneAVX2_567
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_571
+	JZ             chunkdoneAVX2_567
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_571
+	JZ             chunkdoneAVX2_567
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_571:
+chunkdoneAVX2_567:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_567
+	JMP  flushAVX2_563
 
-flushtailAVX2_568:
+flushtailAVX2_564:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_569
+	JZ    flushdoneAVX2_565
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_572:
+tailrowAVX2_568:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_573:
+tailkeyAVX2_569:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_573
+	JB   tailkeyAVX2_569
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_569
+	JAE  flushdoneAVX2_565
 	DECQ SI
-	JNZ  tailrowAVX2_572
+	JNZ  tailrowAVX2_568
 
-flushdoneAVX2_569:
+flushdoneAVX2_565:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -17882,10 +18112,10 @@ panelsAVX2_507:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_574:
+dAVX2_570:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_575
+	JA           ddoneAVX2_571
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -17969,7 +18199,7 @@ dAVX2_574:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_576
+	JE      pendnoneAVX2_572
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -17983,16 +18213,16 @@ dAVX2_574:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_576:
+pendnoneAVX2_572:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_574
+	JMP  dAVX2_570
 
-ddoneAVX2_575:
-dAVX2_577:
+ddoneAVX2_571:
+dAVX2_573:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_578
+	JA           ddoneAVX2_574
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -18015,9 +18245,9 @@ dAVX2_577:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_577
+	JMP          dAVX2_573
 
-ddoneAVX2_578:
+ddoneAVX2_574:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -18072,10 +18302,10 @@ ddoneAVX2_578:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_579:
+dAVX2_575:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_580
+	JA           ddoneAVX2_576
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -18159,7 +18389,7 @@ dAVX2_579:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_581
+	JE      pendnoneAVX2_577
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -18173,16 +18403,16 @@ dAVX2_579:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_581:
+pendnoneAVX2_577:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_579
+	JMP  dAVX2_575
 
-ddoneAVX2_580:
-dAVX2_582:
+ddoneAVX2_576:
+dAVX2_578:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_583
+	JA           ddoneAVX2_579
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -18205,9 +18435,9 @@ dAVX2_582:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_582
+	JMP          dAVX2_578
 
-ddoneAVX2_583:
+ddoneAVX2_579:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -18262,10 +18492,10 @@ ddoneAVX2_583:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_584:
+dAVX2_580:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_585
+	JA           ddoneAVX2_581
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -18349,7 +18579,7 @@ dAVX2_584:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_586
+	JE      pendnoneAVX2_582
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -18363,16 +18593,16 @@ dAVX2_584:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_586:
+pendnoneAVX2_582:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_584
+	JMP  dAVX2_580
 
-ddoneAVX2_585:
-dAVX2_587:
+ddoneAVX2_581:
+dAVX2_583:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_588
+	JA           ddoneAVX2_584
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -18395,9 +18625,9 @@ dAVX2_587:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_587
+	JMP          dAVX2_583
 
-ddoneAVX2_588:
+ddoneAVX2_584:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -18452,10 +18682,10 @@ ddoneAVX2_588:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_589:
+dAVX2_585:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_590
+	JA           ddoneAVX2_586
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -18539,7 +18769,7 @@ dAVX2_589:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_591
+	JE      pendnoneAVX2_587
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -18553,16 +18783,16 @@ dAVX2_589:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_591:
+pendnoneAVX2_587:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_589
+	JMP  dAVX2_585
 
-ddoneAVX2_590:
-dAVX2_592:
+ddoneAVX2_586:
+dAVX2_588:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_593
+	JA           ddoneAVX2_589
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -18585,9 +18815,9 @@ dAVX2_592:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_592
+	JMP          dAVX2_588
 
-ddoneAVX2_593:
+ddoneAVX2_589:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -18618,11 +18848,11 @@ ddoneAVX2_593:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_594
+	JZ    draindoneAVX2_590
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_595:
+drainAVX2_591:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -18632,14 +18862,14 @@ drainAVX2_595:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_595
+	JNZ     drainAVX2_591
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_594:
+draindoneAVX2_590:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_599
+	JB             flushpartialAVX2_595
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -18889,15 +19119,15 @@ draindoneAVX2_594:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_598
+	JMP            flushdoneAVX2_594
 
-flushpartialAVX2_599:
+flushpartialAVX2_595:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_596:
+flushAVX2_592:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_597
+	JB             flushtailAVX2_593
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -18934,35 +19164,35 @@ flushAVX2_596:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_600
+	JZ             chunkdoneAVX2_596
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_600
+	JZ             chunkdoneAVX2_596
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_600
+	JZ             chunkdoneAVX2_596
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_600
+	JZ             chunkdoneAVX2_596
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_600
+	JZ             chunkdoneAVX2_596
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_600
+	JZ             chunkdoneAVX2_596
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_600
+	JZ             chunkdoneAVX2_596
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_600
+	JZ             chunkdoneAVX2_596
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -18998,68 +19228,68 @@ flushAVX2_596:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_600
+	JZ             chunkdoneAVX2_596
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_600
+	JZ             chunkdoneAVX2_596
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_600
+	JZ             chunkdoneAVX2_596
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_600
+	JZ             chunkdoneAVX2_596
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_600
+	JZ             chunkdoneAVX2_596
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_600
+	JZ             chunkdoneAVX2_596
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_600
+	JZ             chunkdoneAVX2_596
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_600:
+chunkdoneAVX2_596:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_596
+	JMP  flushAVX2_592
 
-flushtailAVX2_597:
+flushtailAVX2_593:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_598
+	JZ    flushdoneAVX2_594
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_601:
+tailrowAVX2_597:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_602:
+tailkeyAVX2_598:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_602
+	JB   tailkeyAVX2_598
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_598
+	JAE  flushdoneAVX2_594
 	DECQ SI
-	JNZ  tailrowAVX2_601
+	JNZ  tailrowAVX2_597
 
-flushdoneAVX2_598:
+flushdoneAVX2_594:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -19082,11 +19312,11 @@ blocksdoneAVX2_506:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_603
+	JZ    draindoneAVX2_599
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_604:
+drainAVX2_600:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -19096,10 +19326,10 @@ drainAVX2_604:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_604
+	JNZ     drainAVX2_600
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_603:
+draindoneAVX2_599:
 	VZEROUPPER
 	RET
 
@@ -19116,10 +19346,10 @@ TEXT ·ScoresBF16Panels64AVX2(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_605:
+blocksAVX2_601:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_606
+	JZ    blocksdoneAVX2_602
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -19146,9 +19376,9 @@ blocksAVX2_605:
 	IMUL3Q  $0x20, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX2_609:
+widenAVX2_605:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_610
+	JZ         widendoneAVX2_606
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -19179,9 +19409,9 @@ widenAVX2_609:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_609
+	JMP        widenAVX2_605
 
-widendoneAVX2_610:
+widendoneAVX2_606:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -19202,7 +19432,7 @@ widendoneAVX2_610:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_611:
+dAVX2_607:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -19286,7 +19516,7 @@ dAVX2_611:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_612
+	JZ      pendnoneAVX2_608
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -19297,11 +19527,11 @@ dAVX2_611:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_612:
+pendnoneAVX2_608:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_611
+	JB           dAVX2_607
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -19349,9 +19579,9 @@ pendnoneAVX2_612:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000600, SI
 
-widenAVX2_613:
+widenAVX2_609:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_614
+	JZ         widendoneAVX2_610
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -19382,9 +19612,9 @@ widenAVX2_613:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_613
+	JMP        widenAVX2_609
 
-widendoneAVX2_614:
+widendoneAVX2_610:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -19405,7 +19635,7 @@ widendoneAVX2_614:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_615:
+dAVX2_611:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 1536(CX)(DX*4), Y14
@@ -19489,7 +19719,7 @@ dAVX2_615:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_616
+	JZ      pendnoneAVX2_612
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -19500,11 +19730,11 @@ dAVX2_615:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_616:
+pendnoneAVX2_612:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_615
+	JB           dAVX2_611
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -19552,9 +19782,9 @@ pendnoneAVX2_616:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000c00, SI
 
-widenAVX2_617:
+widenAVX2_613:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_618
+	JZ         widendoneAVX2_614
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -19585,9 +19815,9 @@ widenAVX2_617:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_617
+	JMP        widenAVX2_613
 
-widendoneAVX2_618:
+widendoneAVX2_614:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -19608,7 +19838,7 @@ widendoneAVX2_618:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_619:
+dAVX2_615:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -19692,7 +19922,7 @@ dAVX2_619:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_620
+	JZ      pendnoneAVX2_616
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -19703,11 +19933,11 @@ dAVX2_619:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_620:
+pendnoneAVX2_616:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_619
+	JB           dAVX2_615
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -19755,9 +19985,9 @@ pendnoneAVX2_620:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001200, SI
 
-widenAVX2_621:
+widenAVX2_617:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_622
+	JZ         widendoneAVX2_618
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -19788,9 +20018,9 @@ widenAVX2_621:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_621
+	JMP        widenAVX2_617
 
-widendoneAVX2_622:
+widendoneAVX2_618:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -19811,7 +20041,7 @@ widendoneAVX2_622:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_623:
+dAVX2_619:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 4608(CX)(DX*4), Y14
@@ -19895,7 +20125,7 @@ dAVX2_623:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_624
+	JZ      pendnoneAVX2_620
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -19906,11 +20136,11 @@ dAVX2_623:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_624:
+pendnoneAVX2_620:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_623
+	JB           dAVX2_619
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -19944,11 +20174,11 @@ pendnoneAVX2_624:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_625
+	JZ    draindoneAVX2_621
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_626:
+drainAVX2_622:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -19958,14 +20188,14 @@ drainAVX2_626:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_626
+	JNZ     drainAVX2_622
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_625:
+draindoneAVX2_621:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_630
+	JB             flushpartialAVX2_626
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -20215,15 +20445,15 @@ draindoneAVX2_625:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_629
+	JMP            flushdoneAVX2_625
 
-flushpartialAVX2_630:
+flushpartialAVX2_626:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_627:
+flushAVX2_623:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_628
+	JB             flushtailAVX2_624
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -20260,35 +20490,35 @@ flushAVX2_627:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_631
+	JZ             chunkdoneAVX2_627
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_631
+	JZ             chunkdoneAVX2_627
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_631
+	JZ             chunkdoneAVX2_627
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_631
+	JZ             chunkdoneAVX2_627
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_631
+	JZ             chunkdoneAVX2_627
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_631
+	JZ             chunkdoneAVX2_627
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_631
+	JZ             chunkdoneAVX2_627
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_631
+	JZ             chunkdoneAVX2_627
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -20324,68 +20554,68 @@ flushAVX2_627:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_631
+	JZ             chunkdoneAVX2_627
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_631
+	JZ             chunkdoneAVX2_627
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_631
+	JZ             chunkdoneAVX2_627
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_631
+	JZ             chunkdoneAVX2_627
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_631
+	JZ             chunkdoneAVX2_627
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_631
+	JZ             chunkdoneAVX2_627
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_631
+	JZ             chunkdoneAVX2_627
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_631:
+chunkdoneAVX2_627:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_627
+	JMP  flushAVX2_623
 
-flushtailAVX2_628:
+flushtailAVX2_624:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_629
+	JZ    flushdoneAVX2_625
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_632:
+tailrowAVX2_628:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_633:
+tailkeyAVX2_629:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_633
+	JB   tailkeyAVX2_629
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_629
+	JAE  flushdoneAVX2_625
 	DECQ SI
-	JNZ  tailrowAVX2_632
+	JNZ  tailrowAVX2_628
 
-flushdoneAVX2_629:
+flushdoneAVX2_625:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -20393,9 +20623,9 @@ flushdoneAVX2_629:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_608
+	JLE    panelsdoneAVX2_604
 
-panelsAVX2_607:
+panelsAVX2_603:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -20416,7 +20646,7 @@ panelsAVX2_607:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_634:
+dAVX2_630:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -20500,7 +20730,7 @@ dAVX2_634:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_635
+	JZ      pendnoneAVX2_631
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -20511,11 +20741,11 @@ dAVX2_634:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_635:
+pendnoneAVX2_631:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_634
+	JB           dAVX2_630
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -20566,7 +20796,7 @@ pendnoneAVX2_635:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_636:
+dAVX2_632:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 1536(CX)(DX*4), Y14
@@ -20650,7 +20880,7 @@ dAVX2_636:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_637
+	JZ      pendnoneAVX2_633
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -20661,11 +20891,11 @@ dAVX2_636:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_637:
+pendnoneAVX2_633:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_636
+	JB           dAVX2_632
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -20716,7 +20946,7 @@ pendnoneAVX2_637:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_638:
+dAVX2_634:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -20800,7 +21030,7 @@ dAVX2_638:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_639
+	JZ      pendnoneAVX2_635
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -20811,11 +21041,11 @@ dAVX2_638:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_639:
+pendnoneAVX2_635:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_638
+	JB           dAVX2_634
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -20866,7 +21096,7 @@ pendnoneAVX2_639:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_640:
+dAVX2_636:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 4608(CX)(DX*4), Y14
@@ -20950,7 +21180,7 @@ dAVX2_640:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_641
+	JZ      pendnoneAVX2_637
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -20961,11 +21191,11 @@ dAVX2_640:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_641:
+pendnoneAVX2_637:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_640
+	JB           dAVX2_636
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -20999,11 +21229,11 @@ pendnoneAVX2_641:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_642
+	JZ    draindoneAVX2_638
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_643:
+drainAVX2_639:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -21013,14 +21243,14 @@ drainAVX2_643:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_643
+	JNZ     drainAVX2_639
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_642:
+draindoneAVX2_638:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_647
+	JB             flushpartialAVX2_643
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -21270,15 +21500,15 @@ draindoneAVX2_642:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_646
+	JMP            flushdoneAVX2_642
 
-flushpartialAVX2_647:
+flushpartialAVX2_643:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_644:
+flushAVX2_640:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_645
+	JB             flushtailAVX2_641
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -21315,35 +21545,35 @@ flushAVX2_644:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_648
+	JZ             chunkdoneAVX2_644
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_648
+	JZ             chunkdoneAVX2_644
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_648
+	JZ             chunkdoneAVX2_644
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_648
+	JZ             chunkdoneAVX2_644
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_648
+	JZ             chunkdoneAVX2_644
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_648
+	JZ             chunkdoneAVX2_644
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_648
+	JZ             chunkdoneAVX2_644
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_648
+	JZ             chunkdoneAVX2_644
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -21379,68 +21609,68 @@ flushAVX2_644:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_648
+	JZ             chunkdoneAVX2_644
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_648
+	JZ             chunkdoneAVX2_644
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_648
+	JZ             chunkdoneAVX2_644
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_648
+	JZ             chunkdoneAVX2_644
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_648
+	JZ             chunkdoneAVX2_644
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_648
+	JZ             chunkdoneAVX2_644
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_648
+	JZ             chunkdoneAVX2_644
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_648:
+chunkdoneAVX2_644:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_644
+	JMP  flushAVX2_640
 
-flushtailAVX2_645:
+flushtailAVX2_641:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_646
+	JZ    flushdoneAVX2_642
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_649:
+tailrowAVX2_645:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_650:
+tailkeyAVX2_646:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_650
+	JB   tailkeyAVX2_646
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_646
+	JAE  flushdoneAVX2_642
 	DECQ SI
-	JNZ  tailrowAVX2_649
+	JNZ  tailrowAVX2_645
 
-flushdoneAVX2_646:
+flushdoneAVX2_642:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -21448,26 +21678,26 @@ flushdoneAVX2_646:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_607
+	JG     panelsAVX2_603
 
-panelsdoneAVX2_608:
+panelsdoneAVX2_604:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x30, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_605
+	JMP    blocksAVX2_601
 
-blocksdoneAVX2_606:
+blocksdoneAVX2_602:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_651
+	JZ    draindoneAVX2_647
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_652:
+drainAVX2_648:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -21477,10 +21707,10 @@ drainAVX2_652:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_652
+	JNZ     drainAVX2_648
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_651:
+draindoneAVX2_647:
 	VZEROUPPER
 	RET
 
@@ -21497,10 +21727,10 @@ TEXT ·ScoresBF16Panels128AVX2(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_653:
+blocksAVX2_649:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_654
+	JZ    blocksdoneAVX2_650
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -21526,6 +21756,235 @@ blocksAVX2_653:
 	SHLQ    $0x01, DX
 	IMUL3Q  $0x10, DX, BX
 	MOVQ    scratch_base+72(FP), SI
+
+widenAVX2_653:
+	TESTQ      AX, AX
+	JZ         widendoneAVX2_654
+	VPMOVZXWD  (CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, (SI)
+	VPMOVZXWD  16(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 32(SI)
+	VPMOVZXWD  32(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 64(SI)
+	VPMOVZXWD  48(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 96(SI)
+	VPMOVZXWD  64(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 128(SI)
+	VPMOVZXWD  80(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 160(SI)
+	VPMOVZXWD  96(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 192(SI)
+	VPMOVZXWD  112(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 224(SI)
+	VPMOVZXWD  128(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 256(SI)
+	VPMOVZXWD  144(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 288(SI)
+	VPMOVZXWD  160(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 320(SI)
+	VPMOVZXWD  176(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 352(SI)
+	VPMOVZXWD  192(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 384(SI)
+	VPMOVZXWD  208(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 416(SI)
+	VPMOVZXWD  224(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 448(SI)
+	VPMOVZXWD  240(CX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 480(SI)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 64(CX)(BX*1)
+	PREFETCHT0 128(CX)(BX*1)
+	PREFETCHT0 192(CX)(BX*1)
+	PREFETCHT0 254(CX)(BX*1)
+	ADDQ       $0x00000200, SI
+	ADDQ       DX, CX
+	DECQ       AX
+	JMP        widenAVX2_653
+
+widendoneAVX2_654:
+	// Tile of 16 queries × keys 0–5 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), SI
+	MOVQ   80(SP), DI
+
+dAVX2_655:
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS (CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 512(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 1024(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 1536(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 2048(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 2560(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 4(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 516(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 1028(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 1540(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 2052(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 2564(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 8(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 520(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 1032(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 1544(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 2056(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 2568(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 12(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 524(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 1036(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 1548(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 2060(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 2572(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst.
+	TESTQ   DI, DI
+	JZ      pendnoneAVX2_656
+	VMOVUPS (BX), Y12
+	VMOVUPS Y12, (SI)
+	VMOVUPS 32(BX), Y12
+	VMOVUPS Y12, 32(SI)
+	VMOVUPS 64(BX), Y12
+	VMOVUPS Y12, 64(SI)
+	ADDQ    $0x60, BX
+	ADDQ    56(SP), SI
+	DECQ    DI
+
+pendnoneAVX2_656:
+	ADDQ         $0x00000100, AX
+	ADDQ         $0x04, DX
+	CMPQ         DX, $0x00000080
+	JB           dAVX2_655
+	MOVQ         BX, 64(SP)
+	MOVQ         SI, 72(SP)
+	MOVQ         DI, 80(SP)
+	VBROADCASTSS scale+152(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, (AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 64(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 128(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 192(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 256(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 320(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 32(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 96(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 160(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 224(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 288(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 352(AX)
+
+	// Widen keys 6–11 of the block.
+	XORQ    CX, CX
+	MOVQ    16(SP), AX
+	SUBQ    $0x06, AX
+	CMOVQLT CX, AX
+	MOVQ    $0x00000006, CX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	MOVQ    (SP), CX
+	MOVQ    stride+144(FP), DX
+	SHLQ    $0x01, DX
+	IMUL3Q  $0x06, DX, BX
+	ADDQ    BX, CX
+	IMUL3Q  $0x10, DX, BX
+	MOVQ    scratch_base+72(FP), SI
+	ADDQ    $0x00000c00, SI
 
 widenAVX2_657:
 	TESTQ      AX, AX
@@ -21589,7 +22048,7 @@ widenAVX2_657:
 	JMP        widenAVX2_657
 
 widendoneAVX2_658:
-	// Tile of 16 queries × keys 0–5 of the block.
+	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
 	XORQ   DX, DX
@@ -21612,82 +22071,82 @@ widendoneAVX2_658:
 dAVX2_659:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
+	VBROADCASTSS 3072(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y0
 	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 512(CX)(DX*4), Y14
+	VBROADCASTSS 3584(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y1
 	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 1024(CX)(DX*4), Y14
+	VBROADCASTSS 4096(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y2
 	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 1536(CX)(DX*4), Y14
+	VBROADCASTSS 4608(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y3
 	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 2048(CX)(DX*4), Y14
+	VBROADCASTSS 5120(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y4
 	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 2560(CX)(DX*4), Y14
+	VBROADCASTSS 5632(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	VMOVUPS      64(AX), Y12
 	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 4(CX)(DX*4), Y14
+	VBROADCASTSS 3076(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y0
 	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 516(CX)(DX*4), Y14
+	VBROADCASTSS 3588(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y1
 	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 1028(CX)(DX*4), Y14
+	VBROADCASTSS 4100(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y2
 	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 1540(CX)(DX*4), Y14
+	VBROADCASTSS 4612(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y3
 	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 2052(CX)(DX*4), Y14
+	VBROADCASTSS 5124(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y4
 	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 2564(CX)(DX*4), Y14
+	VBROADCASTSS 5636(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	VMOVUPS      128(AX), Y12
 	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 8(CX)(DX*4), Y14
+	VBROADCASTSS 3080(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y0
 	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 520(CX)(DX*4), Y14
+	VBROADCASTSS 3592(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y1
 	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 1032(CX)(DX*4), Y14
+	VBROADCASTSS 4104(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y2
 	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 1544(CX)(DX*4), Y14
+	VBROADCASTSS 4616(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y3
 	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 2056(CX)(DX*4), Y14
+	VBROADCASTSS 5128(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y4
 	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 2568(CX)(DX*4), Y14
+	VBROADCASTSS 5640(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	VMOVUPS      192(AX), Y12
 	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 12(CX)(DX*4), Y14
+	VBROADCASTSS 3084(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y0
 	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 524(CX)(DX*4), Y14
+	VBROADCASTSS 3596(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y1
 	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 1036(CX)(DX*4), Y14
+	VBROADCASTSS 4108(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y2
 	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 1548(CX)(DX*4), Y14
+	VBROADCASTSS 4620(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y3
 	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 2060(CX)(DX*4), Y14
+	VBROADCASTSS 5132(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y4
 	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 2572(CX)(DX*4), Y14
+	VBROADCASTSS 5644(CX)(DX*4), Y14
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 
@@ -21715,34 +22174,34 @@ pendnoneAVX2_660:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y0, 384(AX)
 	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 64(AX)
+	VMOVUPS      Y1, 448(AX)
 	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 128(AX)
+	VMOVUPS      Y2, 512(AX)
 	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 192(AX)
+	VMOVUPS      Y3, 576(AX)
 	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 256(AX)
+	VMOVUPS      Y4, 640(AX)
 	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 320(AX)
+	VMOVUPS      Y5, 704(AX)
 	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 32(AX)
+	VMOVUPS      Y6, 416(AX)
 	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 96(AX)
+	VMOVUPS      Y7, 480(AX)
 	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 160(AX)
+	VMOVUPS      Y8, 544(AX)
 	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 224(AX)
+	VMOVUPS      Y9, 608(AX)
 	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 288(AX)
+	VMOVUPS      Y10, 672(AX)
 	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 352(AX)
+	VMOVUPS      Y11, 736(AX)
 
-	// Widen keys 6–11 of the block.
+	// Widen keys 12–17 of the block.
 	XORQ    CX, CX
 	MOVQ    16(SP), AX
-	SUBQ    $0x06, AX
+	SUBQ    $0x0c, AX
 	CMOVQLT CX, AX
 	MOVQ    $0x00000006, CX
 	CMPQ    AX, CX
@@ -21750,11 +22209,11 @@ pendnoneAVX2_660:
 	MOVQ    (SP), CX
 	MOVQ    stride+144(FP), DX
 	SHLQ    $0x01, DX
-	IMUL3Q  $0x06, DX, BX
+	IMUL3Q  $0x0c, DX, BX
 	ADDQ    BX, CX
 	IMUL3Q  $0x10, DX, BX
 	MOVQ    scratch_base+72(FP), SI
-	ADDQ    $0x00000c00, SI
+	ADDQ    $0x00001800, SI
 
 widenAVX2_661:
 	TESTQ      AX, AX
@@ -21818,235 +22277,6 @@ widenAVX2_661:
 	JMP        widenAVX2_661
 
 widendoneAVX2_662:
-	// Tile of 16 queries × keys 6–11 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	MOVQ   64(SP), BX
-	MOVQ   72(SP), SI
-	MOVQ   80(SP), DI
-
-dAVX2_663:
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS 3072(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 3584(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 4096(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 4608(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 5120(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 5632(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 3076(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 3588(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 4100(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 4612(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 5124(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 5636(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 3080(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 3592(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 4104(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 4616(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 5128(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 5640(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 3084(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 3596(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 4108(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 4620(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 5132(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 5644(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-
-	// One waiting row of the last flush to dst.
-	TESTQ   DI, DI
-	JZ      pendnoneAVX2_664
-	VMOVUPS (BX), Y12
-	VMOVUPS Y12, (SI)
-	VMOVUPS 32(BX), Y12
-	VMOVUPS Y12, 32(SI)
-	VMOVUPS 64(BX), Y12
-	VMOVUPS Y12, 64(SI)
-	ADDQ    $0x60, BX
-	ADDQ    56(SP), SI
-	DECQ    DI
-
-pendnoneAVX2_664:
-	ADDQ         $0x00000100, AX
-	ADDQ         $0x04, DX
-	CMPQ         DX, $0x00000080
-	JB           dAVX2_663
-	MOVQ         BX, 64(SP)
-	MOVQ         SI, 72(SP)
-	MOVQ         DI, 80(SP)
-	VBROADCASTSS scale+152(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, 384(AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 448(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 512(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 576(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 640(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 704(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 416(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 480(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 544(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 608(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 672(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 736(AX)
-
-	// Widen keys 12–17 of the block.
-	XORQ    CX, CX
-	MOVQ    16(SP), AX
-	SUBQ    $0x0c, AX
-	CMOVQLT CX, AX
-	MOVQ    $0x00000006, CX
-	CMPQ    AX, CX
-	CMOVQGT CX, AX
-	MOVQ    (SP), CX
-	MOVQ    stride+144(FP), DX
-	SHLQ    $0x01, DX
-	IMUL3Q  $0x0c, DX, BX
-	ADDQ    BX, CX
-	IMUL3Q  $0x10, DX, BX
-	MOVQ    scratch_base+72(FP), SI
-	ADDQ    $0x00001800, SI
-
-widenAVX2_665:
-	TESTQ      AX, AX
-	JZ         widendoneAVX2_666
-	VPMOVZXWD  (CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, (SI)
-	VPMOVZXWD  16(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 32(SI)
-	VPMOVZXWD  32(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 64(SI)
-	VPMOVZXWD  48(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 96(SI)
-	VPMOVZXWD  64(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 128(SI)
-	VPMOVZXWD  80(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 160(SI)
-	VPMOVZXWD  96(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 192(SI)
-	VPMOVZXWD  112(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 224(SI)
-	VPMOVZXWD  128(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 256(SI)
-	VPMOVZXWD  144(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 288(SI)
-	VPMOVZXWD  160(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 320(SI)
-	VPMOVZXWD  176(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 352(SI)
-	VPMOVZXWD  192(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 384(SI)
-	VPMOVZXWD  208(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 416(SI)
-	VPMOVZXWD  224(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 448(SI)
-	VPMOVZXWD  240(CX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 480(SI)
-	PREFETCHT0 (CX)(BX*1)
-	PREFETCHT0 64(CX)(BX*1)
-	PREFETCHT0 128(CX)(BX*1)
-	PREFETCHT0 192(CX)(BX*1)
-	PREFETCHT0 254(CX)(BX*1)
-	ADDQ       $0x00000200, SI
-	ADDQ       DX, CX
-	DECQ       AX
-	JMP        widenAVX2_665
-
-widendoneAVX2_666:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -22067,7 +22297,7 @@ widendoneAVX2_666:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_667:
+dAVX2_663:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 6144(CX)(DX*4), Y14
@@ -22151,7 +22381,7 @@ dAVX2_667:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_668
+	JZ      pendnoneAVX2_664
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -22162,11 +22392,11 @@ dAVX2_667:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_668:
+pendnoneAVX2_664:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_667
+	JB           dAVX2_663
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -22214,9 +22444,9 @@ pendnoneAVX2_668:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00002400, SI
 
-widenAVX2_669:
+widenAVX2_665:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_670
+	JZ         widendoneAVX2_666
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -22273,9 +22503,9 @@ widenAVX2_669:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_669
+	JMP        widenAVX2_665
 
-widendoneAVX2_670:
+widendoneAVX2_666:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -22296,7 +22526,7 @@ widendoneAVX2_670:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_671:
+dAVX2_667:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -22380,7 +22610,7 @@ dAVX2_671:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_672
+	JZ      pendnoneAVX2_668
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -22391,11 +22621,11 @@ dAVX2_671:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_672:
+pendnoneAVX2_668:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_671
+	JB           dAVX2_667
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -22429,11 +22659,11 @@ pendnoneAVX2_672:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_673
+	JZ    draindoneAVX2_669
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_674:
+drainAVX2_670:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -22443,14 +22673,14 @@ drainAVX2_674:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_674
+	JNZ     drainAVX2_670
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_673:
+draindoneAVX2_669:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_678
+	JB             flushpartialAVX2_674
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -22700,15 +22930,15 @@ draindoneAVX2_673:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_677
+	JMP            flushdoneAVX2_673
 
-flushpartialAVX2_678:
+flushpartialAVX2_674:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_675:
+flushAVX2_671:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_676
+	JB             flushtailAVX2_672
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -22745,35 +22975,35 @@ flushAVX2_675:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_679
+	JZ             chunkdoneAVX2_675
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_679
+	JZ             chunkdoneAVX2_675
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_679
+	JZ             chunkdoneAVX2_675
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_679
+	JZ             chunkdoneAVX2_675
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_679
+	JZ             chunkdoneAVX2_675
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_679
+	JZ             chunkdoneAVX2_675
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_679
+	JZ             chunkdoneAVX2_675
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_679
+	JZ             chunkdoneAVX2_675
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -22809,68 +23039,68 @@ flushAVX2_675:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_679
+	JZ             chunkdoneAVX2_675
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_679
+	JZ             chunkdoneAVX2_675
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_679
+	JZ             chunkdoneAVX2_675
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_679
+	JZ             chunkdoneAVX2_675
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_679
+	JZ             chunkdoneAVX2_675
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_679
+	JZ             chunkdoneAVX2_675
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_679
+	JZ             chunkdoneAVX2_675
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_679:
+chunkdoneAVX2_675:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_675
+	JMP  flushAVX2_671
 
-flushtailAVX2_676:
+flushtailAVX2_672:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_677
+	JZ    flushdoneAVX2_673
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_680:
+tailrowAVX2_676:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_681:
+tailkeyAVX2_677:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_681
+	JB   tailkeyAVX2_677
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_677
+	JAE  flushdoneAVX2_673
 	DECQ SI
-	JNZ  tailrowAVX2_680
+	JNZ  tailrowAVX2_676
 
-flushdoneAVX2_677:
+flushdoneAVX2_673:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -22878,9 +23108,9 @@ flushdoneAVX2_677:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_656
+	JLE    panelsdoneAVX2_652
 
-panelsAVX2_655:
+panelsAVX2_651:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -22901,7 +23131,7 @@ panelsAVX2_655:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_682:
+dAVX2_678:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -22985,7 +23215,7 @@ dAVX2_682:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_683
+	JZ      pendnoneAVX2_679
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -22996,11 +23226,11 @@ dAVX2_682:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_683:
+pendnoneAVX2_679:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_682
+	JB           dAVX2_678
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -23051,7 +23281,7 @@ pendnoneAVX2_683:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_684:
+dAVX2_680:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -23135,7 +23365,7 @@ dAVX2_684:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_685
+	JZ      pendnoneAVX2_681
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -23146,11 +23376,11 @@ dAVX2_684:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_685:
+pendnoneAVX2_681:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_684
+	JB           dAVX2_680
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -23201,7 +23431,7 @@ pendnoneAVX2_685:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_686:
+dAVX2_682:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 6144(CX)(DX*4), Y14
@@ -23285,7 +23515,7 @@ dAVX2_686:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_687
+	JZ      pendnoneAVX2_683
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -23296,11 +23526,11 @@ dAVX2_686:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_687:
+pendnoneAVX2_683:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_686
+	JB           dAVX2_682
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -23351,7 +23581,7 @@ pendnoneAVX2_687:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_688:
+dAVX2_684:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -23435,7 +23665,7 @@ dAVX2_688:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_689
+	JZ      pendnoneAVX2_685
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -23446,11 +23676,11 @@ dAVX2_688:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_689:
+pendnoneAVX2_685:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_688
+	JB           dAVX2_684
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -23484,11 +23714,11 @@ pendnoneAVX2_689:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_690
+	JZ    draindoneAVX2_686
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_691:
+drainAVX2_687:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -23498,14 +23728,14 @@ drainAVX2_691:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_691
+	JNZ     drainAVX2_687
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_690:
+draindoneAVX2_686:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_695
+	JB             flushpartialAVX2_691
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -23755,15 +23985,15 @@ draindoneAVX2_690:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_694
+	JMP            flushdoneAVX2_690
 
-flushpartialAVX2_695:
+flushpartialAVX2_691:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_692:
+flushAVX2_688:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_693
+	JB             flushtailAVX2_689
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -23800,35 +24030,35 @@ flushAVX2_692:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_696
+	JZ             chunkdoneAVX2_692
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_696
+	JZ             chunkdoneAVX2_692
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_696
+	JZ             chunkdoneAVX2_692
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_696
+	JZ             chunkdoneAVX2_692
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_696
+	JZ             chunkdoneAVX2_692
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_696
+	JZ             chunkdoneAVX2_692
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_696
+	JZ             chunkdoneAVX2_692
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_696
+	JZ             chunkdoneAVX2_692
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -23864,68 +24094,68 @@ flushAVX2_692:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_696
+	JZ             chunkdoneAVX2_692
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_696
+	JZ             chunkdoneAVX2_692
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_696
+	JZ             chunkdoneAVX2_692
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_696
+	JZ             chunkdoneAVX2_692
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_696
+	JZ             chunkdoneAVX2_692
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_696
+	JZ             chunkdoneAVX2_692
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_696
+	JZ             chunkdoneAVX2_692
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_696:
+chunkdoneAVX2_692:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_692
+	JMP  flushAVX2_688
 
-flushtailAVX2_693:
+flushtailAVX2_689:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_694
+	JZ    flushdoneAVX2_690
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_697:
+tailrowAVX2_693:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_698:
+tailkeyAVX2_694:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_698
+	JB   tailkeyAVX2_694
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_694
+	JAE  flushdoneAVX2_690
 	DECQ SI
-	JNZ  tailrowAVX2_697
+	JNZ  tailrowAVX2_693
 
-flushdoneAVX2_694:
+flushdoneAVX2_690:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -23933,26 +24163,26 @@ flushdoneAVX2_694:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_655
+	JG     panelsAVX2_651
 
-panelsdoneAVX2_656:
+panelsdoneAVX2_652:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x30, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_653
+	JMP    blocksAVX2_649
 
-blocksdoneAVX2_654:
+blocksdoneAVX2_650:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_699
+	JZ    draindoneAVX2_695
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_700:
+drainAVX2_696:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -23962,10 +24192,10 @@ drainAVX2_700:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_700
+	JNZ     drainAVX2_696
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_699:
+draindoneAVX2_695:
 	VZEROUPPER
 	RET
 
@@ -23981,9 +24211,9 @@ TEXT ·DotF32BF16AVX512(SB), NOSPLIT, $0-52
 	VXORPS Z3, Z3, Z3
 	MOVQ   AX, BX
 	SHRQ   $0x06, BX
-	JZ     dotdoneAVX512_702
+	JZ     dotdoneAVX512_698
 
-dotAVX512_701:
+dotAVX512_697:
 	VPMOVZXWD   (DX), Z4
 	VPSLLD      $0x10, Z4, Z4
 	VFMADD231PS (CX), Z4, Z0
@@ -23999,23 +24229,23 @@ dotAVX512_701:
 	ADDQ        $0x00000100, CX
 	ADDQ        $0x00000080, DX
 	DECQ        BX
-	JNZ         dotAVX512_701
+	JNZ         dotAVX512_697
 
-dotdoneAVX512_702:
+dotdoneAVX512_698:
 	ANDQ $0x0000003f, AX
 
-dotAVX512_703:
+dotAVX512_699:
 	CMPQ        AX, $0x00000010
-	JB          dotdoneAVX512_704
+	JB          dotdoneAVX512_700
 	VPMOVZXWD   (DX), Z4
 	VPSLLD      $0x10, Z4, Z4
 	VFMADD231PS (CX), Z4, Z0
 	ADDQ        $0x00000040, CX
 	ADDQ        $0x00000020, DX
 	SUBQ        $0x00000010, AX
-	JMP         dotAVX512_703
+	JMP         dotAVX512_699
 
-dotdoneAVX512_704:
+dotdoneAVX512_700:
 	VADDPS        Z2, Z0, Z0
 	VADDPS        Z3, Z1, Z1
 	VADDPS        Z1, Z0, Z0
@@ -24029,9 +24259,9 @@ dotdoneAVX512_704:
 	VADDSS        X1, X0, X0
 
 	// Scalar tail: the vector sums are already folded into the low lane.
-tailAVX512_705:
+tailAVX512_701:
 	TESTQ       AX, AX
-	JZ          taildoneAVX512_706
+	JZ          taildoneAVX512_702
 	MOVWLZX     (DX), BX
 	SHLL        $0x10, BX
 	VMOVD       BX, X1
@@ -24040,46 +24270,96 @@ tailAVX512_705:
 	ADDQ        $0x04, CX
 	ADDQ        $0x02, DX
 	DECQ        AX
-	JMP         tailAVX512_705
+	JMP         tailAVX512_701
 
-taildoneAVX512_706:
+taildoneAVX512_702:
 	VZEROUPPER
 	VMOVSS X0, ret+48(FP)
 	RET
 
-// func ScoresBF16RowsAVX512(dst []float32, q []float32, k []uint16, rows int, n int, dim int, stride int, scale float32)
-// Requires: AVX, AVX512DQ, AVX512F, FMA3
-TEXT ·ScoresBF16RowsAVX512(SB), NOSPLIT, $72-108
+// func ScoresBF16RowsAVX512(dst []float32, q []float32, k []uint16, ahead []uint16, rows int, n int, dim int, stride int, scale float32)
+// Requires: AVX, AVX512DQ, AVX512F, FMA3, MMX+
+TEXT ·ScoresBF16RowsAVX512(SB), NOSPLIT, $88-132
 	MOVQ k_base+48(FP), AX
 	MOVQ AX, (SP)
-	MOVQ n+80(FP), AX
+	MOVQ n+104(FP), AX
 	MOVQ AX, 8(SP)
 	SHLQ $0x02, AX
 	MOVQ AX, 64(SP)
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 16(SP)
-	MOVQ stride+96(FP), AX
+	MOVQ stride+120(FP), AX
 	SHLQ $0x01, AX
 	MOVQ AX, 56(SP)
-	MOVQ dim+88(FP), AX
+	MOVQ dim+112(FP), AX
+	LEAQ -2(AX)(AX*1), CX
+	MOVQ CX, 80(SP)
 	SHLQ $0x02, AX
 	MOVQ AX, 48(SP)
+	MOVQ ahead_base+72(FP), AX
+	MOVQ AX, 72(SP)
 
-keysAVX512_707:
-	CMPQ 8(SP), $0x03
-	JB   keysdoneAVX512_708
+keysAVX512_703:
+	CMPQ  8(SP), $0x04
+	JB    keysdoneAVX512_704
+	MOVQ  72(SP), AX
+	TESTQ AX, AX
+	JZ    aheaddoneAVX512_705
+	XORQ  CX, CX
+
+lines_23:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_23
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_24:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_24
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_25:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_25
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_26:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_26
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	MOVQ       AX, 72(SP)
+
+aheaddoneAVX512_705:
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
 	MOVQ AX, 32(SP)
-	MOVQ rows+72(FP), AX
+	MOVQ rows+96(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_709:
+rowsAVX512_706:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_710
+	JB   rowsdoneAVX512_707
 
-	// Tile of 4 query rows × 3 keys.
+	// Tile of 4 query rows × 4 keys.
 	MOVQ   24(SP), AX
 	MOVQ   (SP), CX
 	VXORPS Z0, Z0, Z0
@@ -24094,86 +24374,254 @@ rowsAVX512_709:
 	VXORPS Z9, Z9, Z9
 	VXORPS Z10, Z10, Z10
 	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
 	MOVQ   48(SP), DX
 	LEAQ   (AX)(DX*1), BX
 	LEAQ   (BX)(DX*1), SI
 	LEAQ   (SI)(DX*1), DX
 	MOVQ   56(SP), DI
 	LEAQ   (CX)(DI*1), R8
-	LEAQ   (R8)(DI*1), DI
-	MOVQ   dim+88(FP), R9
-	MOVQ   R9, R10
-	ANDQ   $-16, R10
+	LEAQ   (R8)(DI*1), R9
+	LEAQ   (R9)(DI*1), DI
+	MOVQ   dim+112(FP), R10
+	MOVQ   R10, R11
+	ANDQ   $-16, R11
 
 	// Tail elements [body, dim), one at a time.
-	MOVQ R10, R11
+	MOVQ R11, R12
 
-tailAVX512_711:
-	CMPQ        R11, R9
-	JAE         taildoneAVX512_712
-	MOVWLZX     (CX)(R11*2), R12
-	SHLL        $0x10, R12
-	VMOVD       R12, X12
-	MOVWLZX     (R8)(R11*2), R12
-	SHLL        $0x10, R12
-	VMOVD       R12, X13
-	MOVWLZX     (DI)(R11*2), R12
-	SHLL        $0x10, R12
-	VMOVD       R12, X14
-	VMOVSS      (AX)(R11*4), X15
-	VFMADD231SS X12, X15, X0
-	VFMADD231SS X13, X15, X1
-	VFMADD231SS X14, X15, X2
-	VMOVSS      (BX)(R11*4), X15
-	VFMADD231SS X12, X15, X3
-	VFMADD231SS X13, X15, X4
-	VFMADD231SS X14, X15, X5
-	VMOVSS      (SI)(R11*4), X15
-	VFMADD231SS X12, X15, X6
-	VFMADD231SS X13, X15, X7
-	VFMADD231SS X14, X15, X8
-	VMOVSS      (DX)(R11*4), X15
-	VFMADD231SS X12, X15, X9
-	VFMADD231SS X13, X15, X10
-	VFMADD231SS X14, X15, X11
-	INCQ        R11
-	JMP         tailAVX512_711
+tailAVX512_708:
+	CMPQ        R12, R10
+	JAE         taildoneAVX512_709
+	MOVWLZX     (CX)(R12*2), R13
+	SHLL        $0x10, R13
+	VMOVD       R13, X16
+	MOVWLZX     (R8)(R12*2), R13
+	SHLL        $0x10, R13
+	VMOVD       R13, X17
+	MOVWLZX     (R9)(R12*2), R13
+	SHLL        $0x10, R13
+	VMOVD       R13, X18
+	MOVWLZX     (DI)(R12*2), R13
+	SHLL        $0x10, R13
+	VMOVD       R13, X19
+	VMOVSS      (AX)(R12*4), X20
+	VFMADD231SS X16, X20, X0
+	VFMADD231SS X17, X20, X1
+	VFMADD231SS X18, X20, X2
+	VFMADD231SS X19, X20, X3
+	VMOVSS      (BX)(R12*4), X20
+	VFMADD231SS X16, X20, X4
+	VFMADD231SS X17, X20, X5
+	VFMADD231SS X18, X20, X6
+	VFMADD231SS X19, X20, X7
+	VMOVSS      (SI)(R12*4), X20
+	VFMADD231SS X16, X20, X8
+	VFMADD231SS X17, X20, X9
+	VFMADD231SS X18, X20, X10
+	VFMADD231SS X19, X20, X11
+	VMOVSS      (DX)(R12*4), X20
+	VFMADD231SS X16, X20, X12
+	VFMADD231SS X17, X20, X13
+	VFMADD231SS X18, X20, X14
+	VFMADD231SS X19, X20, X15
+	INCQ        R12
+	JMP         tailAVX512_708
 
-taildoneAVX512_712:
+taildoneAVX512_709:
 	// Whole vectors [0, body).
-	XORQ R11, R11
+	XORQ R12, R12
 
-bodyAVX512_713:
-	CMPQ        R11, R10
-	JAE         bodydoneAVX512_714
-	VPMOVZXWD   (CX)(R11*2), Z12
-	VPSLLD      $0x10, Z12, Z12
-	VPMOVZXWD   (R8)(R11*2), Z13
-	VPSLLD      $0x10, Z13, Z13
-	VPMOVZXWD   (DI)(R11*2), Z14
-	VPSLLD      $0x10, Z14, Z14
-	VMOVUPS     (AX)(R11*4), Z15
-	VFMADD231PS Z12, Z15, Z0
-	VFMADD231PS Z13, Z15, Z1
-	VFMADD231PS Z14, Z15, Z2
-	VMOVUPS     (BX)(R11*4), Z15
-	VFMADD231PS Z12, Z15, Z3
-	VFMADD231PS Z13, Z15, Z4
-	VFMADD231PS Z14, Z15, Z5
-	VMOVUPS     (SI)(R11*4), Z15
-	VFMADD231PS Z12, Z15, Z6
-	VFMADD231PS Z13, Z15, Z7
-	VFMADD231PS Z14, Z15, Z8
-	VMOVUPS     (DX)(R11*4), Z15
-	VFMADD231PS Z12, Z15, Z9
-	VFMADD231PS Z13, Z15, Z10
-	VFMADD231PS Z14, Z15, Z11
-	ADDQ        $0x10, R11
-	JMP         bodyAVX512_713
+bodyAVX512_710:
+	CMPQ        R12, R11
+	JAE         bodydoneAVX512_711
+	VPMOVZXWD   (CX)(R12*2), Z16
+	VPSLLD      $0x10, Z16, Z16
+	VPMOVZXWD   (R8)(R12*2), Z17
+	VPSLLD      $0x10, Z17, Z17
+	VPMOVZXWD   (R9)(R12*2), Z18
+	VPSLLD      $0x10, Z18, Z18
+	VPMOVZXWD   (DI)(R12*2), Z19
+	VPSLLD      $0x10, Z19, Z19
+	VMOVUPS     (AX)(R12*4), Z20
+	VFMADD231PS Z16, Z20, Z0
+	VFMADD231PS Z17, Z20, Z1
+	VFMADD231PS Z18, Z20, Z2
+	VFMADD231PS Z19, Z20, Z3
+	VMOVUPS     (BX)(R12*4), Z20
+	VFMADD231PS Z16, Z20, Z4
+	VFMADD231PS Z17, Z20, Z5
+	VFMADD231PS Z18, Z20, Z6
+	VFMADD231PS Z19, Z20, Z7
+	VMOVUPS     (SI)(R12*4), Z20
+	VFMADD231PS Z16, Z20, Z8
+	VFMADD231PS Z17, Z20, Z9
+	VFMADD231PS Z18, Z20, Z10
+	VFMADD231PS Z19, Z20, Z11
+	VMOVUPS     (DX)(R12*4), Z20
+	VFMADD231PS Z16, Z20, Z12
+	VFMADD231PS Z17, Z20, Z13
+	VFMADD231PS Z18, Z20, Z14
+	VFMADD231PS Z19, Z20, Z15
+	ADDQ        $0x10, R12
+	JMP         bodyAVX512_710
 
-bodydoneAVX512_714:
-	VEXTRACTF64X4 $0x01, Z0, Y12
-	VADDPS        Y0, Y12, Y12
+bodydoneAVX512_711:
+	VSHUFF64X2    $0x44, Z4, Z0, Z16
+	VSHUFF64X2    $0xee, Z4, Z0, Z0
+	VADDPS        Z0, Z16, Z16
+	VSHUFF64X2    $0x44, Z5, Z1, Z0
+	VSHUFF64X2    $0xee, Z5, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF64X2    $0x44, Z6, Z2, Z1
+	VSHUFF64X2    $0xee, Z6, Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF64X2    $0x44, Z7, Z3, Z2
+	VSHUFF64X2    $0xee, Z7, Z3, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF64X2    $0x44, Z12, Z8, Z3
+	VSHUFF64X2    $0xee, Z12, Z8, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF64X2    $0x44, Z13, Z9, Z4
+	VSHUFF64X2    $0xee, Z13, Z9, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF64X2    $0x44, Z14, Z10, Z5
+	VSHUFF64X2    $0xee, Z14, Z10, Z6
+	VADDPS        Z6, Z5, Z5
+	VSHUFF64X2    $0x44, Z15, Z11, Z6
+	VSHUFF64X2    $0xee, Z15, Z11, Z7
+	VADDPS        Z7, Z6, Z6
+	VSHUFPS       $0x88, Z0, Z16, Z7
+	VSHUFPS       $0xdd, Z0, Z16, Z0
+	VADDPS        Z0, Z7, Z7
+	VSHUFPS       $0x88, Z2, Z1, Z0
+	VSHUFPS       $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z4, Z3, Z1
+	VSHUFPS       $0xdd, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z6, Z5, Z2
+	VSHUFPS       $0xdd, Z6, Z5, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFPS       $0x88, Z0, Z7, Z3
+	VSHUFPS       $0xdd, Z0, Z7, Z0
+	VADDPS        Z0, Z3, Z3
+	VSHUFPS       $0x88, Z2, Z1, Z0
+	VSHUFPS       $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z0, Z3, Z1
+	VSHUFF32X4    $0xdd, Z0, Z3, Z0
+	VADDPS        Z0, Z1, Z1
+	VBROADCASTSS  scale+128(FP), Z0
+	VMULPS        Z0, Z1, Z1
+	MOVQ          32(SP), AX
+	MOVQ          64(SP), CX
+	LEAQ          (AX)(CX*1), DX
+	LEAQ          (DX)(CX*1), BX
+	LEAQ          (BX)(CX*1), CX
+	VMOVUPS       X1, (AX)
+	VEXTRACTF32X4 $0x01, Z1, (DX)
+	VEXTRACTF32X4 $0x02, Z1, (BX)
+	VEXTRACTF32X4 $0x03, Z1, (CX)
+	MOVQ          48(SP), AX
+	IMUL3Q        $0x04, AX, AX
+	ADDQ          AX, 24(SP)
+	MOVQ          64(SP), AX
+	IMUL3Q        $0x04, AX, AX
+	ADDQ          AX, 32(SP)
+	SUBQ          $0x04, 40(SP)
+	JMP           rowsAVX512_706
+
+rowsdoneAVX512_707:
+	CMPQ 40(SP), $0x02
+	JB   rowsdoneAVX512_713
+
+	// Tile of 2 query rows × 4 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), DX
+	MOVQ   56(SP), BX
+	LEAQ   (CX)(BX*1), SI
+	LEAQ   (SI)(BX*1), DI
+	LEAQ   (DI)(BX*1), BX
+	MOVQ   dim+112(FP), R8
+	MOVQ   R8, R9
+	ANDQ   $-16, R9
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ R9, R10
+
+tailAVX512_714:
+	CMPQ        R10, R8
+	JAE         taildoneAVX512_715
+	MOVWLZX     (CX)(R10*2), R11
+	SHLL        $0x10, R11
+	VMOVD       R11, X8
+	MOVWLZX     (SI)(R10*2), R11
+	SHLL        $0x10, R11
+	VMOVD       R11, X9
+	MOVWLZX     (DI)(R10*2), R11
+	SHLL        $0x10, R11
+	VMOVD       R11, X10
+	MOVWLZX     (BX)(R10*2), R11
+	SHLL        $0x10, R11
+	VMOVD       R11, X11
+	VMOVSS      (AX)(R10*4), X12
+	VFMADD231SS X8, X12, X0
+	VFMADD231SS X9, X12, X1
+	VFMADD231SS X10, X12, X2
+	VFMADD231SS X11, X12, X3
+	VMOVSS      (DX)(R10*4), X12
+	VFMADD231SS X8, X12, X4
+	VFMADD231SS X9, X12, X5
+	VFMADD231SS X10, X12, X6
+	VFMADD231SS X11, X12, X7
+	INCQ        R10
+	JMP         tailAVX512_714
+
+taildoneAVX512_715:
+	// Whole vectors [0, body).
+	XORQ R10, R10
+
+bodyAVX512_716:
+	CMPQ        R10, R9
+	JAE         bodydoneAVX512_717
+	VPMOVZXWD   (CX)(R10*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VPMOVZXWD   (SI)(R10*2), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VPMOVZXWD   (DI)(R10*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VPMOVZXWD   (BX)(R10*2), Z11
+	VPSLLD      $0x10, Z11, Z11
+	VMOVUPS     (AX)(R10*4), Z12
+	VFMADD231PS Z8, Z12, Z0
+	VFMADD231PS Z9, Z12, Z1
+	VFMADD231PS Z10, Z12, Z2
+	VFMADD231PS Z11, Z12, Z3
+	VMOVUPS     (DX)(R10*4), Z12
+	VFMADD231PS Z8, Z12, Z4
+	VFMADD231PS Z9, Z12, Z5
+	VFMADD231PS Z10, Z12, Z6
+	VFMADD231PS Z11, Z12, Z7
+	ADDQ        $0x10, R10
+	JMP         bodyAVX512_716
+
+bodydoneAVX512_717:
+	VEXTRACTF64X4 $0x01, Z0, Y8
+	VADDPS        Y0, Y8, Y8
 	VEXTRACTF64X4 $0x01, Z1, Y0
 	VADDPS        Y1, Y0, Y0
 	VEXTRACTF64X4 $0x01, Z2, Y1
@@ -24188,21 +24636,11 @@ bodydoneAVX512_714:
 	VADDPS        Y6, Y5, Y5
 	VEXTRACTF64X4 $0x01, Z7, Y6
 	VADDPS        Y7, Y6, Y6
-	VEXTRACTF64X4 $0x01, Z8, Y7
-	VADDPS        Y8, Y7, Y7
-	VEXTRACTF64X4 $0x01, Z9, Y8
-	VADDPS        Y9, Y8, Y8
-	VEXTRACTF64X4 $0x01, Z10, Y9
-	VADDPS        Y10, Y9, Y9
-	VEXTRACTF64X4 $0x01, Z11, Y10
-	VADDPS        Y11, Y10, Y10
-	VBROADCASTSS  scale+104(FP), Y11
+	VBROADCASTSS  scale+128(FP), Y7
 	MOVQ          32(SP), AX
 	MOVQ          64(SP), CX
-	LEAQ          (AX)(CX*1), DX
-	LEAQ          (DX)(CX*1), BX
-	LEAQ          (BX)(CX*1), CX
-	VHADDPS       Y0, Y12, Y0
+	LEAQ          (AX)(CX*1), CX
+	VHADDPS       Y0, Y8, Y0
 	VHADDPS       Y2, Y1, Y1
 	VHADDPS       Y1, Y0, Y0
 	VHADDPS       Y4, Y3, Y1
@@ -24211,141 +24649,16 @@ bodydoneAVX512_714:
 	VPERM2F128    $0x20, Y1, Y0, Y2
 	VPERM2F128    $0x31, Y1, Y0, Y0
 	VADDPS        Y0, Y2, Y2
-	VMULPS        Y11, Y2, Y2
+	VMULPS        Y7, Y2, Y2
 	VMOVSS        X2, (AX)
 	VEXTRACTPS    $0x01, X2, 4(AX)
 	VEXTRACTPS    $0x02, X2, 8(AX)
-	VEXTRACTPS    $0x03, X2, (DX)
+	VEXTRACTPS    $0x03, X2, 12(AX)
 	VEXTRACTF128  $0x01, Y2, X0
-	VMOVSS        X0, 4(DX)
-	VEXTRACTPS    $0x01, X0, 8(DX)
-	VEXTRACTPS    $0x02, X0, (BX)
-	VEXTRACTPS    $0x03, X0, 4(BX)
-	VHADDPS       Y8, Y7, Y0
-	VHADDPS       Y10, Y9, Y1
-	VHADDPS       Y1, Y0, Y0
-	VEXTRACTF128  $0x01, Y0, X1
-	VADDPS        X0, X1, X1
-	VMULPS        X11, X1, X1
-	VMOVSS        X1, 8(BX)
-	VEXTRACTPS    $0x01, X1, (CX)
-	VEXTRACTPS    $0x02, X1, 4(CX)
-	VEXTRACTPS    $0x03, X1, 8(CX)
-	MOVQ          48(SP), AX
-	IMUL3Q        $0x04, AX, AX
-	ADDQ          AX, 24(SP)
-	MOVQ          64(SP), AX
-	IMUL3Q        $0x04, AX, AX
-	ADDQ          AX, 32(SP)
-	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_709
-
-rowsdoneAVX512_710:
-	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_716
-
-	// Tile of 2 query rows × 3 keys.
-	MOVQ   24(SP), AX
-	MOVQ   (SP), CX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	MOVQ   48(SP), DX
-	LEAQ   (AX)(DX*1), DX
-	MOVQ   56(SP), BX
-	LEAQ   (CX)(BX*1), SI
-	LEAQ   (SI)(BX*1), BX
-	MOVQ   dim+88(FP), DI
-	MOVQ   DI, R8
-	ANDQ   $-16, R8
-
-	// Tail elements [body, dim), one at a time.
-	MOVQ R8, R9
-
-tailAVX512_717:
-	CMPQ        R9, DI
-	JAE         taildoneAVX512_718
-	MOVWLZX     (CX)(R9*2), R10
-	SHLL        $0x10, R10
-	VMOVD       R10, X6
-	MOVWLZX     (SI)(R9*2), R10
-	SHLL        $0x10, R10
-	VMOVD       R10, X7
-	MOVWLZX     (BX)(R9*2), R10
-	SHLL        $0x10, R10
-	VMOVD       R10, X8
-	VMOVSS      (AX)(R9*4), X9
-	VFMADD231SS X6, X9, X0
-	VFMADD231SS X7, X9, X1
-	VFMADD231SS X8, X9, X2
-	VMOVSS      (DX)(R9*4), X9
-	VFMADD231SS X6, X9, X3
-	VFMADD231SS X7, X9, X4
-	VFMADD231SS X8, X9, X5
-	INCQ        R9
-	JMP         tailAVX512_717
-
-taildoneAVX512_718:
-	// Whole vectors [0, body).
-	XORQ R9, R9
-
-bodyAVX512_719:
-	CMPQ        R9, R8
-	JAE         bodydoneAVX512_720
-	VPMOVZXWD   (CX)(R9*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VPMOVZXWD   (SI)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VPMOVZXWD   (BX)(R9*2), Z8
-	VPSLLD      $0x10, Z8, Z8
-	VMOVUPS     (AX)(R9*4), Z9
-	VFMADD231PS Z6, Z9, Z0
-	VFMADD231PS Z7, Z9, Z1
-	VFMADD231PS Z8, Z9, Z2
-	VMOVUPS     (DX)(R9*4), Z9
-	VFMADD231PS Z6, Z9, Z3
-	VFMADD231PS Z7, Z9, Z4
-	VFMADD231PS Z8, Z9, Z5
-	ADDQ        $0x10, R9
-	JMP         bodyAVX512_719
-
-bodydoneAVX512_720:
-	VEXTRACTF64X4 $0x01, Z0, Y6
-	VADDPS        Y0, Y6, Y6
-	VEXTRACTF64X4 $0x01, Z1, Y0
-	VADDPS        Y1, Y0, Y0
-	VEXTRACTF64X4 $0x01, Z2, Y1
-	VADDPS        Y2, Y1, Y1
-	VEXTRACTF64X4 $0x01, Z3, Y2
-	VADDPS        Y3, Y2, Y2
-	VEXTRACTF64X4 $0x01, Z4, Y3
-	VADDPS        Y4, Y3, Y3
-	VEXTRACTF64X4 $0x01, Z5, Y4
-	VADDPS        Y5, Y4, Y4
-	VBROADCASTSS  scale+104(FP), Y5
-	MOVQ          32(SP), AX
-	MOVQ          64(SP), CX
-	LEAQ          (AX)(CX*1), CX
-	VHADDPS       Y0, Y6, Y0
-	VHADDPS       Y2, Y1, Y1
-	VHADDPS       Y1, Y0, Y0
-	VHADDPS       Y4, Y3, Y1
-	VHADDPS       Y4, Y4, Y2
-	VHADDPS       Y2, Y1, Y1
-	VPERM2F128    $0x20, Y1, Y0, Y2
-	VPERM2F128    $0x31, Y1, Y0, Y0
-	VADDPS        Y0, Y2, Y2
-	VMULPS        Y5, Y2, Y2
-	VMOVSS        X2, (AX)
-	VEXTRACTPS    $0x01, X2, 4(AX)
-	VEXTRACTPS    $0x02, X2, 8(AX)
-	VEXTRACTPS    $0x03, X2, (CX)
-	VEXTRACTF128  $0x01, Y2, X0
-	VMOVSS        X0, 4(CX)
-	VEXTRACTPS    $0x01, X0, 8(CX)
+	VMOVSS        X0, (CX)
+	VEXTRACTPS    $0x01, X0, 4(CX)
+	VEXTRACTPS    $0x02, X0, 8(CX)
+	VEXTRACTPS    $0x03, X0, 12(CX)
 	MOVQ          48(SP), AX
 	IMUL3Q        $0x02, AX, AX
 	ADDQ          AX, 24(SP)
@@ -24354,83 +24667,95 @@ bodydoneAVX512_720:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_716:
+rowsdoneAVX512_713:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_722
+	JB   rowsdoneAVX512_719
 
-	// Tile of 1 query rows × 3 keys.
+	// Tile of 1 query rows × 4 keys.
 	MOVQ   24(SP), AX
 	MOVQ   (SP), CX
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
 	MOVQ   56(SP), DX
 	LEAQ   (CX)(DX*1), BX
-	LEAQ   (BX)(DX*1), DX
-	MOVQ   dim+88(FP), SI
-	MOVQ   SI, DI
-	ANDQ   $-16, DI
+	LEAQ   (BX)(DX*1), SI
+	LEAQ   (SI)(DX*1), DX
+	MOVQ   dim+112(FP), DI
+	MOVQ   DI, R8
+	ANDQ   $-16, R8
 
 	// Tail elements [body, dim), one at a time.
-	MOVQ DI, R8
+	MOVQ R8, R9
 
-tailAVX512_723:
-	CMPQ        R8, SI
-	JAE         taildoneAVX512_724
-	MOVWLZX     (CX)(R8*2), R9
-	SHLL        $0x10, R9
-	VMOVD       R9, X3
-	MOVWLZX     (BX)(R8*2), R9
-	SHLL        $0x10, R9
-	VMOVD       R9, X4
-	MOVWLZX     (DX)(R8*2), R9
-	SHLL        $0x10, R9
-	VMOVD       R9, X5
-	VMOVSS      (AX)(R8*4), X6
-	VFMADD231SS X3, X6, X0
-	VFMADD231SS X4, X6, X1
-	VFMADD231SS X5, X6, X2
-	INCQ        R8
-	JMP         tailAVX512_723
+tailAVX512_720:
+	CMPQ        R9, DI
+	JAE         taildoneAVX512_721
+	MOVWLZX     (CX)(R9*2), R10
+	SHLL        $0x10, R10
+	VMOVD       R10, X4
+	MOVWLZX     (BX)(R9*2), R10
+	SHLL        $0x10, R10
+	VMOVD       R10, X5
+	MOVWLZX     (SI)(R9*2), R10
+	SHLL        $0x10, R10
+	VMOVD       R10, X6
+	MOVWLZX     (DX)(R9*2), R10
+	SHLL        $0x10, R10
+	VMOVD       R10, X7
+	VMOVSS      (AX)(R9*4), X8
+	VFMADD231SS X4, X8, X0
+	VFMADD231SS X5, X8, X1
+	VFMADD231SS X6, X8, X2
+	VFMADD231SS X7, X8, X3
+	INCQ        R9
+	JMP         tailAVX512_720
 
-taildoneAVX512_724:
+taildoneAVX512_721:
 	// Whole vectors [0, body).
-	XORQ R8, R8
+	XORQ R9, R9
 
-bodyAVX512_725:
-	CMPQ        R8, DI
-	JAE         bodydoneAVX512_726
-	VPMOVZXWD   (CX)(R8*2), Z3
-	VPSLLD      $0x10, Z3, Z3
-	VPMOVZXWD   (BX)(R8*2), Z4
+bodyAVX512_722:
+	CMPQ        R9, R8
+	JAE         bodydoneAVX512_723
+	VPMOVZXWD   (CX)(R9*2), Z4
 	VPSLLD      $0x10, Z4, Z4
-	VPMOVZXWD   (DX)(R8*2), Z5
+	VPMOVZXWD   (BX)(R9*2), Z5
 	VPSLLD      $0x10, Z5, Z5
-	VMOVUPS     (AX)(R8*4), Z6
-	VFMADD231PS Z3, Z6, Z0
-	VFMADD231PS Z4, Z6, Z1
-	VFMADD231PS Z5, Z6, Z2
-	ADDQ        $0x10, R8
-	JMP         bodyAVX512_725
+	VPMOVZXWD   (SI)(R9*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VPMOVZXWD   (DX)(R9*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VMOVUPS     (AX)(R9*4), Z8
+	VFMADD231PS Z4, Z8, Z0
+	VFMADD231PS Z5, Z8, Z1
+	VFMADD231PS Z6, Z8, Z2
+	VFMADD231PS Z7, Z8, Z3
+	ADDQ        $0x10, R9
+	JMP         bodyAVX512_722
 
-bodydoneAVX512_726:
-	VEXTRACTF64X4 $0x01, Z0, Y3
-	VADDPS        Y0, Y3, Y3
+bodydoneAVX512_723:
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y0, Y4, Y4
 	VEXTRACTF64X4 $0x01, Z1, Y0
 	VADDPS        Y1, Y0, Y0
 	VEXTRACTF64X4 $0x01, Z2, Y1
 	VADDPS        Y2, Y1, Y1
-	VBROADCASTSS  scale+104(FP), Y2
+	VEXTRACTF64X4 $0x01, Z3, Y2
+	VADDPS        Y3, Y2, Y2
+	VBROADCASTSS  scale+128(FP), Y3
 	MOVQ          32(SP), AX
-	VHADDPS       Y0, Y3, Y0
-	VHADDPS       Y1, Y1, Y1
+	VHADDPS       Y0, Y4, Y0
+	VHADDPS       Y2, Y1, Y1
 	VHADDPS       Y1, Y0, Y0
 	VEXTRACTF128  $0x01, Y0, X1
 	VADDPS        X0, X1, X1
-	VMULPS        X2, X1, X1
+	VMULPS        X3, X1, X1
 	VMOVSS        X1, (AX)
 	VEXTRACTPS    $0x01, X1, 4(AX)
 	VEXTRACTPS    $0x02, X1, 8(AX)
+	VEXTRACTPS    $0x03, X1, 12(AX)
 	MOVQ          48(SP), AX
 	IMUL3Q        $0x01, AX, AX
 	ADDQ          AX, 24(SP)
@@ -24439,28 +24764,44 @@ bodydoneAVX512_726:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_722:
+rowsdoneAVX512_719:
 	MOVQ   56(SP), AX
-	IMUL3Q $0x03, AX, AX
+	IMUL3Q $0x04, AX, AX
 	ADDQ   AX, (SP)
-	ADDQ   $0x0c, 16(SP)
-	SUBQ   $0x03, 8(SP)
-	JMP    keysAVX512_707
+	ADDQ   $0x10, 16(SP)
+	SUBQ   $0x04, 8(SP)
+	JMP    keysAVX512_703
 
-keysdoneAVX512_708:
-keysAVX512_727:
-	CMPQ 8(SP), $0x01
-	JB   keysdoneAVX512_728
+keysdoneAVX512_704:
+keysAVX512_724:
+	CMPQ  8(SP), $0x01
+	JB    keysdoneAVX512_725
+	MOVQ  72(SP), AX
+	TESTQ AX, AX
+	JZ    aheaddoneAVX512_726
+	XORQ  CX, CX
+
+lines_27:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_27
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	MOVQ       AX, 72(SP)
+
+aheaddoneAVX512_726:
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
 	MOVQ AX, 32(SP)
-	MOVQ rows+72(FP), AX
+	MOVQ rows+96(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_729:
+rowsAVX512_727:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_730
+	JB   rowsdoneAVX512_728
 
 	// Tile of 4 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -24473,16 +24814,16 @@ rowsAVX512_729:
 	LEAQ   (AX)(DX*1), BX
 	LEAQ   (BX)(DX*1), SI
 	LEAQ   (SI)(DX*1), DX
-	MOVQ   dim+88(FP), DI
+	MOVQ   dim+112(FP), DI
 	MOVQ   DI, R8
 	ANDQ   $-16, R8
 
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX512_731:
+tailAVX512_729:
 	CMPQ        R9, DI
-	JAE         taildoneAVX512_732
+	JAE         taildoneAVX512_730
 	MOVWLZX     (CX)(R9*2), R10
 	SHLL        $0x10, R10
 	VMOVD       R10, X4
@@ -24495,15 +24836,15 @@ tailAVX512_731:
 	VMOVSS      (DX)(R9*4), X5
 	VFMADD231SS X4, X5, X3
 	INCQ        R9
-	JMP         tailAVX512_731
+	JMP         tailAVX512_729
 
-taildoneAVX512_732:
+taildoneAVX512_730:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX512_733:
+bodyAVX512_731:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX512_734
+	JAE         bodydoneAVX512_732
 	VPMOVZXWD   (CX)(R9*2), Z4
 	VPSLLD      $0x10, Z4, Z4
 	VMOVUPS     (AX)(R9*4), Z5
@@ -24515,9 +24856,9 @@ bodyAVX512_733:
 	VMOVUPS     (DX)(R9*4), Z5
 	VFMADD231PS Z4, Z5, Z3
 	ADDQ        $0x10, R9
-	JMP         bodyAVX512_733
+	JMP         bodyAVX512_731
 
-bodydoneAVX512_734:
+bodydoneAVX512_732:
 	VEXTRACTF64X4 $0x01, Z0, Y4
 	VADDPS        Y0, Y4, Y4
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -24526,7 +24867,7 @@ bodydoneAVX512_734:
 	VADDPS        Y2, Y1, Y1
 	VEXTRACTF64X4 $0x01, Z3, Y2
 	VADDPS        Y3, Y2, Y2
-	VBROADCASTSS  scale+104(FP), Y3
+	VBROADCASTSS  scale+128(FP), Y3
 	MOVQ          32(SP), AX
 	MOVQ          64(SP), CX
 	LEAQ          (AX)(CX*1), DX
@@ -24549,11 +24890,11 @@ bodydoneAVX512_734:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_729
+	JMP           rowsAVX512_727
 
-rowsdoneAVX512_730:
+rowsdoneAVX512_728:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_736
+	JB   rowsdoneAVX512_734
 
 	// Tile of 2 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -24562,16 +24903,16 @@ rowsdoneAVX512_730:
 	VXORPS Z1, Z1, Z1
 	MOVQ   48(SP), DX
 	LEAQ   (AX)(DX*1), DX
-	MOVQ   dim+88(FP), BX
+	MOVQ   dim+112(FP), BX
 	MOVQ   BX, SI
 	ANDQ   $-16, SI
 
 	// Tail elements [body, dim), one at a time.
 	MOVQ SI, DI
 
-tailAVX512_737:
+tailAVX512_735:
 	CMPQ        DI, BX
-	JAE         taildoneAVX512_738
+	JAE         taildoneAVX512_736
 	MOVWLZX     (CX)(DI*2), R8
 	SHLL        $0x10, R8
 	VMOVD       R8, X2
@@ -24580,15 +24921,15 @@ tailAVX512_737:
 	VMOVSS      (DX)(DI*4), X3
 	VFMADD231SS X2, X3, X1
 	INCQ        DI
-	JMP         tailAVX512_737
+	JMP         tailAVX512_735
 
-taildoneAVX512_738:
+taildoneAVX512_736:
 	// Whole vectors [0, body).
 	XORQ DI, DI
 
-bodyAVX512_739:
+bodyAVX512_737:
 	CMPQ        DI, SI
-	JAE         bodydoneAVX512_740
+	JAE         bodydoneAVX512_738
 	VPMOVZXWD   (CX)(DI*2), Z2
 	VPSLLD      $0x10, Z2, Z2
 	VMOVUPS     (AX)(DI*4), Z3
@@ -24596,14 +24937,14 @@ bodyAVX512_739:
 	VMOVUPS     (DX)(DI*4), Z3
 	VFMADD231PS Z2, Z3, Z1
 	ADDQ        $0x10, DI
-	JMP         bodyAVX512_739
+	JMP         bodyAVX512_737
 
-bodydoneAVX512_740:
+bodydoneAVX512_738:
 	VEXTRACTF64X4 $0x01, Z0, Y2
 	VADDPS        Y0, Y2, Y2
 	VEXTRACTF64X4 $0x01, Z1, Y0
 	VADDPS        Y1, Y0, Y0
-	VBROADCASTSS  scale+104(FP), Y1
+	VBROADCASTSS  scale+128(FP), Y1
 	MOVQ          32(SP), AX
 	MOVQ          64(SP), CX
 	LEAQ          (AX)(CX*1), CX
@@ -24623,50 +24964,50 @@ bodydoneAVX512_740:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_736:
+rowsdoneAVX512_734:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_742
+	JB   rowsdoneAVX512_740
 
 	// Tile of 1 query rows × 1 keys.
 	MOVQ   24(SP), AX
 	MOVQ   (SP), CX
 	VXORPS Z0, Z0, Z0
-	MOVQ   dim+88(FP), DX
+	MOVQ   dim+112(FP), DX
 	MOVQ   DX, BX
 	ANDQ   $-16, BX
 
 	// Tail elements [body, dim), one at a time.
 	MOVQ BX, SI
 
-tailAVX512_743:
+tailAVX512_741:
 	CMPQ        SI, DX
-	JAE         taildoneAVX512_744
+	JAE         taildoneAVX512_742
 	MOVWLZX     (CX)(SI*2), DI
 	SHLL        $0x10, DI
 	VMOVD       DI, X1
 	VMOVSS      (AX)(SI*4), X2
 	VFMADD231SS X1, X2, X0
 	INCQ        SI
-	JMP         tailAVX512_743
+	JMP         tailAVX512_741
 
-taildoneAVX512_744:
+taildoneAVX512_742:
 	// Whole vectors [0, body).
 	XORQ SI, SI
 
-bodyAVX512_745:
+bodyAVX512_743:
 	CMPQ        SI, BX
-	JAE         bodydoneAVX512_746
+	JAE         bodydoneAVX512_744
 	VPMOVZXWD   (CX)(SI*2), Z1
 	VPSLLD      $0x10, Z1, Z1
 	VMOVUPS     (AX)(SI*4), Z2
 	VFMADD231PS Z1, Z2, Z0
 	ADDQ        $0x10, SI
-	JMP         bodyAVX512_745
+	JMP         bodyAVX512_743
 
-bodydoneAVX512_746:
+bodydoneAVX512_744:
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPS        Y0, Y1, Y1
-	VBROADCASTSS  scale+104(FP), Y0
+	VBROADCASTSS  scale+128(FP), Y0
 	MOVQ          32(SP), AX
 	VHADDPS       Y1, Y1, Y2
 	VHADDPS       Y1, Y1, Y1
@@ -24683,15 +25024,15 @@ bodydoneAVX512_746:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_742:
+rowsdoneAVX512_740:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x01, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX512_727
+	JMP    keysAVX512_724
 
-keysdoneAVX512_728:
+keysdoneAVX512_725:
 	VZEROUPPER
 	RET
 
@@ -24708,10 +25049,10 @@ TEXT ·ScoresBF16PanelsAVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_747:
+blocksAVX512_745:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_748
+	JZ    blocksdoneAVX512_746
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -24739,25 +25080,26 @@ blocksAVX512_747:
 	MOVQ    scratch_base+72(FP), SI
 	MOVQ    dim+136(FP), DI
 
-widenAVX512_751:
+widenAVX512_749:
 	TESTQ AX, AX
-	JZ    widendoneAVX512_752
+	JZ    widendoneAVX512_750
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
-	LEAQ  -2(DI)(DI*1), R12
-	XORQ  R11, R11
+	LEAQ  -2(DI)(DI*1), R11
+	XORQ  R12, R12
 
-prefetchAVX512_753:
-	PREFETCHT0 (R10)(R11*1)
-	ADDQ       $0x40, R11
-	CMPQ       R11, R12
-	JB         prefetchAVX512_753
+lines_28:
+	PREFETCHT0 (R10)(R12*1)
+	ADDQ       $0x40, R12
+	CMPQ       R12, R11
+	JB         lines_28
+	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX512_754:
+widenvecAVX512_751:
 	CMPQ      R9, $0x40
-	JB        widenvecdoneAVX512_755
+	JB        widenvecdoneAVX512_752
 	VPMOVZXWD (R8), Z0
 	VPSLLD    $0x10, Z0, Z0
 	VMOVUPS   Z0, (SI)
@@ -24773,24 +25115,24 @@ widenvecAVX512_754:
 	ADDQ      $0x80, R8
 	ADDQ      $0x00000100, SI
 	SUBQ      $0x40, R9
-	JMP       widenvecAVX512_754
+	JMP       widenvecAVX512_751
 
-widenvecdoneAVX512_755:
-widenvecAVX512_756:
+widenvecdoneAVX512_752:
+widenvecAVX512_753:
 	CMPQ      R9, $0x10
-	JB        widenvecdoneAVX512_757
+	JB        widenvecdoneAVX512_754
 	VPMOVZXWD (R8), Z0
 	VPSLLD    $0x10, Z0, Z0
 	VMOVUPS   Z0, (SI)
 	ADDQ      $0x20, R8
 	ADDQ      $0x00000040, SI
 	SUBQ      $0x10, R9
-	JMP       widenvecAVX512_756
+	JMP       widenvecAVX512_753
 
-widenvecdoneAVX512_757:
-widentailAVX512_758:
+widenvecdoneAVX512_754:
+widentailAVX512_755:
 	TESTQ   R9, R9
-	JZ      widentaildoneAVX512_759
+	JZ      widentaildoneAVX512_756
 	MOVWLZX (R8), R10
 	SHLL    $0x10, R10
 	VMOVD   R10, X0
@@ -24798,14 +25140,14 @@ widentailAVX512_758:
 	ADDQ    $0x02, R8
 	ADDQ    $0x04, SI
 	DECQ    R9
-	JMP     widentailAVX512_758
+	JMP     widentailAVX512_755
 
-widentaildoneAVX512_759:
+widentaildoneAVX512_756:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX512_751
+	JMP  widenAVX512_749
 
-widendoneAVX512_752:
+widendoneAVX512_750:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -24837,10 +25179,10 @@ widendoneAVX512_752:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_760:
+dAVX512_757:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_761
+	JA           ddoneAVX512_758
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -24948,7 +25290,7 @@ dAVX512_760:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_762
+	JE      pendnoneAVX512_759
 	MOVQ    64(SP), R13
 	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
@@ -24958,16 +25300,16 @@ dAVX512_760:
 	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_762:
+pendnoneAVX512_759:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_760
+	JMP  dAVX512_757
 
-ddoneAVX512_761:
-dAVX512_763:
+ddoneAVX512_758:
+dAVX512_760:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_764
+	JA           ddoneAVX512_761
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -24996,9 +25338,9 @@ dAVX512_763:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_763
+	JMP          dAVX512_760
 
-ddoneAVX512_764:
+ddoneAVX512_761:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -25053,25 +25395,26 @@ ddoneAVX512_764:
 	IMUL3Q  $0x00000020, DI, R8
 	ADDQ    R8, SI
 
-widenAVX512_765:
+widenAVX512_762:
 	TESTQ AX, AX
-	JZ    widendoneAVX512_766
+	JZ    widendoneAVX512_763
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
-	LEAQ  -2(DI)(DI*1), R12
-	XORQ  R11, R11
+	LEAQ  -2(DI)(DI*1), R11
+	XORQ  R12, R12
 
-prefetchAVX512_767:
-	PREFETCHT0 (R10)(R11*1)
-	ADDQ       $0x40, R11
-	CMPQ       R11, R12
-	JB         prefetchAVX512_767
+lines_29:
+	PREFETCHT0 (R10)(R12*1)
+	ADDQ       $0x40, R12
+	CMPQ       R12, R11
+	JB         lines_29
+	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX512_768:
+widenvecAVX512_764:
 	CMPQ      R9, $0x40
-	JB        widenvecdoneAVX512_769
+	JB        widenvecdoneAVX512_765
 	VPMOVZXWD (R8), Z0
 	VPSLLD    $0x10, Z0, Z0
 	VMOVUPS   Z0, (SI)
@@ -25087,24 +25430,24 @@ widenvecAVX512_768:
 	ADDQ      $0x80, R8
 	ADDQ      $0x00000100, SI
 	SUBQ      $0x40, R9
-	JMP       widenvecAVX512_768
+	JMP       widenvecAVX512_764
 
-widenvecdoneAVX512_769:
-widenvecAVX512_770:
+widenvecdoneAVX512_765:
+widenvecAVX512_766:
 	CMPQ      R9, $0x10
-	JB        widenvecdoneAVX512_771
+	JB        widenvecdoneAVX512_767
 	VPMOVZXWD (R8), Z0
 	VPSLLD    $0x10, Z0, Z0
 	VMOVUPS   Z0, (SI)
 	ADDQ      $0x20, R8
 	ADDQ      $0x00000040, SI
 	SUBQ      $0x10, R9
-	JMP       widenvecAVX512_770
+	JMP       widenvecAVX512_766
 
-widenvecdoneAVX512_771:
-widentailAVX512_772:
+widenvecdoneAVX512_767:
+widentailAVX512_768:
 	TESTQ   R9, R9
-	JZ      widentaildoneAVX512_773
+	JZ      widentaildoneAVX512_769
 	MOVWLZX (R8), R10
 	SHLL    $0x10, R10
 	VMOVD   R10, X0
@@ -25112,14 +25455,14 @@ widentailAVX512_772:
 	ADDQ    $0x02, R8
 	ADDQ    $0x04, SI
 	DECQ    R9
-	JMP     widentailAVX512_772
+	JMP     widentailAVX512_768
 
-widentaildoneAVX512_773:
+widentaildoneAVX512_769:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX512_765
+	JMP  widenAVX512_762
 
-widendoneAVX512_766:
+widendoneAVX512_763:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -25153,10 +25496,10 @@ widendoneAVX512_766:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_774:
+dAVX512_770:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_775
+	JA           ddoneAVX512_771
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -25264,7 +25607,7 @@ dAVX512_774:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_776
+	JE      pendnoneAVX512_772
 	MOVQ    64(SP), R13
 	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
@@ -25274,16 +25617,16 @@ dAVX512_774:
 	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_776:
+pendnoneAVX512_772:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_774
+	JMP  dAVX512_770
 
-ddoneAVX512_775:
-dAVX512_777:
+ddoneAVX512_771:
+dAVX512_773:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_778
+	JA           ddoneAVX512_774
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -25312,9 +25655,9 @@ dAVX512_777:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_777
+	JMP          dAVX512_773
 
-ddoneAVX512_778:
+ddoneAVX512_774:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -25353,24 +25696,24 @@ ddoneAVX512_778:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_779
+	JZ    draindoneAVX512_775
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_780:
+drainAVX512_776:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_780
+	JNZ     drainAVX512_776
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_779:
+draindoneAVX512_775:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_784
+	JB         flushpartialAVX512_780
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -25572,15 +25915,15 @@ draindoneAVX512_779:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_783
+	JMP        flushdoneAVX512_779
 
-flushpartialAVX512_784:
+flushpartialAVX512_780:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_781:
+flushAVX512_777:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_782
+	JB         flushtailAVX512_778
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -25665,67 +26008,67 @@ flushAVX512_781:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -25809,100 +26152,100 @@ flushAVX512_781:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_785
+	JZ         chunkdoneAVX512_781
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_785:
+chunkdoneAVX512_781:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_781
+	JMP  flushAVX512_777
 
-flushtailAVX512_782:
+flushtailAVX512_778:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_783
+	JZ    flushdoneAVX512_779
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_786:
+tailrowAVX512_782:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_787:
+tailkeyAVX512_783:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_787
+	JB   tailkeyAVX512_783
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_783
+	JAE  flushdoneAVX512_779
 	DECQ SI
-	JNZ  tailrowAVX512_786
+	JNZ  tailrowAVX512_782
 
-flushdoneAVX512_783:
+flushdoneAVX512_779:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -25910,9 +26253,9 @@ flushdoneAVX512_783:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_750
+	JLE    panelsdoneAVX512_748
 
-panelsAVX512_749:
+panelsAVX512_747:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -25944,10 +26287,10 @@ panelsAVX512_749:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_788:
+dAVX512_784:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_789
+	JA           ddoneAVX512_785
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -26055,7 +26398,7 @@ dAVX512_788:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_790
+	JE      pendnoneAVX512_786
 	MOVQ    64(SP), R13
 	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
@@ -26065,16 +26408,16 @@ dAVX512_788:
 	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_790:
+pendnoneAVX512_786:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_788
+	JMP  dAVX512_784
 
-ddoneAVX512_789:
-dAVX512_791:
+ddoneAVX512_785:
+dAVX512_787:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_792
+	JA           ddoneAVX512_788
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -26103,9 +26446,9 @@ dAVX512_791:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_791
+	JMP          dAVX512_787
 
-ddoneAVX512_792:
+ddoneAVX512_788:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -26174,10 +26517,10 @@ ddoneAVX512_792:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_793:
+dAVX512_789:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_794
+	JA           ddoneAVX512_790
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -26285,7 +26628,7 @@ dAVX512_793:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_795
+	JE      pendnoneAVX512_791
 	MOVQ    64(SP), R13
 	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
@@ -26295,16 +26638,16 @@ dAVX512_793:
 	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_795:
+pendnoneAVX512_791:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_793
+	JMP  dAVX512_789
 
-ddoneAVX512_794:
-dAVX512_796:
+ddoneAVX512_790:
+dAVX512_792:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_797
+	JA           ddoneAVX512_793
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -26333,9 +26676,9 @@ dAVX512_796:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_796
+	JMP          dAVX512_792
 
-ddoneAVX512_797:
+ddoneAVX512_793:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -26374,24 +26717,24 @@ ddoneAVX512_797:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_798
+	JZ    draindoneAVX512_794
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_799:
+drainAVX512_795:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_799
+	JNZ     drainAVX512_795
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_798:
+draindoneAVX512_794:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_803
+	JB         flushpartialAVX512_799
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -26593,15 +26936,15 @@ draindoneAVX512_798:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_802
+	JMP        flushdoneAVX512_798
 
-flushpartialAVX512_803:
+flushpartialAVX512_799:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_800:
+flushAVX512_796:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_801
+	JB         flushtailAVX512_797
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -26686,67 +27029,67 @@ flushAVX512_800:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -26830,100 +27173,100 @@ flushAVX512_800:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_804
+	JZ         chunkdoneAVX512_800
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_804:
+chunkdoneAVX512_800:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_800
+	JMP  flushAVX512_796
 
-flushtailAVX512_801:
+flushtailAVX512_797:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_802
+	JZ    flushdoneAVX512_798
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_805:
+tailrowAVX512_801:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_806:
+tailkeyAVX512_802:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_806
+	JB   tailkeyAVX512_802
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_802
+	JAE  flushdoneAVX512_798
 	DECQ SI
-	JNZ  tailrowAVX512_805
+	JNZ  tailrowAVX512_801
 
-flushdoneAVX512_802:
+flushdoneAVX512_798:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -26931,35 +27274,35 @@ flushdoneAVX512_802:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_749
+	JG     panelsAVX512_747
 
-panelsdoneAVX512_750:
+panelsdoneAVX512_748:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_747
+	JMP    blocksAVX512_745
 
-blocksdoneAVX512_748:
+blocksdoneAVX512_746:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_807
+	JZ    draindoneAVX512_803
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_808:
+drainAVX512_804:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_808
+	JNZ     drainAVX512_804
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_807:
+draindoneAVX512_803:
 	VZEROUPPER
 	RET
 
@@ -26976,10 +27319,10 @@ TEXT ·ScoresBF16Panels64AVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_809:
+blocksAVX512_805:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_810
+	JZ    blocksdoneAVX512_806
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -27006,9 +27349,9 @@ blocksAVX512_809:
 	IMUL3Q  $0x20, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX512_813:
+widenAVX512_809:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_814
+	JZ         widendoneAVX512_810
 	VPMOVZXWD  (CX), Z0
 	VPSLLD     $0x10, Z0, Z0
 	VMOVUPS    Z0, (SI)
@@ -27027,9 +27370,9 @@ widenAVX512_813:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_813
+	JMP        widenAVX512_809
 
-widendoneAVX512_814:
+widendoneAVX512_810:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -27054,7 +27397,7 @@ widendoneAVX512_814:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_815:
+dAVX512_811:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -27162,18 +27505,18 @@ dAVX512_815:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_816
+	JZ      pendnoneAVX512_812
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_816:
+pendnoneAVX512_812:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_815
+	JB           dAVX512_811
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -27229,9 +27572,9 @@ pendnoneAVX512_816:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000800, SI
 
-widenAVX512_817:
+widenAVX512_813:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_818
+	JZ         widendoneAVX512_814
 	VPMOVZXWD  (CX), Z0
 	VPSLLD     $0x10, Z0, Z0
 	VMOVUPS    Z0, (SI)
@@ -27250,9 +27593,9 @@ widenAVX512_817:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_817
+	JMP        widenAVX512_813
 
-widendoneAVX512_818:
+widendoneAVX512_814:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -27277,7 +27620,7 @@ widendoneAVX512_818:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_819:
+dAVX512_815:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -27385,18 +27728,18 @@ dAVX512_819:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_820
+	JZ      pendnoneAVX512_816
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_820:
+pendnoneAVX512_816:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_819
+	JB           dAVX512_815
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -27438,24 +27781,24 @@ pendnoneAVX512_820:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_821
+	JZ    draindoneAVX512_817
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_822:
+drainAVX512_818:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_822
+	JNZ     drainAVX512_818
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_821:
+draindoneAVX512_817:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_826
+	JB         flushpartialAVX512_822
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -27657,15 +28000,15 @@ draindoneAVX512_821:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_825
+	JMP        flushdoneAVX512_821
 
-flushpartialAVX512_826:
+flushpartialAVX512_822:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_823:
+flushAVX512_819:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_824
+	JB         flushtailAVX512_820
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -27750,67 +28093,67 @@ flushAVX512_823:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -27894,100 +28237,100 @@ flushAVX512_823:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_827
+	JZ         chunkdoneAVX512_823
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_827:
+chunkdoneAVX512_823:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_823
+	JMP  flushAVX512_819
 
-flushtailAVX512_824:
+flushtailAVX512_820:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_825
+	JZ    flushdoneAVX512_821
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_828:
+tailrowAVX512_824:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_829:
+tailkeyAVX512_825:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_829
+	JB   tailkeyAVX512_825
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_825
+	JAE  flushdoneAVX512_821
 	DECQ SI
-	JNZ  tailrowAVX512_828
+	JNZ  tailrowAVX512_824
 
-flushdoneAVX512_825:
+flushdoneAVX512_821:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -27995,9 +28338,9 @@ flushdoneAVX512_825:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_812
+	JLE    panelsdoneAVX512_808
 
-panelsAVX512_811:
+panelsAVX512_807:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -28022,7 +28365,7 @@ panelsAVX512_811:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_830:
+dAVX512_826:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -28130,18 +28473,18 @@ dAVX512_830:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_831
+	JZ      pendnoneAVX512_827
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_831:
+pendnoneAVX512_827:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_830
+	JB           dAVX512_826
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -28204,7 +28547,7 @@ pendnoneAVX512_831:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_832:
+dAVX512_828:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -28312,18 +28655,18 @@ dAVX512_832:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_833
+	JZ      pendnoneAVX512_829
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_833:
+pendnoneAVX512_829:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_832
+	JB           dAVX512_828
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -28365,24 +28708,24 @@ pendnoneAVX512_833:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_834
+	JZ    draindoneAVX512_830
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_835:
+drainAVX512_831:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_835
+	JNZ     drainAVX512_831
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_834:
+draindoneAVX512_830:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_839
+	JB         flushpartialAVX512_835
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -28584,15 +28927,15 @@ draindoneAVX512_834:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_838
+	JMP        flushdoneAVX512_834
 
-flushpartialAVX512_839:
+flushpartialAVX512_835:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_836:
+flushAVX512_832:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_837
+	JB         flushtailAVX512_833
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -28677,67 +29020,67 @@ flushAVX512_836:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -28821,100 +29164,100 @@ flushAVX512_836:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_840
+	JZ         chunkdoneAVX512_836
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_840:
+chunkdoneAVX512_836:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_836
+	JMP  flushAVX512_832
 
-flushtailAVX512_837:
+flushtailAVX512_833:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_838
+	JZ    flushdoneAVX512_834
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_841:
+tailrowAVX512_837:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_842:
+tailkeyAVX512_838:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_842
+	JB   tailkeyAVX512_838
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_838
+	JAE  flushdoneAVX512_834
 	DECQ SI
-	JNZ  tailrowAVX512_841
+	JNZ  tailrowAVX512_837
 
-flushdoneAVX512_838:
+flushdoneAVX512_834:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -28922,35 +29265,35 @@ flushdoneAVX512_838:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_811
+	JG     panelsAVX512_807
 
-panelsdoneAVX512_812:
+panelsdoneAVX512_808:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_809
+	JMP    blocksAVX512_805
 
-blocksdoneAVX512_810:
+blocksdoneAVX512_806:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_843
+	JZ    draindoneAVX512_839
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_844:
+drainAVX512_840:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_844
+	JNZ     drainAVX512_840
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_843:
+draindoneAVX512_839:
 	VZEROUPPER
 	RET
 
@@ -28967,10 +29310,10 @@ TEXT ·ScoresBF16Panels128AVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_845:
+blocksAVX512_841:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_846
+	JZ    blocksdoneAVX512_842
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -28997,9 +29340,9 @@ blocksAVX512_845:
 	IMUL3Q  $0x10, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX512_849:
+widenAVX512_845:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_850
+	JZ         widendoneAVX512_846
 	VPMOVZXWD  (CX), Z0
 	VPSLLD     $0x10, Z0, Z0
 	VMOVUPS    Z0, (SI)
@@ -29032,9 +29375,9 @@ widenAVX512_849:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_849
+	JMP        widenAVX512_845
 
-widendoneAVX512_850:
+widendoneAVX512_846:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -29059,7 +29402,7 @@ widendoneAVX512_850:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_851:
+dAVX512_847:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -29167,18 +29510,18 @@ dAVX512_851:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_852
+	JZ      pendnoneAVX512_848
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_852:
+pendnoneAVX512_848:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_851
+	JB           dAVX512_847
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -29234,9 +29577,9 @@ pendnoneAVX512_852:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001000, SI
 
-widenAVX512_853:
+widenAVX512_849:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_854
+	JZ         widendoneAVX512_850
 	VPMOVZXWD  (CX), Z0
 	VPSLLD     $0x10, Z0, Z0
 	VMOVUPS    Z0, (SI)
@@ -29269,9 +29612,9 @@ widenAVX512_853:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_853
+	JMP        widenAVX512_849
 
-widendoneAVX512_854:
+widendoneAVX512_850:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -29296,7 +29639,7 @@ widendoneAVX512_854:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_855:
+dAVX512_851:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -29404,18 +29747,18 @@ dAVX512_855:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_856
+	JZ      pendnoneAVX512_852
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_856:
+pendnoneAVX512_852:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_855
+	JB           dAVX512_851
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -29457,24 +29800,24 @@ pendnoneAVX512_856:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_857
+	JZ    draindoneAVX512_853
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_858:
+drainAVX512_854:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_858
+	JNZ     drainAVX512_854
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_857:
+draindoneAVX512_853:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_862
+	JB         flushpartialAVX512_858
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -29676,15 +30019,15 @@ draindoneAVX512_857:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_861
+	JMP        flushdoneAVX512_857
 
-flushpartialAVX512_862:
+flushpartialAVX512_858:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_859:
+flushAVX512_855:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_860
+	JB         flushtailAVX512_856
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -29769,67 +30112,67 @@ flushAVX512_859:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -29913,100 +30256,100 @@ flushAVX512_859:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_863
+	JZ         chunkdoneAVX512_859
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_863:
+chunkdoneAVX512_859:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_859
+	JMP  flushAVX512_855
 
-flushtailAVX512_860:
+flushtailAVX512_856:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_861
+	JZ    flushdoneAVX512_857
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_864:
+tailrowAVX512_860:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_865:
+tailkeyAVX512_861:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_865
+	JB   tailkeyAVX512_861
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_861
+	JAE  flushdoneAVX512_857
 	DECQ SI
-	JNZ  tailrowAVX512_864
+	JNZ  tailrowAVX512_860
 
-flushdoneAVX512_861:
+flushdoneAVX512_857:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -30014,9 +30357,9 @@ flushdoneAVX512_861:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_848
+	JLE    panelsdoneAVX512_844
 
-panelsAVX512_847:
+panelsAVX512_843:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -30041,7 +30384,7 @@ panelsAVX512_847:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_866:
+dAVX512_862:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -30149,18 +30492,18 @@ dAVX512_866:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_867
+	JZ      pendnoneAVX512_863
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_867:
+pendnoneAVX512_863:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_866
+	JB           dAVX512_862
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -30223,7 +30566,7 @@ pendnoneAVX512_867:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_868:
+dAVX512_864:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -30331,18 +30674,18 @@ dAVX512_868:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_869
+	JZ      pendnoneAVX512_865
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_869:
+pendnoneAVX512_865:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_868
+	JB           dAVX512_864
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -30384,24 +30727,24 @@ pendnoneAVX512_869:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_870
+	JZ    draindoneAVX512_866
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_871:
+drainAVX512_867:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_871
+	JNZ     drainAVX512_867
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_870:
+draindoneAVX512_866:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_875
+	JB         flushpartialAVX512_871
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -30603,15 +30946,15 @@ draindoneAVX512_870:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_874
+	JMP        flushdoneAVX512_870
 
-flushpartialAVX512_875:
+flushpartialAVX512_871:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_872:
+flushAVX512_868:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_873
+	JB         flushtailAVX512_869
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -30696,67 +31039,67 @@ flushAVX512_872:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -30840,100 +31183,100 @@ flushAVX512_872:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_876
+	JZ         chunkdoneAVX512_872
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_876:
+chunkdoneAVX512_872:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_872
+	JMP  flushAVX512_868
 
-flushtailAVX512_873:
+flushtailAVX512_869:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_874
+	JZ    flushdoneAVX512_870
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_877:
+tailrowAVX512_873:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_878:
+tailkeyAVX512_874:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_878
+	JB   tailkeyAVX512_874
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_874
+	JAE  flushdoneAVX512_870
 	DECQ SI
-	JNZ  tailrowAVX512_877
+	JNZ  tailrowAVX512_873
 
-flushdoneAVX512_874:
+flushdoneAVX512_870:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -30941,35 +31284,35 @@ flushdoneAVX512_874:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_847
+	JG     panelsAVX512_843
 
-panelsdoneAVX512_848:
+panelsdoneAVX512_844:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_845
+	JMP    blocksAVX512_841
 
-blocksdoneAVX512_846:
+blocksdoneAVX512_842:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_879
+	JZ    draindoneAVX512_875
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_880:
+drainAVX512_876:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_880
+	JNZ     drainAVX512_876
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_879:
+draindoneAVX512_875:
 	VZEROUPPER
 	RET
 
@@ -30989,9 +31332,9 @@ TEXT ·DotF32Q8AVX2(SB), NOSPLIT, $0-52
 	VXORPS Y7, Y7, Y7
 	MOVQ   AX, BX
 	SHRQ   $0x06, BX
-	JZ     dotdoneAVX2_882
+	JZ     dotdoneAVX2_878
 
-dotAVX2_881:
+dotAVX2_877:
 	VPBROADCASTW (DX), X8
 	VCVTPH2PS    X8, Y8
 	VPMOVSXBD    2(DX), Y9
@@ -31031,14 +31374,14 @@ dotAVX2_881:
 	ADDQ         $0x00000100, CX
 	ADDQ         $0x00000044, DX
 	DECQ         BX
-	JNZ          dotAVX2_881
+	JNZ          dotAVX2_877
 
-dotdoneAVX2_882:
+dotdoneAVX2_878:
 	ANDQ $0x0000003f, AX
 
-dotAVX2_883:
+dotAVX2_879:
 	CMPQ         AX, $0x00000020
-	JB           dotdoneAVX2_884
+	JB           dotdoneAVX2_880
 	VPBROADCASTW (DX), X8
 	VCVTPH2PS    X8, Y8
 	VPMOVSXBD    2(DX), Y9
@@ -31060,9 +31403,9 @@ dotAVX2_883:
 	ADDQ         $0x00000080, CX
 	ADDQ         $0x00000022, DX
 	SUBQ         $0x00000020, AX
-	JMP          dotAVX2_883
+	JMP          dotAVX2_879
 
-dotdoneAVX2_884:
+dotdoneAVX2_880:
 	VADDPS       Y4, Y0, Y0
 	VADDPS       Y5, Y1, Y1
 	VADDPS       Y6, Y2, Y2
@@ -31080,37 +31423,80 @@ dotdoneAVX2_884:
 	VMOVSS       X1, ret+48(FP)
 	RET
 
-// func ScoresQ8RowsAVX2(dst []float32, q []float32, k []byte, rows int, n int, dim int, stride int, scale float32)
-// Requires: AVX, AVX2, F16C, FMA3
-TEXT ·ScoresQ8RowsAVX2(SB), NOSPLIT, $96-108
+// func ScoresQ8RowsAVX2(dst []float32, q []float32, k []byte, ahead []byte, rows int, n int, dim int, stride int, scale float32)
+// Requires: AVX, AVX2, F16C, FMA3, MMX+
+TEXT ·ScoresQ8RowsAVX2(SB), NOSPLIT, $112-132
 	MOVQ   k_base+48(FP), AX
 	MOVQ   AX, (SP)
-	MOVQ   n+80(FP), AX
+	MOVQ   n+104(FP), AX
 	MOVQ   AX, 8(SP)
 	SHLQ   $0x02, AX
 	MOVQ   AX, 64(SP)
 	MOVQ   dst_base+0(FP), AX
 	MOVQ   AX, 16(SP)
-	MOVQ   stride+96(FP), AX
+	MOVQ   stride+120(FP), AX
 	IMUL3Q $0x22, AX, AX
 	MOVQ   AX, 56(SP)
-	MOVQ   dim+88(FP), AX
+	MOVQ   dim+112(FP), AX
+	MOVQ   AX, CX
+	SHRQ   $0x05, CX
+	IMUL3Q $0x22, CX, CX
+	DECQ   CX
+	MOVQ   CX, 80(SP)
 	SHLQ   $0x02, AX
 	MOVQ   AX, 48(SP)
+	MOVQ   ahead_base+72(FP), AX
+	MOVQ   AX, 72(SP)
 
-keysAVX2_885:
-	CMPQ 8(SP), $0x03
-	JB   keysdoneAVX2_886
+keysAVX2_881:
+	CMPQ  8(SP), $0x03
+	JB    keysdoneAVX2_882
+	MOVQ  72(SP), AX
+	TESTQ AX, AX
+	JZ    aheaddoneAVX2_883
+	XORQ  CX, CX
+
+lines_30:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_30
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_31:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_31
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_32:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_32
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	MOVQ       AX, 72(SP)
+
+aheaddoneAVX2_883:
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
 	MOVQ AX, 32(SP)
-	MOVQ rows+72(FP), AX
+	MOVQ rows+96(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX2_887:
+rowsAVX2_884:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX2_888
+	JB   rowsdoneAVX2_885
 
 	// Tile of 4 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -31134,36 +31520,36 @@ rowsAVX2_887:
 	MOVQ   56(SP), DI
 	LEAQ   (CX)(DI*1), R8
 	LEAQ   (R8)(DI*1), DI
-	MOVQ   dim+88(FP), R9
+	MOVQ   dim+112(FP), R9
 
 	// Whole blocks [0, dim).
 	XORQ R10, R10
 	XORQ R11, R11
 
-blocksAVX2_889:
+blocksAVX2_886:
 	CMPQ         R10, R9
-	JAE          blocksdoneAVX2_890
+	JAE          blocksdoneAVX2_887
 	MOVWLZX      (CX)(R11*1), R12
 	VMOVD        R12, X12
 	VCVTPH2PS    X12, X12
-	VMOVSS       X12, 72(SP)
+	VMOVSS       X12, 88(SP)
 	MOVWLZX      (R8)(R11*1), R12
 	VMOVD        R12, X12
 	VCVTPH2PS    X12, X12
-	VMOVSS       X12, 80(SP)
+	VMOVSS       X12, 96(SP)
 	MOVWLZX      (DI)(R11*1), R12
 	VMOVD        R12, X12
 	VCVTPH2PS    X12, X12
-	VMOVSS       X12, 88(SP)
-	VBROADCASTSS 72(SP), Y12
+	VMOVSS       X12, 104(SP)
+	VBROADCASTSS 88(SP), Y12
 	VPMOVSXBD    2(CX)(R11*1), Y13
 	VCVTDQ2PS    Y13, Y13
 	VMULPS       Y12, Y13, Y13
-	VBROADCASTSS 80(SP), Y12
+	VBROADCASTSS 96(SP), Y12
 	VPMOVSXBD    2(R8)(R11*1), Y14
 	VCVTDQ2PS    Y14, Y14
 	VMULPS       Y12, Y14, Y14
-	VBROADCASTSS 88(SP), Y12
+	VBROADCASTSS 104(SP), Y12
 	VPMOVSXBD    2(DI)(R11*1), Y15
 	VCVTDQ2PS    Y15, Y15
 	VMULPS       Y12, Y15, Y15
@@ -31183,15 +31569,15 @@ blocksAVX2_889:
 	VFMADD231PS  Y13, Y12, Y9
 	VFMADD231PS  Y14, Y12, Y10
 	VFMADD231PS  Y15, Y12, Y11
-	VBROADCASTSS 72(SP), Y12
+	VBROADCASTSS 88(SP), Y12
 	VPMOVSXBD    10(CX)(R11*1), Y13
 	VCVTDQ2PS    Y13, Y13
 	VMULPS       Y12, Y13, Y13
-	VBROADCASTSS 80(SP), Y12
+	VBROADCASTSS 96(SP), Y12
 	VPMOVSXBD    10(R8)(R11*1), Y14
 	VCVTDQ2PS    Y14, Y14
 	VMULPS       Y12, Y14, Y14
-	VBROADCASTSS 88(SP), Y12
+	VBROADCASTSS 104(SP), Y12
 	VPMOVSXBD    10(DI)(R11*1), Y15
 	VCVTDQ2PS    Y15, Y15
 	VMULPS       Y12, Y15, Y15
@@ -31211,15 +31597,15 @@ blocksAVX2_889:
 	VFMADD231PS  Y13, Y12, Y9
 	VFMADD231PS  Y14, Y12, Y10
 	VFMADD231PS  Y15, Y12, Y11
-	VBROADCASTSS 72(SP), Y12
+	VBROADCASTSS 88(SP), Y12
 	VPMOVSXBD    18(CX)(R11*1), Y13
 	VCVTDQ2PS    Y13, Y13
 	VMULPS       Y12, Y13, Y13
-	VBROADCASTSS 80(SP), Y12
+	VBROADCASTSS 96(SP), Y12
 	VPMOVSXBD    18(R8)(R11*1), Y14
 	VCVTDQ2PS    Y14, Y14
 	VMULPS       Y12, Y14, Y14
-	VBROADCASTSS 88(SP), Y12
+	VBROADCASTSS 104(SP), Y12
 	VPMOVSXBD    18(DI)(R11*1), Y15
 	VCVTDQ2PS    Y15, Y15
 	VMULPS       Y12, Y15, Y15
@@ -31239,15 +31625,15 @@ blocksAVX2_889:
 	VFMADD231PS  Y13, Y12, Y9
 	VFMADD231PS  Y14, Y12, Y10
 	VFMADD231PS  Y15, Y12, Y11
-	VBROADCASTSS 72(SP), Y12
+	VBROADCASTSS 88(SP), Y12
 	VPMOVSXBD    26(CX)(R11*1), Y13
 	VCVTDQ2PS    Y13, Y13
 	VMULPS       Y12, Y13, Y13
-	VBROADCASTSS 80(SP), Y12
+	VBROADCASTSS 96(SP), Y12
 	VPMOVSXBD    26(R8)(R11*1), Y14
 	VCVTDQ2PS    Y14, Y14
 	VMULPS       Y12, Y14, Y14
-	VBROADCASTSS 88(SP), Y12
+	VBROADCASTSS 104(SP), Y12
 	VPMOVSXBD    26(DI)(R11*1), Y15
 	VCVTDQ2PS    Y15, Y15
 	VMULPS       Y12, Y15, Y15
@@ -31269,10 +31655,10 @@ blocksAVX2_889:
 	VFMADD231PS  Y15, Y12, Y11
 	ADDQ         $0x20, R10
 	ADDQ         $0x22, R11
-	JMP          blocksAVX2_889
+	JMP          blocksAVX2_886
 
-blocksdoneAVX2_890:
-	VBROADCASTSS scale+104(FP), Y12
+blocksdoneAVX2_887:
+	VBROADCASTSS scale+128(FP), Y12
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
 	LEAQ         (AX)(CX*1), DX
@@ -31314,11 +31700,11 @@ blocksdoneAVX2_890:
 	IMUL3Q       $0x04, AX, AX
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x04, 40(SP)
-	JMP          rowsAVX2_887
+	JMP          rowsAVX2_884
 
-rowsdoneAVX2_888:
+rowsdoneAVX2_885:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX2_892
+	JB   rowsdoneAVX2_889
 
 	// Tile of 2 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -31334,15 +31720,15 @@ rowsdoneAVX2_888:
 	MOVQ   56(SP), BX
 	LEAQ   (CX)(BX*1), SI
 	LEAQ   (SI)(BX*1), BX
-	MOVQ   dim+88(FP), DI
+	MOVQ   dim+112(FP), DI
 
 	// Whole blocks [0, dim).
 	XORQ R8, R8
 	XORQ R9, R9
 
-blocksAVX2_893:
+blocksAVX2_890:
 	CMPQ         R8, DI
-	JAE          blocksdoneAVX2_894
+	JAE          blocksdoneAVX2_891
 	VPBROADCASTW (CX)(R9*1), X6
 	VCVTPH2PS    X6, Y6
 	VPBROADCASTW (SI)(R9*1), X7
@@ -31419,10 +31805,10 @@ blocksAVX2_893:
 	VFMADD231PS  Y7, Y8, Y5
 	ADDQ         $0x20, R8
 	ADDQ         $0x22, R9
-	JMP          blocksAVX2_893
+	JMP          blocksAVX2_890
 
-blocksdoneAVX2_894:
-	VBROADCASTSS scale+104(FP), Y6
+blocksdoneAVX2_891:
+	VBROADCASTSS scale+128(FP), Y6
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
 	LEAQ         (AX)(CX*1), CX
@@ -31451,9 +31837,9 @@ blocksdoneAVX2_894:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x02, 40(SP)
 
-rowsdoneAVX2_892:
+rowsdoneAVX2_889:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX2_896
+	JB   rowsdoneAVX2_893
 
 	// Tile of 1 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -31464,15 +31850,15 @@ rowsdoneAVX2_892:
 	MOVQ   56(SP), DX
 	LEAQ   (CX)(DX*1), BX
 	LEAQ   (BX)(DX*1), DX
-	MOVQ   dim+88(FP), SI
+	MOVQ   dim+112(FP), SI
 
 	// Whole blocks [0, dim).
 	XORQ DI, DI
 	XORQ R8, R8
 
-blocksAVX2_897:
+blocksAVX2_894:
 	CMPQ         DI, SI
-	JAE          blocksdoneAVX2_898
+	JAE          blocksdoneAVX2_895
 	VPBROADCASTW (CX)(R8*1), X3
 	VCVTPH2PS    X3, Y3
 	VPBROADCASTW (BX)(R8*1), X4
@@ -31533,10 +31919,10 @@ blocksAVX2_897:
 	VFMADD231PS  Y4, Y5, Y2
 	ADDQ         $0x20, DI
 	ADDQ         $0x22, R8
-	JMP          blocksAVX2_897
+	JMP          blocksAVX2_894
 
-blocksdoneAVX2_898:
-	VBROADCASTSS scale+104(FP), Y3
+blocksdoneAVX2_895:
+	VBROADCASTSS scale+128(FP), Y3
 	MOVQ         32(SP), AX
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y2, Y2, Y1
@@ -31555,28 +31941,44 @@ blocksdoneAVX2_898:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x01, 40(SP)
 
-rowsdoneAVX2_896:
+rowsdoneAVX2_893:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x03, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x0c, 16(SP)
 	SUBQ   $0x03, 8(SP)
-	JMP    keysAVX2_885
+	JMP    keysAVX2_881
 
-keysdoneAVX2_886:
-keysAVX2_899:
-	CMPQ 8(SP), $0x01
-	JB   keysdoneAVX2_900
+keysdoneAVX2_882:
+keysAVX2_896:
+	CMPQ  8(SP), $0x01
+	JB    keysdoneAVX2_897
+	MOVQ  72(SP), AX
+	TESTQ AX, AX
+	JZ    aheaddoneAVX2_898
+	XORQ  CX, CX
+
+lines_33:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_33
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	MOVQ       AX, 72(SP)
+
+aheaddoneAVX2_898:
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
 	MOVQ AX, 32(SP)
-	MOVQ rows+72(FP), AX
+	MOVQ rows+96(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX2_901:
+rowsAVX2_899:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX2_902
+	JB   rowsdoneAVX2_900
 
 	// Tile of 4 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -31589,15 +31991,15 @@ rowsAVX2_901:
 	LEAQ   (AX)(DX*1), BX
 	LEAQ   (BX)(DX*1), SI
 	LEAQ   (SI)(DX*1), DX
-	MOVQ   dim+88(FP), DI
+	MOVQ   dim+112(FP), DI
 
 	// Whole blocks [0, dim).
 	XORQ R8, R8
 	XORQ R9, R9
 
-blocksAVX2_903:
+blocksAVX2_901:
 	CMPQ         R8, DI
-	JAE          blocksdoneAVX2_904
+	JAE          blocksdoneAVX2_902
 	VPBROADCASTW (CX)(R9*1), X4
 	VCVTPH2PS    X4, Y4
 	VPMOVSXBD    2(CX)(R9*1), Y5
@@ -31646,10 +32048,10 @@ blocksAVX2_903:
 	VFMADD231PS  Y5, Y4, Y3
 	ADDQ         $0x20, R8
 	ADDQ         $0x22, R9
-	JMP          blocksAVX2_903
+	JMP          blocksAVX2_901
 
-blocksdoneAVX2_904:
-	VBROADCASTSS scale+104(FP), Y4
+blocksdoneAVX2_902:
+	VBROADCASTSS scale+128(FP), Y4
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
 	LEAQ         (AX)(CX*1), DX
@@ -31672,11 +32074,11 @@ blocksdoneAVX2_904:
 	IMUL3Q       $0x04, AX, AX
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x04, 40(SP)
-	JMP          rowsAVX2_901
+	JMP          rowsAVX2_899
 
-rowsdoneAVX2_902:
+rowsdoneAVX2_900:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX2_906
+	JB   rowsdoneAVX2_904
 
 	// Tile of 2 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -31685,15 +32087,15 @@ rowsdoneAVX2_902:
 	VXORPS Y1, Y1, Y1
 	MOVQ   48(SP), DX
 	LEAQ   (AX)(DX*1), DX
-	MOVQ   dim+88(FP), BX
+	MOVQ   dim+112(FP), BX
 
 	// Whole blocks [0, dim).
 	XORQ SI, SI
 	XORQ DI, DI
 
-blocksAVX2_907:
+blocksAVX2_905:
 	CMPQ         SI, BX
-	JAE          blocksdoneAVX2_908
+	JAE          blocksdoneAVX2_906
 	VPBROADCASTW (CX)(DI*1), X2
 	VCVTPH2PS    X2, Y2
 	VPMOVSXBD    2(CX)(DI*1), Y3
@@ -31726,10 +32128,10 @@ blocksAVX2_907:
 	VFMADD231PS  Y3, Y2, Y1
 	ADDQ         $0x20, SI
 	ADDQ         $0x22, DI
-	JMP          blocksAVX2_907
+	JMP          blocksAVX2_905
 
-blocksdoneAVX2_908:
-	VBROADCASTSS scale+104(FP), Y2
+blocksdoneAVX2_906:
+	VBROADCASTSS scale+128(FP), Y2
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
 	LEAQ         (AX)(CX*1), CX
@@ -31749,23 +32151,23 @@ blocksdoneAVX2_908:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x02, 40(SP)
 
-rowsdoneAVX2_906:
+rowsdoneAVX2_904:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX2_910
+	JB   rowsdoneAVX2_908
 
 	// Tile of 1 query rows × 1 keys.
 	MOVQ   24(SP), AX
 	MOVQ   (SP), CX
 	VXORPS Y0, Y0, Y0
-	MOVQ   dim+88(FP), DX
+	MOVQ   dim+112(FP), DX
 
 	// Whole blocks [0, dim).
 	XORQ BX, BX
 	XORQ SI, SI
 
-blocksAVX2_911:
+blocksAVX2_909:
 	CMPQ         BX, DX
-	JAE          blocksdoneAVX2_912
+	JAE          blocksdoneAVX2_910
 	VPBROADCASTW (CX)(SI*1), X1
 	VCVTPH2PS    X1, Y1
 	VPMOVSXBD    2(CX)(SI*1), Y2
@@ -31790,10 +32192,10 @@ blocksAVX2_911:
 	VFMADD231PS  Y2, Y1, Y0
 	ADDQ         $0x20, BX
 	ADDQ         $0x22, SI
-	JMP          blocksAVX2_911
+	JMP          blocksAVX2_909
 
-blocksdoneAVX2_912:
-	VBROADCASTSS scale+104(FP), Y1
+blocksdoneAVX2_910:
+	VBROADCASTSS scale+128(FP), Y1
 	MOVQ         32(SP), AX
 	VHADDPS      Y0, Y0, Y2
 	VHADDPS      Y0, Y0, Y0
@@ -31810,15 +32212,15 @@ blocksdoneAVX2_912:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x01, 40(SP)
 
-rowsdoneAVX2_910:
+rowsdoneAVX2_908:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x01, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX2_899
+	JMP    keysAVX2_896
 
-keysdoneAVX2_900:
+keysdoneAVX2_897:
 	VZEROUPPER
 	RET
 
@@ -31835,10 +32237,10 @@ TEXT ·ScoresQ8PanelsAVX2(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_913:
+blocksAVX2_911:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_914
+	JZ    blocksdoneAVX2_912
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -31866,28 +32268,29 @@ blocksAVX2_913:
 	MOVQ    scratch_base+72(FP), SI
 	MOVQ    dim+136(FP), DI
 
-widenAVX2_917:
+widenAVX2_915:
 	TESTQ  AX, AX
-	JZ     widendoneAVX2_918
+	JZ     widendoneAVX2_916
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
-	MOVQ   DI, R12
-	SHRQ   $0x05, R12
-	IMUL3Q $0x22, R12, R12
-	DECQ   R12
-	XORQ   R11, R11
+	MOVQ   DI, R11
+	SHRQ   $0x05, R11
+	IMUL3Q $0x22, R11, R11
+	DECQ   R11
+	XORQ   R12, R12
 
-prefetchAVX2_919:
-	PREFETCHT0 (R10)(R11*1)
-	ADDQ       $0x40, R11
-	CMPQ       R11, R12
-	JB         prefetchAVX2_919
+lines_34:
+	PREFETCHT0 (R10)(R12*1)
+	ADDQ       $0x40, R12
+	CMPQ       R12, R11
+	JB         lines_34
+	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX2_920:
+widenblockAVX2_917:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX2_921
+	JZ           widenblockdoneAVX2_918
 	VPBROADCASTW (R8), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(R8), Y1
@@ -31909,14 +32312,14 @@ widenblockAVX2_920:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX2_920
+	JMP          widenblockAVX2_917
 
-widenblockdoneAVX2_921:
+widenblockdoneAVX2_918:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_917
+	JMP  widenAVX2_915
 
-widendoneAVX2_918:
+widendoneAVX2_916:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -31942,10 +32345,10 @@ widendoneAVX2_918:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_922:
+dAVX2_919:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_923
+	JA           ddoneAVX2_920
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -32029,7 +32432,7 @@ dAVX2_922:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_924
+	JE      pendnoneAVX2_921
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -32043,16 +32446,16 @@ dAVX2_922:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_924:
+pendnoneAVX2_921:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_922
+	JMP  dAVX2_919
 
-ddoneAVX2_923:
-dAVX2_925:
+ddoneAVX2_920:
+dAVX2_922:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_926
+	JA           ddoneAVX2_923
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -32075,9 +32478,9 @@ dAVX2_925:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_925
+	JMP          dAVX2_922
 
-ddoneAVX2_926:
+ddoneAVX2_923:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -32124,28 +32527,29 @@ ddoneAVX2_926:
 	IMUL3Q  $0x00000018, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_927:
+widenAVX2_924:
 	TESTQ  AX, AX
-	JZ     widendoneAVX2_928
+	JZ     widendoneAVX2_925
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
-	MOVQ   DI, R12
-	SHRQ   $0x05, R12
-	IMUL3Q $0x22, R12, R12
-	DECQ   R12
-	XORQ   R11, R11
+	MOVQ   DI, R11
+	SHRQ   $0x05, R11
+	IMUL3Q $0x22, R11, R11
+	DECQ   R11
+	XORQ   R12, R12
 
-prefetchAVX2_929:
-	PREFETCHT0 (R10)(R11*1)
-	ADDQ       $0x40, R11
-	CMPQ       R11, R12
-	JB         prefetchAVX2_929
+lines_35:
+	PREFETCHT0 (R10)(R12*1)
+	ADDQ       $0x40, R12
+	CMPQ       R12, R11
+	JB         lines_35
+	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX2_930:
+widenblockAVX2_926:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX2_931
+	JZ           widenblockdoneAVX2_927
 	VPBROADCASTW (R8), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(R8), Y1
@@ -32167,14 +32571,14 @@ widenblockAVX2_930:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX2_930
+	JMP          widenblockAVX2_926
 
-widenblockdoneAVX2_931:
+widenblockdoneAVX2_927:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_927
+	JMP  widenAVX2_924
 
-widendoneAVX2_928:
+widendoneAVX2_925:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -32202,10 +32606,10 @@ widendoneAVX2_928:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_932:
+dAVX2_928:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_933
+	JA           ddoneAVX2_929
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -32289,7 +32693,7 @@ dAVX2_932:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_934
+	JE      pendnoneAVX2_930
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -32303,16 +32707,16 @@ dAVX2_932:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_934:
+pendnoneAVX2_930:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_932
+	JMP  dAVX2_928
 
-ddoneAVX2_933:
-dAVX2_935:
+ddoneAVX2_929:
+dAVX2_931:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_936
+	JA           ddoneAVX2_932
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -32335,9 +32739,9 @@ dAVX2_935:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_935
+	JMP          dAVX2_931
 
-ddoneAVX2_936:
+ddoneAVX2_932:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -32384,28 +32788,29 @@ ddoneAVX2_936:
 	IMUL3Q  $0x00000030, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_937:
+widenAVX2_933:
 	TESTQ  AX, AX
-	JZ     widendoneAVX2_938
+	JZ     widendoneAVX2_934
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
-	MOVQ   DI, R12
-	SHRQ   $0x05, R12
-	IMUL3Q $0x22, R12, R12
-	DECQ   R12
-	XORQ   R11, R11
+	MOVQ   DI, R11
+	SHRQ   $0x05, R11
+	IMUL3Q $0x22, R11, R11
+	DECQ   R11
+	XORQ   R12, R12
 
-prefetchAVX2_939:
-	PREFETCHT0 (R10)(R11*1)
-	ADDQ       $0x40, R11
-	CMPQ       R11, R12
-	JB         prefetchAVX2_939
+lines_36:
+	PREFETCHT0 (R10)(R12*1)
+	ADDQ       $0x40, R12
+	CMPQ       R12, R11
+	JB         lines_36
+	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX2_940:
+widenblockAVX2_935:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX2_941
+	JZ           widenblockdoneAVX2_936
 	VPBROADCASTW (R8), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(R8), Y1
@@ -32427,14 +32832,14 @@ widenblockAVX2_940:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX2_940
+	JMP          widenblockAVX2_935
 
-widenblockdoneAVX2_941:
+widenblockdoneAVX2_936:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_937
+	JMP  widenAVX2_933
 
-widendoneAVX2_938:
+widendoneAVX2_934:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -32462,10 +32867,10 @@ widendoneAVX2_938:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_942:
+dAVX2_937:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_943
+	JA           ddoneAVX2_938
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -32549,7 +32954,7 @@ dAVX2_942:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_944
+	JE      pendnoneAVX2_939
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -32563,16 +32968,16 @@ dAVX2_942:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_944:
+pendnoneAVX2_939:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_942
+	JMP  dAVX2_937
 
-ddoneAVX2_943:
-dAVX2_945:
+ddoneAVX2_938:
+dAVX2_940:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_946
+	JA           ddoneAVX2_941
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -32595,9 +33000,9 @@ dAVX2_945:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_945
+	JMP          dAVX2_940
 
-ddoneAVX2_946:
+ddoneAVX2_941:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -32644,28 +33049,29 @@ ddoneAVX2_946:
 	IMUL3Q  $0x00000048, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_947:
+widenAVX2_942:
 	TESTQ  AX, AX
-	JZ     widendoneAVX2_948
+	JZ     widendoneAVX2_943
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
-	MOVQ   DI, R12
-	SHRQ   $0x05, R12
-	IMUL3Q $0x22, R12, R12
-	DECQ   R12
-	XORQ   R11, R11
+	MOVQ   DI, R11
+	SHRQ   $0x05, R11
+	IMUL3Q $0x22, R11, R11
+	DECQ   R11
+	XORQ   R12, R12
 
-prefetchAVX2_949:
-	PREFETCHT0 (R10)(R11*1)
-	ADDQ       $0x40, R11
-	CMPQ       R11, R12
-	JB         prefetchAVX2_949
+lines_37:
+	PREFETCHT0 (R10)(R12*1)
+	ADDQ       $0x40, R12
+	CMPQ       R12, R11
+	JB         lines_37
+	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX2_950:
+widenblockAVX2_944:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX2_951
+	JZ           widenblockdoneAVX2_945
 	VPBROADCASTW (R8), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(R8), Y1
@@ -32687,14 +33093,14 @@ widenblockAVX2_950:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX2_950
+	JMP          widenblockAVX2_944
 
-widenblockdoneAVX2_951:
+widenblockdoneAVX2_945:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_947
+	JMP  widenAVX2_942
 
-widendoneAVX2_948:
+widendoneAVX2_943:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -32722,10 +33128,10 @@ widendoneAVX2_948:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_952:
+dAVX2_946:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_953
+	JA           ddoneAVX2_947
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -32809,7 +33215,7 @@ dAVX2_952:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_954
+	JE      pendnoneAVX2_948
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -32823,16 +33229,16 @@ dAVX2_952:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_954:
+pendnoneAVX2_948:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_952
+	JMP  dAVX2_946
 
-ddoneAVX2_953:
-dAVX2_955:
+ddoneAVX2_947:
+dAVX2_949:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_956
+	JA           ddoneAVX2_950
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -32855,9 +33261,9 @@ dAVX2_955:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_955
+	JMP          dAVX2_949
 
-ddoneAVX2_956:
+ddoneAVX2_950:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -32888,11 +33294,11 @@ ddoneAVX2_956:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_957
+	JZ    draindoneAVX2_951
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_958:
+drainAVX2_952:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -32902,14 +33308,14 @@ drainAVX2_958:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_958
+	JNZ     drainAVX2_952
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_957:
+draindoneAVX2_951:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_962
+	JB             flushpartialAVX2_956
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -33159,15 +33565,15 @@ draindoneAVX2_957:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_961
+	JMP            flushdoneAVX2_955
 
-flushpartialAVX2_962:
+flushpartialAVX2_956:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_959:
+flushAVX2_953:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_960
+	JB             flushtailAVX2_954
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -33204,35 +33610,35 @@ flushAVX2_959:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_963
+	JZ             chunkdoneAVX2_957
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_963
+	JZ             chunkdoneAVX2_957
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_963
+	JZ             chunkdoneAVX2_957
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_963
+	JZ             chunkdoneAVX2_957
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_963
+	JZ             chunkdoneAVX2_957
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_963
+	JZ             chunkdoneAVX2_957
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_963
+	JZ             chunkdoneAVX2_957
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_963
+	JZ             chunkdoneAVX2_957
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -33268,68 +33674,68 @@ flushAVX2_959:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_963
+	JZ             chunkdoneAVX2_957
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_963
+	JZ             chunkdoneAVX2_957
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_963
+	JZ             chunkdoneAVX2_957
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_963
+	JZ             chunkdoneAVX2_957
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_963
+	JZ             chunkdoneAVX2_957
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_963
+	JZ             chunkdoneAVX2_957
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_963
+	JZ             chunkdoneAVX2_957
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_963:
+chunkdoneAVX2_957:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_959
+	JMP  flushAVX2_953
 
-flushtailAVX2_960:
+flushtailAVX2_954:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_961
+	JZ    flushdoneAVX2_955
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_964:
+tailrowAVX2_958:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_965:
+tailkeyAVX2_959:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_965
+	JB   tailkeyAVX2_959
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_961
+	JAE  flushdoneAVX2_955
 	DECQ SI
-	JNZ  tailrowAVX2_964
+	JNZ  tailrowAVX2_958
 
-flushdoneAVX2_961:
+flushdoneAVX2_955:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -33337,9 +33743,9 @@ flushdoneAVX2_961:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_916
+	JLE    panelsdoneAVX2_914
 
-panelsAVX2_915:
+panelsAVX2_913:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -33365,10 +33771,10 @@ panelsAVX2_915:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_966:
+dAVX2_960:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_967
+	JA           ddoneAVX2_961
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -33452,7 +33858,7 @@ dAVX2_966:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_968
+	JE      pendnoneAVX2_962
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -33466,16 +33872,16 @@ dAVX2_966:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_968:
+pendnoneAVX2_962:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_966
+	JMP  dAVX2_960
 
-ddoneAVX2_967:
-dAVX2_969:
+ddoneAVX2_961:
+dAVX2_963:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_970
+	JA           ddoneAVX2_964
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -33498,9 +33904,9 @@ dAVX2_969:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_969
+	JMP          dAVX2_963
 
-ddoneAVX2_970:
+ddoneAVX2_964:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -33555,10 +33961,10 @@ ddoneAVX2_970:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_971:
+dAVX2_965:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_972
+	JA           ddoneAVX2_966
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -33642,7 +34048,7 @@ dAVX2_971:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_973
+	JE      pendnoneAVX2_967
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -33656,16 +34062,16 @@ dAVX2_971:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_973:
+pendnoneAVX2_967:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_971
+	JMP  dAVX2_965
 
-ddoneAVX2_972:
-dAVX2_974:
+ddoneAVX2_966:
+dAVX2_968:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_975
+	JA           ddoneAVX2_969
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -33688,9 +34094,9 @@ dAVX2_974:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_974
+	JMP          dAVX2_968
 
-ddoneAVX2_975:
+ddoneAVX2_969:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -33745,10 +34151,10 @@ ddoneAVX2_975:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_976:
+dAVX2_970:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_977
+	JA           ddoneAVX2_971
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -33832,7 +34238,7 @@ dAVX2_976:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_978
+	JE      pendnoneAVX2_972
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -33846,16 +34252,16 @@ dAVX2_976:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_978:
+pendnoneAVX2_972:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_976
+	JMP  dAVX2_970
 
-ddoneAVX2_977:
-dAVX2_979:
+ddoneAVX2_971:
+dAVX2_973:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_980
+	JA           ddoneAVX2_974
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -33878,9 +34284,9 @@ dAVX2_979:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_979
+	JMP          dAVX2_973
 
-ddoneAVX2_980:
+ddoneAVX2_974:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -33935,10 +34341,10 @@ ddoneAVX2_980:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_981:
+dAVX2_975:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_982
+	JA           ddoneAVX2_976
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -34022,7 +34428,7 @@ dAVX2_981:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_983
+	JE      pendnoneAVX2_977
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -34036,16 +34442,16 @@ dAVX2_981:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_983:
+pendnoneAVX2_977:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_981
+	JMP  dAVX2_975
 
-ddoneAVX2_982:
-dAVX2_984:
+ddoneAVX2_976:
+dAVX2_978:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_985
+	JA           ddoneAVX2_979
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -34068,9 +34474,9 @@ dAVX2_984:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_984
+	JMP          dAVX2_978
 
-ddoneAVX2_985:
+ddoneAVX2_979:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -34101,11 +34507,11 @@ ddoneAVX2_985:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_986
+	JZ    draindoneAVX2_980
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_987:
+drainAVX2_981:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -34115,14 +34521,14 @@ drainAVX2_987:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_987
+	JNZ     drainAVX2_981
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_986:
+draindoneAVX2_980:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_991
+	JB             flushpartialAVX2_985
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -34372,15 +34778,15 @@ draindoneAVX2_986:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_990
+	JMP            flushdoneAVX2_984
 
-flushpartialAVX2_991:
+flushpartialAVX2_985:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_988:
+flushAVX2_982:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_989
+	JB             flushtailAVX2_983
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -34417,35 +34823,35 @@ flushAVX2_988:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_992
+	JZ             chunkdoneAVX2_986
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_992
+	JZ             chunkdoneAVX2_986
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_992
+	JZ             chunkdoneAVX2_986
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_992
+	JZ             chunkdoneAVX2_986
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_992
+	JZ             chunkdoneAVX2_986
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_992
+	JZ             chunkdoneAVX2_986
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_992
+	JZ             chunkdoneAVX2_986
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_992
+	JZ             chunkdoneAVX2_986
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -34481,68 +34887,68 @@ flushAVX2_988:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_992
+	JZ             chunkdoneAVX2_986
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_992
+	JZ             chunkdoneAVX2_986
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_992
+	JZ             chunkdoneAVX2_986
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_992
+	JZ             chunkdoneAVX2_986
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_992
+	JZ             chunkdoneAVX2_986
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_992
+	JZ             chunkdoneAVX2_986
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_992
+	JZ             chunkdoneAVX2_986
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_992:
+chunkdoneAVX2_986:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_988
+	JMP  flushAVX2_982
 
-flushtailAVX2_989:
+flushtailAVX2_983:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_990
+	JZ    flushdoneAVX2_984
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_993:
+tailrowAVX2_987:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_994:
+tailkeyAVX2_988:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_994
+	JB   tailkeyAVX2_988
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_990
+	JAE  flushdoneAVX2_984
 	DECQ SI
-	JNZ  tailrowAVX2_993
+	JNZ  tailrowAVX2_987
 
-flushdoneAVX2_990:
+flushdoneAVX2_984:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -34550,26 +34956,26 @@ flushdoneAVX2_990:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_915
+	JG     panelsAVX2_913
 
-panelsdoneAVX2_916:
+panelsdoneAVX2_914:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x00000330, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_913
+	JMP    blocksAVX2_911
 
-blocksdoneAVX2_914:
+blocksdoneAVX2_912:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_995
+	JZ    draindoneAVX2_989
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_996:
+drainAVX2_990:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -34579,10 +34985,10 @@ drainAVX2_996:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_996
+	JNZ     drainAVX2_990
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_995:
+draindoneAVX2_989:
 	VZEROUPPER
 	RET
 
@@ -34599,10 +35005,10 @@ TEXT ·ScoresQ8Panels64AVX2(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_997:
+blocksAVX2_991:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_998
+	JZ    blocksdoneAVX2_992
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -34629,9 +35035,9 @@ blocksAVX2_997:
 	IMUL3Q  $0x20, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX2_1001:
+widenAVX2_995:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_1002
+	JZ           widendoneAVX2_996
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -34674,9 +35080,9 @@ widenAVX2_1001:
 	ADDQ         $0x00000100, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_1001
+	JMP          widenAVX2_995
 
-widendoneAVX2_1002:
+widendoneAVX2_996:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -34697,7 +35103,7 @@ widendoneAVX2_1002:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1003:
+dAVX2_997:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -34781,7 +35187,7 @@ dAVX2_1003:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1004
+	JZ      pendnoneAVX2_998
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -34792,11 +35198,11 @@ dAVX2_1003:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1004:
+pendnoneAVX2_998:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_1003
+	JB           dAVX2_997
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -34844,9 +35250,9 @@ pendnoneAVX2_1004:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000600, SI
 
-widenAVX2_1005:
+widenAVX2_999:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_1006
+	JZ           widendoneAVX2_1000
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -34889,9 +35295,9 @@ widenAVX2_1005:
 	ADDQ         $0x00000100, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_1005
+	JMP          widenAVX2_999
 
-widendoneAVX2_1006:
+widendoneAVX2_1000:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -34912,7 +35318,7 @@ widendoneAVX2_1006:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1007:
+dAVX2_1001:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 1536(CX)(DX*4), Y14
@@ -34996,7 +35402,7 @@ dAVX2_1007:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1008
+	JZ      pendnoneAVX2_1002
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -35007,11 +35413,11 @@ dAVX2_1007:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1008:
+pendnoneAVX2_1002:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_1007
+	JB           dAVX2_1001
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -35059,9 +35465,9 @@ pendnoneAVX2_1008:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000c00, SI
 
-widenAVX2_1009:
+widenAVX2_1003:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_1010
+	JZ           widendoneAVX2_1004
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -35104,9 +35510,9 @@ widenAVX2_1009:
 	ADDQ         $0x00000100, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_1009
+	JMP          widenAVX2_1003
 
-widendoneAVX2_1010:
+widendoneAVX2_1004:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -35127,7 +35533,7 @@ widendoneAVX2_1010:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1011:
+dAVX2_1005:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -35211,7 +35617,7 @@ dAVX2_1011:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1012
+	JZ      pendnoneAVX2_1006
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -35222,11 +35628,11 @@ dAVX2_1011:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1012:
+pendnoneAVX2_1006:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_1011
+	JB           dAVX2_1005
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -35274,9 +35680,9 @@ pendnoneAVX2_1012:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001200, SI
 
-widenAVX2_1013:
+widenAVX2_1007:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_1014
+	JZ           widendoneAVX2_1008
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -35319,9 +35725,9 @@ widenAVX2_1013:
 	ADDQ         $0x00000100, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_1013
+	JMP          widenAVX2_1007
 
-widendoneAVX2_1014:
+widendoneAVX2_1008:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -35342,7 +35748,7 @@ widendoneAVX2_1014:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1015:
+dAVX2_1009:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 4608(CX)(DX*4), Y14
@@ -35426,7 +35832,7 @@ dAVX2_1015:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1016
+	JZ      pendnoneAVX2_1010
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -35437,11 +35843,11 @@ dAVX2_1015:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1016:
+pendnoneAVX2_1010:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_1015
+	JB           dAVX2_1009
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -35475,11 +35881,11 @@ pendnoneAVX2_1016:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_1017
+	JZ    draindoneAVX2_1011
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_1018:
+drainAVX2_1012:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -35489,14 +35895,14 @@ drainAVX2_1018:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_1018
+	JNZ     drainAVX2_1012
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_1017:
+draindoneAVX2_1011:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_1022
+	JB             flushpartialAVX2_1016
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -35746,15 +36152,15 @@ draindoneAVX2_1017:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_1021
+	JMP            flushdoneAVX2_1015
 
-flushpartialAVX2_1022:
+flushpartialAVX2_1016:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_1019:
+flushAVX2_1013:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_1020
+	JB             flushtailAVX2_1014
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -35791,35 +36197,35 @@ flushAVX2_1019:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1023
+	JZ             chunkdoneAVX2_1017
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1023
+	JZ             chunkdoneAVX2_1017
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1023
+	JZ             chunkdoneAVX2_1017
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1023
+	JZ             chunkdoneAVX2_1017
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1023
+	JZ             chunkdoneAVX2_1017
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1023
+	JZ             chunkdoneAVX2_1017
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1023
+	JZ             chunkdoneAVX2_1017
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1023
+	JZ             chunkdoneAVX2_1017
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -35855,68 +36261,68 @@ flushAVX2_1019:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1023
+	JZ             chunkdoneAVX2_1017
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1023
+	JZ             chunkdoneAVX2_1017
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1023
+	JZ             chunkdoneAVX2_1017
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1023
+	JZ             chunkdoneAVX2_1017
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1023
+	JZ             chunkdoneAVX2_1017
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1023
+	JZ             chunkdoneAVX2_1017
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1023
+	JZ             chunkdoneAVX2_1017
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_1023:
+chunkdoneAVX2_1017:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_1019
+	JMP  flushAVX2_1013
 
-flushtailAVX2_1020:
+flushtailAVX2_1014:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_1021
+	JZ    flushdoneAVX2_1015
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_1024:
+tailrowAVX2_1018:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_1025:
+tailkeyAVX2_1019:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_1025
+	JB   tailkeyAVX2_1019
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_1021
+	JAE  flushdoneAVX2_1015
 	DECQ SI
-	JNZ  tailrowAVX2_1024
+	JNZ  tailrowAVX2_1018
 
-flushdoneAVX2_1021:
+flushdoneAVX2_1015:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -35924,9 +36330,9 @@ flushdoneAVX2_1021:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_1000
+	JLE    panelsdoneAVX2_994
 
-panelsAVX2_999:
+panelsAVX2_993:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -35947,7 +36353,7 @@ panelsAVX2_999:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1026:
+dAVX2_1020:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -36031,7 +36437,7 @@ dAVX2_1026:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1027
+	JZ      pendnoneAVX2_1021
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -36042,11 +36448,11 @@ dAVX2_1026:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1027:
+pendnoneAVX2_1021:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_1026
+	JB           dAVX2_1020
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -36097,7 +36503,7 @@ pendnoneAVX2_1027:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1028:
+dAVX2_1022:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 1536(CX)(DX*4), Y14
@@ -36181,7 +36587,7 @@ dAVX2_1028:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1029
+	JZ      pendnoneAVX2_1023
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -36192,11 +36598,11 @@ dAVX2_1028:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1029:
+pendnoneAVX2_1023:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_1028
+	JB           dAVX2_1022
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -36247,7 +36653,7 @@ pendnoneAVX2_1029:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1030:
+dAVX2_1024:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -36331,7 +36737,7 @@ dAVX2_1030:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1031
+	JZ      pendnoneAVX2_1025
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -36342,11 +36748,11 @@ dAVX2_1030:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1031:
+pendnoneAVX2_1025:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_1030
+	JB           dAVX2_1024
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -36397,7 +36803,7 @@ pendnoneAVX2_1031:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1032:
+dAVX2_1026:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 4608(CX)(DX*4), Y14
@@ -36481,7 +36887,7 @@ dAVX2_1032:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1033
+	JZ      pendnoneAVX2_1027
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -36492,11 +36898,11 @@ dAVX2_1032:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1033:
+pendnoneAVX2_1027:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_1032
+	JB           dAVX2_1026
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -36530,11 +36936,11 @@ pendnoneAVX2_1033:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_1034
+	JZ    draindoneAVX2_1028
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_1035:
+drainAVX2_1029:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -36544,14 +36950,14 @@ drainAVX2_1035:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_1035
+	JNZ     drainAVX2_1029
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_1034:
+draindoneAVX2_1028:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_1039
+	JB             flushpartialAVX2_1033
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -36801,15 +37207,15 @@ draindoneAVX2_1034:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_1038
+	JMP            flushdoneAVX2_1032
 
-flushpartialAVX2_1039:
+flushpartialAVX2_1033:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_1036:
+flushAVX2_1030:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_1037
+	JB             flushtailAVX2_1031
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -36846,35 +37252,35 @@ flushAVX2_1036:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1040
+	JZ             chunkdoneAVX2_1034
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1040
+	JZ             chunkdoneAVX2_1034
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1040
+	JZ             chunkdoneAVX2_1034
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1040
+	JZ             chunkdoneAVX2_1034
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1040
+	JZ             chunkdoneAVX2_1034
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1040
+	JZ             chunkdoneAVX2_1034
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1040
+	JZ             chunkdoneAVX2_1034
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1040
+	JZ             chunkdoneAVX2_1034
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -36910,68 +37316,68 @@ flushAVX2_1036:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1040
+	JZ             chunkdoneAVX2_1034
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1040
+	JZ             chunkdoneAVX2_1034
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1040
+	JZ             chunkdoneAVX2_1034
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1040
+	JZ             chunkdoneAVX2_1034
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1040
+	JZ             chunkdoneAVX2_1034
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1040
+	JZ             chunkdoneAVX2_1034
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1040
+	JZ             chunkdoneAVX2_1034
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_1040:
+chunkdoneAVX2_1034:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_1036
+	JMP  flushAVX2_1030
 
-flushtailAVX2_1037:
+flushtailAVX2_1031:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_1038
+	JZ    flushdoneAVX2_1032
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_1041:
+tailrowAVX2_1035:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_1042:
+tailkeyAVX2_1036:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_1042
+	JB   tailkeyAVX2_1036
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_1038
+	JAE  flushdoneAVX2_1032
 	DECQ SI
-	JNZ  tailrowAVX2_1041
+	JNZ  tailrowAVX2_1035
 
-flushdoneAVX2_1038:
+flushdoneAVX2_1032:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -36979,26 +37385,26 @@ flushdoneAVX2_1038:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_999
+	JG     panelsAVX2_993
 
-panelsdoneAVX2_1000:
+panelsdoneAVX2_994:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x00000330, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_997
+	JMP    blocksAVX2_991
 
-blocksdoneAVX2_998:
+blocksdoneAVX2_992:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_1043
+	JZ    draindoneAVX2_1037
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_1044:
+drainAVX2_1038:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -37008,10 +37414,10 @@ drainAVX2_1044:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_1044
+	JNZ     drainAVX2_1038
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_1043:
+draindoneAVX2_1037:
 	VZEROUPPER
 	RET
 
@@ -37028,10 +37434,10 @@ TEXT ·ScoresQ8Panels128AVX2(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_1045:
+blocksAVX2_1039:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_1046
+	JZ    blocksdoneAVX2_1040
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -37058,9 +37464,9 @@ blocksAVX2_1045:
 	IMUL3Q  $0x10, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX2_1049:
+widenAVX2_1043:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_1050
+	JZ           widendoneAVX2_1044
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -37140,9 +37546,9 @@ widenAVX2_1049:
 	ADDQ         $0x00000200, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_1049
+	JMP          widenAVX2_1043
 
-widendoneAVX2_1050:
+widendoneAVX2_1044:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -37163,7 +37569,7 @@ widendoneAVX2_1050:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1051:
+dAVX2_1045:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -37247,7 +37653,7 @@ dAVX2_1051:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1052
+	JZ      pendnoneAVX2_1046
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -37258,11 +37664,11 @@ dAVX2_1051:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1052:
+pendnoneAVX2_1046:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_1051
+	JB           dAVX2_1045
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -37310,9 +37716,9 @@ pendnoneAVX2_1052:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000c00, SI
 
-widenAVX2_1053:
+widenAVX2_1047:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_1054
+	JZ           widendoneAVX2_1048
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -37392,9 +37798,9 @@ widenAVX2_1053:
 	ADDQ         $0x00000200, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_1053
+	JMP          widenAVX2_1047
 
-widendoneAVX2_1054:
+widendoneAVX2_1048:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -37415,7 +37821,7 @@ widendoneAVX2_1054:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1055:
+dAVX2_1049:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -37499,7 +37905,7 @@ dAVX2_1055:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1056
+	JZ      pendnoneAVX2_1050
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -37510,11 +37916,11 @@ dAVX2_1055:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1056:
+pendnoneAVX2_1050:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_1055
+	JB           dAVX2_1049
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -37562,9 +37968,9 @@ pendnoneAVX2_1056:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001800, SI
 
-widenAVX2_1057:
+widenAVX2_1051:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_1058
+	JZ           widendoneAVX2_1052
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -37644,9 +38050,9 @@ widenAVX2_1057:
 	ADDQ         $0x00000200, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_1057
+	JMP          widenAVX2_1051
 
-widendoneAVX2_1058:
+widendoneAVX2_1052:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -37667,7 +38073,7 @@ widendoneAVX2_1058:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1059:
+dAVX2_1053:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 6144(CX)(DX*4), Y14
@@ -37751,7 +38157,7 @@ dAVX2_1059:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1060
+	JZ      pendnoneAVX2_1054
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -37762,11 +38168,11 @@ dAVX2_1059:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1060:
+pendnoneAVX2_1054:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_1059
+	JB           dAVX2_1053
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -37814,9 +38220,9 @@ pendnoneAVX2_1060:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00002400, SI
 
-widenAVX2_1061:
+widenAVX2_1055:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_1062
+	JZ           widendoneAVX2_1056
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -37896,9 +38302,9 @@ widenAVX2_1061:
 	ADDQ         $0x00000200, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_1061
+	JMP          widenAVX2_1055
 
-widendoneAVX2_1062:
+widendoneAVX2_1056:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -37919,7 +38325,7 @@ widendoneAVX2_1062:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1063:
+dAVX2_1057:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -38003,7 +38409,7 @@ dAVX2_1063:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1064
+	JZ      pendnoneAVX2_1058
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -38014,11 +38420,11 @@ dAVX2_1063:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1064:
+pendnoneAVX2_1058:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_1063
+	JB           dAVX2_1057
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -38052,11 +38458,11 @@ pendnoneAVX2_1064:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_1065
+	JZ    draindoneAVX2_1059
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_1066:
+drainAVX2_1060:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -38066,14 +38472,14 @@ drainAVX2_1066:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_1066
+	JNZ     drainAVX2_1060
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_1065:
+draindoneAVX2_1059:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_1070
+	JB             flushpartialAVX2_1064
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -38323,15 +38729,15 @@ draindoneAVX2_1065:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_1069
+	JMP            flushdoneAVX2_1063
 
-flushpartialAVX2_1070:
+flushpartialAVX2_1064:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_1067:
+flushAVX2_1061:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_1068
+	JB             flushtailAVX2_1062
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -38368,35 +38774,35 @@ flushAVX2_1067:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1071
+	JZ             chunkdoneAVX2_1065
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1071
+	JZ             chunkdoneAVX2_1065
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1071
+	JZ             chunkdoneAVX2_1065
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1071
+	JZ             chunkdoneAVX2_1065
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1071
+	JZ             chunkdoneAVX2_1065
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1071
+	JZ             chunkdoneAVX2_1065
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1071
+	JZ             chunkdoneAVX2_1065
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1071
+	JZ             chunkdoneAVX2_1065
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -38432,68 +38838,68 @@ flushAVX2_1067:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1071
+	JZ             chunkdoneAVX2_1065
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1071
+	JZ             chunkdoneAVX2_1065
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1071
+	JZ             chunkdoneAVX2_1065
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1071
+	JZ             chunkdoneAVX2_1065
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1071
+	JZ             chunkdoneAVX2_1065
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1071
+	JZ             chunkdoneAVX2_1065
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1071
+	JZ             chunkdoneAVX2_1065
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_1071:
+chunkdoneAVX2_1065:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_1067
+	JMP  flushAVX2_1061
 
-flushtailAVX2_1068:
+flushtailAVX2_1062:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_1069
+	JZ    flushdoneAVX2_1063
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_1072:
+tailrowAVX2_1066:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_1073:
+tailkeyAVX2_1067:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_1073
+	JB   tailkeyAVX2_1067
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_1069
+	JAE  flushdoneAVX2_1063
 	DECQ SI
-	JNZ  tailrowAVX2_1072
+	JNZ  tailrowAVX2_1066
 
-flushdoneAVX2_1069:
+flushdoneAVX2_1063:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -38501,9 +38907,9 @@ flushdoneAVX2_1069:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_1048
+	JLE    panelsdoneAVX2_1042
 
-panelsAVX2_1047:
+panelsAVX2_1041:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -38524,7 +38930,7 @@ panelsAVX2_1047:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1074:
+dAVX2_1068:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -38608,7 +39014,7 @@ dAVX2_1074:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1075
+	JZ      pendnoneAVX2_1069
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -38619,11 +39025,11 @@ dAVX2_1074:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1075:
+pendnoneAVX2_1069:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_1074
+	JB           dAVX2_1068
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -38674,7 +39080,7 @@ pendnoneAVX2_1075:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1076:
+dAVX2_1070:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -38758,7 +39164,7 @@ dAVX2_1076:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1077
+	JZ      pendnoneAVX2_1071
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -38769,11 +39175,11 @@ dAVX2_1076:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1077:
+pendnoneAVX2_1071:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_1076
+	JB           dAVX2_1070
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -38824,7 +39230,7 @@ pendnoneAVX2_1077:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1078:
+dAVX2_1072:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 6144(CX)(DX*4), Y14
@@ -38908,7 +39314,7 @@ dAVX2_1078:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1079
+	JZ      pendnoneAVX2_1073
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -38919,11 +39325,11 @@ dAVX2_1078:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1079:
+pendnoneAVX2_1073:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_1078
+	JB           dAVX2_1072
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -38974,7 +39380,7 @@ pendnoneAVX2_1079:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1080:
+dAVX2_1074:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -39058,7 +39464,7 @@ dAVX2_1080:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1081
+	JZ      pendnoneAVX2_1075
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -39069,11 +39475,11 @@ dAVX2_1080:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1081:
+pendnoneAVX2_1075:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_1080
+	JB           dAVX2_1074
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -39107,11 +39513,11 @@ pendnoneAVX2_1081:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_1082
+	JZ    draindoneAVX2_1076
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_1083:
+drainAVX2_1077:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -39121,14 +39527,14 @@ drainAVX2_1083:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_1083
+	JNZ     drainAVX2_1077
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_1082:
+draindoneAVX2_1076:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_1087
+	JB             flushpartialAVX2_1081
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -39378,15 +39784,15 @@ draindoneAVX2_1082:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_1086
+	JMP            flushdoneAVX2_1080
 
-flushpartialAVX2_1087:
+flushpartialAVX2_1081:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_1084:
+flushAVX2_1078:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_1085
+	JB             flushtailAVX2_1079
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -39423,35 +39829,35 @@ flushAVX2_1084:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1088
+	JZ             chunkdoneAVX2_1082
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1088
+	JZ             chunkdoneAVX2_1082
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1088
+	JZ             chunkdoneAVX2_1082
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1088
+	JZ             chunkdoneAVX2_1082
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1088
+	JZ             chunkdoneAVX2_1082
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1088
+	JZ             chunkdoneAVX2_1082
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1088
+	JZ             chunkdoneAVX2_1082
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1088
+	JZ             chunkdoneAVX2_1082
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -39487,68 +39893,68 @@ flushAVX2_1084:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1088
+	JZ             chunkdoneAVX2_1082
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1088
+	JZ             chunkdoneAVX2_1082
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1088
+	JZ             chunkdoneAVX2_1082
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1088
+	JZ             chunkdoneAVX2_1082
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1088
+	JZ             chunkdoneAVX2_1082
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1088
+	JZ             chunkdoneAVX2_1082
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1088
+	JZ             chunkdoneAVX2_1082
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_1088:
+chunkdoneAVX2_1082:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_1084
+	JMP  flushAVX2_1078
 
-flushtailAVX2_1085:
+flushtailAVX2_1079:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_1086
+	JZ    flushdoneAVX2_1080
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_1089:
+tailrowAVX2_1083:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_1090:
+tailkeyAVX2_1084:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_1090
+	JB   tailkeyAVX2_1084
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_1086
+	JAE  flushdoneAVX2_1080
 	DECQ SI
-	JNZ  tailrowAVX2_1089
+	JNZ  tailrowAVX2_1083
 
-flushdoneAVX2_1086:
+flushdoneAVX2_1080:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -39556,26 +39962,26 @@ flushdoneAVX2_1086:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_1047
+	JG     panelsAVX2_1041
 
-panelsdoneAVX2_1048:
+panelsdoneAVX2_1042:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x00000330, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_1045
+	JMP    blocksAVX2_1039
 
-blocksdoneAVX2_1046:
+blocksdoneAVX2_1040:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_1091
+	JZ    draindoneAVX2_1085
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_1092:
+drainAVX2_1086:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -39585,10 +39991,10 @@ drainAVX2_1092:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_1092
+	JNZ     drainAVX2_1086
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_1091:
+draindoneAVX2_1085:
 	VZEROUPPER
 	RET
 
@@ -39604,9 +40010,9 @@ TEXT ·DotF32Q8AVX512(SB), NOSPLIT, $0-52
 	VXORPS Z3, Z3, Z3
 	MOVQ   AX, BX
 	SHRQ   $0x06, BX
-	JZ     dotdoneAVX512_1094
+	JZ     dotdoneAVX512_1088
 
-dotAVX512_1093:
+dotAVX512_1087:
 	VPBROADCASTW (DX), Y4
 	VCVTPH2PS    Y4, Z4
 	VPMOVSXBD    2(DX), Z5
@@ -39630,14 +40036,14 @@ dotAVX512_1093:
 	ADDQ         $0x00000100, CX
 	ADDQ         $0x00000044, DX
 	DECQ         BX
-	JNZ          dotAVX512_1093
+	JNZ          dotAVX512_1087
 
-dotdoneAVX512_1094:
+dotdoneAVX512_1088:
 	ANDQ $0x0000003f, AX
 
-dotAVX512_1095:
+dotAVX512_1089:
 	CMPQ         AX, $0x00000020
-	JB           dotdoneAVX512_1096
+	JB           dotdoneAVX512_1090
 	VPBROADCASTW (DX), Y4
 	VCVTPH2PS    Y4, Z4
 	VPMOVSXBD    2(DX), Z5
@@ -39651,9 +40057,9 @@ dotAVX512_1095:
 	ADDQ         $0x00000080, CX
 	ADDQ         $0x00000022, DX
 	SUBQ         $0x00000020, AX
-	JMP          dotAVX512_1095
+	JMP          dotAVX512_1089
 
-dotdoneAVX512_1096:
+dotdoneAVX512_1090:
 	VADDPS        Z2, Z0, Z0
 	VADDPS        Z3, Z1, Z1
 	VADDPS        Z1, Z0, Z0
@@ -39669,39 +40075,92 @@ dotdoneAVX512_1096:
 	VMOVSS        X0, ret+48(FP)
 	RET
 
-// func ScoresQ8RowsAVX512(dst []float32, q []float32, k []byte, rows int, n int, dim int, stride int, scale float32)
-// Requires: AVX, AVX2, AVX512DQ, AVX512F
-TEXT ·ScoresQ8RowsAVX512(SB), NOSPLIT, $72-108
+// func ScoresQ8RowsAVX512(dst []float32, q []float32, k []byte, ahead []byte, rows int, n int, dim int, stride int, scale float32)
+// Requires: AVX, AVX2, AVX512DQ, AVX512F, MMX+
+TEXT ·ScoresQ8RowsAVX512(SB), NOSPLIT, $88-132
 	MOVQ   k_base+48(FP), AX
 	MOVQ   AX, (SP)
-	MOVQ   n+80(FP), AX
+	MOVQ   n+104(FP), AX
 	MOVQ   AX, 8(SP)
 	SHLQ   $0x02, AX
 	MOVQ   AX, 64(SP)
 	MOVQ   dst_base+0(FP), AX
 	MOVQ   AX, 16(SP)
-	MOVQ   stride+96(FP), AX
+	MOVQ   stride+120(FP), AX
 	IMUL3Q $0x22, AX, AX
 	MOVQ   AX, 56(SP)
-	MOVQ   dim+88(FP), AX
+	MOVQ   dim+112(FP), AX
+	MOVQ   AX, CX
+	SHRQ   $0x05, CX
+	IMUL3Q $0x22, CX, CX
+	DECQ   CX
+	MOVQ   CX, 80(SP)
 	SHLQ   $0x02, AX
 	MOVQ   AX, 48(SP)
+	MOVQ   ahead_base+72(FP), AX
+	MOVQ   AX, 72(SP)
 
-keysAVX512_1097:
-	CMPQ 8(SP), $0x03
-	JB   keysdoneAVX512_1098
+keysAVX512_1091:
+	CMPQ  8(SP), $0x04
+	JB    keysdoneAVX512_1092
+	MOVQ  72(SP), AX
+	TESTQ AX, AX
+	JZ    aheaddoneAVX512_1093
+	XORQ  CX, CX
+
+lines_38:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_38
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_39:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_39
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_40:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_40
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_41:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_41
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	MOVQ       AX, 72(SP)
+
+aheaddoneAVX512_1093:
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
 	MOVQ AX, 32(SP)
-	MOVQ rows+72(FP), AX
+	MOVQ rows+96(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_1099:
+rowsAVX512_1094:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_1100
+	JB   rowsdoneAVX512_1095
 
-	// Tile of 4 query rows × 3 keys.
+	// Tile of 4 query rows × 4 keys.
 	MOVQ   24(SP), AX
 	MOVQ   (SP), CX
 	VXORPS Z0, Z0, Z0
@@ -39716,85 +40175,258 @@ rowsAVX512_1099:
 	VXORPS Z9, Z9, Z9
 	VXORPS Z10, Z10, Z10
 	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
 	MOVQ   48(SP), DX
 	LEAQ   (AX)(DX*1), BX
 	LEAQ   (BX)(DX*1), SI
 	LEAQ   (SI)(DX*1), DX
 	MOVQ   56(SP), DI
 	LEAQ   (CX)(DI*1), R8
-	LEAQ   (R8)(DI*1), DI
-	MOVQ   dim+88(FP), R9
+	LEAQ   (R8)(DI*1), R9
+	LEAQ   (R9)(DI*1), DI
+	MOVQ   dim+112(FP), R10
 
 	// Whole blocks [0, dim).
-	XORQ R10, R10
 	XORQ R11, R11
+	XORQ R12, R12
 
-blocksAVX512_1101:
-	CMPQ         R10, R9
-	JAE          blocksdoneAVX512_1102
-	VPBROADCASTW (CX)(R11*1), Y12
-	VCVTPH2PS    Y12, Z12
-	VPBROADCASTW (R8)(R11*1), Y13
-	VCVTPH2PS    Y13, Z13
-	VPBROADCASTW (DI)(R11*1), Y14
-	VCVTPH2PS    Y14, Z14
-	VPMOVSXBD    2(CX)(R11*1), Z15
-	VCVTDQ2PS    Z15, Z15
-	VMULPS       Z12, Z15, Z15
-	VPMOVSXBD    2(R8)(R11*1), Z16
+blocksAVX512_1096:
+	CMPQ         R11, R10
+	JAE          blocksdoneAVX512_1097
+	VPBROADCASTW (CX)(R12*1), Y16
+	VCVTPH2PS    Y16, Z16
+	VPBROADCASTW (R8)(R12*1), Y17
+	VCVTPH2PS    Y17, Z17
+	VPBROADCASTW (R9)(R12*1), Y18
+	VCVTPH2PS    Y18, Z18
+	VPBROADCASTW (DI)(R12*1), Y19
+	VCVTPH2PS    Y19, Z19
+	VPMOVSXBD    2(CX)(R12*1), Z20
+	VCVTDQ2PS    Z20, Z20
+	VMULPS       Z16, Z20, Z20
+	VPMOVSXBD    2(R8)(R12*1), Z21
+	VCVTDQ2PS    Z21, Z21
+	VMULPS       Z17, Z21, Z21
+	VPMOVSXBD    2(R9)(R12*1), Z22
+	VCVTDQ2PS    Z22, Z22
+	VMULPS       Z18, Z22, Z22
+	VPMOVSXBD    2(DI)(R12*1), Z23
+	VCVTDQ2PS    Z23, Z23
+	VMULPS       Z19, Z23, Z23
+	VMOVUPS      (AX)(R11*4), Z24
+	VFMADD231PS  Z20, Z24, Z0
+	VFMADD231PS  Z21, Z24, Z1
+	VFMADD231PS  Z22, Z24, Z2
+	VFMADD231PS  Z23, Z24, Z3
+	VMOVUPS      (BX)(R11*4), Z24
+	VFMADD231PS  Z20, Z24, Z4
+	VFMADD231PS  Z21, Z24, Z5
+	VFMADD231PS  Z22, Z24, Z6
+	VFMADD231PS  Z23, Z24, Z7
+	VMOVUPS      (SI)(R11*4), Z24
+	VFMADD231PS  Z20, Z24, Z8
+	VFMADD231PS  Z21, Z24, Z9
+	VFMADD231PS  Z22, Z24, Z10
+	VFMADD231PS  Z23, Z24, Z11
+	VMOVUPS      (DX)(R11*4), Z24
+	VFMADD231PS  Z20, Z24, Z12
+	VFMADD231PS  Z21, Z24, Z13
+	VFMADD231PS  Z22, Z24, Z14
+	VFMADD231PS  Z23, Z24, Z15
+	VPMOVSXBD    18(CX)(R12*1), Z20
+	VCVTDQ2PS    Z20, Z20
+	VMULPS       Z16, Z20, Z20
+	VPMOVSXBD    18(R8)(R12*1), Z16
 	VCVTDQ2PS    Z16, Z16
-	VMULPS       Z13, Z16, Z16
-	VPMOVSXBD    2(DI)(R11*1), Z17
+	VMULPS       Z17, Z16, Z16
+	VPMOVSXBD    18(R9)(R12*1), Z17
 	VCVTDQ2PS    Z17, Z17
-	VMULPS       Z14, Z17, Z17
-	VMOVUPS      (AX)(R10*4), Z18
-	VFMADD231PS  Z15, Z18, Z0
-	VFMADD231PS  Z16, Z18, Z1
-	VFMADD231PS  Z17, Z18, Z2
-	VMOVUPS      (BX)(R10*4), Z18
-	VFMADD231PS  Z15, Z18, Z3
-	VFMADD231PS  Z16, Z18, Z4
-	VFMADD231PS  Z17, Z18, Z5
-	VMOVUPS      (SI)(R10*4), Z18
-	VFMADD231PS  Z15, Z18, Z6
-	VFMADD231PS  Z16, Z18, Z7
-	VFMADD231PS  Z17, Z18, Z8
-	VMOVUPS      (DX)(R10*4), Z18
-	VFMADD231PS  Z15, Z18, Z9
-	VFMADD231PS  Z16, Z18, Z10
-	VFMADD231PS  Z17, Z18, Z11
-	VPMOVSXBD    18(CX)(R11*1), Z15
-	VCVTDQ2PS    Z15, Z15
-	VMULPS       Z12, Z15, Z15
-	VPMOVSXBD    18(R8)(R11*1), Z12
-	VCVTDQ2PS    Z12, Z12
-	VMULPS       Z13, Z12, Z12
-	VPMOVSXBD    18(DI)(R11*1), Z13
-	VCVTDQ2PS    Z13, Z13
-	VMULPS       Z14, Z13, Z13
-	VMOVUPS      64(AX)(R10*4), Z14
-	VFMADD231PS  Z15, Z14, Z0
-	VFMADD231PS  Z12, Z14, Z1
-	VFMADD231PS  Z13, Z14, Z2
-	VMOVUPS      64(BX)(R10*4), Z14
-	VFMADD231PS  Z15, Z14, Z3
-	VFMADD231PS  Z12, Z14, Z4
-	VFMADD231PS  Z13, Z14, Z5
-	VMOVUPS      64(SI)(R10*4), Z14
-	VFMADD231PS  Z15, Z14, Z6
-	VFMADD231PS  Z12, Z14, Z7
-	VFMADD231PS  Z13, Z14, Z8
-	VMOVUPS      64(DX)(R10*4), Z14
-	VFMADD231PS  Z15, Z14, Z9
-	VFMADD231PS  Z12, Z14, Z10
-	VFMADD231PS  Z13, Z14, Z11
-	ADDQ         $0x20, R10
-	ADDQ         $0x22, R11
-	JMP          blocksAVX512_1101
+	VMULPS       Z18, Z17, Z17
+	VPMOVSXBD    18(DI)(R12*1), Z18
+	VCVTDQ2PS    Z18, Z18
+	VMULPS       Z19, Z18, Z18
+	VMOVUPS      64(AX)(R11*4), Z19
+	VFMADD231PS  Z20, Z19, Z0
+	VFMADD231PS  Z16, Z19, Z1
+	VFMADD231PS  Z17, Z19, Z2
+	VFMADD231PS  Z18, Z19, Z3
+	VMOVUPS      64(BX)(R11*4), Z19
+	VFMADD231PS  Z20, Z19, Z4
+	VFMADD231PS  Z16, Z19, Z5
+	VFMADD231PS  Z17, Z19, Z6
+	VFMADD231PS  Z18, Z19, Z7
+	VMOVUPS      64(SI)(R11*4), Z19
+	VFMADD231PS  Z20, Z19, Z8
+	VFMADD231PS  Z16, Z19, Z9
+	VFMADD231PS  Z17, Z19, Z10
+	VFMADD231PS  Z18, Z19, Z11
+	VMOVUPS      64(DX)(R11*4), Z19
+	VFMADD231PS  Z20, Z19, Z12
+	VFMADD231PS  Z16, Z19, Z13
+	VFMADD231PS  Z17, Z19, Z14
+	VFMADD231PS  Z18, Z19, Z15
+	ADDQ         $0x20, R11
+	ADDQ         $0x22, R12
+	JMP          blocksAVX512_1096
 
-blocksdoneAVX512_1102:
-	VEXTRACTF64X4 $0x01, Z0, Y12
-	VADDPS        Y0, Y12, Y12
+blocksdoneAVX512_1097:
+	VSHUFF64X2    $0x44, Z4, Z0, Z16
+	VSHUFF64X2    $0xee, Z4, Z0, Z0
+	VADDPS        Z0, Z16, Z16
+	VSHUFF64X2    $0x44, Z5, Z1, Z0
+	VSHUFF64X2    $0xee, Z5, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF64X2    $0x44, Z6, Z2, Z1
+	VSHUFF64X2    $0xee, Z6, Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF64X2    $0x44, Z7, Z3, Z2
+	VSHUFF64X2    $0xee, Z7, Z3, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF64X2    $0x44, Z12, Z8, Z3
+	VSHUFF64X2    $0xee, Z12, Z8, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF64X2    $0x44, Z13, Z9, Z4
+	VSHUFF64X2    $0xee, Z13, Z9, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF64X2    $0x44, Z14, Z10, Z5
+	VSHUFF64X2    $0xee, Z14, Z10, Z6
+	VADDPS        Z6, Z5, Z5
+	VSHUFF64X2    $0x44, Z15, Z11, Z6
+	VSHUFF64X2    $0xee, Z15, Z11, Z7
+	VADDPS        Z7, Z6, Z6
+	VSHUFPS       $0x88, Z0, Z16, Z7
+	VSHUFPS       $0xdd, Z0, Z16, Z0
+	VADDPS        Z0, Z7, Z7
+	VSHUFPS       $0x88, Z2, Z1, Z0
+	VSHUFPS       $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z4, Z3, Z1
+	VSHUFPS       $0xdd, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z6, Z5, Z2
+	VSHUFPS       $0xdd, Z6, Z5, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFPS       $0x88, Z0, Z7, Z3
+	VSHUFPS       $0xdd, Z0, Z7, Z0
+	VADDPS        Z0, Z3, Z3
+	VSHUFPS       $0x88, Z2, Z1, Z0
+	VSHUFPS       $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z0, Z3, Z1
+	VSHUFF32X4    $0xdd, Z0, Z3, Z0
+	VADDPS        Z0, Z1, Z1
+	VBROADCASTSS  scale+128(FP), Z0
+	VMULPS        Z0, Z1, Z1
+	MOVQ          32(SP), AX
+	MOVQ          64(SP), CX
+	LEAQ          (AX)(CX*1), DX
+	LEAQ          (DX)(CX*1), BX
+	LEAQ          (BX)(CX*1), CX
+	VMOVUPS       X1, (AX)
+	VEXTRACTF32X4 $0x01, Z1, (DX)
+	VEXTRACTF32X4 $0x02, Z1, (BX)
+	VEXTRACTF32X4 $0x03, Z1, (CX)
+	MOVQ          48(SP), AX
+	IMUL3Q        $0x04, AX, AX
+	ADDQ          AX, 24(SP)
+	MOVQ          64(SP), AX
+	IMUL3Q        $0x04, AX, AX
+	ADDQ          AX, 32(SP)
+	SUBQ          $0x04, 40(SP)
+	JMP           rowsAVX512_1094
+
+rowsdoneAVX512_1095:
+	CMPQ 40(SP), $0x02
+	JB   rowsdoneAVX512_1099
+
+	// Tile of 2 query rows × 4 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), DX
+	MOVQ   56(SP), BX
+	LEAQ   (CX)(BX*1), SI
+	LEAQ   (SI)(BX*1), DI
+	LEAQ   (DI)(BX*1), BX
+	MOVQ   dim+112(FP), R8
+
+	// Whole blocks [0, dim).
+	XORQ R9, R9
+	XORQ R10, R10
+
+blocksAVX512_1100:
+	CMPQ         R9, R8
+	JAE          blocksdoneAVX512_1101
+	VPBROADCASTW (CX)(R10*1), Y8
+	VCVTPH2PS    Y8, Z8
+	VPBROADCASTW (SI)(R10*1), Y9
+	VCVTPH2PS    Y9, Z9
+	VPBROADCASTW (DI)(R10*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPBROADCASTW (BX)(R10*1), Y11
+	VCVTPH2PS    Y11, Z11
+	VPMOVSXBD    2(CX)(R10*1), Z12
+	VCVTDQ2PS    Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VPMOVSXBD    2(SI)(R10*1), Z13
+	VCVTDQ2PS    Z13, Z13
+	VMULPS       Z9, Z13, Z13
+	VPMOVSXBD    2(DI)(R10*1), Z14
+	VCVTDQ2PS    Z14, Z14
+	VMULPS       Z10, Z14, Z14
+	VPMOVSXBD    2(BX)(R10*1), Z15
+	VCVTDQ2PS    Z15, Z15
+	VMULPS       Z11, Z15, Z15
+	VMOVUPS      (AX)(R9*4), Z16
+	VFMADD231PS  Z12, Z16, Z0
+	VFMADD231PS  Z13, Z16, Z1
+	VFMADD231PS  Z14, Z16, Z2
+	VFMADD231PS  Z15, Z16, Z3
+	VMOVUPS      (DX)(R9*4), Z16
+	VFMADD231PS  Z12, Z16, Z4
+	VFMADD231PS  Z13, Z16, Z5
+	VFMADD231PS  Z14, Z16, Z6
+	VFMADD231PS  Z15, Z16, Z7
+	VPMOVSXBD    18(CX)(R10*1), Z12
+	VCVTDQ2PS    Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VPMOVSXBD    18(SI)(R10*1), Z8
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       Z9, Z8, Z8
+	VPMOVSXBD    18(DI)(R10*1), Z9
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       Z10, Z9, Z9
+	VPMOVSXBD    18(BX)(R10*1), Z10
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       Z11, Z10, Z10
+	VMOVUPS      64(AX)(R9*4), Z11
+	VFMADD231PS  Z12, Z11, Z0
+	VFMADD231PS  Z8, Z11, Z1
+	VFMADD231PS  Z9, Z11, Z2
+	VFMADD231PS  Z10, Z11, Z3
+	VMOVUPS      64(DX)(R9*4), Z11
+	VFMADD231PS  Z12, Z11, Z4
+	VFMADD231PS  Z8, Z11, Z5
+	VFMADD231PS  Z9, Z11, Z6
+	VFMADD231PS  Z10, Z11, Z7
+	ADDQ         $0x20, R9
+	ADDQ         $0x22, R10
+	JMP          blocksAVX512_1100
+
+blocksdoneAVX512_1101:
+	VEXTRACTF64X4 $0x01, Z0, Y8
+	VADDPS        Y0, Y8, Y8
 	VEXTRACTF64X4 $0x01, Z1, Y0
 	VADDPS        Y1, Y0, Y0
 	VEXTRACTF64X4 $0x01, Z2, Y1
@@ -39809,21 +40441,11 @@ blocksdoneAVX512_1102:
 	VADDPS        Y6, Y5, Y5
 	VEXTRACTF64X4 $0x01, Z7, Y6
 	VADDPS        Y7, Y6, Y6
-	VEXTRACTF64X4 $0x01, Z8, Y7
-	VADDPS        Y8, Y7, Y7
-	VEXTRACTF64X4 $0x01, Z9, Y8
-	VADDPS        Y9, Y8, Y8
-	VEXTRACTF64X4 $0x01, Z10, Y9
-	VADDPS        Y10, Y9, Y9
-	VEXTRACTF64X4 $0x01, Z11, Y10
-	VADDPS        Y11, Y10, Y10
-	VBROADCASTSS  scale+104(FP), Y11
+	VBROADCASTSS  scale+128(FP), Y7
 	MOVQ          32(SP), AX
 	MOVQ          64(SP), CX
-	LEAQ          (AX)(CX*1), DX
-	LEAQ          (DX)(CX*1), BX
-	LEAQ          (BX)(CX*1), CX
-	VHADDPS       Y0, Y12, Y0
+	LEAQ          (AX)(CX*1), CX
+	VHADDPS       Y0, Y8, Y0
 	VHADDPS       Y2, Y1, Y1
 	VHADDPS       Y1, Y0, Y0
 	VHADDPS       Y4, Y3, Y1
@@ -39832,140 +40454,16 @@ blocksdoneAVX512_1102:
 	VPERM2F128    $0x20, Y1, Y0, Y2
 	VPERM2F128    $0x31, Y1, Y0, Y0
 	VADDPS        Y0, Y2, Y2
-	VMULPS        Y11, Y2, Y2
+	VMULPS        Y7, Y2, Y2
 	VMOVSS        X2, (AX)
 	VEXTRACTPS    $0x01, X2, 4(AX)
 	VEXTRACTPS    $0x02, X2, 8(AX)
-	VEXTRACTPS    $0x03, X2, (DX)
+	VEXTRACTPS    $0x03, X2, 12(AX)
 	VEXTRACTF128  $0x01, Y2, X0
-	VMOVSS        X0, 4(DX)
-	VEXTRACTPS    $0x01, X0, 8(DX)
-	VEXTRACTPS    $0x02, X0, (BX)
-	VEXTRACTPS    $0x03, X0, 4(BX)
-	VHADDPS       Y8, Y7, Y0
-	VHADDPS       Y10, Y9, Y1
-	VHADDPS       Y1, Y0, Y0
-	VEXTRACTF128  $0x01, Y0, X1
-	VADDPS        X0, X1, X1
-	VMULPS        X11, X1, X1
-	VMOVSS        X1, 8(BX)
-	VEXTRACTPS    $0x01, X1, (CX)
-	VEXTRACTPS    $0x02, X1, 4(CX)
-	VEXTRACTPS    $0x03, X1, 8(CX)
-	MOVQ          48(SP), AX
-	IMUL3Q        $0x04, AX, AX
-	ADDQ          AX, 24(SP)
-	MOVQ          64(SP), AX
-	IMUL3Q        $0x04, AX, AX
-	ADDQ          AX, 32(SP)
-	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_1099
-
-rowsdoneAVX512_1100:
-	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_1104
-
-	// Tile of 2 query rows × 3 keys.
-	MOVQ   24(SP), AX
-	MOVQ   (SP), CX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	MOVQ   48(SP), DX
-	LEAQ   (AX)(DX*1), DX
-	MOVQ   56(SP), BX
-	LEAQ   (CX)(BX*1), SI
-	LEAQ   (SI)(BX*1), BX
-	MOVQ   dim+88(FP), DI
-
-	// Whole blocks [0, dim).
-	XORQ R8, R8
-	XORQ R9, R9
-
-blocksAVX512_1105:
-	CMPQ         R8, DI
-	JAE          blocksdoneAVX512_1106
-	VPBROADCASTW (CX)(R9*1), Y6
-	VCVTPH2PS    Y6, Z6
-	VPBROADCASTW (SI)(R9*1), Y7
-	VCVTPH2PS    Y7, Z7
-	VPBROADCASTW (BX)(R9*1), Y8
-	VCVTPH2PS    Y8, Z8
-	VPMOVSXBD    2(CX)(R9*1), Z9
-	VCVTDQ2PS    Z9, Z9
-	VMULPS       Z6, Z9, Z9
-	VPMOVSXBD    2(SI)(R9*1), Z10
-	VCVTDQ2PS    Z10, Z10
-	VMULPS       Z7, Z10, Z10
-	VPMOVSXBD    2(BX)(R9*1), Z11
-	VCVTDQ2PS    Z11, Z11
-	VMULPS       Z8, Z11, Z11
-	VMOVUPS      (AX)(R8*4), Z12
-	VFMADD231PS  Z9, Z12, Z0
-	VFMADD231PS  Z10, Z12, Z1
-	VFMADD231PS  Z11, Z12, Z2
-	VMOVUPS      (DX)(R8*4), Z12
-	VFMADD231PS  Z9, Z12, Z3
-	VFMADD231PS  Z10, Z12, Z4
-	VFMADD231PS  Z11, Z12, Z5
-	VPMOVSXBD    18(CX)(R9*1), Z9
-	VCVTDQ2PS    Z9, Z9
-	VMULPS       Z6, Z9, Z9
-	VPMOVSXBD    18(SI)(R9*1), Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       Z7, Z6, Z6
-	VPMOVSXBD    18(BX)(R9*1), Z7
-	VCVTDQ2PS    Z7, Z7
-	VMULPS       Z8, Z7, Z7
-	VMOVUPS      64(AX)(R8*4), Z8
-	VFMADD231PS  Z9, Z8, Z0
-	VFMADD231PS  Z6, Z8, Z1
-	VFMADD231PS  Z7, Z8, Z2
-	VMOVUPS      64(DX)(R8*4), Z8
-	VFMADD231PS  Z9, Z8, Z3
-	VFMADD231PS  Z6, Z8, Z4
-	VFMADD231PS  Z7, Z8, Z5
-	ADDQ         $0x20, R8
-	ADDQ         $0x22, R9
-	JMP          blocksAVX512_1105
-
-blocksdoneAVX512_1106:
-	VEXTRACTF64X4 $0x01, Z0, Y6
-	VADDPS        Y0, Y6, Y6
-	VEXTRACTF64X4 $0x01, Z1, Y0
-	VADDPS        Y1, Y0, Y0
-	VEXTRACTF64X4 $0x01, Z2, Y1
-	VADDPS        Y2, Y1, Y1
-	VEXTRACTF64X4 $0x01, Z3, Y2
-	VADDPS        Y3, Y2, Y2
-	VEXTRACTF64X4 $0x01, Z4, Y3
-	VADDPS        Y4, Y3, Y3
-	VEXTRACTF64X4 $0x01, Z5, Y4
-	VADDPS        Y5, Y4, Y4
-	VBROADCASTSS  scale+104(FP), Y5
-	MOVQ          32(SP), AX
-	MOVQ          64(SP), CX
-	LEAQ          (AX)(CX*1), CX
-	VHADDPS       Y0, Y6, Y0
-	VHADDPS       Y2, Y1, Y1
-	VHADDPS       Y1, Y0, Y0
-	VHADDPS       Y4, Y3, Y1
-	VHADDPS       Y4, Y4, Y2
-	VHADDPS       Y2, Y1, Y1
-	VPERM2F128    $0x20, Y1, Y0, Y2
-	VPERM2F128    $0x31, Y1, Y0, Y0
-	VADDPS        Y0, Y2, Y2
-	VMULPS        Y5, Y2, Y2
-	VMOVSS        X2, (AX)
-	VEXTRACTPS    $0x01, X2, 4(AX)
-	VEXTRACTPS    $0x02, X2, 8(AX)
-	VEXTRACTPS    $0x03, X2, (CX)
-	VEXTRACTF128  $0x01, Y2, X0
-	VMOVSS        X0, 4(CX)
-	VEXTRACTPS    $0x01, X0, 8(CX)
+	VMOVSS        X0, (CX)
+	VEXTRACTPS    $0x01, X0, 4(CX)
+	VEXTRACTPS    $0x02, X0, 8(CX)
+	VEXTRACTPS    $0x03, X0, 12(CX)
 	MOVQ          48(SP), AX
 	IMUL3Q        $0x02, AX, AX
 	ADDQ          AX, 24(SP)
@@ -39974,82 +40472,97 @@ blocksdoneAVX512_1106:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_1104:
+rowsdoneAVX512_1099:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_1108
+	JB   rowsdoneAVX512_1103
 
-	// Tile of 1 query rows × 3 keys.
+	// Tile of 1 query rows × 4 keys.
 	MOVQ   24(SP), AX
 	MOVQ   (SP), CX
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
 	MOVQ   56(SP), DX
 	LEAQ   (CX)(DX*1), BX
-	LEAQ   (BX)(DX*1), DX
-	MOVQ   dim+88(FP), SI
+	LEAQ   (BX)(DX*1), SI
+	LEAQ   (SI)(DX*1), DX
+	MOVQ   dim+112(FP), DI
 
 	// Whole blocks [0, dim).
-	XORQ DI, DI
 	XORQ R8, R8
+	XORQ R9, R9
 
-blocksAVX512_1109:
-	CMPQ         DI, SI
-	JAE          blocksdoneAVX512_1110
-	VPBROADCASTW (CX)(R8*1), Y3
-	VCVTPH2PS    Y3, Z3
-	VPBROADCASTW (BX)(R8*1), Y4
+blocksAVX512_1104:
+	CMPQ         R8, DI
+	JAE          blocksdoneAVX512_1105
+	VPBROADCASTW (CX)(R9*1), Y4
 	VCVTPH2PS    Y4, Z4
-	VPBROADCASTW (DX)(R8*1), Y5
+	VPBROADCASTW (BX)(R9*1), Y5
 	VCVTPH2PS    Y5, Z5
-	VPMOVSXBD    2(CX)(R8*1), Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       Z3, Z6, Z6
-	VPMOVSXBD    2(BX)(R8*1), Z7
-	VCVTDQ2PS    Z7, Z7
-	VMULPS       Z4, Z7, Z7
-	VPMOVSXBD    2(DX)(R8*1), Z8
+	VPBROADCASTW (SI)(R9*1), Y6
+	VCVTPH2PS    Y6, Z6
+	VPBROADCASTW (DX)(R9*1), Y7
+	VCVTPH2PS    Y7, Z7
+	VPMOVSXBD    2(CX)(R9*1), Z8
 	VCVTDQ2PS    Z8, Z8
-	VMULPS       Z5, Z8, Z8
-	VMOVUPS      (AX)(DI*4), Z9
-	VFMADD231PS  Z6, Z9, Z0
-	VFMADD231PS  Z7, Z9, Z1
-	VFMADD231PS  Z8, Z9, Z2
-	VPMOVSXBD    18(CX)(R8*1), Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       Z3, Z6, Z6
-	VPMOVSXBD    18(BX)(R8*1), Z3
-	VCVTDQ2PS    Z3, Z3
-	VMULPS       Z4, Z3, Z3
-	VPMOVSXBD    18(DX)(R8*1), Z4
+	VMULPS       Z4, Z8, Z8
+	VPMOVSXBD    2(BX)(R9*1), Z9
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       Z5, Z9, Z9
+	VPMOVSXBD    2(SI)(R9*1), Z10
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       Z6, Z10, Z10
+	VPMOVSXBD    2(DX)(R9*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z7, Z11, Z11
+	VMOVUPS      (AX)(R8*4), Z12
+	VFMADD231PS  Z8, Z12, Z0
+	VFMADD231PS  Z9, Z12, Z1
+	VFMADD231PS  Z10, Z12, Z2
+	VFMADD231PS  Z11, Z12, Z3
+	VPMOVSXBD    18(CX)(R9*1), Z8
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       Z4, Z8, Z8
+	VPMOVSXBD    18(BX)(R9*1), Z4
 	VCVTDQ2PS    Z4, Z4
 	VMULPS       Z5, Z4, Z4
-	VMOVUPS      64(AX)(DI*4), Z5
-	VFMADD231PS  Z6, Z5, Z0
-	VFMADD231PS  Z3, Z5, Z1
-	VFMADD231PS  Z4, Z5, Z2
-	ADDQ         $0x20, DI
-	ADDQ         $0x22, R8
-	JMP          blocksAVX512_1109
+	VPMOVSXBD    18(SI)(R9*1), Z5
+	VCVTDQ2PS    Z5, Z5
+	VMULPS       Z6, Z5, Z5
+	VPMOVSXBD    18(DX)(R9*1), Z6
+	VCVTDQ2PS    Z6, Z6
+	VMULPS       Z7, Z6, Z6
+	VMOVUPS      64(AX)(R8*4), Z7
+	VFMADD231PS  Z8, Z7, Z0
+	VFMADD231PS  Z4, Z7, Z1
+	VFMADD231PS  Z5, Z7, Z2
+	VFMADD231PS  Z6, Z7, Z3
+	ADDQ         $0x20, R8
+	ADDQ         $0x22, R9
+	JMP          blocksAVX512_1104
 
-blocksdoneAVX512_1110:
-	VEXTRACTF64X4 $0x01, Z0, Y3
-	VADDPS        Y0, Y3, Y3
+blocksdoneAVX512_1105:
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y0, Y4, Y4
 	VEXTRACTF64X4 $0x01, Z1, Y0
 	VADDPS        Y1, Y0, Y0
 	VEXTRACTF64X4 $0x01, Z2, Y1
 	VADDPS        Y2, Y1, Y1
-	VBROADCASTSS  scale+104(FP), Y2
+	VEXTRACTF64X4 $0x01, Z3, Y2
+	VADDPS        Y3, Y2, Y2
+	VBROADCASTSS  scale+128(FP), Y3
 	MOVQ          32(SP), AX
-	VHADDPS       Y0, Y3, Y0
-	VHADDPS       Y1, Y1, Y1
+	VHADDPS       Y0, Y4, Y0
+	VHADDPS       Y2, Y1, Y1
 	VHADDPS       Y1, Y0, Y0
 	VEXTRACTF128  $0x01, Y0, X1
 	VADDPS        X0, X1, X1
-	VMULPS        X2, X1, X1
+	VMULPS        X3, X1, X1
 	VMOVSS        X1, (AX)
 	VEXTRACTPS    $0x01, X1, 4(AX)
 	VEXTRACTPS    $0x02, X1, 8(AX)
+	VEXTRACTPS    $0x03, X1, 12(AX)
 	MOVQ          48(SP), AX
 	IMUL3Q        $0x01, AX, AX
 	ADDQ          AX, 24(SP)
@@ -40058,28 +40571,44 @@ blocksdoneAVX512_1110:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_1108:
+rowsdoneAVX512_1103:
 	MOVQ   56(SP), AX
-	IMUL3Q $0x03, AX, AX
+	IMUL3Q $0x04, AX, AX
 	ADDQ   AX, (SP)
-	ADDQ   $0x0c, 16(SP)
-	SUBQ   $0x03, 8(SP)
-	JMP    keysAVX512_1097
+	ADDQ   $0x10, 16(SP)
+	SUBQ   $0x04, 8(SP)
+	JMP    keysAVX512_1091
 
-keysdoneAVX512_1098:
-keysAVX512_1111:
-	CMPQ 8(SP), $0x01
-	JB   keysdoneAVX512_1112
+keysdoneAVX512_1092:
+keysAVX512_1106:
+	CMPQ  8(SP), $0x01
+	JB    keysdoneAVX512_1107
+	MOVQ  72(SP), AX
+	TESTQ AX, AX
+	JZ    aheaddoneAVX512_1108
+	XORQ  CX, CX
+
+lines_42:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_42
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	MOVQ       AX, 72(SP)
+
+aheaddoneAVX512_1108:
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
 	MOVQ AX, 32(SP)
-	MOVQ rows+72(FP), AX
+	MOVQ rows+96(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_1113:
+rowsAVX512_1109:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_1114
+	JB   rowsdoneAVX512_1110
 
 	// Tile of 4 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -40092,15 +40621,15 @@ rowsAVX512_1113:
 	LEAQ   (AX)(DX*1), BX
 	LEAQ   (BX)(DX*1), SI
 	LEAQ   (SI)(DX*1), DX
-	MOVQ   dim+88(FP), DI
+	MOVQ   dim+112(FP), DI
 
 	// Whole blocks [0, dim).
 	XORQ R8, R8
 	XORQ R9, R9
 
-blocksAVX512_1115:
+blocksAVX512_1111:
 	CMPQ         R8, DI
-	JAE          blocksdoneAVX512_1116
+	JAE          blocksdoneAVX512_1112
 	VPBROADCASTW (CX)(R9*1), Y4
 	VCVTPH2PS    Y4, Z4
 	VPMOVSXBD    2(CX)(R9*1), Z5
@@ -40127,9 +40656,9 @@ blocksAVX512_1115:
 	VFMADD231PS  Z5, Z4, Z3
 	ADDQ         $0x20, R8
 	ADDQ         $0x22, R9
-	JMP          blocksAVX512_1115
+	JMP          blocksAVX512_1111
 
-blocksdoneAVX512_1116:
+blocksdoneAVX512_1112:
 	VEXTRACTF64X4 $0x01, Z0, Y4
 	VADDPS        Y0, Y4, Y4
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -40138,7 +40667,7 @@ blocksdoneAVX512_1116:
 	VADDPS        Y2, Y1, Y1
 	VEXTRACTF64X4 $0x01, Z3, Y2
 	VADDPS        Y3, Y2, Y2
-	VBROADCASTSS  scale+104(FP), Y3
+	VBROADCASTSS  scale+128(FP), Y3
 	MOVQ          32(SP), AX
 	MOVQ          64(SP), CX
 	LEAQ          (AX)(CX*1), DX
@@ -40161,11 +40690,11 @@ blocksdoneAVX512_1116:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_1113
+	JMP           rowsAVX512_1109
 
-rowsdoneAVX512_1114:
+rowsdoneAVX512_1110:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_1118
+	JB   rowsdoneAVX512_1114
 
 	// Tile of 2 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -40174,15 +40703,15 @@ rowsdoneAVX512_1114:
 	VXORPS Z1, Z1, Z1
 	MOVQ   48(SP), DX
 	LEAQ   (AX)(DX*1), DX
-	MOVQ   dim+88(FP), BX
+	MOVQ   dim+112(FP), BX
 
 	// Whole blocks [0, dim).
 	XORQ SI, SI
 	XORQ DI, DI
 
-blocksAVX512_1119:
+blocksAVX512_1115:
 	CMPQ         SI, BX
-	JAE          blocksdoneAVX512_1120
+	JAE          blocksdoneAVX512_1116
 	VPBROADCASTW (CX)(DI*1), Y2
 	VCVTPH2PS    Y2, Z2
 	VPMOVSXBD    2(CX)(DI*1), Z3
@@ -40201,14 +40730,14 @@ blocksAVX512_1119:
 	VFMADD231PS  Z3, Z2, Z1
 	ADDQ         $0x20, SI
 	ADDQ         $0x22, DI
-	JMP          blocksAVX512_1119
+	JMP          blocksAVX512_1115
 
-blocksdoneAVX512_1120:
+blocksdoneAVX512_1116:
 	VEXTRACTF64X4 $0x01, Z0, Y2
 	VADDPS        Y0, Y2, Y2
 	VEXTRACTF64X4 $0x01, Z1, Y0
 	VADDPS        Y1, Y0, Y0
-	VBROADCASTSS  scale+104(FP), Y1
+	VBROADCASTSS  scale+128(FP), Y1
 	MOVQ          32(SP), AX
 	MOVQ          64(SP), CX
 	LEAQ          (AX)(CX*1), CX
@@ -40228,23 +40757,23 @@ blocksdoneAVX512_1120:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_1118:
+rowsdoneAVX512_1114:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_1122
+	JB   rowsdoneAVX512_1118
 
 	// Tile of 1 query rows × 1 keys.
 	MOVQ   24(SP), AX
 	MOVQ   (SP), CX
 	VXORPS Z0, Z0, Z0
-	MOVQ   dim+88(FP), DX
+	MOVQ   dim+112(FP), DX
 
 	// Whole blocks [0, dim).
 	XORQ BX, BX
 	XORQ SI, SI
 
-blocksAVX512_1123:
+blocksAVX512_1119:
 	CMPQ         BX, DX
-	JAE          blocksdoneAVX512_1124
+	JAE          blocksdoneAVX512_1120
 	VPBROADCASTW (CX)(SI*1), Y1
 	VCVTPH2PS    Y1, Z1
 	VPMOVSXBD    2(CX)(SI*1), Z2
@@ -40259,12 +40788,12 @@ blocksAVX512_1123:
 	VFMADD231PS  Z2, Z1, Z0
 	ADDQ         $0x20, BX
 	ADDQ         $0x22, SI
-	JMP          blocksAVX512_1123
+	JMP          blocksAVX512_1119
 
-blocksdoneAVX512_1124:
+blocksdoneAVX512_1120:
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPS        Y0, Y1, Y1
-	VBROADCASTSS  scale+104(FP), Y0
+	VBROADCASTSS  scale+128(FP), Y0
 	MOVQ          32(SP), AX
 	VHADDPS       Y1, Y1, Y2
 	VHADDPS       Y1, Y1, Y1
@@ -40281,15 +40810,15 @@ blocksdoneAVX512_1124:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_1122:
+rowsdoneAVX512_1118:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x01, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX512_1111
+	JMP    keysAVX512_1106
 
-keysdoneAVX512_1112:
+keysdoneAVX512_1107:
 	VZEROUPPER
 	RET
 
@@ -40306,10 +40835,10 @@ TEXT ·ScoresQ8PanelsAVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_1125:
+blocksAVX512_1121:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_1126
+	JZ    blocksdoneAVX512_1122
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -40337,28 +40866,29 @@ blocksAVX512_1125:
 	MOVQ    scratch_base+72(FP), SI
 	MOVQ    dim+136(FP), DI
 
-widenAVX512_1129:
+widenAVX512_1125:
 	TESTQ  AX, AX
-	JZ     widendoneAVX512_1130
+	JZ     widendoneAVX512_1126
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
-	MOVQ   DI, R12
-	SHRQ   $0x05, R12
-	IMUL3Q $0x22, R12, R12
-	DECQ   R12
-	XORQ   R11, R11
+	MOVQ   DI, R11
+	SHRQ   $0x05, R11
+	IMUL3Q $0x22, R11, R11
+	DECQ   R11
+	XORQ   R12, R12
 
-prefetchAVX512_1131:
-	PREFETCHT0 (R10)(R11*1)
-	ADDQ       $0x40, R11
-	CMPQ       R11, R12
-	JB         prefetchAVX512_1131
+lines_43:
+	PREFETCHT0 (R10)(R12*1)
+	ADDQ       $0x40, R12
+	CMPQ       R12, R11
+	JB         lines_43
+	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX512_1132:
+widenblockAVX512_1127:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX512_1133
+	JZ           widenblockdoneAVX512_1128
 	VPBROADCASTW (R8), Y0
 	VCVTPH2PS    Y0, Z0
 	VPMOVSXBD    2(R8), Z1
@@ -40372,14 +40902,14 @@ widenblockAVX512_1132:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX512_1132
+	JMP          widenblockAVX512_1127
 
-widenblockdoneAVX512_1133:
+widenblockdoneAVX512_1128:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX512_1129
+	JMP  widenAVX512_1125
 
-widendoneAVX512_1130:
+widendoneAVX512_1126:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -40411,10 +40941,10 @@ widendoneAVX512_1130:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_1134:
+dAVX512_1129:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_1135
+	JA           ddoneAVX512_1130
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -40522,7 +41052,7 @@ dAVX512_1134:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_1136
+	JE      pendnoneAVX512_1131
 	MOVQ    64(SP), R13
 	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
@@ -40532,16 +41062,16 @@ dAVX512_1134:
 	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_1136:
+pendnoneAVX512_1131:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_1134
+	JMP  dAVX512_1129
 
-ddoneAVX512_1135:
-dAVX512_1137:
+ddoneAVX512_1130:
+dAVX512_1132:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_1138
+	JA           ddoneAVX512_1133
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -40570,9 +41100,9 @@ dAVX512_1137:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_1137
+	JMP          dAVX512_1132
 
-ddoneAVX512_1138:
+ddoneAVX512_1133:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -40627,28 +41157,29 @@ ddoneAVX512_1138:
 	IMUL3Q  $0x00000020, DI, R8
 	ADDQ    R8, SI
 
-widenAVX512_1139:
+widenAVX512_1134:
 	TESTQ  AX, AX
-	JZ     widendoneAVX512_1140
+	JZ     widendoneAVX512_1135
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
-	MOVQ   DI, R12
-	SHRQ   $0x05, R12
-	IMUL3Q $0x22, R12, R12
-	DECQ   R12
-	XORQ   R11, R11
+	MOVQ   DI, R11
+	SHRQ   $0x05, R11
+	IMUL3Q $0x22, R11, R11
+	DECQ   R11
+	XORQ   R12, R12
 
-prefetchAVX512_1141:
-	PREFETCHT0 (R10)(R11*1)
-	ADDQ       $0x40, R11
-	CMPQ       R11, R12
-	JB         prefetchAVX512_1141
+lines_44:
+	PREFETCHT0 (R10)(R12*1)
+	ADDQ       $0x40, R12
+	CMPQ       R12, R11
+	JB         lines_44
+	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX512_1142:
+widenblockAVX512_1136:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX512_1143
+	JZ           widenblockdoneAVX512_1137
 	VPBROADCASTW (R8), Y0
 	VCVTPH2PS    Y0, Z0
 	VPMOVSXBD    2(R8), Z1
@@ -40662,14 +41193,14 @@ widenblockAVX512_1142:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX512_1142
+	JMP          widenblockAVX512_1136
 
-widenblockdoneAVX512_1143:
+widenblockdoneAVX512_1137:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX512_1139
+	JMP  widenAVX512_1134
 
-widendoneAVX512_1140:
+widendoneAVX512_1135:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -40703,10 +41234,10 @@ widendoneAVX512_1140:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_1144:
+dAVX512_1138:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_1145
+	JA           ddoneAVX512_1139
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -40814,7 +41345,7 @@ dAVX512_1144:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_1146
+	JE      pendnoneAVX512_1140
 	MOVQ    64(SP), R13
 	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
@@ -40824,16 +41355,16 @@ dAVX512_1144:
 	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_1146:
+pendnoneAVX512_1140:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_1144
+	JMP  dAVX512_1138
 
-ddoneAVX512_1145:
-dAVX512_1147:
+ddoneAVX512_1139:
+dAVX512_1141:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_1148
+	JA           ddoneAVX512_1142
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -40862,9 +41393,9 @@ dAVX512_1147:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_1147
+	JMP          dAVX512_1141
 
-ddoneAVX512_1148:
+ddoneAVX512_1142:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -40903,24 +41434,24 @@ ddoneAVX512_1148:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_1149
+	JZ    draindoneAVX512_1143
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_1150:
+drainAVX512_1144:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_1150
+	JNZ     drainAVX512_1144
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_1149:
+draindoneAVX512_1143:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_1154
+	JB         flushpartialAVX512_1148
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -41122,15 +41653,15 @@ draindoneAVX512_1149:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_1153
+	JMP        flushdoneAVX512_1147
 
-flushpartialAVX512_1154:
+flushpartialAVX512_1148:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_1151:
+flushAVX512_1145:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_1152
+	JB         flushtailAVX512_1146
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -41215,67 +41746,67 @@ flushAVX512_1151:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -41359,100 +41890,100 @@ flushAVX512_1151:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1155
+	JZ         chunkdoneAVX512_1149
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_1155:
+chunkdoneAVX512_1149:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_1151
+	JMP  flushAVX512_1145
 
-flushtailAVX512_1152:
+flushtailAVX512_1146:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_1153
+	JZ    flushdoneAVX512_1147
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_1156:
+tailrowAVX512_1150:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_1157:
+tailkeyAVX512_1151:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_1157
+	JB   tailkeyAVX512_1151
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_1153
+	JAE  flushdoneAVX512_1147
 	DECQ SI
-	JNZ  tailrowAVX512_1156
+	JNZ  tailrowAVX512_1150
 
-flushdoneAVX512_1153:
+flushdoneAVX512_1147:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -41460,9 +41991,9 @@ flushdoneAVX512_1153:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_1128
+	JLE    panelsdoneAVX512_1124
 
-panelsAVX512_1127:
+panelsAVX512_1123:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -41494,10 +42025,10 @@ panelsAVX512_1127:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_1158:
+dAVX512_1152:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_1159
+	JA           ddoneAVX512_1153
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -41605,7 +42136,7 @@ dAVX512_1158:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_1160
+	JE      pendnoneAVX512_1154
 	MOVQ    64(SP), R13
 	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
@@ -41615,16 +42146,16 @@ dAVX512_1158:
 	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_1160:
+pendnoneAVX512_1154:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_1158
+	JMP  dAVX512_1152
 
-ddoneAVX512_1159:
-dAVX512_1161:
+ddoneAVX512_1153:
+dAVX512_1155:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_1162
+	JA           ddoneAVX512_1156
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -41653,9 +42184,9 @@ dAVX512_1161:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_1161
+	JMP          dAVX512_1155
 
-ddoneAVX512_1162:
+ddoneAVX512_1156:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -41724,10 +42255,10 @@ ddoneAVX512_1162:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_1163:
+dAVX512_1157:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_1164
+	JA           ddoneAVX512_1158
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -41835,7 +42366,7 @@ dAVX512_1163:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_1165
+	JE      pendnoneAVX512_1159
 	MOVQ    64(SP), R13
 	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
@@ -41845,16 +42376,16 @@ dAVX512_1163:
 	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_1165:
+pendnoneAVX512_1159:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_1163
+	JMP  dAVX512_1157
 
-ddoneAVX512_1164:
-dAVX512_1166:
+ddoneAVX512_1158:
+dAVX512_1160:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_1167
+	JA           ddoneAVX512_1161
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -41883,9 +42414,9 @@ dAVX512_1166:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_1166
+	JMP          dAVX512_1160
 
-ddoneAVX512_1167:
+ddoneAVX512_1161:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -41924,24 +42455,24 @@ ddoneAVX512_1167:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_1168
+	JZ    draindoneAVX512_1162
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_1169:
+drainAVX512_1163:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_1169
+	JNZ     drainAVX512_1163
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_1168:
+draindoneAVX512_1162:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_1173
+	JB         flushpartialAVX512_1167
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -42143,15 +42674,15 @@ draindoneAVX512_1168:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_1172
+	JMP        flushdoneAVX512_1166
 
-flushpartialAVX512_1173:
+flushpartialAVX512_1167:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_1170:
+flushAVX512_1164:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_1171
+	JB         flushtailAVX512_1165
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -42236,67 +42767,67 @@ flushAVX512_1170:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -42380,100 +42911,100 @@ flushAVX512_1170:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1174
+	JZ         chunkdoneAVX512_1168
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_1174:
+chunkdoneAVX512_1168:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_1170
+	JMP  flushAVX512_1164
 
-flushtailAVX512_1171:
+flushtailAVX512_1165:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_1172
+	JZ    flushdoneAVX512_1166
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_1175:
+tailrowAVX512_1169:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_1176:
+tailkeyAVX512_1170:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_1176
+	JB   tailkeyAVX512_1170
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_1172
+	JAE  flushdoneAVX512_1166
 	DECQ SI
-	JNZ  tailrowAVX512_1175
+	JNZ  tailrowAVX512_1169
 
-flushdoneAVX512_1172:
+flushdoneAVX512_1166:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -42481,35 +43012,35 @@ flushdoneAVX512_1172:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_1127
+	JG     panelsAVX512_1123
 
-panelsdoneAVX512_1128:
+panelsdoneAVX512_1124:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x00000220, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_1125
+	JMP    blocksAVX512_1121
 
-blocksdoneAVX512_1126:
+blocksdoneAVX512_1122:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_1177
+	JZ    draindoneAVX512_1171
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_1178:
+drainAVX512_1172:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_1178
+	JNZ     drainAVX512_1172
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_1177:
+draindoneAVX512_1171:
 	VZEROUPPER
 	RET
 
@@ -42526,10 +43057,10 @@ TEXT ·ScoresQ8Panels64AVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_1179:
+blocksAVX512_1173:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_1180
+	JZ    blocksdoneAVX512_1174
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -42556,9 +43087,9 @@ blocksAVX512_1179:
 	IMUL3Q  $0x20, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX512_1183:
+widenAVX512_1177:
 	TESTQ        AX, AX
-	JZ           widendoneAVX512_1184
+	JZ           widendoneAVX512_1178
 	VPBROADCASTW (CX), Y0
 	VCVTPH2PS    Y0, Z0
 	VPMOVSXBD    2(CX), Z1
@@ -42585,9 +43116,9 @@ widenAVX512_1183:
 	ADDQ         $0x00000100, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX512_1183
+	JMP          widenAVX512_1177
 
-widendoneAVX512_1184:
+widendoneAVX512_1178:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -42612,7 +43143,7 @@ widendoneAVX512_1184:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_1185:
+dAVX512_1179:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -42720,18 +43251,18 @@ dAVX512_1185:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_1186
+	JZ      pendnoneAVX512_1180
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_1186:
+pendnoneAVX512_1180:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_1185
+	JB           dAVX512_1179
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -42787,9 +43318,9 @@ pendnoneAVX512_1186:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000800, SI
 
-widenAVX512_1187:
+widenAVX512_1181:
 	TESTQ        AX, AX
-	JZ           widendoneAVX512_1188
+	JZ           widendoneAVX512_1182
 	VPBROADCASTW (CX), Y0
 	VCVTPH2PS    Y0, Z0
 	VPMOVSXBD    2(CX), Z1
@@ -42816,9 +43347,9 @@ widenAVX512_1187:
 	ADDQ         $0x00000100, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX512_1187
+	JMP          widenAVX512_1181
 
-widendoneAVX512_1188:
+widendoneAVX512_1182:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -42843,7 +43374,7 @@ widendoneAVX512_1188:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_1189:
+dAVX512_1183:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -42951,18 +43482,18 @@ dAVX512_1189:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_1190
+	JZ      pendnoneAVX512_1184
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_1190:
+pendnoneAVX512_1184:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_1189
+	JB           dAVX512_1183
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -43004,24 +43535,24 @@ pendnoneAVX512_1190:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_1191
+	JZ    draindoneAVX512_1185
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_1192:
+drainAVX512_1186:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_1192
+	JNZ     drainAVX512_1186
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_1191:
+draindoneAVX512_1185:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_1196
+	JB         flushpartialAVX512_1190
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -43223,15 +43754,15 @@ draindoneAVX512_1191:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_1195
+	JMP        flushdoneAVX512_1189
 
-flushpartialAVX512_1196:
+flushpartialAVX512_1190:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_1193:
+flushAVX512_1187:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_1194
+	JB         flushtailAVX512_1188
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -43316,67 +43847,67 @@ flushAVX512_1193:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -43460,100 +43991,100 @@ flushAVX512_1193:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1197
+	JZ         chunkdoneAVX512_1191
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_1197:
+chunkdoneAVX512_1191:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_1193
+	JMP  flushAVX512_1187
 
-flushtailAVX512_1194:
+flushtailAVX512_1188:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_1195
+	JZ    flushdoneAVX512_1189
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_1198:
+tailrowAVX512_1192:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_1199:
+tailkeyAVX512_1193:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_1199
+	JB   tailkeyAVX512_1193
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_1195
+	JAE  flushdoneAVX512_1189
 	DECQ SI
-	JNZ  tailrowAVX512_1198
+	JNZ  tailrowAVX512_1192
 
-flushdoneAVX512_1195:
+flushdoneAVX512_1189:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -43561,9 +44092,9 @@ flushdoneAVX512_1195:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_1182
+	JLE    panelsdoneAVX512_1176
 
-panelsAVX512_1181:
+panelsAVX512_1175:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -43588,7 +44119,7 @@ panelsAVX512_1181:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_1200:
+dAVX512_1194:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -43696,18 +44227,18 @@ dAVX512_1200:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_1201
+	JZ      pendnoneAVX512_1195
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_1201:
+pendnoneAVX512_1195:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_1200
+	JB           dAVX512_1194
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -43770,7 +44301,7 @@ pendnoneAVX512_1201:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_1202:
+dAVX512_1196:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -43878,18 +44409,18 @@ dAVX512_1202:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_1203
+	JZ      pendnoneAVX512_1197
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_1203:
+pendnoneAVX512_1197:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_1202
+	JB           dAVX512_1196
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -43931,24 +44462,24 @@ pendnoneAVX512_1203:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_1204
+	JZ    draindoneAVX512_1198
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_1205:
+drainAVX512_1199:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_1205
+	JNZ     drainAVX512_1199
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_1204:
+draindoneAVX512_1198:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_1209
+	JB         flushpartialAVX512_1203
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -44150,15 +44681,15 @@ draindoneAVX512_1204:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_1208
+	JMP        flushdoneAVX512_1202
 
-flushpartialAVX512_1209:
+flushpartialAVX512_1203:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_1206:
+flushAVX512_1200:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_1207
+	JB         flushtailAVX512_1201
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -44243,67 +44774,67 @@ flushAVX512_1206:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -44387,100 +44918,100 @@ flushAVX512_1206:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1210
+	JZ         chunkdoneAVX512_1204
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_1210:
+chunkdoneAVX512_1204:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_1206
+	JMP  flushAVX512_1200
 
-flushtailAVX512_1207:
+flushtailAVX512_1201:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_1208
+	JZ    flushdoneAVX512_1202
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_1211:
+tailrowAVX512_1205:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_1212:
+tailkeyAVX512_1206:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_1212
+	JB   tailkeyAVX512_1206
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_1208
+	JAE  flushdoneAVX512_1202
 	DECQ SI
-	JNZ  tailrowAVX512_1211
+	JNZ  tailrowAVX512_1205
 
-flushdoneAVX512_1208:
+flushdoneAVX512_1202:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -44488,35 +45019,35 @@ flushdoneAVX512_1208:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_1181
+	JG     panelsAVX512_1175
 
-panelsdoneAVX512_1182:
+panelsdoneAVX512_1176:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x00000220, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_1179
+	JMP    blocksAVX512_1173
 
-blocksdoneAVX512_1180:
+blocksdoneAVX512_1174:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_1213
+	JZ    draindoneAVX512_1207
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_1214:
+drainAVX512_1208:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_1214
+	JNZ     drainAVX512_1208
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_1213:
+draindoneAVX512_1207:
 	VZEROUPPER
 	RET
 
@@ -44533,10 +45064,10 @@ TEXT ·ScoresQ8Panels128AVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_1215:
+blocksAVX512_1209:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_1216
+	JZ    blocksdoneAVX512_1210
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -44563,9 +45094,9 @@ blocksAVX512_1215:
 	IMUL3Q  $0x10, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX512_1219:
+widenAVX512_1213:
 	TESTQ        AX, AX
-	JZ           widendoneAVX512_1220
+	JZ           widendoneAVX512_1214
 	VPBROADCASTW (CX), Y0
 	VCVTPH2PS    Y0, Z0
 	VPMOVSXBD    2(CX), Z1
@@ -44613,9 +45144,9 @@ widenAVX512_1219:
 	ADDQ         $0x00000200, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX512_1219
+	JMP          widenAVX512_1213
 
-widendoneAVX512_1220:
+widendoneAVX512_1214:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -44640,7 +45171,7 @@ widendoneAVX512_1220:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_1221:
+dAVX512_1215:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -44748,18 +45279,18 @@ dAVX512_1221:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_1222
+	JZ      pendnoneAVX512_1216
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_1222:
+pendnoneAVX512_1216:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_1221
+	JB           dAVX512_1215
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -44815,9 +45346,9 @@ pendnoneAVX512_1222:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001000, SI
 
-widenAVX512_1223:
+widenAVX512_1217:
 	TESTQ        AX, AX
-	JZ           widendoneAVX512_1224
+	JZ           widendoneAVX512_1218
 	VPBROADCASTW (CX), Y0
 	VCVTPH2PS    Y0, Z0
 	VPMOVSXBD    2(CX), Z1
@@ -44865,9 +45396,9 @@ widenAVX512_1223:
 	ADDQ         $0x00000200, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX512_1223
+	JMP          widenAVX512_1217
 
-widendoneAVX512_1224:
+widendoneAVX512_1218:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -44892,7 +45423,7 @@ widendoneAVX512_1224:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_1225:
+dAVX512_1219:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -45000,18 +45531,18 @@ dAVX512_1225:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_1226
+	JZ      pendnoneAVX512_1220
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_1226:
+pendnoneAVX512_1220:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_1225
+	JB           dAVX512_1219
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -45053,24 +45584,24 @@ pendnoneAVX512_1226:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_1227
+	JZ    draindoneAVX512_1221
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_1228:
+drainAVX512_1222:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_1228
+	JNZ     drainAVX512_1222
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_1227:
+draindoneAVX512_1221:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_1232
+	JB         flushpartialAVX512_1226
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -45272,15 +45803,15 @@ draindoneAVX512_1227:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_1231
+	JMP        flushdoneAVX512_1225
 
-flushpartialAVX512_1232:
+flushpartialAVX512_1226:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_1229:
+flushAVX512_1223:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_1230
+	JB         flushtailAVX512_1224
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -45365,67 +45896,67 @@ flushAVX512_1229:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -45509,100 +46040,100 @@ flushAVX512_1229:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1233
+	JZ         chunkdoneAVX512_1227
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_1233:
+chunkdoneAVX512_1227:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_1229
+	JMP  flushAVX512_1223
 
-flushtailAVX512_1230:
+flushtailAVX512_1224:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_1231
+	JZ    flushdoneAVX512_1225
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_1234:
+tailrowAVX512_1228:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_1235:
+tailkeyAVX512_1229:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_1235
+	JB   tailkeyAVX512_1229
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_1231
+	JAE  flushdoneAVX512_1225
 	DECQ SI
-	JNZ  tailrowAVX512_1234
+	JNZ  tailrowAVX512_1228
 
-flushdoneAVX512_1231:
+flushdoneAVX512_1225:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -45610,9 +46141,9 @@ flushdoneAVX512_1231:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_1218
+	JLE    panelsdoneAVX512_1212
 
-panelsAVX512_1217:
+panelsAVX512_1211:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -45637,7 +46168,7 @@ panelsAVX512_1217:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_1236:
+dAVX512_1230:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -45745,18 +46276,18 @@ dAVX512_1236:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_1237
+	JZ      pendnoneAVX512_1231
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_1237:
+pendnoneAVX512_1231:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_1236
+	JB           dAVX512_1230
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -45819,7 +46350,7 @@ pendnoneAVX512_1237:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_1238:
+dAVX512_1232:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -45927,18 +46458,18 @@ dAVX512_1238:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_1239
+	JZ      pendnoneAVX512_1233
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_1239:
+pendnoneAVX512_1233:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_1238
+	JB           dAVX512_1232
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -45980,24 +46511,24 @@ pendnoneAVX512_1239:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_1240
+	JZ    draindoneAVX512_1234
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_1241:
+drainAVX512_1235:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_1241
+	JNZ     drainAVX512_1235
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_1240:
+draindoneAVX512_1234:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_1245
+	JB         flushpartialAVX512_1239
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -46199,15 +46730,15 @@ draindoneAVX512_1240:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_1244
+	JMP        flushdoneAVX512_1238
 
-flushpartialAVX512_1245:
+flushpartialAVX512_1239:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_1242:
+flushAVX512_1236:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_1243
+	JB         flushtailAVX512_1237
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -46292,67 +46823,67 @@ flushAVX512_1242:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -46436,100 +46967,100 @@ flushAVX512_1242:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1246
+	JZ         chunkdoneAVX512_1240
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_1246:
+chunkdoneAVX512_1240:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_1242
+	JMP  flushAVX512_1236
 
-flushtailAVX512_1243:
+flushtailAVX512_1237:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_1244
+	JZ    flushdoneAVX512_1238
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_1247:
+tailrowAVX512_1241:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_1248:
+tailkeyAVX512_1242:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_1248
+	JB   tailkeyAVX512_1242
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_1244
+	JAE  flushdoneAVX512_1238
 	DECQ SI
-	JNZ  tailrowAVX512_1247
+	JNZ  tailrowAVX512_1241
 
-flushdoneAVX512_1244:
+flushdoneAVX512_1238:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -46537,34 +47068,34 @@ flushdoneAVX512_1244:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_1217
+	JG     panelsAVX512_1211
 
-panelsdoneAVX512_1218:
+panelsdoneAVX512_1212:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x00000220, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_1215
+	JMP    blocksAVX512_1209
 
-blocksdoneAVX512_1216:
+blocksdoneAVX512_1210:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_1249
+	JZ    draindoneAVX512_1243
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_1250:
+drainAVX512_1244:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_1250
+	JNZ     drainAVX512_1244
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_1249:
+draindoneAVX512_1243:
 	VZEROUPPER
 	RET

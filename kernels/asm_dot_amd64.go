@@ -16,6 +16,20 @@ func init() {
 	dotF32.Add("avx512", func(a, b []float32) float32 { return dotF32ISA(a, b, asm.ISAAVX512) })
 	scores.Add("avx2", scoresAVX2)
 	scores.Add("avx512", scoresAVX512)
+	for _, v := range []struct {
+		name   string
+		avx512 bool
+	}{{"avx2", false}, {"avx512", true}} {
+		scoresAhead.Add(v.name, func(dst, q []float32, k, ahead []uint16, rows, n, dim, stride int, scale float32) {
+			scoresAMD64(v.avx512, amd64Keys{bits: k, aheadBits: ahead}, dst, q, rows, n, dim, stride, scale)
+		})
+		scoresAheadBF16.Add(v.name, func(dst, q []float32, k, ahead []uint16, rows, n, dim, stride int, scale float32) {
+			scoresAMD64(v.avx512, amd64Keys{format: keysBF16, bits: k, aheadBits: ahead}, dst, q, rows, n, dim, stride, scale)
+		})
+		scoresAheadQ8.Add(v.name, func(dst, q []float32, k, ahead []byte, rows, n, dim, stride int, scale float32) {
+			scoresAMD64(v.avx512, amd64Keys{format: keysQ8, blocks: k, aheadBlocks: ahead}, dst, q, rows, n, dim, stride, scale)
+		})
+	}
 
 	// The other key formats' dot products are bodies of their own, without an entry:
 	// their callers settle non-finite results afterwards. On avx512 DotF32F16 runs
@@ -49,6 +63,9 @@ type amd64Keys struct {
 	format keysFormat
 	bits   []uint16
 	blocks []byte
+	// Rows to prefetch beside the keys, or nil (scoresAhead); the row kernels take them.
+	aheadBits   []uint16
+	aheadBlocks []byte
 }
 
 type keysFormat uint8
@@ -118,17 +135,17 @@ func scoresAMD64(avx512 bool, k amd64Keys, dst, q []float32, rows, n, dim, strid
 		d, qr := dst[panelRows*n:], q[panelRows*dim:]
 		switch {
 		case avx512 && k.format == keysF16:
-			asm.ScoresRowsAVX512(d, qr, k.bits, rest, n, dim, stride, scale)
+			asm.ScoresRowsAVX512(d, qr, k.bits, k.aheadBits, rest, n, dim, stride, scale)
 		case avx512 && k.format == keysBF16:
-			asm.ScoresBF16RowsAVX512(d, qr, k.bits, rest, n, dim, stride, scale)
+			asm.ScoresBF16RowsAVX512(d, qr, k.bits, k.aheadBits, rest, n, dim, stride, scale)
 		case avx512:
-			asm.ScoresQ8RowsAVX512(d, qr, k.blocks, rest, n, dim, stride, scale)
+			asm.ScoresQ8RowsAVX512(d, qr, k.blocks, k.aheadBlocks, rest, n, dim, stride, scale)
 		case k.format == keysF16:
-			asm.ScoresRowsAVX2(d, qr, k.bits, rest, n, dim, stride, scale)
+			asm.ScoresRowsAVX2(d, qr, k.bits, k.aheadBits, rest, n, dim, stride, scale)
 		case k.format == keysBF16:
-			asm.ScoresBF16RowsAVX2(d, qr, k.bits, rest, n, dim, stride, scale)
+			asm.ScoresBF16RowsAVX2(d, qr, k.bits, k.aheadBits, rest, n, dim, stride, scale)
 		default:
-			asm.ScoresQ8RowsAVX2(d, qr, k.blocks, rest, n, dim, stride, scale)
+			asm.ScoresQ8RowsAVX2(d, qr, k.blocks, k.aheadBlocks, rest, n, dim, stride, scale)
 		}
 	}
 }

@@ -8,7 +8,15 @@ func init() {
 	weightedSumRows.Add("neon", asm.WeightedSumRowsNEON)
 	weightedSumRowsBF16.Add("neon", asm.WeightedSumRowsBF16NEON)
 	weightedSumRowsQ8.Add("neon", asm.WeightedSumRowsQ8NEON)
-	weightedSumRowsAdd.Add("neon", asm.WeightedSumRowsAddNEON)
-	weightedSumRowsAddBF16.Add("neon", asm.WeightedSumRowsAddBF16NEON)
-	weightedSumRowsAddQ8.Add("neon", asm.WeightedSumRowsAddQ8NEON)
+	// The NEON sums do not prefetch the next block's keys (ahead): with no arm64 core
+	// here to time a prefetch on, they leave it to the hardware prefetchers.
+	weightedSumRowsAdd.Add("neon", func(dst, w []float32, v, _ []uint16, rows, n, stride int) {
+		asm.WeightedSumRowsAddNEON(dst, w, v, rows, n, stride)
+	})
+	weightedSumRowsAddBF16.Add("neon", func(dst, w []float32, v, _ []uint16, rows, n, stride int) {
+		asm.WeightedSumRowsAddBF16NEON(dst, w, v, rows, n, stride)
+	})
+	weightedSumRowsAddQ8.Add("neon", func(dst, w []float32, v, _ []byte, rows, n, stride int) {
+		asm.WeightedSumRowsAddQ8NEON(dst, w, v, rows, n, stride)
+	})
 }

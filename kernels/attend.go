@@ -20,6 +20,18 @@ import (
 // weighted, to those rows' sums. So K and V are each read from memory once per call
 // whatever rows is (the assembly takes the rows in groups, the later ones reading the
 // block from cache); the block's scores stay in L1.
+//
+// The two phases alternate, and each would leave the memory idle while the other
+// stream waits: so on amd64 each prefetches the other's next rows as it goes. Scoring
+// a block prefetches its value rows (row j as key j is scored: scoresAhead), and the
+// weighted sums prefetch the next block's keys (weightedSumRowsAdd's ahead), so that
+// each phase computes from L2 while the memory fills it for the other. On Zen 5 (fp16,
+// G = 4, dim 128, head-major, 65,536 rows per head for 8 heads, one process, medians
+// of alternating runs on a shared machine) that took 14.0 ms, the keys' prefetch alone
+// 14.6, neither 18.8 (in another run, where both took 16.1). A key costs about 13 ns
+// of compute from L2 against 12 of memory at the machine's read bandwidth, and
+// software prefetches, which hold an L1 miss buffer until their line arrives, reach
+// about half of that bandwidth: docs/performance.md has the study.
 
 // attendBlock is the keys of a block, and the float32s between the query rows of the
 // block's weights: the assembly's AttendPitch (gen/amd64/weighted, gen/arm64/weighted).
@@ -179,31 +191,31 @@ func multipleOf(perElem int) string {
 // accumulating weighted sum of several rows, and its elements per value.
 type attendFormat[E any] struct {
 	perElem  int
-	scores   func(dst, q []float32, k []E, rows, n, dim, stride int, scale float32)
+	scores   func(dst, q []float32, k, ahead []E, rows, n, dim, stride int, scale float32)
 	weighted func(dst, w []float32, v []E, stride int)
-	add      func(dst, w []float32, v []E, rows, n, stride int)
+	add      func(dst, w []float32, v, ahead []E, rows, n, stride int)
 	race     func(k, v []E)
 }
 
 var (
 	attendFP16 = attendFormat[Float16]{
 		perElem: 1, scores: scoresStrided, weighted: weightedSumRowsStrided,
-		add: func(dst, w []float32, v []Float16, rows, n, stride int) {
-			weightedSumRowsAdd.Call(dst, w, fp16.Bits(v), rows, n, stride)
+		add: func(dst, w []float32, v, ahead []Float16, rows, n, stride int) {
+			weightedSumRowsAdd.Call(dst, w, fp16.Bits(v), fp16.Bits(ahead), rows, n, stride)
 		},
 		race: func(k, v []Float16) { race.Read(k); race.Read(v) },
 	}
 	attendBF16 = attendFormat[bf16.BFloat16]{
 		perElem: 1, scores: scoresStridedBF16, weighted: weightedSumRowsStridedBF16,
-		add: func(dst, w []float32, v []bf16.BFloat16, rows, n, stride int) {
-			weightedSumRowsAddBF16.Call(dst, w, bf16.Bits(v), rows, n, stride)
+		add: func(dst, w []float32, v, ahead []bf16.BFloat16, rows, n, stride int) {
+			weightedSumRowsAddBF16.Call(dst, w, bf16.Bits(v), bf16.Bits(ahead), rows, n, stride)
 		},
 		race: func(k, v []bf16.BFloat16) { race.Read(k); race.Read(v) },
 	}
 	attendQ8 = attendFormat[q8.Block]{
 		perElem: q8.BlockLen, scores: scoresStridedQ8, weighted: weightedSumRowsStridedQ8,
-		add: func(dst, w []float32, v []q8.Block, rows, n, stride int) {
-			weightedSumRowsAddQ8.Call(dst, w, q8.Bytes(v), rows, n, stride/q8.BlockLen)
+		add: func(dst, w []float32, v, ahead []q8.Block, rows, n, stride int) {
+			weightedSumRowsAddQ8.Call(dst, w, q8.Bytes(v), q8.Bytes(ahead), rows, n, stride/q8.BlockLen)
 		},
 		race: func(k, v []q8.Block) { race.Read(k); race.Read(v) },
 	}
@@ -228,7 +240,7 @@ func attend[E any](f *attendFormat[E], out, q []float32, k, v []E, rows, n, dim,
 		}
 		st.row = growN(st.row, n)
 		s := st.row
-		f.scores(s, q[i*dim:(i+1)*dim], k, 1, n, dim, stride, scale)
+		f.scores(s, q[i*dim:(i+1)*dim], k, nil, 1, n, dim, stride, scale)
 		softmax.Call(s)
 		f.weighted(o, s, v, stride)
 	}
@@ -350,8 +362,15 @@ func attendPartial[E any](f *attendFormat[E], st *AttendState, q []float32, k, v
 		b := min(attendBlock, n-j0)
 		span := (b-1)*se + de
 		kb, vb := k[j0*se:][:span], v[j0*se:][:span]
+		// The next block's keys, which the weighted sums prefetch while the block's
+		// values stream from cache, as scoring prefetches the values: both phases
+		// keep a stream from memory in flight. A shorter last block is not prefetched.
+		var next []E
+		if n-j0-b >= b {
+			next = k[(j0+b)*se:][:span]
+		}
 		s := st.weights[:rows*b]
-		f.scores(s, q, kb, rows, b, dim, stride, scale)
+		f.scores(s, q, kb, vb, rows, b, dim, stride, scale)
 		// Lay the rows attendBlock apart, as weightedSumRowsAdd reads them; the last
 		// row first, since a row moves up over the rows after it.
 		for i := rows - 1; i > 0 && b < attendBlock; i-- {
@@ -362,7 +381,8 @@ func attendPartial[E any](f *attendFormat[E], st *AttendState, q []float32, k, v
 		}
 		for i := 0; i < rows; i += attendRows {
 			r := min(attendRows, rows-i)
-			f.add(st.acc[i*dim:(i+r)*dim], st.weights[i*attendBlock:(i+r-1)*attendBlock+b], vb, r, b, stride)
+			f.add(st.acc[i*dim:(i+r)*dim], st.weights[i*attendBlock:(i+r-1)*attendBlock+b], vb, next, r, b, stride)
+			next = nil // prefetched once
 		}
 	}
 }

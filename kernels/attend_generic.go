@@ -2,8 +2,9 @@ package kernels
 
 // The generic bodies of the accumulating weighted sums of the fused attention: row i of
 // dst takes Σⱼ w[i*attendBlock+j]·vⱼ over j < n, in order of j, after its own value.
+// The rows to prefetch (ahead) are the assembly's business; Go has no prefetch.
 
-func weightedSumRowsAddGeneric(dst, w []float32, v []uint16, rows, n, stride int) {
+func weightedSumRowsAddGeneric(dst, w []float32, v, _ []uint16, rows, n, stride int) {
 	dim := len(dst) / rows
 	for i := range rows {
 		acc := dst[i*dim : (i+1)*dim]
@@ -15,7 +16,7 @@ func weightedSumRowsAddGeneric(dst, w []float32, v []uint16, rows, n, stride int
 	}
 }
 
-func weightedSumRowsAddBF16Generic(dst, w []float32, v []uint16, rows, n, stride int) {
+func weightedSumRowsAddBF16Generic(dst, w []float32, v, _ []uint16, rows, n, stride int) {
 	dim := len(dst) / rows
 	for i := range rows {
 		acc := dst[i*dim : (i+1)*dim]
@@ -28,7 +29,7 @@ func weightedSumRowsAddBF16Generic(dst, w []float32, v []uint16, rows, n, stride
 }
 
 // weightedSumRowsAddQ8Generic takes stride in blocks.
-func weightedSumRowsAddQ8Generic(dst, w []float32, v []byte, rows, n, stride int) {
+func weightedSumRowsAddQ8Generic(dst, w []float32, v, _ []byte, rows, n, stride int) {
 	dim := len(dst) / rows
 	for i := range rows {
 		acc := dst[i*dim : (i+1)*dim]

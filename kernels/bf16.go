@@ -60,7 +60,7 @@ func DotF32BF16(a []float32, b []bf16.BFloat16) float32 {
 // largest value, so it seldom applies: settling costs one Sum over dst per call.
 func ScoresBF16(dst, q []float32, k []bf16.BFloat16, rows, n, dim int, scale float32) {
 	checkScoresArgs("ScoresBF16", dst, q, len(k), 1, rows, n, dim)
-	scoresStridedBF16(dst, q, k, rows, n, dim, dim, scale)
+	scoresStridedBF16(dst, q, k, nil, rows, n, dim, dim, scale)
 }
 
 // ScoresStridedBF16 is [ScoresStrided] with bfloat16 keys: key j is
@@ -77,10 +77,10 @@ func ScoresBF16(dst, q []float32, k []bf16.BFloat16, rows, n, dim int, scale flo
 // Its conditions are ScoresStrided's; its results are ScoresBF16's.
 func ScoresStridedBF16(dst, q []float32, k []bf16.BFloat16, rows, n, dim, stride int, scale float32) {
 	k = k[:checkScoresStridedArgs("ScoresStridedBF16", dst, q, len(k), 1, rows, n, dim, stride)]
-	scoresStridedBF16(dst, q, k, rows, n, dim, stride, scale)
+	scoresStridedBF16(dst, q, k, nil, rows, n, dim, stride, scale)
 }
 
-func scoresStridedBF16(dst, q []float32, k []bf16.BFloat16, rows, n, dim, stride int, scale float32) {
+func scoresStridedBF16(dst, q []float32, k, ahead []bf16.BFloat16, rows, n, dim, stride int, scale float32) {
 	if rows == 0 || n == 0 {
 		return
 	}
@@ -88,7 +88,7 @@ func scoresStridedBF16(dst, q []float32, k []bf16.BFloat16, rows, n, dim, stride
 	race.Read(k)
 	race.Write(dst)
 	kb := bf16.Bits(k)
-	scoresBF16.Call(dst, q, kb, rows, n, dim, stride, scale)
+	scoresAheadBF16.Call(dst, q, kb, bf16.Bits(ahead), rows, n, dim, stride, scale)
 	settleScores(dst, q, rowsBF16{kb, stride}, n, dim, scale, maxBF16)
 }
 

@@ -60,7 +60,7 @@ func DotF32Q8(a []float32, b []q8.Block) float32 {
 // each variant it gives Scores' bits for keys whose values are equal.
 func ScoresQ8(dst, q []float32, k []q8.Block, rows, n, dim int, scale float32) {
 	checkScoresArgs("ScoresQ8", dst, q, len(k), q8.BlockLen, rows, n, dim)
-	scoresStridedQ8(dst, q, k, rows, n, dim, dim, scale)
+	scoresStridedQ8(dst, q, k, nil, rows, n, dim, dim, scale)
 }
 
 // ScoresStridedQ8 is [ScoresStrided] with q8_0 keys: key j is the dim/32 blocks from
@@ -84,10 +84,10 @@ func ScoresQ8(dst, q []float32, k []q8.Block, rows, n, dim int, scale float32) {
 // ScoresQ8's.
 func ScoresStridedQ8(dst, q []float32, k []q8.Block, rows, n, dim, stride int, scale float32) {
 	k = k[:checkScoresStridedArgs("ScoresStridedQ8", dst, q, len(k), q8.BlockLen, rows, n, dim, stride)]
-	scoresStridedQ8(dst, q, k, rows, n, dim, stride, scale)
+	scoresStridedQ8(dst, q, k, nil, rows, n, dim, stride, scale)
 }
 
-func scoresStridedQ8(dst, q []float32, k []q8.Block, rows, n, dim, stride int, scale float32) {
+func scoresStridedQ8(dst, q []float32, k, ahead []q8.Block, rows, n, dim, stride int, scale float32) {
 	if rows == 0 || n == 0 {
 		return
 	}
@@ -95,7 +95,7 @@ func scoresStridedQ8(dst, q []float32, k []q8.Block, rows, n, dim, stride int, s
 	race.Read(k)
 	race.Write(dst)
 	kb, bs := q8.Bytes(k), stride/q8.BlockLen
-	scoresQ8.Call(dst, q, kb, rows, n, dim, bs, scale)
+	scoresAheadQ8.Call(dst, q, kb, q8.Bytes(ahead), rows, n, dim, bs, scale)
 	settleScores(dst, q, rowsQ8{kb, bs}, n, dim, scale, maxQ8)
 }
 

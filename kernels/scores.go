@@ -9,7 +9,25 @@ import (
 	"github.com/kvsimd/kvsimd/internal/race"
 )
 
-var scores = dispatch.New(scoresGeneric)
+var (
+	scores = dispatch.New(scoresGeneric)
+
+	// scoresAhead{,BF16,Q8} are the Scores kernels given one more stream of rows,
+	// ahead, laid out as the keys: row j of it, ahead[j*stride:], is prefetched as key
+	// j is scored. The fused attention passes the block's values, which it reads next,
+	// so that its K and V streams are in flight together. The amd64 row kernels
+	// prefetch; every other variant and kernel is Scores' own, and ignores ahead.
+	scoresAhead     = dispatch.New(ignoreAhead(scoresGeneric))
+	scoresAheadBF16 = dispatch.New(ignoreAhead(scoresBF16Generic))
+	scoresAheadQ8   = dispatch.New(ignoreAhead(scoresQ8Generic))
+)
+
+// ignoreAhead is a Scores kernel as a scoresAhead one that does not prefetch.
+func ignoreAhead[E any](f func(dst, q []float32, k []E, rows, n, dim, stride int, scale float32)) func(dst, q []float32, k, ahead []E, rows, n, dim, stride int, scale float32) {
+	return func(dst, q []float32, k, _ []E, rows, n, dim, stride int, scale float32) {
+		f(dst, q, k, rows, n, dim, stride, scale)
+	}
+}
 
 // Scores computes the score block of rows float32 queries against n fp16 keys, all
 // row-major with dim elements per row: dst[i*n+j] = scale·(q_i · k_j), the Q·Kᵀ of an
@@ -48,7 +66,7 @@ var scores = dispatch.New(scoresGeneric)
 // about dim scalar float64 multiply-adds.
 func Scores(dst, q []float32, k []Float16, rows, n, dim int, scale float32) {
 	checkScoresArgs("Scores", dst, q, len(k), 1, rows, n, dim)
-	scoresStrided(dst, q, k, rows, n, dim, dim, scale)
+	scoresStrided(dst, q, k, nil, rows, n, dim, dim, scale)
 }
 
 // ScoresStrided is Scores over keys that lie stride ≥ dim elements apart: key j is
@@ -72,7 +90,7 @@ func Scores(dst, q []float32, k []Float16, rows, n, dim int, scale float32) {
 // the bits, the bound and the settling of non-finite entries are Scores'.
 func ScoresStrided(dst, q []float32, k []Float16, rows, n, dim, stride int, scale float32) {
 	k = k[:checkScoresStridedArgs("ScoresStrided", dst, q, len(k), 1, rows, n, dim, stride)]
-	scoresStrided(dst, q, k, rows, n, dim, stride, scale)
+	scoresStrided(dst, q, k, nil, rows, n, dim, stride, scale)
 }
 
 // checkScoresArgs panics unless Scores' conditions hold for a kernel whose keys k hold
@@ -174,8 +192,9 @@ func stridedSpan(n, dim, stride int) (int, bool) {
 	return last + dim, true
 }
 
-// scoresStrided runs the checked kernel: k holds exactly the span of the n keys.
-func scoresStrided(dst, q []float32, k []Float16, rows, n, dim, stride int, scale float32) {
+// scoresStrided runs the checked kernel: k holds exactly the span of the n keys, and
+// ahead is nil or rows laid out as k's, to prefetch (scoresAhead).
+func scoresStrided(dst, q []float32, k, ahead []Float16, rows, n, dim, stride int, scale float32) {
 	if rows == 0 || n == 0 {
 		return
 	}
@@ -183,7 +202,7 @@ func scoresStrided(dst, q []float32, k []Float16, rows, n, dim, stride int, scal
 	race.Read(k)
 	race.Write(dst)
 	kb := fp16.Bits(k)
-	scores.Call(dst, q, kb, rows, n, dim, stride, scale)
+	scoresAhead.Call(dst, q, kb, fp16.Bits(ahead), rows, n, dim, stride, scale)
 	settleScores(dst, q, rowsF16{kb, stride}, n, dim, scale, maxF16)
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kvsimd/kvsimd/internal/dispatch"
 	"github.com/kvsimd/kvsimd/internal/oracle"
 	"github.com/kvsimd/kvsimd/internal/varianttest"
 	"github.com/x448/float16"
@@ -303,4 +304,72 @@ func TestScoresCannotOverflow(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestScoresAhead holds the kernels that prefetch a second stream (scoresAhead, the
+// fused attention's) to Scores' bits on every variant and format: the stream to
+// prefetch, given or nil, changes no score. Shapes cover the row kernels' tiles and
+// their tails, where the prefetching happens, and the panel kernels, which ignore it.
+func TestScoresAhead(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 31))
+	rowCounts, keyCounts := []int{1, 2, 3, 4, 5, 8, 13, 32}, []int{1, 3, 4, 5, 8, 9, 130}
+	dims := []int{1, 7, 16, 17, 32, 64, 128}
+	if testing.Short() {
+		rowCounts, keyCounts, dims = []int{1, 4, 5, 13}, []int{1, 5, 130}, []int{7, 32, 128}
+	}
+	bits := func(x []float32) []uint32 {
+		b := make([]uint32, len(x))
+		for i, f := range x {
+			b[i] = math.Float32bits(f)
+		}
+		return b
+	}
+	for _, v := range dispatch.Tested() {
+		for _, dim := range dims {
+			for _, rows := range rowCounts {
+				for _, n := range keyCounts {
+					stride := dim + r.IntN(2)*3
+					q := randomF32(r, rows*dim)
+					scale := float32(r.NormFloat64())
+					name := fmt.Sprintf("%s rows %d n %d dim %d stride %d", v, rows, n, dim, stride)
+					span := (n-1)*stride + dim
+					h, ahead := randomF16(r, span), randomF16(r, span)
+					for _, format := range []string{"fp16", "bf16"} {
+						plain, prefetching := scores.For(v), scoresAhead.For(v)
+						if format == "bf16" { // the same bits read as bfloat16s
+							plain, prefetching = scoresBF16.For(v), scoresAheadBF16.For(v)
+						}
+						want, got := make([]float32, rows*n), make([]float32, rows*n)
+						plain(want, q, h, rows, n, dim, stride, scale)
+						for _, a := range [][]uint16{ahead, nil} {
+							prefetching(got, q, h, a, rows, n, dim, stride, scale)
+							if !slices.Equal(bits(got), bits(want)) {
+								t.Fatalf("%s %s, ahead %t: scores differ from Scores'", format, name, a != nil)
+							}
+						}
+					}
+					if dim%32 != 0 {
+						continue
+					}
+					bs := dim/32 + r.IntN(2) // blocks
+					blocks := func() []byte {
+						b := make([]byte, ((n-1)*bs+dim/32)*q8BlockSize)
+						for i := range b {
+							b[i] = byte(r.Uint32())
+						}
+						return b
+					}
+					k8, ahead8 := blocks(), blocks()
+					want, got := make([]float32, rows*n), make([]float32, rows*n)
+					scoresQ8.For(v)(want, q, k8, rows, n, dim, bs, scale)
+					for _, a := range [][]byte{ahead8, nil} {
+						scoresAheadQ8.For(v)(got, q, k8, a, rows, n, dim, bs, scale)
+						if !slices.Equal(bits(got), bits(want)) {
+							t.Fatalf("q8_0 %s, blocks %d apart, ahead %t: scores differ from Scores'", name, bs, a != nil)
+						}
+					}
+				}
+			}
+		}
+	}
 }

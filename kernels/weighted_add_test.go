@@ -14,9 +14,9 @@ import (
 type addKernel[T any] struct {
 	name     string
 	perElem  int
-	add      *dispatch.Func[func(dst, w []float32, v []T, rows, n, stride int)]
+	add      *dispatch.Func[func(dst, w []float32, v, ahead []T, rows, n, stride int)]
 	single   *dispatch.Func[func(dst, w []float32, v []T, stride int)]
-	generic  func(dst, w []float32, v []T, rows, n, stride int)
+	generic  func(dst, w []float32, v, ahead []T, rows, n, stride int)
 	elements func(rng *rand.Rand, n int) []T // random finite values of n elements
 	vMax     float64                         // bounds |value| of those elements
 }
@@ -82,11 +82,17 @@ func testAdd[T any](t *testing.T, k addKernel[T]) {
 					for i := range dst {
 						dst[i] = rng.Float32()*4 - 2
 					}
+					// Half the calls prefetch rows laid out as v's (the next block's
+					// keys), which must change no result: the one-row calls do not.
+					var ahead []T
+					if rng.IntN(2) == 0 {
+						ahead = k.elements(rng, n*stride+dim/k.perElem)
+					}
 					got := append([]float32(nil), dst...)
-					add(got[:rows*dim], w, v, rows, n, stride)
+					add(got[:rows*dim], w, v, ahead, rows, n, stride)
 					for i := range rows {
 						one := append([]float32(nil), dst[i*dim:(i+1)*dim]...)
-						add(one, w[i*attendBlock:][:n], v, 1, n, stride)
+						add(one, w[i*attendBlock:][:n], v, nil, 1, n, stride)
 						for d := range one {
 							if got[i*dim+d] != one[d] {
 								t.Fatalf("%s: row %d column %d: %v, one row alone %v", name, i, d, got[i*dim+d], one[d])
@@ -99,7 +105,7 @@ func testAdd[T any](t *testing.T, k addKernel[T]) {
 						}
 					}
 					loop := append([]float32(nil), dst...)
-					k.generic(loop[:rows*dim], w, v, rows, n, stride)
+					k.generic(loop[:rows*dim], w, v, nil, rows, n, stride)
 					for i := range rows * dim {
 						// Each is a chain of n+1 terms, |w| < 1, |v| < vMax and |dst| < 2,
 						// rounded differently: within 2·2·(n+1)·2⁻²⁴·(2 + n·vMax) of the other.
@@ -109,7 +115,7 @@ func testAdd[T any](t *testing.T, k addKernel[T]) {
 					}
 					if n > 0 {
 						zero := make([]float32, dim)
-						add(zero, w[:n], v, 1, n, stride)
+						add(zero, w[:n], v, nil, 1, n, stride)
 						ref := make([]float32, dim)
 						span := (n-1)*stride + dim/k.perElem
 						if k.perElem > 1 {

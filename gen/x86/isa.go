@@ -80,3 +80,21 @@ func ParamAddr(name string) Mem {
 	}
 	return b.Addr
 }
+
+// PrefetchSpan prefetches the lines of the bytes pf … pf+last: one PREFETCHT0 every 64
+// bytes from pf, then one at pf+last, which starts one more line when pf is not
+// aligned to one. last ≥ 0 (a register or memory) is left as it was; the loop takes one
+// register besides pf.
+func PrefetchSpan(pf reg.Register, last Op) {
+	top := fmt.Sprintf("lines_%d", labels)
+	labels++
+	line := GP64()
+	XORQ(line, line)
+	Label(top)
+	PREFETCHT0(Mem{Base: pf, Index: line, Scale: 1})
+	ADDQ(U8(64), line)
+	CMPQ(line, last)
+	JB(LabelRef(top))
+	MOVQ(last, line)
+	PREFETCHT0(Mem{Base: pf, Index: line, Scale: 1})
+}

@@ -111,6 +111,21 @@ func (o operand) bytes(count int) int {
 	return count * o.size
 }
 
+// lastOffset returns the offset in a key of dim elements of its last element (q8_0:
+// of its last byte).
+func (o operand) lastOffset(dim reg.Register) reg.GPVirtual {
+	last := GP64()
+	if o.kind == kindQ8 { // dim/32 blocks, less one byte
+		MOVQ(dim, last)
+		SHRQ(U8(5), last)
+		IMUL3Q(U8(blockBytes), last, last)
+		DECQ(last)
+	} else {
+		LEAQ(Mem{Base: dim, Index: dim, Scale: 1, Disp: -2}, last) // two bytes an element
+	}
+	return last
+}
+
 // strideBytes is the size of the unit of a stride between keys: an element, or a
 // q8_0 block.
 func (o operand) strideBytes() int {

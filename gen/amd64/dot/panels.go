@@ -359,24 +359,9 @@ func (f panelsFrame) widenKey(key, ahead, dst, dim reg.Register) {
 	src, left := Mem{Base: GP64()}, GP64()
 	MOVQ(key, src.Base)
 	MOVQ(dim, left)
-	pf, line, last := GP64(), GP64(), GP64()
+	pf := GP64()
 	LEAQ(Mem{Base: key, Index: ahead, Scale: 1}, pf)
-	if f.key.kind == kindQ8 { // the last quant's offset: dim/32 blocks, less one byte
-		MOVQ(dim, last)
-		SHRQ(U8(5), last)
-		IMUL3Q(U8(blockBytes), last, last)
-		DECQ(last)
-	} else {
-		LEAQ(Mem{Base: dim, Index: dim, Scale: 1, Disp: -2}, last) // the last element's offset
-	}
-	XORQ(line, line)
-	top := label("prefetch", isa)
-	Label(top)
-	PREFETCHT0(Mem{Base: pf, Index: line, Scale: 1})
-	ADDQ(U8(64), line)
-	CMPQ(line, last)
-	JB(LabelRef(top))
-	PREFETCHT0(Mem{Base: pf, Index: last, Scale: 1})
+	PrefetchSpan(pf, f.key.lastOffset(dim))
 	if f.key.kind == kindQ8 {
 		f.widenBlocks(src, left, dst)
 		return

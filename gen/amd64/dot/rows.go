@@ -10,16 +10,27 @@ import (
 )
 
 // The row kernel holds query rows in registers: a tile is tileRows query rows against
-// tileKeys keys, tileRows·tileKeys vector accumulators of lanewise partial sums plus
-// tileKeys widened key vectors and one query vector, all 16 of the AVX2 registers.
-// Each key vector is widened once per tile and used tileRows times; each query vector
-// is loaded once and used tileKeys times, so a tile issues 7 loads per 12 FMAs, and
-// ends in one horizontal sum per score. It serves blocks of a few queries, which would
-// leave most lanes of a panel (panels.go) empty, and dims too large for panels.
-const (
-	tileRows = 4
-	tileKeys = 3
-)
+// tileKeys(isa) keys, tileRows·tileKeys vector accumulators of lanewise partial sums
+// plus tileKeys widened key vectors and one query vector: all 16 of the AVX2 registers
+// (4 × 3), 21 of AVX-512's 32 (4 × 4). Each key vector is widened once per tile and
+// used tileRows times; each query vector is loaded once and used tileKeys times, so an
+// AVX2 tile issues 7 loads per 12 FMAs and an AVX-512 tile 8 per 16, and ends in one
+// horizontal sum per score. It serves blocks of a few queries, which would leave most
+// lanes of a panel (panels.go) empty, and dims too large for panels; decode attention
+// (kernels.Attend) scores a KV head's G query heads with it.
+const tileRows = 4
+
+// tileKeys is the keys of a whole tile. AVX-512's 4 × 4 tile reduces its 16
+// accumulators into one vector of 16 sums (reduceTile), where the 4 × 3 tile's
+// reduction (reduceLanes, after folding each ZMM onto a YMM) cost about as much as its
+// FMAs: 4 query rows scored 1,024 fp16 keys of dim 128 (in L2) in 10.4 ns a key with
+// 4 × 3 tiles and in 6.6 with 4 × 4 (Zen 5), against 4.6 for the FMAs alone.
+func tileKeys(isa ISA) int {
+	if isa.Lanes == 16 {
+		return 4
+	}
+	return 3
+}
 
 // rowsFrame is the state of the loops around the tiles. It lives in the stack frame
 // so that the tiles, where all the time goes, have every register to themselves.
@@ -34,6 +45,8 @@ type rowsFrame struct {
 	qStride   Mem // dim·4
 	kStride   Mem // stride·2 (q8_0: stride·34)
 	dstStride Mem // n·4
+	ahead     Mem // row of ahead beside the next key, or 0
+	aheadLast Mem // offset of a row's last element (q8_0: byte)
 
 	key operand // the keys' format
 	// AVX2's largest q8_0 tile: each key's block scale as a float32, broadcast from
@@ -41,7 +54,7 @@ type rowsFrame struct {
 	scales []Mem
 }
 
-// scoresRows writes ScoresRows{AVX2,AVX512}: for each tile of tileKeys keys, for each
+// scoresRows writes ScoresRows{AVX2,AVX512}: for each tile of tileKeys(isa) keys, for each
 // group of tileRows queries (then 2, then 1), one tile; then single keys the same way.
 // The key tile stays in L1 across all query groups, and the queries (rows·dim·4 bytes)
 // stay in L1 or L2 across all key tiles, so K streams through once. The keys are
@@ -49,7 +62,7 @@ type rowsFrame struct {
 // the widened values, in the same order.
 func scoresRows(isa ISA, key operand) {
 	name := "Scores" + key.format() + "Rows" + isa.Suffix
-	TEXT(name, NOSPLIT, fmt.Sprintf("func(dst []float32, q []float32, k []%s, rows int, n int, dim int, stride int, scale float32)", key.goTyp))
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(dst []float32, q []float32, k []%s, ahead []%s, rows int, n int, dim int, stride int, scale float32)", key.goTyp, key.goTyp))
 	Pragma("noescape")
 	if key.kind == kindQ8 {
 		Doc(name+" sets dst[i*n+j] = scale·(q[i*dim:][:dim] · key j) for rows ≥ 1 query rows,",
@@ -59,12 +72,14 @@ func scoresRows(isa ISA, key operand) {
 		Doc(name+" sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1",
 			"query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim.")
 	}
+	Doc("Where ahead is not empty, it prefetches row j of ahead (ahead[j*stride:], as key j",
+		"lies in k) as it scores key j: the decode attention's values, which it reads next.")
 	f := rowsFrame{isa: isa, key: key}
-	for _, m := range []*Mem{&f.keys, &f.keysLeft, &f.dstCol, &f.queries, &f.dstTile, &f.rowsLeft, &f.qStride, &f.kStride, &f.dstStride} {
+	for _, m := range []*Mem{&f.keys, &f.keysLeft, &f.dstCol, &f.queries, &f.dstTile, &f.rowsLeft, &f.qStride, &f.kStride, &f.dstStride, &f.ahead, &f.aheadLast} {
 		*m = AllocLocal(8)
 	}
 	if key.kind == kindQ8 && isa.Lanes == 8 {
-		for range tileKeys {
+		for range tileKeys(isa) {
 			f.scales = append(f.scales, AllocLocal(8)) // 4 used: frames come in words
 		}
 	}
@@ -80,14 +95,18 @@ func scoresRows(isa ISA, key operand) {
 	keyStride(key, t)
 	MOVQ(t, f.kStride)
 	t = Load(Param("dim"), GP64())
+	MOVQ(key.lastOffset(t), f.aheadLast)
 	SHLQ(U8(2), t)
 	MOVQ(t, f.qStride)
+	t = Load(Param("ahead").Base(), GP64())
+	MOVQ(t, f.ahead)
 
-	for _, keys := range []int{tileKeys, 1} {
+	for _, keys := range []int{tileKeys(isa), 1} {
 		top, done := label("keys", isa), label("keysdone", isa)
 		Label(top)
 		CMPQ(f.keysLeft, U8(keys))
 		JB(LabelRef(done))
+		f.prefetchAhead(keys)
 		f.queryPass(keys)
 		t := GP64()
 		MOVQ(f.kStride, t)
@@ -100,6 +119,25 @@ func scoresRows(isa ISA, key operand) {
 	}
 	VZEROUPPER()
 	RET()
+}
+
+// prefetchAhead prefetches the rows of ahead beside the next keys keys, if ahead is
+// not nil, and moves on past them.
+func (f rowsFrame) prefetchAhead(keys int) {
+	skip := label("aheaddone", f.isa)
+	p := GP64()
+	MOVQ(f.ahead, p)
+	TESTQ(p, p)
+	JZ(LabelRef(skip))
+	for r := range keys {
+		if r > 0 {
+			ADDQ(f.kStride, p)
+		}
+		PrefetchSpan(p, f.aheadLast)
+	}
+	ADDQ(f.kStride, p)
+	MOVQ(p, f.ahead)
+	Label(skip)
 }
 
 // queryPass scores every query row against the current tile of keys.
@@ -296,10 +334,25 @@ func rowPointers(base reg.GPVirtual, stride Mem, count int) []reg.GPVirtual {
 }
 
 // store reduces every accumulator to its sum, scales, and writes dst[r*n + j] of the
-// tile: sums come out eight at a time in one YMM register, in row-major order.
+// tile: sums come out eight at a time in one YMM register, in row-major order, or
+// for AVX-512's whole tile all sixteen in one ZMM register, a row per 128-bit lane.
 func (f rowsFrame) store(acc [][]reg.VecVirtual) {
 	isa := f.isa
 	rows, keys := len(acc), len(acc[0])
+	if isa.Lanes == 16 && rows == 4 && keys == 4 {
+		sums := reduceTile(acc)
+		scale := ZMM()
+		VBROADCASTSS(ParamAddr("scale"), scale)
+		VMULPS(scale, sums, sums)
+		dst := GP64()
+		MOVQ(f.dstTile, dst)
+		rowPtr := rowPointers(dst, f.dstStride, rows)
+		VMOVUPS(sums.AsX(), Mem{Base: rowPtr[0]})
+		for r := 1; r < rows; r++ {
+			VEXTRACTF32X4(U8(r), sums, Mem{Base: rowPtr[r]})
+		}
+		return
+	}
 	var flat []reg.VecVirtual
 	for _, row := range acc {
 		for _, a := range row {
@@ -338,6 +391,43 @@ func (f rowsFrame) store(acc [][]reg.VecVirtual) {
 			}
 		}
 	}
+}
+
+// reduceTile returns the sums of the 4 × 4 tile's ZMM accumulators in one ZMM
+// register, row r's four keys in its 128-bit lane r, each added in reduceLanes'
+// order after toYMM's fold, so that a score has the same bits in every tile: lanes i
+// and i+8, then neighbours, then pairs of them, then the two halves of the YMM. Each
+// round halves the registers by adding two shuffles of a pair: 45 instructions,
+// where folding each accumulator and reducing them eight at a time takes 50.
+func reduceTile(acc [][]reg.VecVirtual) reg.VecVirtual {
+	// pair adds the shuffles lo and hi (imm) of a and b.
+	pair := func(shuffle func(imm, b, a, d Op), lo, hi uint8, a, b reg.VecVirtual) reg.VecVirtual {
+		l, h := ZMM(), ZMM()
+		shuffle(U8(lo), b, a, l)
+		shuffle(U8(hi), b, a, h)
+		VADDPS(h, l, l)
+		return l
+	}
+	shuff64 := func(imm, b, a, d Op) { VSHUFF64X2(imm, b, a, d) }
+	shufps := func(imm, b, a, d Op) { VSHUFPS(imm, b, a, d) }
+	shuff32 := func(imm, b, a, d Op) { VSHUFF32X4(imm, b, a, d) }
+	// Lanes i and i+8 of rows 0 and 1 (then 2 and 3) of key j: s[j] holds row 0's
+	// eight partial sums in its low half, row 1's in its high half.
+	var s []reg.VecVirtual
+	for _, r := range []int{0, 2} {
+		for j := range 4 {
+			s = append(s, pair(shuff64, 0x44, 0xee, acc[r][j], acc[r+1][j]))
+		}
+	}
+	// Neighbours, within each 128-bit lane: [a0+a1, a2+a3, b0+b1, b2+b3].
+	var v []reg.VecVirtual
+	for i := 0; i < len(s); i += 2 {
+		v = append(v, pair(shufps, 0x88, 0xdd, s[i], s[i+1]))
+	}
+	// Pairs of neighbours: lane l of w[0] holds the four lane-l sums of s[0..3].
+	w := []reg.VecVirtual{pair(shufps, 0x88, 0xdd, v[0], v[1]), pair(shufps, 0x88, 0xdd, v[2], v[3])}
+	// The halves: lanes 0+1 and 2+3 of each, rows 0 and 1 from w[0], 2 and 3 from w[1].
+	return pair(shuff32, 0x88, 0xdd, w[0], w[1])
 }
 
 // reduceLanes returns a register (XMM for up to four inputs, else YMM) whose lane i is the sum of the lanes of vs[i],

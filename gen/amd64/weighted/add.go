@@ -31,11 +31,13 @@ func maxAddRows(isa ISA, fm format) int { return 2 }
 // WeightedSumRows computes, starting from dst's value instead of 0.
 func weightedAdd(isa ISA, fm format) {
 	name := "WeightedSumRowsAdd" + fm.name + isa.Suffix
-	TEXT(name, NOSPLIT, "func(dst []float32, w []float32, v "+fm.vType+", rows, n, stride int)")
+	TEXT(name, NOSPLIT, "func(dst []float32, w []float32, v "+fm.vType+", ahead "+fm.vType+", rows, n, stride int)")
 	Pragma("noescape")
 	Doc(fmt.Sprintf("%s adds to dst[i*dim+d], for i < rows and d < dim = len(dst)/rows,", name),
 		fmt.Sprintf("Σⱼ w[i*%d+j]·%s over j < n, one fused multiply-add per term in order of j", attendPitch, fm.value),
-		"from dst's value, for 1 ≤ rows ≤ 4 and n ≥ 0; the rows of v are as in "+"WeightedSumRows"+fm.name+isa.Suffix+".")
+		"from dst's value, for 1 ≤ rows ≤ 4 and n ≥ 0; the rows of v are as in "+"WeightedSumRows"+fm.name+isa.Suffix+".",
+		"Where ahead is not empty, its rows, laid out as v's, are prefetched, row j as the first",
+		"rows of dst take row j of v: the fused attention's next block of keys.")
 	rows := load(Param("rows"))
 	dim := GP64()
 	Comment("dim = len(dst)/rows")
@@ -48,6 +50,16 @@ func weightedAdd(isa ISA, fm format) {
 	MOVQ(dim, t)
 	SHLQ(U8(2), t)
 	MOVQ(t, dimSize)
+	Comment("The bytes from v to ahead (0: no ahead), and a row's last byte.")
+	aheadFrom, aheadLast := AllocLocal(8), AllocLocal(8)
+	t = load(Param("ahead").Base())
+	noAhead := label("noahead", isa)
+	TESTQ(t, t)
+	JZ(LabelRef(noAhead))
+	SUBQ(load(Param("v").Base()), t)
+	Label(noAhead)
+	MOVQ(t, aheadFrom)
+	MOVQ(fm.lastByte(dim), aheadLast)
 	entries := make([]string, 5)
 	for r := 1; r <= 4; r++ {
 		entries[r] = label(fmt.Sprintf("rows%d_", r), isa)
@@ -64,7 +76,7 @@ func weightedAdd(isa ISA, fm format) {
 			if first+group < r {
 				next = label("group", isa)
 			}
-			f := frame{isa: isa, fm: fm, rows: group, add: true, dimSize: dimSize}
+			f := frame{isa: isa, fm: fm, rows: group, add: true, dimSize: dimSize, aheadFrom: aheadFrom, aheadLast: aheadLast}
 			f.dst = load(Param("dst").Base())
 			for range first {
 				ADDQ(dimSize, f.dst)
@@ -76,6 +88,7 @@ func weightedAdd(isa ISA, fm format) {
 			f.block = load(Param("v").Base())
 			f.stride = load(Param("stride"))
 			fm.stride(f.stride)
+			f.prefetch = first == 0
 			f.sums(dim, label("height", isa), next)
 			if next != done {
 				Label(next)
@@ -94,6 +107,7 @@ func (f frame) row(i int) frame {
 	}
 	g := f
 	g.rows = 1
+	g.prefetch = false // row 0 prefetches
 	g.dst, g.wEnd = GP64(), GP64()
 	MOVQ(f.dst, g.dst)
 	for range i {

@@ -90,6 +90,20 @@ type format struct {
 	widenScalar func(m Mem, x reg.VecVirtual)
 }
 
+// lastByte returns the offset of the last byte of a row of dim values.
+func (fm format) lastByte(dim reg.GPVirtual) reg.GPVirtual {
+	last := GP64()
+	if fm.unit == 0 { // two bytes a value
+		LEAQ(Mem{Base: dim, Index: dim, Scale: 1, Disp: -1}, last)
+		return last
+	}
+	MOVQ(dim, last)
+	SHRQ(U8(5), last)
+	IMUL3Q(U8(blockSize), last, last)
+	DECQ(last)
+	return last
+}
+
 var (
 	fp16 = format{
 		vType: "[]uint16", value: "v[j*stride+d]",
@@ -195,6 +209,10 @@ type frame struct {
 	j0, j1  reg.GPVirtual // the block's rows as indexes from the end of w: j0−n … j1−n
 	col     reg.GPVirtual // first column of the pass
 	lastCol reg.GPVirtual // column of the pass's last vector (q8_0: block)
+	// WeightedSumRowsAdd's rows to prefetch: with aheadFrom, the bytes from v to them,
+	// and the offset of a row's last byte; row j of ahead is prefetched with row j of v.
+	aheadFrom, aheadLast Mem
+	prefetch             bool
 }
 
 func weighted(isa ISA, fm format) {
@@ -393,6 +411,16 @@ func (f frame) rowsOfV(body func(row reg.GPVirtual, weight Mem)) {
 	CMPQ(j, f.j1)
 	JGE(LabelRef(done))
 	Label(top)
+	if f.prefetch {
+		skip := label("aheaddone", f.isa)
+		p := GP64()
+		MOVQ(f.aheadFrom, p)
+		TESTQ(p, p)
+		JZ(LabelRef(skip))
+		ADDQ(row, p)
+		PrefetchSpan(p, f.aheadLast)
+		Label(skip)
+	}
 	body(row, Mem{Base: f.wEnd, Index: j, Scale: 4})
 	ADDQ(f.stride, row)
 	INCQ(j)
