@@ -3,6 +3,7 @@
 package kernels
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -132,4 +133,34 @@ func panelISAs() []panelISA {
 		}})
 	}
 	return isas
+}
+
+// TestScoresRowsTiles holds the row kernels to one set of bits per score whatever tile
+// it falls in: each key scored alone and each query row alone (the kernels' smallest
+// tiles, reduced by reduceLanes) give the bits of the whole block (AVX-512's 4 × 4
+// tiles, reduced by reduceTile in the same order).
+func TestScoresRowsTiles(t *testing.T) {
+	r := rand.New(rand.NewPCG(12, 12))
+	for _, v := range dispatch.Tested() {
+		if v == dispatch.Generic {
+			continue
+		}
+		for _, dim := range []int{1, 16, 17, 64, 128} {
+			for _, n := range []int{4, 9, 17} {
+				const rows = 9 // two tiles of 4 rows and one of 1
+				q, k := randomF32(r, rows*dim), randomF16(r, n*dim)
+				block := make([]float32, rows*n)
+				scores.For(v)(block, q, k, rows, n, dim, dim, 0.5)
+				one := make([]float32, 1)
+				for i := range rows {
+					for j := range n {
+						scores.For(v)(one, q[i*dim:(i+1)*dim], k[j*dim:(j+1)*dim], 1, 1, dim, dim, 0.5)
+						if math.Float32bits(one[0]) != math.Float32bits(block[i*n+j]) {
+							t.Fatalf("%s dim %d n %d: score (%d, %d) alone %v, in the block %v", v, dim, n, i, j, one[0], block[i*n+j])
+						}
+					}
+				}
+			}
+		}
+	}
 }
