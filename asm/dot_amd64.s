@@ -572,12 +572,14 @@ TEXT ·ScoresRowsAVX2(SB), NOSPLIT, $88-132
 	MOVQ AX, 72(SP)
 
 keysAVX2_49:
-	CMPQ  8(SP), $0x03
-	JB    keysdoneAVX2_50
-	MOVQ  72(SP), AX
-	TESTQ AX, AX
-	JZ    aheaddoneAVX2_51
-	XORQ  CX, CX
+	CMPQ   8(SP), $0x03
+	JB     keysdoneAVX2_50
+	CMPQ   8(SP), $0x13
+	JB     owndoneAVX2_51
+	MOVQ   56(SP), AX
+	IMUL3Q $0x10, AX, AX
+	ADDQ   (SP), AX
+	XORQ   CX, CX
 
 lines_0:
 	PREFETCHT0 (AX)(CX*1)
@@ -606,10 +608,44 @@ lines_2:
 	JB         lines_2
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
+
+owndoneAVX2_51:
+	MOVQ  72(SP), AX
+	TESTQ AX, AX
+	JZ    aheaddoneAVX2_52
+	XORQ  CX, CX
+
+lines_3:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_3
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_4:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_4
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_5:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_5
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	MOVQ       AX, 72(SP)
 
-aheaddoneAVX2_51:
+aheaddoneAVX2_52:
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -617,9 +653,9 @@ aheaddoneAVX2_51:
 	MOVQ rows+96(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX2_52:
+rowsAVX2_53:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX2_53
+	JB   rowsdoneAVX2_54
 
 	// Tile of 4 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -650,9 +686,9 @@ rowsAVX2_52:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R10, R11
 
-tailAVX2_54:
+tailAVX2_55:
 	CMPQ        R11, R9
-	JAE         taildoneAVX2_55
+	JAE         taildoneAVX2_56
 	MOVWLZX     (CX)(R11*2), R12
 	VMOVD       R12, X12
 	VCVTPH2PS   X12, X12
@@ -679,15 +715,15 @@ tailAVX2_54:
 	VFMADD231SS X13, X15, X10
 	VFMADD231SS X14, X15, X11
 	INCQ        R11
-	JMP         tailAVX2_54
+	JMP         tailAVX2_55
 
-taildoneAVX2_55:
+taildoneAVX2_56:
 	// Whole vectors [0, body).
 	XORQ R11, R11
 
-bodyAVX2_56:
+bodyAVX2_57:
 	CMPQ        R11, R10
-	JAE         bodydoneAVX2_57
+	JAE         bodydoneAVX2_58
 	VCVTPH2PS   (CX)(R11*2), Y12
 	VCVTPH2PS   (R8)(R11*2), Y13
 	VCVTPH2PS   (DI)(R11*2), Y14
@@ -708,9 +744,9 @@ bodyAVX2_56:
 	VFMADD231PS Y13, Y15, Y10
 	VFMADD231PS Y14, Y15, Y11
 	ADDQ        $0x08, R11
-	JMP         bodyAVX2_56
+	JMP         bodyAVX2_57
 
-bodydoneAVX2_57:
+bodydoneAVX2_58:
 	VBROADCASTSS scale+128(FP), Y12
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -753,11 +789,11 @@ bodydoneAVX2_57:
 	IMUL3Q       $0x04, AX, AX
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x04, 40(SP)
-	JMP          rowsAVX2_52
+	JMP          rowsAVX2_53
 
-rowsdoneAVX2_53:
+rowsdoneAVX2_54:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX2_59
+	JB   rowsdoneAVX2_60
 
 	// Tile of 2 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -780,9 +816,9 @@ rowsdoneAVX2_53:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX2_60:
+tailAVX2_61:
 	CMPQ        R9, DI
-	JAE         taildoneAVX2_61
+	JAE         taildoneAVX2_62
 	MOVWLZX     (CX)(R9*2), R10
 	VMOVD       R10, X6
 	VCVTPH2PS   X6, X6
@@ -801,15 +837,15 @@ tailAVX2_60:
 	VFMADD231SS X7, X9, X4
 	VFMADD231SS X8, X9, X5
 	INCQ        R9
-	JMP         tailAVX2_60
+	JMP         tailAVX2_61
 
-taildoneAVX2_61:
+taildoneAVX2_62:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX2_62:
+bodyAVX2_63:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX2_63
+	JAE         bodydoneAVX2_64
 	VCVTPH2PS   (CX)(R9*2), Y6
 	VCVTPH2PS   (SI)(R9*2), Y7
 	VCVTPH2PS   (BX)(R9*2), Y8
@@ -822,9 +858,9 @@ bodyAVX2_62:
 	VFMADD231PS Y7, Y9, Y4
 	VFMADD231PS Y8, Y9, Y5
 	ADDQ        $0x08, R9
-	JMP         bodyAVX2_62
+	JMP         bodyAVX2_63
 
-bodydoneAVX2_63:
+bodydoneAVX2_64:
 	VBROADCASTSS scale+128(FP), Y6
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -854,9 +890,9 @@ bodydoneAVX2_63:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x02, 40(SP)
 
-rowsdoneAVX2_59:
+rowsdoneAVX2_60:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX2_65
+	JB   rowsdoneAVX2_66
 
 	// Tile of 1 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -874,9 +910,9 @@ rowsdoneAVX2_59:
 	// Tail elements [body, dim), one at a time.
 	MOVQ DI, R8
 
-tailAVX2_66:
+tailAVX2_67:
 	CMPQ        R8, SI
-	JAE         taildoneAVX2_67
+	JAE         taildoneAVX2_68
 	MOVWLZX     (CX)(R8*2), R9
 	VMOVD       R9, X3
 	VCVTPH2PS   X3, X3
@@ -891,15 +927,15 @@ tailAVX2_66:
 	VFMADD231SS X4, X6, X1
 	VFMADD231SS X5, X6, X2
 	INCQ        R8
-	JMP         tailAVX2_66
+	JMP         tailAVX2_67
 
-taildoneAVX2_67:
+taildoneAVX2_68:
 	// Whole vectors [0, body).
 	XORQ R8, R8
 
-bodyAVX2_68:
+bodyAVX2_69:
 	CMPQ        R8, DI
-	JAE         bodydoneAVX2_69
+	JAE         bodydoneAVX2_70
 	VCVTPH2PS   (CX)(R8*2), Y3
 	VCVTPH2PS   (BX)(R8*2), Y4
 	VCVTPH2PS   (DX)(R8*2), Y5
@@ -908,9 +944,9 @@ bodyAVX2_68:
 	VFMADD231PS Y4, Y6, Y1
 	VFMADD231PS Y5, Y6, Y2
 	ADDQ        $0x08, R8
-	JMP         bodyAVX2_68
+	JMP         bodyAVX2_69
 
-bodydoneAVX2_69:
+bodydoneAVX2_70:
 	VBROADCASTSS scale+128(FP), Y3
 	MOVQ         32(SP), AX
 	VHADDPS      Y1, Y0, Y0
@@ -930,7 +966,7 @@ bodydoneAVX2_69:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x01, 40(SP)
 
-rowsdoneAVX2_65:
+rowsdoneAVX2_66:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x03, AX, AX
 	ADDQ   AX, (SP)
@@ -939,25 +975,41 @@ rowsdoneAVX2_65:
 	JMP    keysAVX2_49
 
 keysdoneAVX2_50:
-keysAVX2_70:
-	CMPQ  8(SP), $0x01
-	JB    keysdoneAVX2_71
-	MOVQ  72(SP), AX
-	TESTQ AX, AX
-	JZ    aheaddoneAVX2_72
-	XORQ  CX, CX
+keysAVX2_71:
+	CMPQ   8(SP), $0x01
+	JB     keysdoneAVX2_72
+	CMPQ   8(SP), $0x11
+	JB     owndoneAVX2_73
+	MOVQ   56(SP), AX
+	IMUL3Q $0x10, AX, AX
+	ADDQ   (SP), AX
+	XORQ   CX, CX
 
-lines_3:
+lines_6:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_3
+	JB         lines_6
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+
+owndoneAVX2_73:
+	MOVQ  72(SP), AX
+	TESTQ AX, AX
+	JZ    aheaddoneAVX2_74
+	XORQ  CX, CX
+
+lines_7:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_7
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	MOVQ       AX, 72(SP)
 
-aheaddoneAVX2_72:
+aheaddoneAVX2_74:
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -965,9 +1017,9 @@ aheaddoneAVX2_72:
 	MOVQ rows+96(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX2_73:
+rowsAVX2_75:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX2_74
+	JB   rowsdoneAVX2_76
 
 	// Tile of 4 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -987,9 +1039,9 @@ rowsAVX2_73:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX2_75:
+tailAVX2_77:
 	CMPQ        R9, DI
-	JAE         taildoneAVX2_76
+	JAE         taildoneAVX2_78
 	MOVWLZX     (CX)(R9*2), R10
 	VMOVD       R10, X4
 	VCVTPH2PS   X4, X4
@@ -1002,15 +1054,15 @@ tailAVX2_75:
 	VMOVSS      (DX)(R9*4), X5
 	VFMADD231SS X4, X5, X3
 	INCQ        R9
-	JMP         tailAVX2_75
+	JMP         tailAVX2_77
 
-taildoneAVX2_76:
+taildoneAVX2_78:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX2_77:
+bodyAVX2_79:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX2_78
+	JAE         bodydoneAVX2_80
 	VCVTPH2PS   (CX)(R9*2), Y4
 	VMOVUPS     (AX)(R9*4), Y5
 	VFMADD231PS Y4, Y5, Y0
@@ -1021,9 +1073,9 @@ bodyAVX2_77:
 	VMOVUPS     (DX)(R9*4), Y5
 	VFMADD231PS Y4, Y5, Y3
 	ADDQ        $0x08, R9
-	JMP         bodyAVX2_77
+	JMP         bodyAVX2_79
 
-bodydoneAVX2_78:
+bodydoneAVX2_80:
 	VBROADCASTSS scale+128(FP), Y4
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -1047,11 +1099,11 @@ bodydoneAVX2_78:
 	IMUL3Q       $0x04, AX, AX
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x04, 40(SP)
-	JMP          rowsAVX2_73
+	JMP          rowsAVX2_75
 
-rowsdoneAVX2_74:
+rowsdoneAVX2_76:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX2_80
+	JB   rowsdoneAVX2_82
 
 	// Tile of 2 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -1067,9 +1119,9 @@ rowsdoneAVX2_74:
 	// Tail elements [body, dim), one at a time.
 	MOVQ SI, DI
 
-tailAVX2_81:
+tailAVX2_83:
 	CMPQ        DI, BX
-	JAE         taildoneAVX2_82
+	JAE         taildoneAVX2_84
 	MOVWLZX     (CX)(DI*2), R8
 	VMOVD       R8, X2
 	VCVTPH2PS   X2, X2
@@ -1078,24 +1130,24 @@ tailAVX2_81:
 	VMOVSS      (DX)(DI*4), X3
 	VFMADD231SS X2, X3, X1
 	INCQ        DI
-	JMP         tailAVX2_81
+	JMP         tailAVX2_83
 
-taildoneAVX2_82:
+taildoneAVX2_84:
 	// Whole vectors [0, body).
 	XORQ DI, DI
 
-bodyAVX2_83:
+bodyAVX2_85:
 	CMPQ        DI, SI
-	JAE         bodydoneAVX2_84
+	JAE         bodydoneAVX2_86
 	VCVTPH2PS   (CX)(DI*2), Y2
 	VMOVUPS     (AX)(DI*4), Y3
 	VFMADD231PS Y2, Y3, Y0
 	VMOVUPS     (DX)(DI*4), Y3
 	VFMADD231PS Y2, Y3, Y1
 	ADDQ        $0x08, DI
-	JMP         bodyAVX2_83
+	JMP         bodyAVX2_85
 
-bodydoneAVX2_84:
+bodydoneAVX2_86:
 	VBROADCASTSS scale+128(FP), Y2
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -1116,9 +1168,9 @@ bodydoneAVX2_84:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x02, 40(SP)
 
-rowsdoneAVX2_80:
+rowsdoneAVX2_82:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX2_86
+	JB   rowsdoneAVX2_88
 
 	// Tile of 1 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -1131,31 +1183,31 @@ rowsdoneAVX2_80:
 	// Tail elements [body, dim), one at a time.
 	MOVQ BX, SI
 
-tailAVX2_87:
+tailAVX2_89:
 	CMPQ        SI, DX
-	JAE         taildoneAVX2_88
+	JAE         taildoneAVX2_90
 	MOVWLZX     (CX)(SI*2), DI
 	VMOVD       DI, X1
 	VCVTPH2PS   X1, X1
 	VMOVSS      (AX)(SI*4), X2
 	VFMADD231SS X1, X2, X0
 	INCQ        SI
-	JMP         tailAVX2_87
+	JMP         tailAVX2_89
 
-taildoneAVX2_88:
+taildoneAVX2_90:
 	// Whole vectors [0, body).
 	XORQ SI, SI
 
-bodyAVX2_89:
+bodyAVX2_91:
 	CMPQ        SI, BX
-	JAE         bodydoneAVX2_90
+	JAE         bodydoneAVX2_92
 	VCVTPH2PS   (CX)(SI*2), Y1
 	VMOVUPS     (AX)(SI*4), Y2
 	VFMADD231PS Y1, Y2, Y0
 	ADDQ        $0x08, SI
-	JMP         bodyAVX2_89
+	JMP         bodyAVX2_91
 
-bodydoneAVX2_90:
+bodydoneAVX2_92:
 	VBROADCASTSS scale+128(FP), Y1
 	MOVQ         32(SP), AX
 	VHADDPS      Y0, Y0, Y2
@@ -1173,15 +1225,15 @@ bodydoneAVX2_90:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x01, 40(SP)
 
-rowsdoneAVX2_86:
+rowsdoneAVX2_88:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x01, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX2_70
+	JMP    keysAVX2_71
 
-keysdoneAVX2_71:
+keysdoneAVX2_72:
 	VZEROUPPER
 	RET
 
@@ -1198,10 +1250,10 @@ TEXT ·ScoresPanelsAVX2(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_91:
+blocksAVX2_93:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_92
+	JZ    blocksdoneAVX2_94
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -1229,26 +1281,26 @@ blocksAVX2_91:
 	MOVQ    scratch_base+72(FP), SI
 	MOVQ    dim+136(FP), DI
 
-widenAVX2_95:
+widenAVX2_97:
 	TESTQ AX, AX
-	JZ    widendoneAVX2_96
+	JZ    widendoneAVX2_98
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R11
 	XORQ  R12, R12
 
-lines_4:
+lines_8:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_4
+	JB         lines_8
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX2_97:
+widenvecAVX2_99:
 	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_98
+	JB        widenvecdoneAVX2_100
 	VCVTPH2PS (R8), Y0
 	VMOVUPS   Y0, (SI)
 	VCVTPH2PS 16(R8), Y0
@@ -1260,23 +1312,23 @@ widenvecAVX2_97:
 	ADDQ      $0x40, R8
 	ADDQ      $0x00000080, SI
 	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_97
+	JMP       widenvecAVX2_99
 
-widenvecdoneAVX2_98:
-widenvecAVX2_99:
+widenvecdoneAVX2_100:
+widenvecAVX2_101:
 	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_100
+	JB        widenvecdoneAVX2_102
 	VCVTPH2PS (R8), Y0
 	VMOVUPS   Y0, (SI)
 	ADDQ      $0x10, R8
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_99
+	JMP       widenvecAVX2_101
 
-widenvecdoneAVX2_100:
-widentailAVX2_101:
+widenvecdoneAVX2_102:
+widentailAVX2_103:
 	TESTQ     R9, R9
-	JZ        widentaildoneAVX2_102
+	JZ        widentaildoneAVX2_104
 	MOVWLZX   (R8), R10
 	VMOVD     R10, X0
 	VCVTPH2PS X0, X0
@@ -1284,14 +1336,14 @@ widentailAVX2_101:
 	ADDQ      $0x02, R8
 	ADDQ      $0x04, SI
 	DECQ      R9
-	JMP       widentailAVX2_101
+	JMP       widentailAVX2_103
 
-widentaildoneAVX2_102:
+widentaildoneAVX2_104:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_95
+	JMP  widenAVX2_97
 
-widendoneAVX2_96:
+widendoneAVX2_98:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -1317,10 +1369,10 @@ widendoneAVX2_96:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_103:
+dAVX2_105:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_104
+	JA           ddoneAVX2_106
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -1404,7 +1456,7 @@ dAVX2_103:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_105
+	JE      pendnoneAVX2_107
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -1418,16 +1470,16 @@ dAVX2_103:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_105:
+pendnoneAVX2_107:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_103
+	JMP  dAVX2_105
 
-ddoneAVX2_104:
-dAVX2_106:
+ddoneAVX2_106:
+dAVX2_108:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_107
+	JA           ddoneAVX2_109
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -1450,9 +1502,9 @@ dAVX2_106:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_106
+	JMP          dAVX2_108
 
-ddoneAVX2_107:
+ddoneAVX2_109:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -1499,26 +1551,26 @@ ddoneAVX2_107:
 	IMUL3Q  $0x00000018, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_108:
+widenAVX2_110:
 	TESTQ AX, AX
-	JZ    widendoneAVX2_109
+	JZ    widendoneAVX2_111
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R11
 	XORQ  R12, R12
 
-lines_5:
+lines_9:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_5
+	JB         lines_9
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX2_110:
+widenvecAVX2_112:
 	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_111
+	JB        widenvecdoneAVX2_113
 	VCVTPH2PS (R8), Y0
 	VMOVUPS   Y0, (SI)
 	VCVTPH2PS 16(R8), Y0
@@ -1530,23 +1582,23 @@ widenvecAVX2_110:
 	ADDQ      $0x40, R8
 	ADDQ      $0x00000080, SI
 	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_110
+	JMP       widenvecAVX2_112
 
-widenvecdoneAVX2_111:
-widenvecAVX2_112:
+widenvecdoneAVX2_113:
+widenvecAVX2_114:
 	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_113
+	JB        widenvecdoneAVX2_115
 	VCVTPH2PS (R8), Y0
 	VMOVUPS   Y0, (SI)
 	ADDQ      $0x10, R8
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_112
+	JMP       widenvecAVX2_114
 
-widenvecdoneAVX2_113:
-widentailAVX2_114:
+widenvecdoneAVX2_115:
+widentailAVX2_116:
 	TESTQ     R9, R9
-	JZ        widentaildoneAVX2_115
+	JZ        widentaildoneAVX2_117
 	MOVWLZX   (R8), R10
 	VMOVD     R10, X0
 	VCVTPH2PS X0, X0
@@ -1554,14 +1606,14 @@ widentailAVX2_114:
 	ADDQ      $0x02, R8
 	ADDQ      $0x04, SI
 	DECQ      R9
-	JMP       widentailAVX2_114
+	JMP       widentailAVX2_116
 
-widentaildoneAVX2_115:
+widentaildoneAVX2_117:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_108
+	JMP  widenAVX2_110
 
-widendoneAVX2_109:
+widendoneAVX2_111:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -1589,10 +1641,10 @@ widendoneAVX2_109:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_116:
+dAVX2_118:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_117
+	JA           ddoneAVX2_119
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -1676,7 +1728,7 @@ dAVX2_116:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_118
+	JE      pendnoneAVX2_120
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -1690,16 +1742,16 @@ dAVX2_116:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_118:
+pendnoneAVX2_120:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_116
+	JMP  dAVX2_118
 
-ddoneAVX2_117:
-dAVX2_119:
+ddoneAVX2_119:
+dAVX2_121:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_120
+	JA           ddoneAVX2_122
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -1722,9 +1774,9 @@ dAVX2_119:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_119
+	JMP          dAVX2_121
 
-ddoneAVX2_120:
+ddoneAVX2_122:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -1771,26 +1823,26 @@ ddoneAVX2_120:
 	IMUL3Q  $0x00000030, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_121:
+widenAVX2_123:
 	TESTQ AX, AX
-	JZ    widendoneAVX2_122
+	JZ    widendoneAVX2_124
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R11
 	XORQ  R12, R12
 
-lines_6:
+lines_10:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_6
+	JB         lines_10
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX2_123:
+widenvecAVX2_125:
 	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_124
+	JB        widenvecdoneAVX2_126
 	VCVTPH2PS (R8), Y0
 	VMOVUPS   Y0, (SI)
 	VCVTPH2PS 16(R8), Y0
@@ -1802,23 +1854,23 @@ widenvecAVX2_123:
 	ADDQ      $0x40, R8
 	ADDQ      $0x00000080, SI
 	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_123
+	JMP       widenvecAVX2_125
 
-widenvecdoneAVX2_124:
-widenvecAVX2_125:
+widenvecdoneAVX2_126:
+widenvecAVX2_127:
 	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_126
+	JB        widenvecdoneAVX2_128
 	VCVTPH2PS (R8), Y0
 	VMOVUPS   Y0, (SI)
 	ADDQ      $0x10, R8
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_125
+	JMP       widenvecAVX2_127
 
-widenvecdoneAVX2_126:
-widentailAVX2_127:
+widenvecdoneAVX2_128:
+widentailAVX2_129:
 	TESTQ     R9, R9
-	JZ        widentaildoneAVX2_128
+	JZ        widentaildoneAVX2_130
 	MOVWLZX   (R8), R10
 	VMOVD     R10, X0
 	VCVTPH2PS X0, X0
@@ -1826,14 +1878,14 @@ widentailAVX2_127:
 	ADDQ      $0x02, R8
 	ADDQ      $0x04, SI
 	DECQ      R9
-	JMP       widentailAVX2_127
+	JMP       widentailAVX2_129
 
-widentaildoneAVX2_128:
+widentaildoneAVX2_130:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_121
+	JMP  widenAVX2_123
 
-widendoneAVX2_122:
+widendoneAVX2_124:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -1861,10 +1913,10 @@ widendoneAVX2_122:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_129:
+dAVX2_131:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_130
+	JA           ddoneAVX2_132
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -1948,7 +2000,7 @@ dAVX2_129:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_131
+	JE      pendnoneAVX2_133
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -1962,16 +2014,16 @@ dAVX2_129:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_131:
+pendnoneAVX2_133:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_129
+	JMP  dAVX2_131
 
-ddoneAVX2_130:
-dAVX2_132:
+ddoneAVX2_132:
+dAVX2_134:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_133
+	JA           ddoneAVX2_135
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -1994,9 +2046,9 @@ dAVX2_132:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_132
+	JMP          dAVX2_134
 
-ddoneAVX2_133:
+ddoneAVX2_135:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -2043,26 +2095,26 @@ ddoneAVX2_133:
 	IMUL3Q  $0x00000048, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_134:
+widenAVX2_136:
 	TESTQ AX, AX
-	JZ    widendoneAVX2_135
+	JZ    widendoneAVX2_137
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R11
 	XORQ  R12, R12
 
-lines_7:
+lines_11:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_7
+	JB         lines_11
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX2_136:
+widenvecAVX2_138:
 	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_137
+	JB        widenvecdoneAVX2_139
 	VCVTPH2PS (R8), Y0
 	VMOVUPS   Y0, (SI)
 	VCVTPH2PS 16(R8), Y0
@@ -2074,23 +2126,23 @@ widenvecAVX2_136:
 	ADDQ      $0x40, R8
 	ADDQ      $0x00000080, SI
 	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_136
+	JMP       widenvecAVX2_138
 
-widenvecdoneAVX2_137:
-widenvecAVX2_138:
+widenvecdoneAVX2_139:
+widenvecAVX2_140:
 	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_139
+	JB        widenvecdoneAVX2_141
 	VCVTPH2PS (R8), Y0
 	VMOVUPS   Y0, (SI)
 	ADDQ      $0x10, R8
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_138
+	JMP       widenvecAVX2_140
 
-widenvecdoneAVX2_139:
-widentailAVX2_140:
+widenvecdoneAVX2_141:
+widentailAVX2_142:
 	TESTQ     R9, R9
-	JZ        widentaildoneAVX2_141
+	JZ        widentaildoneAVX2_143
 	MOVWLZX   (R8), R10
 	VMOVD     R10, X0
 	VCVTPH2PS X0, X0
@@ -2098,14 +2150,14 @@ widentailAVX2_140:
 	ADDQ      $0x02, R8
 	ADDQ      $0x04, SI
 	DECQ      R9
-	JMP       widentailAVX2_140
+	JMP       widentailAVX2_142
 
-widentaildoneAVX2_141:
+widentaildoneAVX2_143:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_134
+	JMP  widenAVX2_136
 
-widendoneAVX2_135:
+widendoneAVX2_137:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -2133,10 +2185,10 @@ widendoneAVX2_135:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_142:
+dAVX2_144:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_143
+	JA           ddoneAVX2_145
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2220,7 +2272,7 @@ dAVX2_142:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_144
+	JE      pendnoneAVX2_146
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -2234,16 +2286,16 @@ dAVX2_142:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_144:
+pendnoneAVX2_146:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_142
+	JMP  dAVX2_144
 
-ddoneAVX2_143:
-dAVX2_145:
+ddoneAVX2_145:
+dAVX2_147:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_146
+	JA           ddoneAVX2_148
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2266,9 +2318,9 @@ dAVX2_145:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_145
+	JMP          dAVX2_147
 
-ddoneAVX2_146:
+ddoneAVX2_148:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -2299,11 +2351,11 @@ ddoneAVX2_146:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_147
+	JZ    draindoneAVX2_149
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_148:
+drainAVX2_150:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -2313,14 +2365,14 @@ drainAVX2_148:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_148
+	JNZ     drainAVX2_150
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_147:
+draindoneAVX2_149:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_152
+	JB             flushpartialAVX2_154
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -2570,15 +2622,15 @@ draindoneAVX2_147:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_151
+	JMP            flushdoneAVX2_153
 
-flushpartialAVX2_152:
+flushpartialAVX2_154:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_149:
+flushAVX2_151:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_150
+	JB             flushtailAVX2_152
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -2615,35 +2667,35 @@ flushAVX2_149:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_153
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_153
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_153
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_153
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_153
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_153
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_153
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_153
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -2679,68 +2731,68 @@ flushAVX2_149:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_153
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_153
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_153
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_153
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_153
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_153
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_153
+	JZ             chunkdoneAVX2_155
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_153:
+chunkdoneAVX2_155:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_149
+	JMP  flushAVX2_151
 
-flushtailAVX2_150:
+flushtailAVX2_152:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_151
+	JZ    flushdoneAVX2_153
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_154:
+tailrowAVX2_156:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_155:
+tailkeyAVX2_157:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_155
+	JB   tailkeyAVX2_157
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_151
+	JAE  flushdoneAVX2_153
 	DECQ SI
-	JNZ  tailrowAVX2_154
+	JNZ  tailrowAVX2_156
 
-flushdoneAVX2_151:
+flushdoneAVX2_153:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -2748,9 +2800,9 @@ flushdoneAVX2_151:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_94
+	JLE    panelsdoneAVX2_96
 
-panelsAVX2_93:
+panelsAVX2_95:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -2776,10 +2828,10 @@ panelsAVX2_93:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_156:
+dAVX2_158:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_157
+	JA           ddoneAVX2_159
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2863,7 +2915,7 @@ dAVX2_156:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_158
+	JE      pendnoneAVX2_160
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -2877,16 +2929,16 @@ dAVX2_156:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_158:
+pendnoneAVX2_160:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_156
+	JMP  dAVX2_158
 
-ddoneAVX2_157:
-dAVX2_159:
+ddoneAVX2_159:
+dAVX2_161:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_160
+	JA           ddoneAVX2_162
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -2909,9 +2961,9 @@ dAVX2_159:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_159
+	JMP          dAVX2_161
 
-ddoneAVX2_160:
+ddoneAVX2_162:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -2966,10 +3018,10 @@ ddoneAVX2_160:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_161:
+dAVX2_163:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_162
+	JA           ddoneAVX2_164
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -3053,7 +3105,7 @@ dAVX2_161:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_163
+	JE      pendnoneAVX2_165
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -3067,16 +3119,16 @@ dAVX2_161:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_163:
+pendnoneAVX2_165:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_161
+	JMP  dAVX2_163
 
-ddoneAVX2_162:
-dAVX2_164:
+ddoneAVX2_164:
+dAVX2_166:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_165
+	JA           ddoneAVX2_167
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -3099,9 +3151,9 @@ dAVX2_164:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_164
+	JMP          dAVX2_166
 
-ddoneAVX2_165:
+ddoneAVX2_167:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -3156,10 +3208,10 @@ ddoneAVX2_165:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_166:
+dAVX2_168:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_167
+	JA           ddoneAVX2_169
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -3243,7 +3295,7 @@ dAVX2_166:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_168
+	JE      pendnoneAVX2_170
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -3257,16 +3309,16 @@ dAVX2_166:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_168:
+pendnoneAVX2_170:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_166
+	JMP  dAVX2_168
 
-ddoneAVX2_167:
-dAVX2_169:
+ddoneAVX2_169:
+dAVX2_171:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_170
+	JA           ddoneAVX2_172
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -3289,9 +3341,9 @@ dAVX2_169:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_169
+	JMP          dAVX2_171
 
-ddoneAVX2_170:
+ddoneAVX2_172:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -3346,10 +3398,10 @@ ddoneAVX2_170:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_171:
+dAVX2_173:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_172
+	JA           ddoneAVX2_174
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -3433,7 +3485,7 @@ dAVX2_171:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_173
+	JE      pendnoneAVX2_175
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -3447,16 +3499,16 @@ dAVX2_171:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_173:
+pendnoneAVX2_175:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_171
+	JMP  dAVX2_173
 
-ddoneAVX2_172:
-dAVX2_174:
+ddoneAVX2_174:
+dAVX2_176:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_175
+	JA           ddoneAVX2_177
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -3479,9 +3531,9 @@ dAVX2_174:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_174
+	JMP          dAVX2_176
 
-ddoneAVX2_175:
+ddoneAVX2_177:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -3512,11 +3564,11 @@ ddoneAVX2_175:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_176
+	JZ    draindoneAVX2_178
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_177:
+drainAVX2_179:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -3526,14 +3578,14 @@ drainAVX2_177:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_177
+	JNZ     drainAVX2_179
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_176:
+draindoneAVX2_178:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_181
+	JB             flushpartialAVX2_183
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -3783,15 +3835,15 @@ draindoneAVX2_176:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_180
+	JMP            flushdoneAVX2_182
 
-flushpartialAVX2_181:
+flushpartialAVX2_183:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_178:
+flushAVX2_180:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_179
+	JB             flushtailAVX2_181
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -3828,35 +3880,35 @@ flushAVX2_178:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_182
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_182
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_182
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_182
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_182
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_182
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_182
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_182
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -3892,68 +3944,68 @@ flushAVX2_178:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_182
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_182
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_182
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_182
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_182
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_182
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_182
+	JZ             chunkdoneAVX2_184
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_182:
+chunkdoneAVX2_184:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_178
+	JMP  flushAVX2_180
 
-flushtailAVX2_179:
+flushtailAVX2_181:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_180
+	JZ    flushdoneAVX2_182
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_183:
+tailrowAVX2_185:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_184:
+tailkeyAVX2_186:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_184
+	JB   tailkeyAVX2_186
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_180
+	JAE  flushdoneAVX2_182
 	DECQ SI
-	JNZ  tailrowAVX2_183
+	JNZ  tailrowAVX2_185
 
-flushdoneAVX2_180:
+flushdoneAVX2_182:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -3961,26 +4013,26 @@ flushdoneAVX2_180:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_93
+	JG     panelsAVX2_95
 
-panelsdoneAVX2_94:
+panelsdoneAVX2_96:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x30, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_91
+	JMP    blocksAVX2_93
 
-blocksdoneAVX2_92:
+blocksdoneAVX2_94:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_185
+	JZ    draindoneAVX2_187
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_186:
+drainAVX2_188:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -3990,10 +4042,10 @@ drainAVX2_186:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_186
+	JNZ     drainAVX2_188
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_185:
+draindoneAVX2_187:
 	VZEROUPPER
 	RET
 
@@ -4010,10 +4062,10 @@ TEXT ·ScoresPanels64AVX2(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_187:
+blocksAVX2_189:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_188
+	JZ    blocksdoneAVX2_190
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -4040,9 +4092,9 @@ blocksAVX2_187:
 	IMUL3Q  $0x20, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX2_191:
+widenAVX2_193:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_192
+	JZ         widendoneAVX2_194
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (SI)
 	VCVTPH2PS  16(CX), Y0
@@ -4065,9 +4117,9 @@ widenAVX2_191:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_191
+	JMP        widenAVX2_193
 
-widendoneAVX2_192:
+widendoneAVX2_194:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -4088,7 +4140,7 @@ widendoneAVX2_192:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_193:
+dAVX2_195:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -4172,7 +4224,7 @@ dAVX2_193:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_194
+	JZ      pendnoneAVX2_196
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -4183,11 +4235,11 @@ dAVX2_193:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_194:
+pendnoneAVX2_196:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_193
+	JB           dAVX2_195
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -4235,9 +4287,9 @@ pendnoneAVX2_194:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000600, SI
 
-widenAVX2_195:
+widenAVX2_197:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_196
+	JZ         widendoneAVX2_198
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (SI)
 	VCVTPH2PS  16(CX), Y0
@@ -4260,9 +4312,9 @@ widenAVX2_195:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_195
+	JMP        widenAVX2_197
 
-widendoneAVX2_196:
+widendoneAVX2_198:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -4283,7 +4335,7 @@ widendoneAVX2_196:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_197:
+dAVX2_199:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 1536(CX)(DX*4), Y14
@@ -4367,7 +4419,7 @@ dAVX2_197:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_198
+	JZ      pendnoneAVX2_200
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -4378,11 +4430,11 @@ dAVX2_197:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_198:
+pendnoneAVX2_200:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_197
+	JB           dAVX2_199
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -4430,9 +4482,9 @@ pendnoneAVX2_198:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000c00, SI
 
-widenAVX2_199:
+widenAVX2_201:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_200
+	JZ         widendoneAVX2_202
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (SI)
 	VCVTPH2PS  16(CX), Y0
@@ -4455,9 +4507,9 @@ widenAVX2_199:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_199
+	JMP        widenAVX2_201
 
-widendoneAVX2_200:
+widendoneAVX2_202:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -4478,7 +4530,7 @@ widendoneAVX2_200:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_201:
+dAVX2_203:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -4562,7 +4614,7 @@ dAVX2_201:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_202
+	JZ      pendnoneAVX2_204
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -4573,11 +4625,11 @@ dAVX2_201:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_202:
+pendnoneAVX2_204:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_201
+	JB           dAVX2_203
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -4625,9 +4677,9 @@ pendnoneAVX2_202:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001200, SI
 
-widenAVX2_203:
+widenAVX2_205:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_204
+	JZ         widendoneAVX2_206
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (SI)
 	VCVTPH2PS  16(CX), Y0
@@ -4650,9 +4702,9 @@ widenAVX2_203:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_203
+	JMP        widenAVX2_205
 
-widendoneAVX2_204:
+widendoneAVX2_206:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -4673,7 +4725,7 @@ widendoneAVX2_204:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_205:
+dAVX2_207:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 4608(CX)(DX*4), Y14
@@ -4757,7 +4809,7 @@ dAVX2_205:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_206
+	JZ      pendnoneAVX2_208
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -4768,11 +4820,11 @@ dAVX2_205:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_206:
+pendnoneAVX2_208:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_205
+	JB           dAVX2_207
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -4806,11 +4858,11 @@ pendnoneAVX2_206:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_207
+	JZ    draindoneAVX2_209
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_208:
+drainAVX2_210:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -4820,14 +4872,14 @@ drainAVX2_208:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_208
+	JNZ     drainAVX2_210
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_207:
+draindoneAVX2_209:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_212
+	JB             flushpartialAVX2_214
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -5077,15 +5129,15 @@ draindoneAVX2_207:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_211
+	JMP            flushdoneAVX2_213
 
-flushpartialAVX2_212:
+flushpartialAVX2_214:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_209:
+flushAVX2_211:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_210
+	JB             flushtailAVX2_212
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -5122,35 +5174,35 @@ flushAVX2_209:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_213
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_213
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_213
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_213
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_213
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_213
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_213
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_213
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -5186,68 +5238,68 @@ flushAVX2_209:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_213
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_213
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_213
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_213
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_213
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_213
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_213
+	JZ             chunkdoneAVX2_215
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_213:
+chunkdoneAVX2_215:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_209
+	JMP  flushAVX2_211
 
-flushtailAVX2_210:
+flushtailAVX2_212:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_211
+	JZ    flushdoneAVX2_213
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_214:
+tailrowAVX2_216:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_215:
+tailkeyAVX2_217:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_215
+	JB   tailkeyAVX2_217
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_211
+	JAE  flushdoneAVX2_213
 	DECQ SI
-	JNZ  tailrowAVX2_214
+	JNZ  tailrowAVX2_216
 
-flushdoneAVX2_211:
+flushdoneAVX2_213:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -5255,9 +5307,9 @@ flushdoneAVX2_211:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_190
+	JLE    panelsdoneAVX2_192
 
-panelsAVX2_189:
+panelsAVX2_191:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -5278,7 +5330,7 @@ panelsAVX2_189:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_216:
+dAVX2_218:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -5362,7 +5414,7 @@ dAVX2_216:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_217
+	JZ      pendnoneAVX2_219
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -5373,11 +5425,11 @@ dAVX2_216:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_217:
+pendnoneAVX2_219:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_216
+	JB           dAVX2_218
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -5428,7 +5480,7 @@ pendnoneAVX2_217:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_218:
+dAVX2_220:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 1536(CX)(DX*4), Y14
@@ -5512,7 +5564,7 @@ dAVX2_218:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_219
+	JZ      pendnoneAVX2_221
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -5523,11 +5575,11 @@ dAVX2_218:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_219:
+pendnoneAVX2_221:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_218
+	JB           dAVX2_220
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -5578,7 +5630,7 @@ pendnoneAVX2_219:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_220:
+dAVX2_222:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -5662,7 +5714,7 @@ dAVX2_220:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_221
+	JZ      pendnoneAVX2_223
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -5673,11 +5725,11 @@ dAVX2_220:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_221:
+pendnoneAVX2_223:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_220
+	JB           dAVX2_222
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -5728,7 +5780,7 @@ pendnoneAVX2_221:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_222:
+dAVX2_224:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 4608(CX)(DX*4), Y14
@@ -5812,7 +5864,7 @@ dAVX2_222:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_223
+	JZ      pendnoneAVX2_225
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -5823,11 +5875,11 @@ dAVX2_222:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_223:
+pendnoneAVX2_225:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_222
+	JB           dAVX2_224
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -5861,11 +5913,11 @@ pendnoneAVX2_223:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_224
+	JZ    draindoneAVX2_226
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_225:
+drainAVX2_227:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -5875,14 +5927,14 @@ drainAVX2_225:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_225
+	JNZ     drainAVX2_227
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_224:
+draindoneAVX2_226:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_229
+	JB             flushpartialAVX2_231
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -6132,15 +6184,15 @@ draindoneAVX2_224:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_228
+	JMP            flushdoneAVX2_230
 
-flushpartialAVX2_229:
+flushpartialAVX2_231:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_226:
+flushAVX2_228:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_227
+	JB             flushtailAVX2_229
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -6177,35 +6229,35 @@ flushAVX2_226:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_232
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_232
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_232
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_232
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_232
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_232
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_232
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_232
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -6241,68 +6293,68 @@ flushAVX2_226:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_232
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_232
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_232
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_232
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_232
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_232
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_230
+	JZ             chunkdoneAVX2_232
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_230:
+chunkdoneAVX2_232:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_226
+	JMP  flushAVX2_228
 
-flushtailAVX2_227:
+flushtailAVX2_229:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_228
+	JZ    flushdoneAVX2_230
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_231:
+tailrowAVX2_233:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_232:
+tailkeyAVX2_234:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_232
+	JB   tailkeyAVX2_234
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_228
+	JAE  flushdoneAVX2_230
 	DECQ SI
-	JNZ  tailrowAVX2_231
+	JNZ  tailrowAVX2_233
 
-flushdoneAVX2_228:
+flushdoneAVX2_230:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -6310,26 +6362,26 @@ flushdoneAVX2_228:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_189
+	JG     panelsAVX2_191
 
-panelsdoneAVX2_190:
+panelsdoneAVX2_192:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x30, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_187
+	JMP    blocksAVX2_189
 
-blocksdoneAVX2_188:
+blocksdoneAVX2_190:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_233
+	JZ    draindoneAVX2_235
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_234:
+drainAVX2_236:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -6339,10 +6391,10 @@ drainAVX2_234:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_234
+	JNZ     drainAVX2_236
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_233:
+draindoneAVX2_235:
 	VZEROUPPER
 	RET
 
@@ -6359,10 +6411,10 @@ TEXT ·ScoresPanels128AVX2(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_235:
+blocksAVX2_237:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_236
+	JZ    blocksdoneAVX2_238
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -6389,9 +6441,9 @@ blocksAVX2_235:
 	IMUL3Q  $0x10, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX2_239:
+widenAVX2_241:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_240
+	JZ         widendoneAVX2_242
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (SI)
 	VCVTPH2PS  16(CX), Y0
@@ -6432,9 +6484,9 @@ widenAVX2_239:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_239
+	JMP        widenAVX2_241
 
-widendoneAVX2_240:
+widendoneAVX2_242:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -6455,7 +6507,7 @@ widendoneAVX2_240:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_241:
+dAVX2_243:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -6539,7 +6591,7 @@ dAVX2_241:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_242
+	JZ      pendnoneAVX2_244
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -6550,11 +6602,11 @@ dAVX2_241:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_242:
+pendnoneAVX2_244:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_241
+	JB           dAVX2_243
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -6602,9 +6654,9 @@ pendnoneAVX2_242:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000c00, SI
 
-widenAVX2_243:
+widenAVX2_245:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_244
+	JZ         widendoneAVX2_246
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (SI)
 	VCVTPH2PS  16(CX), Y0
@@ -6645,9 +6697,9 @@ widenAVX2_243:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_243
+	JMP        widenAVX2_245
 
-widendoneAVX2_244:
+widendoneAVX2_246:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -6668,7 +6720,7 @@ widendoneAVX2_244:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_245:
+dAVX2_247:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -6752,7 +6804,7 @@ dAVX2_245:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_246
+	JZ      pendnoneAVX2_248
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -6763,11 +6815,11 @@ dAVX2_245:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_246:
+pendnoneAVX2_248:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_245
+	JB           dAVX2_247
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -6815,9 +6867,9 @@ pendnoneAVX2_246:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001800, SI
 
-widenAVX2_247:
+widenAVX2_249:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_248
+	JZ         widendoneAVX2_250
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (SI)
 	VCVTPH2PS  16(CX), Y0
@@ -6858,9 +6910,9 @@ widenAVX2_247:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_247
+	JMP        widenAVX2_249
 
-widendoneAVX2_248:
+widendoneAVX2_250:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -6881,7 +6933,7 @@ widendoneAVX2_248:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_249:
+dAVX2_251:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 6144(CX)(DX*4), Y14
@@ -6965,7 +7017,7 @@ dAVX2_249:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_250
+	JZ      pendnoneAVX2_252
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -6976,11 +7028,11 @@ dAVX2_249:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_250:
+pendnoneAVX2_252:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_249
+	JB           dAVX2_251
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -7028,9 +7080,9 @@ pendnoneAVX2_250:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00002400, SI
 
-widenAVX2_251:
+widenAVX2_253:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_252
+	JZ         widendoneAVX2_254
 	VCVTPH2PS  (CX), Y0
 	VMOVUPS    Y0, (SI)
 	VCVTPH2PS  16(CX), Y0
@@ -7071,9 +7123,9 @@ widenAVX2_251:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_251
+	JMP        widenAVX2_253
 
-widendoneAVX2_252:
+widendoneAVX2_254:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -7094,7 +7146,7 @@ widendoneAVX2_252:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_253:
+dAVX2_255:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -7178,7 +7230,7 @@ dAVX2_253:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_254
+	JZ      pendnoneAVX2_256
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -7189,11 +7241,11 @@ dAVX2_253:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_254:
+pendnoneAVX2_256:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_253
+	JB           dAVX2_255
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -7227,11 +7279,11 @@ pendnoneAVX2_254:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_255
+	JZ    draindoneAVX2_257
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_256:
+drainAVX2_258:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -7241,14 +7293,14 @@ drainAVX2_256:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_256
+	JNZ     drainAVX2_258
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_255:
+draindoneAVX2_257:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_260
+	JB             flushpartialAVX2_262
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -7498,15 +7550,15 @@ draindoneAVX2_255:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_259
+	JMP            flushdoneAVX2_261
 
-flushpartialAVX2_260:
+flushpartialAVX2_262:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_257:
+flushAVX2_259:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_258
+	JB             flushtailAVX2_260
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -7543,35 +7595,35 @@ flushAVX2_257:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_261
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_261
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_261
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_261
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_261
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_261
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_261
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_261
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -7607,68 +7659,68 @@ flushAVX2_257:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_261
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_261
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_261
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_261
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_261
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_261
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_261
+	JZ             chunkdoneAVX2_263
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_261:
+chunkdoneAVX2_263:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_257
+	JMP  flushAVX2_259
 
-flushtailAVX2_258:
+flushtailAVX2_260:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_259
+	JZ    flushdoneAVX2_261
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_262:
+tailrowAVX2_264:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_263:
+tailkeyAVX2_265:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_263
+	JB   tailkeyAVX2_265
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_259
+	JAE  flushdoneAVX2_261
 	DECQ SI
-	JNZ  tailrowAVX2_262
+	JNZ  tailrowAVX2_264
 
-flushdoneAVX2_259:
+flushdoneAVX2_261:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -7676,9 +7728,9 @@ flushdoneAVX2_259:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_238
+	JLE    panelsdoneAVX2_240
 
-panelsAVX2_237:
+panelsAVX2_239:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -7699,7 +7751,7 @@ panelsAVX2_237:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_264:
+dAVX2_266:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -7783,7 +7835,7 @@ dAVX2_264:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_265
+	JZ      pendnoneAVX2_267
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -7794,11 +7846,11 @@ dAVX2_264:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_265:
+pendnoneAVX2_267:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_264
+	JB           dAVX2_266
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -7849,7 +7901,7 @@ pendnoneAVX2_265:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_266:
+dAVX2_268:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -7933,7 +7985,7 @@ dAVX2_266:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_267
+	JZ      pendnoneAVX2_269
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -7944,11 +7996,11 @@ dAVX2_266:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_267:
+pendnoneAVX2_269:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_266
+	JB           dAVX2_268
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -7999,7 +8051,7 @@ pendnoneAVX2_267:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_268:
+dAVX2_270:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 6144(CX)(DX*4), Y14
@@ -8083,7 +8135,7 @@ dAVX2_268:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_269
+	JZ      pendnoneAVX2_271
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -8094,11 +8146,11 @@ dAVX2_268:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_269:
+pendnoneAVX2_271:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_268
+	JB           dAVX2_270
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -8149,7 +8201,7 @@ pendnoneAVX2_269:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_270:
+dAVX2_272:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -8233,7 +8285,7 @@ dAVX2_270:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_271
+	JZ      pendnoneAVX2_273
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -8244,11 +8296,11 @@ dAVX2_270:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_271:
+pendnoneAVX2_273:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_270
+	JB           dAVX2_272
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -8282,11 +8334,11 @@ pendnoneAVX2_271:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_272
+	JZ    draindoneAVX2_274
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_273:
+drainAVX2_275:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -8296,14 +8348,14 @@ drainAVX2_273:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_273
+	JNZ     drainAVX2_275
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_272:
+draindoneAVX2_274:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_277
+	JB             flushpartialAVX2_279
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -8553,15 +8605,15 @@ draindoneAVX2_272:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_276
+	JMP            flushdoneAVX2_278
 
-flushpartialAVX2_277:
+flushpartialAVX2_279:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_274:
+flushAVX2_276:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_275
+	JB             flushtailAVX2_277
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -8598,35 +8650,35 @@ flushAVX2_274:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_278
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_278
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_278
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_278
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_278
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_278
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_278
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_278
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -8662,68 +8714,68 @@ flushAVX2_274:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_278
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_278
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_278
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_278
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_278
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_278
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_278
+	JZ             chunkdoneAVX2_280
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_278:
+chunkdoneAVX2_280:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_274
+	JMP  flushAVX2_276
 
-flushtailAVX2_275:
+flushtailAVX2_277:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_276
+	JZ    flushdoneAVX2_278
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_279:
+tailrowAVX2_281:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_280:
+tailkeyAVX2_282:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_280
+	JB   tailkeyAVX2_282
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_276
+	JAE  flushdoneAVX2_278
 	DECQ SI
-	JNZ  tailrowAVX2_279
+	JNZ  tailrowAVX2_281
 
-flushdoneAVX2_276:
+flushdoneAVX2_278:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -8731,26 +8783,26 @@ flushdoneAVX2_276:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_237
+	JG     panelsAVX2_239
 
-panelsdoneAVX2_238:
+panelsdoneAVX2_240:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x30, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_235
+	JMP    blocksAVX2_237
 
-blocksdoneAVX2_236:
+blocksdoneAVX2_238:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_281
+	JZ    draindoneAVX2_283
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_282:
+drainAVX2_284:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -8760,10 +8812,10 @@ drainAVX2_282:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_282
+	JNZ     drainAVX2_284
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_281:
+draindoneAVX2_283:
 	VZEROUPPER
 	RET
 
@@ -8789,55 +8841,101 @@ TEXT ·ScoresRowsAVX512(SB), NOSPLIT, $88-132
 	MOVQ ahead_base+72(FP), AX
 	MOVQ AX, 72(SP)
 
-keysAVX512_283:
-	CMPQ  8(SP), $0x04
-	JB    keysdoneAVX512_284
+keysAVX512_285:
+	CMPQ   8(SP), $0x04
+	JB     keysdoneAVX512_286
+	CMPQ   8(SP), $0x14
+	JB     owndoneAVX512_287
+	MOVQ   56(SP), AX
+	IMUL3Q $0x10, AX, AX
+	ADDQ   (SP), AX
+	XORQ   CX, CX
+
+lines_12:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_12
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_13:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_13
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_14:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_14
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_15:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_15
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+
+owndoneAVX512_287:
 	MOVQ  72(SP), AX
 	TESTQ AX, AX
-	JZ    aheaddoneAVX512_285
+	JZ    aheaddoneAVX512_288
 	XORQ  CX, CX
 
-lines_8:
+lines_16:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_8
+	JB         lines_16
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_9:
+lines_17:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_9
+	JB         lines_17
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_10:
+lines_18:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_10
+	JB         lines_18
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_11:
+lines_19:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_11
+	JB         lines_19
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	MOVQ       AX, 72(SP)
 
-aheaddoneAVX512_285:
+aheaddoneAVX512_288:
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -8845,9 +8943,9 @@ aheaddoneAVX512_285:
 	MOVQ rows+96(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_286:
+rowsAVX512_289:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_287
+	JB   rowsdoneAVX512_290
 
 	// Tile of 4 query rows × 4 keys.
 	MOVQ   24(SP), AX
@@ -8883,9 +8981,9 @@ rowsAVX512_286:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R11, R12
 
-tailAVX512_288:
+tailAVX512_291:
 	CMPQ        R12, R10
-	JAE         taildoneAVX512_289
+	JAE         taildoneAVX512_292
 	MOVWLZX     (CX)(R12*2), R13
 	VMOVD       R13, X16
 	VCVTPH2PS   X16, X16
@@ -8919,15 +9017,15 @@ tailAVX512_288:
 	VFMADD231SS X18, X20, X14
 	VFMADD231SS X19, X20, X15
 	INCQ        R12
-	JMP         tailAVX512_288
+	JMP         tailAVX512_291
 
-taildoneAVX512_289:
+taildoneAVX512_292:
 	// Whole vectors [0, body).
 	XORQ R12, R12
 
-bodyAVX512_290:
+bodyAVX512_293:
 	CMPQ        R12, R11
-	JAE         bodydoneAVX512_291
+	JAE         bodydoneAVX512_294
 	VCVTPH2PS   (CX)(R12*2), Z16
 	VCVTPH2PS   (R8)(R12*2), Z17
 	VCVTPH2PS   (R9)(R12*2), Z18
@@ -8953,9 +9051,9 @@ bodyAVX512_290:
 	VFMADD231PS Z18, Z20, Z14
 	VFMADD231PS Z19, Z20, Z15
 	ADDQ        $0x10, R12
-	JMP         bodyAVX512_290
+	JMP         bodyAVX512_293
 
-bodydoneAVX512_291:
+bodydoneAVX512_294:
 	VSHUFF64X2    $0x44, Z4, Z0, Z16
 	VSHUFF64X2    $0xee, Z4, Z0, Z0
 	VADDPS        Z0, Z16, Z16
@@ -9019,11 +9117,11 @@ bodydoneAVX512_291:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_286
+	JMP           rowsAVX512_289
 
-rowsdoneAVX512_287:
+rowsdoneAVX512_290:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_293
+	JB   rowsdoneAVX512_296
 
 	// Tile of 2 query rows × 4 keys.
 	MOVQ   24(SP), AX
@@ -9049,9 +9147,9 @@ rowsdoneAVX512_287:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R9, R10
 
-tailAVX512_294:
+tailAVX512_297:
 	CMPQ        R10, R8
-	JAE         taildoneAVX512_295
+	JAE         taildoneAVX512_298
 	MOVWLZX     (CX)(R10*2), R11
 	VMOVD       R11, X8
 	VCVTPH2PS   X8, X8
@@ -9075,15 +9173,15 @@ tailAVX512_294:
 	VFMADD231SS X10, X12, X6
 	VFMADD231SS X11, X12, X7
 	INCQ        R10
-	JMP         tailAVX512_294
+	JMP         tailAVX512_297
 
-taildoneAVX512_295:
+taildoneAVX512_298:
 	// Whole vectors [0, body).
 	XORQ R10, R10
 
-bodyAVX512_296:
+bodyAVX512_299:
 	CMPQ        R10, R9
-	JAE         bodydoneAVX512_297
+	JAE         bodydoneAVX512_300
 	VCVTPH2PS   (CX)(R10*2), Z8
 	VCVTPH2PS   (SI)(R10*2), Z9
 	VCVTPH2PS   (DI)(R10*2), Z10
@@ -9099,9 +9197,9 @@ bodyAVX512_296:
 	VFMADD231PS Z10, Z12, Z6
 	VFMADD231PS Z11, Z12, Z7
 	ADDQ        $0x10, R10
-	JMP         bodyAVX512_296
+	JMP         bodyAVX512_299
 
-bodydoneAVX512_297:
+bodydoneAVX512_300:
 	VEXTRACTF64X4 $0x01, Z0, Y8
 	VADDPS        Y0, Y8, Y8
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -9149,9 +9247,9 @@ bodydoneAVX512_297:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_293:
+rowsdoneAVX512_296:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_299
+	JB   rowsdoneAVX512_302
 
 	// Tile of 1 query rows × 4 keys.
 	MOVQ   24(SP), AX
@@ -9171,9 +9269,9 @@ rowsdoneAVX512_293:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX512_300:
+tailAVX512_303:
 	CMPQ        R9, DI
-	JAE         taildoneAVX512_301
+	JAE         taildoneAVX512_304
 	MOVWLZX     (CX)(R9*2), R10
 	VMOVD       R10, X4
 	VCVTPH2PS   X4, X4
@@ -9192,15 +9290,15 @@ tailAVX512_300:
 	VFMADD231SS X6, X8, X2
 	VFMADD231SS X7, X8, X3
 	INCQ        R9
-	JMP         tailAVX512_300
+	JMP         tailAVX512_303
 
-taildoneAVX512_301:
+taildoneAVX512_304:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX512_302:
+bodyAVX512_305:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX512_303
+	JAE         bodydoneAVX512_306
 	VCVTPH2PS   (CX)(R9*2), Z4
 	VCVTPH2PS   (BX)(R9*2), Z5
 	VCVTPH2PS   (SI)(R9*2), Z6
@@ -9211,9 +9309,9 @@ bodyAVX512_302:
 	VFMADD231PS Z6, Z8, Z2
 	VFMADD231PS Z7, Z8, Z3
 	ADDQ        $0x10, R9
-	JMP         bodyAVX512_302
+	JMP         bodyAVX512_305
 
-bodydoneAVX512_303:
+bodydoneAVX512_306:
 	VEXTRACTF64X4 $0x01, Z0, Y4
 	VADDPS        Y0, Y4, Y4
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -9242,34 +9340,50 @@ bodydoneAVX512_303:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_299:
+rowsdoneAVX512_302:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x04, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x10, 16(SP)
 	SUBQ   $0x04, 8(SP)
-	JMP    keysAVX512_283
+	JMP    keysAVX512_285
 
-keysdoneAVX512_284:
-keysAVX512_304:
-	CMPQ  8(SP), $0x01
-	JB    keysdoneAVX512_305
-	MOVQ  72(SP), AX
-	TESTQ AX, AX
-	JZ    aheaddoneAVX512_306
-	XORQ  CX, CX
+keysdoneAVX512_286:
+keysAVX512_307:
+	CMPQ   8(SP), $0x01
+	JB     keysdoneAVX512_308
+	CMPQ   8(SP), $0x11
+	JB     owndoneAVX512_309
+	MOVQ   56(SP), AX
+	IMUL3Q $0x10, AX, AX
+	ADDQ   (SP), AX
+	XORQ   CX, CX
 
-lines_12:
+lines_20:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_12
+	JB         lines_20
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+
+owndoneAVX512_309:
+	MOVQ  72(SP), AX
+	TESTQ AX, AX
+	JZ    aheaddoneAVX512_310
+	XORQ  CX, CX
+
+lines_21:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_21
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	MOVQ       AX, 72(SP)
 
-aheaddoneAVX512_306:
+aheaddoneAVX512_310:
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -9277,9 +9391,9 @@ aheaddoneAVX512_306:
 	MOVQ rows+96(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_307:
+rowsAVX512_311:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_308
+	JB   rowsdoneAVX512_312
 
 	// Tile of 4 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -9299,9 +9413,9 @@ rowsAVX512_307:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX512_309:
+tailAVX512_313:
 	CMPQ        R9, DI
-	JAE         taildoneAVX512_310
+	JAE         taildoneAVX512_314
 	MOVWLZX     (CX)(R9*2), R10
 	VMOVD       R10, X4
 	VCVTPH2PS   X4, X4
@@ -9314,15 +9428,15 @@ tailAVX512_309:
 	VMOVSS      (DX)(R9*4), X5
 	VFMADD231SS X4, X5, X3
 	INCQ        R9
-	JMP         tailAVX512_309
+	JMP         tailAVX512_313
 
-taildoneAVX512_310:
+taildoneAVX512_314:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX512_311:
+bodyAVX512_315:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX512_312
+	JAE         bodydoneAVX512_316
 	VCVTPH2PS   (CX)(R9*2), Z4
 	VMOVUPS     (AX)(R9*4), Z5
 	VFMADD231PS Z4, Z5, Z0
@@ -9333,9 +9447,9 @@ bodyAVX512_311:
 	VMOVUPS     (DX)(R9*4), Z5
 	VFMADD231PS Z4, Z5, Z3
 	ADDQ        $0x10, R9
-	JMP         bodyAVX512_311
+	JMP         bodyAVX512_315
 
-bodydoneAVX512_312:
+bodydoneAVX512_316:
 	VEXTRACTF64X4 $0x01, Z0, Y4
 	VADDPS        Y0, Y4, Y4
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -9367,11 +9481,11 @@ bodydoneAVX512_312:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_307
+	JMP           rowsAVX512_311
 
-rowsdoneAVX512_308:
+rowsdoneAVX512_312:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_314
+	JB   rowsdoneAVX512_318
 
 	// Tile of 2 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -9387,9 +9501,9 @@ rowsdoneAVX512_308:
 	// Tail elements [body, dim), one at a time.
 	MOVQ SI, DI
 
-tailAVX512_315:
+tailAVX512_319:
 	CMPQ        DI, BX
-	JAE         taildoneAVX512_316
+	JAE         taildoneAVX512_320
 	MOVWLZX     (CX)(DI*2), R8
 	VMOVD       R8, X2
 	VCVTPH2PS   X2, X2
@@ -9398,24 +9512,24 @@ tailAVX512_315:
 	VMOVSS      (DX)(DI*4), X3
 	VFMADD231SS X2, X3, X1
 	INCQ        DI
-	JMP         tailAVX512_315
+	JMP         tailAVX512_319
 
-taildoneAVX512_316:
+taildoneAVX512_320:
 	// Whole vectors [0, body).
 	XORQ DI, DI
 
-bodyAVX512_317:
+bodyAVX512_321:
 	CMPQ        DI, SI
-	JAE         bodydoneAVX512_318
+	JAE         bodydoneAVX512_322
 	VCVTPH2PS   (CX)(DI*2), Z2
 	VMOVUPS     (AX)(DI*4), Z3
 	VFMADD231PS Z2, Z3, Z0
 	VMOVUPS     (DX)(DI*4), Z3
 	VFMADD231PS Z2, Z3, Z1
 	ADDQ        $0x10, DI
-	JMP         bodyAVX512_317
+	JMP         bodyAVX512_321
 
-bodydoneAVX512_318:
+bodydoneAVX512_322:
 	VEXTRACTF64X4 $0x01, Z0, Y2
 	VADDPS        Y0, Y2, Y2
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -9440,9 +9554,9 @@ bodydoneAVX512_318:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_314:
+rowsdoneAVX512_318:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_320
+	JB   rowsdoneAVX512_324
 
 	// Tile of 1 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -9455,31 +9569,31 @@ rowsdoneAVX512_314:
 	// Tail elements [body, dim), one at a time.
 	MOVQ BX, SI
 
-tailAVX512_321:
+tailAVX512_325:
 	CMPQ        SI, DX
-	JAE         taildoneAVX512_322
+	JAE         taildoneAVX512_326
 	MOVWLZX     (CX)(SI*2), DI
 	VMOVD       DI, X1
 	VCVTPH2PS   X1, X1
 	VMOVSS      (AX)(SI*4), X2
 	VFMADD231SS X1, X2, X0
 	INCQ        SI
-	JMP         tailAVX512_321
+	JMP         tailAVX512_325
 
-taildoneAVX512_322:
+taildoneAVX512_326:
 	// Whole vectors [0, body).
 	XORQ SI, SI
 
-bodyAVX512_323:
+bodyAVX512_327:
 	CMPQ        SI, BX
-	JAE         bodydoneAVX512_324
+	JAE         bodydoneAVX512_328
 	VCVTPH2PS   (CX)(SI*2), Z1
 	VMOVUPS     (AX)(SI*4), Z2
 	VFMADD231PS Z1, Z2, Z0
 	ADDQ        $0x10, SI
-	JMP         bodyAVX512_323
+	JMP         bodyAVX512_327
 
-bodydoneAVX512_324:
+bodydoneAVX512_328:
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPS        Y0, Y1, Y1
 	VBROADCASTSS  scale+128(FP), Y0
@@ -9499,15 +9613,15 @@ bodydoneAVX512_324:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_320:
+rowsdoneAVX512_324:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x01, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX512_304
+	JMP    keysAVX512_307
 
-keysdoneAVX512_305:
+keysdoneAVX512_308:
 	VZEROUPPER
 	RET
 
@@ -9524,10 +9638,10 @@ TEXT ·ScoresPanelsAVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_325:
+blocksAVX512_329:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_326
+	JZ    blocksdoneAVX512_330
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -9555,26 +9669,26 @@ blocksAVX512_325:
 	MOVQ    scratch_base+72(FP), SI
 	MOVQ    dim+136(FP), DI
 
-widenAVX512_329:
+widenAVX512_333:
 	TESTQ AX, AX
-	JZ    widendoneAVX512_330
+	JZ    widendoneAVX512_334
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R11
 	XORQ  R12, R12
 
-lines_13:
+lines_22:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_13
+	JB         lines_22
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX512_331:
+widenvecAVX512_335:
 	CMPQ      R9, $0x40
-	JB        widenvecdoneAVX512_332
+	JB        widenvecdoneAVX512_336
 	VCVTPH2PS (R8), Z0
 	VMOVUPS   Z0, (SI)
 	VCVTPH2PS 32(R8), Z0
@@ -9586,23 +9700,23 @@ widenvecAVX512_331:
 	ADDQ      $0x80, R8
 	ADDQ      $0x00000100, SI
 	SUBQ      $0x40, R9
-	JMP       widenvecAVX512_331
+	JMP       widenvecAVX512_335
 
-widenvecdoneAVX512_332:
-widenvecAVX512_333:
+widenvecdoneAVX512_336:
+widenvecAVX512_337:
 	CMPQ      R9, $0x10
-	JB        widenvecdoneAVX512_334
+	JB        widenvecdoneAVX512_338
 	VCVTPH2PS (R8), Z0
 	VMOVUPS   Z0, (SI)
 	ADDQ      $0x20, R8
 	ADDQ      $0x00000040, SI
 	SUBQ      $0x10, R9
-	JMP       widenvecAVX512_333
+	JMP       widenvecAVX512_337
 
-widenvecdoneAVX512_334:
-widentailAVX512_335:
+widenvecdoneAVX512_338:
+widentailAVX512_339:
 	TESTQ     R9, R9
-	JZ        widentaildoneAVX512_336
+	JZ        widentaildoneAVX512_340
 	MOVWLZX   (R8), R10
 	VMOVD     R10, X0
 	VCVTPH2PS X0, X0
@@ -9610,14 +9724,14 @@ widentailAVX512_335:
 	ADDQ      $0x02, R8
 	ADDQ      $0x04, SI
 	DECQ      R9
-	JMP       widentailAVX512_335
+	JMP       widentailAVX512_339
 
-widentaildoneAVX512_336:
+widentaildoneAVX512_340:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX512_329
+	JMP  widenAVX512_333
 
-widendoneAVX512_330:
+widendoneAVX512_334:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -9649,10 +9763,10 @@ widendoneAVX512_330:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_337:
+dAVX512_341:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_338
+	JA           ddoneAVX512_342
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -9760,7 +9874,7 @@ dAVX512_337:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_339
+	JE      pendnoneAVX512_343
 	MOVQ    64(SP), R13
 	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
@@ -9770,16 +9884,16 @@ dAVX512_337:
 	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_339:
+pendnoneAVX512_343:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_337
+	JMP  dAVX512_341
 
-ddoneAVX512_338:
-dAVX512_340:
+ddoneAVX512_342:
+dAVX512_344:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_341
+	JA           ddoneAVX512_345
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -9808,9 +9922,9 @@ dAVX512_340:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_340
+	JMP          dAVX512_344
 
-ddoneAVX512_341:
+ddoneAVX512_345:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -9865,26 +9979,26 @@ ddoneAVX512_341:
 	IMUL3Q  $0x00000020, DI, R8
 	ADDQ    R8, SI
 
-widenAVX512_342:
+widenAVX512_346:
 	TESTQ AX, AX
-	JZ    widendoneAVX512_343
+	JZ    widendoneAVX512_347
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R11
 	XORQ  R12, R12
 
-lines_14:
+lines_23:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_14
+	JB         lines_23
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX512_344:
+widenvecAVX512_348:
 	CMPQ      R9, $0x40
-	JB        widenvecdoneAVX512_345
+	JB        widenvecdoneAVX512_349
 	VCVTPH2PS (R8), Z0
 	VMOVUPS   Z0, (SI)
 	VCVTPH2PS 32(R8), Z0
@@ -9896,23 +10010,23 @@ widenvecAVX512_344:
 	ADDQ      $0x80, R8
 	ADDQ      $0x00000100, SI
 	SUBQ      $0x40, R9
-	JMP       widenvecAVX512_344
+	JMP       widenvecAVX512_348
 
-widenvecdoneAVX512_345:
-widenvecAVX512_346:
+widenvecdoneAVX512_349:
+widenvecAVX512_350:
 	CMPQ      R9, $0x10
-	JB        widenvecdoneAVX512_347
+	JB        widenvecdoneAVX512_351
 	VCVTPH2PS (R8), Z0
 	VMOVUPS   Z0, (SI)
 	ADDQ      $0x20, R8
 	ADDQ      $0x00000040, SI
 	SUBQ      $0x10, R9
-	JMP       widenvecAVX512_346
+	JMP       widenvecAVX512_350
 
-widenvecdoneAVX512_347:
-widentailAVX512_348:
+widenvecdoneAVX512_351:
+widentailAVX512_352:
 	TESTQ     R9, R9
-	JZ        widentaildoneAVX512_349
+	JZ        widentaildoneAVX512_353
 	MOVWLZX   (R8), R10
 	VMOVD     R10, X0
 	VCVTPH2PS X0, X0
@@ -9920,14 +10034,14 @@ widentailAVX512_348:
 	ADDQ      $0x02, R8
 	ADDQ      $0x04, SI
 	DECQ      R9
-	JMP       widentailAVX512_348
+	JMP       widentailAVX512_352
 
-widentaildoneAVX512_349:
+widentaildoneAVX512_353:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX512_342
+	JMP  widenAVX512_346
 
-widendoneAVX512_343:
+widendoneAVX512_347:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -9961,10 +10075,10 @@ widendoneAVX512_343:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_350:
+dAVX512_354:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_351
+	JA           ddoneAVX512_355
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -10072,7 +10186,7 @@ dAVX512_350:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_352
+	JE      pendnoneAVX512_356
 	MOVQ    64(SP), R13
 	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
@@ -10082,16 +10196,16 @@ dAVX512_350:
 	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_352:
+pendnoneAVX512_356:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_350
+	JMP  dAVX512_354
 
-ddoneAVX512_351:
-dAVX512_353:
+ddoneAVX512_355:
+dAVX512_357:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_354
+	JA           ddoneAVX512_358
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -10120,9 +10234,9 @@ dAVX512_353:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_353
+	JMP          dAVX512_357
 
-ddoneAVX512_354:
+ddoneAVX512_358:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -10161,24 +10275,24 @@ ddoneAVX512_354:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_355
+	JZ    draindoneAVX512_359
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_356:
+drainAVX512_360:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_356
+	JNZ     drainAVX512_360
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_355:
+draindoneAVX512_359:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_360
+	JB         flushpartialAVX512_364
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -10380,15 +10494,15 @@ draindoneAVX512_355:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_359
+	JMP        flushdoneAVX512_363
 
-flushpartialAVX512_360:
+flushpartialAVX512_364:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_357:
+flushAVX512_361:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_358
+	JB         flushtailAVX512_362
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -10473,67 +10587,67 @@ flushAVX512_357:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -10617,100 +10731,100 @@ flushAVX512_357:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_361
+	JZ         chunkdoneAVX512_365
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_361:
+chunkdoneAVX512_365:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_357
+	JMP  flushAVX512_361
 
-flushtailAVX512_358:
+flushtailAVX512_362:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_359
+	JZ    flushdoneAVX512_363
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_362:
+tailrowAVX512_366:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_363:
+tailkeyAVX512_367:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_363
+	JB   tailkeyAVX512_367
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_359
+	JAE  flushdoneAVX512_363
 	DECQ SI
-	JNZ  tailrowAVX512_362
+	JNZ  tailrowAVX512_366
 
-flushdoneAVX512_359:
+flushdoneAVX512_363:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -10718,9 +10832,9 @@ flushdoneAVX512_359:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_328
+	JLE    panelsdoneAVX512_332
 
-panelsAVX512_327:
+panelsAVX512_331:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -10752,10 +10866,10 @@ panelsAVX512_327:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_364:
+dAVX512_368:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_365
+	JA           ddoneAVX512_369
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -10863,7 +10977,7 @@ dAVX512_364:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_366
+	JE      pendnoneAVX512_370
 	MOVQ    64(SP), R13
 	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
@@ -10873,16 +10987,16 @@ dAVX512_364:
 	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_366:
+pendnoneAVX512_370:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_364
+	JMP  dAVX512_368
 
-ddoneAVX512_365:
-dAVX512_367:
+ddoneAVX512_369:
+dAVX512_371:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_368
+	JA           ddoneAVX512_372
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -10911,9 +11025,9 @@ dAVX512_367:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_367
+	JMP          dAVX512_371
 
-ddoneAVX512_368:
+ddoneAVX512_372:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -10982,10 +11096,10 @@ ddoneAVX512_368:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_369:
+dAVX512_373:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_370
+	JA           ddoneAVX512_374
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -11093,7 +11207,7 @@ dAVX512_369:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_371
+	JE      pendnoneAVX512_375
 	MOVQ    64(SP), R13
 	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
@@ -11103,16 +11217,16 @@ dAVX512_369:
 	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_371:
+pendnoneAVX512_375:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_369
+	JMP  dAVX512_373
 
-ddoneAVX512_370:
-dAVX512_372:
+ddoneAVX512_374:
+dAVX512_376:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_373
+	JA           ddoneAVX512_377
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -11141,9 +11255,9 @@ dAVX512_372:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_372
+	JMP          dAVX512_376
 
-ddoneAVX512_373:
+ddoneAVX512_377:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -11182,24 +11296,24 @@ ddoneAVX512_373:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_374
+	JZ    draindoneAVX512_378
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_375:
+drainAVX512_379:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_375
+	JNZ     drainAVX512_379
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_374:
+draindoneAVX512_378:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_379
+	JB         flushpartialAVX512_383
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -11401,15 +11515,15 @@ draindoneAVX512_374:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_378
+	JMP        flushdoneAVX512_382
 
-flushpartialAVX512_379:
+flushpartialAVX512_383:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_376:
+flushAVX512_380:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_377
+	JB         flushtailAVX512_381
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -11494,67 +11608,67 @@ flushAVX512_376:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -11638,100 +11752,100 @@ flushAVX512_376:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_380
+	JZ         chunkdoneAVX512_384
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_380:
+chunkdoneAVX512_384:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_376
+	JMP  flushAVX512_380
 
-flushtailAVX512_377:
+flushtailAVX512_381:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_378
+	JZ    flushdoneAVX512_382
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_381:
+tailrowAVX512_385:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_382:
+tailkeyAVX512_386:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_382
+	JB   tailkeyAVX512_386
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_378
+	JAE  flushdoneAVX512_382
 	DECQ SI
-	JNZ  tailrowAVX512_381
+	JNZ  tailrowAVX512_385
 
-flushdoneAVX512_378:
+flushdoneAVX512_382:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -11739,35 +11853,35 @@ flushdoneAVX512_378:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_327
+	JG     panelsAVX512_331
 
-panelsdoneAVX512_328:
+panelsdoneAVX512_332:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_325
+	JMP    blocksAVX512_329
 
-blocksdoneAVX512_326:
+blocksdoneAVX512_330:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_383
+	JZ    draindoneAVX512_387
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_384:
+drainAVX512_388:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_384
+	JNZ     drainAVX512_388
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_383:
+draindoneAVX512_387:
 	VZEROUPPER
 	RET
 
@@ -11784,10 +11898,10 @@ TEXT ·ScoresPanels64AVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_385:
+blocksAVX512_389:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_386
+	JZ    blocksdoneAVX512_390
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -11814,9 +11928,9 @@ blocksAVX512_385:
 	IMUL3Q  $0x20, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX512_389:
+widenAVX512_393:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_390
+	JZ         widendoneAVX512_394
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (SI)
 	VCVTPH2PS  32(CX), Z0
@@ -11831,9 +11945,9 @@ widenAVX512_389:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_389
+	JMP        widenAVX512_393
 
-widendoneAVX512_390:
+widendoneAVX512_394:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -11858,7 +11972,7 @@ widendoneAVX512_390:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_391:
+dAVX512_395:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -11966,18 +12080,18 @@ dAVX512_391:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_392
+	JZ      pendnoneAVX512_396
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_392:
+pendnoneAVX512_396:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_391
+	JB           dAVX512_395
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -12033,9 +12147,9 @@ pendnoneAVX512_392:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000800, SI
 
-widenAVX512_393:
+widenAVX512_397:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_394
+	JZ         widendoneAVX512_398
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (SI)
 	VCVTPH2PS  32(CX), Z0
@@ -12050,9 +12164,9 @@ widenAVX512_393:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_393
+	JMP        widenAVX512_397
 
-widendoneAVX512_394:
+widendoneAVX512_398:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -12077,7 +12191,7 @@ widendoneAVX512_394:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_395:
+dAVX512_399:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -12185,18 +12299,18 @@ dAVX512_395:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_396
+	JZ      pendnoneAVX512_400
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_396:
+pendnoneAVX512_400:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_395
+	JB           dAVX512_399
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -12238,24 +12352,24 @@ pendnoneAVX512_396:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_397
+	JZ    draindoneAVX512_401
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_398:
+drainAVX512_402:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_398
+	JNZ     drainAVX512_402
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_397:
+draindoneAVX512_401:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_402
+	JB         flushpartialAVX512_406
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -12457,15 +12571,15 @@ draindoneAVX512_397:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_401
+	JMP        flushdoneAVX512_405
 
-flushpartialAVX512_402:
+flushpartialAVX512_406:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_399:
+flushAVX512_403:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_400
+	JB         flushtailAVX512_404
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -12550,67 +12664,67 @@ flushAVX512_399:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -12694,100 +12808,100 @@ flushAVX512_399:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_403
+	JZ         chunkdoneAVX512_407
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_403:
+chunkdoneAVX512_407:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_399
+	JMP  flushAVX512_403
 
-flushtailAVX512_400:
+flushtailAVX512_404:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_401
+	JZ    flushdoneAVX512_405
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_404:
+tailrowAVX512_408:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_405:
+tailkeyAVX512_409:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_405
+	JB   tailkeyAVX512_409
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_401
+	JAE  flushdoneAVX512_405
 	DECQ SI
-	JNZ  tailrowAVX512_404
+	JNZ  tailrowAVX512_408
 
-flushdoneAVX512_401:
+flushdoneAVX512_405:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -12795,9 +12909,9 @@ flushdoneAVX512_401:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_388
+	JLE    panelsdoneAVX512_392
 
-panelsAVX512_387:
+panelsAVX512_391:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -12822,7 +12936,7 @@ panelsAVX512_387:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_406:
+dAVX512_410:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -12930,18 +13044,18 @@ dAVX512_406:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_407
+	JZ      pendnoneAVX512_411
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_407:
+pendnoneAVX512_411:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_406
+	JB           dAVX512_410
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -13004,7 +13118,7 @@ pendnoneAVX512_407:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_408:
+dAVX512_412:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -13112,18 +13226,18 @@ dAVX512_408:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_409
+	JZ      pendnoneAVX512_413
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_409:
+pendnoneAVX512_413:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_408
+	JB           dAVX512_412
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -13165,24 +13279,24 @@ pendnoneAVX512_409:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_410
+	JZ    draindoneAVX512_414
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_411:
+drainAVX512_415:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_411
+	JNZ     drainAVX512_415
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_410:
+draindoneAVX512_414:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_415
+	JB         flushpartialAVX512_419
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -13384,15 +13498,15 @@ draindoneAVX512_410:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_414
+	JMP        flushdoneAVX512_418
 
-flushpartialAVX512_415:
+flushpartialAVX512_419:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_412:
+flushAVX512_416:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_413
+	JB         flushtailAVX512_417
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -13477,67 +13591,67 @@ flushAVX512_412:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -13621,100 +13735,100 @@ flushAVX512_412:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_416
+	JZ         chunkdoneAVX512_420
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_416:
+chunkdoneAVX512_420:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_412
+	JMP  flushAVX512_416
 
-flushtailAVX512_413:
+flushtailAVX512_417:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_414
+	JZ    flushdoneAVX512_418
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_417:
+tailrowAVX512_421:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_418:
+tailkeyAVX512_422:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_418
+	JB   tailkeyAVX512_422
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_414
+	JAE  flushdoneAVX512_418
 	DECQ SI
-	JNZ  tailrowAVX512_417
+	JNZ  tailrowAVX512_421
 
-flushdoneAVX512_414:
+flushdoneAVX512_418:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -13722,35 +13836,35 @@ flushdoneAVX512_414:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_387
+	JG     panelsAVX512_391
 
-panelsdoneAVX512_388:
+panelsdoneAVX512_392:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_385
+	JMP    blocksAVX512_389
 
-blocksdoneAVX512_386:
+blocksdoneAVX512_390:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_419
+	JZ    draindoneAVX512_423
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_420:
+drainAVX512_424:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_420
+	JNZ     drainAVX512_424
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_419:
+draindoneAVX512_423:
 	VZEROUPPER
 	RET
 
@@ -13767,10 +13881,10 @@ TEXT ·ScoresPanels128AVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_421:
+blocksAVX512_425:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_422
+	JZ    blocksdoneAVX512_426
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -13797,9 +13911,9 @@ blocksAVX512_421:
 	IMUL3Q  $0x10, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX512_425:
+widenAVX512_429:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_426
+	JZ         widendoneAVX512_430
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (SI)
 	VCVTPH2PS  32(CX), Z0
@@ -13824,9 +13938,9 @@ widenAVX512_425:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_425
+	JMP        widenAVX512_429
 
-widendoneAVX512_426:
+widendoneAVX512_430:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -13851,7 +13965,7 @@ widendoneAVX512_426:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_427:
+dAVX512_431:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -13959,18 +14073,18 @@ dAVX512_427:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_428
+	JZ      pendnoneAVX512_432
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_428:
+pendnoneAVX512_432:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_427
+	JB           dAVX512_431
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -14026,9 +14140,9 @@ pendnoneAVX512_428:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001000, SI
 
-widenAVX512_429:
+widenAVX512_433:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_430
+	JZ         widendoneAVX512_434
 	VCVTPH2PS  (CX), Z0
 	VMOVUPS    Z0, (SI)
 	VCVTPH2PS  32(CX), Z0
@@ -14053,9 +14167,9 @@ widenAVX512_429:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_429
+	JMP        widenAVX512_433
 
-widendoneAVX512_430:
+widendoneAVX512_434:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -14080,7 +14194,7 @@ widendoneAVX512_430:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_431:
+dAVX512_435:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -14188,18 +14302,18 @@ dAVX512_431:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_432
+	JZ      pendnoneAVX512_436
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_432:
+pendnoneAVX512_436:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_431
+	JB           dAVX512_435
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -14241,24 +14355,24 @@ pendnoneAVX512_432:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_433
+	JZ    draindoneAVX512_437
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_434:
+drainAVX512_438:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_434
+	JNZ     drainAVX512_438
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_433:
+draindoneAVX512_437:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_438
+	JB         flushpartialAVX512_442
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -14460,15 +14574,15 @@ draindoneAVX512_433:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_437
+	JMP        flushdoneAVX512_441
 
-flushpartialAVX512_438:
+flushpartialAVX512_442:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_435:
+flushAVX512_439:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_436
+	JB         flushtailAVX512_440
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -14553,67 +14667,67 @@ flushAVX512_435:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -14697,100 +14811,100 @@ flushAVX512_435:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_439
+	JZ         chunkdoneAVX512_443
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_439:
+chunkdoneAVX512_443:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_435
+	JMP  flushAVX512_439
 
-flushtailAVX512_436:
+flushtailAVX512_440:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_437
+	JZ    flushdoneAVX512_441
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_440:
+tailrowAVX512_444:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_441:
+tailkeyAVX512_445:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_441
+	JB   tailkeyAVX512_445
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_437
+	JAE  flushdoneAVX512_441
 	DECQ SI
-	JNZ  tailrowAVX512_440
+	JNZ  tailrowAVX512_444
 
-flushdoneAVX512_437:
+flushdoneAVX512_441:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -14798,9 +14912,9 @@ flushdoneAVX512_437:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_424
+	JLE    panelsdoneAVX512_428
 
-panelsAVX512_423:
+panelsAVX512_427:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -14825,7 +14939,7 @@ panelsAVX512_423:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_442:
+dAVX512_446:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -14933,18 +15047,18 @@ dAVX512_442:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_443
+	JZ      pendnoneAVX512_447
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_443:
+pendnoneAVX512_447:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_442
+	JB           dAVX512_446
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -15007,7 +15121,7 @@ pendnoneAVX512_443:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_444:
+dAVX512_448:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -15115,18 +15229,18 @@ dAVX512_444:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_445
+	JZ      pendnoneAVX512_449
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_445:
+pendnoneAVX512_449:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_444
+	JB           dAVX512_448
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -15168,24 +15282,24 @@ pendnoneAVX512_445:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_446
+	JZ    draindoneAVX512_450
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_447:
+drainAVX512_451:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_447
+	JNZ     drainAVX512_451
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_446:
+draindoneAVX512_450:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_451
+	JB         flushpartialAVX512_455
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -15387,15 +15501,15 @@ draindoneAVX512_446:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_450
+	JMP        flushdoneAVX512_454
 
-flushpartialAVX512_451:
+flushpartialAVX512_455:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_448:
+flushAVX512_452:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_449
+	JB         flushtailAVX512_453
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -15480,67 +15594,67 @@ flushAVX512_448:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -15624,100 +15738,100 @@ flushAVX512_448:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_452
+	JZ         chunkdoneAVX512_456
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_452:
+chunkdoneAVX512_456:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_448
+	JMP  flushAVX512_452
 
-flushtailAVX512_449:
+flushtailAVX512_453:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_450
+	JZ    flushdoneAVX512_454
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_453:
+tailrowAVX512_457:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_454:
+tailkeyAVX512_458:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_454
+	JB   tailkeyAVX512_458
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_450
+	JAE  flushdoneAVX512_454
 	DECQ SI
-	JNZ  tailrowAVX512_453
+	JNZ  tailrowAVX512_457
 
-flushdoneAVX512_450:
+flushdoneAVX512_454:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -15725,35 +15839,35 @@ flushdoneAVX512_450:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_423
+	JG     panelsAVX512_427
 
-panelsdoneAVX512_424:
+panelsdoneAVX512_428:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_421
+	JMP    blocksAVX512_425
 
-blocksdoneAVX512_422:
+blocksdoneAVX512_426:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_455
+	JZ    draindoneAVX512_459
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_456:
+drainAVX512_460:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_456
+	JNZ     drainAVX512_460
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_455:
+draindoneAVX512_459:
 	VZEROUPPER
 	RET
 
@@ -15773,9 +15887,9 @@ TEXT ·DotF32BF16AVX2(SB), NOSPLIT, $0-52
 	VXORPS Y7, Y7, Y7
 	MOVQ   AX, BX
 	SHRQ   $0x06, BX
-	JZ     dotdoneAVX2_458
+	JZ     dotdoneAVX2_462
 
-dotAVX2_457:
+dotAVX2_461:
 	VPMOVZXWD   (DX), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VFMADD231PS (CX), Y8, Y0
@@ -15803,23 +15917,23 @@ dotAVX2_457:
 	ADDQ        $0x00000100, CX
 	ADDQ        $0x00000080, DX
 	DECQ        BX
-	JNZ         dotAVX2_457
+	JNZ         dotAVX2_461
 
-dotdoneAVX2_458:
+dotdoneAVX2_462:
 	ANDQ $0x0000003f, AX
 
-dotAVX2_459:
+dotAVX2_463:
 	CMPQ        AX, $0x00000008
-	JB          dotdoneAVX2_460
+	JB          dotdoneAVX2_464
 	VPMOVZXWD   (DX), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VFMADD231PS (CX), Y8, Y0
 	ADDQ        $0x00000020, CX
 	ADDQ        $0x00000010, DX
 	SUBQ        $0x00000008, AX
-	JMP         dotAVX2_459
+	JMP         dotAVX2_463
 
-dotdoneAVX2_460:
+dotdoneAVX2_464:
 	VADDPS       Y4, Y0, Y0
 	VADDPS       Y5, Y1, Y1
 	VADDPS       Y6, Y2, Y2
@@ -15835,9 +15949,9 @@ dotdoneAVX2_460:
 	VADDSS       X0, X1, X1
 
 	// Scalar tail: the vector sums are already folded into the low lane.
-tailAVX2_461:
+tailAVX2_465:
 	TESTQ       AX, AX
-	JZ          taildoneAVX2_462
+	JZ          taildoneAVX2_466
 	MOVWLZX     (DX), BX
 	SHLL        $0x10, BX
 	VMOVD       BX, X0
@@ -15846,9 +15960,9 @@ tailAVX2_461:
 	ADDQ        $0x04, CX
 	ADDQ        $0x02, DX
 	DECQ        AX
-	JMP         tailAVX2_461
+	JMP         tailAVX2_465
 
-taildoneAVX2_462:
+taildoneAVX2_466:
 	VZEROUPPER
 	VMOVSS X1, ret+48(FP)
 	RET
@@ -15875,45 +15989,81 @@ TEXT ·ScoresBF16RowsAVX2(SB), NOSPLIT, $88-132
 	MOVQ ahead_base+72(FP), AX
 	MOVQ AX, 72(SP)
 
-keysAVX2_463:
-	CMPQ  8(SP), $0x03
-	JB    keysdoneAVX2_464
+keysAVX2_467:
+	CMPQ   8(SP), $0x03
+	JB     keysdoneAVX2_468
+	CMPQ   8(SP), $0x13
+	JB     owndoneAVX2_469
+	MOVQ   56(SP), AX
+	IMUL3Q $0x10, AX, AX
+	ADDQ   (SP), AX
+	XORQ   CX, CX
+
+lines_24:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_24
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_25:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_25
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_26:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_26
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+
+owndoneAVX2_469:
 	MOVQ  72(SP), AX
 	TESTQ AX, AX
-	JZ    aheaddoneAVX2_465
+	JZ    aheaddoneAVX2_470
 	XORQ  CX, CX
 
-lines_15:
+lines_27:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_15
+	JB         lines_27
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_16:
+lines_28:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_16
+	JB         lines_28
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_17:
+lines_29:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_17
+	JB         lines_29
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	MOVQ       AX, 72(SP)
 
-aheaddoneAVX2_465:
+aheaddoneAVX2_470:
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -15921,9 +16071,9 @@ aheaddoneAVX2_465:
 	MOVQ rows+96(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX2_466:
+rowsAVX2_471:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX2_467
+	JB   rowsdoneAVX2_472
 
 	// Tile of 4 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -15954,9 +16104,9 @@ rowsAVX2_466:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R10, R11
 
-tailAVX2_468:
+tailAVX2_473:
 	CMPQ        R11, R9
-	JAE         taildoneAVX2_469
+	JAE         taildoneAVX2_474
 	MOVWLZX     (CX)(R11*2), R12
 	SHLL        $0x10, R12
 	VMOVD       R12, X12
@@ -15983,15 +16133,15 @@ tailAVX2_468:
 	VFMADD231SS X13, X15, X10
 	VFMADD231SS X14, X15, X11
 	INCQ        R11
-	JMP         tailAVX2_468
+	JMP         tailAVX2_473
 
-taildoneAVX2_469:
+taildoneAVX2_474:
 	// Whole vectors [0, body).
 	XORQ R11, R11
 
-bodyAVX2_470:
+bodyAVX2_475:
 	CMPQ        R11, R10
-	JAE         bodydoneAVX2_471
+	JAE         bodydoneAVX2_476
 	VPMOVZXWD   (CX)(R11*2), Y12
 	VPSLLD      $0x10, Y12, Y12
 	VPMOVZXWD   (R8)(R11*2), Y13
@@ -16015,9 +16165,9 @@ bodyAVX2_470:
 	VFMADD231PS Y13, Y15, Y10
 	VFMADD231PS Y14, Y15, Y11
 	ADDQ        $0x08, R11
-	JMP         bodyAVX2_470
+	JMP         bodyAVX2_475
 
-bodydoneAVX2_471:
+bodydoneAVX2_476:
 	VBROADCASTSS scale+128(FP), Y12
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -16060,11 +16210,11 @@ bodydoneAVX2_471:
 	IMUL3Q       $0x04, AX, AX
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x04, 40(SP)
-	JMP          rowsAVX2_466
+	JMP          rowsAVX2_471
 
-rowsdoneAVX2_467:
+rowsdoneAVX2_472:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX2_473
+	JB   rowsdoneAVX2_478
 
 	// Tile of 2 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -16087,9 +16237,9 @@ rowsdoneAVX2_467:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX2_474:
+tailAVX2_479:
 	CMPQ        R9, DI
-	JAE         taildoneAVX2_475
+	JAE         taildoneAVX2_480
 	MOVWLZX     (CX)(R9*2), R10
 	SHLL        $0x10, R10
 	VMOVD       R10, X6
@@ -16108,15 +16258,15 @@ tailAVX2_474:
 	VFMADD231SS X7, X9, X4
 	VFMADD231SS X8, X9, X5
 	INCQ        R9
-	JMP         tailAVX2_474
+	JMP         tailAVX2_479
 
-taildoneAVX2_475:
+taildoneAVX2_480:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX2_476:
+bodyAVX2_481:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX2_477
+	JAE         bodydoneAVX2_482
 	VPMOVZXWD   (CX)(R9*2), Y6
 	VPSLLD      $0x10, Y6, Y6
 	VPMOVZXWD   (SI)(R9*2), Y7
@@ -16132,9 +16282,9 @@ bodyAVX2_476:
 	VFMADD231PS Y7, Y9, Y4
 	VFMADD231PS Y8, Y9, Y5
 	ADDQ        $0x08, R9
-	JMP         bodyAVX2_476
+	JMP         bodyAVX2_481
 
-bodydoneAVX2_477:
+bodydoneAVX2_482:
 	VBROADCASTSS scale+128(FP), Y6
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -16164,9 +16314,9 @@ bodydoneAVX2_477:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x02, 40(SP)
 
-rowsdoneAVX2_473:
+rowsdoneAVX2_478:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX2_479
+	JB   rowsdoneAVX2_484
 
 	// Tile of 1 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -16184,9 +16334,9 @@ rowsdoneAVX2_473:
 	// Tail elements [body, dim), one at a time.
 	MOVQ DI, R8
 
-tailAVX2_480:
+tailAVX2_485:
 	CMPQ        R8, SI
-	JAE         taildoneAVX2_481
+	JAE         taildoneAVX2_486
 	MOVWLZX     (CX)(R8*2), R9
 	SHLL        $0x10, R9
 	VMOVD       R9, X3
@@ -16201,15 +16351,15 @@ tailAVX2_480:
 	VFMADD231SS X4, X6, X1
 	VFMADD231SS X5, X6, X2
 	INCQ        R8
-	JMP         tailAVX2_480
+	JMP         tailAVX2_485
 
-taildoneAVX2_481:
+taildoneAVX2_486:
 	// Whole vectors [0, body).
 	XORQ R8, R8
 
-bodyAVX2_482:
+bodyAVX2_487:
 	CMPQ        R8, DI
-	JAE         bodydoneAVX2_483
+	JAE         bodydoneAVX2_488
 	VPMOVZXWD   (CX)(R8*2), Y3
 	VPSLLD      $0x10, Y3, Y3
 	VPMOVZXWD   (BX)(R8*2), Y4
@@ -16221,9 +16371,9 @@ bodyAVX2_482:
 	VFMADD231PS Y4, Y6, Y1
 	VFMADD231PS Y5, Y6, Y2
 	ADDQ        $0x08, R8
-	JMP         bodyAVX2_482
+	JMP         bodyAVX2_487
 
-bodydoneAVX2_483:
+bodydoneAVX2_488:
 	VBROADCASTSS scale+128(FP), Y3
 	MOVQ         32(SP), AX
 	VHADDPS      Y1, Y0, Y0
@@ -16243,34 +16393,50 @@ bodydoneAVX2_483:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x01, 40(SP)
 
-rowsdoneAVX2_479:
+rowsdoneAVX2_484:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x03, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x0c, 16(SP)
 	SUBQ   $0x03, 8(SP)
-	JMP    keysAVX2_463
+	JMP    keysAVX2_467
 
-keysdoneAVX2_464:
-keysAVX2_484:
-	CMPQ  8(SP), $0x01
-	JB    keysdoneAVX2_485
-	MOVQ  72(SP), AX
-	TESTQ AX, AX
-	JZ    aheaddoneAVX2_486
-	XORQ  CX, CX
+keysdoneAVX2_468:
+keysAVX2_489:
+	CMPQ   8(SP), $0x01
+	JB     keysdoneAVX2_490
+	CMPQ   8(SP), $0x11
+	JB     owndoneAVX2_491
+	MOVQ   56(SP), AX
+	IMUL3Q $0x10, AX, AX
+	ADDQ   (SP), AX
+	XORQ   CX, CX
 
-lines_18:
+lines_30:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_18
+	JB         lines_30
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+
+owndoneAVX2_491:
+	MOVQ  72(SP), AX
+	TESTQ AX, AX
+	JZ    aheaddoneAVX2_492
+	XORQ  CX, CX
+
+lines_31:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_31
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	MOVQ       AX, 72(SP)
 
-aheaddoneAVX2_486:
+aheaddoneAVX2_492:
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -16278,9 +16444,9 @@ aheaddoneAVX2_486:
 	MOVQ rows+96(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX2_487:
+rowsAVX2_493:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX2_488
+	JB   rowsdoneAVX2_494
 
 	// Tile of 4 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -16300,9 +16466,9 @@ rowsAVX2_487:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX2_489:
+tailAVX2_495:
 	CMPQ        R9, DI
-	JAE         taildoneAVX2_490
+	JAE         taildoneAVX2_496
 	MOVWLZX     (CX)(R9*2), R10
 	SHLL        $0x10, R10
 	VMOVD       R10, X4
@@ -16315,15 +16481,15 @@ tailAVX2_489:
 	VMOVSS      (DX)(R9*4), X5
 	VFMADD231SS X4, X5, X3
 	INCQ        R9
-	JMP         tailAVX2_489
+	JMP         tailAVX2_495
 
-taildoneAVX2_490:
+taildoneAVX2_496:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX2_491:
+bodyAVX2_497:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX2_492
+	JAE         bodydoneAVX2_498
 	VPMOVZXWD   (CX)(R9*2), Y4
 	VPSLLD      $0x10, Y4, Y4
 	VMOVUPS     (AX)(R9*4), Y5
@@ -16335,9 +16501,9 @@ bodyAVX2_491:
 	VMOVUPS     (DX)(R9*4), Y5
 	VFMADD231PS Y4, Y5, Y3
 	ADDQ        $0x08, R9
-	JMP         bodyAVX2_491
+	JMP         bodyAVX2_497
 
-bodydoneAVX2_492:
+bodydoneAVX2_498:
 	VBROADCASTSS scale+128(FP), Y4
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -16361,11 +16527,11 @@ bodydoneAVX2_492:
 	IMUL3Q       $0x04, AX, AX
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x04, 40(SP)
-	JMP          rowsAVX2_487
+	JMP          rowsAVX2_493
 
-rowsdoneAVX2_488:
+rowsdoneAVX2_494:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX2_494
+	JB   rowsdoneAVX2_500
 
 	// Tile of 2 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -16381,9 +16547,9 @@ rowsdoneAVX2_488:
 	// Tail elements [body, dim), one at a time.
 	MOVQ SI, DI
 
-tailAVX2_495:
+tailAVX2_501:
 	CMPQ        DI, BX
-	JAE         taildoneAVX2_496
+	JAE         taildoneAVX2_502
 	MOVWLZX     (CX)(DI*2), R8
 	SHLL        $0x10, R8
 	VMOVD       R8, X2
@@ -16392,15 +16558,15 @@ tailAVX2_495:
 	VMOVSS      (DX)(DI*4), X3
 	VFMADD231SS X2, X3, X1
 	INCQ        DI
-	JMP         tailAVX2_495
+	JMP         tailAVX2_501
 
-taildoneAVX2_496:
+taildoneAVX2_502:
 	// Whole vectors [0, body).
 	XORQ DI, DI
 
-bodyAVX2_497:
+bodyAVX2_503:
 	CMPQ        DI, SI
-	JAE         bodydoneAVX2_498
+	JAE         bodydoneAVX2_504
 	VPMOVZXWD   (CX)(DI*2), Y2
 	VPSLLD      $0x10, Y2, Y2
 	VMOVUPS     (AX)(DI*4), Y3
@@ -16408,9 +16574,9 @@ bodyAVX2_497:
 	VMOVUPS     (DX)(DI*4), Y3
 	VFMADD231PS Y2, Y3, Y1
 	ADDQ        $0x08, DI
-	JMP         bodyAVX2_497
+	JMP         bodyAVX2_503
 
-bodydoneAVX2_498:
+bodydoneAVX2_504:
 	VBROADCASTSS scale+128(FP), Y2
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -16431,9 +16597,9 @@ bodydoneAVX2_498:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x02, 40(SP)
 
-rowsdoneAVX2_494:
+rowsdoneAVX2_500:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX2_500
+	JB   rowsdoneAVX2_506
 
 	// Tile of 1 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -16446,32 +16612,32 @@ rowsdoneAVX2_494:
 	// Tail elements [body, dim), one at a time.
 	MOVQ BX, SI
 
-tailAVX2_501:
+tailAVX2_507:
 	CMPQ        SI, DX
-	JAE         taildoneAVX2_502
+	JAE         taildoneAVX2_508
 	MOVWLZX     (CX)(SI*2), DI
 	SHLL        $0x10, DI
 	VMOVD       DI, X1
 	VMOVSS      (AX)(SI*4), X2
 	VFMADD231SS X1, X2, X0
 	INCQ        SI
-	JMP         tailAVX2_501
+	JMP         tailAVX2_507
 
-taildoneAVX2_502:
+taildoneAVX2_508:
 	// Whole vectors [0, body).
 	XORQ SI, SI
 
-bodyAVX2_503:
+bodyAVX2_509:
 	CMPQ        SI, BX
-	JAE         bodydoneAVX2_504
+	JAE         bodydoneAVX2_510
 	VPMOVZXWD   (CX)(SI*2), Y1
 	VPSLLD      $0x10, Y1, Y1
 	VMOVUPS     (AX)(SI*4), Y2
 	VFMADD231PS Y1, Y2, Y0
 	ADDQ        $0x08, SI
-	JMP         bodyAVX2_503
+	JMP         bodyAVX2_509
 
-bodydoneAVX2_504:
+bodydoneAVX2_510:
 	VBROADCASTSS scale+128(FP), Y1
 	MOVQ         32(SP), AX
 	VHADDPS      Y0, Y0, Y2
@@ -16489,15 +16655,15 @@ bodydoneAVX2_504:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x01, 40(SP)
 
-rowsdoneAVX2_500:
+rowsdoneAVX2_506:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x01, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX2_484
+	JMP    keysAVX2_489
 
-keysdoneAVX2_485:
+keysdoneAVX2_490:
 	VZEROUPPER
 	RET
 
@@ -16514,10 +16680,10 @@ TEXT ·ScoresBF16PanelsAVX2(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_505:
+blocksAVX2_511:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_506
+	JZ    blocksdoneAVX2_512
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -16545,26 +16711,26 @@ blocksAVX2_505:
 	MOVQ    scratch_base+72(FP), SI
 	MOVQ    dim+136(FP), DI
 
-widenAVX2_509:
+widenAVX2_515:
 	TESTQ AX, AX
-	JZ    widendoneAVX2_510
+	JZ    widendoneAVX2_516
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R11
 	XORQ  R12, R12
 
-lines_19:
+lines_32:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_19
+	JB         lines_32
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX2_511:
+widenvecAVX2_517:
 	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_512
+	JB        widenvecdoneAVX2_518
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
@@ -16580,24 +16746,24 @@ widenvecAVX2_511:
 	ADDQ      $0x40, R8
 	ADDQ      $0x00000080, SI
 	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_511
+	JMP       widenvecAVX2_517
 
-widenvecdoneAVX2_512:
-widenvecAVX2_513:
+widenvecdoneAVX2_518:
+widenvecAVX2_519:
 	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_514
+	JB        widenvecdoneAVX2_520
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
 	ADDQ      $0x10, R8
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_513
+	JMP       widenvecAVX2_519
 
-widenvecdoneAVX2_514:
-widentailAVX2_515:
+widenvecdoneAVX2_520:
+widentailAVX2_521:
 	TESTQ   R9, R9
-	JZ      widentaildoneAVX2_516
+	JZ      widentaildoneAVX2_522
 	MOVWLZX (R8), R10
 	SHLL    $0x10, R10
 	VMOVD   R10, X0
@@ -16605,14 +16771,14 @@ widentailAVX2_515:
 	ADDQ    $0x02, R8
 	ADDQ    $0x04, SI
 	DECQ    R9
-	JMP     widentailAVX2_515
+	JMP     widentailAVX2_521
 
-widentaildoneAVX2_516:
+widentaildoneAVX2_522:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_509
+	JMP  widenAVX2_515
 
-widendoneAVX2_510:
+widendoneAVX2_516:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -16638,10 +16804,10 @@ widendoneAVX2_510:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_517:
+dAVX2_523:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_518
+	JA           ddoneAVX2_524
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -16725,7 +16891,7 @@ dAVX2_517:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_519
+	JE      pendnoneAVX2_525
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -16739,16 +16905,16 @@ dAVX2_517:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_519:
+pendnoneAVX2_525:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_517
+	JMP  dAVX2_523
 
-ddoneAVX2_518:
-dAVX2_520:
+ddoneAVX2_524:
+dAVX2_526:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_521
+	JA           ddoneAVX2_527
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -16771,9 +16937,9 @@ dAVX2_520:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_520
+	JMP          dAVX2_526
 
-ddoneAVX2_521:
+ddoneAVX2_527:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -16820,26 +16986,26 @@ ddoneAVX2_521:
 	IMUL3Q  $0x00000018, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_522:
+widenAVX2_528:
 	TESTQ AX, AX
-	JZ    widendoneAVX2_523
+	JZ    widendoneAVX2_529
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R11
 	XORQ  R12, R12
 
-lines_20:
+lines_33:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_20
+	JB         lines_33
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX2_524:
+widenvecAVX2_530:
 	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_525
+	JB        widenvecdoneAVX2_531
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
@@ -16855,24 +17021,24 @@ widenvecAVX2_524:
 	ADDQ      $0x40, R8
 	ADDQ      $0x00000080, SI
 	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_524
+	JMP       widenvecAVX2_530
 
-widenvecdoneAVX2_525:
-widenvecAVX2_526:
+widenvecdoneAVX2_531:
+widenvecAVX2_532:
 	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_527
+	JB        widenvecdoneAVX2_533
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
 	ADDQ      $0x10, R8
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_526
+	JMP       widenvecAVX2_532
 
-widenvecdoneAVX2_527:
-widentailAVX2_528:
+widenvecdoneAVX2_533:
+widentailAVX2_534:
 	TESTQ   R9, R9
-	JZ      widentaildoneAVX2_529
+	JZ      widentaildoneAVX2_535
 	MOVWLZX (R8), R10
 	SHLL    $0x10, R10
 	VMOVD   R10, X0
@@ -16880,14 +17046,14 @@ widentailAVX2_528:
 	ADDQ    $0x02, R8
 	ADDQ    $0x04, SI
 	DECQ    R9
-	JMP     widentailAVX2_528
+	JMP     widentailAVX2_534
 
-widentaildoneAVX2_529:
+widentaildoneAVX2_535:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_522
+	JMP  widenAVX2_528
 
-widendoneAVX2_523:
+widendoneAVX2_529:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -16915,10 +17081,10 @@ widendoneAVX2_523:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_530:
+dAVX2_536:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_531
+	JA           ddoneAVX2_537
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -17002,7 +17168,7 @@ dAVX2_530:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_532
+	JE      pendnoneAVX2_538
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -17016,16 +17182,16 @@ dAVX2_530:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_532:
+pendnoneAVX2_538:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_530
+	JMP  dAVX2_536
 
-ddoneAVX2_531:
-dAVX2_533:
+ddoneAVX2_537:
+dAVX2_539:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_534
+	JA           ddoneAVX2_540
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -17048,9 +17214,9 @@ dAVX2_533:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_533
+	JMP          dAVX2_539
 
-ddoneAVX2_534:
+ddoneAVX2_540:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -17097,26 +17263,26 @@ ddoneAVX2_534:
 	IMUL3Q  $0x00000030, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_535:
+widenAVX2_541:
 	TESTQ AX, AX
-	JZ    widendoneAVX2_536
+	JZ    widendoneAVX2_542
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R11
 	XORQ  R12, R12
 
-lines_21:
+lines_34:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_21
+	JB         lines_34
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX2_537:
+widenvecAVX2_543:
 	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_538
+	JB        widenvecdoneAVX2_544
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
@@ -17132,24 +17298,24 @@ widenvecAVX2_537:
 	ADDQ      $0x40, R8
 	ADDQ      $0x00000080, SI
 	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_537
+	JMP       widenvecAVX2_543
 
-widenvecdoneAVX2_538:
-widenvecAVX2_539:
+widenvecdoneAVX2_544:
+widenvecAVX2_545:
 	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_540
+	JB        widenvecdoneAVX2_546
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
 	ADDQ      $0x10, R8
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_539
+	JMP       widenvecAVX2_545
 
-widenvecdoneAVX2_540:
-widentailAVX2_541:
+widenvecdoneAVX2_546:
+widentailAVX2_547:
 	TESTQ   R9, R9
-	JZ      widentaildoneAVX2_542
+	JZ      widentaildoneAVX2_548
 	MOVWLZX (R8), R10
 	SHLL    $0x10, R10
 	VMOVD   R10, X0
@@ -17157,14 +17323,14 @@ widentailAVX2_541:
 	ADDQ    $0x02, R8
 	ADDQ    $0x04, SI
 	DECQ    R9
-	JMP     widentailAVX2_541
+	JMP     widentailAVX2_547
 
-widentaildoneAVX2_542:
+widentaildoneAVX2_548:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_535
+	JMP  widenAVX2_541
 
-widendoneAVX2_536:
+widendoneAVX2_542:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -17192,10 +17358,10 @@ widendoneAVX2_536:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_543:
+dAVX2_549:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_544
+	JA           ddoneAVX2_550
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -17279,7 +17445,7 @@ dAVX2_543:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_545
+	JE      pendnoneAVX2_551
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -17293,16 +17459,16 @@ dAVX2_543:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_545:
+pendnoneAVX2_551:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_543
+	JMP  dAVX2_549
 
-ddoneAVX2_544:
-dAVX2_546:
+ddoneAVX2_550:
+dAVX2_552:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_547
+	JA           ddoneAVX2_553
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -17325,9 +17491,9 @@ dAVX2_546:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_546
+	JMP          dAVX2_552
 
-ddoneAVX2_547:
+ddoneAVX2_553:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -17374,26 +17540,26 @@ ddoneAVX2_547:
 	IMUL3Q  $0x00000048, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_548:
+widenAVX2_554:
 	TESTQ AX, AX
-	JZ    widendoneAVX2_549
+	JZ    widendoneAVX2_555
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R11
 	XORQ  R12, R12
 
-lines_22:
+lines_35:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_22
+	JB         lines_35
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX2_550:
+widenvecAVX2_556:
 	CMPQ      R9, $0x20
-	JB        widenvecdoneAVX2_551
+	JB        widenvecdoneAVX2_557
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
@@ -17409,24 +17575,24 @@ widenvecAVX2_550:
 	ADDQ      $0x40, R8
 	ADDQ      $0x00000080, SI
 	SUBQ      $0x20, R9
-	JMP       widenvecAVX2_550
+	JMP       widenvecAVX2_556
 
-widenvecdoneAVX2_551:
-widenvecAVX2_552:
+widenvecdoneAVX2_557:
+widenvecAVX2_558:
 	CMPQ      R9, $0x08
-	JB        widenvecdoneAVX2_553
+	JB        widenvecdoneAVX2_559
 	VPMOVZXWD (R8), Y0
 	VPSLLD    $0x10, Y0, Y0
 	VMOVUPS   Y0, (SI)
 	ADDQ      $0x10, R8
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x08, R9
-	JMP       widenvecAVX2_552
+	JMP       widenvecAVX2_558
 
-widenvecdoneAVX2_553:
-widentailAVX2_554:
+widenvecdoneAVX2_559:
+widentailAVX2_560:
 	TESTQ   R9, R9
-	JZ      widentaildoneAVX2_555
+	JZ      widentaildoneAVX2_561
 	MOVWLZX (R8), R10
 	SHLL    $0x10, R10
 	VMOVD   R10, X0
@@ -17434,14 +17600,14 @@ widentailAVX2_554:
 	ADDQ    $0x02, R8
 	ADDQ    $0x04, SI
 	DECQ    R9
-	JMP     widentailAVX2_554
+	JMP     widentailAVX2_560
 
-widentaildoneAVX2_555:
+widentaildoneAVX2_561:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_548
+	JMP  widenAVX2_554
 
-widendoneAVX2_549:
+widendoneAVX2_555:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -17469,10 +17635,10 @@ widendoneAVX2_549:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_556:
+dAVX2_562:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_557
+	JA           ddoneAVX2_563
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -17556,7 +17722,7 @@ dAVX2_556:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_558
+	JE      pendnoneAVX2_564
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -17570,16 +17736,16 @@ dAVX2_556:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_558:
+pendnoneAVX2_564:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_556
+	JMP  dAVX2_562
 
-ddoneAVX2_557:
-dAVX2_559:
+ddoneAVX2_563:
+dAVX2_565:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_560
+	JA           ddoneAVX2_566
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -17602,9 +17768,9 @@ dAVX2_559:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_559
+	JMP          dAVX2_565
 
-ddoneAVX2_560:
+ddoneAVX2_566:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -17635,11 +17801,11 @@ ddoneAVX2_560:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_561
+	JZ    draindoneAVX2_567
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_562:
+drainAVX2_568:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -17649,14 +17815,14 @@ drainAVX2_562:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_562
+	JNZ     drainAVX2_568
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_561:
+draindoneAVX2_567:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_566
+	JB             flushpartialAVX2_572
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -17906,15 +18072,15 @@ draindoneAVX2_561:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_565
+	JMP            flushdoneAVX2_571
 
-flushpartialAVX2_566:
+flushpartialAVX2_572:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_563:
+flushAVX2_569:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_564
+	JB             flushtailAVX2_570
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -17951,35 +18117,35 @@ flushAVX2_563:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_567
+	JZ             chunkdoneAVX2_573
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_567
+	JZ             chunkdoneAVX2_573
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_567
+	JZ             chunkdoneAVX2_573
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_567
+	JZ             chunkdoneAVX2_573
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_567
+	JZ             chunkdoneAVX2_573
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_567
+	JZ             chunkdoneAVX2_573
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_567
+	JZ             chunkdoneAVX2_573
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_567
+	JZ             chunkdoneAVX2_573
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -18015,68 +18181,68 @@ flushAVX2_563:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_567
+	JZ             chunkdoneAVX2_573
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_567
+	JZ             chunkdoneAVX2_573
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_567
+	JZ             chunkdoneAVX2_573
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_567
+	JZ             chunkdoneAVX2_573
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_567
+	JZ             chunkdoneAVX2_573
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_567
+	JZ             chunkdoneAVX2_573
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_567
+	JZ             chunkdoneAVX2_573
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_567:
+chunkdoneAVX2_573:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_563
+	JMP  flushAVX2_569
 
-flushtailAVX2_564:
+flushtailAVX2_570:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_565
+	JZ    flushdoneAVX2_571
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_568:
+tailrowAVX2_574:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_569:
+tailkeyAVX2_575:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_569
+	JB   tailkeyAVX2_575
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_565
+	JAE  flushdoneAVX2_571
 	DECQ SI
-	JNZ  tailrowAVX2_568
+	JNZ  tailrowAVX2_574
 
-flushdoneAVX2_565:
+flushdoneAVX2_571:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -18084,9 +18250,9 @@ flushdoneAVX2_565:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_508
+	JLE    panelsdoneAVX2_514
 
-panelsAVX2_507:
+panelsAVX2_513:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -18112,10 +18278,10 @@ panelsAVX2_507:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_570:
+dAVX2_576:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_571
+	JA           ddoneAVX2_577
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -18199,7 +18365,7 @@ dAVX2_570:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_572
+	JE      pendnoneAVX2_578
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -18213,16 +18379,16 @@ dAVX2_570:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_572:
+pendnoneAVX2_578:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_570
+	JMP  dAVX2_576
 
-ddoneAVX2_571:
-dAVX2_573:
+ddoneAVX2_577:
+dAVX2_579:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_574
+	JA           ddoneAVX2_580
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -18245,9 +18411,9 @@ dAVX2_573:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_573
+	JMP          dAVX2_579
 
-ddoneAVX2_574:
+ddoneAVX2_580:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -18302,10 +18468,10 @@ ddoneAVX2_574:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_575:
+dAVX2_581:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_576
+	JA           ddoneAVX2_582
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -18389,7 +18555,7 @@ dAVX2_575:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_577
+	JE      pendnoneAVX2_583
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -18403,16 +18569,16 @@ dAVX2_575:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_577:
+pendnoneAVX2_583:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_575
+	JMP  dAVX2_581
 
-ddoneAVX2_576:
-dAVX2_578:
+ddoneAVX2_582:
+dAVX2_584:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_579
+	JA           ddoneAVX2_585
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -18435,9 +18601,9 @@ dAVX2_578:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_578
+	JMP          dAVX2_584
 
-ddoneAVX2_579:
+ddoneAVX2_585:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -18492,10 +18658,10 @@ ddoneAVX2_579:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_580:
+dAVX2_586:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_581
+	JA           ddoneAVX2_587
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -18579,7 +18745,7 @@ dAVX2_580:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_582
+	JE      pendnoneAVX2_588
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -18593,16 +18759,16 @@ dAVX2_580:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_582:
+pendnoneAVX2_588:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_580
+	JMP  dAVX2_586
 
-ddoneAVX2_581:
-dAVX2_583:
+ddoneAVX2_587:
+dAVX2_589:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_584
+	JA           ddoneAVX2_590
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -18625,9 +18791,9 @@ dAVX2_583:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_583
+	JMP          dAVX2_589
 
-ddoneAVX2_584:
+ddoneAVX2_590:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -18682,10 +18848,10 @@ ddoneAVX2_584:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_585:
+dAVX2_591:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_586
+	JA           ddoneAVX2_592
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -18769,7 +18935,7 @@ dAVX2_585:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_587
+	JE      pendnoneAVX2_593
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -18783,16 +18949,16 @@ dAVX2_585:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_587:
+pendnoneAVX2_593:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_585
+	JMP  dAVX2_591
 
-ddoneAVX2_586:
-dAVX2_588:
+ddoneAVX2_592:
+dAVX2_594:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_589
+	JA           ddoneAVX2_595
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -18815,9 +18981,9 @@ dAVX2_588:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_588
+	JMP          dAVX2_594
 
-ddoneAVX2_589:
+ddoneAVX2_595:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -18848,11 +19014,11 @@ ddoneAVX2_589:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_590
+	JZ    draindoneAVX2_596
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_591:
+drainAVX2_597:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -18862,14 +19028,14 @@ drainAVX2_591:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_591
+	JNZ     drainAVX2_597
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_590:
+draindoneAVX2_596:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_595
+	JB             flushpartialAVX2_601
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -19119,15 +19285,15 @@ draindoneAVX2_590:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_594
+	JMP            flushdoneAVX2_600
 
-flushpartialAVX2_595:
+flushpartialAVX2_601:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_592:
+flushAVX2_598:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_593
+	JB             flushtailAVX2_599
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -19164,35 +19330,35 @@ flushAVX2_592:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_596
+	JZ             chunkdoneAVX2_602
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_596
+	JZ             chunkdoneAVX2_602
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_596
+	JZ             chunkdoneAVX2_602
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_596
+	JZ             chunkdoneAVX2_602
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_596
+	JZ             chunkdoneAVX2_602
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_596
+	JZ             chunkdoneAVX2_602
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_596
+	JZ             chunkdoneAVX2_602
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_596
+	JZ             chunkdoneAVX2_602
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -19228,68 +19394,68 @@ flushAVX2_592:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_596
+	JZ             chunkdoneAVX2_602
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_596
+	JZ             chunkdoneAVX2_602
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_596
+	JZ             chunkdoneAVX2_602
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_596
+	JZ             chunkdoneAVX2_602
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_596
+	JZ             chunkdoneAVX2_602
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_596
+	JZ             chunkdoneAVX2_602
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_596
+	JZ             chunkdoneAVX2_602
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_596:
+chunkdoneAVX2_602:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_592
+	JMP  flushAVX2_598
 
-flushtailAVX2_593:
+flushtailAVX2_599:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_594
+	JZ    flushdoneAVX2_600
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_597:
+tailrowAVX2_603:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_598:
+tailkeyAVX2_604:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_598
+	JB   tailkeyAVX2_604
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_594
+	JAE  flushdoneAVX2_600
 	DECQ SI
-	JNZ  tailrowAVX2_597
+	JNZ  tailrowAVX2_603
 
-flushdoneAVX2_594:
+flushdoneAVX2_600:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -19297,26 +19463,26 @@ flushdoneAVX2_594:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_507
+	JG     panelsAVX2_513
 
-panelsdoneAVX2_508:
+panelsdoneAVX2_514:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x30, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_505
+	JMP    blocksAVX2_511
 
-blocksdoneAVX2_506:
+blocksdoneAVX2_512:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_599
+	JZ    draindoneAVX2_605
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_600:
+drainAVX2_606:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -19326,10 +19492,10 @@ drainAVX2_600:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_600
+	JNZ     drainAVX2_606
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_599:
+draindoneAVX2_605:
 	VZEROUPPER
 	RET
 
@@ -19346,10 +19512,10 @@ TEXT ·ScoresBF16Panels64AVX2(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_601:
+blocksAVX2_607:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_602
+	JZ    blocksdoneAVX2_608
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -19376,9 +19542,9 @@ blocksAVX2_601:
 	IMUL3Q  $0x20, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX2_605:
+widenAVX2_611:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_606
+	JZ         widendoneAVX2_612
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -19409,9 +19575,9 @@ widenAVX2_605:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_605
+	JMP        widenAVX2_611
 
-widendoneAVX2_606:
+widendoneAVX2_612:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -19432,7 +19598,7 @@ widendoneAVX2_606:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_607:
+dAVX2_613:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -19516,7 +19682,7 @@ dAVX2_607:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_608
+	JZ      pendnoneAVX2_614
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -19527,11 +19693,11 @@ dAVX2_607:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_608:
+pendnoneAVX2_614:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_607
+	JB           dAVX2_613
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -19579,9 +19745,9 @@ pendnoneAVX2_608:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000600, SI
 
-widenAVX2_609:
+widenAVX2_615:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_610
+	JZ         widendoneAVX2_616
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -19612,9 +19778,9 @@ widenAVX2_609:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_609
+	JMP        widenAVX2_615
 
-widendoneAVX2_610:
+widendoneAVX2_616:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -19635,7 +19801,7 @@ widendoneAVX2_610:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_611:
+dAVX2_617:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 1536(CX)(DX*4), Y14
@@ -19719,7 +19885,7 @@ dAVX2_611:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_612
+	JZ      pendnoneAVX2_618
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -19730,11 +19896,11 @@ dAVX2_611:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_612:
+pendnoneAVX2_618:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_611
+	JB           dAVX2_617
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -19782,9 +19948,9 @@ pendnoneAVX2_612:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000c00, SI
 
-widenAVX2_613:
+widenAVX2_619:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_614
+	JZ         widendoneAVX2_620
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -19815,9 +19981,9 @@ widenAVX2_613:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_613
+	JMP        widenAVX2_619
 
-widendoneAVX2_614:
+widendoneAVX2_620:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -19838,7 +20004,7 @@ widendoneAVX2_614:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_615:
+dAVX2_621:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -19922,7 +20088,7 @@ dAVX2_615:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_616
+	JZ      pendnoneAVX2_622
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -19933,11 +20099,11 @@ dAVX2_615:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_616:
+pendnoneAVX2_622:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_615
+	JB           dAVX2_621
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -19985,9 +20151,9 @@ pendnoneAVX2_616:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001200, SI
 
-widenAVX2_617:
+widenAVX2_623:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_618
+	JZ         widendoneAVX2_624
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -20018,9 +20184,9 @@ widenAVX2_617:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_617
+	JMP        widenAVX2_623
 
-widendoneAVX2_618:
+widendoneAVX2_624:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -20041,7 +20207,7 @@ widendoneAVX2_618:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_619:
+dAVX2_625:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 4608(CX)(DX*4), Y14
@@ -20125,7 +20291,7 @@ dAVX2_619:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_620
+	JZ      pendnoneAVX2_626
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -20136,11 +20302,11 @@ dAVX2_619:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_620:
+pendnoneAVX2_626:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_619
+	JB           dAVX2_625
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -20174,11 +20340,11 @@ pendnoneAVX2_620:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_621
+	JZ    draindoneAVX2_627
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_622:
+drainAVX2_628:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -20188,14 +20354,14 @@ drainAVX2_622:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_622
+	JNZ     drainAVX2_628
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_621:
+draindoneAVX2_627:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_626
+	JB             flushpartialAVX2_632
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -20445,15 +20611,15 @@ draindoneAVX2_621:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_625
+	JMP            flushdoneAVX2_631
 
-flushpartialAVX2_626:
+flushpartialAVX2_632:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_623:
+flushAVX2_629:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_624
+	JB             flushtailAVX2_630
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -20490,35 +20656,35 @@ flushAVX2_623:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_627
+	JZ             chunkdoneAVX2_633
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_627
+	JZ             chunkdoneAVX2_633
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_627
+	JZ             chunkdoneAVX2_633
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_627
+	JZ             chunkdoneAVX2_633
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_627
+	JZ             chunkdoneAVX2_633
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_627
+	JZ             chunkdoneAVX2_633
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_627
+	JZ             chunkdoneAVX2_633
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_627
+	JZ             chunkdoneAVX2_633
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -20554,68 +20720,68 @@ flushAVX2_623:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_627
+	JZ             chunkdoneAVX2_633
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_627
+	JZ             chunkdoneAVX2_633
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_627
+	JZ             chunkdoneAVX2_633
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_627
+	JZ             chunkdoneAVX2_633
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_627
+	JZ             chunkdoneAVX2_633
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_627
+	JZ             chunkdoneAVX2_633
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_627
+	JZ             chunkdoneAVX2_633
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_627:
+chunkdoneAVX2_633:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_623
+	JMP  flushAVX2_629
 
-flushtailAVX2_624:
+flushtailAVX2_630:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_625
+	JZ    flushdoneAVX2_631
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_628:
+tailrowAVX2_634:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_629:
+tailkeyAVX2_635:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_629
+	JB   tailkeyAVX2_635
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_625
+	JAE  flushdoneAVX2_631
 	DECQ SI
-	JNZ  tailrowAVX2_628
+	JNZ  tailrowAVX2_634
 
-flushdoneAVX2_625:
+flushdoneAVX2_631:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -20623,9 +20789,9 @@ flushdoneAVX2_625:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_604
+	JLE    panelsdoneAVX2_610
 
-panelsAVX2_603:
+panelsAVX2_609:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -20646,7 +20812,7 @@ panelsAVX2_603:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_630:
+dAVX2_636:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -20730,7 +20896,7 @@ dAVX2_630:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_631
+	JZ      pendnoneAVX2_637
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -20741,11 +20907,11 @@ dAVX2_630:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_631:
+pendnoneAVX2_637:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_630
+	JB           dAVX2_636
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -20796,7 +20962,7 @@ pendnoneAVX2_631:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_632:
+dAVX2_638:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 1536(CX)(DX*4), Y14
@@ -20880,7 +21046,7 @@ dAVX2_632:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_633
+	JZ      pendnoneAVX2_639
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -20891,11 +21057,11 @@ dAVX2_632:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_633:
+pendnoneAVX2_639:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_632
+	JB           dAVX2_638
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -20946,7 +21112,7 @@ pendnoneAVX2_633:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_634:
+dAVX2_640:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -21030,7 +21196,7 @@ dAVX2_634:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_635
+	JZ      pendnoneAVX2_641
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -21041,11 +21207,11 @@ dAVX2_634:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_635:
+pendnoneAVX2_641:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_634
+	JB           dAVX2_640
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -21096,7 +21262,7 @@ pendnoneAVX2_635:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_636:
+dAVX2_642:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 4608(CX)(DX*4), Y14
@@ -21180,7 +21346,7 @@ dAVX2_636:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_637
+	JZ      pendnoneAVX2_643
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -21191,11 +21357,11 @@ dAVX2_636:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_637:
+pendnoneAVX2_643:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_636
+	JB           dAVX2_642
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -21229,11 +21395,11 @@ pendnoneAVX2_637:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_638
+	JZ    draindoneAVX2_644
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_639:
+drainAVX2_645:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -21243,14 +21409,14 @@ drainAVX2_639:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_639
+	JNZ     drainAVX2_645
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_638:
+draindoneAVX2_644:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_643
+	JB             flushpartialAVX2_649
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -21500,15 +21666,15 @@ draindoneAVX2_638:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_642
+	JMP            flushdoneAVX2_648
 
-flushpartialAVX2_643:
+flushpartialAVX2_649:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_640:
+flushAVX2_646:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_641
+	JB             flushtailAVX2_647
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -21545,35 +21711,35 @@ flushAVX2_640:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_644
+	JZ             chunkdoneAVX2_650
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_644
+	JZ             chunkdoneAVX2_650
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_644
+	JZ             chunkdoneAVX2_650
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_644
+	JZ             chunkdoneAVX2_650
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_644
+	JZ             chunkdoneAVX2_650
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_644
+	JZ             chunkdoneAVX2_650
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_644
+	JZ             chunkdoneAVX2_650
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_644
+	JZ             chunkdoneAVX2_650
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -21609,68 +21775,68 @@ flushAVX2_640:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_644
+	JZ             chunkdoneAVX2_650
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_644
+	JZ             chunkdoneAVX2_650
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_644
+	JZ             chunkdoneAVX2_650
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_644
+	JZ             chunkdoneAVX2_650
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_644
+	JZ             chunkdoneAVX2_650
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_644
+	JZ             chunkdoneAVX2_650
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_644
+	JZ             chunkdoneAVX2_650
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_644:
+chunkdoneAVX2_650:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_640
+	JMP  flushAVX2_646
 
-flushtailAVX2_641:
+flushtailAVX2_647:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_642
+	JZ    flushdoneAVX2_648
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_645:
+tailrowAVX2_651:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_646:
+tailkeyAVX2_652:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_646
+	JB   tailkeyAVX2_652
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_642
+	JAE  flushdoneAVX2_648
 	DECQ SI
-	JNZ  tailrowAVX2_645
+	JNZ  tailrowAVX2_651
 
-flushdoneAVX2_642:
+flushdoneAVX2_648:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -21678,26 +21844,26 @@ flushdoneAVX2_642:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_603
+	JG     panelsAVX2_609
 
-panelsdoneAVX2_604:
+panelsdoneAVX2_610:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x30, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_601
+	JMP    blocksAVX2_607
 
-blocksdoneAVX2_602:
+blocksdoneAVX2_608:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_647
+	JZ    draindoneAVX2_653
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_648:
+drainAVX2_654:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -21707,10 +21873,10 @@ drainAVX2_648:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_648
+	JNZ     drainAVX2_654
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_647:
+draindoneAVX2_653:
 	VZEROUPPER
 	RET
 
@@ -21727,10 +21893,10 @@ TEXT ·ScoresBF16Panels128AVX2(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_649:
+blocksAVX2_655:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_650
+	JZ    blocksdoneAVX2_656
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -21757,9 +21923,9 @@ blocksAVX2_649:
 	IMUL3Q  $0x10, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX2_653:
+widenAVX2_659:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_654
+	JZ         widendoneAVX2_660
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -21816,9 +21982,9 @@ widenAVX2_653:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_653
+	JMP        widenAVX2_659
 
-widendoneAVX2_654:
+widendoneAVX2_660:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -21839,7 +22005,7 @@ widendoneAVX2_654:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_655:
+dAVX2_661:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -21923,7 +22089,7 @@ dAVX2_655:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_656
+	JZ      pendnoneAVX2_662
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -21934,11 +22100,11 @@ dAVX2_655:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_656:
+pendnoneAVX2_662:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_655
+	JB           dAVX2_661
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -21986,9 +22152,9 @@ pendnoneAVX2_656:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000c00, SI
 
-widenAVX2_657:
+widenAVX2_663:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_658
+	JZ         widendoneAVX2_664
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -22045,9 +22211,9 @@ widenAVX2_657:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_657
+	JMP        widenAVX2_663
 
-widendoneAVX2_658:
+widendoneAVX2_664:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -22068,7 +22234,7 @@ widendoneAVX2_658:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_659:
+dAVX2_665:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -22152,7 +22318,7 @@ dAVX2_659:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_660
+	JZ      pendnoneAVX2_666
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -22163,11 +22329,11 @@ dAVX2_659:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_660:
+pendnoneAVX2_666:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_659
+	JB           dAVX2_665
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -22215,9 +22381,9 @@ pendnoneAVX2_660:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001800, SI
 
-widenAVX2_661:
+widenAVX2_667:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_662
+	JZ         widendoneAVX2_668
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -22274,9 +22440,9 @@ widenAVX2_661:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_661
+	JMP        widenAVX2_667
 
-widendoneAVX2_662:
+widendoneAVX2_668:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -22297,7 +22463,7 @@ widendoneAVX2_662:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_663:
+dAVX2_669:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 6144(CX)(DX*4), Y14
@@ -22381,7 +22547,7 @@ dAVX2_663:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_664
+	JZ      pendnoneAVX2_670
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -22392,11 +22558,11 @@ dAVX2_663:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_664:
+pendnoneAVX2_670:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_663
+	JB           dAVX2_669
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -22444,9 +22610,9 @@ pendnoneAVX2_664:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00002400, SI
 
-widenAVX2_665:
+widenAVX2_671:
 	TESTQ      AX, AX
-	JZ         widendoneAVX2_666
+	JZ         widendoneAVX2_672
 	VPMOVZXWD  (CX), Y0
 	VPSLLD     $0x10, Y0, Y0
 	VMOVUPS    Y0, (SI)
@@ -22503,9 +22669,9 @@ widenAVX2_665:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX2_665
+	JMP        widenAVX2_671
 
-widendoneAVX2_666:
+widendoneAVX2_672:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -22526,7 +22692,7 @@ widendoneAVX2_666:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_667:
+dAVX2_673:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -22610,7 +22776,7 @@ dAVX2_667:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_668
+	JZ      pendnoneAVX2_674
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -22621,11 +22787,11 @@ dAVX2_667:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_668:
+pendnoneAVX2_674:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_667
+	JB           dAVX2_673
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -22659,11 +22825,11 @@ pendnoneAVX2_668:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_669
+	JZ    draindoneAVX2_675
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_670:
+drainAVX2_676:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -22673,14 +22839,14 @@ drainAVX2_670:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_670
+	JNZ     drainAVX2_676
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_669:
+draindoneAVX2_675:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_674
+	JB             flushpartialAVX2_680
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -22930,15 +23096,15 @@ draindoneAVX2_669:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_673
+	JMP            flushdoneAVX2_679
 
-flushpartialAVX2_674:
+flushpartialAVX2_680:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_671:
+flushAVX2_677:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_672
+	JB             flushtailAVX2_678
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -22975,35 +23141,35 @@ flushAVX2_671:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_675
+	JZ             chunkdoneAVX2_681
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_675
+	JZ             chunkdoneAVX2_681
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_675
+	JZ             chunkdoneAVX2_681
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_675
+	JZ             chunkdoneAVX2_681
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_675
+	JZ             chunkdoneAVX2_681
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_675
+	JZ             chunkdoneAVX2_681
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_675
+	JZ             chunkdoneAVX2_681
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_675
+	JZ             chunkdoneAVX2_681
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -23039,68 +23205,68 @@ flushAVX2_671:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_675
+	JZ             chunkdoneAVX2_681
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_675
+	JZ             chunkdoneAVX2_681
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_675
+	JZ             chunkdoneAVX2_681
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_675
+	JZ             chunkdoneAVX2_681
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_675
+	JZ             chunkdoneAVX2_681
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_675
+	JZ             chunkdoneAVX2_681
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_675
+	JZ             chunkdoneAVX2_681
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_675:
+chunkdoneAVX2_681:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_671
+	JMP  flushAVX2_677
 
-flushtailAVX2_672:
+flushtailAVX2_678:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_673
+	JZ    flushdoneAVX2_679
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_676:
+tailrowAVX2_682:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_677:
+tailkeyAVX2_683:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_677
+	JB   tailkeyAVX2_683
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_673
+	JAE  flushdoneAVX2_679
 	DECQ SI
-	JNZ  tailrowAVX2_676
+	JNZ  tailrowAVX2_682
 
-flushdoneAVX2_673:
+flushdoneAVX2_679:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -23108,9 +23274,9 @@ flushdoneAVX2_673:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_652
+	JLE    panelsdoneAVX2_658
 
-panelsAVX2_651:
+panelsAVX2_657:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -23131,7 +23297,7 @@ panelsAVX2_651:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_678:
+dAVX2_684:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -23215,7 +23381,7 @@ dAVX2_678:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_679
+	JZ      pendnoneAVX2_685
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -23226,11 +23392,11 @@ dAVX2_678:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_679:
+pendnoneAVX2_685:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_678
+	JB           dAVX2_684
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -23281,7 +23447,7 @@ pendnoneAVX2_679:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_680:
+dAVX2_686:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -23365,7 +23531,7 @@ dAVX2_680:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_681
+	JZ      pendnoneAVX2_687
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -23376,11 +23542,11 @@ dAVX2_680:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_681:
+pendnoneAVX2_687:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_680
+	JB           dAVX2_686
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -23431,7 +23597,7 @@ pendnoneAVX2_681:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_682:
+dAVX2_688:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 6144(CX)(DX*4), Y14
@@ -23515,7 +23681,7 @@ dAVX2_682:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_683
+	JZ      pendnoneAVX2_689
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -23526,11 +23692,11 @@ dAVX2_682:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_683:
+pendnoneAVX2_689:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_682
+	JB           dAVX2_688
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -23581,7 +23747,7 @@ pendnoneAVX2_683:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_684:
+dAVX2_690:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -23665,7 +23831,7 @@ dAVX2_684:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_685
+	JZ      pendnoneAVX2_691
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -23676,11 +23842,11 @@ dAVX2_684:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_685:
+pendnoneAVX2_691:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_684
+	JB           dAVX2_690
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -23714,11 +23880,11 @@ pendnoneAVX2_685:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_686
+	JZ    draindoneAVX2_692
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_687:
+drainAVX2_693:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -23728,14 +23894,14 @@ drainAVX2_687:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_687
+	JNZ     drainAVX2_693
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_686:
+draindoneAVX2_692:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_691
+	JB             flushpartialAVX2_697
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -23985,15 +24151,15 @@ draindoneAVX2_686:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_690
+	JMP            flushdoneAVX2_696
 
-flushpartialAVX2_691:
+flushpartialAVX2_697:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_688:
+flushAVX2_694:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_689
+	JB             flushtailAVX2_695
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -24030,35 +24196,35 @@ flushAVX2_688:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_692
+	JZ             chunkdoneAVX2_698
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_692
+	JZ             chunkdoneAVX2_698
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_692
+	JZ             chunkdoneAVX2_698
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_692
+	JZ             chunkdoneAVX2_698
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_692
+	JZ             chunkdoneAVX2_698
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_692
+	JZ             chunkdoneAVX2_698
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_692
+	JZ             chunkdoneAVX2_698
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_692
+	JZ             chunkdoneAVX2_698
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -24094,68 +24260,68 @@ flushAVX2_688:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_692
+	JZ             chunkdoneAVX2_698
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_692
+	JZ             chunkdoneAVX2_698
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_692
+	JZ             chunkdoneAVX2_698
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_692
+	JZ             chunkdoneAVX2_698
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_692
+	JZ             chunkdoneAVX2_698
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_692
+	JZ             chunkdoneAVX2_698
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_692
+	JZ             chunkdoneAVX2_698
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_692:
+chunkdoneAVX2_698:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_688
+	JMP  flushAVX2_694
 
-flushtailAVX2_689:
+flushtailAVX2_695:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_690
+	JZ    flushdoneAVX2_696
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_693:
+tailrowAVX2_699:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_694:
+tailkeyAVX2_700:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_694
+	JB   tailkeyAVX2_700
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_690
+	JAE  flushdoneAVX2_696
 	DECQ SI
-	JNZ  tailrowAVX2_693
+	JNZ  tailrowAVX2_699
 
-flushdoneAVX2_690:
+flushdoneAVX2_696:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -24163,26 +24329,26 @@ flushdoneAVX2_690:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_651
+	JG     panelsAVX2_657
 
-panelsdoneAVX2_652:
+panelsdoneAVX2_658:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x30, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_649
+	JMP    blocksAVX2_655
 
-blocksdoneAVX2_650:
+blocksdoneAVX2_656:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_695
+	JZ    draindoneAVX2_701
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_696:
+drainAVX2_702:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -24192,10 +24358,10 @@ drainAVX2_696:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_696
+	JNZ     drainAVX2_702
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_695:
+draindoneAVX2_701:
 	VZEROUPPER
 	RET
 
@@ -24211,9 +24377,9 @@ TEXT ·DotF32BF16AVX512(SB), NOSPLIT, $0-52
 	VXORPS Z3, Z3, Z3
 	MOVQ   AX, BX
 	SHRQ   $0x06, BX
-	JZ     dotdoneAVX512_698
+	JZ     dotdoneAVX512_704
 
-dotAVX512_697:
+dotAVX512_703:
 	VPMOVZXWD   (DX), Z4
 	VPSLLD      $0x10, Z4, Z4
 	VFMADD231PS (CX), Z4, Z0
@@ -24229,23 +24395,23 @@ dotAVX512_697:
 	ADDQ        $0x00000100, CX
 	ADDQ        $0x00000080, DX
 	DECQ        BX
-	JNZ         dotAVX512_697
+	JNZ         dotAVX512_703
 
-dotdoneAVX512_698:
+dotdoneAVX512_704:
 	ANDQ $0x0000003f, AX
 
-dotAVX512_699:
+dotAVX512_705:
 	CMPQ        AX, $0x00000010
-	JB          dotdoneAVX512_700
+	JB          dotdoneAVX512_706
 	VPMOVZXWD   (DX), Z4
 	VPSLLD      $0x10, Z4, Z4
 	VFMADD231PS (CX), Z4, Z0
 	ADDQ        $0x00000040, CX
 	ADDQ        $0x00000020, DX
 	SUBQ        $0x00000010, AX
-	JMP         dotAVX512_699
+	JMP         dotAVX512_705
 
-dotdoneAVX512_700:
+dotdoneAVX512_706:
 	VADDPS        Z2, Z0, Z0
 	VADDPS        Z3, Z1, Z1
 	VADDPS        Z1, Z0, Z0
@@ -24259,9 +24425,9 @@ dotdoneAVX512_700:
 	VADDSS        X1, X0, X0
 
 	// Scalar tail: the vector sums are already folded into the low lane.
-tailAVX512_701:
+tailAVX512_707:
 	TESTQ       AX, AX
-	JZ          taildoneAVX512_702
+	JZ          taildoneAVX512_708
 	MOVWLZX     (DX), BX
 	SHLL        $0x10, BX
 	VMOVD       BX, X1
@@ -24270,9 +24436,9 @@ tailAVX512_701:
 	ADDQ        $0x04, CX
 	ADDQ        $0x02, DX
 	DECQ        AX
-	JMP         tailAVX512_701
+	JMP         tailAVX512_707
 
-taildoneAVX512_702:
+taildoneAVX512_708:
 	VZEROUPPER
 	VMOVSS X0, ret+48(FP)
 	RET
@@ -24299,55 +24465,101 @@ TEXT ·ScoresBF16RowsAVX512(SB), NOSPLIT, $88-132
 	MOVQ ahead_base+72(FP), AX
 	MOVQ AX, 72(SP)
 
-keysAVX512_703:
-	CMPQ  8(SP), $0x04
-	JB    keysdoneAVX512_704
+keysAVX512_709:
+	CMPQ   8(SP), $0x04
+	JB     keysdoneAVX512_710
+	CMPQ   8(SP), $0x14
+	JB     owndoneAVX512_711
+	MOVQ   56(SP), AX
+	IMUL3Q $0x10, AX, AX
+	ADDQ   (SP), AX
+	XORQ   CX, CX
+
+lines_36:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_36
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_37:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_37
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_38:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_38
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_39:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_39
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+
+owndoneAVX512_711:
 	MOVQ  72(SP), AX
 	TESTQ AX, AX
-	JZ    aheaddoneAVX512_705
+	JZ    aheaddoneAVX512_712
 	XORQ  CX, CX
 
-lines_23:
+lines_40:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_23
+	JB         lines_40
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_24:
+lines_41:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_24
+	JB         lines_41
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_25:
+lines_42:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_25
+	JB         lines_42
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_26:
+lines_43:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_26
+	JB         lines_43
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	MOVQ       AX, 72(SP)
 
-aheaddoneAVX512_705:
+aheaddoneAVX512_712:
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -24355,9 +24567,9 @@ aheaddoneAVX512_705:
 	MOVQ rows+96(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_706:
+rowsAVX512_713:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_707
+	JB   rowsdoneAVX512_714
 
 	// Tile of 4 query rows × 4 keys.
 	MOVQ   24(SP), AX
@@ -24393,9 +24605,9 @@ rowsAVX512_706:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R11, R12
 
-tailAVX512_708:
+tailAVX512_715:
 	CMPQ        R12, R10
-	JAE         taildoneAVX512_709
+	JAE         taildoneAVX512_716
 	MOVWLZX     (CX)(R12*2), R13
 	SHLL        $0x10, R13
 	VMOVD       R13, X16
@@ -24429,15 +24641,15 @@ tailAVX512_708:
 	VFMADD231SS X18, X20, X14
 	VFMADD231SS X19, X20, X15
 	INCQ        R12
-	JMP         tailAVX512_708
+	JMP         tailAVX512_715
 
-taildoneAVX512_709:
+taildoneAVX512_716:
 	// Whole vectors [0, body).
 	XORQ R12, R12
 
-bodyAVX512_710:
+bodyAVX512_717:
 	CMPQ        R12, R11
-	JAE         bodydoneAVX512_711
+	JAE         bodydoneAVX512_718
 	VPMOVZXWD   (CX)(R12*2), Z16
 	VPSLLD      $0x10, Z16, Z16
 	VPMOVZXWD   (R8)(R12*2), Z17
@@ -24467,9 +24679,9 @@ bodyAVX512_710:
 	VFMADD231PS Z18, Z20, Z14
 	VFMADD231PS Z19, Z20, Z15
 	ADDQ        $0x10, R12
-	JMP         bodyAVX512_710
+	JMP         bodyAVX512_717
 
-bodydoneAVX512_711:
+bodydoneAVX512_718:
 	VSHUFF64X2    $0x44, Z4, Z0, Z16
 	VSHUFF64X2    $0xee, Z4, Z0, Z0
 	VADDPS        Z0, Z16, Z16
@@ -24533,11 +24745,11 @@ bodydoneAVX512_711:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_706
+	JMP           rowsAVX512_713
 
-rowsdoneAVX512_707:
+rowsdoneAVX512_714:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_713
+	JB   rowsdoneAVX512_720
 
 	// Tile of 2 query rows × 4 keys.
 	MOVQ   24(SP), AX
@@ -24563,9 +24775,9 @@ rowsdoneAVX512_707:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R9, R10
 
-tailAVX512_714:
+tailAVX512_721:
 	CMPQ        R10, R8
-	JAE         taildoneAVX512_715
+	JAE         taildoneAVX512_722
 	MOVWLZX     (CX)(R10*2), R11
 	SHLL        $0x10, R11
 	VMOVD       R11, X8
@@ -24589,15 +24801,15 @@ tailAVX512_714:
 	VFMADD231SS X10, X12, X6
 	VFMADD231SS X11, X12, X7
 	INCQ        R10
-	JMP         tailAVX512_714
+	JMP         tailAVX512_721
 
-taildoneAVX512_715:
+taildoneAVX512_722:
 	// Whole vectors [0, body).
 	XORQ R10, R10
 
-bodyAVX512_716:
+bodyAVX512_723:
 	CMPQ        R10, R9
-	JAE         bodydoneAVX512_717
+	JAE         bodydoneAVX512_724
 	VPMOVZXWD   (CX)(R10*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VPMOVZXWD   (SI)(R10*2), Z9
@@ -24617,9 +24829,9 @@ bodyAVX512_716:
 	VFMADD231PS Z10, Z12, Z6
 	VFMADD231PS Z11, Z12, Z7
 	ADDQ        $0x10, R10
-	JMP         bodyAVX512_716
+	JMP         bodyAVX512_723
 
-bodydoneAVX512_717:
+bodydoneAVX512_724:
 	VEXTRACTF64X4 $0x01, Z0, Y8
 	VADDPS        Y0, Y8, Y8
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -24667,9 +24879,9 @@ bodydoneAVX512_717:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_713:
+rowsdoneAVX512_720:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_719
+	JB   rowsdoneAVX512_726
 
 	// Tile of 1 query rows × 4 keys.
 	MOVQ   24(SP), AX
@@ -24689,9 +24901,9 @@ rowsdoneAVX512_713:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX512_720:
+tailAVX512_727:
 	CMPQ        R9, DI
-	JAE         taildoneAVX512_721
+	JAE         taildoneAVX512_728
 	MOVWLZX     (CX)(R9*2), R10
 	SHLL        $0x10, R10
 	VMOVD       R10, X4
@@ -24710,15 +24922,15 @@ tailAVX512_720:
 	VFMADD231SS X6, X8, X2
 	VFMADD231SS X7, X8, X3
 	INCQ        R9
-	JMP         tailAVX512_720
+	JMP         tailAVX512_727
 
-taildoneAVX512_721:
+taildoneAVX512_728:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX512_722:
+bodyAVX512_729:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX512_723
+	JAE         bodydoneAVX512_730
 	VPMOVZXWD   (CX)(R9*2), Z4
 	VPSLLD      $0x10, Z4, Z4
 	VPMOVZXWD   (BX)(R9*2), Z5
@@ -24733,9 +24945,9 @@ bodyAVX512_722:
 	VFMADD231PS Z6, Z8, Z2
 	VFMADD231PS Z7, Z8, Z3
 	ADDQ        $0x10, R9
-	JMP         bodyAVX512_722
+	JMP         bodyAVX512_729
 
-bodydoneAVX512_723:
+bodydoneAVX512_730:
 	VEXTRACTF64X4 $0x01, Z0, Y4
 	VADDPS        Y0, Y4, Y4
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -24764,34 +24976,50 @@ bodydoneAVX512_723:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_719:
+rowsdoneAVX512_726:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x04, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x10, 16(SP)
 	SUBQ   $0x04, 8(SP)
-	JMP    keysAVX512_703
+	JMP    keysAVX512_709
 
-keysdoneAVX512_704:
-keysAVX512_724:
-	CMPQ  8(SP), $0x01
-	JB    keysdoneAVX512_725
-	MOVQ  72(SP), AX
-	TESTQ AX, AX
-	JZ    aheaddoneAVX512_726
-	XORQ  CX, CX
+keysdoneAVX512_710:
+keysAVX512_731:
+	CMPQ   8(SP), $0x01
+	JB     keysdoneAVX512_732
+	CMPQ   8(SP), $0x11
+	JB     owndoneAVX512_733
+	MOVQ   56(SP), AX
+	IMUL3Q $0x10, AX, AX
+	ADDQ   (SP), AX
+	XORQ   CX, CX
 
-lines_27:
+lines_44:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_27
+	JB         lines_44
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+
+owndoneAVX512_733:
+	MOVQ  72(SP), AX
+	TESTQ AX, AX
+	JZ    aheaddoneAVX512_734
+	XORQ  CX, CX
+
+lines_45:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_45
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	MOVQ       AX, 72(SP)
 
-aheaddoneAVX512_726:
+aheaddoneAVX512_734:
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -24799,9 +25027,9 @@ aheaddoneAVX512_726:
 	MOVQ rows+96(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_727:
+rowsAVX512_735:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_728
+	JB   rowsdoneAVX512_736
 
 	// Tile of 4 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -24821,9 +25049,9 @@ rowsAVX512_727:
 	// Tail elements [body, dim), one at a time.
 	MOVQ R8, R9
 
-tailAVX512_729:
+tailAVX512_737:
 	CMPQ        R9, DI
-	JAE         taildoneAVX512_730
+	JAE         taildoneAVX512_738
 	MOVWLZX     (CX)(R9*2), R10
 	SHLL        $0x10, R10
 	VMOVD       R10, X4
@@ -24836,15 +25064,15 @@ tailAVX512_729:
 	VMOVSS      (DX)(R9*4), X5
 	VFMADD231SS X4, X5, X3
 	INCQ        R9
-	JMP         tailAVX512_729
+	JMP         tailAVX512_737
 
-taildoneAVX512_730:
+taildoneAVX512_738:
 	// Whole vectors [0, body).
 	XORQ R9, R9
 
-bodyAVX512_731:
+bodyAVX512_739:
 	CMPQ        R9, R8
-	JAE         bodydoneAVX512_732
+	JAE         bodydoneAVX512_740
 	VPMOVZXWD   (CX)(R9*2), Z4
 	VPSLLD      $0x10, Z4, Z4
 	VMOVUPS     (AX)(R9*4), Z5
@@ -24856,9 +25084,9 @@ bodyAVX512_731:
 	VMOVUPS     (DX)(R9*4), Z5
 	VFMADD231PS Z4, Z5, Z3
 	ADDQ        $0x10, R9
-	JMP         bodyAVX512_731
+	JMP         bodyAVX512_739
 
-bodydoneAVX512_732:
+bodydoneAVX512_740:
 	VEXTRACTF64X4 $0x01, Z0, Y4
 	VADDPS        Y0, Y4, Y4
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -24890,11 +25118,11 @@ bodydoneAVX512_732:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_727
+	JMP           rowsAVX512_735
 
-rowsdoneAVX512_728:
+rowsdoneAVX512_736:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_734
+	JB   rowsdoneAVX512_742
 
 	// Tile of 2 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -24910,9 +25138,9 @@ rowsdoneAVX512_728:
 	// Tail elements [body, dim), one at a time.
 	MOVQ SI, DI
 
-tailAVX512_735:
+tailAVX512_743:
 	CMPQ        DI, BX
-	JAE         taildoneAVX512_736
+	JAE         taildoneAVX512_744
 	MOVWLZX     (CX)(DI*2), R8
 	SHLL        $0x10, R8
 	VMOVD       R8, X2
@@ -24921,15 +25149,15 @@ tailAVX512_735:
 	VMOVSS      (DX)(DI*4), X3
 	VFMADD231SS X2, X3, X1
 	INCQ        DI
-	JMP         tailAVX512_735
+	JMP         tailAVX512_743
 
-taildoneAVX512_736:
+taildoneAVX512_744:
 	// Whole vectors [0, body).
 	XORQ DI, DI
 
-bodyAVX512_737:
+bodyAVX512_745:
 	CMPQ        DI, SI
-	JAE         bodydoneAVX512_738
+	JAE         bodydoneAVX512_746
 	VPMOVZXWD   (CX)(DI*2), Z2
 	VPSLLD      $0x10, Z2, Z2
 	VMOVUPS     (AX)(DI*4), Z3
@@ -24937,9 +25165,9 @@ bodyAVX512_737:
 	VMOVUPS     (DX)(DI*4), Z3
 	VFMADD231PS Z2, Z3, Z1
 	ADDQ        $0x10, DI
-	JMP         bodyAVX512_737
+	JMP         bodyAVX512_745
 
-bodydoneAVX512_738:
+bodydoneAVX512_746:
 	VEXTRACTF64X4 $0x01, Z0, Y2
 	VADDPS        Y0, Y2, Y2
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -24964,9 +25192,9 @@ bodydoneAVX512_738:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_734:
+rowsdoneAVX512_742:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_740
+	JB   rowsdoneAVX512_748
 
 	// Tile of 1 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -24979,32 +25207,32 @@ rowsdoneAVX512_734:
 	// Tail elements [body, dim), one at a time.
 	MOVQ BX, SI
 
-tailAVX512_741:
+tailAVX512_749:
 	CMPQ        SI, DX
-	JAE         taildoneAVX512_742
+	JAE         taildoneAVX512_750
 	MOVWLZX     (CX)(SI*2), DI
 	SHLL        $0x10, DI
 	VMOVD       DI, X1
 	VMOVSS      (AX)(SI*4), X2
 	VFMADD231SS X1, X2, X0
 	INCQ        SI
-	JMP         tailAVX512_741
+	JMP         tailAVX512_749
 
-taildoneAVX512_742:
+taildoneAVX512_750:
 	// Whole vectors [0, body).
 	XORQ SI, SI
 
-bodyAVX512_743:
+bodyAVX512_751:
 	CMPQ        SI, BX
-	JAE         bodydoneAVX512_744
+	JAE         bodydoneAVX512_752
 	VPMOVZXWD   (CX)(SI*2), Z1
 	VPSLLD      $0x10, Z1, Z1
 	VMOVUPS     (AX)(SI*4), Z2
 	VFMADD231PS Z1, Z2, Z0
 	ADDQ        $0x10, SI
-	JMP         bodyAVX512_743
+	JMP         bodyAVX512_751
 
-bodydoneAVX512_744:
+bodydoneAVX512_752:
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPS        Y0, Y1, Y1
 	VBROADCASTSS  scale+128(FP), Y0
@@ -25024,15 +25252,15 @@ bodydoneAVX512_744:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_740:
+rowsdoneAVX512_748:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x01, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX512_724
+	JMP    keysAVX512_731
 
-keysdoneAVX512_725:
+keysdoneAVX512_732:
 	VZEROUPPER
 	RET
 
@@ -25049,10 +25277,10 @@ TEXT ·ScoresBF16PanelsAVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_745:
+blocksAVX512_753:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_746
+	JZ    blocksdoneAVX512_754
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -25080,26 +25308,26 @@ blocksAVX512_745:
 	MOVQ    scratch_base+72(FP), SI
 	MOVQ    dim+136(FP), DI
 
-widenAVX512_749:
+widenAVX512_757:
 	TESTQ AX, AX
-	JZ    widendoneAVX512_750
+	JZ    widendoneAVX512_758
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R11
 	XORQ  R12, R12
 
-lines_28:
+lines_46:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_28
+	JB         lines_46
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX512_751:
+widenvecAVX512_759:
 	CMPQ      R9, $0x40
-	JB        widenvecdoneAVX512_752
+	JB        widenvecdoneAVX512_760
 	VPMOVZXWD (R8), Z0
 	VPSLLD    $0x10, Z0, Z0
 	VMOVUPS   Z0, (SI)
@@ -25115,24 +25343,24 @@ widenvecAVX512_751:
 	ADDQ      $0x80, R8
 	ADDQ      $0x00000100, SI
 	SUBQ      $0x40, R9
-	JMP       widenvecAVX512_751
+	JMP       widenvecAVX512_759
 
-widenvecdoneAVX512_752:
-widenvecAVX512_753:
+widenvecdoneAVX512_760:
+widenvecAVX512_761:
 	CMPQ      R9, $0x10
-	JB        widenvecdoneAVX512_754
+	JB        widenvecdoneAVX512_762
 	VPMOVZXWD (R8), Z0
 	VPSLLD    $0x10, Z0, Z0
 	VMOVUPS   Z0, (SI)
 	ADDQ      $0x20, R8
 	ADDQ      $0x00000040, SI
 	SUBQ      $0x10, R9
-	JMP       widenvecAVX512_753
+	JMP       widenvecAVX512_761
 
-widenvecdoneAVX512_754:
-widentailAVX512_755:
+widenvecdoneAVX512_762:
+widentailAVX512_763:
 	TESTQ   R9, R9
-	JZ      widentaildoneAVX512_756
+	JZ      widentaildoneAVX512_764
 	MOVWLZX (R8), R10
 	SHLL    $0x10, R10
 	VMOVD   R10, X0
@@ -25140,14 +25368,14 @@ widentailAVX512_755:
 	ADDQ    $0x02, R8
 	ADDQ    $0x04, SI
 	DECQ    R9
-	JMP     widentailAVX512_755
+	JMP     widentailAVX512_763
 
-widentaildoneAVX512_756:
+widentaildoneAVX512_764:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX512_749
+	JMP  widenAVX512_757
 
-widendoneAVX512_750:
+widendoneAVX512_758:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -25179,10 +25407,10 @@ widendoneAVX512_750:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_757:
+dAVX512_765:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_758
+	JA           ddoneAVX512_766
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -25290,7 +25518,7 @@ dAVX512_757:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_759
+	JE      pendnoneAVX512_767
 	MOVQ    64(SP), R13
 	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
@@ -25300,16 +25528,16 @@ dAVX512_757:
 	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_759:
+pendnoneAVX512_767:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_757
+	JMP  dAVX512_765
 
-ddoneAVX512_758:
-dAVX512_760:
+ddoneAVX512_766:
+dAVX512_768:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_761
+	JA           ddoneAVX512_769
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -25338,9 +25566,9 @@ dAVX512_760:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_760
+	JMP          dAVX512_768
 
-ddoneAVX512_761:
+ddoneAVX512_769:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -25395,26 +25623,26 @@ ddoneAVX512_761:
 	IMUL3Q  $0x00000020, DI, R8
 	ADDQ    R8, SI
 
-widenAVX512_762:
+widenAVX512_770:
 	TESTQ AX, AX
-	JZ    widendoneAVX512_763
+	JZ    widendoneAVX512_771
 	MOVQ  CX, R8
 	MOVQ  DI, R9
 	LEAQ  (CX)(BX*1), R10
 	LEAQ  -2(DI)(DI*1), R11
 	XORQ  R12, R12
 
-lines_29:
+lines_47:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_29
+	JB         lines_47
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenvecAVX512_764:
+widenvecAVX512_772:
 	CMPQ      R9, $0x40
-	JB        widenvecdoneAVX512_765
+	JB        widenvecdoneAVX512_773
 	VPMOVZXWD (R8), Z0
 	VPSLLD    $0x10, Z0, Z0
 	VMOVUPS   Z0, (SI)
@@ -25430,24 +25658,24 @@ widenvecAVX512_764:
 	ADDQ      $0x80, R8
 	ADDQ      $0x00000100, SI
 	SUBQ      $0x40, R9
-	JMP       widenvecAVX512_764
+	JMP       widenvecAVX512_772
 
-widenvecdoneAVX512_765:
-widenvecAVX512_766:
+widenvecdoneAVX512_773:
+widenvecAVX512_774:
 	CMPQ      R9, $0x10
-	JB        widenvecdoneAVX512_767
+	JB        widenvecdoneAVX512_775
 	VPMOVZXWD (R8), Z0
 	VPSLLD    $0x10, Z0, Z0
 	VMOVUPS   Z0, (SI)
 	ADDQ      $0x20, R8
 	ADDQ      $0x00000040, SI
 	SUBQ      $0x10, R9
-	JMP       widenvecAVX512_766
+	JMP       widenvecAVX512_774
 
-widenvecdoneAVX512_767:
-widentailAVX512_768:
+widenvecdoneAVX512_775:
+widentailAVX512_776:
 	TESTQ   R9, R9
-	JZ      widentaildoneAVX512_769
+	JZ      widentaildoneAVX512_777
 	MOVWLZX (R8), R10
 	SHLL    $0x10, R10
 	VMOVD   R10, X0
@@ -25455,14 +25683,14 @@ widentailAVX512_768:
 	ADDQ    $0x02, R8
 	ADDQ    $0x04, SI
 	DECQ    R9
-	JMP     widentailAVX512_768
+	JMP     widentailAVX512_776
 
-widentaildoneAVX512_769:
+widentaildoneAVX512_777:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX512_762
+	JMP  widenAVX512_770
 
-widendoneAVX512_763:
+widendoneAVX512_771:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -25496,10 +25724,10 @@ widendoneAVX512_763:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_770:
+dAVX512_778:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_771
+	JA           ddoneAVX512_779
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -25607,7 +25835,7 @@ dAVX512_770:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_772
+	JE      pendnoneAVX512_780
 	MOVQ    64(SP), R13
 	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
@@ -25617,16 +25845,16 @@ dAVX512_770:
 	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_772:
+pendnoneAVX512_780:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_770
+	JMP  dAVX512_778
 
-ddoneAVX512_771:
-dAVX512_773:
+ddoneAVX512_779:
+dAVX512_781:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_774
+	JA           ddoneAVX512_782
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -25655,9 +25883,9 @@ dAVX512_773:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_773
+	JMP          dAVX512_781
 
-ddoneAVX512_774:
+ddoneAVX512_782:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -25696,24 +25924,24 @@ ddoneAVX512_774:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_775
+	JZ    draindoneAVX512_783
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_776:
+drainAVX512_784:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_776
+	JNZ     drainAVX512_784
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_775:
+draindoneAVX512_783:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_780
+	JB         flushpartialAVX512_788
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -25915,15 +26143,15 @@ draindoneAVX512_775:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_779
+	JMP        flushdoneAVX512_787
 
-flushpartialAVX512_780:
+flushpartialAVX512_788:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_777:
+flushAVX512_785:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_778
+	JB         flushtailAVX512_786
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -26008,67 +26236,67 @@ flushAVX512_777:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -26152,100 +26380,100 @@ flushAVX512_777:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_781
+	JZ         chunkdoneAVX512_789
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_781:
+chunkdoneAVX512_789:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_777
+	JMP  flushAVX512_785
 
-flushtailAVX512_778:
+flushtailAVX512_786:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_779
+	JZ    flushdoneAVX512_787
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_782:
+tailrowAVX512_790:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_783:
+tailkeyAVX512_791:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_783
+	JB   tailkeyAVX512_791
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_779
+	JAE  flushdoneAVX512_787
 	DECQ SI
-	JNZ  tailrowAVX512_782
+	JNZ  tailrowAVX512_790
 
-flushdoneAVX512_779:
+flushdoneAVX512_787:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -26253,9 +26481,9 @@ flushdoneAVX512_779:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_748
+	JLE    panelsdoneAVX512_756
 
-panelsAVX512_747:
+panelsAVX512_755:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -26287,10 +26515,10 @@ panelsAVX512_747:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_784:
+dAVX512_792:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_785
+	JA           ddoneAVX512_793
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -26398,7 +26626,7 @@ dAVX512_784:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_786
+	JE      pendnoneAVX512_794
 	MOVQ    64(SP), R13
 	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
@@ -26408,16 +26636,16 @@ dAVX512_784:
 	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_786:
+pendnoneAVX512_794:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_784
+	JMP  dAVX512_792
 
-ddoneAVX512_785:
-dAVX512_787:
+ddoneAVX512_793:
+dAVX512_795:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_788
+	JA           ddoneAVX512_796
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -26446,9 +26674,9 @@ dAVX512_787:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_787
+	JMP          dAVX512_795
 
-ddoneAVX512_788:
+ddoneAVX512_796:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -26517,10 +26745,10 @@ ddoneAVX512_788:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_789:
+dAVX512_797:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_790
+	JA           ddoneAVX512_798
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -26628,7 +26856,7 @@ dAVX512_789:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_791
+	JE      pendnoneAVX512_799
 	MOVQ    64(SP), R13
 	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
@@ -26638,16 +26866,16 @@ dAVX512_789:
 	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_791:
+pendnoneAVX512_799:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_789
+	JMP  dAVX512_797
 
-ddoneAVX512_790:
-dAVX512_792:
+ddoneAVX512_798:
+dAVX512_800:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_793
+	JA           ddoneAVX512_801
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -26676,9 +26904,9 @@ dAVX512_792:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_792
+	JMP          dAVX512_800
 
-ddoneAVX512_793:
+ddoneAVX512_801:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -26717,24 +26945,24 @@ ddoneAVX512_793:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_794
+	JZ    draindoneAVX512_802
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_795:
+drainAVX512_803:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_795
+	JNZ     drainAVX512_803
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_794:
+draindoneAVX512_802:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_799
+	JB         flushpartialAVX512_807
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -26936,15 +27164,15 @@ draindoneAVX512_794:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_798
+	JMP        flushdoneAVX512_806
 
-flushpartialAVX512_799:
+flushpartialAVX512_807:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_796:
+flushAVX512_804:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_797
+	JB         flushtailAVX512_805
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -27029,67 +27257,67 @@ flushAVX512_796:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -27173,100 +27401,100 @@ flushAVX512_796:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_800
+	JZ         chunkdoneAVX512_808
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_800:
+chunkdoneAVX512_808:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_796
+	JMP  flushAVX512_804
 
-flushtailAVX512_797:
+flushtailAVX512_805:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_798
+	JZ    flushdoneAVX512_806
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_801:
+tailrowAVX512_809:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_802:
+tailkeyAVX512_810:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_802
+	JB   tailkeyAVX512_810
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_798
+	JAE  flushdoneAVX512_806
 	DECQ SI
-	JNZ  tailrowAVX512_801
+	JNZ  tailrowAVX512_809
 
-flushdoneAVX512_798:
+flushdoneAVX512_806:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -27274,35 +27502,35 @@ flushdoneAVX512_798:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_747
+	JG     panelsAVX512_755
 
-panelsdoneAVX512_748:
+panelsdoneAVX512_756:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_745
+	JMP    blocksAVX512_753
 
-blocksdoneAVX512_746:
+blocksdoneAVX512_754:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_803
+	JZ    draindoneAVX512_811
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_804:
+drainAVX512_812:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_804
+	JNZ     drainAVX512_812
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_803:
+draindoneAVX512_811:
 	VZEROUPPER
 	RET
 
@@ -27319,10 +27547,10 @@ TEXT ·ScoresBF16Panels64AVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_805:
+blocksAVX512_813:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_806
+	JZ    blocksdoneAVX512_814
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -27349,9 +27577,9 @@ blocksAVX512_805:
 	IMUL3Q  $0x20, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX512_809:
+widenAVX512_817:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_810
+	JZ         widendoneAVX512_818
 	VPMOVZXWD  (CX), Z0
 	VPSLLD     $0x10, Z0, Z0
 	VMOVUPS    Z0, (SI)
@@ -27370,9 +27598,9 @@ widenAVX512_809:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_809
+	JMP        widenAVX512_817
 
-widendoneAVX512_810:
+widendoneAVX512_818:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -27397,7 +27625,7 @@ widendoneAVX512_810:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_811:
+dAVX512_819:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -27505,18 +27733,18 @@ dAVX512_811:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_812
+	JZ      pendnoneAVX512_820
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_812:
+pendnoneAVX512_820:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_811
+	JB           dAVX512_819
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -27572,9 +27800,9 @@ pendnoneAVX512_812:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000800, SI
 
-widenAVX512_813:
+widenAVX512_821:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_814
+	JZ         widendoneAVX512_822
 	VPMOVZXWD  (CX), Z0
 	VPSLLD     $0x10, Z0, Z0
 	VMOVUPS    Z0, (SI)
@@ -27593,9 +27821,9 @@ widenAVX512_813:
 	ADDQ       $0x00000100, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_813
+	JMP        widenAVX512_821
 
-widendoneAVX512_814:
+widendoneAVX512_822:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -27620,7 +27848,7 @@ widendoneAVX512_814:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_815:
+dAVX512_823:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -27728,18 +27956,18 @@ dAVX512_815:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_816
+	JZ      pendnoneAVX512_824
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_816:
+pendnoneAVX512_824:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_815
+	JB           dAVX512_823
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -27781,24 +28009,24 @@ pendnoneAVX512_816:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_817
+	JZ    draindoneAVX512_825
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_818:
+drainAVX512_826:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_818
+	JNZ     drainAVX512_826
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_817:
+draindoneAVX512_825:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_822
+	JB         flushpartialAVX512_830
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -28000,15 +28228,15 @@ draindoneAVX512_817:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_821
+	JMP        flushdoneAVX512_829
 
-flushpartialAVX512_822:
+flushpartialAVX512_830:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_819:
+flushAVX512_827:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_820
+	JB         flushtailAVX512_828
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -28093,67 +28321,67 @@ flushAVX512_819:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -28237,100 +28465,100 @@ flushAVX512_819:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_823
+	JZ         chunkdoneAVX512_831
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_823:
+chunkdoneAVX512_831:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_819
+	JMP  flushAVX512_827
 
-flushtailAVX512_820:
+flushtailAVX512_828:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_821
+	JZ    flushdoneAVX512_829
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_824:
+tailrowAVX512_832:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_825:
+tailkeyAVX512_833:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_825
+	JB   tailkeyAVX512_833
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_821
+	JAE  flushdoneAVX512_829
 	DECQ SI
-	JNZ  tailrowAVX512_824
+	JNZ  tailrowAVX512_832
 
-flushdoneAVX512_821:
+flushdoneAVX512_829:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -28338,9 +28566,9 @@ flushdoneAVX512_821:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_808
+	JLE    panelsdoneAVX512_816
 
-panelsAVX512_807:
+panelsAVX512_815:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -28365,7 +28593,7 @@ panelsAVX512_807:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_826:
+dAVX512_834:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -28473,18 +28701,18 @@ dAVX512_826:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_827
+	JZ      pendnoneAVX512_835
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_827:
+pendnoneAVX512_835:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_826
+	JB           dAVX512_834
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -28547,7 +28775,7 @@ pendnoneAVX512_827:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_828:
+dAVX512_836:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -28655,18 +28883,18 @@ dAVX512_828:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_829
+	JZ      pendnoneAVX512_837
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_829:
+pendnoneAVX512_837:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_828
+	JB           dAVX512_836
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -28708,24 +28936,24 @@ pendnoneAVX512_829:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_830
+	JZ    draindoneAVX512_838
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_831:
+drainAVX512_839:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_831
+	JNZ     drainAVX512_839
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_830:
+draindoneAVX512_838:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_835
+	JB         flushpartialAVX512_843
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -28927,15 +29155,15 @@ draindoneAVX512_830:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_834
+	JMP        flushdoneAVX512_842
 
-flushpartialAVX512_835:
+flushpartialAVX512_843:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_832:
+flushAVX512_840:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_833
+	JB         flushtailAVX512_841
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -29020,67 +29248,67 @@ flushAVX512_832:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -29164,100 +29392,100 @@ flushAVX512_832:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_836
+	JZ         chunkdoneAVX512_844
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_836:
+chunkdoneAVX512_844:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_832
+	JMP  flushAVX512_840
 
-flushtailAVX512_833:
+flushtailAVX512_841:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_834
+	JZ    flushdoneAVX512_842
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_837:
+tailrowAVX512_845:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_838:
+tailkeyAVX512_846:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_838
+	JB   tailkeyAVX512_846
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_834
+	JAE  flushdoneAVX512_842
 	DECQ SI
-	JNZ  tailrowAVX512_837
+	JNZ  tailrowAVX512_845
 
-flushdoneAVX512_834:
+flushdoneAVX512_842:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -29265,35 +29493,35 @@ flushdoneAVX512_834:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_807
+	JG     panelsAVX512_815
 
-panelsdoneAVX512_808:
+panelsdoneAVX512_816:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_805
+	JMP    blocksAVX512_813
 
-blocksdoneAVX512_806:
+blocksdoneAVX512_814:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_839
+	JZ    draindoneAVX512_847
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_840:
+drainAVX512_848:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_840
+	JNZ     drainAVX512_848
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_839:
+draindoneAVX512_847:
 	VZEROUPPER
 	RET
 
@@ -29310,10 +29538,10 @@ TEXT ·ScoresBF16Panels128AVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_841:
+blocksAVX512_849:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_842
+	JZ    blocksdoneAVX512_850
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -29340,9 +29568,9 @@ blocksAVX512_841:
 	IMUL3Q  $0x10, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX512_845:
+widenAVX512_853:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_846
+	JZ         widendoneAVX512_854
 	VPMOVZXWD  (CX), Z0
 	VPSLLD     $0x10, Z0, Z0
 	VMOVUPS    Z0, (SI)
@@ -29375,9 +29603,9 @@ widenAVX512_845:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_845
+	JMP        widenAVX512_853
 
-widendoneAVX512_846:
+widendoneAVX512_854:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -29402,7 +29630,7 @@ widendoneAVX512_846:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_847:
+dAVX512_855:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -29510,18 +29738,18 @@ dAVX512_847:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_848
+	JZ      pendnoneAVX512_856
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_848:
+pendnoneAVX512_856:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_847
+	JB           dAVX512_855
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -29577,9 +29805,9 @@ pendnoneAVX512_848:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001000, SI
 
-widenAVX512_849:
+widenAVX512_857:
 	TESTQ      AX, AX
-	JZ         widendoneAVX512_850
+	JZ         widendoneAVX512_858
 	VPMOVZXWD  (CX), Z0
 	VPSLLD     $0x10, Z0, Z0
 	VMOVUPS    Z0, (SI)
@@ -29612,9 +29840,9 @@ widenAVX512_849:
 	ADDQ       $0x00000200, SI
 	ADDQ       DX, CX
 	DECQ       AX
-	JMP        widenAVX512_849
+	JMP        widenAVX512_857
 
-widendoneAVX512_850:
+widendoneAVX512_858:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -29639,7 +29867,7 @@ widendoneAVX512_850:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_851:
+dAVX512_859:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -29747,18 +29975,18 @@ dAVX512_851:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_852
+	JZ      pendnoneAVX512_860
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_852:
+pendnoneAVX512_860:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_851
+	JB           dAVX512_859
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -29800,24 +30028,24 @@ pendnoneAVX512_852:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_853
+	JZ    draindoneAVX512_861
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_854:
+drainAVX512_862:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_854
+	JNZ     drainAVX512_862
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_853:
+draindoneAVX512_861:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_858
+	JB         flushpartialAVX512_866
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -30019,15 +30247,15 @@ draindoneAVX512_853:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_857
+	JMP        flushdoneAVX512_865
 
-flushpartialAVX512_858:
+flushpartialAVX512_866:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_855:
+flushAVX512_863:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_856
+	JB         flushtailAVX512_864
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -30112,67 +30340,67 @@ flushAVX512_855:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -30256,100 +30484,100 @@ flushAVX512_855:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_859
+	JZ         chunkdoneAVX512_867
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_859:
+chunkdoneAVX512_867:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_855
+	JMP  flushAVX512_863
 
-flushtailAVX512_856:
+flushtailAVX512_864:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_857
+	JZ    flushdoneAVX512_865
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_860:
+tailrowAVX512_868:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_861:
+tailkeyAVX512_869:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_861
+	JB   tailkeyAVX512_869
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_857
+	JAE  flushdoneAVX512_865
 	DECQ SI
-	JNZ  tailrowAVX512_860
+	JNZ  tailrowAVX512_868
 
-flushdoneAVX512_857:
+flushdoneAVX512_865:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -30357,9 +30585,9 @@ flushdoneAVX512_857:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_844
+	JLE    panelsdoneAVX512_852
 
-panelsAVX512_843:
+panelsAVX512_851:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -30384,7 +30612,7 @@ panelsAVX512_843:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_862:
+dAVX512_870:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -30492,18 +30720,18 @@ dAVX512_862:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_863
+	JZ      pendnoneAVX512_871
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_863:
+pendnoneAVX512_871:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_862
+	JB           dAVX512_870
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -30566,7 +30794,7 @@ pendnoneAVX512_863:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_864:
+dAVX512_872:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -30674,18 +30902,18 @@ dAVX512_864:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_865
+	JZ      pendnoneAVX512_873
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_865:
+pendnoneAVX512_873:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_864
+	JB           dAVX512_872
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -30727,24 +30955,24 @@ pendnoneAVX512_865:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_866
+	JZ    draindoneAVX512_874
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_867:
+drainAVX512_875:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_867
+	JNZ     drainAVX512_875
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_866:
+draindoneAVX512_874:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_871
+	JB         flushpartialAVX512_879
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -30946,15 +31174,15 @@ draindoneAVX512_866:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_870
+	JMP        flushdoneAVX512_878
 
-flushpartialAVX512_871:
+flushpartialAVX512_879:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_868:
+flushAVX512_876:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_869
+	JB         flushtailAVX512_877
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -31039,67 +31267,67 @@ flushAVX512_868:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -31183,100 +31411,100 @@ flushAVX512_868:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_872
+	JZ         chunkdoneAVX512_880
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_872:
+chunkdoneAVX512_880:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_868
+	JMP  flushAVX512_876
 
-flushtailAVX512_869:
+flushtailAVX512_877:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_870
+	JZ    flushdoneAVX512_878
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_873:
+tailrowAVX512_881:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_874:
+tailkeyAVX512_882:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_874
+	JB   tailkeyAVX512_882
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_870
+	JAE  flushdoneAVX512_878
 	DECQ SI
-	JNZ  tailrowAVX512_873
+	JNZ  tailrowAVX512_881
 
-flushdoneAVX512_870:
+flushdoneAVX512_878:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -31284,35 +31512,35 @@ flushdoneAVX512_870:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_843
+	JG     panelsAVX512_851
 
-panelsdoneAVX512_844:
+panelsdoneAVX512_852:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x20, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_841
+	JMP    blocksAVX512_849
 
-blocksdoneAVX512_842:
+blocksdoneAVX512_850:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_875
+	JZ    draindoneAVX512_883
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_876:
+drainAVX512_884:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_876
+	JNZ     drainAVX512_884
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_875:
+draindoneAVX512_883:
 	VZEROUPPER
 	RET
 
@@ -31332,9 +31560,9 @@ TEXT ·DotF32Q8AVX2(SB), NOSPLIT, $0-52
 	VXORPS Y7, Y7, Y7
 	MOVQ   AX, BX
 	SHRQ   $0x06, BX
-	JZ     dotdoneAVX2_878
+	JZ     dotdoneAVX2_886
 
-dotAVX2_877:
+dotAVX2_885:
 	VPBROADCASTW (DX), X8
 	VCVTPH2PS    X8, Y8
 	VPMOVSXBD    2(DX), Y9
@@ -31374,14 +31602,14 @@ dotAVX2_877:
 	ADDQ         $0x00000100, CX
 	ADDQ         $0x00000044, DX
 	DECQ         BX
-	JNZ          dotAVX2_877
+	JNZ          dotAVX2_885
 
-dotdoneAVX2_878:
+dotdoneAVX2_886:
 	ANDQ $0x0000003f, AX
 
-dotAVX2_879:
+dotAVX2_887:
 	CMPQ         AX, $0x00000020
-	JB           dotdoneAVX2_880
+	JB           dotdoneAVX2_888
 	VPBROADCASTW (DX), X8
 	VCVTPH2PS    X8, Y8
 	VPMOVSXBD    2(DX), Y9
@@ -31403,9 +31631,9 @@ dotAVX2_879:
 	ADDQ         $0x00000080, CX
 	ADDQ         $0x00000022, DX
 	SUBQ         $0x00000020, AX
-	JMP          dotAVX2_879
+	JMP          dotAVX2_887
 
-dotdoneAVX2_880:
+dotdoneAVX2_888:
 	VADDPS       Y4, Y0, Y0
 	VADDPS       Y5, Y1, Y1
 	VADDPS       Y6, Y2, Y2
@@ -31448,45 +31676,81 @@ TEXT ·ScoresQ8RowsAVX2(SB), NOSPLIT, $112-132
 	MOVQ   ahead_base+72(FP), AX
 	MOVQ   AX, 72(SP)
 
-keysAVX2_881:
-	CMPQ  8(SP), $0x03
-	JB    keysdoneAVX2_882
+keysAVX2_889:
+	CMPQ   8(SP), $0x03
+	JB     keysdoneAVX2_890
+	CMPQ   8(SP), $0x13
+	JB     owndoneAVX2_891
+	MOVQ   56(SP), AX
+	IMUL3Q $0x10, AX, AX
+	ADDQ   (SP), AX
+	XORQ   CX, CX
+
+lines_48:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_48
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_49:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_49
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_50:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_50
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+
+owndoneAVX2_891:
 	MOVQ  72(SP), AX
 	TESTQ AX, AX
-	JZ    aheaddoneAVX2_883
+	JZ    aheaddoneAVX2_892
 	XORQ  CX, CX
 
-lines_30:
+lines_51:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_30
+	JB         lines_51
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_31:
+lines_52:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_31
+	JB         lines_52
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_32:
+lines_53:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_32
+	JB         lines_53
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	MOVQ       AX, 72(SP)
 
-aheaddoneAVX2_883:
+aheaddoneAVX2_892:
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -31494,9 +31758,9 @@ aheaddoneAVX2_883:
 	MOVQ rows+96(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX2_884:
+rowsAVX2_893:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX2_885
+	JB   rowsdoneAVX2_894
 
 	// Tile of 4 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -31526,9 +31790,9 @@ rowsAVX2_884:
 	XORQ R10, R10
 	XORQ R11, R11
 
-blocksAVX2_886:
+blocksAVX2_895:
 	CMPQ         R10, R9
-	JAE          blocksdoneAVX2_887
+	JAE          blocksdoneAVX2_896
 	MOVWLZX      (CX)(R11*1), R12
 	VMOVD        R12, X12
 	VCVTPH2PS    X12, X12
@@ -31655,9 +31919,9 @@ blocksAVX2_886:
 	VFMADD231PS  Y15, Y12, Y11
 	ADDQ         $0x20, R10
 	ADDQ         $0x22, R11
-	JMP          blocksAVX2_886
+	JMP          blocksAVX2_895
 
-blocksdoneAVX2_887:
+blocksdoneAVX2_896:
 	VBROADCASTSS scale+128(FP), Y12
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -31700,11 +31964,11 @@ blocksdoneAVX2_887:
 	IMUL3Q       $0x04, AX, AX
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x04, 40(SP)
-	JMP          rowsAVX2_884
+	JMP          rowsAVX2_893
 
-rowsdoneAVX2_885:
+rowsdoneAVX2_894:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX2_889
+	JB   rowsdoneAVX2_898
 
 	// Tile of 2 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -31726,9 +31990,9 @@ rowsdoneAVX2_885:
 	XORQ R8, R8
 	XORQ R9, R9
 
-blocksAVX2_890:
+blocksAVX2_899:
 	CMPQ         R8, DI
-	JAE          blocksdoneAVX2_891
+	JAE          blocksdoneAVX2_900
 	VPBROADCASTW (CX)(R9*1), X6
 	VCVTPH2PS    X6, Y6
 	VPBROADCASTW (SI)(R9*1), X7
@@ -31805,9 +32069,9 @@ blocksAVX2_890:
 	VFMADD231PS  Y7, Y8, Y5
 	ADDQ         $0x20, R8
 	ADDQ         $0x22, R9
-	JMP          blocksAVX2_890
+	JMP          blocksAVX2_899
 
-blocksdoneAVX2_891:
+blocksdoneAVX2_900:
 	VBROADCASTSS scale+128(FP), Y6
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -31837,9 +32101,9 @@ blocksdoneAVX2_891:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x02, 40(SP)
 
-rowsdoneAVX2_889:
+rowsdoneAVX2_898:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX2_893
+	JB   rowsdoneAVX2_902
 
 	// Tile of 1 query rows × 3 keys.
 	MOVQ   24(SP), AX
@@ -31856,9 +32120,9 @@ rowsdoneAVX2_889:
 	XORQ DI, DI
 	XORQ R8, R8
 
-blocksAVX2_894:
+blocksAVX2_903:
 	CMPQ         DI, SI
-	JAE          blocksdoneAVX2_895
+	JAE          blocksdoneAVX2_904
 	VPBROADCASTW (CX)(R8*1), X3
 	VCVTPH2PS    X3, Y3
 	VPBROADCASTW (BX)(R8*1), X4
@@ -31919,9 +32183,9 @@ blocksAVX2_894:
 	VFMADD231PS  Y4, Y5, Y2
 	ADDQ         $0x20, DI
 	ADDQ         $0x22, R8
-	JMP          blocksAVX2_894
+	JMP          blocksAVX2_903
 
-blocksdoneAVX2_895:
+blocksdoneAVX2_904:
 	VBROADCASTSS scale+128(FP), Y3
 	MOVQ         32(SP), AX
 	VHADDPS      Y1, Y0, Y0
@@ -31941,34 +32205,50 @@ blocksdoneAVX2_895:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x01, 40(SP)
 
-rowsdoneAVX2_893:
+rowsdoneAVX2_902:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x03, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x0c, 16(SP)
 	SUBQ   $0x03, 8(SP)
-	JMP    keysAVX2_881
+	JMP    keysAVX2_889
 
-keysdoneAVX2_882:
-keysAVX2_896:
-	CMPQ  8(SP), $0x01
-	JB    keysdoneAVX2_897
-	MOVQ  72(SP), AX
-	TESTQ AX, AX
-	JZ    aheaddoneAVX2_898
-	XORQ  CX, CX
+keysdoneAVX2_890:
+keysAVX2_905:
+	CMPQ   8(SP), $0x01
+	JB     keysdoneAVX2_906
+	CMPQ   8(SP), $0x11
+	JB     owndoneAVX2_907
+	MOVQ   56(SP), AX
+	IMUL3Q $0x10, AX, AX
+	ADDQ   (SP), AX
+	XORQ   CX, CX
 
-lines_33:
+lines_54:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_33
+	JB         lines_54
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+
+owndoneAVX2_907:
+	MOVQ  72(SP), AX
+	TESTQ AX, AX
+	JZ    aheaddoneAVX2_908
+	XORQ  CX, CX
+
+lines_55:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_55
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	MOVQ       AX, 72(SP)
 
-aheaddoneAVX2_898:
+aheaddoneAVX2_908:
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -31976,9 +32256,9 @@ aheaddoneAVX2_898:
 	MOVQ rows+96(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX2_899:
+rowsAVX2_909:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX2_900
+	JB   rowsdoneAVX2_910
 
 	// Tile of 4 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -31997,9 +32277,9 @@ rowsAVX2_899:
 	XORQ R8, R8
 	XORQ R9, R9
 
-blocksAVX2_901:
+blocksAVX2_911:
 	CMPQ         R8, DI
-	JAE          blocksdoneAVX2_902
+	JAE          blocksdoneAVX2_912
 	VPBROADCASTW (CX)(R9*1), X4
 	VCVTPH2PS    X4, Y4
 	VPMOVSXBD    2(CX)(R9*1), Y5
@@ -32048,9 +32328,9 @@ blocksAVX2_901:
 	VFMADD231PS  Y5, Y4, Y3
 	ADDQ         $0x20, R8
 	ADDQ         $0x22, R9
-	JMP          blocksAVX2_901
+	JMP          blocksAVX2_911
 
-blocksdoneAVX2_902:
+blocksdoneAVX2_912:
 	VBROADCASTSS scale+128(FP), Y4
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -32074,11 +32354,11 @@ blocksdoneAVX2_902:
 	IMUL3Q       $0x04, AX, AX
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x04, 40(SP)
-	JMP          rowsAVX2_899
+	JMP          rowsAVX2_909
 
-rowsdoneAVX2_900:
+rowsdoneAVX2_910:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX2_904
+	JB   rowsdoneAVX2_914
 
 	// Tile of 2 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -32093,9 +32373,9 @@ rowsdoneAVX2_900:
 	XORQ SI, SI
 	XORQ DI, DI
 
-blocksAVX2_905:
+blocksAVX2_915:
 	CMPQ         SI, BX
-	JAE          blocksdoneAVX2_906
+	JAE          blocksdoneAVX2_916
 	VPBROADCASTW (CX)(DI*1), X2
 	VCVTPH2PS    X2, Y2
 	VPMOVSXBD    2(CX)(DI*1), Y3
@@ -32128,9 +32408,9 @@ blocksAVX2_905:
 	VFMADD231PS  Y3, Y2, Y1
 	ADDQ         $0x20, SI
 	ADDQ         $0x22, DI
-	JMP          blocksAVX2_905
+	JMP          blocksAVX2_915
 
-blocksdoneAVX2_906:
+blocksdoneAVX2_916:
 	VBROADCASTSS scale+128(FP), Y2
 	MOVQ         32(SP), AX
 	MOVQ         64(SP), CX
@@ -32151,9 +32431,9 @@ blocksdoneAVX2_906:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x02, 40(SP)
 
-rowsdoneAVX2_904:
+rowsdoneAVX2_914:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX2_908
+	JB   rowsdoneAVX2_918
 
 	// Tile of 1 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -32165,9 +32445,9 @@ rowsdoneAVX2_904:
 	XORQ BX, BX
 	XORQ SI, SI
 
-blocksAVX2_909:
+blocksAVX2_919:
 	CMPQ         BX, DX
-	JAE          blocksdoneAVX2_910
+	JAE          blocksdoneAVX2_920
 	VPBROADCASTW (CX)(SI*1), X1
 	VCVTPH2PS    X1, Y1
 	VPMOVSXBD    2(CX)(SI*1), Y2
@@ -32192,9 +32472,9 @@ blocksAVX2_909:
 	VFMADD231PS  Y2, Y1, Y0
 	ADDQ         $0x20, BX
 	ADDQ         $0x22, SI
-	JMP          blocksAVX2_909
+	JMP          blocksAVX2_919
 
-blocksdoneAVX2_910:
+blocksdoneAVX2_920:
 	VBROADCASTSS scale+128(FP), Y1
 	MOVQ         32(SP), AX
 	VHADDPS      Y0, Y0, Y2
@@ -32212,15 +32492,15 @@ blocksdoneAVX2_910:
 	ADDQ         AX, 32(SP)
 	SUBQ         $0x01, 40(SP)
 
-rowsdoneAVX2_908:
+rowsdoneAVX2_918:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x01, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX2_896
+	JMP    keysAVX2_905
 
-keysdoneAVX2_897:
+keysdoneAVX2_906:
 	VZEROUPPER
 	RET
 
@@ -32237,10 +32517,10 @@ TEXT ·ScoresQ8PanelsAVX2(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_911:
+blocksAVX2_921:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_912
+	JZ    blocksdoneAVX2_922
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -32268,9 +32548,9 @@ blocksAVX2_911:
 	MOVQ    scratch_base+72(FP), SI
 	MOVQ    dim+136(FP), DI
 
-widenAVX2_915:
+widenAVX2_925:
 	TESTQ  AX, AX
-	JZ     widendoneAVX2_916
+	JZ     widendoneAVX2_926
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
@@ -32280,17 +32560,17 @@ widenAVX2_915:
 	DECQ   R11
 	XORQ   R12, R12
 
-lines_34:
+lines_56:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_34
+	JB         lines_56
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX2_917:
+widenblockAVX2_927:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX2_918
+	JZ           widenblockdoneAVX2_928
 	VPBROADCASTW (R8), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(R8), Y1
@@ -32312,14 +32592,14 @@ widenblockAVX2_917:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX2_917
+	JMP          widenblockAVX2_927
 
-widenblockdoneAVX2_918:
+widenblockdoneAVX2_928:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_915
+	JMP  widenAVX2_925
 
-widendoneAVX2_916:
+widendoneAVX2_926:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -32345,10 +32625,10 @@ widendoneAVX2_916:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_919:
+dAVX2_929:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_920
+	JA           ddoneAVX2_930
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -32432,7 +32712,7 @@ dAVX2_919:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_921
+	JE      pendnoneAVX2_931
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -32446,16 +32726,16 @@ dAVX2_919:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_921:
+pendnoneAVX2_931:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_919
+	JMP  dAVX2_929
 
-ddoneAVX2_920:
-dAVX2_922:
+ddoneAVX2_930:
+dAVX2_932:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_923
+	JA           ddoneAVX2_933
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -32478,9 +32758,9 @@ dAVX2_922:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_922
+	JMP          dAVX2_932
 
-ddoneAVX2_923:
+ddoneAVX2_933:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -32527,9 +32807,9 @@ ddoneAVX2_923:
 	IMUL3Q  $0x00000018, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_924:
+widenAVX2_934:
 	TESTQ  AX, AX
-	JZ     widendoneAVX2_925
+	JZ     widendoneAVX2_935
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
@@ -32539,17 +32819,17 @@ widenAVX2_924:
 	DECQ   R11
 	XORQ   R12, R12
 
-lines_35:
+lines_57:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_35
+	JB         lines_57
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX2_926:
+widenblockAVX2_936:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX2_927
+	JZ           widenblockdoneAVX2_937
 	VPBROADCASTW (R8), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(R8), Y1
@@ -32571,14 +32851,14 @@ widenblockAVX2_926:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX2_926
+	JMP          widenblockAVX2_936
 
-widenblockdoneAVX2_927:
+widenblockdoneAVX2_937:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_924
+	JMP  widenAVX2_934
 
-widendoneAVX2_925:
+widendoneAVX2_935:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -32606,10 +32886,10 @@ widendoneAVX2_925:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_928:
+dAVX2_938:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_929
+	JA           ddoneAVX2_939
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -32693,7 +32973,7 @@ dAVX2_928:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_930
+	JE      pendnoneAVX2_940
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -32707,16 +32987,16 @@ dAVX2_928:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_930:
+pendnoneAVX2_940:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_928
+	JMP  dAVX2_938
 
-ddoneAVX2_929:
-dAVX2_931:
+ddoneAVX2_939:
+dAVX2_941:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_932
+	JA           ddoneAVX2_942
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -32739,9 +33019,9 @@ dAVX2_931:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_931
+	JMP          dAVX2_941
 
-ddoneAVX2_932:
+ddoneAVX2_942:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -32788,9 +33068,9 @@ ddoneAVX2_932:
 	IMUL3Q  $0x00000030, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_933:
+widenAVX2_943:
 	TESTQ  AX, AX
-	JZ     widendoneAVX2_934
+	JZ     widendoneAVX2_944
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
@@ -32800,17 +33080,17 @@ widenAVX2_933:
 	DECQ   R11
 	XORQ   R12, R12
 
-lines_36:
+lines_58:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_36
+	JB         lines_58
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX2_935:
+widenblockAVX2_945:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX2_936
+	JZ           widenblockdoneAVX2_946
 	VPBROADCASTW (R8), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(R8), Y1
@@ -32832,14 +33112,14 @@ widenblockAVX2_935:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX2_935
+	JMP          widenblockAVX2_945
 
-widenblockdoneAVX2_936:
+widenblockdoneAVX2_946:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_933
+	JMP  widenAVX2_943
 
-widendoneAVX2_934:
+widendoneAVX2_944:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -32867,10 +33147,10 @@ widendoneAVX2_934:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_937:
+dAVX2_947:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_938
+	JA           ddoneAVX2_948
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -32954,7 +33234,7 @@ dAVX2_937:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_939
+	JE      pendnoneAVX2_949
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -32968,16 +33248,16 @@ dAVX2_937:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_939:
+pendnoneAVX2_949:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_937
+	JMP  dAVX2_947
 
-ddoneAVX2_938:
-dAVX2_940:
+ddoneAVX2_948:
+dAVX2_950:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_941
+	JA           ddoneAVX2_951
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -33000,9 +33280,9 @@ dAVX2_940:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_940
+	JMP          dAVX2_950
 
-ddoneAVX2_941:
+ddoneAVX2_951:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -33049,9 +33329,9 @@ ddoneAVX2_941:
 	IMUL3Q  $0x00000048, DI, R8
 	ADDQ    R8, SI
 
-widenAVX2_942:
+widenAVX2_952:
 	TESTQ  AX, AX
-	JZ     widendoneAVX2_943
+	JZ     widendoneAVX2_953
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
@@ -33061,17 +33341,17 @@ widenAVX2_942:
 	DECQ   R11
 	XORQ   R12, R12
 
-lines_37:
+lines_59:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_37
+	JB         lines_59
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX2_944:
+widenblockAVX2_954:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX2_945
+	JZ           widenblockdoneAVX2_955
 	VPBROADCASTW (R8), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(R8), Y1
@@ -33093,14 +33373,14 @@ widenblockAVX2_944:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX2_944
+	JMP          widenblockAVX2_954
 
-widenblockdoneAVX2_945:
+widenblockdoneAVX2_955:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX2_942
+	JMP  widenAVX2_952
 
-widendoneAVX2_943:
+widendoneAVX2_953:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -33128,10 +33408,10 @@ widendoneAVX2_943:
 	VXORPS Y11, Y11, Y11
 	MOVQ   dim+136(FP), R10
 
-dAVX2_946:
+dAVX2_956:
 	LEAQ         4(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_947
+	JA           ddoneAVX2_957
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -33215,7 +33495,7 @@ dAVX2_946:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_948
+	JE      pendnoneAVX2_958
 	MOVQ    64(SP), R11
 	MOVQ    72(SP), R12
 	VMOVUPS (R11), Y12
@@ -33229,16 +33509,16 @@ dAVX2_946:
 	ADDQ    R12, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX2_948:
+pendnoneAVX2_958:
 	ADDQ $0x00000100, AX
 	ADDQ $0x04, DX
-	JMP  dAVX2_946
+	JMP  dAVX2_956
 
-ddoneAVX2_947:
-dAVX2_949:
+ddoneAVX2_957:
+dAVX2_959:
 	LEAQ         1(DX), R11
 	CMPQ         R11, R10
-	JA           ddoneAVX2_950
+	JA           ddoneAVX2_960
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -33261,9 +33541,9 @@ dAVX2_949:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX2_949
+	JMP          dAVX2_959
 
-ddoneAVX2_950:
+ddoneAVX2_960:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
@@ -33294,11 +33574,11 @@ ddoneAVX2_950:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_951
+	JZ    draindoneAVX2_961
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_952:
+drainAVX2_962:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -33308,14 +33588,14 @@ drainAVX2_952:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_952
+	JNZ     drainAVX2_962
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_951:
+draindoneAVX2_961:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_956
+	JB             flushpartialAVX2_966
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -33565,15 +33845,15 @@ draindoneAVX2_951:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_955
+	JMP            flushdoneAVX2_965
 
-flushpartialAVX2_956:
+flushpartialAVX2_966:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_953:
+flushAVX2_963:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_954
+	JB             flushtailAVX2_964
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -33610,35 +33890,35 @@ flushAVX2_953:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_957
+	JZ             chunkdoneAVX2_967
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_957
+	JZ             chunkdoneAVX2_967
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_957
+	JZ             chunkdoneAVX2_967
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_957
+	JZ             chunkdoneAVX2_967
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_957
+	JZ             chunkdoneAVX2_967
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_957
+	JZ             chunkdoneAVX2_967
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_957
+	JZ             chunkdoneAVX2_967
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_957
+	JZ             chunkdoneAVX2_967
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -33674,68 +33954,68 @@ flushAVX2_953:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_957
+	JZ             chunkdoneAVX2_967
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_957
+	JZ             chunkdoneAVX2_967
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_957
+	JZ             chunkdoneAVX2_967
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_957
+	JZ             chunkdoneAVX2_967
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_957
+	JZ             chunkdoneAVX2_967
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_957
+	JZ             chunkdoneAVX2_967
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_957
+	JZ             chunkdoneAVX2_967
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_957:
+chunkdoneAVX2_967:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_953
+	JMP  flushAVX2_963
 
-flushtailAVX2_954:
+flushtailAVX2_964:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_955
+	JZ    flushdoneAVX2_965
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_958:
+tailrowAVX2_968:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_959:
+tailkeyAVX2_969:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_959
+	JB   tailkeyAVX2_969
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_955
+	JAE  flushdoneAVX2_965
 	DECQ SI
-	JNZ  tailrowAVX2_958
+	JNZ  tailrowAVX2_968
 
-flushdoneAVX2_955:
+flushdoneAVX2_965:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -33743,395 +34023,15 @@ flushdoneAVX2_955:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_914
+	JLE    panelsdoneAVX2_924
 
-panelsAVX2_913:
+panelsAVX2_923:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
 	XORQ   DX, DX
 	MOVQ   dim+136(FP), BX
 	SHLQ   $0x02, BX
-	LEAQ   (CX)(BX*1), SI
-	LEAQ   (SI)(BX*1), DI
-	LEAQ   (DI)(BX*1), R8
-	LEAQ   (R8)(BX*1), R9
-	LEAQ   (R9)(BX*1), BX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	MOVQ   dim+136(FP), R10
-
-dAVX2_960:
-	LEAQ         4(DX), R11
-	CMPQ         R11, R10
-	JA           ddoneAVX2_961
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS (SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS (DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS (R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS (R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS (BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 4(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 4(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 4(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 4(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 4(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 4(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 8(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 8(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 8(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 8(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 8(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 8(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 12(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 12(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 12(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 12(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 12(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 12(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-
-	// One waiting row of the last flush to dst (the state in the frame).
-	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_962
-	MOVQ    64(SP), R11
-	MOVQ    72(SP), R12
-	VMOVUPS (R11), Y12
-	VMOVUPS Y12, (R12)
-	VMOVUPS 32(R11), Y12
-	VMOVUPS Y12, 32(R12)
-	VMOVUPS 64(R11), Y12
-	VMOVUPS Y12, 64(R12)
-	ADDQ    $0x60, 64(SP)
-	MOVQ    56(SP), R12
-	ADDQ    R12, 72(SP)
-	DECQ    80(SP)
-
-pendnoneAVX2_962:
-	ADDQ $0x00000100, AX
-	ADDQ $0x04, DX
-	JMP  dAVX2_960
-
-ddoneAVX2_961:
-dAVX2_963:
-	LEAQ         1(DX), R11
-	CMPQ         R11, R10
-	JA           ddoneAVX2_964
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS (SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS (DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS (R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS (R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS (BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000040, AX
-	ADDQ         $0x01, DX
-	JMP          dAVX2_963
-
-ddoneAVX2_964:
-	VBROADCASTSS scale+152(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, (AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 64(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 128(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 192(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 256(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 320(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 32(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 96(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 160(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 224(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 288(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 352(AX)
-
-	// Tile of 16 queries × keys 6–11 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	MOVQ   dim+136(FP), BX
-	SHLQ   $0x02, BX
-	IMUL3Q $0x06, BX, SI
-	ADDQ   SI, CX
-	LEAQ   (CX)(BX*1), SI
-	LEAQ   (SI)(BX*1), DI
-	LEAQ   (DI)(BX*1), R8
-	LEAQ   (R8)(BX*1), R9
-	LEAQ   (R9)(BX*1), BX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	MOVQ   dim+136(FP), R10
-
-dAVX2_965:
-	LEAQ         4(DX), R11
-	CMPQ         R11, R10
-	JA           ddoneAVX2_966
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS (SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS (DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS (R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS (R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS (BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(AX), Y12
-	VMOVUPS      96(AX), Y13
-	VBROADCASTSS 4(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 4(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 4(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 4(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 4(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 4(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(AX), Y12
-	VMOVUPS      160(AX), Y13
-	VBROADCASTSS 8(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 8(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 8(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 8(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 8(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 8(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(AX), Y12
-	VMOVUPS      224(AX), Y13
-	VBROADCASTSS 12(CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS 12(SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 12(DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS 12(R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 12(R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS 12(BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-
-	// One waiting row of the last flush to dst (the state in the frame).
-	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX2_967
-	MOVQ    64(SP), R11
-	MOVQ    72(SP), R12
-	VMOVUPS (R11), Y12
-	VMOVUPS Y12, (R12)
-	VMOVUPS 32(R11), Y12
-	VMOVUPS Y12, 32(R12)
-	VMOVUPS 64(R11), Y12
-	VMOVUPS Y12, 64(R12)
-	ADDQ    $0x60, 64(SP)
-	MOVQ    56(SP), R12
-	ADDQ    R12, 72(SP)
-	DECQ    80(SP)
-
-pendnoneAVX2_967:
-	ADDQ $0x00000100, AX
-	ADDQ $0x04, DX
-	JMP  dAVX2_965
-
-ddoneAVX2_966:
-dAVX2_968:
-	LEAQ         1(DX), R11
-	CMPQ         R11, R10
-	JA           ddoneAVX2_969
-	VMOVUPS      (AX), Y12
-	VMOVUPS      32(AX), Y13
-	VBROADCASTSS (CX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VFMADD231PS  Y14, Y13, Y6
-	VBROADCASTSS (SI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS (DI)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VFMADD231PS  Y14, Y13, Y8
-	VBROADCASTSS (R8)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS (R9)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VFMADD231PS  Y14, Y13, Y10
-	VBROADCASTSS (BX)(DX*4), Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000040, AX
-	ADDQ         $0x01, DX
-	JMP          dAVX2_968
-
-ddoneAVX2_969:
-	VBROADCASTSS scale+152(FP), Y12
-	MOVQ         stage_base+96(FP), AX
-	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, 384(AX)
-	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 448(AX)
-	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 512(AX)
-	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 576(AX)
-	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 640(AX)
-	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 704(AX)
-	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 416(AX)
-	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 480(AX)
-	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 544(AX)
-	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 608(AX)
-	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 672(AX)
-	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 736(AX)
-
-	// Tile of 16 queries × keys 12–17 of the block.
-	MOVQ   32(SP), AX
-	MOVQ   scratch_base+72(FP), CX
-	XORQ   DX, DX
-	MOVQ   dim+136(FP), BX
-	SHLQ   $0x02, BX
-	IMUL3Q $0x0c, BX, SI
-	ADDQ   SI, CX
 	LEAQ   (CX)(BX*1), SI
 	LEAQ   (SI)(BX*1), DI
 	LEAQ   (DI)(BX*1), R8
@@ -34290,37 +34190,37 @@ ddoneAVX2_974:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, 768(AX)
+	VMOVUPS      Y0, (AX)
 	VMULPS       Y12, Y1, Y1
-	VMOVUPS      Y1, 832(AX)
+	VMOVUPS      Y1, 64(AX)
 	VMULPS       Y12, Y2, Y2
-	VMOVUPS      Y2, 896(AX)
+	VMOVUPS      Y2, 128(AX)
 	VMULPS       Y12, Y3, Y3
-	VMOVUPS      Y3, 960(AX)
+	VMOVUPS      Y3, 192(AX)
 	VMULPS       Y12, Y4, Y4
-	VMOVUPS      Y4, 1024(AX)
+	VMOVUPS      Y4, 256(AX)
 	VMULPS       Y12, Y5, Y5
-	VMOVUPS      Y5, 1088(AX)
+	VMOVUPS      Y5, 320(AX)
 	VMULPS       Y12, Y6, Y6
-	VMOVUPS      Y6, 800(AX)
+	VMOVUPS      Y6, 32(AX)
 	VMULPS       Y12, Y7, Y7
-	VMOVUPS      Y7, 864(AX)
+	VMOVUPS      Y7, 96(AX)
 	VMULPS       Y12, Y8, Y8
-	VMOVUPS      Y8, 928(AX)
+	VMOVUPS      Y8, 160(AX)
 	VMULPS       Y12, Y9, Y9
-	VMOVUPS      Y9, 992(AX)
+	VMOVUPS      Y9, 224(AX)
 	VMULPS       Y12, Y10, Y10
-	VMOVUPS      Y10, 1056(AX)
+	VMOVUPS      Y10, 288(AX)
 	VMULPS       Y12, Y11, Y11
-	VMOVUPS      Y11, 1120(AX)
+	VMOVUPS      Y11, 352(AX)
 
-	// Tile of 16 queries × keys 18–23 of the block.
+	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
 	XORQ   DX, DX
 	MOVQ   dim+136(FP), BX
 	SHLQ   $0x02, BX
-	IMUL3Q $0x12, BX, SI
+	IMUL3Q $0x06, BX, SI
 	ADDQ   SI, CX
 	LEAQ   (CX)(BX*1), SI
 	LEAQ   (SI)(BX*1), DI
@@ -34480,6 +34380,386 @@ ddoneAVX2_979:
 	VBROADCASTSS scale+152(FP), Y12
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, 384(AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 448(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 512(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 576(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 640(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 704(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 416(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 480(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 544(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 608(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 672(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 736(AX)
+
+	// Tile of 16 queries × keys 12–17 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	MOVQ   dim+136(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x0c, BX, SI
+	ADDQ   SI, CX
+	LEAQ   (CX)(BX*1), SI
+	LEAQ   (SI)(BX*1), DI
+	LEAQ   (DI)(BX*1), R8
+	LEAQ   (R8)(BX*1), R9
+	LEAQ   (R9)(BX*1), BX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   dim+136(FP), R10
+
+dAVX2_980:
+	LEAQ         4(DX), R11
+	CMPQ         R11, R10
+	JA           ddoneAVX2_981
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS (CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS (SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS (DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS (R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS (R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS (BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 4(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 4(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 4(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 4(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 4(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 4(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 8(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 8(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 8(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 8(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 8(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 8(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 12(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 12(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 12(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 12(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 12(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 12(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX2_982
+	MOVQ    64(SP), R11
+	MOVQ    72(SP), R12
+	VMOVUPS (R11), Y12
+	VMOVUPS Y12, (R12)
+	VMOVUPS 32(R11), Y12
+	VMOVUPS Y12, 32(R12)
+	VMOVUPS 64(R11), Y12
+	VMOVUPS Y12, 64(R12)
+	ADDQ    $0x60, 64(SP)
+	MOVQ    56(SP), R12
+	ADDQ    R12, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX2_982:
+	ADDQ $0x00000100, AX
+	ADDQ $0x04, DX
+	JMP  dAVX2_980
+
+ddoneAVX2_981:
+dAVX2_983:
+	LEAQ         1(DX), R11
+	CMPQ         R11, R10
+	JA           ddoneAVX2_984
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS (CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS (SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS (DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS (R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS (R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS (BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000040, AX
+	ADDQ         $0x01, DX
+	JMP          dAVX2_983
+
+ddoneAVX2_984:
+	VBROADCASTSS scale+152(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, 768(AX)
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS      Y1, 832(AX)
+	VMULPS       Y12, Y2, Y2
+	VMOVUPS      Y2, 896(AX)
+	VMULPS       Y12, Y3, Y3
+	VMOVUPS      Y3, 960(AX)
+	VMULPS       Y12, Y4, Y4
+	VMOVUPS      Y4, 1024(AX)
+	VMULPS       Y12, Y5, Y5
+	VMOVUPS      Y5, 1088(AX)
+	VMULPS       Y12, Y6, Y6
+	VMOVUPS      Y6, 800(AX)
+	VMULPS       Y12, Y7, Y7
+	VMOVUPS      Y7, 864(AX)
+	VMULPS       Y12, Y8, Y8
+	VMOVUPS      Y8, 928(AX)
+	VMULPS       Y12, Y9, Y9
+	VMOVUPS      Y9, 992(AX)
+	VMULPS       Y12, Y10, Y10
+	VMOVUPS      Y10, 1056(AX)
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      Y11, 1120(AX)
+
+	// Tile of 16 queries × keys 18–23 of the block.
+	MOVQ   32(SP), AX
+	MOVQ   scratch_base+72(FP), CX
+	XORQ   DX, DX
+	MOVQ   dim+136(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x12, BX, SI
+	ADDQ   SI, CX
+	LEAQ   (CX)(BX*1), SI
+	LEAQ   (SI)(BX*1), DI
+	LEAQ   (DI)(BX*1), R8
+	LEAQ   (R8)(BX*1), R9
+	LEAQ   (R9)(BX*1), BX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   dim+136(FP), R10
+
+dAVX2_985:
+	LEAQ         4(DX), R11
+	CMPQ         R11, R10
+	JA           ddoneAVX2_986
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS (CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS (SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS (DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS (R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS (R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS (BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VBROADCASTSS 4(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 4(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 4(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 4(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 4(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 4(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(AX), Y12
+	VMOVUPS      160(AX), Y13
+	VBROADCASTSS 8(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 8(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 8(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 8(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 8(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 8(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(AX), Y12
+	VMOVUPS      224(AX), Y13
+	VBROADCASTSS 12(CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS 12(SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 12(DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS 12(R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 12(R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS 12(BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+
+	// One waiting row of the last flush to dst (the state in the frame).
+	CMPQ    80(SP), $0x00
+	JE      pendnoneAVX2_987
+	MOVQ    64(SP), R11
+	MOVQ    72(SP), R12
+	VMOVUPS (R11), Y12
+	VMOVUPS Y12, (R12)
+	VMOVUPS 32(R11), Y12
+	VMOVUPS Y12, 32(R12)
+	VMOVUPS 64(R11), Y12
+	VMOVUPS Y12, 64(R12)
+	ADDQ    $0x60, 64(SP)
+	MOVQ    56(SP), R12
+	ADDQ    R12, 72(SP)
+	DECQ    80(SP)
+
+pendnoneAVX2_987:
+	ADDQ $0x00000100, AX
+	ADDQ $0x04, DX
+	JMP  dAVX2_985
+
+ddoneAVX2_986:
+dAVX2_988:
+	LEAQ         1(DX), R11
+	CMPQ         R11, R10
+	JA           ddoneAVX2_989
+	VMOVUPS      (AX), Y12
+	VMOVUPS      32(AX), Y13
+	VBROADCASTSS (CX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VBROADCASTSS (SI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS (DI)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VBROADCASTSS (R8)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS (R9)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VBROADCASTSS (BX)(DX*4), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000040, AX
+	ADDQ         $0x01, DX
+	JMP          dAVX2_988
+
+ddoneAVX2_989:
+	VBROADCASTSS scale+152(FP), Y12
+	MOVQ         stage_base+96(FP), AX
+	VMULPS       Y12, Y0, Y0
 	VMOVUPS      Y0, 1152(AX)
 	VMULPS       Y12, Y1, Y1
 	VMOVUPS      Y1, 1216(AX)
@@ -34507,11 +34787,11 @@ ddoneAVX2_979:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_980
+	JZ    draindoneAVX2_990
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_981:
+drainAVX2_991:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -34521,14 +34801,14 @@ drainAVX2_981:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_981
+	JNZ     drainAVX2_991
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_980:
+draindoneAVX2_990:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_985
+	JB             flushpartialAVX2_995
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -34778,15 +35058,15 @@ draindoneAVX2_980:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_984
+	JMP            flushdoneAVX2_994
 
-flushpartialAVX2_985:
+flushpartialAVX2_995:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_982:
+flushAVX2_992:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_983
+	JB             flushtailAVX2_993
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -34823,35 +35103,35 @@ flushAVX2_982:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_986
+	JZ             chunkdoneAVX2_996
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_986
+	JZ             chunkdoneAVX2_996
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_986
+	JZ             chunkdoneAVX2_996
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_986
+	JZ             chunkdoneAVX2_996
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_986
+	JZ             chunkdoneAVX2_996
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_986
+	JZ             chunkdoneAVX2_996
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_986
+	JZ             chunkdoneAVX2_996
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_986
+	JZ             chunkdoneAVX2_996
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -34887,68 +35167,68 @@ flushAVX2_982:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_986
+	JZ             chunkdoneAVX2_996
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_986
+	JZ             chunkdoneAVX2_996
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_986
+	JZ             chunkdoneAVX2_996
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_986
+	JZ             chunkdoneAVX2_996
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_986
+	JZ             chunkdoneAVX2_996
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_986
+	JZ             chunkdoneAVX2_996
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_986
+	JZ             chunkdoneAVX2_996
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_986:
+chunkdoneAVX2_996:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_982
+	JMP  flushAVX2_992
 
-flushtailAVX2_983:
+flushtailAVX2_993:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_984
+	JZ    flushdoneAVX2_994
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_987:
+tailrowAVX2_997:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_988:
+tailkeyAVX2_998:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_988
+	JB   tailkeyAVX2_998
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_984
+	JAE  flushdoneAVX2_994
 	DECQ SI
-	JNZ  tailrowAVX2_987
+	JNZ  tailrowAVX2_997
 
-flushdoneAVX2_984:
+flushdoneAVX2_994:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -34956,26 +35236,26 @@ flushdoneAVX2_984:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_913
+	JG     panelsAVX2_923
 
-panelsdoneAVX2_914:
+panelsdoneAVX2_924:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x00000330, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_911
+	JMP    blocksAVX2_921
 
-blocksdoneAVX2_912:
+blocksdoneAVX2_922:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_989
+	JZ    draindoneAVX2_999
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_990:
+drainAVX2_1000:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -34985,10 +35265,10 @@ drainAVX2_990:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_990
+	JNZ     drainAVX2_1000
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_989:
+draindoneAVX2_999:
 	VZEROUPPER
 	RET
 
@@ -35005,10 +35285,10 @@ TEXT ·ScoresQ8Panels64AVX2(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_991:
+blocksAVX2_1001:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_992
+	JZ    blocksdoneAVX2_1002
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -35035,9 +35315,9 @@ blocksAVX2_991:
 	IMUL3Q  $0x20, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX2_995:
+widenAVX2_1005:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_996
+	JZ           widendoneAVX2_1006
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -35080,9 +35360,9 @@ widenAVX2_995:
 	ADDQ         $0x00000100, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_995
+	JMP          widenAVX2_1005
 
-widendoneAVX2_996:
+widendoneAVX2_1006:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -35103,7 +35383,7 @@ widendoneAVX2_996:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_997:
+dAVX2_1007:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -35187,7 +35467,7 @@ dAVX2_997:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_998
+	JZ      pendnoneAVX2_1008
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -35198,11 +35478,11 @@ dAVX2_997:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_998:
+pendnoneAVX2_1008:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_997
+	JB           dAVX2_1007
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -35250,9 +35530,9 @@ pendnoneAVX2_998:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000600, SI
 
-widenAVX2_999:
+widenAVX2_1009:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_1000
+	JZ           widendoneAVX2_1010
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -35295,9 +35575,9 @@ widenAVX2_999:
 	ADDQ         $0x00000100, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_999
+	JMP          widenAVX2_1009
 
-widendoneAVX2_1000:
+widendoneAVX2_1010:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -35318,7 +35598,7 @@ widendoneAVX2_1000:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1001:
+dAVX2_1011:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 1536(CX)(DX*4), Y14
@@ -35402,7 +35682,7 @@ dAVX2_1001:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1002
+	JZ      pendnoneAVX2_1012
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -35413,11 +35693,11 @@ dAVX2_1001:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1002:
+pendnoneAVX2_1012:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_1001
+	JB           dAVX2_1011
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -35465,9 +35745,9 @@ pendnoneAVX2_1002:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000c00, SI
 
-widenAVX2_1003:
+widenAVX2_1013:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_1004
+	JZ           widendoneAVX2_1014
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -35510,9 +35790,9 @@ widenAVX2_1003:
 	ADDQ         $0x00000100, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_1003
+	JMP          widenAVX2_1013
 
-widendoneAVX2_1004:
+widendoneAVX2_1014:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -35533,7 +35813,7 @@ widendoneAVX2_1004:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1005:
+dAVX2_1015:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -35617,7 +35897,7 @@ dAVX2_1005:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1006
+	JZ      pendnoneAVX2_1016
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -35628,11 +35908,11 @@ dAVX2_1005:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1006:
+pendnoneAVX2_1016:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_1005
+	JB           dAVX2_1015
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -35680,9 +35960,9 @@ pendnoneAVX2_1006:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001200, SI
 
-widenAVX2_1007:
+widenAVX2_1017:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_1008
+	JZ           widendoneAVX2_1018
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -35725,9 +36005,9 @@ widenAVX2_1007:
 	ADDQ         $0x00000100, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_1007
+	JMP          widenAVX2_1017
 
-widendoneAVX2_1008:
+widendoneAVX2_1018:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -35748,7 +36028,7 @@ widendoneAVX2_1008:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1009:
+dAVX2_1019:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 4608(CX)(DX*4), Y14
@@ -35832,7 +36112,7 @@ dAVX2_1009:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1010
+	JZ      pendnoneAVX2_1020
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -35843,11 +36123,11 @@ dAVX2_1009:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1010:
+pendnoneAVX2_1020:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_1009
+	JB           dAVX2_1019
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -35881,11 +36161,11 @@ pendnoneAVX2_1010:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_1011
+	JZ    draindoneAVX2_1021
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_1012:
+drainAVX2_1022:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -35895,14 +36175,14 @@ drainAVX2_1012:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_1012
+	JNZ     drainAVX2_1022
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_1011:
+draindoneAVX2_1021:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_1016
+	JB             flushpartialAVX2_1026
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -36152,15 +36432,15 @@ draindoneAVX2_1011:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_1015
+	JMP            flushdoneAVX2_1025
 
-flushpartialAVX2_1016:
+flushpartialAVX2_1026:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_1013:
+flushAVX2_1023:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_1014
+	JB             flushtailAVX2_1024
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -36197,35 +36477,35 @@ flushAVX2_1013:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1017
+	JZ             chunkdoneAVX2_1027
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1017
+	JZ             chunkdoneAVX2_1027
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1017
+	JZ             chunkdoneAVX2_1027
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1017
+	JZ             chunkdoneAVX2_1027
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1017
+	JZ             chunkdoneAVX2_1027
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1017
+	JZ             chunkdoneAVX2_1027
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1017
+	JZ             chunkdoneAVX2_1027
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1017
+	JZ             chunkdoneAVX2_1027
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -36261,68 +36541,68 @@ flushAVX2_1013:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1017
+	JZ             chunkdoneAVX2_1027
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1017
+	JZ             chunkdoneAVX2_1027
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1017
+	JZ             chunkdoneAVX2_1027
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1017
+	JZ             chunkdoneAVX2_1027
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1017
+	JZ             chunkdoneAVX2_1027
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1017
+	JZ             chunkdoneAVX2_1027
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1017
+	JZ             chunkdoneAVX2_1027
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_1017:
+chunkdoneAVX2_1027:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_1013
+	JMP  flushAVX2_1023
 
-flushtailAVX2_1014:
+flushtailAVX2_1024:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_1015
+	JZ    flushdoneAVX2_1025
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_1018:
+tailrowAVX2_1028:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_1019:
+tailkeyAVX2_1029:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_1019
+	JB   tailkeyAVX2_1029
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_1015
+	JAE  flushdoneAVX2_1025
 	DECQ SI
-	JNZ  tailrowAVX2_1018
+	JNZ  tailrowAVX2_1028
 
-flushdoneAVX2_1015:
+flushdoneAVX2_1025:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -36330,9 +36610,9 @@ flushdoneAVX2_1015:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_994
+	JLE    panelsdoneAVX2_1004
 
-panelsAVX2_993:
+panelsAVX2_1003:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -36353,7 +36633,7 @@ panelsAVX2_993:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1020:
+dAVX2_1030:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -36437,7 +36717,7 @@ dAVX2_1020:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1021
+	JZ      pendnoneAVX2_1031
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -36448,11 +36728,11 @@ dAVX2_1020:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1021:
+pendnoneAVX2_1031:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_1020
+	JB           dAVX2_1030
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -36503,7 +36783,7 @@ pendnoneAVX2_1021:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1022:
+dAVX2_1032:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 1536(CX)(DX*4), Y14
@@ -36587,7 +36867,7 @@ dAVX2_1022:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1023
+	JZ      pendnoneAVX2_1033
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -36598,11 +36878,11 @@ dAVX2_1022:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1023:
+pendnoneAVX2_1033:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_1022
+	JB           dAVX2_1032
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -36653,7 +36933,7 @@ pendnoneAVX2_1023:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1024:
+dAVX2_1034:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -36737,7 +37017,7 @@ dAVX2_1024:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1025
+	JZ      pendnoneAVX2_1035
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -36748,11 +37028,11 @@ dAVX2_1024:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1025:
+pendnoneAVX2_1035:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_1024
+	JB           dAVX2_1034
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -36803,7 +37083,7 @@ pendnoneAVX2_1025:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1026:
+dAVX2_1036:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 4608(CX)(DX*4), Y14
@@ -36887,7 +37167,7 @@ dAVX2_1026:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1027
+	JZ      pendnoneAVX2_1037
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -36898,11 +37178,11 @@ dAVX2_1026:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1027:
+pendnoneAVX2_1037:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX2_1026
+	JB           dAVX2_1036
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -36936,11 +37216,11 @@ pendnoneAVX2_1027:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_1028
+	JZ    draindoneAVX2_1038
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_1029:
+drainAVX2_1039:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -36950,14 +37230,14 @@ drainAVX2_1029:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_1029
+	JNZ     drainAVX2_1039
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_1028:
+draindoneAVX2_1038:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_1033
+	JB             flushpartialAVX2_1043
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -37207,15 +37487,15 @@ draindoneAVX2_1028:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_1032
+	JMP            flushdoneAVX2_1042
 
-flushpartialAVX2_1033:
+flushpartialAVX2_1043:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_1030:
+flushAVX2_1040:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_1031
+	JB             flushtailAVX2_1041
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -37252,35 +37532,35 @@ flushAVX2_1030:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1034
+	JZ             chunkdoneAVX2_1044
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1034
+	JZ             chunkdoneAVX2_1044
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1034
+	JZ             chunkdoneAVX2_1044
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1034
+	JZ             chunkdoneAVX2_1044
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1034
+	JZ             chunkdoneAVX2_1044
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1034
+	JZ             chunkdoneAVX2_1044
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1034
+	JZ             chunkdoneAVX2_1044
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1034
+	JZ             chunkdoneAVX2_1044
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -37316,68 +37596,68 @@ flushAVX2_1030:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1034
+	JZ             chunkdoneAVX2_1044
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1034
+	JZ             chunkdoneAVX2_1044
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1034
+	JZ             chunkdoneAVX2_1044
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1034
+	JZ             chunkdoneAVX2_1044
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1034
+	JZ             chunkdoneAVX2_1044
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1034
+	JZ             chunkdoneAVX2_1044
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1034
+	JZ             chunkdoneAVX2_1044
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_1034:
+chunkdoneAVX2_1044:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_1030
+	JMP  flushAVX2_1040
 
-flushtailAVX2_1031:
+flushtailAVX2_1041:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_1032
+	JZ    flushdoneAVX2_1042
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_1035:
+tailrowAVX2_1045:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_1036:
+tailkeyAVX2_1046:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_1036
+	JB   tailkeyAVX2_1046
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_1032
+	JAE  flushdoneAVX2_1042
 	DECQ SI
-	JNZ  tailrowAVX2_1035
+	JNZ  tailrowAVX2_1045
 
-flushdoneAVX2_1032:
+flushdoneAVX2_1042:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -37385,26 +37665,26 @@ flushdoneAVX2_1032:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_993
+	JG     panelsAVX2_1003
 
-panelsdoneAVX2_994:
+panelsdoneAVX2_1004:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x00000330, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_991
+	JMP    blocksAVX2_1001
 
-blocksdoneAVX2_992:
+blocksdoneAVX2_1002:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_1037
+	JZ    draindoneAVX2_1047
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_1038:
+drainAVX2_1048:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -37414,10 +37694,10 @@ drainAVX2_1038:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_1038
+	JNZ     drainAVX2_1048
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_1037:
+draindoneAVX2_1047:
 	VZEROUPPER
 	RET
 
@@ -37434,10 +37714,10 @@ TEXT ·ScoresQ8Panels128AVX2(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX2_1039:
+blocksAVX2_1049:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX2_1040
+	JZ    blocksdoneAVX2_1050
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -37464,9 +37744,9 @@ blocksAVX2_1039:
 	IMUL3Q  $0x10, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX2_1043:
+widenAVX2_1053:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_1044
+	JZ           widendoneAVX2_1054
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -37546,9 +37826,9 @@ widenAVX2_1043:
 	ADDQ         $0x00000200, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_1043
+	JMP          widenAVX2_1053
 
-widendoneAVX2_1044:
+widendoneAVX2_1054:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -37569,7 +37849,7 @@ widendoneAVX2_1044:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1045:
+dAVX2_1055:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -37653,7 +37933,7 @@ dAVX2_1045:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1046
+	JZ      pendnoneAVX2_1056
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -37664,11 +37944,11 @@ dAVX2_1045:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1046:
+pendnoneAVX2_1056:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_1045
+	JB           dAVX2_1055
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -37716,9 +37996,9 @@ pendnoneAVX2_1046:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000c00, SI
 
-widenAVX2_1047:
+widenAVX2_1057:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_1048
+	JZ           widendoneAVX2_1058
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -37798,9 +38078,9 @@ widenAVX2_1047:
 	ADDQ         $0x00000200, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_1047
+	JMP          widenAVX2_1057
 
-widendoneAVX2_1048:
+widendoneAVX2_1058:
 	// Tile of 16 queries × keys 6–11 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -37821,7 +38101,7 @@ widendoneAVX2_1048:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1049:
+dAVX2_1059:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -37905,7 +38185,7 @@ dAVX2_1049:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1050
+	JZ      pendnoneAVX2_1060
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -37916,11 +38196,11 @@ dAVX2_1049:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1050:
+pendnoneAVX2_1060:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_1049
+	JB           dAVX2_1059
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -37968,9 +38248,9 @@ pendnoneAVX2_1050:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001800, SI
 
-widenAVX2_1051:
+widenAVX2_1061:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_1052
+	JZ           widendoneAVX2_1062
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -38050,9 +38330,9 @@ widenAVX2_1051:
 	ADDQ         $0x00000200, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_1051
+	JMP          widenAVX2_1061
 
-widendoneAVX2_1052:
+widendoneAVX2_1062:
 	// Tile of 16 queries × keys 12–17 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -38073,7 +38353,7 @@ widendoneAVX2_1052:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1053:
+dAVX2_1063:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 6144(CX)(DX*4), Y14
@@ -38157,7 +38437,7 @@ dAVX2_1053:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1054
+	JZ      pendnoneAVX2_1064
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -38168,11 +38448,11 @@ dAVX2_1053:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1054:
+pendnoneAVX2_1064:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_1053
+	JB           dAVX2_1063
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -38220,9 +38500,9 @@ pendnoneAVX2_1054:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00002400, SI
 
-widenAVX2_1055:
+widenAVX2_1065:
 	TESTQ        AX, AX
-	JZ           widendoneAVX2_1056
+	JZ           widendoneAVX2_1066
 	VPBROADCASTW (CX), X0
 	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(CX), Y1
@@ -38302,9 +38582,9 @@ widenAVX2_1055:
 	ADDQ         $0x00000200, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX2_1055
+	JMP          widenAVX2_1065
 
-widendoneAVX2_1056:
+widendoneAVX2_1066:
 	// Tile of 16 queries × keys 18–23 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -38325,7 +38605,7 @@ widendoneAVX2_1056:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1057:
+dAVX2_1067:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -38409,7 +38689,7 @@ dAVX2_1057:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1058
+	JZ      pendnoneAVX2_1068
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -38420,11 +38700,11 @@ dAVX2_1057:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1058:
+pendnoneAVX2_1068:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_1057
+	JB           dAVX2_1067
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -38458,11 +38738,11 @@ pendnoneAVX2_1058:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_1059
+	JZ    draindoneAVX2_1069
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_1060:
+drainAVX2_1070:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -38472,14 +38752,14 @@ drainAVX2_1060:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_1060
+	JNZ     drainAVX2_1070
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_1059:
+draindoneAVX2_1069:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_1064
+	JB             flushpartialAVX2_1074
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -38729,15 +39009,15 @@ draindoneAVX2_1059:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_1063
+	JMP            flushdoneAVX2_1073
 
-flushpartialAVX2_1064:
+flushpartialAVX2_1074:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_1061:
+flushAVX2_1071:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_1062
+	JB             flushtailAVX2_1072
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -38774,35 +39054,35 @@ flushAVX2_1061:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1065
+	JZ             chunkdoneAVX2_1075
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1065
+	JZ             chunkdoneAVX2_1075
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1065
+	JZ             chunkdoneAVX2_1075
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1065
+	JZ             chunkdoneAVX2_1075
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1065
+	JZ             chunkdoneAVX2_1075
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1065
+	JZ             chunkdoneAVX2_1075
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1065
+	JZ             chunkdoneAVX2_1075
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1065
+	JZ             chunkdoneAVX2_1075
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -38838,68 +39118,68 @@ flushAVX2_1061:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1065
+	JZ             chunkdoneAVX2_1075
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1065
+	JZ             chunkdoneAVX2_1075
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1065
+	JZ             chunkdoneAVX2_1075
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1065
+	JZ             chunkdoneAVX2_1075
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1065
+	JZ             chunkdoneAVX2_1075
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1065
+	JZ             chunkdoneAVX2_1075
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1065
+	JZ             chunkdoneAVX2_1075
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_1065:
+chunkdoneAVX2_1075:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_1061
+	JMP  flushAVX2_1071
 
-flushtailAVX2_1062:
+flushtailAVX2_1072:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_1063
+	JZ    flushdoneAVX2_1073
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_1066:
+tailrowAVX2_1076:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_1067:
+tailkeyAVX2_1077:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_1067
+	JB   tailkeyAVX2_1077
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_1063
+	JAE  flushdoneAVX2_1073
 	DECQ SI
-	JNZ  tailrowAVX2_1066
+	JNZ  tailrowAVX2_1076
 
-flushdoneAVX2_1063:
+flushdoneAVX2_1073:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -38907,9 +39187,9 @@ flushdoneAVX2_1063:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JLE    panelsdoneAVX2_1042
+	JLE    panelsdoneAVX2_1052
 
-panelsAVX2_1041:
+panelsAVX2_1051:
 	// Tile of 16 queries × keys 0–5 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -38930,7 +39210,7 @@ panelsAVX2_1041:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1068:
+dAVX2_1078:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS (CX)(DX*4), Y14
@@ -39014,7 +39294,7 @@ dAVX2_1068:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1069
+	JZ      pendnoneAVX2_1079
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -39025,11 +39305,11 @@ dAVX2_1068:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1069:
+pendnoneAVX2_1079:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_1068
+	JB           dAVX2_1078
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -39080,7 +39360,7 @@ pendnoneAVX2_1069:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1070:
+dAVX2_1080:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 3072(CX)(DX*4), Y14
@@ -39164,7 +39444,7 @@ dAVX2_1070:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1071
+	JZ      pendnoneAVX2_1081
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -39175,11 +39455,11 @@ dAVX2_1070:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1071:
+pendnoneAVX2_1081:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_1070
+	JB           dAVX2_1080
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -39230,7 +39510,7 @@ pendnoneAVX2_1071:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1072:
+dAVX2_1082:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 6144(CX)(DX*4), Y14
@@ -39314,7 +39594,7 @@ dAVX2_1072:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1073
+	JZ      pendnoneAVX2_1083
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -39325,11 +39605,11 @@ dAVX2_1072:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1073:
+pendnoneAVX2_1083:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_1072
+	JB           dAVX2_1082
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -39380,7 +39660,7 @@ pendnoneAVX2_1073:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX2_1074:
+dAVX2_1084:
 	VMOVUPS      (AX), Y12
 	VMOVUPS      32(AX), Y13
 	VBROADCASTSS 9216(CX)(DX*4), Y14
@@ -39464,7 +39744,7 @@ dAVX2_1074:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX2_1075
+	JZ      pendnoneAVX2_1085
 	VMOVUPS (BX), Y12
 	VMOVUPS Y12, (SI)
 	VMOVUPS 32(BX), Y12
@@ -39475,11 +39755,11 @@ dAVX2_1074:
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX2_1075:
+pendnoneAVX2_1085:
 	ADDQ         $0x00000100, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX2_1074
+	JB           dAVX2_1084
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -39513,11 +39793,11 @@ pendnoneAVX2_1075:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_1076
+	JZ    draindoneAVX2_1086
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_1077:
+drainAVX2_1087:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -39527,14 +39807,14 @@ drainAVX2_1077:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_1077
+	JNZ     drainAVX2_1087
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_1076:
+draindoneAVX2_1086:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ           stage_base+96(FP), AX
 	CMPQ           16(SP), $0x18
-	JB             flushpartialAVX2_1081
+	JB             flushpartialAVX2_1091
 	VBROADCASTF128 (AX), Y0
 	VINSERTF128    $0x01, 256(AX), Y0, Y0
 	VBROADCASTF128 64(AX), Y1
@@ -39784,15 +40064,15 @@ draindoneAVX2_1076:
 	CMPQ           AX, CX
 	CMOVQGT        CX, AX
 	MOVQ           AX, 80(SP)
-	JMP            flushdoneAVX2_1080
+	JMP            flushdoneAVX2_1090
 
-flushpartialAVX2_1081:
+flushpartialAVX2_1091:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX2_1078:
+flushAVX2_1088:
 	CMPQ           DX, $0x08
-	JB             flushtailAVX2_1079
+	JB             flushtailAVX2_1089
 	MOVQ           CX, BX
 	MOVQ           48(SP), SI
 	VBROADCASTF128 (AX), Y0
@@ -39829,35 +40109,35 @@ flushAVX2_1078:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1082
+	JZ             chunkdoneAVX2_1092
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1082
+	JZ             chunkdoneAVX2_1092
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1082
+	JZ             chunkdoneAVX2_1092
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1082
+	JZ             chunkdoneAVX2_1092
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1082
+	JZ             chunkdoneAVX2_1092
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1082
+	JZ             chunkdoneAVX2_1092
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1082
+	JZ             chunkdoneAVX2_1092
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1082
+	JZ             chunkdoneAVX2_1092
 	ADDQ           56(SP), BX
 	VBROADCASTF128 32(AX), Y0
 	VINSERTF128    $0x01, 288(AX), Y0, Y0
@@ -39893,68 +40173,68 @@ flushAVX2_1078:
 	VSHUFPS        $0xee, Y6, Y2, Y2
 	VMOVUPS        Y3, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1082
+	JZ             chunkdoneAVX2_1092
 	ADDQ           56(SP), BX
 	VMOVUPS        Y1, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1082
+	JZ             chunkdoneAVX2_1092
 	ADDQ           56(SP), BX
 	VMOVUPS        Y4, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1082
+	JZ             chunkdoneAVX2_1092
 	ADDQ           56(SP), BX
 	VMOVUPS        Y0, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1082
+	JZ             chunkdoneAVX2_1092
 	ADDQ           56(SP), BX
 	VMOVUPS        Y7, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1082
+	JZ             chunkdoneAVX2_1092
 	ADDQ           56(SP), BX
 	VMOVUPS        Y5, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1082
+	JZ             chunkdoneAVX2_1092
 	ADDQ           56(SP), BX
 	VMOVUPS        Y8, (BX)
 	DECQ           SI
-	JZ             chunkdoneAVX2_1082
+	JZ             chunkdoneAVX2_1092
 	ADDQ           56(SP), BX
 	VMOVUPS        Y2, (BX)
 
-chunkdoneAVX2_1082:
+chunkdoneAVX2_1092:
 	ADDQ $0x00000200, AX
 	ADDQ $0x20, CX
 	SUBQ $0x08, DX
-	JMP  flushAVX2_1078
+	JMP  flushAVX2_1088
 
-flushtailAVX2_1079:
+flushtailAVX2_1089:
 	TESTQ DX, DX
-	JZ    flushdoneAVX2_1080
+	JZ    flushdoneAVX2_1090
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX2_1083:
+tailrowAVX2_1093:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX2_1084:
+tailkeyAVX2_1094:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000040, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX2_1084
+	JB   tailkeyAVX2_1094
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x10
-	JAE  flushdoneAVX2_1080
+	JAE  flushdoneAVX2_1090
 	DECQ SI
-	JNZ  tailrowAVX2_1083
+	JNZ  tailrowAVX2_1093
 
-flushdoneAVX2_1080:
+flushdoneAVX2_1090:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000040, AX, AX
 	ADDQ   AX, 32(SP)
@@ -39962,26 +40242,26 @@ flushdoneAVX2_1080:
 	IMUL3Q $0x00000010, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000010, 48(SP)
-	JG     panelsAVX2_1041
+	JG     panelsAVX2_1051
 
-panelsdoneAVX2_1042:
+panelsdoneAVX2_1052:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x00000330, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x60, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX2_1039
+	JMP    blocksAVX2_1049
 
-blocksdoneAVX2_1040:
+blocksdoneAVX2_1050:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX2_1085
+	JZ    draindoneAVX2_1095
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX2_1086:
+drainAVX2_1096:
 	VMOVUPS (CX), Y0
 	VMOVUPS Y0, (DX)
 	VMOVUPS 32(CX), Y0
@@ -39991,10 +40271,10 @@ drainAVX2_1086:
 	ADDQ    $0x60, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX2_1086
+	JNZ     drainAVX2_1096
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX2_1085:
+draindoneAVX2_1095:
 	VZEROUPPER
 	RET
 
@@ -40010,9 +40290,9 @@ TEXT ·DotF32Q8AVX512(SB), NOSPLIT, $0-52
 	VXORPS Z3, Z3, Z3
 	MOVQ   AX, BX
 	SHRQ   $0x06, BX
-	JZ     dotdoneAVX512_1088
+	JZ     dotdoneAVX512_1098
 
-dotAVX512_1087:
+dotAVX512_1097:
 	VPBROADCASTW (DX), Y4
 	VCVTPH2PS    Y4, Z4
 	VPMOVSXBD    2(DX), Z5
@@ -40036,14 +40316,14 @@ dotAVX512_1087:
 	ADDQ         $0x00000100, CX
 	ADDQ         $0x00000044, DX
 	DECQ         BX
-	JNZ          dotAVX512_1087
+	JNZ          dotAVX512_1097
 
-dotdoneAVX512_1088:
+dotdoneAVX512_1098:
 	ANDQ $0x0000003f, AX
 
-dotAVX512_1089:
+dotAVX512_1099:
 	CMPQ         AX, $0x00000020
-	JB           dotdoneAVX512_1090
+	JB           dotdoneAVX512_1100
 	VPBROADCASTW (DX), Y4
 	VCVTPH2PS    Y4, Z4
 	VPMOVSXBD    2(DX), Z5
@@ -40057,9 +40337,9 @@ dotAVX512_1089:
 	ADDQ         $0x00000080, CX
 	ADDQ         $0x00000022, DX
 	SUBQ         $0x00000020, AX
-	JMP          dotAVX512_1089
+	JMP          dotAVX512_1099
 
-dotdoneAVX512_1090:
+dotdoneAVX512_1100:
 	VADDPS        Z2, Z0, Z0
 	VADDPS        Z3, Z1, Z1
 	VADDPS        Z1, Z0, Z0
@@ -40100,55 +40380,101 @@ TEXT ·ScoresQ8RowsAVX512(SB), NOSPLIT, $88-132
 	MOVQ   ahead_base+72(FP), AX
 	MOVQ   AX, 72(SP)
 
-keysAVX512_1091:
-	CMPQ  8(SP), $0x04
-	JB    keysdoneAVX512_1092
+keysAVX512_1101:
+	CMPQ   8(SP), $0x04
+	JB     keysdoneAVX512_1102
+	CMPQ   8(SP), $0x14
+	JB     owndoneAVX512_1103
+	MOVQ   56(SP), AX
+	IMUL3Q $0x10, AX, AX
+	ADDQ   (SP), AX
+	XORQ   CX, CX
+
+lines_60:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_60
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_61:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_61
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_62:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_62
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_63:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_63
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+
+owndoneAVX512_1103:
 	MOVQ  72(SP), AX
 	TESTQ AX, AX
-	JZ    aheaddoneAVX512_1093
+	JZ    aheaddoneAVX512_1104
 	XORQ  CX, CX
 
-lines_38:
+lines_64:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_38
+	JB         lines_64
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_39:
+lines_65:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_39
+	JB         lines_65
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_40:
+lines_66:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_40
+	JB         lines_66
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_41:
+lines_67:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_41
+	JB         lines_67
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	MOVQ       AX, 72(SP)
 
-aheaddoneAVX512_1093:
+aheaddoneAVX512_1104:
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -40156,9 +40482,9 @@ aheaddoneAVX512_1093:
 	MOVQ rows+96(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_1094:
+rowsAVX512_1105:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_1095
+	JB   rowsdoneAVX512_1106
 
 	// Tile of 4 query rows × 4 keys.
 	MOVQ   24(SP), AX
@@ -40193,9 +40519,9 @@ rowsAVX512_1094:
 	XORQ R11, R11
 	XORQ R12, R12
 
-blocksAVX512_1096:
+blocksAVX512_1107:
 	CMPQ         R11, R10
-	JAE          blocksdoneAVX512_1097
+	JAE          blocksdoneAVX512_1108
 	VPBROADCASTW (CX)(R12*1), Y16
 	VCVTPH2PS    Y16, Z16
 	VPBROADCASTW (R8)(R12*1), Y17
@@ -40270,9 +40596,9 @@ blocksAVX512_1096:
 	VFMADD231PS  Z18, Z19, Z15
 	ADDQ         $0x20, R11
 	ADDQ         $0x22, R12
-	JMP          blocksAVX512_1096
+	JMP          blocksAVX512_1107
 
-blocksdoneAVX512_1097:
+blocksdoneAVX512_1108:
 	VSHUFF64X2    $0x44, Z4, Z0, Z16
 	VSHUFF64X2    $0xee, Z4, Z0, Z0
 	VADDPS        Z0, Z16, Z16
@@ -40336,11 +40662,11 @@ blocksdoneAVX512_1097:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_1094
+	JMP           rowsAVX512_1105
 
-rowsdoneAVX512_1095:
+rowsdoneAVX512_1106:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_1099
+	JB   rowsdoneAVX512_1110
 
 	// Tile of 2 query rows × 4 keys.
 	MOVQ   24(SP), AX
@@ -40365,9 +40691,9 @@ rowsdoneAVX512_1095:
 	XORQ R9, R9
 	XORQ R10, R10
 
-blocksAVX512_1100:
+blocksAVX512_1111:
 	CMPQ         R9, R8
-	JAE          blocksdoneAVX512_1101
+	JAE          blocksdoneAVX512_1112
 	VPBROADCASTW (CX)(R10*1), Y8
 	VCVTPH2PS    Y8, Z8
 	VPBROADCASTW (SI)(R10*1), Y9
@@ -40422,9 +40748,9 @@ blocksAVX512_1100:
 	VFMADD231PS  Z10, Z11, Z7
 	ADDQ         $0x20, R9
 	ADDQ         $0x22, R10
-	JMP          blocksAVX512_1100
+	JMP          blocksAVX512_1111
 
-blocksdoneAVX512_1101:
+blocksdoneAVX512_1112:
 	VEXTRACTF64X4 $0x01, Z0, Y8
 	VADDPS        Y0, Y8, Y8
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -40472,9 +40798,9 @@ blocksdoneAVX512_1101:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_1099:
+rowsdoneAVX512_1110:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_1103
+	JB   rowsdoneAVX512_1114
 
 	// Tile of 1 query rows × 4 keys.
 	MOVQ   24(SP), AX
@@ -40493,9 +40819,9 @@ rowsdoneAVX512_1099:
 	XORQ R8, R8
 	XORQ R9, R9
 
-blocksAVX512_1104:
+blocksAVX512_1115:
 	CMPQ         R8, DI
-	JAE          blocksdoneAVX512_1105
+	JAE          blocksdoneAVX512_1116
 	VPBROADCASTW (CX)(R9*1), Y4
 	VCVTPH2PS    Y4, Z4
 	VPBROADCASTW (BX)(R9*1), Y5
@@ -40540,9 +40866,9 @@ blocksAVX512_1104:
 	VFMADD231PS  Z6, Z7, Z3
 	ADDQ         $0x20, R8
 	ADDQ         $0x22, R9
-	JMP          blocksAVX512_1104
+	JMP          blocksAVX512_1115
 
-blocksdoneAVX512_1105:
+blocksdoneAVX512_1116:
 	VEXTRACTF64X4 $0x01, Z0, Y4
 	VADDPS        Y0, Y4, Y4
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -40571,34 +40897,50 @@ blocksdoneAVX512_1105:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_1103:
+rowsdoneAVX512_1114:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x04, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x10, 16(SP)
 	SUBQ   $0x04, 8(SP)
-	JMP    keysAVX512_1091
+	JMP    keysAVX512_1101
 
-keysdoneAVX512_1092:
-keysAVX512_1106:
-	CMPQ  8(SP), $0x01
-	JB    keysdoneAVX512_1107
-	MOVQ  72(SP), AX
-	TESTQ AX, AX
-	JZ    aheaddoneAVX512_1108
-	XORQ  CX, CX
+keysdoneAVX512_1102:
+keysAVX512_1117:
+	CMPQ   8(SP), $0x01
+	JB     keysdoneAVX512_1118
+	CMPQ   8(SP), $0x11
+	JB     owndoneAVX512_1119
+	MOVQ   56(SP), AX
+	IMUL3Q $0x10, AX, AX
+	ADDQ   (SP), AX
+	XORQ   CX, CX
 
-lines_42:
+lines_68:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_42
+	JB         lines_68
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+
+owndoneAVX512_1119:
+	MOVQ  72(SP), AX
+	TESTQ AX, AX
+	JZ    aheaddoneAVX512_1120
+	XORQ  CX, CX
+
+lines_69:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_69
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	MOVQ       AX, 72(SP)
 
-aheaddoneAVX512_1108:
+aheaddoneAVX512_1120:
 	MOVQ q_base+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ 16(SP), AX
@@ -40606,9 +40948,9 @@ aheaddoneAVX512_1108:
 	MOVQ rows+96(FP), AX
 	MOVQ AX, 40(SP)
 
-rowsAVX512_1109:
+rowsAVX512_1121:
 	CMPQ 40(SP), $0x04
-	JB   rowsdoneAVX512_1110
+	JB   rowsdoneAVX512_1122
 
 	// Tile of 4 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -40627,9 +40969,9 @@ rowsAVX512_1109:
 	XORQ R8, R8
 	XORQ R9, R9
 
-blocksAVX512_1111:
+blocksAVX512_1123:
 	CMPQ         R8, DI
-	JAE          blocksdoneAVX512_1112
+	JAE          blocksdoneAVX512_1124
 	VPBROADCASTW (CX)(R9*1), Y4
 	VCVTPH2PS    Y4, Z4
 	VPMOVSXBD    2(CX)(R9*1), Z5
@@ -40656,9 +40998,9 @@ blocksAVX512_1111:
 	VFMADD231PS  Z5, Z4, Z3
 	ADDQ         $0x20, R8
 	ADDQ         $0x22, R9
-	JMP          blocksAVX512_1111
+	JMP          blocksAVX512_1123
 
-blocksdoneAVX512_1112:
+blocksdoneAVX512_1124:
 	VEXTRACTF64X4 $0x01, Z0, Y4
 	VADDPS        Y0, Y4, Y4
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -40690,11 +41032,11 @@ blocksdoneAVX512_1112:
 	IMUL3Q        $0x04, AX, AX
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x04, 40(SP)
-	JMP           rowsAVX512_1109
+	JMP           rowsAVX512_1121
 
-rowsdoneAVX512_1110:
+rowsdoneAVX512_1122:
 	CMPQ 40(SP), $0x02
-	JB   rowsdoneAVX512_1114
+	JB   rowsdoneAVX512_1126
 
 	// Tile of 2 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -40709,9 +41051,9 @@ rowsdoneAVX512_1110:
 	XORQ SI, SI
 	XORQ DI, DI
 
-blocksAVX512_1115:
+blocksAVX512_1127:
 	CMPQ         SI, BX
-	JAE          blocksdoneAVX512_1116
+	JAE          blocksdoneAVX512_1128
 	VPBROADCASTW (CX)(DI*1), Y2
 	VCVTPH2PS    Y2, Z2
 	VPMOVSXBD    2(CX)(DI*1), Z3
@@ -40730,9 +41072,9 @@ blocksAVX512_1115:
 	VFMADD231PS  Z3, Z2, Z1
 	ADDQ         $0x20, SI
 	ADDQ         $0x22, DI
-	JMP          blocksAVX512_1115
+	JMP          blocksAVX512_1127
 
-blocksdoneAVX512_1116:
+blocksdoneAVX512_1128:
 	VEXTRACTF64X4 $0x01, Z0, Y2
 	VADDPS        Y0, Y2, Y2
 	VEXTRACTF64X4 $0x01, Z1, Y0
@@ -40757,9 +41099,9 @@ blocksdoneAVX512_1116:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x02, 40(SP)
 
-rowsdoneAVX512_1114:
+rowsdoneAVX512_1126:
 	CMPQ 40(SP), $0x01
-	JB   rowsdoneAVX512_1118
+	JB   rowsdoneAVX512_1130
 
 	// Tile of 1 query rows × 1 keys.
 	MOVQ   24(SP), AX
@@ -40771,9 +41113,9 @@ rowsdoneAVX512_1114:
 	XORQ BX, BX
 	XORQ SI, SI
 
-blocksAVX512_1119:
+blocksAVX512_1131:
 	CMPQ         BX, DX
-	JAE          blocksdoneAVX512_1120
+	JAE          blocksdoneAVX512_1132
 	VPBROADCASTW (CX)(SI*1), Y1
 	VCVTPH2PS    Y1, Z1
 	VPMOVSXBD    2(CX)(SI*1), Z2
@@ -40788,9 +41130,9 @@ blocksAVX512_1119:
 	VFMADD231PS  Z2, Z1, Z0
 	ADDQ         $0x20, BX
 	ADDQ         $0x22, SI
-	JMP          blocksAVX512_1119
+	JMP          blocksAVX512_1131
 
-blocksdoneAVX512_1120:
+blocksdoneAVX512_1132:
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPS        Y0, Y1, Y1
 	VBROADCASTSS  scale+128(FP), Y0
@@ -40810,15 +41152,15 @@ blocksdoneAVX512_1120:
 	ADDQ          AX, 32(SP)
 	SUBQ          $0x01, 40(SP)
 
-rowsdoneAVX512_1118:
+rowsdoneAVX512_1130:
 	MOVQ   56(SP), AX
 	IMUL3Q $0x01, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x04, 16(SP)
 	SUBQ   $0x01, 8(SP)
-	JMP    keysAVX512_1106
+	JMP    keysAVX512_1117
 
-keysdoneAVX512_1107:
+keysdoneAVX512_1118:
 	VZEROUPPER
 	RET
 
@@ -40835,10 +41177,10 @@ TEXT ·ScoresQ8PanelsAVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_1121:
+blocksAVX512_1133:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_1122
+	JZ    blocksdoneAVX512_1134
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -40866,9 +41208,9 @@ blocksAVX512_1121:
 	MOVQ    scratch_base+72(FP), SI
 	MOVQ    dim+136(FP), DI
 
-widenAVX512_1125:
+widenAVX512_1137:
 	TESTQ  AX, AX
-	JZ     widendoneAVX512_1126
+	JZ     widendoneAVX512_1138
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
@@ -40878,17 +41220,17 @@ widenAVX512_1125:
 	DECQ   R11
 	XORQ   R12, R12
 
-lines_43:
+lines_70:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_43
+	JB         lines_70
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX512_1127:
+widenblockAVX512_1139:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX512_1128
+	JZ           widenblockdoneAVX512_1140
 	VPBROADCASTW (R8), Y0
 	VCVTPH2PS    Y0, Z0
 	VPMOVSXBD    2(R8), Z1
@@ -40902,14 +41244,14 @@ widenblockAVX512_1127:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX512_1127
+	JMP          widenblockAVX512_1139
 
-widenblockdoneAVX512_1128:
+widenblockdoneAVX512_1140:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX512_1125
+	JMP  widenAVX512_1137
 
-widendoneAVX512_1126:
+widendoneAVX512_1138:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -40941,10 +41283,10 @@ widendoneAVX512_1126:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_1129:
+dAVX512_1141:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_1130
+	JA           ddoneAVX512_1142
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -41052,7 +41394,7 @@ dAVX512_1129:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_1131
+	JE      pendnoneAVX512_1143
 	MOVQ    64(SP), R13
 	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
@@ -41062,16 +41404,16 @@ dAVX512_1129:
 	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_1131:
+pendnoneAVX512_1143:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_1129
+	JMP  dAVX512_1141
 
-ddoneAVX512_1130:
-dAVX512_1132:
+ddoneAVX512_1142:
+dAVX512_1144:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_1133
+	JA           ddoneAVX512_1145
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -41100,9 +41442,9 @@ dAVX512_1132:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_1132
+	JMP          dAVX512_1144
 
-ddoneAVX512_1133:
+ddoneAVX512_1145:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -41157,9 +41499,9 @@ ddoneAVX512_1133:
 	IMUL3Q  $0x00000020, DI, R8
 	ADDQ    R8, SI
 
-widenAVX512_1134:
+widenAVX512_1146:
 	TESTQ  AX, AX
-	JZ     widendoneAVX512_1135
+	JZ     widendoneAVX512_1147
 	MOVQ   CX, R8
 	MOVQ   DI, R9
 	LEAQ   (CX)(BX*1), R10
@@ -41169,17 +41511,17 @@ widenAVX512_1134:
 	DECQ   R11
 	XORQ   R12, R12
 
-lines_44:
+lines_71:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_44
+	JB         lines_71
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
-widenblockAVX512_1136:
+widenblockAVX512_1148:
 	TESTQ        R9, R9
-	JZ           widenblockdoneAVX512_1137
+	JZ           widenblockdoneAVX512_1149
 	VPBROADCASTW (R8), Y0
 	VCVTPH2PS    Y0, Z0
 	VPMOVSXBD    2(R8), Z1
@@ -41193,14 +41535,14 @@ widenblockAVX512_1136:
 	ADDQ         $0x22, R8
 	ADDQ         $0x00000080, SI
 	SUBQ         $0x20, R9
-	JMP          widenblockAVX512_1136
+	JMP          widenblockAVX512_1148
 
-widenblockdoneAVX512_1137:
+widenblockdoneAVX512_1149:
 	ADDQ DX, CX
 	DECQ AX
-	JMP  widenAVX512_1134
+	JMP  widenAVX512_1146
 
-widendoneAVX512_1135:
+widendoneAVX512_1147:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -41234,10 +41576,10 @@ widendoneAVX512_1135:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_1138:
+dAVX512_1150:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_1139
+	JA           ddoneAVX512_1151
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -41345,7 +41687,7 @@ dAVX512_1138:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_1140
+	JE      pendnoneAVX512_1152
 	MOVQ    64(SP), R13
 	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
@@ -41355,16 +41697,16 @@ dAVX512_1138:
 	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_1140:
+pendnoneAVX512_1152:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_1138
+	JMP  dAVX512_1150
 
-ddoneAVX512_1139:
-dAVX512_1141:
+ddoneAVX512_1151:
+dAVX512_1153:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_1142
+	JA           ddoneAVX512_1154
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -41393,9 +41735,9 @@ dAVX512_1141:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_1141
+	JMP          dAVX512_1153
 
-ddoneAVX512_1142:
+ddoneAVX512_1154:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -41434,24 +41776,24 @@ ddoneAVX512_1142:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_1143
+	JZ    draindoneAVX512_1155
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_1144:
+drainAVX512_1156:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_1144
+	JNZ     drainAVX512_1156
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_1143:
+draindoneAVX512_1155:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_1148
+	JB         flushpartialAVX512_1160
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -41653,15 +41995,15 @@ draindoneAVX512_1143:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_1147
+	JMP        flushdoneAVX512_1159
 
-flushpartialAVX512_1148:
+flushpartialAVX512_1160:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_1145:
+flushAVX512_1157:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_1146
+	JB         flushtailAVX512_1158
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -41746,67 +42088,67 @@ flushAVX512_1145:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -41890,100 +42232,100 @@ flushAVX512_1145:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1149
+	JZ         chunkdoneAVX512_1161
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_1149:
+chunkdoneAVX512_1161:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_1145
+	JMP  flushAVX512_1157
 
-flushtailAVX512_1146:
+flushtailAVX512_1158:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_1147
+	JZ    flushdoneAVX512_1159
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_1150:
+tailrowAVX512_1162:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_1151:
+tailkeyAVX512_1163:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_1151
+	JB   tailkeyAVX512_1163
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_1147
+	JAE  flushdoneAVX512_1159
 	DECQ SI
-	JNZ  tailrowAVX512_1150
+	JNZ  tailrowAVX512_1162
 
-flushdoneAVX512_1147:
+flushdoneAVX512_1159:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -41991,9 +42333,9 @@ flushdoneAVX512_1147:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_1124
+	JLE    panelsdoneAVX512_1136
 
-panelsAVX512_1123:
+panelsAVX512_1135:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -42025,10 +42367,10 @@ panelsAVX512_1123:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_1152:
+dAVX512_1164:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_1153
+	JA           ddoneAVX512_1165
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -42136,7 +42478,7 @@ dAVX512_1152:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_1154
+	JE      pendnoneAVX512_1166
 	MOVQ    64(SP), R13
 	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
@@ -42146,16 +42488,16 @@ dAVX512_1152:
 	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_1154:
+pendnoneAVX512_1166:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_1152
+	JMP  dAVX512_1164
 
-ddoneAVX512_1153:
-dAVX512_1155:
+ddoneAVX512_1165:
+dAVX512_1167:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_1156
+	JA           ddoneAVX512_1168
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -42184,9 +42526,9 @@ dAVX512_1155:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_1155
+	JMP          dAVX512_1167
 
-ddoneAVX512_1156:
+ddoneAVX512_1168:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -42255,10 +42597,10 @@ ddoneAVX512_1156:
 	VXORPS Z15, Z15, Z15
 	MOVQ   dim+136(FP), R12
 
-dAVX512_1157:
+dAVX512_1169:
 	LEAQ         4(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_1158
+	JA           ddoneAVX512_1170
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -42366,7 +42708,7 @@ dAVX512_1157:
 
 	// One waiting row of the last flush to dst (the state in the frame).
 	CMPQ    80(SP), $0x00
-	JE      pendnoneAVX512_1159
+	JE      pendnoneAVX512_1171
 	MOVQ    64(SP), R13
 	MOVQ    72(SP), R14
 	VMOVUPS (R13), Z16
@@ -42376,16 +42718,16 @@ dAVX512_1157:
 	ADDQ    R14, 72(SP)
 	DECQ    80(SP)
 
-pendnoneAVX512_1159:
+pendnoneAVX512_1171:
 	ADDQ $0x00000200, AX
 	ADDQ $0x04, DX
-	JMP  dAVX512_1157
+	JMP  dAVX512_1169
 
-ddoneAVX512_1158:
-dAVX512_1160:
+ddoneAVX512_1170:
+dAVX512_1172:
 	LEAQ         1(DX), R13
 	CMPQ         R13, R12
-	JA           ddoneAVX512_1161
+	JA           ddoneAVX512_1173
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -42414,9 +42756,9 @@ dAVX512_1160:
 	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x00000080, AX
 	ADDQ         $0x01, DX
-	JMP          dAVX512_1160
+	JMP          dAVX512_1172
 
-ddoneAVX512_1161:
+ddoneAVX512_1173:
 	VBROADCASTSS scale+152(FP), Z16
 	MOVQ         stage_base+96(FP), AX
 	VMULPS       Z16, Z0, Z0
@@ -42455,24 +42797,24 @@ ddoneAVX512_1161:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_1162
+	JZ    draindoneAVX512_1174
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_1163:
+drainAVX512_1175:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_1163
+	JNZ     drainAVX512_1175
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_1162:
+draindoneAVX512_1174:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_1167
+	JB         flushpartialAVX512_1179
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -42674,15 +43016,15 @@ draindoneAVX512_1162:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_1166
+	JMP        flushdoneAVX512_1178
 
-flushpartialAVX512_1167:
+flushpartialAVX512_1179:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_1164:
+flushAVX512_1176:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_1165
+	JB         flushtailAVX512_1177
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -42767,67 +43109,67 @@ flushAVX512_1164:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -42911,100 +43253,100 @@ flushAVX512_1164:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1168
+	JZ         chunkdoneAVX512_1180
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_1168:
+chunkdoneAVX512_1180:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_1164
+	JMP  flushAVX512_1176
 
-flushtailAVX512_1165:
+flushtailAVX512_1177:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_1166
+	JZ    flushdoneAVX512_1178
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_1169:
+tailrowAVX512_1181:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_1170:
+tailkeyAVX512_1182:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_1170
+	JB   tailkeyAVX512_1182
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_1166
+	JAE  flushdoneAVX512_1178
 	DECQ SI
-	JNZ  tailrowAVX512_1169
+	JNZ  tailrowAVX512_1181
 
-flushdoneAVX512_1166:
+flushdoneAVX512_1178:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -43012,35 +43354,35 @@ flushdoneAVX512_1166:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_1123
+	JG     panelsAVX512_1135
 
-panelsdoneAVX512_1124:
+panelsdoneAVX512_1136:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x00000220, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_1121
+	JMP    blocksAVX512_1133
 
-blocksdoneAVX512_1122:
+blocksdoneAVX512_1134:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_1171
+	JZ    draindoneAVX512_1183
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_1172:
+drainAVX512_1184:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_1172
+	JNZ     drainAVX512_1184
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_1171:
+draindoneAVX512_1183:
 	VZEROUPPER
 	RET
 
@@ -43057,10 +43399,10 @@ TEXT ·ScoresQ8Panels64AVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_1173:
+blocksAVX512_1185:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_1174
+	JZ    blocksdoneAVX512_1186
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -43087,9 +43429,9 @@ blocksAVX512_1173:
 	IMUL3Q  $0x20, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX512_1177:
+widenAVX512_1189:
 	TESTQ        AX, AX
-	JZ           widendoneAVX512_1178
+	JZ           widendoneAVX512_1190
 	VPBROADCASTW (CX), Y0
 	VCVTPH2PS    Y0, Z0
 	VPMOVSXBD    2(CX), Z1
@@ -43116,9 +43458,9 @@ widenAVX512_1177:
 	ADDQ         $0x00000100, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX512_1177
+	JMP          widenAVX512_1189
 
-widendoneAVX512_1178:
+widendoneAVX512_1190:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -43143,7 +43485,7 @@ widendoneAVX512_1178:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_1179:
+dAVX512_1191:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -43251,18 +43593,18 @@ dAVX512_1179:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_1180
+	JZ      pendnoneAVX512_1192
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_1180:
+pendnoneAVX512_1192:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_1179
+	JB           dAVX512_1191
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -43318,9 +43660,9 @@ pendnoneAVX512_1180:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00000800, SI
 
-widenAVX512_1181:
+widenAVX512_1193:
 	TESTQ        AX, AX
-	JZ           widendoneAVX512_1182
+	JZ           widendoneAVX512_1194
 	VPBROADCASTW (CX), Y0
 	VCVTPH2PS    Y0, Z0
 	VPMOVSXBD    2(CX), Z1
@@ -43347,9 +43689,9 @@ widenAVX512_1181:
 	ADDQ         $0x00000100, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX512_1181
+	JMP          widenAVX512_1193
 
-widendoneAVX512_1182:
+widendoneAVX512_1194:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -43374,7 +43716,7 @@ widendoneAVX512_1182:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_1183:
+dAVX512_1195:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -43482,18 +43824,18 @@ dAVX512_1183:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_1184
+	JZ      pendnoneAVX512_1196
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_1184:
+pendnoneAVX512_1196:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_1183
+	JB           dAVX512_1195
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -43535,24 +43877,24 @@ pendnoneAVX512_1184:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_1185
+	JZ    draindoneAVX512_1197
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_1186:
+drainAVX512_1198:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_1186
+	JNZ     drainAVX512_1198
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_1185:
+draindoneAVX512_1197:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_1190
+	JB         flushpartialAVX512_1202
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -43754,15 +44096,15 @@ draindoneAVX512_1185:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_1189
+	JMP        flushdoneAVX512_1201
 
-flushpartialAVX512_1190:
+flushpartialAVX512_1202:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_1187:
+flushAVX512_1199:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_1188
+	JB         flushtailAVX512_1200
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -43847,67 +44189,67 @@ flushAVX512_1187:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -43991,100 +44333,100 @@ flushAVX512_1187:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1191
+	JZ         chunkdoneAVX512_1203
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_1191:
+chunkdoneAVX512_1203:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_1187
+	JMP  flushAVX512_1199
 
-flushtailAVX512_1188:
+flushtailAVX512_1200:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_1189
+	JZ    flushdoneAVX512_1201
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_1192:
+tailrowAVX512_1204:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_1193:
+tailkeyAVX512_1205:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_1193
+	JB   tailkeyAVX512_1205
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_1189
+	JAE  flushdoneAVX512_1201
 	DECQ SI
-	JNZ  tailrowAVX512_1192
+	JNZ  tailrowAVX512_1204
 
-flushdoneAVX512_1189:
+flushdoneAVX512_1201:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -44092,9 +44434,9 @@ flushdoneAVX512_1189:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_1176
+	JLE    panelsdoneAVX512_1188
 
-panelsAVX512_1175:
+panelsAVX512_1187:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -44119,7 +44461,7 @@ panelsAVX512_1175:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_1194:
+dAVX512_1206:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -44227,18 +44569,18 @@ dAVX512_1194:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_1195
+	JZ      pendnoneAVX512_1207
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_1195:
+pendnoneAVX512_1207:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_1194
+	JB           dAVX512_1206
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -44301,7 +44643,7 @@ pendnoneAVX512_1195:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_1196:
+dAVX512_1208:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 2048(CX)(DX*4), Z18
@@ -44409,18 +44751,18 @@ dAVX512_1196:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_1197
+	JZ      pendnoneAVX512_1209
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_1197:
+pendnoneAVX512_1209:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000040
-	JB           dAVX512_1196
+	JB           dAVX512_1208
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -44462,24 +44804,24 @@ pendnoneAVX512_1197:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_1198
+	JZ    draindoneAVX512_1210
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_1199:
+drainAVX512_1211:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_1199
+	JNZ     drainAVX512_1211
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_1198:
+draindoneAVX512_1210:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_1203
+	JB         flushpartialAVX512_1215
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -44681,15 +45023,15 @@ draindoneAVX512_1198:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_1202
+	JMP        flushdoneAVX512_1214
 
-flushpartialAVX512_1203:
+flushpartialAVX512_1215:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_1200:
+flushAVX512_1212:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_1201
+	JB         flushtailAVX512_1213
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -44774,67 +45116,67 @@ flushAVX512_1200:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -44918,100 +45260,100 @@ flushAVX512_1200:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1204
+	JZ         chunkdoneAVX512_1216
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_1204:
+chunkdoneAVX512_1216:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_1200
+	JMP  flushAVX512_1212
 
-flushtailAVX512_1201:
+flushtailAVX512_1213:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_1202
+	JZ    flushdoneAVX512_1214
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_1205:
+tailrowAVX512_1217:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_1206:
+tailkeyAVX512_1218:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_1206
+	JB   tailkeyAVX512_1218
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_1202
+	JAE  flushdoneAVX512_1214
 	DECQ SI
-	JNZ  tailrowAVX512_1205
+	JNZ  tailrowAVX512_1217
 
-flushdoneAVX512_1202:
+flushdoneAVX512_1214:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -45019,35 +45361,35 @@ flushdoneAVX512_1202:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_1175
+	JG     panelsAVX512_1187
 
-panelsdoneAVX512_1176:
+panelsdoneAVX512_1188:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x00000220, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_1173
+	JMP    blocksAVX512_1185
 
-blocksdoneAVX512_1174:
+blocksdoneAVX512_1186:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_1207
+	JZ    draindoneAVX512_1219
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_1208:
+drainAVX512_1220:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_1208
+	JNZ     drainAVX512_1220
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_1207:
+draindoneAVX512_1219:
 	VZEROUPPER
 	RET
 
@@ -45064,10 +45406,10 @@ TEXT ·ScoresQ8Panels128AVX512(SB), NOSPLIT, $88-156
 	MOVQ dst_base+0(FP), AX
 	MOVQ AX, 24(SP)
 
-blocksAVX512_1209:
+blocksAVX512_1221:
 	MOVQ  8(SP), AX
 	TESTQ AX, AX
-	JZ    blocksdoneAVX512_1210
+	JZ    blocksdoneAVX512_1222
 
 	// The last block may have fewer keys: the rest of scratch holds earlier keys (or
 	// zeros), whose scores are computed and never written out.
@@ -45094,9 +45436,9 @@ blocksAVX512_1209:
 	IMUL3Q  $0x10, DX, BX
 	MOVQ    scratch_base+72(FP), SI
 
-widenAVX512_1213:
+widenAVX512_1225:
 	TESTQ        AX, AX
-	JZ           widendoneAVX512_1214
+	JZ           widendoneAVX512_1226
 	VPBROADCASTW (CX), Y0
 	VCVTPH2PS    Y0, Z0
 	VPMOVSXBD    2(CX), Z1
@@ -45144,9 +45486,9 @@ widenAVX512_1213:
 	ADDQ         $0x00000200, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX512_1213
+	JMP          widenAVX512_1225
 
-widendoneAVX512_1214:
+widendoneAVX512_1226:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -45171,7 +45513,7 @@ widendoneAVX512_1214:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_1215:
+dAVX512_1227:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -45279,18 +45621,18 @@ dAVX512_1215:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_1216
+	JZ      pendnoneAVX512_1228
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_1216:
+pendnoneAVX512_1228:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_1215
+	JB           dAVX512_1227
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -45346,9 +45688,9 @@ pendnoneAVX512_1216:
 	MOVQ    scratch_base+72(FP), SI
 	ADDQ    $0x00001000, SI
 
-widenAVX512_1217:
+widenAVX512_1229:
 	TESTQ        AX, AX
-	JZ           widendoneAVX512_1218
+	JZ           widendoneAVX512_1230
 	VPBROADCASTW (CX), Y0
 	VCVTPH2PS    Y0, Z0
 	VPMOVSXBD    2(CX), Z1
@@ -45396,9 +45738,9 @@ widenAVX512_1217:
 	ADDQ         $0x00000200, SI
 	ADDQ         DX, CX
 	DECQ         AX
-	JMP          widenAVX512_1217
+	JMP          widenAVX512_1229
 
-widendoneAVX512_1218:
+widendoneAVX512_1230:
 	// Tile of 32 queries × keys 8–15 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -45423,7 +45765,7 @@ widendoneAVX512_1218:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_1219:
+dAVX512_1231:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -45531,18 +45873,18 @@ dAVX512_1219:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_1220
+	JZ      pendnoneAVX512_1232
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_1220:
+pendnoneAVX512_1232:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_1219
+	JB           dAVX512_1231
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -45584,24 +45926,24 @@ pendnoneAVX512_1220:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_1221
+	JZ    draindoneAVX512_1233
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_1222:
+drainAVX512_1234:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_1222
+	JNZ     drainAVX512_1234
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_1221:
+draindoneAVX512_1233:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_1226
+	JB         flushpartialAVX512_1238
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -45803,15 +46145,15 @@ draindoneAVX512_1221:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_1225
+	JMP        flushdoneAVX512_1237
 
-flushpartialAVX512_1226:
+flushpartialAVX512_1238:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_1223:
+flushAVX512_1235:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_1224
+	JB         flushtailAVX512_1236
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -45896,67 +46238,67 @@ flushAVX512_1223:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -46040,100 +46382,100 @@ flushAVX512_1223:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1227
+	JZ         chunkdoneAVX512_1239
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_1227:
+chunkdoneAVX512_1239:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_1223
+	JMP  flushAVX512_1235
 
-flushtailAVX512_1224:
+flushtailAVX512_1236:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_1225
+	JZ    flushdoneAVX512_1237
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_1228:
+tailrowAVX512_1240:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_1229:
+tailkeyAVX512_1241:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_1229
+	JB   tailkeyAVX512_1241
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_1225
+	JAE  flushdoneAVX512_1237
 	DECQ SI
-	JNZ  tailrowAVX512_1228
+	JNZ  tailrowAVX512_1240
 
-flushdoneAVX512_1225:
+flushdoneAVX512_1237:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -46141,9 +46483,9 @@ flushdoneAVX512_1225:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JLE    panelsdoneAVX512_1212
+	JLE    panelsdoneAVX512_1224
 
-panelsAVX512_1211:
+panelsAVX512_1223:
 	// Tile of 32 queries × keys 0–7 of the block.
 	MOVQ   32(SP), AX
 	MOVQ   scratch_base+72(FP), CX
@@ -46168,7 +46510,7 @@ panelsAVX512_1211:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_1230:
+dAVX512_1242:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS (CX)(DX*4), Z18
@@ -46276,18 +46618,18 @@ dAVX512_1230:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_1231
+	JZ      pendnoneAVX512_1243
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_1231:
+pendnoneAVX512_1243:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_1230
+	JB           dAVX512_1242
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -46350,7 +46692,7 @@ pendnoneAVX512_1231:
 	MOVQ   72(SP), SI
 	MOVQ   80(SP), DI
 
-dAVX512_1232:
+dAVX512_1244:
 	VMOVUPS      (AX), Z16
 	VMOVUPS      64(AX), Z17
 	VBROADCASTSS 4096(CX)(DX*4), Z18
@@ -46458,18 +46800,18 @@ dAVX512_1232:
 
 	// One waiting row of the last flush to dst.
 	TESTQ   DI, DI
-	JZ      pendnoneAVX512_1233
+	JZ      pendnoneAVX512_1245
 	VMOVUPS (BX), Z16
 	VMOVUPS Z16, (SI)
 	ADDQ    $0x40, BX
 	ADDQ    56(SP), SI
 	DECQ    DI
 
-pendnoneAVX512_1233:
+pendnoneAVX512_1245:
 	ADDQ         $0x00000200, AX
 	ADDQ         $0x04, DX
 	CMPQ         DX, $0x00000080
-	JB           dAVX512_1232
+	JB           dAVX512_1244
 	MOVQ         BX, 64(SP)
 	MOVQ         SI, 72(SP)
 	MOVQ         DI, 80(SP)
@@ -46511,24 +46853,24 @@ pendnoneAVX512_1233:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_1234
+	JZ    draindoneAVX512_1246
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_1235:
+drainAVX512_1247:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_1235
+	JNZ     drainAVX512_1247
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_1234:
+draindoneAVX512_1246:
 	// Write the stage out: Lanes keys of every query row at a time.
 	MOVQ       stage_base+96(FP), AX
 	CMPQ       16(SP), $0x10
-	JB         flushpartialAVX512_1239
+	JB         flushpartialAVX512_1251
 	VMOVUPS    (AX), Z0
 	VMOVUPS    128(AX), Z1
 	VMOVUPS    256(AX), Z2
@@ -46730,15 +47072,15 @@ draindoneAVX512_1234:
 	CMPQ       AX, CX
 	CMOVQGT    CX, AX
 	MOVQ       AX, 80(SP)
-	JMP        flushdoneAVX512_1238
+	JMP        flushdoneAVX512_1250
 
-flushpartialAVX512_1239:
+flushpartialAVX512_1251:
 	MOVQ 40(SP), CX
 	MOVQ 16(SP), DX
 
-flushAVX512_1236:
+flushAVX512_1248:
 	CMPQ       DX, $0x10
-	JB         flushtailAVX512_1237
+	JB         flushtailAVX512_1249
 	MOVQ       CX, BX
 	MOVQ       48(SP), SI
 	VMOVUPS    (AX), Z0
@@ -46823,67 +47165,67 @@ flushAVX512_1236:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    64(AX), Z0
 	VMOVUPS    192(AX), Z1
@@ -46967,100 +47309,100 @@ flushAVX512_1236:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z10, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z11, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z13, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z12, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z14, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z3, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z7, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z4, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z15, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z6, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z16, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z9, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z2, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z1, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z5, (BX)
 	DECQ       SI
-	JZ         chunkdoneAVX512_1240
+	JZ         chunkdoneAVX512_1252
 	ADDQ       56(SP), BX
 	VMOVUPS    Z0, (BX)
 
-chunkdoneAVX512_1240:
+chunkdoneAVX512_1252:
 	ADDQ $0x00000800, AX
 	ADDQ $0x40, CX
 	SUBQ $0x10, DX
-	JMP  flushAVX512_1236
+	JMP  flushAVX512_1248
 
-flushtailAVX512_1237:
+flushtailAVX512_1249:
 	TESTQ DX, DX
-	JZ    flushdoneAVX512_1238
+	JZ    flushdoneAVX512_1250
 
 	// The last keys of the last block: stage[e·group + r] to dst row r, key e.
 	MOVQ CX, BX
 	MOVQ 48(SP), SI
 	XORQ CX, CX
 
-tailrowAVX512_1241:
+tailrowAVX512_1253:
 	XORQ DI, DI
 	LEAQ (AX)(CX*4), R8
 
-tailkeyAVX512_1242:
+tailkeyAVX512_1254:
 	MOVL (R8), R9
 	MOVL R9, (BX)(DI*4)
 	ADDQ $0x00000080, R8
 	INCQ DI
 	CMPQ DI, DX
-	JB   tailkeyAVX512_1242
+	JB   tailkeyAVX512_1254
 	ADDQ 56(SP), BX
 	INCQ CX
 	CMPQ CX, $0x20
-	JAE  flushdoneAVX512_1238
+	JAE  flushdoneAVX512_1250
 	DECQ SI
-	JNZ  tailrowAVX512_1241
+	JNZ  tailrowAVX512_1253
 
-flushdoneAVX512_1238:
+flushdoneAVX512_1250:
 	MOVQ   dim+136(FP), AX
 	IMUL3Q $0x00000080, AX, AX
 	ADDQ   AX, 32(SP)
@@ -47068,34 +47410,34 @@ flushdoneAVX512_1238:
 	IMUL3Q $0x00000020, AX, AX
 	ADDQ   AX, 40(SP)
 	SUBQ   $0x00000020, 48(SP)
-	JG     panelsAVX512_1211
+	JG     panelsAVX512_1223
 
-panelsdoneAVX512_1212:
+panelsdoneAVX512_1224:
 	MOVQ   stride+144(FP), AX
 	IMUL3Q $0x00000220, AX, AX
 	ADDQ   AX, (SP)
 	ADDQ   $0x40, 24(SP)
 	MOVQ   16(SP), AX
 	SUBQ   AX, 8(SP)
-	JMP    blocksAVX512_1209
+	JMP    blocksAVX512_1221
 
-blocksdoneAVX512_1210:
+blocksdoneAVX512_1222:
 	// Write out the rows of the last flush still waiting.
 	MOVQ  80(SP), AX
 	TESTQ AX, AX
-	JZ    draindoneAVX512_1243
+	JZ    draindoneAVX512_1255
 	MOVQ  64(SP), CX
 	MOVQ  72(SP), DX
 
-drainAVX512_1244:
+drainAVX512_1256:
 	VMOVUPS (CX), Z0
 	VMOVUPS Z0, (DX)
 	ADDQ    $0x40, CX
 	ADDQ    56(SP), DX
 	DECQ    AX
-	JNZ     drainAVX512_1244
+	JNZ     drainAVX512_1256
 	MOVQ    $0x00000000, 80(SP)
 
-draindoneAVX512_1243:
+draindoneAVX512_1255:
 	VZEROUPPER
 	RET

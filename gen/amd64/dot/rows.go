@@ -46,7 +46,7 @@ type rowsFrame struct {
 	kStride   Mem // stride·2 (q8_0: stride·34)
 	dstStride Mem // n·4
 	ahead     Mem // row of ahead beside the next key, or 0
-	aheadLast Mem // offset of a row's last element (q8_0: byte)
+	aheadLast Mem // offset of a key's (and a row of ahead's) last element (q8_0: byte)
 
 	key operand // the keys' format
 	// AVX2's largest q8_0 tile: each key's block scale as a float32, broadcast from
@@ -121,11 +121,26 @@ func scoresRows(isa ISA, key operand) {
 	RET()
 }
 
-// prefetchAhead prefetches the rows of ahead beside the next keys keys, if ahead is
-// not nil, and moves on past them.
+// prefetchAhead prefetches the keys prefetchKeys(0) on from the next keys keys, and the
+// rows of ahead beside those next keys if ahead is not nil, and moves ahead on past
+// them. The tile's loads take its keys a vector of each in turn, which the hardware
+// prefetchers do not follow: without its own prefetch, 4 query rows scored keys
+// streaming from memory at 22 ns a key (fp16, dim 128, Zen 5) against 6.6 from L2.
 func (f rowsFrame) prefetchAhead(keys int) {
-	skip := label("aheaddone", f.isa)
+	own, skip := label("owndone", f.isa), label("aheaddone", f.isa)
 	p := GP64()
+	CMPQ(f.keysLeft, U8(keys+prefetchKeys(0)))
+	JB(LabelRef(own))
+	MOVQ(f.kStride, p)
+	IMUL3Q(U8(prefetchKeys(0)), p, p)
+	ADDQ(f.keys, p)
+	for r := range keys {
+		if r > 0 {
+			ADDQ(f.kStride, p)
+		}
+		PrefetchSpan(p, f.aheadLast)
+	}
+	Label(own)
 	MOVQ(f.ahead, p)
 	TESTQ(p, p)
 	JZ(LabelRef(skip))
