@@ -43,7 +43,7 @@ func WeightedSumRowsQ8AVX2(dst []float32, w []float32, v []byte, stride int)
 func WeightedSumRowsQ8AVX512(dst []float32, w []float32, v []byte, stride int)
 
 // WeightedSumRowsAddAVX2 adds to dst[i*dim+d], for i < rows and d < dim = len(dst)/rows,
-// Σⱼ w[i*1024+j]·v[j*stride+d] over j < n, one fused multiply-add per term in order of j
+// Σⱼ w[i*256+j]·v[j*stride+d] over j < n, one fused multiply-add per term in order of j
 // from dst's value, for 1 ≤ rows ≤ 4 and n ≥ 0; the rows of v are as in WeightedSumRowsAVX2.
 // Where ahead is not empty, its rows, laid out as v's, are prefetched, row j as the first
 // rows of dst take row j of v: the fused attention's next block of keys.
@@ -52,7 +52,7 @@ func WeightedSumRowsQ8AVX512(dst []float32, w []float32, v []byte, stride int)
 func WeightedSumRowsAddAVX2(dst []float32, w []float32, v []uint16, ahead []uint16, rows int, n int, stride int)
 
 // WeightedSumRowsAddAVX512 adds to dst[i*dim+d], for i < rows and d < dim = len(dst)/rows,
-// Σⱼ w[i*1024+j]·v[j*stride+d] over j < n, one fused multiply-add per term in order of j
+// Σⱼ w[i*256+j]·v[j*stride+d] over j < n, one fused multiply-add per term in order of j
 // from dst's value, for 1 ≤ rows ≤ 4 and n ≥ 0; the rows of v are as in WeightedSumRowsAVX512.
 // Where ahead is not empty, its rows, laid out as v's, are prefetched, row j as the first
 // rows of dst take row j of v: the fused attention's next block of keys.
@@ -61,7 +61,7 @@ func WeightedSumRowsAddAVX2(dst []float32, w []float32, v []uint16, ahead []uint
 func WeightedSumRowsAddAVX512(dst []float32, w []float32, v []uint16, ahead []uint16, rows int, n int, stride int)
 
 // WeightedSumRowsAddBF16AVX2 adds to dst[i*dim+d], for i < rows and d < dim = len(dst)/rows,
-// Σⱼ w[i*1024+j]·bf16(v[j*stride+d]) over j < n, one fused multiply-add per term in order of j
+// Σⱼ w[i*256+j]·bf16(v[j*stride+d]) over j < n, one fused multiply-add per term in order of j
 // from dst's value, for 1 ≤ rows ≤ 4 and n ≥ 0; the rows of v are as in WeightedSumRowsBF16AVX2.
 // Where ahead is not empty, its rows, laid out as v's, are prefetched, row j as the first
 // rows of dst take row j of v: the fused attention's next block of keys.
@@ -70,7 +70,7 @@ func WeightedSumRowsAddAVX512(dst []float32, w []float32, v []uint16, ahead []ui
 func WeightedSumRowsAddBF16AVX2(dst []float32, w []float32, v []uint16, ahead []uint16, rows int, n int, stride int)
 
 // WeightedSumRowsAddBF16AVX512 adds to dst[i*dim+d], for i < rows and d < dim = len(dst)/rows,
-// Σⱼ w[i*1024+j]·bf16(v[j*stride+d]) over j < n, one fused multiply-add per term in order of j
+// Σⱼ w[i*256+j]·bf16(v[j*stride+d]) over j < n, one fused multiply-add per term in order of j
 // from dst's value, for 1 ≤ rows ≤ 4 and n ≥ 0; the rows of v are as in WeightedSumRowsBF16AVX512.
 // Where ahead is not empty, its rows, laid out as v's, are prefetched, row j as the first
 // rows of dst take row j of v: the fused attention's next block of keys.
@@ -79,7 +79,7 @@ func WeightedSumRowsAddBF16AVX2(dst []float32, w []float32, v []uint16, ahead []
 func WeightedSumRowsAddBF16AVX512(dst []float32, w []float32, v []uint16, ahead []uint16, rows int, n int, stride int)
 
 // WeightedSumRowsAddQ8AVX2 adds to dst[i*dim+d], for i < rows and d < dim = len(dst)/rows,
-// Σⱼ w[i*1024+j]·q8(v, j*stride*32+d) over j < n, one fused multiply-add per term in order of j
+// Σⱼ w[i*256+j]·q8(v, j*stride*32+d) over j < n, one fused multiply-add per term in order of j
 // from dst's value, for 1 ≤ rows ≤ 4 and n ≥ 0; the rows of v are as in WeightedSumRowsQ8AVX2.
 // Where ahead is not empty, its rows, laid out as v's, are prefetched, row j as the first
 // rows of dst take row j of v: the fused attention's next block of keys.
@@ -88,7 +88,7 @@ func WeightedSumRowsAddBF16AVX512(dst []float32, w []float32, v []uint16, ahead 
 func WeightedSumRowsAddQ8AVX2(dst []float32, w []float32, v []byte, ahead []byte, rows int, n int, stride int)
 
 // WeightedSumRowsAddQ8AVX512 adds to dst[i*dim+d], for i < rows and d < dim = len(dst)/rows,
-// Σⱼ w[i*1024+j]·q8(v, j*stride*32+d) over j < n, one fused multiply-add per term in order of j
+// Σⱼ w[i*256+j]·q8(v, j*stride*32+d) over j < n, one fused multiply-add per term in order of j
 // from dst's value, for 1 ≤ rows ≤ 4 and n ≥ 0; the rows of v are as in WeightedSumRowsQ8AVX512.
 // Where ahead is not empty, its rows, laid out as v's, are prefetched, row j as the first
 // rows of dst take row j of v: the fused attention's next block of keys.

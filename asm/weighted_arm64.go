@@ -19,17 +19,17 @@ func WeightedSumRowsBF16NEON(dst []float32, w []float32, v []uint16, stride int)
 //go:noescape
 func WeightedSumRowsQ8NEON(dst []float32, w []float32, v []byte, stride int)
 
-// WeightedSumRowsAddNEON adds to dst[i*dim+d], for i < rows and d < dim = len(dst)/rows, Σⱼ w[i*1024+j]·v[j*stride+d] over j < n, one fused multiply-add per term in order of j starting from dst's value, for 1 ≤ rows ≤ 4 and len(dst) a multiple of rows; the weights of the rows lie AttendPitch = 1024 float32s apart, so len(w) must be at least (rows−1)·1024 + n. It needs dim ≥ 1, n ≥ 0 and stride ≥ dim, and len(v) ≥ (n−1)·stride + dim for n ≥ 1; with n = 0 it reads and writes nothing.
+// WeightedSumRowsAddNEON adds to dst[i*dim+d], for i < rows and d < dim = len(dst)/rows, Σⱼ w[i*256+j]·v[j*stride+d] over j < n, one fused multiply-add per term in order of j starting from dst's value, for 1 ≤ rows ≤ 4 and len(dst) a multiple of rows; the weights of the rows lie AttendPitch = 256 float32s apart, so len(w) must be at least (rows−1)·256 + n. It needs dim ≥ 1, n ≥ 0 and stride ≥ dim, and len(v) ≥ (n−1)·stride + dim for n ≥ 1; with n = 0 it reads and writes nothing.
 //
 //go:noescape
 func WeightedSumRowsAddNEON(dst []float32, w []float32, v []uint16, rows, n, stride int)
 
-// WeightedSumRowsAddBF16NEON adds to dst[i*dim+d], for i < rows and d < dim = len(dst)/rows, Σⱼ w[i*1024+j]·v[j*stride+d] over j < n, one fused multiply-add per term in order of j starting from dst's value, for 1 ≤ rows ≤ 4 and len(dst) a multiple of rows; the weights of the rows lie AttendPitch = 1024 float32s apart, so len(w) must be at least (rows−1)·1024 + n. It needs dim ≥ 1, n ≥ 0 and stride ≥ dim, and len(v) ≥ (n−1)·stride + dim for n ≥ 1; with n = 0 it reads and writes nothing.
+// WeightedSumRowsAddBF16NEON adds to dst[i*dim+d], for i < rows and d < dim = len(dst)/rows, Σⱼ w[i*256+j]·v[j*stride+d] over j < n, one fused multiply-add per term in order of j starting from dst's value, for 1 ≤ rows ≤ 4 and len(dst) a multiple of rows; the weights of the rows lie AttendPitch = 256 float32s apart, so len(w) must be at least (rows−1)·256 + n. It needs dim ≥ 1, n ≥ 0 and stride ≥ dim, and len(v) ≥ (n−1)·stride + dim for n ≥ 1; with n = 0 it reads and writes nothing.
 //
 //go:noescape
 func WeightedSumRowsAddBF16NEON(dst []float32, w []float32, v []uint16, rows, n, stride int)
 
-// WeightedSumRowsAddQ8NEON adds to dst[i*dim+d], for i < rows and d < dim = len(dst)/rows, Σⱼ w[i*1024+j]·v_j[d] over j < n, one fused multiply-add per term in order of j starting from dst's value, for 1 ≤ rows ≤ 4 and len(dst) a multiple of rows; the weights of the rows lie AttendPitch = 1024 float32s apart, so len(w) must be at least (rows−1)·1024 + n. v holds q8_0 blocks, v_j the dim/32 from block j*stride on (v_j[d] = q·scale of its block). It needs dim a positive multiple of 32, n ≥ 0 and stride ≥ dim/32 blocks, and len(v) ≥ 34·((n−1)·stride + dim/32) for n ≥ 1; with n = 0 it reads and writes nothing.
+// WeightedSumRowsAddQ8NEON adds to dst[i*dim+d], for i < rows and d < dim = len(dst)/rows, Σⱼ w[i*256+j]·v_j[d] over j < n, one fused multiply-add per term in order of j starting from dst's value, for 1 ≤ rows ≤ 4 and len(dst) a multiple of rows; the weights of the rows lie AttendPitch = 256 float32s apart, so len(w) must be at least (rows−1)·256 + n. v holds q8_0 blocks, v_j the dim/32 from block j*stride on (v_j[d] = q·scale of its block). It needs dim a positive multiple of 32, n ≥ 0 and stride ≥ dim/32 blocks, and len(v) ≥ 34·((n−1)·stride + dim/32) for n ≥ 1; with n = 0 it reads and writes nothing.
 //
 //go:noescape
 func WeightedSumRowsAddQ8NEON(dst []float32, w []float32, v []byte, rows, n, stride int)

@@ -26,19 +26,23 @@ import (
 // a block prefetches its value rows (row j as key j is scored: scoresAhead), and the
 // weighted sums prefetch the next block's keys (weightedSumRowsAdd's ahead), so that
 // each phase computes from L2 while the memory fills it for the other. On Zen 5 (fp16,
-// G = 4, dim 128, head-major, 65,536 rows per head for 8 heads, one process, medians
-// of alternating runs on a shared machine) that took 14.0 ms, the keys' prefetch alone
-// 14.6, neither 18.8 (in another run, where both took 16.1). A key costs about 13 ns
-// of compute from L2 against 12 of memory at the machine's read bandwidth, and
-// software prefetches, which hold an L1 miss buffer until their line arrives, reach
-// about half of that bandwidth: docs/performance.md has the study.
+// G = 4, dim 128, 8 heads; 10 runs alternating with the version without them) that,
+// with the short blocks below, halved the token-major call (9.50 → 4.61 ms at 16,384
+// rows per head, 49.2 → 24.6 at 65,536), whose rows 2 KiB apart escape the hardware
+// prefetchers, and left head-major within the noise: a key costs about 13 ns of
+// compute from L2 against 12–16 of memory, and the phases still do not overlap the
+// two well (docs/performance.md has the study).
 
 // attendBlock is the keys of a block, and the float32s between the query rows of the
 // block's weights: the assembly's AttendPitch (gen/amd64/weighted, gen/arm64/weighted).
-// A block of 1,024 rows (256 KiB of K and as much of V at dim 128, in L2) took
-// 2.7–3.0 ms where blocks of 256 took 3.4–3.9 (Zen 5, dim 128, G = 4, 16,384 rows per
-// head, one process on a quiet machine): fewer switches between the K and V streams.
-const attendBlock = 1024
+// With each phase prefetching the other's rows, short blocks keep the prefetches a
+// short phase ahead of their use: over 65,536 rows per head for 8 heads (fp16, G = 4,
+// dim 128, Zen 5, medians of 5 alternating runs on a shared machine) blocks of 256
+// keys took 13.2 ms head-major and 33.0 token-major, blocks of 1,024 14.4 and 39.7;
+// blocks of 128 and 512 were within the noise of 256 head-major, 128 faster and 512
+// slower token-major. (Without the prefetches, blocks of 1,024 were the fastest:
+// fewer switches between the K and V streams.)
+const attendBlock = 256
 
 // attendRows is the most query rows one weightedSumRowsAdd call takes: their
 // accumulators and a widened value vector fill the register file.

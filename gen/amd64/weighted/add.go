@@ -12,7 +12,7 @@ import (
 // attendPitch is the float32s between the weight rows of WeightedSumRowsAdd: the fused
 // attention's block of keys (kernels.attendBlock), whose weights it lays out
 // [rows][attendPitch], so that a row's weight is a fixed displacement from row 0's.
-const attendPitch = 1024
+const attendPitch = 256
 
 // maxAddRows is the most rows of dst a pass of WeightedSumRowsAdd holds: two, so that a
 // pass holds a whole row of up to 12 (AVX-512) or 6 (AVX2) vectors per row of dst and

@@ -209,8 +209,10 @@ type frame struct {
 	j0, j1  reg.GPVirtual // the block's rows as indexes from the end of w: j0−n … j1−n
 	col     reg.GPVirtual // first column of the pass
 	lastCol reg.GPVirtual // column of the pass's last vector (q8_0: block)
-	// WeightedSumRowsAdd's rows to prefetch: with aheadFrom, the bytes from v to them,
-	// and the offset of a row's last byte; row j of ahead is prefetched with row j of v.
+	// WeightedSumRowsAdd's rows to prefetch, where prefetch is set (its first group of
+	// rows): aheadFrom holds the bytes from v to them (0: none), aheadLast the offset
+	// of a row's last byte. Row j of ahead is prefetched as the group takes row j of v,
+	// in each of its passes (one at the usual dims).
 	aheadFrom, aheadLast Mem
 	prefetch             bool
 }

@@ -18,7 +18,7 @@ import (
 // WeightedSumRowsNEON computes from +0, started from dst instead. Rows narrower than
 // four columns go one output at a time with FMADDS.
 const (
-	attendPitch = 1024 // float32s from one row's weights to the next row's in w
+	attendPitch = 256 // float32s from one row's weights to the next row's in w
 
 	nRows    = "R23" // rows of dst
 	pitch    = "R24" // dim·4, bytes from one row of dst to the next
