@@ -12,7 +12,7 @@ import (
 )
 
 // The multi-row accumulating weighted sums are checked exactly, bit for bit, against
-// a Go loop of the chains they promise: dst[i*dim+d] ← fma32(w[i*1024+j], v_j[d], ·)
+// a Go loop of the chains they promise: dst[i*dim+d] ← fma32(w[i*256+j], v_j[d], ·)
 // for j in order from dst's value. Go has no float32 fused multiply-add, and neither
 // float32(a*b+c) nor float32(math.FMA(a, b, c)) in float64 is one (the second rounds
 // twice), so fma32 rounds the float64 sum to odd first: the float32 product is exact in
@@ -60,7 +60,9 @@ func TestFMA32(t *testing.T) {
 	}
 }
 
-const attendPitch = 1024
+// attendPitch is the generator's (gen/arm64/weighted): the float32s between the rows
+// of the weights, kernels.attendBlock.
+const attendPitch = 256
 
 // rowsFormat is one of the three value formats: its kernels, a generator of n rows of
 // dim values stride apart (gaps poisoned with NaN), and element d of row j as float32.
