@@ -135,25 +135,25 @@ func (f rowsFrame) prefetchAhead(keys int) {
 	MOVQ(f.kStride, p)
 	IMUL3Q(U8(prefetchKeys(0)), p, p)
 	ADDQ(f.keys, p)
-	for r := range keys {
-		if r > 0 {
-			ADDQ(f.kStride, p)
-		}
-		PrefetchSpan(p, f.aheadLast)
-	}
+	f.prefetchRows(p, keys)
 	Label(own)
 	MOVQ(f.ahead, p)
 	TESTQ(p, p)
 	JZ(LabelRef(skip))
-	for r := range keys {
+	f.prefetchRows(p, keys)
+	ADDQ(f.kStride, p)
+	MOVQ(p, f.ahead)
+	Label(skip)
+}
+
+// prefetchRows prefetches count rows from p on, kStride apart, leaving p at the last.
+func (f rowsFrame) prefetchRows(p reg.GPVirtual, count int) {
+	for r := range count {
 		if r > 0 {
 			ADDQ(f.kStride, p)
 		}
 		PrefetchSpan(p, f.aheadLast)
 	}
-	ADDQ(f.kStride, p)
-	MOVQ(p, f.ahead)
-	Label(skip)
 }
 
 // queryPass scores every query row against the current tile of keys.
