@@ -550,46 +550,74 @@ continue_33:
 	JMP ·continueDotF32(SB)
 
 // func ScoresRowsAVX2(dst []float32, q []float32, k []uint16, ahead []uint16, rows int, n int, dim int, stride int, scale float32)
-// Requires: AVX, F16C, FMA3, MMX+
-TEXT ·ScoresRowsAVX2(SB), NOSPLIT, $88-132
-	MOVQ k_base+48(FP), AX
-	MOVQ AX, (SP)
-	MOVQ n+104(FP), AX
-	MOVQ AX, 8(SP)
-	SHLQ $0x02, AX
-	MOVQ AX, 64(SP)
-	MOVQ dst_base+0(FP), AX
-	MOVQ AX, 16(SP)
-	MOVQ stride+120(FP), AX
-	SHLQ $0x01, AX
-	MOVQ AX, 56(SP)
-	MOVQ dim+112(FP), AX
-	LEAQ -2(AX)(AX*1), CX
-	MOVQ CX, 80(SP)
-	SHLQ $0x02, AX
-	MOVQ AX, 48(SP)
-	MOVQ ahead_base+72(FP), AX
-	MOVQ AX, 72(SP)
+// Requires: AVX, CMOV, F16C, FMA3, MMX+
+TEXT ·ScoresRowsAVX2(SB), NOSPLIT, $112-132
+	MOVQ    k_base+48(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    n+104(FP), AX
+	MOVQ    AX, 8(SP)
+	SHLQ    $0x02, AX
+	MOVQ    AX, 64(SP)
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    AX, 16(SP)
+	MOVQ    stride+120(FP), AX
+	SHLQ    $0x01, AX
+	MOVQ    AX, 56(SP)
+	MOVQ    dim+112(FP), AX
+	LEAQ    -2(AX)(AX*1), CX
+	MOVQ    CX, 80(SP)
+	MOVQ    $0x00000040, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 88(SP)
+	MOVQ    $0x00000080, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 96(SP)
+	MOVQ    $0x000000c0, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 104(SP)
+	SHLQ    $0x02, AX
+	MOVQ    AX, 48(SP)
+	MOVQ    ahead_base+72(FP), AX
+	MOVQ    AX, 72(SP)
 
 keysAVX2_49:
-	CMPQ   8(SP), $0x03
-	JB     keysdoneAVX2_50
-	CMPQ   8(SP), $0x13
-	JB     owndoneAVX2_51
-	MOVQ   56(SP), AX
-	IMUL3Q $0x10, AX, AX
-	ADDQ   (SP), AX
-	XORQ   CX, CX
-
-lines_0:
-	PREFETCHT0 (AX)(CX*1)
-	ADDQ       $0x40, CX
-	CMPQ       CX, 80(SP)
-	JB         lines_0
+	CMPQ       8(SP), $0x03
+	JB         keysdoneAVX2_50
+	CMPQ       8(SP), $0x13
+	JB         owndoneAVX2_51
+	MOVQ       56(SP), AX
+	IMUL3Q     $0x10, AX, AX
+	ADDQ       (SP), AX
 	MOVQ       80(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_0
+	MOVQ       88(SP), DX
+	MOVQ       96(SP), BX
+	MOVQ       104(SP), SI
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
-	XORQ       CX, CX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_0
+
+longrows_0:
+	XORQ CX, CX
 
 lines_1:
 	PREFETCHT0 (AX)(CX*1)
@@ -608,12 +636,8 @@ lines_2:
 	JB         lines_2
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
-
-owndoneAVX2_51:
-	MOVQ  72(SP), AX
-	TESTQ AX, AX
-	JZ    aheaddoneAVX2_52
-	XORQ  CX, CX
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
 
 lines_3:
 	PREFETCHT0 (AX)(CX*1)
@@ -622,18 +646,39 @@ lines_3:
 	JB         lines_3
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
-	ADDQ       56(SP), AX
-	XORQ       CX, CX
 
-lines_4:
-	PREFETCHT0 (AX)(CX*1)
-	ADDQ       $0x40, CX
-	CMPQ       CX, 80(SP)
-	JB         lines_4
+rowsprefetched_0:
+owndoneAVX2_51:
+	MOVQ       72(SP), AX
+	TESTQ      AX, AX
+	JZ         aheaddoneAVX2_52
 	MOVQ       80(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_4
+	MOVQ       88(SP), DX
+	MOVQ       96(SP), BX
+	MOVQ       104(SP), SI
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
-	XORQ       CX, CX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_4
+
+longrows_4:
+	XORQ CX, CX
 
 lines_5:
 	PREFETCHT0 (AX)(CX*1)
@@ -643,7 +688,29 @@ lines_5:
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
-	MOVQ       AX, 72(SP)
+	XORQ       CX, CX
+
+lines_6:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_6
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_7:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_7
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+
+rowsprefetched_4:
+	ADDQ 56(SP), AX
+	MOVQ AX, 72(SP)
 
 aheaddoneAVX2_52:
 	MOVQ q_base+24(FP), AX
@@ -976,38 +1043,69 @@ rowsdoneAVX2_66:
 
 keysdoneAVX2_50:
 keysAVX2_71:
-	CMPQ   8(SP), $0x01
-	JB     keysdoneAVX2_72
-	CMPQ   8(SP), $0x11
-	JB     owndoneAVX2_73
-	MOVQ   56(SP), AX
-	IMUL3Q $0x10, AX, AX
-	ADDQ   (SP), AX
-	XORQ   CX, CX
+	CMPQ       8(SP), $0x01
+	JB         keysdoneAVX2_72
+	CMPQ       8(SP), $0x11
+	JB         owndoneAVX2_73
+	MOVQ       56(SP), AX
+	IMUL3Q     $0x10, AX, AX
+	ADDQ       (SP), AX
+	MOVQ       80(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_8
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       88(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       96(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       104(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_8
 
-lines_6:
+longrows_8:
+	XORQ CX, CX
+
+lines_9:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_6
+	JB         lines_9
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 
+rowsprefetched_8:
 owndoneAVX2_73:
-	MOVQ  72(SP), AX
-	TESTQ AX, AX
-	JZ    aheaddoneAVX2_74
-	XORQ  CX, CX
+	MOVQ       72(SP), AX
+	TESTQ      AX, AX
+	JZ         aheaddoneAVX2_74
+	MOVQ       80(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_10
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       88(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       96(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       104(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_10
 
-lines_7:
+longrows_10:
+	XORQ CX, CX
+
+lines_11:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_7
+	JB         lines_11
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
-	ADDQ       56(SP), AX
-	MOVQ       AX, 72(SP)
+
+rowsprefetched_10:
+	ADDQ 56(SP), AX
+	MOVQ AX, 72(SP)
 
 aheaddoneAVX2_74:
 	MOVQ q_base+24(FP), AX
@@ -1290,11 +1388,11 @@ widenAVX2_97:
 	LEAQ  -2(DI)(DI*1), R11
 	XORQ  R12, R12
 
-lines_8:
+lines_12:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_8
+	JB         lines_12
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
@@ -1560,11 +1658,11 @@ widenAVX2_110:
 	LEAQ  -2(DI)(DI*1), R11
 	XORQ  R12, R12
 
-lines_9:
+lines_13:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_9
+	JB         lines_13
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
@@ -1832,11 +1930,11 @@ widenAVX2_123:
 	LEAQ  -2(DI)(DI*1), R11
 	XORQ  R12, R12
 
-lines_10:
+lines_14:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_10
+	JB         lines_14
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
@@ -2104,11 +2202,11 @@ widenAVX2_136:
 	LEAQ  -2(DI)(DI*1), R11
 	XORQ  R12, R12
 
-lines_11:
+lines_15:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_11
+	JB         lines_15
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
@@ -8820,90 +8918,80 @@ draindoneAVX2_283:
 	RET
 
 // func ScoresRowsAVX512(dst []float32, q []float32, k []uint16, ahead []uint16, rows int, n int, dim int, stride int, scale float32)
-// Requires: AVX, AVX512DQ, AVX512F, F16C, FMA3, MMX+
-TEXT ·ScoresRowsAVX512(SB), NOSPLIT, $88-132
-	MOVQ k_base+48(FP), AX
-	MOVQ AX, (SP)
-	MOVQ n+104(FP), AX
-	MOVQ AX, 8(SP)
-	SHLQ $0x02, AX
-	MOVQ AX, 64(SP)
-	MOVQ dst_base+0(FP), AX
-	MOVQ AX, 16(SP)
-	MOVQ stride+120(FP), AX
-	SHLQ $0x01, AX
-	MOVQ AX, 56(SP)
-	MOVQ dim+112(FP), AX
-	LEAQ -2(AX)(AX*1), CX
-	MOVQ CX, 80(SP)
-	SHLQ $0x02, AX
-	MOVQ AX, 48(SP)
-	MOVQ ahead_base+72(FP), AX
-	MOVQ AX, 72(SP)
+// Requires: AVX, AVX512DQ, AVX512F, CMOV, F16C, FMA3, MMX+
+TEXT ·ScoresRowsAVX512(SB), NOSPLIT, $112-132
+	MOVQ    k_base+48(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    n+104(FP), AX
+	MOVQ    AX, 8(SP)
+	SHLQ    $0x02, AX
+	MOVQ    AX, 64(SP)
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    AX, 16(SP)
+	MOVQ    stride+120(FP), AX
+	SHLQ    $0x01, AX
+	MOVQ    AX, 56(SP)
+	MOVQ    dim+112(FP), AX
+	LEAQ    -2(AX)(AX*1), CX
+	MOVQ    CX, 80(SP)
+	MOVQ    $0x00000040, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 88(SP)
+	MOVQ    $0x00000080, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 96(SP)
+	MOVQ    $0x000000c0, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 104(SP)
+	SHLQ    $0x02, AX
+	MOVQ    AX, 48(SP)
+	MOVQ    ahead_base+72(FP), AX
+	MOVQ    AX, 72(SP)
 
 keysAVX512_285:
-	CMPQ   8(SP), $0x04
-	JB     keysdoneAVX512_286
-	CMPQ   8(SP), $0x14
-	JB     owndoneAVX512_287
-	MOVQ   56(SP), AX
-	IMUL3Q $0x10, AX, AX
-	ADDQ   (SP), AX
-	XORQ   CX, CX
-
-lines_12:
-	PREFETCHT0 (AX)(CX*1)
-	ADDQ       $0x40, CX
-	CMPQ       CX, 80(SP)
-	JB         lines_12
+	CMPQ       8(SP), $0x04
+	JB         keysdoneAVX512_286
+	CMPQ       8(SP), $0x14
+	JB         owndoneAVX512_287
+	MOVQ       56(SP), AX
+	IMUL3Q     $0x10, AX, AX
+	ADDQ       (SP), AX
 	MOVQ       80(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_16
+	MOVQ       88(SP), DX
+	MOVQ       96(SP), BX
+	MOVQ       104(SP), SI
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
-	XORQ       CX, CX
-
-lines_13:
-	PREFETCHT0 (AX)(CX*1)
-	ADDQ       $0x40, CX
-	CMPQ       CX, 80(SP)
-	JB         lines_13
-	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
-	XORQ       CX, CX
-
-lines_14:
-	PREFETCHT0 (AX)(CX*1)
-	ADDQ       $0x40, CX
-	CMPQ       CX, 80(SP)
-	JB         lines_14
-	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
-	XORQ       CX, CX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_16
 
-lines_15:
-	PREFETCHT0 (AX)(CX*1)
-	ADDQ       $0x40, CX
-	CMPQ       CX, 80(SP)
-	JB         lines_15
-	MOVQ       80(SP), CX
-	PREFETCHT0 (AX)(CX*1)
-
-owndoneAVX512_287:
-	MOVQ  72(SP), AX
-	TESTQ AX, AX
-	JZ    aheaddoneAVX512_288
-	XORQ  CX, CX
-
-lines_16:
-	PREFETCHT0 (AX)(CX*1)
-	ADDQ       $0x40, CX
-	CMPQ       CX, 80(SP)
-	JB         lines_16
-	MOVQ       80(SP), CX
-	PREFETCHT0 (AX)(CX*1)
-	ADDQ       56(SP), AX
-	XORQ       CX, CX
+longrows_16:
+	XORQ CX, CX
 
 lines_17:
 	PREFETCHT0 (AX)(CX*1)
@@ -8933,7 +9021,96 @@ lines_19:
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
-	MOVQ       AX, 72(SP)
+	XORQ       CX, CX
+
+lines_20:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_20
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+
+rowsprefetched_16:
+owndoneAVX512_287:
+	MOVQ       72(SP), AX
+	TESTQ      AX, AX
+	JZ         aheaddoneAVX512_288
+	MOVQ       80(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_21
+	MOVQ       88(SP), DX
+	MOVQ       96(SP), BX
+	MOVQ       104(SP), SI
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_21
+
+longrows_21:
+	XORQ CX, CX
+
+lines_22:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_22
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_23:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_23
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_24:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_24
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	XORQ       CX, CX
+
+lines_25:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_25
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+
+rowsprefetched_21:
+	ADDQ 56(SP), AX
+	MOVQ AX, 72(SP)
 
 aheaddoneAVX512_288:
 	MOVQ q_base+24(FP), AX
@@ -9350,38 +9527,69 @@ rowsdoneAVX512_302:
 
 keysdoneAVX512_286:
 keysAVX512_307:
-	CMPQ   8(SP), $0x01
-	JB     keysdoneAVX512_308
-	CMPQ   8(SP), $0x11
-	JB     owndoneAVX512_309
-	MOVQ   56(SP), AX
-	IMUL3Q $0x10, AX, AX
-	ADDQ   (SP), AX
-	XORQ   CX, CX
+	CMPQ       8(SP), $0x01
+	JB         keysdoneAVX512_308
+	CMPQ       8(SP), $0x11
+	JB         owndoneAVX512_309
+	MOVQ       56(SP), AX
+	IMUL3Q     $0x10, AX, AX
+	ADDQ       (SP), AX
+	MOVQ       80(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_26
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       88(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       96(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       104(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_26
 
-lines_20:
+longrows_26:
+	XORQ CX, CX
+
+lines_27:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_20
+	JB         lines_27
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 
+rowsprefetched_26:
 owndoneAVX512_309:
-	MOVQ  72(SP), AX
-	TESTQ AX, AX
-	JZ    aheaddoneAVX512_310
-	XORQ  CX, CX
+	MOVQ       72(SP), AX
+	TESTQ      AX, AX
+	JZ         aheaddoneAVX512_310
+	MOVQ       80(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_28
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       88(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       96(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       104(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_28
 
-lines_21:
+longrows_28:
+	XORQ CX, CX
+
+lines_29:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_21
+	JB         lines_29
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
-	ADDQ       56(SP), AX
-	MOVQ       AX, 72(SP)
+
+rowsprefetched_28:
+	ADDQ 56(SP), AX
+	MOVQ AX, 72(SP)
 
 aheaddoneAVX512_310:
 	MOVQ q_base+24(FP), AX
@@ -9678,11 +9886,11 @@ widenAVX512_333:
 	LEAQ  -2(DI)(DI*1), R11
 	XORQ  R12, R12
 
-lines_22:
+lines_30:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_22
+	JB         lines_30
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
@@ -9988,11 +10196,11 @@ widenAVX512_346:
 	LEAQ  -2(DI)(DI*1), R11
 	XORQ  R12, R12
 
-lines_23:
+lines_31:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_23
+	JB         lines_31
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
@@ -15968,100 +16176,167 @@ taildoneAVX2_466:
 	RET
 
 // func ScoresBF16RowsAVX2(dst []float32, q []float32, k []uint16, ahead []uint16, rows int, n int, dim int, stride int, scale float32)
-// Requires: AVX, AVX2, FMA3, MMX+
-TEXT ·ScoresBF16RowsAVX2(SB), NOSPLIT, $88-132
-	MOVQ k_base+48(FP), AX
-	MOVQ AX, (SP)
-	MOVQ n+104(FP), AX
-	MOVQ AX, 8(SP)
-	SHLQ $0x02, AX
-	MOVQ AX, 64(SP)
-	MOVQ dst_base+0(FP), AX
-	MOVQ AX, 16(SP)
-	MOVQ stride+120(FP), AX
-	SHLQ $0x01, AX
-	MOVQ AX, 56(SP)
-	MOVQ dim+112(FP), AX
-	LEAQ -2(AX)(AX*1), CX
-	MOVQ CX, 80(SP)
-	SHLQ $0x02, AX
-	MOVQ AX, 48(SP)
-	MOVQ ahead_base+72(FP), AX
-	MOVQ AX, 72(SP)
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·ScoresBF16RowsAVX2(SB), NOSPLIT, $112-132
+	MOVQ    k_base+48(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    n+104(FP), AX
+	MOVQ    AX, 8(SP)
+	SHLQ    $0x02, AX
+	MOVQ    AX, 64(SP)
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    AX, 16(SP)
+	MOVQ    stride+120(FP), AX
+	SHLQ    $0x01, AX
+	MOVQ    AX, 56(SP)
+	MOVQ    dim+112(FP), AX
+	LEAQ    -2(AX)(AX*1), CX
+	MOVQ    CX, 80(SP)
+	MOVQ    $0x00000040, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 88(SP)
+	MOVQ    $0x00000080, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 96(SP)
+	MOVQ    $0x000000c0, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 104(SP)
+	SHLQ    $0x02, AX
+	MOVQ    AX, 48(SP)
+	MOVQ    ahead_base+72(FP), AX
+	MOVQ    AX, 72(SP)
 
 keysAVX2_467:
-	CMPQ   8(SP), $0x03
-	JB     keysdoneAVX2_468
-	CMPQ   8(SP), $0x13
-	JB     owndoneAVX2_469
-	MOVQ   56(SP), AX
-	IMUL3Q $0x10, AX, AX
-	ADDQ   (SP), AX
-	XORQ   CX, CX
+	CMPQ       8(SP), $0x03
+	JB         keysdoneAVX2_468
+	CMPQ       8(SP), $0x13
+	JB         owndoneAVX2_469
+	MOVQ       56(SP), AX
+	IMUL3Q     $0x10, AX, AX
+	ADDQ       (SP), AX
+	MOVQ       80(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_32
+	MOVQ       88(SP), DX
+	MOVQ       96(SP), BX
+	MOVQ       104(SP), SI
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_32
 
-lines_24:
+longrows_32:
+	XORQ CX, CX
+
+lines_33:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_24
+	JB         lines_33
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_25:
+lines_34:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_25
+	JB         lines_34
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_26:
+lines_35:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_26
+	JB         lines_35
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 
+rowsprefetched_32:
 owndoneAVX2_469:
-	MOVQ  72(SP), AX
-	TESTQ AX, AX
-	JZ    aheaddoneAVX2_470
-	XORQ  CX, CX
+	MOVQ       72(SP), AX
+	TESTQ      AX, AX
+	JZ         aheaddoneAVX2_470
+	MOVQ       80(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_36
+	MOVQ       88(SP), DX
+	MOVQ       96(SP), BX
+	MOVQ       104(SP), SI
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_36
 
-lines_27:
+longrows_36:
+	XORQ CX, CX
+
+lines_37:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_27
+	JB         lines_37
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_28:
+lines_38:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_28
+	JB         lines_38
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_29:
+lines_39:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_29
+	JB         lines_39
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
-	ADDQ       56(SP), AX
-	MOVQ       AX, 72(SP)
+
+rowsprefetched_36:
+	ADDQ 56(SP), AX
+	MOVQ AX, 72(SP)
 
 aheaddoneAVX2_470:
 	MOVQ q_base+24(FP), AX
@@ -16403,38 +16678,69 @@ rowsdoneAVX2_484:
 
 keysdoneAVX2_468:
 keysAVX2_489:
-	CMPQ   8(SP), $0x01
-	JB     keysdoneAVX2_490
-	CMPQ   8(SP), $0x11
-	JB     owndoneAVX2_491
-	MOVQ   56(SP), AX
-	IMUL3Q $0x10, AX, AX
-	ADDQ   (SP), AX
-	XORQ   CX, CX
+	CMPQ       8(SP), $0x01
+	JB         keysdoneAVX2_490
+	CMPQ       8(SP), $0x11
+	JB         owndoneAVX2_491
+	MOVQ       56(SP), AX
+	IMUL3Q     $0x10, AX, AX
+	ADDQ       (SP), AX
+	MOVQ       80(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_40
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       88(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       96(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       104(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_40
 
-lines_30:
+longrows_40:
+	XORQ CX, CX
+
+lines_41:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_30
+	JB         lines_41
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 
+rowsprefetched_40:
 owndoneAVX2_491:
-	MOVQ  72(SP), AX
-	TESTQ AX, AX
-	JZ    aheaddoneAVX2_492
-	XORQ  CX, CX
+	MOVQ       72(SP), AX
+	TESTQ      AX, AX
+	JZ         aheaddoneAVX2_492
+	MOVQ       80(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_42
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       88(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       96(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       104(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_42
 
-lines_31:
+longrows_42:
+	XORQ CX, CX
+
+lines_43:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_31
+	JB         lines_43
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
-	ADDQ       56(SP), AX
-	MOVQ       AX, 72(SP)
+
+rowsprefetched_42:
+	ADDQ 56(SP), AX
+	MOVQ AX, 72(SP)
 
 aheaddoneAVX2_492:
 	MOVQ q_base+24(FP), AX
@@ -16720,11 +17026,11 @@ widenAVX2_515:
 	LEAQ  -2(DI)(DI*1), R11
 	XORQ  R12, R12
 
-lines_32:
+lines_44:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_32
+	JB         lines_44
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
@@ -16995,11 +17301,11 @@ widenAVX2_528:
 	LEAQ  -2(DI)(DI*1), R11
 	XORQ  R12, R12
 
-lines_33:
+lines_45:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_33
+	JB         lines_45
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
@@ -17272,11 +17578,11 @@ widenAVX2_541:
 	LEAQ  -2(DI)(DI*1), R11
 	XORQ  R12, R12
 
-lines_34:
+lines_46:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_34
+	JB         lines_46
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
@@ -17549,11 +17855,11 @@ widenAVX2_554:
 	LEAQ  -2(DI)(DI*1), R11
 	XORQ  R12, R12
 
-lines_35:
+lines_47:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_35
+	JB         lines_47
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
@@ -24444,120 +24750,199 @@ taildoneAVX512_708:
 	RET
 
 // func ScoresBF16RowsAVX512(dst []float32, q []float32, k []uint16, ahead []uint16, rows int, n int, dim int, stride int, scale float32)
-// Requires: AVX, AVX512DQ, AVX512F, FMA3, MMX+
-TEXT ·ScoresBF16RowsAVX512(SB), NOSPLIT, $88-132
-	MOVQ k_base+48(FP), AX
-	MOVQ AX, (SP)
-	MOVQ n+104(FP), AX
-	MOVQ AX, 8(SP)
-	SHLQ $0x02, AX
-	MOVQ AX, 64(SP)
-	MOVQ dst_base+0(FP), AX
-	MOVQ AX, 16(SP)
-	MOVQ stride+120(FP), AX
-	SHLQ $0x01, AX
-	MOVQ AX, 56(SP)
-	MOVQ dim+112(FP), AX
-	LEAQ -2(AX)(AX*1), CX
-	MOVQ CX, 80(SP)
-	SHLQ $0x02, AX
-	MOVQ AX, 48(SP)
-	MOVQ ahead_base+72(FP), AX
-	MOVQ AX, 72(SP)
+// Requires: AVX, AVX512DQ, AVX512F, CMOV, FMA3, MMX+
+TEXT ·ScoresBF16RowsAVX512(SB), NOSPLIT, $112-132
+	MOVQ    k_base+48(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    n+104(FP), AX
+	MOVQ    AX, 8(SP)
+	SHLQ    $0x02, AX
+	MOVQ    AX, 64(SP)
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    AX, 16(SP)
+	MOVQ    stride+120(FP), AX
+	SHLQ    $0x01, AX
+	MOVQ    AX, 56(SP)
+	MOVQ    dim+112(FP), AX
+	LEAQ    -2(AX)(AX*1), CX
+	MOVQ    CX, 80(SP)
+	MOVQ    $0x00000040, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 88(SP)
+	MOVQ    $0x00000080, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 96(SP)
+	MOVQ    $0x000000c0, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 104(SP)
+	SHLQ    $0x02, AX
+	MOVQ    AX, 48(SP)
+	MOVQ    ahead_base+72(FP), AX
+	MOVQ    AX, 72(SP)
 
 keysAVX512_709:
-	CMPQ   8(SP), $0x04
-	JB     keysdoneAVX512_710
-	CMPQ   8(SP), $0x14
-	JB     owndoneAVX512_711
-	MOVQ   56(SP), AX
-	IMUL3Q $0x10, AX, AX
-	ADDQ   (SP), AX
-	XORQ   CX, CX
+	CMPQ       8(SP), $0x04
+	JB         keysdoneAVX512_710
+	CMPQ       8(SP), $0x14
+	JB         owndoneAVX512_711
+	MOVQ       56(SP), AX
+	IMUL3Q     $0x10, AX, AX
+	ADDQ       (SP), AX
+	MOVQ       80(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_48
+	MOVQ       88(SP), DX
+	MOVQ       96(SP), BX
+	MOVQ       104(SP), SI
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_48
 
-lines_36:
+longrows_48:
+	XORQ CX, CX
+
+lines_49:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_36
+	JB         lines_49
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_37:
+lines_50:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_37
+	JB         lines_50
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_38:
+lines_51:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_38
+	JB         lines_51
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_39:
+lines_52:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_39
+	JB         lines_52
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 
+rowsprefetched_48:
 owndoneAVX512_711:
-	MOVQ  72(SP), AX
-	TESTQ AX, AX
-	JZ    aheaddoneAVX512_712
-	XORQ  CX, CX
+	MOVQ       72(SP), AX
+	TESTQ      AX, AX
+	JZ         aheaddoneAVX512_712
+	MOVQ       80(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_53
+	MOVQ       88(SP), DX
+	MOVQ       96(SP), BX
+	MOVQ       104(SP), SI
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_53
 
-lines_40:
+longrows_53:
+	XORQ CX, CX
+
+lines_54:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_40
+	JB         lines_54
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_41:
+lines_55:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_41
+	JB         lines_55
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_42:
+lines_56:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_42
+	JB         lines_56
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_43:
+lines_57:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_43
+	JB         lines_57
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
-	ADDQ       56(SP), AX
-	MOVQ       AX, 72(SP)
+
+rowsprefetched_53:
+	ADDQ 56(SP), AX
+	MOVQ AX, 72(SP)
 
 aheaddoneAVX512_712:
 	MOVQ q_base+24(FP), AX
@@ -24986,38 +25371,69 @@ rowsdoneAVX512_726:
 
 keysdoneAVX512_710:
 keysAVX512_731:
-	CMPQ   8(SP), $0x01
-	JB     keysdoneAVX512_732
-	CMPQ   8(SP), $0x11
-	JB     owndoneAVX512_733
-	MOVQ   56(SP), AX
-	IMUL3Q $0x10, AX, AX
-	ADDQ   (SP), AX
-	XORQ   CX, CX
+	CMPQ       8(SP), $0x01
+	JB         keysdoneAVX512_732
+	CMPQ       8(SP), $0x11
+	JB         owndoneAVX512_733
+	MOVQ       56(SP), AX
+	IMUL3Q     $0x10, AX, AX
+	ADDQ       (SP), AX
+	MOVQ       80(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_58
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       88(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       96(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       104(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_58
 
-lines_44:
+longrows_58:
+	XORQ CX, CX
+
+lines_59:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_44
+	JB         lines_59
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 
+rowsprefetched_58:
 owndoneAVX512_733:
-	MOVQ  72(SP), AX
-	TESTQ AX, AX
-	JZ    aheaddoneAVX512_734
-	XORQ  CX, CX
+	MOVQ       72(SP), AX
+	TESTQ      AX, AX
+	JZ         aheaddoneAVX512_734
+	MOVQ       80(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_60
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       88(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       96(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       104(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_60
 
-lines_45:
+longrows_60:
+	XORQ CX, CX
+
+lines_61:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_45
+	JB         lines_61
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
-	ADDQ       56(SP), AX
-	MOVQ       AX, 72(SP)
+
+rowsprefetched_60:
+	ADDQ 56(SP), AX
+	MOVQ AX, 72(SP)
 
 aheaddoneAVX512_734:
 	MOVQ q_base+24(FP), AX
@@ -25317,11 +25733,11 @@ widenAVX512_757:
 	LEAQ  -2(DI)(DI*1), R11
 	XORQ  R12, R12
 
-lines_46:
+lines_62:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_46
+	JB         lines_62
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
@@ -25632,11 +26048,11 @@ widenAVX512_770:
 	LEAQ  -2(DI)(DI*1), R11
 	XORQ  R12, R12
 
-lines_47:
+lines_63:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_47
+	JB         lines_63
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
@@ -31652,103 +32068,170 @@ dotdoneAVX2_888:
 	RET
 
 // func ScoresQ8RowsAVX2(dst []float32, q []float32, k []byte, ahead []byte, rows int, n int, dim int, stride int, scale float32)
-// Requires: AVX, AVX2, F16C, FMA3, MMX+
-TEXT ·ScoresQ8RowsAVX2(SB), NOSPLIT, $112-132
-	MOVQ   k_base+48(FP), AX
-	MOVQ   AX, (SP)
-	MOVQ   n+104(FP), AX
-	MOVQ   AX, 8(SP)
-	SHLQ   $0x02, AX
-	MOVQ   AX, 64(SP)
-	MOVQ   dst_base+0(FP), AX
-	MOVQ   AX, 16(SP)
-	MOVQ   stride+120(FP), AX
-	IMUL3Q $0x22, AX, AX
-	MOVQ   AX, 56(SP)
-	MOVQ   dim+112(FP), AX
-	MOVQ   AX, CX
-	SHRQ   $0x05, CX
-	IMUL3Q $0x22, CX, CX
-	DECQ   CX
-	MOVQ   CX, 80(SP)
-	SHLQ   $0x02, AX
-	MOVQ   AX, 48(SP)
-	MOVQ   ahead_base+72(FP), AX
-	MOVQ   AX, 72(SP)
+// Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
+TEXT ·ScoresQ8RowsAVX2(SB), NOSPLIT, $136-132
+	MOVQ    k_base+48(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    n+104(FP), AX
+	MOVQ    AX, 8(SP)
+	SHLQ    $0x02, AX
+	MOVQ    AX, 64(SP)
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    AX, 16(SP)
+	MOVQ    stride+120(FP), AX
+	IMUL3Q  $0x22, AX, AX
+	MOVQ    AX, 56(SP)
+	MOVQ    dim+112(FP), AX
+	MOVQ    AX, CX
+	SHRQ    $0x05, CX
+	IMUL3Q  $0x22, CX, CX
+	DECQ    CX
+	MOVQ    CX, 104(SP)
+	MOVQ    $0x00000040, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 112(SP)
+	MOVQ    $0x00000080, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 120(SP)
+	MOVQ    $0x000000c0, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 128(SP)
+	SHLQ    $0x02, AX
+	MOVQ    AX, 48(SP)
+	MOVQ    ahead_base+72(FP), AX
+	MOVQ    AX, 72(SP)
 
 keysAVX2_889:
-	CMPQ   8(SP), $0x03
-	JB     keysdoneAVX2_890
-	CMPQ   8(SP), $0x13
-	JB     owndoneAVX2_891
-	MOVQ   56(SP), AX
-	IMUL3Q $0x10, AX, AX
-	ADDQ   (SP), AX
-	XORQ   CX, CX
+	CMPQ       8(SP), $0x03
+	JB         keysdoneAVX2_890
+	CMPQ       8(SP), $0x13
+	JB         owndoneAVX2_891
+	MOVQ       56(SP), AX
+	IMUL3Q     $0x10, AX, AX
+	ADDQ       (SP), AX
+	MOVQ       104(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_64
+	MOVQ       112(SP), DX
+	MOVQ       120(SP), BX
+	MOVQ       128(SP), SI
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_64
 
-lines_48:
+longrows_64:
+	XORQ CX, CX
+
+lines_65:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
-	CMPQ       CX, 80(SP)
-	JB         lines_48
-	MOVQ       80(SP), CX
+	CMPQ       CX, 104(SP)
+	JB         lines_65
+	MOVQ       104(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_49:
+lines_66:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
-	CMPQ       CX, 80(SP)
-	JB         lines_49
-	MOVQ       80(SP), CX
+	CMPQ       CX, 104(SP)
+	JB         lines_66
+	MOVQ       104(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_50:
+lines_67:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
-	CMPQ       CX, 80(SP)
-	JB         lines_50
-	MOVQ       80(SP), CX
+	CMPQ       CX, 104(SP)
+	JB         lines_67
+	MOVQ       104(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 
+rowsprefetched_64:
 owndoneAVX2_891:
-	MOVQ  72(SP), AX
-	TESTQ AX, AX
-	JZ    aheaddoneAVX2_892
-	XORQ  CX, CX
+	MOVQ       72(SP), AX
+	TESTQ      AX, AX
+	JZ         aheaddoneAVX2_892
+	MOVQ       104(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_68
+	MOVQ       112(SP), DX
+	MOVQ       120(SP), BX
+	MOVQ       128(SP), SI
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_68
 
-lines_51:
+longrows_68:
+	XORQ CX, CX
+
+lines_69:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
-	CMPQ       CX, 80(SP)
-	JB         lines_51
-	MOVQ       80(SP), CX
+	CMPQ       CX, 104(SP)
+	JB         lines_69
+	MOVQ       104(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_52:
+lines_70:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
-	CMPQ       CX, 80(SP)
-	JB         lines_52
-	MOVQ       80(SP), CX
+	CMPQ       CX, 104(SP)
+	JB         lines_70
+	MOVQ       104(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_53:
+lines_71:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
-	CMPQ       CX, 80(SP)
-	JB         lines_53
-	MOVQ       80(SP), CX
+	CMPQ       CX, 104(SP)
+	JB         lines_71
+	MOVQ       104(SP), CX
 	PREFETCHT0 (AX)(CX*1)
-	ADDQ       56(SP), AX
-	MOVQ       AX, 72(SP)
+
+rowsprefetched_68:
+	ADDQ 56(SP), AX
+	MOVQ AX, 72(SP)
 
 aheaddoneAVX2_892:
 	MOVQ q_base+24(FP), AX
@@ -31796,24 +32279,24 @@ blocksAVX2_895:
 	MOVWLZX      (CX)(R11*1), R12
 	VMOVD        R12, X12
 	VCVTPH2PS    X12, X12
-	VMOVSS       X12, 88(SP)
+	VMOVSS       X12, 80(SP)
 	MOVWLZX      (R8)(R11*1), R12
 	VMOVD        R12, X12
 	VCVTPH2PS    X12, X12
-	VMOVSS       X12, 96(SP)
+	VMOVSS       X12, 88(SP)
 	MOVWLZX      (DI)(R11*1), R12
 	VMOVD        R12, X12
 	VCVTPH2PS    X12, X12
-	VMOVSS       X12, 104(SP)
-	VBROADCASTSS 88(SP), Y12
+	VMOVSS       X12, 96(SP)
+	VBROADCASTSS 80(SP), Y12
 	VPMOVSXBD    2(CX)(R11*1), Y13
 	VCVTDQ2PS    Y13, Y13
 	VMULPS       Y12, Y13, Y13
-	VBROADCASTSS 96(SP), Y12
+	VBROADCASTSS 88(SP), Y12
 	VPMOVSXBD    2(R8)(R11*1), Y14
 	VCVTDQ2PS    Y14, Y14
 	VMULPS       Y12, Y14, Y14
-	VBROADCASTSS 104(SP), Y12
+	VBROADCASTSS 96(SP), Y12
 	VPMOVSXBD    2(DI)(R11*1), Y15
 	VCVTDQ2PS    Y15, Y15
 	VMULPS       Y12, Y15, Y15
@@ -31833,15 +32316,15 @@ blocksAVX2_895:
 	VFMADD231PS  Y13, Y12, Y9
 	VFMADD231PS  Y14, Y12, Y10
 	VFMADD231PS  Y15, Y12, Y11
-	VBROADCASTSS 88(SP), Y12
+	VBROADCASTSS 80(SP), Y12
 	VPMOVSXBD    10(CX)(R11*1), Y13
 	VCVTDQ2PS    Y13, Y13
 	VMULPS       Y12, Y13, Y13
-	VBROADCASTSS 96(SP), Y12
+	VBROADCASTSS 88(SP), Y12
 	VPMOVSXBD    10(R8)(R11*1), Y14
 	VCVTDQ2PS    Y14, Y14
 	VMULPS       Y12, Y14, Y14
-	VBROADCASTSS 104(SP), Y12
+	VBROADCASTSS 96(SP), Y12
 	VPMOVSXBD    10(DI)(R11*1), Y15
 	VCVTDQ2PS    Y15, Y15
 	VMULPS       Y12, Y15, Y15
@@ -31861,15 +32344,15 @@ blocksAVX2_895:
 	VFMADD231PS  Y13, Y12, Y9
 	VFMADD231PS  Y14, Y12, Y10
 	VFMADD231PS  Y15, Y12, Y11
-	VBROADCASTSS 88(SP), Y12
+	VBROADCASTSS 80(SP), Y12
 	VPMOVSXBD    18(CX)(R11*1), Y13
 	VCVTDQ2PS    Y13, Y13
 	VMULPS       Y12, Y13, Y13
-	VBROADCASTSS 96(SP), Y12
+	VBROADCASTSS 88(SP), Y12
 	VPMOVSXBD    18(R8)(R11*1), Y14
 	VCVTDQ2PS    Y14, Y14
 	VMULPS       Y12, Y14, Y14
-	VBROADCASTSS 104(SP), Y12
+	VBROADCASTSS 96(SP), Y12
 	VPMOVSXBD    18(DI)(R11*1), Y15
 	VCVTDQ2PS    Y15, Y15
 	VMULPS       Y12, Y15, Y15
@@ -31889,15 +32372,15 @@ blocksAVX2_895:
 	VFMADD231PS  Y13, Y12, Y9
 	VFMADD231PS  Y14, Y12, Y10
 	VFMADD231PS  Y15, Y12, Y11
-	VBROADCASTSS 88(SP), Y12
+	VBROADCASTSS 80(SP), Y12
 	VPMOVSXBD    26(CX)(R11*1), Y13
 	VCVTDQ2PS    Y13, Y13
 	VMULPS       Y12, Y13, Y13
-	VBROADCASTSS 96(SP), Y12
+	VBROADCASTSS 88(SP), Y12
 	VPMOVSXBD    26(R8)(R11*1), Y14
 	VCVTDQ2PS    Y14, Y14
 	VMULPS       Y12, Y14, Y14
-	VBROADCASTSS 104(SP), Y12
+	VBROADCASTSS 96(SP), Y12
 	VPMOVSXBD    26(DI)(R11*1), Y15
 	VCVTDQ2PS    Y15, Y15
 	VMULPS       Y12, Y15, Y15
@@ -32215,38 +32698,69 @@ rowsdoneAVX2_902:
 
 keysdoneAVX2_890:
 keysAVX2_905:
-	CMPQ   8(SP), $0x01
-	JB     keysdoneAVX2_906
-	CMPQ   8(SP), $0x11
-	JB     owndoneAVX2_907
-	MOVQ   56(SP), AX
-	IMUL3Q $0x10, AX, AX
-	ADDQ   (SP), AX
-	XORQ   CX, CX
+	CMPQ       8(SP), $0x01
+	JB         keysdoneAVX2_906
+	CMPQ       8(SP), $0x11
+	JB         owndoneAVX2_907
+	MOVQ       56(SP), AX
+	IMUL3Q     $0x10, AX, AX
+	ADDQ       (SP), AX
+	MOVQ       104(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_72
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       112(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       120(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       128(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_72
 
-lines_54:
+longrows_72:
+	XORQ CX, CX
+
+lines_73:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
-	CMPQ       CX, 80(SP)
-	JB         lines_54
-	MOVQ       80(SP), CX
+	CMPQ       CX, 104(SP)
+	JB         lines_73
+	MOVQ       104(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 
+rowsprefetched_72:
 owndoneAVX2_907:
-	MOVQ  72(SP), AX
-	TESTQ AX, AX
-	JZ    aheaddoneAVX2_908
-	XORQ  CX, CX
+	MOVQ       72(SP), AX
+	TESTQ      AX, AX
+	JZ         aheaddoneAVX2_908
+	MOVQ       104(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_74
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       112(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       120(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       128(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_74
 
-lines_55:
+longrows_74:
+	XORQ CX, CX
+
+lines_75:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
-	CMPQ       CX, 80(SP)
-	JB         lines_55
-	MOVQ       80(SP), CX
+	CMPQ       CX, 104(SP)
+	JB         lines_75
+	MOVQ       104(SP), CX
 	PREFETCHT0 (AX)(CX*1)
-	ADDQ       56(SP), AX
-	MOVQ       AX, 72(SP)
+
+rowsprefetched_74:
+	ADDQ 56(SP), AX
+	MOVQ AX, 72(SP)
 
 aheaddoneAVX2_908:
 	MOVQ q_base+24(FP), AX
@@ -32560,11 +33074,11 @@ widenAVX2_925:
 	DECQ   R11
 	XORQ   R12, R12
 
-lines_56:
+lines_76:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_56
+	JB         lines_76
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
@@ -32819,11 +33333,11 @@ widenAVX2_934:
 	DECQ   R11
 	XORQ   R12, R12
 
-lines_57:
+lines_77:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_57
+	JB         lines_77
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
@@ -33080,11 +33594,11 @@ widenAVX2_943:
 	DECQ   R11
 	XORQ   R12, R12
 
-lines_58:
+lines_78:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_58
+	JB         lines_78
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
@@ -33341,11 +33855,11 @@ widenAVX2_952:
 	DECQ   R11
 	XORQ   R12, R12
 
-lines_59:
+lines_79:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_59
+	JB         lines_79
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
@@ -40356,123 +40870,202 @@ dotdoneAVX512_1100:
 	RET
 
 // func ScoresQ8RowsAVX512(dst []float32, q []float32, k []byte, ahead []byte, rows int, n int, dim int, stride int, scale float32)
-// Requires: AVX, AVX2, AVX512DQ, AVX512F, MMX+
-TEXT ·ScoresQ8RowsAVX512(SB), NOSPLIT, $88-132
-	MOVQ   k_base+48(FP), AX
-	MOVQ   AX, (SP)
-	MOVQ   n+104(FP), AX
-	MOVQ   AX, 8(SP)
-	SHLQ   $0x02, AX
-	MOVQ   AX, 64(SP)
-	MOVQ   dst_base+0(FP), AX
-	MOVQ   AX, 16(SP)
-	MOVQ   stride+120(FP), AX
-	IMUL3Q $0x22, AX, AX
-	MOVQ   AX, 56(SP)
-	MOVQ   dim+112(FP), AX
-	MOVQ   AX, CX
-	SHRQ   $0x05, CX
-	IMUL3Q $0x22, CX, CX
-	DECQ   CX
-	MOVQ   CX, 80(SP)
-	SHLQ   $0x02, AX
-	MOVQ   AX, 48(SP)
-	MOVQ   ahead_base+72(FP), AX
-	MOVQ   AX, 72(SP)
+// Requires: AVX, AVX2, AVX512DQ, AVX512F, CMOV, MMX+
+TEXT ·ScoresQ8RowsAVX512(SB), NOSPLIT, $112-132
+	MOVQ    k_base+48(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    n+104(FP), AX
+	MOVQ    AX, 8(SP)
+	SHLQ    $0x02, AX
+	MOVQ    AX, 64(SP)
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    AX, 16(SP)
+	MOVQ    stride+120(FP), AX
+	IMUL3Q  $0x22, AX, AX
+	MOVQ    AX, 56(SP)
+	MOVQ    dim+112(FP), AX
+	MOVQ    AX, CX
+	SHRQ    $0x05, CX
+	IMUL3Q  $0x22, CX, CX
+	DECQ    CX
+	MOVQ    CX, 80(SP)
+	MOVQ    $0x00000040, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 88(SP)
+	MOVQ    $0x00000080, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 96(SP)
+	MOVQ    $0x000000c0, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 104(SP)
+	SHLQ    $0x02, AX
+	MOVQ    AX, 48(SP)
+	MOVQ    ahead_base+72(FP), AX
+	MOVQ    AX, 72(SP)
 
 keysAVX512_1101:
-	CMPQ   8(SP), $0x04
-	JB     keysdoneAVX512_1102
-	CMPQ   8(SP), $0x14
-	JB     owndoneAVX512_1103
-	MOVQ   56(SP), AX
-	IMUL3Q $0x10, AX, AX
-	ADDQ   (SP), AX
-	XORQ   CX, CX
+	CMPQ       8(SP), $0x04
+	JB         keysdoneAVX512_1102
+	CMPQ       8(SP), $0x14
+	JB         owndoneAVX512_1103
+	MOVQ       56(SP), AX
+	IMUL3Q     $0x10, AX, AX
+	ADDQ       (SP), AX
+	MOVQ       80(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_80
+	MOVQ       88(SP), DX
+	MOVQ       96(SP), BX
+	MOVQ       104(SP), SI
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_80
 
-lines_60:
+longrows_80:
+	XORQ CX, CX
+
+lines_81:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_60
+	JB         lines_81
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_61:
+lines_82:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_61
+	JB         lines_82
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_62:
+lines_83:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_62
+	JB         lines_83
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_63:
+lines_84:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_63
+	JB         lines_84
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 
+rowsprefetched_80:
 owndoneAVX512_1103:
-	MOVQ  72(SP), AX
-	TESTQ AX, AX
-	JZ    aheaddoneAVX512_1104
-	XORQ  CX, CX
+	MOVQ       72(SP), AX
+	TESTQ      AX, AX
+	JZ         aheaddoneAVX512_1104
+	MOVQ       80(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_85
+	MOVQ       88(SP), DX
+	MOVQ       96(SP), BX
+	MOVQ       104(SP), SI
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       56(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(BX*1)
+	PREFETCHT0 (AX)(SI*1)
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_85
 
-lines_64:
+longrows_85:
+	XORQ CX, CX
+
+lines_86:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_64
+	JB         lines_86
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_65:
+lines_87:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_65
+	JB         lines_87
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_66:
+lines_88:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_66
+	JB         lines_88
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       56(SP), AX
 	XORQ       CX, CX
 
-lines_67:
+lines_89:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_67
+	JB         lines_89
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
-	ADDQ       56(SP), AX
-	MOVQ       AX, 72(SP)
+
+rowsprefetched_85:
+	ADDQ 56(SP), AX
+	MOVQ AX, 72(SP)
 
 aheaddoneAVX512_1104:
 	MOVQ q_base+24(FP), AX
@@ -40907,38 +41500,69 @@ rowsdoneAVX512_1114:
 
 keysdoneAVX512_1102:
 keysAVX512_1117:
-	CMPQ   8(SP), $0x01
-	JB     keysdoneAVX512_1118
-	CMPQ   8(SP), $0x11
-	JB     owndoneAVX512_1119
-	MOVQ   56(SP), AX
-	IMUL3Q $0x10, AX, AX
-	ADDQ   (SP), AX
-	XORQ   CX, CX
+	CMPQ       8(SP), $0x01
+	JB         keysdoneAVX512_1118
+	CMPQ       8(SP), $0x11
+	JB         owndoneAVX512_1119
+	MOVQ       56(SP), AX
+	IMUL3Q     $0x10, AX, AX
+	ADDQ       (SP), AX
+	MOVQ       80(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_90
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       88(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       96(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       104(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_90
 
-lines_68:
+longrows_90:
+	XORQ CX, CX
+
+lines_91:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_68
+	JB         lines_91
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
 
+rowsprefetched_90:
 owndoneAVX512_1119:
-	MOVQ  72(SP), AX
-	TESTQ AX, AX
-	JZ    aheaddoneAVX512_1120
-	XORQ  CX, CX
+	MOVQ       72(SP), AX
+	TESTQ      AX, AX
+	JZ         aheaddoneAVX512_1120
+	MOVQ       80(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_92
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       88(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       96(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       104(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_92
 
-lines_69:
+longrows_92:
+	XORQ CX, CX
+
+lines_93:
 	PREFETCHT0 (AX)(CX*1)
 	ADDQ       $0x40, CX
 	CMPQ       CX, 80(SP)
-	JB         lines_69
+	JB         lines_93
 	MOVQ       80(SP), CX
 	PREFETCHT0 (AX)(CX*1)
-	ADDQ       56(SP), AX
-	MOVQ       AX, 72(SP)
+
+rowsprefetched_92:
+	ADDQ 56(SP), AX
+	MOVQ AX, 72(SP)
 
 aheaddoneAVX512_1120:
 	MOVQ q_base+24(FP), AX
@@ -41220,11 +41844,11 @@ widenAVX512_1137:
 	DECQ   R11
 	XORQ   R12, R12
 
-lines_70:
+lines_94:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_70
+	JB         lines_94
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 
@@ -41511,11 +42135,11 @@ widenAVX512_1146:
 	DECQ   R11
 	XORQ   R12, R12
 
-lines_71:
+lines_95:
 	PREFETCHT0 (R10)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, R11
-	JB         lines_71
+	JB         lines_95
 	MOVQ       R11, R12
 	PREFETCHT0 (R10)(R12*1)
 

@@ -7125,7 +7125,7 @@ doneAVX512_285:
 
 // func WeightedSumRowsAddAVX2(dst []float32, w []float32, v []uint16, ahead []uint16, rows int, n int, stride int)
 // Requires: AVX, CMOV, F16C, FMA3, MMX+
-TEXT ·WeightedSumRowsAddAVX2(SB), NOSPLIT, $72-120
+TEXT ·WeightedSumRowsAddAVX2(SB), NOSPLIT, $96-120
 	MOVQ rows+96(FP), CX
 
 	// dim = len(dst)/rows
@@ -7144,18 +7144,30 @@ TEXT ·WeightedSumRowsAddAVX2(SB), NOSPLIT, $72-120
 	SUBQ  BX, DX
 
 noaheadAVX2_330:
-	MOVQ DX, 8(SP)
-	LEAQ -1(AX)(AX*1), DX
-	MOVQ DX, 16(SP)
-	CMPQ CX, $0x01
-	JE   rows1_AVX2_331
-	CMPQ CX, $0x02
-	JE   rows2_AVX2_332
-	CMPQ CX, $0x03
-	JE   rows3_AVX2_333
-	CMPQ CX, $0x04
-	JE   rows4_AVX2_334
-	JMP  doneAVX2_335
+	MOVQ    DX, 8(SP)
+	LEAQ    -1(AX)(AX*1), DX
+	MOVQ    DX, 16(SP)
+	MOVQ    $0x00000040, BX
+	CMPQ    BX, DX
+	CMOVQHI DX, BX
+	MOVQ    BX, 24(SP)
+	MOVQ    $0x00000080, BX
+	CMPQ    BX, DX
+	CMOVQHI DX, BX
+	MOVQ    BX, 32(SP)
+	MOVQ    $0x000000c0, BX
+	CMPQ    BX, DX
+	CMOVQHI DX, BX
+	MOVQ    BX, 40(SP)
+	CMPQ    CX, $0x01
+	JE      rows1_AVX2_331
+	CMPQ    CX, $0x02
+	JE      rows2_AVX2_332
+	CMPQ    CX, $0x03
+	JE      rows3_AVX2_333
+	CMPQ    CX, $0x04
+	JE      rows4_AVX2_334
+	JMP     doneAVX2_335
 
 rows1_AVX2_331:
 	MOVQ dst_base+0(FP), CX
@@ -7197,12 +7209,12 @@ perAVX2_339:
 	MOVQ $0x00000040, R11
 
 heightAVX2_336:
-	MOVQ R11, 24(SP)
+	MOVQ R11, 48(SP)
 
 blockAVX2_340:
 	TESTQ   BX, BX
 	JZ      doneAVX2_335
-	MOVQ    24(SP), R8
+	MOVQ    48(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -7263,20 +7275,35 @@ k1_AVX2_344:
 	JGE     rowdoneAVX2_357
 
 rowAVX2_356:
-	MOVQ  8(SP), R13
-	TESTQ R13, R13
-	JZ    aheaddoneAVX2_358
-	ADDQ  R9, R13
-	XORQ  R14, R14
+	MOVQ       8(SP), R13
+	TESTQ      R13, R13
+	JZ         aheaddoneAVX2_358
+	ADDQ       R9, R13
+	MOVQ       16(SP), R14
+	CMPQ       R14, $0x000000ff
+	JA         longrows_0
+	PREFETCHT0 (R13)
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       24(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       32(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       40(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	JMP        rowsprefetched_0
 
-lines_0:
+longrows_0:
+	XORQ R14, R14
+
+lines_1:
 	PREFETCHT0 (R13)(R14*1)
 	ADDQ       $0x40, R14
 	CMPQ       R14, 16(SP)
-	JB         lines_0
+	JB         lines_1
 	MOVQ       16(SP), R14
 	PREFETCHT0 (R13)(R14*1)
 
+rowsprefetched_0:
 aheaddoneAVX2_358:
 	VBROADCASTSS (DX)(R12*4), Y1
 	VCVTPH2PS    (R9)(R11*2), Y2
@@ -7300,20 +7327,35 @@ k2_AVX2_345:
 	JGE     rowdoneAVX2_360
 
 rowAVX2_359:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_361
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_361
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_2
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_2
 
-lines_1:
+longrows_2:
+	XORQ R15, R15
+
+lines_3:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_1
+	JB         lines_3
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_2:
 aheaddoneAVX2_361:
 	VBROADCASTSS (DX)(R13*4), Y2
 	VCVTPH2PS    (R12)(R9*2), Y3
@@ -7341,20 +7383,35 @@ k3_AVX2_346:
 	JGE     rowdoneAVX2_363
 
 rowAVX2_362:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_364
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_364
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_4
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_4
 
-lines_2:
+longrows_4:
+	XORQ R15, R15
+
+lines_5:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_2
+	JB         lines_5
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_4:
 aheaddoneAVX2_364:
 	VBROADCASTSS (DX)(R13*4), Y3
 	VCVTPH2PS    (R12)(R9*2), Y4
@@ -7386,20 +7443,35 @@ k4_AVX2_347:
 	JGE     rowdoneAVX2_366
 
 rowAVX2_365:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_367
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_367
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_6
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_6
 
-lines_3:
+longrows_6:
+	XORQ R15, R15
+
+lines_7:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_3
+	JB         lines_7
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_6:
 aheaddoneAVX2_367:
 	VBROADCASTSS (DX)(R13*4), Y4
 	VCVTPH2PS    (R12)(R9*2), Y5
@@ -7435,20 +7507,35 @@ k5_AVX2_348:
 	JGE     rowdoneAVX2_369
 
 rowAVX2_368:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_370
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_370
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_8
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_8
 
-lines_4:
+longrows_8:
+	XORQ R15, R15
+
+lines_9:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_4
+	JB         lines_9
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_8:
 aheaddoneAVX2_370:
 	VBROADCASTSS (DX)(R13*4), Y5
 	VCVTPH2PS    (R12)(R9*2), Y6
@@ -7488,20 +7575,35 @@ k6_AVX2_349:
 	JGE     rowdoneAVX2_372
 
 rowAVX2_371:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_373
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_373
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_10
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_10
 
-lines_5:
+longrows_10:
+	XORQ R15, R15
+
+lines_11:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_5
+	JB         lines_11
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_10:
 aheaddoneAVX2_373:
 	VBROADCASTSS (DX)(R13*4), Y6
 	VCVTPH2PS    (R12)(R9*2), Y7
@@ -7545,20 +7647,35 @@ k7_AVX2_350:
 	JGE     rowdoneAVX2_375
 
 rowAVX2_374:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_376
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_376
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_12
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_12
 
-lines_6:
+longrows_12:
+	XORQ R15, R15
+
+lines_13:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_6
+	JB         lines_13
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_12:
 aheaddoneAVX2_376:
 	VBROADCASTSS (DX)(R13*4), Y7
 	VCVTPH2PS    (R12)(R9*2), Y8
@@ -7606,20 +7723,35 @@ k8_AVX2_351:
 	JGE     rowdoneAVX2_378
 
 rowAVX2_377:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_379
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_379
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_14
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_14
 
-lines_7:
+longrows_14:
+	XORQ R15, R15
+
+lines_15:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_7
+	JB         lines_15
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_14:
 aheaddoneAVX2_379:
 	VBROADCASTSS (DX)(R13*4), Y8
 	VCVTPH2PS    (R12)(R9*2), Y9
@@ -7671,20 +7803,35 @@ k9_AVX2_352:
 	JGE     rowdoneAVX2_381
 
 rowAVX2_380:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_382
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_382
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_16
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_16
 
-lines_8:
+longrows_16:
+	XORQ R15, R15
+
+lines_17:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_8
+	JB         lines_17
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_16:
 aheaddoneAVX2_382:
 	VBROADCASTSS (DX)(R13*4), Y9
 	VCVTPH2PS    (R12)(R9*2), Y10
@@ -7740,20 +7887,35 @@ k10_AVX2_353:
 	JGE     rowdoneAVX2_384
 
 rowAVX2_383:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_385
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_385
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_18
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_18
 
-lines_9:
+longrows_18:
+	XORQ R15, R15
+
+lines_19:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_9
+	JB         lines_19
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_18:
 aheaddoneAVX2_385:
 	VBROADCASTSS (DX)(R13*4), Y10
 	VCVTPH2PS    (R12)(R9*2), Y11
@@ -7813,20 +7975,35 @@ k11_AVX2_354:
 	JGE     rowdoneAVX2_387
 
 rowAVX2_386:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_388
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_388
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_20
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_20
 
-lines_10:
+longrows_20:
+	XORQ R15, R15
+
+lines_21:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_10
+	JB         lines_21
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_20:
 aheaddoneAVX2_388:
 	VBROADCASTSS (DX)(R13*4), Y11
 	VCVTPH2PS    (R12)(R9*2), Y12
@@ -7890,20 +8067,35 @@ k12_AVX2_355:
 	JGE     rowdoneAVX2_390
 
 rowAVX2_389:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_391
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_391
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_22
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_22
 
-lines_11:
+longrows_22:
+	XORQ R15, R15
+
+lines_23:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_11
+	JB         lines_23
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_22:
 aheaddoneAVX2_391:
 	VBROADCASTSS (DX)(R13*4), Y12
 	VCVTPH2PS    (R12)(R9*2), Y13
@@ -7977,20 +8169,35 @@ columnAVX2_392:
 	JGE    rowdoneAVX2_395
 
 rowAVX2_394:
-	MOVQ  8(SP), R12
-	TESTQ R12, R12
-	JZ    aheaddoneAVX2_396
-	ADDQ  R10, R12
-	XORQ  R13, R13
+	MOVQ       8(SP), R12
+	TESTQ      R12, R12
+	JZ         aheaddoneAVX2_396
+	ADDQ       R10, R12
+	MOVQ       16(SP), R13
+	CMPQ       R13, $0x000000ff
+	JA         longrows_24
+	PREFETCHT0 (R12)
+	PREFETCHT0 (R12)(R13*1)
+	MOVQ       24(SP), R13
+	PREFETCHT0 (R12)(R13*1)
+	MOVQ       32(SP), R13
+	PREFETCHT0 (R12)(R13*1)
+	MOVQ       40(SP), R13
+	PREFETCHT0 (R12)(R13*1)
+	JMP        rowsprefetched_24
 
-lines_12:
+longrows_24:
+	XORQ R13, R13
+
+lines_25:
 	PREFETCHT0 (R12)(R13*1)
 	ADDQ       $0x40, R13
 	CMPQ       R13, 16(SP)
-	JB         lines_12
+	JB         lines_25
 	MOVQ       16(SP), R13
 	PREFETCHT0 (R12)(R13*1)
 
+rowsprefetched_24:
 aheaddoneAVX2_396:
 	MOVWLZX     (R10)(R9*2), R12
 	VMOVD       R12, X1
@@ -8049,12 +8256,12 @@ perAVX2_400:
 	MOVQ $0x00000040, R11
 
 heightAVX2_397:
-	MOVQ R11, 32(SP)
+	MOVQ R11, 56(SP)
 
 blockAVX2_401:
 	TESTQ   BX, BX
 	JZ      doneAVX2_335
-	MOVQ    32(SP), R8
+	MOVQ    56(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -8106,20 +8313,35 @@ k1_AVX2_405:
 	JGE     rowdoneAVX2_412
 
 rowAVX2_411:
-	MOVQ  8(SP), R13
-	TESTQ R13, R13
-	JZ    aheaddoneAVX2_413
-	ADDQ  R9, R13
-	XORQ  R14, R14
+	MOVQ       8(SP), R13
+	TESTQ      R13, R13
+	JZ         aheaddoneAVX2_413
+	ADDQ       R9, R13
+	MOVQ       16(SP), R14
+	CMPQ       R14, $0x000000ff
+	JA         longrows_26
+	PREFETCHT0 (R13)
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       24(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       32(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       40(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	JMP        rowsprefetched_26
 
-lines_13:
+longrows_26:
+	XORQ R14, R14
+
+lines_27:
 	PREFETCHT0 (R13)(R14*1)
 	ADDQ       $0x40, R14
 	CMPQ       R14, 16(SP)
-	JB         lines_13
+	JB         lines_27
 	MOVQ       16(SP), R14
 	PREFETCHT0 (R13)(R14*1)
 
+rowsprefetched_26:
 aheaddoneAVX2_413:
 	VBROADCASTSS (DX)(R12*4), Y2
 	VBROADCASTSS 1024(DX)(R12*4), Y3
@@ -8152,20 +8374,35 @@ k2_AVX2_406:
 	JGE     rowdoneAVX2_415
 
 rowAVX2_414:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_416
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_416
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_28
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_28
 
-lines_14:
+longrows_28:
+	XORQ R15, R15
+
+lines_29:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_14
+	JB         lines_29
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_28:
 aheaddoneAVX2_416:
 	VBROADCASTSS (DX)(R13*4), Y4
 	VBROADCASTSS 1024(DX)(R13*4), Y5
@@ -8205,20 +8442,35 @@ k3_AVX2_407:
 	JGE     rowdoneAVX2_418
 
 rowAVX2_417:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_419
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_419
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_30
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_30
 
-lines_15:
+longrows_30:
+	XORQ R15, R15
+
+lines_31:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_15
+	JB         lines_31
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_30:
 aheaddoneAVX2_419:
 	VBROADCASTSS (DX)(R13*4), Y6
 	VBROADCASTSS 1024(DX)(R13*4), Y7
@@ -8265,20 +8517,35 @@ k4_AVX2_408:
 	JGE     rowdoneAVX2_421
 
 rowAVX2_420:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_422
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_422
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_32
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_32
 
-lines_16:
+longrows_32:
+	XORQ R15, R15
+
+lines_33:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_16
+	JB         lines_33
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_32:
 aheaddoneAVX2_422:
 	VBROADCASTSS (DX)(R13*4), Y8
 	VBROADCASTSS 1024(DX)(R13*4), Y9
@@ -8332,20 +8599,35 @@ k5_AVX2_409:
 	JGE     rowdoneAVX2_424
 
 rowAVX2_423:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_425
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_425
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_34
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_34
 
-lines_17:
+longrows_34:
+	XORQ R15, R15
+
+lines_35:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_17
+	JB         lines_35
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_34:
 aheaddoneAVX2_425:
 	VBROADCASTSS (DX)(R13*4), Y10
 	VBROADCASTSS 1024(DX)(R13*4), Y11
@@ -8406,20 +8688,35 @@ k6_AVX2_410:
 	JGE     rowdoneAVX2_427
 
 rowAVX2_426:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_428
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_428
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_36
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_36
 
-lines_18:
+longrows_36:
+	XORQ R15, R15
+
+lines_37:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_18
+	JB         lines_37
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_36:
 aheaddoneAVX2_428:
 	VBROADCASTSS (DX)(R13*4), Y12
 	VBROADCASTSS 1024(DX)(R13*4), Y13
@@ -8490,20 +8787,35 @@ columnAVX2_429:
 	JGE    rowdoneAVX2_432
 
 rowAVX2_431:
-	MOVQ  8(SP), R12
-	TESTQ R12, R12
-	JZ    aheaddoneAVX2_433
-	ADDQ  R10, R12
-	XORQ  R13, R13
+	MOVQ       8(SP), R12
+	TESTQ      R12, R12
+	JZ         aheaddoneAVX2_433
+	ADDQ       R10, R12
+	MOVQ       16(SP), R13
+	CMPQ       R13, $0x000000ff
+	JA         longrows_38
+	PREFETCHT0 (R12)
+	PREFETCHT0 (R12)(R13*1)
+	MOVQ       24(SP), R13
+	PREFETCHT0 (R12)(R13*1)
+	MOVQ       32(SP), R13
+	PREFETCHT0 (R12)(R13*1)
+	MOVQ       40(SP), R13
+	PREFETCHT0 (R12)(R13*1)
+	JMP        rowsprefetched_38
 
-lines_19:
+longrows_38:
+	XORQ R13, R13
+
+lines_39:
 	PREFETCHT0 (R12)(R13*1)
 	ADDQ       $0x40, R13
 	CMPQ       R13, 16(SP)
-	JB         lines_19
+	JB         lines_39
 	MOVQ       16(SP), R13
 	PREFETCHT0 (R12)(R13*1)
 
+rowsprefetched_38:
 aheaddoneAVX2_433:
 	MOVWLZX     (R10)(R9*2), R12
 	VMOVD       R12, X1
@@ -8593,12 +8905,12 @@ perAVX2_442:
 	MOVQ $0x00000040, R11
 
 heightAVX2_439:
-	MOVQ R11, 40(SP)
+	MOVQ R11, 64(SP)
 
 blockAVX2_443:
 	TESTQ   BX, BX
 	JZ      groupAVX2_438
-	MOVQ    40(SP), R8
+	MOVQ    64(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -8650,20 +8962,35 @@ k1_AVX2_447:
 	JGE     rowdoneAVX2_454
 
 rowAVX2_453:
-	MOVQ  8(SP), R13
-	TESTQ R13, R13
-	JZ    aheaddoneAVX2_455
-	ADDQ  R9, R13
-	XORQ  R14, R14
+	MOVQ       8(SP), R13
+	TESTQ      R13, R13
+	JZ         aheaddoneAVX2_455
+	ADDQ       R9, R13
+	MOVQ       16(SP), R14
+	CMPQ       R14, $0x000000ff
+	JA         longrows_40
+	PREFETCHT0 (R13)
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       24(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       32(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       40(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	JMP        rowsprefetched_40
 
-lines_20:
+longrows_40:
+	XORQ R14, R14
+
+lines_41:
 	PREFETCHT0 (R13)(R14*1)
 	ADDQ       $0x40, R14
 	CMPQ       R14, 16(SP)
-	JB         lines_20
+	JB         lines_41
 	MOVQ       16(SP), R14
 	PREFETCHT0 (R13)(R14*1)
 
+rowsprefetched_40:
 aheaddoneAVX2_455:
 	VBROADCASTSS (DX)(R12*4), Y2
 	VBROADCASTSS 1024(DX)(R12*4), Y3
@@ -8696,20 +9023,35 @@ k2_AVX2_448:
 	JGE     rowdoneAVX2_457
 
 rowAVX2_456:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_458
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_458
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_42
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_42
 
-lines_21:
+longrows_42:
+	XORQ R15, R15
+
+lines_43:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_21
+	JB         lines_43
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_42:
 aheaddoneAVX2_458:
 	VBROADCASTSS (DX)(R13*4), Y4
 	VBROADCASTSS 1024(DX)(R13*4), Y5
@@ -8749,20 +9091,35 @@ k3_AVX2_449:
 	JGE     rowdoneAVX2_460
 
 rowAVX2_459:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_461
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_461
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_44
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_44
 
-lines_22:
+longrows_44:
+	XORQ R15, R15
+
+lines_45:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_22
+	JB         lines_45
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_44:
 aheaddoneAVX2_461:
 	VBROADCASTSS (DX)(R13*4), Y6
 	VBROADCASTSS 1024(DX)(R13*4), Y7
@@ -8809,20 +9166,35 @@ k4_AVX2_450:
 	JGE     rowdoneAVX2_463
 
 rowAVX2_462:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_464
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_464
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_46
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_46
 
-lines_23:
+longrows_46:
+	XORQ R15, R15
+
+lines_47:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_23
+	JB         lines_47
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_46:
 aheaddoneAVX2_464:
 	VBROADCASTSS (DX)(R13*4), Y8
 	VBROADCASTSS 1024(DX)(R13*4), Y9
@@ -8876,20 +9248,35 @@ k5_AVX2_451:
 	JGE     rowdoneAVX2_466
 
 rowAVX2_465:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_467
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_467
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_48
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_48
 
-lines_24:
+longrows_48:
+	XORQ R15, R15
+
+lines_49:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_24
+	JB         lines_49
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_48:
 aheaddoneAVX2_467:
 	VBROADCASTSS (DX)(R13*4), Y10
 	VBROADCASTSS 1024(DX)(R13*4), Y11
@@ -8950,20 +9337,35 @@ k6_AVX2_452:
 	JGE     rowdoneAVX2_469
 
 rowAVX2_468:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_470
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_470
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_50
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_50
 
-lines_25:
+longrows_50:
+	XORQ R15, R15
+
+lines_51:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_25
+	JB         lines_51
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_50:
 aheaddoneAVX2_470:
 	VBROADCASTSS (DX)(R13*4), Y12
 	VBROADCASTSS 1024(DX)(R13*4), Y13
@@ -9034,20 +9436,35 @@ columnAVX2_471:
 	JGE    rowdoneAVX2_474
 
 rowAVX2_473:
-	MOVQ  8(SP), R12
-	TESTQ R12, R12
-	JZ    aheaddoneAVX2_475
-	ADDQ  R10, R12
-	XORQ  R13, R13
+	MOVQ       8(SP), R12
+	TESTQ      R12, R12
+	JZ         aheaddoneAVX2_475
+	ADDQ       R10, R12
+	MOVQ       16(SP), R13
+	CMPQ       R13, $0x000000ff
+	JA         longrows_52
+	PREFETCHT0 (R12)
+	PREFETCHT0 (R12)(R13*1)
+	MOVQ       24(SP), R13
+	PREFETCHT0 (R12)(R13*1)
+	MOVQ       32(SP), R13
+	PREFETCHT0 (R12)(R13*1)
+	MOVQ       40(SP), R13
+	PREFETCHT0 (R12)(R13*1)
+	JMP        rowsprefetched_52
 
-lines_26:
+longrows_52:
+	XORQ R13, R13
+
+lines_53:
 	PREFETCHT0 (R12)(R13*1)
 	ADDQ       $0x40, R13
 	CMPQ       R13, 16(SP)
-	JB         lines_26
+	JB         lines_53
 	MOVQ       16(SP), R13
 	PREFETCHT0 (R12)(R13*1)
 
+rowsprefetched_52:
 aheaddoneAVX2_475:
 	MOVWLZX     (R10)(R9*2), R12
 	VMOVD       R12, X1
@@ -9137,12 +9554,12 @@ perAVX2_483:
 	MOVQ $0x00000040, R11
 
 heightAVX2_480:
-	MOVQ R11, 48(SP)
+	MOVQ R11, 72(SP)
 
 blockAVX2_484:
 	TESTQ   BX, BX
 	JZ      doneAVX2_335
-	MOVQ    48(SP), R8
+	MOVQ    72(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -9794,12 +10211,12 @@ perAVX2_532:
 	MOVQ $0x00000040, R11
 
 heightAVX2_529:
-	MOVQ R11, 56(SP)
+	MOVQ R11, 80(SP)
 
 blockAVX2_533:
 	TESTQ   BX, BX
 	JZ      groupAVX2_528
-	MOVQ    56(SP), R8
+	MOVQ    80(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -9851,20 +10268,35 @@ k1_AVX2_537:
 	JGE     rowdoneAVX2_544
 
 rowAVX2_543:
-	MOVQ  8(SP), R13
-	TESTQ R13, R13
-	JZ    aheaddoneAVX2_545
-	ADDQ  R9, R13
-	XORQ  R14, R14
+	MOVQ       8(SP), R13
+	TESTQ      R13, R13
+	JZ         aheaddoneAVX2_545
+	ADDQ       R9, R13
+	MOVQ       16(SP), R14
+	CMPQ       R14, $0x000000ff
+	JA         longrows_54
+	PREFETCHT0 (R13)
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       24(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       32(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       40(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	JMP        rowsprefetched_54
 
-lines_27:
+longrows_54:
+	XORQ R14, R14
+
+lines_55:
 	PREFETCHT0 (R13)(R14*1)
 	ADDQ       $0x40, R14
 	CMPQ       R14, 16(SP)
-	JB         lines_27
+	JB         lines_55
 	MOVQ       16(SP), R14
 	PREFETCHT0 (R13)(R14*1)
 
+rowsprefetched_54:
 aheaddoneAVX2_545:
 	VBROADCASTSS (DX)(R12*4), Y2
 	VBROADCASTSS 1024(DX)(R12*4), Y3
@@ -9897,20 +10329,35 @@ k2_AVX2_538:
 	JGE     rowdoneAVX2_547
 
 rowAVX2_546:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_548
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_548
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_56
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_56
 
-lines_28:
+longrows_56:
+	XORQ R15, R15
+
+lines_57:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_28
+	JB         lines_57
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_56:
 aheaddoneAVX2_548:
 	VBROADCASTSS (DX)(R13*4), Y4
 	VBROADCASTSS 1024(DX)(R13*4), Y5
@@ -9950,20 +10397,35 @@ k3_AVX2_539:
 	JGE     rowdoneAVX2_550
 
 rowAVX2_549:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_551
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_551
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_58
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_58
 
-lines_29:
+longrows_58:
+	XORQ R15, R15
+
+lines_59:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_29
+	JB         lines_59
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_58:
 aheaddoneAVX2_551:
 	VBROADCASTSS (DX)(R13*4), Y6
 	VBROADCASTSS 1024(DX)(R13*4), Y7
@@ -10010,20 +10472,35 @@ k4_AVX2_540:
 	JGE     rowdoneAVX2_553
 
 rowAVX2_552:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_554
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_554
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_60
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_60
 
-lines_30:
+longrows_60:
+	XORQ R15, R15
+
+lines_61:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_30
+	JB         lines_61
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_60:
 aheaddoneAVX2_554:
 	VBROADCASTSS (DX)(R13*4), Y8
 	VBROADCASTSS 1024(DX)(R13*4), Y9
@@ -10077,20 +10554,35 @@ k5_AVX2_541:
 	JGE     rowdoneAVX2_556
 
 rowAVX2_555:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_557
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_557
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_62
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_62
 
-lines_31:
+longrows_62:
+	XORQ R15, R15
+
+lines_63:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_31
+	JB         lines_63
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_62:
 aheaddoneAVX2_557:
 	VBROADCASTSS (DX)(R13*4), Y10
 	VBROADCASTSS 1024(DX)(R13*4), Y11
@@ -10151,20 +10643,35 @@ k6_AVX2_542:
 	JGE     rowdoneAVX2_559
 
 rowAVX2_558:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_560
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_560
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_64
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_64
 
-lines_32:
+longrows_64:
+	XORQ R15, R15
+
+lines_65:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_32
+	JB         lines_65
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_64:
 aheaddoneAVX2_560:
 	VBROADCASTSS (DX)(R13*4), Y12
 	VBROADCASTSS 1024(DX)(R13*4), Y13
@@ -10235,20 +10742,35 @@ columnAVX2_561:
 	JGE    rowdoneAVX2_564
 
 rowAVX2_563:
-	MOVQ  8(SP), R12
-	TESTQ R12, R12
-	JZ    aheaddoneAVX2_565
-	ADDQ  R10, R12
-	XORQ  R13, R13
+	MOVQ       8(SP), R12
+	TESTQ      R12, R12
+	JZ         aheaddoneAVX2_565
+	ADDQ       R10, R12
+	MOVQ       16(SP), R13
+	CMPQ       R13, $0x000000ff
+	JA         longrows_66
+	PREFETCHT0 (R12)
+	PREFETCHT0 (R12)(R13*1)
+	MOVQ       24(SP), R13
+	PREFETCHT0 (R12)(R13*1)
+	MOVQ       32(SP), R13
+	PREFETCHT0 (R12)(R13*1)
+	MOVQ       40(SP), R13
+	PREFETCHT0 (R12)(R13*1)
+	JMP        rowsprefetched_66
 
-lines_33:
+longrows_66:
+	XORQ R13, R13
+
+lines_67:
 	PREFETCHT0 (R12)(R13*1)
 	ADDQ       $0x40, R13
 	CMPQ       R13, 16(SP)
-	JB         lines_33
+	JB         lines_67
 	MOVQ       16(SP), R13
 	PREFETCHT0 (R12)(R13*1)
 
+rowsprefetched_66:
 aheaddoneAVX2_565:
 	MOVWLZX     (R10)(R9*2), R12
 	VMOVD       R12, X1
@@ -10338,12 +10860,12 @@ perAVX2_573:
 	MOVQ $0x00000040, R11
 
 heightAVX2_570:
-	MOVQ R11, 64(SP)
+	MOVQ R11, 88(SP)
 
 blockAVX2_574:
 	TESTQ   BX, BX
 	JZ      doneAVX2_335
-	MOVQ    64(SP), R8
+	MOVQ    88(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -10741,7 +11263,7 @@ doneAVX2_335:
 
 // func WeightedSumRowsAddAVX512(dst []float32, w []float32, v []uint16, ahead []uint16, rows int, n int, stride int)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·WeightedSumRowsAddAVX512(SB), NOSPLIT, $72-120
+TEXT ·WeightedSumRowsAddAVX512(SB), NOSPLIT, $96-120
 	MOVQ rows+96(FP), CX
 
 	// dim = len(dst)/rows
@@ -10760,18 +11282,30 @@ TEXT ·WeightedSumRowsAddAVX512(SB), NOSPLIT, $72-120
 	SUBQ  BX, DX
 
 noaheadAVX512_604:
-	MOVQ DX, 8(SP)
-	LEAQ -1(AX)(AX*1), DX
-	MOVQ DX, 16(SP)
-	CMPQ CX, $0x01
-	JE   rows1_AVX512_605
-	CMPQ CX, $0x02
-	JE   rows2_AVX512_606
-	CMPQ CX, $0x03
-	JE   rows3_AVX512_607
-	CMPQ CX, $0x04
-	JE   rows4_AVX512_608
-	JMP  doneAVX512_609
+	MOVQ    DX, 8(SP)
+	LEAQ    -1(AX)(AX*1), DX
+	MOVQ    DX, 16(SP)
+	MOVQ    $0x00000040, BX
+	CMPQ    BX, DX
+	CMOVQHI DX, BX
+	MOVQ    BX, 24(SP)
+	MOVQ    $0x00000080, BX
+	CMPQ    BX, DX
+	CMOVQHI DX, BX
+	MOVQ    BX, 32(SP)
+	MOVQ    $0x000000c0, BX
+	CMPQ    BX, DX
+	CMOVQHI DX, BX
+	MOVQ    BX, 40(SP)
+	CMPQ    CX, $0x01
+	JE      rows1_AVX512_605
+	CMPQ    CX, $0x02
+	JE      rows2_AVX512_606
+	CMPQ    CX, $0x03
+	JE      rows3_AVX512_607
+	CMPQ    CX, $0x04
+	JE      rows4_AVX512_608
+	JMP     doneAVX512_609
 
 rows1_AVX512_605:
 	MOVQ dst_base+0(FP), CX
@@ -10813,12 +11347,12 @@ perAVX512_613:
 	MOVQ $0x00000040, R11
 
 heightAVX512_610:
-	MOVQ R11, 24(SP)
+	MOVQ R11, 48(SP)
 
 blockAVX512_614:
 	TESTQ   BX, BX
 	JZ      doneAVX512_609
-	MOVQ    24(SP), R8
+	MOVQ    48(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -10903,20 +11437,35 @@ k1_AVX512_618:
 	JGE     rowdoneAVX512_643
 
 rowAVX512_642:
-	MOVQ  8(SP), R13
-	TESTQ R13, R13
-	JZ    aheaddoneAVX512_644
-	ADDQ  R9, R13
-	XORQ  R14, R14
+	MOVQ       8(SP), R13
+	TESTQ      R13, R13
+	JZ         aheaddoneAVX512_644
+	ADDQ       R9, R13
+	MOVQ       16(SP), R14
+	CMPQ       R14, $0x000000ff
+	JA         longrows_68
+	PREFETCHT0 (R13)
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       24(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       32(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       40(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	JMP        rowsprefetched_68
 
-lines_34:
+longrows_68:
+	XORQ R14, R14
+
+lines_69:
 	PREFETCHT0 (R13)(R14*1)
 	ADDQ       $0x40, R14
 	CMPQ       R14, 16(SP)
-	JB         lines_34
+	JB         lines_69
 	MOVQ       16(SP), R14
 	PREFETCHT0 (R13)(R14*1)
 
+rowsprefetched_68:
 aheaddoneAVX512_644:
 	VBROADCASTSS (DX)(R12*4), Z1
 	VCVTPH2PS    (R9)(R11*2), Z2
@@ -10940,20 +11489,35 @@ k2_AVX512_619:
 	JGE     rowdoneAVX512_646
 
 rowAVX512_645:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_647
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_647
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_70
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_70
 
-lines_35:
+longrows_70:
+	XORQ R15, R15
+
+lines_71:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_35
+	JB         lines_71
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_70:
 aheaddoneAVX512_647:
 	VBROADCASTSS (DX)(R13*4), Z2
 	VCVTPH2PS    (R12)(R9*2), Z3
@@ -10981,20 +11545,35 @@ k3_AVX512_620:
 	JGE     rowdoneAVX512_649
 
 rowAVX512_648:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_650
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_650
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_72
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_72
 
-lines_36:
+longrows_72:
+	XORQ R15, R15
+
+lines_73:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_36
+	JB         lines_73
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_72:
 aheaddoneAVX512_650:
 	VBROADCASTSS (DX)(R13*4), Z3
 	VCVTPH2PS    (R12)(R9*2), Z4
@@ -11026,20 +11605,35 @@ k4_AVX512_621:
 	JGE     rowdoneAVX512_652
 
 rowAVX512_651:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_653
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_653
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_74
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_74
 
-lines_37:
+longrows_74:
+	XORQ R15, R15
+
+lines_75:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_37
+	JB         lines_75
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_74:
 aheaddoneAVX512_653:
 	VBROADCASTSS (DX)(R13*4), Z4
 	VCVTPH2PS    (R12)(R9*2), Z5
@@ -11075,20 +11669,35 @@ k5_AVX512_622:
 	JGE     rowdoneAVX512_655
 
 rowAVX512_654:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_656
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_656
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_76
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_76
 
-lines_38:
+longrows_76:
+	XORQ R15, R15
+
+lines_77:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_38
+	JB         lines_77
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_76:
 aheaddoneAVX512_656:
 	VBROADCASTSS (DX)(R13*4), Z5
 	VCVTPH2PS    (R12)(R9*2), Z6
@@ -11128,20 +11737,35 @@ k6_AVX512_623:
 	JGE     rowdoneAVX512_658
 
 rowAVX512_657:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_659
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_659
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_78
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_78
 
-lines_39:
+longrows_78:
+	XORQ R15, R15
+
+lines_79:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_39
+	JB         lines_79
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_78:
 aheaddoneAVX512_659:
 	VBROADCASTSS (DX)(R13*4), Z6
 	VCVTPH2PS    (R12)(R9*2), Z7
@@ -11185,20 +11809,35 @@ k7_AVX512_624:
 	JGE     rowdoneAVX512_661
 
 rowAVX512_660:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_662
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_662
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_80
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_80
 
-lines_40:
+longrows_80:
+	XORQ R15, R15
+
+lines_81:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_40
+	JB         lines_81
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_80:
 aheaddoneAVX512_662:
 	VBROADCASTSS (DX)(R13*4), Z7
 	VCVTPH2PS    (R12)(R9*2), Z8
@@ -11246,20 +11885,35 @@ k8_AVX512_625:
 	JGE     rowdoneAVX512_664
 
 rowAVX512_663:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_665
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_665
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_82
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_82
 
-lines_41:
+longrows_82:
+	XORQ R15, R15
+
+lines_83:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_41
+	JB         lines_83
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_82:
 aheaddoneAVX512_665:
 	VBROADCASTSS (DX)(R13*4), Z8
 	VCVTPH2PS    (R12)(R9*2), Z9
@@ -11311,20 +11965,35 @@ k9_AVX512_626:
 	JGE     rowdoneAVX512_667
 
 rowAVX512_666:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_668
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_668
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_84
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_84
 
-lines_42:
+longrows_84:
+	XORQ R15, R15
+
+lines_85:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_42
+	JB         lines_85
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_84:
 aheaddoneAVX512_668:
 	VBROADCASTSS (DX)(R13*4), Z9
 	VCVTPH2PS    (R12)(R9*2), Z10
@@ -11380,20 +12049,35 @@ k10_AVX512_627:
 	JGE     rowdoneAVX512_670
 
 rowAVX512_669:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_671
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_671
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_86
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_86
 
-lines_43:
+longrows_86:
+	XORQ R15, R15
+
+lines_87:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_43
+	JB         lines_87
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_86:
 aheaddoneAVX512_671:
 	VBROADCASTSS (DX)(R13*4), Z10
 	VCVTPH2PS    (R12)(R9*2), Z11
@@ -11453,20 +12137,35 @@ k11_AVX512_628:
 	JGE     rowdoneAVX512_673
 
 rowAVX512_672:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_674
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_674
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_88
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_88
 
-lines_44:
+longrows_88:
+	XORQ R15, R15
+
+lines_89:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_44
+	JB         lines_89
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_88:
 aheaddoneAVX512_674:
 	VBROADCASTSS (DX)(R13*4), Z11
 	VCVTPH2PS    (R12)(R9*2), Z12
@@ -11530,20 +12229,35 @@ k12_AVX512_629:
 	JGE     rowdoneAVX512_676
 
 rowAVX512_675:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_677
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_677
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_90
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_90
 
-lines_45:
+longrows_90:
+	XORQ R15, R15
+
+lines_91:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_45
+	JB         lines_91
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_90:
 aheaddoneAVX512_677:
 	VBROADCASTSS (DX)(R13*4), Z12
 	VCVTPH2PS    (R12)(R9*2), Z13
@@ -11611,20 +12325,35 @@ k13_AVX512_630:
 	JGE     rowdoneAVX512_679
 
 rowAVX512_678:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_680
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_680
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_92
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_92
 
-lines_46:
+longrows_92:
+	XORQ R15, R15
+
+lines_93:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_46
+	JB         lines_93
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_92:
 aheaddoneAVX512_680:
 	VBROADCASTSS (DX)(R13*4), Z13
 	VCVTPH2PS    (R12)(R9*2), Z14
@@ -11696,20 +12425,35 @@ k14_AVX512_631:
 	JGE     rowdoneAVX512_682
 
 rowAVX512_681:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_683
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_683
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_94
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_94
 
-lines_47:
+longrows_94:
+	XORQ R15, R15
+
+lines_95:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_47
+	JB         lines_95
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_94:
 aheaddoneAVX512_683:
 	VBROADCASTSS (DX)(R13*4), Z14
 	VCVTPH2PS    (R12)(R9*2), Z15
@@ -11785,20 +12529,35 @@ k15_AVX512_632:
 	JGE     rowdoneAVX512_685
 
 rowAVX512_684:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_686
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_686
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_96
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_96
 
-lines_48:
+longrows_96:
+	XORQ R15, R15
+
+lines_97:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_48
+	JB         lines_97
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_96:
 aheaddoneAVX512_686:
 	VBROADCASTSS (DX)(R13*4), Z15
 	VCVTPH2PS    (R12)(R9*2), Z16
@@ -11878,20 +12637,35 @@ k16_AVX512_633:
 	JGE     rowdoneAVX512_688
 
 rowAVX512_687:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_689
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_689
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_98
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_98
 
-lines_49:
+longrows_98:
+	XORQ R15, R15
+
+lines_99:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_49
+	JB         lines_99
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_98:
 aheaddoneAVX512_689:
 	VBROADCASTSS (DX)(R13*4), Z16
 	VCVTPH2PS    (R12)(R9*2), Z17
@@ -11975,20 +12749,35 @@ k17_AVX512_634:
 	JGE     rowdoneAVX512_691
 
 rowAVX512_690:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_692
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_692
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_100
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_100
 
-lines_50:
+longrows_100:
+	XORQ R15, R15
+
+lines_101:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_50
+	JB         lines_101
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_100:
 aheaddoneAVX512_692:
 	VBROADCASTSS (DX)(R13*4), Z17
 	VCVTPH2PS    (R12)(R9*2), Z18
@@ -12076,20 +12865,35 @@ k18_AVX512_635:
 	JGE     rowdoneAVX512_694
 
 rowAVX512_693:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_695
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_695
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_102
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_102
 
-lines_51:
+longrows_102:
+	XORQ R15, R15
+
+lines_103:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_51
+	JB         lines_103
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_102:
 aheaddoneAVX512_695:
 	VBROADCASTSS (DX)(R13*4), Z18
 	VCVTPH2PS    (R12)(R9*2), Z19
@@ -12181,20 +12985,35 @@ k19_AVX512_636:
 	JGE     rowdoneAVX512_697
 
 rowAVX512_696:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_698
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_698
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_104
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_104
 
-lines_52:
+longrows_104:
+	XORQ R15, R15
+
+lines_105:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_52
+	JB         lines_105
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_104:
 aheaddoneAVX512_698:
 	VBROADCASTSS (DX)(R13*4), Z19
 	VCVTPH2PS    (R12)(R9*2), Z20
@@ -12290,20 +13109,35 @@ k20_AVX512_637:
 	JGE     rowdoneAVX512_700
 
 rowAVX512_699:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_701
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_701
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_106
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_106
 
-lines_53:
+longrows_106:
+	XORQ R15, R15
+
+lines_107:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_53
+	JB         lines_107
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_106:
 aheaddoneAVX512_701:
 	VBROADCASTSS (DX)(R13*4), Z20
 	VCVTPH2PS    (R12)(R9*2), Z21
@@ -12403,20 +13237,35 @@ k21_AVX512_638:
 	JGE     rowdoneAVX512_703
 
 rowAVX512_702:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_704
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_704
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_108
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_108
 
-lines_54:
+longrows_108:
+	XORQ R15, R15
+
+lines_109:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_54
+	JB         lines_109
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_108:
 aheaddoneAVX512_704:
 	VBROADCASTSS (DX)(R13*4), Z21
 	VCVTPH2PS    (R12)(R9*2), Z22
@@ -12520,20 +13369,35 @@ k22_AVX512_639:
 	JGE     rowdoneAVX512_706
 
 rowAVX512_705:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_707
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_707
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_110
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_110
 
-lines_55:
+longrows_110:
+	XORQ R15, R15
+
+lines_111:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_55
+	JB         lines_111
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_110:
 aheaddoneAVX512_707:
 	VBROADCASTSS (DX)(R13*4), Z22
 	VCVTPH2PS    (R12)(R9*2), Z23
@@ -12641,20 +13505,35 @@ k23_AVX512_640:
 	JGE     rowdoneAVX512_709
 
 rowAVX512_708:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_710
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_710
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_112
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_112
 
-lines_56:
+longrows_112:
+	XORQ R15, R15
+
+lines_113:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_56
+	JB         lines_113
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_112:
 aheaddoneAVX512_710:
 	VBROADCASTSS (DX)(R13*4), Z23
 	VCVTPH2PS    (R12)(R9*2), Z24
@@ -12766,20 +13645,35 @@ k24_AVX512_641:
 	JGE     rowdoneAVX512_712
 
 rowAVX512_711:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_713
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_713
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_114
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_114
 
-lines_57:
+longrows_114:
+	XORQ R15, R15
+
+lines_115:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_57
+	JB         lines_115
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_114:
 aheaddoneAVX512_713:
 	VBROADCASTSS (DX)(R13*4), Z24
 	VCVTPH2PS    (R12)(R9*2), Z25
@@ -12890,20 +13784,35 @@ maskAVX512_714:
 	JGE       rowdoneAVX512_716
 
 rowAVX512_715:
-	MOVQ  8(SP), SI
-	TESTQ SI, SI
-	JZ    aheaddoneAVX512_717
-	ADDQ  AX, SI
-	XORQ  R9, R9
+	MOVQ       8(SP), SI
+	TESTQ      SI, SI
+	JZ         aheaddoneAVX512_717
+	ADDQ       AX, SI
+	MOVQ       16(SP), R9
+	CMPQ       R9, $0x000000ff
+	JA         longrows_116
+	PREFETCHT0 (SI)
+	PREFETCHT0 (SI)(R9*1)
+	MOVQ       24(SP), R9
+	PREFETCHT0 (SI)(R9*1)
+	MOVQ       32(SP), R9
+	PREFETCHT0 (SI)(R9*1)
+	MOVQ       40(SP), R9
+	PREFETCHT0 (SI)(R9*1)
+	JMP        rowsprefetched_116
 
-lines_58:
+longrows_116:
+	XORQ R9, R9
+
+lines_117:
 	PREFETCHT0 (SI)(R9*1)
 	ADDQ       $0x40, R9
 	CMPQ       R9, 16(SP)
-	JB         lines_58
+	JB         lines_117
 	MOVQ       16(SP), R9
 	PREFETCHT0 (SI)(R9*1)
 
+rowsprefetched_116:
 aheaddoneAVX512_717:
 	VBROADCASTSS (DX)(BX*4), Z1
 	VMOVDQU16.Z  (AX), K1, Y2
@@ -12958,12 +13867,12 @@ perAVX512_721:
 	MOVQ $0x00000040, R11
 
 heightAVX512_718:
-	MOVQ R11, 32(SP)
+	MOVQ R11, 56(SP)
 
 blockAVX512_722:
 	TESTQ   BX, BX
 	JZ      doneAVX512_609
-	MOVQ    32(SP), R8
+	MOVQ    56(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -13027,20 +13936,35 @@ k1_AVX512_726:
 	JGE     rowdoneAVX512_739
 
 rowAVX512_738:
-	MOVQ  8(SP), R13
-	TESTQ R13, R13
-	JZ    aheaddoneAVX512_740
-	ADDQ  R9, R13
-	XORQ  R14, R14
+	MOVQ       8(SP), R13
+	TESTQ      R13, R13
+	JZ         aheaddoneAVX512_740
+	ADDQ       R9, R13
+	MOVQ       16(SP), R14
+	CMPQ       R14, $0x000000ff
+	JA         longrows_118
+	PREFETCHT0 (R13)
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       24(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       32(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       40(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	JMP        rowsprefetched_118
 
-lines_59:
+longrows_118:
+	XORQ R14, R14
+
+lines_119:
 	PREFETCHT0 (R13)(R14*1)
 	ADDQ       $0x40, R14
 	CMPQ       R14, 16(SP)
-	JB         lines_59
+	JB         lines_119
 	MOVQ       16(SP), R14
 	PREFETCHT0 (R13)(R14*1)
 
+rowsprefetched_118:
 aheaddoneAVX512_740:
 	VBROADCASTSS (DX)(R12*4), Z2
 	VBROADCASTSS 1024(DX)(R12*4), Z3
@@ -13073,20 +13997,35 @@ k2_AVX512_727:
 	JGE     rowdoneAVX512_742
 
 rowAVX512_741:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_743
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_743
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_120
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_120
 
-lines_60:
+longrows_120:
+	XORQ R15, R15
+
+lines_121:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_60
+	JB         lines_121
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_120:
 aheaddoneAVX512_743:
 	VBROADCASTSS (DX)(R13*4), Z4
 	VBROADCASTSS 1024(DX)(R13*4), Z5
@@ -13126,20 +14065,35 @@ k3_AVX512_728:
 	JGE     rowdoneAVX512_745
 
 rowAVX512_744:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_746
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_746
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_122
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_122
 
-lines_61:
+longrows_122:
+	XORQ R15, R15
+
+lines_123:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_61
+	JB         lines_123
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_122:
 aheaddoneAVX512_746:
 	VBROADCASTSS (DX)(R13*4), Z6
 	VBROADCASTSS 1024(DX)(R13*4), Z7
@@ -13186,20 +14140,35 @@ k4_AVX512_729:
 	JGE     rowdoneAVX512_748
 
 rowAVX512_747:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_749
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_749
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_124
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_124
 
-lines_62:
+longrows_124:
+	XORQ R15, R15
+
+lines_125:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_62
+	JB         lines_125
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_124:
 aheaddoneAVX512_749:
 	VBROADCASTSS (DX)(R13*4), Z8
 	VBROADCASTSS 1024(DX)(R13*4), Z9
@@ -13253,20 +14222,35 @@ k5_AVX512_730:
 	JGE     rowdoneAVX512_751
 
 rowAVX512_750:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_752
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_752
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_126
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_126
 
-lines_63:
+longrows_126:
+	XORQ R15, R15
+
+lines_127:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_63
+	JB         lines_127
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_126:
 aheaddoneAVX512_752:
 	VBROADCASTSS (DX)(R13*4), Z10
 	VBROADCASTSS 1024(DX)(R13*4), Z11
@@ -13327,20 +14311,35 @@ k6_AVX512_731:
 	JGE     rowdoneAVX512_754
 
 rowAVX512_753:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_755
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_755
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_128
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_128
 
-lines_64:
+longrows_128:
+	XORQ R15, R15
+
+lines_129:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_64
+	JB         lines_129
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_128:
 aheaddoneAVX512_755:
 	VBROADCASTSS (DX)(R13*4), Z12
 	VBROADCASTSS 1024(DX)(R13*4), Z13
@@ -13408,20 +14407,35 @@ k7_AVX512_732:
 	JGE     rowdoneAVX512_757
 
 rowAVX512_756:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_758
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_758
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_130
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_130
 
-lines_65:
+longrows_130:
+	XORQ R15, R15
+
+lines_131:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_65
+	JB         lines_131
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_130:
 aheaddoneAVX512_758:
 	VBROADCASTSS (DX)(R13*4), Z14
 	VBROADCASTSS 1024(DX)(R13*4), Z15
@@ -13496,20 +14510,35 @@ k8_AVX512_733:
 	JGE     rowdoneAVX512_760
 
 rowAVX512_759:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_761
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_761
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_132
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_132
 
-lines_66:
+longrows_132:
+	XORQ R15, R15
+
+lines_133:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_66
+	JB         lines_133
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_132:
 aheaddoneAVX512_761:
 	VBROADCASTSS (DX)(R13*4), Z16
 	VBROADCASTSS 1024(DX)(R13*4), Z17
@@ -13591,20 +14620,35 @@ k9_AVX512_734:
 	JGE     rowdoneAVX512_763
 
 rowAVX512_762:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_764
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_764
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_134
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_134
 
-lines_67:
+longrows_134:
+	XORQ R15, R15
+
+lines_135:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_67
+	JB         lines_135
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_134:
 aheaddoneAVX512_764:
 	VBROADCASTSS (DX)(R13*4), Z18
 	VBROADCASTSS 1024(DX)(R13*4), Z19
@@ -13693,20 +14737,35 @@ k10_AVX512_735:
 	JGE     rowdoneAVX512_766
 
 rowAVX512_765:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_767
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_767
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_136
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_136
 
-lines_68:
+longrows_136:
+	XORQ R15, R15
+
+lines_137:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_68
+	JB         lines_137
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_136:
 aheaddoneAVX512_767:
 	VBROADCASTSS (DX)(R13*4), Z20
 	VBROADCASTSS 1024(DX)(R13*4), Z21
@@ -13802,20 +14861,35 @@ k11_AVX512_736:
 	JGE     rowdoneAVX512_769
 
 rowAVX512_768:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_770
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_770
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_138
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_138
 
-lines_69:
+longrows_138:
+	XORQ R15, R15
+
+lines_139:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_69
+	JB         lines_139
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_138:
 aheaddoneAVX512_770:
 	VBROADCASTSS (DX)(R13*4), Z22
 	VBROADCASTSS 1024(DX)(R13*4), Z23
@@ -13918,20 +14992,35 @@ k12_AVX512_737:
 	JGE     rowdoneAVX512_772
 
 rowAVX512_771:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_773
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_773
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_140
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_140
 
-lines_70:
+longrows_140:
+	XORQ R15, R15
+
+lines_141:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_70
+	JB         lines_141
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_140:
 aheaddoneAVX512_773:
 	VBROADCASTSS (DX)(R13*4), Z24
 	VBROADCASTSS 1024(DX)(R13*4), Z25
@@ -14035,20 +15124,35 @@ maskAVX512_774:
 	JGE       rowdoneAVX512_776
 
 rowAVX512_775:
-	MOVQ  8(SP), R11
-	TESTQ R11, R11
-	JZ    aheaddoneAVX512_777
-	ADDQ  R9, R11
-	XORQ  R12, R12
+	MOVQ       8(SP), R11
+	TESTQ      R11, R11
+	JZ         aheaddoneAVX512_777
+	ADDQ       R9, R11
+	MOVQ       16(SP), R12
+	CMPQ       R12, $0x000000ff
+	JA         longrows_142
+	PREFETCHT0 (R11)
+	PREFETCHT0 (R11)(R12*1)
+	MOVQ       24(SP), R12
+	PREFETCHT0 (R11)(R12*1)
+	MOVQ       32(SP), R12
+	PREFETCHT0 (R11)(R12*1)
+	MOVQ       40(SP), R12
+	PREFETCHT0 (R11)(R12*1)
+	JMP        rowsprefetched_142
 
-lines_71:
+longrows_142:
+	XORQ R12, R12
+
+lines_143:
 	PREFETCHT0 (R11)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, 16(SP)
-	JB         lines_71
+	JB         lines_143
 	MOVQ       16(SP), R12
 	PREFETCHT0 (R11)(R12*1)
 
+rowsprefetched_142:
 aheaddoneAVX512_777:
 	VBROADCASTSS (DX)(R10*4), Z1
 	VMOVDQU16.Z  (R9), K1, Y2
@@ -14131,12 +15235,12 @@ perAVX512_785:
 	MOVQ $0x00000040, R11
 
 heightAVX512_782:
-	MOVQ R11, 40(SP)
+	MOVQ R11, 64(SP)
 
 blockAVX512_786:
 	TESTQ   BX, BX
 	JZ      groupAVX512_781
-	MOVQ    40(SP), R8
+	MOVQ    64(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -14200,20 +15304,35 @@ k1_AVX512_790:
 	JGE     rowdoneAVX512_803
 
 rowAVX512_802:
-	MOVQ  8(SP), R13
-	TESTQ R13, R13
-	JZ    aheaddoneAVX512_804
-	ADDQ  R9, R13
-	XORQ  R14, R14
+	MOVQ       8(SP), R13
+	TESTQ      R13, R13
+	JZ         aheaddoneAVX512_804
+	ADDQ       R9, R13
+	MOVQ       16(SP), R14
+	CMPQ       R14, $0x000000ff
+	JA         longrows_144
+	PREFETCHT0 (R13)
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       24(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       32(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       40(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	JMP        rowsprefetched_144
 
-lines_72:
+longrows_144:
+	XORQ R14, R14
+
+lines_145:
 	PREFETCHT0 (R13)(R14*1)
 	ADDQ       $0x40, R14
 	CMPQ       R14, 16(SP)
-	JB         lines_72
+	JB         lines_145
 	MOVQ       16(SP), R14
 	PREFETCHT0 (R13)(R14*1)
 
+rowsprefetched_144:
 aheaddoneAVX512_804:
 	VBROADCASTSS (DX)(R12*4), Z2
 	VBROADCASTSS 1024(DX)(R12*4), Z3
@@ -14246,20 +15365,35 @@ k2_AVX512_791:
 	JGE     rowdoneAVX512_806
 
 rowAVX512_805:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_807
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_807
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_146
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_146
 
-lines_73:
+longrows_146:
+	XORQ R15, R15
+
+lines_147:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_73
+	JB         lines_147
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_146:
 aheaddoneAVX512_807:
 	VBROADCASTSS (DX)(R13*4), Z4
 	VBROADCASTSS 1024(DX)(R13*4), Z5
@@ -14299,20 +15433,35 @@ k3_AVX512_792:
 	JGE     rowdoneAVX512_809
 
 rowAVX512_808:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_810
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_810
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_148
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_148
 
-lines_74:
+longrows_148:
+	XORQ R15, R15
+
+lines_149:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_74
+	JB         lines_149
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_148:
 aheaddoneAVX512_810:
 	VBROADCASTSS (DX)(R13*4), Z6
 	VBROADCASTSS 1024(DX)(R13*4), Z7
@@ -14359,20 +15508,35 @@ k4_AVX512_793:
 	JGE     rowdoneAVX512_812
 
 rowAVX512_811:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_813
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_813
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_150
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_150
 
-lines_75:
+longrows_150:
+	XORQ R15, R15
+
+lines_151:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_75
+	JB         lines_151
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_150:
 aheaddoneAVX512_813:
 	VBROADCASTSS (DX)(R13*4), Z8
 	VBROADCASTSS 1024(DX)(R13*4), Z9
@@ -14426,20 +15590,35 @@ k5_AVX512_794:
 	JGE     rowdoneAVX512_815
 
 rowAVX512_814:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_816
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_816
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_152
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_152
 
-lines_76:
+longrows_152:
+	XORQ R15, R15
+
+lines_153:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_76
+	JB         lines_153
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_152:
 aheaddoneAVX512_816:
 	VBROADCASTSS (DX)(R13*4), Z10
 	VBROADCASTSS 1024(DX)(R13*4), Z11
@@ -14500,20 +15679,35 @@ k6_AVX512_795:
 	JGE     rowdoneAVX512_818
 
 rowAVX512_817:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_819
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_819
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_154
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_154
 
-lines_77:
+longrows_154:
+	XORQ R15, R15
+
+lines_155:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_77
+	JB         lines_155
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_154:
 aheaddoneAVX512_819:
 	VBROADCASTSS (DX)(R13*4), Z12
 	VBROADCASTSS 1024(DX)(R13*4), Z13
@@ -14581,20 +15775,35 @@ k7_AVX512_796:
 	JGE     rowdoneAVX512_821
 
 rowAVX512_820:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_822
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_822
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_156
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_156
 
-lines_78:
+longrows_156:
+	XORQ R15, R15
+
+lines_157:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_78
+	JB         lines_157
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_156:
 aheaddoneAVX512_822:
 	VBROADCASTSS (DX)(R13*4), Z14
 	VBROADCASTSS 1024(DX)(R13*4), Z15
@@ -14669,20 +15878,35 @@ k8_AVX512_797:
 	JGE     rowdoneAVX512_824
 
 rowAVX512_823:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_825
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_825
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_158
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_158
 
-lines_79:
+longrows_158:
+	XORQ R15, R15
+
+lines_159:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_79
+	JB         lines_159
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_158:
 aheaddoneAVX512_825:
 	VBROADCASTSS (DX)(R13*4), Z16
 	VBROADCASTSS 1024(DX)(R13*4), Z17
@@ -14764,20 +15988,35 @@ k9_AVX512_798:
 	JGE     rowdoneAVX512_827
 
 rowAVX512_826:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_828
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_828
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_160
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_160
 
-lines_80:
+longrows_160:
+	XORQ R15, R15
+
+lines_161:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_80
+	JB         lines_161
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_160:
 aheaddoneAVX512_828:
 	VBROADCASTSS (DX)(R13*4), Z18
 	VBROADCASTSS 1024(DX)(R13*4), Z19
@@ -14866,20 +16105,35 @@ k10_AVX512_799:
 	JGE     rowdoneAVX512_830
 
 rowAVX512_829:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_831
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_831
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_162
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_162
 
-lines_81:
+longrows_162:
+	XORQ R15, R15
+
+lines_163:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_81
+	JB         lines_163
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_162:
 aheaddoneAVX512_831:
 	VBROADCASTSS (DX)(R13*4), Z20
 	VBROADCASTSS 1024(DX)(R13*4), Z21
@@ -14975,20 +16229,35 @@ k11_AVX512_800:
 	JGE     rowdoneAVX512_833
 
 rowAVX512_832:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_834
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_834
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_164
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_164
 
-lines_82:
+longrows_164:
+	XORQ R15, R15
+
+lines_165:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_82
+	JB         lines_165
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_164:
 aheaddoneAVX512_834:
 	VBROADCASTSS (DX)(R13*4), Z22
 	VBROADCASTSS 1024(DX)(R13*4), Z23
@@ -15091,20 +16360,35 @@ k12_AVX512_801:
 	JGE     rowdoneAVX512_836
 
 rowAVX512_835:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_837
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_837
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_166
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_166
 
-lines_83:
+longrows_166:
+	XORQ R15, R15
+
+lines_167:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_83
+	JB         lines_167
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_166:
 aheaddoneAVX512_837:
 	VBROADCASTSS (DX)(R13*4), Z24
 	VBROADCASTSS 1024(DX)(R13*4), Z25
@@ -15208,20 +16492,35 @@ maskAVX512_838:
 	JGE       rowdoneAVX512_840
 
 rowAVX512_839:
-	MOVQ  8(SP), R11
-	TESTQ R11, R11
-	JZ    aheaddoneAVX512_841
-	ADDQ  R9, R11
-	XORQ  R12, R12
+	MOVQ       8(SP), R11
+	TESTQ      R11, R11
+	JZ         aheaddoneAVX512_841
+	ADDQ       R9, R11
+	MOVQ       16(SP), R12
+	CMPQ       R12, $0x000000ff
+	JA         longrows_168
+	PREFETCHT0 (R11)
+	PREFETCHT0 (R11)(R12*1)
+	MOVQ       24(SP), R12
+	PREFETCHT0 (R11)(R12*1)
+	MOVQ       32(SP), R12
+	PREFETCHT0 (R11)(R12*1)
+	MOVQ       40(SP), R12
+	PREFETCHT0 (R11)(R12*1)
+	JMP        rowsprefetched_168
 
-lines_84:
+longrows_168:
+	XORQ R12, R12
+
+lines_169:
 	PREFETCHT0 (R11)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, 16(SP)
-	JB         lines_84
+	JB         lines_169
 	MOVQ       16(SP), R12
 	PREFETCHT0 (R11)(R12*1)
 
+rowsprefetched_168:
 aheaddoneAVX512_841:
 	VBROADCASTSS (DX)(R10*4), Z1
 	VMOVDQU16.Z  (R9), K1, Y2
@@ -15306,12 +16605,12 @@ perAVX512_848:
 	MOVQ $0x00000040, R11
 
 heightAVX512_845:
-	MOVQ R11, 48(SP)
+	MOVQ R11, 72(SP)
 
 blockAVX512_849:
 	TESTQ   BX, BX
 	JZ      doneAVX512_609
-	MOVQ    48(SP), R8
+	MOVQ    72(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -17076,12 +18375,12 @@ perAVX512_932:
 	MOVQ $0x00000040, R11
 
 heightAVX512_929:
-	MOVQ R11, 56(SP)
+	MOVQ R11, 80(SP)
 
 blockAVX512_933:
 	TESTQ   BX, BX
 	JZ      groupAVX512_928
-	MOVQ    56(SP), R8
+	MOVQ    80(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -17145,20 +18444,35 @@ k1_AVX512_937:
 	JGE     rowdoneAVX512_950
 
 rowAVX512_949:
-	MOVQ  8(SP), R13
-	TESTQ R13, R13
-	JZ    aheaddoneAVX512_951
-	ADDQ  R9, R13
-	XORQ  R14, R14
+	MOVQ       8(SP), R13
+	TESTQ      R13, R13
+	JZ         aheaddoneAVX512_951
+	ADDQ       R9, R13
+	MOVQ       16(SP), R14
+	CMPQ       R14, $0x000000ff
+	JA         longrows_170
+	PREFETCHT0 (R13)
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       24(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       32(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       40(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	JMP        rowsprefetched_170
 
-lines_85:
+longrows_170:
+	XORQ R14, R14
+
+lines_171:
 	PREFETCHT0 (R13)(R14*1)
 	ADDQ       $0x40, R14
 	CMPQ       R14, 16(SP)
-	JB         lines_85
+	JB         lines_171
 	MOVQ       16(SP), R14
 	PREFETCHT0 (R13)(R14*1)
 
+rowsprefetched_170:
 aheaddoneAVX512_951:
 	VBROADCASTSS (DX)(R12*4), Z2
 	VBROADCASTSS 1024(DX)(R12*4), Z3
@@ -17191,20 +18505,35 @@ k2_AVX512_938:
 	JGE     rowdoneAVX512_953
 
 rowAVX512_952:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_954
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_954
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_172
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_172
 
-lines_86:
+longrows_172:
+	XORQ R15, R15
+
+lines_173:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_86
+	JB         lines_173
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_172:
 aheaddoneAVX512_954:
 	VBROADCASTSS (DX)(R13*4), Z4
 	VBROADCASTSS 1024(DX)(R13*4), Z5
@@ -17244,20 +18573,35 @@ k3_AVX512_939:
 	JGE     rowdoneAVX512_956
 
 rowAVX512_955:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_957
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_957
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_174
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_174
 
-lines_87:
+longrows_174:
+	XORQ R15, R15
+
+lines_175:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_87
+	JB         lines_175
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_174:
 aheaddoneAVX512_957:
 	VBROADCASTSS (DX)(R13*4), Z6
 	VBROADCASTSS 1024(DX)(R13*4), Z7
@@ -17304,20 +18648,35 @@ k4_AVX512_940:
 	JGE     rowdoneAVX512_959
 
 rowAVX512_958:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_960
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_960
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_176
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_176
 
-lines_88:
+longrows_176:
+	XORQ R15, R15
+
+lines_177:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_88
+	JB         lines_177
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_176:
 aheaddoneAVX512_960:
 	VBROADCASTSS (DX)(R13*4), Z8
 	VBROADCASTSS 1024(DX)(R13*4), Z9
@@ -17371,20 +18730,35 @@ k5_AVX512_941:
 	JGE     rowdoneAVX512_962
 
 rowAVX512_961:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_963
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_963
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_178
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_178
 
-lines_89:
+longrows_178:
+	XORQ R15, R15
+
+lines_179:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_89
+	JB         lines_179
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_178:
 aheaddoneAVX512_963:
 	VBROADCASTSS (DX)(R13*4), Z10
 	VBROADCASTSS 1024(DX)(R13*4), Z11
@@ -17445,20 +18819,35 @@ k6_AVX512_942:
 	JGE     rowdoneAVX512_965
 
 rowAVX512_964:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_966
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_966
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_180
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_180
 
-lines_90:
+longrows_180:
+	XORQ R15, R15
+
+lines_181:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_90
+	JB         lines_181
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_180:
 aheaddoneAVX512_966:
 	VBROADCASTSS (DX)(R13*4), Z12
 	VBROADCASTSS 1024(DX)(R13*4), Z13
@@ -17526,20 +18915,35 @@ k7_AVX512_943:
 	JGE     rowdoneAVX512_968
 
 rowAVX512_967:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_969
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_969
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_182
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_182
 
-lines_91:
+longrows_182:
+	XORQ R15, R15
+
+lines_183:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_91
+	JB         lines_183
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_182:
 aheaddoneAVX512_969:
 	VBROADCASTSS (DX)(R13*4), Z14
 	VBROADCASTSS 1024(DX)(R13*4), Z15
@@ -17614,20 +19018,35 @@ k8_AVX512_944:
 	JGE     rowdoneAVX512_971
 
 rowAVX512_970:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_972
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_972
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_184
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_184
 
-lines_92:
+longrows_184:
+	XORQ R15, R15
+
+lines_185:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_92
+	JB         lines_185
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_184:
 aheaddoneAVX512_972:
 	VBROADCASTSS (DX)(R13*4), Z16
 	VBROADCASTSS 1024(DX)(R13*4), Z17
@@ -17709,20 +19128,35 @@ k9_AVX512_945:
 	JGE     rowdoneAVX512_974
 
 rowAVX512_973:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_975
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_975
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_186
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_186
 
-lines_93:
+longrows_186:
+	XORQ R15, R15
+
+lines_187:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_93
+	JB         lines_187
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_186:
 aheaddoneAVX512_975:
 	VBROADCASTSS (DX)(R13*4), Z18
 	VBROADCASTSS 1024(DX)(R13*4), Z19
@@ -17811,20 +19245,35 @@ k10_AVX512_946:
 	JGE     rowdoneAVX512_977
 
 rowAVX512_976:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_978
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_978
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_188
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_188
 
-lines_94:
+longrows_188:
+	XORQ R15, R15
+
+lines_189:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_94
+	JB         lines_189
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_188:
 aheaddoneAVX512_978:
 	VBROADCASTSS (DX)(R13*4), Z20
 	VBROADCASTSS 1024(DX)(R13*4), Z21
@@ -17920,20 +19369,35 @@ k11_AVX512_947:
 	JGE     rowdoneAVX512_980
 
 rowAVX512_979:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_981
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_981
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_190
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_190
 
-lines_95:
+longrows_190:
+	XORQ R15, R15
+
+lines_191:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_95
+	JB         lines_191
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_190:
 aheaddoneAVX512_981:
 	VBROADCASTSS (DX)(R13*4), Z22
 	VBROADCASTSS 1024(DX)(R13*4), Z23
@@ -18036,20 +19500,35 @@ k12_AVX512_948:
 	JGE     rowdoneAVX512_983
 
 rowAVX512_982:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_984
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_984
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_192
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_192
 
-lines_96:
+longrows_192:
+	XORQ R15, R15
+
+lines_193:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_96
+	JB         lines_193
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_192:
 aheaddoneAVX512_984:
 	VBROADCASTSS (DX)(R13*4), Z24
 	VBROADCASTSS 1024(DX)(R13*4), Z25
@@ -18153,20 +19632,35 @@ maskAVX512_985:
 	JGE       rowdoneAVX512_987
 
 rowAVX512_986:
-	MOVQ  8(SP), R11
-	TESTQ R11, R11
-	JZ    aheaddoneAVX512_988
-	ADDQ  R9, R11
-	XORQ  R12, R12
+	MOVQ       8(SP), R11
+	TESTQ      R11, R11
+	JZ         aheaddoneAVX512_988
+	ADDQ       R9, R11
+	MOVQ       16(SP), R12
+	CMPQ       R12, $0x000000ff
+	JA         longrows_194
+	PREFETCHT0 (R11)
+	PREFETCHT0 (R11)(R12*1)
+	MOVQ       24(SP), R12
+	PREFETCHT0 (R11)(R12*1)
+	MOVQ       32(SP), R12
+	PREFETCHT0 (R11)(R12*1)
+	MOVQ       40(SP), R12
+	PREFETCHT0 (R11)(R12*1)
+	JMP        rowsprefetched_194
 
-lines_97:
+longrows_194:
+	XORQ R12, R12
+
+lines_195:
 	PREFETCHT0 (R11)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, 16(SP)
-	JB         lines_97
+	JB         lines_195
 	MOVQ       16(SP), R12
 	PREFETCHT0 (R11)(R12*1)
 
+rowsprefetched_194:
 aheaddoneAVX512_988:
 	VBROADCASTSS (DX)(R10*4), Z1
 	VMOVDQU16.Z  (R9), K1, Y2
@@ -18251,12 +19745,12 @@ perAVX512_995:
 	MOVQ $0x00000040, R11
 
 heightAVX512_992:
-	MOVQ R11, 64(SP)
+	MOVQ R11, 88(SP)
 
 blockAVX512_996:
 	TESTQ   BX, BX
 	JZ      doneAVX512_609
-	MOVQ    64(SP), R8
+	MOVQ    88(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -19194,7 +20688,7 @@ doneAVX512_609:
 
 // func WeightedSumRowsAddBF16AVX2(dst []float32, w []float32, v []uint16, ahead []uint16, rows int, n int, stride int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·WeightedSumRowsAddBF16AVX2(SB), NOSPLIT, $72-120
+TEXT ·WeightedSumRowsAddBF16AVX2(SB), NOSPLIT, $96-120
 	MOVQ rows+96(FP), CX
 
 	// dim = len(dst)/rows
@@ -19213,18 +20707,30 @@ TEXT ·WeightedSumRowsAddBF16AVX2(SB), NOSPLIT, $72-120
 	SUBQ  BX, DX
 
 noaheadAVX2_1042:
-	MOVQ DX, 8(SP)
-	LEAQ -1(AX)(AX*1), DX
-	MOVQ DX, 16(SP)
-	CMPQ CX, $0x01
-	JE   rows1_AVX2_1043
-	CMPQ CX, $0x02
-	JE   rows2_AVX2_1044
-	CMPQ CX, $0x03
-	JE   rows3_AVX2_1045
-	CMPQ CX, $0x04
-	JE   rows4_AVX2_1046
-	JMP  doneAVX2_1047
+	MOVQ    DX, 8(SP)
+	LEAQ    -1(AX)(AX*1), DX
+	MOVQ    DX, 16(SP)
+	MOVQ    $0x00000040, BX
+	CMPQ    BX, DX
+	CMOVQHI DX, BX
+	MOVQ    BX, 24(SP)
+	MOVQ    $0x00000080, BX
+	CMPQ    BX, DX
+	CMOVQHI DX, BX
+	MOVQ    BX, 32(SP)
+	MOVQ    $0x000000c0, BX
+	CMPQ    BX, DX
+	CMOVQHI DX, BX
+	MOVQ    BX, 40(SP)
+	CMPQ    CX, $0x01
+	JE      rows1_AVX2_1043
+	CMPQ    CX, $0x02
+	JE      rows2_AVX2_1044
+	CMPQ    CX, $0x03
+	JE      rows3_AVX2_1045
+	CMPQ    CX, $0x04
+	JE      rows4_AVX2_1046
+	JMP     doneAVX2_1047
 
 rows1_AVX2_1043:
 	MOVQ dst_base+0(FP), CX
@@ -19266,12 +20772,12 @@ perAVX2_1051:
 	MOVQ $0x00000040, R11
 
 heightAVX2_1048:
-	MOVQ R11, 24(SP)
+	MOVQ R11, 48(SP)
 
 blockAVX2_1052:
 	TESTQ   BX, BX
 	JZ      doneAVX2_1047
-	MOVQ    24(SP), R8
+	MOVQ    48(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -19333,20 +20839,35 @@ k1_AVX2_1056:
 	JGE     rowdoneAVX2_1069
 
 rowAVX2_1068:
-	MOVQ  8(SP), R13
-	TESTQ R13, R13
-	JZ    aheaddoneAVX2_1070
-	ADDQ  R9, R13
-	XORQ  R14, R14
+	MOVQ       8(SP), R13
+	TESTQ      R13, R13
+	JZ         aheaddoneAVX2_1070
+	ADDQ       R9, R13
+	MOVQ       16(SP), R14
+	CMPQ       R14, $0x000000ff
+	JA         longrows_196
+	PREFETCHT0 (R13)
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       24(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       32(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       40(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	JMP        rowsprefetched_196
 
-lines_98:
+longrows_196:
+	XORQ R14, R14
+
+lines_197:
 	PREFETCHT0 (R13)(R14*1)
 	ADDQ       $0x40, R14
 	CMPQ       R14, 16(SP)
-	JB         lines_98
+	JB         lines_197
 	MOVQ       16(SP), R14
 	PREFETCHT0 (R13)(R14*1)
 
+rowsprefetched_196:
 aheaddoneAVX2_1070:
 	VBROADCASTSS   (DX)(R12*4), Y2
 	VBROADCASTI128 (R9)(R11*2), Y3
@@ -19372,20 +20893,35 @@ k2_AVX2_1057:
 	JGE     rowdoneAVX2_1072
 
 rowAVX2_1071:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_1073
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_1073
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_198
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_198
 
-lines_99:
+longrows_198:
+	XORQ R15, R15
+
+lines_199:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_99
+	JB         lines_199
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_198:
 aheaddoneAVX2_1073:
 	VBROADCASTSS   (DX)(R13*4), Y3
 	VBROADCASTI128 (R12)(R9*2), Y4
@@ -19416,20 +20952,35 @@ k3_AVX2_1058:
 	JGE     rowdoneAVX2_1075
 
 rowAVX2_1074:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_1076
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_1076
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_200
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_200
 
-lines_100:
+longrows_200:
+	XORQ R15, R15
+
+lines_201:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_100
+	JB         lines_201
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_200:
 aheaddoneAVX2_1076:
 	VBROADCASTSS   (DX)(R13*4), Y4
 	VBROADCASTI128 (R12)(R9*2), Y5
@@ -19465,20 +21016,35 @@ k4_AVX2_1059:
 	JGE     rowdoneAVX2_1078
 
 rowAVX2_1077:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_1079
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_1079
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_202
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_202
 
-lines_101:
+longrows_202:
+	XORQ R15, R15
+
+lines_203:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_101
+	JB         lines_203
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_202:
 aheaddoneAVX2_1079:
 	VBROADCASTSS   (DX)(R13*4), Y5
 	VBROADCASTI128 (R12)(R9*2), Y6
@@ -19519,20 +21085,35 @@ k5_AVX2_1060:
 	JGE     rowdoneAVX2_1081
 
 rowAVX2_1080:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_1082
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_1082
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_204
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_204
 
-lines_102:
+longrows_204:
+	XORQ R15, R15
+
+lines_205:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_102
+	JB         lines_205
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_204:
 aheaddoneAVX2_1082:
 	VBROADCASTSS   (DX)(R13*4), Y6
 	VBROADCASTI128 (R12)(R9*2), Y7
@@ -19578,20 +21159,35 @@ k6_AVX2_1061:
 	JGE     rowdoneAVX2_1084
 
 rowAVX2_1083:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_1085
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_1085
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_206
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_206
 
-lines_103:
+longrows_206:
+	XORQ R15, R15
+
+lines_207:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_103
+	JB         lines_207
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_206:
 aheaddoneAVX2_1085:
 	VBROADCASTSS   (DX)(R13*4), Y7
 	VBROADCASTI128 (R12)(R9*2), Y8
@@ -19642,20 +21238,35 @@ k7_AVX2_1062:
 	JGE     rowdoneAVX2_1087
 
 rowAVX2_1086:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_1088
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_1088
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_208
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_208
 
-lines_104:
+longrows_208:
+	XORQ R15, R15
+
+lines_209:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_104
+	JB         lines_209
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_208:
 aheaddoneAVX2_1088:
 	VBROADCASTSS   (DX)(R13*4), Y8
 	VBROADCASTI128 (R12)(R9*2), Y9
@@ -19711,20 +21322,35 @@ k8_AVX2_1063:
 	JGE     rowdoneAVX2_1090
 
 rowAVX2_1089:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_1091
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_1091
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_210
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_210
 
-lines_105:
+longrows_210:
+	XORQ R15, R15
+
+lines_211:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_105
+	JB         lines_211
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_210:
 aheaddoneAVX2_1091:
 	VBROADCASTSS   (DX)(R13*4), Y9
 	VBROADCASTI128 (R12)(R9*2), Y10
@@ -19785,20 +21411,35 @@ k9_AVX2_1064:
 	JGE     rowdoneAVX2_1093
 
 rowAVX2_1092:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_1094
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_1094
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_212
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_212
 
-lines_106:
+longrows_212:
+	XORQ R15, R15
+
+lines_213:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_106
+	JB         lines_213
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_212:
 aheaddoneAVX2_1094:
 	VBROADCASTSS   (DX)(R13*4), Y10
 	VBROADCASTI128 (R12)(R9*2), Y11
@@ -19864,20 +21505,35 @@ k10_AVX2_1065:
 	JGE     rowdoneAVX2_1096
 
 rowAVX2_1095:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_1097
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_1097
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_214
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_214
 
-lines_107:
+longrows_214:
+	XORQ R15, R15
+
+lines_215:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_107
+	JB         lines_215
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_214:
 aheaddoneAVX2_1097:
 	VBROADCASTSS   (DX)(R13*4), Y11
 	VBROADCASTI128 (R12)(R9*2), Y12
@@ -19948,20 +21604,35 @@ k11_AVX2_1066:
 	JGE     rowdoneAVX2_1099
 
 rowAVX2_1098:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_1100
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_1100
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_216
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_216
 
-lines_108:
+longrows_216:
+	XORQ R15, R15
+
+lines_217:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_108
+	JB         lines_217
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_216:
 aheaddoneAVX2_1100:
 	VBROADCASTSS   (DX)(R13*4), Y12
 	VBROADCASTI128 (R12)(R9*2), Y13
@@ -20037,20 +21708,35 @@ k12_AVX2_1067:
 	JGE     rowdoneAVX2_1102
 
 rowAVX2_1101:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_1103
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_1103
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_218
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_218
 
-lines_109:
+longrows_218:
+	XORQ R15, R15
+
+lines_219:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_109
+	JB         lines_219
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_218:
 aheaddoneAVX2_1103:
 	VBROADCASTSS   (DX)(R13*4), Y13
 	VBROADCASTI128 (R12)(R9*2), Y14
@@ -20136,20 +21822,35 @@ columnAVX2_1104:
 	JGE    rowdoneAVX2_1107
 
 rowAVX2_1106:
-	MOVQ  8(SP), R12
-	TESTQ R12, R12
-	JZ    aheaddoneAVX2_1108
-	ADDQ  R10, R12
-	XORQ  R13, R13
+	MOVQ       8(SP), R12
+	TESTQ      R12, R12
+	JZ         aheaddoneAVX2_1108
+	ADDQ       R10, R12
+	MOVQ       16(SP), R13
+	CMPQ       R13, $0x000000ff
+	JA         longrows_220
+	PREFETCHT0 (R12)
+	PREFETCHT0 (R12)(R13*1)
+	MOVQ       24(SP), R13
+	PREFETCHT0 (R12)(R13*1)
+	MOVQ       32(SP), R13
+	PREFETCHT0 (R12)(R13*1)
+	MOVQ       40(SP), R13
+	PREFETCHT0 (R12)(R13*1)
+	JMP        rowsprefetched_220
 
-lines_110:
+longrows_220:
+	XORQ R13, R13
+
+lines_221:
 	PREFETCHT0 (R12)(R13*1)
 	ADDQ       $0x40, R13
 	CMPQ       R13, 16(SP)
-	JB         lines_110
+	JB         lines_221
 	MOVQ       16(SP), R13
 	PREFETCHT0 (R12)(R13*1)
 
+rowsprefetched_220:
 aheaddoneAVX2_1108:
 	MOVWLZX     (R10)(R9*2), R12
 	SHLL        $0x10, R12
@@ -20208,12 +21909,12 @@ perAVX2_1112:
 	MOVQ $0x00000040, R11
 
 heightAVX2_1109:
-	MOVQ R11, 32(SP)
+	MOVQ R11, 56(SP)
 
 blockAVX2_1113:
 	TESTQ   BX, BX
 	JZ      doneAVX2_1047
-	MOVQ    32(SP), R8
+	MOVQ    56(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -20266,20 +21967,35 @@ k1_AVX2_1117:
 	JGE     rowdoneAVX2_1124
 
 rowAVX2_1123:
-	MOVQ  8(SP), R13
-	TESTQ R13, R13
-	JZ    aheaddoneAVX2_1125
-	ADDQ  R9, R13
-	XORQ  R14, R14
+	MOVQ       8(SP), R13
+	TESTQ      R13, R13
+	JZ         aheaddoneAVX2_1125
+	ADDQ       R9, R13
+	MOVQ       16(SP), R14
+	CMPQ       R14, $0x000000ff
+	JA         longrows_222
+	PREFETCHT0 (R13)
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       24(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       32(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       40(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	JMP        rowsprefetched_222
 
-lines_111:
+longrows_222:
+	XORQ R14, R14
+
+lines_223:
 	PREFETCHT0 (R13)(R14*1)
 	ADDQ       $0x40, R14
 	CMPQ       R14, 16(SP)
-	JB         lines_111
+	JB         lines_223
 	MOVQ       16(SP), R14
 	PREFETCHT0 (R13)(R14*1)
 
+rowsprefetched_222:
 aheaddoneAVX2_1125:
 	VBROADCASTSS   (DX)(R12*4), Y3
 	VBROADCASTSS   1024(DX)(R12*4), Y4
@@ -20314,20 +22030,35 @@ k2_AVX2_1118:
 	JGE     rowdoneAVX2_1127
 
 rowAVX2_1126:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_1128
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_1128
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_224
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_224
 
-lines_112:
+longrows_224:
+	XORQ R15, R15
+
+lines_225:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_112
+	JB         lines_225
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_224:
 aheaddoneAVX2_1128:
 	VBROADCASTSS   (DX)(R13*4), Y5
 	VBROADCASTSS   1024(DX)(R13*4), Y6
@@ -20370,20 +22101,35 @@ k3_AVX2_1119:
 	JGE     rowdoneAVX2_1130
 
 rowAVX2_1129:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_1131
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_1131
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_226
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_226
 
-lines_113:
+longrows_226:
+	XORQ R15, R15
+
+lines_227:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_113
+	JB         lines_227
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_226:
 aheaddoneAVX2_1131:
 	VBROADCASTSS   (DX)(R13*4), Y7
 	VBROADCASTSS   1024(DX)(R13*4), Y8
@@ -20434,20 +22180,35 @@ k4_AVX2_1120:
 	JGE     rowdoneAVX2_1133
 
 rowAVX2_1132:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_1134
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_1134
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_228
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_228
 
-lines_114:
+longrows_228:
+	XORQ R15, R15
+
+lines_229:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_114
+	JB         lines_229
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_228:
 aheaddoneAVX2_1134:
 	VBROADCASTSS   (DX)(R13*4), Y9
 	VBROADCASTSS   1024(DX)(R13*4), Y10
@@ -20506,20 +22267,35 @@ k5_AVX2_1121:
 	JGE     rowdoneAVX2_1136
 
 rowAVX2_1135:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_1137
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_1137
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_230
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_230
 
-lines_115:
+longrows_230:
+	XORQ R15, R15
+
+lines_231:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_115
+	JB         lines_231
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_230:
 aheaddoneAVX2_1137:
 	VBROADCASTSS   (DX)(R13*4), Y11
 	VBROADCASTSS   1024(DX)(R13*4), Y12
@@ -20586,20 +22362,35 @@ k6_AVX2_1122:
 	JGE     rowdoneAVX2_1139
 
 rowAVX2_1138:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_1140
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_1140
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_232
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_232
 
-lines_116:
+longrows_232:
+	XORQ R15, R15
+
+lines_233:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_116
+	JB         lines_233
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_232:
 aheaddoneAVX2_1140:
 	VBROADCASTSS   (DX)(R13*4), Y13
 	VBROADCASTSS   1024(DX)(R13*4), Y14
@@ -20676,20 +22467,35 @@ columnAVX2_1141:
 	JGE    rowdoneAVX2_1144
 
 rowAVX2_1143:
-	MOVQ  8(SP), R12
-	TESTQ R12, R12
-	JZ    aheaddoneAVX2_1145
-	ADDQ  R10, R12
-	XORQ  R13, R13
+	MOVQ       8(SP), R12
+	TESTQ      R12, R12
+	JZ         aheaddoneAVX2_1145
+	ADDQ       R10, R12
+	MOVQ       16(SP), R13
+	CMPQ       R13, $0x000000ff
+	JA         longrows_234
+	PREFETCHT0 (R12)
+	PREFETCHT0 (R12)(R13*1)
+	MOVQ       24(SP), R13
+	PREFETCHT0 (R12)(R13*1)
+	MOVQ       32(SP), R13
+	PREFETCHT0 (R12)(R13*1)
+	MOVQ       40(SP), R13
+	PREFETCHT0 (R12)(R13*1)
+	JMP        rowsprefetched_234
 
-lines_117:
+longrows_234:
+	XORQ R13, R13
+
+lines_235:
 	PREFETCHT0 (R12)(R13*1)
 	ADDQ       $0x40, R13
 	CMPQ       R13, 16(SP)
-	JB         lines_117
+	JB         lines_235
 	MOVQ       16(SP), R13
 	PREFETCHT0 (R12)(R13*1)
 
+rowsprefetched_234:
 aheaddoneAVX2_1145:
 	MOVWLZX     (R10)(R9*2), R12
 	SHLL        $0x10, R12
@@ -20779,12 +22585,12 @@ perAVX2_1154:
 	MOVQ $0x00000040, R11
 
 heightAVX2_1151:
-	MOVQ R11, 40(SP)
+	MOVQ R11, 64(SP)
 
 blockAVX2_1155:
 	TESTQ   BX, BX
 	JZ      groupAVX2_1150
-	MOVQ    40(SP), R8
+	MOVQ    64(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -20837,20 +22643,35 @@ k1_AVX2_1159:
 	JGE     rowdoneAVX2_1166
 
 rowAVX2_1165:
-	MOVQ  8(SP), R13
-	TESTQ R13, R13
-	JZ    aheaddoneAVX2_1167
-	ADDQ  R9, R13
-	XORQ  R14, R14
+	MOVQ       8(SP), R13
+	TESTQ      R13, R13
+	JZ         aheaddoneAVX2_1167
+	ADDQ       R9, R13
+	MOVQ       16(SP), R14
+	CMPQ       R14, $0x000000ff
+	JA         longrows_236
+	PREFETCHT0 (R13)
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       24(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       32(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       40(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	JMP        rowsprefetched_236
 
-lines_118:
+longrows_236:
+	XORQ R14, R14
+
+lines_237:
 	PREFETCHT0 (R13)(R14*1)
 	ADDQ       $0x40, R14
 	CMPQ       R14, 16(SP)
-	JB         lines_118
+	JB         lines_237
 	MOVQ       16(SP), R14
 	PREFETCHT0 (R13)(R14*1)
 
+rowsprefetched_236:
 aheaddoneAVX2_1167:
 	VBROADCASTSS   (DX)(R12*4), Y3
 	VBROADCASTSS   1024(DX)(R12*4), Y4
@@ -20885,20 +22706,35 @@ k2_AVX2_1160:
 	JGE     rowdoneAVX2_1169
 
 rowAVX2_1168:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_1170
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_1170
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_238
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_238
 
-lines_119:
+longrows_238:
+	XORQ R15, R15
+
+lines_239:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_119
+	JB         lines_239
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_238:
 aheaddoneAVX2_1170:
 	VBROADCASTSS   (DX)(R13*4), Y5
 	VBROADCASTSS   1024(DX)(R13*4), Y6
@@ -20941,20 +22777,35 @@ k3_AVX2_1161:
 	JGE     rowdoneAVX2_1172
 
 rowAVX2_1171:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_1173
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_1173
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_240
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_240
 
-lines_120:
+longrows_240:
+	XORQ R15, R15
+
+lines_241:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_120
+	JB         lines_241
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_240:
 aheaddoneAVX2_1173:
 	VBROADCASTSS   (DX)(R13*4), Y7
 	VBROADCASTSS   1024(DX)(R13*4), Y8
@@ -21005,20 +22856,35 @@ k4_AVX2_1162:
 	JGE     rowdoneAVX2_1175
 
 rowAVX2_1174:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_1176
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_1176
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_242
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_242
 
-lines_121:
+longrows_242:
+	XORQ R15, R15
+
+lines_243:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_121
+	JB         lines_243
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_242:
 aheaddoneAVX2_1176:
 	VBROADCASTSS   (DX)(R13*4), Y9
 	VBROADCASTSS   1024(DX)(R13*4), Y10
@@ -21077,20 +22943,35 @@ k5_AVX2_1163:
 	JGE     rowdoneAVX2_1178
 
 rowAVX2_1177:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_1179
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_1179
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_244
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_244
 
-lines_122:
+longrows_244:
+	XORQ R15, R15
+
+lines_245:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_122
+	JB         lines_245
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_244:
 aheaddoneAVX2_1179:
 	VBROADCASTSS   (DX)(R13*4), Y11
 	VBROADCASTSS   1024(DX)(R13*4), Y12
@@ -21157,20 +23038,35 @@ k6_AVX2_1164:
 	JGE     rowdoneAVX2_1181
 
 rowAVX2_1180:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_1182
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_1182
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_246
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_246
 
-lines_123:
+longrows_246:
+	XORQ R15, R15
+
+lines_247:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_123
+	JB         lines_247
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_246:
 aheaddoneAVX2_1182:
 	VBROADCASTSS   (DX)(R13*4), Y13
 	VBROADCASTSS   1024(DX)(R13*4), Y14
@@ -21247,20 +23143,35 @@ columnAVX2_1183:
 	JGE    rowdoneAVX2_1186
 
 rowAVX2_1185:
-	MOVQ  8(SP), R12
-	TESTQ R12, R12
-	JZ    aheaddoneAVX2_1187
-	ADDQ  R10, R12
-	XORQ  R13, R13
+	MOVQ       8(SP), R12
+	TESTQ      R12, R12
+	JZ         aheaddoneAVX2_1187
+	ADDQ       R10, R12
+	MOVQ       16(SP), R13
+	CMPQ       R13, $0x000000ff
+	JA         longrows_248
+	PREFETCHT0 (R12)
+	PREFETCHT0 (R12)(R13*1)
+	MOVQ       24(SP), R13
+	PREFETCHT0 (R12)(R13*1)
+	MOVQ       32(SP), R13
+	PREFETCHT0 (R12)(R13*1)
+	MOVQ       40(SP), R13
+	PREFETCHT0 (R12)(R13*1)
+	JMP        rowsprefetched_248
 
-lines_124:
+longrows_248:
+	XORQ R13, R13
+
+lines_249:
 	PREFETCHT0 (R12)(R13*1)
 	ADDQ       $0x40, R13
 	CMPQ       R13, 16(SP)
-	JB         lines_124
+	JB         lines_249
 	MOVQ       16(SP), R13
 	PREFETCHT0 (R12)(R13*1)
 
+rowsprefetched_248:
 aheaddoneAVX2_1187:
 	MOVWLZX     (R10)(R9*2), R12
 	SHLL        $0x10, R12
@@ -21350,12 +23261,12 @@ perAVX2_1195:
 	MOVQ $0x00000040, R11
 
 heightAVX2_1192:
-	MOVQ R11, 48(SP)
+	MOVQ R11, 72(SP)
 
 blockAVX2_1196:
 	TESTQ   BX, BX
 	JZ      doneAVX2_1047
-	MOVQ    48(SP), R8
+	MOVQ    72(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -22097,12 +24008,12 @@ perAVX2_1244:
 	MOVQ $0x00000040, R11
 
 heightAVX2_1241:
-	MOVQ R11, 56(SP)
+	MOVQ R11, 80(SP)
 
 blockAVX2_1245:
 	TESTQ   BX, BX
 	JZ      groupAVX2_1240
-	MOVQ    56(SP), R8
+	MOVQ    80(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -22155,20 +24066,35 @@ k1_AVX2_1249:
 	JGE     rowdoneAVX2_1256
 
 rowAVX2_1255:
-	MOVQ  8(SP), R13
-	TESTQ R13, R13
-	JZ    aheaddoneAVX2_1257
-	ADDQ  R9, R13
-	XORQ  R14, R14
+	MOVQ       8(SP), R13
+	TESTQ      R13, R13
+	JZ         aheaddoneAVX2_1257
+	ADDQ       R9, R13
+	MOVQ       16(SP), R14
+	CMPQ       R14, $0x000000ff
+	JA         longrows_250
+	PREFETCHT0 (R13)
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       24(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       32(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       40(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	JMP        rowsprefetched_250
 
-lines_125:
+longrows_250:
+	XORQ R14, R14
+
+lines_251:
 	PREFETCHT0 (R13)(R14*1)
 	ADDQ       $0x40, R14
 	CMPQ       R14, 16(SP)
-	JB         lines_125
+	JB         lines_251
 	MOVQ       16(SP), R14
 	PREFETCHT0 (R13)(R14*1)
 
+rowsprefetched_250:
 aheaddoneAVX2_1257:
 	VBROADCASTSS   (DX)(R12*4), Y3
 	VBROADCASTSS   1024(DX)(R12*4), Y4
@@ -22203,20 +24129,35 @@ k2_AVX2_1250:
 	JGE     rowdoneAVX2_1259
 
 rowAVX2_1258:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_1260
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_1260
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_252
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_252
 
-lines_126:
+longrows_252:
+	XORQ R15, R15
+
+lines_253:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_126
+	JB         lines_253
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_252:
 aheaddoneAVX2_1260:
 	VBROADCASTSS   (DX)(R13*4), Y5
 	VBROADCASTSS   1024(DX)(R13*4), Y6
@@ -22259,20 +24200,35 @@ k3_AVX2_1251:
 	JGE     rowdoneAVX2_1262
 
 rowAVX2_1261:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_1263
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_1263
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_254
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_254
 
-lines_127:
+longrows_254:
+	XORQ R15, R15
+
+lines_255:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_127
+	JB         lines_255
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_254:
 aheaddoneAVX2_1263:
 	VBROADCASTSS   (DX)(R13*4), Y7
 	VBROADCASTSS   1024(DX)(R13*4), Y8
@@ -22323,20 +24279,35 @@ k4_AVX2_1252:
 	JGE     rowdoneAVX2_1265
 
 rowAVX2_1264:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_1266
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_1266
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_256
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_256
 
-lines_128:
+longrows_256:
+	XORQ R15, R15
+
+lines_257:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_128
+	JB         lines_257
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_256:
 aheaddoneAVX2_1266:
 	VBROADCASTSS   (DX)(R13*4), Y9
 	VBROADCASTSS   1024(DX)(R13*4), Y10
@@ -22395,20 +24366,35 @@ k5_AVX2_1253:
 	JGE     rowdoneAVX2_1268
 
 rowAVX2_1267:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_1269
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_1269
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_258
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_258
 
-lines_129:
+longrows_258:
+	XORQ R15, R15
+
+lines_259:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_129
+	JB         lines_259
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_258:
 aheaddoneAVX2_1269:
 	VBROADCASTSS   (DX)(R13*4), Y11
 	VBROADCASTSS   1024(DX)(R13*4), Y12
@@ -22475,20 +24461,35 @@ k6_AVX2_1254:
 	JGE     rowdoneAVX2_1271
 
 rowAVX2_1270:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX2_1272
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX2_1272
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_260
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_260
 
-lines_130:
+longrows_260:
+	XORQ R15, R15
+
+lines_261:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_130
+	JB         lines_261
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_260:
 aheaddoneAVX2_1272:
 	VBROADCASTSS   (DX)(R13*4), Y13
 	VBROADCASTSS   1024(DX)(R13*4), Y14
@@ -22565,20 +24566,35 @@ columnAVX2_1273:
 	JGE    rowdoneAVX2_1276
 
 rowAVX2_1275:
-	MOVQ  8(SP), R12
-	TESTQ R12, R12
-	JZ    aheaddoneAVX2_1277
-	ADDQ  R10, R12
-	XORQ  R13, R13
+	MOVQ       8(SP), R12
+	TESTQ      R12, R12
+	JZ         aheaddoneAVX2_1277
+	ADDQ       R10, R12
+	MOVQ       16(SP), R13
+	CMPQ       R13, $0x000000ff
+	JA         longrows_262
+	PREFETCHT0 (R12)
+	PREFETCHT0 (R12)(R13*1)
+	MOVQ       24(SP), R13
+	PREFETCHT0 (R12)(R13*1)
+	MOVQ       32(SP), R13
+	PREFETCHT0 (R12)(R13*1)
+	MOVQ       40(SP), R13
+	PREFETCHT0 (R12)(R13*1)
+	JMP        rowsprefetched_262
 
-lines_131:
+longrows_262:
+	XORQ R13, R13
+
+lines_263:
 	PREFETCHT0 (R12)(R13*1)
 	ADDQ       $0x40, R13
 	CMPQ       R13, 16(SP)
-	JB         lines_131
+	JB         lines_263
 	MOVQ       16(SP), R13
 	PREFETCHT0 (R12)(R13*1)
 
+rowsprefetched_262:
 aheaddoneAVX2_1277:
 	MOVWLZX     (R10)(R9*2), R12
 	SHLL        $0x10, R12
@@ -22668,12 +24684,12 @@ perAVX2_1285:
 	MOVQ $0x00000040, R11
 
 heightAVX2_1282:
-	MOVQ R11, 64(SP)
+	MOVQ R11, 88(SP)
 
 blockAVX2_1286:
 	TESTQ   BX, BX
 	JZ      doneAVX2_1047
-	MOVQ    64(SP), R8
+	MOVQ    88(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -23098,7 +25114,7 @@ doneAVX2_1047:
 
 // func WeightedSumRowsAddBF16AVX512(dst []float32, w []float32, v []uint16, ahead []uint16, rows int, n int, stride int)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·WeightedSumRowsAddBF16AVX512(SB), NOSPLIT, $72-120
+TEXT ·WeightedSumRowsAddBF16AVX512(SB), NOSPLIT, $96-120
 	MOVQ rows+96(FP), CX
 
 	// dim = len(dst)/rows
@@ -23117,18 +25133,30 @@ TEXT ·WeightedSumRowsAddBF16AVX512(SB), NOSPLIT, $72-120
 	SUBQ  BX, DX
 
 noaheadAVX512_1316:
-	MOVQ DX, 8(SP)
-	LEAQ -1(AX)(AX*1), DX
-	MOVQ DX, 16(SP)
-	CMPQ CX, $0x01
-	JE   rows1_AVX512_1317
-	CMPQ CX, $0x02
-	JE   rows2_AVX512_1318
-	CMPQ CX, $0x03
-	JE   rows3_AVX512_1319
-	CMPQ CX, $0x04
-	JE   rows4_AVX512_1320
-	JMP  doneAVX512_1321
+	MOVQ    DX, 8(SP)
+	LEAQ    -1(AX)(AX*1), DX
+	MOVQ    DX, 16(SP)
+	MOVQ    $0x00000040, BX
+	CMPQ    BX, DX
+	CMOVQHI DX, BX
+	MOVQ    BX, 24(SP)
+	MOVQ    $0x00000080, BX
+	CMPQ    BX, DX
+	CMOVQHI DX, BX
+	MOVQ    BX, 32(SP)
+	MOVQ    $0x000000c0, BX
+	CMPQ    BX, DX
+	CMOVQHI DX, BX
+	MOVQ    BX, 40(SP)
+	CMPQ    CX, $0x01
+	JE      rows1_AVX512_1317
+	CMPQ    CX, $0x02
+	JE      rows2_AVX512_1318
+	CMPQ    CX, $0x03
+	JE      rows3_AVX512_1319
+	CMPQ    CX, $0x04
+	JE      rows4_AVX512_1320
+	JMP     doneAVX512_1321
 
 rows1_AVX512_1317:
 	MOVQ dst_base+0(FP), CX
@@ -23170,12 +25198,12 @@ perAVX512_1325:
 	MOVQ $0x00000040, R11
 
 heightAVX512_1322:
-	MOVQ R11, 24(SP)
+	MOVQ R11, 48(SP)
 
 blockAVX512_1326:
 	TESTQ   BX, BX
 	JZ      doneAVX512_1321
-	MOVQ    24(SP), R8
+	MOVQ    48(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -23260,20 +25288,35 @@ k1_AVX512_1330:
 	JGE     rowdoneAVX512_1355
 
 rowAVX512_1354:
-	MOVQ  8(SP), R13
-	TESTQ R13, R13
-	JZ    aheaddoneAVX512_1356
-	ADDQ  R9, R13
-	XORQ  R14, R14
+	MOVQ       8(SP), R13
+	TESTQ      R13, R13
+	JZ         aheaddoneAVX512_1356
+	ADDQ       R9, R13
+	MOVQ       16(SP), R14
+	CMPQ       R14, $0x000000ff
+	JA         longrows_264
+	PREFETCHT0 (R13)
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       24(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       32(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       40(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	JMP        rowsprefetched_264
 
-lines_132:
+longrows_264:
+	XORQ R14, R14
+
+lines_265:
 	PREFETCHT0 (R13)(R14*1)
 	ADDQ       $0x40, R14
 	CMPQ       R14, 16(SP)
-	JB         lines_132
+	JB         lines_265
 	MOVQ       16(SP), R14
 	PREFETCHT0 (R13)(R14*1)
 
+rowsprefetched_264:
 aheaddoneAVX512_1356:
 	VBROADCASTSS (DX)(R12*4), Z1
 	VPMOVZXWD    (R9)(R11*2), Z2
@@ -23298,20 +25341,35 @@ k2_AVX512_1331:
 	JGE     rowdoneAVX512_1358
 
 rowAVX512_1357:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1359
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1359
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_266
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_266
 
-lines_133:
+longrows_266:
+	XORQ R15, R15
+
+lines_267:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_133
+	JB         lines_267
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_266:
 aheaddoneAVX512_1359:
 	VBROADCASTSS (DX)(R13*4), Z2
 	VPMOVZXWD    (R12)(R9*2), Z3
@@ -23341,20 +25399,35 @@ k3_AVX512_1332:
 	JGE     rowdoneAVX512_1361
 
 rowAVX512_1360:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1362
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1362
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_268
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_268
 
-lines_134:
+longrows_268:
+	XORQ R15, R15
+
+lines_269:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_134
+	JB         lines_269
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_268:
 aheaddoneAVX512_1362:
 	VBROADCASTSS (DX)(R13*4), Z3
 	VPMOVZXWD    (R12)(R9*2), Z4
@@ -23389,20 +25462,35 @@ k4_AVX512_1333:
 	JGE     rowdoneAVX512_1364
 
 rowAVX512_1363:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1365
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1365
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_270
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_270
 
-lines_135:
+longrows_270:
+	XORQ R15, R15
+
+lines_271:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_135
+	JB         lines_271
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_270:
 aheaddoneAVX512_1365:
 	VBROADCASTSS (DX)(R13*4), Z4
 	VPMOVZXWD    (R12)(R9*2), Z5
@@ -23442,20 +25530,35 @@ k5_AVX512_1334:
 	JGE     rowdoneAVX512_1367
 
 rowAVX512_1366:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1368
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1368
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_272
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_272
 
-lines_136:
+longrows_272:
+	XORQ R15, R15
+
+lines_273:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_136
+	JB         lines_273
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_272:
 aheaddoneAVX512_1368:
 	VBROADCASTSS (DX)(R13*4), Z5
 	VPMOVZXWD    (R12)(R9*2), Z6
@@ -23500,20 +25603,35 @@ k6_AVX512_1335:
 	JGE     rowdoneAVX512_1370
 
 rowAVX512_1369:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1371
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1371
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_274
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_274
 
-lines_137:
+longrows_274:
+	XORQ R15, R15
+
+lines_275:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_137
+	JB         lines_275
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_274:
 aheaddoneAVX512_1371:
 	VBROADCASTSS (DX)(R13*4), Z6
 	VPMOVZXWD    (R12)(R9*2), Z7
@@ -23563,20 +25681,35 @@ k7_AVX512_1336:
 	JGE     rowdoneAVX512_1373
 
 rowAVX512_1372:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1374
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1374
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_276
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_276
 
-lines_138:
+longrows_276:
+	XORQ R15, R15
+
+lines_277:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_138
+	JB         lines_277
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_276:
 aheaddoneAVX512_1374:
 	VBROADCASTSS (DX)(R13*4), Z7
 	VPMOVZXWD    (R12)(R9*2), Z8
@@ -23631,20 +25764,35 @@ k8_AVX512_1337:
 	JGE     rowdoneAVX512_1376
 
 rowAVX512_1375:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1377
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1377
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_278
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_278
 
-lines_139:
+longrows_278:
+	XORQ R15, R15
+
+lines_279:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_139
+	JB         lines_279
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_278:
 aheaddoneAVX512_1377:
 	VBROADCASTSS (DX)(R13*4), Z8
 	VPMOVZXWD    (R12)(R9*2), Z9
@@ -23704,20 +25852,35 @@ k9_AVX512_1338:
 	JGE     rowdoneAVX512_1379
 
 rowAVX512_1378:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1380
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1380
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_280
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_280
 
-lines_140:
+longrows_280:
+	XORQ R15, R15
+
+lines_281:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_140
+	JB         lines_281
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_280:
 aheaddoneAVX512_1380:
 	VBROADCASTSS (DX)(R13*4), Z9
 	VPMOVZXWD    (R12)(R9*2), Z10
@@ -23782,20 +25945,35 @@ k10_AVX512_1339:
 	JGE     rowdoneAVX512_1382
 
 rowAVX512_1381:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1383
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1383
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_282
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_282
 
-lines_141:
+longrows_282:
+	XORQ R15, R15
+
+lines_283:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_141
+	JB         lines_283
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_282:
 aheaddoneAVX512_1383:
 	VBROADCASTSS (DX)(R13*4), Z10
 	VPMOVZXWD    (R12)(R9*2), Z11
@@ -23865,20 +26043,35 @@ k11_AVX512_1340:
 	JGE     rowdoneAVX512_1385
 
 rowAVX512_1384:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1386
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1386
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_284
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_284
 
-lines_142:
+longrows_284:
+	XORQ R15, R15
+
+lines_285:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_142
+	JB         lines_285
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_284:
 aheaddoneAVX512_1386:
 	VBROADCASTSS (DX)(R13*4), Z11
 	VPMOVZXWD    (R12)(R9*2), Z12
@@ -23953,20 +26146,35 @@ k12_AVX512_1341:
 	JGE     rowdoneAVX512_1388
 
 rowAVX512_1387:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1389
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1389
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_286
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_286
 
-lines_143:
+longrows_286:
+	XORQ R15, R15
+
+lines_287:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_143
+	JB         lines_287
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_286:
 aheaddoneAVX512_1389:
 	VBROADCASTSS (DX)(R13*4), Z12
 	VPMOVZXWD    (R12)(R9*2), Z13
@@ -24046,20 +26254,35 @@ k13_AVX512_1342:
 	JGE     rowdoneAVX512_1391
 
 rowAVX512_1390:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1392
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1392
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_288
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_288
 
-lines_144:
+longrows_288:
+	XORQ R15, R15
+
+lines_289:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_144
+	JB         lines_289
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_288:
 aheaddoneAVX512_1392:
 	VBROADCASTSS (DX)(R13*4), Z13
 	VPMOVZXWD    (R12)(R9*2), Z14
@@ -24144,20 +26367,35 @@ k14_AVX512_1343:
 	JGE     rowdoneAVX512_1394
 
 rowAVX512_1393:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1395
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1395
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_290
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_290
 
-lines_145:
+longrows_290:
+	XORQ R15, R15
+
+lines_291:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_145
+	JB         lines_291
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_290:
 aheaddoneAVX512_1395:
 	VBROADCASTSS (DX)(R13*4), Z14
 	VPMOVZXWD    (R12)(R9*2), Z15
@@ -24247,20 +26485,35 @@ k15_AVX512_1344:
 	JGE     rowdoneAVX512_1397
 
 rowAVX512_1396:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1398
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1398
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_292
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_292
 
-lines_146:
+longrows_292:
+	XORQ R15, R15
+
+lines_293:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_146
+	JB         lines_293
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_292:
 aheaddoneAVX512_1398:
 	VBROADCASTSS (DX)(R13*4), Z15
 	VPMOVZXWD    (R12)(R9*2), Z16
@@ -24355,20 +26608,35 @@ k16_AVX512_1345:
 	JGE     rowdoneAVX512_1400
 
 rowAVX512_1399:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1401
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1401
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_294
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_294
 
-lines_147:
+longrows_294:
+	XORQ R15, R15
+
+lines_295:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_147
+	JB         lines_295
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_294:
 aheaddoneAVX512_1401:
 	VBROADCASTSS (DX)(R13*4), Z16
 	VPMOVZXWD    (R12)(R9*2), Z17
@@ -24468,20 +26736,35 @@ k17_AVX512_1346:
 	JGE     rowdoneAVX512_1403
 
 rowAVX512_1402:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1404
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1404
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_296
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_296
 
-lines_148:
+longrows_296:
+	XORQ R15, R15
+
+lines_297:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_148
+	JB         lines_297
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_296:
 aheaddoneAVX512_1404:
 	VBROADCASTSS (DX)(R13*4), Z17
 	VPMOVZXWD    (R12)(R9*2), Z18
@@ -24586,20 +26869,35 @@ k18_AVX512_1347:
 	JGE     rowdoneAVX512_1406
 
 rowAVX512_1405:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1407
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1407
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_298
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_298
 
-lines_149:
+longrows_298:
+	XORQ R15, R15
+
+lines_299:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_149
+	JB         lines_299
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_298:
 aheaddoneAVX512_1407:
 	VBROADCASTSS (DX)(R13*4), Z18
 	VPMOVZXWD    (R12)(R9*2), Z19
@@ -24709,20 +27007,35 @@ k19_AVX512_1348:
 	JGE     rowdoneAVX512_1409
 
 rowAVX512_1408:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1410
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1410
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_300
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_300
 
-lines_150:
+longrows_300:
+	XORQ R15, R15
+
+lines_301:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_150
+	JB         lines_301
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_300:
 aheaddoneAVX512_1410:
 	VBROADCASTSS (DX)(R13*4), Z19
 	VPMOVZXWD    (R12)(R9*2), Z20
@@ -24837,20 +27150,35 @@ k20_AVX512_1349:
 	JGE     rowdoneAVX512_1412
 
 rowAVX512_1411:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1413
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1413
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_302
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_302
 
-lines_151:
+longrows_302:
+	XORQ R15, R15
+
+lines_303:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_151
+	JB         lines_303
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_302:
 aheaddoneAVX512_1413:
 	VBROADCASTSS (DX)(R13*4), Z20
 	VPMOVZXWD    (R12)(R9*2), Z21
@@ -24970,20 +27298,35 @@ k21_AVX512_1350:
 	JGE     rowdoneAVX512_1415
 
 rowAVX512_1414:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1416
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1416
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_304
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_304
 
-lines_152:
+longrows_304:
+	XORQ R15, R15
+
+lines_305:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_152
+	JB         lines_305
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_304:
 aheaddoneAVX512_1416:
 	VBROADCASTSS (DX)(R13*4), Z21
 	VPMOVZXWD    (R12)(R9*2), Z22
@@ -25108,20 +27451,35 @@ k22_AVX512_1351:
 	JGE     rowdoneAVX512_1418
 
 rowAVX512_1417:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1419
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1419
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_306
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_306
 
-lines_153:
+longrows_306:
+	XORQ R15, R15
+
+lines_307:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_153
+	JB         lines_307
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_306:
 aheaddoneAVX512_1419:
 	VBROADCASTSS (DX)(R13*4), Z22
 	VPMOVZXWD    (R12)(R9*2), Z23
@@ -25251,20 +27609,35 @@ k23_AVX512_1352:
 	JGE     rowdoneAVX512_1421
 
 rowAVX512_1420:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1422
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1422
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_308
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_308
 
-lines_154:
+longrows_308:
+	XORQ R15, R15
+
+lines_309:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_154
+	JB         lines_309
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_308:
 aheaddoneAVX512_1422:
 	VBROADCASTSS (DX)(R13*4), Z23
 	VPMOVZXWD    (R12)(R9*2), Z24
@@ -25399,20 +27772,35 @@ k24_AVX512_1353:
 	JGE     rowdoneAVX512_1424
 
 rowAVX512_1423:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1425
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1425
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_310
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_310
 
-lines_155:
+longrows_310:
+	XORQ R15, R15
+
+lines_311:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_155
+	JB         lines_311
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_310:
 aheaddoneAVX512_1425:
 	VBROADCASTSS (DX)(R13*4), Z24
 	VPMOVZXWD    (R12)(R9*2), Z25
@@ -25547,20 +27935,35 @@ maskAVX512_1426:
 	JGE       rowdoneAVX512_1428
 
 rowAVX512_1427:
-	MOVQ  8(SP), SI
-	TESTQ SI, SI
-	JZ    aheaddoneAVX512_1429
-	ADDQ  AX, SI
-	XORQ  R9, R9
+	MOVQ       8(SP), SI
+	TESTQ      SI, SI
+	JZ         aheaddoneAVX512_1429
+	ADDQ       AX, SI
+	MOVQ       16(SP), R9
+	CMPQ       R9, $0x000000ff
+	JA         longrows_312
+	PREFETCHT0 (SI)
+	PREFETCHT0 (SI)(R9*1)
+	MOVQ       24(SP), R9
+	PREFETCHT0 (SI)(R9*1)
+	MOVQ       32(SP), R9
+	PREFETCHT0 (SI)(R9*1)
+	MOVQ       40(SP), R9
+	PREFETCHT0 (SI)(R9*1)
+	JMP        rowsprefetched_312
 
-lines_156:
+longrows_312:
+	XORQ R9, R9
+
+lines_313:
 	PREFETCHT0 (SI)(R9*1)
 	ADDQ       $0x40, R9
 	CMPQ       R9, 16(SP)
-	JB         lines_156
+	JB         lines_313
 	MOVQ       16(SP), R9
 	PREFETCHT0 (SI)(R9*1)
 
+rowsprefetched_312:
 aheaddoneAVX512_1429:
 	VBROADCASTSS (DX)(BX*4), Z1
 	VMOVDQU16.Z  (AX), K1, Y2
@@ -25616,12 +28019,12 @@ perAVX512_1433:
 	MOVQ $0x00000040, R11
 
 heightAVX512_1430:
-	MOVQ R11, 32(SP)
+	MOVQ R11, 56(SP)
 
 blockAVX512_1434:
 	TESTQ   BX, BX
 	JZ      doneAVX512_1321
-	MOVQ    32(SP), R8
+	MOVQ    56(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -25685,20 +28088,35 @@ k1_AVX512_1438:
 	JGE     rowdoneAVX512_1451
 
 rowAVX512_1450:
-	MOVQ  8(SP), R13
-	TESTQ R13, R13
-	JZ    aheaddoneAVX512_1452
-	ADDQ  R9, R13
-	XORQ  R14, R14
+	MOVQ       8(SP), R13
+	TESTQ      R13, R13
+	JZ         aheaddoneAVX512_1452
+	ADDQ       R9, R13
+	MOVQ       16(SP), R14
+	CMPQ       R14, $0x000000ff
+	JA         longrows_314
+	PREFETCHT0 (R13)
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       24(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       32(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       40(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	JMP        rowsprefetched_314
 
-lines_157:
+longrows_314:
+	XORQ R14, R14
+
+lines_315:
 	PREFETCHT0 (R13)(R14*1)
 	ADDQ       $0x40, R14
 	CMPQ       R14, 16(SP)
-	JB         lines_157
+	JB         lines_315
 	MOVQ       16(SP), R14
 	PREFETCHT0 (R13)(R14*1)
 
+rowsprefetched_314:
 aheaddoneAVX512_1452:
 	VBROADCASTSS (DX)(R12*4), Z2
 	VBROADCASTSS 1024(DX)(R12*4), Z3
@@ -25732,20 +28150,35 @@ k2_AVX512_1439:
 	JGE     rowdoneAVX512_1454
 
 rowAVX512_1453:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1455
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1455
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_316
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_316
 
-lines_158:
+longrows_316:
+	XORQ R15, R15
+
+lines_317:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_158
+	JB         lines_317
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_316:
 aheaddoneAVX512_1455:
 	VBROADCASTSS (DX)(R13*4), Z4
 	VBROADCASTSS 1024(DX)(R13*4), Z5
@@ -25787,20 +28220,35 @@ k3_AVX512_1440:
 	JGE     rowdoneAVX512_1457
 
 rowAVX512_1456:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1458
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1458
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_318
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_318
 
-lines_159:
+longrows_318:
+	XORQ R15, R15
+
+lines_319:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_159
+	JB         lines_319
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_318:
 aheaddoneAVX512_1458:
 	VBROADCASTSS (DX)(R13*4), Z6
 	VBROADCASTSS 1024(DX)(R13*4), Z7
@@ -25850,20 +28298,35 @@ k4_AVX512_1441:
 	JGE     rowdoneAVX512_1460
 
 rowAVX512_1459:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1461
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1461
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_320
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_320
 
-lines_160:
+longrows_320:
+	XORQ R15, R15
+
+lines_321:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_160
+	JB         lines_321
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_320:
 aheaddoneAVX512_1461:
 	VBROADCASTSS (DX)(R13*4), Z8
 	VBROADCASTSS 1024(DX)(R13*4), Z9
@@ -25921,20 +28384,35 @@ k5_AVX512_1442:
 	JGE     rowdoneAVX512_1463
 
 rowAVX512_1462:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1464
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1464
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_322
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_322
 
-lines_161:
+longrows_322:
+	XORQ R15, R15
+
+lines_323:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_161
+	JB         lines_323
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_322:
 aheaddoneAVX512_1464:
 	VBROADCASTSS (DX)(R13*4), Z10
 	VBROADCASTSS 1024(DX)(R13*4), Z11
@@ -26000,20 +28478,35 @@ k6_AVX512_1443:
 	JGE     rowdoneAVX512_1466
 
 rowAVX512_1465:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1467
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1467
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_324
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_324
 
-lines_162:
+longrows_324:
+	XORQ R15, R15
+
+lines_325:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_162
+	JB         lines_325
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_324:
 aheaddoneAVX512_1467:
 	VBROADCASTSS (DX)(R13*4), Z12
 	VBROADCASTSS 1024(DX)(R13*4), Z13
@@ -26087,20 +28580,35 @@ k7_AVX512_1444:
 	JGE     rowdoneAVX512_1469
 
 rowAVX512_1468:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1470
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1470
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_326
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_326
 
-lines_163:
+longrows_326:
+	XORQ R15, R15
+
+lines_327:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_163
+	JB         lines_327
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_326:
 aheaddoneAVX512_1470:
 	VBROADCASTSS (DX)(R13*4), Z14
 	VBROADCASTSS 1024(DX)(R13*4), Z15
@@ -26182,20 +28690,35 @@ k8_AVX512_1445:
 	JGE     rowdoneAVX512_1472
 
 rowAVX512_1471:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1473
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1473
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_328
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_328
 
-lines_164:
+longrows_328:
+	XORQ R15, R15
+
+lines_329:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_164
+	JB         lines_329
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_328:
 aheaddoneAVX512_1473:
 	VBROADCASTSS (DX)(R13*4), Z16
 	VBROADCASTSS 1024(DX)(R13*4), Z17
@@ -26285,20 +28808,35 @@ k9_AVX512_1446:
 	JGE     rowdoneAVX512_1475
 
 rowAVX512_1474:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1476
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1476
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_330
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_330
 
-lines_165:
+longrows_330:
+	XORQ R15, R15
+
+lines_331:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_165
+	JB         lines_331
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_330:
 aheaddoneAVX512_1476:
 	VBROADCASTSS (DX)(R13*4), Z18
 	VBROADCASTSS 1024(DX)(R13*4), Z19
@@ -26396,20 +28934,35 @@ k10_AVX512_1447:
 	JGE     rowdoneAVX512_1478
 
 rowAVX512_1477:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1479
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1479
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_332
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_332
 
-lines_166:
+longrows_332:
+	XORQ R15, R15
+
+lines_333:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_166
+	JB         lines_333
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_332:
 aheaddoneAVX512_1479:
 	VBROADCASTSS (DX)(R13*4), Z20
 	VBROADCASTSS 1024(DX)(R13*4), Z21
@@ -26515,20 +29068,35 @@ k11_AVX512_1448:
 	JGE     rowdoneAVX512_1481
 
 rowAVX512_1480:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1482
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1482
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_334
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_334
 
-lines_167:
+longrows_334:
+	XORQ R15, R15
+
+lines_335:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_167
+	JB         lines_335
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_334:
 aheaddoneAVX512_1482:
 	VBROADCASTSS (DX)(R13*4), Z22
 	VBROADCASTSS 1024(DX)(R13*4), Z23
@@ -26642,20 +29210,35 @@ k12_AVX512_1449:
 	JGE     rowdoneAVX512_1484
 
 rowAVX512_1483:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1485
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1485
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_336
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_336
 
-lines_168:
+longrows_336:
+	XORQ R15, R15
+
+lines_337:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_168
+	JB         lines_337
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_336:
 aheaddoneAVX512_1485:
 	VBROADCASTSS (DX)(R13*4), Z24
 	VBROADCASTSS 1024(DX)(R13*4), Z25
@@ -26771,20 +29354,35 @@ maskAVX512_1486:
 	JGE       rowdoneAVX512_1488
 
 rowAVX512_1487:
-	MOVQ  8(SP), R11
-	TESTQ R11, R11
-	JZ    aheaddoneAVX512_1489
-	ADDQ  R9, R11
-	XORQ  R12, R12
+	MOVQ       8(SP), R11
+	TESTQ      R11, R11
+	JZ         aheaddoneAVX512_1489
+	ADDQ       R9, R11
+	MOVQ       16(SP), R12
+	CMPQ       R12, $0x000000ff
+	JA         longrows_338
+	PREFETCHT0 (R11)
+	PREFETCHT0 (R11)(R12*1)
+	MOVQ       24(SP), R12
+	PREFETCHT0 (R11)(R12*1)
+	MOVQ       32(SP), R12
+	PREFETCHT0 (R11)(R12*1)
+	MOVQ       40(SP), R12
+	PREFETCHT0 (R11)(R12*1)
+	JMP        rowsprefetched_338
 
-lines_169:
+longrows_338:
+	XORQ R12, R12
+
+lines_339:
 	PREFETCHT0 (R11)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, 16(SP)
-	JB         lines_169
+	JB         lines_339
 	MOVQ       16(SP), R12
 	PREFETCHT0 (R11)(R12*1)
 
+rowsprefetched_338:
 aheaddoneAVX512_1489:
 	VBROADCASTSS (DX)(R10*4), Z1
 	VMOVDQU16.Z  (R9), K1, Y2
@@ -26869,12 +29467,12 @@ perAVX512_1497:
 	MOVQ $0x00000040, R11
 
 heightAVX512_1494:
-	MOVQ R11, 40(SP)
+	MOVQ R11, 64(SP)
 
 blockAVX512_1498:
 	TESTQ   BX, BX
 	JZ      groupAVX512_1493
-	MOVQ    40(SP), R8
+	MOVQ    64(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -26938,20 +29536,35 @@ k1_AVX512_1502:
 	JGE     rowdoneAVX512_1515
 
 rowAVX512_1514:
-	MOVQ  8(SP), R13
-	TESTQ R13, R13
-	JZ    aheaddoneAVX512_1516
-	ADDQ  R9, R13
-	XORQ  R14, R14
+	MOVQ       8(SP), R13
+	TESTQ      R13, R13
+	JZ         aheaddoneAVX512_1516
+	ADDQ       R9, R13
+	MOVQ       16(SP), R14
+	CMPQ       R14, $0x000000ff
+	JA         longrows_340
+	PREFETCHT0 (R13)
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       24(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       32(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       40(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	JMP        rowsprefetched_340
 
-lines_170:
+longrows_340:
+	XORQ R14, R14
+
+lines_341:
 	PREFETCHT0 (R13)(R14*1)
 	ADDQ       $0x40, R14
 	CMPQ       R14, 16(SP)
-	JB         lines_170
+	JB         lines_341
 	MOVQ       16(SP), R14
 	PREFETCHT0 (R13)(R14*1)
 
+rowsprefetched_340:
 aheaddoneAVX512_1516:
 	VBROADCASTSS (DX)(R12*4), Z2
 	VBROADCASTSS 1024(DX)(R12*4), Z3
@@ -26985,20 +29598,35 @@ k2_AVX512_1503:
 	JGE     rowdoneAVX512_1518
 
 rowAVX512_1517:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1519
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1519
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_342
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_342
 
-lines_171:
+longrows_342:
+	XORQ R15, R15
+
+lines_343:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_171
+	JB         lines_343
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_342:
 aheaddoneAVX512_1519:
 	VBROADCASTSS (DX)(R13*4), Z4
 	VBROADCASTSS 1024(DX)(R13*4), Z5
@@ -27040,20 +29668,35 @@ k3_AVX512_1504:
 	JGE     rowdoneAVX512_1521
 
 rowAVX512_1520:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1522
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1522
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_344
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_344
 
-lines_172:
+longrows_344:
+	XORQ R15, R15
+
+lines_345:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_172
+	JB         lines_345
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_344:
 aheaddoneAVX512_1522:
 	VBROADCASTSS (DX)(R13*4), Z6
 	VBROADCASTSS 1024(DX)(R13*4), Z7
@@ -27103,20 +29746,35 @@ k4_AVX512_1505:
 	JGE     rowdoneAVX512_1524
 
 rowAVX512_1523:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1525
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1525
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_346
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_346
 
-lines_173:
+longrows_346:
+	XORQ R15, R15
+
+lines_347:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_173
+	JB         lines_347
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_346:
 aheaddoneAVX512_1525:
 	VBROADCASTSS (DX)(R13*4), Z8
 	VBROADCASTSS 1024(DX)(R13*4), Z9
@@ -27174,20 +29832,35 @@ k5_AVX512_1506:
 	JGE     rowdoneAVX512_1527
 
 rowAVX512_1526:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1528
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1528
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_348
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_348
 
-lines_174:
+longrows_348:
+	XORQ R15, R15
+
+lines_349:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_174
+	JB         lines_349
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_348:
 aheaddoneAVX512_1528:
 	VBROADCASTSS (DX)(R13*4), Z10
 	VBROADCASTSS 1024(DX)(R13*4), Z11
@@ -27253,20 +29926,35 @@ k6_AVX512_1507:
 	JGE     rowdoneAVX512_1530
 
 rowAVX512_1529:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1531
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1531
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_350
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_350
 
-lines_175:
+longrows_350:
+	XORQ R15, R15
+
+lines_351:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_175
+	JB         lines_351
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_350:
 aheaddoneAVX512_1531:
 	VBROADCASTSS (DX)(R13*4), Z12
 	VBROADCASTSS 1024(DX)(R13*4), Z13
@@ -27340,20 +30028,35 @@ k7_AVX512_1508:
 	JGE     rowdoneAVX512_1533
 
 rowAVX512_1532:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1534
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1534
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_352
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_352
 
-lines_176:
+longrows_352:
+	XORQ R15, R15
+
+lines_353:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_176
+	JB         lines_353
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_352:
 aheaddoneAVX512_1534:
 	VBROADCASTSS (DX)(R13*4), Z14
 	VBROADCASTSS 1024(DX)(R13*4), Z15
@@ -27435,20 +30138,35 @@ k8_AVX512_1509:
 	JGE     rowdoneAVX512_1536
 
 rowAVX512_1535:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1537
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1537
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_354
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_354
 
-lines_177:
+longrows_354:
+	XORQ R15, R15
+
+lines_355:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_177
+	JB         lines_355
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_354:
 aheaddoneAVX512_1537:
 	VBROADCASTSS (DX)(R13*4), Z16
 	VBROADCASTSS 1024(DX)(R13*4), Z17
@@ -27538,20 +30256,35 @@ k9_AVX512_1510:
 	JGE     rowdoneAVX512_1539
 
 rowAVX512_1538:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1540
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1540
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_356
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_356
 
-lines_178:
+longrows_356:
+	XORQ R15, R15
+
+lines_357:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_178
+	JB         lines_357
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_356:
 aheaddoneAVX512_1540:
 	VBROADCASTSS (DX)(R13*4), Z18
 	VBROADCASTSS 1024(DX)(R13*4), Z19
@@ -27649,20 +30382,35 @@ k10_AVX512_1511:
 	JGE     rowdoneAVX512_1542
 
 rowAVX512_1541:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1543
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1543
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_358
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_358
 
-lines_179:
+longrows_358:
+	XORQ R15, R15
+
+lines_359:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_179
+	JB         lines_359
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_358:
 aheaddoneAVX512_1543:
 	VBROADCASTSS (DX)(R13*4), Z20
 	VBROADCASTSS 1024(DX)(R13*4), Z21
@@ -27768,20 +30516,35 @@ k11_AVX512_1512:
 	JGE     rowdoneAVX512_1545
 
 rowAVX512_1544:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1546
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1546
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_360
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_360
 
-lines_180:
+longrows_360:
+	XORQ R15, R15
+
+lines_361:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_180
+	JB         lines_361
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_360:
 aheaddoneAVX512_1546:
 	VBROADCASTSS (DX)(R13*4), Z22
 	VBROADCASTSS 1024(DX)(R13*4), Z23
@@ -27895,20 +30658,35 @@ k12_AVX512_1513:
 	JGE     rowdoneAVX512_1548
 
 rowAVX512_1547:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1549
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1549
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_362
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_362
 
-lines_181:
+longrows_362:
+	XORQ R15, R15
+
+lines_363:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_181
+	JB         lines_363
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_362:
 aheaddoneAVX512_1549:
 	VBROADCASTSS (DX)(R13*4), Z24
 	VBROADCASTSS 1024(DX)(R13*4), Z25
@@ -28024,20 +30802,35 @@ maskAVX512_1550:
 	JGE       rowdoneAVX512_1552
 
 rowAVX512_1551:
-	MOVQ  8(SP), R11
-	TESTQ R11, R11
-	JZ    aheaddoneAVX512_1553
-	ADDQ  R9, R11
-	XORQ  R12, R12
+	MOVQ       8(SP), R11
+	TESTQ      R11, R11
+	JZ         aheaddoneAVX512_1553
+	ADDQ       R9, R11
+	MOVQ       16(SP), R12
+	CMPQ       R12, $0x000000ff
+	JA         longrows_364
+	PREFETCHT0 (R11)
+	PREFETCHT0 (R11)(R12*1)
+	MOVQ       24(SP), R12
+	PREFETCHT0 (R11)(R12*1)
+	MOVQ       32(SP), R12
+	PREFETCHT0 (R11)(R12*1)
+	MOVQ       40(SP), R12
+	PREFETCHT0 (R11)(R12*1)
+	JMP        rowsprefetched_364
 
-lines_182:
+longrows_364:
+	XORQ R12, R12
+
+lines_365:
 	PREFETCHT0 (R11)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, 16(SP)
-	JB         lines_182
+	JB         lines_365
 	MOVQ       16(SP), R12
 	PREFETCHT0 (R11)(R12*1)
 
+rowsprefetched_364:
 aheaddoneAVX512_1553:
 	VBROADCASTSS (DX)(R10*4), Z1
 	VMOVDQU16.Z  (R9), K1, Y2
@@ -28124,12 +30917,12 @@ perAVX512_1560:
 	MOVQ $0x00000040, R11
 
 heightAVX512_1557:
-	MOVQ R11, 48(SP)
+	MOVQ R11, 72(SP)
 
 blockAVX512_1561:
 	TESTQ   BX, BX
 	JZ      doneAVX512_1321
-	MOVQ    48(SP), R8
+	MOVQ    72(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -30195,12 +32988,12 @@ perAVX512_1644:
 	MOVQ $0x00000040, R11
 
 heightAVX512_1641:
-	MOVQ R11, 56(SP)
+	MOVQ R11, 80(SP)
 
 blockAVX512_1645:
 	TESTQ   BX, BX
 	JZ      groupAVX512_1640
-	MOVQ    56(SP), R8
+	MOVQ    80(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -30264,20 +33057,35 @@ k1_AVX512_1649:
 	JGE     rowdoneAVX512_1662
 
 rowAVX512_1661:
-	MOVQ  8(SP), R13
-	TESTQ R13, R13
-	JZ    aheaddoneAVX512_1663
-	ADDQ  R9, R13
-	XORQ  R14, R14
+	MOVQ       8(SP), R13
+	TESTQ      R13, R13
+	JZ         aheaddoneAVX512_1663
+	ADDQ       R9, R13
+	MOVQ       16(SP), R14
+	CMPQ       R14, $0x000000ff
+	JA         longrows_366
+	PREFETCHT0 (R13)
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       24(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       32(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	MOVQ       40(SP), R14
+	PREFETCHT0 (R13)(R14*1)
+	JMP        rowsprefetched_366
 
-lines_183:
+longrows_366:
+	XORQ R14, R14
+
+lines_367:
 	PREFETCHT0 (R13)(R14*1)
 	ADDQ       $0x40, R14
 	CMPQ       R14, 16(SP)
-	JB         lines_183
+	JB         lines_367
 	MOVQ       16(SP), R14
 	PREFETCHT0 (R13)(R14*1)
 
+rowsprefetched_366:
 aheaddoneAVX512_1663:
 	VBROADCASTSS (DX)(R12*4), Z2
 	VBROADCASTSS 1024(DX)(R12*4), Z3
@@ -30311,20 +33119,35 @@ k2_AVX512_1650:
 	JGE     rowdoneAVX512_1665
 
 rowAVX512_1664:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1666
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1666
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_368
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_368
 
-lines_184:
+longrows_368:
+	XORQ R15, R15
+
+lines_369:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_184
+	JB         lines_369
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_368:
 aheaddoneAVX512_1666:
 	VBROADCASTSS (DX)(R13*4), Z4
 	VBROADCASTSS 1024(DX)(R13*4), Z5
@@ -30366,20 +33189,35 @@ k3_AVX512_1651:
 	JGE     rowdoneAVX512_1668
 
 rowAVX512_1667:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1669
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1669
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_370
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_370
 
-lines_185:
+longrows_370:
+	XORQ R15, R15
+
+lines_371:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_185
+	JB         lines_371
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_370:
 aheaddoneAVX512_1669:
 	VBROADCASTSS (DX)(R13*4), Z6
 	VBROADCASTSS 1024(DX)(R13*4), Z7
@@ -30429,20 +33267,35 @@ k4_AVX512_1652:
 	JGE     rowdoneAVX512_1671
 
 rowAVX512_1670:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1672
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1672
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_372
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_372
 
-lines_186:
+longrows_372:
+	XORQ R15, R15
+
+lines_373:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_186
+	JB         lines_373
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_372:
 aheaddoneAVX512_1672:
 	VBROADCASTSS (DX)(R13*4), Z8
 	VBROADCASTSS 1024(DX)(R13*4), Z9
@@ -30500,20 +33353,35 @@ k5_AVX512_1653:
 	JGE     rowdoneAVX512_1674
 
 rowAVX512_1673:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1675
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1675
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_374
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_374
 
-lines_187:
+longrows_374:
+	XORQ R15, R15
+
+lines_375:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_187
+	JB         lines_375
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_374:
 aheaddoneAVX512_1675:
 	VBROADCASTSS (DX)(R13*4), Z10
 	VBROADCASTSS 1024(DX)(R13*4), Z11
@@ -30579,20 +33447,35 @@ k6_AVX512_1654:
 	JGE     rowdoneAVX512_1677
 
 rowAVX512_1676:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1678
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1678
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_376
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_376
 
-lines_188:
+longrows_376:
+	XORQ R15, R15
+
+lines_377:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_188
+	JB         lines_377
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_376:
 aheaddoneAVX512_1678:
 	VBROADCASTSS (DX)(R13*4), Z12
 	VBROADCASTSS 1024(DX)(R13*4), Z13
@@ -30666,20 +33549,35 @@ k7_AVX512_1655:
 	JGE     rowdoneAVX512_1680
 
 rowAVX512_1679:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1681
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1681
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_378
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_378
 
-lines_189:
+longrows_378:
+	XORQ R15, R15
+
+lines_379:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_189
+	JB         lines_379
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_378:
 aheaddoneAVX512_1681:
 	VBROADCASTSS (DX)(R13*4), Z14
 	VBROADCASTSS 1024(DX)(R13*4), Z15
@@ -30761,20 +33659,35 @@ k8_AVX512_1656:
 	JGE     rowdoneAVX512_1683
 
 rowAVX512_1682:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1684
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1684
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_380
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_380
 
-lines_190:
+longrows_380:
+	XORQ R15, R15
+
+lines_381:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_190
+	JB         lines_381
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_380:
 aheaddoneAVX512_1684:
 	VBROADCASTSS (DX)(R13*4), Z16
 	VBROADCASTSS 1024(DX)(R13*4), Z17
@@ -30864,20 +33777,35 @@ k9_AVX512_1657:
 	JGE     rowdoneAVX512_1686
 
 rowAVX512_1685:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1687
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1687
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_382
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_382
 
-lines_191:
+longrows_382:
+	XORQ R15, R15
+
+lines_383:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_191
+	JB         lines_383
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_382:
 aheaddoneAVX512_1687:
 	VBROADCASTSS (DX)(R13*4), Z18
 	VBROADCASTSS 1024(DX)(R13*4), Z19
@@ -30975,20 +33903,35 @@ k10_AVX512_1658:
 	JGE     rowdoneAVX512_1689
 
 rowAVX512_1688:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1690
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1690
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_384
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_384
 
-lines_192:
+longrows_384:
+	XORQ R15, R15
+
+lines_385:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_192
+	JB         lines_385
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_384:
 aheaddoneAVX512_1690:
 	VBROADCASTSS (DX)(R13*4), Z20
 	VBROADCASTSS 1024(DX)(R13*4), Z21
@@ -31094,20 +34037,35 @@ k11_AVX512_1659:
 	JGE     rowdoneAVX512_1692
 
 rowAVX512_1691:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1693
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1693
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_386
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_386
 
-lines_193:
+longrows_386:
+	XORQ R15, R15
+
+lines_387:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_193
+	JB         lines_387
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_386:
 aheaddoneAVX512_1693:
 	VBROADCASTSS (DX)(R13*4), Z22
 	VBROADCASTSS 1024(DX)(R13*4), Z23
@@ -31221,20 +34179,35 @@ k12_AVX512_1660:
 	JGE     rowdoneAVX512_1695
 
 rowAVX512_1694:
-	MOVQ  8(SP), R14
-	TESTQ R14, R14
-	JZ    aheaddoneAVX512_1696
-	ADDQ  R12, R14
-	XORQ  R15, R15
+	MOVQ       8(SP), R14
+	TESTQ      R14, R14
+	JZ         aheaddoneAVX512_1696
+	ADDQ       R12, R14
+	MOVQ       16(SP), R15
+	CMPQ       R15, $0x000000ff
+	JA         longrows_388
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       24(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       32(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	MOVQ       40(SP), R15
+	PREFETCHT0 (R14)(R15*1)
+	JMP        rowsprefetched_388
 
-lines_194:
+longrows_388:
+	XORQ R15, R15
+
+lines_389:
 	PREFETCHT0 (R14)(R15*1)
 	ADDQ       $0x40, R15
 	CMPQ       R15, 16(SP)
-	JB         lines_194
+	JB         lines_389
 	MOVQ       16(SP), R15
 	PREFETCHT0 (R14)(R15*1)
 
+rowsprefetched_388:
 aheaddoneAVX512_1696:
 	VBROADCASTSS (DX)(R13*4), Z24
 	VBROADCASTSS 1024(DX)(R13*4), Z25
@@ -31350,20 +34323,35 @@ maskAVX512_1697:
 	JGE       rowdoneAVX512_1699
 
 rowAVX512_1698:
-	MOVQ  8(SP), R11
-	TESTQ R11, R11
-	JZ    aheaddoneAVX512_1700
-	ADDQ  R9, R11
-	XORQ  R12, R12
+	MOVQ       8(SP), R11
+	TESTQ      R11, R11
+	JZ         aheaddoneAVX512_1700
+	ADDQ       R9, R11
+	MOVQ       16(SP), R12
+	CMPQ       R12, $0x000000ff
+	JA         longrows_390
+	PREFETCHT0 (R11)
+	PREFETCHT0 (R11)(R12*1)
+	MOVQ       24(SP), R12
+	PREFETCHT0 (R11)(R12*1)
+	MOVQ       32(SP), R12
+	PREFETCHT0 (R11)(R12*1)
+	MOVQ       40(SP), R12
+	PREFETCHT0 (R11)(R12*1)
+	JMP        rowsprefetched_390
 
-lines_195:
+longrows_390:
+	XORQ R12, R12
+
+lines_391:
 	PREFETCHT0 (R11)(R12*1)
 	ADDQ       $0x40, R12
 	CMPQ       R12, 16(SP)
-	JB         lines_195
+	JB         lines_391
 	MOVQ       16(SP), R12
 	PREFETCHT0 (R11)(R12*1)
 
+rowsprefetched_390:
 aheaddoneAVX512_1700:
 	VBROADCASTSS (DX)(R10*4), Z1
 	VMOVDQU16.Z  (R9), K1, Y2
@@ -31450,12 +34438,12 @@ perAVX512_1707:
 	MOVQ $0x00000040, R11
 
 heightAVX512_1704:
-	MOVQ R11, 64(SP)
+	MOVQ R11, 88(SP)
 
 blockAVX512_1708:
 	TESTQ   BX, BX
 	JZ      doneAVX512_1321
-	MOVQ    64(SP), R8
+	MOVQ    88(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -32473,7 +35461,7 @@ doneAVX512_1321:
 
 // func WeightedSumRowsAddQ8AVX2(dst []float32, w []float32, v []byte, ahead []byte, rows int, n int, stride int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·WeightedSumRowsAddQ8AVX2(SB), NOSPLIT, $72-120
+TEXT ·WeightedSumRowsAddQ8AVX2(SB), NOSPLIT, $96-120
 	MOVQ rows+96(FP), CX
 
 	// dim = len(dst)/rows
@@ -32492,21 +35480,33 @@ TEXT ·WeightedSumRowsAddQ8AVX2(SB), NOSPLIT, $72-120
 	SUBQ  BX, DX
 
 noaheadAVX2_1754:
-	MOVQ   DX, 8(SP)
-	MOVQ   AX, DX
-	SHRQ   $0x05, DX
-	IMUL3Q $0x22, DX, DX
-	DECQ   DX
-	MOVQ   DX, 16(SP)
-	CMPQ   CX, $0x01
-	JE     rows1_AVX2_1755
-	CMPQ   CX, $0x02
-	JE     rows2_AVX2_1756
-	CMPQ   CX, $0x03
-	JE     rows3_AVX2_1757
-	CMPQ   CX, $0x04
-	JE     rows4_AVX2_1758
-	JMP    doneAVX2_1759
+	MOVQ    DX, 8(SP)
+	MOVQ    AX, DX
+	SHRQ    $0x05, DX
+	IMUL3Q  $0x22, DX, DX
+	DECQ    DX
+	MOVQ    DX, 16(SP)
+	MOVQ    $0x00000040, BX
+	CMPQ    BX, DX
+	CMOVQHI DX, BX
+	MOVQ    BX, 24(SP)
+	MOVQ    $0x00000080, BX
+	CMPQ    BX, DX
+	CMOVQHI DX, BX
+	MOVQ    BX, 32(SP)
+	MOVQ    $0x000000c0, BX
+	CMPQ    BX, DX
+	CMOVQHI DX, BX
+	MOVQ    BX, 40(SP)
+	CMPQ    CX, $0x01
+	JE      rows1_AVX2_1755
+	CMPQ    CX, $0x02
+	JE      rows2_AVX2_1756
+	CMPQ    CX, $0x03
+	JE      rows3_AVX2_1757
+	CMPQ    CX, $0x04
+	JE      rows4_AVX2_1758
+	JMP     doneAVX2_1759
 
 rows1_AVX2_1755:
 	MOVQ   dst_base+0(FP), CX
@@ -32546,12 +35546,12 @@ perAVX2_1763:
 	MOVQ $0x00000040, R11
 
 heightAVX2_1760:
-	MOVQ R11, 24(SP)
+	MOVQ R11, 48(SP)
 
 blockAVX2_1764:
 	TESTQ   BX, BX
 	JZ      doneAVX2_1759
-	MOVQ    24(SP), R8
+	MOVQ    48(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -32594,20 +35594,35 @@ k1_AVX2_1768:
 	JGE  rowdoneAVX2_1772
 
 rowAVX2_1771:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX2_1773
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX2_1773
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_392
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_392
 
-lines_196:
+longrows_392:
+	XORQ BP, BP
+
+lines_393:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_196
+	JB         lines_393
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_392:
 aheaddoneAVX2_1773:
 	VBROADCASTSS (DX)(R14*4), Y4
 	VCVTPH2PS    (R13)(R12*1), X5
@@ -32661,20 +35676,35 @@ k2_AVX2_1769:
 	JGE  rowdoneAVX2_1775
 
 rowAVX2_1774:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX2_1776
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX2_1776
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_394
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_394
 
-lines_197:
+longrows_394:
+	XORQ BP, BP
+
+lines_395:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_197
+	JB         lines_395
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_394:
 aheaddoneAVX2_1776:
 	VBROADCASTSS (DX)(R14*4), Y8
 	VCVTPH2PS    (R13)(R12*1), X9
@@ -32754,20 +35784,35 @@ k3_AVX2_1770:
 	JGE  rowdoneAVX2_1778
 
 rowAVX2_1777:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX2_1779
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX2_1779
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_396
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_396
 
-lines_198:
+longrows_396:
+	XORQ BP, BP
+
+lines_397:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_198
+	JB         lines_397
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_396:
 aheaddoneAVX2_1779:
 	VBROADCASTSS (DX)(R14*4), Y12
 	VCVTPH2PS    (R13)(R12*1), X13
@@ -32893,12 +35938,12 @@ perAVX2_1783:
 	MOVQ $0x00000040, R11
 
 heightAVX2_1780:
-	MOVQ R11, 32(SP)
+	MOVQ R11, 56(SP)
 
 blockAVX2_1784:
 	TESTQ   BX, BX
 	JZ      doneAVX2_1759
-	MOVQ    32(SP), R8
+	MOVQ    56(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -32943,20 +35988,35 @@ k1_AVX2_1788:
 	JGE  rowdoneAVX2_1790
 
 rowAVX2_1789:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX2_1791
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX2_1791
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_398
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_398
 
-lines_199:
+longrows_398:
+	XORQ BP, BP
+
+lines_399:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_199
+	JB         lines_399
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_398:
 aheaddoneAVX2_1791:
 	VBROADCASTSS (DX)(R14*4), Y8
 	VBROADCASTSS 1024(DX)(R14*4), Y9
@@ -33047,12 +36107,12 @@ perAVX2_1796:
 	MOVQ $0x00000040, R11
 
 heightAVX2_1793:
-	MOVQ R11, 40(SP)
+	MOVQ R11, 64(SP)
 
 blockAVX2_1797:
 	TESTQ   BX, BX
 	JZ      groupAVX2_1792
-	MOVQ    40(SP), R8
+	MOVQ    64(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -33097,20 +36157,35 @@ k1_AVX2_1801:
 	JGE  rowdoneAVX2_1803
 
 rowAVX2_1802:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX2_1804
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX2_1804
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_400
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_400
 
-lines_200:
+longrows_400:
+	XORQ BP, BP
+
+lines_401:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_200
+	JB         lines_401
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_400:
 aheaddoneAVX2_1804:
 	VBROADCASTSS (DX)(R14*4), Y8
 	VBROADCASTSS 1024(DX)(R14*4), Y9
@@ -33203,12 +36278,12 @@ perAVX2_1808:
 	MOVQ $0x00000040, R11
 
 heightAVX2_1805:
-	MOVQ R11, 48(SP)
+	MOVQ R11, 72(SP)
 
 blockAVX2_1809:
 	TESTQ   BX, BX
 	JZ      doneAVX2_1759
-	MOVQ    48(SP), R8
+	MOVQ    72(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -33505,12 +36580,12 @@ perAVX2_1826:
 	MOVQ $0x00000040, R11
 
 heightAVX2_1823:
-	MOVQ R11, 56(SP)
+	MOVQ R11, 80(SP)
 
 blockAVX2_1827:
 	TESTQ   BX, BX
 	JZ      groupAVX2_1822
-	MOVQ    56(SP), R8
+	MOVQ    80(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -33555,20 +36630,35 @@ k1_AVX2_1831:
 	JGE  rowdoneAVX2_1833
 
 rowAVX2_1832:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX2_1834
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX2_1834
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_402
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_402
 
-lines_201:
+longrows_402:
+	XORQ BP, BP
+
+lines_403:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_201
+	JB         lines_403
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_402:
 aheaddoneAVX2_1834:
 	VBROADCASTSS (DX)(R14*4), Y8
 	VBROADCASTSS 1024(DX)(R14*4), Y9
@@ -33661,12 +36751,12 @@ perAVX2_1838:
 	MOVQ $0x00000040, R11
 
 heightAVX2_1835:
-	MOVQ R11, 64(SP)
+	MOVQ R11, 88(SP)
 
 blockAVX2_1839:
 	TESTQ   BX, BX
 	JZ      doneAVX2_1759
-	MOVQ    64(SP), R8
+	MOVQ    88(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -33768,7 +36858,7 @@ doneAVX2_1759:
 
 // func WeightedSumRowsAddQ8AVX512(dst []float32, w []float32, v []byte, ahead []byte, rows int, n int, stride int)
 // Requires: AVX, AVX512F, CMOV, F16C, MMX+
-TEXT ·WeightedSumRowsAddQ8AVX512(SB), NOSPLIT, $72-120
+TEXT ·WeightedSumRowsAddQ8AVX512(SB), NOSPLIT, $96-120
 	MOVQ rows+96(FP), CX
 
 	// dim = len(dst)/rows
@@ -33787,21 +36877,33 @@ TEXT ·WeightedSumRowsAddQ8AVX512(SB), NOSPLIT, $72-120
 	SUBQ  BX, DX
 
 noaheadAVX512_1846:
-	MOVQ   DX, 8(SP)
-	MOVQ   AX, DX
-	SHRQ   $0x05, DX
-	IMUL3Q $0x22, DX, DX
-	DECQ   DX
-	MOVQ   DX, 16(SP)
-	CMPQ   CX, $0x01
-	JE     rows1_AVX512_1847
-	CMPQ   CX, $0x02
-	JE     rows2_AVX512_1848
-	CMPQ   CX, $0x03
-	JE     rows3_AVX512_1849
-	CMPQ   CX, $0x04
-	JE     rows4_AVX512_1850
-	JMP    doneAVX512_1851
+	MOVQ    DX, 8(SP)
+	MOVQ    AX, DX
+	SHRQ    $0x05, DX
+	IMUL3Q  $0x22, DX, DX
+	DECQ    DX
+	MOVQ    DX, 16(SP)
+	MOVQ    $0x00000040, BX
+	CMPQ    BX, DX
+	CMOVQHI DX, BX
+	MOVQ    BX, 24(SP)
+	MOVQ    $0x00000080, BX
+	CMPQ    BX, DX
+	CMOVQHI DX, BX
+	MOVQ    BX, 32(SP)
+	MOVQ    $0x000000c0, BX
+	CMPQ    BX, DX
+	CMOVQHI DX, BX
+	MOVQ    BX, 40(SP)
+	CMPQ    CX, $0x01
+	JE      rows1_AVX512_1847
+	CMPQ    CX, $0x02
+	JE      rows2_AVX512_1848
+	CMPQ    CX, $0x03
+	JE      rows3_AVX512_1849
+	CMPQ    CX, $0x04
+	JE      rows4_AVX512_1850
+	JMP     doneAVX512_1851
 
 rows1_AVX512_1847:
 	MOVQ   dst_base+0(FP), CX
@@ -33841,12 +36943,12 @@ perAVX512_1855:
 	MOVQ $0x00000040, R11
 
 heightAVX512_1852:
-	MOVQ R11, 24(SP)
+	MOVQ R11, 48(SP)
 
 blockAVX512_1856:
 	TESTQ   BX, BX
 	JZ      doneAVX512_1851
-	MOVQ    24(SP), R8
+	MOVQ    48(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -33905,20 +37007,35 @@ k1_AVX512_1860:
 	JGE  rowdoneAVX512_1873
 
 rowAVX512_1872:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_1874
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_1874
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_404
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_404
 
-lines_202:
+longrows_404:
+	XORQ BP, BP
+
+lines_405:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_202
+	JB         lines_405
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_404:
 aheaddoneAVX512_1874:
 	VBROADCASTSS (DX)(R14*4), Z2
 	VCVTPH2PS    (R13)(R12*1), X3
@@ -33958,20 +37075,35 @@ k2_AVX512_1861:
 	JGE  rowdoneAVX512_1876
 
 rowAVX512_1875:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_1877
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_1877
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_406
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_406
 
-lines_203:
+longrows_406:
+	XORQ BP, BP
+
+lines_407:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_203
+	JB         lines_407
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_406:
 aheaddoneAVX512_1877:
 	VBROADCASTSS (DX)(R14*4), Z4
 	VCVTPH2PS    (R13)(R12*1), X5
@@ -34025,20 +37157,35 @@ k3_AVX512_1862:
 	JGE  rowdoneAVX512_1879
 
 rowAVX512_1878:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_1880
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_1880
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_408
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_408
 
-lines_204:
+longrows_408:
+	XORQ BP, BP
+
+lines_409:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_204
+	JB         lines_409
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_408:
 aheaddoneAVX512_1880:
 	VBROADCASTSS (DX)(R14*4), Z6
 	VCVTPH2PS    (R13)(R12*1), X7
@@ -34106,20 +37253,35 @@ k4_AVX512_1863:
 	JGE  rowdoneAVX512_1882
 
 rowAVX512_1881:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_1883
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_1883
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_410
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_410
 
-lines_205:
+longrows_410:
+	XORQ BP, BP
+
+lines_411:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_205
+	JB         lines_411
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_410:
 aheaddoneAVX512_1883:
 	VBROADCASTSS (DX)(R14*4), Z8
 	VCVTPH2PS    (R13)(R12*1), X9
@@ -34201,20 +37363,35 @@ k5_AVX512_1864:
 	JGE  rowdoneAVX512_1885
 
 rowAVX512_1884:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_1886
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_1886
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_412
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_412
 
-lines_206:
+longrows_412:
+	XORQ BP, BP
+
+lines_413:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_206
+	JB         lines_413
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_412:
 aheaddoneAVX512_1886:
 	VBROADCASTSS (DX)(R14*4), Z10
 	VCVTPH2PS    (R13)(R12*1), X11
@@ -34310,20 +37487,35 @@ k6_AVX512_1865:
 	JGE  rowdoneAVX512_1888
 
 rowAVX512_1887:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_1889
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_1889
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_414
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_414
 
-lines_207:
+longrows_414:
+	XORQ BP, BP
+
+lines_415:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_207
+	JB         lines_415
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_414:
 aheaddoneAVX512_1889:
 	VBROADCASTSS (DX)(R14*4), Z12
 	VCVTPH2PS    (R13)(R12*1), X13
@@ -34433,20 +37625,35 @@ k7_AVX512_1866:
 	JGE  rowdoneAVX512_1891
 
 rowAVX512_1890:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_1892
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_1892
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_416
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_416
 
-lines_208:
+longrows_416:
+	XORQ BP, BP
+
+lines_417:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_208
+	JB         lines_417
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_416:
 aheaddoneAVX512_1892:
 	VBROADCASTSS (DX)(R14*4), Z14
 	VCVTPH2PS    (R13)(R12*1), X15
@@ -34570,20 +37777,35 @@ k8_AVX512_1867:
 	JGE  rowdoneAVX512_1894
 
 rowAVX512_1893:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_1895
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_1895
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_418
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_418
 
-lines_209:
+longrows_418:
+	XORQ BP, BP
+
+lines_419:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_209
+	JB         lines_419
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_418:
 aheaddoneAVX512_1895:
 	VBROADCASTSS (DX)(R14*4), Z16
 	VCVTPH2PS    (R13)(R12*1), X17
@@ -34721,20 +37943,35 @@ k9_AVX512_1868:
 	JGE  rowdoneAVX512_1897
 
 rowAVX512_1896:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_1898
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_1898
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_420
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_420
 
-lines_210:
+longrows_420:
+	XORQ BP, BP
+
+lines_421:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_210
+	JB         lines_421
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_420:
 aheaddoneAVX512_1898:
 	VBROADCASTSS (DX)(R14*4), Z18
 	VCVTPH2PS    (R13)(R12*1), X19
@@ -34886,20 +38123,35 @@ k10_AVX512_1869:
 	JGE  rowdoneAVX512_1900
 
 rowAVX512_1899:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_1901
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_1901
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_422
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_422
 
-lines_211:
+longrows_422:
+	XORQ BP, BP
+
+lines_423:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_211
+	JB         lines_423
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_422:
 aheaddoneAVX512_1901:
 	VBROADCASTSS (DX)(R14*4), Z20
 	VCVTPH2PS    (R13)(R12*1), X21
@@ -35065,20 +38317,35 @@ k11_AVX512_1870:
 	JGE  rowdoneAVX512_1903
 
 rowAVX512_1902:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_1904
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_1904
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_424
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_424
 
-lines_212:
+longrows_424:
+	XORQ BP, BP
+
+lines_425:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_212
+	JB         lines_425
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_424:
 aheaddoneAVX512_1904:
 	VBROADCASTSS (DX)(R14*4), Z22
 	VCVTPH2PS    (R13)(R12*1), X23
@@ -35258,20 +38525,35 @@ k12_AVX512_1871:
 	JGE  rowdoneAVX512_1906
 
 rowAVX512_1905:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_1907
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_1907
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_426
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_426
 
-lines_213:
+longrows_426:
+	XORQ BP, BP
+
+lines_427:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_213
+	JB         lines_427
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_426:
 aheaddoneAVX512_1907:
 	VBROADCASTSS (DX)(R14*4), Z24
 	VCVTPH2PS    (R13)(R12*1), X25
@@ -35475,12 +38757,12 @@ perAVX512_1911:
 	MOVQ $0x00000040, R11
 
 heightAVX512_1908:
-	MOVQ R11, 32(SP)
+	MOVQ R11, 56(SP)
 
 blockAVX512_1912:
 	TESTQ   BX, BX
 	JZ      doneAVX512_1851
-	MOVQ    32(SP), R8
+	MOVQ    56(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -35531,20 +38813,35 @@ k1_AVX512_1916:
 	JGE  rowdoneAVX512_1923
 
 rowAVX512_1922:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_1924
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_1924
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_428
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_428
 
-lines_214:
+longrows_428:
+	XORQ BP, BP
+
+lines_429:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_214
+	JB         lines_429
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_428:
 aheaddoneAVX512_1924:
 	VBROADCASTSS (DX)(R14*4), Z4
 	VBROADCASTSS 1024(DX)(R14*4), Z5
@@ -35597,20 +38894,35 @@ k2_AVX512_1917:
 	JGE  rowdoneAVX512_1926
 
 rowAVX512_1925:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_1927
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_1927
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_430
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_430
 
-lines_215:
+longrows_430:
+	XORQ BP, BP
+
+lines_431:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_215
+	JB         lines_431
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_430:
 aheaddoneAVX512_1927:
 	VBROADCASTSS (DX)(R14*4), Z8
 	VBROADCASTSS 1024(DX)(R14*4), Z9
@@ -35683,20 +38995,35 @@ k3_AVX512_1918:
 	JGE  rowdoneAVX512_1929
 
 rowAVX512_1928:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_1930
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_1930
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_432
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_432
 
-lines_216:
+longrows_432:
+	XORQ BP, BP
+
+lines_433:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_216
+	JB         lines_433
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_432:
 aheaddoneAVX512_1930:
 	VBROADCASTSS (DX)(R14*4), Z12
 	VBROADCASTSS 1024(DX)(R14*4), Z13
@@ -35789,20 +39116,35 @@ k4_AVX512_1919:
 	JGE  rowdoneAVX512_1932
 
 rowAVX512_1931:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_1933
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_1933
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_434
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_434
 
-lines_217:
+longrows_434:
+	XORQ BP, BP
+
+lines_435:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_217
+	JB         lines_435
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_434:
 aheaddoneAVX512_1933:
 	VBROADCASTSS (DX)(R14*4), Z16
 	VBROADCASTSS 1024(DX)(R14*4), Z17
@@ -35915,20 +39257,35 @@ k5_AVX512_1920:
 	JGE  rowdoneAVX512_1935
 
 rowAVX512_1934:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_1936
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_1936
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_436
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_436
 
-lines_218:
+longrows_436:
+	XORQ BP, BP
+
+lines_437:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_218
+	JB         lines_437
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_436:
 aheaddoneAVX512_1936:
 	VBROADCASTSS (DX)(R14*4), Z20
 	VBROADCASTSS 1024(DX)(R14*4), Z21
@@ -36061,20 +39418,35 @@ k6_AVX512_1921:
 	JGE  rowdoneAVX512_1938
 
 rowAVX512_1937:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_1939
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_1939
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_438
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_438
 
-lines_219:
+longrows_438:
+	XORQ BP, BP
+
+lines_439:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_219
+	JB         lines_439
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_438:
 aheaddoneAVX512_1939:
 	VBROADCASTSS (DX)(R14*4), Z24
 	VBROADCASTSS 1024(DX)(R14*4), Z25
@@ -36233,12 +39605,12 @@ perAVX512_1944:
 	MOVQ $0x00000040, R11
 
 heightAVX512_1941:
-	MOVQ R11, 40(SP)
+	MOVQ R11, 64(SP)
 
 blockAVX512_1945:
 	TESTQ   BX, BX
 	JZ      groupAVX512_1940
-	MOVQ    40(SP), R8
+	MOVQ    64(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -36289,20 +39661,35 @@ k1_AVX512_1949:
 	JGE  rowdoneAVX512_1956
 
 rowAVX512_1955:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_1957
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_1957
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_440
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_440
 
-lines_220:
+longrows_440:
+	XORQ BP, BP
+
+lines_441:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_220
+	JB         lines_441
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_440:
 aheaddoneAVX512_1957:
 	VBROADCASTSS (DX)(R14*4), Z4
 	VBROADCASTSS 1024(DX)(R14*4), Z5
@@ -36355,20 +39742,35 @@ k2_AVX512_1950:
 	JGE  rowdoneAVX512_1959
 
 rowAVX512_1958:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_1960
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_1960
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_442
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_442
 
-lines_221:
+longrows_442:
+	XORQ BP, BP
+
+lines_443:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_221
+	JB         lines_443
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_442:
 aheaddoneAVX512_1960:
 	VBROADCASTSS (DX)(R14*4), Z8
 	VBROADCASTSS 1024(DX)(R14*4), Z9
@@ -36441,20 +39843,35 @@ k3_AVX512_1951:
 	JGE  rowdoneAVX512_1962
 
 rowAVX512_1961:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_1963
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_1963
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_444
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_444
 
-lines_222:
+longrows_444:
+	XORQ BP, BP
+
+lines_445:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_222
+	JB         lines_445
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_444:
 aheaddoneAVX512_1963:
 	VBROADCASTSS (DX)(R14*4), Z12
 	VBROADCASTSS 1024(DX)(R14*4), Z13
@@ -36547,20 +39964,35 @@ k4_AVX512_1952:
 	JGE  rowdoneAVX512_1965
 
 rowAVX512_1964:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_1966
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_1966
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_446
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_446
 
-lines_223:
+longrows_446:
+	XORQ BP, BP
+
+lines_447:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_223
+	JB         lines_447
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_446:
 aheaddoneAVX512_1966:
 	VBROADCASTSS (DX)(R14*4), Z16
 	VBROADCASTSS 1024(DX)(R14*4), Z17
@@ -36673,20 +40105,35 @@ k5_AVX512_1953:
 	JGE  rowdoneAVX512_1968
 
 rowAVX512_1967:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_1969
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_1969
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_448
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_448
 
-lines_224:
+longrows_448:
+	XORQ BP, BP
+
+lines_449:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_224
+	JB         lines_449
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_448:
 aheaddoneAVX512_1969:
 	VBROADCASTSS (DX)(R14*4), Z20
 	VBROADCASTSS 1024(DX)(R14*4), Z21
@@ -36819,20 +40266,35 @@ k6_AVX512_1954:
 	JGE  rowdoneAVX512_1971
 
 rowAVX512_1970:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_1972
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_1972
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_450
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_450
 
-lines_225:
+longrows_450:
+	XORQ BP, BP
+
+lines_451:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_225
+	JB         lines_451
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_450:
 aheaddoneAVX512_1972:
 	VBROADCASTSS (DX)(R14*4), Z24
 	VBROADCASTSS 1024(DX)(R14*4), Z25
@@ -36993,12 +40455,12 @@ perAVX512_1976:
 	MOVQ $0x00000040, R11
 
 heightAVX512_1973:
-	MOVQ R11, 48(SP)
+	MOVQ R11, 72(SP)
 
 blockAVX512_1977:
 	TESTQ   BX, BX
 	JZ      doneAVX512_1851
-	MOVQ    48(SP), R8
+	MOVQ    72(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -38447,12 +41909,12 @@ perAVX512_2021:
 	MOVQ $0x00000040, R11
 
 heightAVX512_2018:
-	MOVQ R11, 56(SP)
+	MOVQ R11, 80(SP)
 
 blockAVX512_2022:
 	TESTQ   BX, BX
 	JZ      groupAVX512_2017
-	MOVQ    56(SP), R8
+	MOVQ    80(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11
@@ -38503,20 +41965,35 @@ k1_AVX512_2026:
 	JGE  rowdoneAVX512_2033
 
 rowAVX512_2032:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_2034
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_2034
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_452
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_452
 
-lines_226:
+longrows_452:
+	XORQ BP, BP
+
+lines_453:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_226
+	JB         lines_453
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_452:
 aheaddoneAVX512_2034:
 	VBROADCASTSS (DX)(R14*4), Z4
 	VBROADCASTSS 1024(DX)(R14*4), Z5
@@ -38569,20 +42046,35 @@ k2_AVX512_2027:
 	JGE  rowdoneAVX512_2036
 
 rowAVX512_2035:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_2037
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_2037
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_454
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_454
 
-lines_227:
+longrows_454:
+	XORQ BP, BP
+
+lines_455:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_227
+	JB         lines_455
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_454:
 aheaddoneAVX512_2037:
 	VBROADCASTSS (DX)(R14*4), Z8
 	VBROADCASTSS 1024(DX)(R14*4), Z9
@@ -38655,20 +42147,35 @@ k3_AVX512_2028:
 	JGE  rowdoneAVX512_2039
 
 rowAVX512_2038:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_2040
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_2040
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_456
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_456
 
-lines_228:
+longrows_456:
+	XORQ BP, BP
+
+lines_457:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_228
+	JB         lines_457
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_456:
 aheaddoneAVX512_2040:
 	VBROADCASTSS (DX)(R14*4), Z12
 	VBROADCASTSS 1024(DX)(R14*4), Z13
@@ -38761,20 +42268,35 @@ k4_AVX512_2029:
 	JGE  rowdoneAVX512_2042
 
 rowAVX512_2041:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_2043
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_2043
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_458
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_458
 
-lines_229:
+longrows_458:
+	XORQ BP, BP
+
+lines_459:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_229
+	JB         lines_459
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_458:
 aheaddoneAVX512_2043:
 	VBROADCASTSS (DX)(R14*4), Z16
 	VBROADCASTSS 1024(DX)(R14*4), Z17
@@ -38887,20 +42409,35 @@ k5_AVX512_2030:
 	JGE  rowdoneAVX512_2045
 
 rowAVX512_2044:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_2046
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_2046
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_460
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_460
 
-lines_230:
+longrows_460:
+	XORQ BP, BP
+
+lines_461:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_230
+	JB         lines_461
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_460:
 aheaddoneAVX512_2046:
 	VBROADCASTSS (DX)(R14*4), Z20
 	VBROADCASTSS 1024(DX)(R14*4), Z21
@@ -39033,20 +42570,35 @@ k6_AVX512_2031:
 	JGE  rowdoneAVX512_2048
 
 rowAVX512_2047:
-	MOVQ  8(SP), R15
-	TESTQ R15, R15
-	JZ    aheaddoneAVX512_2049
-	ADDQ  R13, R15
-	XORQ  BP, BP
+	MOVQ       8(SP), R15
+	TESTQ      R15, R15
+	JZ         aheaddoneAVX512_2049
+	ADDQ       R13, R15
+	MOVQ       16(SP), BP
+	CMPQ       BP, $0x000000ff
+	JA         longrows_462
+	PREFETCHT0 (R15)
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       24(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       32(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	MOVQ       40(SP), BP
+	PREFETCHT0 (R15)(BP*1)
+	JMP        rowsprefetched_462
 
-lines_231:
+longrows_462:
+	XORQ BP, BP
+
+lines_463:
 	PREFETCHT0 (R15)(BP*1)
 	ADDQ       $0x40, BP
 	CMPQ       BP, 16(SP)
-	JB         lines_231
+	JB         lines_463
 	MOVQ       16(SP), BP
 	PREFETCHT0 (R15)(BP*1)
 
+rowsprefetched_462:
 aheaddoneAVX512_2049:
 	VBROADCASTSS (DX)(R14*4), Z24
 	VBROADCASTSS 1024(DX)(R14*4), Z25
@@ -39207,12 +42759,12 @@ perAVX512_2053:
 	MOVQ $0x00000040, R11
 
 heightAVX512_2050:
-	MOVQ R11, 64(SP)
+	MOVQ R11, 88(SP)
 
 blockAVX512_2054:
 	TESTQ   BX, BX
 	JZ      doneAVX512_1851
-	MOVQ    64(SP), R8
+	MOVQ    88(SP), R8
 	ADDQ    BX, R8
 	XORQ    R11, R11
 	CMPQ    R8, R11

@@ -98,3 +98,75 @@ func PrefetchSpan(pf reg.Register, last Op) {
 	MOVQ(last, line)
 	PREFETCHT0(Mem{Base: pf, Index: line, Scale: 1})
 }
+
+// RowPrefetch prefetches rows of one length, each the lines PrefetchSpan would: rows whose
+// last byte is at most 255 bytes from their start (fp16 and bfloat16 rows of dim ≤ 128,
+// q8_0 rows of up to 7 blocks) with five straight PREFETCHT0s each, at 0, 64, 128 and
+// 192 bytes, each clamped to the last byte, and at the last byte; longer rows with
+// PrefetchSpan's loop. The clamped offsets are computed once a call: the loop's add,
+// compare and branch per line cost the fused attention, which prefetches three rows a
+// key, 1–2 ns of its 16–17 a key from cache (Zen 5).
+type RowPrefetch struct {
+	last    Mem // the rows' last byte
+	clamped Mem // min(64, last), min(128, last), min(192, last)
+}
+
+// NewRowPrefetch stores last (≥ 0, the rows' last byte) and its clamped offsets in
+// locals of the function being generated.
+func NewRowPrefetch(last reg.GPVirtual) RowPrefetch {
+	p := RowPrefetch{last: AllocLocal(8), clamped: AllocLocal(24)}
+	MOVQ(last, p.last)
+	for i := range 3 {
+		t := GP64()
+		MOVQ(U32(64*(i+1)), t)
+		CMPQ(t, last)
+		CMOVQHI(last, t)
+		MOVQ(t, p.clamped.Offset(8*i))
+	}
+	return p
+}
+
+// Rows prefetches count rows from pf on, stride apart, leaving pf at the last. Several
+// rows take the clamped offsets into registers once; a single row takes one register
+// besides pf, as PrefetchSpan does, for kernels that have no more to spare.
+func (p RowPrefetch) Rows(pf reg.GPVirtual, count int, stride Op) {
+	long, done := fmt.Sprintf("longrows_%d", labels), fmt.Sprintf("rowsprefetched_%d", labels)
+	labels++
+	last := GP64()
+	MOVQ(p.last, last)
+	CMPQ(last, U32(255))
+	JA(LabelRef(long))
+	if count == 1 {
+		PREFETCHT0(Mem{Base: pf})
+		PREFETCHT0(Mem{Base: pf, Index: last, Scale: 1})
+		for i := range 3 {
+			MOVQ(p.clamped.Offset(8*i), last)
+			PREFETCHT0(Mem{Base: pf, Index: last, Scale: 1})
+		}
+	} else {
+		var at [3]reg.GPVirtual
+		for i := range at {
+			at[i] = GP64()
+			MOVQ(p.clamped.Offset(8*i), at[i])
+		}
+		for r := range count {
+			if r > 0 {
+				ADDQ(stride, pf)
+			}
+			PREFETCHT0(Mem{Base: pf})
+			for _, o := range at {
+				PREFETCHT0(Mem{Base: pf, Index: o, Scale: 1})
+			}
+			PREFETCHT0(Mem{Base: pf, Index: last, Scale: 1})
+		}
+	}
+	JMP(LabelRef(done))
+	Label(long)
+	for r := range count {
+		if r > 0 {
+			ADDQ(stride, pf)
+		}
+		PrefetchSpan(pf, p.last)
+	}
+	Label(done)
+}

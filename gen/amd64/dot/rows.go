@@ -36,17 +36,17 @@ func tileKeys(isa ISA) int {
 // so that the tiles, where all the time goes, have every register to themselves.
 type rowsFrame struct {
 	isa       ISA
-	keys      Mem // next key row
-	keysLeft  Mem // keys not yet scored
-	dstCol    Mem // dst[j0]: column of the current key tile in row 0
-	queries   Mem // first query row of the current tile
-	dstTile   Mem // dst[i0*n+j0]
-	rowsLeft  Mem // query rows not yet scored against the current key tile
-	qStride   Mem // dim·4
-	kStride   Mem // stride·2 (q8_0: stride·34)
-	dstStride Mem // n·4
-	ahead     Mem // row of ahead beside the next key, or 0
-	aheadLast Mem // offset of a key's (and a row of ahead's) last element (q8_0: byte)
+	keys      Mem         // next key row
+	keysLeft  Mem         // keys not yet scored
+	dstCol    Mem         // dst[j0]: column of the current key tile in row 0
+	queries   Mem         // first query row of the current tile
+	dstTile   Mem         // dst[i0*n+j0]
+	rowsLeft  Mem         // query rows not yet scored against the current key tile
+	qStride   Mem         // dim·4
+	kStride   Mem         // stride·2 (q8_0: stride·34)
+	dstStride Mem         // n·4
+	ahead     Mem         // row of ahead beside the next key, or 0
+	prefetch  RowPrefetch // a key's (and a row of ahead's) lines
 
 	key operand // the keys' format
 	// AVX2's largest q8_0 tile: each key's block scale as a float32, broadcast from
@@ -75,7 +75,7 @@ func scoresRows(isa ISA, key operand) {
 	Doc("Where ahead is not empty, it prefetches row j of ahead (ahead[j*stride:], as key j",
 		"lies in k) as it scores key j: the decode attention's values, which it reads next.")
 	f := rowsFrame{isa: isa, key: key}
-	for _, m := range []*Mem{&f.keys, &f.keysLeft, &f.dstCol, &f.queries, &f.dstTile, &f.rowsLeft, &f.qStride, &f.kStride, &f.dstStride, &f.ahead, &f.aheadLast} {
+	for _, m := range []*Mem{&f.keys, &f.keysLeft, &f.dstCol, &f.queries, &f.dstTile, &f.rowsLeft, &f.qStride, &f.kStride, &f.dstStride, &f.ahead} {
 		*m = AllocLocal(8)
 	}
 	if key.kind == kindQ8 && isa.Lanes == 8 {
@@ -95,7 +95,7 @@ func scoresRows(isa ISA, key operand) {
 	keyStride(key, t)
 	MOVQ(t, f.kStride)
 	t = Load(Param("dim"), GP64())
-	MOVQ(key.lastOffset(t), f.aheadLast)
+	f.prefetch = NewRowPrefetch(key.lastOffset(t))
 	SHLQ(U8(2), t)
 	MOVQ(t, f.qStride)
 	t = Load(Param("ahead").Base(), GP64())
@@ -148,12 +148,7 @@ func (f rowsFrame) prefetchAhead(keys int) {
 
 // prefetchRows prefetches count rows from p on, kStride apart, leaving p at the last.
 func (f rowsFrame) prefetchRows(p reg.GPVirtual, count int) {
-	for r := range count {
-		if r > 0 {
-			ADDQ(f.kStride, p)
-		}
-		PrefetchSpan(p, f.aheadLast)
-	}
+	f.prefetch.Rows(p, count, f.kStride)
 }
 
 // queryPass scores every query row against the current tile of keys.

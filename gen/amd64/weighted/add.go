@@ -51,7 +51,7 @@ func weightedAdd(isa ISA, fm format) {
 	SHLQ(U8(2), t)
 	MOVQ(t, dimSize)
 	Comment("The bytes from v to ahead (0: no ahead), and a row's last byte.")
-	aheadFrom, aheadLast := AllocLocal(8), AllocLocal(8)
+	aheadFrom := AllocLocal(8)
 	t = load(Param("ahead").Base())
 	noAhead := label("noahead", isa)
 	TESTQ(t, t)
@@ -59,7 +59,7 @@ func weightedAdd(isa ISA, fm format) {
 	SUBQ(load(Param("v").Base()), t)
 	Label(noAhead)
 	MOVQ(t, aheadFrom)
-	MOVQ(fm.lastByte(dim), aheadLast)
+	aheadRows := NewRowPrefetch(fm.lastByte(dim))
 	entries := make([]string, 5)
 	for r := 1; r <= 4; r++ {
 		entries[r] = label(fmt.Sprintf("rows%d_", r), isa)
@@ -76,7 +76,7 @@ func weightedAdd(isa ISA, fm format) {
 			if first+group < r {
 				next = label("group", isa)
 			}
-			f := frame{isa: isa, fm: fm, rows: group, add: true, dimSize: dimSize, aheadFrom: aheadFrom, aheadLast: aheadLast}
+			f := frame{isa: isa, fm: fm, rows: group, add: true, dimSize: dimSize, aheadFrom: aheadFrom, aheadRows: aheadRows}
 			f.dst = load(Param("dst").Base())
 			for range first {
 				ADDQ(dimSize, f.dst)

@@ -210,11 +210,12 @@ type frame struct {
 	col     reg.GPVirtual // first column of the pass
 	lastCol reg.GPVirtual // column of the pass's last vector (q8_0: block)
 	// WeightedSumRowsAdd's rows to prefetch, where prefetch is set (its first group of
-	// rows): aheadFrom holds the bytes from v to them (0: none), aheadLast the offset
-	// of a row's last byte. Row j of ahead is prefetched as the group takes row j of v,
-	// in each of its passes (one at the usual dims).
-	aheadFrom, aheadLast Mem
-	prefetch             bool
+	// rows): aheadFrom holds the bytes from v to them (0: none), aheadRows their
+	// length. Row j of ahead is prefetched as the group takes row j of v, in each of
+	// its passes (one at the usual dims).
+	aheadFrom Mem
+	aheadRows RowPrefetch
+	prefetch  bool
 }
 
 func weighted(isa ISA, fm format) {
@@ -420,7 +421,7 @@ func (f frame) rowsOfV(body func(row reg.GPVirtual, weight Mem)) {
 		TESTQ(p, p)
 		JZ(LabelRef(skip))
 		ADDQ(row, p)
-		PrefetchSpan(p, f.aheadLast)
+		f.aheadRows.Rows(p, 1, nil)
 		Label(skip)
 	}
 	body(row, Mem{Base: f.wEnd, Index: j, Scale: 4})
