@@ -40,8 +40,10 @@ import (
 // dim 128, Zen 5, medians of 5 alternating runs on a shared machine) blocks of 256
 // keys took 13.2 ms head-major and 33.0 token-major, blocks of 1,024 14.4 and 39.7;
 // blocks of 128 and 512 were within the noise of 256 head-major, 128 faster and 512
-// slower token-major. (Without the prefetches, blocks of 1,024 were the fastest:
-// fewer switches between the K and V streams.)
+// slower token-major; over the whole benchmark (8 alternating runs) blocks of 128
+// against 256 moved single rows by −28 % to +32 % and the geomean by −1.2 %.
+// (Without the prefetches, blocks of 1,024 were the fastest: fewer switches between
+// the K and V streams.)
 const attendBlock = 256
 
 // attendRows is the most query rows one weightedSumRowsAdd call takes: their
