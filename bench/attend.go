@@ -93,10 +93,22 @@ func (l *decodeLayer) head(h int) (offset, stride int) {
 	return h * l.n * decodeDim, decodeDim
 }
 
-// fused attends every KV head's G query heads with one Attend call each.
+// fused attends every KV head's G query heads: head-major with one AttendStrided call
+// per head, token-major with one AttendHeads call for the layer, which walks it in order.
 func (l *decodeLayer) fused(out, q []float32) {
 	const g, d = decodeGroup, decodeDim
 	scale := float32(1 / math.Sqrt(d))
+	if l.tokenMajor {
+		switch l.format {
+		case "fp16":
+			kernels.AttendHeads(out, q, l.k.f16, l.v.f16, decodeKVHeads, g, l.n, d, scale)
+		case "bf16":
+			kernels.AttendHeadsBF16(out, q, l.k.bf16, l.v.bf16, decodeKVHeads, g, l.n, d, scale)
+		case "q8_0":
+			kernels.AttendHeadsQ8(out, q, l.k.q8, l.v.q8, decodeKVHeads, g, l.n, d, scale)
+		}
+		return
+	}
 	for h := range decodeKVHeads {
 		o, s := l.head(h)
 		out, q := out[h*g*d:(h+1)*g*d], q[h*g*d:(h+1)*g*d]

@@ -365,3 +365,139 @@ func FuzzAttendParts(f *testing.F) {
 		})
 	})
 }
+
+// from returns the rows from value off on (a multiple of 32 for q8_0).
+func (r attendRows) from(off int) attendRows {
+	switch {
+	case r.h != nil:
+		return attendRows{h: r.h[off:]}
+	case r.bf != nil:
+		return attendRows{bf: r.bf[off:]}
+	case r.q != nil:
+		return attendRows{q: r.q[off/q8.BlockLen:]}
+	}
+	return attendRows{}
+}
+
+// queryOf is a query value from one byte: b/16 as a signed byte, but NaN for 0x80 and
+// +Inf for 0x7f.
+func queryOf(b byte) float32 {
+	switch int8(b) {
+	case -128:
+		return float32(math.NaN())
+	case 127:
+		return float32(math.Inf(1))
+	}
+	return float32(int8(b)) / 16
+}
+
+// attendRowsOf is the values float32(int8(b))/16 of data's bytes in the format (q8_0:
+// quantized in blocks of 32, len(data) a multiple of 32).
+func attendRowsOf(format int, data []byte) attendRows {
+	x := make([]float32, len(data))
+	for i, b := range data {
+		x[i] = float32(int8(b)) / 16
+	}
+	switch format {
+	case 0:
+		h := make([]kernels.Float16, len(x))
+		for i, f := range x {
+			h[i] = float16.Fromfloat32(f)
+		}
+		return attendRows{h: h}
+	case 1:
+		b := make([]bf16.BFloat16, len(x))
+		bf16.FromFloat32(b, x)
+		return attendRows{bf: b}
+	}
+	b := make([]q8.Block, len(x)/q8.BlockLen)
+	q8.Quantize(b, x)
+	return attendRows{q: b}
+}
+
+// attendHeads runs the format's AttendHeads on a token-major layer.
+func attendHeads(format int, out, q []float32, k, v attendRows, heads, rows, n, dim int, scale float32) {
+	switch format {
+	case 0:
+		kernels.AttendHeads(out, q, k.h, v.h, heads, rows, n, dim, scale)
+	case 1:
+		kernels.AttendHeadsBF16(out, q, k.bf, v.bf, heads, rows, n, dim, scale)
+	default:
+		kernels.AttendHeadsQ8(out, q, k.q, v.q, heads, rows, n, dim, scale)
+	}
+}
+
+// FuzzAttendHeads takes the format (format%3), the KV heads (heads%9), the query rows
+// per head (0 to 9; with the top bit, tokens repeated past two blocks) and dim from
+// its first arguments, and from data heads·rows·dim queries, a byte each (queryOf),
+// then n tokens of keys and n of values, heads rows each ([n][heads][dim]), as many as
+// fit the cap, each value from a byte too (valueOf, rounded to the format). Every
+// variant's AttendHeads must give, head by head, the bits of AttendStrided on the
+// head's rows (FuzzAttend holds those to the composition and the bound, on raw
+// format bits), and write nothing past out. The values are small and finite, and
+// the queries mostly so, because a row whose output is not finite is computed again
+// from its own query, which would hide a head that took another's.
+func FuzzAttendHeads(f *testing.F) {
+	seed := make([]byte, 0, 1600)
+	for i := range 1600 {
+		seed = append(seed, byte(i*29+3))
+	}
+	f.Add(uint8(0), uint8(2), uint8(0x82), uint8(3), float32(0.5), seed)
+	f.Add(uint8(1), uint8(3), uint8(1), uint8(15), float32(-0.25), seed)
+	f.Add(uint8(2), uint8(2), uint8(0x81), uint8(0), float32(0.125), seed)
+	f.Add(uint8(0), uint8(8), uint8(4), uint8(7), float32(float32(math.Inf(-1))), seed)
+	f.Fuzz(func(t *testing.T, format, heads, rows, dim uint8, scale float32, data []byte) {
+		if len(data) > scoresMaxBytes {
+			return
+		}
+		fm := int(format % 3)
+		d := attendDim(fm, dim)
+		hk := int(heads % 9)
+		r := min(int(rows&0x7f)%10, len(data)/(d*max(hk, 1)))
+		q := make([]float32, hk*r*d)
+		for i := range q {
+			q[i] = queryOf(data[i])
+		}
+		tokenValues := hk * d
+		maxTokens := attendMaxProducts / (max(hk*r, 1) * d)
+		given := 0
+		if tokenValues > 0 {
+			given = min((len(data)-len(q))/(2*tokenValues), maxTokens)
+		}
+		// The layer as given·heads rows of dim: [n][heads][dim].
+		k := attendRowsOf(fm, data[len(q):][:given*tokenValues])
+		v := attendRowsOf(fm, data[len(q)+given*tokenValues:][:given*tokenValues])
+		n := given
+		if rows&0x80 != 0 && given > 0 {
+			n = max(given, min(attendKeys, maxTokens))
+			k, v = k.repeat(given*hk, n*hk, d), v.repeat(given*hk, n*hk, d)
+		}
+		size := r * d
+		want, buf := make([]float32, hk*size), make([]float32, hk*size+16)
+		varianttest.Each(t, func(variant string) {
+			what := fmt.Sprintf("%s: format %d heads=%d rows=%d n=%d dim=%d scale=%v", variant, fm, hk, r, n, d, scale)
+			for h := range hk {
+				var kh, vh attendRows
+				if n > 0 {
+					kh, vh = k.from(h*d), v.from(h*d)
+				}
+				attend(fm, want[h*size:(h+1)*size], q[h*size:(h+1)*size], kh, vh, r, n, d, hk*d, scale)
+			}
+			for i := range buf {
+				buf[i] = 1234
+			}
+			got := buf[:hk*size]
+			attendHeads(fm, got, q, k, v, hk, r, n, d, scale)
+			for e, g := range got {
+				if !sameBits(g, want[e]) {
+					t.Fatalf("%s: out[%d] = %v, AttendStrided on head %d gives %v", what, e, g, e/max(size, 1), want[e])
+				}
+			}
+			for i, x := range buf[hk*size:] {
+				if x != 1234 {
+					t.Fatalf("%s: wrote out[%d] = %v, past len(out) = %d", what, hk*size+i, x, hk*size)
+				}
+			}
+		})
+	})
+}

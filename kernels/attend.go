@@ -237,9 +237,16 @@ func attend[E any](f *attendFormat[E], out, q []float32, k, v []E, rows, n, dim,
 	st := attendStates.Get().(*AttendState)
 	st.Reset(rows, dim)
 	attendPartial(f, st, q, k, v, n, stride, scale)
+	finishAttend(f, st, out, q, k, v, n, stride, scale)
+	attendStates.Put(st)
+}
+
+// finishAttend writes st's output to out, then computes again, by the composition,
+// the rows whose output is not finite; k and v are the n rows st has seen.
+func finishAttend[E any](f *attendFormat[E], st *AttendState, out, q []float32, k, v []E, n, stride int, scale float32) {
 	st.Finish(out)
-	// Rows whose output is not finite are the composition's, computed again.
-	for i := range rows {
+	dim := st.dim
+	for i := range st.rows {
 		o := out[i*dim : (i+1)*dim]
 		if s := sumOf.Call(o); s-s == 0 {
 			continue
@@ -250,7 +257,6 @@ func attend[E any](f *attendFormat[E], out, q []float32, k, v []E, rows, n, dim,
 		softmax.Call(s)
 		f.weighted(o, s, v, stride)
 	}
-	attendStates.Put(st)
 }
 
 var attendStates = sync.Pool{New: func() any { return new(AttendState) }}
@@ -367,7 +373,6 @@ func attendPartial[E any](f *attendFormat[E], st *AttendState, q []float32, k, v
 	for j0 := 0; j0 < n; j0 += attendBlock {
 		b := min(attendBlock, n-j0)
 		span := (b-1)*se + de
-		kb, vb := k[j0*se:][:span], v[j0*se:][:span]
 		// The next block's keys, which the weighted sums prefetch while the block's
 		// values stream from cache, as scoring prefetches the values: both phases
 		// keep a stream from memory in flight. A shorter last block is not prefetched.
@@ -375,21 +380,28 @@ func attendPartial[E any](f *attendFormat[E], st *AttendState, q []float32, k, v
 		if n-j0-b >= b {
 			next = k[(j0+b)*se:][:span]
 		}
-		s := st.weights[:rows*b]
-		f.scores(s, q, kb, vb, rows, b, dim, stride, scale)
-		// Lay the rows attendBlock apart, as weightedSumRowsAdd reads them; the last
-		// row first, since a row moves up over the rows after it.
-		for i := rows - 1; i > 0 && b < attendBlock; i-- {
-			copy(st.weights[i*attendBlock:][:b], st.weights[i*b:][:b])
-		}
-		for i := range rows {
-			st.blockWeights(passes, i, st.weights[i*attendBlock:][:b])
-		}
-		for i := 0; i < rows; i += attendRows {
-			r := min(attendRows, rows-i)
-			f.add(st.acc[i*dim:(i+r)*dim], st.weights[i*attendBlock:(i+r-1)*attendBlock+b], vb, next, r, b, stride)
-			next = nil // prefetched once
-		}
+		attendBlockOf(f, st, passes, q, k[j0*se:][:span], v[j0*se:][:span], next, b, stride, scale)
+	}
+}
+
+// attendBlockOf adds one block of b keys and values (kb, vb, their span) to st's rows,
+// prefetching next (nil, or b rows laid out as kb's) as it adds the values.
+func attendBlockOf[E any](f *attendFormat[E], st *AttendState, passes softmaxPasses, q []float32, kb, vb, next []E, b, stride int, scale float32) {
+	rows, dim := st.rows, st.dim
+	s := st.weights[:rows*b]
+	f.scores(s, q, kb, vb, rows, b, dim, stride, scale)
+	// Lay the rows attendBlock apart, as weightedSumRowsAdd reads them; the last
+	// row first, since a row moves up over the rows after it.
+	for i := rows - 1; i > 0 && b < attendBlock; i-- {
+		copy(st.weights[i*attendBlock:][:b], st.weights[i*b:][:b])
+	}
+	for i := range rows {
+		st.blockWeights(passes, i, st.weights[i*attendBlock:][:b])
+	}
+	for i := 0; i < rows; i += attendRows {
+		r := min(attendRows, rows-i)
+		f.add(st.acc[i*dim:(i+r)*dim], st.weights[i*attendBlock:(i+r-1)*attendBlock+b], vb, next, r, b, stride)
+		next = nil // prefetched once
 	}
 }
 

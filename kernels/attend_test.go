@@ -38,6 +38,7 @@ type attendKind[E comparable] struct {
 	attend   func(out, q []float32, k, v []E, rows, n, dim int, scale float32)
 	strided  func(out, q []float32, k, v []E, rows, n, dim, stride int, scale float32)
 	partial  func(st *AttendState, q []float32, k, v []E, n, stride int, scale float32)
+	heads    func(out, q []float32, k, v []E, heads, rows, n, dim int, scale float32)
 	scores   func(dst, q []float32, k []E, rows, n, dim, stride int, scale float32)
 	weighted func(dst, w []float32, v []E, stride int)
 }
@@ -61,6 +62,7 @@ var fp16Attend = &attendKind[Float16]{
 	attend:   Attend,
 	strided:  AttendStrided,
 	partial:  AttendPartial,
+	heads:    AttendHeads,
 	scores:   ScoresStrided,
 	weighted: WeightedSumRowsStrided,
 }
@@ -82,6 +84,7 @@ var bf16Attend = &attendKind[bf16.BFloat16]{
 	attend:   AttendBF16,
 	strided:  AttendStridedBF16,
 	partial:  AttendPartialBF16,
+	heads:    AttendHeadsBF16,
 	scores:   ScoresStridedBF16,
 	weighted: WeightedSumRowsStridedBF16,
 }
@@ -117,6 +120,7 @@ var q8Attend = &attendKind[q8.Block]{
 	attend:   AttendQ8,
 	strided:  AttendStridedQ8,
 	partial:  AttendPartialQ8,
+	heads:    AttendHeadsQ8,
 	scores:   ScoresStridedQ8,
 	weighted: WeightedSumRowsStridedQ8,
 }
@@ -936,6 +940,16 @@ func TestAttendPanics(t *testing.T) {
 		{"AttendPartialBF16", "len(k) = 11, len(v) = 12", func() { AttendPartialBF16(&st, f(8), b[:11], b[:12], 3, 4, 1) }},
 		{"AttendPartialQ8", "multiples of 32", func() { AttendPartialQ8(&st, f(8), blocks[:1], blocks[:1], 1, 4, 1) }},
 		{"AttendPartialQ8", "blocks = 2", func() { AttendPartialQ8(&qst, f(32), blocks[:2], blocks[:1], 2, 32, 1) }},
+		{"AttendHeads", "heads, rows, n ≥ 0", func() { AttendHeads(outOf(0), f(0), h[:0], h[:0], -1, 2, 3, 4, 1) }},
+		{"AttendHeads", "dim ≥ 1", func() { AttendHeads(outOf(0), f(0), h[:0], h[:0], 2, 2, 3, 0, 1) }},
+		{"AttendHeads", "len(q) = 15, want heads·rows·dim = 2·2·4 = 16", func() { AttendHeads(outOf(16), f(15), h[:24], h[:24], 2, 2, 3, 4, 1) }},
+		{"AttendHeads", "len(out) = 17", func() { AttendHeads(outOf(17), f(16), h[:24], h[:24], 2, 2, 3, 4, 1) }},
+		{"AttendHeads", "len(k) = 23, len(v) = 24, want n·heads·dim = 24", func() { AttendHeads(outOf(16), f(16), h[:23], h[:24], 2, 2, 3, 4, 1) }},
+		{"AttendHeads", "len(k) = 24, len(v) = 25", func() { AttendHeads(outOf(16), f(16), h[:24], h[:25], 2, 2, 3, 4, 1) }},
+		{"AttendHeads", "overflows", func() { AttendHeads(outOf(0), f(0), h[:0], h[:0], huge, 0, 4, 8, 1) }},
+		{"AttendHeadsBF16", "len(k) = 11", func() { AttendHeadsBF16(outOf(8), f(8), b[:11], b[:12], 1, 2, 3, 4, 1) }},
+		{"AttendHeadsQ8", "multiples of 32", func() { AttendHeadsQ8(outOf(16), f(16), blocks[:1], blocks[:1], 1, 1, 2, 16, 1) }},
+		{"AttendHeadsQ8", "want (n·heads·dim)/32 blocks = 4", func() { AttendHeadsQ8(outOf(64), f(64), blocks[:4], blocks[:3], 2, 1, 2, 32, 1) }},
 		{"AttendState.Reset", "rows ≥ 0", func() { new(AttendState).Reset(-1, 4) }},
 		{"AttendState.Reset", "dim ≥ 1", func() { new(AttendState).Reset(1, 0) }},
 		{"AttendState.Reset", "rows·dim overflows", func() { new(AttendState).Reset(huge, 4) }},
@@ -994,6 +1008,7 @@ func testAttendAllocs[E comparable](t *testing.T, f *attendKind[E]) {
 			{"Attend", func() { f.attend(out, in.q, in.k, in.v, rows, n, dim, in.scale) }},
 			{"strided", func() { f.strided(out, in.q, sk, sv, rows, n, dim, stride, in.scale) }},
 			{"computed again", func() { f.attend(out, special.q, special.k, special.v, rows, n, dim, special.scale) }},
+			{"heads", func() { f.heads(out, in.q, in.k, in.v, 1, rows, n, dim, in.scale) }},
 			{"partial, merge, finish", func() {
 				a.Reset(rows, dim)
 				b.Reset(rows, dim)
@@ -1038,6 +1053,83 @@ func TestAttendSubnormalOutputs(t *testing.T) {
 		Attend(out, small.q, small.k, small.v, 1, small.n, 1, 1)
 		if err := wantSmall[0].Check(0, out[0]); err != nil {
 			t.Errorf("%s fp16 %v: %v", variant, small, err)
+		}
+	})
+}
+
+// TestAttendHeads: AttendHeads gives, head by head, the bits of the AttendStrided loop
+// its doc gives, on every variant and format: heads of 0 to 8, around the blocks of
+// keys, with special values in some heads (NaN and Inf keys and values, −Inf scale),
+// and writes nothing outside out.
+func TestAttendHeads(t *testing.T) {
+	testAttendHeads(t, fp16Attend)
+	testAttendHeads(t, bf16Attend)
+	testAttendHeads(t, q8Attend)
+}
+
+func testAttendHeads[E comparable](t *testing.T, f *attendKind[E]) {
+	r := rand.New(rand.NewPCG(36, uint64(f.per)))
+	keyCounts := []int{0, 1, 2, 17, 127, 128, 129, 255, 256, 257, 600}
+	if testing.Short() {
+		keyCounts = []int{0, 1, 255, 257}
+	}
+	type call struct {
+		heads, rows, n, dim int
+		scale               float32
+		q                   []float32
+		k, v                []E
+	}
+	var calls []call
+	for _, heads := range []int{0, 1, 2, 3, 8} {
+		for _, rows := range []int{0, 1, 4, 5} {
+			for _, n := range keyCounts {
+				dim := f.dims[r.IntN(len(f.dims))]
+				c := call{heads: heads, rows: rows, n: n, dim: dim, scale: float32(r.NormFloat64()) / 4}
+				c.q = make([]float32, heads*rows*dim)
+				normals(r, c.q, 1)
+				c.k, c.v = f.random(r, n*heads*dim), f.random(r, n*heads*dim)
+				// Special values in one head, a third of the time.
+				if n > 0 && heads > 0 && r.IntN(3) == 0 {
+					h := r.IntN(heads)
+					at := func() int { return (r.IntN(n)*heads+h)*dim + r.IntN(dim) }
+					f.set(c.k, at(), inf32)
+					f.set(c.v, at(), nan32)
+					if r.IntN(2) == 0 {
+						c.scale = float32(math.Inf(-1))
+					}
+				}
+				calls = append(calls, c)
+			}
+		}
+	}
+	varianttest.Each(t, func(variant string) {
+		for _, c := range calls {
+			size, stride := c.rows*c.dim, c.heads*c.dim
+			want := make([]float32, c.heads*size)
+			for h := range c.heads {
+				var k, v []E // head h's rows
+				if c.n > 0 {
+					k, v = c.k[h*c.dim/f.per:], c.v[h*c.dim/f.per:]
+				}
+				f.strided(want[h*size:(h+1)*size], c.q[h*size:(h+1)*size], k, v, c.rows, c.n, c.dim, stride, c.scale)
+			}
+			buf := make([]float32, len(want)+2*dotPad)
+			for i := range buf {
+				buf[i] = guard
+			}
+			got := buf[dotPad : dotPad+len(want)]
+			f.heads(got, c.q, c.k, c.v, c.heads, c.rows, c.n, c.dim, c.scale)
+			what := fmt.Sprintf("%s %s heads=%d rows=%d n=%d dim=%d scale=%v", variant, f.name, c.heads, c.rows, c.n, c.dim, c.scale)
+			for e := range got {
+				if !sameFloatBits(got[e], want[e]) {
+					t.Fatalf("%s: out[%d] = %v, the AttendStrided loop gives %v", what, e, got[e], want[e])
+				}
+			}
+			for i, x := range buf {
+				if (i < dotPad || i >= dotPad+len(want)) && x != guard {
+					t.Fatalf("%s: wrote buf[%d] = %v outside out", what, i, x)
+				}
+			}
 		}
 	})
 }
