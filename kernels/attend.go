@@ -18,8 +18,8 @@ import (
 // (rescaling what the row has summed when the maximum grows, as flash-decoding does),
 // and one weightedSumRowsAdd call per four query rows adds the block's value rows,
 // weighted, to those rows' sums. So K and V are each read from memory once per call
-// whatever rows is (the assembly takes the rows in groups, the later ones reading the
-// block from cache); the block's scores stay in L1.
+// whatever rows is (AVX-512 takes four rows a pass, AVX2 two, the second group reading
+// the block from cache); the block's scores stay in L1.
 //
 // The two phases alternate, and each would leave the memory idle while the other
 // stream waits: so on amd64 each prefetches the other's next rows as it goes. Scoring
