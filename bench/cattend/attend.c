@@ -2,9 +2,11 @@
 // bench/vs-c-attend.sh; a measuring tool, not part of the Go module (this directory has
 // no Go files, and the module uses no cgo). It is the same fused decode attention
 // written with AVX-512 intrinsics: fp16 keys and values, 8 KV heads of G = 4 query rows,
-// dim 128, head-major ([heads][n][dim]) or token-major ([n][heads][dim], a head's rows
-// 8·128 halves apart), and the read limit timed as the Go benchmark times it (a dot
-// product of K with V over the same bytes), alternating with the kernel.
+// dim 128, head-major ([heads][n][dim], a head at a time, as kernels.Attend) or
+// token-major ([n][heads][dim], a head's rows 8·128 halves apart, a block at a time
+// across the heads, as kernels.AttendHeads), and the read limit timed as the Go
+// benchmark times it (a dot product of K with V over the same bytes), alternating with
+// the kernel.
 //
 // The kernel is the flash-decoding loop of kernels/attend.go in blocks of B keys:
 // score the block 4 keys × 4 rows at a time (prefetching the keys 16 ahead and the
@@ -191,23 +193,59 @@ KERNEL void add(float *acc, const float *w, const uint16_t *v, const uint16_t *n
 	}
 }
 
-// One KV head: out[r] = Σ_j softmax_j(scale·q_r·k_j)·v_j over n keys stride halves apart
-// (n a multiple of B).
-KERNEL void attend(float *out, const float *q, const uint16_t *k, const uint16_t *v, int n, size_t stride, int B, float scale) {
-	static float s[G * MAXB], acc[G * D];
-	float m[G], l[G];
+// One KV head's running state: per row the maximum, the sum of weights, the weighted sum.
+struct state {
+	float m[G], l[G], acc[G * D];
+};
+
+static void reset(struct state *st) {
 	for (int r = 0; r < G; r++)
-		m[r] = -INFINITY, l[r] = 0;
-	memset(acc, 0, sizeof acc);
-	for (int j0 = 0; j0 < n; j0 += B) {
-		const uint16_t *kb = k + j0 * stride, *vb = v + j0 * stride;
-		score(s, q, kb, vb, B, stride, scale);
-		weights(s, B, m, l, acc);
-		add(acc, s, vb, j0 + B < n ? kb + B * stride : NULL, B, stride);
-	}
+		st->m[r] = -INFINITY, st->l[r] = 0;
+	memset(st->acc, 0, sizeof st->acc);
+}
+
+// The B keys and values of one block of one head into st, prefetching next's keys.
+KERNEL void block(struct state *st, const float *q, const uint16_t *kb, const uint16_t *vb, const uint16_t *next, int B,
+                  size_t stride, float scale) {
+	static float s[G * MAXB];
+	score(s, q, kb, vb, B, stride, scale);
+	weights(s, B, st->m, st->l, st->acc);
+	add(st->acc, s, vb, next, B, stride);
+}
+
+static void finish(const struct state *st, float *out) {
 	for (int r = 0; r < G; r++)
 		for (int d = 0; d < D; d++)
-			out[r * D + d] = acc[r * D + d] / l[r];
+			out[r * D + d] = st->acc[r * D + d] / st->l[r];
+}
+
+// Every KV head: out[h][r] = Σ_j softmax_j(scale·q[h][r]·k_hj)·v_hj over n keys (n a
+// multiple of B), head h's rows at K + h·head, stride halves apart. Head-major takes
+// the heads one after another (kernels.Attend per head); token-major a block at a time
+// across the heads, prefetching the next head's block (kernels.AttendHeads).
+static void attendLayer(float *out, const float *q, const uint16_t *K, const uint16_t *V, int n, size_t head, size_t stride,
+                        int B, int token, float scale) {
+	static struct state st[HEADS];
+	for (int h = 0; h < HEADS; h++)
+		reset(&st[h]);
+	if (!token)
+		for (int h = 0; h < HEADS; h++)
+			for (int j0 = 0; j0 < n; j0 += B) {
+				const uint16_t *kb = K + h * head + j0 * stride;
+				block(&st[h], q + h * G * D, kb, V + h * head + j0 * stride, j0 + B < n ? kb + B * stride : NULL, B, stride, scale);
+			}
+	else
+		for (int j0 = 0; j0 < n; j0 += B)
+			for (int h = 0; h < HEADS; h++) {
+				const uint16_t *kb = K + h * head + j0 * stride, *next = NULL;
+				if (h + 1 < HEADS)
+					next = kb + head;
+				else if (j0 + B < n)
+					next = K + (j0 + B) * stride;
+				block(&st[h], q + h * G * D, kb, V + h * head + j0 * stride, next, B, stride, scale);
+			}
+	for (int h = 0; h < HEADS; h++)
+		finish(&st[h], out + h * G * D);
 }
 
 // The same in float64, for one head: the yardstick's worst error relative to Σⱼ pⱼ·|vⱼ|.
@@ -271,8 +309,7 @@ int main(int argc, char **argv) {
 		tr[rep] = (now() - t0) / calls;
 		t0 = now();
 		for (int c = 0; c < calls; c++)
-			for (int h = 0; h < HEADS; h++)
-				attend(out + h * G * D, q + h * G * D, K + h * head, V + h * head, n, stride, B, scale);
+			attendLayer(out, q, K, V, n, head, stride, B, token, scale);
 		ta[rep] = (now() - t0) / calls;
 	}
 	double r = median(tr, reps), a = median(ta, reps);
