@@ -12,8 +12,9 @@ import (
 
 // The decode step's attention over one layer, as issue 31 sets it: Hkv 8 KV heads of G
 // 4 query heads each, dim 128, n rows per KV head. "fused" is kernels.Attend (and its
-// twins) once per KV head; "loop" is the README's former loop, Scores for the head's G
-// query heads then Softmax and WeightedSumRows per query head, which reads V G times.
+// twins) once per KV head, or kernels.AttendHeads once for a token-major layer; "loop"
+// is the README's former loop, Scores for the head's G query heads then Softmax and
+// WeightedSumRows per query head, which reads V G times.
 const (
 	decodeKVHeads = 8
 	decodeGroup   = 4
