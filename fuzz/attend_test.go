@@ -445,7 +445,7 @@ func FuzzAttendHeads(f *testing.F) {
 	f.Add(uint8(0), uint8(2), uint8(0x82), uint8(3), float32(0.5), seed)
 	f.Add(uint8(1), uint8(3), uint8(1), uint8(15), float32(-0.25), seed)
 	f.Add(uint8(2), uint8(2), uint8(0x81), uint8(0), float32(0.125), seed)
-	f.Add(uint8(0), uint8(8), uint8(4), uint8(7), float32(float32(math.Inf(-1))), seed)
+	f.Add(uint8(0), uint8(8), uint8(4), uint8(7), float32(math.Inf(-1)), seed)
 	f.Fuzz(func(t *testing.T, format, heads, rows, dim uint8, scale float32, data []byte) {
 		if len(data) > scoresMaxBytes {
 			return
