@@ -1,0 +1,483 @@
+package kernels
+
+import (
+	"fmt"
+	"math/bits"
+	"sync"
+
+	"github.com/kvsimd/kvsimd/bf16"
+	"github.com/kvsimd/kvsimd/fp16"
+	"github.com/kvsimd/kvsimd/internal/race"
+	"github.com/kvsimd/kvsimd/q8"
+)
+
+// The fused causal (prefill) attention. Query positions are taken a tile at a time,
+// CausalTile(rows) positions of rows query rows each, and each tile runs flash
+// attention over the keys its rows see: both products are score blocks, so both run
+// on the variant's Scores kernel, whose panels reuse each widened key for the whole
+// tile (GEMM-class). The tile's scores S = scale·Q·Kᵀ of a block of attendBlock keys
+// become weights P against each row's running maximum (AttendState's online softmax),
+// and P·V is the score block of P against the values transposed, Vᵀ, one "key" per
+// value column, which the call lays out once for all its tiles (n·dim elements of
+// workspace, a small part of the work: the call does m·rows times more arithmetic
+// than the transposition).
+//
+// Tiles are absolute: position p lies in the tile that starts at P = T·⌊p/T⌋ whatever
+// m, n and the call's first query are, and a row's keys are split the same way for
+// every call: the keys 0 … P that every row of the tile sees, in blocks of attendBlock
+// from key 0, then the diagonal P+1 … p, scored for the whole tile and weighted only
+// over each row's own prefix. So a row's bits depend on its position, its rows and
+// keys and the tile size, not on the chunk or on how an engine splits the queries
+// among goroutines at multiples of CausalTile(rows) (snapkv's PrefillAttend does).
+
+// causalTileRows is the most query rows of a tile: the panel kernels score 64 rows
+// of dim 128 with each widened key (panelFloats), and 64 rows of weights times the
+// transposed values fill the same panels.
+const causalTileRows = 64
+
+// CausalTile is the number of query positions in a tile of AttendCausal's over rows
+// query rows per position: the largest power of two with rows·T ≤ 64, at least 1.
+// A caller that splits one call's queries among goroutines gets the bits of the
+// single call by splitting at multiples of CausalTile(rows) positions, counted from
+// position 0 of the keys.
+func CausalTile(rows int) int {
+	t := 1
+	for 2*t*max(rows, 1) <= causalTileRows {
+		t *= 2
+	}
+	return t
+}
+
+// AttendCausal is the causal attention of a prompt chunk for one KV head's rows query
+// heads: the queries are the last m of n positions (0 ≤ m ≤ n), query position i is
+// position n−m+i and sees keys 0 … n−m+i. q and out are [rows][m][dim] (a KV head's
+// query heads of a head-major Q [QHeads][m][dim]), k and v are [n][dim]. Each output
+// row is the composition over its visible keys:
+//
+//	for g := 0; g < rows; g++ {
+//		for i := 0; i < m; i++ {
+//			p := n - m + i
+//			r := (g*m + i) * dim
+//			s := make([]float32, p+1)
+//			Scores(s, q[r:r+dim], k[:(p+1)*dim], 1, p+1, dim, scale)
+//			Softmax(s)
+//			WeightedSumRows(out[r:r+dim], s, v[:(p+1)*dim])
+//		}
+//	}
+//
+// fused: each key and value block is read once per tile of CausalTile(rows)
+// positions for all rows query heads, and both products run on the Scores kernel's
+// panels. m == n is a whole prompt; m < n a later chunk over everything before it.
+//
+// It panics unless dim ≥ 1, rows ≥ 0, 0 ≤ m ≤ n, len(q) == len(out) == rows·m·dim and
+// len(k) == len(v) == n·dim. out must not overlap q, k or v.
+//
+// Error bound: [Attend]'s for a row of p+1 keys, with E = (2(p+1) + ⌈(p+1)/256⌉ + 20)·u:
+// each block's P·V is a score block (2·b·u per term over its b keys, as the weighted
+// sums), added to the row's sums once per block, and the diagonal adds one block.
+//
+// Special values give the composition's answer on every variant, as Attend's: a row
+// whose output is NaN or ±Inf is computed again by the composition above. It
+// allocates nothing in steady state (its workspace, the transposed values among it, is
+// pooled).
+func AttendCausal(out, q []float32, k, v []Float16, rows, m, n, dim int, scale float32) {
+	checkCausalArgs("AttendCausal", out, q, len(k), len(v), 1, rows, m, n, dim, 0, dim)
+	attendCausal(&causalFP16, out, q, k, v, rows, m, n, dim, m*dim, dim, dim, scale)
+}
+
+// AttendCausalBF16 is [AttendCausal] over bfloat16 keys and values; its bound is
+// AttendCausal's.
+func AttendCausalBF16(out, q []float32, k, v []bf16.BFloat16, rows, m, n, dim int, scale float32) {
+	checkCausalArgs("AttendCausalBF16", out, q, len(k), len(v), 1, rows, m, n, dim, 0, dim)
+	attendCausal(&causalBF16, out, q, k, v, rows, m, n, dim, m*dim, dim, dim, scale)
+}
+
+// AttendCausalQ8 is [AttendCausal] over q8_0 keys and values: dim is a multiple of 32
+// and k and v hold n·dim/32 blocks. Each value block's scale multiplies the weights
+// before the values' integers do, one more rounding per term: E grows by (p+1)·u.
+func AttendCausalQ8(out, q []float32, k, v []q8.Block, rows, m, n, dim int, scale float32) {
+	checkCausalArgs("AttendCausalQ8", out, q, len(k), len(v), q8.BlockLen, rows, m, n, dim, 0, dim)
+	attendCausal(&causalQ8, out, q, k, v, rows, m, n, dim, m*dim, dim, dim, scale)
+}
+
+// AttendCausalStrided is [AttendCausal] for one KV head of a token-major layer: query
+// row g of position i is q[i*qStride+g*dim:][:dim] (out likewise), key and value j are
+// k[j*kvStride:][:dim] and v[j*kvStride:][:dim]. For KV head h of Q [m][QHeads][dim]
+// and K, V [n][KVHeads][dim]: q = Q[h*rows*dim:], qStride = QHeads·dim, k = K[h*dim:],
+// kvStride = KVHeads·dim. The elements between rows are neither read nor written.
+//
+//	for g, i { r := i*qStride + g*dim; the composition of AttendCausal over k, v with ScoresStrided, WeightedSumRowsStrided }
+//
+// As in BLAS, the last row needs only its own elements: it panics unless
+// qStride ≥ rows·dim, kvStride ≥ dim, len(q), len(out) ≥ (m−1)·qStride + rows·dim and
+// len(k), len(v) ≥ (n−1)·kvStride + dim (for m, n, rows ≥ 1), besides AttendCausal's
+// conditions on rows, m, n and dim. The strides change only addresses: the results
+// are AttendCausal's bits for the same rows.
+func AttendCausalStrided(out, q []float32, k, v []Float16, rows, m, n, dim, qStride, kvStride int, scale float32) {
+	span := checkCausalArgs("AttendCausalStrided", out, q, len(k), len(v), 1, rows, m, n, dim, qStride, kvStride)
+	attendCausal(&causalFP16, out, q, k[:span], v[:span], rows, m, n, dim, dim, qStride, kvStride, scale)
+}
+
+// AttendCausalStridedBF16 is [AttendCausalStrided] over bfloat16 keys and values.
+func AttendCausalStridedBF16(out, q []float32, k, v []bf16.BFloat16, rows, m, n, dim, qStride, kvStride int, scale float32) {
+	span := checkCausalArgs("AttendCausalStridedBF16", out, q, len(k), len(v), 1, rows, m, n, dim, qStride, kvStride)
+	attendCausal(&causalBF16, out, q, k[:span], v[:span], rows, m, n, dim, dim, qStride, kvStride, scale)
+}
+
+// AttendCausalStridedQ8 is [AttendCausalStrided] over q8_0 keys and values: dim and
+// kvStride count values and are multiples of 32, and k and v hold the
+// (n−1)·kvStride/32 + dim/32 blocks the rows span.
+func AttendCausalStridedQ8(out, q []float32, k, v []q8.Block, rows, m, n, dim, qStride, kvStride int, scale float32) {
+	span := checkCausalArgs("AttendCausalStridedQ8", out, q, len(k), len(v), q8.BlockLen, rows, m, n, dim, qStride, kvStride)
+	attendCausal(&causalQ8, out, q, k[:span], v[:span], rows, m, n, dim, dim, qStride, kvStride, scale)
+}
+
+// AttendCausalHeads is the causal attention of a whole token-major layer at once: q
+// and out are [m][heads·rows][dim] (Q of QHeads = heads·rows query heads, query head
+// h·rows+g attending to KV head h), k and v are [n][heads][dim]. It is the loop
+//
+//	for h := 0; h < heads; h++ {
+//		AttendCausalStrided(out[h*rows*dim:], q[h*rows*dim:], k[h*dim:], v[h*dim:],
+//			rows, m, n, dim, heads*rows*dim, heads*dim, scale)
+//	}
+//
+// with its bits (the last rows' slices cut to their span). It panics unless heads,
+// rows ≥ 0, dim ≥ 1, 0 ≤ m ≤ n, len(q) == len(out) == m·heads·rows·dim and
+// len(k) == len(v) == n·heads·dim.
+func AttendCausalHeads(out, q []float32, k, v []Float16, heads, rows, m, n, dim int, scale float32) {
+	checkCausalHeadsArgs("AttendCausalHeads", out, q, len(k), len(v), 1, heads, rows, m, n, dim)
+	attendCausalHeads(&causalFP16, out, q, k, v, heads, rows, m, n, dim, scale)
+}
+
+// AttendCausalHeadsBF16 is [AttendCausalHeads] over bfloat16 keys and values.
+func AttendCausalHeadsBF16(out, q []float32, k, v []bf16.BFloat16, heads, rows, m, n, dim int, scale float32) {
+	checkCausalHeadsArgs("AttendCausalHeadsBF16", out, q, len(k), len(v), 1, heads, rows, m, n, dim)
+	attendCausalHeads(&causalBF16, out, q, k, v, heads, rows, m, n, dim, scale)
+}
+
+// AttendCausalHeadsQ8 is [AttendCausalHeads] over q8_0 keys and values (dim a
+// multiple of 32; k and v hold n·heads·dim/32 blocks).
+func AttendCausalHeadsQ8(out, q []float32, k, v []q8.Block, heads, rows, m, n, dim int, scale float32) {
+	checkCausalHeadsArgs("AttendCausalHeadsQ8", out, q, len(k), len(v), q8.BlockLen, heads, rows, m, n, dim)
+	attendCausalHeads(&causalQ8, out, q, k, v, heads, rows, m, n, dim, scale)
+}
+
+// checkCausalArgs panics unless an AttendCausal kernel's conditions hold, for q and
+// out head-major (qStride 0: exactly rows·m·dim) or token-major qStride apart, and
+// keys and values of dim values held perElem to an element, kvStride apart (kvStride
+// == dim and qStride == 0: the packed form, whose k and v hold exactly the rows). It
+// returns the elements of k and v the n rows span.
+func checkCausalArgs(kernel string, out, q []float32, kLen, vLen, perElem, rows, m, n, dim, qStride, kvStride int) int {
+	packed := qStride == 0
+	if dim < 1 || rows < 0 || m < 0 || n < m || kvStride < dim || dim%perElem != 0 || kvStride%perElem != 0 ||
+		(!packed && qStride < rows*dim) {
+		want := "rows ≥ 0, 0 ≤ m ≤ n and 1 ≤ dim ≤ kvStride"
+		if !packed {
+			want = "rows ≥ 0, 0 ≤ m ≤ n, 1 ≤ dim ≤ kvStride and qStride ≥ rows·dim"
+		}
+		panic(fmt.Sprintf("kernels.%s: rows = %d, m = %d, n = %d, dim = %d, qStride = %d, kvStride = %d, want %s%s",
+			kernel, rows, m, n, dim, qStride, kvStride, want, multipleOf(perElem)))
+	}
+	var qLen int
+	var ok bool
+	if packed {
+		qLen, ok = mulSize(rows, m)
+		if ok {
+			qLen, ok = mulSize(qLen, dim)
+		}
+	} else if m > 0 && rows > 0 {
+		qLen, ok = stridedSpan(m, rows*dim, qStride)
+	} else {
+		ok = true
+	}
+	if !ok {
+		panic(fmt.Sprintf("kernels.%s: the queries' length overflows int for rows = %d, m = %d, dim = %d, qStride = %d", kernel, rows, m, dim, qStride))
+	}
+	if packed && (len(q) != qLen || len(out) != qLen) {
+		panic(fmt.Sprintf("kernels.%s: len(out) = %d, len(q) = %d, want rows·m·dim = %d·%d·%d = %d", kernel, len(out), len(q), rows, m, dim, qLen))
+	}
+	if !packed && (len(q) < qLen || len(out) < qLen) {
+		panic(fmt.Sprintf("kernels.%s: len(out) = %d, len(q) = %d, want ≥ (m−1)·qStride + rows·dim = %d", kernel, len(out), len(q), qLen))
+	}
+	span := 0
+	if n > 0 {
+		if span, ok = stridedSpan(n, dim/perElem, kvStride/perElem); !ok {
+			panic(fmt.Sprintf("kernels.%s: (n−1)·kvStride + dim overflows int for n = %d, kvStride = %d, dim = %d", kernel, n, kvStride, dim))
+		}
+	}
+	if kLen < span || vLen < span || (packed && (kLen != span || vLen != span)) {
+		want := "(n−1)·kvStride + dim"
+		if packed {
+			want = "n·dim"
+		}
+		if perElem > 1 {
+			want = "(" + want + ")/32 blocks"
+		}
+		panic(fmt.Sprintf("kernels.%s: len(k) = %d, len(v) = %d, want %s = %d for n = %d, dim = %d, kvStride = %d",
+			kernel, kLen, vLen, want, span, n, dim, kvStride))
+	}
+	return span
+}
+
+// checkCausalHeadsArgs panics unless an AttendCausalHeads kernel's conditions hold.
+func checkCausalHeadsArgs(kernel string, out, q []float32, kLen, vLen, perElem, heads, rows, m, n, dim int) {
+	if heads < 0 || rows < 0 || m < 0 || n < m || dim < 1 || dim%perElem != 0 {
+		panic(fmt.Sprintf("kernels.%s: heads = %d, rows = %d, m = %d, n = %d, dim = %d, want heads, rows ≥ 0, 0 ≤ m ≤ n and dim ≥ 1%s",
+			kernel, heads, rows, m, n, dim, multipleOf(perElem)))
+	}
+	token, ok := mulSize(heads, dim)
+	query, ok2 := mulSize(token, rows)
+	qLen, ok3 := mulSize(query, m)
+	kv, ok4 := mulSize(token, n)
+	if !ok || !ok2 || !ok3 || !ok4 {
+		panic(fmt.Sprintf("kernels.%s: m·heads·rows·dim or n·heads·dim overflows int for heads = %d, rows = %d, m = %d, n = %d, dim = %d",
+			kernel, heads, rows, m, n, dim))
+	}
+	if len(q) != qLen || len(out) != qLen {
+		panic(fmt.Sprintf("kernels.%s: len(out) = %d, len(q) = %d, want m·heads·rows·dim = %d·%d·%d·%d = %d",
+			kernel, len(out), len(q), m, heads, rows, dim, qLen))
+	}
+	if kLen != kv/perElem || vLen != kv/perElem {
+		want := "n·heads·dim"
+		if perElem > 1 {
+			want = "(n·heads·dim)/32 blocks"
+		}
+		panic(fmt.Sprintf("kernels.%s: len(k) = %d, len(v) = %d, want %s = %d for n = %d, heads = %d, dim = %d",
+			kernel, kLen, vLen, want, kv/perElem, n, heads, dim))
+	}
+}
+
+// attendCausalHeads runs the checked whole-layer form, one KV head after another.
+func attendCausalHeads[E any](f *causalFormat[E], out, q []float32, k, v []E, heads, rows, m, n, dim int, scale float32) {
+	if rows == 0 || m == 0 {
+		return
+	}
+	qStride, kvStride := heads*rows*dim, heads*dim
+	qSpan := (m-1)*qStride + rows*dim
+	kvSpan := ((n-1)*kvStride + dim) / f.perElem
+	for h := range heads {
+		g, kh := h*rows*dim, h*dim/f.perElem
+		attendCausal(f, out[g:g+qSpan], q[g:g+qSpan], k[kh:kh+kvSpan], v[kh:kh+kvSpan],
+			rows, m, n, dim, dim, qStride, kvStride, scale)
+	}
+}
+
+// causalFormat is what the causal attention needs of a cache format beyond the decode
+// attention's: the values laid out transposed, as keys of the format's Scores kernel,
+// and the weights' product with them.
+type causalFormat[E any] struct {
+	*attendFormat[E]
+	// transpose lays values 0 … n−1 (stride apart, in elements of E) into w as
+	// [dim][n] columns.
+	transpose func(w *causalWork, v []E, n, dim, stride int)
+	// product writes dst [rows][dim] = p [rows][b] · values j0 … j0+b−1, from w's
+	// transposed values of n columns.
+	product func(w *causalWork, dst, p []float32, rows, j0, b, n, dim int)
+}
+
+// causalWork is one call's workspace, pooled.
+type causalWork struct {
+	st     AttendState
+	qt, ot []float32 // a tile's query rows and outputs, [rows·T][dim] in position-major order
+	pv     []float32 // a block's P·V, [rows·T][dim]
+	vt16   []uint16  // the values transposed: fp16, or q8_0's integers as fp16
+	vtBF16 []uint16
+	vScale []float32 // q8_0: the values' block scales, [n][dim/32]
+	pq     []float32 // q8_0: the weights times one block column's scales
+	pqOut  []float32 // q8_0: P·V of one block column, [rows·T][32]
+}
+
+var causalWorks = sync.Pool{New: func() any { return new(causalWork) }}
+
+var (
+	causalFP16 = causalFormat[Float16]{
+		attendFormat: &attendFP16,
+		transpose: func(w *causalWork, v []Float16, n, dim, stride int) {
+			w.vt16 = growN(w.vt16, n*dim)
+			transposeRows(w.vt16, fp16.Bits(v), n, dim, stride)
+		},
+		product: func(w *causalWork, dst, p []float32, rows, j0, b, n, dim int) {
+			scoresAhead.Call(dst, p, w.vt16[j0:(dim-1)*n+j0+b], nil, rows, dim, b, n, 1)
+		},
+	}
+	causalBF16 = causalFormat[bf16.BFloat16]{
+		attendFormat: &attendBF16,
+		transpose: func(w *causalWork, v []bf16.BFloat16, n, dim, stride int) {
+			w.vtBF16 = growN(w.vtBF16, n*dim)
+			transposeRows(w.vtBF16, bf16.Bits(v), n, dim, stride)
+		},
+		product: func(w *causalWork, dst, p []float32, rows, j0, b, n, dim int) {
+			scoresAheadBF16.Call(dst, p, w.vtBF16[j0:(dim-1)*n+j0+b], nil, rows, dim, b, n, 1)
+		},
+	}
+	causalQ8 = causalFormat[q8.Block]{
+		attendFormat: &attendQ8,
+		transpose:    transposeQ8,
+		product:      productQ8,
+	}
+)
+
+// transposeRows writes dst[d*n+j] = src[j*stride+d] for n rows of dim elements, a
+// few rows at a time so that each column's writes share cache lines.
+func transposeRows(dst, src []uint16, n, dim, stride int) {
+	const rowsAtOnce = 16
+	for j0 := 0; j0 < n; j0 += rowsAtOnce {
+		j1 := min(j0+rowsAtOnce, n)
+		for d := range dim {
+			col := dst[d*n:]
+			for j := j0; j < j1; j++ {
+				col[j] = src[j*stride+d]
+			}
+		}
+	}
+}
+
+// halfOfInt8 is the fp16 bits of each int8 value, exact: q8_0's integers as keys.
+var halfOfInt8 = func() (t [256]uint16) {
+	for i := range t {
+		x := int(int8(uint8(i)))
+		var sign uint16
+		if x < 0 {
+			sign, x = 0x8000, -x
+		}
+		if x == 0 {
+			continue
+		}
+		e := bits.Len(uint(x)) - 1 // x = 1.f·2^e, e ≤ 7: normal and exact
+		t[i] = sign | uint16(e+15)<<10 | uint16(x<<(10-e))&0x3ff
+	}
+	return t
+}()
+
+// transposeQ8 lays q8_0 values out as fp16 integers, [dim][n], and their scales as
+// float32, [n][dim/32]; stride counts values.
+func transposeQ8(w *causalWork, v []q8.Block, n, dim, stride int) {
+	nb, sb := dim/q8.BlockLen, stride/q8.BlockLen
+	w.vt16 = growN(w.vt16, n*dim)
+	w.vScale = growN(w.vScale, n*nb)
+	const rowsAtOnce = 16
+	for j0 := 0; j0 < n; j0 += rowsAtOnce {
+		j1 := min(j0+rowsAtOnce, n)
+		for c := range nb {
+			for j := j0; j < j1; j++ {
+				blk := &v[j*sb+c]
+				w.vScale[j*nb+c] = blk.D.Float32()
+				for e, x := range blk.Q {
+					w.vt16[(c*q8.BlockLen+e)*n+j] = halfOfInt8[uint8(x)]
+				}
+			}
+		}
+	}
+}
+
+// productQ8 is P·V over q8_0 values, one column of blocks at a time: the weights
+// times that column's scales, then their score block against its 32 columns of
+// integers.
+func productQ8(w *causalWork, dst, p []float32, rows, j0, b, n, dim int) {
+	nb := dim / q8.BlockLen
+	w.pq = growN(w.pq, rows*b)
+	w.pqOut = growN(w.pqOut, rows*q8.BlockLen)
+	for c := range nb {
+		for r := range rows {
+			pr, qr := p[r*b:(r+1)*b], w.pq[r*b:(r+1)*b]
+			for j := range qr {
+				qr[j] = pr[j] * w.vScale[(j0+j)*nb+c]
+			}
+		}
+		col := c * q8.BlockLen * n
+		scoresAhead.Call(w.pqOut, w.pq, w.vt16[col+j0:col+(q8.BlockLen-1)*n+j0+b], nil, rows, q8.BlockLen, b, n, 1)
+		for r := range rows {
+			copy(dst[r*dim+c*q8.BlockLen:][:q8.BlockLen], w.pqOut[r*q8.BlockLen:][:q8.BlockLen])
+		}
+	}
+}
+
+// attendCausal runs the checked kernel: query row g of position i is
+// q[g*qRow+i*qPos:][:dim] (out likewise), and k and v hold exactly the span of the n
+// rows, kvStride values apart.
+func attendCausal[E any](f *causalFormat[E], out, q []float32, k, v []E, rows, m, n, dim, qRow, qPos, kvStride int, scale float32) {
+	if rows == 0 || m == 0 {
+		return
+	}
+	race.Read(q)
+	race.Write(out)
+	f.race(k, v)
+	w := causalWorks.Get().(*causalWork)
+	f.transpose(w, v, n, dim, kvStride)
+	t := CausalTile(rows)
+	first := n - m // the first query's position
+	for p0 := first - first%t; p0 < n; p0 += t {
+		lo, hi := max(p0, first), min(p0+t, n)
+		causalTile(f, w, out, q, k, v, rows, lo, hi, p0, first, n, dim, qRow, qPos, kvStride, scale)
+	}
+	causalWorks.Put(w)
+}
+
+// causalTile computes the outputs of positions lo … hi−1 of the tile that starts at
+// position p0.
+func causalTile[E any](f *causalFormat[E], w *causalWork, out, q []float32, k, v []E, rows, lo, hi, p0, first, n, dim, qRow, qPos, kvStride int, scale float32) {
+	tileRows := (hi - lo) * rows
+	w.qt = growN(w.qt, tileRows*dim)
+	w.ot = growN(w.ot, tileRows*dim)
+	w.pv = growN(w.pv, tileRows*dim)
+	for i := lo; i < hi; i++ {
+		for g := range rows {
+			r := (i-lo)*rows + g
+			copy(w.qt[r*dim:(r+1)*dim], q[g*qRow+(i-first)*qPos:][:dim])
+		}
+	}
+	st := &w.st
+	st.Reset(tileRows, dim)
+	st.weights = growN(st.weights, tileRows*attendBlock)
+	passes := attendPasses.Call
+	se, de := kvStride/f.perElem, dim/f.perElem
+	// The keys every row of the tile sees, 0 … p0, in blocks from key 0.
+	for j0 := 0; j0 <= p0; j0 += attendBlock {
+		b := min(attendBlock, p0+1-j0)
+		s := st.weights[:tileRows*b]
+		f.scores(s, w.qt, k[j0*se:][:(b-1)*se+de], nil, tileRows, b, dim, kvStride, scale)
+		for r := range tileRows {
+			st.blockWeights(passes, r, s[r*b:(r+1)*b])
+		}
+		causalAddProduct(f, w, s, tileRows, j0, b, n, dim)
+	}
+	// The diagonal p0+1 … hi−1: scored for the whole tile, weighted over each row's
+	// own keys (position i sees i−p0 of them), the others' weights 0.
+	if d := hi - 1 - p0; d > 0 {
+		j0 := p0 + 1
+		s := st.weights[:tileRows*d]
+		f.scores(s, w.qt, k[j0*se:][:(d-1)*se+de], nil, tileRows, d, dim, kvStride, scale)
+		for r := range tileRows {
+			x := s[r*d : (r+1)*d]
+			own := lo + r/rows - p0
+			if own > 0 {
+				st.blockWeights(passes, r, x[:own])
+			}
+			clear(x[own:])
+		}
+		causalAddProduct(f, w, s, tileRows, j0, d, n, dim)
+	}
+	st.Finish(w.ot)
+	for r := range tileRows {
+		i, g := lo+r/rows, r%rows
+		o := out[g*qRow+(i-first)*qPos:][:dim]
+		copy(o, w.ot[r*dim:(r+1)*dim])
+		if s := sumOf.Call(o); s-s == 0 {
+			continue
+		}
+		// Not finite: the composition over the row's i+1 keys.
+		st.row = growN(st.row, i+1)
+		sr := st.row
+		f.scores(sr, w.qt[r*dim:(r+1)*dim], k[:i*se+de], nil, 1, i+1, dim, kvStride, scale)
+		softmax.Call(sr)
+		f.weighted(o, sr, v[:i*se+de], kvStride)
+	}
+}
+
+// causalAddProduct adds the weights p [tileRows][b] times values j0 … j0+b−1 to the
+// tile's sums.
+func causalAddProduct[E any](f *causalFormat[E], w *causalWork, p []float32, tileRows, j0, b, n, dim int) {
+	pv := w.pv[:tileRows*dim]
+	f.product(w, pv, p, tileRows, j0, b, n, dim)
+	attendPasses.Call.add(w.st.acc, pv)
+}
