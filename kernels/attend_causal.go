@@ -7,24 +7,31 @@ import (
 
 	"github.com/kvsimd/kvsimd/bf16"
 	"github.com/kvsimd/kvsimd/fp16"
+	"github.com/kvsimd/kvsimd/internal/dispatch"
 	"github.com/kvsimd/kvsimd/internal/race"
 	"github.com/kvsimd/kvsimd/q8"
 )
 
 // The fused causal (prefill) attention. Query positions are taken a tile at a time,
-// CausalTile(rows) positions of rows query rows each, and each tile runs flash
-// attention over the keys its rows see: both products are score blocks, so both run
-// on the variant's Scores kernel, whose panels reuse each widened key for the whole
-// tile (GEMM-class). The tile's scores S = scale·Q·Kᵀ of a block of attendBlock keys
-// become weights P against each row's running maximum (AttendState's online softmax),
-// and P·V is the score block of P against the values transposed, Vᵀ, one "key" per
-// value column, which the call lays out once for all its tiles (n·dim elements of
-// workspace, a small part of the work: the call does m·rows times more arithmetic
-// than the transposition).
+// CausalTile(rows) positions of rows query rows each (64 rows), and each tile runs
+// flash attention over the keys its rows see, a block of causalBlock keys at a time:
+// the scores S = scale·Q·Kᵀ of the tile's rows against the block become weights P
+// against each row's running maximum (AttendState's online softmax), and P·V is added
+// to the rows' sums. Both products reuse each key and value of the block for all 64
+// rows, so they run at matrix-product speed:
+//
+//   - amd64 (avx2, avx512): both on gemmAdd, a float32 register-tiled product, the
+//     keys transposed once a call ([dim][n], n·dim elements of workspace) and widened
+//     a block at a time, the values widened a block at a time;
+//   - neon and generic: both on the variant's Scores kernel, P·V as the score block
+//     of P against the values transposed once a call, one "key" per value column.
+//
+// The transposition is a small part of the work: the call does m·rows times more
+// arithmetic than it.
 //
 // Tiles are absolute: position p lies in the tile that starts at P = T·⌊p/T⌋ whatever
 // m, n and the call's first query are, and a row's keys are split the same way for
-// every call: the keys 0 … P that every row of the tile sees, in blocks of attendBlock
+// every call: the keys 0 … P that every row of the tile sees, in blocks of causalBlock
 // from key 0, then the diagonal P+1 … p, scored for the whole tile and weighted only
 // over each row's own prefix. So a row's bits depend on its position, its rows and
 // keys and the tile size, not on the chunk or on how an engine splits the queries
@@ -32,8 +39,13 @@ import (
 
 // causalTileRows is the most query rows of a tile: the panel kernels score 64 rows
 // of dim 128 with each widened key (panelFloats), and 64 rows of weights times the
-// transposed values fill the same panels.
+// transposed values fill the same panels; on gemmAdd, 128 rows measured the same.
 const causalTileRows = 64
+
+// causalBlock is the keys of a block: as many as the scores' panels take at dim 128
+// (panelFits), and on the gemmAdd path a block of keys and one of values, widened,
+// fit the L2 (256 KiB at dim 128) with the tile's weights.
+const causalBlock = 256
 
 // CausalTile is the number of query positions in a tile of AttendCausal's over rows
 // query rows per position: the largest power of two with rows·T ≤ 64, at least 1.
@@ -66,15 +78,17 @@ func CausalTile(rows int) int {
 //	}
 //
 // fused: each key and value block is read once per tile of CausalTile(rows)
-// positions for all rows query heads, and both products run on the Scores kernel's
-// panels. m == n is a whole prompt; m < n a later chunk over everything before it.
+// positions for all rows query heads, and both products run as matrix products (see
+// the comment at the top of attend_causal.go). m == n is a whole prompt; m < n a
+// later chunk over everything before it.
 //
 // It panics unless dim ≥ 1, rows ≥ 0, 0 ≤ m ≤ n, len(q) == len(out) == rows·m·dim and
 // len(k) == len(v) == n·dim. out must not overlap q, k or v.
 //
 // Error bound: [Attend]'s for a row of p+1 keys, with E = (2(p+1) + ⌈(p+1)/256⌉ + 20)·u:
-// each block's P·V is a score block (2·b·u per term over its b keys, as the weighted
-// sums), added to the row's sums once per block, and the diagonal adds one block.
+// each block's P·V is a chain of fused multiply-adds (2·b·u per term over its b keys,
+// as the weighted sums' bound) added to the row's sums, and the diagonal adds one
+// block; each score is a chain over dim then scaled, within Scores' bound.
 //
 // Special values give the composition's answer on every variant, as Attend's: a row
 // whose output is NaN or ±Inf is computed again by the composition above. It
@@ -263,28 +277,49 @@ func attendCausalHeads[E any](f *causalFormat[E], out, q []float32, k, v []E, he
 }
 
 // causalFormat is what the causal attention needs of a cache format beyond the decode
-// attention's: the values laid out transposed, as keys of the format's Scores kernel,
-// and the weights' product with them.
+// attention's. On variants with a float32 product kernel (gemmAdd: avx2, avx512) the
+// tile's products multiply float32 blocks: the keys transposed once a call and
+// widened a block at a time, the values widened a block at a time. Elsewhere (neon,
+// generic) both products run on the Scores kernel, the values transposed as its keys.
 type causalFormat[E any] struct {
 	*attendFormat[E]
-	// transpose lays values 0 … n−1 (stride apart, in elements of E) into w as
-	// [dim][n] columns.
-	transpose func(w *causalWork, v []E, n, dim, stride int)
-	// product writes dst [rows][dim] = p [rows][b] · values j0 … j0+b−1, from w's
-	// transposed values of n columns.
-	product func(w *causalWork, dst, p []float32, rows, j0, b, n, dim int)
+	// transposeKeys lays keys 0 … n−1 (stride apart, in elements of E) into w as
+	// [dim][n] columns, and widenKeys writes columns j0 … j0+b−1 of them as float32
+	// into dst [dim][pitch].
+	transposeKeys func(w *causalWork, k []E, n, dim, stride int)
+	widenKeys     func(w *causalWork, dst []float32, j0, b, pitch, n, dim int)
+	// widenValues writes b values (their span, stride values apart) as float32 into
+	// dst [b][dim].
+	widenValues func(dst []float32, v []E, b, dim, stride int)
+	// transposeValues lays values 0 … n−1 into w as [dim][n] columns, and product
+	// writes dst [rows][dim] = p [rows][b] · values j0 … j0+b−1 from them.
+	transposeValues func(w *causalWork, v []E, n, dim, stride int)
+	product         func(w *causalWork, dst, p []float32, rows, j0, b, n, dim int)
 }
+
+// gemmAdd is the variant's float32 product-accumulate, c[i*ldc+j] += Σₚ
+// a[i*lda+p]·b[p*ldb+j] with n a multiple of gemmLanes (asm.GemmAdd*), or nil.
+var gemmAdd = dispatch.New[func(c, a, b []float32, m, n, k, lda, ldb, ldc int)](nil)
+
+// gemmLanes is what gemmAdd's n must be a multiple of on every variant that has one.
+const gemmLanes = 16
 
 // causalWork is one call's workspace, pooled.
 type causalWork struct {
 	st     AttendState
 	qt, ot []float32 // a tile's query rows and outputs, [rows·T][dim] in position-major order
-	pv     []float32 // a block's P·V, [rows·T][dim]
-	vt16   []uint16  // the values transposed: fp16, or q8_0's integers as fp16
-	vtBF16 []uint16
+	pv     []float32 // a block's P·V, [rows·T][dim] (the Scores path)
+	// The keys or values transposed, [dim][n]: fp16 (q8_0's integers as fp16 on the
+	// Scores path), bfloat16, or q8_0's keys widened.
+	t16  []Float16
+	tBF  []bf16.BFloat16
+	tF32 []float32
+	// A block's keys transposed and values, widened (the gemmAdd path).
+	kb, vb []float32
 	vScale []float32 // q8_0: the values' block scales, [n][dim/32]
 	pq     []float32 // q8_0: the weights times one block column's scales
 	pqOut  []float32 // q8_0: P·V of one block column, [rows·T][32]
+	row    []float32 // q8_0: one key widened
 }
 
 var causalWorks = sync.Pool{New: func() any { return new(causalWork) }}
@@ -292,34 +327,86 @@ var causalWorks = sync.Pool{New: func() any { return new(causalWork) }}
 var (
 	causalFP16 = causalFormat[Float16]{
 		attendFormat: &attendFP16,
-		transpose: func(w *causalWork, v []Float16, n, dim, stride int) {
-			w.vt16 = growN(w.vt16, n*dim)
-			transposeRows(w.vt16, fp16.Bits(v), n, dim, stride)
+		transposeKeys: func(w *causalWork, k []Float16, n, dim, stride int) {
+			w.t16 = growN(w.t16, n*dim)
+			transposeRows(w.t16, k, n, dim, stride)
+		},
+		widenKeys: func(w *causalWork, dst []float32, j0, b, pitch, n, dim int) {
+			for d := range dim {
+				fp16.ToFloat32(dst[d*pitch:][:b], w.t16[d*n+j0:][:b])
+			}
+		},
+		widenValues: func(dst []float32, v []Float16, b, dim, stride int) {
+			if stride == dim {
+				fp16.ToFloat32(dst[:b*dim], v[:b*dim])
+				return
+			}
+			for j := range b {
+				fp16.ToFloat32(dst[j*dim:][:dim], v[j*stride:][:dim])
+			}
+		},
+		transposeValues: func(w *causalWork, v []Float16, n, dim, stride int) {
+			w.t16 = growN(w.t16, n*dim)
+			transposeRows(w.t16, v, n, dim, stride)
 		},
 		product: func(w *causalWork, dst, p []float32, rows, j0, b, n, dim int) {
-			scoresAhead.Call(dst, p, w.vt16[j0:(dim-1)*n+j0+b], nil, rows, dim, b, n, 1)
+			scoresAhead.Call(dst, p, fp16.Bits(w.t16[j0:(dim-1)*n+j0+b]), nil, rows, dim, b, n, 1)
 		},
 	}
 	causalBF16 = causalFormat[bf16.BFloat16]{
 		attendFormat: &attendBF16,
-		transpose: func(w *causalWork, v []bf16.BFloat16, n, dim, stride int) {
-			w.vtBF16 = growN(w.vtBF16, n*dim)
-			transposeRows(w.vtBF16, bf16.Bits(v), n, dim, stride)
+		transposeKeys: func(w *causalWork, k []bf16.BFloat16, n, dim, stride int) {
+			w.tBF = growN(w.tBF, n*dim)
+			transposeRows(w.tBF, k, n, dim, stride)
+		},
+		widenKeys: func(w *causalWork, dst []float32, j0, b, pitch, n, dim int) {
+			for d := range dim {
+				bf16.ToFloat32(dst[d*pitch:][:b], w.tBF[d*n+j0:][:b])
+			}
+		},
+		widenValues: func(dst []float32, v []bf16.BFloat16, b, dim, stride int) {
+			if stride == dim {
+				bf16.ToFloat32(dst[:b*dim], v[:b*dim])
+				return
+			}
+			for j := range b {
+				bf16.ToFloat32(dst[j*dim:][:dim], v[j*stride:][:dim])
+			}
+		},
+		transposeValues: func(w *causalWork, v []bf16.BFloat16, n, dim, stride int) {
+			w.tBF = growN(w.tBF, n*dim)
+			transposeRows(w.tBF, v, n, dim, stride)
 		},
 		product: func(w *causalWork, dst, p []float32, rows, j0, b, n, dim int) {
-			scoresAheadBF16.Call(dst, p, w.vtBF16[j0:(dim-1)*n+j0+b], nil, rows, dim, b, n, 1)
+			scoresAheadBF16.Call(dst, p, bf16.Bits(w.tBF[j0:(dim-1)*n+j0+b]), nil, rows, dim, b, n, 1)
 		},
 	}
 	causalQ8 = causalFormat[q8.Block]{
-		attendFormat: &attendQ8,
-		transpose:    transposeQ8,
-		product:      productQ8,
+		attendFormat:  &attendQ8,
+		transposeKeys: transposeKeysQ8,
+		widenKeys: func(w *causalWork, dst []float32, j0, b, pitch, n, dim int) {
+			for d := range dim {
+				copy(dst[d*pitch:][:b], w.tF32[d*n+j0:][:b])
+			}
+		},
+		widenValues: func(dst []float32, v []q8.Block, b, dim, stride int) {
+			nb, sb := dim/q8.BlockLen, stride/q8.BlockLen
+			if stride == dim {
+				q8.Dequantize(dst[:b*dim], v[:b*nb])
+				return
+			}
+			for j := range b {
+				q8.Dequantize(dst[j*dim:][:dim], v[j*sb:][:nb])
+			}
+		},
+		transposeValues: transposeValuesQ8,
+		product:         productQ8,
 	}
 )
 
 // transposeRows writes dst[d*n+j] = src[j*stride+d] for n rows of dim elements, a
 // few rows at a time so that each column's writes share cache lines.
-func transposeRows(dst, src []uint16, n, dim, stride int) {
+func transposeRows[T any](dst, src []T, n, dim, stride int) {
 	const rowsAtOnce = 16
 	for j0 := 0; j0 < n; j0 += rowsAtOnce {
 		j1 := min(j0+rowsAtOnce, n)
@@ -332,8 +419,21 @@ func transposeRows(dst, src []uint16, n, dim, stride int) {
 	}
 }
 
-// halfOfInt8 is the fp16 bits of each int8 value, exact: q8_0's integers as keys.
-var halfOfInt8 = func() (t [256]uint16) {
+// transposeKeysQ8 lays q8_0 keys out widened, [dim][n] float32; stride counts values.
+func transposeKeysQ8(w *causalWork, k []q8.Block, n, dim, stride int) {
+	nb, sb := dim/q8.BlockLen, stride/q8.BlockLen
+	w.tF32 = growN(w.tF32, n*dim)
+	w.row = growN(w.row, dim)
+	for j := range n {
+		q8.Dequantize(w.row, k[j*sb:][:nb])
+		for d, x := range w.row {
+			w.tF32[d*n+j] = x
+		}
+	}
+}
+
+// halfOfInt8 is the fp16 of each int8 value, exact: q8_0's integers as keys.
+var halfOfInt8 = func() (t [256]Float16) {
 	for i := range t {
 		x := int(int8(uint8(i)))
 		var sign uint16
@@ -344,16 +444,16 @@ var halfOfInt8 = func() (t [256]uint16) {
 			continue
 		}
 		e := bits.Len(uint(x)) - 1 // x = 1.f·2^e, e ≤ 7: normal and exact
-		t[i] = sign | uint16(e+15)<<10 | uint16(x<<(10-e))&0x3ff
+		t[i] = Float16(sign | uint16(e+15)<<10 | uint16(x<<(10-e))&0x3ff)
 	}
 	return t
 }()
 
-// transposeQ8 lays q8_0 values out as fp16 integers, [dim][n], and their scales as
-// float32, [n][dim/32]; stride counts values.
-func transposeQ8(w *causalWork, v []q8.Block, n, dim, stride int) {
+// transposeValuesQ8 lays q8_0 values out as fp16 integers, [dim][n], and their scales
+// as float32, [n][dim/32]; stride counts values.
+func transposeValuesQ8(w *causalWork, v []q8.Block, n, dim, stride int) {
 	nb, sb := dim/q8.BlockLen, stride/q8.BlockLen
-	w.vt16 = growN(w.vt16, n*dim)
+	w.t16 = growN(w.t16, n*dim)
 	w.vScale = growN(w.vScale, n*nb)
 	const rowsAtOnce = 16
 	for j0 := 0; j0 < n; j0 += rowsAtOnce {
@@ -363,7 +463,7 @@ func transposeQ8(w *causalWork, v []q8.Block, n, dim, stride int) {
 				blk := &v[j*sb+c]
 				w.vScale[j*nb+c] = blk.D.Float32()
 				for e, x := range blk.Q {
-					w.vt16[(c*q8.BlockLen+e)*n+j] = halfOfInt8[uint8(x)]
+					w.t16[(c*q8.BlockLen+e)*n+j] = halfOfInt8[uint8(x)]
 				}
 			}
 		}
@@ -385,16 +485,28 @@ func productQ8(w *causalWork, dst, p []float32, rows, j0, b, n, dim int) {
 			}
 		}
 		col := c * q8.BlockLen * n
-		scoresAhead.Call(w.pqOut, w.pq, w.vt16[col+j0:col+(q8.BlockLen-1)*n+j0+b], nil, rows, q8.BlockLen, b, n, 1)
+		scoresAhead.Call(w.pqOut, w.pq, fp16.Bits(w.t16[col+j0:col+(q8.BlockLen-1)*n+j0+b]), nil, rows, q8.BlockLen, b, n, 1)
 		for r := range rows {
 			copy(dst[r*dim+c*q8.BlockLen:][:q8.BlockLen], w.pqOut[r*q8.BlockLen:][:q8.BlockLen])
 		}
 	}
 }
 
-// attendCausal runs the checked kernel: query row g of position i is
-// q[g*qRow+i*qPos:][:dim] (out likewise), and k and v hold exactly the span of the n
-// rows, kvStride values apart.
+// causalCall is one checked call: query row g of position i is q[g*qRow+i*qPos:][:dim]
+// (out likewise), and k and v hold exactly the span of the n rows, kvStride values
+// apart.
+type causalCall[E any] struct {
+	f               *causalFormat[E]
+	w               *causalWork
+	out, q          []float32
+	k, v            []E
+	rows, first, n  int
+	dim, qRow, qPos int
+	kvStride        int
+	scale           float32
+	gemm            bool
+}
+
 func attendCausal[E any](f *causalFormat[E], out, q []float32, k, v []E, rows, m, n, dim, qRow, qPos, kvStride int, scale float32) {
 	if rows == 0 || m == 0 {
 		return
@@ -402,65 +514,66 @@ func attendCausal[E any](f *causalFormat[E], out, q []float32, k, v []E, rows, m
 	race.Read(q)
 	race.Write(out)
 	f.race(k, v)
-	w := causalWorks.Get().(*causalWork)
-	f.transpose(w, v, n, dim, kvStride)
-	t := CausalTile(rows)
-	first := n - m // the first query's position
-	for p0 := first - first%t; p0 < n; p0 += t {
-		lo, hi := max(p0, first), min(p0+t, n)
-		causalTile(f, w, out, q, k, v, rows, lo, hi, p0, first, n, dim, qRow, qPos, kvStride, scale)
+	c := causalCall[E]{f: f, w: causalWorks.Get().(*causalWork), out: out, q: q, k: k, v: v, rows: rows, first: n - m, n: n,
+		dim: dim, qRow: qRow, qPos: qPos, kvStride: kvStride, scale: scale, gemm: gemmAdd.Call != nil && dim%gemmLanes == 0}
+	if c.gemm {
+		f.transposeKeys(c.w, k, n, dim, kvStride)
+	} else {
+		f.transposeValues(c.w, v, n, dim, kvStride)
 	}
-	causalWorks.Put(w)
+	t := CausalTile(rows)
+	for p0 := c.first - c.first%t; p0 < n; p0 += t {
+		c.tile(max(p0, c.first), min(p0+t, n), p0)
+	}
+	causalWorks.Put(c.w)
 }
 
-// causalTile computes the outputs of positions lo … hi−1 of the tile that starts at
+// tile computes the outputs of positions lo … hi−1 of the tile that starts at
 // position p0.
-func causalTile[E any](f *causalFormat[E], w *causalWork, out, q []float32, k, v []E, rows, lo, hi, p0, first, n, dim, qRow, qPos, kvStride int, scale float32) {
+func (c *causalCall[E]) tile(lo, hi, p0 int) {
+	w, dim, rows := c.w, c.dim, c.rows
 	tileRows := (hi - lo) * rows
 	w.qt = growN(w.qt, tileRows*dim)
 	w.ot = growN(w.ot, tileRows*dim)
-	w.pv = growN(w.pv, tileRows*dim)
 	for i := lo; i < hi; i++ {
 		for g := range rows {
 			r := (i-lo)*rows + g
-			copy(w.qt[r*dim:(r+1)*dim], q[g*qRow+(i-first)*qPos:][:dim])
+			copy(w.qt[r*dim:(r+1)*dim], c.q[g*c.qRow+(i-c.first)*c.qPos:][:dim])
 		}
 	}
 	st := &w.st
 	st.Reset(tileRows, dim)
-	st.weights = growN(st.weights, tileRows*attendBlock)
+	st.weights = growN(st.weights, tileRows*(causalBlock+gemmLanes))
 	passes := attendPasses.Call
-	se, de := kvStride/f.perElem, dim/f.perElem
 	// The keys every row of the tile sees, 0 … p0, in blocks from key 0.
-	for j0 := 0; j0 <= p0; j0 += attendBlock {
-		b := min(attendBlock, p0+1-j0)
-		s := st.weights[:tileRows*b]
-		f.scores(s, w.qt, k[j0*se:][:(b-1)*se+de], nil, tileRows, b, dim, kvStride, scale)
+	for j0 := 0; j0 <= p0; j0 += causalBlock {
+		b := min(causalBlock, p0+1-j0)
+		s, pitch := c.scores(tileRows, j0, b)
 		for r := range tileRows {
-			st.blockWeights(passes, r, s[r*b:(r+1)*b])
+			st.blockWeights(passes, r, s[r*pitch:][:b])
 		}
-		causalAddProduct(f, w, s, tileRows, j0, b, n, dim)
+		c.addProduct(s, pitch, tileRows, j0, b)
 	}
 	// The diagonal p0+1 … hi−1: scored for the whole tile, weighted over each row's
 	// own keys (position i sees i−p0 of them), the others' weights 0.
 	if d := hi - 1 - p0; d > 0 {
 		j0 := p0 + 1
-		s := st.weights[:tileRows*d]
-		f.scores(s, w.qt, k[j0*se:][:(d-1)*se+de], nil, tileRows, d, dim, kvStride, scale)
+		s, pitch := c.scores(tileRows, j0, d)
 		for r := range tileRows {
-			x := s[r*d : (r+1)*d]
+			x := s[r*pitch:][:d]
 			own := lo + r/rows - p0
 			if own > 0 {
 				st.blockWeights(passes, r, x[:own])
 			}
 			clear(x[own:])
 		}
-		causalAddProduct(f, w, s, tileRows, j0, d, n, dim)
+		c.addProduct(s, pitch, tileRows, j0, d)
 	}
 	st.Finish(w.ot)
+	se, de := c.kvStride/c.f.perElem, dim/c.f.perElem
 	for r := range tileRows {
 		i, g := lo+r/rows, r%rows
-		o := out[g*qRow+(i-first)*qPos:][:dim]
+		o := c.out[g*c.qRow+(i-c.first)*c.qPos:][:dim]
 		copy(o, w.ot[r*dim:(r+1)*dim])
 		if s := sumOf.Call(o); s-s == 0 {
 			continue
@@ -468,16 +581,48 @@ func causalTile[E any](f *causalFormat[E], w *causalWork, out, q []float32, k, v
 		// Not finite: the composition over the row's i+1 keys.
 		st.row = growN(st.row, i+1)
 		sr := st.row
-		f.scores(sr, w.qt[r*dim:(r+1)*dim], k[:i*se+de], nil, 1, i+1, dim, kvStride, scale)
+		c.f.scores(sr, w.qt[r*dim:(r+1)*dim], c.k[:i*se+de], nil, 1, i+1, dim, c.kvStride, c.scale)
 		softmax.Call(sr)
-		f.weighted(o, sr, v[:i*se+de], kvStride)
+		c.f.weighted(o, sr, c.v[:i*se+de], c.kvStride)
 	}
 }
 
-// causalAddProduct adds the weights p [tileRows][b] times values j0 … j0+b−1 to the
-// tile's sums.
-func causalAddProduct[E any](f *causalFormat[E], w *causalWork, p []float32, tileRows, j0, b, n, dim int) {
-	pv := w.pv[:tileRows*dim]
-	f.product(w, pv, p, tileRows, j0, b, n, dim)
-	attendPasses.Call.add(w.st.acc, pv)
+// scores writes the tile's scores against keys j0 … j0+b−1 into the state's weights,
+// its rows pitch apart, and returns them and pitch.
+func (c *causalCall[E]) scores(tileRows, j0, b int) ([]float32, int) {
+	w, dim := c.w, c.dim
+	if !c.gemm {
+		s := w.st.weights[:tileRows*b]
+		se, de := c.kvStride/c.f.perElem, dim/c.f.perElem
+		c.f.scores(s, w.qt, c.k[j0*se:][:(b-1)*se+de], nil, tileRows, b, dim, c.kvStride, c.scale)
+		return s, b
+	}
+	pitch := (b + gemmLanes - 1) / gemmLanes * gemmLanes
+	w.kb = growN(w.kb, dim*pitch)
+	c.f.widenKeys(w, w.kb, j0, b, pitch, c.n, dim)
+	for d := range dim { // the padding columns: finite, their scores unused
+		clear(w.kb[d*pitch+b : (d+1)*pitch])
+	}
+	s := w.st.weights[:tileRows*pitch]
+	clear(s)
+	gemmAdd.Call(s, w.qt, w.kb, tileRows, pitch, dim, dim, pitch, pitch)
+	attendPasses.Call.scale(s, c.scale)
+	return s, pitch
+}
+
+// addProduct adds the weights p [tileRows][pitch] (the first b of each row) times
+// values j0 … j0+b−1 to the tile's sums.
+func (c *causalCall[E]) addProduct(p []float32, pitch, tileRows, j0, b int) {
+	w, dim := c.w, c.dim
+	if !c.gemm {
+		w.pv = growN(w.pv, tileRows*dim)
+		pv := w.pv[:tileRows*dim]
+		c.f.product(w, pv, p, tileRows, j0, b, c.n, dim)
+		attendPasses.Call.add(w.st.acc, pv)
+		return
+	}
+	se, de := c.kvStride/c.f.perElem, dim/c.f.perElem
+	w.vb = growN(w.vb, b*dim)
+	c.f.widenValues(w.vb, c.v[j0*se:][:(b-1)*se+de], b, dim, c.kvStride)
+	gemmAdd.Call(w.st.acc, p, w.vb, tileRows, dim, b, pitch, dim, dim)
 }
