@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvsimd/kvsimd/fp16"
 	"github.com/kvsimd/kvsimd/kernels"
+	"github.com/kvsimd/kvsimd/snapkv"
 )
 
 // The prefill's causal attention, as issue 40 sets it: one KV head's G 4 query heads,
@@ -38,6 +40,10 @@ func init() {
 	for _, method := range []string{"fused", "composition"} {
 		sections = append(sections, section{fmt.Sprintf("PrefillChunk fp16 %s G=%d dim=%d m=%d n=%d", method, prefillGroup, prefillDim, m, n),
 			"pair", prefillPairs(m, n), func(b *testing.B) { benchPrefill(b, "fp16", method, m, n) }})
+	}
+	for _, layout := range []string{"head-major", "token-major"} {
+		sections = append(sections, section{prefillLayerName(layout), "pair", prefillLayerQHeads * prefillPairs(prefillLayerLen, prefillLayerLen),
+			func(b *testing.B) { benchPrefillLayer(b, layout == "token-major") }})
 	}
 	// The report shows the fused attention's time as a share of the composition's.
 	shares = append(shares, func(whole string) (string, bool) {
@@ -111,4 +117,76 @@ func prefillComposition(out, q, qi, s []float32, k, v formatRows, g, m, n, d int
 			kernels.WeightedSumRows(out[(r*m+i)*d:][:d], w, v.f16[:p*d])
 		}
 	}
+}
+
+// A whole layer through snapkv's PrefillAttend, as an engine prefills: Hq 32 query
+// heads over Hkv 8 KV heads, dim 128, one chunk of L 2,048 positions into a new
+// ModeFaithful cache, Workers 1. The chunk is not the last, so no selection runs: the
+// time is the attention's, and the rows' copy into the cache's working area.
+const (
+	prefillLayerQHeads  = 32
+	prefillLayerKVHeads = 8
+	prefillLayerLen     = 2048
+)
+
+func prefillLayerName(layout string) string {
+	return fmt.Sprintf("PrefillLayer fp16 %s Hq=%d Hkv=%d dim=%d n=%d", layout, prefillLayerQHeads, prefillLayerKVHeads, prefillDim, prefillLayerLen)
+}
+
+func benchPrefillLayer(b *testing.B, tokenMajor bool) {
+	const n, d = prefillLayerLen, prefillDim
+	layout := snapkv.HeadMajor
+	if tokenMajor {
+		layout = snapkv.TokenMajor
+	}
+	cfg := snapkv.CacheConfig{
+		Select: snapkv.Config{Budget: 512, Window: 32, Kernel: 5, Pool: snapkv.PoolAvg, Workers: 1},
+		Mode:   snapkv.ModeFaithful, QHeads: prefillLayerQHeads, KVHeads: prefillLayerKVHeads, Dim: d, Layout: layout,
+	}
+	k, v := rowsIn("fp16", prefillLayerKVHeads*n, d, 44), rowsIn("fp16", prefillLayerKVHeads*n, d, 45)
+	ch := snapkv.Chunk{K: k.f16, V: v.f16, Q: randomFloats(prefillLayerQHeads*n*d, 46), Rows: n}
+	out := make([]float32, len(ch.Q))
+	b.SetBytes(2 * int64(len(k.f16)) * 2)
+	for b.Loop() {
+		c, err := snapkv.NewCacheOf[fp16.Float16](cfg)
+		if err == nil {
+			err = c.PrefillAttend(out, ch)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportFlops(b, prefillFlops(prefillLayerQHeads, n, n, d))
+}
+
+// prefillChart is the prefill attention's % of the FMA peak against the prompt's
+// length, a line per format (fused) and one for fp16's composition, on the active
+// variant's figures: the report's chart for issue 40's targets. nil without figures.
+func (r *Report) prefillChart() []byte {
+	var lines []series
+	index := map[string]int{}
+	for _, f := range r.Figures {
+		if f.Kernel != "PrefillAttention" || f.Peer || f.Variant != kernels.Active() || f.PctOfLimit == 0 {
+			continue
+		}
+		fields := strings.Fields(f.Name) // PrefillAttention format method …
+		label := fields[1] + " " + fields[2]
+		i, ok := index[label]
+		if !ok {
+			i = len(lines)
+			index[label] = i
+			lines = append(lines, series{name: label})
+		}
+		lines[i].x = append(lines[i].x, float64(f.N))
+		lines[i].y = append(lines[i].y, f.PctOfLimit)
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	return lineChart(lineSpec{
+		title:  fmt.Sprintf("Prefill attention (G %d, dim %d, m = n) on %s: %% of the same run's FMA peak", prefillGroup, prefillDim, kernels.Active()),
+		x:      axis{label: "n (prompt positions)", log: true},
+		y:      axis{label: "% of the FMA peak", min: 0, max: 100},
+		series: lines,
+	})
 }

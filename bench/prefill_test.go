@@ -6,7 +6,8 @@ import (
 )
 
 // BenchmarkPrefillAttention runs the sub-benchmarks format/n=N/method (m = n, a whole
-// prompt) and chunk/m=512/n=4096/method on the active variant (KVSIMD_ISA or
+// prompt), chunk/m=512/n=4096/method and layer/layout/n=2048 (snapkv's PrefillAttend
+// over Hq 32, Hkv 8) on the active variant (KVSIMD_ISA or
 // kernels.Use picks another), with the FMA peak of the same run as %peak, and that
 // peak's own loop (peak) as a row of its own for benchstat.
 func BenchmarkPrefillAttention(b *testing.B) {
@@ -21,6 +22,9 @@ func BenchmarkPrefillAttention(b *testing.B) {
 	}
 	for _, method := range []string{"fused", "composition"} {
 		b.Run("chunk/m=512/n=4096/"+method, func(b *testing.B) { benchPrefill(b, "fp16", method, 512, 4096) })
+	}
+	for _, layout := range []string{"head-major", "token-major"} {
+		b.Run(fmt.Sprintf("layer/%s/n=%d", layout, prefillLayerLen), func(b *testing.B) { benchPrefillLayer(b, layout == "token-major") })
 	}
 }
 

@@ -37,6 +37,9 @@ func (r *Report) charts() []Chart {
 	if c := r.limitChart(); c != nil {
 		out = append(out, Chart{"pct-of-limit.svg", c})
 	}
+	if c := r.prefillChart(); c != nil {
+		out = append(out, Chart{"prefill-attention.svg", c})
+	}
 	for _, t := range r.Tables {
 		out = append(out, t.Charts...)
 	}

@@ -74,7 +74,9 @@ var (
 // maximum and sum per row), and needs no score row. With n = 0 it writes zeros.
 //
 // It panics unless dim ≥ 1, rows ≥ 0, n ≥ 0, len(q) == len(out) == rows·dim and
-// len(k) == len(v) == n·dim. out must not overlap q, k or v.
+// len(k) == len(v) == n·dim, with n = 0 too: k and v empty then, so that a stale n
+// with a head's rows panics rather than attends to none. out must not overlap q, k or
+// v.
 //
 // Error bound: let tⱼ = scale·qᵢ·kⱼ and pⱼ its softmax, exact, and o = Σⱼ pⱼ·vⱼ; let Δ
 // be the largest of Scores' bounds on the row's entries (|scale|·(2·dim·2⁻²⁴·Σ|qᵢkⱼ| +
@@ -117,7 +119,11 @@ func Attend(out, q []float32, k, v []Float16, rows, n, dim int, scale float32) {
 //
 // As in BLAS, the last row needs only its dim elements: it panics unless stride ≥ dim
 // and len(k), len(v) ≥ (n−1)·stride + dim (for n ≥ 1), besides Attend's conditions.
-// The stride changes only addresses: the results are Attend's bits for the same rows.
+// With n = 0 no row is read and k and v may have any length, as in BLAS and
+// ScoresStrided: a token-major buffer is passed as it lies, with room past the rows
+// written so far, so an empty head's k and v need not be empty (and a stale n = 0
+// cannot be told from one; the packed forms catch it). The stride changes only
+// addresses: the results are Attend's bits for the same rows.
 func AttendStrided(out, q []float32, k, v []Float16, rows, n, dim, stride int, scale float32) {
 	span := checkAttendArgs("AttendStrided", out, q, len(k), len(v), 1, rows, n, dim, stride, false)
 	attend(&attendFP16, out, q, k[:span], v[:span], rows, n, dim, stride, scale)
@@ -137,7 +143,7 @@ func AttendStridedBF16(out, q []float32, k, v []bf16.BFloat16, rows, n, dim, str
 }
 
 // AttendQ8 is [Attend] over q8_0 keys and values: a row of dim values (a multiple of
-// 32) is dim/32 blocks, so len(k) == len(v) == n·dim/32; ScoresQ8 and
+// 32) is dim/32 blocks, so len(k) == len(v) == n·dim/32 (0 for n = 0); ScoresQ8 and
 // WeightedSumRowsQ8 are its composition, and its bound is Attend's.
 func AttendQ8(out, q []float32, k, v []q8.Block, rows, n, dim int, scale float32) {
 	checkAttendArgs("AttendQ8", out, q, len(k), len(v), q8.BlockLen, rows, n, dim, dim, true)
@@ -155,6 +161,9 @@ func AttendStridedQ8(out, q []float32, k, v []q8.Block, rows, n, dim, stride int
 // checkAttendArgs panics unless an Attend kernel's conditions hold for rows of dim
 // values held perElem to an element, stride apart (packed: the contiguous form, whose
 // k and v hold exactly the rows), and returns the elements of k and v the n rows span.
+// With n = 0 the packed forms still want k and v empty, so that a stale n = 0 with a
+// head's rows panics rather than attends to none; the strided forms, as in BLAS, read
+// nothing and take k and v of any length (a token-major buffer of an empty head).
 func checkAttendArgs(kernel string, out, q []float32, kLen, vLen, perElem, rows, n, dim, stride int, packed bool) int {
 	if dim < 1 || rows < 0 || n < 0 || stride < dim || dim%perElem != 0 || stride%perElem != 0 {
 		panic(fmt.Sprintf("kernels.%s: rows = %d, n = %d, dim = %d, stride = %d, want rows, n ≥ 0 and 1 ≤ dim ≤ stride%s",
@@ -167,10 +176,10 @@ func checkAttendArgs(kernel string, out, q []float32, kLen, vLen, perElem, rows,
 	if len(q) != qLen || len(out) != qLen {
 		panic(fmt.Sprintf("kernels.%s: len(out) = %d, len(q) = %d, want rows·dim = %d·%d = %d", kernel, len(out), len(q), rows, dim, qLen))
 	}
-	if n == 0 {
-		return 0
+	span, ok := 0, true // n = 0: no row
+	if n > 0 {
+		span, ok = stridedSpan(n, dim/perElem, stride/perElem)
 	}
-	span, ok := stridedSpan(n, dim/perElem, stride/perElem)
 	if !ok || kLen < span || vLen < span || (packed && (kLen != span || vLen != span)) {
 		want := "(n−1)·stride + dim"
 		if packed {
@@ -329,7 +338,9 @@ func (st *AttendState) Dim() int { return st.dim }
 //
 //	for i, j { s := scale·qᵢ·kⱼ; if s > mᵢ { rescale row i to mᵢ = s }; w := 2²⁴·exp(s − mᵢ); lᵢ += w; accᵢ += w·vⱼ }
 //
-// It panics on the conditions of AttendStrided (with rows and dim from st).
+// It panics on the conditions of AttendStrided (with rows and dim from st): with n = 0
+// it reads nothing and takes k and v of any length (a part of a head's rows that is
+// empty, k and v the rest of the head).
 func AttendPartial(st *AttendState, q []float32, k, v []Float16, n, stride int, scale float32) {
 	checkPartialQueries("AttendPartial", st, q)
 	span := checkAttendArgs("AttendPartial", st.acc, q, len(k), len(v), 1, st.rows, n, st.dim, stride, false)

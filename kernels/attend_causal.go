@@ -34,8 +34,9 @@ import (
 // every call: the keys 0 … P that every row of the tile sees, in blocks of causalBlock
 // from key 0, then the diagonal P+1 … p, scored for the whole tile and weighted only
 // over each row's own prefix. So a row's bits depend on its position, its rows and
-// keys and the tile size, not on the chunk or on how an engine splits the queries
-// among goroutines at multiples of CausalTile(rows) (snapkv's PrefillAttend does).
+// keys, the tile size and, in the tile where the keys end (n), on n (the diagonal is
+// that much narrower), not on how an engine splits the queries among goroutines at
+// multiples of CausalTile(rows) (snapkv's PrefillAttend does).
 
 // causalTileRows is the most query rows of a tile: the panel kernels score 64 rows
 // of dim 128 with each widened key (panelFloats), and 64 rows of weights times the

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kvsimd/kvsimd/bf16"
+	"github.com/kvsimd/kvsimd/internal/longtest"
 	"github.com/kvsimd/kvsimd/internal/oracle"
 	"github.com/kvsimd/kvsimd/internal/varianttest"
 	"github.com/kvsimd/kvsimd/q8"
@@ -126,7 +127,7 @@ func testCausalBound[E comparable](t *testing.T, f *causalKind[E]) {
 	if f.per > 1 {
 		dims = []int{32, 64, 128}
 	}
-	if testing.Short() {
+	if longtest.Short() {
 		dims = dims[len(dims)-2:]
 		shapes, budget = [][3]int{{1, 0, 0}, {4, 17, 17}, {3, 21, 40}, {4, 40, 300}}, 1<<20
 	}
@@ -300,7 +301,7 @@ func TestAttendCausalSpecial(t *testing.T) {
 func testCausalSpecial[E comparable](t *testing.T, f *causalKind[E]) {
 	r := rand.New(rand.NewPCG(44, uint64(f.per)))
 	shapes := [][3]int{{4, 20, 20}, {2, 20, 280}}
-	if testing.Short() {
+	if longtest.Short() {
 		shapes = shapes[:1]
 	}
 	for _, s := range attendSpecials {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kvsimd/kvsimd/bf16"
+	"github.com/kvsimd/kvsimd/internal/longtest"
 	"github.com/kvsimd/kvsimd/internal/oracle"
 	"github.com/kvsimd/kvsimd/internal/varianttest"
 	"github.com/kvsimd/kvsimd/q8"
@@ -273,7 +274,7 @@ func TestAttendBound(t *testing.T) {
 func testAttendBound[E comparable](t *testing.T, f *attendKind[E]) {
 	r := rand.New(rand.NewPCG(31, uint64(f.per)))
 	dims, keyCounts := f.dims, attendKeyCounts
-	if testing.Short() {
+	if longtest.Short() {
 		dims = slices.Compact([]int{dims[0], dims[2], dims[len(dims)/2], 128})
 		keyCounts = []int{0, 1, 2, 5, 17, 255, 256, 257, 513, 1000}
 	}
@@ -583,7 +584,7 @@ func testAttendSpecial[E comparable](t *testing.T, f *attendKind[E]) {
 	if f.per > 1 {
 		dims = []int{32, 64}
 	}
-	if testing.Short() {
+	if longtest.Short() {
 		keyCounts, repeats = []int{6, 300}, 1
 	}
 	c := 0
@@ -1070,7 +1071,7 @@ func TestAttendHeads(t *testing.T) {
 func testAttendHeads[E comparable](t *testing.T, f *attendKind[E]) {
 	r := rand.New(rand.NewPCG(36, uint64(f.per)))
 	keyCounts := []int{0, 1, 2, 17, 127, 128, 129, 255, 256, 257, 600}
-	if testing.Short() {
+	if longtest.Short() {
 		keyCounts = []int{0, 1, 255, 257}
 	}
 	type call struct {

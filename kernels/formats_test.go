@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kvsimd/kvsimd/bf16"
+	"github.com/kvsimd/kvsimd/internal/longtest"
 	"github.com/kvsimd/kvsimd/internal/oracle"
 	"github.com/kvsimd/kvsimd/internal/varianttest"
 	"github.com/kvsimd/kvsimd/q8"
@@ -192,7 +193,7 @@ func testScoresFormat[E any](t *testing.T, f cacheFormat[E]) {
 			rowCounts := []int{0, 1, 2, 3, 5, 8, 11, 12, 13, 17, 31, 32, 33, 44, 64}
 			keyCounts := []int{0, 1, 2, 7, 8, 9, 16, 17, 31, 127, 128, 129, 200}
 			dims := formatDims(f.per)
-			if testing.Short() { // under emulation (.ci/avx512): each kernel's boundaries once
+			if longtest.Short() { // emulation (.ci/avx512), or no KVSIMD_LONG: each kernel's boundaries once
 				rowCounts = []int{0, 1, 3, 12, 13, 32, 33}
 				keyCounts = []int{0, 1, 9, 128, 129}
 				dims = []int{dims[0], dims[len(dims)/2], 128}

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kvsimd/kvsimd/internal/longtest"
 	"github.com/kvsimd/kvsimd/internal/varianttest"
 )
 
@@ -18,7 +19,7 @@ func TestGemmAdd(t *testing.T) {
 	ms := []int{0, 1, 2, 5, 6, 7, 11, 12, 13, 25, 64}
 	ns := []int{0, 16, 32, 48, 80, 128}
 	ks := []int{0, 1, 3, 16, 129}
-	if testing.Short() {
+	if longtest.Short() {
 		ms, ns, ks = []int{1, 7, 13}, []int{16, 48}, []int{0, 5}
 	}
 	varianttest.Each(t, func(variant string) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/kvsimd/kvsimd/internal/longtest"
 	"github.com/kvsimd/kvsimd/internal/oracle"
 	"github.com/kvsimd/kvsimd/internal/varianttest"
 )
@@ -273,11 +274,12 @@ func TestPoolOracle(t *testing.T) {
 // AVX-512, reading three vectors past their last window; 64 on AVX2): every source
 // alignment, lengths around the block boundaries, and a NaN (or ±Inf) at every
 // position of a row, where VMAXPS would drop it unless the body's screen catches it.
-// Other kernels (9) run the general body. Short mode (emulators) puts the special
-// value at every third position, and uses three source alignments (0, 7, 15).
+// Other kernels (9) run the general body. Short mode (emulators, or no KVSIMD_LONG=1)
+// puts the special value at every third position, and uses three source alignments
+// (0, 7, 15).
 func TestPoolFixedBodies(t *testing.T) {
 	alignments, step := 16, 1
-	if testing.Short() {
+	if longtest.Short() {
 		alignments, step = 3, 3
 	}
 	r := rand.New(rand.NewPCG(15, 16))

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/kvsimd/kvsimd/internal/longtest"
 	"github.com/kvsimd/kvsimd/internal/oracle"
 	"github.com/kvsimd/kvsimd/internal/varianttest"
 )
@@ -229,9 +230,10 @@ func TestTopKShort(t *testing.T) {
 		r := rand.New(rand.NewPCG(3, 4))
 		dst := make([]int32, 0, 400)
 		for n := 0; n <= 300; n++ {
-			// Every k; in -short runs (emulators) every k up to 64, then every n/16-th.
+			// Every k; in -short runs (emulators) and without KVSIMD_LONG=1 every k up
+			// to 64, then every n/16-th.
 			step := 1
-			if testing.Short() && n > 64 {
+			if longtest.Short() && n > 64 {
 				step = n / 16
 			}
 			for _, in := range topkInputs {

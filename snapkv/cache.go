@@ -128,8 +128,9 @@ type CacheOf[E Element] struct {
 
 	rowsKept []int // Stats' RowsKept, reused
 
-	att attendWork[E] // Attend's workspace
-	dec decoder[E]    // the decode budget's state (decode.go)
+	att attendWork[E]  // Attend's workspace
+	pre prefillWork[E] // PrefillAttend's workspace (prefill.go)
+	dec decoder[E]     // the decode budget's state (decode.go)
 }
 
 // headRows is one KV head's compressed storage.
@@ -191,17 +192,33 @@ func NewCacheOf[E Element](cfg CacheConfig) (*CacheOf[E], error) {
 
 // Prefill adds a chunk of prompt rows. In ModeBounded it then re-applies the budget; a
 // chunk marked Last ends the prompt: the rows are selected and gathered, and the cache
-// takes decode tokens from then on.
-func (c *CacheOf[E]) Prefill(ch ChunkOf[E]) error {
-	n, err := c.checkChunk(ch)
+// takes decode tokens from then on. [CacheOf.PrefillAttend] does the same and also
+// computes the chunk's attention.
+func (c *CacheOf[E]) Prefill(ch ChunkOf[E]) error { return c.prefill(nil, ch, false) }
+
+// prefill is Prefill, and with attend PrefillAttend: the chunk's attention is written
+// to out once its rows are in the working area, before a selection moves them.
+func (c *CacheOf[E]) prefill(out []float32, ch ChunkOf[E], attend bool) error {
+	var err error
+	if attend {
+		err = c.checkAttend(out, ch)
+	}
+	n := 0
+	if err == nil {
+		n, err = c.checkChunk(ch)
+	}
 	if err != nil {
 		return err
 	}
 	c.pushQueries(ch.Q, n)
 	c.appendRows(ch, n)
+	if attend {
+		c.pre.run(c, out, ch.Q, n)
+	}
 	switch {
 	case ch.Last:
 		err = c.endPrompt(ch)
+		c.pre.release()
 	case c.cfg.Mode == ModeBounded:
 		err = c.reduce()
 	}

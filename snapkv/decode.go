@@ -22,11 +22,16 @@ const (
 	// first, then the q of every [CacheOf.Attend] call, W clamped to the queries
 	// recorded. Each Attend call records its q as the query of position Offset()−1
 	// (a second call at that position replaces it). A window query at position p sees
-	// the rows at positions ≤ p; scale 1/√Dim. A compression whose window queries are
-	// not at the positions of the head's last rows (a token appended without its
-	// Attend call) returns an error and keeps the rows. RuleProtected keeps the first Sinks rows, the last W rows and the top of
-	// the rest by votes pooled over all rows; RulePaper keeps the top Budget − W of the
-	// rows before the last W (votes pooled over those rows only) and the last W.
+	// the rows at positions ≤ p; scale 1/√Dim. RuleProtected keeps the first Sinks
+	// rows, the last W rows and the top of the rest by votes pooled over all rows;
+	// RulePaper keeps the top Budget − W of the rows before the last W (votes pooled
+	// over those rows only) and the last W. When Sinks + W ≥ Budget (Sinks 0 under
+	// RulePaper) no vote decides: the pinned rule of [DecodeBudget] keeps the rows. The
+	// window's queries are matched to the head's rows by position: a compression that
+	// finds a row at a position the window covers without its query, or, when votes
+	// decide, a window query that is not at the position of one of the head's last W
+	// rows (a token appended without its Attend call), returns an error and keeps the
+	// rows.
 	DecodeSnapKV DecodeRule = iota
 	// DecodeRecent is StreamingLLM: the first Sinks rows and the last Budget − Sinks.
 	DecodeRecent
@@ -410,34 +415,41 @@ func (c *CacheOf[E]) compress() error {
 }
 
 // selectSnapKV compresses d.heads with the Selector, each head's rows an input of one
-// KV head and its G query heads' window.
+// KV head and its G query heads' window; or, when the protected rows fill the budget,
+// by the pinned rule, which no query decides.
 func (c *CacheOf[E]) selectSnapKV() error {
-	d := &c.dec
+	d, b := &c.dec, c.cfg.Decode
 	hq, dim, ring := c.cfg.QHeads, c.cfg.Dim, len(d.ringAt)
 	g := hq / c.cfg.KVHeads
 	w := d.count // ≥ 1: this call's query is recorded
 	first := (d.next - w + ring) % ring
+	// The Selector's own test (its window is min(w, rows), rows > Budget), written so
+	// that a Sinks near MaxInt cannot overflow.
+	pinned := w >= b.Budget || c.cfg.Select.Rule == RuleProtected && c.cfg.Select.Sinks >= b.Budget-w
+	for _, h := range d.heads {
+		if err := c.checkWindow(h, first, w, pinned); err != nil {
+			return err
+		}
+	}
+	if pinned {
+		for _, h := range d.heads {
+			c.keepRows(h, c.keepRule(h))
+		}
+		return nil
+	}
 	d.win = grow(d.win, len(d.heads)*g*w*dim)
 	d.ins = grow(d.ins, len(d.heads))
 	for i, h := range d.heads {
-		hr := &c.heads[h]
-		n := len(hr.pos)
-		m := min(w, n) // Select clamps the window to the rows
-		for r := range m {
-			slot := (first + w - m + r) % ring
-			if at := hr.pos[n-m+r]; at != d.ringAt[slot] {
-				return fmt.Errorf("snapkv: decode budget: window query %d of %d is at position %d but KV head %d's row %d is at %d; call Attend once after each token's Append", r, m, d.ringAt[slot], h, n-m+r, at)
-			}
-		}
-		win := d.win[i*g*w*dim : (i*g*w+g*m)*dim]
+		win := d.win[i*g*w*dim : (i+1)*g*w*dim]
 		for j := range g {
-			for r := range m {
-				slot := (first + w - m + r) % ring
+			for r := range w {
+				slot := (first + r) % ring
 				qh := h*g + j
-				copy(win[(j*m+r)*dim:(j*m+r+1)*dim], d.ring[(qh*ring+slot)*dim:(qh*ring+slot+1)*dim])
+				copy(win[(j*w+r)*dim:(j*w+r+1)*dim], d.ring[(qh*ring+slot)*dim:(qh*ring+slot+1)*dim])
 			}
 		}
-		d.ins[i] = InputOf[E]{Q: win, K: hr.k, QHeads: g, KVHeads: 1, Len: n, Dim: dim}
+		hr := &c.heads[h]
+		d.ins[i] = InputOf[E]{Q: win, K: hr.k, QHeads: g, KVHeads: 1, Len: len(hr.pos), Dim: dim}
 	}
 	cfg := d.sel.cfg
 	cfg.Window = w
@@ -453,8 +465,41 @@ func (c *CacheOf[E]) selectSnapKV() error {
 	return nil
 }
 
+// checkWindow matches the window's w queries (ring slots from first on, ascending
+// positions) to head h's rows by position. Every row at a position from the window's
+// first on must have its query: a row without one is a token appended without its
+// Attend call. When votes decide (not pinned), the queries must also be at the
+// positions of the head's last w rows, the rows the Selector's window covers. A pinned
+// compression reads no query, and its kept rows need not be the window's: the sinks
+// may lie among the window's positions, and the rows of its first positions may be
+// gone.
+func (c *CacheOf[E]) checkWindow(h, first, w int, pinned bool) error {
+	d := &c.dec
+	ring, pos := len(d.ringAt), c.heads[h].pos
+	n := len(pos)
+	if !pinned { // rows > Budget > w
+		for r := range w {
+			slot := (first + r) % ring
+			if at := pos[n-w+r]; at != d.ringAt[slot] {
+				return fmt.Errorf("snapkv: decode budget: window query %d of %d is at position %d but KV head %d's row %d is at %d; call Attend once after each token's Append", r, w, d.ringAt[slot], h, n-w+r, at)
+			}
+		}
+		return nil
+	}
+	r := w - 1 // the newest query not above row i's position
+	for i := n - 1; i >= 0 && pos[i] >= d.ringAt[first]; i-- {
+		for r > 0 && d.ringAt[(first+r)%ring] > pos[i] {
+			r--
+		}
+		if d.ringAt[(first+r)%ring] != pos[i] {
+			return fmt.Errorf("snapkv: decode budget: KV head %d's row %d at position %d has no window query (the window's %d are at positions %d to %d); call Attend once after each token's Append", h, i, pos[i], w, d.ringAt[first], d.ringAt[(first+w-1)%ring])
+		}
+	}
+	return nil
+}
+
 // keepRule returns head h's kept rows under DecodeRecent, DecodeH2O or
-// DecodeLongRange, ascending.
+// DecodeLongRange, or DecodeSnapKV's pinned case (no top), ascending.
 func (c *CacheOf[E]) keepRule(h int) []int32 {
 	d, b := &c.dec, c.cfg.Decode
 	pos := c.heads[h].pos

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kvsimd/kvsimd/bf16"
 	"github.com/kvsimd/kvsimd/fp16"
+	"github.com/kvsimd/kvsimd/internal/longtest"
 	"github.com/kvsimd/kvsimd/internal/oracle"
 	"github.com/kvsimd/kvsimd/internal/varianttest"
 	"github.com/kvsimd/kvsimd/q8"
@@ -199,7 +200,7 @@ func selectVariantLikeFP16[E snapkv.Element](t *testing.T, variant string, round
 	shapes := []struct{ hk, g, n, w, d int }{
 		{1, 1, 90, 8, 32}, {2, 4, 300, 16, 64}, {3, 2, 257, 32, 32}, {2, 8, 400, 32, 128},
 	}
-	if testing.Short() {
+	if longtest.Short() {
 		shapes = shapes[:3]
 	}
 	for _, sh := range shapes {

@@ -40,8 +40,8 @@ type LayersConfig struct {
 // LayersOf is one sequence's compressed KV cache for every layer of a model, its rows
 // of element type E (fp16, bf16 or q8_0, either [Layout]): a [CacheOf] per layer, the
 // layers' budgets from [LayersConfig]. The engine prefills layer l's chunks with
-// Prefill(l, chunk), never through the layer's own cache, and decodes with Layer(l)'s
-// Head, Append and Offset.
+// Prefill(l, chunk) or PrefillAttend(l, out, chunk), never through the layer's own
+// cache, and decodes with Layer(l)'s Head, Append and Offset.
 //
 // Without SharedVotes each layer selects from its own window when its Last chunk
 // arrives, as its CacheOf alone would.
@@ -162,13 +162,16 @@ func (s *LayersOf[E]) Layer(l int) *CacheOf[E] {
 // With SharedVotes, a Last chunk selects the layer only once the VoteLayers' windows
 // are all known, and the Last chunk of the last of them selects every layer that
 // waited.
-func (s *LayersOf[E]) Prefill(l int, ch ChunkOf[E]) error {
+func (s *LayersOf[E]) Prefill(l int, ch ChunkOf[E]) error { return s.prefill(l, nil, ch, false) }
+
+// prefill is Prefill, and with attend PrefillAttend.
+func (s *LayersOf[E]) prefill(l int, out []float32, ch ChunkOf[E], attend bool) error {
 	if l < 0 || l >= len(s.layers) {
 		return fmt.Errorf("snapkv: Prefill of layer %d, want 0 to %d", l, len(s.layers)-1)
 	}
 	c := s.layers[l]
 	if !s.cfg.SharedVotes {
-		return layerErr(l, c.Prefill(ch))
+		return layerErr(l, c.prefill(out, ch, attend))
 	}
 	switch {
 	case s.ended[l]:
@@ -187,7 +190,7 @@ func (s *LayersOf[E]) Prefill(l int, ch ChunkOf[E]) error {
 	}
 	last := ch.Last
 	ch.Last = false // the rows join the prompt; the selection waits for the votes
-	if err := c.Prefill(ch); err != nil {
+	if err := c.prefill(out, ch, attend); err != nil {
 		return layerErr(l, err)
 	}
 	if !last {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kvsimd/kvsimd/internal/longtest"
 	"github.com/kvsimd/kvsimd/internal/varianttest"
 
 	"github.com/kvsimd/kvsimd/fp16"
@@ -231,7 +232,7 @@ func TestFloat64(t *testing.T) {
 		{2, 1, 100, 8, 64}, {2, 2, 257, 16, 128}, {1, 4, 700, 32, 64}, {2, 8, 1024, 32, 128},
 		{1, 1, 8192, 32, 128},
 	}
-	if testing.Short() {
+	if longtest.Short() {
 		shapes = shapes[:3]
 	}
 	r := rand.New(rand.NewPCG(1, 2))
@@ -293,7 +294,7 @@ func TestFloat64(t *testing.T) {
 func TestAdaptiveFloat64(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	shapes := []struct{ hk, g, n, w, d int }{{4, 2, 300, 8, 32}, {8, 4, 1000, 32, 64}}
-	if testing.Short() {
+	if longtest.Short() {
 		shapes = shapes[:1]
 	}
 	for _, sh := range shapes {

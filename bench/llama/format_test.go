@@ -11,6 +11,7 @@ import (
 
 	"github.com/kvsimd/kvsimd/bf16"
 	"github.com/kvsimd/kvsimd/fp16"
+	"github.com/kvsimd/kvsimd/internal/longtest"
 	"github.com/kvsimd/kvsimd/q8"
 )
 
@@ -30,8 +31,8 @@ func testKVTypes(t testing.TB) *KVTypes {
 // to the format's: a K and a V row of Format.RowBytes plus an int32 position per kept
 // row, over the three layers.
 func TestPasskeyKVTypes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("32 prompts in three formats: not in -short")
+	if longtest.Short() {
+		t.Skip("32 prompts in three formats: with KVSIMD_LONG=1 (CI) only, not in -short")
 	}
 	m := testModel(t)
 	ps, ref := testPrompts(t)

@@ -51,16 +51,15 @@ func mustEngine[E elem](m *Model) *engine[E] {
 
 // state is the scratch of one token's forward pass.
 type state[E elem] struct {
-	rope       *rope
-	x, a       []float32 // residual stream, normed input [DModel]
-	q, attn    []float32 // [QHeads·HeadDim]
-	k, v       []float32 // [KVHeads·HeadDim]
-	kh, vh     []E       // k and v as stored: [KVHeads][row]
-	gate, up   []float32 // [FFNDim]
-	scores     []float32 // [group·rows], the float32 cache's attention
-	hidden     [][]float32
-	logitsBuf  []float32
-	queryStore func(l int, q []float32) // sees each layer's post-RoPE queries, if set
+	rope      *rope
+	x, a      []float32 // residual stream, normed input [DModel]
+	q, attn   []float32 // [QHeads·HeadDim]
+	k, v      []float32 // [KVHeads·HeadDim]
+	kh, vh    []E       // k and v as stored: [KVHeads][row]
+	gate, up  []float32 // [FFNDim]
+	scores    []float32 // [group·rows], the float32 cache's attention
+	hidden    [][]float32
+	logitsBuf []float32
 }
 
 func (e *engine[E]) newState() *state[E] {
@@ -110,9 +109,6 @@ func (e *engine[E]) forward(s *state[E], caches []KVOf[E], tok byte, wantLogits 
 		matVec(s.v, w.wv, s.a)
 		s.rope.rotate(s.q)
 		s.rope.rotate(s.k)
-		if s.queryStore != nil {
-			s.queryStore(l, s.q)
-		}
 		e.c.narrow(s.kh, s.k)
 		e.c.narrow(s.vh, s.v)
 		if err := caches[l].Append(s.kh, s.vh); err != nil {
@@ -129,14 +125,7 @@ func (e *engine[E]) forward(s *state[E], caches []KVOf[E], tok byte, wantLogits 
 			}
 		}
 		matVecAdd(s.x, w.wo, s.attn)
-
-		rmsNorm(s.a, s.x, w.ffnNorm, c.NormEps)
-		matVec(s.gate, w.w1, s.a)
-		matVec(s.up, w.w3, s.a)
-		for i, g := range s.gate {
-			s.gate[i] = g / float32(1+math.Exp(float64(-g))) * s.up[i]
-		}
-		matVecAdd(s.x, w.w2, s.gate)
+		e.feedForward(s, w, s.x)
 		copy(s.hidden[l+1], s.x)
 	}
 	if !wantLogits {
@@ -145,6 +134,18 @@ func (e *engine[E]) forward(s *state[E], caches []KVOf[E], tok byte, wantLogits 
 	rmsNorm(s.a, s.x, m.norm, c.NormEps)
 	matVec(s.logitsBuf, m.output, s.a)
 	return s.logitsBuf, nil
+}
+
+// feedForward adds layer w's SwiGLU feed-forward of x's norm to x, one position's
+// residual stream.
+func (e *engine[E]) feedForward(s *state[E], w *layer, x []float32) {
+	rmsNorm(s.a, x, w.ffnNorm, e.NormEps)
+	matVec(s.gate, w.w1, s.a)
+	matVec(s.up, w.w3, s.a)
+	for i, g := range s.gate {
+		s.gate[i] = g / float32(1+math.Exp(float64(-g))) * s.up[i]
+	}
+	matVecAdd(x, w.w2, s.gate)
 }
 
 // attender is a cache that computes one token's attention over its own rows, as

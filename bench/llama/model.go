@@ -1,9 +1,10 @@
 // Package llama is a tiny Llama-style decoder in pure Go, built from kvsimd's kernels
 // the way an inference engine would use them: a KV cache in fp16 (the default), bf16 or
-// ggml's q8_0 (see Format), attention through kernels.Scores, kernels.Softmax and
-// kernels.WeightedSumRows (or their bf16 and q8_0 twins) over the stored rows, and
-// SnapKV compression of every layer's cache after the prefill, selecting on the stored
-// keys. It runs the passkey model of testdata/passkey-model (its README gives the exact
+// ggml's q8_0 (see Format), the prompt's attention through the fused causal kernel
+// (kernels.AttendCausal or its bf16 and q8_0 twins) over the stored rows, or through
+// snapkv's PrefillAttend when the cache is compressed, each decoded token's through
+// kernels.Attend, and SnapKV compression of every layer's cache after the prefill,
+// selecting on the stored keys. It runs the passkey model of testdata/passkey-model (its README gives the exact
 // math) and evaluates pass-key retention under KV-cache eviction against the PyTorch
 // figures shipped beside it (results.json, and results-kvtypes.json per format).
 //

@@ -390,7 +390,12 @@ func (e *engine[E]) decodeSpeed(p *PrefillOf[E], methods []Method, rounds, token
 }
 
 // caches builds method me's per-layer caches from a prefill and returns their bytes
-// right after compression. meas is p's window attention, shared across methods.
+// right after compression. meas is p's window attention, shared across methods. The
+// SnapKV caches take p's rows and queries rather than running the prompt again
+// through PrefillAttend (prefillSnap, an engine's path): in ModeFaithful its attention
+// is the full cache's bit for bit, so both give the same caches
+// (TestPrefillThroughSnapKV), and the prompt runs through the model once for all
+// methods.
 func (e *engine[E]) caches(p *PrefillOf[E], me Method, meas *measured[E]) ([]KVOf[E], int64, error) {
 	caches := make([]KVOf[E], e.Layers)
 	var bytes int64
@@ -410,20 +415,30 @@ func (e *engine[E]) caches(p *PrefillOf[E], me Method, meas *measured[E]) ([]KVO
 		}
 		return caches, bytes, nil
 	}
-	budgets, err := e.scheduleBudgets(p, me, meas)
+	cfg, err := e.snapConfig(p, me, meas)
 	if err != nil {
 		return nil, 0, err
+	}
+	return snapLayers(cfg, p.K, p.V, p.Q)
+}
+
+// snapConfig is the configuration of SnapKV method me's caches after prefill p, whose
+// window attention the measured schedules read.
+func (e *engine[E]) snapConfig(p *PrefillOf[E], me Method, meas *measured[E]) (snapkv.LayersConfig, error) {
+	budgets, err := e.scheduleBudgets(p, me, meas)
+	if err != nil {
+		return snapkv.LayersConfig{}, err
 	}
 	cfg := snapkv.Config{Budget: me.Budget, Window: me.Window, Kernel: ProtocolKernel, Pool: me.Pool,
 		Sinks: me.Sinks, Rule: me.Rule, Group: snapkv.GroupMean, Alloc: me.Alloc, Workers: 1}
 	if me.Alloc == snapkv.AllocAdaptive {
 		cfg.Floor = AdaptiveFloor
 	}
-	return snapLayers(snapkv.LayersConfig{
+	return snapkv.LayersConfig{
 		Cache: snapkv.CacheConfig{Select: cfg, Mode: snapkv.ModeFaithful,
 			QHeads: e.QHeads, KVHeads: e.KVHeads, Dim: e.HeadDim, Reserve: cacheReserve},
 		Layers: e.Layers, Budgets: budgets, SharedVotes: me.SharedVotes, VoteLayers: me.VoteLayers,
-	}, p.K, p.V, p.Q)
+	}, nil
 }
 
 // cacheReserve is the decode rows a snapkv.Cache makes room for when it compresses:

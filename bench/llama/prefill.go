@@ -2,9 +2,13 @@ package llama
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
+	"github.com/kvsimd/kvsimd/bf16"
 	"github.com/kvsimd/kvsimd/fp16"
+	"github.com/kvsimd/kvsimd/kernels"
+	"github.com/kvsimd/kvsimd/q8"
 )
 
 // PrefillOf is a prompt run through the model with full causal attention and its KV
@@ -31,67 +35,129 @@ func (m *Model) Prefill(prompt []byte) (*Prefill, error) {
 	return mustEngine[fp16.Float16](m).prefill(prompt)
 }
 
+// prefill runs prompt through the model with the full (uncompressed) cache: each
+// layer's attention is format E's fused causal kernel over the stored rows.
 func (e *engine[E]) prefill(prompt []byte) (*PrefillOf[E], error) {
-	c := e.Config
+	return e.prefillWith(prompt, e.causal)
+}
+
+// promptAttention writes layer l's causal attention over the whole prompt into out:
+// out and q [QHeads][L][HeadDim] (post-RoPE queries), k and v [KVHeads][L][row] as
+// stored. It is where a prefill's cache does its work.
+type promptAttention[E elem] func(l int, out, q []float32, k, v []E) error
+
+// prefillWith runs prompt through the model a layer at a time, as an engine prefills:
+// every position's queries, keys and values, then the layer's attention over the
+// whole prompt in one call to attend, then every position's output projection and
+// feed-forward. Each position's arithmetic outside the attention is the decode step's
+// (forward), so only the attention kernel tells a prefill from feeding the prompt one
+// token at a time.
+func (e *engine[E]) prefillWith(prompt []byte, attend promptAttention[E]) (*PrefillOf[E], error) {
+	m, c := e.Model, e.Config
 	n := len(prompt)
 	if n == 0 || n > c.Context {
 		return nil, fmt.Errorf("llama: prompt of %d bytes, want 1 .. %d", n, c.Context)
 	}
+	dm, d := c.DModel, c.HeadDim
+	x := make([]float32, n*dm) // every position's residual stream
+	for t, tok := range prompt {
+		if int(tok) >= c.Vocab {
+			return nil, fmt.Errorf("llama: token %d outside the vocabulary of %d", tok, c.Vocab)
+		}
+		copy(x[t*dm:(t+1)*dm], m.embed[int(tok)*dm:][:dm])
+	}
 	p := &PrefillOf[E]{Format: e.c.format, Len: n, K: make([][]E, c.Layers), V: make([][]E, c.Layers), Q: make([][]float32, c.Layers),
-		heads: c.KVHeads, row: e.row}
-	caches := make([]KVOf[E], c.Layers)
-	for l := range caches {
-		p.K[l] = make([]E, c.KVHeads*n*e.row)
-		p.V[l] = make([]E, c.KVHeads*n*e.row)
-		p.Q[l] = make([]float32, c.QHeads*n*c.HeadDim)
-		caches[l] = &promptKV[E]{k: p.K[l], v: p.V[l], heads: c.KVHeads, len: n, row: e.row}
-	}
+		Hidden: make([][]float32, c.Layers+1), heads: c.KVHeads, row: e.row}
+	p.Hidden[0] = slices.Clone(x[(n-1)*dm:])
 	s := e.newState()
-	t := 0
-	s.queryStore = func(l int, q []float32) {
-		for h := 0; h < c.QHeads; h++ {
-			copy(p.Q[l][(h*n+t)*c.HeadDim:][:c.HeadDim], q[h*c.HeadDim:])
+	attn := make([]float32, c.QHeads*n*d) // a layer's attention, [QHeads][L][HeadDim]
+	for l := range m.layers {
+		w := &m.layers[l]
+		k, v, q := make([]E, c.KVHeads*n*e.row), make([]E, c.KVHeads*n*e.row), make([]float32, c.QHeads*n*d)
+		p.K[l], p.V[l], p.Q[l] = k, v, q
+		for t := range n {
+			rmsNorm(s.a, x[t*dm:(t+1)*dm], w.attnNorm, c.NormEps)
+			matVec(s.q, w.wq, s.a)
+			matVec(s.k, w.wk, s.a)
+			matVec(s.v, w.wv, s.a)
+			s.rope.at(t)
+			s.rope.rotate(s.q)
+			s.rope.rotate(s.k)
+			e.c.narrow(s.kh, s.k)
+			e.c.narrow(s.vh, s.v)
+			for h := range c.QHeads {
+				copy(q[(h*n+t)*d:][:d], s.q[h*d:])
+			}
+			for h := range c.KVHeads {
+				copy(k[(h*n+t)*e.row:][:e.row], s.kh[h*e.row:])
+				copy(v[(h*n+t)*e.row:][:e.row], s.vh[h*e.row:])
+			}
 		}
+		if err := attend(l, attn, q, k, v); err != nil {
+			return nil, fmt.Errorf("llama: layer %d: %w", l, err)
+		}
+		for t := range n {
+			xt := x[t*dm : (t+1)*dm]
+			for h := range c.QHeads {
+				copy(s.attn[h*d:(h+1)*d], attn[(h*n+t)*d:])
+			}
+			matVecAdd(xt, w.wo, s.attn)
+			e.feedForward(s, w, xt)
+		}
+		p.Hidden[l+1] = slices.Clone(x[(n-1)*dm:])
 	}
-	for t = range prompt {
-		logits, err := e.forward(s, caches, prompt[t], t == n-1)
-		if err != nil {
-			return nil, err
-		}
-		if logits != nil {
-			p.Logits = slices.Clone(logits)
-		}
-	}
-	p.Hidden = s.hidden
+	rmsNorm(s.a, x[(n-1)*dm:], m.norm, c.NormEps)
+	matVec(s.logitsBuf, m.output, s.a)
+	p.Logits = slices.Clone(s.logitsBuf)
 	return p, nil
 }
 
-// promptKV fills a Prefill's [KVHeads][len][row] arrays row by row; attention sees the
-// rows written so far (causal).
-type promptKV[E elem] struct {
-	k, v            []E
-	heads, len, row int
-	n               int
-}
-
-func (c *promptKV[E]) Append(k, v []E) error {
-	if c.n == c.len {
-		return fmt.Errorf("llama: prompt cache full at %d rows", c.len)
+// causal is the full cache's prompt attention (a promptAttention): per KV head, format
+// E's fused causal kernel (kernels.AttendCausal, AttendCausalBF16 or AttendCausalQ8)
+// over the stored rows, the whole prompt's queries being the last L of L positions. The
+// float32 cache, which has no fused kernel, runs the composition it stands for, the
+// decode step's over each position's visible rows.
+func (e *engine[E]) causal(_ int, out, q []float32, k, v []E) error {
+	c := e.Config
+	d, g := c.HeadDim, c.QHeads/c.KVHeads
+	n := len(q) / (c.QHeads * d)
+	scale := float32(1 / math.Sqrt(float64(d)))
+	for h := range c.KVHeads {
+		o, qh := out[h*g*n*d:(h+1)*g*n*d], q[h*g*n*d:(h+1)*g*n*d]
+		kh, vh := k[h*n*e.row:(h+1)*n*e.row], v[h*n*e.row:(h+1)*n*e.row]
+		switch k := any(kh).(type) {
+		case []fp16.Float16:
+			kernels.AttendCausal(o, qh, k, any(vh).([]fp16.Float16), g, n, n, d, scale)
+		case []bf16.BFloat16:
+			kernels.AttendCausalBF16(o, qh, k, any(vh).([]bf16.BFloat16), g, n, n, d, scale)
+		case []q8.Block:
+			kernels.AttendCausalQ8(o, qh, k, any(vh).([]q8.Block), g, n, n, d, scale)
+		default:
+			e.composeCausal(o, qh, kh, vh, g, n, scale)
+		}
 	}
-	for h := 0; h < c.heads; h++ {
-		copy(c.k[(h*c.len+c.n)*c.row:][:c.row], k[h*c.row:])
-		copy(c.v[(h*c.len+c.n)*c.row:][:c.row], v[h*c.row:])
-	}
-	c.n++
 	return nil
 }
 
-func (c *promptKV[E]) Head(h int) (k, v []E, pos []int32) {
-	base := h * c.len * c.row
-	return c.k[base : base+c.n*c.row], c.v[base : base+c.n*c.row], nil
+// composeCausal is one KV head's causal attention by the composition: for each
+// position t, one score block for the head's g query rows over rows 0 … t, then
+// Softmax and the weighted sum per query row, as attend runs it for the float32 cache.
+func (e *engine[E]) composeCausal(out, q []float32, k, v []E, g, n int, scale float32) {
+	d := e.HeadDim
+	qt, sc := make([]float32, g*d), make([]float32, g*n)
+	for t := range n {
+		for r := range g {
+			copy(qt[r*d:(r+1)*d], q[(r*n+t)*d:])
+		}
+		s := sc[:g*(t+1)]
+		e.c.scores(s, qt, k[:(t+1)*e.row], g, t+1, d, scale)
+		for r := range g {
+			p := s[r*(t+1) : (r+1)*(t+1)]
+			kernels.Softmax(p)
+			e.c.weighted(out[(r*n+t)*d:(r*n+t+1)*d], p, v[:(t+1)*e.row])
+		}
+	}
 }
-
-func (c *promptKV[E]) Offset() int { return c.n }
 
 // RowsOf is one layer's cache in format E holding chosen prompt rows of a prefill (all
 // of them for the full cache, sinks and recent rows for the StreamingLLM baseline) plus

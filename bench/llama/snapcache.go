@@ -60,3 +60,15 @@ func prefillLayers[E snapkv.Element](cfg snapkv.LayersConfig, k, v [][]E, q [][]
 	}
 	return out, bytes, nil
 }
+
+// prefillSnap runs prompt through the model as an engine with compressed caches
+// prefills it: each layer's rows and queries go to that layer's cache in s in one Last
+// chunk, whose PrefillAttend also returns the layer's attention over them. s's caches
+// take the prefill's head-major layout. In ModeFaithful the attention is the full
+// cache's bit for bit (one kernels.AttendCausal call per KV head over the same rows),
+// so the prefill is e.prefill's and the caches are what snapLayers builds from it.
+func prefillSnap[E snapkv.Element](e *engine[E], prompt []byte, s *snapkv.LayersOf[E]) (*PrefillOf[E], error) {
+	return e.prefillWith(prompt, func(l int, out, q []float32, k, v []E) error {
+		return s.PrefillAttend(l, out, snapkv.ChunkOf[E]{K: k, V: v, Q: q, Last: true})
+	})
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kvsimd/kvsimd/bf16"
 	"github.com/kvsimd/kvsimd/fp16"
+	"github.com/kvsimd/kvsimd/internal/longtest"
 	"github.com/kvsimd/kvsimd/kernels"
 	"github.com/kvsimd/kvsimd/q8"
 	"github.com/kvsimd/kvsimd/snapkv"
@@ -27,7 +28,7 @@ func TestSharedVotesAsBefore(t *testing.T) {
 
 func sharedAsBefore[E snapkv.Element](t *testing.T, e *engine[E]) {
 	ps, _ := testPrompts(t)
-	if testing.Short() {
+	if longtest.Short() {
 		ps = ps[:1]
 	}
 	var methods []Method

@@ -12,12 +12,13 @@ import (
 )
 
 // The streaming pass-key study: a cache that keeps a budget while it generates
-// (snapkv.CacheConfig.Decode). Each prompt is prefilled for its first StreamPrefill
-// bytes in one Last chunk whose Q holds every row's queries, into a snapkv cache per
-// layer whose prompt budget is the decode budget (so nothing is evicted there); the
-// rest of the prompt is then fed one byte at a time through Append and Attend (teacher
-// forcing) and the answer generated greedily, the decode budget's schedule running
-// after every token's attention. It is the protocol of the model's
+// (snapkv.CacheConfig.Decode). For each method, the first StreamPrefill bytes of each
+// prompt are prefilled through snapkv caches, one per layer, whose prompt budget is
+// the decode budget (so nothing is evicted there): each layer's rows and the queries
+// of every row go in one Last chunk, and PrefillAttend gives the layer's attention.
+// The rest of the prompt is then fed one byte at a time through Append and Attend
+// (teacher forcing) and the answer generated greedily, the decode budget's schedule
+// running after every token's attention. It is the protocol of the model's
 // results-stream.json.
 
 // StreamPrefill is the prompt bytes prefilled at once before streaming.
@@ -117,12 +118,8 @@ func evaluateStream[E snapkv.Element](e *engine[E], prompts []Prompt, methods []
 		if len(text) <= StreamPrefill {
 			return nil, fmt.Errorf("llama: prompt %d has %d bytes, the streaming study needs more than %d", pr.ID, len(text), StreamPrefill)
 		}
-		p, err := e.prefill(text[:StreamPrefill])
-		if err != nil {
-			return nil, fmt.Errorf("llama: prompt %d: %w", pr.ID, err)
-		}
 		for i, me := range methods {
-			pred, stats, err := stream(e, p, text[StreamPrefill:], me, len(pr.Answer))
+			pred, stats, err := stream(e, text[:StreamPrefill], text[StreamPrefill:], me, len(pr.Answer))
 			if err != nil {
 				return nil, fmt.Errorf("llama: prompt %d, %s B=%d I=%d: %w", pr.ID, me.Name, me.Budget, me.Interval, err)
 			}
@@ -140,15 +137,15 @@ func evaluateStream[E snapkv.Element](e *engine[E], prompts []Prompt, methods []
 	return out, nil
 }
 
-// stream builds method me's caches from the prefill p, feeds rest through them one
-// token at a time, generates n answer bytes and returns them with each layer's Stats.
-func stream[E snapkv.Element](e *engine[E], p *PrefillOf[E], rest []byte, me StreamMethod, n int) ([]byte, []snapkv.Stats, error) {
+// stream prefills prefix into method me's caches, feeds rest through them one token
+// at a time, generates n answer bytes and returns them with each layer's Stats.
+func stream[E snapkv.Element](e *engine[E], prefix, rest []byte, me StreamMethod, n int) ([]byte, []snapkv.Stats, error) {
 	kernel := me.Kernel
 	if kernel == 0 {
 		kernel = ProtocolKernel
 	}
 	cfg := snapkv.CacheConfig{
-		Select: snapkv.Config{Budget: max(me.Budget, p.Len), Window: max(me.Window, 1), Kernel: kernel,
+		Select: snapkv.Config{Budget: max(me.Budget, len(prefix)), Window: max(me.Window, 1), Kernel: kernel,
 			Pool: snapkv.PoolAvg, Group: snapkv.GroupMean, Sinks: me.Sinks, Rule: me.Rule, Workers: 1},
 		QHeads: e.QHeads, KVHeads: e.KVHeads, Dim: e.HeadDim, Reserve: me.Budget + me.Interval,
 	}
@@ -160,22 +157,22 @@ func stream[E snapkv.Element](e *engine[E], p *PrefillOf[E], rest []byte, me Str
 	} else {
 		cfg.Reserve = len(rest) + n
 	}
+	sl, err := snapkv.NewLayersOf[E](snapkv.LayersConfig{Cache: cfg, Layers: e.Layers})
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := prefillSnap(e, prefix, sl); err != nil {
+		return nil, nil, err
+	}
 	layers := make([]*snapkv.CacheOf[E], e.Layers)
 	caches := make([]KVOf[E], e.Layers)
 	for l := range layers {
-		c, err := snapkv.NewCacheOf[E](cfg)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := c.Prefill(snapkv.ChunkOf[E]{K: p.K[l], V: p.V[l], Q: p.Q[l], Last: true}); err != nil {
-			return nil, nil, err
-		}
-		layers[l], caches[l] = c, c
+		layers[l] = sl.Layer(l)
+		caches[l] = layers[l]
 	}
 	s := e.newState()
 	var logits []float32
 	for i, tok := range rest {
-		var err error
 		if logits, err = e.forward(s, caches, tok, i == len(rest)-1); err != nil {
 			return nil, nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kvsimd/kvsimd/internal/longtest"
 	"github.com/kvsimd/kvsimd/kernels"
 	"github.com/kvsimd/kvsimd/snapkv"
 )
@@ -12,9 +13,10 @@ import (
 // fp16 cache and holds every cell to PyTorch's results-stream.json: the count within 1
 // (a float32 reimplementation may break a near tie the other way and change one
 // answer), the peak rows exactly, and at most two prompts per cell whose answers differ.
-// -short (arm64 under qemu) and the generic variant (purego builds, where the 32 prompts
-// fed byte by byte take minutes) run the first 2 prompts: the peaks, and at most one
-// answer per cell other than PyTorch's.
+// -short (arm64 under qemu), a run without KVSIMD_LONG=1 (internal/longtest) and the
+// generic variant (purego builds, where the 32 prompts fed byte by byte take minutes)
+// run the first 2 prompts: the peaks, and at most one answer per cell other than
+// PyTorch's.
 func TestStreamAgainstPyTorch(t *testing.T) {
 	m := testModel(t)
 	ps, _ := testPrompts(t)
@@ -22,7 +24,7 @@ func TestStreamAgainstPyTorch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	subset := testing.Short() || kernels.Active() == "generic"
+	subset := longtest.Short() || kernels.Active() == "generic"
 	if subset {
 		ps = ps[:2]
 	}
