@@ -176,20 +176,27 @@ func checkAttendArgs(kernel string, out, q []float32, kLen, vLen, perElem, rows,
 	if len(q) != qLen || len(out) != qLen {
 		panic(fmt.Sprintf("kernels.%s: len(out) = %d, len(q) = %d, want rows·dim = %d·%d = %d", kernel, len(out), len(q), rows, dim, qLen))
 	}
+	return checkRowsSpan(kernel, "stride", kLen, vLen, perElem, n, dim, stride, packed)
+}
+
+// checkRowsSpan panics unless k and v (kLen, vLen elements) hold n rows of dim values,
+// perElem to an element, stride apart (named strideName in the message): exactly
+// (packed), or at least, as in BLAS; and returns the elements the rows span.
+func checkRowsSpan(kernel, strideName string, kLen, vLen, perElem, n, dim, stride int, packed bool) int {
 	span, ok := 0, true // n = 0: no row
 	if n > 0 {
 		span, ok = stridedSpan(n, dim/perElem, stride/perElem)
 	}
 	if !ok || kLen < span || vLen < span || (packed && (kLen != span || vLen != span)) {
-		want := "(n−1)·stride + dim"
+		want := "(n−1)·" + strideName + " + dim"
 		if packed {
 			want = "n·dim"
 		}
 		if perElem > 1 {
 			want = "(" + want + ")/32 blocks"
 		}
-		panic(fmt.Sprintf("kernels.%s: len(k) = %d, len(v) = %d, want %s = %d for n = %d, dim = %d, stride = %d",
-			kernel, kLen, vLen, want, span, n, dim, stride))
+		panic(fmt.Sprintf("kernels.%s: len(k) = %d, len(v) = %d, want %s = %d for n = %d, dim = %d, %s = %d",
+			kernel, kLen, vLen, want, span, n, dim, strideName, stride))
 	}
 	return span
 }

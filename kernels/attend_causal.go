@@ -214,24 +214,7 @@ func checkCausalArgs(kernel string, out, q []float32, kLen, vLen, perElem, rows,
 	if !packed && (len(q) < qLen || len(out) < qLen) {
 		panic(fmt.Sprintf("kernels.%s: len(out) = %d, len(q) = %d, want ≥ (m−1)·qStride + rows·dim = %d", kernel, len(out), len(q), qLen))
 	}
-	span := 0
-	if n > 0 {
-		if span, ok = stridedSpan(n, dim/perElem, kvStride/perElem); !ok {
-			panic(fmt.Sprintf("kernels.%s: (n−1)·kvStride + dim overflows int for n = %d, kvStride = %d, dim = %d", kernel, n, kvStride, dim))
-		}
-	}
-	if kLen < span || vLen < span || (packed && (kLen != span || vLen != span)) {
-		want := "(n−1)·kvStride + dim"
-		if packed {
-			want = "n·dim"
-		}
-		if perElem > 1 {
-			want = "(" + want + ")/32 blocks"
-		}
-		panic(fmt.Sprintf("kernels.%s: len(k) = %d, len(v) = %d, want %s = %d for n = %d, dim = %d, kvStride = %d",
-			kernel, kLen, vLen, want, span, n, dim, kvStride))
-	}
-	return span
+	return checkRowsSpan(kernel, "kvStride", kLen, vLen, perElem, n, dim, kvStride, packed)
 }
 
 // checkCausalHeadsArgs panics unless an AttendCausalHeads kernel's conditions hold.
