@@ -17,3 +17,19 @@ func GemmAddAVX2(c []float32, a []float32, b []float32, m int, n int, k int, lda
 //
 //go:noescape
 func GemmAddAVX512(c []float32, a []float32, b []float32, m int, n int, k int, lda int, ldb int, ldc int)
+
+// GemmScaledAVX2 sets C to s·A·B: c[i*ldc+j] = s·Σₚ a[i*lda+p]·b[p*ldb+j] for i < m, j < n, p < k,
+// each sum one chain of fused multiply-adds over p in order from 0, then one multiply by s.
+// n must be a multiple of 8, m, k ≥ 0, and the slices must hold what the strides reach;
+// nothing is checked.
+//
+//go:noescape
+func GemmScaledAVX2(c []float32, a []float32, b []float32, m int, n int, k int, lda int, ldb int, ldc int, s float32)
+
+// GemmScaledAVX512 sets C to s·A·B: c[i*ldc+j] = s·Σₚ a[i*lda+p]·b[p*ldb+j] for i < m, j < n, p < k,
+// each sum one chain of fused multiply-adds over p in order from 0, then one multiply by s.
+// n must be a multiple of 16, m, k ≥ 0, and the slices must hold what the strides reach;
+// nothing is checked.
+//
+//go:noescape
+func GemmScaledAVX512(c []float32, a []float32, b []float32, m int, n int, k int, lda int, ldb int, ldc int, s float32)

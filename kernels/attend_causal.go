@@ -20,9 +20,10 @@ import (
 // to the rows' sums. Both products reuse each key and value of the block for all 64
 // rows, so they run at matrix-product speed:
 //
-//   - amd64 (avx2, avx512): both on gemmAdd, a float32 register-tiled product, the
-//     keys transposed once a call ([dim][n], n·dim elements of workspace) and widened
-//     a block at a time, the values widened a block at a time;
+//   - amd64 (avx2, avx512): S on gemmScaled and P·V on gemmAdd, float32
+//     register-tiled products, the keys transposed once a call ([dim][n], n·dim
+//     elements of workspace), keys and values widened a block at a time for a group
+//     of causalGroup tiles;
 //   - neon and generic: both on the variant's Scores kernel, P·V as the score block
 //     of P against the values transposed once a call, one "key" per value column.
 //
@@ -47,6 +48,10 @@ const causalTileRows = 64
 // (panelFits), and on the gemmAdd path a block of keys and one of values, widened,
 // fit the L2 (256 KiB at dim 128) with the tile's weights.
 const causalBlock = 256
+
+// causalGroup is how many consecutive tiles share each block of keys and values on
+// the gemmAdd path, widened once for all of them rather than once a tile.
+const causalGroup = 4
 
 // CausalTile is the number of query positions in a tile of AttendCausal's over rows
 // query rows per position: the largest power of two with rows·T ≤ 64, at least 1.
@@ -285,25 +290,42 @@ type causalFormat[E any] struct {
 // a[i*lda+p]·b[p*ldb+j] with n a multiple of gemmLanes (asm.GemmAdd*), or nil.
 var gemmAdd = dispatch.New[func(c, a, b []float32, m, n, k, lda, ldb, ldc int)](nil)
 
+// gemmScaled is the variant's scaled float32 product, c[i*ldc+j] = s·Σₚ
+// a[i*lda+p]·b[p*ldb+j], the bits of gemmAdd into zeros and then a multiply by s
+// (asm.GemmScaled*), or nil where gemmAdd is.
+var gemmScaled = dispatch.New[func(c, a, b []float32, m, n, k, lda, ldb, ldc int, s float32)](nil)
+
 // gemmLanes is what gemmAdd's n must be a multiple of on every variant that has one.
 const gemmLanes = 16
 
 // causalWork is one call's workspace, pooled.
 type causalWork struct {
-	st     AttendState
-	qt, ot []float32 // a tile's query rows and outputs, [rows·T][dim] in position-major order
-	pv     []float32 // a block's P·V, [rows·T][dim] (the Scores path)
+	tiles [causalGroup]causalTile
+	s     []float32 // a tile's scores against a block, then its weights
+	ot    []float32 // a tile's outputs, [rows·T][dim] in position-major order
+	pv    []float32 // a block's P·V, [rows·T][dim] (the Scores path)
 	// The keys or values transposed, [dim][n]: fp16 (q8_0's integers as fp16 on the
 	// Scores path), bfloat16, or q8_0's keys widened.
 	t16  []Float16
 	tBF  []bf16.BFloat16
 	tF32 []float32
-	// A block's keys transposed and values, widened (the gemmAdd path).
+	// A block's keys transposed and values, widened (the gemmAdd path), the keys'
+	// rows pitch apart.
 	kb, vb []float32
+	pitch  int
 	vScale []float32 // q8_0: the values' block scales, [n][dim/32]
 	pq     []float32 // q8_0: the weights times one block column's scales
 	pqOut  []float32 // q8_0: P·V of one block column, [rows·T][32]
 	row    []float32 // q8_0: one key widened
+}
+
+// causalTile is one tile of query positions lo … hi−1 (p0 the tile's first, which
+// may precede lo): its query rows, [rows·T][dim] in position-major order, and its
+// online-softmax state.
+type causalTile struct {
+	lo, hi, p0 int
+	qt         []float32
+	st         AttendState
 }
 
 var causalWorks = sync.Pool{New: func() any { return new(causalWork) }}
@@ -500,63 +522,95 @@ func attendCausal[E any](f *causalFormat[E], out, q []float32, k, v []E, rows, m
 	f.race(k, v)
 	c := causalCall[E]{f: f, w: causalWorks.Get().(*causalWork), out: out, q: q, k: k, v: v, rows: rows, first: n - m, n: n,
 		dim: dim, qRow: qRow, qPos: qPos, kvStride: kvStride, scale: scale, gemm: gemmAdd.Call != nil && dim%gemmLanes == 0}
+	group := 1
 	if c.gemm {
 		f.transposeKeys(c.w, k, n, dim, kvStride)
+		group = causalGroup
 	} else {
 		f.transposeValues(c.w, v, n, dim, kvStride)
 	}
 	t := CausalTile(rows)
-	for p0 := c.first - c.first%t; p0 < n; p0 += t {
-		c.tile(max(p0, c.first), min(p0+t, n), p0)
+	for p0 := c.first - c.first%t; p0 < n; p0 += group * t {
+		c.tiles(p0, t, group)
 	}
 	causalWorks.Put(c.w)
 }
 
-// tile computes the outputs of positions lo … hi−1 of the tile that starts at
-// position p0.
-func (c *causalCall[E]) tile(lo, hi, p0 int) {
+// tiles computes the outputs of up to group tiles of t positions from position p0,
+// sharing each block of keys and values they all see (widened once on the gemmAdd
+// path). A tile's arithmetic is the same alone or in a group.
+func (c *causalCall[E]) tiles(p0, t, group int) {
 	w, dim, rows := c.w, c.dim, c.rows
-	tileRows := (hi - lo) * rows
-	w.qt = growN(w.qt, tileRows*dim)
-	w.ot = growN(w.ot, tileRows*dim)
-	for i := lo; i < hi; i++ {
-		for g := range rows {
-			r := (i-lo)*rows + g
-			copy(w.qt[r*dim:(r+1)*dim], c.q[g*c.qRow+(i-c.first)*c.qPos:][:dim])
+	ts := w.tiles[:0]
+	for i := range group {
+		tp0 := p0 + i*t
+		if tp0 >= c.n {
+			break
 		}
+		ts = w.tiles[:i+1]
+		tl := &ts[i]
+		tl.lo, tl.hi, tl.p0 = max(tp0, c.first), min(tp0+t, c.n), tp0
+		lo, hi := tl.lo, tl.hi
+		tileRows := (hi - lo) * rows
+		tl.qt = growN(tl.qt, tileRows*dim)
+		for i := lo; i < hi; i++ {
+			for g := range rows {
+				r := (i-lo)*rows + g
+				copy(tl.qt[r*dim:(r+1)*dim], c.q[g*c.qRow+(i-c.first)*c.qPos:][:dim])
+			}
+		}
+		tl.st.Reset(tileRows, dim)
 	}
-	st := &w.st
-	st.Reset(tileRows, dim)
-	st.weights = growN(st.weights, tileRows*(causalBlock+gemmLanes))
+	w.s = growN(w.s, rows*t*(causalBlock+gemmLanes))
 	passes := attendPasses.Call
-	// The keys every row of the tile sees, 0 … p0, in blocks from key 0.
-	for j0 := 0; j0 <= p0; j0 += causalBlock {
-		b := min(causalBlock, p0+1-j0)
-		s, pitch := c.scores(tileRows, j0, b)
-		for r := range tileRows {
-			st.blockWeights(passes, r, s[r*pitch:][:b])
+	// The keys every row of a tile sees, 0 … p0, in blocks from key 0.
+	last := ts[len(ts)-1].p0
+	for j0 := 0; j0 <= last; j0 += causalBlock {
+		c.widen(j0, min(causalBlock, last+1-j0))
+		for i := range ts {
+			tl := &ts[i]
+			if j0 > tl.p0 {
+				continue
+			}
+			b := min(causalBlock, tl.p0+1-j0)
+			s, pitch := c.scores(tl, j0, b)
+			for r := range tl.st.rows {
+				tl.st.blockWeights(passes, r, s[r*pitch:][:b])
+			}
+			c.addProduct(tl, s, pitch, j0, b)
 		}
-		c.addProduct(s, pitch, tileRows, j0, b)
 	}
-	// The diagonal p0+1 … hi−1: scored for the whole tile, weighted over each row's
-	// own keys (position i sees i−p0 of them), the others' weights 0.
-	if d := hi - 1 - p0; d > 0 {
-		j0 := p0 + 1
-		s, pitch := c.scores(tileRows, j0, d)
+	for i := range ts {
+		c.finish(&ts[i])
+	}
+}
+
+// finish weights the diagonal of tile tl, p0+1 … hi−1, scored for the whole tile and
+// weighted over each row's own keys (position i sees i−p0 of them, the others'
+// weights 0), and writes the tile's outputs.
+func (c *causalCall[E]) finish(tl *causalTile) {
+	w, dim, rows := c.w, c.dim, c.rows
+	st, tileRows := &tl.st, tl.st.rows
+	passes := attendPasses.Call
+	if d := tl.hi - 1 - tl.p0; d > 0 {
+		j0 := tl.p0 + 1
+		c.widen(j0, d)
+		s, pitch := c.scores(tl, j0, d)
 		for r := range tileRows {
 			x := s[r*pitch:][:d]
-			own := lo + r/rows - p0
+			own := tl.lo + r/rows - tl.p0
 			if own > 0 {
 				st.blockWeights(passes, r, x[:own])
 			}
 			clear(x[own:])
 		}
-		c.addProduct(s, pitch, tileRows, j0, d)
+		c.addProduct(tl, s, pitch, j0, d)
 	}
+	w.ot = growN(w.ot, tileRows*dim)
 	st.Finish(w.ot)
 	se, de := c.kvStride/c.f.perElem, dim/c.f.perElem
 	for r := range tileRows {
-		i, g := lo+r/rows, r%rows
+		i, g := tl.lo+r/rows, r%rows
 		o := c.out[g*c.qRow+(i-c.first)*c.qPos:][:dim]
 		copy(o, w.ot[r*dim:(r+1)*dim])
 		if s := sumOf.Call(o); s-s == 0 {
@@ -565,48 +619,60 @@ func (c *causalCall[E]) tile(lo, hi, p0 int) {
 		// Not finite: the composition over the row's i+1 keys.
 		st.row = growN(st.row, i+1)
 		sr := st.row
-		c.f.scores(sr, w.qt[r*dim:(r+1)*dim], c.k[:i*se+de], nil, 1, i+1, dim, c.kvStride, c.scale)
+		c.f.scores(sr, tl.qt[r*dim:(r+1)*dim], c.k[:i*se+de], nil, 1, i+1, dim, c.kvStride, c.scale)
 		softmax.Call(sr)
 		c.f.weighted(o, sr, c.v[:i*se+de], c.kvStride)
 	}
 }
 
-// scores writes the tile's scores against keys j0 … j0+b−1 into the state's weights,
-// its rows pitch apart, and returns them and pitch.
-func (c *causalCall[E]) scores(tileRows, j0, b int) ([]float32, int) {
-	w, dim := c.w, c.dim
+// widen writes keys and values j0 … j0+b−1 as float32 into the workspace on the
+// gemmAdd path: the keys transposed, [dim][pitch] with pitch b rounded up to
+// gemmLanes and the padding columns 0 (finite, their scores unused), the values
+// [b][dim].
+func (c *causalCall[E]) widen(j0, b int) {
 	if !c.gemm {
-		s := w.st.weights[:tileRows*b]
-		se, de := c.kvStride/c.f.perElem, dim/c.f.perElem
-		c.f.scores(s, w.qt, c.k[j0*se:][:(b-1)*se+de], nil, tileRows, b, dim, c.kvStride, c.scale)
-		return s, b
+		return
 	}
+	w, dim := c.w, c.dim
 	pitch := (b + gemmLanes - 1) / gemmLanes * gemmLanes
 	w.kb = growN(w.kb, dim*pitch)
 	c.f.widenKeys(w, w.kb, j0, b, pitch, c.n, dim)
-	for d := range dim { // the padding columns: finite, their scores unused
+	for d := range dim {
 		clear(w.kb[d*pitch+b : (d+1)*pitch])
-	}
-	s := w.st.weights[:tileRows*pitch]
-	clear(s)
-	gemmAdd.Call(s, w.qt, w.kb, tileRows, pitch, dim, dim, pitch, pitch)
-	attendPasses.Call.scale(s, c.scale)
-	return s, pitch
-}
-
-// addProduct adds the weights p [tileRows][pitch] (the first b of each row) times
-// values j0 … j0+b−1 to the tile's sums.
-func (c *causalCall[E]) addProduct(p []float32, pitch, tileRows, j0, b int) {
-	w, dim := c.w, c.dim
-	if !c.gemm {
-		w.pv = growN(w.pv, tileRows*dim)
-		pv := w.pv[:tileRows*dim]
-		c.f.product(w, pv, p, tileRows, j0, b, c.n, dim)
-		attendPasses.Call.add(w.st.acc, pv)
-		return
 	}
 	se, de := c.kvStride/c.f.perElem, dim/c.f.perElem
 	w.vb = growN(w.vb, b*dim)
 	c.f.widenValues(w.vb, c.v[j0*se:][:(b-1)*se+de], b, dim, c.kvStride)
-	gemmAdd.Call(w.st.acc, p, w.vb, tileRows, dim, b, pitch, dim, dim)
+	w.pitch = pitch
+}
+
+// scores writes tile tl's scores against keys j0 … j0+b−1 into the workspace, its
+// rows pitch apart, and returns them and pitch. On the gemmAdd path the keys are
+// the ones widen wrote last, which may run past b.
+func (c *causalCall[E]) scores(tl *causalTile, j0, b int) ([]float32, int) {
+	w, dim, tileRows := c.w, c.dim, tl.st.rows
+	if !c.gemm {
+		s := w.s[:tileRows*b]
+		se, de := c.kvStride/c.f.perElem, dim/c.f.perElem
+		c.f.scores(s, tl.qt, c.k[j0*se:][:(b-1)*se+de], nil, tileRows, b, dim, c.kvStride, c.scale)
+		return s, b
+	}
+	pitch := (b + gemmLanes - 1) / gemmLanes * gemmLanes
+	s := w.s[:tileRows*pitch]
+	gemmScaled.Call(s, tl.qt, w.kb, tileRows, pitch, dim, dim, w.pitch, pitch, c.scale)
+	return s, pitch
+}
+
+// addProduct adds the weights p [tileRows][pitch] (the first b of each row) times
+// values j0 … j0+b−1 to tile tl's sums.
+func (c *causalCall[E]) addProduct(tl *causalTile, p []float32, pitch, j0, b int) {
+	w, dim, tileRows := c.w, c.dim, tl.st.rows
+	if !c.gemm {
+		w.pv = growN(w.pv, tileRows*dim)
+		pv := w.pv[:tileRows*dim]
+		c.f.product(w, pv, p, tileRows, j0, b, c.n, dim)
+		attendPasses.Call.add(tl.st.acc, pv)
+		return
+	}
+	gemmAdd.Call(tl.st.acc, p, w.vb, tileRows, dim, b, pitch, dim, dim)
 }

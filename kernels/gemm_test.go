@@ -9,11 +9,12 @@ import (
 	"github.com/kvsimd/kvsimd/internal/varianttest"
 )
 
-// TestGemmAdd holds the causal attention's float32 product (the variants that have
-// one) to a float64 reference, over every row tail of its tiles, one- and two-vector
+// TestGemmAdd holds the causal attention's float32 products (the variants that have
+// them) to a float64 reference, over every row tail of its tiles, one- and two-vector
 // column blocks, k from 0, and strides with NaN between the rows, which it must
 // neither read nor write; and each entry to the same bits whatever rows and columns
-// share its call (the chain over p is the entry's own).
+// share its call (the chain over p is the entry's own); and GemmScaled to the bits of
+// GemmAdd into zeros times its scale, with nothing written outside the matrix.
 func TestGemmAdd(t *testing.T) {
 	r := rand.New(rand.NewPCG(46, 1))
 	ms := []int{0, 1, 2, 5, 6, 7, 11, 12, 13, 25, 64}
@@ -57,6 +58,23 @@ func TestGemmAdd(t *testing.T) {
 						}
 						if bound := float64(k+1) * 0x1p-24 * mag; !(math.Abs(float64(x)-want) <= bound) {
 							t.Fatalf("%s m=%d n=%d k=%d: c[%d][%d] = %v, want %v within %g", variant, m, n, k, i, j, x, want, bound)
+						}
+					}
+					// GemmScaled: the bits of GemmAdd into zeros, times s.
+					const s = 0.3
+					zeros, scaled := append([]float32(nil), c0...), append([]float32(nil), c0...)
+					for i := range m {
+						clear(zeros[i*ldc : i*ldc+n])
+					}
+					gemm(zeros, a, b, m, n, k, lda, ldb, ldc)
+					gemmScaled.Call(scaled, a, b, m, n, k, lda, ldb, ldc, s)
+					for e, x := range scaled {
+						want := c0[e]
+						if i, j := e/ldc, e%ldc; i < m && j < n {
+							want = zeros[e] * s
+						}
+						if !sameFloatBits(x, want) {
+							t.Fatalf("%s m=%d n=%d k=%d: GemmScaled c[%d] = %v, want %v", variant, m, n, k, e, x, want)
 						}
 					}
 					if m < 2 || n < 32 || k == 0 {

@@ -1,15 +1,17 @@
-// Command gemm generates asm/gemm_amd64.s: the float32 product-accumulate
-// C[i][j] += Σₚ A[i][p]·B[p][j] of row-major matrices, for AVX2 and AVX-512 from one
-// body, the core of the causal attention's tiles (Q·Kᵀ against the keys transposed,
-// and P·V against the values).
+// Command gemm generates asm/gemm_amd64.s: the float32 products of row-major matrices
+// C[i][j] += Σₚ A[i][p]·B[p][j] (GemmAdd) and C[i][j] = s·Σₚ A[i][p]·B[p][j]
+// (GemmScaled), for AVX2 and AVX-512 from one body, the core of the causal attention's
+// tiles (P·V against the values, and the scaled Q·Kᵀ against the keys transposed).
 //
 // A micro-tile holds rows × 2 vectors of C in accumulators (AVX2 6 × 16, AVX-512
 // 12 × 32: 12 and 24 of the register file) and runs down p: two vector loads of B's
 // row p, one broadcast of A[i][p] per row, a fused multiply-add per accumulator. The
 // tiles go column block by column block, the rows inside: a column block of B, k·2
 // vectors, stays in L1 while every row of A passes over it. Each entry is one chain of
-// fused multiply-adds over p in order, started from C's value, whatever tile, column
-// block or row tail it falls in, so the bits do not depend on m or n.
+// fused multiply-adds over p in order, started from C's value (GemmAdd) or 0
+// (GemmScaled, then one multiply by s), whatever tile, column block or row tail it
+// falls in, so the bits do not depend on m or n. GemmScaled's are those of GemmAdd into
+// zeros followed by a multiply of each entry by s.
 package main
 
 import (
@@ -34,19 +36,32 @@ func tileRows(isa ISA) int {
 func main() {
 	Header()
 	for _, isa := range Both {
-		gemmAdd(isa)
+		gemm(isa, false)
+	}
+	for _, isa := range Both {
+		gemm(isa, true)
 	}
 	Generate()
 }
 
-// gemmAdd writes GemmAdd{AVX2,AVX512}.
-func gemmAdd(isa ISA) {
-	name := "GemmAdd" + isa.Suffix
-	TEXT(name, NOSPLIT, "func(c, a, b []float32, m, n, k, lda, ldb, ldc int)")
-	Pragma("noescape")
-	Doc(name+" adds A·B to C: c[i*ldc+j] += Σₚ a[i*lda+p]·b[p*ldb+j] for i < m, j < n, p < k, each",
-		fmt.Sprintf("entry one chain of fused multiply-adds over p in order. n must be a multiple of %d, m, k ≥ 0,", isa.Lanes),
-		"and the slices must hold what the strides reach; nothing is checked.")
+// gemm writes GemmAdd{AVX2,AVX512}, or GemmScaled{AVX2,AVX512} if scaled.
+func gemm(isa ISA, scaled bool) {
+	if scaled {
+		name := "GemmScaled" + isa.Suffix
+		TEXT(name, NOSPLIT, "func(c, a, b []float32, m, n, k, lda, ldb, ldc int, s float32)")
+		Pragma("noescape")
+		Doc(name+" sets C to s·A·B: c[i*ldc+j] = s·Σₚ a[i*lda+p]·b[p*ldb+j] for i < m, j < n, p < k,",
+			"each sum one chain of fused multiply-adds over p in order from 0, then one multiply by s.",
+			fmt.Sprintf("n must be a multiple of %d, m, k ≥ 0, and the slices must hold what the strides reach;", isa.Lanes),
+			"nothing is checked.")
+	} else {
+		name := "GemmAdd" + isa.Suffix
+		TEXT(name, NOSPLIT, "func(c, a, b []float32, m, n, k, lda, ldb, ldc int)")
+		Pragma("noescape")
+		Doc(name+" adds A·B to C: c[i*ldc+j] += Σₚ a[i*lda+p]·b[p*ldb+j] for i < m, j < n, p < k, each",
+			fmt.Sprintf("entry one chain of fused multiply-adds over p in order. n must be a multiple of %d, m, k ≥ 0,", isa.Lanes),
+			"and the slices must hold what the strides reach; nothing is checked.")
+	}
 	mr := tileRows(isa)
 	vb := isa.Bytes()
 	cBase := Load(Param("c").Base(), GP64())
@@ -80,11 +95,11 @@ func gemmAdd(isa ISA) {
 	next := label(isa, "colnext")
 	CMPQ(n, U32(2*isa.Lanes))
 	JB(LabelRef(one))
-	rowsLoop(isa, mr, 2, aLoc, colB, colC, lda, ldb, ldc, mLoc, kLoc)
+	rowsLoop(isa, mr, 2, scaled, aLoc, colB, colC, lda, ldb, ldc, mLoc, kLoc)
 	MOVQ(U32(2*vb), n)
 	JMP(LabelRef(next))
 	Label(one)
-	rowsLoop(isa, mr, 1, aLoc, colB, colC, lda, ldb, ldc, mLoc, kLoc)
+	rowsLoop(isa, mr, 1, scaled, aLoc, colB, colC, lda, ldb, ldc, mLoc, kLoc)
 	MOVQ(U32(vb), n)
 	Label(next)
 	// Advance the column block by n bytes.
@@ -114,7 +129,7 @@ func label(isa ISA, what string) string {
 
 // rowsLoop runs the micro-tiles of one column block of nv vectors down the m rows:
 // full tiles of mr rows, then one tile of the rows left.
-func rowsLoop(isa ISA, mr, nv int, aBase Mem, colB, colC, lda, ldb, ldc Op, mLoc, kLoc Mem) {
+func rowsLoop(isa ISA, mr, nv int, scaled bool, aBase Mem, colB, colC, lda, ldb, ldc Op, mLoc, kLoc Mem) {
 	a, c := GP64(), GP64()
 	left := GP64()
 	MOVQ(aBase, a)
@@ -125,7 +140,7 @@ func rowsLoop(isa ISA, mr, nv int, aBase Mem, colB, colC, lda, ldb, ldc Op, mLoc
 	Label(top)
 	CMPQ(left, U32(mr))
 	JB(LabelRef(tail))
-	microTile(isa, mr, nv, a, colB, c, lda, ldb, ldc, kLoc)
+	microTile(isa, mr, nv, scaled, a, colB, c, lda, ldb, ldc, kLoc)
 	// Down mr rows of A and C.
 	for range mr {
 		ADDQ(lda, a)
@@ -139,16 +154,17 @@ func rowsLoop(isa ISA, mr, nv int, aBase Mem, colB, colC, lda, ldb, ldc Op, mLoc
 		skip := label(isa, "tail")
 		CMPQ(left, U32(r))
 		JNE(LabelRef(skip))
-		microTile(isa, r, nv, a, colB, c, lda, ldb, ldc, kLoc)
+		microTile(isa, r, nv, scaled, a, colB, c, lda, ldb, ldc, kLoc)
 		JMP(LabelRef(done))
 		Label(skip)
 	}
 	Label(done)
 }
 
-// microTile adds rows × nv vectors of A·B to C at c (rows ldc bytes apart), A's rows
-// from a (lda bytes apart), B's column block from colB (rows ldb bytes apart).
-func microTile(isa ISA, rows, nv int, a reg.GPVirtual, colB Op, c reg.GPVirtual, lda, ldb, ldc Op, kLoc Mem) {
+// microTile adds rows × nv vectors of A·B to C at c (rows ldc bytes apart), or sets
+// them to s·A·B if scaled, A's rows from a (lda bytes apart), B's column block from
+// colB (rows ldb bytes apart).
+func microTile(isa ISA, rows, nv int, scaled bool, a reg.GPVirtual, colB Op, c reg.GPVirtual, lda, ldb, ldc Op, kLoc Mem) {
 	vb := isa.Bytes()
 	acc := make([][]reg.VecVirtual, rows)
 	// Row r of C or A lies at base[r/3] + (r%3)·stride: bases every third row.
@@ -157,7 +173,11 @@ func microTile(isa ISA, rows, nv int, a reg.GPVirtual, colB Op, c reg.GPVirtual,
 		acc[r] = make([]reg.VecVirtual, nv)
 		for v := range nv {
 			acc[r][v] = isa.Vec()
-			VMOVUPS(rowMem(cRow, ldc, r).Offset(v*vb), acc[r][v])
+			if scaled {
+				VXORPS(acc[r][v], acc[r][v], acc[r][v])
+			} else {
+				VMOVUPS(rowMem(cRow, ldc, r).Offset(v*vb), acc[r][v])
+			}
 		}
 	}
 	ap := rowBases(a, lda, rows) // advanced by 4 bytes a step
@@ -189,8 +209,16 @@ func microTile(isa ISA, rows, nv int, a reg.GPVirtual, colB Op, c reg.GPVirtual,
 	JNZ(LabelRef(top))
 	Label(done)
 	cRow = rowBases(c, ldc, rows) // again: kept through the loop, they would take registers it needs
+	var s reg.VecVirtual
+	if scaled { // broadcast now, from the argument: through the loop it would take a register
+		s = isa.Vec()
+		VBROADCASTSS(ParamAddr("s"), s)
+	}
 	for r := range rows {
 		for v := range nv {
+			if scaled {
+				VMULPS(s, acc[r][v], acc[r][v])
+			}
 			VMOVUPS(acc[r][v], rowMem(cRow, ldc, r).Offset(v*vb))
 		}
 	}
