@@ -1,0 +1,294 @@
+// interleave_avx2.c: a C study for issue 42 on AVX2 hosts (no AVX-512 needed), not part
+// of the Go module: is one instruction stream that scores block b+1 while it adds block
+// b's value rows faster than the two phases kernels.Attend runs? The same flash-decoding
+// loop as bench/cattend/attend.c in AVX2 + FMA + F16C intrinsics (fp16 K and V, 8 KV
+// heads of G = 4 query rows, dim 128, head-major, blocks of 256 keys):
+//
+//   - phased: score the block 2 keys × 4 rows at a time, take its exponentials, add its
+//     value rows in passes of 2 rows × 32 columns (AVX2's register file);
+//   - phased+prefetch: the same, prefetching the keys 16 ahead and the block's value rows
+//     while scoring and the next block's keys while adding, as kernels.Attend does;
+//   - interleaved: while the passes add block b's values, every 32 keys of a pass score 2
+//     keys of block b+1 (the blocks' work alternates at that grain in one stream).
+//
+// Each kernel's time is the best of 15 layer calls; the FMA limit is 4·dim·G flops a key
+// at the peak of 12 independent FMA chains timed here, and the read limit K+V's bytes at
+// the speed of a dot of K with V over the same bytes. It checks every kernel's output
+// against float64 (worst error relative to Σⱼ pⱼ·|vⱼ|).
+//
+//	gcc -O3 -mavx2 -mfma -mf16c bench/cattend/interleave_avx2.c -lm && ./a.out [n]
+#include <immintrin.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define D 128
+#define B 256
+#define G 4
+#define HEADS 8
+
+static double now(void) {
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+static inline __m256 load8(const uint16_t *p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
+
+static inline void prefetchRow(const uint16_t *p) {
+	const char *c = (const char *)p;
+	_mm_prefetch(c, _MM_HINT_T0), _mm_prefetch(c + 64, _MM_HINT_T0);
+	_mm_prefetch(c + 128, _MM_HINT_T0), _mm_prefetch(c + 192, _MM_HINT_T0);
+}
+
+// The sums of x0 … x7 in lanes 0 … 7.
+static inline __m256 reduce8(__m256 x0, __m256 x1, __m256 x2, __m256 x3, __m256 x4, __m256 x5, __m256 x6, __m256 x7) {
+	__m256 a0 = _mm256_hadd_ps(x0, x1), a1 = _mm256_hadd_ps(x2, x3), a2 = _mm256_hadd_ps(x4, x5), a3 = _mm256_hadd_ps(x6, x7);
+	__m256 b0 = _mm256_hadd_ps(a0, a1), b1 = _mm256_hadd_ps(a2, a3);
+	return _mm256_add_ps(_mm256_permute2f128_ps(b0, b1, 0x20), _mm256_permute2f128_ps(b0, b1, 0x31));
+}
+
+// s[r*B + j], s[r*B + j+1] = scale·q_r·k_j, scale·q_r·k_{j+1} for the 4 rows.
+static inline void score2(float *s, const float *q, const uint16_t *k, int j, float scale) {
+	__m256 a[8];
+	for (int i = 0; i < 8; i++)
+		a[i] = _mm256_setzero_ps();
+	for (int c = 0; c < D; c += 8) {
+		__m256 k0 = load8(k + j * D + c), k1 = load8(k + (j + 1) * D + c);
+		for (int r = 0; r < G; r++) {
+			__m256 qr = _mm256_loadu_ps(q + r * D + c);
+			a[r] = _mm256_fmadd_ps(k0, qr, a[r]);
+			a[4 + r] = _mm256_fmadd_ps(k1, qr, a[4 + r]);
+		}
+	}
+	float o[8];
+	_mm256_storeu_ps(o, _mm256_mul_ps(reduce8(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]), _mm256_set1_ps(scale)));
+	for (int r = 0; r < G; r++)
+		s[r * B + j] = o[r], s[r * B + j + 1] = o[4 + r];
+}
+
+// exp(x) for x ≤ 0, to a few ulp (timing; cheaper than the library's).
+static inline __m256 exp8(__m256 x) {
+	x = _mm256_max_ps(x, _mm256_set1_ps(-87.f));
+	__m256 t = _mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)), r = _mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	__m256 f = _mm256_sub_ps(t, r), p = _mm256_set1_ps(1.3333558e-3f);
+	p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.6181291e-3f));
+	p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.5504109e-2f));
+	p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.4022651e-1f));
+	p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.9314718e-1f));
+	p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.f));
+	__m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(r), _mm256_set1_epi32(127)), 23);
+	return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+struct state {
+	float m[G], l[G], acc[G * D];
+};
+
+// The block's scores s into weights against each row's running maximum.
+static void weights(struct state *st, float *s) {
+	for (int r = 0; r < G; r++) {
+		float *x = s + r * B, t[8];
+		__m256 mx = _mm256_set1_ps(st->m[r]), sum = _mm256_setzero_ps();
+		for (int j = 0; j < B; j += 8)
+			mx = _mm256_max_ps(mx, _mm256_loadu_ps(x + j));
+		_mm256_storeu_ps(t, mx);
+		float top = t[0];
+		for (int i = 1; i < 8; i++)
+			top = fmaxf(top, t[i]);
+		if (top > st->m[r]) {
+			float f = expf(st->m[r] - top);
+			st->l[r] *= f;
+			for (int d = 0; d < D; d++)
+				st->acc[r * D + d] *= f;
+			st->m[r] = top;
+		}
+		mx = _mm256_set1_ps(st->m[r]);
+		for (int j = 0; j < B; j += 8) {
+			__m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + j), mx));
+			_mm256_storeu_ps(x + j, e);
+			sum = _mm256_add_ps(sum, e);
+		}
+		_mm256_storeu_ps(t, sum);
+		for (int i = 0; i < 8; i++)
+			st->l[r] += t[i];
+	}
+}
+
+// acc rows g, g+1, columns c … c+31 += Σ w·v over keys j0 … j1−1.
+static inline void addPass(float *acc, const float *w, const uint16_t *v, int g, int c, int j0, int j1) {
+	__m256 a[2][4];
+	for (int r = 0; r < 2; r++)
+		for (int x = 0; x < 4; x++)
+			a[r][x] = _mm256_loadu_ps(acc + (g + r) * D + c + 8 * x);
+	for (int j = j0; j < j1; j++) {
+		const uint16_t *vj = v + j * D + c;
+		__m256 v0 = load8(vj), v1 = load8(vj + 8), v2 = load8(vj + 16), v3 = load8(vj + 24);
+		for (int r = 0; r < 2; r++) {
+			__m256 p = _mm256_broadcast_ss(w + (g + r) * B + j);
+			a[r][0] = _mm256_fmadd_ps(p, v0, a[r][0]), a[r][1] = _mm256_fmadd_ps(p, v1, a[r][1]);
+			a[r][2] = _mm256_fmadd_ps(p, v2, a[r][2]), a[r][3] = _mm256_fmadd_ps(p, v3, a[r][3]);
+		}
+	}
+	for (int r = 0; r < 2; r++)
+		for (int x = 0; x < 4; x++)
+			_mm256_storeu_ps(acc + (g + r) * D + c + 8 * x, a[r][x]);
+}
+
+static float sA[G * B], sB[G * B];
+
+__attribute__((noinline)) static void phased(struct state *st, const float *q, const uint16_t *k, const uint16_t *v, int n, float scale, int prefetch) {
+	for (int j0 = 0; j0 < n; j0 += B) {
+		const uint16_t *kb = k + (size_t)j0 * D, *vb = v + (size_t)j0 * D;
+		for (int j = 0; j < B; j += 2) {
+			if (prefetch) {
+				if (j0 + j + 17 < n)
+					prefetchRow(kb + (j + 16) * D), prefetchRow(kb + (j + 17) * D);
+				prefetchRow(vb + j * D), prefetchRow(vb + (j + 1) * D);
+			}
+			score2(sA, q, kb, j, scale);
+		}
+		weights(st, sA);
+		for (int g = 0; g < G; g += 2)
+			for (int c = 0; c < D; c += 32) {
+				if (prefetch && g == 0 && c == 0 && j0 + B < n)
+					for (int j = 0; j < B; j++)
+						prefetchRow(kb + (B + j) * D);
+				addPass(st->acc, sA, vb, g, c, 0, B);
+			}
+	}
+}
+
+__attribute__((noinline)) static void interleaved(struct state *st, const float *q, const uint16_t *k, const uint16_t *v, int n, float scale) {
+	float *cur = sA, *next = sB;
+	for (int j = 0; j < B; j += 2)
+		score2(cur, q, k, j, scale);
+	for (int j0 = 0; j0 < n; j0 += B) {
+		weights(st, cur);
+		const uint16_t *vb = v + (size_t)j0 * D, *kn = j0 + B < n ? k + (size_t)(j0 + B) * D : NULL;
+		int scored = 0;
+		for (int g = 0; g < G; g += 2)
+			for (int c = 0; c < D; c += 32)
+				for (int j = 0; j < B; j += 32) {
+					addPass(st->acc, cur, vb, g, c, j, j + 32);
+					if (kn && scored < B)
+						score2(next, q, kn, scored, scale), scored += 2;
+				}
+		while (kn && scored < B)
+			score2(next, q, kn, scored, scale), scored += 2;
+		float *t = cur;
+		cur = next, next = t;
+	}
+}
+
+// Σ k·v over the bytes of one head: the read limit.
+__attribute__((noinline)) static float dotKV(const uint16_t *k, const uint16_t *v, size_t n) {
+	__m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+	for (size_t i = 0; i < n; i += 32) {
+		s0 = _mm256_fmadd_ps(load8(k + i), load8(v + i), s0), s1 = _mm256_fmadd_ps(load8(k + i + 8), load8(v + i + 8), s1);
+		s2 = _mm256_fmadd_ps(load8(k + i + 16), load8(v + i + 16), s2), s3 = _mm256_fmadd_ps(load8(k + i + 24), load8(v + i + 24), s3);
+	}
+	float o[8];
+	_mm256_storeu_ps(o, _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+	return o[0] + o[1] + o[2] + o[3] + o[4] + o[5] + o[6] + o[7];
+}
+
+// The FMA peak: 12 independent chains of 8 lanes, flops a second.
+__attribute__((noinline)) static double peak(void) {
+	__m256 a[12], x = _mm256_set1_ps(0.999f), y = _mm256_set1_ps(1e-3f);
+	for (int i = 0; i < 12; i++)
+		a[i] = _mm256_set1_ps(i);
+	const int iters = 1 << 22;
+	double t = now();
+	for (int it = 0; it < iters; it++)
+		for (int i = 0; i < 12; i++)
+			a[i] = _mm256_fmadd_ps(a[i], x, y);
+	t = now() - t;
+	float o[8];
+	__m256 s = a[0];
+	for (int i = 1; i < 12; i++)
+		s = _mm256_add_ps(s, a[i]);
+	_mm256_storeu_ps(o, s);
+	return o[0] > -1 ? 12.0 * 16 * iters / t : 0;
+}
+
+static double check(const struct state *st, const float *q, const uint16_t *k, const uint16_t *v, int n, float scale) {
+	double worst = 0, *p = malloc(sizeof(double) * n);
+	for (int r = 0; r < G; r++) {
+		double top = -INFINITY, l = 0;
+		for (int j = 0; j < n; j++) {
+			double d = 0;
+			for (int c = 0; c < D; c++)
+				d += (double)q[r * D + c] * _cvtsh_ss(k[(size_t)j * D + c]);
+			p[j] = scale * d, top = fmax(top, p[j]);
+		}
+		for (int j = 0; j < n; j++)
+			l += p[j] = exp(p[j] - top);
+		for (int c = 0; c < D; c++) {
+			double o = 0, mag = 0;
+			for (int j = 0; j < n; j++) {
+				double x = _cvtsh_ss(v[(size_t)j * D + c]);
+				o += p[j] / l * x, mag += p[j] / l * fabs(x);
+			}
+			worst = fmax(worst, fabs(st->acc[r * D + c] / st->l[r] - o) / mag);
+		}
+	}
+	free(p);
+	return worst;
+}
+
+int main(int argc, char **argv) {
+	int n = argc > 1 ? atoi(argv[1]) : 2048;
+	if (n < B || n % B) {
+		fprintf(stderr, "want n a multiple of %d\n", B);
+		return 2;
+	}
+	size_t per = (size_t)n * D;
+	uint16_t *K = aligned_alloc(4096, per * HEADS * 2), *V = aligned_alloc(4096, per * HEADS * 2);
+	uint64_t x = 88172645463325252ull; // xorshift: halves in ±[0.25, 2)
+	for (size_t i = 0; i < per * HEADS; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		K[i] = 0x3400 + (x & 0x7ff) + (x >> 63 << 15);
+		V[i] = 0x3400 + (x >> 16 & 0x7ff) + (x >> 62 << 15);
+	}
+	static float q[HEADS * G * D];
+	for (int i = 0; i < HEADS * G * D; i++)
+		q[i] = (float)((i * 7919) % 200 - 100) / 100.f;
+	float scale = 1 / sqrtf(D);
+	double fmaPeak = peak(), read = 1e9;
+	volatile float sink = 0;
+	for (int rep = 0; rep < 15; rep++) {
+		double t = now();
+		for (int h = 0; h < HEADS; h++)
+			sink += dotKV(K + h * per, V + h * per, per);
+		read = fmin(read, now() - t);
+	}
+	double flopLimit = 4.0 * D * G * n * HEADS / fmaPeak, roof = fmax(flopLimit, read);
+	printf("n=%d: FMA peak %.1f GFLOP/s, FMA limit %.3f ms, read %.3f ms (%.1f GB/s), roofline %.3f ms\n", n, fmaPeak / 1e9,
+	       flopLimit * 1e3, read * 1e3, per * HEADS * 4 / read / 1e9, roof * 1e3);
+	const char *names[] = {"phased", "phased+prefetch", "interleaved"};
+	for (int kind = 0; kind < 3; kind++) {
+		static struct state st[HEADS];
+		double best = 1e9;
+		for (int rep = 0; rep < 15; rep++) {
+			for (int h = 0; h < HEADS; h++) {
+				for (int r = 0; r < G; r++)
+					st[h].m[r] = -INFINITY, st[h].l[r] = 0;
+				memset(st[h].acc, 0, sizeof st[h].acc);
+			}
+			double t = now();
+			for (int h = 0; h < HEADS; h++)
+				if (kind < 2)
+					phased(&st[h], q + h * G * D, K + h * per, V + h * per, n, scale, kind);
+				else
+					interleaved(&st[h], q + h * G * D, K + h * per, V + h * per, n, scale);
+			best = fmin(best, now() - t);
+		}
+		printf("  %-16s %.3f ms, %.1f ns a key, %.2f × roofline; worst rel. error %.1e\n", names[kind], best * 1e3,
+		       best / ((double)n * HEADS) * 1e9, best / roof, check(&st[0], q, K, V, n, scale));
+	}
+	return 0;
+}
