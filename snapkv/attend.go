@@ -43,6 +43,15 @@ const minPartRows = 1024
 // It returns an error before the prompt ended or when len(q) or len(out) is not
 // QHeads·Dim.
 func (c *CacheOf[E]) Attend(out, q []float32) error {
+	if err := c.checkDecode(out, q); err != nil {
+		return err
+	}
+	c.att.run(c, out, q)
+	return c.afterAttend(q)
+}
+
+// checkDecode returns Attend's error for out and q, if any.
+func (c *CacheOf[E]) checkDecode(out, q []float32) error {
 	cfg := &c.cfg
 	size := cfg.QHeads * cfg.Dim
 	switch {
@@ -55,8 +64,7 @@ func (c *CacheOf[E]) Attend(out, q []float32) error {
 	case len(out) != size:
 		return fmt.Errorf("snapkv: Attend: len(out) = %d, want QHeads·Dim = %d·%d = %d", len(out), cfg.QHeads, cfg.Dim, size)
 	}
-	c.att.run(c, out, q)
-	return c.afterAttend(q)
+	return nil
 }
 
 // attendWork is a Cache's workspace for Attend: one task per KV head, or per part of
@@ -73,11 +81,39 @@ type attendWork[E Element] struct {
 }
 
 func (w *attendWork[E]) run(c *CacheOf[E], out, q []float32) {
-	cfg := &c.cfg
-	workers := cfg.Select.Workers
-	if workers == 0 {
-		workers = runtime.GOMAXPROCS(0)
+	w.plan(c, out, q)
+	w.next.Store(0)
+	helpers := max(min(c.workers(), w.tasks)-1, 0)
+	for len(w.helpers) < helpers {
+		w.helpers = append(w.helpers, func() {
+			w.work()
+			w.wg.Done()
+		})
 	}
+	w.wg.Add(helpers)
+	for _, h := range w.helpers[:helpers] {
+		go h()
+	}
+	w.work()
+	w.wg.Wait()
+	w.finishAll()
+}
+
+// workers is the goroutines the cache's calls spread over: Config.Workers, 0 meaning
+// GOMAXPROCS.
+func (c *CacheOf[E]) workers() int {
+	if w := c.cfg.Select.Workers; w > 0 {
+		return w
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// plan sets out the call's tasks: one per KV head, or per part of a head when the
+// heads are fewer than the cache's workers (which a batch's call keeps, so that each
+// cache's bits are its own Attend's).
+func (w *attendWork[E]) plan(c *CacheOf[E], out, q []float32) {
+	cfg := &c.cfg
+	workers := c.workers()
 	w.c, w.out, w.q = c, out, q
 	w.parts = 1
 	if workers > cfg.KVHeads {
@@ -97,50 +133,45 @@ func (w *attendWork[E]) run(c *CacheOf[E], out, q []float32) {
 			w.states[t].Reset(g, cfg.Dim)
 		}
 	}
-	w.next.Store(0)
-	helpers := max(min(workers, w.tasks)-1, 0)
-	for len(w.helpers) < helpers {
-		w.helpers = append(w.helpers, func() {
-			w.work()
-			w.wg.Done()
-		})
-	}
-	w.wg.Add(helpers)
-	for _, h := range w.helpers[:helpers] {
-		go h()
-	}
-	w.work()
-	w.wg.Wait()
-	if w.parts > 1 {
-		for h := range cfg.KVHeads {
-			w.finish(h)
-		}
-	}
-	w.c, w.out, w.q = nil, nil, nil // hold no reference to the call's slices
 }
 
 // work runs tasks, claiming one at a time, until none is left.
 func (w *attendWork[E]) work() {
-	c := w.c
-	d, g := c.cfg.Dim, c.cfg.QHeads/c.cfg.KVHeads
-	scale := float32(1 / math.Sqrt(float64(d)))
 	for {
 		t := int(w.next.Add(1) - 1)
 		if t >= w.tasks {
 			return
 		}
-		h, part := t/w.parts, t%w.parts
-		hr := &c.heads[h]
-		q := w.q[h*g*d : (h+1)*g*d]
-		if w.parts == 1 {
-			attendRows(w.out[h*g*d:(h+1)*g*d], q, hr.k, hr.v, g, len(hr.pos), d, scale)
-			continue
-		}
-		n, width := len(hr.pos), c.width
-		lo, hi := part*n/w.parts, (part+1)*n/w.parts
-		k, v := hr.k[lo*width:hi*width], hr.v[lo*width:hi*width]
-		attendPartial(&w.states[t], q, k, v, hi-lo, d, scale)
+		w.task(t)
 	}
+}
+
+// task runs task t of the planned call: a KV head, or a part of one.
+func (w *attendWork[E]) task(t int) {
+	c := w.c
+	d, g := c.cfg.Dim, c.cfg.QHeads/c.cfg.KVHeads
+	scale := float32(1 / math.Sqrt(float64(d)))
+	h, part := t/w.parts, t%w.parts
+	hr := &c.heads[h]
+	q := w.q[h*g*d : (h+1)*g*d]
+	if w.parts == 1 {
+		attendRows(w.out[h*g*d:(h+1)*g*d], q, hr.k, hr.v, g, len(hr.pos), d, scale)
+		return
+	}
+	n, width := len(hr.pos), c.width
+	lo, hi := part*n/w.parts, (part+1)*n/w.parts
+	k, v := hr.k[lo*width:hi*width], hr.v[lo*width:hi*width]
+	attendPartial(&w.states[t], q, k, v, hi-lo, d, scale)
+}
+
+// finishAll merges the heads' parts, if any, and lets go of the call's slices.
+func (w *attendWork[E]) finishAll() {
+	if w.parts > 1 {
+		for h := range w.c.cfg.KVHeads {
+			w.finish(h)
+		}
+	}
+	w.c, w.out, w.q = nil, nil, nil // hold no reference to the call's slices
 }
 
 // finish merges head h's parts and writes its output; rows that come out NaN or ±Inf

@@ -25,6 +25,9 @@
 //	c.Append(kTok, vTok)                                  // decode rows (evicted only under CacheConfig.Decode)
 //	rope(q, c.Offset())                                   // prompt length + decoded, not rows
 //
+// A server decoding many sequences of a layer at once attends them in one call with
+// [BatchOf.Attend], each sequence's output the bits of its own Cache.Attend.
+//
 // ModeFaithful selects once, when the Last chunk arrives, and equals a one-shot Select;
 // ModeBounded re-applies the budget after every chunk so a head never holds more than
 // Budget + one chunk. Per-layer budgets come from [PyramidBudgets] or the engine's own
