@@ -2,7 +2,6 @@ package snapkv
 
 import (
 	"fmt"
-	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -19,11 +18,11 @@ const minPartRows = 1024
 
 // Attend writes one decoded token's attention over the cache to out: q and out are
 // [QHeads][Dim], post-RoPE queries and their outputs, query head j attending to KV
-// head j/G (G = QHeads/KVHeads) with scale 1/√Dim:
+// head j/G (G = QHeads/KVHeads) with CacheConfig.Scale (0: 1/√Dim):
 //
 //	for j := range QHeads {
 //		k, v, _ := c.Head(j / G)
-//		out[j] = Σᵣ softmaxᵣ(q[j]·k[r]/√Dim)·v[r]  // over the head's rows r
+//		out[j] = Σᵣ softmaxᵣ(Scale·q[j]·k[r])·v[r]  // over the head's rows r
 //	}
 //
 // Call it after the token's [CacheOf.Append], so that the token attends to itself. It
@@ -150,7 +149,7 @@ func (w *attendWork[E]) work() {
 func (w *attendWork[E]) task(t int) {
 	c := w.c
 	d, g := c.cfg.Dim, c.cfg.QHeads/c.cfg.KVHeads
-	scale := float32(1 / math.Sqrt(float64(d)))
+	scale := c.cfg.scale()
 	h, part := t/w.parts, t%w.parts
 	hr := &c.heads[h]
 	q := w.q[h*g*d : (h+1)*g*d]
@@ -192,7 +191,7 @@ func (w *attendWork[E]) finish(h int) {
 			continue
 		}
 		hr := &c.heads[h]
-		attendRows(o, w.q[(h*g+i)*d:(h*g+i+1)*d], hr.k, hr.v, 1, len(hr.pos), d, float32(1/math.Sqrt(float64(d))))
+		attendRows(o, w.q[(h*g+i)*d:(h*g+i+1)*d], hr.k, hr.v, 1, len(hr.pos), d, c.cfg.scale())
 	}
 }
 

@@ -47,6 +47,12 @@ type CacheConfig struct {
 	// is at most math.MaxInt32.
 	Reserve int
 	Layout  Layout
+	// Scale multiplies q·k in every attention the cache computes: Attend,
+	// PrefillAttend, the selection's window scores and the decode budget's. 0 means
+	// 1/√Dim; models with an attention multiplier set their own (Granite's
+	// attention_multiplier, Gemma 2 and 3's query_pre_attn_scalar^−½, …) rather than fold
+	// it into a copy of q. Positive and finite.
+	Scale float32
 	// Decode keeps each KV head within a budget while generating (see [DecodeBudget]);
 	// the zero value appends every decoded row and never evicts.
 	Decode DecodeBudget
@@ -163,6 +169,8 @@ func NewCacheOf[E Element](cfg CacheConfig) (*CacheOf[E], error) {
 		return nil, fmt.Errorf("snapkv: CacheConfig.Reserve %d exceeds the int32 positions", cfg.Reserve)
 	case cfg.Layout != HeadMajor && cfg.Layout != TokenMajor:
 		return nil, fmt.Errorf("snapkv: CacheConfig.Layout %d is not HeadMajor or TokenMajor", cfg.Layout)
+	case !(cfg.Scale >= 0 && cfg.Scale <= math.MaxFloat32):
+		return nil, fmt.Errorf("snapkv: CacheConfig.Scale %v, want a positive finite scale (or 0 for 1/√Dim)", cfg.Scale)
 	case cfg.Mode == ModeBounded && cfg.Select.Budget == 0:
 		return nil, fmt.Errorf("snapkv: ModeBounded needs Select.Budget ≥ 1, not KeepRatio %v: the prompt length is unknown before the last chunk", cfg.Select.KeepRatio)
 	}
@@ -188,6 +196,14 @@ func NewCacheOf[E Element](cfg CacheConfig) (*CacheOf[E], error) {
 		}
 	}
 	return c, nil
+}
+
+// scale is the cache's attention scale: CacheConfig.Scale, or 1/√Dim.
+func (cfg *CacheConfig) scale() float32 {
+	if cfg.Scale != 0 {
+		return cfg.Scale
+	}
+	return float32(1 / math.Sqrt(float64(cfg.Dim)))
 }
 
 // Prefill adds a chunk of prompt rows. In ModeBounded it then re-applies the budget; a
@@ -377,7 +393,7 @@ func (c *CacheOf[E]) appendRows(ch ChunkOf[E], n int) {
 // or (no queries ever seen) by the key proxy.
 func (c *CacheOf[E]) input(attn []float32) InputOf[E] {
 	cfg := &c.cfg
-	in := InputOf[E]{Attn: attn, K: c.wk, QHeads: cfg.QHeads, KVHeads: cfg.KVHeads, Len: c.rows, Dim: cfg.Dim}
+	in := InputOf[E]{Attn: attn, K: c.wk, QHeads: cfg.QHeads, KVHeads: cfg.KVHeads, Len: c.rows, Dim: cfg.Dim, Scale: cfg.Scale}
 	if attn != nil || !c.sawQ {
 		return in
 	}

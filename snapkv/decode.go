@@ -22,7 +22,7 @@ const (
 	// first, then the q of every [CacheOf.Attend] call, W clamped to the queries
 	// recorded. Each Attend call records its q as the query of position Offset()−1
 	// (a second call at that position replaces it). A window query at position p sees
-	// the rows at positions ≤ p; scale 1/√Dim. RuleProtected keeps the first Sinks
+	// the rows at positions ≤ p; the cache's scale (CacheConfig.Scale). RuleProtected keeps the first Sinks
 	// rows, the last W rows and the top of the rest by votes pooled over all rows;
 	// RulePaper keeps the top Budget − W of the rows before the last W (votes pooled
 	// over those rows only) and the last W. When Sinks + W ≥ Budget (Sinks 0 under
@@ -256,7 +256,7 @@ func (c *CacheOf[E]) promptAttention(ch ChunkOf[E], wk []E, wpos []int32, rows i
 	if given == 0 || rows == 0 {
 		return
 	}
-	scale := float32(1 / math.Sqrt(float64(dim)))
+	scale := cfg.scale()
 	block := min(given, scoresRows)
 	scores, qs, mean := make([]float32, g*block*rows), make([]float32, block*dim), make([]float32, rows)
 	for h := range hk {
@@ -356,7 +356,7 @@ func (c *CacheOf[E]) growSlots() {
 func (c *CacheOf[E]) addAttention(q []float32) {
 	d := &c.dec
 	dim, g := c.cfg.Dim, c.cfg.QHeads/c.cfg.KVHeads
-	scale := float32(1 / math.Sqrt(float64(dim)))
+	scale := c.cfg.scale()
 	far := c.Offset() - 1 - c.cfg.Select.Window // the last position seen from afar
 	for h := range c.heads {
 		hr := &c.heads[h]
@@ -449,7 +449,7 @@ func (c *CacheOf[E]) selectSnapKV() error {
 			}
 		}
 		hr := &c.heads[h]
-		d.ins[i] = InputOf[E]{Q: win, K: hr.k, QHeads: g, KVHeads: 1, Len: len(hr.pos), Dim: dim}
+		d.ins[i] = InputOf[E]{Q: win, K: hr.k, QHeads: g, KVHeads: 1, Len: len(hr.pos), Dim: dim, Scale: c.cfg.Scale}
 	}
 	cfg := d.sel.cfg
 	cfg.Window = w

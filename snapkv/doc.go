@@ -6,7 +6,7 @@
 //
 // Selection ([Select], [Selector]) runs, for each KV head:
 //
-//	s = Scores(Qwin, K)/√Dim       W×L, never L×L; or Input.Attn; or K's last W rows as queries
+//	s = Scale·Scores(Qwin, K)      W×L, never L×L; or Input.Attn; or K's last W rows as queries (Scale 0: 1/√Dim)
 //	p = causal Softmax(s) per row  fp32; row r (position L−W+r) sees columns 0..L−W+r
 //	v = Σ_rows p, reduced over G   window sum per query head, then the group's mean|max|sum
 //	u = Pool(v, Kernel)            avg (zero padding counted) or max; over [0, L−W) or [0, L)

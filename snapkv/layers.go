@@ -50,7 +50,7 @@ type LayersConfig struct {
 // A layer's Last chunk is added to its prompt rows without selecting; once the last of
 // the VoteLayers has had its Last chunk, the shared attention A [QHeads][W][L] is
 //
-//	A = (Σ_{l ∈ VoteLayers} softmax(Qwin_l·K_lᵀ/√Dim)) / |VoteLayers|
+//	A = (Σ_{l ∈ VoteLayers} softmax(Scale·Qwin_l·K_lᵀ)) / |VoteLayers|   (Scale: CacheConfig.Scale, 0: 1/√Dim)
 //
 // each layer's causal window attention as the one-layer selection computes it from
 // its window queries (a window row at position L−W+r sees keys 0 .. L−W+r), summed
@@ -237,7 +237,7 @@ func (s *LayersOf[E]) sharedAttention() []float32 {
 	n := s.length
 	w := min(cc.Select.Window, n)
 	hq, d, g := cc.QHeads, cc.Dim, cc.QHeads/cc.KVHeads
-	scale := float32(1 / math.Sqrt(float64(d)))
+	scale := cc.scale()
 	sum := make([]float32, hq*w*n)
 	block := make([]float32, w*n)
 	for _, l := range s.votes {

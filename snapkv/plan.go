@@ -54,6 +54,8 @@ func (s *SelectorOf[E]) plan(p *plan[E], in InputOf[E]) error {
 		return fmt.Errorf("snapkv: Len %d exceeds the int32 positions", in.Len)
 	case in.Dim < 0:
 		return fmt.Errorf("snapkv: Dim %d is negative", in.Dim)
+	case !(in.Scale >= 0 && in.Scale <= math.MaxFloat32):
+		return fmt.Errorf("snapkv: Input.Scale %v, want a positive finite scale (or 0 for 1/√Dim)", in.Scale)
 	case in.Q != nil && in.Attn != nil:
 		return errors.New("snapkv: Input.Q and Input.Attn are both set; set one (or neither, for the key proxy)")
 	}
@@ -100,7 +102,10 @@ func (s *SelectorOf[E]) plan(p *plan[E], in InputOf[E]) error {
 			return err
 		}
 	}
-	if in.Dim > 0 {
+	switch {
+	case in.Scale != 0:
+		p.scale = in.Scale
+	case in.Dim > 0:
 		p.scale = float32(1 / math.Sqrt(float64(in.Dim)))
 	}
 	protected := p.w

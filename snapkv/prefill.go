@@ -25,14 +25,14 @@ const minPrefillPart = 256
 const prefillPiece = 1024
 
 // PrefillAttend does what [CacheOf.Prefill] does with ch and also writes into out the
-// chunk's causal attention at scale 1/√Dim: query head j (of KV head h = j/G) at the
-// chunk's position i attends over the rows KV head h holds from earlier chunks and the
-// chunk's own rows up to and including position i:
+// chunk's causal attention at the cache's scale (CacheConfig.Scale, 0: 1/√Dim): query
+// head j (of KV head h = j/G) at the chunk's position i attends over the rows KV head h
+// holds from earlier chunks and the chunk's own rows up to and including position i:
 //
 //	for j := range QHeads {
 //		for i := range n {
 //			keys, values := KV head j/G's rows before the chunk, then the chunk's rows 0 … i
-//			out[j][i] = Σᵣ softmaxᵣ(Q[j][i]·keys[r]/√Dim)·values[r]
+//			out[j][i] = Σᵣ softmaxᵣ(Scale·Q[j][i]·keys[r])·values[r]
 //		}
 //	}
 //
@@ -234,7 +234,7 @@ func (w *prefillWork[E]) work(worker int) {
 	hq, d, g := cfg.QHeads, cfg.Dim, cfg.QHeads/cfg.KVHeads
 	wd, rows, n, old := c.width, c.rows, w.n, w.old
 	parts := len(w.cuts) - 1
-	scale := float32(1 / math.Sqrt(float64(d)))
+	scale := cfg.scale()
 	for {
 		t := int(w.next.Add(1) - 1)
 		if t >= w.tasks {

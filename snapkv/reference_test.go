@@ -34,6 +34,7 @@ type problem struct {
 	hq, hk int
 	n, w   int // Len and the (clamped) window
 	d      int
+	scale  float64 // the scores' scale; 0 means 1/√d
 }
 
 func newProblem(r *rand.Rand, hq, hk, n, w, d int) *problem {
@@ -63,7 +64,10 @@ func newProblem(r *rand.Rand, hq, hk, n, w, d int) *problem {
 // against KV head kv, with queries q [W][D] (nil: the last W keys of kv).
 func (p *problem) refProbs(q []float32, kv int) [][]float64 {
 	n, w, d := p.n, p.w, p.d
-	scale := 1 / math.Sqrt(float64(d))
+	scale := p.scale
+	if scale == 0 {
+		scale = 1 / math.Sqrt(float64(d))
+	}
 	probs := make([][]float64, w)
 	for r := range w {
 		seen := n - w + r + 1

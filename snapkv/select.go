@@ -130,6 +130,7 @@ type InputOf[E Element] struct {
 	Len     int
 	Dim     int // may be 0 with Attn and no K; a multiple of 32 for q8_0
 	Layout  Layout
+	Scale   float32 // the scores' scale, s = Scale·q·k: 0 means 1/√Dim; positive and finite
 }
 
 // Input is the fp16 InputOf: K holds halves. It keeps the name it had before the
