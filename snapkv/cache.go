@@ -445,25 +445,60 @@ func (c *CacheOf[E]) finish(attn []float32) error {
 			return fmt.Errorf("snapkv: (kept rows + CacheConfig.Reserve)·%s = (%d + %d)·%d overflows int", dims, len(kept), c.cfg.Reserve, d)
 		}
 	}
-	c.heads = make([]headRows[E], c.cfg.KVHeads)
+	if len(c.heads) != c.cfg.KVHeads {
+		c.heads = make([]headRows[E], c.cfg.KVHeads)
+	}
 	for h, kept := range c.kept {
 		r, capRows := len(kept), len(kept)+c.cfg.Reserve
-		hr := headRows[E]{
-			k:   make([]E, r*d, capRows*d),
-			v:   make([]E, r*d, capRows*d),
-			pos: make([]int32, r, capRows),
-		}
+		hr := &c.heads[h] // a Reset cache's storage, where it is large enough
+		hr.k, hr.v, hr.pos = sized(hr.k, r*d, capRows*d), sized(hr.v, r*d, capRows*d), sized(hr.pos, r, capRows)
 		gatherRows(hr.k, c.wk[h*old*d:(h+1)*old*d], kept, d)
 		gatherRows(hr.v, c.wv[h*old*d:(h+1)*old*d], kept, d)
 		for i, p := range kept {
 			hr.pos[i] = c.wpos[h*old+int(p)]
 		}
-		c.heads[h] = hr
 	}
 	c.done = true
 	c.wk, c.wv, c.wpos, c.rows = nil, nil, nil, 0
 	c.q, c.qNext, c.qWin, c.kept, c.sel, c.inter = nil, nil, nil, nil, nil, nil
 	return nil
+}
+
+// sized returns x[:n] if x has room for c elements, else a new slice of length n and
+// capacity c.
+func sized[T any](x []T, n, c int) []T {
+	if cap(x) >= c {
+		return x[:n]
+	}
+	return make([]T, n, c)
+}
+
+// Reset empties the cache for another sequence: an empty prompt and the same
+// configuration, as NewCacheOf returns it, keeping the storage it has. Each KV head's
+// rows take the next prompt's kept rows and Reserve where they fit, the decode
+// budget's buffers and Attend's and PrefillAttend's workspaces are reused, and so is
+// the working area when Reset comes before the prompt ends. (When a prompt ends the
+// cache lets its working area go: that is what holds a compressed cache to its
+// budget; the next prompt allocates one, as the first did.) A DecodeLongRange cache's
+// own long-range scores are cleared; a shared one (DecodeBudget.Share) belongs to the
+// sequence: call its Reset once for all its layers. Reset clears a selection's error.
+// Slices that Head returned before Reset must not be used after it.
+func (c *CacheOf[E]) Reset() {
+	if c.sel == nil { // let go of when the last prompt ended
+		c.sel, _ = NewSelectorOf[E](c.cfg.Select) // validated by NewCacheOf
+		if c.cfg.Mode == ModeBounded {
+			uniform := c.cfg.Select
+			uniform.Alloc, uniform.Floor = AllocUniform, 0
+			c.inter, _ = NewSelectorOf[E](uniform)
+		}
+	}
+	for h := range c.heads {
+		hr := &c.heads[h]
+		hr.k, hr.v, hr.pos = hr.k[:0], hr.v[:0], hr.pos[:0]
+	}
+	c.rows, c.qValid, c.sawQ = 0, 0, false
+	c.prompt, c.decoded, c.done, c.peak, c.err = 0, 0, false, 0, nil
+	c.dec.reset(c.cfg.Decode)
 }
 
 // Append adds one decoded token's rows, k and v [KVHeads][Dim] values (one position of

@@ -73,6 +73,9 @@ type LongRange struct {
 	best []float32 // by position
 }
 
+// Reset forgets every position's score, for another sequence, keeping the storage.
+func (s *LongRange) Reset() { s.best = s.best[:0] }
+
 // raise makes at least p the score of position at.
 func (s *LongRange) raise(at int32, p float32) {
 	for int(at) >= len(s.best) {
@@ -150,6 +153,14 @@ func (b *DecodeBudget) validate(cfg *CacheConfig) error {
 	return nil
 }
 
+// reset empties the state for another sequence under budget b, keeping its buffers.
+func (d *decoder[E]) reset(b DecodeBudget) {
+	d.compressions, d.peak = 0, 0
+	if d.share != nil && b.Share == nil { // the cache's own
+		d.share.Reset()
+	}
+}
+
 // decoder is a Cache's state for its decode budget and its decode statistics.
 type decoder[E Element] struct {
 	compressions int // Attend calls that compressed at least one head
@@ -199,10 +210,14 @@ func (c *CacheOf[E]) endPrompt(ch ChunkOf[E]) error {
 		w := c.cfg.Select.Window
 		sel := c.cfg.Select
 		sel.Budget, sel.KeepRatio = b.Budget, 0
-		d.sel = &SelectorOf[E]{}
+		if d.sel == nil {
+			d.sel = &SelectorOf[E]{}
+		}
 		d.sel.configure(sel)
 		slots := min(w, max(qValid, minSlots))
-		d.ring, d.ringAt = make([]float32, hq*slots*dim), make([]int32, slots)
+		d.ring, d.ringAt = grow(d.ring, hq*slots*dim), grow(d.ringAt, slots)
+		clear(d.ring) // as new: a Reset cache's hold the last sequence's
+		clear(d.ringAt)
 		for h := range hq {
 			copy(d.ring[h*slots*dim:], q[h*qValid*dim:(h+1)*qValid*dim])
 		}
@@ -211,14 +226,14 @@ func (c *CacheOf[E]) endPrompt(ch ChunkOf[E]) error {
 		}
 		d.count, d.next = qValid, qValid%slots
 	case DecodeH2O:
-		d.votes = make([][]float32, c.cfg.KVHeads)
+		d.votes = growKeep(d.votes, c.cfg.KVHeads)
 		prompt := make([]float32, c.cfg.KVHeads*rows)
 		c.promptAttention(ch, wk, wpos, rows, func(h int, _ int32, p []float32) {
 			kernels.Add(prompt[h*rows:h*rows+len(p)], p)
 		})
 		for h := range c.heads {
 			hr := &c.heads[h]
-			d.votes[h] = make([]float32, len(hr.pos), cap(hr.pos))
+			d.votes[h] = sized(d.votes[h], len(hr.pos), cap(hr.pos))
 			at := wpos[h*rows : (h+1)*rows]
 			j := 0
 			for i, p := range hr.pos { // a subset of the working rows, both ascending
@@ -229,7 +244,10 @@ func (c *CacheOf[E]) endPrompt(ch ChunkOf[E]) error {
 			}
 		}
 	case DecodeLongRange:
-		if d.share = b.Share; d.share == nil {
+		switch {
+		case b.Share != nil:
+			d.share = b.Share
+		case d.share == nil:
 			d.share = new(LongRange)
 		}
 		far := c.cfg.Select.Window

@@ -158,6 +158,20 @@ func (s *LayersOf[E]) Layer(l int) *CacheOf[E] {
 	return s.layers[l]
 }
 
+// Reset empties every layer for another sequence ([CacheOf.Reset]), the same
+// configuration and storage, and forgets the shared votes' progress; a DecodeLongRange
+// table shared through the layers' DecodeBudget.Share is reset too.
+func (s *LayersOf[E]) Reset() {
+	for _, c := range s.layers {
+		c.Reset()
+	}
+	if share := s.cfg.Cache.Decode.Share; share != nil {
+		share.Reset()
+	}
+	clear(s.ended)
+	s.waited, s.length, s.attn, s.open = 0, -1, nil, len(s.layers)
+}
+
 // Prefill adds a chunk of layer l's prompt rows (see [ChunkOf] and [CacheOf.Prefill]).
 // With SharedVotes, a Last chunk selects the layer only once the VoteLayers' windows
 // are all known, and the Last chunk of the last of them selects every layer that
