@@ -5,9 +5,10 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/klauspost/cpuid/v2"
+
+	"github.com/kvsimd/kvsimd/aligned"
 )
 
 // readLoop, where the build has one, reads p passes times with the widest loads this
@@ -65,7 +66,7 @@ func readGBps(buffer, samples int, minBytes int) []float64 {
 	if readLoop == nil {
 		return nil
 	}
-	p := aligned(buffer, 64)
+	p := aligned.Make[byte](buffer) // every vector load of the read loop within one cache line
 	for i := range p {
 		p[i] = byte(i)
 	}
@@ -78,14 +79,6 @@ func readGBps(buffer, samples int, minBytes int) []float64 {
 		rates[i] = float64(bytes) / float64(time.Since(start).Nanoseconds())
 	}
 	return rates
-}
-
-// aligned returns n bytes starting at a multiple of align, so that every vector load
-// of the read loop stays within one cache line.
-func aligned(n, align int) []byte {
-	p := make([]byte, n+align)
-	skip := (align - int(uintptr(unsafe.Pointer(&p[0]))%uintptr(align))) % align
-	return p[skip : skip+n]
 }
 
 // l2ReadGBps is the L2 read bandwidth measured once per process (the best of several

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kvsimd/kvsimd/aligned"
 	"github.com/kvsimd/kvsimd/fp16"
 )
 
@@ -27,7 +28,7 @@ func randomHalves(n int, seed uint64) []fp16.Float16 {
 	for i := range f {
 		f[i] = float32(r.NormFloat64())
 	}
-	h := make([]fp16.Float16, n)
+	h := aligned.Make[fp16.Float16](n)
 	fp16.FromFloat32(h, f)
 	return h
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kvsimd/kvsimd/aligned"
 	"github.com/kvsimd/kvsimd/fp16"
 	"github.com/kvsimd/kvsimd/kernels"
 )
@@ -61,7 +62,7 @@ func init() {
 // randomFloats returns normally distributed float32s, like post-RoPE queries.
 func randomFloats(n int, seed uint64) []float32 {
 	r := rand.New(rand.NewPCG(seed, 2))
-	f := make([]float32, n)
+	f := aligned.Make[float32](n)
 	for i := range f {
 		f[i] = float32(r.NormFloat64())
 	}

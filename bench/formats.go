@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/kvsimd/kvsimd/aligned"
 	"github.com/kvsimd/kvsimd/bf16"
 	"github.com/kvsimd/kvsimd/fp16"
 	"github.com/kvsimd/kvsimd/kernels"
@@ -39,15 +40,15 @@ func rowsIn(format string, n, dim int, seed uint64) formatRows {
 	x := randomFloats(n*dim, seed)
 	switch format {
 	case "fp16":
-		r := formatRows{f16: make([]fp16.Float16, n*dim), rowBytes: 2 * dim}
+		r := formatRows{f16: aligned.Make[fp16.Float16](n * dim), rowBytes: 2 * dim}
 		fp16.FromFloat32(r.f16, x)
 		return r
 	case "bf16":
-		r := formatRows{bf16: make([]bf16.BFloat16, n*dim), rowBytes: 2 * dim}
+		r := formatRows{bf16: aligned.Make[bf16.BFloat16](n * dim), rowBytes: 2 * dim}
 		bf16.FromFloat32(r.bf16, x)
 		return r
 	case "q8_0":
-		r := formatRows{q8: make([]q8.Block, n*dim/q8.BlockLen), rowBytes: dim / q8.BlockLen * q8.BlockSize}
+		r := formatRows{q8: aligned.Make[q8.Block](n * dim / q8.BlockLen), rowBytes: dim / q8.BlockLen * q8.BlockSize}
 		q8.Quantize(r.q8, x)
 		return r
 	}

@@ -3,8 +3,8 @@ package main
 import (
 	"fmt"
 	"testing"
-	"unsafe"
 
+	"github.com/kvsimd/kvsimd/aligned"
 	"github.com/kvsimd/kvsimd/fp16"
 	"github.com/kvsimd/kvsimd/kernels"
 )
@@ -55,7 +55,5 @@ func BenchmarkOffset(b *testing.B) {
 
 // offsetFloats returns n floats starting off floats past a 64-byte boundary.
 func offsetFloats(n, off int) []float32 {
-	s := make([]float32, n+16+off)
-	skip := int(-(uintptr(unsafe.Pointer(&s[0])) / 4) & 15)
-	return s[skip+off : skip+off+n : skip+off+n]
+	return aligned.Make[float32](n + off)[off : off+n : off+n]
 }
