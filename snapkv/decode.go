@@ -155,7 +155,7 @@ func (b *DecodeBudget) validate(cfg *CacheConfig) error {
 
 // reset empties the state for another sequence under budget b, keeping its buffers.
 func (d *decoder[E]) reset(b DecodeBudget) {
-	d.compressions, d.peak = 0, 0
+	d.compressions, d.peak, d.dropAt, d.prevDropAt = 0, 0, 0, 0
 	if d.share != nil && b.Share == nil { // the cache's own
 		d.share.Reset()
 	}
@@ -185,6 +185,11 @@ type decoder[E Element] struct {
 	probs  []float32   // DecodeH2O, DecodeLongRange: one head's [G][rows] probabilities
 	scores []float32   // DecodeLongRange: one head's rows' scores, then pooled
 	rows   []int32     // DecodeRecent, DecodeH2O, DecodeLongRange: the rows a head keeps
+
+	// The last compression, for Truncate: the offset it ran at (0: none), the offset of
+	// the one before it, and per head the positions it dropped.
+	dropAt, prevDropAt int
+	dropped            [][]int32
 }
 
 // endPrompt ends the prompt with the Last chunk ch: it selects the prompt's rows
@@ -419,6 +424,11 @@ func (c *CacheOf[E]) compress() error {
 	if len(d.heads) == 0 {
 		return nil
 	}
+	d.prevDropAt, d.dropAt = d.dropAt, c.Offset()
+	d.dropped = growKeep(d.dropped, len(c.heads))
+	for h := range d.dropped {
+		d.dropped[h] = d.dropped[h][:0]
+	}
 	if b.Rule == DecodeSnapKV {
 		if err := c.selectSnapKV(); err != nil {
 			return err
@@ -565,6 +575,14 @@ func (c *CacheOf[E]) keepRule(h int) []int32 {
 func (c *CacheOf[E]) keepRows(h int, kept []int32) {
 	hr, w := &c.heads[h], c.width
 	votes := c.dec.votes
+	next := 0 // the rows not kept, for Truncate: kept is ascending
+	for r, p := range hr.pos {
+		if next < len(kept) && int(kept[next]) == r {
+			next++
+		} else {
+			c.dec.dropped[h] = append(c.dec.dropped[h], p)
+		}
+	}
 	for i, r := range kept {
 		copy(hr.k[i*w:(i+1)*w], hr.k[int(r)*w:(int(r)+1)*w])
 		copy(hr.v[i*w:(i+1)*w], hr.v[int(r)*w:(int(r)+1)*w])
