@@ -32,19 +32,33 @@ func check[E comparable](t *testing.T, name string) {
 		if at := uintptr(unsafe.Pointer(&s[0])); at%aligned.Boundary != 0 {
 			t.Fatalf("%s n=%d: starts at %#x", name, n, at)
 		}
-		// Filling this one leaves the previous one as it was.
+		// Filling this one with ones leaves the previous one, filled with its own
+		// pattern, as it was.
 		if prev != nil {
-			want := append([]E(nil), prev...)
-			for i := range s {
-				s[i] = prev[0]
-			}
-			for i := range prev {
-				if prev[i] != want[i] {
-					t.Fatalf("%s n=%d: writing the new slice changed the previous one", name, n)
+			fill(s, 0xff)
+			for i, b := range bytesOf(prev) {
+				if b != byte(len(prev)) {
+					t.Fatalf("%s n=%d: writing the new slice changed byte %d of the previous one", name, n, i)
 				}
 			}
 		}
+		fill(s, byte(n))
 		prev = s
+	}
+}
+
+// bytesOf is the memory of s, len(s) elements.
+func bytesOf[E any](s []E) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), uintptr(len(s))*unsafe.Sizeof(s[0]))
+}
+
+func fill[E any](s []E, v byte) {
+	b := bytesOf(s)
+	for i := range b {
+		b[i] = v
 	}
 }
 
@@ -57,6 +71,8 @@ func TestMake(t *testing.T) {
 	check[byte](t, "byte")
 	check[float64](t, "float64")
 	check[[3]byte](t, "[3]byte")
+	check[[12]float64](t, "[12]float64") // 96 bytes: a multiple of 32, not of 64
+	check[[16]float32](t, "[16]float32") // 64 bytes: one element a boundary
 	if s := aligned.Make[struct{}](5); len(s) != 5 {
 		t.Fatalf("zero-size elements: len %d", len(s))
 	}

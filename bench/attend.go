@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/kvsimd/kvsimd/aligned"
 	"github.com/kvsimd/kvsimd/kernels"
 )
 
@@ -25,15 +26,17 @@ var decodeSizes = []int{2048, 16384, 65536}
 
 func init() {
 	for _, format := range cacheFormats {
-		layouts := []string{"head-major"}
-		if format == "fp16" {
-			layouts = append(layouts, "token-major")
-		}
-		for _, layout := range layouts {
+		for _, layout := range []string{"head-major", "token-major"} {
+			methods := []string{"loop", "fused"}
+			if layout == "token-major" && format != "fp16" {
+				methods = methods[1:] // the loop's share is shown for fp16 alone
+			}
 			for _, n := range decodeSizes {
-				for _, method := range []string{"loop", "fused"} {
-					sections = append(sections, section{decodeName(format, layout, method, n), "row", decodeKVHeads * n,
+				for _, method := range methods {
+					name := decodeName(format, layout, method, n)
+					sections = append(sections, section{name, "row", decodeKVHeads * n,
 						func(b *testing.B) { benchDecodeAttention(b, decodeLayerOf(format, layout == "token-major", n), method) }})
+					footprints[name] = decodeBytes(format, n)
 				}
 			}
 		}
@@ -85,6 +88,16 @@ func decodeLayerOf(format string, tokenMajor bool, n int) *decodeLayer {
 
 // bytes is what one layer's K and V take: what a decode step must read.
 func (l *decodeLayer) bytes() int64 { return 2 * int64(decodeKVHeads*l.n) * int64(l.k.rowBytes) }
+
+// decodeBytes is decodeLayer.bytes without making the rows: the footprint the
+// report measures a read limit over, before any section runs.
+func decodeBytes(format string, n int) int64 {
+	return 2 * int64(decodeKVHeads*n) * int64(rowsIn(format, 1, decodeDim, 0).rowBytes) // one row, to ask its size
+}
+
+// decodeFlops is one decode step's arithmetic, the roofline's FMA term: per KV head,
+// query row and key, 2·dim for the score and 2·dim for the value row.
+func decodeFlops(n int) float64 { return float64(decodeKVHeads*decodeGroup*n) * 4 * decodeDim }
 
 // head returns KV head h's offset and the stride between its rows, in values.
 func (l *decodeLayer) head(h int) (offset, stride int) {
@@ -159,17 +172,19 @@ func (l *decodeLayer) loop(out, q, s []float32) {
 // of K and V, so that MB/s sets it against the read bandwidth.
 func benchDecodeAttention(b *testing.B, l *decodeLayer, method string) {
 	q := randomFloats(decodeKVHeads*decodeGroup*decodeDim, 23)
-	out := make([]float32, len(q))
+	out := aligned.Make[float32](len(q))
 	b.SetBytes(l.bytes())
 	b.ReportAllocs()
 	if method == "fused" {
 		for b.Loop() {
 			l.fused(out, q)
 		}
+		reportFlops(b, decodeFlops(l.n))
 		return
 	}
-	s := make([]float32, decodeGroup*l.n)
+	s := aligned.Make[float32](decodeGroup * l.n)
 	for b.Loop() {
 		l.loop(out, q, s)
 	}
+	reportFlops(b, decodeFlops(l.n))
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -130,7 +131,7 @@ func run(o options, secs []section, p *progress) (*Report, error) {
 	done := 0
 
 	p.step(done, total, "limits: FMA peak and read bandwidth")
-	r.Limits = measureLimits(o)
+	r.Limits = append(measureLimits(o), measureFootprints(o, todo)...)
 	done++
 
 	start := kernels.Active()
@@ -203,6 +204,36 @@ func measureLimits(o options) []Limit {
 		limits = append(limits, Limit{
 			Name: l.name + " read", Unit: "GB/s", Bytes: l.size,
 			What:  fmt.Sprintf("%d-bit loads sweeping %s, a working set that fits in %s", peakWidth, sizeText(l.buffer), l.name),
+			Value: statOf(rates),
+		})
+	}
+	return limits
+}
+
+// measureFootprints times the read loop over each footprint the sections to run
+// declare (footprints), once per distinct size: the read bandwidth their rooflines
+// divide by, over the same bytes.
+func measureFootprints(o options, todo []section) []Limit {
+	var sizes []int64
+	for _, s := range todo {
+		if b, ok := footprints[s.name]; ok && !slices.Contains(sizes, b) {
+			sizes = append(sizes, b)
+		}
+	}
+	slices.Sort(sizes)
+	minBytes := 1 << 30
+	if o.quick || o.tiny {
+		minBytes = 1 << 27
+	}
+	var limits []Limit
+	for _, b := range sizes {
+		rates := readGBps(int(b), max(o.reps, 3), minBytes)
+		if rates == nil {
+			break
+		}
+		limits = append(limits, Limit{
+			Name: footprintLimitName(b), Unit: "GB/s", Bytes: int(b), Footprint: true,
+			What:  fmt.Sprintf("%d-bit loads sweeping %s, the K and V of one decode step", peakWidth, sizeText(int(b))),
 			Value: statOf(rates),
 		})
 	}

@@ -1,8 +1,11 @@
 // Command bench is kvsimd's report: what this CPU can run and which variant start-up
 // chose, then every kernel per variant at the sizes that matter for SnapKV, each as
-// time, throughput, speed-up over generic and percentage of a limit measured in the
-// same process (the FMA peak and the read bandwidth of the cache level its data fits
-// in), optionally beside the Go libraries one would use instead.
+// time, throughput, speed-up over generic and percentage of its roofline measured in
+// the same process (the longest of its FLOPs at the FMA peak, its bytes at the read
+// bandwidth of its footprint or cache level, and its vector instructions at the issue
+// rate: report_roofline.go), optionally beside the Go libraries one would use instead.
+// Fused decode attention gets a section and chart of its own, time ÷ roofline per
+// format and layout (decode-roofline.svg; -only DecodeAttention runs it alone).
 //
 //	go run ./bench                  # Markdown on stdout; report.md, report.json, charts in ./bench-report
 //	go run ./bench -quick           # the same in under 30 s, fewer repetitions

@@ -37,7 +37,7 @@ func BenchmarkOffset(b *testing.B) {
 			eachVariant(b, []int{offsetRow}, func(b *testing.B, n int) {
 				y := offsetFloats(n, 0)
 				copy(y, attentionLogits(n, 11))
-				h := make([]fp16.Float16, n)
+				h := aligned.Make[fp16.Float16](n)
 				fp16.FromFloat32(h, y)
 				for _, off := range []int{0, 3} {
 					x := offsetFloats(n, off)

@@ -93,7 +93,10 @@ type Limit struct {
 	What  string `json:"what"`
 	Unit  string `json:"unit"`
 	Bytes int    `json:"level_bytes,omitempty"` // capacity of the cache level; 0 for DRAM
-	Value Stat   `json:"value"`
+	// Footprint marks a read limit measured over exactly Bytes, the footprint of the
+	// figures whose BytesPerOp it equals ("read 8 MiB": one decode step's K and V).
+	Footprint bool `json:"footprint,omitempty"`
+	Value     Stat `json:"value"`
 }
 
 // A Figure is one kernel at one size on one variant, or one peer library's row.
@@ -121,9 +124,14 @@ type Figure struct {
 	GBps      float64 `json:"gb_per_s"`
 	GFLOPs    float64 `json:"gflop_per_s"`
 	VsGeneric float64 `json:"vs_generic"`
-	// Limit names the ceiling this figure is nearest to — the FMA peak for its
-	// GFLOP/s, or the read bandwidth of the smallest cache level that holds
-	// BytesPerOp for its GB/s — and PctOfLimit is how near, in percent.
+	// RooflineNs is the least time the op's work allows, the longest of FlopsPerOp ÷
+	// the FMA peak, BytesPerOp ÷ its read bandwidth (over its own footprint where the
+	// run measured it, else of the cache level that holds it) and its vector
+	// instructions ÷ the issue rate (issueCosts); Limit names the one that sets it.
+	// VsRoofline is NsPerOp's median ÷ RooflineNs (1 = at the roofline) and
+	// PctOfLimit its inverse in percent.
+	RooflineNs float64 `json:"roofline_ns,omitempty"`
+	VsRoofline float64 `json:"vs_roofline,omitempty"`
 	Limit      string  `json:"limit,omitempty"`
 	PctOfLimit float64 `json:"pct_of_limit"`
 }
@@ -239,7 +247,10 @@ func (r *Report) derive() {
 			generic[f.Name] = f.NsPerOp.Median
 		}
 	}
-	levels := cacheLevels()
+	fma := 0.0
+	if l, ok := r.limit(fmt.Sprintf("FMA %d-bit", peakWidth)); ok {
+		fma = l.Value.Max
+	}
 	for i := range r.Figures {
 		f := &r.Figures[i]
 		f.parseName()
@@ -252,23 +263,11 @@ func (r *Report) derive() {
 		if g, ok := generic[f.Name]; ok {
 			f.VsGeneric = g / ns
 		}
-		f.Limit, f.PctOfLimit = "", 0
-		if l, ok := r.limit(fmt.Sprintf("FMA %d-bit", peakWidth)); ok && f.GFLOPs > 0 {
-			f.Limit, f.PctOfLimit = l.Name, 100*f.GFLOPs/l.Value.Max
-		}
-		if f.GBps > 0 {
-			// The fastest of the level that holds the data and those beyond it.
-			var best Limit
-			for _, lv := range levels[levelFor(levels, f.BytesPerOp):] {
-				if l, ok := r.limit(lv.name + " read"); ok && l.Value.Max > best.Value.Max {
-					best = l
-				}
-			}
-			if best.Value.Max > 0 {
-				if pct := 100 * f.GBps / best.Value.Max; pct > f.PctOfLimit {
-					f.Limit, f.PctOfLimit = best.Name, pct
-				}
-			}
+		f.RooflineNs, f.Limit = rooflineNs(*f, fma, r.readLimitFor)
+		f.VsRoofline, f.PctOfLimit = 0, 0
+		if f.RooflineNs > 0 {
+			f.VsRoofline = ns / f.RooflineNs
+			f.PctOfLimit = 100 / f.VsRoofline
 		}
 	}
 	r.Shares = nil

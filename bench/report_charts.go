@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"regexp"
 	"slices"
@@ -37,6 +38,9 @@ func (r *Report) charts() []Chart {
 	if c := r.limitChart(); c != nil {
 		out = append(out, Chart{"pct-of-limit.svg", c})
 	}
+	if c := r.decodeChart(); c != nil {
+		out = append(out, Chart{"decode-roofline.svg", c})
+	}
 	if c := r.prefillChart(); c != nil {
 		out = append(out, Chart{"prefill-attention.svg", c})
 	}
@@ -69,6 +73,10 @@ func (r *Report) throughputChart(name string, figs []Figure) []byte {
 	}
 	var limits []refLine
 	for _, l := range r.Limits {
+		footprintOf := func(f Figure) bool { return int64(l.Bytes) == f.BytesPerOp }
+		if l.Footprint && !slices.ContainsFunc(figs, footprintOf) {
+			continue // another series' footprint
+		}
 		if l.Unit == unit {
 			limits = append(limits, refLine{l.Name, l.Value.Max, l.Unit})
 		}
@@ -116,9 +124,51 @@ func (r *Report) limitChart() []byte {
 		}
 	}
 	return barChart(barSpec{
-		title:      "Kernel throughput as % of the nearer limit (FMA peak or read bandwidth)",
-		value:      axis{label: "% of limit measured in this run (100 = at the limit)"},
+		title:      "Kernel throughput as % of its roofline (FMA peak, read bandwidth or instruction issue)",
+		value:      axis{label: "% of the roofline measured in this run (100 = at the roofline)"},
+		rowsLabel:  "kernel, size",
 		categories: cats, groups: groups, values: values, mark: 100,
+	})
+}
+
+// decodeChart is fused decode attention's time ÷ roofline, a row per format, layout
+// and n, a bar per SIMD variant (generic only where nothing else ran).
+func (r *Report) decodeChart() []byte {
+	rows := r.decodeRows()
+	if len(rows) == 0 {
+		return nil
+	}
+	var cats, groups []string
+	at := map[[2]string]float64{}
+	simd := slices.ContainsFunc(rows, func(d decodeRow) bool { return d.variant != "generic" })
+	for _, d := range rows {
+		if simd && d.variant == "generic" {
+			continue // 10–40× the roofline would squeeze the variants' bars; the table has it
+		}
+		cat := fmt.Sprintf("%s %s n=%d", d.format, d.layout, d.n)
+		if !slices.Contains(cats, cat) {
+			cats = append(cats, cat)
+		}
+		if !slices.Contains(groups, d.variant) {
+			groups = append(groups, d.variant)
+		}
+		at[[2]string{cat, d.variant}] = d.fused.VsRoofline
+	}
+	values := make([][]float64, len(cats))
+	for i, c := range cats {
+		values[i] = make([]float64, len(groups))
+		for j, g := range groups {
+			v, ok := at[[2]string{c, g}]
+			if !ok {
+				v = math.NaN()
+			}
+			values[i][j] = v
+		}
+	}
+	return barChart(barSpec{
+		title:     fmt.Sprintf("Fused decode attention ÷ roofline (Hkv %d, G %d, dim %d)", decodeKVHeads, decodeGroup, decodeDim),
+		value:     axis{label: "time ÷ max(FLOPs ÷ FMA peak, K+V bytes ÷ read bandwidth); 1 = at the roofline"},
+		rowsLabel: "format, layout, n", categories: cats, groups: groups, values: values, mark: 1,
 	})
 }
 

@@ -39,18 +39,21 @@ func (r *Report) markdown() string {
 		for _, l := range r.Limits {
 			fmt.Fprintf(&b, "| %s | %s %s | %s | %s | %s |\n", l.Name, num(l.Value.Max), l.Unit, num(l.Value.Median), spreadText(l.Value), l.What)
 		}
-		fmt.Fprintf(&b, "\nKernels are held to the best run of each limit. A kernel whose data lives in a cache level is held to the fastest of that level and those beyond it, since a shared machine can measure a nearer level slower than a farther one.\n")
+		fmt.Fprintf(&b, "\nKernels are held to the best run of each limit. A kernel whose data lives in a cache level is held to the fastest of that level and those beyond it, since a shared machine can measure a nearer level slower than a farther one; a read limit measured over a footprint (\"read 8 MiB\") holds the figures that read exactly those bytes.\n")
+		b.WriteString(r.issueMarkdown())
 		fmt.Fprintf(&b, "\n")
 	}
 
 	if len(r.Figures) > 0 { // -only may name no kernel section (e.g. pass-key)
 		fmt.Fprintf(&b, "## Kernels\n\n")
-		fmt.Fprintf(&b, "Throughput is GFLOP/s for kernels that count flops, else GB/s of the data they stream. %% of limit is against the nearer of the FMA peak and the read bandwidth of the cache level that holds the op's bytes.\n\n")
+		fmt.Fprintf(&b, "Throughput is GFLOP/s for kernels that count flops, else GB/s of the data they stream. %% of limit is the kernel's roofline ÷ its time: the roofline is the longest of its FLOPs ÷ the FMA peak, its bytes ÷ the read bandwidth (of its footprint, or of the cache level that holds them) and its vector instructions ÷ the issue rate; limit names the one that binds.\n\n")
 		b.WriteString(figureTable(r.Figures))
 	}
 	if len(r.SkippedGeneric) > 0 {
 		fmt.Fprintf(&b, "\nNot run on generic, which would take seconds per op (× generic is then empty): %s.\n", strings.Join(r.SkippedGeneric, "; "))
 	}
+
+	b.WriteString(r.decodeMarkdown())
 
 	if len(r.Shares) > 0 {
 		fmt.Fprintf(&b, "\n## Composite operations\n\n| operation | variant | time | part | part's time | share |\n| --- | --- | ---: | --- | ---: | ---: |\n")

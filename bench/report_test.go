@@ -27,8 +27,14 @@ func tinySections() []section {
 		{"DotF16 n=256", "elem", 256, func(b *testing.B) { benchDotF16(b, 256) }},
 		{"ToFloat32 n=128", "elem", 128, func(b *testing.B) { benchToFloat32(b, 128) }},
 		{"Softmax n=256", "elem", 256, func(b *testing.B) { benchSoftmax(b, 256) }},
+		// A decode step, for its footprint's read limit, the ÷ roofline section and chart.
+		{tinyDecode, "row", decodeKVHeads * 2048, func(b *testing.B) {
+			benchDecodeAttention(b, decodeLayerOf("fp16", false, 2048), "fused")
+		}},
 	}
 }
+
+var tinyDecode = decodeName("fp16", "head-major", "fused", 2048)
 
 // tinyReport runs the report on tinySections with the hooks the snapkv and pass-key
 // benchmarks use, and returns it with the directory it was written to and its stdout.
@@ -101,7 +107,7 @@ func TestReportMarkdown(t *testing.T) {
 	if want := len(tinySections()) * len(kernels.Variants()); rows != want || len(r.Figures) != want {
 		t.Errorf("%d table rows and %d figures, want %d (sections × variants)", rows, len(r.Figures), want)
 	}
-	for _, want := range []string{"| CPU |", "| chosen | **" + kernels.Active() + "**", "## Composite operations", "## Pass-key fixture", "passkey-kept.svg"} {
+	for _, want := range []string{"| CPU |", "| chosen | **" + kernels.Active() + "**", "## Composite operations", "## Pass-key fixture", "passkey-kept.svg", "## Decode attention ÷ roofline"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -225,6 +231,192 @@ func TestReportCharts(t *testing.T) {
 			if strings.TrimSpace(l) == "" {
 				t.Errorf("%s: empty axis label", filepath.Base(f))
 			}
+		}
+		checkTextFits(t, filepath.Base(f), data)
+	}
+	if len(r.Limits) > 0 && !slices.ContainsFunc(files, func(f string) bool { return filepath.Base(f) == "decode-roofline.svg" }) {
+		t.Errorf("no decode-roofline.svg among %v", files)
+	}
+}
+
+// checkTextFits holds every unrotated <text> of an SVG inside the drawing, its width
+// as textWidth sets it: a label cut at the edge fails here.
+func checkTextFits(t *testing.T, name string, data []byte) {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(data))
+	width := 0.0
+	var open *xml.StartElement
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			attr := map[string]string{}
+			for _, a := range tok.Attr {
+				attr[a.Name.Local] = a.Value
+			}
+			if tok.Name.Local == "svg" {
+				fmt.Sscan(attr["width"], &width)
+			}
+			if tok.Name.Local == "text" && attr["transform"] == "" {
+				e := tok.Copy()
+				open = &e
+			}
+		case xml.EndElement:
+			open = nil
+		case xml.CharData:
+			if open == nil {
+				continue
+			}
+			attr := map[string]string{}
+			for _, a := range open.Attr {
+				attr[a.Name.Local] = a.Value
+			}
+			var x, size float64
+			fmt.Sscan(attr["x"], &x)
+			fmt.Sscan(attr["font-size"], &size)
+			w := textWidth(string(tok), size)
+			lo, hi := x, x+w
+			switch attr["text-anchor"] {
+			case "end":
+				lo, hi = x-w, x
+			case "middle":
+				lo, hi = x-w/2, x+w/2
+			}
+			if lo < 0 || hi > width {
+				t.Errorf("%s: %q spans x %.0f…%.0f, outside the drawing's 0…%.0f", name, string(tok), lo, hi, width)
+			}
+		}
+	}
+	if width <= 0 {
+		t.Errorf("%s: no width", name)
+	}
+}
+
+// TestBarLabelsFit draws the % of limit chart with the longest names the report has
+// (a decode attention loop on the peer-sized group names) and requires every label
+// whole: its computed width within the left margin.
+func TestBarLabelsFit(t *testing.T) {
+	long := "DecodeAttention fp16 head-major loop Hkv=8 G=4 dim=128 n=65536"
+	if w := textWidth(long, barLabelSize); w+labelGap <= 300 {
+		t.Fatalf("the label is %.0f px: too short to show what the former 300 px margin cut", w)
+	}
+	c := barChart(barSpec{
+		title: "labels", value: axis{label: "% of limit"}, rowsLabel: "kernel, size",
+		categories: []string{"DotF16 n=64", long, "ScoresStrided rows=32 dim=128 stride=1024 n=16400"},
+		groups:     []string{"avx512", "avx2", "generic", "vek32 (peer): fp16 widened to fp32 beforehand"},
+		values:     [][]float64{{50, 40, 5, 30}, {90, 80, 10, math.NaN()}, {100, 95, 3, math.NaN()}},
+		mark:       100,
+	})
+	checkTextFits(t, "bar chart", c)
+	if !bytes.Contains(c, []byte(">"+long+"<")) {
+		t.Errorf("the long label is not drawn whole")
+	}
+}
+
+// TestTextWidth: wider text measures wider, and a string the width of its parts.
+func TestTextWidth(t *testing.T) {
+	if a, b := textWidth("mmmm", 10), textWidth("iiii", 10); a <= b {
+		t.Errorf("mmmm %.1f px not wider than iiii %.1f", a, b)
+	}
+	if a, b := textWidth("n=65536 ", 12)+textWidth("fp16", 12), textWidth("n=65536 fp16", 12); math.Abs(a-b) > 1e-9 {
+		t.Errorf("parts %.3f, whole %.3f", a, b)
+	}
+	if w := textWidth("abc", 20); w != 2*textWidth("abc", 10) {
+		t.Errorf("width does not scale with the font size: %.2f", w)
+	}
+}
+
+// TestRoofline holds derive to the roofline's arithmetic on figures whose limits are
+// set by hand: every read level at 100 GB/s (so the level a size falls in does not
+// matter), the FMA peak at 100 GFLOP/s (50 lane-FMAs a nanosecond), and one decode
+// footprint of 8 MiB measured at 20 GB/s.
+func TestRoofline(t *testing.T) {
+	fma := fmt.Sprintf("FMA %d-bit", peakWidth)
+	r := &Report{Limits: []Limit{{Name: fma, Unit: "GFLOP/s", Value: Stat{Max: 100}}}}
+	for _, lv := range cacheLevels() {
+		r.Limits = append(r.Limits, Limit{Name: lv.name + " read", Unit: "GB/s", Bytes: lv.size, Value: Stat{Max: 100}})
+	}
+	r.Limits = append(r.Limits, Limit{Name: "read 8 MiB", Unit: "GB/s", Bytes: 8 << 20, Footprint: true, Value: Stat{Max: 20}})
+	decode := decodeName("fp16", "head-major", "fused", 2048)
+	loop := decodeName("fp16", "head-major", "loop", 2048)
+	fig := func(name string, perOp int, bytes int64, flops, ns float64) Figure {
+		return Figure{Name: name, Variant: "avx2", PerOp: perOp, BytesPerOp: bytes, FlopsPerOp: flops, NsPerOp: Stat{Median: ns}}
+	}
+	r.Figures = []Figure{
+		// 2048 flops: 20.48 ns; 8192 bytes: 81.92 ns, the bound.
+		fig("DotF16 n=1024", 1024, 8192, 2048, 163.84),
+		// 1e6 flops: 10 µs, the bound; 1000 bytes: 10 ns.
+		fig("Scores rows=32 dim=128 n=4096", 32*4096, 1000, 1e6, 12500),
+		// 16384 bytes: 163.84 ns; 4096 elements × 10 slots ÷ 50 = 819.2 ns, the bound.
+		fig("Softmax n=4096", 4096, 16384, 0, 1638.4),
+		// 131072 elements × 6 slots (k=5) ÷ 50 = 15728.64 ns; 524288 bytes: 5242.88 ns.
+		fig("MaxPool1D k=5 n=131072", 131072, 524288, 0, 15728.64*4),
+		// 8·4·2048·4·128 = 33554432 flops: 335544.32 ns; 8 MiB at 20 GB/s: 419430.4 ns.
+		fig(decode, 8*2048, 8<<20, 33554432, 838860.8),
+		fig(loop, 8*2048, 8<<20, 33554432, 419430.4*3),
+	}
+	r.derive()
+	want := []struct {
+		limit      string
+		rooflineNs float64
+		vs         float64
+	}{
+		{"L", 81.92, 2},
+		{fma, 10000, 1.25},
+		{issueLimitName, 819.2, 2},
+		{issueLimitName, 15728.64, 4},
+		{"read 8 MiB", 419430.4, 2},
+		{"read 8 MiB", 419430.4, 3},
+	}
+	for i, w := range want {
+		f := r.Figures[i]
+		if !strings.HasPrefix(f.Limit, w.limit) || math.Abs(f.RooflineNs-w.rooflineNs) > 1e-6*w.rooflineNs ||
+			math.Abs(f.VsRoofline-w.vs) > 1e-9 || math.Abs(f.PctOfLimit-100/w.vs) > 1e-9 {
+			t.Errorf("%s: limit %q, roofline %.4g ns, ÷ roofline %.6g, %% %.4g; want %q, %.4g ns, %.6g",
+				f.Name, f.Limit, f.RooflineNs, f.VsRoofline, f.PctOfLimit, w.limit, w.rooflineNs, w.vs)
+		}
+	}
+	if !strings.HasSuffix(r.Figures[0].Limit, " read") || r.Figures[0].Limit == "read 8 MiB" {
+		t.Errorf("DotF16 held to %q, want its cache level's read limit", r.Figures[0].Limit)
+	}
+	rows := r.decodeRows()
+	if len(rows) != 1 {
+		t.Fatalf("%d decode rows, want the fused one", len(rows))
+	}
+	d := rows[0]
+	if d.format != "fp16" || d.layout != "head-major" || d.n != 2048 || math.Abs(d.flopNs-335544.32) > 1e-6 ||
+		math.Abs(d.readNs-419430.4) > 1e-6 || math.Abs(d.loop.VsRoofline-3) > 1e-9 {
+		t.Errorf("decode row %+v", d)
+	}
+	md := r.decodeMarkdown()
+	if !strings.Contains(md, "| fp16 | head-major | 2048 | avx2 | 839 µs | 336 µs | 419 µs | read 8 MiB | 2.00 | 3.00 |") {
+		t.Errorf("decode section:\n%s", md)
+	}
+	if c := r.decodeChart(); c == nil {
+		t.Errorf("no decode chart")
+	} else {
+		checkTextFits(t, "decode chart", c)
+	}
+}
+
+// TestDecodeWork: the roofline's work for one decode step, 4·dim flops per query row
+// and key, and the K and V bytes of each format.
+func TestDecodeWork(t *testing.T) {
+	if got, want := decodeFlops(2048), float64(8*4*2048*4*128); got != want {
+		t.Errorf("decodeFlops(2048) = %g, want %g", got, want)
+	}
+	for format, want := range map[string]int64{"fp16": 2 * 8 * 2048 * 128 * 2, "bf16": 2 * 8 * 2048 * 128 * 2, "q8_0": 2 * 8 * 2048 * 4 * 34} {
+		if got := decodeBytes(format, 2048); got != want {
+			t.Errorf("decodeBytes(%s, 2048) = %d, want %d", format, got, want)
+		}
+		if got := decodeLayerOf(format, false, 2048).bytes(); got != want {
+			t.Errorf("%s layer: %d bytes, want %d", format, got, want)
 		}
 	}
 }
@@ -426,7 +618,7 @@ func TestReportSkipsPasskey(t *testing.T) {
 	report := func(only string) *Report {
 		t.Helper()
 		o := options{quick: true, reps: 2, benchtime: time.Millisecond, budget: time.Second, genericCap: time.Second, tiny: true, only: only}
-		r, err := run(o, tinySections()[3:], nil)
+		r, err := run(o, tinySections()[3:4], nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -173,7 +173,8 @@ type lineSpec struct {
 // lineChart draws series as lines with points, and limits as dashed horizontal lines
 // labelled at their right end; the legend sits right of the plot.
 func lineChart(c lineSpec) []byte {
-	const w, h, left, top, right, bottom = 860, 480, 70, 40, 620, 420
+	const h, left, top, right, bottom = 480, 70, 40, 620, 420
+	w := math.Ceil(max(860, right+20+legendWidth(seriesNames(c.series)), textWidth(c.title, titleSize)+40))
 	xs, ys := []float64{}, []float64{}
 	for _, s := range c.series {
 		for i := range s.x {
@@ -245,7 +246,7 @@ func legend(s *svg, x, y float64, names []string, swatch string) {
 		} else {
 			s.rect(x, yy-11, 14, 10, color, "")
 		}
-		s.text(x+28, yy, "start", "legend", n, 11, 0)
+		s.text(x+legendSwatch, yy, "start", "legend", n, legendSize, 0)
 	}
 }
 
@@ -259,17 +260,38 @@ func seriesNames(ss []series) []string {
 
 type barSpec struct {
 	title      string
-	value      axis // the horizontal axis; its label carries the unit
+	value      axis   // the horizontal axis; its label carries the unit
+	rowsLabel  string // what the categories are: "kernel, size"
 	categories []string
 	groups     []string    // one bar per group in each category, coloured
 	values     [][]float64 // [category][group]; NaN: no bar
 	mark       float64     // a vertical reference line (100 %), 0 for none
 }
 
-// barChart draws horizontal grouped bars, one row per category, labelled at the left.
+// Font sizes of the bar chart's category labels and of every legend entry.
+const (
+	barLabelSize  = 10.5
+	legendSize    = 11
+	titleSize     = 15
+	legendSwatch  = 28 // legend text starts this far right of the swatch
+	labelGap      = 6  // between a category label and the plot
+	barPlotWidth  = 400
+	barLeftMargin = 12
+)
+
+// barChart draws horizontal grouped bars, one row per category, labelled at the left;
+// the left margin fits the longest label and the width the legend and the title, so
+// every label reads whole.
 func barChart(c barSpec) []byte {
-	const left, right, top, barH, gap = 300, 700, 50, 7, 8
-	w := right + 200.0
+	const top, barH, gap = 50, 7, 8
+	longest := 0.0
+	for _, cat := range c.categories {
+		longest = max(longest, textWidth(cat, barLabelSize))
+	}
+	left := math.Ceil(max(barLeftMargin+longest+labelGap, textWidth(c.rowsLabel, 13)+barLeftMargin, 100))
+	right := left + max(barPlotWidth, textWidth(c.value.label, 13)+20) // the axis label centred below
+	w := right + 20 + legendWidth(c.groups)
+	w = math.Ceil(max(w, textWidth(c.title, titleSize)+40))
 	rowH := float64(len(c.groups))*barH + gap
 	bottom := top + rowH*float64(len(c.categories))
 	h := bottom + 60
@@ -293,10 +315,10 @@ func barChart(c barSpec) []byte {
 	}
 	s.rect(left, top, right-left, bottom-top, "none", "#333")
 	s.text((left+right)/2, bottom+40, "middle", "axis-label", x.label, 13, 0)
-	s.text(12, top-10, "start", "axis-label", "kernel, size", 13, 0)
+	s.text(barLeftMargin, top-10, "start", "axis-label", c.rowsLabel, 13, 0)
 	for i, cat := range c.categories {
 		y0 := top + rowH*float64(i) + gap/2
-		s.text(left-6, y0+rowH/2, "end", "tick", cat, 10.5, 0)
+		s.text(left-labelGap, y0+rowH/2, "end", "tick", cat, barLabelSize, 0)
 		for j := range c.groups {
 			v := c.values[i][j]
 			if math.IsNaN(v) {
@@ -390,4 +412,41 @@ func maxOf(x []float64) float64 {
 		return 0
 	}
 	return m
+}
+
+// legendWidth is the room a legend of these names takes right of its x.
+func legendWidth(names []string) float64 {
+	w := textWidth("legend", 12)
+	for _, n := range names {
+		w = max(w, legendSwatch+textWidth(n, legendSize))
+	}
+	return w + 12
+}
+
+// textWidth is the width of text at a font size in pixels, as the widest of the usual
+// sans-serif faces (DejaVu Sans) sets it, rounded up per character class: the charts
+// size their margins from it, so it must not fall short.
+func textWidth(text string, size float64) float64 {
+	em := 0.0
+	for _, r := range text {
+		switch {
+		case strings.ContainsRune("il|.,:;'!", r):
+			em += 0.32
+		case r == ' ' || strings.ContainsRune("fjrt-()[]/", r):
+			em += 0.42
+		case strings.ContainsRune("mw%MW", r):
+			em += 1.0
+		case strings.ContainsRune("=+×÷<>~", r):
+			em += 0.84
+		case r >= '0' && r <= '9':
+			em += 0.64
+		case r >= 'A' && r <= 'Z':
+			em += 0.78
+		case r >= 'a' && r <= 'z':
+			em += 0.64
+		default:
+			em += 0.84
+		}
+	}
+	return em * size
 }
