@@ -26,6 +26,19 @@ const (
 	// prompt length, unknown before the last chunk) and Q or no score source (Attn's
 	// columns would have to be the kept rows).
 	ModeBounded
+	// ModeDense keeps every row, bit for bit, at positions 0 … Offset()−1: the cache an
+	// engine keeps without eviction, behind the same Prefill, PrefillAttend, Append,
+	// Attend, Head, Stats, Reset, Truncate and Clone as a compressed cache, so that an
+	// engine switches by this field alone. Nothing is scored and no Selector is made:
+	// chunks need no Q (PrefillAttend reads it; it is checked as in the other modes),
+	// Attn is not read, and of CacheConfig.Select only Workers is (the goroutines of
+	// Attend and PrefillAttend), so Window, Kernel and Budget may be zero.
+	// CacheConfig.Decode must be zero (a decode budget evicts; ModeFaithful with
+	// Select.KeepRatio 1 keeps the whole prompt and evicts while decoding), and
+	// LayersConfig.SharedVotes false. The rows grow by doubling until the Last chunk,
+	// which moves each head's rows into storage of its rows plus Reserve; Truncate(n)
+	// never fails for 0 ≤ n ≤ Offset() after it.
+	ModeDense
 )
 
 // CacheConfig configures one layer's cache.
@@ -86,7 +99,8 @@ type ChunkOf[E Element] struct {
 // Chunk is the fp16 ChunkOf: K and V hold halves.
 type Chunk = ChunkOf[fp16.Float16]
 
-// CacheOf is one layer's compressed KV cache for one sequence, its rows of element type
+// CacheOf is one layer's compressed KV cache for one sequence (or, in [ModeDense], its
+// full one, every row kept), its rows of element type
 // E (fp16, bf16 or q8_0 blocks; see [Element]): per KV head, the kept K and V rows, as
 // given, and their original positions. Prefill it with one Chunk or several (the last
 // marked Last); the rows are then selected (see [Mode]) and gathered into storage of
@@ -161,8 +175,8 @@ func NewCacheOf[E Element](cfg CacheConfig) (*CacheOf[E], error) {
 		return nil, fmt.Errorf("snapkv: CacheConfig.QHeads %d, want a multiple of KVHeads %d from 1 to %d", cfg.QHeads, cfg.KVHeads, maxHeads)
 	case cfg.Dim < 1:
 		return nil, fmt.Errorf("snapkv: CacheConfig.Dim %d, want ≥ 1", cfg.Dim)
-	case cfg.Mode != ModeFaithful && cfg.Mode != ModeBounded:
-		return nil, fmt.Errorf("snapkv: CacheConfig.Mode %d is not ModeFaithful or ModeBounded", cfg.Mode)
+	case cfg.Mode != ModeFaithful && cfg.Mode != ModeBounded && cfg.Mode != ModeDense:
+		return nil, fmt.Errorf("snapkv: CacheConfig.Mode %d is not ModeFaithful, ModeBounded or ModeDense", cfg.Mode)
 	case cfg.Reserve < 0:
 		return nil, fmt.Errorf("snapkv: CacheConfig.Reserve %d is negative", cfg.Reserve)
 	case cfg.Reserve > math.MaxInt32:
@@ -182,6 +196,9 @@ func NewCacheOf[E Element](cfg CacheConfig) (*CacheOf[E], error) {
 	}
 	if _, ok := mul(cfg.QHeads, cfg.Dim, 1); !ok { // then KVHeads·Dim does not either
 		return nil, fmt.Errorf("snapkv: CacheConfig.QHeads·Dim = %d·%d overflows int", cfg.QHeads, cfg.Dim)
+	}
+	if cfg.Mode == ModeDense {
+		return newDenseOf[E](cfg)
 	}
 	sel, err := NewSelectorOf[E](cfg.Select)
 	if err != nil {
@@ -226,7 +243,9 @@ func (c *CacheOf[E]) prefill(out []float32, ch ChunkOf[E], attend bool) error {
 	if err != nil {
 		return err
 	}
-	c.pushQueries(ch.Q, n)
+	if c.cfg.Mode != ModeDense { // a dense cache keeps no window
+		c.pushQueries(ch.Q, n)
+	}
 	c.appendRows(ch, n)
 	if attend {
 		c.pre.run(c, out, ch.Q, n)
@@ -288,7 +307,7 @@ func (c *CacheOf[E]) checkChunk(ch ChunkOf[E]) (int, error) {
 				len(ch.Q), cfg.QHeads, min(n, w), cfg.Dim, last, full)
 		}
 	}
-	if !ch.Last && cfg.Mode == ModeFaithful {
+	if !ch.Last && cfg.Mode == ModeFaithful || cfg.Mode == ModeDense {
 		return n, nil
 	}
 	// This chunk selects: its score source must cover the window.
@@ -355,7 +374,7 @@ func (c *CacheOf[E]) appendRows(ch ChunkOf[E], n int) {
 		// Doubling keeps a long chunked prompt's copying linear; a bounded cache
 		// grows to what it holds, at most Budget + the longest chunk.
 		capRows := need
-		if c.cfg.Mode == ModeFaithful {
+		if c.cfg.Mode != ModeBounded {
 			capRows = max(need, 2*cap(c.wpos))
 		}
 		wk, wv := make([]E, hs*rows*d, capRows*d), make([]E, hs*rows*d, capRows*d)
@@ -434,6 +453,9 @@ func (c *CacheOf[E]) reduce() error {
 // finish selects the prompt's rows and gathers each head's into storage of exactly its
 // kept rows plus the decode reserve, then drops the working area.
 func (c *CacheOf[E]) finish(attn []float32) error {
+	if c.cfg.Mode == ModeDense {
+		return c.keepAll()
+	}
 	var err error
 	if c.kept, err = c.sel.Select(c.kept, c.input(attn)); err != nil {
 		return err
@@ -484,7 +506,7 @@ func sized[T any](x []T, n, c int) []T {
 // sequence: call its Reset once for all its layers. Reset clears a selection's error.
 // Slices that Head returned before Reset must not be used after it.
 func (c *CacheOf[E]) Reset() {
-	if c.sel == nil { // let go of when the last prompt ended
+	if c.sel == nil && c.cfg.Mode != ModeDense { // let go of when the last prompt ended
 		c.sel, _ = NewSelectorOf[E](c.cfg.Select) // validated by NewCacheOf
 		if c.cfg.Mode == ModeBounded {
 			uniform := c.cfg.Select

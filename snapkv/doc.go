@@ -28,6 +28,13 @@
 // A server decoding many sequences of a layer at once attends them in one call with
 // [BatchOf.Attend], each sequence's output the bits of its own Cache.Attend.
 //
+// ModeDense keeps every row, with no selection and no window queries, behind the same
+// calls, so an engine switches between a full and a compressed cache by configuration
+// ([ModeDense]). Every cache can be [CacheOf.Reset] for the next request in the same
+// storage, rolled back with [CacheOf.Truncate] (speculative decoding's rejected tokens;
+// an error naming the rows where an eviction already dropped one it would need), and
+// forked with [CacheOf.Clone]; [LayersOf] has the three for all its layers.
+//
 // ModeFaithful selects once, when the Last chunk arrives, and equals a one-shot Select;
 // ModeBounded re-applies the budget after every chunk so a head never holds more than
 // Budget + one chunk. Per-layer budgets come from [PyramidBudgets] or the engine's own

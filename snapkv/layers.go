@@ -105,6 +105,8 @@ func NewLayersOf[E Element](cfg LayersConfig) (*LayersOf[E], error) {
 		return nil, fmt.Errorf("snapkv: LayersConfig.Layers %d, want 1 to %d", cfg.Layers, maxLayers)
 	case cfg.Budgets != nil && len(cfg.Budgets) != cfg.Layers:
 		return nil, fmt.Errorf("snapkv: LayersConfig.Budgets has %d budgets for %d layers", len(cfg.Budgets), cfg.Layers)
+	case cfg.SharedVotes && cfg.Cache.Mode == ModeDense:
+		return nil, errors.New("snapkv: LayersConfig.SharedVotes with ModeDense, which selects nothing; use ModeFaithful")
 	case cfg.SharedVotes && cfg.Cache.Mode == ModeBounded:
 		return nil, errors.New("snapkv: LayersConfig.SharedVotes with ModeBounded: shared votes select once, from every layer's whole prompt; use ModeFaithful")
 	case !cfg.SharedVotes && len(cfg.VoteLayers) > 0:

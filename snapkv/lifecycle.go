@@ -21,7 +21,8 @@ import (
 //     then depend on the tokens past n): the error names the rows it dropped below n,
 //     per KV head;
 //   - n inside the prompt of a cache whose prompt selection dropped rows below n (a
-//     cache that keeps every row, Select.KeepRatio 1, truncates anywhere).
+//     cache that keeps every row, ModeDense or Select.KeepRatio 1, truncates
+//     anywhere).
 //
 // DecodeH2O's and DecodeLongRange's scores keep the attention that the dropped tokens'
 // queries paid to the rows that stay (a sum of float32 probabilities cannot be taken
