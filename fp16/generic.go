@@ -2,52 +2,19 @@ package fp16
 
 import (
 	"math"
-	"math/bits"
-	"sync"
+
+	"github.com/kvsimd/kvsimd/internal/halftable"
 )
 
-// toFloat32Generic widens by table lookup. Measured on 32768 Gaussian halves: the
-// 256 KiB table takes 0.65 ns/elem, branch-free bit arithmetic (a float multiply by
-// 2¹¹² that also normalises subnormals) 1.3–2 ns, the branchy halfToSingleBits 3 ns,
-// x448's Float32 2.6 ns. The table is built on first use, so programs that run a SIMD
-// variant never pay for it.
+// toFloat32Generic widens by table lookup (internal/halftable, which the generic
+// kernels share). Measured on 32768 Gaussian halves: the 256 KiB table takes 0.65
+// ns/elem, branch-free bit arithmetic (a float multiply by 2¹¹² that also normalises
+// subnormals) 1.3–2 ns, a branchy rebias 3 ns, x448's Float32 2.6 ns.
 func toFloat32Generic(dst []float32, src []uint16) {
-	table := halfTable()
+	table := halftable.Table()
 	dst = dst[:len(src)]
 	for i, h := range src {
 		dst[i] = table[h]
-	}
-}
-
-var halfTable = sync.OnceValue(func() *[1 << 16]float32 {
-	var t [1 << 16]float32
-	for h := range t {
-		t[h] = math.Float32frombits(halfToSingleBits(uint16(h)))
-	}
-	return &t
-})
-
-// halfToSingleBits is the reference widening: rebias the exponent, normalise
-// subnormals with one count of leading zeros, and quiet NaNs (bit 22) keeping the
-// payload.
-func halfToSingleBits(h uint16) uint32 {
-	sign := uint32(h&0x8000) << 16
-	exp := uint32(h>>10) & 0x1f
-	man := uint32(h & 0x3ff)
-	switch {
-	case exp == 0x1f:
-		if man == 0 {
-			return sign | 0x7f800000
-		}
-		return sign | 0x7fc00000 | man<<13
-	case exp != 0:
-		return sign | (exp+112)<<23 | man<<13
-	case man == 0:
-		return sign
-	default:
-		// Subnormal: man·2⁻²⁴. Shift the leading one into bit 10 and drop it.
-		shift := uint32(bits.Len32(man)) // 1..10
-		return sign | (shift+102)<<23 | (man<<(24-shift))&0x7fffff
 	}
 }
 
