@@ -780,6 +780,9 @@ TEXT ·ExpSumAVX2(SB), NOSPLIT, $0-40
 	VMOVSS       min+28(FP), X7
 	VUCOMISS     X1, X7
 	JB           expcheckedAVX2_3
+	VSUBSS       X0, X7, X7
+	VUCOMISS     clampFree<>+0(SB), X7
+	JAE          expunclampedfreeAVX2_1
 
 exp8AVX2_4:
 	CMPQ         CX, $0x00000040
@@ -1873,6 +1876,333 @@ expjoinAVX2_17:
 	JMP          exp4AVX2_14
 
 exp4doneAVX2_15:
+	JMP exp1AVX2_1
+
+expunclampedfreeAVX2_1:
+exp8freeAVX2_2:
+	CMPQ         CX, $0x00000040
+	JB           exp8donefreeAVX2_3
+	VMOVUPS      (AX), Y1
+	VSUBPS       Y0, Y1, Y7
+	VADDPS       Y0, Y7, Y8
+	VSUBPS       Y8, Y1, Y8
+	VMOVUPS      magic8<>+0(SB), Y1
+	VFMADD231PS  log2e<>+0(SB), Y7, Y1
+	VSUBPS       magic8<>+0(SB), Y1, Y9
+	VFNMADD231PS ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS ln2lo<>+0(SB), Y9, Y8
+	VADDPS       Y8, Y7, Y7
+	VMULPS       Y7, Y7, Y9
+	VMOVUPS      c4<>+0(SB), Y8
+	VFMADD213PS  c3<>+0(SB), Y7, Y8
+	VMOVUPS      c2<>+0(SB), Y10
+	VFMADD213PS  one<>+0(SB), Y7, Y10
+	VFMADD213PS  Y10, Y9, Y8
+	VPERMPS      Y3, Y1, Y9
+	VPERMPS      Y4, Y1, Y10
+	VFMADD231PS  Y9, Y7, Y10
+	VFMADD213PS  Y9, Y8, Y10
+	VPSLLD       $0x14, Y1, Y1
+	VPAND        expField<>+0(SB), Y1, Y1
+	VMULPS       Y1, Y10, Y10
+	VMOVUPS      Y10, (AX)
+	VMOVUPS      32(AX), Y1
+	VSUBPS       Y0, Y1, Y7
+	VADDPS       Y0, Y7, Y8
+	VSUBPS       Y8, Y1, Y8
+	VMOVUPS      magic8<>+0(SB), Y1
+	VFMADD231PS  log2e<>+0(SB), Y7, Y1
+	VSUBPS       magic8<>+0(SB), Y1, Y9
+	VFNMADD231PS ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS ln2lo<>+0(SB), Y9, Y8
+	VADDPS       Y8, Y7, Y7
+	VMULPS       Y7, Y7, Y9
+	VMOVUPS      c4<>+0(SB), Y8
+	VFMADD213PS  c3<>+0(SB), Y7, Y8
+	VMOVUPS      c2<>+0(SB), Y11
+	VFMADD213PS  one<>+0(SB), Y7, Y11
+	VFMADD213PS  Y11, Y9, Y8
+	VPERMPS      Y3, Y1, Y9
+	VPERMPS      Y4, Y1, Y11
+	VFMADD231PS  Y9, Y7, Y11
+	VFMADD213PS  Y9, Y8, Y11
+	VPSLLD       $0x14, Y1, Y1
+	VPAND        expField<>+0(SB), Y1, Y1
+	VMULPS       Y1, Y11, Y11
+	VMOVUPS      Y11, 32(AX)
+	VMOVUPS      64(AX), Y1
+	VSUBPS       Y0, Y1, Y7
+	VADDPS       Y0, Y7, Y8
+	VSUBPS       Y8, Y1, Y8
+	VMOVUPS      magic8<>+0(SB), Y1
+	VFMADD231PS  log2e<>+0(SB), Y7, Y1
+	VSUBPS       magic8<>+0(SB), Y1, Y9
+	VFNMADD231PS ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS ln2lo<>+0(SB), Y9, Y8
+	VADDPS       Y8, Y7, Y7
+	VMULPS       Y7, Y7, Y9
+	VMOVUPS      c4<>+0(SB), Y8
+	VFMADD213PS  c3<>+0(SB), Y7, Y8
+	VMOVUPS      c2<>+0(SB), Y12
+	VFMADD213PS  one<>+0(SB), Y7, Y12
+	VFMADD213PS  Y12, Y9, Y8
+	VPERMPS      Y3, Y1, Y9
+	VPERMPS      Y4, Y1, Y12
+	VFMADD231PS  Y9, Y7, Y12
+	VFMADD213PS  Y9, Y8, Y12
+	VPSLLD       $0x14, Y1, Y1
+	VPAND        expField<>+0(SB), Y1, Y1
+	VMULPS       Y1, Y12, Y12
+	VMOVUPS      Y12, 64(AX)
+	VMOVUPS      96(AX), Y1
+	VSUBPS       Y0, Y1, Y7
+	VADDPS       Y0, Y7, Y8
+	VSUBPS       Y8, Y1, Y8
+	VMOVUPS      magic8<>+0(SB), Y1
+	VFMADD231PS  log2e<>+0(SB), Y7, Y1
+	VSUBPS       magic8<>+0(SB), Y1, Y9
+	VFNMADD231PS ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS ln2lo<>+0(SB), Y9, Y8
+	VADDPS       Y8, Y7, Y7
+	VMULPS       Y7, Y7, Y9
+	VMOVUPS      c4<>+0(SB), Y8
+	VFMADD213PS  c3<>+0(SB), Y7, Y8
+	VMOVUPS      c2<>+0(SB), Y13
+	VFMADD213PS  one<>+0(SB), Y7, Y13
+	VFMADD213PS  Y13, Y9, Y8
+	VPERMPS      Y3, Y1, Y9
+	VPERMPS      Y4, Y1, Y13
+	VFMADD231PS  Y9, Y7, Y13
+	VFMADD213PS  Y9, Y8, Y13
+	VPSLLD       $0x14, Y1, Y1
+	VPAND        expField<>+0(SB), Y1, Y1
+	VMULPS       Y1, Y13, Y13
+	VMOVUPS      Y13, 96(AX)
+	VADDPS       Y11, Y10, Y10
+	VADDPS       Y13, Y12, Y12
+	VADDPS       Y12, Y10, Y10
+	VMOVUPS      128(AX), Y1
+	VSUBPS       Y0, Y1, Y7
+	VADDPS       Y0, Y7, Y8
+	VSUBPS       Y8, Y1, Y8
+	VMOVUPS      magic8<>+0(SB), Y1
+	VFMADD231PS  log2e<>+0(SB), Y7, Y1
+	VSUBPS       magic8<>+0(SB), Y1, Y9
+	VFNMADD231PS ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS ln2lo<>+0(SB), Y9, Y8
+	VADDPS       Y8, Y7, Y7
+	VMULPS       Y7, Y7, Y9
+	VMOVUPS      c4<>+0(SB), Y8
+	VFMADD213PS  c3<>+0(SB), Y7, Y8
+	VMOVUPS      c2<>+0(SB), Y11
+	VFMADD213PS  one<>+0(SB), Y7, Y11
+	VFMADD213PS  Y11, Y9, Y8
+	VPERMPS      Y3, Y1, Y9
+	VPERMPS      Y4, Y1, Y11
+	VFMADD231PS  Y9, Y7, Y11
+	VFMADD213PS  Y9, Y8, Y11
+	VPSLLD       $0x14, Y1, Y1
+	VPAND        expField<>+0(SB), Y1, Y1
+	VMULPS       Y1, Y11, Y11
+	VMOVUPS      Y11, 128(AX)
+	VMOVUPS      160(AX), Y1
+	VSUBPS       Y0, Y1, Y7
+	VADDPS       Y0, Y7, Y8
+	VSUBPS       Y8, Y1, Y8
+	VMOVUPS      magic8<>+0(SB), Y1
+	VFMADD231PS  log2e<>+0(SB), Y7, Y1
+	VSUBPS       magic8<>+0(SB), Y1, Y9
+	VFNMADD231PS ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS ln2lo<>+0(SB), Y9, Y8
+	VADDPS       Y8, Y7, Y7
+	VMULPS       Y7, Y7, Y9
+	VMOVUPS      c4<>+0(SB), Y8
+	VFMADD213PS  c3<>+0(SB), Y7, Y8
+	VMOVUPS      c2<>+0(SB), Y12
+	VFMADD213PS  one<>+0(SB), Y7, Y12
+	VFMADD213PS  Y12, Y9, Y8
+	VPERMPS      Y3, Y1, Y9
+	VPERMPS      Y4, Y1, Y12
+	VFMADD231PS  Y9, Y7, Y12
+	VFMADD213PS  Y9, Y8, Y12
+	VPSLLD       $0x14, Y1, Y1
+	VPAND        expField<>+0(SB), Y1, Y1
+	VMULPS       Y1, Y12, Y12
+	VMOVUPS      Y12, 160(AX)
+	VMOVUPS      192(AX), Y1
+	VSUBPS       Y0, Y1, Y7
+	VADDPS       Y0, Y7, Y8
+	VSUBPS       Y8, Y1, Y8
+	VMOVUPS      magic8<>+0(SB), Y1
+	VFMADD231PS  log2e<>+0(SB), Y7, Y1
+	VSUBPS       magic8<>+0(SB), Y1, Y9
+	VFNMADD231PS ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS ln2lo<>+0(SB), Y9, Y8
+	VADDPS       Y8, Y7, Y7
+	VMULPS       Y7, Y7, Y9
+	VMOVUPS      c4<>+0(SB), Y8
+	VFMADD213PS  c3<>+0(SB), Y7, Y8
+	VMOVUPS      c2<>+0(SB), Y13
+	VFMADD213PS  one<>+0(SB), Y7, Y13
+	VFMADD213PS  Y13, Y9, Y8
+	VPERMPS      Y3, Y1, Y9
+	VPERMPS      Y4, Y1, Y13
+	VFMADD231PS  Y9, Y7, Y13
+	VFMADD213PS  Y9, Y8, Y13
+	VPSLLD       $0x14, Y1, Y1
+	VPAND        expField<>+0(SB), Y1, Y1
+	VMULPS       Y1, Y13, Y13
+	VMOVUPS      Y13, 192(AX)
+	VMOVUPS      224(AX), Y1
+	VSUBPS       Y0, Y1, Y7
+	VADDPS       Y0, Y7, Y8
+	VSUBPS       Y8, Y1, Y8
+	VMOVUPS      magic8<>+0(SB), Y1
+	VFMADD231PS  log2e<>+0(SB), Y7, Y1
+	VSUBPS       magic8<>+0(SB), Y1, Y9
+	VFNMADD231PS ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS ln2lo<>+0(SB), Y9, Y8
+	VADDPS       Y8, Y7, Y7
+	VMULPS       Y7, Y7, Y9
+	VMOVUPS      c4<>+0(SB), Y8
+	VFMADD213PS  c3<>+0(SB), Y7, Y8
+	VMOVUPS      c2<>+0(SB), Y14
+	VFMADD213PS  one<>+0(SB), Y7, Y14
+	VFMADD213PS  Y14, Y9, Y8
+	VPERMPS      Y3, Y1, Y9
+	VPERMPS      Y4, Y1, Y14
+	VFMADD231PS  Y9, Y7, Y14
+	VFMADD213PS  Y9, Y8, Y14
+	VPSLLD       $0x14, Y1, Y1
+	VPAND        expField<>+0(SB), Y1, Y1
+	VMULPS       Y1, Y14, Y14
+	VMOVUPS      Y14, 224(AX)
+	VADDPS       Y12, Y11, Y11
+	VADDPS       Y14, Y13, Y13
+	VADDPS       Y13, Y11, Y11
+	VADDPS       Y11, Y10, Y10
+	VEXTRACTF128 $0x01, Y10, X1
+	VCVTPS2PD    X10, Y7
+	VCVTPS2PD    X1, Y1
+	VADDPD       Y7, Y5, Y5
+	VADDPD       Y1, Y6, Y6
+	ADDQ         $0x00000100, AX
+	SUBQ         $0x00000040, CX
+	JMP          exp8freeAVX2_2
+
+exp8donefreeAVX2_3:
+exp4freeAVX2_4:
+	CMPQ         CX, $0x00000020
+	JB           exp4donefreeAVX2_5
+	VMOVUPS      (AX), Y1
+	VSUBPS       Y0, Y1, Y7
+	VADDPS       Y0, Y7, Y8
+	VSUBPS       Y8, Y1, Y8
+	VMOVUPS      magic8<>+0(SB), Y1
+	VFMADD231PS  log2e<>+0(SB), Y7, Y1
+	VSUBPS       magic8<>+0(SB), Y1, Y9
+	VFNMADD231PS ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS ln2lo<>+0(SB), Y9, Y8
+	VADDPS       Y8, Y7, Y7
+	VMULPS       Y7, Y7, Y9
+	VMOVUPS      c4<>+0(SB), Y8
+	VFMADD213PS  c3<>+0(SB), Y7, Y8
+	VMOVUPS      c2<>+0(SB), Y10
+	VFMADD213PS  one<>+0(SB), Y7, Y10
+	VFMADD213PS  Y10, Y9, Y8
+	VPERMPS      Y3, Y1, Y9
+	VPERMPS      Y4, Y1, Y10
+	VFMADD231PS  Y9, Y7, Y10
+	VFMADD213PS  Y9, Y8, Y10
+	VPSLLD       $0x14, Y1, Y1
+	VPAND        expField<>+0(SB), Y1, Y1
+	VMULPS       Y1, Y10, Y10
+	VMOVUPS      Y10, (AX)
+	VMOVUPS      32(AX), Y1
+	VSUBPS       Y0, Y1, Y7
+	VADDPS       Y0, Y7, Y8
+	VSUBPS       Y8, Y1, Y8
+	VMOVUPS      magic8<>+0(SB), Y1
+	VFMADD231PS  log2e<>+0(SB), Y7, Y1
+	VSUBPS       magic8<>+0(SB), Y1, Y9
+	VFNMADD231PS ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS ln2lo<>+0(SB), Y9, Y8
+	VADDPS       Y8, Y7, Y7
+	VMULPS       Y7, Y7, Y9
+	VMOVUPS      c4<>+0(SB), Y8
+	VFMADD213PS  c3<>+0(SB), Y7, Y8
+	VMOVUPS      c2<>+0(SB), Y11
+	VFMADD213PS  one<>+0(SB), Y7, Y11
+	VFMADD213PS  Y11, Y9, Y8
+	VPERMPS      Y3, Y1, Y9
+	VPERMPS      Y4, Y1, Y11
+	VFMADD231PS  Y9, Y7, Y11
+	VFMADD213PS  Y9, Y8, Y11
+	VPSLLD       $0x14, Y1, Y1
+	VPAND        expField<>+0(SB), Y1, Y1
+	VMULPS       Y1, Y11, Y11
+	VMOVUPS      Y11, 32(AX)
+	VMOVUPS      64(AX), Y1
+	VSUBPS       Y0, Y1, Y7
+	VADDPS       Y0, Y7, Y8
+	VSUBPS       Y8, Y1, Y8
+	VMOVUPS      magic8<>+0(SB), Y1
+	VFMADD231PS  log2e<>+0(SB), Y7, Y1
+	VSUBPS       magic8<>+0(SB), Y1, Y9
+	VFNMADD231PS ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS ln2lo<>+0(SB), Y9, Y8
+	VADDPS       Y8, Y7, Y7
+	VMULPS       Y7, Y7, Y9
+	VMOVUPS      c4<>+0(SB), Y8
+	VFMADD213PS  c3<>+0(SB), Y7, Y8
+	VMOVUPS      c2<>+0(SB), Y12
+	VFMADD213PS  one<>+0(SB), Y7, Y12
+	VFMADD213PS  Y12, Y9, Y8
+	VPERMPS      Y3, Y1, Y9
+	VPERMPS      Y4, Y1, Y12
+	VFMADD231PS  Y9, Y7, Y12
+	VFMADD213PS  Y9, Y8, Y12
+	VPSLLD       $0x14, Y1, Y1
+	VPAND        expField<>+0(SB), Y1, Y1
+	VMULPS       Y1, Y12, Y12
+	VMOVUPS      Y12, 64(AX)
+	VMOVUPS      96(AX), Y1
+	VSUBPS       Y0, Y1, Y7
+	VADDPS       Y0, Y7, Y8
+	VSUBPS       Y8, Y1, Y8
+	VMOVUPS      magic8<>+0(SB), Y1
+	VFMADD231PS  log2e<>+0(SB), Y7, Y1
+	VSUBPS       magic8<>+0(SB), Y1, Y9
+	VFNMADD231PS ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS ln2lo<>+0(SB), Y9, Y8
+	VADDPS       Y8, Y7, Y7
+	VMULPS       Y7, Y7, Y9
+	VMOVUPS      c4<>+0(SB), Y8
+	VFMADD213PS  c3<>+0(SB), Y7, Y8
+	VMOVUPS      c2<>+0(SB), Y13
+	VFMADD213PS  one<>+0(SB), Y7, Y13
+	VFMADD213PS  Y13, Y9, Y8
+	VPERMPS      Y3, Y1, Y9
+	VPERMPS      Y4, Y1, Y13
+	VFMADD231PS  Y9, Y7, Y13
+	VFMADD213PS  Y9, Y8, Y13
+	VPSLLD       $0x14, Y1, Y1
+	VPAND        expField<>+0(SB), Y1, Y1
+	VMULPS       Y1, Y13, Y13
+	VMOVUPS      Y13, 96(AX)
+	VADDPS       Y11, Y10, Y10
+	VADDPS       Y13, Y12, Y12
+	VADDPS       Y12, Y10, Y10
+	VEXTRACTF128 $0x01, Y10, X1
+	VCVTPS2PD    X10, Y7
+	VCVTPS2PD    X1, Y1
+	VADDPD       Y7, Y5, Y5
+	VADDPD       Y1, Y6, Y6
+	ADDQ         $0x00000080, AX
+	SUBQ         $0x00000020, CX
+	JMP          exp4freeAVX2_4
+
+exp4donefreeAVX2_5:
 exp1AVX2_1:
 	TESTQ        CX, CX
 	JZ           expdoneAVX2_2
@@ -2142,6 +2472,24 @@ DATA exp8Lo<>+20(SB)/4, $0x2f0aa837
 DATA exp8Lo<>+24(SB)/4, $0xafd4a58a
 DATA exp8Lo<>+28(SB)/4, $0xaf4116de
 GLOBL exp8Lo<>(SB), RODATA|NOPTR, $32
+
+DATA clampFree<>+0(SB)/4, $0xc2ce0000
+DATA clampFree<>+4(SB)/4, $0xc2ce0000
+DATA clampFree<>+8(SB)/4, $0xc2ce0000
+DATA clampFree<>+12(SB)/4, $0xc2ce0000
+DATA clampFree<>+16(SB)/4, $0xc2ce0000
+DATA clampFree<>+20(SB)/4, $0xc2ce0000
+DATA clampFree<>+24(SB)/4, $0xc2ce0000
+DATA clampFree<>+28(SB)/4, $0xc2ce0000
+DATA clampFree<>+32(SB)/4, $0xc2ce0000
+DATA clampFree<>+36(SB)/4, $0xc2ce0000
+DATA clampFree<>+40(SB)/4, $0xc2ce0000
+DATA clampFree<>+44(SB)/4, $0xc2ce0000
+DATA clampFree<>+48(SB)/4, $0xc2ce0000
+DATA clampFree<>+52(SB)/4, $0xc2ce0000
+DATA clampFree<>+56(SB)/4, $0xc2ce0000
+DATA clampFree<>+60(SB)/4, $0xc2ce0000
+GLOBL clampFree<>(SB), RODATA|NOPTR, $64
 
 DATA expField<>+0(SB)/4, $0xff800000
 DATA expField<>+4(SB)/4, $0xff800000

@@ -25,7 +25,8 @@
 # the C reference's flags when gcc is present, adds them, and one more row: the C
 # reference's AVX-512 fp32 dot called through a frame in memory, the way Go calls
 # assembly (ABI0), which shows what that calling convention alone costs a short dot
-# (rows "C in a Go ABI0 frame"; DotF32F16 gets the same from its C twin).
+# (rows "C in a Go ABI0 frame"; DotF32F16 gets the same from its C twin, and on AVX2
+# all three dots, DotF16's with the C reference's fp16 loop).
 set -euo pipefail
 
 rounds=${1:-3}
@@ -166,8 +167,9 @@ END {
 		row[++n] = "DotF16|" s "|DotF16/VAR/n=" s "|fp16|" s "|dot_avx512(C)|dot_avx2_f16c_fma(C)"
 		row[++n] = "DotF32F16|" s "|DotF32F16/VAR/n=" s "|cdots|" s "|dot_f32f16_avx512(C)|dot_f32f16_avx2(C)"
 		row[++n] = "DotF32|" s "|DotF32/VAR/n=" s "|fp16|" s "|dot_f32_avx512(C, fp32 inputs)|cdots::dot_f32_avx2(C)"
-		row[++n] = "DotF32F16 (C in a Go ABI0 frame)|" s "|DotF32F16/VAR/n=" s "|cdots|" s "|dot_f32f16_avx512(C, Go ABI0 frame)|"
-		row[++n] = "DotF32 (C in a Go ABI0 frame)|" s "|DotF32/VAR/n=" s "|cdots|" s "|dot_f32_avx512(C, Go ABI0 frame)|"
+		row[++n] = "DotF16 (C in a Go ABI0 frame)|" s "|DotF16/VAR/n=" s "|cdots|" s "||dot_f16_avx2(C, Go ABI0 frame)"
+		row[++n] = "DotF32F16 (C in a Go ABI0 frame)|" s "|DotF32F16/VAR/n=" s "|cdots|" s "|dot_f32f16_avx512(C, Go ABI0 frame)|dot_f32f16_avx2(C, Go ABI0 frame)"
+		row[++n] = "DotF32 (C in a Go ABI0 frame)|" s "|DotF32/VAR/n=" s "|cdots|" s "|dot_f32_avx512(C, Go ABI0 frame)|dot_f32_avx2(C, Go ABI0 frame)"
 	}
 	row[++n] = "ToFloat32|32768|ToFloat32/VAR/n=32768|cvt|32768|cvt_avx512(C)|cvt_avx2_f16c(C)"
 	row[++n] = "TopK 512 of|16384|TopK/VAR/n=16384|top-k|16384|C++ sample+AVX512 compress+nth_element|"

@@ -84,10 +84,11 @@ static inline float hsum256(__m256 v) {
 }
 
 // The AVX2 dots: eight accumulators of eight lanes, 64 elements per iteration (named
-// ones: gcc keeps an array of them in memory).
+// ones: gcc keeps an array of them in memory). Bodies, inlined into the plain
+// functions and into their ABI0 frame twins, as the AVX-512 ones are.
 #define FMA8(L, j) s##j = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8 * j), L(b + i + 8 * j), s##j)
 #define DOT_AVX2(name, T, LOADB, SCALARB)                                                     \
-	__attribute__((noinline)) float name(const float *a, const T *b, size_t n) {               \
+	static inline __attribute__((always_inline)) float name(const float *a, const T *b, size_t n) { \
 		__m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0; \
 		size_t i = 0;                                                                          \
 		for (; i + 64 <= n; i += 64) {                                                         \
@@ -102,8 +103,12 @@ static inline float hsum256(__m256 v) {
 	}
 #define LOADF256(p) _mm256_loadu_ps(p)
 #define LOADH256(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
-DOT_AVX2(dot_f32_avx2, float, LOADF256, SAME)
-DOT_AVX2(dot_f32f16_avx2, uint16_t, LOADH256, _cvtsh_ss)
+DOT_AVX2(f32_avx2, float, LOADF256, SAME)
+DOT_AVX2(f32f16_avx2, uint16_t, LOADH256, _cvtsh_ss)
+__attribute__((noinline)) float dot_f32_avx2(const float *a, const float *b, size_t n) { return f32_avx2(a, b, n); }
+__attribute__((noinline)) float dot_f32f16_avx2(const float *a, const uint16_t *b, size_t n) {
+	return f32f16_avx2(a, b, n);
+}
 
 AVX512 float dot_f32_avx512(const float *a, const float *b, size_t n) { return f32_avx512(a, b, n); }
 
@@ -121,6 +126,37 @@ struct goFrame {
 	float ret;
 };
 
+// The AVX2 twins check for the AVX2 variant's number, 1. DotF16's twin runs the C
+// reference's fp16 dot loop (kern.c's dot_avx2: four accumulators, 32 halves per
+// iteration), written out again here with its a and b both halves.
+static inline __attribute__((always_inline)) float f16_avx2(const uint16_t *a, const uint16_t *b, size_t n) {
+	__m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+	size_t i = 0;
+#define H8(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
+	for (; i + 32 <= n; i += 32) {
+		s0 = _mm256_fmadd_ps(H8(a + i), H8(b + i), s0);
+		s1 = _mm256_fmadd_ps(H8(a + i + 8), H8(b + i + 8), s1);
+		s2 = _mm256_fmadd_ps(H8(a + i + 16), H8(b + i + 16), s2);
+		s3 = _mm256_fmadd_ps(H8(a + i + 24), H8(b + i + 24), s3);
+	}
+#undef H8
+	float r = hsum256(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+	for (; i < n; i++) r += _cvtsh_ss(a[i]) * _cvtsh_ss(b[i]);
+	return r;
+}
+__attribute__((noinline)) float dot_f16_avx2(const uint16_t *a, const uint16_t *b, size_t n) { return f16_avx2(a, b, n); }
+__attribute__((noinline)) void dot_f32_avx2_abi0(volatile struct goFrame *f) {
+	if (f->sel != 1) return;
+	f->ret = f32_avx2(f->a, f->b, f->n);
+}
+__attribute__((noinline)) void dot_f32f16_avx2_abi0(volatile struct goFrame *f) {
+	if (f->sel != 1) return;
+	f->ret = f32f16_avx2(f->a, f->b, f->n);
+}
+__attribute__((noinline)) void dot_f16_avx2_abi0(volatile struct goFrame *f) {
+	if (f->sel != 1) return;
+	f->ret = f16_avx2((const uint16_t *)f->a, f->b, f->n);
+}
 AVX512 void dot_f32_avx512_abi0(volatile struct goFrame *f) {
 	if (f->sel != 2) return;
 	f->ret = f32_avx512(f->a, f->b, f->n);
@@ -133,10 +169,10 @@ AVX512 void dot_f32f16_avx512_abi0(volatile struct goFrame *f) {
 
 // callABI0 computes sel and stores the arguments into a frame on the stack, as the
 // inlined Go kernel does before each call, calls body, and loads the result.
-static inline float callABI0(void (*body)(volatile struct goFrame *), const float *a, const void *b, size_t na,
-                             size_t nb) {
+static inline float callABI0(void (*body)(volatile struct goFrame *), int isa, const void *a, const void *b,
+                             size_t na, size_t nb) {
 	volatile struct goFrame f;
-	f.a = a, f.b = b, f.n = na, f.sel = 2 | (int64_t)(nb - na) << 8;
+	f.a = a, f.b = b, f.n = na, f.sel = isa | (int64_t)(nb - na) << 8;
 	body(&f);
 	return f.ret;
 }
@@ -178,18 +214,24 @@ int main(void) {
 		float *a = afloats(n), *b = afloats(n);
 		uint16_t *h = ahalves(n);
 		// The twins must compute what they are timed for: a scalar float64 reference.
-		double want = 0, wanth = 0;
-		for (size_t i = 0; i < n; i++) want += (double)a[i] * b[i], wanth += (double)a[i] * _cvtsh_ss(h[i]);
+		uint16_t *g = ahalves(n);
+		double want = 0, wanth = 0, wanthh = 0;
+		for (size_t i = 0; i < n; i++)
+			want += (double)a[i] * b[i], wanth += (double)a[i] * _cvtsh_ss(h[i]),
+				wanthh += (double)_cvtsh_ss(g[i]) * _cvtsh_ss(h[i]);
 		float got[] = {
 			dot_f32_avx2(a, b, n),
 			dot_f32f16_avx2(a, h, n),
 			has512 ? dot_f32_avx512(a, b, n) : (float)want,
 			has512 ? dot_f32f16_avx512(a, h, n) : (float)wanth,
-			has512 ? callABI0(dot_f32_avx512_abi0, a, b, n, n) : (float)want,
-			has512 ? callABI0(dot_f32f16_avx512_abi0, a, h, n, n) : (float)wanth,
+			has512 ? callABI0(dot_f32_avx512_abi0, 2, a, b, n, n) : (float)want,
+			has512 ? callABI0(dot_f32f16_avx512_abi0, 2, a, h, n, n) : (float)wanth,
+			callABI0(dot_f32_avx2_abi0, 1, a, b, n, n),
+			callABI0(dot_f32f16_avx2_abi0, 1, a, h, n, n),
+			callABI0(dot_f16_avx2_abi0, 1, g, h, n, n),
 		};
-		double ref[] = {want, wanth, want, wanth, want, wanth};
-		for (int i = 0; i < 6; i++)
+		double ref[] = {want, wanth, want, wanth, want, wanth, want, wanth, wanthh};
+		for (int i = 0; i < 9; i++)
 			if (got[i] - ref[i] > 1e-3 || ref[i] - got[i] > 1e-3) {
 				fprintf(stderr, "dots.c: n=%zu: dot %d = %g, want %g\n", n, i, got[i], ref[i]);
 				return 1;
@@ -197,13 +239,17 @@ int main(void) {
 		printf("-- cdots n=%zu\n", n);
 		TIME("dot_f32_avx2(C)", sinkf += dot_f32_avx2(a, b, n));
 		TIME("dot_f32f16_avx2(C)", sinkf += dot_f32f16_avx2(a, h, n));
+		TIME("dot_f16_avx2(C)", sinkf += dot_f16_avx2(g, h, n));
+		TIME("dot_f32f16_avx2(C, Go ABI0 frame)", sinkf += callABI0(dot_f32f16_avx2_abi0, 1, a, h, n, n));
+		TIME("dot_f32_avx2(C, Go ABI0 frame)", sinkf += callABI0(dot_f32_avx2_abi0, 1, a, b, n, n));
+		TIME("dot_f16_avx2(C, Go ABI0 frame)", sinkf += callABI0(dot_f16_avx2_abi0, 1, g, h, n, n));
 		if (has512) {
 			TIME("dot_f32f16_avx512(C)", sinkf += dot_f32f16_avx512(a, h, n));
 			TIME("dot_f32_avx512(C)", sinkf += dot_f32_avx512(a, b, n));
-			TIME("dot_f32f16_avx512(C, Go ABI0 frame)", sinkf += callABI0(dot_f32f16_avx512_abi0, a, h, n, n));
-			TIME("dot_f32_avx512(C, Go ABI0 frame)", sinkf += callABI0(dot_f32_avx512_abi0, a, b, n, n));
+			TIME("dot_f32f16_avx512(C, Go ABI0 frame)", sinkf += callABI0(dot_f32f16_avx512_abi0, 2, a, h, n, n));
+			TIME("dot_f32_avx512(C, Go ABI0 frame)", sinkf += callABI0(dot_f32_avx512_abi0, 2, a, b, n, n));
 		}
-		free(a), free(b), free(h);
+		free(a), free(b), free(h), free(g);
 	}
 	return 0;
 }

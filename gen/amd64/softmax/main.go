@@ -434,7 +434,10 @@ func (t tableExp) table(name string, part func(float64) float32) Mem {
 // exp returns 2²⁴·e^(x−m) for each register of xs, issuing each step for all of them
 // before the next. general selects the 2Sum path; otherwise the caller guarantees
 // 0 ≤ m ≤ 2¹² and every x ≥ −m.
-func (t tableExp) exp(c expConsts, xs []reg.VecVirtual, general bool) []reg.VecVirtual {
+//
+// clamp (AVX2's fast path) keeps d ≥ −104 with a VMAXPS; without it the caller
+// guarantees that already (every fl(x − m) ≥ −103), so that leaving it out changes no bits.
+func (t tableExp) exp(c expConsts, xs []reg.VecVirtual, general, clamp bool) []reg.VecVirtual {
 	avx512 := t.isa.Lanes == 16
 	n := len(xs)
 	regs := func() []reg.VecVirtual {
@@ -478,7 +481,7 @@ func (t tableExp) exp(c expConsts, xs []reg.VecVirtual, general bool) []reg.VecV
 		z := e
 		each(func(i int) { VADDPS(c.m, d[i], z[i]) })   // Fast2Sum(−m, x): z = d + m
 		each(func(i int) { VSUBPS(z[i], xs[i], e[i]) }) //                  e = x − z
-		if !avx512 {
+		if !avx512 && clamp {
 			each(func(i int) { VMAXPS(d[i], c.clampLo, d[i]) }) // a NaN d stays NaN
 		}
 	}
@@ -583,6 +586,9 @@ func expSumTable(t tableExp) {
 		VADDPD(lo, acc[0], acc[0])
 		VADDPD(hi, acc[1], acc[1])
 	}
+	// unclamped is set while the loops for rows whose min shows every d ≥ −103 are
+	// written (AVX2 only): their fast path needs no clamp.
+	unclamped := false
 	// block computes the exponentials of vectors [first, first+count) of the iteration,
 	// general or not, stores them and returns their float32 sum.
 	block := func(first, count int, general bool) reg.VecVirtual {
@@ -596,7 +602,7 @@ func expSumTable(t tableExp) {
 			for u := range xs {
 				xs[u] = loadVec(isa, x.Offset((g+u)*isa.Bytes()))
 			}
-			for u, y := range t.exp(c, xs, general) {
+			for u, y := range t.exp(c, xs, general, !unclamped) {
 				VMOVUPS(y, x.Offset((g+u)*isa.Bytes()))
 				ys = append(ys, y)
 			}
@@ -686,15 +692,35 @@ func expSumTable(t tableExp) {
 	VMOVSS(ParamAddr("min"), lo)
 	VUCOMISS(lim.AsX(), lo)
 	JB(LabelRef(checkEach)) // min < lim, or min is NaN
+	var free string
+	if !avx512 {
+		// The clamp is one of the ~23 operations per vector of AVX2's fast path (and a
+		// link of its dependency chain); when fl(min − m) ≥ −103, every fl(x − m) is
+		// too (rounding is monotonic), and the clamp would leave d as it is: rows of
+		// attention logits and of probabilities (a softmax run again) take these loops.
+		unclampedLabels = true
+		free = label("expunclamped", isa)
+		unclampedLabels = false
+		VSUBSS(m.AsX(), lo, lo)
+		VUCOMISS(splat("clampFree", -103), lo)
+		JAE(LabelRef(free))
+	}
 	loops(false)
 	JMP(LabelRef(tail))
 	Label(checkEach)
 	loops(true)
+	if !avx512 {
+		JMP(LabelRef(tail))
+		Label(free)
+		unclamped, unclampedLabels = true, true
+		loops(false)
+		unclamped, unclampedLabels = false, false
+	}
 
 	Label(tail)
 	TESTQ(n, n)
 	JZ(LabelRef(done))
-	y := t.exp(c, []reg.VecVirtual{loadVec(isa, x)}, true)[0]
+	y := t.exp(c, []reg.VecVirtual{loadVec(isa, x)}, true, true)[0]
 	VMOVUPS(y, x)
 	flush(y)
 	ADDQ(U32(isa.Bytes()), x.Base)
@@ -718,9 +744,17 @@ func loadVec(isa ISA, m Mem) reg.VecVirtual {
 	return v
 }
 
-var labels int
+var labels, freeLabels int
 
+// label names a new label. The unclamped loops count theirs apart, so that adding
+// them left the other labels' names (which asm's tests refer to) as they were.
 func label(what string, isa ISA) string {
+	if unclampedLabels {
+		freeLabels++
+		return fmt.Sprintf("%sfree%s_%d", what, isa.Suffix, freeLabels)
+	}
 	labels++
 	return fmt.Sprintf("%s%s_%d", what, isa.Suffix, labels)
 }
+
+var unclampedLabels bool
