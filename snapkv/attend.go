@@ -69,32 +69,22 @@ func (c *CacheOf[E]) checkDecode(out, q []float32) error {
 // attendWork is a Cache's workspace for Attend: one task per KV head, or per part of
 // a head when the heads are fewer than the workers, and the parts' states.
 type attendWork[E Element] struct {
-	c       *CacheOf[E]
-	out, q  []float32
-	parts   int // parts per head; 1: one kernel call per head
-	tasks   int
-	next    atomic.Int64
-	states  []kernels.AttendState // [KVHeads][parts], when parts > 1
-	helpers []func()
-	wg      sync.WaitGroup
+	c      *CacheOf[E]
+	out, q []float32
+	parts  int // parts per head; 1: one kernel call per head
+	tasks  int
+	next   atomic.Int64
+	states []kernels.AttendState // [KVHeads][parts], when parts > 1
+	fan    fanOut
 }
 
 func (w *attendWork[E]) run(c *CacheOf[E], out, q []float32) {
 	w.plan(c, out, q)
 	w.next.Store(0)
-	helpers := max(min(c.workers(), w.tasks)-1, 0)
-	for len(w.helpers) < helpers {
-		w.helpers = append(w.helpers, func() {
-			w.work()
-			w.wg.Done()
-		})
+	if w.fan.work == nil {
+		w.fan.work = w.work
 	}
-	w.wg.Add(helpers)
-	for _, h := range w.helpers[:helpers] {
-		go h()
-	}
-	w.work()
-	w.wg.Wait()
+	w.fan.run(min(c.workers(), w.tasks))
 	w.finishAll()
 }
 
@@ -135,7 +125,7 @@ func (w *attendWork[E]) plan(c *CacheOf[E], out, q []float32) {
 }
 
 // work runs tasks, claiming one at a time, until none is left.
-func (w *attendWork[E]) work() {
+func (w *attendWork[E]) work(int) {
 	for {
 		t := int(w.next.Add(1) - 1)
 		if t >= w.tasks {
@@ -217,4 +207,30 @@ func attendPartial[E Element](st *kernels.AttendState, q []float32, k, v []E, n,
 	case []q8.Block:
 		kernels.AttendPartialQ8(st, q, k, any(v).([]q8.Block), n, dim, scale)
 	}
+}
+
+// fanOut runs a call's work on goroutines: the caller's and helpers it waits for, none
+// outliving the call. The helpers' closures are made once and kept, so a warm call
+// allocates nothing.
+type fanOut struct {
+	work    func(worker int) // the owner's method, set once: goroutine worker's share, 0 the caller's
+	helpers []func()
+	wg      sync.WaitGroup
+}
+
+// run calls work on goroutines goroutines (at least the caller's) and waits for them.
+func (f *fanOut) run(goroutines int) {
+	helpers := max(goroutines-1, 0)
+	for i := len(f.helpers); i < helpers; i++ {
+		f.helpers = append(f.helpers, func() {
+			f.work(i + 1)
+			f.wg.Done()
+		})
+	}
+	f.wg.Add(helpers)
+	for _, h := range f.helpers[:helpers] {
+		go h()
+	}
+	f.work(0)
+	f.wg.Wait()
 }

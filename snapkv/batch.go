@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"sync"
 	"sync/atomic"
 
 	"github.com/kvsimd/kvsimd/fp16"
@@ -26,12 +25,11 @@ type BatchOf[E Element] struct {
 	// GOMAXPROCS.
 	Workers int
 
-	caches  []*CacheOf[E]
-	ends    []int // ends[s]: the call's tasks through sequence s
-	total   int   // the call's tasks
-	next    atomic.Int64
-	helpers []func()
-	wg      sync.WaitGroup
+	caches []*CacheOf[E]
+	ends   []int // ends[s]: the call's tasks through sequence s
+	total  int   // the call's tasks
+	next   atomic.Int64
+	fan    fanOut
 }
 
 // Batch is a batch of fp16 caches.
@@ -78,19 +76,10 @@ func (b *BatchOf[E]) Attend(out, q [][]float32, caches []*CacheOf[E]) error {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	helpers := max(min(workers, total)-1, 0)
-	for len(b.helpers) < helpers {
-		b.helpers = append(b.helpers, func() {
-			b.work()
-			b.wg.Done()
-		})
+	if b.fan.work == nil {
+		b.fan.work = b.work
 	}
-	b.wg.Add(helpers)
-	for _, h := range b.helpers[:helpers] {
-		go h()
-	}
-	b.work()
-	b.wg.Wait()
+	b.fan.run(min(workers, total))
 	var errs []error
 	for s, c := range b.caches {
 		c.att.finishAll()
@@ -103,7 +92,7 @@ func (b *BatchOf[E]) Attend(out, q [][]float32, caches []*CacheOf[E]) error {
 }
 
 // work runs the call's tasks, claiming one at a time, until none is left.
-func (b *BatchOf[E]) work() {
+func (b *BatchOf[E]) work(int) {
 	s := 0 // the claims only grow, and so does their sequence
 	for {
 		t := int(b.next.Add(1) - 1)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync"
 	"sync/atomic"
 
 	"github.com/kvsimd/kvsimd/bf16"
@@ -115,16 +114,15 @@ func (c *CacheOf[E]) checkAttend(out []float32, ch ChunkOf[E]) error {
 // those are copied, a piece of at most prefillPiece query rows at a time, through the
 // worker's own buffer, unless one goroutine does all the work.
 type prefillWork[E Element] struct {
-	c       *CacheOf[E]
-	out, q  []float32
-	n, old  int   // the chunk's positions and the rows each head held before it
-	cuts    []int // the parts' first positions in the chunk, then n
-	tasks   int
-	direct  bool // every task calls the kernel on q and out where they lie
-	next    atomic.Int64
-	bufs    [][]float32 // per worker: a piece's queries, then its outputs
-	helpers []func()
-	wg      sync.WaitGroup
+	c      *CacheOf[E]
+	out, q []float32
+	n, old int   // the chunk's positions and the rows each head held before it
+	cuts   []int // the parts' first positions in the chunk, then n
+	tasks  int
+	direct bool // every task calls the kernel on q and out where they lie
+	next   atomic.Int64
+	bufs   [][]float32 // per worker: a piece's queries, then its outputs
+	fan    fanOut
 }
 
 // run writes the attention of the chunk's n positions, whose rows are the last n of
@@ -156,25 +154,16 @@ func (w *prefillWork[E]) run(c *CacheOf[E], out, q []float32, n int) {
 		}
 	}
 	w.next.Store(0)
-	helpers := workers - 1
-	for i := len(w.helpers); i < helpers; i++ {
-		w.helpers = append(w.helpers, func() {
-			w.work(i + 1)
-			w.wg.Done()
-		})
+	if w.fan.work == nil {
+		w.fan.work = w.work
 	}
-	w.wg.Add(helpers)
-	for _, h := range w.helpers[:helpers] {
-		go h()
-	}
-	w.work(0)
-	w.wg.Wait()
+	w.fan.run(workers)
 	w.c, w.out, w.q = nil, nil, nil // hold no reference to the call's slices
 }
 
 // release drops the buffers once the prompt has ended.
 func (w *prefillWork[E]) release() {
-	w.cuts, w.bufs, w.helpers = nil, nil, nil
+	w.cuts, w.bufs, w.fan.helpers = nil, nil, nil
 }
 
 // pieceLen is the positions of a piece: prefillPiece query rows of g heads, a
