@@ -112,17 +112,7 @@ func (r *Report) limitChart() []byte {
 	if len(cats) == 0 {
 		return nil
 	}
-	values := make([][]float64, len(cats))
-	for i, c := range cats {
-		values[i] = make([]float64, len(groups))
-		for j, g := range groups {
-			v, ok := at[[2]string{c, g}]
-			if !ok {
-				v = math.NaN()
-			}
-			values[i][j] = v
-		}
-	}
+	values := barValues(cats, groups, at)
 	return barChart(barSpec{
 		title:      "Kernel throughput as % of its roofline (FMA peak, read bandwidth or instruction issue)",
 		value:      axis{label: "% of the roofline measured in this run (100 = at the roofline)"},
@@ -154,17 +144,7 @@ func (r *Report) decodeChart() []byte {
 		}
 		at[[2]string{cat, d.variant}] = d.fused.VsRoofline
 	}
-	values := make([][]float64, len(cats))
-	for i, c := range cats {
-		values[i] = make([]float64, len(groups))
-		for j, g := range groups {
-			v, ok := at[[2]string{c, g}]
-			if !ok {
-				v = math.NaN()
-			}
-			values[i][j] = v
-		}
-	}
+	values := barValues(cats, groups, at)
 	return barChart(barSpec{
 		title:     fmt.Sprintf("Fused decode attention ÷ roofline (Hkv %d, G %d, dim %d)", decodeKVHeads, decodeGroup, decodeDim),
 		value:     axis{label: "time ÷ max(FLOPs ÷ FMA peak, K+V bytes ÷ read bandwidth); 1 = at the roofline"},
@@ -210,4 +190,21 @@ var nonWord = regexp.MustCompile(`[^a-z0-9]+`)
 
 func slug(s string) string {
 	return strings.Trim(nonWord.ReplaceAllString(strings.ToLower(s), "-"), "-")
+}
+
+// barValues lays at's values out as a bar chart's [category][group], NaN (no bar) where
+// a category has no value for a group.
+func barValues(cats, groups []string, at map[[2]string]float64) [][]float64 {
+	values := make([][]float64, len(cats))
+	for i, c := range cats {
+		values[i] = make([]float64, len(groups))
+		for j, g := range groups {
+			v, ok := at[[2]string{c, g}]
+			if !ok {
+				v = math.NaN()
+			}
+			values[i][j] = v
+		}
+	}
+	return values
 }

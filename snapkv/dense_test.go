@@ -19,14 +19,9 @@ import (
 // for its rows, Stats, Truncate, Clone and Reset, alone and in LayersOf; and for its
 // configuration errors.
 
-// denseStep is one decoded token: its K and V rows [hk][d values] and queries [hq][d].
-type denseStep[E snapkv.Element] struct {
-	k, v []E
-	q    []float32
-}
-
-func denseSteps[E snapkv.Element](r *rand.Rand, count, hq, hk, d int) []denseStep[E] {
-	s := make([]denseStep[E], count)
+// denseSteps is count decode steps (token, lifecycle_test.go) drawn from r.
+func denseSteps[E snapkv.Element](r *rand.Rand, count, hq, hk, d int) []token[E] {
+	s := make([]token[E], count)
 	for i := range s {
 		k, v, q := make([]float32, hk*d), make([]float32, hk*d), make([]float32, hq*d)
 		for j := range k {
@@ -35,27 +30,9 @@ func denseSteps[E snapkv.Element](r *rand.Rand, count, hq, hk, d int) []denseSte
 		for j := range q {
 			q[j] = float32(r.NormFloat64())
 		}
-		s[i] = denseStep[E]{k: narrowTo[E](k), v: narrowTo[E](v), q: q}
+		s[i] = token[E]{k: narrowTo[E](k), v: narrowTo[E](v), q: q}
 	}
 	return s
-}
-
-// denseDecode appends and attends each step on c and returns the outputs, one after
-// another.
-func denseDecode[E snapkv.Element](t *testing.T, c *snapkv.CacheOf[E], steps []denseStep[E]) []float32 {
-	t.Helper()
-	var outs []float32
-	for _, s := range steps {
-		out := make([]float32, len(s.q))
-		if err := c.Append(s.k, s.v); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Attend(out, s.q); err != nil {
-			t.Fatal(err)
-		}
-		outs = append(outs, out...)
-	}
-	return outs
 }
 
 func TestDenseCache(t *testing.T) {
@@ -106,7 +83,7 @@ func testDenseCache[E snapkv.Element](t *testing.T) {
 				t.Fatalf("layout %d KV head %d: the dense cache holds positions %v, want every row as given", layout, h, pos)
 			}
 		}
-		got, want := denseDecode(t, dense, steps), denseDecode(t, keepAll, steps)
+		got, want := decode(t, dense, steps), decode(t, keepAll, steps)
 		if !sameBits(got, want) {
 			t.Fatalf("layout %d: the dense cache's Attend differs from a KeepRatio 1 cache's", layout)
 		}
@@ -141,7 +118,7 @@ func testDenseCache[E snapkv.Element](t *testing.T) {
 		// Clone: a fork decodes as the original does, and neither sees the other's rows.
 		fork := dense.Clone()
 		more := denseSteps[E](r, 3, hq, hk, d)
-		a, b := denseDecode(t, dense, more), denseDecode(t, fork, more)
+		a, b := decode(t, dense, more), decode(t, fork, more)
 		if !sameBits(a, b) {
 			t.Fatalf("layout %d: a clone decodes other bits than its original", layout)
 		}
@@ -161,7 +138,7 @@ func testDenseCache[E snapkv.Element](t *testing.T) {
 			t.Fatal(err)
 		}
 		sameCache(t, "Truncate(70)", short, dense, hk)
-		if a, b := denseDecode(t, dense, steps), denseDecode(t, short, steps); !sameBits(a, b) || dense.Offset() != 70+tokens {
+		if a, b := decode(t, dense, steps), decode(t, short, steps); !sameBits(a, b) || dense.Offset() != 70+tokens {
 			t.Fatalf("layout %d: after Truncate(70) the cache decodes other bits than one prefilled with 70 rows (Offset %d)", layout, dense.Offset())
 		}
 
@@ -174,7 +151,7 @@ func testDenseCache[E snapkv.Element](t *testing.T) {
 			}
 		}
 		sameCache(t, "Reset", fresh, dense, hk)
-		if a, b := denseDecode(t, dense, steps), denseDecode(t, fresh, steps); !sameBits(a, b) {
+		if a, b := decode(t, dense, steps), decode(t, fresh, steps); !sameBits(a, b) {
 			t.Fatalf("layout %d: after Reset the cache decodes other bits than a new one", layout)
 		}
 	}
