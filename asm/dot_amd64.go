@@ -234,3 +234,63 @@ func ScoresQ8Panels64AVX512(dst []float32, panels []float32, k []byte, scratch [
 //
 //go:noescape
 func ScoresQ8Panels128AVX512(dst []float32, panels []float32, k []byte, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
+
+// Where ahead is not empty, it prefetches row j of ahead (ahead[j*stride:], as key j
+// lies in k) as it scores key j: the decode attention's values, which it reads next.
+//
+//go:noescape
+func ScoresF32RowsAVX2(dst []float32, q []float32, k []float32, ahead []float32, rows int, n int, dim int, stride int, scale float32)
+
+// ScoresF32PanelsAVX2 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
+// any dim ≥ 1 and stride ≥ dim.
+// The queries come transposed in panels of 16: q_i[d] = panels[(i/16·dim + d)·16 + i%16], with
+// the lanes past rows zero; scratch holds at least 24·dim floats and stage 768.
+//
+//go:noescape
+func ScoresF32PanelsAVX2(dst []float32, panels []float32, k []float32, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
+
+// ScoresF32Panels64AVX2 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
+// dim = 64 and stride ≥ dim.
+// The queries come transposed in panels of 16: q_i[d] = panels[(i/16·dim + d)·16 + i%16], with
+// the lanes past rows zero; scratch holds at least 24·dim floats and stage 768.
+//
+//go:noescape
+func ScoresF32Panels64AVX2(dst []float32, panels []float32, k []float32, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
+
+// ScoresF32Panels128AVX2 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
+// dim = 128 and stride ≥ dim.
+// The queries come transposed in panels of 16: q_i[d] = panels[(i/16·dim + d)·16 + i%16], with
+// the lanes past rows zero; scratch holds at least 24·dim floats and stage 768.
+//
+//go:noescape
+func ScoresF32Panels128AVX2(dst []float32, panels []float32, k []float32, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
+
+// Where ahead is not empty, it prefetches row j of ahead (ahead[j*stride:], as key j
+// lies in k) as it scores key j: the decode attention's values, which it reads next.
+//
+//go:noescape
+func ScoresF32RowsAVX512(dst []float32, q []float32, k []float32, ahead []float32, rows int, n int, dim int, stride int, scale float32)
+
+// ScoresF32PanelsAVX512 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
+// any dim ≥ 1 and stride ≥ dim.
+// The queries come transposed in panels of 32: q_i[d] = panels[(i/32·dim + d)·32 + i%32], with
+// the lanes past rows zero; scratch holds at least 16·dim floats and stage 1024.
+//
+//go:noescape
+func ScoresF32PanelsAVX512(dst []float32, panels []float32, k []float32, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
+
+// ScoresF32Panels64AVX512 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
+// dim = 64 and stride ≥ dim.
+// The queries come transposed in panels of 32: q_i[d] = panels[(i/32·dim + d)·32 + i%32], with
+// the lanes past rows zero; scratch holds at least 16·dim floats and stage 1024.
+//
+//go:noescape
+func ScoresF32Panels64AVX512(dst []float32, panels []float32, k []float32, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
+
+// ScoresF32Panels128AVX512 sets dst[i*n+j] = scale·(q_i · k[j*stride:][:dim]) for rows ≥ 1 queries, n ≥ 1 keys,
+// dim = 128 and stride ≥ dim.
+// The queries come transposed in panels of 32: q_i[d] = panels[(i/32·dim + d)·32 + i%32], with
+// the lanes past rows zero; scratch holds at least 16·dim floats and stage 1024.
+//
+//go:noescape
+func ScoresF32Panels128AVX512(dst []float32, panels []float32, k []float32, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)

@@ -73,3 +73,18 @@ func ScoresBlocksQ8NEON(dst []float32, q []float32, k []byte, scratch []float32,
 //
 //go:noescape
 func ScoresPanelsQ8NEON(dst []float32, q []float32, k []byte, scratch []float32, rows int, n int, dim int, stride int, scale float32)
+
+// ScoresF32NEON sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1 query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim.
+//
+//go:noescape
+func ScoresF32NEON(dst []float32, q []float32, k []float32, rows int, n int, dim int, stride int, scale float32)
+
+// ScoresBlocksF32NEON sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1 query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim; scratch holds 16·dim floats.
+//
+//go:noescape
+func ScoresBlocksF32NEON(dst []float32, q []float32, k []float32, scratch []float32, rows int, n int, dim int, stride int, scale float32)
+
+// ScoresPanelsF32NEON sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows = 8, 16 or 32, or 1 ≤ rows ≤ 4, n ≥ 1 keys, dim ≥ 1 with rows·dim ≤ 4096 (rows counted as 4 when fewer), and stride ≥ dim; scratch holds 4160 floats.
+//
+//go:noescape
+func ScoresPanelsF32NEON(dst []float32, q []float32, k []float32, scratch []float32, rows int, n int, dim int, stride int, scale float32)

@@ -9671,3 +9671,2883 @@ p8next:
 
 p8done:
 	RET
+
+// func ScoresF32NEON(dst []float32, q []float32, k []float32, rows int, n int, dim int, stride int, scale float32)
+TEXT ·ScoresF32NEON(SB), NOSPLIT, $0-108
+	MOVD dst_base+0(FP), R19
+	MOVD k_base+48(FP), R20
+	MOVD n+80(FP), R21
+	LSL $2, R21, R24
+	MOVD dim+88(FP), R25
+	MOVD stride+96(FP), R23
+	LSL $2, R23, R23
+	LSL $2, R25, R22
+	FMOVS scale+104(FP), F15
+	VDUP V15.S[0], V15.S4
+
+keys4:
+	CMP $4, R21
+	BLT keys4done
+	MOVD q_base+24(FP), R9
+	MOVD R19, R10
+	MOVD rows+72(FP), R26
+
+rows4_keys4:
+	CMP $4, R26
+	BLT rows4_keys4_done
+	// Tile of 4 query rows × 4 keys.
+	MOVD R9, R0
+	ADD R22, R0, R1
+	ADD R22, R1, R2
+	ADD R22, R2, R3
+	MOVD R20, R4
+	ADD R23, R4, R5
+	ADD R23, R5, R6
+	ADD R23, R6, R7
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	AND $3, R25, R8
+
+head4x4:
+	CBZ R8, body4x4
+	FMOVS.P 4(R4), F4
+	FMOVS.P 4(R5), F5
+	FMOVS.P 4(R6), F6
+	FMOVS.P 4(R7), F7
+	FMOVS.P 4(R0), F0
+	FMADDS F4, F16, F0, F16
+	FMADDS F5, F17, F0, F17
+	FMADDS F6, F18, F0, F18
+	FMADDS F7, F19, F0, F19
+	FMOVS.P 4(R1), F0
+	FMADDS F4, F20, F0, F20
+	FMADDS F5, F21, F0, F21
+	FMADDS F6, F22, F0, F22
+	FMADDS F7, F23, F0, F23
+	FMOVS.P 4(R2), F0
+	FMADDS F4, F24, F0, F24
+	FMADDS F5, F25, F0, F25
+	FMADDS F6, F26, F0, F26
+	FMADDS F7, F27, F0, F27
+	FMOVS.P 4(R3), F0
+	FMADDS F4, F28, F0, F28
+	FMADDS F5, F29, F0, F29
+	FMADDS F6, F30, F0, F30
+	FMADDS F7, F31, F0, F31
+	SUB $1, R8
+	B head4x4
+
+body4x4:
+	AND $-4, R25, R8
+
+loop4x4:
+	CBZ R8, reduce4x4
+	VLD1.P 16(R4), [V4.S4]
+	VLD1.P 16(R5), [V5.S4]
+	VLD1.P 16(R6), [V6.S4]
+	VLD1.P 16(R7), [V7.S4]
+	VLD1.P 16(R0), [V0.S4]
+	VLD1.P 16(R1), [V1.S4]
+	VLD1.P 16(R2), [V2.S4]
+	VLD1.P 16(R3), [V3.S4]
+	VFMLA V4.S4, V0.S4, V16.S4
+	VFMLA V5.S4, V0.S4, V17.S4
+	VFMLA V6.S4, V0.S4, V18.S4
+	VFMLA V7.S4, V0.S4, V19.S4
+	VFMLA V4.S4, V1.S4, V20.S4
+	VFMLA V5.S4, V1.S4, V21.S4
+	VFMLA V6.S4, V1.S4, V22.S4
+	VFMLA V7.S4, V1.S4, V23.S4
+	VFMLA V4.S4, V2.S4, V24.S4
+	VFMLA V5.S4, V2.S4, V25.S4
+	VFMLA V6.S4, V2.S4, V26.S4
+	VFMLA V7.S4, V2.S4, V27.S4
+	VFMLA V4.S4, V3.S4, V28.S4
+	VFMLA V5.S4, V3.S4, V29.S4
+	VFMLA V6.S4, V3.S4, V30.S4
+	VFMLA V7.S4, V3.S4, V31.S4
+	SUB $4, R8
+	B loop4x4
+
+reduce4x4:
+	MOVD R10, R11
+	WORD $0x6e31d608 // faddp v8.4s, v16.4s, v17.4s
+	WORD $0x6e33d649 // faddp v9.4s, v18.4s, v19.4s
+	WORD $0x6e29d508 // faddp v8.4s, v8.4s, v9.4s
+	WORD $0x6e2fdd08 // fmul v8.4s, v8.4s, v15.4s
+	VST1 [V8.S4], (R11)
+	ADD R24, R11
+	WORD $0x6e35d688 // faddp v8.4s, v20.4s, v21.4s
+	WORD $0x6e37d6c9 // faddp v9.4s, v22.4s, v23.4s
+	WORD $0x6e29d508 // faddp v8.4s, v8.4s, v9.4s
+	WORD $0x6e2fdd08 // fmul v8.4s, v8.4s, v15.4s
+	VST1 [V8.S4], (R11)
+	ADD R24, R11
+	WORD $0x6e39d708 // faddp v8.4s, v24.4s, v25.4s
+	WORD $0x6e3bd749 // faddp v9.4s, v26.4s, v27.4s
+	WORD $0x6e29d508 // faddp v8.4s, v8.4s, v9.4s
+	WORD $0x6e2fdd08 // fmul v8.4s, v8.4s, v15.4s
+	VST1 [V8.S4], (R11)
+	ADD R24, R11
+	WORD $0x6e3dd788 // faddp v8.4s, v28.4s, v29.4s
+	WORD $0x6e3fd7c9 // faddp v9.4s, v30.4s, v31.4s
+	WORD $0x6e29d508 // faddp v8.4s, v8.4s, v9.4s
+	WORD $0x6e2fdd08 // fmul v8.4s, v8.4s, v15.4s
+	VST1 [V8.S4], (R11)
+	MOVD $4, R11
+	MADD R22, R9, R11, R9
+	MADD R24, R10, R11, R10
+	SUB $4, R26
+	B rows4_keys4
+
+rows4_keys4_done:
+
+rows2_keys4:
+	CMP $2, R26
+	BLT rows2_keys4_done
+	// Tile of 2 query rows × 4 keys.
+	MOVD R9, R0
+	ADD R22, R0, R1
+	MOVD R20, R4
+	ADD R23, R4, R5
+	ADD R23, R5, R6
+	ADD R23, R6, R7
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	AND $3, R25, R8
+
+head2x4:
+	CBZ R8, body2x4
+	FMOVS.P 4(R4), F4
+	FMOVS.P 4(R5), F5
+	FMOVS.P 4(R6), F6
+	FMOVS.P 4(R7), F7
+	FMOVS.P 4(R0), F0
+	FMADDS F4, F16, F0, F16
+	FMADDS F5, F17, F0, F17
+	FMADDS F6, F18, F0, F18
+	FMADDS F7, F19, F0, F19
+	FMOVS.P 4(R1), F0
+	FMADDS F4, F20, F0, F20
+	FMADDS F5, F21, F0, F21
+	FMADDS F6, F22, F0, F22
+	FMADDS F7, F23, F0, F23
+	SUB $1, R8
+	B head2x4
+
+body2x4:
+	AND $-4, R25, R8
+
+loop2x4:
+	CBZ R8, reduce2x4
+	VLD1.P 16(R4), [V4.S4]
+	VLD1.P 16(R5), [V5.S4]
+	VLD1.P 16(R6), [V6.S4]
+	VLD1.P 16(R7), [V7.S4]
+	VLD1.P 16(R0), [V0.S4]
+	VLD1.P 16(R1), [V1.S4]
+	VFMLA V4.S4, V0.S4, V16.S4
+	VFMLA V5.S4, V0.S4, V17.S4
+	VFMLA V6.S4, V0.S4, V18.S4
+	VFMLA V7.S4, V0.S4, V19.S4
+	VFMLA V4.S4, V1.S4, V20.S4
+	VFMLA V5.S4, V1.S4, V21.S4
+	VFMLA V6.S4, V1.S4, V22.S4
+	VFMLA V7.S4, V1.S4, V23.S4
+	SUB $4, R8
+	B loop2x4
+
+reduce2x4:
+	MOVD R10, R11
+	WORD $0x6e31d608 // faddp v8.4s, v16.4s, v17.4s
+	WORD $0x6e33d649 // faddp v9.4s, v18.4s, v19.4s
+	WORD $0x6e29d508 // faddp v8.4s, v8.4s, v9.4s
+	WORD $0x6e2fdd08 // fmul v8.4s, v8.4s, v15.4s
+	VST1 [V8.S4], (R11)
+	ADD R24, R11
+	WORD $0x6e35d688 // faddp v8.4s, v20.4s, v21.4s
+	WORD $0x6e37d6c9 // faddp v9.4s, v22.4s, v23.4s
+	WORD $0x6e29d508 // faddp v8.4s, v8.4s, v9.4s
+	WORD $0x6e2fdd08 // fmul v8.4s, v8.4s, v15.4s
+	VST1 [V8.S4], (R11)
+	MOVD $2, R11
+	MADD R22, R9, R11, R9
+	MADD R24, R10, R11, R10
+	SUB $2, R26
+
+rows2_keys4_done:
+
+rows1_keys4:
+	CMP $1, R26
+	BLT rows1_keys4_done
+	// Tile of 1 query rows × 4 keys.
+	MOVD R9, R0
+	MOVD R20, R4
+	ADD R23, R4, R5
+	ADD R23, R5, R6
+	ADD R23, R6, R7
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	AND $3, R25, R8
+
+head1x4:
+	CBZ R8, body1x4
+	FMOVS.P 4(R4), F4
+	FMOVS.P 4(R5), F5
+	FMOVS.P 4(R6), F6
+	FMOVS.P 4(R7), F7
+	FMOVS.P 4(R0), F0
+	FMADDS F4, F16, F0, F16
+	FMADDS F5, F17, F0, F17
+	FMADDS F6, F18, F0, F18
+	FMADDS F7, F19, F0, F19
+	SUB $1, R8
+	B head1x4
+
+body1x4:
+	AND $-4, R25, R8
+
+loop1x4:
+	CBZ R8, reduce1x4
+	VLD1.P 16(R4), [V4.S4]
+	VLD1.P 16(R5), [V5.S4]
+	VLD1.P 16(R6), [V6.S4]
+	VLD1.P 16(R7), [V7.S4]
+	VLD1.P 16(R0), [V0.S4]
+	VFMLA V4.S4, V0.S4, V16.S4
+	VFMLA V5.S4, V0.S4, V17.S4
+	VFMLA V6.S4, V0.S4, V18.S4
+	VFMLA V7.S4, V0.S4, V19.S4
+	SUB $4, R8
+	B loop1x4
+
+reduce1x4:
+	MOVD R10, R11
+	WORD $0x6e31d608 // faddp v8.4s, v16.4s, v17.4s
+	WORD $0x6e33d649 // faddp v9.4s, v18.4s, v19.4s
+	WORD $0x6e29d508 // faddp v8.4s, v8.4s, v9.4s
+	WORD $0x6e2fdd08 // fmul v8.4s, v8.4s, v15.4s
+	VST1 [V8.S4], (R11)
+	MOVD $1, R11
+	MADD R22, R9, R11, R9
+	MADD R24, R10, R11, R10
+	SUB $1, R26
+
+rows1_keys4_done:
+	MOVD $4, R11
+	MADD R23, R20, R11, R20
+	ADD $16, R19
+	SUB $4, R21
+	B keys4
+
+keys4done:
+
+keys1:
+	CMP $1, R21
+	BLT keys1done
+	MOVD q_base+24(FP), R9
+	MOVD R19, R10
+	MOVD rows+72(FP), R26
+
+rows4_keys1:
+	CMP $4, R26
+	BLT rows4_keys1_done
+	// Tile of 4 query rows × 1 keys.
+	MOVD R9, R0
+	ADD R22, R0, R1
+	ADD R22, R1, R2
+	ADD R22, R2, R3
+	MOVD R20, R4
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	AND $3, R25, R8
+
+head4x1:
+	CBZ R8, body4x1
+	FMOVS.P 4(R4), F4
+	FMOVS.P 4(R0), F0
+	FMADDS F4, F16, F0, F16
+	FMOVS.P 4(R1), F0
+	FMADDS F4, F20, F0, F20
+	FMOVS.P 4(R2), F0
+	FMADDS F4, F24, F0, F24
+	FMOVS.P 4(R3), F0
+	FMADDS F4, F28, F0, F28
+	SUB $1, R8
+	B head4x1
+
+body4x1:
+	AND $-4, R25, R8
+
+loop4x1:
+	CBZ R8, reduce4x1
+	VLD1.P 16(R4), [V4.S4]
+	VLD1.P 16(R0), [V0.S4]
+	VLD1.P 16(R1), [V1.S4]
+	VLD1.P 16(R2), [V2.S4]
+	VLD1.P 16(R3), [V3.S4]
+	VFMLA V4.S4, V0.S4, V16.S4
+	VFMLA V4.S4, V1.S4, V20.S4
+	VFMLA V4.S4, V2.S4, V24.S4
+	VFMLA V4.S4, V3.S4, V28.S4
+	SUB $4, R8
+	B loop4x1
+
+reduce4x1:
+	MOVD R10, R11
+	WORD $0x6e30d608 // faddp v8.4s, v16.4s, v16.4s
+	WORD $0x7e30d908 // faddp s8, v8.2s
+	FMULS F15, F8, F8
+	FMOVS F8, (R11)
+	ADD R24, R11
+	WORD $0x6e34d688 // faddp v8.4s, v20.4s, v20.4s
+	WORD $0x7e30d908 // faddp s8, v8.2s
+	FMULS F15, F8, F8
+	FMOVS F8, (R11)
+	ADD R24, R11
+	WORD $0x6e38d708 // faddp v8.4s, v24.4s, v24.4s
+	WORD $0x7e30d908 // faddp s8, v8.2s
+	FMULS F15, F8, F8
+	FMOVS F8, (R11)
+	ADD R24, R11
+	WORD $0x6e3cd788 // faddp v8.4s, v28.4s, v28.4s
+	WORD $0x7e30d908 // faddp s8, v8.2s
+	FMULS F15, F8, F8
+	FMOVS F8, (R11)
+	MOVD $4, R11
+	MADD R22, R9, R11, R9
+	MADD R24, R10, R11, R10
+	SUB $4, R26
+	B rows4_keys1
+
+rows4_keys1_done:
+
+rows2_keys1:
+	CMP $2, R26
+	BLT rows2_keys1_done
+	// Tile of 2 query rows × 1 keys.
+	MOVD R9, R0
+	ADD R22, R0, R1
+	MOVD R20, R4
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	AND $3, R25, R8
+
+head2x1:
+	CBZ R8, body2x1
+	FMOVS.P 4(R4), F4
+	FMOVS.P 4(R0), F0
+	FMADDS F4, F16, F0, F16
+	FMOVS.P 4(R1), F0
+	FMADDS F4, F20, F0, F20
+	SUB $1, R8
+	B head2x1
+
+body2x1:
+	AND $-4, R25, R8
+
+loop2x1:
+	CBZ R8, reduce2x1
+	VLD1.P 16(R4), [V4.S4]
+	VLD1.P 16(R0), [V0.S4]
+	VLD1.P 16(R1), [V1.S4]
+	VFMLA V4.S4, V0.S4, V16.S4
+	VFMLA V4.S4, V1.S4, V20.S4
+	SUB $4, R8
+	B loop2x1
+
+reduce2x1:
+	MOVD R10, R11
+	WORD $0x6e30d608 // faddp v8.4s, v16.4s, v16.4s
+	WORD $0x7e30d908 // faddp s8, v8.2s
+	FMULS F15, F8, F8
+	FMOVS F8, (R11)
+	ADD R24, R11
+	WORD $0x6e34d688 // faddp v8.4s, v20.4s, v20.4s
+	WORD $0x7e30d908 // faddp s8, v8.2s
+	FMULS F15, F8, F8
+	FMOVS F8, (R11)
+	MOVD $2, R11
+	MADD R22, R9, R11, R9
+	MADD R24, R10, R11, R10
+	SUB $2, R26
+
+rows2_keys1_done:
+
+rows1_keys1:
+	CMP $1, R26
+	BLT rows1_keys1_done
+	// Tile of 1 query rows × 1 keys.
+	MOVD R9, R0
+	MOVD R20, R4
+	VEOR V16.B16, V16.B16, V16.B16
+	AND $3, R25, R8
+
+head1x1:
+	CBZ R8, body1x1
+	FMOVS.P 4(R4), F4
+	FMOVS.P 4(R0), F0
+	FMADDS F4, F16, F0, F16
+	SUB $1, R8
+	B head1x1
+
+body1x1:
+	AND $-4, R25, R8
+
+loop1x1:
+	CBZ R8, reduce1x1
+	VLD1.P 16(R4), [V4.S4]
+	VLD1.P 16(R0), [V0.S4]
+	VFMLA V4.S4, V0.S4, V16.S4
+	SUB $4, R8
+	B loop1x1
+
+reduce1x1:
+	MOVD R10, R11
+	WORD $0x6e30d608 // faddp v8.4s, v16.4s, v16.4s
+	WORD $0x7e30d908 // faddp s8, v8.2s
+	FMULS F15, F8, F8
+	FMOVS F8, (R11)
+	MOVD $1, R11
+	MADD R22, R9, R11, R9
+	MADD R24, R10, R11, R10
+	SUB $1, R26
+
+rows1_keys1_done:
+	MOVD $1, R11
+	MADD R23, R20, R11, R20
+	ADD $4, R19
+	SUB $1, R21
+	B keys1
+
+keys1done:
+	RET
+
+// func ScoresBlocksF32NEON(dst []float32, q []float32, k []float32, scratch []float32, rows int, n int, dim int, stride int, scale float32)
+TEXT ·ScoresBlocksF32NEON(SB), NOSPLIT, $0-132
+	MOVD dst_base+0(FP), R19
+	MOVD k_base+48(FP), R20
+	MOVD scratch_base+72(FP), R23
+	MOVD n+104(FP), R21
+	LSL $2, R21, R24
+	MOVD dim+112(FP), R25
+	LSL $2, R25, R22
+	MOVD stride+120(FP), R8
+	LSL $2, R8, R8
+	FMOVS scale+128(FP), F15
+	VDUP V15.S[0], V15.S4
+
+blocks:
+	CBZ R21, blocksdone
+	MOVD $16, R12
+	CMP $16, R21
+	CSEL LT, R21, R12, R12
+	// Widen and transpose the key block: scratch[d·16 + j] = k_j[d].
+	SUB $1, R12, R15
+	MOVD ZR, R13
+	MOVD R23, R1
+
+bgroup:
+	ADD $0, R13, R14
+	CMP R15, R14
+	CSEL GT, R15, R14, R14
+	MADD R8, R20, R14, R4
+	ADD $1, R13, R14
+	CMP R15, R14
+	CSEL GT, R15, R14, R14
+	MADD R8, R20, R14, R5
+	ADD $2, R13, R14
+	CMP R15, R14
+	CSEL GT, R15, R14, R14
+	MADD R8, R20, R14, R6
+	ADD $3, R13, R14
+	CMP R15, R14
+	CSEL GT, R15, R14, R14
+	MADD R8, R20, R14, R7
+	MOVD R1, R3
+	MOVD $64, R9
+	AND $-4, R25, R2
+
+bwiden:
+	CBZ R2, bwidentail
+	VLD1.P 16(R4), [V8.S4]
+	VLD1.P 16(R5), [V9.S4]
+	VLD1.P 16(R6), [V10.S4]
+	VLD1.P 16(R7), [V11.S4]
+	VTRN1 V9.S4, V8.S4, V0.S4
+	VTRN2 V9.S4, V8.S4, V1.S4
+	VTRN1 V11.S4, V10.S4, V2.S4
+	VTRN2 V11.S4, V10.S4, V3.S4
+	VTRN1 V2.D2, V0.D2, V4.D2
+	VTRN1 V3.D2, V1.D2, V5.D2
+	VTRN2 V2.D2, V0.D2, V6.D2
+	VTRN2 V3.D2, V1.D2, V7.D2
+	VST1.P [V4.S4], (R3)(R9)
+	VST1.P [V5.S4], (R3)(R9)
+	VST1.P [V6.S4], (R3)(R9)
+	VST1.P [V7.S4], (R3)(R9)
+	SUB $4, R2
+	B bwiden
+
+bwidentail:
+	AND $3, R25, R2
+
+bwidentail1:
+	CBZ R2, bgroupdone
+	FMOVS.P 4(R4), F8
+	FMOVS F8, 0(R3)
+	FMOVS.P 4(R5), F8
+	FMOVS F8, 4(R3)
+	FMOVS.P 4(R6), F8
+	FMOVS F8, 8(R3)
+	FMOVS.P 4(R7), F8
+	FMOVS F8, 12(R3)
+	ADD $64, R3
+	SUB $1, R2
+	B bwidentail1
+
+bgroupdone:
+	ADD $16, R1
+	ADD $4, R13
+	CMP $16, R13
+	BLT bgroup
+	MOVD q_base+24(FP), R9
+	MOVD R19, R10
+	MOVD rows+96(FP), R26
+
+brows4:
+	CMP $4, R26
+	BLT brows4done
+	// Tile of 4 query rows × 16 keys.
+	MOVD R9, R0
+	ADD R22, R0, R1
+	ADD R22, R1, R2
+	ADD R22, R2, R3
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	MOVD R23, R4
+	AND $-4, R25, R13
+
+bsteps4:
+	CBZ R13, bstepsdone4
+	VLD1.P 16(R0), [V0.S4]
+	VLD1.P 16(R1), [V1.S4]
+	VLD1.P 16(R2), [V2.S4]
+	VLD1.P 16(R3), [V3.S4]
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f801090 // fmla v16.4s, v4.4s, v0.s[0]
+	WORD $0x4f8010b1 // fmla v17.4s, v5.4s, v0.s[0]
+	WORD $0x4f8010d2 // fmla v18.4s, v6.4s, v0.s[0]
+	WORD $0x4f8010f3 // fmla v19.4s, v7.4s, v0.s[0]
+	WORD $0x4f811094 // fmla v20.4s, v4.4s, v1.s[0]
+	WORD $0x4f8110b5 // fmla v21.4s, v5.4s, v1.s[0]
+	WORD $0x4f8110d6 // fmla v22.4s, v6.4s, v1.s[0]
+	WORD $0x4f8110f7 // fmla v23.4s, v7.4s, v1.s[0]
+	WORD $0x4f821098 // fmla v24.4s, v4.4s, v2.s[0]
+	WORD $0x4f8210b9 // fmla v25.4s, v5.4s, v2.s[0]
+	WORD $0x4f8210da // fmla v26.4s, v6.4s, v2.s[0]
+	WORD $0x4f8210fb // fmla v27.4s, v7.4s, v2.s[0]
+	WORD $0x4f83109c // fmla v28.4s, v4.4s, v3.s[0]
+	WORD $0x4f8310bd // fmla v29.4s, v5.4s, v3.s[0]
+	WORD $0x4f8310de // fmla v30.4s, v6.4s, v3.s[0]
+	WORD $0x4f8310ff // fmla v31.4s, v7.4s, v3.s[0]
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4fa01090 // fmla v16.4s, v4.4s, v0.s[1]
+	WORD $0x4fa010b1 // fmla v17.4s, v5.4s, v0.s[1]
+	WORD $0x4fa010d2 // fmla v18.4s, v6.4s, v0.s[1]
+	WORD $0x4fa010f3 // fmla v19.4s, v7.4s, v0.s[1]
+	WORD $0x4fa11094 // fmla v20.4s, v4.4s, v1.s[1]
+	WORD $0x4fa110b5 // fmla v21.4s, v5.4s, v1.s[1]
+	WORD $0x4fa110d6 // fmla v22.4s, v6.4s, v1.s[1]
+	WORD $0x4fa110f7 // fmla v23.4s, v7.4s, v1.s[1]
+	WORD $0x4fa21098 // fmla v24.4s, v4.4s, v2.s[1]
+	WORD $0x4fa210b9 // fmla v25.4s, v5.4s, v2.s[1]
+	WORD $0x4fa210da // fmla v26.4s, v6.4s, v2.s[1]
+	WORD $0x4fa210fb // fmla v27.4s, v7.4s, v2.s[1]
+	WORD $0x4fa3109c // fmla v28.4s, v4.4s, v3.s[1]
+	WORD $0x4fa310bd // fmla v29.4s, v5.4s, v3.s[1]
+	WORD $0x4fa310de // fmla v30.4s, v6.4s, v3.s[1]
+	WORD $0x4fa310ff // fmla v31.4s, v7.4s, v3.s[1]
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f801890 // fmla v16.4s, v4.4s, v0.s[2]
+	WORD $0x4f8018b1 // fmla v17.4s, v5.4s, v0.s[2]
+	WORD $0x4f8018d2 // fmla v18.4s, v6.4s, v0.s[2]
+	WORD $0x4f8018f3 // fmla v19.4s, v7.4s, v0.s[2]
+	WORD $0x4f811894 // fmla v20.4s, v4.4s, v1.s[2]
+	WORD $0x4f8118b5 // fmla v21.4s, v5.4s, v1.s[2]
+	WORD $0x4f8118d6 // fmla v22.4s, v6.4s, v1.s[2]
+	WORD $0x4f8118f7 // fmla v23.4s, v7.4s, v1.s[2]
+	WORD $0x4f821898 // fmla v24.4s, v4.4s, v2.s[2]
+	WORD $0x4f8218b9 // fmla v25.4s, v5.4s, v2.s[2]
+	WORD $0x4f8218da // fmla v26.4s, v6.4s, v2.s[2]
+	WORD $0x4f8218fb // fmla v27.4s, v7.4s, v2.s[2]
+	WORD $0x4f83189c // fmla v28.4s, v4.4s, v3.s[2]
+	WORD $0x4f8318bd // fmla v29.4s, v5.4s, v3.s[2]
+	WORD $0x4f8318de // fmla v30.4s, v6.4s, v3.s[2]
+	WORD $0x4f8318ff // fmla v31.4s, v7.4s, v3.s[2]
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4fa01890 // fmla v16.4s, v4.4s, v0.s[3]
+	WORD $0x4fa018b1 // fmla v17.4s, v5.4s, v0.s[3]
+	WORD $0x4fa018d2 // fmla v18.4s, v6.4s, v0.s[3]
+	WORD $0x4fa018f3 // fmla v19.4s, v7.4s, v0.s[3]
+	WORD $0x4fa11894 // fmla v20.4s, v4.4s, v1.s[3]
+	WORD $0x4fa118b5 // fmla v21.4s, v5.4s, v1.s[3]
+	WORD $0x4fa118d6 // fmla v22.4s, v6.4s, v1.s[3]
+	WORD $0x4fa118f7 // fmla v23.4s, v7.4s, v1.s[3]
+	WORD $0x4fa21898 // fmla v24.4s, v4.4s, v2.s[3]
+	WORD $0x4fa218b9 // fmla v25.4s, v5.4s, v2.s[3]
+	WORD $0x4fa218da // fmla v26.4s, v6.4s, v2.s[3]
+	WORD $0x4fa218fb // fmla v27.4s, v7.4s, v2.s[3]
+	WORD $0x4fa3189c // fmla v28.4s, v4.4s, v3.s[3]
+	WORD $0x4fa318bd // fmla v29.4s, v5.4s, v3.s[3]
+	WORD $0x4fa318de // fmla v30.4s, v6.4s, v3.s[3]
+	WORD $0x4fa318ff // fmla v31.4s, v7.4s, v3.s[3]
+	SUB $4, R13
+	B bsteps4
+
+bstepsdone4:
+	AND $3, R25, R13
+
+bstep4:
+	CBZ R13, bstore4
+	FMOVS.P 4(R0), F0
+	FMOVS.P 4(R1), F1
+	FMOVS.P 4(R2), F2
+	FMOVS.P 4(R3), F3
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f801090 // fmla v16.4s, v4.4s, v0.s[0]
+	WORD $0x4f8010b1 // fmla v17.4s, v5.4s, v0.s[0]
+	WORD $0x4f8010d2 // fmla v18.4s, v6.4s, v0.s[0]
+	WORD $0x4f8010f3 // fmla v19.4s, v7.4s, v0.s[0]
+	WORD $0x4f811094 // fmla v20.4s, v4.4s, v1.s[0]
+	WORD $0x4f8110b5 // fmla v21.4s, v5.4s, v1.s[0]
+	WORD $0x4f8110d6 // fmla v22.4s, v6.4s, v1.s[0]
+	WORD $0x4f8110f7 // fmla v23.4s, v7.4s, v1.s[0]
+	WORD $0x4f821098 // fmla v24.4s, v4.4s, v2.s[0]
+	WORD $0x4f8210b9 // fmla v25.4s, v5.4s, v2.s[0]
+	WORD $0x4f8210da // fmla v26.4s, v6.4s, v2.s[0]
+	WORD $0x4f8210fb // fmla v27.4s, v7.4s, v2.s[0]
+	WORD $0x4f83109c // fmla v28.4s, v4.4s, v3.s[0]
+	WORD $0x4f8310bd // fmla v29.4s, v5.4s, v3.s[0]
+	WORD $0x4f8310de // fmla v30.4s, v6.4s, v3.s[0]
+	WORD $0x4f8310ff // fmla v31.4s, v7.4s, v3.s[0]
+	SUB $1, R13
+	B bstep4
+
+bstore4:
+	WORD $0x6e2fde10 // fmul v16.4s, v16.4s, v15.4s
+	WORD $0x6e2fde31 // fmul v17.4s, v17.4s, v15.4s
+	WORD $0x6e2fde52 // fmul v18.4s, v18.4s, v15.4s
+	WORD $0x6e2fde73 // fmul v19.4s, v19.4s, v15.4s
+	WORD $0x6e2fde94 // fmul v20.4s, v20.4s, v15.4s
+	WORD $0x6e2fdeb5 // fmul v21.4s, v21.4s, v15.4s
+	WORD $0x6e2fded6 // fmul v22.4s, v22.4s, v15.4s
+	WORD $0x6e2fdef7 // fmul v23.4s, v23.4s, v15.4s
+	WORD $0x6e2fdf18 // fmul v24.4s, v24.4s, v15.4s
+	WORD $0x6e2fdf39 // fmul v25.4s, v25.4s, v15.4s
+	WORD $0x6e2fdf5a // fmul v26.4s, v26.4s, v15.4s
+	WORD $0x6e2fdf7b // fmul v27.4s, v27.4s, v15.4s
+	WORD $0x6e2fdf9c // fmul v28.4s, v28.4s, v15.4s
+	WORD $0x6e2fdfbd // fmul v29.4s, v29.4s, v15.4s
+	WORD $0x6e2fdfde // fmul v30.4s, v30.4s, v15.4s
+	WORD $0x6e2fdfff // fmul v31.4s, v31.4s, v15.4s
+	MOVD R10, R11
+	CMP $16, R12
+	BLT bpartial4
+	VST1 [V16.S4, V17.S4, V18.S4, V19.S4], (R11)
+	ADD R24, R11
+	VST1 [V20.S4, V21.S4, V22.S4, V23.S4], (R11)
+	ADD R24, R11
+	VST1 [V24.S4, V25.S4, V26.S4, V27.S4], (R11)
+	ADD R24, R11
+	VST1 [V28.S4, V29.S4, V30.S4, V31.S4], (R11)
+	B btiledone4
+
+bpartial4:
+	MOVD R11, R14
+	VST1.P V16.S[0], 4(R14)
+	CMP $1, R12
+	BEQ bpartialrow4_0
+	VST1.P V16.S[1], 4(R14)
+	CMP $2, R12
+	BEQ bpartialrow4_0
+	VST1.P V16.S[2], 4(R14)
+	CMP $3, R12
+	BEQ bpartialrow4_0
+	VST1.P V16.S[3], 4(R14)
+	CMP $4, R12
+	BEQ bpartialrow4_0
+	VST1.P V17.S[0], 4(R14)
+	CMP $5, R12
+	BEQ bpartialrow4_0
+	VST1.P V17.S[1], 4(R14)
+	CMP $6, R12
+	BEQ bpartialrow4_0
+	VST1.P V17.S[2], 4(R14)
+	CMP $7, R12
+	BEQ bpartialrow4_0
+	VST1.P V17.S[3], 4(R14)
+	CMP $8, R12
+	BEQ bpartialrow4_0
+	VST1.P V18.S[0], 4(R14)
+	CMP $9, R12
+	BEQ bpartialrow4_0
+	VST1.P V18.S[1], 4(R14)
+	CMP $10, R12
+	BEQ bpartialrow4_0
+	VST1.P V18.S[2], 4(R14)
+	CMP $11, R12
+	BEQ bpartialrow4_0
+	VST1.P V18.S[3], 4(R14)
+	CMP $12, R12
+	BEQ bpartialrow4_0
+	VST1.P V19.S[0], 4(R14)
+	CMP $13, R12
+	BEQ bpartialrow4_0
+	VST1.P V19.S[1], 4(R14)
+	CMP $14, R12
+	BEQ bpartialrow4_0
+	VST1.P V19.S[2], 4(R14)
+	CMP $15, R12
+	BEQ bpartialrow4_0
+
+bpartialrow4_0:
+	ADD R24, R11
+	MOVD R11, R14
+	VST1.P V20.S[0], 4(R14)
+	CMP $1, R12
+	BEQ bpartialrow4_1
+	VST1.P V20.S[1], 4(R14)
+	CMP $2, R12
+	BEQ bpartialrow4_1
+	VST1.P V20.S[2], 4(R14)
+	CMP $3, R12
+	BEQ bpartialrow4_1
+	VST1.P V20.S[3], 4(R14)
+	CMP $4, R12
+	BEQ bpartialrow4_1
+	VST1.P V21.S[0], 4(R14)
+	CMP $5, R12
+	BEQ bpartialrow4_1
+	VST1.P V21.S[1], 4(R14)
+	CMP $6, R12
+	BEQ bpartialrow4_1
+	VST1.P V21.S[2], 4(R14)
+	CMP $7, R12
+	BEQ bpartialrow4_1
+	VST1.P V21.S[3], 4(R14)
+	CMP $8, R12
+	BEQ bpartialrow4_1
+	VST1.P V22.S[0], 4(R14)
+	CMP $9, R12
+	BEQ bpartialrow4_1
+	VST1.P V22.S[1], 4(R14)
+	CMP $10, R12
+	BEQ bpartialrow4_1
+	VST1.P V22.S[2], 4(R14)
+	CMP $11, R12
+	BEQ bpartialrow4_1
+	VST1.P V22.S[3], 4(R14)
+	CMP $12, R12
+	BEQ bpartialrow4_1
+	VST1.P V23.S[0], 4(R14)
+	CMP $13, R12
+	BEQ bpartialrow4_1
+	VST1.P V23.S[1], 4(R14)
+	CMP $14, R12
+	BEQ bpartialrow4_1
+	VST1.P V23.S[2], 4(R14)
+	CMP $15, R12
+	BEQ bpartialrow4_1
+
+bpartialrow4_1:
+	ADD R24, R11
+	MOVD R11, R14
+	VST1.P V24.S[0], 4(R14)
+	CMP $1, R12
+	BEQ bpartialrow4_2
+	VST1.P V24.S[1], 4(R14)
+	CMP $2, R12
+	BEQ bpartialrow4_2
+	VST1.P V24.S[2], 4(R14)
+	CMP $3, R12
+	BEQ bpartialrow4_2
+	VST1.P V24.S[3], 4(R14)
+	CMP $4, R12
+	BEQ bpartialrow4_2
+	VST1.P V25.S[0], 4(R14)
+	CMP $5, R12
+	BEQ bpartialrow4_2
+	VST1.P V25.S[1], 4(R14)
+	CMP $6, R12
+	BEQ bpartialrow4_2
+	VST1.P V25.S[2], 4(R14)
+	CMP $7, R12
+	BEQ bpartialrow4_2
+	VST1.P V25.S[3], 4(R14)
+	CMP $8, R12
+	BEQ bpartialrow4_2
+	VST1.P V26.S[0], 4(R14)
+	CMP $9, R12
+	BEQ bpartialrow4_2
+	VST1.P V26.S[1], 4(R14)
+	CMP $10, R12
+	BEQ bpartialrow4_2
+	VST1.P V26.S[2], 4(R14)
+	CMP $11, R12
+	BEQ bpartialrow4_2
+	VST1.P V26.S[3], 4(R14)
+	CMP $12, R12
+	BEQ bpartialrow4_2
+	VST1.P V27.S[0], 4(R14)
+	CMP $13, R12
+	BEQ bpartialrow4_2
+	VST1.P V27.S[1], 4(R14)
+	CMP $14, R12
+	BEQ bpartialrow4_2
+	VST1.P V27.S[2], 4(R14)
+	CMP $15, R12
+	BEQ bpartialrow4_2
+
+bpartialrow4_2:
+	ADD R24, R11
+	MOVD R11, R14
+	VST1.P V28.S[0], 4(R14)
+	CMP $1, R12
+	BEQ bpartialrow4_3
+	VST1.P V28.S[1], 4(R14)
+	CMP $2, R12
+	BEQ bpartialrow4_3
+	VST1.P V28.S[2], 4(R14)
+	CMP $3, R12
+	BEQ bpartialrow4_3
+	VST1.P V28.S[3], 4(R14)
+	CMP $4, R12
+	BEQ bpartialrow4_3
+	VST1.P V29.S[0], 4(R14)
+	CMP $5, R12
+	BEQ bpartialrow4_3
+	VST1.P V29.S[1], 4(R14)
+	CMP $6, R12
+	BEQ bpartialrow4_3
+	VST1.P V29.S[2], 4(R14)
+	CMP $7, R12
+	BEQ bpartialrow4_3
+	VST1.P V29.S[3], 4(R14)
+	CMP $8, R12
+	BEQ bpartialrow4_3
+	VST1.P V30.S[0], 4(R14)
+	CMP $9, R12
+	BEQ bpartialrow4_3
+	VST1.P V30.S[1], 4(R14)
+	CMP $10, R12
+	BEQ bpartialrow4_3
+	VST1.P V30.S[2], 4(R14)
+	CMP $11, R12
+	BEQ bpartialrow4_3
+	VST1.P V30.S[3], 4(R14)
+	CMP $12, R12
+	BEQ bpartialrow4_3
+	VST1.P V31.S[0], 4(R14)
+	CMP $13, R12
+	BEQ bpartialrow4_3
+	VST1.P V31.S[1], 4(R14)
+	CMP $14, R12
+	BEQ bpartialrow4_3
+	VST1.P V31.S[2], 4(R14)
+	CMP $15, R12
+	BEQ bpartialrow4_3
+
+bpartialrow4_3:
+	ADD R24, R11
+
+btiledone4:
+	MOVD $4, R11
+	MADD R22, R9, R11, R9
+	MADD R24, R10, R11, R10
+	SUB $4, R26
+	B brows4
+
+brows4done:
+
+brows2:
+	CMP $2, R26
+	BLT brows2done
+	// Tile of 2 query rows × 16 keys.
+	MOVD R9, R0
+	ADD R22, R0, R1
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	MOVD R23, R4
+	AND $-4, R25, R13
+
+bsteps2:
+	CBZ R13, bstepsdone2
+	VLD1.P 16(R0), [V0.S4]
+	VLD1.P 16(R1), [V1.S4]
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f801090 // fmla v16.4s, v4.4s, v0.s[0]
+	WORD $0x4f8010b1 // fmla v17.4s, v5.4s, v0.s[0]
+	WORD $0x4f8010d2 // fmla v18.4s, v6.4s, v0.s[0]
+	WORD $0x4f8010f3 // fmla v19.4s, v7.4s, v0.s[0]
+	WORD $0x4f811094 // fmla v20.4s, v4.4s, v1.s[0]
+	WORD $0x4f8110b5 // fmla v21.4s, v5.4s, v1.s[0]
+	WORD $0x4f8110d6 // fmla v22.4s, v6.4s, v1.s[0]
+	WORD $0x4f8110f7 // fmla v23.4s, v7.4s, v1.s[0]
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4fa01090 // fmla v16.4s, v4.4s, v0.s[1]
+	WORD $0x4fa010b1 // fmla v17.4s, v5.4s, v0.s[1]
+	WORD $0x4fa010d2 // fmla v18.4s, v6.4s, v0.s[1]
+	WORD $0x4fa010f3 // fmla v19.4s, v7.4s, v0.s[1]
+	WORD $0x4fa11094 // fmla v20.4s, v4.4s, v1.s[1]
+	WORD $0x4fa110b5 // fmla v21.4s, v5.4s, v1.s[1]
+	WORD $0x4fa110d6 // fmla v22.4s, v6.4s, v1.s[1]
+	WORD $0x4fa110f7 // fmla v23.4s, v7.4s, v1.s[1]
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f801890 // fmla v16.4s, v4.4s, v0.s[2]
+	WORD $0x4f8018b1 // fmla v17.4s, v5.4s, v0.s[2]
+	WORD $0x4f8018d2 // fmla v18.4s, v6.4s, v0.s[2]
+	WORD $0x4f8018f3 // fmla v19.4s, v7.4s, v0.s[2]
+	WORD $0x4f811894 // fmla v20.4s, v4.4s, v1.s[2]
+	WORD $0x4f8118b5 // fmla v21.4s, v5.4s, v1.s[2]
+	WORD $0x4f8118d6 // fmla v22.4s, v6.4s, v1.s[2]
+	WORD $0x4f8118f7 // fmla v23.4s, v7.4s, v1.s[2]
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4fa01890 // fmla v16.4s, v4.4s, v0.s[3]
+	WORD $0x4fa018b1 // fmla v17.4s, v5.4s, v0.s[3]
+	WORD $0x4fa018d2 // fmla v18.4s, v6.4s, v0.s[3]
+	WORD $0x4fa018f3 // fmla v19.4s, v7.4s, v0.s[3]
+	WORD $0x4fa11894 // fmla v20.4s, v4.4s, v1.s[3]
+	WORD $0x4fa118b5 // fmla v21.4s, v5.4s, v1.s[3]
+	WORD $0x4fa118d6 // fmla v22.4s, v6.4s, v1.s[3]
+	WORD $0x4fa118f7 // fmla v23.4s, v7.4s, v1.s[3]
+	SUB $4, R13
+	B bsteps2
+
+bstepsdone2:
+	AND $3, R25, R13
+
+bstep2:
+	CBZ R13, bstore2
+	FMOVS.P 4(R0), F0
+	FMOVS.P 4(R1), F1
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f801090 // fmla v16.4s, v4.4s, v0.s[0]
+	WORD $0x4f8010b1 // fmla v17.4s, v5.4s, v0.s[0]
+	WORD $0x4f8010d2 // fmla v18.4s, v6.4s, v0.s[0]
+	WORD $0x4f8010f3 // fmla v19.4s, v7.4s, v0.s[0]
+	WORD $0x4f811094 // fmla v20.4s, v4.4s, v1.s[0]
+	WORD $0x4f8110b5 // fmla v21.4s, v5.4s, v1.s[0]
+	WORD $0x4f8110d6 // fmla v22.4s, v6.4s, v1.s[0]
+	WORD $0x4f8110f7 // fmla v23.4s, v7.4s, v1.s[0]
+	SUB $1, R13
+	B bstep2
+
+bstore2:
+	WORD $0x6e2fde10 // fmul v16.4s, v16.4s, v15.4s
+	WORD $0x6e2fde31 // fmul v17.4s, v17.4s, v15.4s
+	WORD $0x6e2fde52 // fmul v18.4s, v18.4s, v15.4s
+	WORD $0x6e2fde73 // fmul v19.4s, v19.4s, v15.4s
+	WORD $0x6e2fde94 // fmul v20.4s, v20.4s, v15.4s
+	WORD $0x6e2fdeb5 // fmul v21.4s, v21.4s, v15.4s
+	WORD $0x6e2fded6 // fmul v22.4s, v22.4s, v15.4s
+	WORD $0x6e2fdef7 // fmul v23.4s, v23.4s, v15.4s
+	MOVD R10, R11
+	CMP $16, R12
+	BLT bpartial2
+	VST1 [V16.S4, V17.S4, V18.S4, V19.S4], (R11)
+	ADD R24, R11
+	VST1 [V20.S4, V21.S4, V22.S4, V23.S4], (R11)
+	B btiledone2
+
+bpartial2:
+	MOVD R11, R14
+	VST1.P V16.S[0], 4(R14)
+	CMP $1, R12
+	BEQ bpartialrow2_0
+	VST1.P V16.S[1], 4(R14)
+	CMP $2, R12
+	BEQ bpartialrow2_0
+	VST1.P V16.S[2], 4(R14)
+	CMP $3, R12
+	BEQ bpartialrow2_0
+	VST1.P V16.S[3], 4(R14)
+	CMP $4, R12
+	BEQ bpartialrow2_0
+	VST1.P V17.S[0], 4(R14)
+	CMP $5, R12
+	BEQ bpartialrow2_0
+	VST1.P V17.S[1], 4(R14)
+	CMP $6, R12
+	BEQ bpartialrow2_0
+	VST1.P V17.S[2], 4(R14)
+	CMP $7, R12
+	BEQ bpartialrow2_0
+	VST1.P V17.S[3], 4(R14)
+	CMP $8, R12
+	BEQ bpartialrow2_0
+	VST1.P V18.S[0], 4(R14)
+	CMP $9, R12
+	BEQ bpartialrow2_0
+	VST1.P V18.S[1], 4(R14)
+	CMP $10, R12
+	BEQ bpartialrow2_0
+	VST1.P V18.S[2], 4(R14)
+	CMP $11, R12
+	BEQ bpartialrow2_0
+	VST1.P V18.S[3], 4(R14)
+	CMP $12, R12
+	BEQ bpartialrow2_0
+	VST1.P V19.S[0], 4(R14)
+	CMP $13, R12
+	BEQ bpartialrow2_0
+	VST1.P V19.S[1], 4(R14)
+	CMP $14, R12
+	BEQ bpartialrow2_0
+	VST1.P V19.S[2], 4(R14)
+	CMP $15, R12
+	BEQ bpartialrow2_0
+
+bpartialrow2_0:
+	ADD R24, R11
+	MOVD R11, R14
+	VST1.P V20.S[0], 4(R14)
+	CMP $1, R12
+	BEQ bpartialrow2_1
+	VST1.P V20.S[1], 4(R14)
+	CMP $2, R12
+	BEQ bpartialrow2_1
+	VST1.P V20.S[2], 4(R14)
+	CMP $3, R12
+	BEQ bpartialrow2_1
+	VST1.P V20.S[3], 4(R14)
+	CMP $4, R12
+	BEQ bpartialrow2_1
+	VST1.P V21.S[0], 4(R14)
+	CMP $5, R12
+	BEQ bpartialrow2_1
+	VST1.P V21.S[1], 4(R14)
+	CMP $6, R12
+	BEQ bpartialrow2_1
+	VST1.P V21.S[2], 4(R14)
+	CMP $7, R12
+	BEQ bpartialrow2_1
+	VST1.P V21.S[3], 4(R14)
+	CMP $8, R12
+	BEQ bpartialrow2_1
+	VST1.P V22.S[0], 4(R14)
+	CMP $9, R12
+	BEQ bpartialrow2_1
+	VST1.P V22.S[1], 4(R14)
+	CMP $10, R12
+	BEQ bpartialrow2_1
+	VST1.P V22.S[2], 4(R14)
+	CMP $11, R12
+	BEQ bpartialrow2_1
+	VST1.P V22.S[3], 4(R14)
+	CMP $12, R12
+	BEQ bpartialrow2_1
+	VST1.P V23.S[0], 4(R14)
+	CMP $13, R12
+	BEQ bpartialrow2_1
+	VST1.P V23.S[1], 4(R14)
+	CMP $14, R12
+	BEQ bpartialrow2_1
+	VST1.P V23.S[2], 4(R14)
+	CMP $15, R12
+	BEQ bpartialrow2_1
+
+bpartialrow2_1:
+	ADD R24, R11
+
+btiledone2:
+	MOVD $2, R11
+	MADD R22, R9, R11, R9
+	MADD R24, R10, R11, R10
+	SUB $2, R26
+
+brows2done:
+
+brows1:
+	CMP $1, R26
+	BLT brows1done
+	// Tile of 1 query rows × 16 keys.
+	MOVD R9, R0
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	MOVD R23, R4
+	AND $-4, R25, R13
+
+bsteps1:
+	CBZ R13, bstepsdone1
+	VLD1.P 16(R0), [V0.S4]
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f801090 // fmla v16.4s, v4.4s, v0.s[0]
+	WORD $0x4f8010b1 // fmla v17.4s, v5.4s, v0.s[0]
+	WORD $0x4f8010d2 // fmla v18.4s, v6.4s, v0.s[0]
+	WORD $0x4f8010f3 // fmla v19.4s, v7.4s, v0.s[0]
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4fa01090 // fmla v16.4s, v4.4s, v0.s[1]
+	WORD $0x4fa010b1 // fmla v17.4s, v5.4s, v0.s[1]
+	WORD $0x4fa010d2 // fmla v18.4s, v6.4s, v0.s[1]
+	WORD $0x4fa010f3 // fmla v19.4s, v7.4s, v0.s[1]
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f801890 // fmla v16.4s, v4.4s, v0.s[2]
+	WORD $0x4f8018b1 // fmla v17.4s, v5.4s, v0.s[2]
+	WORD $0x4f8018d2 // fmla v18.4s, v6.4s, v0.s[2]
+	WORD $0x4f8018f3 // fmla v19.4s, v7.4s, v0.s[2]
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4fa01890 // fmla v16.4s, v4.4s, v0.s[3]
+	WORD $0x4fa018b1 // fmla v17.4s, v5.4s, v0.s[3]
+	WORD $0x4fa018d2 // fmla v18.4s, v6.4s, v0.s[3]
+	WORD $0x4fa018f3 // fmla v19.4s, v7.4s, v0.s[3]
+	SUB $4, R13
+	B bsteps1
+
+bstepsdone1:
+	AND $3, R25, R13
+
+bstep1:
+	CBZ R13, bstore1
+	FMOVS.P 4(R0), F0
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f801090 // fmla v16.4s, v4.4s, v0.s[0]
+	WORD $0x4f8010b1 // fmla v17.4s, v5.4s, v0.s[0]
+	WORD $0x4f8010d2 // fmla v18.4s, v6.4s, v0.s[0]
+	WORD $0x4f8010f3 // fmla v19.4s, v7.4s, v0.s[0]
+	SUB $1, R13
+	B bstep1
+
+bstore1:
+	WORD $0x6e2fde10 // fmul v16.4s, v16.4s, v15.4s
+	WORD $0x6e2fde31 // fmul v17.4s, v17.4s, v15.4s
+	WORD $0x6e2fde52 // fmul v18.4s, v18.4s, v15.4s
+	WORD $0x6e2fde73 // fmul v19.4s, v19.4s, v15.4s
+	MOVD R10, R11
+	CMP $16, R12
+	BLT bpartial1
+	VST1 [V16.S4, V17.S4, V18.S4, V19.S4], (R11)
+	B btiledone1
+
+bpartial1:
+	MOVD R11, R14
+	VST1.P V16.S[0], 4(R14)
+	CMP $1, R12
+	BEQ bpartialrow1_0
+	VST1.P V16.S[1], 4(R14)
+	CMP $2, R12
+	BEQ bpartialrow1_0
+	VST1.P V16.S[2], 4(R14)
+	CMP $3, R12
+	BEQ bpartialrow1_0
+	VST1.P V16.S[3], 4(R14)
+	CMP $4, R12
+	BEQ bpartialrow1_0
+	VST1.P V17.S[0], 4(R14)
+	CMP $5, R12
+	BEQ bpartialrow1_0
+	VST1.P V17.S[1], 4(R14)
+	CMP $6, R12
+	BEQ bpartialrow1_0
+	VST1.P V17.S[2], 4(R14)
+	CMP $7, R12
+	BEQ bpartialrow1_0
+	VST1.P V17.S[3], 4(R14)
+	CMP $8, R12
+	BEQ bpartialrow1_0
+	VST1.P V18.S[0], 4(R14)
+	CMP $9, R12
+	BEQ bpartialrow1_0
+	VST1.P V18.S[1], 4(R14)
+	CMP $10, R12
+	BEQ bpartialrow1_0
+	VST1.P V18.S[2], 4(R14)
+	CMP $11, R12
+	BEQ bpartialrow1_0
+	VST1.P V18.S[3], 4(R14)
+	CMP $12, R12
+	BEQ bpartialrow1_0
+	VST1.P V19.S[0], 4(R14)
+	CMP $13, R12
+	BEQ bpartialrow1_0
+	VST1.P V19.S[1], 4(R14)
+	CMP $14, R12
+	BEQ bpartialrow1_0
+	VST1.P V19.S[2], 4(R14)
+	CMP $15, R12
+	BEQ bpartialrow1_0
+
+bpartialrow1_0:
+	ADD R24, R11
+
+btiledone1:
+	MOVD $1, R11
+	MADD R22, R9, R11, R9
+	MADD R24, R10, R11, R10
+	SUB $1, R26
+
+brows1done:
+	MOVD $16, R11
+	MADD R8, R20, R11, R20
+	ADD $64, R19
+	SUB R12, R21
+	B blocks
+
+blocksdone:
+	RET
+
+// func ScoresPanelsF32NEON(dst []float32, q []float32, k []float32, scratch []float32, rows int, n int, dim int, stride int, scale float32)
+TEXT ·ScoresPanelsF32NEON(SB), NOSPLIT, $0-132
+	MOVD dst_base+0(FP), R19
+	MOVD k_base+48(FP), R20
+	MOVD scratch_base+72(FP), R26
+	MOVD rows+96(FP), R25
+	MOVD n+104(FP), R21
+	LSL $2, R21, R23
+	MOVD dim+112(FP), R24
+	MOVD stride+120(FP), R22
+	LSL $2, R22, R22
+	CMP $16, R25
+	BGT p8
+	CMP $8, R25
+	BGT p4
+	CMP $4, R25
+	BGT p2
+
+p1:
+	// The panel: scratch[d·4 + i] = q_i[d].
+	MOVD q_base+24(FP), R8
+	LSL $2, R24, R17
+	SUB $1, R25, R13
+	MOVD ZR, R15
+	MOVD R26, R16
+	MOVD $16, R12
+
+p1group:
+	ADD $0, R15, R14
+	CMP R13, R14
+	CSEL GT, R13, R14, R14
+	MADD R17, R8, R14, R0
+	ADD $1, R15, R14
+	CMP R13, R14
+	CSEL GT, R13, R14, R14
+	MADD R17, R8, R14, R1
+	ADD $2, R15, R14
+	CMP R13, R14
+	CSEL GT, R13, R14, R14
+	MADD R17, R8, R14, R2
+	ADD $3, R15, R14
+	CMP R13, R14
+	CSEL GT, R13, R14, R14
+	MADD R17, R8, R14, R3
+	MOVD R16, R9
+	LSR $2, R24, R10
+	CBZ R10, p1grouptail
+
+p1groupsteps:
+	VLD1.P 16(R0), [V0.S4]
+	VLD1.P 16(R1), [V1.S4]
+	VLD1.P 16(R2), [V2.S4]
+	VLD1.P 16(R3), [V3.S4]
+	VTRN1 V1.S4, V0.S4, V4.S4
+	VTRN2 V1.S4, V0.S4, V5.S4
+	VTRN1 V3.S4, V2.S4, V6.S4
+	VTRN2 V3.S4, V2.S4, V7.S4
+	VTRN1 V6.D2, V4.D2, V0.D2
+	VTRN1 V7.D2, V5.D2, V1.D2
+	VTRN2 V6.D2, V4.D2, V2.D2
+	VTRN2 V7.D2, V5.D2, V3.D2
+	VST1.P [V0.S4], (R9)(R12)
+	VST1.P [V1.S4], (R9)(R12)
+	VST1.P [V2.S4], (R9)(R12)
+	VST1.P [V3.S4], (R9)(R12)
+	SUBS $1, R10
+	BNE p1groupsteps
+
+p1grouptail:
+	AND $3, R24, R10
+	CBZ R10, p1groupdone
+
+p1grouptail1:
+	FMOVS.P 4(R0), F0
+	FMOVS F0, 0(R9)
+	FMOVS.P 4(R1), F1
+	FMOVS F1, 4(R9)
+	FMOVS.P 4(R2), F2
+	FMOVS F2, 8(R9)
+	FMOVS.P 4(R3), F3
+	FMOVS F3, 12(R9)
+	ADD R12, R9
+	SUBS $1, R10
+	BNE p1grouptail1
+
+p1groupdone:
+	ADD $4, R15
+	ADD $16, R16
+	CMP $4, R15
+	BLT p1group
+
+p1tiles:
+	CBZ R21, p1done
+	MOVD $12, R16
+	CMP $12, R21
+	CSEL LT, R21, R16, R16
+	SUB $1, R16, R15
+	MOVD R20, R0
+	MOVD $1, R8
+	CMP R15, R8
+	CSEL GT, R15, R8, R8
+	MADD R22, R20, R8, R1
+	MOVD $2, R8
+	CMP R15, R8
+	CSEL GT, R15, R8, R8
+	MADD R22, R20, R8, R2
+	MOVD $3, R8
+	CMP R15, R8
+	CSEL GT, R15, R8, R8
+	MADD R22, R20, R8, R3
+	MOVD $4, R8
+	CMP R15, R8
+	CSEL GT, R15, R8, R8
+	MADD R22, R20, R8, R4
+	MOVD $5, R8
+	CMP R15, R8
+	CSEL GT, R15, R8, R8
+	MADD R22, R20, R8, R5
+	MOVD $6, R8
+	CMP R15, R8
+	CSEL GT, R15, R8, R8
+	MADD R22, R20, R8, R6
+	MOVD $7, R8
+	CMP R15, R8
+	CSEL GT, R15, R8, R8
+	MADD R22, R20, R8, R7
+	MOVD $8, R8
+	CMP R15, R8
+	CSEL GT, R15, R8, R8
+	MADD R22, R20, R8, R11
+	MOVD $9, R8
+	CMP R15, R8
+	CSEL GT, R15, R8, R8
+	MADD R22, R20, R8, R12
+	MOVD $10, R8
+	CMP R15, R8
+	CSEL GT, R15, R8, R8
+	MADD R22, R20, R8, R13
+	MOVD $11, R8
+	CMP R15, R8
+	CSEL GT, R15, R8, R8
+	MADD R22, R20, R8, R14
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	MOVD R26, R9
+	LSR $2, R24, R10
+	CBZ R10, p1tail
+
+p1steps:
+	VLD1.P 16(R0), [V4.S4]
+	VLD1.P 16(R1), [V5.S4]
+	VLD1.P 16(R2), [V6.S4]
+	VLD1.P 16(R3), [V7.S4]
+	VLD1.P 16(R4), [V8.S4]
+	VLD1.P 16(R5), [V9.S4]
+	VLD1.P 16(R6), [V10.S4]
+	VLD1.P 16(R7), [V11.S4]
+	VLD1.P 16(R11), [V12.S4]
+	VLD1.P 16(R12), [V13.S4]
+	VLD1.P 16(R13), [V14.S4]
+	VLD1.P 16(R14), [V15.S4]
+	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x4f841010 // fmla v16.4s, v0.4s, v4.s[0]
+	WORD $0x4f851011 // fmla v17.4s, v0.4s, v5.s[0]
+	WORD $0x4f861012 // fmla v18.4s, v0.4s, v6.s[0]
+	WORD $0x4f871013 // fmla v19.4s, v0.4s, v7.s[0]
+	WORD $0x4f881014 // fmla v20.4s, v0.4s, v8.s[0]
+	WORD $0x4f891015 // fmla v21.4s, v0.4s, v9.s[0]
+	WORD $0x4f8a1016 // fmla v22.4s, v0.4s, v10.s[0]
+	WORD $0x4f8b1017 // fmla v23.4s, v0.4s, v11.s[0]
+	WORD $0x4f8c1018 // fmla v24.4s, v0.4s, v12.s[0]
+	WORD $0x4f8d1019 // fmla v25.4s, v0.4s, v13.s[0]
+	WORD $0x4f8e101a // fmla v26.4s, v0.4s, v14.s[0]
+	WORD $0x4f8f101b // fmla v27.4s, v0.4s, v15.s[0]
+	WORD $0x4fa41030 // fmla v16.4s, v1.4s, v4.s[1]
+	WORD $0x4fa51031 // fmla v17.4s, v1.4s, v5.s[1]
+	WORD $0x4fa61032 // fmla v18.4s, v1.4s, v6.s[1]
+	WORD $0x4fa71033 // fmla v19.4s, v1.4s, v7.s[1]
+	WORD $0x4fa81034 // fmla v20.4s, v1.4s, v8.s[1]
+	WORD $0x4fa91035 // fmla v21.4s, v1.4s, v9.s[1]
+	WORD $0x4faa1036 // fmla v22.4s, v1.4s, v10.s[1]
+	WORD $0x4fab1037 // fmla v23.4s, v1.4s, v11.s[1]
+	WORD $0x4fac1038 // fmla v24.4s, v1.4s, v12.s[1]
+	WORD $0x4fad1039 // fmla v25.4s, v1.4s, v13.s[1]
+	WORD $0x4fae103a // fmla v26.4s, v1.4s, v14.s[1]
+	WORD $0x4faf103b // fmla v27.4s, v1.4s, v15.s[1]
+	WORD $0x4f841850 // fmla v16.4s, v2.4s, v4.s[2]
+	WORD $0x4f851851 // fmla v17.4s, v2.4s, v5.s[2]
+	WORD $0x4f861852 // fmla v18.4s, v2.4s, v6.s[2]
+	WORD $0x4f871853 // fmla v19.4s, v2.4s, v7.s[2]
+	WORD $0x4f881854 // fmla v20.4s, v2.4s, v8.s[2]
+	WORD $0x4f891855 // fmla v21.4s, v2.4s, v9.s[2]
+	WORD $0x4f8a1856 // fmla v22.4s, v2.4s, v10.s[2]
+	WORD $0x4f8b1857 // fmla v23.4s, v2.4s, v11.s[2]
+	WORD $0x4f8c1858 // fmla v24.4s, v2.4s, v12.s[2]
+	WORD $0x4f8d1859 // fmla v25.4s, v2.4s, v13.s[2]
+	WORD $0x4f8e185a // fmla v26.4s, v2.4s, v14.s[2]
+	WORD $0x4f8f185b // fmla v27.4s, v2.4s, v15.s[2]
+	WORD $0x4fa41870 // fmla v16.4s, v3.4s, v4.s[3]
+	WORD $0x4fa51871 // fmla v17.4s, v3.4s, v5.s[3]
+	WORD $0x4fa61872 // fmla v18.4s, v3.4s, v6.s[3]
+	WORD $0x4fa71873 // fmla v19.4s, v3.4s, v7.s[3]
+	WORD $0x4fa81874 // fmla v20.4s, v3.4s, v8.s[3]
+	WORD $0x4fa91875 // fmla v21.4s, v3.4s, v9.s[3]
+	WORD $0x4faa1876 // fmla v22.4s, v3.4s, v10.s[3]
+	WORD $0x4fab1877 // fmla v23.4s, v3.4s, v11.s[3]
+	WORD $0x4fac1878 // fmla v24.4s, v3.4s, v12.s[3]
+	WORD $0x4fad1879 // fmla v25.4s, v3.4s, v13.s[3]
+	WORD $0x4fae187a // fmla v26.4s, v3.4s, v14.s[3]
+	WORD $0x4faf187b // fmla v27.4s, v3.4s, v15.s[3]
+	SUBS $1, R10
+	BNE p1steps
+
+p1tail:
+	AND $3, R24, R10
+	CBZ R10, p1store
+
+p1tail1:
+	FMOVS.P 4(R0), F4
+	FMOVS.P 4(R1), F5
+	FMOVS.P 4(R2), F6
+	FMOVS.P 4(R3), F7
+	FMOVS.P 4(R4), F8
+	FMOVS.P 4(R5), F9
+	FMOVS.P 4(R6), F10
+	FMOVS.P 4(R7), F11
+	FMOVS.P 4(R11), F12
+	FMOVS.P 4(R12), F13
+	FMOVS.P 4(R13), F14
+	FMOVS.P 4(R14), F15
+	VLD1.P 16(R9), [V0.S4]
+	WORD $0x4f841010 // fmla v16.4s, v0.4s, v4.s[0]
+	WORD $0x4f851011 // fmla v17.4s, v0.4s, v5.s[0]
+	WORD $0x4f861012 // fmla v18.4s, v0.4s, v6.s[0]
+	WORD $0x4f871013 // fmla v19.4s, v0.4s, v7.s[0]
+	WORD $0x4f881014 // fmla v20.4s, v0.4s, v8.s[0]
+	WORD $0x4f891015 // fmla v21.4s, v0.4s, v9.s[0]
+	WORD $0x4f8a1016 // fmla v22.4s, v0.4s, v10.s[0]
+	WORD $0x4f8b1017 // fmla v23.4s, v0.4s, v11.s[0]
+	WORD $0x4f8c1018 // fmla v24.4s, v0.4s, v12.s[0]
+	WORD $0x4f8d1019 // fmla v25.4s, v0.4s, v13.s[0]
+	WORD $0x4f8e101a // fmla v26.4s, v0.4s, v14.s[0]
+	WORD $0x4f8f101b // fmla v27.4s, v0.4s, v15.s[0]
+	SUBS $1, R10
+	BNE p1tail1
+
+p1store:
+	FMOVS scale+128(FP), F0
+	VDUP V0.S[0], V0.S4
+	WORD $0x6e20de10 // fmul v16.4s, v16.4s, v0.4s
+	WORD $0x6e20de31 // fmul v17.4s, v17.4s, v0.4s
+	WORD $0x6e20de52 // fmul v18.4s, v18.4s, v0.4s
+	WORD $0x6e20de73 // fmul v19.4s, v19.4s, v0.4s
+	WORD $0x6e20de94 // fmul v20.4s, v20.4s, v0.4s
+	WORD $0x6e20deb5 // fmul v21.4s, v21.4s, v0.4s
+	WORD $0x6e20ded6 // fmul v22.4s, v22.4s, v0.4s
+	WORD $0x6e20def7 // fmul v23.4s, v23.4s, v0.4s
+	WORD $0x6e20df18 // fmul v24.4s, v24.4s, v0.4s
+	WORD $0x6e20df39 // fmul v25.4s, v25.4s, v0.4s
+	WORD $0x6e20df5a // fmul v26.4s, v26.4s, v0.4s
+	WORD $0x6e20df7b // fmul v27.4s, v27.4s, v0.4s
+	CMP $12, R16
+	BLT p1partial
+	MOVD R19, R17
+	VTRN1 V17.S4, V16.S4, V12.S4
+	VTRN2 V17.S4, V16.S4, V13.S4
+	VTRN1 V19.S4, V18.S4, V14.S4
+	VTRN2 V19.S4, V18.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V0.D2
+	VTRN1 V15.D2, V13.D2, V3.D2
+	VTRN2 V14.D2, V12.D2, V6.D2
+	VTRN2 V15.D2, V13.D2, V9.D2
+	VTRN1 V21.S4, V20.S4, V12.S4
+	VTRN2 V21.S4, V20.S4, V13.S4
+	VTRN1 V23.S4, V22.S4, V14.S4
+	VTRN2 V23.S4, V22.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V1.D2
+	VTRN1 V15.D2, V13.D2, V4.D2
+	VTRN2 V14.D2, V12.D2, V7.D2
+	VTRN2 V15.D2, V13.D2, V10.D2
+	VTRN1 V25.S4, V24.S4, V12.S4
+	VTRN2 V25.S4, V24.S4, V13.S4
+	VTRN1 V27.S4, V26.S4, V14.S4
+	VTRN2 V27.S4, V26.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V2.D2
+	VTRN1 V15.D2, V13.D2, V5.D2
+	VTRN2 V14.D2, V12.D2, V8.D2
+	VTRN2 V15.D2, V13.D2, V11.D2
+	VST1 [V0.S4, V1.S4, V2.S4], (R17)
+	ADD R23, R17
+	CMP $1, R25
+	BLE p1storedR23
+	VST1 [V3.S4, V4.S4, V5.S4], (R17)
+	ADD R23, R17
+	CMP $2, R25
+	BLE p1storedR23
+	VST1 [V6.S4, V7.S4, V8.S4], (R17)
+	ADD R23, R17
+	CMP $3, R25
+	BLE p1storedR23
+	VST1 [V9.S4, V10.S4, V11.S4], (R17)
+	ADD R23, R17
+
+p1storedR23:
+	B p1next
+
+p1partial:
+	LSL $4, R24, R8
+	ADD R26, R8
+	MOVD R8, R17
+	MOVD $48, R12
+	VTRN1 V17.S4, V16.S4, V12.S4
+	VTRN2 V17.S4, V16.S4, V13.S4
+	VTRN1 V19.S4, V18.S4, V14.S4
+	VTRN2 V19.S4, V18.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V0.D2
+	VTRN1 V15.D2, V13.D2, V3.D2
+	VTRN2 V14.D2, V12.D2, V6.D2
+	VTRN2 V15.D2, V13.D2, V9.D2
+	VTRN1 V21.S4, V20.S4, V12.S4
+	VTRN2 V21.S4, V20.S4, V13.S4
+	VTRN1 V23.S4, V22.S4, V14.S4
+	VTRN2 V23.S4, V22.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V1.D2
+	VTRN1 V15.D2, V13.D2, V4.D2
+	VTRN2 V14.D2, V12.D2, V7.D2
+	VTRN2 V15.D2, V13.D2, V10.D2
+	VTRN1 V25.S4, V24.S4, V12.S4
+	VTRN2 V25.S4, V24.S4, V13.S4
+	VTRN1 V27.S4, V26.S4, V14.S4
+	VTRN2 V27.S4, V26.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V2.D2
+	VTRN1 V15.D2, V13.D2, V5.D2
+	VTRN2 V14.D2, V12.D2, V8.D2
+	VTRN2 V15.D2, V13.D2, V11.D2
+	VST1 [V0.S4, V1.S4, V2.S4], (R17)
+	ADD R12, R17
+	CMP $1, R25
+	BLE p1storedR12
+	VST1 [V3.S4, V4.S4, V5.S4], (R17)
+	ADD R12, R17
+	CMP $2, R25
+	BLE p1storedR12
+	VST1 [V6.S4, V7.S4, V8.S4], (R17)
+	ADD R12, R17
+	CMP $3, R25
+	BLE p1storedR12
+	VST1 [V9.S4, V10.S4, V11.S4], (R17)
+	ADD R12, R17
+
+p1storedR12:
+	MOVD R19, R17
+	MOVD R25, R13
+
+p1copyrow:
+	MOVD R8, R14
+	MOVD R17, R12
+	MOVD R16, R15
+
+p1copy:
+	FMOVS.P 4(R14), F0
+	FMOVS.P F0, 4(R12)
+	SUBS $1, R15
+	BNE p1copy
+	ADD $48, R8
+	ADD R23, R17
+	SUBS $1, R13
+	BNE p1copyrow
+
+p1next:
+	MOVD $12, R8
+	MADD R22, R20, R8, R20
+	ADD $48, R19
+	SUB R16, R21
+	B p1tiles
+
+p1done:
+	RET
+
+p2:
+	// The panel: scratch[d·8 + i] = q_i[d].
+	MOVD q_base+24(FP), R8
+	LSL $2, R24, R17
+	SUB $1, R25, R13
+	MOVD ZR, R15
+	MOVD R26, R16
+	MOVD $32, R12
+
+p2group:
+	ADD $0, R15, R14
+	CMP R13, R14
+	CSEL GT, R13, R14, R14
+	MADD R17, R8, R14, R0
+	ADD $1, R15, R14
+	CMP R13, R14
+	CSEL GT, R13, R14, R14
+	MADD R17, R8, R14, R1
+	ADD $2, R15, R14
+	CMP R13, R14
+	CSEL GT, R13, R14, R14
+	MADD R17, R8, R14, R2
+	ADD $3, R15, R14
+	CMP R13, R14
+	CSEL GT, R13, R14, R14
+	MADD R17, R8, R14, R3
+	MOVD R16, R9
+	LSR $2, R24, R10
+	CBZ R10, p2grouptail
+
+p2groupsteps:
+	VLD1.P 16(R0), [V0.S4]
+	VLD1.P 16(R1), [V1.S4]
+	VLD1.P 16(R2), [V2.S4]
+	VLD1.P 16(R3), [V3.S4]
+	VTRN1 V1.S4, V0.S4, V4.S4
+	VTRN2 V1.S4, V0.S4, V5.S4
+	VTRN1 V3.S4, V2.S4, V6.S4
+	VTRN2 V3.S4, V2.S4, V7.S4
+	VTRN1 V6.D2, V4.D2, V0.D2
+	VTRN1 V7.D2, V5.D2, V1.D2
+	VTRN2 V6.D2, V4.D2, V2.D2
+	VTRN2 V7.D2, V5.D2, V3.D2
+	VST1.P [V0.S4], (R9)(R12)
+	VST1.P [V1.S4], (R9)(R12)
+	VST1.P [V2.S4], (R9)(R12)
+	VST1.P [V3.S4], (R9)(R12)
+	SUBS $1, R10
+	BNE p2groupsteps
+
+p2grouptail:
+	AND $3, R24, R10
+	CBZ R10, p2groupdone
+
+p2grouptail1:
+	FMOVS.P 4(R0), F0
+	FMOVS F0, 0(R9)
+	FMOVS.P 4(R1), F1
+	FMOVS F1, 4(R9)
+	FMOVS.P 4(R2), F2
+	FMOVS F2, 8(R9)
+	FMOVS.P 4(R3), F3
+	FMOVS F3, 12(R9)
+	ADD R12, R9
+	SUBS $1, R10
+	BNE p2grouptail1
+
+p2groupdone:
+	ADD $4, R15
+	ADD $16, R16
+	CMP $8, R15
+	BLT p2group
+
+p2tiles:
+	CBZ R21, p2done
+	MOVD $8, R16
+	CMP $8, R21
+	CSEL LT, R21, R16, R16
+	SUB $1, R16, R15
+	MOVD R20, R0
+	MOVD $1, R8
+	CMP R15, R8
+	CSEL GT, R15, R8, R8
+	MADD R22, R20, R8, R1
+	MOVD $2, R8
+	CMP R15, R8
+	CSEL GT, R15, R8, R8
+	MADD R22, R20, R8, R2
+	MOVD $3, R8
+	CMP R15, R8
+	CSEL GT, R15, R8, R8
+	MADD R22, R20, R8, R3
+	MOVD $4, R8
+	CMP R15, R8
+	CSEL GT, R15, R8, R8
+	MADD R22, R20, R8, R4
+	MOVD $5, R8
+	CMP R15, R8
+	CSEL GT, R15, R8, R8
+	MADD R22, R20, R8, R5
+	MOVD $6, R8
+	CMP R15, R8
+	CSEL GT, R15, R8, R8
+	MADD R22, R20, R8, R6
+	MOVD $7, R8
+	CMP R15, R8
+	CSEL GT, R15, R8, R8
+	MADD R22, R20, R8, R7
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	MOVD R26, R9
+	LSR $2, R24, R10
+	CBZ R10, p2tail
+
+p2steps:
+	VLD1.P 16(R0), [V8.S4]
+	VLD1.P 16(R1), [V9.S4]
+	VLD1.P 16(R2), [V10.S4]
+	VLD1.P 16(R3), [V11.S4]
+	VLD1.P 16(R4), [V12.S4]
+	VLD1.P 16(R5), [V13.S4]
+	VLD1.P 16(R6), [V14.S4]
+	VLD1.P 16(R7), [V15.S4]
+	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x4f881010 // fmla v16.4s, v0.4s, v8.s[0]
+	WORD $0x4f891011 // fmla v17.4s, v0.4s, v9.s[0]
+	WORD $0x4f8a1012 // fmla v18.4s, v0.4s, v10.s[0]
+	WORD $0x4f8b1013 // fmla v19.4s, v0.4s, v11.s[0]
+	WORD $0x4f8c1014 // fmla v20.4s, v0.4s, v12.s[0]
+	WORD $0x4f8d1015 // fmla v21.4s, v0.4s, v13.s[0]
+	WORD $0x4f8e1016 // fmla v22.4s, v0.4s, v14.s[0]
+	WORD $0x4f8f1017 // fmla v23.4s, v0.4s, v15.s[0]
+	WORD $0x4f881038 // fmla v24.4s, v1.4s, v8.s[0]
+	WORD $0x4f891039 // fmla v25.4s, v1.4s, v9.s[0]
+	WORD $0x4f8a103a // fmla v26.4s, v1.4s, v10.s[0]
+	WORD $0x4f8b103b // fmla v27.4s, v1.4s, v11.s[0]
+	WORD $0x4f8c103c // fmla v28.4s, v1.4s, v12.s[0]
+	WORD $0x4f8d103d // fmla v29.4s, v1.4s, v13.s[0]
+	WORD $0x4f8e103e // fmla v30.4s, v1.4s, v14.s[0]
+	WORD $0x4f8f103f // fmla v31.4s, v1.4s, v15.s[0]
+	WORD $0x4fa81050 // fmla v16.4s, v2.4s, v8.s[1]
+	WORD $0x4fa91051 // fmla v17.4s, v2.4s, v9.s[1]
+	WORD $0x4faa1052 // fmla v18.4s, v2.4s, v10.s[1]
+	WORD $0x4fab1053 // fmla v19.4s, v2.4s, v11.s[1]
+	WORD $0x4fac1054 // fmla v20.4s, v2.4s, v12.s[1]
+	WORD $0x4fad1055 // fmla v21.4s, v2.4s, v13.s[1]
+	WORD $0x4fae1056 // fmla v22.4s, v2.4s, v14.s[1]
+	WORD $0x4faf1057 // fmla v23.4s, v2.4s, v15.s[1]
+	WORD $0x4fa81078 // fmla v24.4s, v3.4s, v8.s[1]
+	WORD $0x4fa91079 // fmla v25.4s, v3.4s, v9.s[1]
+	WORD $0x4faa107a // fmla v26.4s, v3.4s, v10.s[1]
+	WORD $0x4fab107b // fmla v27.4s, v3.4s, v11.s[1]
+	WORD $0x4fac107c // fmla v28.4s, v3.4s, v12.s[1]
+	WORD $0x4fad107d // fmla v29.4s, v3.4s, v13.s[1]
+	WORD $0x4fae107e // fmla v30.4s, v3.4s, v14.s[1]
+	WORD $0x4faf107f // fmla v31.4s, v3.4s, v15.s[1]
+	VLD1.P 64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f881890 // fmla v16.4s, v4.4s, v8.s[2]
+	WORD $0x4f891891 // fmla v17.4s, v4.4s, v9.s[2]
+	WORD $0x4f8a1892 // fmla v18.4s, v4.4s, v10.s[2]
+	WORD $0x4f8b1893 // fmla v19.4s, v4.4s, v11.s[2]
+	WORD $0x4f8c1894 // fmla v20.4s, v4.4s, v12.s[2]
+	WORD $0x4f8d1895 // fmla v21.4s, v4.4s, v13.s[2]
+	WORD $0x4f8e1896 // fmla v22.4s, v4.4s, v14.s[2]
+	WORD $0x4f8f1897 // fmla v23.4s, v4.4s, v15.s[2]
+	WORD $0x4f8818b8 // fmla v24.4s, v5.4s, v8.s[2]
+	WORD $0x4f8918b9 // fmla v25.4s, v5.4s, v9.s[2]
+	WORD $0x4f8a18ba // fmla v26.4s, v5.4s, v10.s[2]
+	WORD $0x4f8b18bb // fmla v27.4s, v5.4s, v11.s[2]
+	WORD $0x4f8c18bc // fmla v28.4s, v5.4s, v12.s[2]
+	WORD $0x4f8d18bd // fmla v29.4s, v5.4s, v13.s[2]
+	WORD $0x4f8e18be // fmla v30.4s, v5.4s, v14.s[2]
+	WORD $0x4f8f18bf // fmla v31.4s, v5.4s, v15.s[2]
+	WORD $0x4fa818d0 // fmla v16.4s, v6.4s, v8.s[3]
+	WORD $0x4fa918d1 // fmla v17.4s, v6.4s, v9.s[3]
+	WORD $0x4faa18d2 // fmla v18.4s, v6.4s, v10.s[3]
+	WORD $0x4fab18d3 // fmla v19.4s, v6.4s, v11.s[3]
+	WORD $0x4fac18d4 // fmla v20.4s, v6.4s, v12.s[3]
+	WORD $0x4fad18d5 // fmla v21.4s, v6.4s, v13.s[3]
+	WORD $0x4fae18d6 // fmla v22.4s, v6.4s, v14.s[3]
+	WORD $0x4faf18d7 // fmla v23.4s, v6.4s, v15.s[3]
+	WORD $0x4fa818f8 // fmla v24.4s, v7.4s, v8.s[3]
+	WORD $0x4fa918f9 // fmla v25.4s, v7.4s, v9.s[3]
+	WORD $0x4faa18fa // fmla v26.4s, v7.4s, v10.s[3]
+	WORD $0x4fab18fb // fmla v27.4s, v7.4s, v11.s[3]
+	WORD $0x4fac18fc // fmla v28.4s, v7.4s, v12.s[3]
+	WORD $0x4fad18fd // fmla v29.4s, v7.4s, v13.s[3]
+	WORD $0x4fae18fe // fmla v30.4s, v7.4s, v14.s[3]
+	WORD $0x4faf18ff // fmla v31.4s, v7.4s, v15.s[3]
+	SUBS $1, R10
+	BNE p2steps
+
+p2tail:
+	AND $3, R24, R10
+	CBZ R10, p2store
+
+p2tail1:
+	FMOVS.P 4(R0), F8
+	FMOVS.P 4(R1), F9
+	FMOVS.P 4(R2), F10
+	FMOVS.P 4(R3), F11
+	FMOVS.P 4(R4), F12
+	FMOVS.P 4(R5), F13
+	FMOVS.P 4(R6), F14
+	FMOVS.P 4(R7), F15
+	VLD1.P 32(R9), [V0.S4, V1.S4]
+	WORD $0x4f881010 // fmla v16.4s, v0.4s, v8.s[0]
+	WORD $0x4f891011 // fmla v17.4s, v0.4s, v9.s[0]
+	WORD $0x4f8a1012 // fmla v18.4s, v0.4s, v10.s[0]
+	WORD $0x4f8b1013 // fmla v19.4s, v0.4s, v11.s[0]
+	WORD $0x4f8c1014 // fmla v20.4s, v0.4s, v12.s[0]
+	WORD $0x4f8d1015 // fmla v21.4s, v0.4s, v13.s[0]
+	WORD $0x4f8e1016 // fmla v22.4s, v0.4s, v14.s[0]
+	WORD $0x4f8f1017 // fmla v23.4s, v0.4s, v15.s[0]
+	WORD $0x4f881038 // fmla v24.4s, v1.4s, v8.s[0]
+	WORD $0x4f891039 // fmla v25.4s, v1.4s, v9.s[0]
+	WORD $0x4f8a103a // fmla v26.4s, v1.4s, v10.s[0]
+	WORD $0x4f8b103b // fmla v27.4s, v1.4s, v11.s[0]
+	WORD $0x4f8c103c // fmla v28.4s, v1.4s, v12.s[0]
+	WORD $0x4f8d103d // fmla v29.4s, v1.4s, v13.s[0]
+	WORD $0x4f8e103e // fmla v30.4s, v1.4s, v14.s[0]
+	WORD $0x4f8f103f // fmla v31.4s, v1.4s, v15.s[0]
+	SUBS $1, R10
+	BNE p2tail1
+
+p2store:
+	FMOVS scale+128(FP), F0
+	VDUP V0.S[0], V0.S4
+	WORD $0x6e20de10 // fmul v16.4s, v16.4s, v0.4s
+	WORD $0x6e20de31 // fmul v17.4s, v17.4s, v0.4s
+	WORD $0x6e20de52 // fmul v18.4s, v18.4s, v0.4s
+	WORD $0x6e20de73 // fmul v19.4s, v19.4s, v0.4s
+	WORD $0x6e20de94 // fmul v20.4s, v20.4s, v0.4s
+	WORD $0x6e20deb5 // fmul v21.4s, v21.4s, v0.4s
+	WORD $0x6e20ded6 // fmul v22.4s, v22.4s, v0.4s
+	WORD $0x6e20def7 // fmul v23.4s, v23.4s, v0.4s
+	WORD $0x6e20df18 // fmul v24.4s, v24.4s, v0.4s
+	WORD $0x6e20df39 // fmul v25.4s, v25.4s, v0.4s
+	WORD $0x6e20df5a // fmul v26.4s, v26.4s, v0.4s
+	WORD $0x6e20df7b // fmul v27.4s, v27.4s, v0.4s
+	WORD $0x6e20df9c // fmul v28.4s, v28.4s, v0.4s
+	WORD $0x6e20dfbd // fmul v29.4s, v29.4s, v0.4s
+	WORD $0x6e20dfde // fmul v30.4s, v30.4s, v0.4s
+	WORD $0x6e20dfff // fmul v31.4s, v31.4s, v0.4s
+	CMP $8, R16
+	BLT p2partial
+	MOVD R19, R17
+	VTRN1 V17.S4, V16.S4, V12.S4
+	VTRN2 V17.S4, V16.S4, V13.S4
+	VTRN1 V19.S4, V18.S4, V14.S4
+	VTRN2 V19.S4, V18.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V0.D2
+	VTRN1 V15.D2, V13.D2, V2.D2
+	VTRN2 V14.D2, V12.D2, V4.D2
+	VTRN2 V15.D2, V13.D2, V6.D2
+	VTRN1 V21.S4, V20.S4, V12.S4
+	VTRN2 V21.S4, V20.S4, V13.S4
+	VTRN1 V23.S4, V22.S4, V14.S4
+	VTRN2 V23.S4, V22.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V1.D2
+	VTRN1 V15.D2, V13.D2, V3.D2
+	VTRN2 V14.D2, V12.D2, V5.D2
+	VTRN2 V15.D2, V13.D2, V7.D2
+	VST1 [V0.S4, V1.S4], (R17)
+	ADD R23, R17
+	VST1 [V2.S4, V3.S4], (R17)
+	ADD R23, R17
+	VST1 [V4.S4, V5.S4], (R17)
+	ADD R23, R17
+	VST1 [V6.S4, V7.S4], (R17)
+	ADD R23, R17
+	VTRN1 V25.S4, V24.S4, V12.S4
+	VTRN2 V25.S4, V24.S4, V13.S4
+	VTRN1 V27.S4, V26.S4, V14.S4
+	VTRN2 V27.S4, V26.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V0.D2
+	VTRN1 V15.D2, V13.D2, V2.D2
+	VTRN2 V14.D2, V12.D2, V4.D2
+	VTRN2 V15.D2, V13.D2, V6.D2
+	VTRN1 V29.S4, V28.S4, V12.S4
+	VTRN2 V29.S4, V28.S4, V13.S4
+	VTRN1 V31.S4, V30.S4, V14.S4
+	VTRN2 V31.S4, V30.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V1.D2
+	VTRN1 V15.D2, V13.D2, V3.D2
+	VTRN2 V14.D2, V12.D2, V5.D2
+	VTRN2 V15.D2, V13.D2, V7.D2
+	VST1 [V0.S4, V1.S4], (R17)
+	ADD R23, R17
+	VST1 [V2.S4, V3.S4], (R17)
+	ADD R23, R17
+	VST1 [V4.S4, V5.S4], (R17)
+	ADD R23, R17
+	VST1 [V6.S4, V7.S4], (R17)
+	ADD R23, R17
+	B p2next
+
+p2partial:
+	LSL $5, R24, R8
+	ADD R26, R8
+	MOVD R8, R17
+	MOVD $32, R12
+	VTRN1 V17.S4, V16.S4, V12.S4
+	VTRN2 V17.S4, V16.S4, V13.S4
+	VTRN1 V19.S4, V18.S4, V14.S4
+	VTRN2 V19.S4, V18.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V0.D2
+	VTRN1 V15.D2, V13.D2, V2.D2
+	VTRN2 V14.D2, V12.D2, V4.D2
+	VTRN2 V15.D2, V13.D2, V6.D2
+	VTRN1 V21.S4, V20.S4, V12.S4
+	VTRN2 V21.S4, V20.S4, V13.S4
+	VTRN1 V23.S4, V22.S4, V14.S4
+	VTRN2 V23.S4, V22.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V1.D2
+	VTRN1 V15.D2, V13.D2, V3.D2
+	VTRN2 V14.D2, V12.D2, V5.D2
+	VTRN2 V15.D2, V13.D2, V7.D2
+	VST1 [V0.S4, V1.S4], (R17)
+	ADD R12, R17
+	VST1 [V2.S4, V3.S4], (R17)
+	ADD R12, R17
+	VST1 [V4.S4, V5.S4], (R17)
+	ADD R12, R17
+	VST1 [V6.S4, V7.S4], (R17)
+	ADD R12, R17
+	VTRN1 V25.S4, V24.S4, V12.S4
+	VTRN2 V25.S4, V24.S4, V13.S4
+	VTRN1 V27.S4, V26.S4, V14.S4
+	VTRN2 V27.S4, V26.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V0.D2
+	VTRN1 V15.D2, V13.D2, V2.D2
+	VTRN2 V14.D2, V12.D2, V4.D2
+	VTRN2 V15.D2, V13.D2, V6.D2
+	VTRN1 V29.S4, V28.S4, V12.S4
+	VTRN2 V29.S4, V28.S4, V13.S4
+	VTRN1 V31.S4, V30.S4, V14.S4
+	VTRN2 V31.S4, V30.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V1.D2
+	VTRN1 V15.D2, V13.D2, V3.D2
+	VTRN2 V14.D2, V12.D2, V5.D2
+	VTRN2 V15.D2, V13.D2, V7.D2
+	VST1 [V0.S4, V1.S4], (R17)
+	ADD R12, R17
+	VST1 [V2.S4, V3.S4], (R17)
+	ADD R12, R17
+	VST1 [V4.S4, V5.S4], (R17)
+	ADD R12, R17
+	VST1 [V6.S4, V7.S4], (R17)
+	ADD R12, R17
+	MOVD R19, R17
+	MOVD $8, R13
+
+p2copyrow:
+	MOVD R8, R14
+	MOVD R17, R12
+	MOVD R16, R15
+
+p2copy:
+	FMOVS.P 4(R14), F0
+	FMOVS.P F0, 4(R12)
+	SUBS $1, R15
+	BNE p2copy
+	ADD $32, R8
+	ADD R23, R17
+	SUBS $1, R13
+	BNE p2copyrow
+
+p2next:
+	MOVD $8, R8
+	MADD R22, R20, R8, R20
+	ADD $32, R19
+	SUB R16, R21
+	B p2tiles
+
+p2done:
+	RET
+
+p4:
+	// The panel: scratch[d·16 + i] = q_i[d].
+	MOVD q_base+24(FP), R8
+	LSL $2, R24, R17
+	SUB $1, R25, R13
+	MOVD ZR, R15
+	MOVD R26, R16
+	MOVD $64, R12
+
+p4group:
+	ADD $0, R15, R14
+	CMP R13, R14
+	CSEL GT, R13, R14, R14
+	MADD R17, R8, R14, R0
+	ADD $1, R15, R14
+	CMP R13, R14
+	CSEL GT, R13, R14, R14
+	MADD R17, R8, R14, R1
+	ADD $2, R15, R14
+	CMP R13, R14
+	CSEL GT, R13, R14, R14
+	MADD R17, R8, R14, R2
+	ADD $3, R15, R14
+	CMP R13, R14
+	CSEL GT, R13, R14, R14
+	MADD R17, R8, R14, R3
+	MOVD R16, R9
+	LSR $2, R24, R10
+	CBZ R10, p4grouptail
+
+p4groupsteps:
+	VLD1.P 16(R0), [V0.S4]
+	VLD1.P 16(R1), [V1.S4]
+	VLD1.P 16(R2), [V2.S4]
+	VLD1.P 16(R3), [V3.S4]
+	VTRN1 V1.S4, V0.S4, V4.S4
+	VTRN2 V1.S4, V0.S4, V5.S4
+	VTRN1 V3.S4, V2.S4, V6.S4
+	VTRN2 V3.S4, V2.S4, V7.S4
+	VTRN1 V6.D2, V4.D2, V0.D2
+	VTRN1 V7.D2, V5.D2, V1.D2
+	VTRN2 V6.D2, V4.D2, V2.D2
+	VTRN2 V7.D2, V5.D2, V3.D2
+	VST1.P [V0.S4], (R9)(R12)
+	VST1.P [V1.S4], (R9)(R12)
+	VST1.P [V2.S4], (R9)(R12)
+	VST1.P [V3.S4], (R9)(R12)
+	SUBS $1, R10
+	BNE p4groupsteps
+
+p4grouptail:
+	AND $3, R24, R10
+	CBZ R10, p4groupdone
+
+p4grouptail1:
+	FMOVS.P 4(R0), F0
+	FMOVS F0, 0(R9)
+	FMOVS.P 4(R1), F1
+	FMOVS F1, 4(R9)
+	FMOVS.P 4(R2), F2
+	FMOVS F2, 8(R9)
+	FMOVS.P 4(R3), F3
+	FMOVS F3, 12(R9)
+	ADD R12, R9
+	SUBS $1, R10
+	BNE p4grouptail1
+
+p4groupdone:
+	ADD $4, R15
+	ADD $16, R16
+	CMP $16, R15
+	BLT p4group
+
+p4tiles:
+	CBZ R21, p4done
+	MOVD $4, R16
+	CMP $4, R21
+	CSEL LT, R21, R16, R16
+	SUB $1, R16, R15
+	MOVD R20, R0
+	MOVD $1, R8
+	CMP R15, R8
+	CSEL GT, R15, R8, R8
+	MADD R22, R20, R8, R1
+	MOVD $2, R8
+	CMP R15, R8
+	CSEL GT, R15, R8, R8
+	MADD R22, R20, R8, R2
+	MOVD $3, R8
+	CMP R15, R8
+	CSEL GT, R15, R8, R8
+	MADD R22, R20, R8, R3
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	MOVD R26, R9
+	LSR $2, R24, R10
+	CBZ R10, p4tail
+
+p4steps:
+	VLD1.P 16(R0), [V12.S4]
+	VLD1.P 16(R1), [V13.S4]
+	VLD1.P 16(R2), [V14.S4]
+	VLD1.P 16(R3), [V15.S4]
+	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x4f8c1010 // fmla v16.4s, v0.4s, v12.s[0]
+	WORD $0x4f8d1011 // fmla v17.4s, v0.4s, v13.s[0]
+	WORD $0x4f8e1012 // fmla v18.4s, v0.4s, v14.s[0]
+	WORD $0x4f8f1013 // fmla v19.4s, v0.4s, v15.s[0]
+	WORD $0x4f8c1034 // fmla v20.4s, v1.4s, v12.s[0]
+	WORD $0x4f8d1035 // fmla v21.4s, v1.4s, v13.s[0]
+	WORD $0x4f8e1036 // fmla v22.4s, v1.4s, v14.s[0]
+	WORD $0x4f8f1037 // fmla v23.4s, v1.4s, v15.s[0]
+	WORD $0x4f8c1058 // fmla v24.4s, v2.4s, v12.s[0]
+	WORD $0x4f8d1059 // fmla v25.4s, v2.4s, v13.s[0]
+	WORD $0x4f8e105a // fmla v26.4s, v2.4s, v14.s[0]
+	WORD $0x4f8f105b // fmla v27.4s, v2.4s, v15.s[0]
+	WORD $0x4f8c107c // fmla v28.4s, v3.4s, v12.s[0]
+	WORD $0x4f8d107d // fmla v29.4s, v3.4s, v13.s[0]
+	WORD $0x4f8e107e // fmla v30.4s, v3.4s, v14.s[0]
+	WORD $0x4f8f107f // fmla v31.4s, v3.4s, v15.s[0]
+	VLD1.P 64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4fac1090 // fmla v16.4s, v4.4s, v12.s[1]
+	WORD $0x4fad1091 // fmla v17.4s, v4.4s, v13.s[1]
+	WORD $0x4fae1092 // fmla v18.4s, v4.4s, v14.s[1]
+	WORD $0x4faf1093 // fmla v19.4s, v4.4s, v15.s[1]
+	WORD $0x4fac10b4 // fmla v20.4s, v5.4s, v12.s[1]
+	WORD $0x4fad10b5 // fmla v21.4s, v5.4s, v13.s[1]
+	WORD $0x4fae10b6 // fmla v22.4s, v5.4s, v14.s[1]
+	WORD $0x4faf10b7 // fmla v23.4s, v5.4s, v15.s[1]
+	WORD $0x4fac10d8 // fmla v24.4s, v6.4s, v12.s[1]
+	WORD $0x4fad10d9 // fmla v25.4s, v6.4s, v13.s[1]
+	WORD $0x4fae10da // fmla v26.4s, v6.4s, v14.s[1]
+	WORD $0x4faf10db // fmla v27.4s, v6.4s, v15.s[1]
+	WORD $0x4fac10fc // fmla v28.4s, v7.4s, v12.s[1]
+	WORD $0x4fad10fd // fmla v29.4s, v7.4s, v13.s[1]
+	WORD $0x4fae10fe // fmla v30.4s, v7.4s, v14.s[1]
+	WORD $0x4faf10ff // fmla v31.4s, v7.4s, v15.s[1]
+	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x4f8c1810 // fmla v16.4s, v0.4s, v12.s[2]
+	WORD $0x4f8d1811 // fmla v17.4s, v0.4s, v13.s[2]
+	WORD $0x4f8e1812 // fmla v18.4s, v0.4s, v14.s[2]
+	WORD $0x4f8f1813 // fmla v19.4s, v0.4s, v15.s[2]
+	WORD $0x4f8c1834 // fmla v20.4s, v1.4s, v12.s[2]
+	WORD $0x4f8d1835 // fmla v21.4s, v1.4s, v13.s[2]
+	WORD $0x4f8e1836 // fmla v22.4s, v1.4s, v14.s[2]
+	WORD $0x4f8f1837 // fmla v23.4s, v1.4s, v15.s[2]
+	WORD $0x4f8c1858 // fmla v24.4s, v2.4s, v12.s[2]
+	WORD $0x4f8d1859 // fmla v25.4s, v2.4s, v13.s[2]
+	WORD $0x4f8e185a // fmla v26.4s, v2.4s, v14.s[2]
+	WORD $0x4f8f185b // fmla v27.4s, v2.4s, v15.s[2]
+	WORD $0x4f8c187c // fmla v28.4s, v3.4s, v12.s[2]
+	WORD $0x4f8d187d // fmla v29.4s, v3.4s, v13.s[2]
+	WORD $0x4f8e187e // fmla v30.4s, v3.4s, v14.s[2]
+	WORD $0x4f8f187f // fmla v31.4s, v3.4s, v15.s[2]
+	VLD1.P 64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4fac1890 // fmla v16.4s, v4.4s, v12.s[3]
+	WORD $0x4fad1891 // fmla v17.4s, v4.4s, v13.s[3]
+	WORD $0x4fae1892 // fmla v18.4s, v4.4s, v14.s[3]
+	WORD $0x4faf1893 // fmla v19.4s, v4.4s, v15.s[3]
+	WORD $0x4fac18b4 // fmla v20.4s, v5.4s, v12.s[3]
+	WORD $0x4fad18b5 // fmla v21.4s, v5.4s, v13.s[3]
+	WORD $0x4fae18b6 // fmla v22.4s, v5.4s, v14.s[3]
+	WORD $0x4faf18b7 // fmla v23.4s, v5.4s, v15.s[3]
+	WORD $0x4fac18d8 // fmla v24.4s, v6.4s, v12.s[3]
+	WORD $0x4fad18d9 // fmla v25.4s, v6.4s, v13.s[3]
+	WORD $0x4fae18da // fmla v26.4s, v6.4s, v14.s[3]
+	WORD $0x4faf18db // fmla v27.4s, v6.4s, v15.s[3]
+	WORD $0x4fac18fc // fmla v28.4s, v7.4s, v12.s[3]
+	WORD $0x4fad18fd // fmla v29.4s, v7.4s, v13.s[3]
+	WORD $0x4fae18fe // fmla v30.4s, v7.4s, v14.s[3]
+	WORD $0x4faf18ff // fmla v31.4s, v7.4s, v15.s[3]
+	SUBS $1, R10
+	BNE p4steps
+
+p4tail:
+	AND $3, R24, R10
+	CBZ R10, p4store
+
+p4tail1:
+	FMOVS.P 4(R0), F12
+	FMOVS.P 4(R1), F13
+	FMOVS.P 4(R2), F14
+	FMOVS.P 4(R3), F15
+	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x4f8c1010 // fmla v16.4s, v0.4s, v12.s[0]
+	WORD $0x4f8d1011 // fmla v17.4s, v0.4s, v13.s[0]
+	WORD $0x4f8e1012 // fmla v18.4s, v0.4s, v14.s[0]
+	WORD $0x4f8f1013 // fmla v19.4s, v0.4s, v15.s[0]
+	WORD $0x4f8c1034 // fmla v20.4s, v1.4s, v12.s[0]
+	WORD $0x4f8d1035 // fmla v21.4s, v1.4s, v13.s[0]
+	WORD $0x4f8e1036 // fmla v22.4s, v1.4s, v14.s[0]
+	WORD $0x4f8f1037 // fmla v23.4s, v1.4s, v15.s[0]
+	WORD $0x4f8c1058 // fmla v24.4s, v2.4s, v12.s[0]
+	WORD $0x4f8d1059 // fmla v25.4s, v2.4s, v13.s[0]
+	WORD $0x4f8e105a // fmla v26.4s, v2.4s, v14.s[0]
+	WORD $0x4f8f105b // fmla v27.4s, v2.4s, v15.s[0]
+	WORD $0x4f8c107c // fmla v28.4s, v3.4s, v12.s[0]
+	WORD $0x4f8d107d // fmla v29.4s, v3.4s, v13.s[0]
+	WORD $0x4f8e107e // fmla v30.4s, v3.4s, v14.s[0]
+	WORD $0x4f8f107f // fmla v31.4s, v3.4s, v15.s[0]
+	SUBS $1, R10
+	BNE p4tail1
+
+p4store:
+	FMOVS scale+128(FP), F0
+	VDUP V0.S[0], V0.S4
+	WORD $0x6e20de10 // fmul v16.4s, v16.4s, v0.4s
+	WORD $0x6e20de31 // fmul v17.4s, v17.4s, v0.4s
+	WORD $0x6e20de52 // fmul v18.4s, v18.4s, v0.4s
+	WORD $0x6e20de73 // fmul v19.4s, v19.4s, v0.4s
+	WORD $0x6e20de94 // fmul v20.4s, v20.4s, v0.4s
+	WORD $0x6e20deb5 // fmul v21.4s, v21.4s, v0.4s
+	WORD $0x6e20ded6 // fmul v22.4s, v22.4s, v0.4s
+	WORD $0x6e20def7 // fmul v23.4s, v23.4s, v0.4s
+	WORD $0x6e20df18 // fmul v24.4s, v24.4s, v0.4s
+	WORD $0x6e20df39 // fmul v25.4s, v25.4s, v0.4s
+	WORD $0x6e20df5a // fmul v26.4s, v26.4s, v0.4s
+	WORD $0x6e20df7b // fmul v27.4s, v27.4s, v0.4s
+	WORD $0x6e20df9c // fmul v28.4s, v28.4s, v0.4s
+	WORD $0x6e20dfbd // fmul v29.4s, v29.4s, v0.4s
+	WORD $0x6e20dfde // fmul v30.4s, v30.4s, v0.4s
+	WORD $0x6e20dfff // fmul v31.4s, v31.4s, v0.4s
+	CMP $4, R16
+	BLT p4partial
+	MOVD R19, R17
+	VTRN1 V17.S4, V16.S4, V12.S4
+	VTRN2 V17.S4, V16.S4, V13.S4
+	VTRN1 V19.S4, V18.S4, V14.S4
+	VTRN2 V19.S4, V18.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V0.D2
+	VTRN1 V15.D2, V13.D2, V1.D2
+	VTRN2 V14.D2, V12.D2, V2.D2
+	VTRN2 V15.D2, V13.D2, V3.D2
+	VST1 [V0.S4], (R17)
+	ADD R23, R17
+	VST1 [V1.S4], (R17)
+	ADD R23, R17
+	VST1 [V2.S4], (R17)
+	ADD R23, R17
+	VST1 [V3.S4], (R17)
+	ADD R23, R17
+	VTRN1 V21.S4, V20.S4, V12.S4
+	VTRN2 V21.S4, V20.S4, V13.S4
+	VTRN1 V23.S4, V22.S4, V14.S4
+	VTRN2 V23.S4, V22.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V0.D2
+	VTRN1 V15.D2, V13.D2, V1.D2
+	VTRN2 V14.D2, V12.D2, V2.D2
+	VTRN2 V15.D2, V13.D2, V3.D2
+	VST1 [V0.S4], (R17)
+	ADD R23, R17
+	VST1 [V1.S4], (R17)
+	ADD R23, R17
+	VST1 [V2.S4], (R17)
+	ADD R23, R17
+	VST1 [V3.S4], (R17)
+	ADD R23, R17
+	VTRN1 V25.S4, V24.S4, V12.S4
+	VTRN2 V25.S4, V24.S4, V13.S4
+	VTRN1 V27.S4, V26.S4, V14.S4
+	VTRN2 V27.S4, V26.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V0.D2
+	VTRN1 V15.D2, V13.D2, V1.D2
+	VTRN2 V14.D2, V12.D2, V2.D2
+	VTRN2 V15.D2, V13.D2, V3.D2
+	VST1 [V0.S4], (R17)
+	ADD R23, R17
+	VST1 [V1.S4], (R17)
+	ADD R23, R17
+	VST1 [V2.S4], (R17)
+	ADD R23, R17
+	VST1 [V3.S4], (R17)
+	ADD R23, R17
+	VTRN1 V29.S4, V28.S4, V12.S4
+	VTRN2 V29.S4, V28.S4, V13.S4
+	VTRN1 V31.S4, V30.S4, V14.S4
+	VTRN2 V31.S4, V30.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V0.D2
+	VTRN1 V15.D2, V13.D2, V1.D2
+	VTRN2 V14.D2, V12.D2, V2.D2
+	VTRN2 V15.D2, V13.D2, V3.D2
+	VST1 [V0.S4], (R17)
+	ADD R23, R17
+	VST1 [V1.S4], (R17)
+	ADD R23, R17
+	VST1 [V2.S4], (R17)
+	ADD R23, R17
+	VST1 [V3.S4], (R17)
+	ADD R23, R17
+	B p4next
+
+p4partial:
+	LSL $6, R24, R8
+	ADD R26, R8
+	MOVD R8, R17
+	MOVD $16, R12
+	VTRN1 V17.S4, V16.S4, V12.S4
+	VTRN2 V17.S4, V16.S4, V13.S4
+	VTRN1 V19.S4, V18.S4, V14.S4
+	VTRN2 V19.S4, V18.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V0.D2
+	VTRN1 V15.D2, V13.D2, V1.D2
+	VTRN2 V14.D2, V12.D2, V2.D2
+	VTRN2 V15.D2, V13.D2, V3.D2
+	VST1 [V0.S4], (R17)
+	ADD R12, R17
+	VST1 [V1.S4], (R17)
+	ADD R12, R17
+	VST1 [V2.S4], (R17)
+	ADD R12, R17
+	VST1 [V3.S4], (R17)
+	ADD R12, R17
+	VTRN1 V21.S4, V20.S4, V12.S4
+	VTRN2 V21.S4, V20.S4, V13.S4
+	VTRN1 V23.S4, V22.S4, V14.S4
+	VTRN2 V23.S4, V22.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V0.D2
+	VTRN1 V15.D2, V13.D2, V1.D2
+	VTRN2 V14.D2, V12.D2, V2.D2
+	VTRN2 V15.D2, V13.D2, V3.D2
+	VST1 [V0.S4], (R17)
+	ADD R12, R17
+	VST1 [V1.S4], (R17)
+	ADD R12, R17
+	VST1 [V2.S4], (R17)
+	ADD R12, R17
+	VST1 [V3.S4], (R17)
+	ADD R12, R17
+	VTRN1 V25.S4, V24.S4, V12.S4
+	VTRN2 V25.S4, V24.S4, V13.S4
+	VTRN1 V27.S4, V26.S4, V14.S4
+	VTRN2 V27.S4, V26.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V0.D2
+	VTRN1 V15.D2, V13.D2, V1.D2
+	VTRN2 V14.D2, V12.D2, V2.D2
+	VTRN2 V15.D2, V13.D2, V3.D2
+	VST1 [V0.S4], (R17)
+	ADD R12, R17
+	VST1 [V1.S4], (R17)
+	ADD R12, R17
+	VST1 [V2.S4], (R17)
+	ADD R12, R17
+	VST1 [V3.S4], (R17)
+	ADD R12, R17
+	VTRN1 V29.S4, V28.S4, V12.S4
+	VTRN2 V29.S4, V28.S4, V13.S4
+	VTRN1 V31.S4, V30.S4, V14.S4
+	VTRN2 V31.S4, V30.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V0.D2
+	VTRN1 V15.D2, V13.D2, V1.D2
+	VTRN2 V14.D2, V12.D2, V2.D2
+	VTRN2 V15.D2, V13.D2, V3.D2
+	VST1 [V0.S4], (R17)
+	ADD R12, R17
+	VST1 [V1.S4], (R17)
+	ADD R12, R17
+	VST1 [V2.S4], (R17)
+	ADD R12, R17
+	VST1 [V3.S4], (R17)
+	ADD R12, R17
+	MOVD R19, R17
+	MOVD $16, R13
+
+p4copyrow:
+	MOVD R8, R14
+	MOVD R17, R12
+	MOVD R16, R15
+
+p4copy:
+	FMOVS.P 4(R14), F0
+	FMOVS.P F0, 4(R12)
+	SUBS $1, R15
+	BNE p4copy
+	ADD $16, R8
+	ADD R23, R17
+	SUBS $1, R13
+	BNE p4copyrow
+
+p4next:
+	MOVD $4, R8
+	MADD R22, R20, R8, R20
+	ADD $16, R19
+	SUB R16, R21
+	B p4tiles
+
+p4done:
+	RET
+
+p8:
+	// The panel: scratch[d·32 + i] = q_i[d].
+	MOVD q_base+24(FP), R8
+	LSL $2, R24, R17
+	SUB $1, R25, R13
+	MOVD ZR, R15
+	MOVD R26, R16
+	MOVD $128, R12
+
+p8group:
+	ADD $0, R15, R14
+	CMP R13, R14
+	CSEL GT, R13, R14, R14
+	MADD R17, R8, R14, R0
+	ADD $1, R15, R14
+	CMP R13, R14
+	CSEL GT, R13, R14, R14
+	MADD R17, R8, R14, R1
+	ADD $2, R15, R14
+	CMP R13, R14
+	CSEL GT, R13, R14, R14
+	MADD R17, R8, R14, R2
+	ADD $3, R15, R14
+	CMP R13, R14
+	CSEL GT, R13, R14, R14
+	MADD R17, R8, R14, R3
+	MOVD R16, R9
+	LSR $2, R24, R10
+	CBZ R10, p8grouptail
+
+p8groupsteps:
+	VLD1.P 16(R0), [V0.S4]
+	VLD1.P 16(R1), [V1.S4]
+	VLD1.P 16(R2), [V2.S4]
+	VLD1.P 16(R3), [V3.S4]
+	VTRN1 V1.S4, V0.S4, V4.S4
+	VTRN2 V1.S4, V0.S4, V5.S4
+	VTRN1 V3.S4, V2.S4, V6.S4
+	VTRN2 V3.S4, V2.S4, V7.S4
+	VTRN1 V6.D2, V4.D2, V0.D2
+	VTRN1 V7.D2, V5.D2, V1.D2
+	VTRN2 V6.D2, V4.D2, V2.D2
+	VTRN2 V7.D2, V5.D2, V3.D2
+	VST1.P [V0.S4], (R9)(R12)
+	VST1.P [V1.S4], (R9)(R12)
+	VST1.P [V2.S4], (R9)(R12)
+	VST1.P [V3.S4], (R9)(R12)
+	SUBS $1, R10
+	BNE p8groupsteps
+
+p8grouptail:
+	AND $3, R24, R10
+	CBZ R10, p8groupdone
+
+p8grouptail1:
+	FMOVS.P 4(R0), F0
+	FMOVS F0, 0(R9)
+	FMOVS.P 4(R1), F1
+	FMOVS F1, 4(R9)
+	FMOVS.P 4(R2), F2
+	FMOVS F2, 8(R9)
+	FMOVS.P 4(R3), F3
+	FMOVS F3, 12(R9)
+	ADD R12, R9
+	SUBS $1, R10
+	BNE p8grouptail1
+
+p8groupdone:
+	ADD $4, R15
+	ADD $16, R16
+	CMP $32, R15
+	BLT p8group
+
+p8tiles:
+	CBZ R21, p8done
+	MOVD $2, R16
+	CMP $2, R21
+	CSEL LT, R21, R16, R16
+	SUB $1, R16, R15
+	MOVD R20, R0
+	MOVD $1, R8
+	CMP R15, R8
+	CSEL GT, R15, R8, R8
+	MADD R22, R20, R8, R1
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	MOVD R26, R9
+	LSR $2, R24, R10
+	CBZ R10, p8tail
+
+p8steps:
+	VLD1.P 16(R0), [V14.S4]
+	VLD1.P 16(R1), [V15.S4]
+	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f8e1010 // fmla v16.4s, v0.4s, v14.s[0]
+	WORD $0x4f8f1011 // fmla v17.4s, v0.4s, v15.s[0]
+	WORD $0x4f8e1032 // fmla v18.4s, v1.4s, v14.s[0]
+	WORD $0x4f8f1033 // fmla v19.4s, v1.4s, v15.s[0]
+	WORD $0x4f8e1054 // fmla v20.4s, v2.4s, v14.s[0]
+	WORD $0x4f8f1055 // fmla v21.4s, v2.4s, v15.s[0]
+	WORD $0x4f8e1076 // fmla v22.4s, v3.4s, v14.s[0]
+	WORD $0x4f8f1077 // fmla v23.4s, v3.4s, v15.s[0]
+	WORD $0x4f8e1098 // fmla v24.4s, v4.4s, v14.s[0]
+	WORD $0x4f8f1099 // fmla v25.4s, v4.4s, v15.s[0]
+	WORD $0x4f8e10ba // fmla v26.4s, v5.4s, v14.s[0]
+	WORD $0x4f8f10bb // fmla v27.4s, v5.4s, v15.s[0]
+	WORD $0x4f8e10dc // fmla v28.4s, v6.4s, v14.s[0]
+	WORD $0x4f8f10dd // fmla v29.4s, v6.4s, v15.s[0]
+	WORD $0x4f8e10fe // fmla v30.4s, v7.4s, v14.s[0]
+	WORD $0x4f8f10ff // fmla v31.4s, v7.4s, v15.s[0]
+	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4fae1010 // fmla v16.4s, v0.4s, v14.s[1]
+	WORD $0x4faf1011 // fmla v17.4s, v0.4s, v15.s[1]
+	WORD $0x4fae1032 // fmla v18.4s, v1.4s, v14.s[1]
+	WORD $0x4faf1033 // fmla v19.4s, v1.4s, v15.s[1]
+	WORD $0x4fae1054 // fmla v20.4s, v2.4s, v14.s[1]
+	WORD $0x4faf1055 // fmla v21.4s, v2.4s, v15.s[1]
+	WORD $0x4fae1076 // fmla v22.4s, v3.4s, v14.s[1]
+	WORD $0x4faf1077 // fmla v23.4s, v3.4s, v15.s[1]
+	WORD $0x4fae1098 // fmla v24.4s, v4.4s, v14.s[1]
+	WORD $0x4faf1099 // fmla v25.4s, v4.4s, v15.s[1]
+	WORD $0x4fae10ba // fmla v26.4s, v5.4s, v14.s[1]
+	WORD $0x4faf10bb // fmla v27.4s, v5.4s, v15.s[1]
+	WORD $0x4fae10dc // fmla v28.4s, v6.4s, v14.s[1]
+	WORD $0x4faf10dd // fmla v29.4s, v6.4s, v15.s[1]
+	WORD $0x4fae10fe // fmla v30.4s, v7.4s, v14.s[1]
+	WORD $0x4faf10ff // fmla v31.4s, v7.4s, v15.s[1]
+	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f8e1810 // fmla v16.4s, v0.4s, v14.s[2]
+	WORD $0x4f8f1811 // fmla v17.4s, v0.4s, v15.s[2]
+	WORD $0x4f8e1832 // fmla v18.4s, v1.4s, v14.s[2]
+	WORD $0x4f8f1833 // fmla v19.4s, v1.4s, v15.s[2]
+	WORD $0x4f8e1854 // fmla v20.4s, v2.4s, v14.s[2]
+	WORD $0x4f8f1855 // fmla v21.4s, v2.4s, v15.s[2]
+	WORD $0x4f8e1876 // fmla v22.4s, v3.4s, v14.s[2]
+	WORD $0x4f8f1877 // fmla v23.4s, v3.4s, v15.s[2]
+	WORD $0x4f8e1898 // fmla v24.4s, v4.4s, v14.s[2]
+	WORD $0x4f8f1899 // fmla v25.4s, v4.4s, v15.s[2]
+	WORD $0x4f8e18ba // fmla v26.4s, v5.4s, v14.s[2]
+	WORD $0x4f8f18bb // fmla v27.4s, v5.4s, v15.s[2]
+	WORD $0x4f8e18dc // fmla v28.4s, v6.4s, v14.s[2]
+	WORD $0x4f8f18dd // fmla v29.4s, v6.4s, v15.s[2]
+	WORD $0x4f8e18fe // fmla v30.4s, v7.4s, v14.s[2]
+	WORD $0x4f8f18ff // fmla v31.4s, v7.4s, v15.s[2]
+	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4fae1810 // fmla v16.4s, v0.4s, v14.s[3]
+	WORD $0x4faf1811 // fmla v17.4s, v0.4s, v15.s[3]
+	WORD $0x4fae1832 // fmla v18.4s, v1.4s, v14.s[3]
+	WORD $0x4faf1833 // fmla v19.4s, v1.4s, v15.s[3]
+	WORD $0x4fae1854 // fmla v20.4s, v2.4s, v14.s[3]
+	WORD $0x4faf1855 // fmla v21.4s, v2.4s, v15.s[3]
+	WORD $0x4fae1876 // fmla v22.4s, v3.4s, v14.s[3]
+	WORD $0x4faf1877 // fmla v23.4s, v3.4s, v15.s[3]
+	WORD $0x4fae1898 // fmla v24.4s, v4.4s, v14.s[3]
+	WORD $0x4faf1899 // fmla v25.4s, v4.4s, v15.s[3]
+	WORD $0x4fae18ba // fmla v26.4s, v5.4s, v14.s[3]
+	WORD $0x4faf18bb // fmla v27.4s, v5.4s, v15.s[3]
+	WORD $0x4fae18dc // fmla v28.4s, v6.4s, v14.s[3]
+	WORD $0x4faf18dd // fmla v29.4s, v6.4s, v15.s[3]
+	WORD $0x4fae18fe // fmla v30.4s, v7.4s, v14.s[3]
+	WORD $0x4faf18ff // fmla v31.4s, v7.4s, v15.s[3]
+	SUBS $1, R10
+	BNE p8steps
+
+p8tail:
+	AND $3, R24, R10
+	CBZ R10, p8store
+
+p8tail1:
+	FMOVS.P 4(R0), F14
+	FMOVS.P 4(R1), F15
+	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f8e1010 // fmla v16.4s, v0.4s, v14.s[0]
+	WORD $0x4f8f1011 // fmla v17.4s, v0.4s, v15.s[0]
+	WORD $0x4f8e1032 // fmla v18.4s, v1.4s, v14.s[0]
+	WORD $0x4f8f1033 // fmla v19.4s, v1.4s, v15.s[0]
+	WORD $0x4f8e1054 // fmla v20.4s, v2.4s, v14.s[0]
+	WORD $0x4f8f1055 // fmla v21.4s, v2.4s, v15.s[0]
+	WORD $0x4f8e1076 // fmla v22.4s, v3.4s, v14.s[0]
+	WORD $0x4f8f1077 // fmla v23.4s, v3.4s, v15.s[0]
+	WORD $0x4f8e1098 // fmla v24.4s, v4.4s, v14.s[0]
+	WORD $0x4f8f1099 // fmla v25.4s, v4.4s, v15.s[0]
+	WORD $0x4f8e10ba // fmla v26.4s, v5.4s, v14.s[0]
+	WORD $0x4f8f10bb // fmla v27.4s, v5.4s, v15.s[0]
+	WORD $0x4f8e10dc // fmla v28.4s, v6.4s, v14.s[0]
+	WORD $0x4f8f10dd // fmla v29.4s, v6.4s, v15.s[0]
+	WORD $0x4f8e10fe // fmla v30.4s, v7.4s, v14.s[0]
+	WORD $0x4f8f10ff // fmla v31.4s, v7.4s, v15.s[0]
+	SUBS $1, R10
+	BNE p8tail1
+
+p8store:
+	FMOVS scale+128(FP), F0
+	VDUP V0.S[0], V0.S4
+	WORD $0x6e20de10 // fmul v16.4s, v16.4s, v0.4s
+	WORD $0x6e20de31 // fmul v17.4s, v17.4s, v0.4s
+	WORD $0x6e20de52 // fmul v18.4s, v18.4s, v0.4s
+	WORD $0x6e20de73 // fmul v19.4s, v19.4s, v0.4s
+	WORD $0x6e20de94 // fmul v20.4s, v20.4s, v0.4s
+	WORD $0x6e20deb5 // fmul v21.4s, v21.4s, v0.4s
+	WORD $0x6e20ded6 // fmul v22.4s, v22.4s, v0.4s
+	WORD $0x6e20def7 // fmul v23.4s, v23.4s, v0.4s
+	WORD $0x6e20df18 // fmul v24.4s, v24.4s, v0.4s
+	WORD $0x6e20df39 // fmul v25.4s, v25.4s, v0.4s
+	WORD $0x6e20df5a // fmul v26.4s, v26.4s, v0.4s
+	WORD $0x6e20df7b // fmul v27.4s, v27.4s, v0.4s
+	WORD $0x6e20df9c // fmul v28.4s, v28.4s, v0.4s
+	WORD $0x6e20dfbd // fmul v29.4s, v29.4s, v0.4s
+	WORD $0x6e20dfde // fmul v30.4s, v30.4s, v0.4s
+	WORD $0x6e20dfff // fmul v31.4s, v31.4s, v0.4s
+	CMP $2, R16
+	BLT p8partial
+	MOVD R19, R17
+	VZIP1 V17.S4, V16.S4, V0.S4
+	VZIP2 V17.S4, V16.S4, V1.S4
+	FMOVD F0, (R17)
+	ADD R23, R17
+	VST1 V0.D[1], (R17)
+	ADD R23, R17
+	FMOVD F1, (R17)
+	ADD R23, R17
+	VST1 V1.D[1], (R17)
+	ADD R23, R17
+	VZIP1 V19.S4, V18.S4, V0.S4
+	VZIP2 V19.S4, V18.S4, V1.S4
+	FMOVD F0, (R17)
+	ADD R23, R17
+	VST1 V0.D[1], (R17)
+	ADD R23, R17
+	FMOVD F1, (R17)
+	ADD R23, R17
+	VST1 V1.D[1], (R17)
+	ADD R23, R17
+	VZIP1 V21.S4, V20.S4, V0.S4
+	VZIP2 V21.S4, V20.S4, V1.S4
+	FMOVD F0, (R17)
+	ADD R23, R17
+	VST1 V0.D[1], (R17)
+	ADD R23, R17
+	FMOVD F1, (R17)
+	ADD R23, R17
+	VST1 V1.D[1], (R17)
+	ADD R23, R17
+	VZIP1 V23.S4, V22.S4, V0.S4
+	VZIP2 V23.S4, V22.S4, V1.S4
+	FMOVD F0, (R17)
+	ADD R23, R17
+	VST1 V0.D[1], (R17)
+	ADD R23, R17
+	FMOVD F1, (R17)
+	ADD R23, R17
+	VST1 V1.D[1], (R17)
+	ADD R23, R17
+	VZIP1 V25.S4, V24.S4, V0.S4
+	VZIP2 V25.S4, V24.S4, V1.S4
+	FMOVD F0, (R17)
+	ADD R23, R17
+	VST1 V0.D[1], (R17)
+	ADD R23, R17
+	FMOVD F1, (R17)
+	ADD R23, R17
+	VST1 V1.D[1], (R17)
+	ADD R23, R17
+	VZIP1 V27.S4, V26.S4, V0.S4
+	VZIP2 V27.S4, V26.S4, V1.S4
+	FMOVD F0, (R17)
+	ADD R23, R17
+	VST1 V0.D[1], (R17)
+	ADD R23, R17
+	FMOVD F1, (R17)
+	ADD R23, R17
+	VST1 V1.D[1], (R17)
+	ADD R23, R17
+	VZIP1 V29.S4, V28.S4, V0.S4
+	VZIP2 V29.S4, V28.S4, V1.S4
+	FMOVD F0, (R17)
+	ADD R23, R17
+	VST1 V0.D[1], (R17)
+	ADD R23, R17
+	FMOVD F1, (R17)
+	ADD R23, R17
+	VST1 V1.D[1], (R17)
+	ADD R23, R17
+	VZIP1 V31.S4, V30.S4, V0.S4
+	VZIP2 V31.S4, V30.S4, V1.S4
+	FMOVD F0, (R17)
+	ADD R23, R17
+	VST1 V0.D[1], (R17)
+	ADD R23, R17
+	FMOVD F1, (R17)
+	ADD R23, R17
+	VST1 V1.D[1], (R17)
+	ADD R23, R17
+	B p8next
+
+p8partial:
+	LSL $7, R24, R8
+	ADD R26, R8
+	MOVD R8, R17
+	MOVD $8, R12
+	VZIP1 V17.S4, V16.S4, V0.S4
+	VZIP2 V17.S4, V16.S4, V1.S4
+	FMOVD F0, (R17)
+	ADD R12, R17
+	VST1 V0.D[1], (R17)
+	ADD R12, R17
+	FMOVD F1, (R17)
+	ADD R12, R17
+	VST1 V1.D[1], (R17)
+	ADD R12, R17
+	VZIP1 V19.S4, V18.S4, V0.S4
+	VZIP2 V19.S4, V18.S4, V1.S4
+	FMOVD F0, (R17)
+	ADD R12, R17
+	VST1 V0.D[1], (R17)
+	ADD R12, R17
+	FMOVD F1, (R17)
+	ADD R12, R17
+	VST1 V1.D[1], (R17)
+	ADD R12, R17
+	VZIP1 V21.S4, V20.S4, V0.S4
+	VZIP2 V21.S4, V20.S4, V1.S4
+	FMOVD F0, (R17)
+	ADD R12, R17
+	VST1 V0.D[1], (R17)
+	ADD R12, R17
+	FMOVD F1, (R17)
+	ADD R12, R17
+	VST1 V1.D[1], (R17)
+	ADD R12, R17
+	VZIP1 V23.S4, V22.S4, V0.S4
+	VZIP2 V23.S4, V22.S4, V1.S4
+	FMOVD F0, (R17)
+	ADD R12, R17
+	VST1 V0.D[1], (R17)
+	ADD R12, R17
+	FMOVD F1, (R17)
+	ADD R12, R17
+	VST1 V1.D[1], (R17)
+	ADD R12, R17
+	VZIP1 V25.S4, V24.S4, V0.S4
+	VZIP2 V25.S4, V24.S4, V1.S4
+	FMOVD F0, (R17)
+	ADD R12, R17
+	VST1 V0.D[1], (R17)
+	ADD R12, R17
+	FMOVD F1, (R17)
+	ADD R12, R17
+	VST1 V1.D[1], (R17)
+	ADD R12, R17
+	VZIP1 V27.S4, V26.S4, V0.S4
+	VZIP2 V27.S4, V26.S4, V1.S4
+	FMOVD F0, (R17)
+	ADD R12, R17
+	VST1 V0.D[1], (R17)
+	ADD R12, R17
+	FMOVD F1, (R17)
+	ADD R12, R17
+	VST1 V1.D[1], (R17)
+	ADD R12, R17
+	VZIP1 V29.S4, V28.S4, V0.S4
+	VZIP2 V29.S4, V28.S4, V1.S4
+	FMOVD F0, (R17)
+	ADD R12, R17
+	VST1 V0.D[1], (R17)
+	ADD R12, R17
+	FMOVD F1, (R17)
+	ADD R12, R17
+	VST1 V1.D[1], (R17)
+	ADD R12, R17
+	VZIP1 V31.S4, V30.S4, V0.S4
+	VZIP2 V31.S4, V30.S4, V1.S4
+	FMOVD F0, (R17)
+	ADD R12, R17
+	VST1 V0.D[1], (R17)
+	ADD R12, R17
+	FMOVD F1, (R17)
+	ADD R12, R17
+	VST1 V1.D[1], (R17)
+	ADD R12, R17
+	MOVD R19, R17
+	MOVD $32, R13
+
+p8copyrow:
+	MOVD R8, R14
+	MOVD R17, R12
+	MOVD R16, R15
+
+p8copy:
+	FMOVS.P 4(R14), F0
+	FMOVS.P F0, 4(R12)
+	SUBS $1, R15
+	BNE p8copy
+	ADD $8, R8
+	ADD R23, R17
+	SUBS $1, R13
+	BNE p8copyrow
+
+p8next:
+	MOVD $2, R8
+	MADD R22, R20, R8, R20
+	ADD $8, R19
+	SUB R16, R21
+	B p8tiles
+
+p8done:
+	RET

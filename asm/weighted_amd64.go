@@ -95,3 +95,33 @@ func WeightedSumRowsAddQ8AVX2(dst []float32, w []float32, v []byte, ahead []byte
 //
 //go:noescape
 func WeightedSumRowsAddQ8AVX512(dst []float32, w []float32, v []byte, ahead []byte, rows int, n int, stride int)
+
+// WeightedSumRowsF32AVX2 sets dst[d] = Σⱼ w[j]·v[j*stride+d], one fused multiply-add per term in
+// order of j, for len(dst) ≥ 1 and stride ≥ len(dst): row j is v[j*stride:][:len(dst)].
+//
+//go:noescape
+func WeightedSumRowsF32AVX2(dst []float32, w []float32, v []float32, stride int)
+
+// WeightedSumRowsAddF32AVX2 adds to dst[i*dim+d], for i < rows and d < dim = len(dst)/rows,
+// Σⱼ w[i*256+j]·v[j*stride+d] over j < n, one fused multiply-add per term in order of j
+// from dst's value, for 1 ≤ rows ≤ 4 and n ≥ 0; the rows of v are as in WeightedSumRowsF32AVX2.
+// Where ahead is not empty, its rows, laid out as v's, are prefetched, row j as the first
+// rows of dst take row j of v: the fused attention's next block of keys.
+//
+//go:noescape
+func WeightedSumRowsAddF32AVX2(dst []float32, w []float32, v []float32, ahead []float32, rows int, n int, stride int)
+
+// WeightedSumRowsF32AVX512 sets dst[d] = Σⱼ w[j]·v[j*stride+d], one fused multiply-add per term in
+// order of j, for len(dst) ≥ 1 and stride ≥ len(dst): row j is v[j*stride:][:len(dst)].
+//
+//go:noescape
+func WeightedSumRowsF32AVX512(dst []float32, w []float32, v []float32, stride int)
+
+// WeightedSumRowsAddF32AVX512 adds to dst[i*dim+d], for i < rows and d < dim = len(dst)/rows,
+// Σⱼ w[i*256+j]·v[j*stride+d] over j < n, one fused multiply-add per term in order of j
+// from dst's value, for 1 ≤ rows ≤ 4 and n ≥ 0; the rows of v are as in WeightedSumRowsF32AVX512.
+// Where ahead is not empty, its rows, laid out as v's, are prefetched, row j as the first
+// rows of dst take row j of v: the fused attention's next block of keys.
+//
+//go:noescape
+func WeightedSumRowsAddF32AVX512(dst []float32, w []float32, v []float32, ahead []float32, rows int, n int, stride int)

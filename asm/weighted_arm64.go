@@ -33,3 +33,13 @@ func WeightedSumRowsAddBF16NEON(dst []float32, w []float32, v []uint16, rows, n,
 //
 //go:noescape
 func WeightedSumRowsAddQ8NEON(dst []float32, w []float32, v []byte, rows, n, stride int)
+
+// WeightedSumRowsF32NEON sets dst[d] = Σⱼ w[j]·v[j*stride+d], one fused multiply-add per term in order of j, for len(dst) ≥ 1 and stride ≥ len(dst); len(v) must be at least (len(w)−1)·stride + len(dst).
+//
+//go:noescape
+func WeightedSumRowsF32NEON(dst []float32, w []float32, v []float32, stride int)
+
+// WeightedSumRowsAddF32NEON adds to dst[i*dim+d], for i < rows and d < dim = len(dst)/rows, Σⱼ w[i*256+j]·v[j*stride+d] over j < n, one fused multiply-add per term in order of j starting from dst's value, for 1 ≤ rows ≤ 4 and len(dst) a multiple of rows; the weights of the rows lie AttendPitch = 256 float32s apart, so len(w) must be at least (rows−1)·256 + n. It needs dim ≥ 1, n ≥ 0 and stride ≥ dim, and len(v) ≥ (n−1)·stride + dim for n ≥ 1; with n = 0 it reads and writes nothing.
+//
+//go:noescape
+func WeightedSumRowsAddF32NEON(dst []float32, w []float32, v []float32, rows, n, stride int)

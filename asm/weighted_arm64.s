@@ -6869,3 +6869,2734 @@ blocknext:
 
 done:
 	RET
+
+// func WeightedSumRowsF32NEON(dst []float32, w []float32, v []float32, stride int)
+TEXT ·WeightedSumRowsF32NEON(SB), NOSPLIT, $0-80
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R1
+	MOVD w_base+24(FP), R2
+	MOVD w_len+32(FP), R3
+	MOVD v_base+48(FP), R4
+	MOVD stride+72(FP), R5
+	LSL $2, R5, R5
+	CMP $4, R1
+	BLT narrow
+	// vectors = ⌈dim/4⌉ (in R7) in passes = ⌈vectors/16⌉ (R8) of per = ⌈vectors/passes⌉.
+	ADD $3, R1, R7
+	LSR $2, R7, R7
+	MOVD ZR, R8
+	MOVD R7, R9
+
+passes:
+	ADD $1, R8
+	SUBS $16, R9, R9
+	BGT passes
+	MOVD ZR, R10
+	MOVD ZR, R9
+
+per:
+	ADD $1, R10
+	ADD R8, R9
+	CMP R7, R9
+	BLO per
+	LSL $2, R10, R10
+	// One pass takes all rows as one block; several take blocks of 64.
+	MOVD R3, R20
+	CMP $1, R8
+	BEQ zero
+	MOVD $64, R20
+	// Zero dst: the passes add to it.
+
+zero:
+	VEOR V0.B16, V0.B16, V0.B16
+	MOVD R0, R15
+	SUB $4, R1, R22
+
+zeroloop:
+	VST1.P [V0.S4], 16(R15)
+	SUBS $4, R22, R22
+	BGT zeroloop
+	ADD R1<<2, R0, R15
+	SUB $16, R15
+	VST1 [V0.S4], (R15)
+
+block:
+	CBZ R3, done
+	CMP R20, R3
+	CSEL LO, R3, R20, R21
+	// Each pass takes min(per, dim−col) columns, one vector fewer if that would leave
+	// the next pass less than one; k = ⌈columns/4⌉ vectors.
+	MOVD ZR, R6
+
+pass:
+	CMP R1, R6
+	BHS blocknext
+	SUB R6, R1, R7
+	CMP R10, R7
+	CSEL HI, R10, R7, R7
+	SUB R6, R1, R22
+	SUB R7, R22, R22
+	SUB $1, R22
+	CMP $3, R22
+	BHS whole
+	SUB $4, R7
+
+whole:
+	ADD $3, R7, R8
+	LSR $2, R8, R8
+	ADD R6, R7, R9
+	SUB $4, R9
+	CMP $1, R8
+	BEQ pass1
+	CMP $2, R8
+	BEQ pass2
+	CMP $3, R8
+	BEQ pass3
+	CMP $4, R8
+	BEQ pass4
+	CMP $5, R8
+	BEQ pass5
+	CMP $6, R8
+	BEQ pass6
+	CMP $7, R8
+	BEQ pass7
+	CMP $8, R8
+	BEQ pass8
+	CMP $9, R8
+	BEQ pass9
+	CMP $10, R8
+	BEQ pass10
+	CMP $11, R8
+	BEQ pass11
+	CMP $12, R8
+	BEQ pass12
+	CMP $13, R8
+	BEQ pass13
+	CMP $14, R8
+	BEQ pass14
+	CMP $15, R8
+	BEQ pass15
+	CMP $16, R8
+	BEQ pass16
+
+pass1:
+	ADD R6<<2, R0, R15
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V16.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone1
+
+row1:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	ADD R12, R11, R15
+	VLD1 (R15), [V13.S4]
+	VFMLA V15.S4, V13.S4, V16.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row1
+
+rowdone1:
+	ADD R6<<2, R0, R15
+	ADD R9<<2, R0, R19
+	VST1 [V16.S4], (R19)
+	B passnext
+
+pass2:
+	ADD R6<<2, R0, R15
+	VLD1.P 16(R15), [V16.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V17.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone2
+
+row2:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 16(R15), [V4.S4]
+	VFMLA V15.S4, V4.S4, V16.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V13.S4]
+	VFMLA V15.S4, V13.S4, V17.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row2
+
+rowdone2:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4], 16(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V17.S4], (R19)
+	B passnext
+
+pass3:
+	ADD R6<<2, R0, R15
+	VLD1.P 32(R15), [V16.S4, V17.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V18.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone3
+
+row3:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 32(R15), [V4.S4, V5.S4]
+	VFMLA V15.S4, V4.S4, V16.S4
+	VFMLA V15.S4, V5.S4, V17.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V13.S4]
+	VFMLA V15.S4, V13.S4, V18.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row3
+
+rowdone3:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4], 32(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V18.S4], (R19)
+	B passnext
+
+pass4:
+	ADD R6<<2, R0, R15
+	VLD1.P 48(R15), [V16.S4, V17.S4, V18.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V19.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone4
+
+row4:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 32(R15), [V4.S4, V5.S4]
+	VFMLA V15.S4, V4.S4, V16.S4
+	VFMLA V15.S4, V5.S4, V17.S4
+	VLD1.P 16(R15), [V8.S4]
+	VFMLA V15.S4, V8.S4, V18.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V13.S4]
+	VFMLA V15.S4, V13.S4, V19.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row4
+
+rowdone4:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4, V18.S4], 48(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V19.S4], (R19)
+	B passnext
+
+pass5:
+	ADD R6<<2, R0, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V20.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone5
+
+row5:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VFMLA V15.S4, V4.S4, V16.S4
+	VFMLA V15.S4, V5.S4, V17.S4
+	VFMLA V15.S4, V6.S4, V18.S4
+	VFMLA V15.S4, V7.S4, V19.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V13.S4]
+	VFMLA V15.S4, V13.S4, V20.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row5
+
+rowdone5:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V20.S4], (R19)
+	B passnext
+
+pass6:
+	ADD R6<<2, R0, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 16(R15), [V20.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V21.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone6
+
+row6:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VFMLA V15.S4, V4.S4, V16.S4
+	VFMLA V15.S4, V5.S4, V17.S4
+	VFMLA V15.S4, V6.S4, V18.S4
+	VFMLA V15.S4, V7.S4, V19.S4
+	VLD1.P 16(R15), [V8.S4]
+	VFMLA V15.S4, V8.S4, V20.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V13.S4]
+	VFMLA V15.S4, V13.S4, V21.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row6
+
+rowdone6:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4], 16(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V21.S4], (R19)
+	B passnext
+
+pass7:
+	ADD R6<<2, R0, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 32(R15), [V20.S4, V21.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V22.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone7
+
+row7:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VFMLA V15.S4, V4.S4, V16.S4
+	VFMLA V15.S4, V5.S4, V17.S4
+	VFMLA V15.S4, V6.S4, V18.S4
+	VFMLA V15.S4, V7.S4, V19.S4
+	VLD1.P 32(R15), [V8.S4, V9.S4]
+	VFMLA V15.S4, V8.S4, V20.S4
+	VFMLA V15.S4, V9.S4, V21.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V13.S4]
+	VFMLA V15.S4, V13.S4, V22.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row7
+
+rowdone7:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4], 32(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V22.S4], (R19)
+	B passnext
+
+pass8:
+	ADD R6<<2, R0, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 48(R15), [V20.S4, V21.S4, V22.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V23.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone8
+
+row8:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VFMLA V15.S4, V4.S4, V16.S4
+	VFMLA V15.S4, V5.S4, V17.S4
+	VFMLA V15.S4, V6.S4, V18.S4
+	VFMLA V15.S4, V7.S4, V19.S4
+	VLD1.P 32(R15), [V8.S4, V9.S4]
+	VFMLA V15.S4, V8.S4, V20.S4
+	VFMLA V15.S4, V9.S4, V21.S4
+	VLD1.P 16(R15), [V4.S4]
+	VFMLA V15.S4, V4.S4, V22.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V13.S4]
+	VFMLA V15.S4, V13.S4, V23.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row8
+
+rowdone8:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4], 48(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V23.S4], (R19)
+	B passnext
+
+pass9:
+	ADD R6<<2, R0, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R15), [V20.S4, V21.S4, V22.S4, V23.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V24.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone9
+
+row9:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VFMLA V15.S4, V4.S4, V16.S4
+	VFMLA V15.S4, V5.S4, V17.S4
+	VFMLA V15.S4, V6.S4, V18.S4
+	VFMLA V15.S4, V7.S4, V19.S4
+	VLD1.P 64(R15), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VFMLA V15.S4, V8.S4, V20.S4
+	VFMLA V15.S4, V9.S4, V21.S4
+	VFMLA V15.S4, V10.S4, V22.S4
+	VFMLA V15.S4, V11.S4, V23.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V13.S4]
+	VFMLA V15.S4, V13.S4, V24.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row9
+
+rowdone9:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V24.S4], (R19)
+	B passnext
+
+pass10:
+	ADD R6<<2, R0, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R15), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 16(R15), [V24.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V25.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone10
+
+row10:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VFMLA V15.S4, V4.S4, V16.S4
+	VFMLA V15.S4, V5.S4, V17.S4
+	VFMLA V15.S4, V6.S4, V18.S4
+	VFMLA V15.S4, V7.S4, V19.S4
+	VLD1.P 64(R15), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VFMLA V15.S4, V8.S4, V20.S4
+	VFMLA V15.S4, V9.S4, V21.S4
+	VFMLA V15.S4, V10.S4, V22.S4
+	VFMLA V15.S4, V11.S4, V23.S4
+	VLD1.P 16(R15), [V4.S4]
+	VFMLA V15.S4, V4.S4, V24.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V13.S4]
+	VFMLA V15.S4, V13.S4, V25.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row10
+
+rowdone10:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R15)
+	VST1.P [V24.S4], 16(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V25.S4], (R19)
+	B passnext
+
+pass11:
+	ADD R6<<2, R0, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R15), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 32(R15), [V24.S4, V25.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V26.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone11
+
+row11:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VFMLA V15.S4, V4.S4, V16.S4
+	VFMLA V15.S4, V5.S4, V17.S4
+	VFMLA V15.S4, V6.S4, V18.S4
+	VFMLA V15.S4, V7.S4, V19.S4
+	VLD1.P 64(R15), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VFMLA V15.S4, V8.S4, V20.S4
+	VFMLA V15.S4, V9.S4, V21.S4
+	VFMLA V15.S4, V10.S4, V22.S4
+	VFMLA V15.S4, V11.S4, V23.S4
+	VLD1.P 32(R15), [V4.S4, V5.S4]
+	VFMLA V15.S4, V4.S4, V24.S4
+	VFMLA V15.S4, V5.S4, V25.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V13.S4]
+	VFMLA V15.S4, V13.S4, V26.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row11
+
+rowdone11:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R15)
+	VST1.P [V24.S4, V25.S4], 32(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V26.S4], (R19)
+	B passnext
+
+pass12:
+	ADD R6<<2, R0, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R15), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 48(R15), [V24.S4, V25.S4, V26.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V27.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone12
+
+row12:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VFMLA V15.S4, V4.S4, V16.S4
+	VFMLA V15.S4, V5.S4, V17.S4
+	VFMLA V15.S4, V6.S4, V18.S4
+	VFMLA V15.S4, V7.S4, V19.S4
+	VLD1.P 64(R15), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VFMLA V15.S4, V8.S4, V20.S4
+	VFMLA V15.S4, V9.S4, V21.S4
+	VFMLA V15.S4, V10.S4, V22.S4
+	VFMLA V15.S4, V11.S4, V23.S4
+	VLD1.P 32(R15), [V4.S4, V5.S4]
+	VFMLA V15.S4, V4.S4, V24.S4
+	VFMLA V15.S4, V5.S4, V25.S4
+	VLD1.P 16(R15), [V8.S4]
+	VFMLA V15.S4, V8.S4, V26.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V13.S4]
+	VFMLA V15.S4, V13.S4, V27.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row12
+
+rowdone12:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R15)
+	VST1.P [V24.S4, V25.S4, V26.S4], 48(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V27.S4], (R19)
+	B passnext
+
+pass13:
+	ADD R6<<2, R0, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R15), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 64(R15), [V24.S4, V25.S4, V26.S4, V27.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V28.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone13
+
+row13:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VFMLA V15.S4, V4.S4, V16.S4
+	VFMLA V15.S4, V5.S4, V17.S4
+	VFMLA V15.S4, V6.S4, V18.S4
+	VFMLA V15.S4, V7.S4, V19.S4
+	VLD1.P 64(R15), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VFMLA V15.S4, V8.S4, V20.S4
+	VFMLA V15.S4, V9.S4, V21.S4
+	VFMLA V15.S4, V10.S4, V22.S4
+	VFMLA V15.S4, V11.S4, V23.S4
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VFMLA V15.S4, V4.S4, V24.S4
+	VFMLA V15.S4, V5.S4, V25.S4
+	VFMLA V15.S4, V6.S4, V26.S4
+	VFMLA V15.S4, V7.S4, V27.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V13.S4]
+	VFMLA V15.S4, V13.S4, V28.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row13
+
+rowdone13:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R15)
+	VST1.P [V24.S4, V25.S4, V26.S4, V27.S4], 64(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V28.S4], (R19)
+	B passnext
+
+pass14:
+	ADD R6<<2, R0, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R15), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 64(R15), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1.P 16(R15), [V28.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V29.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone14
+
+row14:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VFMLA V15.S4, V4.S4, V16.S4
+	VFMLA V15.S4, V5.S4, V17.S4
+	VFMLA V15.S4, V6.S4, V18.S4
+	VFMLA V15.S4, V7.S4, V19.S4
+	VLD1.P 64(R15), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VFMLA V15.S4, V8.S4, V20.S4
+	VFMLA V15.S4, V9.S4, V21.S4
+	VFMLA V15.S4, V10.S4, V22.S4
+	VFMLA V15.S4, V11.S4, V23.S4
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VFMLA V15.S4, V4.S4, V24.S4
+	VFMLA V15.S4, V5.S4, V25.S4
+	VFMLA V15.S4, V6.S4, V26.S4
+	VFMLA V15.S4, V7.S4, V27.S4
+	VLD1.P 16(R15), [V8.S4]
+	VFMLA V15.S4, V8.S4, V28.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V13.S4]
+	VFMLA V15.S4, V13.S4, V29.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row14
+
+rowdone14:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R15)
+	VST1.P [V24.S4, V25.S4, V26.S4, V27.S4], 64(R15)
+	VST1.P [V28.S4], 16(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V29.S4], (R19)
+	B passnext
+
+pass15:
+	ADD R6<<2, R0, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R15), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 64(R15), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1.P 32(R15), [V28.S4, V29.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V30.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone15
+
+row15:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VFMLA V15.S4, V4.S4, V16.S4
+	VFMLA V15.S4, V5.S4, V17.S4
+	VFMLA V15.S4, V6.S4, V18.S4
+	VFMLA V15.S4, V7.S4, V19.S4
+	VLD1.P 64(R15), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VFMLA V15.S4, V8.S4, V20.S4
+	VFMLA V15.S4, V9.S4, V21.S4
+	VFMLA V15.S4, V10.S4, V22.S4
+	VFMLA V15.S4, V11.S4, V23.S4
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VFMLA V15.S4, V4.S4, V24.S4
+	VFMLA V15.S4, V5.S4, V25.S4
+	VFMLA V15.S4, V6.S4, V26.S4
+	VFMLA V15.S4, V7.S4, V27.S4
+	VLD1.P 32(R15), [V8.S4, V9.S4]
+	VFMLA V15.S4, V8.S4, V28.S4
+	VFMLA V15.S4, V9.S4, V29.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V13.S4]
+	VFMLA V15.S4, V13.S4, V30.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row15
+
+rowdone15:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R15)
+	VST1.P [V24.S4, V25.S4, V26.S4, V27.S4], 64(R15)
+	VST1.P [V28.S4, V29.S4], 32(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V30.S4], (R19)
+	B passnext
+
+pass16:
+	ADD R6<<2, R0, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R15), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 64(R15), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1.P 48(R15), [V28.S4, V29.S4, V30.S4]
+	ADD R9<<2, R0, R19
+	VLD1 (R19), [V31.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone16
+
+row16:
+	FMOVS.P 4(R13), F15
+	VDUP V15.S[0], V15.S4
+	MOVD R11, R15
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VFMLA V15.S4, V4.S4, V16.S4
+	VFMLA V15.S4, V5.S4, V17.S4
+	VFMLA V15.S4, V6.S4, V18.S4
+	VFMLA V15.S4, V7.S4, V19.S4
+	VLD1.P 64(R15), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VFMLA V15.S4, V8.S4, V20.S4
+	VFMLA V15.S4, V9.S4, V21.S4
+	VFMLA V15.S4, V10.S4, V22.S4
+	VFMLA V15.S4, V11.S4, V23.S4
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VFMLA V15.S4, V4.S4, V24.S4
+	VFMLA V15.S4, V5.S4, V25.S4
+	VFMLA V15.S4, V6.S4, V26.S4
+	VFMLA V15.S4, V7.S4, V27.S4
+	VLD1.P 32(R15), [V8.S4, V9.S4]
+	VFMLA V15.S4, V8.S4, V28.S4
+	VFMLA V15.S4, V9.S4, V29.S4
+	VLD1.P 16(R15), [V4.S4]
+	VFMLA V15.S4, V4.S4, V30.S4
+	ADD R12, R11, R15
+	VLD1 (R15), [V13.S4]
+	VFMLA V15.S4, V13.S4, V31.S4
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row16
+
+rowdone16:
+	ADD R6<<2, R0, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R15)
+	VST1.P [V24.S4, V25.S4, V26.S4, V27.S4], 64(R15)
+	VST1.P [V28.S4, V29.S4, V30.S4], 48(R15)
+	ADD R9<<2, R0, R19
+	VST1 [V31.S4], (R19)
+	B passnext
+
+passnext:
+	ADD $4, R9, R6
+	B pass
+
+blocknext:
+	MADD R5, R4, R21, R4
+	ADD R21<<2, R2, R2
+	SUB R21, R3
+	B block
+
+narrow:
+	MOVD R3, R21
+	MOVD ZR, R6
+
+column:
+	CMP R1, R6
+	BHS done
+	VEOR V16.B16, V16.B16, V16.B16
+	ADD R6<<2, R4, R11
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdones
+
+rows:
+	FMOVS (R11), F0
+	FMOVS.P 4(R13), F1
+	FMADDS F1, F16, F0, F16
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE rows
+
+rowdones:
+	ADD R6<<2, R0, R15
+	FMOVS F16, (R15)
+	ADD $1, R6
+	B column
+
+done:
+	RET
+
+// func WeightedSumRowsAddF32NEON(dst []float32, w []float32, v []float32, rows, n, stride int)
+TEXT ·WeightedSumRowsAddF32NEON(SB), NOSPLIT, $0-96
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R1
+	MOVD w_base+24(FP), R2
+	MOVD v_base+48(FP), R4
+	MOVD rows+72(FP), R23
+	MOVD n+80(FP), R3
+	MOVD stride+88(FP), R5
+	CBZ R3, done
+	LSL $2, R5, R5
+	UDIV R23, R1, R1
+	LSL $2, R1, R24
+	CMP $4, R1
+	BLT narrow
+	// vectors = ⌈dim/4⌉ (in R7) in passes = ⌈vectors/maxK⌉ (R8) of per = ⌈vectors/passes⌉,
+	// maxK = 16/rows (in R25).
+	MOVD $16, R25
+	UDIV R23, R25, R25
+	ADD $3, R1, R7
+	LSR $2, R7, R7
+	MOVD ZR, R8
+	MOVD R7, R9
+
+passes:
+	ADD $1, R8
+	SUBS R25, R9, R9
+	BGT passes
+	MOVD ZR, R10
+	MOVD ZR, R9
+
+per:
+	ADD $1, R10
+	ADD R8, R9
+	CMP R7, R9
+	BLO per
+	LSL $2, R10, R10
+	// One pass takes all rows as one block; several take blocks of 64.
+	MOVD R3, R20
+	CMP $1, R8
+	BEQ block
+	MOVD $64, R20
+
+block:
+	CBZ R3, done
+	CMP R20, R3
+	CSEL LO, R3, R20, R21
+	// Each pass takes min(per, dim−col) columns, one vector fewer if that would leave
+	// the next pass less than one; k = ⌈columns/4⌉ vectors.
+	MOVD ZR, R6
+
+pass:
+	CMP R1, R6
+	BHS blocknext
+	SUB R6, R1, R7
+	CMP R10, R7
+	CSEL HI, R10, R7, R7
+	SUB R6, R1, R22
+	SUB R7, R22, R22
+	SUB $1, R22
+	CMP $3, R22
+	BHS whole
+	SUB $4, R7
+
+whole:
+	ADD $3, R7, R8
+	LSR $2, R8, R8
+	ADD R6, R7, R9
+	SUB $4, R9
+	CMP $2, R23
+	BLT rows1
+	BEQ rows2
+	CMP $3, R23
+	BEQ rows3
+	CMP $1, R8
+	BEQ pass4_1
+	CMP $2, R8
+	BEQ pass4_2
+	CMP $3, R8
+	BEQ pass4_3
+	CMP $4, R8
+	BEQ pass4_4
+
+rows3:
+	CMP $1, R8
+	BEQ pass3_1
+	CMP $2, R8
+	BEQ pass3_2
+	CMP $3, R8
+	BEQ pass3_3
+	CMP $4, R8
+	BEQ pass3_4
+	CMP $5, R8
+	BEQ pass3_5
+
+rows2:
+	CMP $1, R8
+	BEQ pass2_1
+	CMP $2, R8
+	BEQ pass2_2
+	CMP $3, R8
+	BEQ pass2_3
+	CMP $4, R8
+	BEQ pass2_4
+	CMP $5, R8
+	BEQ pass2_5
+	CMP $6, R8
+	BEQ pass2_6
+	CMP $7, R8
+	BEQ pass2_7
+	CMP $8, R8
+	BEQ pass2_8
+
+rows1:
+	CMP $1, R8
+	BEQ pass1_1
+	CMP $2, R8
+	BEQ pass1_2
+	CMP $3, R8
+	BEQ pass1_3
+	CMP $4, R8
+	BEQ pass1_4
+	CMP $5, R8
+	BEQ pass1_5
+	CMP $6, R8
+	BEQ pass1_6
+	CMP $7, R8
+	BEQ pass1_7
+	CMP $8, R8
+	BEQ pass1_8
+	CMP $9, R8
+	BEQ pass1_9
+	CMP $10, R8
+	BEQ pass1_10
+	CMP $11, R8
+	BEQ pass1_11
+	CMP $12, R8
+	BEQ pass1_12
+	CMP $13, R8
+	BEQ pass1_13
+	CMP $14, R8
+	BEQ pass1_14
+	CMP $15, R8
+	BEQ pass1_15
+	CMP $16, R8
+	BEQ pass1_16
+
+pass1_1:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1 (R19), [V16.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone1_1
+
+row1_1:
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	ADD R12, R11, R15
+	VLD1 (R15), [V4.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row1_1
+
+rowdone1_1:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1 [V16.S4], (R19)
+	B passnext
+
+pass1_2:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1.P 16(R15), [V16.S4]
+	VLD1 (R19), [V17.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone1_2
+
+row1_2:
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	VLD1.P 16(R15), [V4.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	ADD R12, R11, R15
+	VLD1 (R15), [V8.S4]
+	WORD $0x4f8c1111 // fmla v17.4s, v8.4s, v12.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row1_2
+
+rowdone1_2:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1.P [V16.S4], 16(R15)
+	VST1 [V17.S4], (R19)
+	B passnext
+
+pass1_3:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1.P 32(R15), [V16.S4, V17.S4]
+	VLD1 (R19), [V18.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone1_3
+
+row1_3:
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	VLD1.P 32(R15), [V4.S4, V5.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	ADD R12, R11, R15
+	VLD1 (R15), [V8.S4]
+	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row1_3
+
+rowdone1_3:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1.P [V16.S4, V17.S4], 32(R15)
+	VST1 [V18.S4], (R19)
+	B passnext
+
+pass1_4:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1.P 48(R15), [V16.S4, V17.S4, V18.S4]
+	VLD1 (R19), [V19.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone1_4
+
+row1_4:
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	VLD1.P 32(R15), [V4.S4, V5.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	VLD1.P 16(R15), [V8.S4]
+	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
+	ADD R12, R11, R15
+	VLD1 (R15), [V4.S4]
+	WORD $0x4f8c1093 // fmla v19.4s, v4.4s, v12.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row1_4
+
+rowdone1_4:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1.P [V16.S4, V17.S4, V18.S4], 48(R15)
+	VST1 [V19.S4], (R19)
+	B passnext
+
+pass1_5:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1 (R19), [V20.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone1_5
+
+row1_5:
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+	ADD R12, R11, R15
+	VLD1 (R15), [V8.S4]
+	WORD $0x4f8c1114 // fmla v20.4s, v8.4s, v12.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row1_5
+
+rowdone1_5:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1 [V20.S4], (R19)
+	B passnext
+
+pass1_6:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 16(R15), [V20.S4]
+	VLD1 (R19), [V21.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone1_6
+
+row1_6:
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+	VLD1.P 16(R15), [V8.S4]
+	WORD $0x4f8c1114 // fmla v20.4s, v8.4s, v12.s[0]
+	ADD R12, R11, R15
+	VLD1 (R15), [V4.S4]
+	WORD $0x4f8c1095 // fmla v21.4s, v4.4s, v12.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row1_6
+
+rowdone1_6:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4], 16(R15)
+	VST1 [V21.S4], (R19)
+	B passnext
+
+pass1_7:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 32(R15), [V20.S4, V21.S4]
+	VLD1 (R19), [V22.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone1_7
+
+row1_7:
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+	VLD1.P 32(R15), [V8.S4, V9.S4]
+	WORD $0x4f8c1114 // fmla v20.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1135 // fmla v21.4s, v9.4s, v12.s[0]
+	ADD R12, R11, R15
+	VLD1 (R15), [V4.S4]
+	WORD $0x4f8c1096 // fmla v22.4s, v4.4s, v12.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row1_7
+
+rowdone1_7:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4], 32(R15)
+	VST1 [V22.S4], (R19)
+	B passnext
+
+pass1_8:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 48(R15), [V20.S4, V21.S4, V22.S4]
+	VLD1 (R19), [V23.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone1_8
+
+row1_8:
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+	VLD1.P 32(R15), [V8.S4, V9.S4]
+	WORD $0x4f8c1114 // fmla v20.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1135 // fmla v21.4s, v9.4s, v12.s[0]
+	VLD1.P 16(R15), [V4.S4]
+	WORD $0x4f8c1096 // fmla v22.4s, v4.4s, v12.s[0]
+	ADD R12, R11, R15
+	VLD1 (R15), [V8.S4]
+	WORD $0x4f8c1117 // fmla v23.4s, v8.4s, v12.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row1_8
+
+rowdone1_8:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4], 48(R15)
+	VST1 [V23.S4], (R19)
+	B passnext
+
+pass1_9:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R15), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1 (R19), [V24.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone1_9
+
+row1_9:
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+	VLD1.P 64(R15), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD $0x4f8c1114 // fmla v20.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1135 // fmla v21.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1156 // fmla v22.4s, v10.4s, v12.s[0]
+	WORD $0x4f8c1177 // fmla v23.4s, v11.4s, v12.s[0]
+	ADD R12, R11, R15
+	VLD1 (R15), [V4.S4]
+	WORD $0x4f8c1098 // fmla v24.4s, v4.4s, v12.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row1_9
+
+rowdone1_9:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R15)
+	VST1 [V24.S4], (R19)
+	B passnext
+
+pass1_10:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R15), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 16(R15), [V24.S4]
+	VLD1 (R19), [V25.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone1_10
+
+row1_10:
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+	VLD1.P 64(R15), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD $0x4f8c1114 // fmla v20.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1135 // fmla v21.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1156 // fmla v22.4s, v10.4s, v12.s[0]
+	WORD $0x4f8c1177 // fmla v23.4s, v11.4s, v12.s[0]
+	VLD1.P 16(R15), [V4.S4]
+	WORD $0x4f8c1098 // fmla v24.4s, v4.4s, v12.s[0]
+	ADD R12, R11, R15
+	VLD1 (R15), [V8.S4]
+	WORD $0x4f8c1119 // fmla v25.4s, v8.4s, v12.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row1_10
+
+rowdone1_10:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R15)
+	VST1.P [V24.S4], 16(R15)
+	VST1 [V25.S4], (R19)
+	B passnext
+
+pass1_11:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R15), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 32(R15), [V24.S4, V25.S4]
+	VLD1 (R19), [V26.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone1_11
+
+row1_11:
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+	VLD1.P 64(R15), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD $0x4f8c1114 // fmla v20.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1135 // fmla v21.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1156 // fmla v22.4s, v10.4s, v12.s[0]
+	WORD $0x4f8c1177 // fmla v23.4s, v11.4s, v12.s[0]
+	VLD1.P 32(R15), [V4.S4, V5.S4]
+	WORD $0x4f8c1098 // fmla v24.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b9 // fmla v25.4s, v5.4s, v12.s[0]
+	ADD R12, R11, R15
+	VLD1 (R15), [V8.S4]
+	WORD $0x4f8c111a // fmla v26.4s, v8.4s, v12.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row1_11
+
+rowdone1_11:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R15)
+	VST1.P [V24.S4, V25.S4], 32(R15)
+	VST1 [V26.S4], (R19)
+	B passnext
+
+pass1_12:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R15), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 48(R15), [V24.S4, V25.S4, V26.S4]
+	VLD1 (R19), [V27.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone1_12
+
+row1_12:
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+	VLD1.P 64(R15), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD $0x4f8c1114 // fmla v20.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1135 // fmla v21.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1156 // fmla v22.4s, v10.4s, v12.s[0]
+	WORD $0x4f8c1177 // fmla v23.4s, v11.4s, v12.s[0]
+	VLD1.P 32(R15), [V4.S4, V5.S4]
+	WORD $0x4f8c1098 // fmla v24.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b9 // fmla v25.4s, v5.4s, v12.s[0]
+	VLD1.P 16(R15), [V8.S4]
+	WORD $0x4f8c111a // fmla v26.4s, v8.4s, v12.s[0]
+	ADD R12, R11, R15
+	VLD1 (R15), [V4.S4]
+	WORD $0x4f8c109b // fmla v27.4s, v4.4s, v12.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row1_12
+
+rowdone1_12:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R15)
+	VST1.P [V24.S4, V25.S4, V26.S4], 48(R15)
+	VST1 [V27.S4], (R19)
+	B passnext
+
+pass1_13:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R15), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 64(R15), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1 (R19), [V28.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone1_13
+
+row1_13:
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+	VLD1.P 64(R15), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD $0x4f8c1114 // fmla v20.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1135 // fmla v21.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1156 // fmla v22.4s, v10.4s, v12.s[0]
+	WORD $0x4f8c1177 // fmla v23.4s, v11.4s, v12.s[0]
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f8c1098 // fmla v24.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b9 // fmla v25.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10da // fmla v26.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10fb // fmla v27.4s, v7.4s, v12.s[0]
+	ADD R12, R11, R15
+	VLD1 (R15), [V8.S4]
+	WORD $0x4f8c111c // fmla v28.4s, v8.4s, v12.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row1_13
+
+rowdone1_13:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R15)
+	VST1.P [V24.S4, V25.S4, V26.S4, V27.S4], 64(R15)
+	VST1 [V28.S4], (R19)
+	B passnext
+
+pass1_14:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R15), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 64(R15), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1.P 16(R15), [V28.S4]
+	VLD1 (R19), [V29.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone1_14
+
+row1_14:
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+	VLD1.P 64(R15), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD $0x4f8c1114 // fmla v20.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1135 // fmla v21.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1156 // fmla v22.4s, v10.4s, v12.s[0]
+	WORD $0x4f8c1177 // fmla v23.4s, v11.4s, v12.s[0]
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f8c1098 // fmla v24.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b9 // fmla v25.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10da // fmla v26.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10fb // fmla v27.4s, v7.4s, v12.s[0]
+	VLD1.P 16(R15), [V8.S4]
+	WORD $0x4f8c111c // fmla v28.4s, v8.4s, v12.s[0]
+	ADD R12, R11, R15
+	VLD1 (R15), [V4.S4]
+	WORD $0x4f8c109d // fmla v29.4s, v4.4s, v12.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row1_14
+
+rowdone1_14:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R15)
+	VST1.P [V24.S4, V25.S4, V26.S4, V27.S4], 64(R15)
+	VST1.P [V28.S4], 16(R15)
+	VST1 [V29.S4], (R19)
+	B passnext
+
+pass1_15:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R15), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 64(R15), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1.P 32(R15), [V28.S4, V29.S4]
+	VLD1 (R19), [V30.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone1_15
+
+row1_15:
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+	VLD1.P 64(R15), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD $0x4f8c1114 // fmla v20.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1135 // fmla v21.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1156 // fmla v22.4s, v10.4s, v12.s[0]
+	WORD $0x4f8c1177 // fmla v23.4s, v11.4s, v12.s[0]
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f8c1098 // fmla v24.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b9 // fmla v25.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10da // fmla v26.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10fb // fmla v27.4s, v7.4s, v12.s[0]
+	VLD1.P 32(R15), [V8.S4, V9.S4]
+	WORD $0x4f8c111c // fmla v28.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c113d // fmla v29.4s, v9.4s, v12.s[0]
+	ADD R12, R11, R15
+	VLD1 (R15), [V4.S4]
+	WORD $0x4f8c109e // fmla v30.4s, v4.4s, v12.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row1_15
+
+rowdone1_15:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R15)
+	VST1.P [V24.S4, V25.S4, V26.S4, V27.S4], 64(R15)
+	VST1.P [V28.S4, V29.S4], 32(R15)
+	VST1 [V30.S4], (R19)
+	B passnext
+
+pass1_16:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R15), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 64(R15), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1.P 48(R15), [V28.S4, V29.S4, V30.S4]
+	VLD1 (R19), [V31.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone1_16
+
+row1_16:
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+	VLD1.P 64(R15), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD $0x4f8c1114 // fmla v20.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1135 // fmla v21.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1156 // fmla v22.4s, v10.4s, v12.s[0]
+	WORD $0x4f8c1177 // fmla v23.4s, v11.4s, v12.s[0]
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f8c1098 // fmla v24.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b9 // fmla v25.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10da // fmla v26.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10fb // fmla v27.4s, v7.4s, v12.s[0]
+	VLD1.P 32(R15), [V8.S4, V9.S4]
+	WORD $0x4f8c111c // fmla v28.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c113d // fmla v29.4s, v9.4s, v12.s[0]
+	VLD1.P 16(R15), [V4.S4]
+	WORD $0x4f8c109e // fmla v30.4s, v4.4s, v12.s[0]
+	ADD R12, R11, R15
+	VLD1 (R15), [V8.S4]
+	WORD $0x4f8c111f // fmla v31.4s, v8.4s, v12.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row1_16
+
+rowdone1_16:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R15)
+	VST1.P [V24.S4, V25.S4, V26.S4, V27.S4], 64(R15)
+	VST1.P [V28.S4, V29.S4, V30.S4], 48(R15)
+	VST1 [V31.S4], (R19)
+	B passnext
+
+pass2_1:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1 (R19), [V16.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1 (R19), [V17.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone2_1
+
+row2_1:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	ADD R12, R11, R15
+	VLD1 (R15), [V4.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1091 // fmla v17.4s, v4.4s, v13.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row2_1
+
+rowdone2_1:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1 [V16.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1 [V17.S4], (R19)
+	B passnext
+
+pass2_2:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1.P 16(R15), [V16.S4]
+	VLD1 (R19), [V17.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1.P 16(R15), [V18.S4]
+	VLD1 (R19), [V19.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone2_2
+
+row2_2:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	VLD1.P 16(R15), [V4.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1092 // fmla v18.4s, v4.4s, v13.s[0]
+	ADD R12, R11, R15
+	VLD1 (R15), [V8.S4]
+	WORD $0x4f8c1111 // fmla v17.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row2_2
+
+rowdone2_2:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1.P [V16.S4], 16(R15)
+	VST1 [V17.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1.P [V18.S4], 16(R15)
+	VST1 [V19.S4], (R19)
+	B passnext
+
+pass2_3:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1.P 32(R15), [V16.S4, V17.S4]
+	VLD1 (R19), [V18.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1.P 32(R15), [V19.S4, V20.S4]
+	VLD1 (R19), [V21.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone2_3
+
+row2_3:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	VLD1.P 32(R15), [V4.S4, V5.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d1093 // fmla v19.4s, v4.4s, v13.s[0]
+	WORD $0x4f8d10b4 // fmla v20.4s, v5.4s, v13.s[0]
+	ADD R12, R11, R15
+	VLD1 (R15), [V8.S4]
+	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1115 // fmla v21.4s, v8.4s, v13.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row2_3
+
+rowdone2_3:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1.P [V16.S4, V17.S4], 32(R15)
+	VST1 [V18.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1.P [V19.S4, V20.S4], 32(R15)
+	VST1 [V21.S4], (R19)
+	B passnext
+
+pass2_4:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1.P 48(R15), [V16.S4, V17.S4, V18.S4]
+	VLD1 (R19), [V19.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1.P 48(R15), [V20.S4, V21.S4, V22.S4]
+	VLD1 (R19), [V23.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone2_4
+
+row2_4:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	VLD1.P 32(R15), [V4.S4, V5.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d1094 // fmla v20.4s, v4.4s, v13.s[0]
+	WORD $0x4f8d10b5 // fmla v21.4s, v5.4s, v13.s[0]
+	VLD1.P 16(R15), [V8.S4]
+	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1116 // fmla v22.4s, v8.4s, v13.s[0]
+	ADD R12, R11, R15
+	VLD1 (R15), [V4.S4]
+	WORD $0x4f8c1093 // fmla v19.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1097 // fmla v23.4s, v4.4s, v13.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row2_4
+
+rowdone2_4:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1.P [V16.S4, V17.S4, V18.S4], 48(R15)
+	VST1 [V19.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1.P [V20.S4, V21.S4, V22.S4], 48(R15)
+	VST1 [V23.S4], (R19)
+	B passnext
+
+pass2_5:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1 (R19), [V20.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1.P 64(R15), [V21.S4, V22.S4, V23.S4, V24.S4]
+	VLD1 (R19), [V25.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone2_5
+
+row2_5:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+	WORD $0x4f8d1095 // fmla v21.4s, v4.4s, v13.s[0]
+	WORD $0x4f8d10b6 // fmla v22.4s, v5.4s, v13.s[0]
+	WORD $0x4f8d10d7 // fmla v23.4s, v6.4s, v13.s[0]
+	WORD $0x4f8d10f8 // fmla v24.4s, v7.4s, v13.s[0]
+	ADD R12, R11, R15
+	VLD1 (R15), [V8.S4]
+	WORD $0x4f8c1114 // fmla v20.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1119 // fmla v25.4s, v8.4s, v13.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row2_5
+
+rowdone2_5:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1 [V20.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1.P [V21.S4, V22.S4, V23.S4, V24.S4], 64(R15)
+	VST1 [V25.S4], (R19)
+	B passnext
+
+pass2_6:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 16(R15), [V20.S4]
+	VLD1 (R19), [V21.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1.P 64(R15), [V22.S4, V23.S4, V24.S4, V25.S4]
+	VLD1.P 16(R15), [V26.S4]
+	VLD1 (R19), [V27.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone2_6
+
+row2_6:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+	WORD $0x4f8d1096 // fmla v22.4s, v4.4s, v13.s[0]
+	WORD $0x4f8d10b7 // fmla v23.4s, v5.4s, v13.s[0]
+	WORD $0x4f8d10d8 // fmla v24.4s, v6.4s, v13.s[0]
+	WORD $0x4f8d10f9 // fmla v25.4s, v7.4s, v13.s[0]
+	VLD1.P 16(R15), [V8.S4]
+	WORD $0x4f8c1114 // fmla v20.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d111a // fmla v26.4s, v8.4s, v13.s[0]
+	ADD R12, R11, R15
+	VLD1 (R15), [V4.S4]
+	WORD $0x4f8c1095 // fmla v21.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d109b // fmla v27.4s, v4.4s, v13.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row2_6
+
+rowdone2_6:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4], 16(R15)
+	VST1 [V21.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1.P [V22.S4, V23.S4, V24.S4, V25.S4], 64(R15)
+	VST1.P [V26.S4], 16(R15)
+	VST1 [V27.S4], (R19)
+	B passnext
+
+pass2_7:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 32(R15), [V20.S4, V21.S4]
+	VLD1 (R19), [V22.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1.P 64(R15), [V23.S4, V24.S4, V25.S4, V26.S4]
+	VLD1.P 32(R15), [V27.S4, V28.S4]
+	VLD1 (R19), [V29.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone2_7
+
+row2_7:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+	WORD $0x4f8d1097 // fmla v23.4s, v4.4s, v13.s[0]
+	WORD $0x4f8d10b8 // fmla v24.4s, v5.4s, v13.s[0]
+	WORD $0x4f8d10d9 // fmla v25.4s, v6.4s, v13.s[0]
+	WORD $0x4f8d10fa // fmla v26.4s, v7.4s, v13.s[0]
+	VLD1.P 32(R15), [V8.S4, V9.S4]
+	WORD $0x4f8c1114 // fmla v20.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1135 // fmla v21.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d111b // fmla v27.4s, v8.4s, v13.s[0]
+	WORD $0x4f8d113c // fmla v28.4s, v9.4s, v13.s[0]
+	ADD R12, R11, R15
+	VLD1 (R15), [V4.S4]
+	WORD $0x4f8c1096 // fmla v22.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d109d // fmla v29.4s, v4.4s, v13.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row2_7
+
+rowdone2_7:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4], 32(R15)
+	VST1 [V22.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1.P [V23.S4, V24.S4, V25.S4, V26.S4], 64(R15)
+	VST1.P [V27.S4, V28.S4], 32(R15)
+	VST1 [V29.S4], (R19)
+	B passnext
+
+pass2_8:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 48(R15), [V20.S4, V21.S4, V22.S4]
+	VLD1 (R19), [V23.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1.P 64(R15), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1.P 48(R15), [V28.S4, V29.S4, V30.S4]
+	VLD1 (R19), [V31.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone2_8
+
+row2_8:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+	WORD $0x4f8d1098 // fmla v24.4s, v4.4s, v13.s[0]
+	WORD $0x4f8d10b9 // fmla v25.4s, v5.4s, v13.s[0]
+	WORD $0x4f8d10da // fmla v26.4s, v6.4s, v13.s[0]
+	WORD $0x4f8d10fb // fmla v27.4s, v7.4s, v13.s[0]
+	VLD1.P 32(R15), [V8.S4, V9.S4]
+	WORD $0x4f8c1114 // fmla v20.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1135 // fmla v21.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d111c // fmla v28.4s, v8.4s, v13.s[0]
+	WORD $0x4f8d113d // fmla v29.4s, v9.4s, v13.s[0]
+	VLD1.P 16(R15), [V4.S4]
+	WORD $0x4f8c1096 // fmla v22.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d109e // fmla v30.4s, v4.4s, v13.s[0]
+	ADD R12, R11, R15
+	VLD1 (R15), [V8.S4]
+	WORD $0x4f8c1117 // fmla v23.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d111f // fmla v31.4s, v8.4s, v13.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row2_8
+
+rowdone2_8:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1.P [V20.S4, V21.S4, V22.S4], 48(R15)
+	VST1 [V23.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1.P [V24.S4, V25.S4, V26.S4, V27.S4], 64(R15)
+	VST1.P [V28.S4, V29.S4, V30.S4], 48(R15)
+	VST1 [V31.S4], (R19)
+	B passnext
+
+pass3_1:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1 (R19), [V16.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1 (R19), [V17.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1 (R19), [V18.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone3_1
+
+row3_1:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	ADD R12, R11, R15
+	VLD1 (R15), [V4.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1091 // fmla v17.4s, v4.4s, v13.s[0]
+	WORD $0x4f8e1092 // fmla v18.4s, v4.4s, v14.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row3_1
+
+rowdone3_1:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1 [V16.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1 [V17.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1 [V18.S4], (R19)
+	B passnext
+
+pass3_2:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1.P 16(R15), [V16.S4]
+	VLD1 (R19), [V17.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1.P 16(R15), [V18.S4]
+	VLD1 (R19), [V19.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1.P 16(R15), [V20.S4]
+	VLD1 (R19), [V21.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone3_2
+
+row3_2:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	VLD1.P 16(R15), [V4.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1092 // fmla v18.4s, v4.4s, v13.s[0]
+	WORD $0x4f8e1094 // fmla v20.4s, v4.4s, v14.s[0]
+	ADD R12, R11, R15
+	VLD1 (R15), [V8.S4]
+	WORD $0x4f8c1111 // fmla v17.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1115 // fmla v21.4s, v8.4s, v14.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row3_2
+
+rowdone3_2:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1.P [V16.S4], 16(R15)
+	VST1 [V17.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1.P [V18.S4], 16(R15)
+	VST1 [V19.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1.P [V20.S4], 16(R15)
+	VST1 [V21.S4], (R19)
+	B passnext
+
+pass3_3:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1.P 32(R15), [V16.S4, V17.S4]
+	VLD1 (R19), [V18.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1.P 32(R15), [V19.S4, V20.S4]
+	VLD1 (R19), [V21.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1.P 32(R15), [V22.S4, V23.S4]
+	VLD1 (R19), [V24.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone3_3
+
+row3_3:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	VLD1.P 32(R15), [V4.S4, V5.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d1093 // fmla v19.4s, v4.4s, v13.s[0]
+	WORD $0x4f8d10b4 // fmla v20.4s, v5.4s, v13.s[0]
+	WORD $0x4f8e1096 // fmla v22.4s, v4.4s, v14.s[0]
+	WORD $0x4f8e10b7 // fmla v23.4s, v5.4s, v14.s[0]
+	ADD R12, R11, R15
+	VLD1 (R15), [V8.S4]
+	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1115 // fmla v21.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1118 // fmla v24.4s, v8.4s, v14.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row3_3
+
+rowdone3_3:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1.P [V16.S4, V17.S4], 32(R15)
+	VST1 [V18.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1.P [V19.S4, V20.S4], 32(R15)
+	VST1 [V21.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1.P [V22.S4, V23.S4], 32(R15)
+	VST1 [V24.S4], (R19)
+	B passnext
+
+pass3_4:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1.P 48(R15), [V16.S4, V17.S4, V18.S4]
+	VLD1 (R19), [V19.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1.P 48(R15), [V20.S4, V21.S4, V22.S4]
+	VLD1 (R19), [V23.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1.P 48(R15), [V24.S4, V25.S4, V26.S4]
+	VLD1 (R19), [V27.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone3_4
+
+row3_4:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	VLD1.P 32(R15), [V4.S4, V5.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d1094 // fmla v20.4s, v4.4s, v13.s[0]
+	WORD $0x4f8d10b5 // fmla v21.4s, v5.4s, v13.s[0]
+	WORD $0x4f8e1098 // fmla v24.4s, v4.4s, v14.s[0]
+	WORD $0x4f8e10b9 // fmla v25.4s, v5.4s, v14.s[0]
+	VLD1.P 16(R15), [V8.S4]
+	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1116 // fmla v22.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e111a // fmla v26.4s, v8.4s, v14.s[0]
+	ADD R12, R11, R15
+	VLD1 (R15), [V4.S4]
+	WORD $0x4f8c1093 // fmla v19.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1097 // fmla v23.4s, v4.4s, v13.s[0]
+	WORD $0x4f8e109b // fmla v27.4s, v4.4s, v14.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row3_4
+
+rowdone3_4:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1.P [V16.S4, V17.S4, V18.S4], 48(R15)
+	VST1 [V19.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1.P [V20.S4, V21.S4, V22.S4], 48(R15)
+	VST1 [V23.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1.P [V24.S4, V25.S4, V26.S4], 48(R15)
+	VST1 [V27.S4], (R19)
+	B passnext
+
+pass3_5:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1 (R19), [V20.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1.P 64(R15), [V21.S4, V22.S4, V23.S4, V24.S4]
+	VLD1 (R19), [V25.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1.P 64(R15), [V26.S4, V27.S4, V28.S4, V29.S4]
+	VLD1 (R19), [V30.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone3_5
+
+row3_5:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+	WORD $0x4f8d1095 // fmla v21.4s, v4.4s, v13.s[0]
+	WORD $0x4f8d10b6 // fmla v22.4s, v5.4s, v13.s[0]
+	WORD $0x4f8d10d7 // fmla v23.4s, v6.4s, v13.s[0]
+	WORD $0x4f8d10f8 // fmla v24.4s, v7.4s, v13.s[0]
+	WORD $0x4f8e109a // fmla v26.4s, v4.4s, v14.s[0]
+	WORD $0x4f8e10bb // fmla v27.4s, v5.4s, v14.s[0]
+	WORD $0x4f8e10dc // fmla v28.4s, v6.4s, v14.s[0]
+	WORD $0x4f8e10fd // fmla v29.4s, v7.4s, v14.s[0]
+	ADD R12, R11, R15
+	VLD1 (R15), [V8.S4]
+	WORD $0x4f8c1114 // fmla v20.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1119 // fmla v25.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e111e // fmla v30.4s, v8.4s, v14.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row3_5
+
+rowdone3_5:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R15)
+	VST1 [V20.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1.P [V21.S4, V22.S4, V23.S4, V24.S4], 64(R15)
+	VST1 [V25.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1.P [V26.S4, V27.S4, V28.S4, V29.S4], 64(R15)
+	VST1 [V30.S4], (R19)
+	B passnext
+
+pass4_1:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1 (R19), [V16.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1 (R19), [V17.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1 (R19), [V18.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1 (R19), [V19.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone4_1
+
+row4_1:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS 3072(R13), F15
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	ADD R12, R11, R15
+	VLD1 (R15), [V4.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1091 // fmla v17.4s, v4.4s, v13.s[0]
+	WORD $0x4f8e1092 // fmla v18.4s, v4.4s, v14.s[0]
+	WORD $0x4f8f1093 // fmla v19.4s, v4.4s, v15.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row4_1
+
+rowdone4_1:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1 [V16.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1 [V17.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1 [V18.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1 [V19.S4], (R19)
+	B passnext
+
+pass4_2:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1.P 16(R15), [V16.S4]
+	VLD1 (R19), [V17.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1.P 16(R15), [V18.S4]
+	VLD1 (R19), [V19.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1.P 16(R15), [V20.S4]
+	VLD1 (R19), [V21.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1.P 16(R15), [V22.S4]
+	VLD1 (R19), [V23.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone4_2
+
+row4_2:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS 3072(R13), F15
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	VLD1.P 16(R15), [V4.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1092 // fmla v18.4s, v4.4s, v13.s[0]
+	WORD $0x4f8e1094 // fmla v20.4s, v4.4s, v14.s[0]
+	WORD $0x4f8f1096 // fmla v22.4s, v4.4s, v15.s[0]
+	ADD R12, R11, R15
+	VLD1 (R15), [V8.S4]
+	WORD $0x4f8c1111 // fmla v17.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1115 // fmla v21.4s, v8.4s, v14.s[0]
+	WORD $0x4f8f1117 // fmla v23.4s, v8.4s, v15.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row4_2
+
+rowdone4_2:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1.P [V16.S4], 16(R15)
+	VST1 [V17.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1.P [V18.S4], 16(R15)
+	VST1 [V19.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1.P [V20.S4], 16(R15)
+	VST1 [V21.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1.P [V22.S4], 16(R15)
+	VST1 [V23.S4], (R19)
+	B passnext
+
+pass4_3:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1.P 32(R15), [V16.S4, V17.S4]
+	VLD1 (R19), [V18.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1.P 32(R15), [V19.S4, V20.S4]
+	VLD1 (R19), [V21.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1.P 32(R15), [V22.S4, V23.S4]
+	VLD1 (R19), [V24.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1.P 32(R15), [V25.S4, V26.S4]
+	VLD1 (R19), [V27.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone4_3
+
+row4_3:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS 3072(R13), F15
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	VLD1.P 32(R15), [V4.S4, V5.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d1093 // fmla v19.4s, v4.4s, v13.s[0]
+	WORD $0x4f8d10b4 // fmla v20.4s, v5.4s, v13.s[0]
+	WORD $0x4f8e1096 // fmla v22.4s, v4.4s, v14.s[0]
+	WORD $0x4f8e10b7 // fmla v23.4s, v5.4s, v14.s[0]
+	WORD $0x4f8f1099 // fmla v25.4s, v4.4s, v15.s[0]
+	WORD $0x4f8f10ba // fmla v26.4s, v5.4s, v15.s[0]
+	ADD R12, R11, R15
+	VLD1 (R15), [V8.S4]
+	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1115 // fmla v21.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1118 // fmla v24.4s, v8.4s, v14.s[0]
+	WORD $0x4f8f111b // fmla v27.4s, v8.4s, v15.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row4_3
+
+rowdone4_3:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1.P [V16.S4, V17.S4], 32(R15)
+	VST1 [V18.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1.P [V19.S4, V20.S4], 32(R15)
+	VST1 [V21.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1.P [V22.S4, V23.S4], 32(R15)
+	VST1 [V24.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1.P [V25.S4, V26.S4], 32(R15)
+	VST1 [V27.S4], (R19)
+	B passnext
+
+pass4_4:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VLD1.P 48(R15), [V16.S4, V17.S4, V18.S4]
+	VLD1 (R19), [V19.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1.P 48(R15), [V20.S4, V21.S4, V22.S4]
+	VLD1 (R19), [V23.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1.P 48(R15), [V24.S4, V25.S4, V26.S4]
+	VLD1 (R19), [V27.S4]
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VLD1.P 48(R15), [V28.S4, V29.S4, V30.S4]
+	VLD1 (R19), [V31.S4]
+	ADD R6<<2, R4, R11
+	SUB R6, R9, R12
+	LSL $2, R12, R12
+	MOVD R2, R13
+	MOVD R21, R14
+	CBZ R14, rowdone4_4
+
+row4_4:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS 3072(R13), F15
+	FMOVS.P 4(R13), F12
+	MOVD R11, R15
+	VLD1.P 32(R15), [V4.S4, V5.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d1094 // fmla v20.4s, v4.4s, v13.s[0]
+	WORD $0x4f8d10b5 // fmla v21.4s, v5.4s, v13.s[0]
+	WORD $0x4f8e1098 // fmla v24.4s, v4.4s, v14.s[0]
+	WORD $0x4f8e10b9 // fmla v25.4s, v5.4s, v14.s[0]
+	WORD $0x4f8f109c // fmla v28.4s, v4.4s, v15.s[0]
+	WORD $0x4f8f10bd // fmla v29.4s, v5.4s, v15.s[0]
+	VLD1.P 16(R15), [V8.S4]
+	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1116 // fmla v22.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e111a // fmla v26.4s, v8.4s, v14.s[0]
+	WORD $0x4f8f111e // fmla v30.4s, v8.4s, v15.s[0]
+	ADD R12, R11, R15
+	VLD1 (R15), [V4.S4]
+	WORD $0x4f8c1093 // fmla v19.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1097 // fmla v23.4s, v4.4s, v13.s[0]
+	WORD $0x4f8e109b // fmla v27.4s, v4.4s, v14.s[0]
+	WORD $0x4f8f109f // fmla v31.4s, v4.4s, v15.s[0]
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE row4_4
+
+rowdone4_4:
+	ADD R6<<2, R0, R26
+	ADD R9<<2, R0, R19
+	MOVD R26, R15
+	VST1.P [V16.S4, V17.S4, V18.S4], 48(R15)
+	VST1 [V19.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1.P [V20.S4, V21.S4, V22.S4], 48(R15)
+	VST1 [V23.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1.P [V24.S4, V25.S4, V26.S4], 48(R15)
+	VST1 [V27.S4], (R19)
+	ADD R24, R26
+	ADD R24, R19
+	MOVD R26, R15
+	VST1.P [V28.S4, V29.S4, V30.S4], 48(R15)
+	VST1 [V31.S4], (R19)
+	B passnext
+
+passnext:
+	ADD $4, R9, R6
+	B pass
+
+blocknext:
+	MADD R5, R4, R21, R4
+	ADD R21<<2, R2, R2
+	SUB R21, R3
+	B block
+
+narrow:
+	MOVD R0, R26
+	MOVD R2, R25
+	MOVD R23, R7
+
+narrowrow:
+	MOVD ZR, R6
+
+column:
+	CMP R1, R6
+	BHS narrownext
+	ADD R6<<2, R26, R19
+	FMOVS (R19), F16
+	ADD R6<<2, R4, R11
+	MOVD R25, R13
+	MOVD R3, R14
+
+narrowterm:
+	FMOVS (R11), F0
+	FMOVS.P 4(R13), F1
+	FMADDS F1, F16, F0, F16
+	ADD R5, R11
+	SUBS $1, R14, R14
+	BNE narrowterm
+	FMOVS F16, (R19)
+	ADD $1, R6
+	B column
+
+narrownext:
+	ADD R24, R26
+	ADD $1024, R25
+	SUBS $1, R7, R7
+	BNE narrowrow
+
+done:
+	RET

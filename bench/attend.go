@@ -120,6 +120,8 @@ func (l *decodeLayer) fused(out, q []float32) {
 			kernels.AttendHeadsBF16(out, q, l.k.bf16, l.v.bf16, decodeKVHeads, g, l.n, d, scale)
 		case "q8_0":
 			kernels.AttendHeadsQ8(out, q, l.k.q8, l.v.q8, decodeKVHeads, g, l.n, d, scale)
+		case "f32":
+			kernels.AttendHeadsF32(out, q, l.k.f32, l.v.f32, decodeKVHeads, g, l.n, d, scale)
 		}
 		return
 	}
@@ -133,6 +135,8 @@ func (l *decodeLayer) fused(out, q []float32) {
 			kernels.AttendStridedBF16(out, q, l.k.bf16[o:], l.v.bf16[o:], g, l.n, d, s, scale)
 		case "q8_0":
 			kernels.AttendStridedQ8(out, q, l.k.q8[o/32:], l.v.q8[o/32:], g, l.n, d, s, scale)
+		case "f32":
+			kernels.AttendStridedF32(out, q, l.k.f32[o:], l.v.f32[o:], g, l.n, d, s, scale)
 		}
 	}
 }
@@ -152,6 +156,8 @@ func (l *decodeLayer) loop(out, q, s []float32) {
 			kernels.ScoresStridedBF16(s, q, l.k.bf16[o:], g, n, d, st, scale)
 		case "q8_0":
 			kernels.ScoresStridedQ8(s, q, l.k.q8[o/32:], g, n, d, st, scale)
+		case "f32":
+			kernels.ScoresStridedF32(s, q, l.k.f32[o:], g, n, d, st, scale)
 		}
 		for i := range g {
 			p, dst := s[i*n:(i+1)*n], out[(h*g+i)*d:(h*g+i+1)*d]
@@ -163,6 +169,8 @@ func (l *decodeLayer) loop(out, q, s []float32) {
 				kernels.WeightedSumRowsStridedBF16(dst, p, l.v.bf16[o:], st)
 			case "q8_0":
 				kernels.WeightedSumRowsStridedQ8(dst, p, l.v.q8[o/32:], st)
+			case "f32":
+				kernels.WeightedSumRowsStridedF32(dst, p, l.v.f32[o:], st)
 			}
 		}
 	}

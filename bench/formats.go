@@ -14,7 +14,7 @@ import (
 // cacheFormats are the element formats a KV cache is kept in. The format benchmarks
 // run the same keys and values in each: random normal values, rounded to each format
 // from float32.
-var cacheFormats = []string{"fp16", "bf16", "q8_0"}
+var cacheFormats = []string{"fp16", "bf16", "q8_0", "f32"}
 
 func init() {
 	const dim, n = 128, 4096
@@ -33,6 +33,7 @@ type formatRows struct {
 	f16      []fp16.Float16
 	bf16     []bf16.BFloat16
 	q8       []q8.Block
+	f32      []float32
 	rowBytes int
 }
 
@@ -50,6 +51,10 @@ func rowsIn(format string, n, dim int, seed uint64) formatRows {
 	case "q8_0":
 		r := formatRows{q8: aligned.Make[q8.Block](n * dim / q8.BlockLen), rowBytes: dim / q8.BlockLen * q8.BlockSize}
 		q8.Quantize(r.q8, x)
+		return r
+	case "f32":
+		r := formatRows{f32: aligned.Make[float32](n * dim), rowBytes: 4 * dim}
+		copy(r.f32, x)
 		return r
 	}
 	panic("bench: unknown cache format " + format)
@@ -76,6 +81,10 @@ func benchScoresFormat(b *testing.B, format string, rows, n, dim int) {
 		for b.Loop() {
 			kernels.ScoresQ8(dst, q, k.q8, rows, n, dim, 0.125)
 		}
+	case "f32":
+		for b.Loop() {
+			kernels.ScoresF32(dst, q, k.f32, rows, n, dim, 0.125)
+		}
 	}
 	reportFlops(b, float64(2*rows*n*dim))
 }
@@ -100,6 +109,10 @@ func benchWeightedSumRowsFormat(b *testing.B, format string, n, dim int) {
 		for b.Loop() {
 			kernels.WeightedSumRowsQ8(dst, w, v.q8)
 		}
+	case "f32":
+		for b.Loop() {
+			kernels.WeightedSumRowsF32(dst, w, v.f32)
+		}
 	}
 	reportFlops(b, float64(2*n*dim))
 }
@@ -121,6 +134,10 @@ func benchDotFormat(b *testing.B, format string, n int) {
 	case "q8_0":
 		for b.Loop() {
 			dotSink += kernels.DotF32Q8(x, y.q8)
+		}
+	case "f32":
+		for b.Loop() {
+			dotSink += kernels.DotF32(x, y.f32)
 		}
 	}
 	reportFlops(b, float64(2*n))

@@ -89,6 +89,8 @@ func BenchmarkGeneric(b *testing.B) {
 		func() { kernels.ScoresBF16(dst, q, kbf, rows, n, dim, scale) })
 	run("Scores/q8_0/"+shape, func() { naiveScores(dst, q, kwq8, rows, n, dim, scale) },
 		func() { kernels.ScoresQ8(dst, q, kq8, rows, n, dim, scale) })
+	run("Scores/f32/"+shape, func() { naiveScores(dst, q, kv, rows, n, dim, scale) },
+		func() { kernels.ScoresF32(dst, q, kv, rows, n, dim, scale) })
 
 	w := attentionWeightsOf(n)
 	out := make([]float32, dim)
@@ -99,6 +101,8 @@ func BenchmarkGeneric(b *testing.B) {
 		func() { kernels.WeightedSumRowsBF16(out, w, kbf) })
 	run("WeightedSumRows/q8_0/"+wshape, func() { naiveWeighted(out, w, kwq8) },
 		func() { kernels.WeightedSumRowsQ8(out, w, kq8) })
+	run("WeightedSumRows/f32/"+wshape, func() { naiveWeighted(out, w, kv) },
+		func() { kernels.WeightedSumRowsF32(out, w, kv) })
 
 	// Attend: one decode step of a layer, head-major, each KV head's 4 query heads.
 	qa := randomFloats(heads*rows*dim, 5)
@@ -109,15 +113,23 @@ func BenchmarkGeneric(b *testing.B) {
 	kaw, vaw := widenedF16(kh), widenedF16(vh)
 	outA := make([]float32, heads*rows*dim)
 	scores := make([]float32, rows*n)
-	run(fmt.Sprintf("Attend/fp16/Hkv=%d/G=%d/dim=%d/n=%d", heads, rows, dim, n), func() {
+	naiveLayer := func(k, v []float32) {
 		for hd := range heads {
 			naiveAttend(outA[hd*rows*dim:][:rows*dim], qa[hd*rows*dim:][:rows*dim],
-				kaw[hd*n*dim:][:n*dim], vaw[hd*n*dim:][:n*dim], scores, rows, n, dim, scale)
+				k[hd*n*dim:][:n*dim], v[hd*n*dim:][:n*dim], scores, rows, n, dim, scale)
 		}
-	}, func() {
+	}
+	attendShape := fmt.Sprintf("Hkv=%d/G=%d/dim=%d/n=%d", heads, rows, dim, n)
+	run("Attend/fp16/"+attendShape, func() { naiveLayer(kaw, vaw) }, func() {
 		for hd := range heads {
 			kernels.Attend(outA[hd*rows*dim:][:rows*dim], qa[hd*rows*dim:][:rows*dim],
 				kh[hd*n*dim:][:n*dim], vh[hd*n*dim:][:n*dim], rows, n, dim, scale)
+		}
+	})
+	run("Attend/f32/"+attendShape, func() { naiveLayer(ka, va) }, func() {
+		for hd := range heads {
+			kernels.AttendF32(outA[hd*rows*dim:][:rows*dim], qa[hd*rows*dim:][:rows*dim],
+				ka[hd*n*dim:][:n*dim], va[hd*n*dim:][:n*dim], rows, n, dim, scale)
 		}
 	})
 }

@@ -17,7 +17,7 @@ import (
 var (
 	passkeyFile  = flag.String("passkey", "", "evaluate pass-key retention on the prompts of this file (prompts.json's format) and exit")
 	passkeyModel = flag.String("passkey-model", filepath.Join("testdata", "passkey-model"), "directory of the model's config.json and model.safetensors")
-	passkeyKV    = flag.String("kv", "fp16", "with -passkey: the KV cache's format, fp16, bf16 or q8_0 (ggml's blocks of 32)")
+	passkeyKV    = flag.String("kv", "fp16", "with -passkey: the KV cache's format, fp16, bf16, q8_0 (ggml's blocks of 32) or f32")
 	passkeyStrm  = flag.Bool("stream", false, "with -passkey: the streaming study instead (a decode budget while the prompt is fed one byte at a time, results-stream.json's protocol)")
 )
 
@@ -140,9 +140,9 @@ func loadPasskeyRefs(dir string) (passkeyRefs, error) {
 // results.json prompt by prompt, the other formats from results-kvtypes.json, whose
 // counts are over all its prompts (so only when ids are as many).
 func (r passkeyRefs) correct(f llama.Format, row llama.Row, ids []int) string {
-	if f == llama.FP16 && r.fp16 != nil {
+	if (f == llama.FP16 || f == llama.F32) && r.fp16 != nil { // results.json ran both
 		if key := r.fp16.Key(row); key != "" {
-			if n, ok := r.fp16.Correct(key, ids); ok {
+			if n, ok := r.fp16.Correct(f, key, ids); ok {
 				return fmt.Sprintf("%d/%d", n, len(ids))
 			}
 		}

@@ -156,18 +156,20 @@ func TestFormatsTable(t *testing.T) {
 		var os []llama.Outcome
 		for _, me := range []llama.Method{full, paper} {
 			os = append(os, llama.Outcome{Method: me, Format: f, Row: llama.Row{Method: me.Name, KV: f.String(),
-				Window: me.Window, Budget: me.Budget, Correct: 30 + i, Total: 32, CacheBytes: 2048}})
+				Window: me.Window, Budget: me.Budget, Correct: 29 + i, Total: 32, CacheBytes: 2048}})
 		}
 		byFormat = append(byFormat, formatOutcomes{format: f, outcomes: os, logitDiff: 0.5 * float64(i)})
 	}
 	cols, rows := formatsTable(byFormat, refs, ids)
 	want := [][]string{
-		{"full", "0", "all", "fp16", "30/32", "32/32", "0.000", "2.0", "0"},
-		{"full", "0", "all", "bf16", "31/32", "32/32", "0.000", "2.0", "0.5"},
-		{"full", "0", "all", "q8_0", "32/32", "32/32", "0.000", "2.0", "1"},
-		{"snapkv-paper", "16", "64", "fp16", "30/32", "10/32", "0.000", "2.0", "-"},
-		{"snapkv-paper", "16", "64", "bf16", "31/32", "10/32", "0.000", "2.0", "-"},
-		{"snapkv-paper", "16", "64", "q8_0", "32/32", "11/32", "0.000", "2.0", "-"},
+		{"full", "0", "all", "fp16", "29/32", "32/32", "0.000", "2.0", "0"},
+		{"full", "0", "all", "bf16", "30/32", "32/32", "0.000", "2.0", "0.5"},
+		{"full", "0", "all", "q8_0", "31/32", "32/32", "0.000", "2.0", "1"},
+		{"full", "0", "all", "f32", "32/32", "32/32", "0.000", "2.0", "1.5"},
+		{"snapkv-paper", "16", "64", "fp16", "29/32", "10/32", "0.000", "2.0", "-"},
+		{"snapkv-paper", "16", "64", "bf16", "30/32", "10/32", "0.000", "2.0", "-"},
+		{"snapkv-paper", "16", "64", "q8_0", "31/32", "11/32", "0.000", "2.0", "-"},
+		{"snapkv-paper", "16", "64", "f32", "32/32", "10/32", "0.000", "2.0", "-"},
 	}
 	if fmt.Sprint(rows) != fmt.Sprint(want) {
 		t.Errorf("rows\n%v\nwant\n%v", rows, want)

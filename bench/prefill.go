@@ -98,6 +98,8 @@ func prefillFused(format string, out, q []float32, k, v formatRows, g, m, n, d i
 		kernels.AttendCausalBF16(out, q, k.bf16, v.bf16, g, m, n, d, scale)
 	case "q8_0":
 		kernels.AttendCausalQ8(out, q, k.q8, v.q8, g, m, n, d, scale)
+	case "f32":
+		kernels.AttendCausalF32(out, q, k.f32, v.f32, g, m, n, d, scale)
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 
 // The pass-key evaluation (passkey.go, package bench/llama) joins the report as a
 // result table: every method's accuracy on the committed prompts with the fp16 cache,
-// then the methods PyTorch implements with the cache in each format (fp16, bf16, q8_0:
+// then the methods PyTorch implements with the cache in each format (fp16, bf16, q8_0, f32:
 // Go's count beside PyTorch's, cache KiB, and the full cache's logits against the
 // float32 forward), a chart of accuracy against budget per method, and a map of the
 // positions one SnapKV method kept in each layer and KV head of the first prompt, with

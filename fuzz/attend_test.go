@@ -21,11 +21,13 @@ import (
 const attendMaxProducts, attendKeys = 1 << 13, 300
 
 // attendRows is n rows of dim values in one of the fused attention's formats: fp16
-// (format 0), bfloat16 (1) or q8_0 (2, dims a multiple of 32), as the fuzzer gave them.
+// (format 0), bfloat16 (1), q8_0 (2, dims a multiple of 32) or float32 (3), as the
+// fuzzer gave them.
 type attendRows struct {
 	h  []kernels.Float16
 	bf []bf16.BFloat16
 	q  []q8.Block
+	f  []float32
 }
 
 // attendDim maps the fuzzer's byte to a dim the format takes.
@@ -38,8 +40,11 @@ func attendDim(format int, dim uint8) int {
 
 // attendRowBytes is the bytes of one row of dim values.
 func attendRowBytes(format, dim int) int {
-	if format == 2 {
+	switch format {
+	case 2:
 		return dim / q8.BlockLen * q8.BlockSize
+	case 3:
+		return 4 * dim
 	}
 	return 2 * dim
 }
@@ -52,6 +57,8 @@ func readAttendRows(format int, data []byte, dim, n int) attendRows {
 		return attendRows{h: halves(uint16s(b))}
 	case 1:
 		return attendRows{bf: bf16.FromBits(uint16s(b))}
+	case 3:
+		return attendRows{f: float32s(b)}
 	}
 	c := make([]byte, len(b)) // Go's allocation: 2-byte aligned, as FromBytes needs
 	copy(c, b)
@@ -65,6 +72,8 @@ func (r attendRows) value(i int) float64 {
 		return float64(r.h[i].Float32())
 	case r.bf != nil:
 		return float64(r.bf[i].Float32())
+	case r.f != nil:
+		return float64(r.f[i])
 	case r.q != nil:
 		b := r.q[i/q8.BlockLen]
 		return float64(float32(b.Q[i%q8.BlockLen]) * b.D.Float32())
@@ -82,9 +91,12 @@ func (r attendRows) repeat(given, n, dim int) attendRows {
 		return r
 	}
 	for j := given; j < n; j++ {
-		if r.h != nil {
+		switch {
+		case r.h != nil:
 			r.h = append(r.h, r.h[j%given*dim:][:dim]...)
-		} else {
+		case r.f != nil:
+			r.f = append(r.f, r.f[j%given*dim:][:dim]...)
+		default:
 			r.bf = append(r.bf, r.bf[j%given*dim:][:dim]...)
 		}
 	}
@@ -109,6 +121,15 @@ func (r attendRows) spread(n, dim, stride int) attendRows {
 			copy(out[j*stride:], r.bf[j*dim:(j+1)*dim])
 		}
 		return attendRows{bf: out}
+	case r.f != nil:
+		out := make([]float32, (n-1)*stride+dim)
+		for i := range out {
+			out[i] = math.Float32frombits(0x7fc00000)
+		}
+		for j := range n {
+			copy(out[j*stride:], r.f[j*dim:(j+1)*dim])
+		}
+		return attendRows{f: out}
 	}
 	w, ws := dim/q8.BlockLen, stride/q8.BlockLen
 	out := make([]q8.Block, (n-1)*ws+w)
@@ -132,6 +153,10 @@ func attend(format int, out, q []float32, k, v attendRows, rows, n, dim, stride 
 		kernels.AttendBF16(out, q, k.bf, v.bf, rows, n, dim, scale)
 	case format == 1:
 		kernels.AttendStridedBF16(out, q, k.bf, v.bf, rows, n, dim, stride, scale)
+	case format == 3 && stride == dim:
+		kernels.AttendF32(out, q, k.f, v.f, rows, n, dim, scale)
+	case format == 3:
+		kernels.AttendStridedF32(out, q, k.f, v.f, rows, n, dim, stride, scale)
 	case stride == dim:
 		kernels.AttendQ8(out, q, k.q, v.q, rows, n, dim, scale)
 	default:
@@ -147,6 +172,8 @@ func compose(format int, out, q []float32, k, v attendRows, rows, n, dim int, sc
 		kernels.Scores(s, q, k.h, rows, n, dim, scale)
 	case 1:
 		kernels.ScoresBF16(s, q, k.bf, rows, n, dim, scale)
+	case 3:
+		kernels.ScoresF32(s, q, k.f, rows, n, dim, scale)
 	default:
 		kernels.ScoresQ8(s, q, k.q, rows, n, dim, scale)
 	}
@@ -158,17 +185,19 @@ func compose(format int, out, q []float32, k, v attendRows, rows, n, dim int, sc
 			kernels.WeightedSumRows(o, w, v.h)
 		case 1:
 			kernels.WeightedSumRowsBF16(o, w, v.bf)
+		case 3:
+			kernels.WeightedSumRowsF32(o, w, v.f)
 		default:
 			kernels.WeightedSumRowsQ8(o, w, v.q)
 		}
 	}
 }
 
-// FuzzAttend takes the format (format%3: fp16, bf16, q8_0), the query rows (0 to 9;
-// with the top bit, keys repeated past two blocks), dim and a stride gap from its
-// first arguments, and from data rows·dim float32 queries, then n key rows and n value
-// rows in the format, as many as fit the cap. Every variant's Attend is held to its
-// composition on the same variant (NaN where it is NaN, the same Inf where it is
+// FuzzAttend takes the format (format%4: fp16, bf16, q8_0, float32), the query rows
+// (0 to 9; with the top bit, keys repeated past two blocks), dim and a stride gap from
+// its first arguments, and from data rows·dim float32 queries, then n key rows and n
+// value rows in the format, as many as fit the cap. Every variant's Attend is held to
+// its composition on the same variant (NaN where it is NaN, the same Inf where it is
 // ±Inf) and, where that is finite, to the float64 bound of its doc; and the strided
 // form, on the same rows spread strideOf(dim, gap) apart, to the contiguous bits.
 func FuzzAttend(f *testing.F) {
@@ -185,11 +214,13 @@ func FuzzAttend(f *testing.F) {
 	f.Add(uint8(1), uint8(0x81), uint8(15), uint8(9), float32(-1), seed)
 	f.Add(uint8(2), uint8(3), uint8(0), uint8(1), float32(0.25), seed)
 	f.Add(uint8(2), uint8(0x85), uint8(1), uint8(2), float32(float32(math.Inf(-1))), seed)
+	f.Add(uint8(3), uint8(2), uint8(3), uint8(5), float32(0.5), seed)
+	f.Add(uint8(3), uint8(0x81), uint8(15), uint8(9), float32(-1), seed)
 	f.Fuzz(func(t *testing.T, format, rows, dim, gap uint8, scale float32, data []byte) {
 		if len(data) > scoresMaxBytes {
 			return
 		}
-		fm := int(format % 3)
+		fm := int(format % 4)
 		d := attendDim(fm, dim)
 		r := min(int(rows&0x7f)%10, len(data)/(4*d))
 		q := float32s(data[:4*r*d])
@@ -251,6 +282,8 @@ func partial(format int, st *kernels.AttendState, q []float32, k, v attendRows, 
 		kernels.AttendPartial(st, q, k.h, v.h, n, stride, scale)
 	case 1:
 		kernels.AttendPartialBF16(st, q, k.bf, v.bf, n, stride, scale)
+	case 3:
+		kernels.AttendPartialF32(st, q, k.f, v.f, n, stride, scale)
 	default:
 		kernels.AttendPartialQ8(st, q, k.q, v.q, n, stride, scale)
 	}
@@ -267,6 +300,9 @@ func (r attendRows) part(lo, hi, dim, stride int) attendRows {
 	}
 	if r.h != nil {
 		return attendRows{h: r.h[lo*stride : (hi-1)*stride+dim]}
+	}
+	if r.f != nil {
+		return attendRows{f: r.f[lo*stride : (hi-1)*stride+dim]}
 	}
 	return attendRows{bf: r.bf[lo*stride : (hi-1)*stride+dim]}
 }
@@ -287,11 +323,12 @@ func FuzzAttendParts(f *testing.F) {
 	f.Add(uint8(0), uint8(0x83), uint8(7), []byte{40, 3, 200, 0, 9}, float32(0.125), seed)
 	f.Add(uint8(1), uint8(2), uint8(3), []byte{0, 0, 255}, float32(-0.5), seed)
 	f.Add(uint8(2), uint8(0x84), uint8(0), []byte{128, 64, 17, 5}, float32(0.25), seed)
+	f.Add(uint8(3), uint8(0x83), uint8(7), []byte{40, 3, 200, 0, 9}, float32(0.125), seed)
 	f.Fuzz(func(t *testing.T, format, rows, dim uint8, cuts []byte, scale float32, data []byte) {
 		if len(data) > scoresMaxBytes || len(cuts) > 8 {
 			return
 		}
-		fm := int(format % 3)
+		fm := int(format % 4)
 		d := attendDim(fm, dim)
 		r := min(int(rows&0x7f)%10, len(data)/(4*d))
 		q := float32s(data[:4*r*d])
@@ -373,6 +410,8 @@ func (r attendRows) from(off int) attendRows {
 		return attendRows{h: r.h[off:]}
 	case r.bf != nil:
 		return attendRows{bf: r.bf[off:]}
+	case r.f != nil:
+		return attendRows{f: r.f[off:]}
 	case r.q != nil:
 		return attendRows{q: r.q[off/q8.BlockLen:]}
 	}
@@ -409,6 +448,8 @@ func attendRowsOf(format int, data []byte) attendRows {
 		b := make([]bf16.BFloat16, len(x))
 		bf16.FromFloat32(b, x)
 		return attendRows{bf: b}
+	case 3:
+		return attendRows{f: x}
 	}
 	b := make([]q8.Block, len(x)/q8.BlockLen)
 	q8.Quantize(b, x)
@@ -422,12 +463,14 @@ func attendHeads(format int, out, q []float32, k, v attendRows, heads, rows, n, 
 		kernels.AttendHeads(out, q, k.h, v.h, heads, rows, n, dim, scale)
 	case 1:
 		kernels.AttendHeadsBF16(out, q, k.bf, v.bf, heads, rows, n, dim, scale)
+	case 3:
+		kernels.AttendHeadsF32(out, q, k.f, v.f, heads, rows, n, dim, scale)
 	default:
 		kernels.AttendHeadsQ8(out, q, k.q, v.q, heads, rows, n, dim, scale)
 	}
 }
 
-// FuzzAttendHeads takes the format (format%3), the KV heads (heads%9), the query rows
+// FuzzAttendHeads takes the format (format%4), the KV heads (heads%9), the query rows
 // per head (0 to 9; with the top bit, tokens repeated past two blocks) and dim from
 // its first arguments, and from data heads·rows·dim queries, a byte each (queryOf),
 // then n tokens of keys and n of values, heads rows each ([n][heads][dim]), as many as
@@ -446,11 +489,12 @@ func FuzzAttendHeads(f *testing.F) {
 	f.Add(uint8(1), uint8(3), uint8(1), uint8(15), float32(-0.25), seed)
 	f.Add(uint8(2), uint8(2), uint8(0x81), uint8(0), float32(0.125), seed)
 	f.Add(uint8(0), uint8(8), uint8(4), uint8(7), float32(math.Inf(-1)), seed)
+	f.Add(uint8(3), uint8(3), uint8(0x82), uint8(15), float32(-0.25), seed)
 	f.Fuzz(func(t *testing.T, format, heads, rows, dim uint8, scale float32, data []byte) {
 		if len(data) > scoresMaxBytes {
 			return
 		}
-		fm := int(format % 3)
+		fm := int(format % 4)
 		d := attendDim(fm, dim)
 		hk := int(heads % 9)
 		r := min(int(rows&0x7f)%10, len(data)/(d*max(hk, 1)))

@@ -176,7 +176,7 @@ func sameHeads[E snapkv.Element](t *testing.T, head, token *snapkv.CacheOf[E], h
 	for h := range heads {
 		k, v, pos := head.Head(h)
 		tk, tv, tpos := token.Head(h)
-		if !slices.Equal(tk, k) || !slices.Equal(tv, v) || !slices.Equal(tpos, pos) {
+		if !sameElems(tk, k) || !sameElems(tv, v) || !slices.Equal(tpos, pos) {
 			t.Fatalf("head %d: token-major holds positions %v, head-major %v (or their rows differ)", h, tpos, pos)
 		}
 	}
@@ -192,7 +192,7 @@ func checkErr(t *testing.T, err error) {
 	}
 }
 
-// FuzzCacheFormats drives a cache of format (format%3: 0 fp16, 1 bf16, 2 q8_0), its
+// FuzzCacheFormats drives a cache of format (format%4: 0 fp16, 1 bf16, 2 q8_0, 3 float32), its
 // token-major twin and an fp16 cache with the same prompt, whose keys hold values
 // that both formats hold exactly (see sameValues), in the same chunks (FuzzCache's
 // ops), then decode tokens. The format's caches must accept and refuse the same
@@ -207,7 +207,7 @@ func FuzzCacheFormats(f *testing.F) {
 				Pool: snapkv.Pool(enums & 1), Rule: snapkv.Rule(enums >> 1 & 1), Alloc: snapkv.Alloc(enums >> 2 & 1), Workers: 2},
 			Mode: snapkv.Mode(enums >> 3 & 3), QHeads: int(kvHeads%5) * int(group%5), KVHeads: int(kvHeads % 5), Dim: 1 + int(dim%32), Reserve: int(decode % 8),
 		}
-		if format%3 == 2 && dim&0x80 == 0 {
+		if format%4 == 2 && dim&0x80 == 0 {
 			cfg.Dim = 32 * (1 + int(dim%2))
 		}
 		if cfg.Select.Rule == snapkv.RuleProtected {
@@ -216,13 +216,15 @@ func FuzzCacheFormats(f *testing.F) {
 		if len(ops) > 12 {
 			return // valid but too long to fuzz quickly
 		}
-		switch format % 3 {
+		switch format % 4 {
 		case 0:
 			cacheLikeFP16[fp16.Float16](t, cfg, int(decode%8), ops, data)
 		case 1:
 			cacheLikeFP16[bf16.BFloat16](t, cfg, int(decode%8), ops, data)
-		default:
+		case 2:
 			cacheLikeFP16[q8.Block](t, cfg, int(decode%8), ops, data)
+		default:
+			cacheLikeFP16[float32](t, cfg, int(decode%8), ops, data)
 		}
 	})
 }
@@ -288,7 +290,7 @@ func cacheLikeFP16[E snapkv.Element](t *testing.T, cfg snapkv.CacheConfig, decod
 					row := (h*n + int(p)) * width
 					wk, wv = k[row:row+width], v[row:row+width]
 				}
-				if !slices.Equal(gk[j*width:(j+1)*width], wk) || !slices.Equal(gv[j*width:(j+1)*width], wv) {
+				if !sameElems(gk[j*width:(j+1)*width], wk) || !sameElems(gv[j*width:(j+1)*width], wv) {
 					t.Fatalf("%s: head %d row %d (position %d) differs from what was given", call, h, j, p)
 				}
 			}

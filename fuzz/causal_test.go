@@ -24,6 +24,10 @@ func attendCausal(format int, out, q []float32, k, v attendRows, rows, m, n, dim
 		kernels.AttendCausalBF16(out, q, k.bf, v.bf, rows, m, n, dim, scale)
 	case format == 1:
 		kernels.AttendCausalStridedBF16(out, q, k.bf, v.bf, rows, m, n, dim, qStride, kvStride, scale)
+	case format == 3 && qStride == 0:
+		kernels.AttendCausalF32(out, q, k.f, v.f, rows, m, n, dim, scale)
+	case format == 3:
+		kernels.AttendCausalStridedF32(out, q, k.f, v.f, rows, m, n, dim, qStride, kvStride, scale)
 	case qStride == 0:
 		kernels.AttendCausalQ8(out, q, k.q, v.q, rows, m, n, dim, scale)
 	default:
@@ -31,14 +35,14 @@ func attendCausal(format int, out, q []float32, k, v attendRows, rows, m, n, dim
 	}
 }
 
-// FuzzAttendCausal takes the format (format%3: fp16, bf16, q8_0), the query rows per
-// position (1 to 8), dim, the queries' share of the positions (m) and a stride gap
-// from its first arguments, and from data the queries, then n key rows and n value
-// rows in the format, as many as fit the cap (with the top bit of rows, the keys
-// repeated past a block of 256). Every variant's AttendCausal is held, row by row, to
-// Attend's composition over the row's visible keys on the same variant (NaN where it
-// is NaN, the same Inf where it is ±Inf) and, where that is finite, to the float64
-// bound of its doc; and the token-major strided form to the contiguous bits.
+// FuzzAttendCausal takes the format (format%4: fp16, bf16, q8_0, float32), the query
+// rows per position (1 to 8), dim, the queries' share of the positions (m) and a
+// stride gap from its first arguments, and from data the queries, then n key rows and
+// n value rows in the format, as many as fit the cap (with the top bit of rows, the
+// keys repeated past a block of 256). Every variant's AttendCausal is held, row by
+// row, to Attend's composition over the row's visible keys on the same variant (NaN
+// where it is NaN, the same Inf where it is ±Inf) and, where that is finite, to the
+// float64 bound of its doc; and the token-major strided form to the contiguous bits.
 func FuzzAttendCausal(f *testing.F) {
 	seed := make([]byte, 0, 1600)
 	for i := range 1600 {
@@ -49,6 +53,8 @@ func FuzzAttendCausal(f *testing.F) {
 	f.Add(uint8(1), uint8(2), uint8(7), uint8(128), uint8(9), float32(-1), seed)
 	f.Add(uint8(2), uint8(3), uint8(0), uint8(200), uint8(1), float32(0.125), seed)
 	f.Add(uint8(2), uint8(0x82), uint8(1), uint8(9), uint8(2), float32(math.Inf(-1)), seed)
+	f.Add(uint8(3), uint8(2), uint8(7), uint8(128), uint8(9), float32(-1), seed)
+	f.Add(uint8(3), uint8(0x81), uint8(3), uint8(40), uint8(0), float32(0.5), seed)
 	f.Fuzz(checkAttendCausal)
 }
 
@@ -58,7 +64,7 @@ func checkAttendCausal(t *testing.T, format, rows, dim, share, gap uint8, scale 
 	if len(data) > 2*scoresMaxBytes {
 		return
 	}
-	fm := int(format % 3)
+	fm := int(format % 4)
 	d := attendDim(fm, dim)
 	g := 1 + int(rows&0x7f)%8
 	rowBytes := attendRowBytes(fm, d)

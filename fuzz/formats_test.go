@@ -12,18 +12,21 @@ import (
 	"github.com/x448/float16"
 )
 
-// The format targets read their keys or values as bfloat16 (format even) or as q8_0
-// blocks of 34 bytes (format odd, dims a multiple of 32), and check every variant
-// against the float64 bound and the strided forms against the contiguous ones.
+// The format targets read their keys or values, by format%3, as bfloat16 (0), as q8_0
+// blocks of 34 bytes (1, dims a multiple of 32) or as float32 (2, 4 bytes a value),
+// and check every variant against the float64 bound and the strided forms against the
+// contiguous ones.
 
 // formatRows is n rows of dim values in one format, as the fuzzer gave them.
 type formatRows struct {
 	bf []bf16.BFloat16
 	q  []q8.Block
+	f  []float32
 }
 
-// isQ8 picks the format from the fuzzer's byte.
-func isQ8(format uint8) bool { return format%2 == 1 }
+// isQ8 and isF32 pick the format from the fuzzer's byte; neither is bfloat16.
+func isQ8(format uint8) bool  { return format%3 == 1 }
+func isF32(format uint8) bool { return format%3 == 2 }
 
 // formatDim maps the fuzzer's byte to a dim the format takes.
 func formatDim(format, dim uint8) int {
@@ -42,6 +45,10 @@ func readRows(format uint8, data []byte, dim, maxRows int) (formatRows, int) {
 		copy(b, data)
 		return formatRows{q: q8.FromBytes(b)}, n
 	}
+	if isF32(format) {
+		n := min(len(data)/(4*dim), maxRows)
+		return formatRows{f: float32s(data[:4*n*dim])}, n
+	}
 	n := min(len(data)/(2*dim), maxRows)
 	return formatRows{bf: bf16.FromBits(uint16s(data[:2*n*dim]))}, n
 }
@@ -51,6 +58,9 @@ func (r formatRows) value(i int) float64 {
 	if r.q != nil {
 		b := r.q[i/q8.BlockLen]
 		return float64(float32(b.Q[i%q8.BlockLen]) * b.D.Float32())
+	}
+	if r.f != nil {
+		return float64(r.f[i])
 	}
 	return float64(r.bf[i].Float32())
 }
@@ -65,7 +75,11 @@ func (r formatRows) repeat(given, n, dim int) formatRows {
 		return r
 	}
 	for j := given; j < n; j++ {
-		r.bf = append(r.bf, r.bf[j%given*dim:][:dim]...)
+		if r.f != nil {
+			r.f = append(r.f, r.f[j%given*dim:][:dim]...)
+		} else {
+			r.bf = append(r.bf, r.bf[j%given*dim:][:dim]...)
+		}
 	}
 	return r
 }
@@ -87,6 +101,16 @@ func (r formatRows) spread(n, dim, stride int) formatRows {
 		}
 		return formatRows{q: out}
 	}
+	if r.f != nil {
+		out := make([]float32, (n-1)*stride+dim)
+		for i := range out {
+			out[i] = math.Float32frombits(0x7fc00000)
+		}
+		for j := range n {
+			copy(out[j*stride:], r.f[j*dim:(j+1)*dim])
+		}
+		return formatRows{f: out}
+	}
 	out := make([]bf16.BFloat16, (n-1)*stride+dim)
 	for i := range out {
 		out[i] = 0x7fc0
@@ -105,7 +129,7 @@ func formatStride(format uint8, dim int, gap uint8) int {
 	return strideOf(dim, gap)
 }
 
-// FuzzScoresFormats is FuzzScores with bfloat16 or q8_0 keys.
+// FuzzScoresFormats is FuzzScores with bfloat16, q8_0 or float32 keys.
 func FuzzScoresFormats(f *testing.F) {
 	seed := make([]byte, 0, 400)
 	for i := range 400 {
@@ -113,6 +137,8 @@ func FuzzScoresFormats(f *testing.F) {
 	}
 	f.Add(uint8(0), uint8(2), uint8(3), uint8(5), float32(0.5), seed)
 	f.Add(uint8(1), uint8(0x81), uint8(0), uint8(1), float32(-2), seed)
+	f.Add(uint8(2), uint8(2), uint8(3), uint8(5), float32(0.5), seed)
+	f.Add(uint8(2), uint8(0x81), uint8(0), uint8(9), float32(-0.25), seed)
 	f.Fuzz(func(t *testing.T, format, rows, dim, gap uint8, scale float32, data []byte) {
 		if len(data) > scoresMaxBytes {
 			return
@@ -140,27 +166,31 @@ func FuzzScoresFormats(f *testing.F) {
 		sk := k.spread(n, d, stride)
 		dst, strided := make([]float32, r*n), make([]float32, r*n)
 		varianttest.Each(t, func(v string) {
-			if isQ8(format) {
+			switch {
+			case isQ8(format):
 				kernels.ScoresQ8(dst, q, k.q, r, n, d, scale)
 				kernels.ScoresStridedQ8(strided, q, sk.q, r, n, d, stride, scale)
-			} else {
+			case isF32(format):
+				kernels.ScoresF32(dst, q, k.f, r, n, d, scale)
+				kernels.ScoresStridedF32(strided, q, sk.f, r, n, d, stride, scale)
+			default:
 				kernels.ScoresBF16(dst, q, k.bf, r, n, d, scale)
 				kernels.ScoresStridedBF16(strided, q, sk.bf, r, n, d, stride, scale)
 			}
 			for e, got := range dst {
 				if err := want[e].CheckSettled(got); err != nil {
-					t.Fatalf("%s: format %d rows=%d n=%d dim=%d: dst[%d*n+%d]: %v", v, format%2, r, n, d, e/n, e%n, err)
+					t.Fatalf("%s: format %d rows=%d n=%d dim=%d: dst[%d*n+%d]: %v", v, format%3, r, n, d, e/n, e%n, err)
 				}
 				if !sameBits(strided[e], got) {
-					t.Fatalf("%s: format %d stride=%d: dst[%d*n+%d] = %v, contiguous gives %v", v, format%2, stride, e/n, e%n, strided[e], got)
+					t.Fatalf("%s: format %d stride=%d: dst[%d*n+%d] = %v, contiguous gives %v", v, format%3, stride, e/n, e%n, strided[e], got)
 				}
 			}
 		})
 	})
 }
 
-// FuzzWeightedSumRowsFormats is FuzzWeightedSumRows with bfloat16 or q8_0 values: the
-// first float32s are the weights, one per row that follows.
+// FuzzWeightedSumRowsFormats is FuzzWeightedSumRows with bfloat16, q8_0 or float32
+// values: the first float32s are the weights, one per row that follows.
 func FuzzWeightedSumRowsFormats(f *testing.F) {
 	seed := make([]byte, 0, 300)
 	for i := range 300 {
@@ -168,14 +198,18 @@ func FuzzWeightedSumRowsFormats(f *testing.F) {
 	}
 	f.Add(uint8(0), uint8(4), uint8(3), seed)
 	f.Add(uint8(1), uint8(0), uint8(1), seed)
+	f.Add(uint8(2), uint8(4), uint8(3), seed)
 	f.Fuzz(func(t *testing.T, format, dim, gap uint8, data []byte) {
 		if len(data) > scoresMaxBytes {
 			return
 		}
 		d := formatDim(format, dim)
 		rowBytes := 2 * d
-		if isQ8(format) {
+		switch {
+		case isQ8(format):
 			rowBytes = d / q8.BlockLen * q8.BlockSize
+		case isF32(format):
+			rowBytes = 4 * d
 		}
 		n := len(data) / (4 + rowBytes)
 		w := float32s(data[:4*n])
@@ -184,27 +218,32 @@ func FuzzWeightedSumRowsFormats(f *testing.F) {
 		sv := v.spread(n, d, stride)
 		dst, strided := make([]float32, d), make([]float32, d)
 		varianttest.Each(t, func(variant string) {
-			if isQ8(format) {
+			switch {
+			case isQ8(format):
 				kernels.WeightedSumRowsQ8(dst, w, v.q)
 				kernels.WeightedSumRowsStridedQ8(strided, w, sv.q, stride)
-			} else {
+			case isF32(format):
+				kernels.WeightedSumRowsF32(dst, w, v.f)
+				kernels.WeightedSumRowsStridedF32(strided, w, sv.f, stride)
+			default:
 				kernels.WeightedSumRowsBF16(dst, w, v.bf)
 				kernels.WeightedSumRowsStridedBF16(strided, w, sv.bf, stride)
 			}
 			for c, got := range dst {
 				want := oracle.ExpectDot(n, oracle.SingleAt(w), func(j int) float64 { return v.value(j*d + c) }, 1)
 				if err := want.CheckSettled(got); err != nil {
-					t.Fatalf("%s: format %d n=%d dim=%d: output %d: %v", variant, format%2, n, d, c, err)
+					t.Fatalf("%s: format %d n=%d dim=%d: output %d: %v", variant, format%3, n, d, c, err)
 				}
 				if !sameBits(strided[c], got) {
-					t.Fatalf("%s: format %d stride=%d: output %d = %v, contiguous gives %v", variant, format%2, stride, c, strided[c], got)
+					t.Fatalf("%s: format %d stride=%d: output %d = %v, contiguous gives %v", variant, format%3, stride, c, strided[c], got)
 				}
 			}
 		})
 	})
 }
 
-// FuzzDotFormats reads a float32 and a value of the format from each part of data.
+// FuzzDotFormats reads a float32 and a value of the format from each part of data; a
+// float32 key's dot product is DotF32.
 func FuzzDotFormats(f *testing.F) {
 	seed := make([]byte, 0, 200)
 	for i := range 200 {
@@ -212,14 +251,19 @@ func FuzzDotFormats(f *testing.F) {
 	}
 	f.Add(uint8(0), seed)
 	f.Add(uint8(1), seed)
+	f.Add(uint8(2), seed)
 	f.Fuzz(func(t *testing.T, format uint8, data []byte) {
 		var b formatRows
 		var n int
-		if isQ8(format) {
+		switch {
+		case isQ8(format):
 			blocks := len(data) / (4*q8.BlockLen + q8.BlockSize)
 			n = q8.BlockLen * blocks
 			b, _ = readRows(format, data[4*n:], q8.BlockLen, blocks)
-		} else {
+		case isF32(format):
+			n = len(data) / 8
+			b, _ = readRows(format, data[4*n:], 1, n)
+		default:
 			n = len(data) / 6
 			b, _ = readRows(format, data[4*n:], 1, n)
 		}
@@ -227,13 +271,16 @@ func FuzzDotFormats(f *testing.F) {
 		want := oracle.ExpectDot(n, oracle.SingleAt(a), b.value, 1)
 		varianttest.Each(t, func(v string) {
 			var got float32
-			if isQ8(format) {
+			switch {
+			case isQ8(format):
 				got = kernels.DotF32Q8(a, b.q)
-			} else {
+			case isF32(format):
+				got = kernels.DotF32(a, b.f)
+			default:
 				got = kernels.DotF32BF16(a, b.bf)
 			}
 			if err := want.CheckSettled(got); err != nil {
-				t.Fatalf("%s: format %d n=%d: %v", v, format%2, n, err)
+				t.Fatalf("%s: format %d n=%d: %v", v, format%3, n, err)
 			}
 		})
 	})

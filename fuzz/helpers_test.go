@@ -3,6 +3,7 @@ package fuzz
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 )
 
 // float32s reads little-endian float32 bit patterns from data (a trailing partial
@@ -22,4 +23,13 @@ func uint16s(data []byte) []uint16 {
 		u[i] = binary.LittleEndian.Uint16(data[2*i:])
 	}
 	return u
+}
+
+// sameElems reports whether a and b hold the same elements bit for bit: float32s by
+// their bits (a NaN equal to itself), the other formats' elements by ==.
+func sameElems[E comparable](a, b []E) bool {
+	if af, ok := any(a).([]float32); ok {
+		return slices.EqualFunc(af, any(b).([]float32), func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) })
+	}
+	return slices.Equal(a, b)
 }

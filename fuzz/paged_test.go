@@ -29,18 +29,35 @@ func attendPaged(format int, out, q []float32, k, v attendRows, rows, n, dim, pa
 		kernels.AttendPaged(out, q, pagesOf(k.h, n, dim, 1, pageRows), pagesOf(v.h, n, dim, 1, pageRows), rows, n, dim, pageRows, scale)
 	case 1:
 		kernels.AttendPagedBF16(out, q, pagesOf(k.bf, n, dim, 1, pageRows), pagesOf(v.bf, n, dim, 1, pageRows), rows, n, dim, pageRows, scale)
+	case 3:
+		kernels.AttendPagedF32(out, q, pagesOf(k.f, n, dim, 1, pageRows), pagesOf(v.f, n, dim, 1, pageRows), rows, n, dim, pageRows, scale)
 	default:
 		kernels.AttendPagedQ8(out, q, pagesOf(k.q, n, dim, q8.BlockLen, pageRows), pagesOf(v.q, n, dim, q8.BlockLen, pageRows),
 			rows, n, dim, pageRows, scale)
 	}
 }
 
-// FuzzAttendPaged takes the format (format%3: fp16, bf16, q8_0), the query rows (1 to
-// 16), dim and the page size (1 to 300 rows) from its first arguments, and from data
-// the keys, values and queries, as many rows as fit the cap (with the top bit of rows,
-// the keys repeated past a block of 256). Every variant's paged attention is held to
-// the contiguous kernel's bits on the same variant, and for fp16 AttendPartialPaged to
-// AttendPartial's state.
+// partialPaged runs the format's AttendPartialPaged over the rows cut into pages.
+func partialPaged(format int, st *kernels.AttendState, q []float32, k, v attendRows, n, dim, pageRows int, scale float32) {
+	switch format {
+	case 0:
+		kernels.AttendPartialPaged(st, q, pagesOf(k.h, n, dim, 1, pageRows), pagesOf(v.h, n, dim, 1, pageRows), n, pageRows, scale)
+	case 1:
+		kernels.AttendPartialPagedBF16(st, q, pagesOf(k.bf, n, dim, 1, pageRows), pagesOf(v.bf, n, dim, 1, pageRows), n, pageRows, scale)
+	case 3:
+		kernels.AttendPartialPagedF32(st, q, pagesOf(k.f, n, dim, 1, pageRows), pagesOf(v.f, n, dim, 1, pageRows), n, pageRows, scale)
+	default:
+		kernels.AttendPartialPagedQ8(st, q, pagesOf(k.q, n, dim, q8.BlockLen, pageRows), pagesOf(v.q, n, dim, q8.BlockLen, pageRows),
+			n, pageRows, scale)
+	}
+}
+
+// FuzzAttendPaged takes the format (format%4: fp16, bf16, q8_0, float32), the query
+// rows (1 to 16), dim and the page size (1 to 300 rows) from its first arguments, and
+// from data the keys, values and queries, as many rows as fit the cap (with the top
+// bit of rows, the keys repeated past a block of 256). Every variant's paged attention
+// is held to the contiguous kernel's bits on the same variant, and AttendPartialPaged
+// to AttendPartial's state.
 func FuzzAttendPaged(f *testing.F) {
 	seed := make([]byte, 0, 6000)
 	for i := range 6000 {
@@ -57,11 +74,13 @@ func FuzzAttendPaged(f *testing.F) {
 	f.Add(uint8(0), uint8(0x8f), uint8(7), uint16(15), float32(0.5), seed)
 	f.Add(uint8(1), uint8(11), uint8(63), uint16(1), float32(0.125), seed)
 	f.Add(uint8(2), uint8(3), uint8(3), uint16(4), float32(math.Inf(1)), seed)
+	f.Add(uint8(3), uint8(0x81), uint8(15), uint16(5), float32(0.5), seed)
+	f.Add(uint8(3), uint8(11), uint8(63), uint16(1), float32(0.125), seed)
 	f.Fuzz(checkAttendPaged)
 }
 
 func checkAttendPaged(t *testing.T, format, rows, dim uint8, pages uint16, scale float32, data []byte) {
-	fm := int(format % 3)
+	fm := int(format % 4)
 	d := attendDim(fm, dim)
 	g := 1 + int(rows&0x7f)%16
 	pageRows := 1 + int(pages)%300
@@ -88,14 +107,11 @@ func checkAttendPaged(t *testing.T, format, rows, dim uint8, pages uint16, scale
 				t.Fatalf("%s: out[%d] = %v, contiguous gives %v", what, e, got[e], want[e])
 			}
 		}
-		if fm != 0 {
-			return
-		}
 		var st, sp kernels.AttendState
 		st.Reset(g, d)
 		sp.Reset(g, d)
-		kernels.AttendPartial(&st, q, k.h, v.h, n, d, scale)
-		kernels.AttendPartialPaged(&sp, q, pagesOf(k.h, n, d, 1, pageRows), pagesOf(v.h, n, d, 1, pageRows), n, pageRows, scale)
+		partial(fm, &st, q, k, v, n, d, scale)
+		partialPaged(fm, &sp, q, k, v, n, d, pageRows, scale)
 		st.Finish(want)
 		sp.Finish(got)
 		for e := range got {

@@ -196,7 +196,7 @@ func span(n int) []int32 {
 }
 
 // FuzzSelectFormats selects the same layer with its keys in fp16 and in format
-// (format%3: 0 fp16, 1 bf16, 2 q8_0), both layouts of the latter, on every variant.
+// (format%4: 0 fp16, 1 bf16, 2 q8_0, 3 float32), both layouts of the latter, on every variant.
 // The keys come from data as values that both formats hold exactly: bf16's are halves
 // with their low 3 mantissa bits cleared (NaN and ±Inf included), q8_0's are blocks
 // of 32 int8 quants times a power-of-two scale 2⁻²⁴ … 2⁸. The selection must be the
@@ -207,7 +207,7 @@ func FuzzSelectFormats(f *testing.F) {
 	f.Fuzz(func(t *testing.T, format uint8, budget uint16, window, kernel, sinks, floor uint8, enums uint16, kvHeads, group, n, dim uint8, data []byte) {
 		hk, g, l := 1+int(kvHeads%4), 1+int(group%4), int(n)
 		d := 1 + int(dim%64)
-		if format%3 == 2 && dim&0x80 == 0 {
+		if format%4 == 2 && dim&0x80 == 0 {
 			d = 32 * (1 + int(dim%2))
 		}
 		hq := hk * g
@@ -230,13 +230,15 @@ func FuzzSelectFormats(f *testing.F) {
 		case 1:
 			in.Attn = fill(make([]float32, hq*w*l), float32s(data), 1)
 		} // 2, 3: the key proxy
-		switch format % 3 {
+		switch format % 4 {
 		case 0:
 			selectLikeFP16[fp16.Float16](t, cfg, in, data)
 		case 1:
 			selectLikeFP16[bf16.BFloat16](t, cfg, in, data)
-		default:
+		case 2:
 			selectLikeFP16[q8.Block](t, cfg, in, data)
+		default:
+			selectLikeFP16[float32](t, cfg, in, data)
 		}
 	})
 }
@@ -288,7 +290,7 @@ func selectLikeFP16[E snapkv.Element](t *testing.T, cfg snapkv.Config, in snapkv
 // halves, the two equal value for value: for fp16 the halves themselves, for bf16
 // halves with the low 3 mantissa bits cleared (at most 8 significant bits; NaN and
 // ±Inf kept), for q8_0 blocks of int8 quants with a power-of-two scale 2⁻²⁴ … 2⁸,
-// whose 32·n values fp16 holds exactly.
+// whose 32·n values fp16 holds exactly, for float32 the halves widened.
 func sameValues[E snapkv.Element](data []byte, n int) ([]fp16.Float16, []E) {
 	out := make([]E, n)
 	var k16 []fp16.Float16
@@ -319,6 +321,12 @@ func sameValues[E snapkv.Element](data []byte, n int) ([]fp16.Float16, []E) {
 		q8.Dequantize(f, o)
 		k16 = make([]fp16.Float16, len(f))
 		fp16.FromFloat32(k16, f)
+	case []float32:
+		k16 = make([]fp16.Float16, n)
+		for i, h := range fill(make([]uint16, n), uint16s(data), 0x3c00) {
+			k16[i] = fp16.Float16(h)
+		}
+		fp16.ToFloat32(o, k16)
 	}
 	return k16, out
 }

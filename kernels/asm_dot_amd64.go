@@ -29,6 +29,12 @@ func init() {
 		scoresAheadQ8.Add(v.name, func(dst, q []float32, k, ahead []byte, rows, n, dim, stride int, scale float32) {
 			scoresAMD64(v.avx512, amd64Keys{format: keysQ8, blocks: k, aheadBlocks: ahead}, dst, q, rows, n, dim, stride, scale)
 		})
+		scoresAheadF32.Add(v.name, func(dst, q, k, ahead []float32, rows, n, dim, stride int, scale float32) {
+			scoresAMD64(v.avx512, amd64Keys{format: keysF32, floats: k, aheadFloats: ahead}, dst, q, rows, n, dim, stride, scale)
+		})
+		scoresF32.Add(v.name, func(dst, q, k []float32, rows, n, dim, stride int, scale float32) {
+			scoresAMD64(v.avx512, amd64Keys{format: keysF32, floats: k}, dst, q, rows, n, dim, stride, scale)
+		})
 	}
 
 	// The other key formats' dot products are bodies of their own, without an entry:
@@ -54,17 +60,19 @@ func init() {
 }
 
 // amd64Keys are the keys of a Scores call in one of the formats the kernels take:
-// halves or bfloat16s in bits, or q8_0 blocks in blocks (a stride then counts blocks,
-// and dim is a multiple of 32). The driver below is the same for every format; it
+// halves or bfloat16s in bits, float32 values in floats, or q8_0 blocks in blocks (a
+// stride then counts blocks, and dim is a multiple of 32). The driver below is the same for every format; it
 // picks the format's kernels where it calls them, which it must do directly (a call
 // through a function value would make the stack buffers escape), at the cost of one
 // switch per call of a kernel.
 type amd64Keys struct {
 	format keysFormat
 	bits   []uint16
+	floats []float32
 	blocks []byte
 	// Rows to prefetch beside the keys, or nil (scoresAhead); the row kernels take them.
 	aheadBits   []uint16
+	aheadFloats []float32
 	aheadBlocks []byte
 }
 
@@ -74,6 +82,7 @@ const (
 	keysF16 keysFormat = iota
 	keysBF16
 	keysQ8
+	keysF32
 )
 
 // The panel kernels (asm.ScoresPanels*) take the queries transposed into panels of two
@@ -138,12 +147,16 @@ func scoresAMD64(avx512 bool, k amd64Keys, dst, q []float32, rows, n, dim, strid
 			asm.ScoresRowsAVX512(d, qr, k.bits, k.aheadBits, rest, n, dim, stride, scale)
 		case avx512 && k.format == keysBF16:
 			asm.ScoresBF16RowsAVX512(d, qr, k.bits, k.aheadBits, rest, n, dim, stride, scale)
+		case avx512 && k.format == keysF32:
+			asm.ScoresF32RowsAVX512(d, qr, k.floats, k.aheadFloats, rest, n, dim, stride, scale)
 		case avx512:
 			asm.ScoresQ8RowsAVX512(d, qr, k.blocks, k.aheadBlocks, rest, n, dim, stride, scale)
 		case k.format == keysF16:
 			asm.ScoresRowsAVX2(d, qr, k.bits, k.aheadBits, rest, n, dim, stride, scale)
 		case k.format == keysBF16:
 			asm.ScoresBF16RowsAVX2(d, qr, k.bits, k.aheadBits, rest, n, dim, stride, scale)
+		case k.format == keysF32:
+			asm.ScoresF32RowsAVX2(d, qr, k.floats, k.aheadFloats, rest, n, dim, stride, scale)
 		default:
 			asm.ScoresQ8RowsAVX2(d, qr, k.blocks, k.aheadBlocks, rest, n, dim, stride, scale)
 		}
@@ -205,6 +218,22 @@ func scoresPanelsOf(avx512 bool, k amd64Keys, dst, q []float32, rows, n, dim, st
 				asm.ScoresBF16Panels128AVX2(d, p, kb, kt, st, rb, n, dim, stride, scale)
 			default:
 				asm.ScoresBF16PanelsAVX2(d, p, kb, kt, st, rb, n, dim, stride, scale)
+			}
+		case keysF32:
+			kf := k.floats
+			switch {
+			case avx512 && dim == 64:
+				asm.ScoresF32Panels64AVX512(d, p, kf, kt, st, rb, n, dim, stride, scale)
+			case avx512 && dim == 128:
+				asm.ScoresF32Panels128AVX512(d, p, kf, kt, st, rb, n, dim, stride, scale)
+			case avx512:
+				asm.ScoresF32PanelsAVX512(d, p, kf, kt, st, rb, n, dim, stride, scale)
+			case dim == 64:
+				asm.ScoresF32Panels64AVX2(d, p, kf, kt, st, rb, n, dim, stride, scale)
+			case dim == 128:
+				asm.ScoresF32Panels128AVX2(d, p, kf, kt, st, rb, n, dim, stride, scale)
+			default:
+				asm.ScoresF32PanelsAVX2(d, p, kf, kt, st, rb, n, dim, stride, scale)
 			}
 		default:
 			kq := k.blocks

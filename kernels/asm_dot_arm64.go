@@ -23,6 +23,8 @@ func init() {
 	dotF32Q8.Add("neon", asm.DotF32Q8NEON)
 	scoresBF16.Add("neon", scoresBF16NEON)
 	scoresQ8.Add("neon", scoresQ8NEON)
+	scoresF32.Add("neon", scoresF32NEON)
+	scoresAheadF32.Add("neon", ignoreAhead(scoresF32NEON))
 }
 
 // Scores has three NEON kernels, which give the same bits: each score is one lane's
@@ -46,7 +48,7 @@ func init() {
 // 0.82·10⁵ with blocks, 128 rows 2.94·10⁵ and 2.81·10⁵; at dim 256 the even point
 // is between 32 and 64 rows, at dim 512 at 16).
 //
-// The bf16 and q8_0 keys have the same three kernels (asm.ScoresBF16NEON, …), the same
+// The bf16, q8_0 and float32 keys have the same three kernels (asm.ScoresBF16NEON, …), the same
 // code with the keys widened by their format, and the same choice between them
 // (scoresBF16NEON, scoresQ8NEON): so each gives Scores' bits for keys whose values are
 // equal. Each format's choice is written out rather than shared through function
@@ -111,6 +113,24 @@ func scoresQ8NEON(dst, q []float32, k []byte, rows, n, dim, stride int, scale fl
 		for r := 0; r < rows; {
 			c := panelRowsNEON(rows-r, dim)
 			asm.ScoresPanelsQ8NEON(dst[r*n:(r+c)*n], q[r*dim:(r+c)*dim], k, scratch[:], c, n, dim, stride, scale)
+			r += c
+		}
+	}
+}
+
+// scoresF32NEON is scoresNEON over float32 keys.
+func scoresF32NEON(dst, q, k []float32, rows, n, dim, stride int, scale float32) {
+	switch {
+	case dim > maxBlockDimNEON:
+		asm.ScoresF32NEON(dst, q, k, rows, n, dim, stride, scale)
+	case rows > 2*panelMaxNEON(dim):
+		var scratch [blockKeysNEON * maxBlockDimNEON]float32
+		asm.ScoresBlocksF32NEON(dst, q, k, scratch[:blockKeysNEON*dim], rows, n, dim, stride, scale)
+	default:
+		var scratch [panelFloatsNEON + panelStageNEON]float32
+		for r := 0; r < rows; {
+			c := panelRowsNEON(rows-r, dim)
+			asm.ScoresPanelsF32NEON(dst[r*n:(r+c)*n], q[r*dim:(r+c)*dim], k, scratch[:], c, n, dim, stride, scale)
 			r += c
 		}
 	}

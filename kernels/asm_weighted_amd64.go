@@ -17,4 +17,8 @@ func init() {
 	weightedSumRowsAddBF16.Add("avx512", asm.WeightedSumRowsAddBF16AVX512)
 	weightedSumRowsAddQ8.Add("avx2", asm.WeightedSumRowsAddQ8AVX2)
 	weightedSumRowsAddQ8.Add("avx512", asm.WeightedSumRowsAddQ8AVX512)
+	weightedSumRowsF32.Add("avx2", asm.WeightedSumRowsF32AVX2)
+	weightedSumRowsF32.Add("avx512", asm.WeightedSumRowsF32AVX512)
+	weightedSumRowsAddF32.Add("avx2", asm.WeightedSumRowsAddF32AVX2)
+	weightedSumRowsAddF32.Add("avx512", asm.WeightedSumRowsAddF32AVX512)
 }

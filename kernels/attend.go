@@ -210,14 +210,25 @@ func multipleOf(perElem int) string {
 
 // attendFormat is what the fused attention needs of a cache format: its checked
 // Scores and WeightedSumRows (the composition, for rows that need it), the
-// accumulating weighted sum of several rows, and its elements per value.
+// accumulating weighted sum of several rows, its elements per value, and the float64
+// reading of value d of row j of rows stride values apart, for settling.
 type attendFormat[E any] struct {
 	perElem  int
 	scores   func(dst, q []float32, k, ahead []E, rows, n, dim, stride int, scale float32)
 	weighted func(dst, w []float32, v []E, stride int)
 	add      func(dst, w []float32, v, ahead []E, rows, n, stride int)
 	race     func(k, v []E)
+	at       func(x []E, j, d, stride int) float64
 }
+
+// formatRows are rows of E stride values apart, read for settling (keyRows).
+type formatRows[E any] struct {
+	f      *attendFormat[E]
+	x      []E
+	stride int
+}
+
+func (r formatRows[E]) at(j, d int) float64 { return r.f.at(r.x, j, d, r.stride) }
 
 var (
 	attendFP16 = attendFormat[Float16]{
@@ -226,6 +237,7 @@ var (
 			weightedSumRowsAdd.Call(dst, w, fp16.Bits(v), fp16.Bits(ahead), rows, n, stride)
 		},
 		race: func(k, v []Float16) { race.Read(k); race.Read(v) },
+		at:   func(x []Float16, j, d, stride int) float64 { return rowsF16{fp16.Bits(x), stride}.at(j, d) },
 	}
 	attendBF16 = attendFormat[bf16.BFloat16]{
 		perElem: 1, scores: scoresStridedBF16, weighted: weightedSumRowsStridedBF16,
@@ -233,6 +245,7 @@ var (
 			weightedSumRowsAddBF16.Call(dst, w, bf16.Bits(v), bf16.Bits(ahead), rows, n, stride)
 		},
 		race: func(k, v []bf16.BFloat16) { race.Read(k); race.Read(v) },
+		at:   func(x []bf16.BFloat16, j, d, stride int) float64 { return rowsBF16{bf16.Bits(x), stride}.at(j, d) },
 	}
 	attendQ8 = attendFormat[q8.Block]{
 		perElem: q8.BlockLen, scores: scoresStridedQ8, weighted: weightedSumRowsStridedQ8,
@@ -240,6 +253,9 @@ var (
 			weightedSumRowsAddQ8.Call(dst, w, q8.Bytes(v), q8.Bytes(ahead), rows, n, stride/q8.BlockLen)
 		},
 		race: func(k, v []q8.Block) { race.Read(k); race.Read(v) },
+		at: func(x []q8.Block, j, d, stride int) float64 {
+			return rowsQ8{q8.Bytes(x), stride / q8.BlockLen}.at(j, d)
+		},
 	}
 )
 

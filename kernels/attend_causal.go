@@ -660,6 +660,19 @@ func (c *causalCall[E]) scores(tl *causalTile, j0, b int) ([]float32, int) {
 	pitch := (b + gemmLanes - 1) / gemmLanes * gemmLanes
 	s := w.s[:tileRows*pitch]
 	gemmScaled.Call(s, tl.qt, w.kb, tileRows, pitch, dim, dim, w.pitch, pitch, c.scale)
+	if x := sumOf.Call(s); x-x != 0 {
+		// Settle the scores that are not finite as Scores settles them, so that a row
+		// whose float32 sum overflowed meets the composition's value, not its own.
+		keys := formatRows[E]{c.f.attendFormat, c.k[j0*c.kvStride/c.f.perElem:], c.kvStride}
+		for r := range tileRows {
+			row := s[r*pitch:][:b]
+			for j, x := range row {
+				if x-x != 0 {
+					row[j] = settleRow(tl.qt[r*dim:(r+1)*dim], keys, j, c.scale)
+				}
+			}
+		}
+	}
 	return s, pitch
 }
 

@@ -33,6 +33,7 @@ var (
 	fp16Causal = &causalKind[Float16]{fp16Attend, AttendCausal, AttendCausalStrided, AttendCausalHeads}
 	bf16Causal = &causalKind[bf16.BFloat16]{bf16Attend, AttendCausalBF16, AttendCausalStridedBF16, AttendCausalHeadsBF16}
 	q8Causal   = &causalKind[q8.Block]{q8Attend, AttendCausalQ8, AttendCausalStridedQ8, AttendCausalHeadsQ8}
+	f32Causal  = &causalKind[float32]{f32Attend, AttendCausalF32, AttendCausalStridedF32, AttendCausalHeadsF32}
 )
 
 // causalInput is one call's operands: q [rows][m][dim], k and v [n][dim] packed.
@@ -117,6 +118,7 @@ func TestAttendCausalBound(t *testing.T) {
 	t.Run("fp16", func(t *testing.T) { testCausalBound(t, fp16Causal) })
 	t.Run("bf16", func(t *testing.T) { testCausalBound(t, bf16Causal) })
 	t.Run("q8_0", func(t *testing.T) { testCausalBound(t, q8Causal) })
+	t.Run("f32", func(t *testing.T) { testCausalBound(t, f32Causal) })
 }
 
 func testCausalBound[E comparable](t *testing.T, f *causalKind[E]) {
@@ -206,7 +208,7 @@ func checkCausalBound[E comparable](t *testing.T, f *causalKind[E], r *rand.Rand
 		}
 	}
 	for x, now := range [][]E{k, v, sk, sv} {
-		if !slices.Equal(now, saved[x]) {
+		if !sameElems(now, saved[x]) {
 			t.Fatalf("%s %v: input %d (k, v, strided k, strided v) changed", f.name, in, x)
 		}
 	}
@@ -218,6 +220,7 @@ func TestAttendCausalHeads(t *testing.T) {
 	t.Run("fp16", func(t *testing.T) { testCausalHeads(t, fp16Causal) })
 	t.Run("bf16", func(t *testing.T) { testCausalHeads(t, bf16Causal) })
 	t.Run("q8_0", func(t *testing.T) { testCausalHeads(t, q8Causal) })
+	t.Run("f32", func(t *testing.T) { testCausalHeads(t, f32Causal) })
 }
 
 func testCausalHeads[E comparable](t *testing.T, f *causalKind[E]) {
@@ -255,6 +258,7 @@ func testCausalHeads[E comparable](t *testing.T, f *causalKind[E]) {
 func TestAttendCausalSplits(t *testing.T) {
 	t.Run("fp16", func(t *testing.T) { testCausalSplits(t, fp16Causal) })
 	t.Run("q8_0", func(t *testing.T) { testCausalSplits(t, q8Causal) })
+	t.Run("f32", func(t *testing.T) { testCausalSplits(t, f32Causal) })
 }
 
 func testCausalSplits[E comparable](t *testing.T, f *causalKind[E]) {
@@ -293,6 +297,7 @@ func TestAttendCausalSpecial(t *testing.T) {
 	t.Run("fp16", func(t *testing.T) { testCausalSpecial(t, fp16Causal) })
 	t.Run("bf16", func(t *testing.T) { testCausalSpecial(t, bf16Causal) })
 	t.Run("q8_0", func(t *testing.T) { testCausalSpecial(t, q8Causal) })
+	t.Run("f32", func(t *testing.T) { testCausalSpecial(t, f32Causal) })
 }
 
 // testCausalSpecial holds every variant to the composition on the same variant, as
@@ -386,6 +391,7 @@ func TestAttendCausalAllocs(t *testing.T) {
 	testCausalAllocs(t, fp16Causal)
 	testCausalAllocs(t, bf16Causal)
 	testCausalAllocs(t, q8Causal)
+	testCausalAllocs(t, f32Causal)
 }
 
 func testCausalAllocs[E comparable](t *testing.T, f *causalKind[E]) {

@@ -17,3 +17,7 @@ func weightedSumRowsAddBF16Generic(dst, w []float32, v, _ []uint16, rows, n, str
 func weightedSumRowsAddQ8Generic(dst, w []float32, v, _ []byte, rows, n, stride int) {
 	weightedAddWidened(dst, w, attendBlock, rows, n, len(dst)/rows, q8Rows(v, stride))
 }
+
+func weightedSumRowsAddF32Generic(dst, w []float32, v, _ []float32, rows, n, stride int) {
+	weightedAddWidened(dst, w, attendBlock, rows, n, len(dst)/rows, f32Rows(v, stride))
+}

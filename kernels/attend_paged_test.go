@@ -24,6 +24,7 @@ var (
 	fp16Paged = &pagedKind[Float16]{fp16Attend, AttendPaged, AttendPartialPaged}
 	bf16Paged = &pagedKind[bf16.BFloat16]{bf16Attend, AttendPagedBF16, AttendPartialPagedBF16}
 	q8Paged   = &pagedKind[q8.Block]{q8Attend, AttendPagedQ8, AttendPartialPagedQ8}
+	f32Paged  = &pagedKind[float32]{f32Attend, AttendPagedF32, AttendPartialPagedF32}
 )
 
 // pages splits n packed rows of x into pages of pageRows rows, each a full page of its
@@ -79,13 +80,13 @@ func checkPagedBits[E comparable](t *testing.T, f *pagedKind[E], in attendInput[
 		}
 	})
 	for x, now := range [][]E{in.k, in.v} {
-		if !slices.Equal(now, saved[x]) {
+		if !sameElems(now, saved[x]) {
 			t.Fatalf("%s %v: input %d changed", f.name, in, x)
 		}
 	}
 	for p := range kp {
 		de := dim / f.per
-		if g := kp[p][:cap(kp[p])][len(kp[p]):]; len(g) != de || g[0] != f.gap || g[de-1] != f.gap {
+		if g := kp[p][:cap(kp[p])][len(kp[p]):]; len(g) != de || !sameElems(g[:1], []E{f.gap}) || !sameElems(g[de-1:], []E{f.gap}) {
 			t.Fatalf("%s %v: the guard after page %d changed", f.name, in, p)
 		}
 	}
@@ -95,6 +96,7 @@ func TestAttendPagedBits(t *testing.T) {
 	testAttendPagedBits(t, fp16Paged)
 	testAttendPagedBits(t, bf16Paged)
 	testAttendPagedBits(t, q8Paged)
+	testAttendPagedBits(t, f32Paged)
 }
 
 func testAttendPagedBits[E comparable](t *testing.T, f *pagedKind[E]) {
@@ -125,6 +127,7 @@ func TestAttendPagedSpecial(t *testing.T) {
 	testAttendPagedSpecial(t, fp16Paged)
 	testAttendPagedSpecial(t, bf16Paged)
 	testAttendPagedSpecial(t, q8Paged)
+	testAttendPagedSpecial(t, f32Paged)
 }
 
 func testAttendPagedSpecial[E comparable](t *testing.T, f *pagedKind[E]) {
@@ -201,6 +204,7 @@ func TestAttendPagedAllocs(t *testing.T) {
 	testAttendPagedAllocs(t, fp16Paged)
 	testAttendPagedAllocs(t, bf16Paged)
 	testAttendPagedAllocs(t, q8Paged)
+	testAttendPagedAllocs(t, f32Paged)
 }
 
 func testAttendPagedAllocs[E comparable](t *testing.T, f *pagedKind[E]) {

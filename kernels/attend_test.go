@@ -90,6 +90,24 @@ var bf16Attend = &attendKind[bf16.BFloat16]{
 	weighted: WeightedSumRowsStridedBF16,
 }
 
+var f32Attend = &attendKind[float32]{
+	name:       "f32",
+	per:        1,
+	value:      f32Format.value,
+	fromFloats: func(x []float32) []float32 { return append([]float32(nil), x...) },
+	random:     f32Format.random,
+	set:        func(x []float32, i int, v float32) { x[i] = v },
+	gap:        f32Format.gap,
+	dims:       fp16Attend.dims,
+
+	attend:   AttendF32,
+	strided:  AttendStridedF32,
+	partial:  AttendPartialF32,
+	heads:    AttendHeadsF32,
+	scores:   ScoresStridedF32,
+	weighted: WeightedSumRowsStridedF32,
+}
+
 var q8Attend = &attendKind[q8.Block]{
 	name:  "q8_0",
 	per:   q8.BlockLen,
@@ -124,6 +142,12 @@ var q8Attend = &attendKind[q8.Block]{
 	heads:    AttendHeadsQ8,
 	scores:   ScoresStridedQ8,
 	weighted: WeightedSumRowsStridedQ8,
+}
+
+// sameElems reports whether a and b hold the same elements, a NaN float32 (which E
+// may be) equal to any NaN.
+func sameElems[E comparable](a, b []E) bool {
+	return slices.EqualFunc(a, b, func(x, y E) bool { return x == y || x != x && y != y })
 }
 
 // attendInput is one call's operands: k and v hold n rows stride values apart.
@@ -269,6 +293,7 @@ func TestAttendBound(t *testing.T) {
 	t.Run("fp16", func(t *testing.T) { testAttendBound(t, fp16Attend) })
 	t.Run("bf16", func(t *testing.T) { testAttendBound(t, bf16Attend) })
 	t.Run("q8_0", func(t *testing.T) { testAttendBound(t, q8Attend) })
+	t.Run("f32", func(t *testing.T) { testAttendBound(t, f32Attend) })
 }
 
 func testAttendBound[E comparable](t *testing.T, f *attendKind[E]) {
@@ -357,7 +382,7 @@ func checkAttendBound[E comparable](t *testing.T, f *attendKind[E], r *rand.Rand
 		}
 	}
 	for x, now := range [][]E{k, v, sk, sv} {
-		if !slices.Equal(now, saved[x]) {
+		if !sameElems(now, saved[x]) {
 			t.Fatalf("%s %v: input %d (k, v, strided k, strided v) changed", f.name, in, x)
 		}
 	}
@@ -375,6 +400,7 @@ func TestAttendFlushedWeights(t *testing.T) {
 	testAttendFlushed(t, fp16Attend, 65504)
 	testAttendFlushed(t, bf16Attend, 0x1p100)
 	testAttendFlushed(t, q8Attend, 0x1p10)
+	testAttendFlushed(t, f32Attend, 0x1p100)
 }
 
 func testAttendFlushed[E comparable](t *testing.T, f *attendKind[E], big float32) {
@@ -484,6 +510,13 @@ var attendSpecials = []attendSpecial{
 		}
 		return 0.5, nil, nil
 	}},
+	{"a sum overflowing to −Inf in float32, +Inf settled", func(r *rand.Rand, q, k, v []float32, rows, n, dim int) (float32, []specialAt, []specialAt) {
+		for j := range n {
+			k[j*dim], k[j*dim+1] = 1.5, 3
+		}
+		q[0], q[1] = -3e38, 3e38 // row 0: −4.5e38 first, then +9e38: the float64 score is +Inf
+		return 1, nil, nil
+	}},
 	{"+Inf key", func(r *rand.Rand, q, k, v []float32, rows, n, dim int) (float32, []specialAt, []specialAt) {
 		return 0.25, []specialAt{{r.IntN(n)*dim + r.IntN(dim), inf32}}, nil // +Inf or −Inf scores by q's sign
 	}},
@@ -576,6 +609,7 @@ func TestAttendSpecial(t *testing.T) {
 	t.Run("fp16", func(t *testing.T) { testAttendSpecial(t, fp16Attend) })
 	t.Run("bf16", func(t *testing.T) { testAttendSpecial(t, bf16Attend) })
 	t.Run("q8_0", func(t *testing.T) { testAttendSpecial(t, q8Attend) })
+	t.Run("f32", func(t *testing.T) { testAttendSpecial(t, f32Attend) })
 }
 
 func testAttendSpecial[E comparable](t *testing.T, f *attendKind[E]) {
@@ -706,6 +740,7 @@ func TestAttendPartialMerge(t *testing.T) {
 	t.Run("fp16", func(t *testing.T) { testAttendPartial(t, fp16Attend) })
 	t.Run("bf16", func(t *testing.T) { testAttendPartial(t, bf16Attend) })
 	t.Run("q8_0", func(t *testing.T) { testAttendPartial(t, q8Attend) })
+	t.Run("f32", func(t *testing.T) { testAttendPartial(t, f32Attend) })
 }
 
 func testAttendPartial[E comparable](t *testing.T, f *attendKind[E]) {
@@ -846,6 +881,7 @@ func TestAttendStridedLongerBuffers(t *testing.T) {
 	testAttendLonger(t, fp16Attend)
 	testAttendLonger(t, bf16Attend)
 	testAttendLonger(t, q8Attend)
+	testAttendLonger(t, f32Attend)
 }
 
 func testAttendLonger[E comparable](t *testing.T, f *attendKind[E]) {
@@ -989,6 +1025,7 @@ func TestAttendAllocs(t *testing.T) {
 	testAttendAllocs(t, fp16Attend)
 	testAttendAllocs(t, bf16Attend)
 	testAttendAllocs(t, q8Attend)
+	testAttendAllocs(t, f32Attend)
 }
 
 func testAttendAllocs[E comparable](t *testing.T, f *attendKind[E]) {
@@ -1066,6 +1103,7 @@ func TestAttendHeads(t *testing.T) {
 	testAttendHeads(t, fp16Attend)
 	testAttendHeads(t, bf16Attend)
 	testAttendHeads(t, q8Attend)
+	testAttendHeads(t, f32Attend)
 }
 
 func testAttendHeads[E comparable](t *testing.T, f *attendKind[E]) {

@@ -1,6 +1,6 @@
 package kernels
 
-// The generic bodies of the bf16 and q8_0 kernels: the fp16 ones (dot_generic.go,
+// The generic bodies of the bf16, q8_0 and float32 kernels: the fp16 ones (dot_generic.go,
 // scores_generic.go, weighted_generic.go) with the element widened by its format.
 
 func dotF32BF16Generic(a []float32, b []uint16) float32 {
@@ -30,4 +30,13 @@ func scoresQ8Generic(dst, q []float32, k []byte, rows, n, dim, stride int, scale
 func weightedSumRowsQ8Generic(dst, w []float32, v []byte, stride int) {
 	clear(dst)
 	weightedAddWidened(dst, w, 0, 1, len(w), len(dst), q8Rows(v, stride))
+}
+
+func scoresF32Generic(dst, q []float32, k []float32, rows, n, dim, stride int, scale float32) {
+	scoresWidened(dst, q, rows, n, dim, scale, f32Rows(k, stride))
+}
+
+func weightedSumRowsF32Generic(dst, w []float32, v []float32, stride int) {
+	clear(dst)
+	weightedAddWidened(dst, w, 0, 1, len(w), len(dst), f32Rows(v, stride))
 }

@@ -131,6 +131,10 @@ func TestScoresFormatsNEONBits(t *testing.T) {
 				scoresBF16NEON(got, q, spread16(b, n, dim, stride, 0x7fc0), rows, n, dim, stride, scale)
 				check("bf16 " + what)
 				sameBitsFP16(t, "bf16 "+what, got, want)
+				got, check = guardedDst(t, rows*n)
+				scoresF32NEON(got, q, spreadElems(f32Format.fromHalves(h), n, dim, stride, f32Format.gap), rows, n, dim, stride, scale)
+				check("f32 " + what)
+				sameBitsFP16(t, "f32 "+what, got, want)
 				if dim%32 != 0 {
 					continue
 				}
@@ -155,6 +159,7 @@ func TestScoresFormatsNEONKernels(t *testing.T) {
 				stride := dim + 32
 				scale := float32(r.NormFloat64())
 				kh, kb, kq := spread16(h, n, dim, stride, nanHalf), spread16(b, n, dim, stride, 0x7fc0), spreadQ8(k8, n, dim, stride)
+				kf := spreadElems(f32Format.fromHalves(h), n, dim, stride, f32Format.gap)
 				what := fmt.Sprintf("rows=%d n=%d dim=%d", rows, n, dim)
 				rowWant := make([]float32, rows*n)
 				asm.ScoresNEON(rowWant, q, kh, rows, n, dim, stride, scale)
@@ -171,6 +176,22 @@ func TestScoresFormatsNEONKernels(t *testing.T) {
 					{"row q8", func(dst []float32) {
 						asm.ScoresQ8NEON(dst, q, kq, rows, n, dim, stride/32, scale)
 						copy(dst, sameOr(t, dst, rowWant, want))
+					}},
+					{"row f32", func(dst []float32) {
+						asm.ScoresF32NEON(dst, q, kf, rows, n, dim, stride, scale)
+						copy(dst, sameOr(t, dst, rowWant, want))
+					}},
+					{"blocks f32", func(dst []float32) {
+						s := make([]float32, blockKeysNEON*dim)
+						asm.ScoresBlocksF32NEON(dst, q, kf, s, rows, n, dim, stride, scale)
+					}},
+					{"panels f32", func(dst []float32) {
+						if max(rows, 4)*dim > panelFloatsNEON {
+							copy(dst, want)
+							return
+						}
+						s := make([]float32, panelFloatsNEON+panelStageNEON)
+						asm.ScoresPanelsF32NEON(dst, q, kf, s, rows, n, dim, stride, scale)
 					}},
 					{"blocks bf16", func(dst []float32) {
 						s := make([]float32, blockKeysNEON*dim)
@@ -246,6 +267,10 @@ func TestWeightedSumRowsFormatsNEONBits(t *testing.T) {
 			asm.WeightedSumRowsBF16NEON(got, w, spread16(b, nn, dim, stride, 0x7fc0), stride)
 			check("bf16 " + what)
 			sameBitsFP16(t, "bf16 "+what, got, want)
+			got, check = guardedDst(t, dim)
+			asm.WeightedSumRowsF32NEON(got, w, spreadElems(f32Format.fromHalves(h), nn, dim, stride, f32Format.gap), stride)
+			check("f32 " + what)
+			sameBitsFP16(t, "f32 "+what, got, want)
 			if dim%32 != 0 {
 				continue
 			}

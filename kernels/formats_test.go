@@ -87,6 +87,41 @@ var bf16Format = cacheFormat[bf16.BFloat16]{
 	gatherC:  GatherRowsBF16,
 }
 
+var f32Format = cacheFormat[float32]{
+	name:  "f32",
+	per:   1,
+	value: func(x []float32, i int) float64 { return float64(x[i]) },
+	random: func(r *rand.Rand, n int) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			// float32's own precision and exponents far beyond fp16's, yet no
+			// product or sum of a few hundred near float32's range.
+			x[i] = float32(math.Ldexp(r.NormFloat64(), r.IntN(61)-30))
+		}
+		return x
+	},
+	fromHalves: func(h []uint16) []float32 {
+		x := make([]float32, len(h))
+		for i, b := range h {
+			x[i] = halfFloat32(b)
+		}
+		return x
+	},
+	halvesFor: randomF16,
+	gap:       float32(math.NaN()),
+	specials: []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0,
+		float32(math.Copysign(0, -1)), math.SmallestNonzeroFloat32, -0x1p-130, math.MaxFloat32,
+		-math.MaxFloat32, 0x1p-126, 1, 0x1.fffffep100},
+
+	dot:      DotF32,
+	scores:   ScoresStridedF32,
+	scoresC:  ScoresF32,
+	weighted: WeightedSumRowsStridedF32,
+	weightC:  WeightedSumRowsF32,
+	gather:   GatherRowsStridedF32,
+	gatherC:  GatherRowsF32,
+}
+
 // q8Block makes a block of scale d (fp16 bits) and quants q.
 func q8Block(d uint16, q func(i int) int8) q8.Block {
 	b := q8.Block{D: float16.Frombits(d)}
@@ -184,6 +219,7 @@ func formatDims(per int) []int {
 func TestScoresFormats(t *testing.T) {
 	testScoresFormat(t, bf16Format)
 	testScoresFormat(t, q8Format)
+	testScoresFormat(t, f32Format)
 }
 
 func testScoresFormat[E any](t *testing.T, f cacheFormat[E]) {
@@ -260,6 +296,7 @@ func checkScoresFormat[E any](t *testing.T, f cacheFormat[E], r *rand.Rand, rows
 func TestDotFormats(t *testing.T) {
 	testDotFormat(t, bf16Format)
 	testDotFormat(t, q8Format)
+	testDotFormat(t, f32Format)
 }
 
 func testDotFormat[E any](t *testing.T, f cacheFormat[E]) {
@@ -279,6 +316,9 @@ func testDotFormat[E any](t *testing.T, f cacheFormat[E]) {
 					if err := want.CheckSettled(f.dot(a, b)); err != nil {
 						t.Fatalf("n %d, offset %d: %v", n, off, err)
 					}
+					if f.name == f32Format.name {
+						continue // DotF32 is a kernel of its own, promising no DotF32F16 bits
+					}
 					h := f.halvesFor(r, n)
 					if got, twin := f.dot(a, f.fromHalves(h)), DotF32F16(a, toHalves(h)); !sameFloatBits(got, twin) {
 						t.Fatalf("n %d, offset %d: %v, DotF32F16 gives %v for the same values", n, off, got, twin)
@@ -292,6 +332,7 @@ func testDotFormat[E any](t *testing.T, f cacheFormat[E]) {
 func TestWeightedSumRowsFormats(t *testing.T) {
 	testWeightedFormat(t, bf16Format)
 	testWeightedFormat(t, q8Format)
+	testWeightedFormat(t, f32Format)
 }
 
 func testWeightedFormat[E any](t *testing.T, f cacheFormat[E]) {
@@ -343,6 +384,7 @@ func testWeightedFormat[E any](t *testing.T, f cacheFormat[E]) {
 func TestFormatsSpecial(t *testing.T) {
 	testFormatSpecial(t, bf16Format)
 	testFormatSpecial(t, q8Format)
+	testFormatSpecial(t, f32Format)
 }
 
 func testFormatSpecial[E any](t *testing.T, f cacheFormat[E]) {
@@ -407,6 +449,7 @@ func testFormatSpecial[E any](t *testing.T, f cacheFormat[E]) {
 func TestGatherRowsFormats(t *testing.T) {
 	testGatherFormat(t, bf16Format)
 	testGatherFormat(t, q8Format)
+	testGatherFormat(t, f32Format)
 }
 
 func testGatherFormat[E comparable](t *testing.T, f cacheFormat[E]) {
@@ -483,9 +526,9 @@ func TestFormatsPanics(t *testing.T) {
 func TestFormatsNoAllocations(t *testing.T) {
 	r := rand.New(rand.NewPCG(29, 1))
 	q, out := randomF32(r, 32*128), make([]float32, 32*200)
-	kb, kq := bf16Format.random(r, 200*128), q8Format.random(r, 200*128)
+	kb, kq, kf := bf16Format.random(r, 200*128), q8Format.random(r, 200*128), f32Format.random(r, 200*128)
 	idx := []int32{3, 1, 4}
-	gb, gq := make([]bf16.BFloat16, 3*128), make([]q8.Block, 3*4)
+	gb, gq, gf := make([]bf16.BFloat16, 3*128), make([]q8.Block, 3*4), make([]float32, 3*128)
 	varianttest.Each(t, func(v string) {
 		if a := testing.AllocsPerRun(5, func() {
 			ScoresBF16(out, q, kb, 32, 200, 128, 1)
@@ -496,6 +539,9 @@ func TestFormatsNoAllocations(t *testing.T) {
 			DotF32Q8(q[:128], kq[:4])
 			GatherRowsBF16(gb, kb, idx, 128)
 			GatherRowsQ8(gq, kq, idx, 128)
+			ScoresF32(out, q, kf, 32, 200, 128, 1)
+			WeightedSumRowsF32(out[:128], q[:200], kf)
+			GatherRowsF32(gf, kf, idx, 128)
 		}); a != 0 {
 			t.Errorf("%s: %v allocations per run", v, a)
 		}

@@ -7,7 +7,7 @@ import "fmt"
 // thousand rows scattered through a prompt of several MiB) fetching the rows dominates
 // the cost. The GatherRows benchmark in ./bench compares it with one contiguous copy of
 // as many bytes, the floor no gather reaches. One generic body serves every element
-// type (fp16, bf16, q8_0 blocks).
+// type (fp16, bf16, q8_0 blocks, float32).
 
 // GatherRows copies the rows of src named by idx, in idx's order, into dst. src and dst
 // are row-major with dim elements per row; row r of src is src[r*dim : (r+1)*dim].

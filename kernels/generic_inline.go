@@ -87,6 +87,8 @@ func (r cacheRows) dot(a []float32, j int) float32 {
 		return partialDots{}.addHalves(a, r.h[j*r.stride:][:len(a)], r.table).sum()
 	case formatBF16:
 		return partialDots{}.addBF16(a, r.h[j*r.stride:][:len(a)]).sum()
+	case formatF32:
+		return partialDots{}.add(a, r.f[j*r.stride:][:len(a)]).sum()
 	default:
 		return partialDots{}.addQ8(a, r.b[j*r.stride*q8BlockSize:]).sum()
 	}
@@ -107,6 +109,10 @@ func weightedSumInline(dst, w []float32, cache cacheRows) {
 		case formatBF16:
 			v := cache.h[j*cache.stride:]
 			addBF16Rows4(dst, p[0], p[1], p[2], p[3], v[:dim], v[cache.stride:][:dim],
+				v[2*cache.stride:][:dim], v[3*cache.stride:][:dim])
+		case formatF32:
+			v := cache.f[j*cache.stride:]
+			addRows4(dst, p[0], p[1], p[2], p[3], v[:dim], v[cache.stride:][:dim],
 				v[2*cache.stride:][:dim], v[3*cache.stride:][:dim])
 		default:
 			rowBytes := cache.stride * q8BlockSize

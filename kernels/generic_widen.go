@@ -53,12 +53,13 @@ func widenQ8(dst []float32, src []byte) {
 	}
 }
 
-// cacheRows are the rows of a K or V cache in one of the three formats: halves or
-// bfloat16 bit patterns in h with a stride in elements, or q8_0 bytes in b with a
-// stride in blocks.
+// cacheRows are the rows of a K or V cache in one of the four formats: halves or
+// bfloat16 bit patterns in h or float32 values in f, with a stride in elements, or
+// q8_0 bytes in b with a stride in blocks.
 type cacheRows struct {
 	format rowFormat
 	h      []uint16
+	f      []float32
 	b      []byte
 	stride int
 	table  *[1 << 16]float32 // fp16 only
@@ -70,6 +71,7 @@ const (
 	formatF16 rowFormat = iota
 	formatBF16
 	formatQ8
+	formatF32
 )
 
 func halfRows(v []uint16, stride int) cacheRows {
@@ -82,6 +84,10 @@ func bf16Rows(v []uint16, stride int) cacheRows {
 
 func q8Rows(v []byte, stride int) cacheRows { return cacheRows{format: formatQ8, b: v, stride: stride} }
 
+func f32Rows(v []float32, stride int) cacheRows {
+	return cacheRows{format: formatF32, f: v, stride: stride}
+}
+
 // widen widens elements [d0, d0+len(dst)) of row j into dst; for q8_0, d0 and len(dst)
 // are multiples of 32.
 func (r cacheRows) widen(dst []float32, j, d0 int) {
@@ -90,6 +96,8 @@ func (r cacheRows) widen(dst []float32, j, d0 int) {
 		widenHalves(dst, r.h[j*r.stride+d0:][:len(dst)], r.table)
 	case formatBF16:
 		widenBF16(dst, r.h[j*r.stride+d0:][:len(dst)])
+	case formatF32:
+		copy(dst, r.f[j*r.stride+d0:][:len(dst)])
 	default:
 		widenQ8(dst, r.b[(j*r.stride+d0/32)*q8BlockSize:])
 	}

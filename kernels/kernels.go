@@ -14,13 +14,14 @@
 // On a core with FEAT_FHM the neon variant's DotF16 multiplies halves with FMLAL, without
 // widening them first; it gives the bits of the widening body (tested on both).
 //
-// The kernels that read a KV cache (DotF32F16, Scores, WeightedSumRows, GatherRows
-// and their strided forms) have twins for caches kept as bfloat16 (DotF32BF16,
-// ScoresBF16, …) and as ggml's q8_0 blocks (DotF32Q8, ScoresQ8, …). Widening either
-// format is exact, and each twin performs its fp16 kernel's float32 operations in the
-// same order, so it has that kernel's bound and, for equal values, its bits on the
-// same variant. A q8_0 row of dim values is dim/32 blocks: dim and strides count
-// values and must be multiples of 32.
+// The kernels that read a KV cache (DotF32F16, Scores, WeightedSumRows, GatherRows,
+// the fused attentions and their strided, heads, paged and causal forms) have twins
+// for caches kept as bfloat16 (DotF32BF16, ScoresBF16, …), as ggml's q8_0 blocks
+// (DotF32Q8, ScoresQ8, …) and as float32 (DotF32, ScoresF32, …). Widening any format
+// is exact, and each twin performs its fp16 kernel's float32 operations in the same
+// order, so it has that kernel's bound and, for equal values, its bits on the same
+// variant (DotF32 aside, a kernel of its own). A q8_0 row of dim values is dim/32
+// blocks: dim and strides count values and must be multiples of 32.
 //
 // cpuid is read once at start-up and the best variant is installed in package-level
 // function tables, so a call costs one indirect call and no feature test. [Use] forces

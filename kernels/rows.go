@@ -15,10 +15,11 @@ type keyRows interface {
 }
 
 // The largest magnitude of a finite value in each format: fp16's 65504, bfloat16's
-// (float32's), and q8_0's 127 times the largest fp16 scale.
+// and float32's, and q8_0's 127 times the largest fp16 scale.
 const (
 	maxF16  = 65504
 	maxBF16 = math.MaxFloat32
+	maxF32  = math.MaxFloat32
 	maxQ8   = 127 * 65504
 )
 
@@ -35,6 +36,13 @@ type rowsBF16 struct {
 }
 
 func (r rowsBF16) at(j, d int) float64 { return float64(bf16Float32(r.b[j*r.stride+d])) }
+
+type rowsF32 struct {
+	f      []float32
+	stride int
+}
+
+func (r rowsF32) at(j, d int) float64 { return float64(r.f[j*r.stride+d]) }
 
 // rowsQ8 holds q8_0 blocks as bytes, rows stride blocks apart.
 type rowsQ8 struct {

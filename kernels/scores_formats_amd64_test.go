@@ -11,7 +11,7 @@ import (
 	"github.com/kvsimd/kvsimd/q8"
 )
 
-// TestScoresPanelsFormats runs the bf16 and q8_0 panel kernels on their own, at every
+// TestScoresPanelsFormats runs the bf16, q8_0 and float32 panel kernels on their own, at every
 // key count up to three key blocks, and holds them to the fp16 panel kernels' bits on
 // keys that both formats hold, contiguous and strided: Scores reaches the panels only
 // from 128 keys on, so the partial blocks and tiles of a short block (the widening of
@@ -37,6 +37,10 @@ func TestScoresPanelsFormats(t *testing.T) {
 			{"q8_0", 32, []int{32, 64, 96, 128, 256}, func(h []uint16, n, w, stride int) amd64Keys {
 				k := spreadElems(q8Format.fromHalves(h), n, w, stride, q8Format.gap)
 				return amd64Keys{format: keysQ8, blocks: q8.Bytes(k)}
+			}},
+			{"f32", 1, []int{1, 7, 64, 128, 256}, func(h []uint16, n, w, stride int) amd64Keys {
+				k := spreadElems(f32Format.fromHalves(h), n, w, stride, f32Format.gap)
+				return amd64Keys{format: keysF32, floats: k}
 			}},
 		} {
 			for _, dim := range c.dims {

@@ -194,6 +194,8 @@ func attendRows[E Element](out, q []float32, k, v []E, rows, n, dim int, scale f
 		kernels.AttendBF16(out, q, k, any(v).([]bf16.BFloat16), rows, n, dim, scale)
 	case []q8.Block:
 		kernels.AttendQ8(out, q, k, any(v).([]q8.Block), rows, n, dim, scale)
+	case []float32:
+		kernels.AttendF32(out, q, k, any(v).([]float32), rows, n, dim, scale)
 	}
 }
 
@@ -206,6 +208,8 @@ func attendPartial[E Element](st *kernels.AttendState, q []float32, k, v []E, n,
 		kernels.AttendPartialBF16(st, q, k, any(v).([]bf16.BFloat16), n, dim, scale)
 	case []q8.Block:
 		kernels.AttendPartialQ8(st, q, k, any(v).([]q8.Block), n, dim, scale)
+	case []float32:
+		kernels.AttendPartialF32(st, q, k, any(v).([]float32), n, dim, scale)
 	}
 }
 

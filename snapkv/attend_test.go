@@ -55,6 +55,8 @@ func attendHeads[E snapkv.Element](c *snapkv.CacheOf[E], out, q []float32, hq, h
 			kernels.AttendBF16(o, qh, k, any(v).([]bf16.BFloat16), g, len(pos), d, scale)
 		case []q8.Block:
 			kernels.AttendQ8(o, qh, k, any(v).([]q8.Block), g, len(pos), d, scale)
+		case []float32:
+			kernels.AttendF32(o, qh, k, any(v).([]float32), g, len(pos), d, scale)
 		}
 	}
 }
@@ -67,6 +69,7 @@ func TestCacheAttend(t *testing.T) {
 	t.Run("fp16", testCacheAttend[fp16.Float16])
 	t.Run("bf16", testCacheAttend[bf16.BFloat16])
 	t.Run("q8_0", testCacheAttend[q8.Block])
+	t.Run("f32", testCacheAttend[float32])
 }
 
 func testCacheAttend[E snapkv.Element](t *testing.T) {

@@ -52,6 +52,7 @@ func TestBatchAttend(t *testing.T) {
 	t.Run("fp16", testBatchAttend[fp16.Float16])
 	t.Run("bf16", testBatchAttend[bf16.BFloat16])
 	t.Run("q8_0", testBatchAttend[q8.Block])
+	t.Run("f32", testBatchAttend[float32])
 }
 
 func testBatchAttend[E snapkv.Element](t *testing.T) {

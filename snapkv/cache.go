@@ -69,6 +69,11 @@ type CacheConfig struct {
 	// Decode keeps each KV head within a budget while generating (see [DecodeBudget]);
 	// the zero value appends every decoded row and never evicts.
 	Decode DecodeBudget
+	// PagePool, if not nil, bounds the rows of this cache and every other cache on it:
+	// rows enter only once the cache holds their pages, and a call the pool cannot
+	// supply returns an error wrapping ErrPoolFull and changes nothing (see [PagePool]).
+	// Nil: no bound, the cache as without it.
+	PagePool *PagePool
 }
 
 // ChunkOf is a run of consecutive prompt positions for one layer, post-RoPE, its K and
@@ -147,6 +152,7 @@ type CacheOf[E Element] struct {
 	err     error
 
 	rowsKept []int // Stats' RowsKept, reused
+	pages    int   // pages held from cfg.PagePool (pool.go)
 
 	att attendWork[E]  // Attend's workspace
 	pre prefillWork[E] // PrefillAttend's workspace (prefill.go)
@@ -191,6 +197,9 @@ func NewCacheOf[E Element](cfg CacheConfig) (*CacheOf[E], error) {
 	if err := checkDim[E]("CacheConfig.Dim", cfg.Dim); err != nil {
 		return nil, err
 	}
+	if err := checkPool(&cfg); err != nil {
+		return nil, err
+	}
 	if err := cfg.Decode.validate(&cfg); err != nil {
 		return nil, err
 	}
@@ -226,7 +235,9 @@ func (cfg *CacheConfig) scale() float32 {
 // Prefill adds a chunk of prompt rows. In ModeBounded it then re-applies the budget; a
 // chunk marked Last ends the prompt: the rows are selected and gathered, and the cache
 // takes decode tokens from then on. [CacheOf.PrefillAttend] does the same and also
-// computes the chunk's attention.
+// computes the chunk's attention. On a PagePool that cannot supply the pages the
+// chunk's rows need (held before any selection drops some), it returns an error
+// wrapping ErrPoolFull and changes nothing.
 func (c *CacheOf[E]) Prefill(ch ChunkOf[E]) error { return c.prefill(nil, ch, false) }
 
 // prefill is Prefill, and with attend PrefillAttend: the chunk's attention is written
@@ -239,6 +250,13 @@ func (c *CacheOf[E]) prefill(out []float32, ch ChunkOf[E], attend bool) error {
 	n := 0
 	if err == nil {
 		n, err = c.checkChunk(ch)
+	}
+	if err == nil {
+		call := "Prefill"
+		if attend {
+			call = "PrefillAttend"
+		}
+		err = c.poolReserve(n, call)
 	}
 	if err != nil {
 		return err
@@ -257,6 +275,7 @@ func (c *CacheOf[E]) prefill(out []float32, ch ChunkOf[E], attend bool) error {
 	case c.cfg.Mode == ModeBounded:
 		err = c.reduce()
 	}
+	c.poolTrim()
 	if err != nil {
 		c.err = fmt.Errorf("snapkv: cache unusable after a failed selection: %w", err)
 		return c.err
@@ -503,8 +522,9 @@ func sized[T any](x []T, n, c int) []T {
 // cache lets its working area go: that is what holds a compressed cache to its
 // budget; the next prompt allocates one, as the first did.) A DecodeLongRange cache's
 // own long-range scores are cleared; a shared one (DecodeBudget.Share) belongs to the
-// sequence: call its Reset once for all its layers. Reset clears a selection's error.
-// Slices that Head returned before Reset must not be used after it.
+// sequence: call its Reset once for all its layers. Reset clears a selection's error
+// and gives every page back to the cache's PagePool ([CacheOf.Release] also lets the
+// storage go). Slices that Head returned before Reset must not be used after it.
 func (c *CacheOf[E]) Reset() {
 	if c.sel == nil && c.cfg.Mode != ModeDense { // let go of when the last prompt ended
 		c.sel, _ = NewSelectorOf[E](c.cfg.Select) // validated by NewCacheOf
@@ -521,11 +541,14 @@ func (c *CacheOf[E]) Reset() {
 	c.rows, c.qValid, c.sawQ = 0, 0, false
 	c.prompt, c.decoded, c.done, c.peak, c.err = 0, 0, false, 0, nil
 	c.dec.reset(c.cfg.Decode)
+	c.poolTrim() // no rows: every page goes back
 }
 
 // Append adds one decoded token's rows, k and v [KVHeads][Dim] values (one position of
 // either Layout; KVHeads·Dim/32 blocks for q8_0), at position Offset().
-// It allocates nothing while every head has room (CacheConfig.Reserve).
+// It allocates nothing while every head has room (CacheConfig.Reserve). On a
+// PagePool that cannot supply the pages the rows need, it returns an error wrapping
+// ErrPoolFull and adds nothing.
 func (c *CacheOf[E]) Append(k, v []E) error {
 	cfg := &c.cfg
 	row := cfg.KVHeads * c.width
@@ -541,6 +564,9 @@ func (c *CacheOf[E]) Append(k, v []E) error {
 		return fmt.Errorf("snapkv: len(v) = %d%s, want KVHeads·%s = %d·%d = %d", len(v), unit, dims, cfg.KVHeads, c.width, row)
 	case c.Offset() >= math.MaxInt32:
 		return fmt.Errorf("snapkv: Append at position %d exceeds the int32 positions", c.Offset())
+	}
+	if err := c.poolReserve(1, "Append"); err != nil {
+		return err
 	}
 	d, at := c.width, int32(c.Offset())
 	for h := range c.heads {

@@ -331,6 +331,7 @@ func TestCacheBytes(t *testing.T) {
 	t.Run("fp16", cacheBytes[fp16.Float16])
 	t.Run("bf16", cacheBytes[bf16.BFloat16])
 	t.Run("q8_0", cacheBytes[q8.Block])
+	t.Run("f32", cacheBytes[float32])
 }
 
 func cacheBytes[E snapkv.Element](t *testing.T) {
@@ -383,8 +384,8 @@ func cacheBytes[E snapkv.Element](t *testing.T) {
 	}
 	// The bytes of one position in this layer (K and V, 4 heads of 32 values, and 4
 	// positions), per format: fp16 and bf16 2·64·4 + 4·4, q8_0 2·34·4 + 4·4 (the rows
-	// 17/32 of fp16's: 34 bytes hold 32 values).
-	want := map[string]int64{"fp16": 528, "bf16": 528, "q8_0": 288}[formatName[E]()]
+	// 17/32 of fp16's: 34 bytes hold 32 values), float32 2·128·4 + 4·4.
+	want := map[string]int64{"fp16": 528, "bf16": 528, "q8_0": 288, "f32": 1040}[formatName[E]()]
 	if got := int64(hk) * row; got != want {
 		t.Fatalf("a position's rows take %d bytes, want %d", got, want)
 	}

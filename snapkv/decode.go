@@ -328,6 +328,7 @@ func (c *CacheOf[E]) afterAttend(q []float32) error {
 	for h := range c.heads {
 		d.peak = max(d.peak, len(c.heads[h].pos))
 	}
+	c.poolTrim() // after a compression, the pages it emptied
 	return err
 }
 

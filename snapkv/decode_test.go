@@ -76,6 +76,8 @@ func narrowTo[E snapkv.Element](x []float32) []E {
 	case *[]q8.Block:
 		*o = make([]q8.Block, len(x)/32)
 		q8.Quantize(*o, x)
+	case *[]float32:
+		*o = slices.Clone(x)
 	}
 	return out
 }
@@ -95,6 +97,8 @@ func widenFrom[E snapkv.Element](x []E) []float32 {
 		out := make([]float32, len(x)*32)
 		q8.Dequantize(out, x)
 		return out
+	case []float32:
+		return slices.Clone(x)
 	}
 	panic("unreachable")
 }
@@ -221,6 +225,7 @@ func TestDecodeBudgetFloat64(t *testing.T) {
 		t.Run("fp16", decodeFloat64[fp16.Float16])
 		t.Run("bf16", decodeFloat64[bf16.BFloat16])
 		t.Run("q8_0", decodeFloat64[q8.Block])
+		t.Run("f32", decodeFloat64[float32])
 	})
 }
 
@@ -496,6 +501,7 @@ func TestDecodeBudgetAllocs(t *testing.T) {
 	t.Run("fp16", decodeAllocs[fp16.Float16])
 	t.Run("bf16", decodeAllocs[bf16.BFloat16])
 	t.Run("q8_0", decodeAllocs[q8.Block])
+	t.Run("f32", decodeAllocs[float32])
 }
 
 func decodeAllocs[E snapkv.Element](t *testing.T) {
@@ -588,6 +594,7 @@ func TestDecodeLongRangeShared(t *testing.T) {
 	t.Run("fp16", decodeShared[fp16.Float16])
 	t.Run("bf16", decodeShared[bf16.BFloat16])
 	t.Run("q8_0", decodeShared[q8.Block])
+	t.Run("f32", decodeShared[float32])
 }
 
 func decodeShared[E snapkv.Element](t *testing.T) {

@@ -39,6 +39,7 @@ func TestDenseCache(t *testing.T) {
 	t.Run("fp16", testDenseCache[fp16.Float16])
 	t.Run("bf16", testDenseCache[bf16.BFloat16])
 	t.Run("q8_0", testDenseCache[q8.Block])
+	t.Run("f32", testDenseCache[float32])
 }
 
 func testDenseCache[E snapkv.Element](t *testing.T) {

@@ -55,11 +55,11 @@
 //
 // Why generic with aliases: fp16 code (engines, examples, bench/llama) compiles
 // unchanged; an engine holds one format per cache, known at compile time, so the
-// format is a type rather than a field checked at run time; and all three formats run
+// format is a type rather than a field checked at run time; and all four formats run
 // one code path, which chooses the format's kernel only where keys are read or rows
-// copied (kernels.ScoresStrided, ScoresStridedBF16 or ScoresStridedQ8; GatherRows and
-// its twins; the key proxy's widening, fp16.ToFloat32, bf16.ToFloat32 or
-// q8.Dequantize).
+// copied (kernels.ScoresStrided, ScoresStridedBF16, ScoresStridedQ8 or
+// ScoresStridedF32; GatherRows and its twins; the key proxy's widening,
+// fp16.ToFloat32, bf16.ToFloat32, q8.Dequantize or a copy).
 //
 // A q8_0 row of Dim values is Dim/32 blocks along each head's row, and Dim must be a
 // multiple of 32 (an error otherwise): wherever this documentation says

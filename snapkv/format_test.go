@@ -35,10 +35,13 @@ func perRow[E snapkv.Element](dim int) int {
 }
 
 // rowBytes is the bytes of a row of dim values in E: 34 per 32 values for q8_0, two
-// per value for fp16 and bf16.
+// per value for fp16 and bf16, four for float32.
 func rowBytes[E snapkv.Element](dim int) int64 {
-	if _, ok := any((*E)(nil)).(*q8.Block); ok {
+	switch any((*E)(nil)).(type) {
+	case *q8.Block:
 		return int64(dim/32) * 34
+	case *float32:
+		return int64(dim) * 4
 	}
 	return int64(dim) * 2
 }
@@ -50,6 +53,8 @@ func formatName[E snapkv.Element]() string {
 		return "bf16"
 	case *q8.Block:
 		return "q8_0"
+	case *float32:
+		return "f32"
 	}
 	return "fp16"
 }
@@ -117,6 +122,9 @@ func toFormat[E snapkv.Element](t testing.TB, k []fp16.Float16) []E {
 			}
 		}
 		q8.Dequantize(back, *o)
+	case *[]float32:
+		*o = slices.Clone(f)
+		copy(back, f)
 	}
 	for i := range f {
 		if math.Float32bits(back[i]) != math.Float32bits(f[i]) {
@@ -159,6 +167,10 @@ func randomRows[E snapkv.Element](r *rand.Rand, n int) []E {
 				o[i].Q[j] = int8(r.Uint32())
 			}
 		}
+	case []float32: // finite, so that the tests' comparisons of E see equal bits as equal
+		for i := range o {
+			o[i] = float32(math.Ldexp(r.NormFloat64(), r.IntN(60)-30))
+		}
 	}
 	return out
 }
@@ -177,6 +189,8 @@ func nanOf[E snapkv.Element]() E {
 		for j := range p.Q {
 			p.Q[j] = 1
 		}
+	case *float32:
+		*p = float32(math.NaN())
 	}
 	return x
 }
@@ -189,6 +203,7 @@ func nanOf[E snapkv.Element]() E {
 func TestFormatsSelectLikeFP16(t *testing.T) {
 	t.Run("bf16", func(t *testing.T) { selectLikeFP16[bf16.BFloat16](t, roundBF16) })
 	t.Run("q8_0", func(t *testing.T) { selectLikeFP16[q8.Block](t, roundPow2) })
+	t.Run("f32", func(t *testing.T) { selectLikeFP16[float32](t, roundPow2) })
 }
 
 func selectLikeFP16[E snapkv.Element](t *testing.T, round func([]fp16.Float16)) {
@@ -269,6 +284,7 @@ func selectVariantLikeFP16[E snapkv.Element](t *testing.T, variant string, round
 func TestFormatsCacheLikeFP16(t *testing.T) {
 	t.Run("bf16", func(t *testing.T) { cacheLikeFP16[bf16.BFloat16](t, roundBF16) })
 	t.Run("q8_0", func(t *testing.T) { cacheLikeFP16[q8.Block](t, roundPow2) })
+	t.Run("f32", func(t *testing.T) { cacheLikeFP16[float32](t, roundPow2) })
 }
 
 func cacheLikeFP16[E snapkv.Element](t *testing.T, round func([]fp16.Float16)) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/kvsimd/kvsimd/fp16"
 	"github.com/kvsimd/kvsimd/kernels"
@@ -284,5 +283,5 @@ func layerErr(l int, err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("snapkv: layer %d: %s", l, strings.TrimPrefix(err.Error(), "snapkv: "))
+	return &layerError{layer: l, err: err} // pool.go: errors.Is sees ErrPoolFull through it
 }

@@ -101,6 +101,7 @@ func TestLayersChunked(t *testing.T) {
 	t.Run("fp16", layersChunked[fp16.Float16])
 	t.Run("bf16", layersChunked[bf16.BFloat16])
 	t.Run("q8_0", layersChunked[q8.Block])
+	t.Run("f32", layersChunked[float32])
 }
 
 func layersChunked[E snapkv.Element](t *testing.T) {

@@ -128,6 +128,7 @@ func TestTokenMajorNoCopy(t *testing.T) {
 	t.Run("fp16", func(t *testing.T) { tokenMajorNoCopy[fp16.Float16](t, 2048) })
 	t.Run("bf16", func(t *testing.T) { tokenMajorNoCopy[bf16.BFloat16](t, 512) })
 	t.Run("q8_0", func(t *testing.T) { tokenMajorNoCopy[q8.Block](t, 512) })
+	t.Run("f32", func(t *testing.T) { tokenMajorNoCopy[float32](t, 512) })
 }
 
 func tokenMajorNoCopy[E snapkv.Element](t *testing.T, n int) {

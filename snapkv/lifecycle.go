@@ -65,6 +65,7 @@ func (c *CacheOf[E]) Truncate(n int) error {
 		c.prompt, c.decoded = n, 0
 	}
 	d.dropAt, d.prevDropAt = min(d.dropAt, n), min(d.prevDropAt, n)
+	c.poolTrim()
 	return nil
 }
 
@@ -143,7 +144,9 @@ func listPositions(p []int32) string {
 // it). A DecodeLongRange table shared through DecodeBudget.Share is copied too and the
 // copy is the clone's own (its config's Share points at it): to fork a sequence whose
 // layers share one table, clone them with [LayersOf.Clone], which shares one copy
-// among the clones.
+// among the clones. On a [PagePool] the clone takes its own pages; if the pool lacks
+// them the clone is empty and its calls return an error wrapping ErrPoolFull until
+// Reset or Release.
 func (c *CacheOf[E]) Clone() *CacheOf[E] {
 	var share *LongRange
 	if c.cfg.Decode.Share != nil {
@@ -194,6 +197,7 @@ func (c *CacheOf[E]) cloneWith(share *LongRange) *CacheOf[E] {
 	for h, p := range o.dropped {
 		d.dropped[h] = slices.Clone(p)
 	}
+	n.poolClone(c.pages) // the clone's rows take their own pages
 	return n
 }
 

@@ -58,6 +58,7 @@ func TestCacheClone(t *testing.T) {
 	t.Run("fp16", testCacheClone[fp16.Float16])
 	t.Run("bf16", testCacheClone[bf16.BFloat16])
 	t.Run("q8_0", testCacheClone[q8.Block])
+	t.Run("f32", testCacheClone[float32])
 }
 
 func testCacheClone[E snapkv.Element](t *testing.T) {
@@ -114,6 +115,57 @@ func testCacheClone[E snapkv.Element](t *testing.T) {
 	}
 }
 
+// TestSharedPrefix: a prefix prefilled once and cloned into forks that go on with
+// different suffixes (docs/snapkv-caches.md, shared prefixes) gives each fork the rows
+// and decoded bits of a cache that prefilled its whole prompt alone; every format and
+// layout, in the modes that select and the dense one.
+func TestSharedPrefix(t *testing.T) {
+	t.Run("fp16", testSharedPrefix[fp16.Float16])
+	t.Run("bf16", testSharedPrefix[bf16.BFloat16])
+	t.Run("q8_0", testSharedPrefix[q8.Block])
+	t.Run("f32", testSharedPrefix[float32])
+}
+
+func testSharedPrefix[E snapkv.Element](t *testing.T) {
+	const hq, hk, d, n, shared = 4, 2, 32, 100, 60
+	for _, layout := range []snapkv.Layout{snapkv.HeadMajor, snapkv.TokenMajor} {
+		for _, mode := range []snapkv.Mode{snapkv.ModeFaithful, snapkv.ModeDense} {
+			cfg := snapkv.CacheConfig{Select: snapkv.Config{Budget: 36, Window: 8, Kernel: 3, Rule: snapkv.RuleProtected, Sinks: 2},
+				QHeads: hq, KVHeads: hk, Dim: d, Layout: layout, Mode: mode}
+			what := fmt.Sprintf("layout %d mode %d", layout, mode)
+			mk := func() *snapkv.CacheOf[E] {
+				c, err := snapkv.NewCacheOf[E](cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return c
+			}
+			r := rand.New(rand.NewPCG(7, uint64(layout)))
+			a, b := newPrefillPrompt[E](r, hq, hk, n, d), newPrefillPrompt[E](r, hq, hk, n, d)
+			prefix := mk()
+			if err := prefix.Prefill(a.chunk(0, shared, layout, false)); err != nil {
+				t.Fatal(err)
+			}
+			x := tokens[E](t, 4, 6, hq, hk, d)
+			for i, suffix := range []*prefillPrompt[E]{a, b} {
+				fork, alone := prefix.Clone(), mk()
+				if err := alone.Prefill(a.chunk(0, shared, layout, false)); err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range []*snapkv.CacheOf[E]{fork, alone} {
+					if err := c.Prefill(suffix.chunk(shared, n, layout, true)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				sameRows(t, fmt.Sprintf("%s fork %d", what, i), fork, alone, hk)
+				if !sameBits(decode(t, fork, x), decode(t, alone, x)) {
+					t.Fatalf("%s: fork %d decodes other bits than a cache that prefilled its prompt alone", what, i)
+				}
+			}
+		}
+	}
+}
+
 // TestCacheTruncate: a cache truncated back to n decodes what a cache that stopped at
 // n decodes, bits and rows: after decoded tokens, inside the prompt of a cache that
 // keeps every row, and past decode-budget compressions that dropped only rows the
@@ -124,6 +176,7 @@ func TestCacheTruncate(t *testing.T) {
 	t.Run("fp16", testCacheTruncate[fp16.Float16])
 	t.Run("bf16", testCacheTruncate[bf16.BFloat16])
 	t.Run("q8_0", testCacheTruncate[q8.Block])
+	t.Run("f32", testCacheTruncate[float32])
 }
 
 func testCacheTruncate[E snapkv.Element](t *testing.T) {

@@ -297,6 +297,8 @@ func attendCausal[E Element](out, q []float32, k, v []E, rows, m, n, dim int, sc
 		kernels.AttendCausalBF16(out, q, k, any(v).([]bf16.BFloat16), rows, m, n, dim, scale)
 	case []q8.Block:
 		kernels.AttendCausalQ8(out, q, k, any(v).([]q8.Block), rows, m, n, dim, scale)
+	case []float32:
+		kernels.AttendCausalF32(out, q, k, any(v).([]float32), rows, m, n, dim, scale)
 	}
 }
 
@@ -310,5 +312,7 @@ func attendCausalStrided[E Element](out, q []float32, k, v []E, rows, m, n, dim,
 		kernels.AttendCausalStridedBF16(out, q, k, any(v).([]bf16.BFloat16), rows, m, n, dim, qStride, dim, scale)
 	case []q8.Block:
 		kernels.AttendCausalStridedQ8(out, q, k, any(v).([]q8.Block), rows, m, n, dim, qStride, dim, scale)
+	case []float32:
+		kernels.AttendCausalStridedF32(out, q, k, any(v).([]float32), rows, m, n, dim, qStride, dim, scale)
 	}
 }

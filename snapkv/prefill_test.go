@@ -155,6 +155,7 @@ func TestPrefillAttendFloat64(t *testing.T) {
 	t.Run("fp16", testPrefillAttendFloat64[fp16.Float16])
 	t.Run("bf16", testPrefillAttendFloat64[bf16.BFloat16])
 	t.Run("q8_0", testPrefillAttendFloat64[q8.Block])
+	t.Run("f32", testPrefillAttendFloat64[float32])
 }
 
 func testPrefillAttendFloat64[E snapkv.Element](t *testing.T) {
@@ -294,6 +295,7 @@ func TestPrefillAttendWorkers(t *testing.T) {
 	t.Run("fp16", testPrefillAttendWorkers[fp16.Float16])
 	t.Run("bf16", testPrefillAttendWorkers[bf16.BFloat16])
 	t.Run("q8_0", testPrefillAttendWorkers[q8.Block])
+	t.Run("f32", testPrefillAttendWorkers[float32])
 }
 
 func testPrefillAttendWorkers[E snapkv.Element](t *testing.T) {

@@ -55,6 +55,7 @@ func TestCacheReset(t *testing.T) {
 	t.Run("fp16", testCacheReset[fp16.Float16])
 	t.Run("bf16", testCacheReset[bf16.BFloat16])
 	t.Run("q8_0", testCacheReset[q8.Block])
+	t.Run("f32", testCacheReset[float32])
 }
 
 func testCacheReset[E snapkv.Element](t *testing.T) {

@@ -55,6 +55,7 @@ func TestCacheScale(t *testing.T) {
 	t.Run("fp16", testCacheScale[fp16.Float16])
 	t.Run("bf16", testCacheScale[bf16.BFloat16])
 	t.Run("q8_0", testCacheScale[q8.Block])
+	t.Run("f32", testCacheScale[float32])
 }
 
 func testCacheScale[E snapkv.Element](t *testing.T) {

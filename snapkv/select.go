@@ -171,6 +171,7 @@ var oneCalls = [...]sync.Pool{
 	{New: func() any { return new(oneCall[fp16.Float16]) }},
 	{New: func() any { return new(oneCall[bf16.BFloat16]) }},
 	{New: func() any { return new(oneCall[q8.Block]) }},
+	{New: func() any { return new(oneCall[float32]) }},
 }
 
 // cloneRows copies rows into one array, each row capped at its length so that an

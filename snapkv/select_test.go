@@ -239,6 +239,7 @@ func TestAllocs(t *testing.T) {
 	t.Run("fp16", allocs[fp16.Float16])
 	t.Run("bf16", allocs[bf16.BFloat16])
 	t.Run("q8_0", allocs[q8.Block])
+	t.Run("f32", allocs[float32])
 }
 
 func allocs[E snapkv.Element](t *testing.T) {
@@ -523,6 +524,7 @@ func TestSelectOneCallAllocs(t *testing.T) {
 	// helper, keeps the test quick under emulation.
 	t.Run("bf16", func(t *testing.T) { oneCallAllocs[bf16.BFloat16](t, 1) })
 	t.Run("q8_0", func(t *testing.T) { oneCallAllocs[q8.Block](t, 1) })
+	t.Run("f32", func(t *testing.T) { oneCallAllocs[float32](t, 1) })
 }
 
 // oneCallAllocs checks the first configs of the configurations below.

@@ -8,6 +8,7 @@ import (
 	"github.com/kvsimd/kvsimd/fp16"
 	"github.com/kvsimd/kvsimd/kernels"
 	"github.com/kvsimd/kvsimd/q8"
+	"github.com/kvsimd/kvsimd/snapkv"
 )
 
 // Format is the element format the KV cache stores K (after RoPE) and V in. Each row
@@ -26,8 +27,7 @@ const (
 	// ggml's quantize_row_q8_0_ref bit for bit (llama.cpp's --cache-type-k/-v q8_0).
 	Q8_0
 	// F32 keeps float32 rows, unrounded: the model's own float32 forward, the yardstick
-	// of the others' logits. snapkv takes no float32 keys, so only the methods that are
-	// not SnapKV run with it, and it is no -kv choice.
+	// of the others' logits, and PyTorch's fp32 cache (results.json).
 	F32
 )
 
@@ -41,7 +41,7 @@ func (f Format) String() string {
 }
 
 // Formats are the cache formats engines keep, the choices of -kv, fp16 first.
-func Formats() []Format { return []Format{FP16, BF16, Q8_0} }
+func Formats() []Format { return []Format{FP16, BF16, Q8_0, F32} }
 
 // ParseFormat returns the format named s, one of Formats' names.
 func ParseFormat(s string) (Format, error) {
@@ -68,10 +68,8 @@ func (f Format) RowBytes(dim int) int {
 }
 
 // elem is the element types of the formats: an fp16 or bf16 value, a q8_0 block of 32
-// values, or a float32.
-type elem interface {
-	fp16.Float16 | bf16.BFloat16 | q8.Block | float32
-}
+// values, or a float32; snapkv's.
+type elem = snapkv.Element
 
 // codec is what the forward pass needs of a format E: rounding float32 rows into it,
 // widening them back, and the attention kernels over its rows. Rows of dim values are
@@ -107,27 +105,7 @@ func codecOf[E elem]() *codec[E] {
 	case float32:
 		c = &codec[float32]{format: F32, per: 1,
 			narrow: func(dst, src []float32) { copy(dst, src) }, widen: func(dst, src []float32) { copy(dst, src) },
-			scores: scoresF32, weighted: weightedSumRowsF32}
+			scores: kernels.ScoresF32, weighted: kernels.WeightedSumRowsF32}
 	}
 	return c.(*codec[E])
-}
-
-// scoresF32 is kernels.Scores' loop over float32 keys: each score one kernels.DotF32.
-func scoresF32(dst, q, k []float32, rows, n, dim int, scale float32) {
-	for i := range rows {
-		for j := range n {
-			dst[i*n+j] = scale * kernels.DotF32(q[i*dim:(i+1)*dim], k[j*dim:(j+1)*dim])
-		}
-	}
-}
-
-// weightedSumRowsF32 is kernels.WeightedSumRows' reference loop over float32 rows.
-func weightedSumRowsF32(dst, w, v []float32) {
-	clear(dst)
-	d := len(dst)
-	for j, wj := range w {
-		for i, x := range v[j*d : (j+1)*d] {
-			dst[i] += wj * x
-		}
-	}
 }

@@ -27,20 +27,33 @@ func testKVTypes(t testing.TB) *KVTypes {
 // TestPasskeyKVTypes runs every configuration of results-kvtypes.json on all 32 prompts
 // with the cache in each format and requires PyTorch's exact-match count in every cell:
 // the same rounding of K and V as they are written (q8_0 by ggml's rule), the same
-// selection on the stored keys, the same answers. It also holds each row's cache bytes
-// to the format's: a K and a V row of Format.RowBytes plus an int32 position per kept
+// selection on the stored keys, the same answers. The float32 cache's counts are
+// results.json's own (PyTorch's fp32 cache), and so are its kept sets, but at near ties. It also holds each row's cache bytes to
+// the format's: a K and a V row of Format.RowBytes plus an int32 position per kept
 // row, over the three layers.
 func TestPasskeyKVTypes(t *testing.T) {
 	if longtest.Short() {
-		t.Skip("32 prompts in three formats: with KVSIMD_LONG=1 (CI) only, not in -short")
+		t.Skip("32 prompts in four formats: with KVSIMD_LONG=1 (CI) only, not in -short")
 	}
 	m := testModel(t)
 	ps, ref := testPrompts(t)
 	kv := testKVTypes(t)
+	var ok bool
 	if kv.Prompts != len(ps) {
 		t.Fatalf("results-kvtypes.json counts over %d prompts, prompts.json has %d", kv.Prompts, len(ps))
 	}
 	methods := referenceMethods(ref)
+	ids := make([]int, len(ps))
+	for i, p := range ps {
+		ids[i] = p.ID
+	}
+	kv.Counts[F32.String()] = map[string]int{}
+	for _, me := range methods {
+		key := PyTorchKey(Row{Method: me.Name, Window: me.Window, Budget: me.Budget})
+		if kv.Counts[F32.String()][key], ok = ref.Correct(F32, key, ids); !ok {
+			t.Fatalf("results.json lacks %s's fp32 run", key)
+		}
+	}
 	for _, f := range Formats() {
 		if n := len(kv.Counts[f.String()]); n != len(methods) {
 			t.Fatalf("%v: results-kvtypes.json has %d configurations, Methods has %d of them", f, n, len(methods))
@@ -66,6 +79,15 @@ func TestPasskeyKVTypes(t *testing.T) {
 			}
 			if bytes := rows * float64(m.Layers*(2*f.RowBytes(m.HeadDim)+4)); o.CacheBytes != bytes {
 				t.Errorf("%v %s: %.0f cache bytes, want %.0f", f, PyTorchKey(o.Row), o.CacheBytes, bytes)
+			}
+			if f == F32 && o.Method.Kind != Full { // PyTorch's own cache: its kept sets too
+				a, err := ref.CompareKept(PyTorchKey(o.Row), o, ids)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if a.Differ != 0 {
+					t.Errorf("f32 %s: %d kept sets differ from PyTorch's fp32 run away from a near tie", PyTorchKey(o.Row), a.Differ)
+				}
 			}
 			t.Logf("%-4v %-22s %2d/%d (PyTorch %2d); key digits kept %.3f; cache %.1f KiB", f, PyTorchKey(o.Row), o.Correct, o.Total, want, o.KeyDigitsKept, o.CacheBytes/1024)
 		}
@@ -199,6 +221,8 @@ func TestLogitsByFormat(t *testing.T) {
 				pred = greedyFull(t, mustEngine[bf16.BFloat16](m), p.Prompt, len(p.GreedyInts))
 			case Q8_0:
 				pred = greedyFull(t, mustEngine[q8.Block](m), p.Prompt, len(p.GreedyInts))
+			case F32:
+				pred = greedyFull(t, mustEngine[float32](m), p.Prompt, len(p.GreedyInts))
 			}
 			for j, c := range p.GreedyInts {
 				if pred[j] != byte(c) {

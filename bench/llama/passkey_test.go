@@ -75,7 +75,7 @@ func TestPasskeyAgainstPyTorch(t *testing.T) {
 	}
 	for _, o := range out[:n] {
 		key := ref.Key(o.Row)
-		want, ok := ref.Correct(key, ids)
+		want, ok := ref.Correct(FP16, key, ids)
 		if !ok {
 			t.Fatalf("%s: results.json lacks prompts", key)
 		}
@@ -126,6 +126,7 @@ func TestPasskeyEndToEnd(t *testing.T) {
 	t.Run("fp16", func(t *testing.T) { endToEnd(t, mustEngine[fp16.Float16](m), true) })
 	t.Run("bf16", func(t *testing.T) { endToEnd(t, mustEngine[bf16.BFloat16](m), false) })
 	t.Run("q8_0", func(t *testing.T) { endToEnd(t, mustEngine[q8.Block](m), false) })
+	t.Run("f32", func(t *testing.T) { endToEnd(t, mustEngine[float32](m), false) })
 }
 
 func endToEnd[E snapkv.Element](t *testing.T, e *engine[E], pytorchPreds bool) {

@@ -33,8 +33,9 @@ type refPrompt struct {
 // for SnapKV, how close each cut was to a tie: (score of the last kept row − best score
 // left out) / |score of the last kept row|.
 type refSelection struct {
-	Kept   [][][]int32 `json:"kept"`
-	RelGap [][]float64 `json:"rel_gap"`
+	Kept    [][][]int32 `json:"kept"`
+	RelGap  [][]float64 `json:"rel_gap"`
+	Correct bool        `json:"correct"`
 }
 
 // LoadReference reads results.json.
@@ -115,20 +116,34 @@ func (r *Reference) prompt(id int) (refPrompt, bool) {
 	return r.PerPrompt[i], true
 }
 
-// Correct returns PyTorch's exact-match count with an fp16 KV cache (the cache this
-// package runs) on the prompts with the given ids; false if one is missing.
-func (r *Reference) Correct(key string, ids []int) (int, bool) {
+// Correct returns PyTorch's exact-match count with a KV cache in format f, FP16 (the
+// cache this package's reference runs) or F32, on the prompts with the given ids; false
+// if one is missing or results.json has no run in f.
+func (r *Reference) Correct(f Format, key string, ids []int) (int, bool) {
 	n := 0
 	for _, id := range ids {
 		p, ok := r.prompt(id)
 		if !ok {
 			return 0, false
 		}
-		res, ok := p.FP16[key]
-		if !ok {
+		var correct bool
+		switch f {
+		case FP16:
+			res, ok := p.FP16[key]
+			if !ok {
+				return 0, false
+			}
+			correct = res.Correct
+		case F32:
+			res, ok := p.FP32[key]
+			if !ok {
+				return 0, false
+			}
+			correct = res.Correct
+		default:
 			return 0, false
 		}
-		if res.Correct {
+		if correct {
 			n++
 		}
 	}

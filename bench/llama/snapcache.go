@@ -1,11 +1,6 @@
 package llama
 
 import (
-	"fmt"
-
-	"github.com/kvsimd/kvsimd/bf16"
-	"github.com/kvsimd/kvsimd/fp16"
-	"github.com/kvsimd/kvsimd/q8"
 	"github.com/kvsimd/kvsimd/snapkv"
 )
 
@@ -13,35 +8,8 @@ import (
 // (snapkv.LayersOf) and prefills each layer with its whole prompt in one Last chunk:
 // k and v [layer][KVHeads][L][row] as stored, q [layer][QHeads][L][HeadDim] the window
 // queries' source. It returns the layers' caches and their bytes right after
-// compression (Stats' BytesAfter summed over layers, in the format's bytes). snapkv
-// takes fp16, bf16 and q8_0 (snapkv.Element); the float32 cache has no SnapKV.
+// compression (Stats' BytesAfter summed over layers, in the format's bytes).
 func snapLayers[E elem](cfg snapkv.LayersConfig, k, v [][]E, q [][]float32) ([]KVOf[E], int64, error) {
-	var (
-		caches []any
-		bytes  int64
-		err    error
-	)
-	switch k := any(k).(type) {
-	case [][]fp16.Float16:
-		caches, bytes, err = prefillLayers(cfg, k, any(v).([][]fp16.Float16), q)
-	case [][]bf16.BFloat16:
-		caches, bytes, err = prefillLayers(cfg, k, any(v).([][]bf16.BFloat16), q)
-	case [][]q8.Block:
-		caches, bytes, err = prefillLayers(cfg, k, any(v).([][]q8.Block), q)
-	default:
-		return nil, 0, fmt.Errorf("llama: snapkv keeps no %v cache", codecOf[E]().format)
-	}
-	if err != nil {
-		return nil, 0, err
-	}
-	out := make([]KVOf[E], len(caches))
-	for l, c := range caches {
-		out[l] = c.(KVOf[E])
-	}
-	return out, bytes, nil
-}
-
-func prefillLayers[E snapkv.Element](cfg snapkv.LayersConfig, k, v [][]E, q [][]float32) ([]any, int64, error) {
 	s, err := snapkv.NewLayersOf[E](cfg)
 	if err != nil {
 		return nil, 0, err
@@ -51,7 +19,7 @@ func prefillLayers[E snapkv.Element](cfg snapkv.LayersConfig, k, v [][]E, q [][]
 			return nil, 0, err
 		}
 	}
-	out := make([]any, len(k))
+	out := make([]KVOf[E], len(k))
 	var bytes int64
 	for l := range out {
 		c := s.Layer(l)

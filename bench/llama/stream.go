@@ -89,7 +89,7 @@ type StreamOutcome struct {
 }
 
 // EvaluateStream runs every method of the streaming study on every prompt with the
-// cache in format f (fp16, bf16 or q8_0).
+// cache in format f (fp16, bf16, q8_0 or f32).
 func (m *Model) EvaluateStream(f Format, prompts []Prompt, methods []StreamMethod) ([]StreamOutcome, error) {
 	switch f {
 	case FP16:
@@ -102,8 +102,10 @@ func (m *Model) EvaluateStream(f Format, prompts []Prompt, methods []StreamMetho
 			return nil, err
 		}
 		return evaluateStream(e, prompts, methods)
+	case F32:
+		return evaluateStream(mustEngine[float32](m), prompts, methods)
 	}
-	return nil, fmt.Errorf("llama: the streaming study takes a snapkv cache format (fp16, bf16, q8_0), not %v", f)
+	return nil, fmt.Errorf("llama: the streaming study takes a snapkv cache format (fp16, bf16, q8_0, f32), not %v", f)
 }
 
 func evaluateStream[E snapkv.Element](e *engine[E], prompts []Prompt, methods []StreamMethod) ([]StreamOutcome, error) {

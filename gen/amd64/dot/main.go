@@ -40,9 +40,11 @@ func main() {
 	}
 	// The other key formats come after fp16's functions, whose labels (numbered in
 	// order) they thus leave as they were.
-	for _, key := range []operand{operandBF16, operandQ8} {
+	for _, key := range []operand{operandBF16, operandQ8, operandF32} {
 		for _, isa := range Both {
-			dotFunc(isa, operandF32, key)
+			if key.widened() { // a float32 key's dot is DotF32's entry
+				dotFunc(isa, operandF32, key)
+			}
 			scoresRows(isa, key)
 			for _, dim := range []int{0, 64, 128} {
 				scoresPanels(isa, dim, key)
@@ -120,8 +122,12 @@ func (o operand) lastOffset(dim reg.Register) reg.GPVirtual {
 		SHRQ(U8(5), last)
 		IMUL3Q(U8(blockBytes), last, last)
 		DECQ(last)
-	} else {
+	} else if o.size == 2 {
 		LEAQ(Mem{Base: dim, Index: dim, Scale: 1, Disp: -2}, last) // two bytes an element
+	} else {
+		MOVQ(dim, last)
+		SHLQ(U8(bits.TrailingZeros(uint(o.size))), last)
+		SUBQ(U8(o.size), last)
 	}
 	return last
 }

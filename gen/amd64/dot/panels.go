@@ -329,7 +329,7 @@ func (f panelsFrame) widenTile(first int) {
 				}
 				v = q8Vector(isa, block.Offset(2+e%blockLen), d)
 			} else {
-				v = f.key.vector(isa, src.Offset(u*2*isa.Lanes))
+				v = f.key.vector(isa, src.Offset(u*f.key.size*isa.Lanes))
 			}
 			VMOVUPS(v, dst.Offset(u*4*isa.Lanes))
 		}
@@ -372,10 +372,14 @@ func (f panelsFrame) widenKey(key, ahead, dst, dim reg.Register) {
 		CMPQ(left, U8(unroll*isa.Lanes))
 		JB(LabelRef(done))
 		for u := range unroll {
-			v := f.key.vector(isa, src.Offset(u*2*isa.Lanes))
+			v := f.key.vector(isa, src.Offset(u*f.key.size*isa.Lanes))
 			VMOVUPS(v, Mem{Base: dst, Disp: u * 4 * isa.Lanes})
 		}
-		ADDQ(U8(unroll*2*isa.Lanes), src.Base)
+		if step := unroll * f.key.size * isa.Lanes; step < 256 {
+			ADDQ(U8(step), src.Base)
+		} else {
+			ADDQ(U32(step), src.Base)
+		}
 		ADDQ(U32(unroll*4*isa.Lanes), dst)
 		SUBQ(U8(unroll*isa.Lanes), left)
 		JMP(LabelRef(top))
@@ -386,7 +390,7 @@ func (f panelsFrame) widenKey(key, ahead, dst, dim reg.Register) {
 	TESTQ(left, left)
 	JZ(LabelRef(done))
 	VMOVSS(f.key.scalar(src), Mem{Base: dst})
-	ADDQ(U8(2), src.Base)
+	ADDQ(U8(f.key.size), src.Base)
 	ADDQ(U8(4), dst)
 	DECQ(left)
 	JMP(LabelRef(top))

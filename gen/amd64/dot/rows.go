@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math/bits"
 
 	. "github.com/kvsimd/kvsimd/gen/x86"
 	. "github.com/mmcloughlin/avo/build"
@@ -226,7 +227,7 @@ func (f rowsFrame) accumulate(q, k reg.GPVirtual, acc [][]reg.VecVirtual) {
 	JAE(LabelRef(done))
 	kx := make([]reg.VecVirtual, keys)
 	for j := range kx {
-		kx[j] = f.key.scalar(Mem{Base: kRows[j], Index: i, Scale: 2})
+		kx[j] = f.key.scalar(Mem{Base: kRows[j], Index: i, Scale: uint8(f.key.size)})
 	}
 	for r := range rows {
 		qx := operandF32.scalar(Mem{Base: qRows[r], Index: i, Scale: 4})
@@ -246,7 +247,7 @@ func (f rowsFrame) accumulate(q, k reg.GPVirtual, acc [][]reg.VecVirtual) {
 	JAE(LabelRef(done))
 	kv := make([]reg.VecVirtual, keys)
 	for j := range kv {
-		kv[j] = f.key.vector(isa, Mem{Base: kRows[j], Index: i, Scale: 2})
+		kv[j] = f.key.vector(isa, Mem{Base: kRows[j], Index: i, Scale: uint8(f.key.size)})
 	}
 	for r := range rows {
 		qv := operandF32.vector(isa, Mem{Base: qRows[r], Index: i, Scale: 4})
@@ -324,7 +325,7 @@ func keyStride(key operand, t reg.Register) {
 	if key.kind == kindQ8 {
 		IMUL3Q(U8(key.strideBytes()), t, t)
 	} else {
-		SHLQ(U8(1), t)
+		SHLQ(U8(bits.TrailingZeros(uint(key.size))), t)
 	}
 }
 

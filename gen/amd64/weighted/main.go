@@ -71,6 +71,11 @@ func main() {
 			weightedAdd(isa, fm)
 		}
 	}
+	// float32 came last of all, leaving the others' labels as they were.
+	for _, isa := range Both {
+		weighted(isa, f32)
+		weightedAdd(isa, f32)
+	}
 	Generate()
 }
 
@@ -80,6 +85,7 @@ type format struct {
 	vType  string                // the Go type of v
 	value  string                // v's element at row j, column d, in the doc
 	unit   int                   // columns a pass takes together, or 0: one vector's
+	size   int                   // bytes per value, for the formats of whole elements
 	stride func(r reg.GPVirtual) // the stride from elements (blocks) to bytes
 	// widener sets up what widening needs before a pass's row loop and returns
 	// widen, which loads the Lanes elements at m into x as float32, exactly.
@@ -93,8 +99,14 @@ type format struct {
 // lastByte returns the offset of the last byte of a row of dim values.
 func (fm format) lastByte(dim reg.GPVirtual) reg.GPVirtual {
 	last := GP64()
-	if fm.unit == 0 { // two bytes a value
+	if fm.size == 2 {
 		LEAQ(Mem{Base: dim, Index: dim, Scale: 1, Disp: -1}, last)
+		return last
+	}
+	if fm.unit == 0 { // float32
+		MOVQ(dim, last)
+		SHLQ(U8(bits.TrailingZeros(uint(fm.size))), last)
+		DECQ(last)
 		return last
 	}
 	MOVQ(dim, last)
@@ -106,7 +118,7 @@ func (fm format) lastByte(dim reg.GPVirtual) reg.GPVirtual {
 
 var (
 	fp16 = format{
-		vType: "[]uint16", value: "v[j*stride+d]",
+		vType: "[]uint16", value: "v[j*stride+d]", size: 2,
 		stride: func(r reg.GPVirtual) { SHLQ(U8(1), r) },
 		widener: func(ISA) func(m Mem, x reg.VecVirtual) {
 			return func(m Mem, x reg.VecVirtual) { VCVTPH2PS(m, x) }
@@ -123,7 +135,7 @@ var (
 	}
 	// bfloat16 is the high half of a float32: zero-extend to dwords, shift up.
 	bf16 = format{
-		name: "BF16", vType: "[]uint16", value: "bf16(v[j*stride+d])",
+		name: "BF16", vType: "[]uint16", value: "bf16(v[j*stride+d])", size: 2,
 		stride:  func(r reg.GPVirtual) { SHLQ(U8(1), r) },
 		widener: bf16Widener,
 
@@ -137,6 +149,15 @@ var (
 			SHLL(U8(16), h)
 			VMOVD(h, x)
 		},
+	}
+	// float32 values need no widening: a plain load.
+	f32 = format{
+		name: "F32", vType: "[]float32", value: "v[j*stride+d]", size: 4,
+		stride: func(r reg.GPVirtual) { SHLQ(U8(2), r) },
+		widener: func(ISA) func(m Mem, x reg.VecVirtual) {
+			return func(m Mem, x reg.VecVirtual) { VMOVUPS(m, x) }
+		},
+		widenScalar: func(m Mem, x reg.VecVirtual) { VMOVSS(m, x) },
 	}
 	q8 = format{
 		name: "Q8", vType: "[]byte", value: "q8(v, j*stride*32+d)", unit: blockLen,
@@ -455,7 +476,7 @@ func (f frame) pass(k int) {
 		b := f.broadcasts(weight)
 		for u := range k {
 			x := isa.Vec()
-			widen(at(row, 2, u), x)
+			widen(at(row, f.fm.size, u), x)
 			for i := range f.rows {
 				VFMADD231PS(x, b[i], acc[i][u])
 			}
@@ -579,8 +600,12 @@ func (f frame) maskedVector(dim reg.GPVirtual) {
 	f.rowsOfV(func(row reg.GPVirtual, weight Mem) {
 		b, h, x := f.isa.Vec(), YMM(), f.isa.Vec()
 		VBROADCASTSS(weight, b)
-		VMOVDQU16_Z(Mem{Base: row}, mask, h)
-		f.fm.widenMasked(h, x)
+		if f.fm.widenMasked == nil { // float32: the values themselves
+			VMOVUPS_Z(Mem{Base: row}, mask, x)
+		} else {
+			VMOVDQU16_Z(Mem{Base: row}, mask, h)
+			f.fm.widenMasked(h, x)
+		}
 		VFMADD231PS(x, b, acc)
 	})
 	VMOVUPS(acc, mask, Mem{Base: f.dst})
@@ -603,7 +628,7 @@ func (f frame) scalarColumns(dim reg.GPVirtual) {
 	}
 	f.rowsOfV(func(row reg.GPVirtual, weight Mem) {
 		x := XMM()
-		f.fm.widenScalar(Mem{Base: row, Index: c, Scale: 2}, x)
+		f.fm.widenScalar(Mem{Base: row, Index: c, Scale: uint8(f.fm.size)}, x)
 		VFMADD231SS(weight, x, acc)
 	})
 	VMOVSS(acc, Mem{Base: f.dst, Index: c, Scale: 4})

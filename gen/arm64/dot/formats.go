@@ -19,13 +19,15 @@ type format struct {
 	name  string // in the kernels' names: ScoresBF16NEON, and "" for fp16
 	goTyp string // Go element type of the keys' slice
 	q8    bool   // q8_0 blocks: dim is a multiple of 32, strides count blocks
+	f32   bool   // float32 keys, loaded as they are
 }
 
 var (
-	formatF16  = format{"", "uint16", false}
-	formatBF16 = format{"BF16", "uint16", false}
-	formatQ8   = format{"Q8", "byte", true}
-	formats    = []format{formatF16, formatBF16, formatQ8}
+	formatF16  = format{"", "uint16", false, false}
+	formatBF16 = format{"BF16", "uint16", false, false}
+	formatQ8   = format{"Q8", "byte", true, false}
+	formatF32  = format{"F32", "float32", false, true}
+	formats    = []format{formatF16, formatBF16, formatQ8, formatF32}
 )
 
 const (
@@ -44,7 +46,21 @@ func (fm format) strideBytes(f *File, reg, tmp string) {
 		f.I("MUL %s, %s, %s", tmp, reg, reg)
 		return
 	}
+	if fm.f32 {
+		f.I("LSL $2, %s, %s", reg, reg)
+		return
+	}
 	f.I("LSL $1, %s, %s", reg, reg)
+}
+
+// load4 loads the next four elements from ptr, post-incremented, as float32 into vd.
+func (fm format) load4(f *File, ptr string, d V) {
+	if fm.f32 {
+		f.I("VLD1.P 16(%s), [V%d.S4]", ptr, d)
+		return
+	}
+	f.I("VLD1.P 8(%s), [V%d.H4]", ptr, d)
+	fm.widen(f, d)
 }
 
 // widen widens the four 16-bit elements in the low half of vd in place into float32.
@@ -59,6 +75,10 @@ func (fm format) widen(f *File, d V) {
 // widen1 loads one 16-bit element from ptr, post-incremented, as float32 into Fd;
 // tmp is a scratch general register.
 func (fm format) widen1(f *File, ptr string, d V, tmp string) {
+	if fm.f32 {
+		f.I("FMOVS.P 4(%s), F%d", ptr, d)
+		return
+	}
 	f.I("MOVHU.P 2(%s), %s", ptr, tmp)
 	if fm == formatBF16 {
 		f.I("LSLW $16, %s, %s", tmp, tmp)

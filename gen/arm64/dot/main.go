@@ -17,7 +17,7 @@ func main() {
 	}
 	f.Data("q8lanes", q8Lanes)
 	for _, fm := range formats {
-		if fm != formatF16 {
+		if fm != formatF16 && fm != formatF32 { // a float32 key's dot is DotF32
 			dotFormat(f, fm)
 		}
 		scores(f, fm)
@@ -497,8 +497,7 @@ func tile(f *File, fm format, nr, nk int) {
 		}
 	} else {
 		for j := range nk {
-			f.I("VLD1.P 8(%s), [V%d.H4]", kRow(j), 4+j)
-			fm.widen(f, V(4+j))
+			fm.load4(f, kRow(j), V(4+j))
 		}
 	}
 	for r := range nr {

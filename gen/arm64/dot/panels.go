@@ -210,8 +210,12 @@ func (s panelShape) tiles(f *File, fm format) {
 	} else {
 		for j := range s.kt {
 			k := s.keyReg(j)
-			f.I("FMOVD.P 8(%s), F%d", keyPtr(j), k)
-			fm.widen(f, k)
+			if fm.f32 {
+				fm.load4(f, keyPtr(j), k)
+			} else {
+				f.I("FMOVD.P 8(%s), F%d", keyPtr(j), k)
+				fm.widen(f, k)
+			}
 		}
 	}
 	for u := range 4 {

@@ -132,6 +132,10 @@ func widenBlock(f *File, fm format) {
 			f.I("VLD1.P 8(R%d), [V%d.H4]", 4+j, 8+j)
 		}
 		f.W(SHLL4S(8, 8), SHLL4S(9, 9), SHLL4S(10, 10), SHLL4S(11, 11))
+	case fm.f32:
+		for j := range 4 {
+			f.I("VLD1.P 16(R%d), [V%d.S4]", 4+j, 8+j)
+		}
 	default:
 		for j := range 4 {
 			f.I("VLD1.P 8(R%d), [V%d.H4]", 4+j, 8+j)

@@ -10,7 +10,8 @@
 // the bits are those of the same rows packed.
 //
 // WeightedSumRowsBF16NEON is the same code over bfloat16 rows, widened with SHLL
-// instead of FCVTL, and WeightedSumRowsQ8NEON (q8.go) the same chains over q8_0 rows.
+// instead of FCVTL, WeightedSumRowsF32NEON over float32 rows, loaded as they are, and
+// WeightedSumRowsQ8NEON (q8.go) the same chains over q8_0 rows.
 package main
 
 import (
@@ -53,42 +54,126 @@ const (
 
 func main() {
 	f := NewFile("arm64/weighted")
-	weighted(f, false)
-	weighted(f, true)
+	weighted(f, halves)
+	weighted(f, bf16)
 	weightedQ8(f)
-	weightedRows(f, false)
-	weightedRows(f, true)
+	weightedRows(f, halves)
+	weightedRows(f, bf16)
 	weightedRowsQ8(f)
+	weighted(f, f32)
+	weightedRows(f, f32)
 	f.Write()
 }
 
-// A widening turns 16-bit elements into float32: halves (FCVTL) or bfloat16s (SHLL).
-type widening bool
+// A widening turns the elements of a row into float32: halves (FCVTL), bfloat16s
+// (SHLL), or float32 values, loaded as they are.
+type widening int
 
-const bf16 widening = true
+const (
+	halves widening = iota
+	bf16
+	f32
+)
+
+// name is the format's part of a function's name, and vType its Go slice type.
+func (w widening) name() string { return [...]string{"", "BF16", "F32"}[w] }
+
+func (w widening) vType() string {
+	if w == f32 {
+		return "[]float32"
+	}
+	return "[]uint16"
+}
+
+// log2Size is the shift from elements to bytes.
+func (w widening) log2Size() int {
+	if w == f32 {
+		return 2
+	}
+	return 1
+}
 
 // low widens the low four elements of n into d, high the high four.
-func (b widening) low(n, d V) Inst {
-	if b {
+func (w widening) low(n, d V) Inst {
+	if w == bf16 {
 		return SHLL4S(d, n)
 	}
 	return FCVTL(d, n)
 }
 
-func (b widening) high(n, d V) Inst {
-	if b {
+func (w widening) high(n, d V) Inst {
+	if w == bf16 {
 		return SHLL24S(d, n)
 	}
 	return FCVTL2(d, n)
 }
 
+// load loads m = 1, 2 or 4 vectors of the row at walk into wide…wide+m−1 as float32,
+// post-incrementing walk, through raw and raw+1 where they need widening; last loads
+// one vector without the increment.
+func (w widening) load(f *File, walk string, raw, wide V, m int, last bool) {
+	if w == f32 {
+		regs := ""
+		for i := range m {
+			if i > 0 {
+				regs += ", "
+			}
+			regs += fmt.Sprintf("V%d.S4", wide+V(i))
+		}
+		if last {
+			f.I("VLD1 (%s), [%s]", walk, regs)
+		} else {
+			f.I("VLD1.P %d(%s), [%s]", 16*m, walk, regs)
+		}
+		return
+	}
+	switch {
+	case last:
+		f.I("VLD1 (%s), [V%d.H4]", walk, raw)
+		f.W(w.low(raw, wide))
+	case m == 4:
+		f.I("VLD1.P 32(%s), [V%d.H8, V%d.H8]", walk, raw, raw+1)
+		f.W(w.low(raw, wide), w.high(raw, wide+1), w.low(raw+1, wide+2), w.high(raw+1, wide+3))
+	case m == 2:
+		f.I("VLD1.P 16(%s), [V%d.H8]", walk, raw)
+		f.W(w.low(raw, wide), w.high(raw, wide+1))
+	default:
+		f.I("VLD1.P 8(%s), [V%d.H4]", walk, raw)
+		f.W(w.low(raw, wide))
+	}
+}
+
+// groupOf is the vectors of the next group of a row's loads when left remain: 4, 2 or 1.
+func groupOf(left int) int {
+	switch {
+	case left >= 4:
+		return 4
+	case left >= 2:
+		return 2
+	}
+	return 1
+}
+
+// scalar loads the element at row as float32 into F0; tmp is a scratch register.
+func (w widening) scalar(f *File, row, tmp string) {
+	switch w {
+	case f32:
+		f.I("FMOVS (%s), F0", row)
+	case bf16:
+		f.I("MOVHU (%s), %s", row, tmp)
+		f.I("LSLW $16, %s, %s", tmp, tmp)
+		f.I("FMOVS %s, F0", tmp)
+	default:
+		f.I("MOVHU (%s), %s", row, tmp)
+		f.I("FMOVS %s, F0", tmp)
+		f.W(FCVTSH(0, 0))
+	}
+}
+
 // weighted writes WeightedSumRowsNEON, or, for bf16, WeightedSumRowsBF16NEON.
 func weighted(f *File, wd widening) {
-	name := "WeightedSumRowsNEON"
-	if wd == bf16 {
-		name = "WeightedSumRowsBF16NEON"
-	}
-	f.Func(name, "(dst []float32, w []float32, v []uint16, stride int)", 80,
+	name := "WeightedSumRows" + wd.name() + "NEON"
+	f.Func(name, "(dst []float32, w []float32, v "+wd.vType()+", stride int)", 80,
 		name+" sets dst[d] = Σⱼ w[j]·v[j*stride+d], one fused multiply-add per term in order of j, for len(dst) ≥ 1 and stride ≥ len(dst); len(v) must be at least (len(w)−1)·stride + len(dst).")
 	f.I("MOVD dst_base+0(FP), %s", dst)
 	f.I("MOVD dst_len+8(FP), %s", dim)
@@ -96,7 +181,7 @@ func weighted(f *File, wd widening) {
 	f.I("MOVD w_len+32(FP), %s", n)
 	f.I("MOVD v_base+48(FP), %s", vBlock)
 	f.I("MOVD stride+72(FP), %s", stride)
-	f.I("LSL $1, %s, %s", stride, stride)
+	f.I("LSL $%d, %s, %s", wd.log2Size(), stride, stride)
 	f.I("CMP $4, %s", dim)
 	f.I("BLT narrow")
 
@@ -192,9 +277,9 @@ func pass(f *File, wd widening, kk int) {
 	id := fmt.Sprint(kk)
 	f.Label("pass" + id)
 	accs(f, "VLD1.P", kk)
-	f.I("ADD %s<<1, %s, %s", col, vBlock, row)
+	f.I("ADD %s<<%d, %s, %s", col, wd.log2Size(), vBlock, row)
 	f.I("SUB %s, %s, %s", col, lastCol, last)
-	f.I("LSL $1, %s, %s", last, last) // last − row in bytes
+	f.I("LSL $%d, %s, %s", wd.log2Size(), last, last) // last − row in bytes
 	rows(f, id, func() {
 		f.I("FMOVS.P 4(%s), F%d", weight, weightV)
 		f.I("VDUP V%d.S[0], V%d.S4", weightV, weightV)
@@ -204,27 +289,13 @@ func pass(f *File, wd widening, kk int) {
 		u := 0
 		for group := 0; u < kk-1; group++ {
 			raw, wide := V(2*(group%2)), V(4+4*(group%2))
-			switch m := kk - 1 - u; {
-			case m >= 4:
-				f.I("VLD1.P 32(%s), [V%d.H8, V%d.H8]", walk, raw, raw+1)
-				f.W(wd.low(raw, wide), wd.high(raw, wide+1), wd.low(raw+1, wide+2), wd.high(raw+1, wide+3))
-				fmla(f, wide, u, 4)
-				u += 4
-			case m >= 2:
-				f.I("VLD1.P 16(%s), [V%d.H8]", walk, raw)
-				f.W(wd.low(raw, wide), wd.high(raw, wide+1))
-				fmla(f, wide, u, 2)
-				u += 2
-			default:
-				f.I("VLD1.P 8(%s), [V%d.H4]", walk, raw)
-				f.W(wd.low(raw, wide))
-				fmla(f, wide, u, 1)
-				u++
-			}
+			m := groupOf(kk - 1 - u)
+			wd.load(f, walk, raw, wide, m, false)
+			fmla(f, wide, u, m)
+			u += m
 		}
 		f.I("ADD %s, %s, %s", last, row, walk)
-		f.I("VLD1 (%s), [V12.H4]", walk)
-		f.W(wd.low(12, 13))
+		wd.load(f, walk, 12, 13, 1, true)
 		fmla(f, 13, kk-1, 1)
 	})
 	accs(f, "VST1.P", kk)
@@ -273,16 +344,9 @@ func scalarColumns(f *File, wd widening) {
 	f.I("CMP %s, %s", dim, col)
 	f.I("BHS done")
 	f.I("VEOR V16.B16, V16.B16, V16.B16")
-	f.I("ADD %s<<1, %s, %s", col, vBlock, row)
+	f.I("ADD %s<<%d, %s, %s", col, wd.log2Size(), vBlock, row)
 	rows(f, "s", func() {
-		f.I("MOVHU (%s), %s", row, walk)
-		if wd == bf16 {
-			f.I("LSLW $16, %s, %s", walk, walk)
-			f.I("FMOVS %s, F0", walk)
-		} else {
-			f.I("FMOVS %s, F0", walk)
-			f.W(FCVTSH(0, 0))
-		}
+		wd.scalar(f, row, walk)
 		f.I("FMOVS.P 4(%s), F1", weight)
 		f.I("FMADDS F1, F16, F0, F16") // F16 += F0·F1
 	})

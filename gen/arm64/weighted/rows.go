@@ -35,11 +35,8 @@ const addDoc = " adds to dst[i*dim+d], for i < rows and d < dim = len(dst)/rows,
 
 // weightedRows writes WeightedSumRowsAddNEON, or, for bf16, WeightedSumRowsAddBF16NEON.
 func weightedRows(f *File, wd widening) {
-	name := "WeightedSumRowsAddNEON"
-	if wd == bf16 {
-		name = "WeightedSumRowsAddBF16NEON"
-	}
-	f.Func(name, "(dst []float32, w []float32, v []uint16, rows, n, stride int)", 96,
+	name := "WeightedSumRowsAdd" + wd.name() + "NEON"
+	f.Func(name, "(dst []float32, w []float32, v "+wd.vType()+", rows, n, stride int)", 96,
 		name+fmt.Sprintf(addDoc, attendPitch, "v[j*stride+d]", "It needs dim ≥ 1, n ≥ 0 and stride ≥ dim, and len(v) ≥ (n−1)·stride + dim for n ≥ 1; with n = 0 it reads and writes nothing."))
 	f.I("MOVD dst_base+0(FP), %s", dst)
 	f.I("MOVD dst_len+8(FP), %s", dim)
@@ -49,7 +46,7 @@ func weightedRows(f *File, wd widening) {
 	f.I("MOVD n+80(FP), %s", n)
 	f.I("MOVD stride+88(FP), %s", stride)
 	f.I("CBZ %s, done", n)
-	f.I("LSL $1, %s, %s", stride, stride)
+	f.I("LSL $%d, %s, %s", wd.log2Size(), stride, stride)
 	f.I("UDIV %s, %s, %s", nRows, dim, dim)
 	f.I("LSL $2, %s, %s", dim, pitch)
 	f.I("CMP $4, %s", dim)
@@ -137,9 +134,9 @@ func passRows(f *File, wd widening, r, kk int) {
 	id := fmt.Sprintf("%d_%d", r, kk)
 	f.Label("pass" + id)
 	rowAccs(f, "VLD1.P", r, kk)
-	f.I("ADD %s<<1, %s, %s", col, vBlock, row)
+	f.I("ADD %s<<%d, %s, %s", col, wd.log2Size(), vBlock, row)
 	f.I("SUB %s, %s, %s", col, lastCol, last)
-	f.I("LSL $1, %s, %s", last, last) // last − row in bytes
+	f.I("LSL $%d, %s, %s", wd.log2Size(), last, last) // last − row in bytes
 	rows(f, id, func() {
 		rowWeights(f, r)
 		// The first kk−1 vectors are contiguous: load them in groups of up to four
@@ -149,28 +146,14 @@ func passRows(f *File, wd widening, r, kk int) {
 		u, group := 0, 0
 		for ; u < kk-1; group++ {
 			raw, wide := V(2*(group%2)), V(4+4*(group%2))
-			switch m := kk - 1 - u; {
-			case m >= 4:
-				f.I("VLD1.P 32(%s), [V%d.H8, V%d.H8]", walk, raw, raw+1)
-				f.W(wd.low(raw, wide), wd.high(raw, wide+1), wd.low(raw+1, wide+2), wd.high(raw+1, wide+3))
-				fmlaRows(f, r, kk, wide, u, 4)
-				u += 4
-			case m >= 2:
-				f.I("VLD1.P 16(%s), [V%d.H8]", walk, raw)
-				f.W(wd.low(raw, wide), wd.high(raw, wide+1))
-				fmlaRows(f, r, kk, wide, u, 2)
-				u += 2
-			default:
-				f.I("VLD1.P 8(%s), [V%d.H4]", walk, raw)
-				f.W(wd.low(raw, wide))
-				fmlaRows(f, r, kk, wide, u, 1)
-				u++
-			}
+			m := groupOf(kk - 1 - u)
+			wd.load(f, walk, raw, wide, m, false)
+			fmlaRows(f, r, kk, wide, u, m)
+			u += m
 		}
 		raw, wide := V(2*(group%2)), V(4+4*(group%2))
 		f.I("ADD %s, %s, %s", last, row, walk)
-		f.I("VLD1 (%s), [V%d.H4]", walk, raw)
-		f.W(wd.low(raw, wide))
+		wd.load(f, walk, raw, wide, 1, true)
 		fmlaRows(f, r, kk, wide, kk-1, 1)
 	})
 	rowAccs(f, "VST1.P", r, kk)
@@ -243,18 +226,11 @@ func narrowRows(f *File, wd widening) {
 	f.I("BHS narrownext")
 	f.I("ADD %s<<2, %s, %s", col, dstRow, lastDst)
 	f.I("FMOVS (%s), F16", lastDst)
-	f.I("ADD %s<<1, %s, %s", col, vBlock, row)
+	f.I("ADD %s<<%d, %s, %s", col, wd.log2Size(), vBlock, row)
 	f.I("MOVD %s, %s", wRow, weight)
 	f.I("MOVD %s, %s", n, left)
 	f.Label("narrowterm")
-	f.I("MOVHU (%s), %s", row, walk)
-	if wd == bf16 {
-		f.I("LSLW $16, %s, %s", walk, walk)
-		f.I("FMOVS %s, F0", walk)
-	} else {
-		f.I("FMOVS %s, F0", walk)
-		f.W(FCVTSH(0, 0))
-	}
+	wd.scalar(f, row, walk)
 	f.I("FMOVS.P 4(%s), F1", weight)
 	f.I("FMADDS F1, F16, F0, F16") // F16 += F0·F1
 	f.I("ADD %s, %s", stride, row)
