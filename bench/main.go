@@ -11,6 +11,7 @@
 //	go run ./bench -quick           # the same in under 30 s, fewer repetitions
 //	go run ./bench -peers           # adds vek32, gonum blas32, viterin/partial, x448/float16
 //	go run ./bench -compare old.json new.json   # each figure's ratio between two runs
+//	go run ./bench -serve           # the serving study: full cache against SnapKV on one page pool (serve.go)
 //	go test -bench . ./bench        # the same bodies as go test benchmarks, for benchstat
 //
 // Each kernel family's file appends to sections (and, for composite figures and
@@ -77,6 +78,7 @@ func main() {
 	compare := flag.Bool("compare", false, "compare two report.json files: -compare old.json new.json")
 	flag.Parse()
 	passkeyMain()
+	serveMain()
 	testing.Init()
 
 	if *compare {
