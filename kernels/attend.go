@@ -210,8 +210,9 @@ func multipleOf(perElem int) string {
 
 // attendFormat is what the fused attention needs of a cache format: its checked
 // Scores and WeightedSumRows (the composition, for rows that need it), the
-// accumulating weighted sum of several rows, its elements per value, and the float64
-// reading of value d of row j of rows stride values apart, for settling.
+// accumulating weighted sum of several rows, its elements per value, and, for
+// settling, the float64 reading of value d of row j of rows stride values apart and
+// the bound of a finite value's magnitude (settleScores' keyMax).
 type attendFormat[E any] struct {
 	perElem  int
 	scores   func(dst, q []float32, k, ahead []E, rows, n, dim, stride int, scale float32)
@@ -219,6 +220,7 @@ type attendFormat[E any] struct {
 	add      func(dst, w []float32, v, ahead []E, rows, n, stride int)
 	race     func(k, v []E)
 	at       func(x []E, j, d, stride int) float64
+	keyMax   float64
 }
 
 // formatRows are rows of E stride values apart, read for settling (keyRows).
@@ -236,16 +238,18 @@ var (
 		add: func(dst, w []float32, v, ahead []Float16, rows, n, stride int) {
 			weightedSumRowsAdd.Call(dst, w, fp16.Bits(v), fp16.Bits(ahead), rows, n, stride)
 		},
-		race: func(k, v []Float16) { race.Read(k); race.Read(v) },
-		at:   func(x []Float16, j, d, stride int) float64 { return rowsF16{fp16.Bits(x), stride}.at(j, d) },
+		race:   func(k, v []Float16) { race.Read(k); race.Read(v) },
+		at:     func(x []Float16, j, d, stride int) float64 { return rowsF16{fp16.Bits(x), stride}.at(j, d) },
+		keyMax: maxF16,
 	}
 	attendBF16 = attendFormat[bf16.BFloat16]{
 		perElem: 1, scores: scoresStridedBF16, weighted: weightedSumRowsStridedBF16,
 		add: func(dst, w []float32, v, ahead []bf16.BFloat16, rows, n, stride int) {
 			weightedSumRowsAddBF16.Call(dst, w, bf16.Bits(v), bf16.Bits(ahead), rows, n, stride)
 		},
-		race: func(k, v []bf16.BFloat16) { race.Read(k); race.Read(v) },
-		at:   func(x []bf16.BFloat16, j, d, stride int) float64 { return rowsBF16{bf16.Bits(x), stride}.at(j, d) },
+		race:   func(k, v []bf16.BFloat16) { race.Read(k); race.Read(v) },
+		at:     func(x []bf16.BFloat16, j, d, stride int) float64 { return rowsBF16{bf16.Bits(x), stride}.at(j, d) },
+		keyMax: maxBF16,
 	}
 	attendQ8 = attendFormat[q8.Block]{
 		perElem: q8.BlockLen, scores: scoresStridedQ8, weighted: weightedSumRowsStridedQ8,
@@ -256,6 +260,7 @@ var (
 		at: func(x []q8.Block, j, d, stride int) float64 {
 			return rowsQ8{q8.Bytes(x), stride / q8.BlockLen}.at(j, d)
 		},
+		keyMax: maxQ8,
 	}
 )
 

@@ -326,6 +326,9 @@ type causalTile struct {
 	lo, hi, p0 int
 	qt         []float32
 	st         AttendState
+	// settle: the tile's scores on the gemmAdd path may overflow float32 and need
+	// settling (not scoresCannotOverflow for its queries).
+	settle bool
 }
 
 var causalWorks = sync.Pool{New: func() any { return new(causalWork) }}
@@ -560,6 +563,7 @@ func (c *causalCall[E]) tiles(p0, t, group int) {
 			}
 		}
 		tl.st.Reset(tileRows, dim)
+		tl.settle = c.gemm && !scoresCannotOverflow(tl.qt, dim, c.scale, c.f.keyMax)
 	}
 	w.s = growN(w.s, rows*t*(causalBlock+gemmLanes))
 	passes := attendPasses.Call
@@ -660,6 +664,9 @@ func (c *causalCall[E]) scores(tl *causalTile, j0, b int) ([]float32, int) {
 	pitch := (b + gemmLanes - 1) / gemmLanes * gemmLanes
 	s := w.s[:tileRows*pitch]
 	gemmScaled.Call(s, tl.qt, w.kb, tileRows, pitch, dim, dim, w.pitch, pitch, c.scale)
+	if !tl.settle {
+		return s, pitch
+	}
 	if x := sumOf.Call(s); x-x != 0 {
 		// Settle the scores that are not finite as Scores settles them, so that a row
 		// whose float32 sum overflowed meets the composition's value, not its own.

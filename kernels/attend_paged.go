@@ -131,24 +131,23 @@ type pagedFormat[E any] struct {
 	*attendFormat[E]
 	scratch *sync.Pool // of *[]E
 	// raw is the variant's Scores kernel on packed keys before settling, prefetching
-	// ahead; keyMax bounds a finite key's magnitude (settleScores).
-	raw    func(dst, q []float32, k, ahead []E, rows, n, dim, stride int, scale float32)
-	keyMax float64
+	// ahead.
+	raw func(dst, q []float32, k, ahead []E, rows, n, dim, stride int, scale float32)
 }
 
 var (
 	pagedFP16 = pagedFormat[Float16]{&attendFP16, &sync.Pool{New: func() any { return new([]Float16) }},
 		func(dst, q []float32, k, ahead []Float16, rows, n, dim, stride int, scale float32) {
 			scoresAhead.Call(dst, q, fp16.Bits(k), fp16.Bits(ahead), rows, n, dim, stride, scale)
-		}, maxF16}
+		}}
 	pagedBF16 = pagedFormat[bf16.BFloat16]{&attendBF16, &sync.Pool{New: func() any { return new([]bf16.BFloat16) }},
 		func(dst, q []float32, k, ahead []bf16.BFloat16, rows, n, dim, stride int, scale float32) {
 			scoresAheadBF16.Call(dst, q, bf16.Bits(k), bf16.Bits(ahead), rows, n, dim, stride, scale)
-		}, maxBF16}
+		}}
 	pagedQ8 = pagedFormat[q8.Block]{&attendQ8, &sync.Pool{New: func() any { return new([]q8.Block) }},
 		func(dst, q []float32, k, ahead []q8.Block, rows, n, dim, stride int, scale float32) {
 			scoresAheadQ8.Call(dst, q, q8.Bytes(k), q8.Bytes(ahead), rows, n, dim, stride/q8.BlockLen, scale)
-		}, maxQ8}
+		}}
 )
 
 // attendPaged runs the checked kernel, as attend runs Attend.

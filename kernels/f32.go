@@ -199,13 +199,14 @@ var (
 		add: func(dst, w []float32, v, ahead []float32, rows, n, stride int) {
 			weightedSumRowsAddF32.Call(dst, w, v, ahead, rows, n, stride)
 		},
-		race: func(k, v []float32) { race.Read(k); race.Read(v) },
-		at:   func(x []float32, j, d, stride int) float64 { return rowsF32{x, stride}.at(j, d) },
+		race:   func(k, v []float32) { race.Read(k); race.Read(v) },
+		at:     func(x []float32, j, d, stride int) float64 { return rowsF32{x, stride}.at(j, d) },
+		keyMax: maxF32,
 	}
 	pagedF32 = pagedFormat[float32]{&attendF32, &sync.Pool{New: func() any { return new([]float32) }},
 		func(dst, q []float32, k, ahead []float32, rows, n, dim, stride int, scale float32) {
 			scoresAheadF32.Call(dst, q, k, ahead, rows, n, dim, stride, scale)
-		}, maxF32}
+		}}
 	// causalF32 keeps its transposed keys or values in the workspace's float32 columns,
 	// which need no widening.
 	causalF32 = causalFormat[float32]{
