@@ -25,6 +25,8 @@ func DotF32F16(a *float32, b *uint16, n int, sel int64) float32
 //go:noescape
 func DotF32(a *float32, b *float32, n int, sel int64) float32
 
+// ScoresRowsAVX2 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1
+// query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim.
 // Where ahead is not empty, it prefetches row j of ahead (ahead[j*stride:], as key j
 // lies in k) as it scores key j: the decode attention's values, which it reads next.
 //
@@ -55,6 +57,8 @@ func ScoresPanels64AVX2(dst []float32, panels []float32, k []uint16, scratch []f
 //go:noescape
 func ScoresPanels128AVX2(dst []float32, panels []float32, k []uint16, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
 
+// ScoresRowsAVX512 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1
+// query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim.
 // Where ahead is not empty, it prefetches row j of ahead (ahead[j*stride:], as key j
 // lies in k) as it scores key j: the decode attention's values, which it reads next.
 //
@@ -91,6 +95,8 @@ func ScoresPanels128AVX512(dst []float32, panels []float32, k []uint16, scratch 
 //go:noescape
 func DotF32BF16AVX2(a []float32, b []uint16) float32
 
+// ScoresBF16RowsAVX2 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1
+// query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim.
 // Where ahead is not empty, it prefetches row j of ahead (ahead[j*stride:], as key j
 // lies in k) as it scores key j: the decode attention's values, which it reads next.
 //
@@ -127,6 +133,8 @@ func ScoresBF16Panels128AVX2(dst []float32, panels []float32, k []uint16, scratc
 //go:noescape
 func DotF32BF16AVX512(a []float32, b []uint16) float32
 
+// ScoresBF16RowsAVX512 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1
+// query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim.
 // Where ahead is not empty, it prefetches row j of ahead (ahead[j*stride:], as key j
 // lies in k) as it scores key j: the decode attention's values, which it reads next.
 //
@@ -163,6 +171,9 @@ func ScoresBF16Panels128AVX512(dst []float32, panels []float32, k []uint16, scra
 //go:noescape
 func DotF32Q8AVX2(a []float32, b []byte) float32
 
+// ScoresQ8RowsAVX2 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · key j) for rows ≥ 1 query rows,
+// n ≥ 1 keys and dim ≥ 32 a multiple of 32, key j being the dim/32 q8_0 blocks
+// k[34*j*stride:], stride ≥ dim/32 counted in blocks.
 // Where ahead is not empty, it prefetches row j of ahead (ahead[j*stride:], as key j
 // lies in k) as it scores key j: the decode attention's values, which it reads next.
 //
@@ -202,6 +213,9 @@ func ScoresQ8Panels128AVX2(dst []float32, panels []float32, k []byte, scratch []
 //go:noescape
 func DotF32Q8AVX512(a []float32, b []byte) float32
 
+// ScoresQ8RowsAVX512 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · key j) for rows ≥ 1 query rows,
+// n ≥ 1 keys and dim ≥ 32 a multiple of 32, key j being the dim/32 q8_0 blocks
+// k[34*j*stride:], stride ≥ dim/32 counted in blocks.
 // Where ahead is not empty, it prefetches row j of ahead (ahead[j*stride:], as key j
 // lies in k) as it scores key j: the decode attention's values, which it reads next.
 //
@@ -235,6 +249,8 @@ func ScoresQ8Panels64AVX512(dst []float32, panels []float32, k []byte, scratch [
 //go:noescape
 func ScoresQ8Panels128AVX512(dst []float32, panels []float32, k []byte, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
 
+// ScoresF32RowsAVX2 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1
+// query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim.
 // Where ahead is not empty, it prefetches row j of ahead (ahead[j*stride:], as key j
 // lies in k) as it scores key j: the decode attention's values, which it reads next.
 //
@@ -265,6 +281,8 @@ func ScoresF32Panels64AVX2(dst []float32, panels []float32, k []float32, scratch
 //go:noescape
 func ScoresF32Panels128AVX2(dst []float32, panels []float32, k []float32, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
 
+// ScoresF32RowsAVX512 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1
+// query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim.
 // Where ahead is not empty, it prefetches row j of ahead (ahead[j*stride:], as key j
 // lies in k) as it scores key j: the decode attention's values, which it reads next.
 //
@@ -294,3 +312,77 @@ func ScoresF32Panels64AVX512(dst []float32, panels []float32, k []float32, scrat
 //
 //go:noescape
 func ScoresF32Panels128AVX512(dst []float32, panels []float32, k []float32, scratch []float32, stage []float32, rows int, n int, dim int, stride int, scale float32)
+
+// ScoresRowsTableAVX2 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · key j) for rows ≥ 1 query rows,
+// n ≥ 1 keys and dim ≥ 1, key j being the dim uint16s at the address k[j].
+// Where ahead is not empty (n entries), it prefetches the row of a key's length at
+// ahead[j] as it scores key j: the decode attention's values, which it reads next.
+// The rows must stay reachable from Go pointers for the call: k holds bare addresses.
+//
+//go:noescape
+func ScoresRowsTableAVX2(dst []float32, q []float32, k []uintptr, ahead []uintptr, rows int, n int, dim int, scale float32)
+
+// ScoresRowsTableAVX512 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · key j) for rows ≥ 1 query rows,
+// n ≥ 1 keys and dim ≥ 1, key j being the dim uint16s at the address k[j].
+// Where ahead is not empty (n entries), it prefetches the row of a key's length at
+// ahead[j] as it scores key j: the decode attention's values, which it reads next.
+// The rows must stay reachable from Go pointers for the call: k holds bare addresses.
+//
+//go:noescape
+func ScoresRowsTableAVX512(dst []float32, q []float32, k []uintptr, ahead []uintptr, rows int, n int, dim int, scale float32)
+
+// ScoresBF16RowsTableAVX2 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · key j) for rows ≥ 1 query rows,
+// n ≥ 1 keys and dim ≥ 1, key j being the dim uint16s at the address k[j].
+// Where ahead is not empty (n entries), it prefetches the row of a key's length at
+// ahead[j] as it scores key j: the decode attention's values, which it reads next.
+// The rows must stay reachable from Go pointers for the call: k holds bare addresses.
+//
+//go:noescape
+func ScoresBF16RowsTableAVX2(dst []float32, q []float32, k []uintptr, ahead []uintptr, rows int, n int, dim int, scale float32)
+
+// ScoresBF16RowsTableAVX512 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · key j) for rows ≥ 1 query rows,
+// n ≥ 1 keys and dim ≥ 1, key j being the dim uint16s at the address k[j].
+// Where ahead is not empty (n entries), it prefetches the row of a key's length at
+// ahead[j] as it scores key j: the decode attention's values, which it reads next.
+// The rows must stay reachable from Go pointers for the call: k holds bare addresses.
+//
+//go:noescape
+func ScoresBF16RowsTableAVX512(dst []float32, q []float32, k []uintptr, ahead []uintptr, rows int, n int, dim int, scale float32)
+
+// ScoresQ8RowsTableAVX2 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · key j) for rows ≥ 1 query rows,
+// n ≥ 1 keys and dim ≥ 32 a multiple of 32, key j being the dim/32 q8_0 blocks at the
+// address k[j].
+// Where ahead is not empty (n entries), it prefetches the row of a key's length at
+// ahead[j] as it scores key j: the decode attention's values, which it reads next.
+// The rows must stay reachable from Go pointers for the call: k holds bare addresses.
+//
+//go:noescape
+func ScoresQ8RowsTableAVX2(dst []float32, q []float32, k []uintptr, ahead []uintptr, rows int, n int, dim int, scale float32)
+
+// ScoresQ8RowsTableAVX512 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · key j) for rows ≥ 1 query rows,
+// n ≥ 1 keys and dim ≥ 32 a multiple of 32, key j being the dim/32 q8_0 blocks at the
+// address k[j].
+// Where ahead is not empty (n entries), it prefetches the row of a key's length at
+// ahead[j] as it scores key j: the decode attention's values, which it reads next.
+// The rows must stay reachable from Go pointers for the call: k holds bare addresses.
+//
+//go:noescape
+func ScoresQ8RowsTableAVX512(dst []float32, q []float32, k []uintptr, ahead []uintptr, rows int, n int, dim int, scale float32)
+
+// ScoresF32RowsTableAVX2 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · key j) for rows ≥ 1 query rows,
+// n ≥ 1 keys and dim ≥ 1, key j being the dim float32s at the address k[j].
+// Where ahead is not empty (n entries), it prefetches the row of a key's length at
+// ahead[j] as it scores key j: the decode attention's values, which it reads next.
+// The rows must stay reachable from Go pointers for the call: k holds bare addresses.
+//
+//go:noescape
+func ScoresF32RowsTableAVX2(dst []float32, q []float32, k []uintptr, ahead []uintptr, rows int, n int, dim int, scale float32)
+
+// ScoresF32RowsTableAVX512 sets dst[i*n+j] = scale·(q[i*dim:][:dim] · key j) for rows ≥ 1 query rows,
+// n ≥ 1 keys and dim ≥ 1, key j being the dim float32s at the address k[j].
+// Where ahead is not empty (n entries), it prefetches the row of a key's length at
+// ahead[j] as it scores key j: the decode attention's values, which it reads next.
+// The rows must stay reachable from Go pointers for the call: k holds bare addresses.
+//
+//go:noescape
+func ScoresF32RowsTableAVX512(dst []float32, q []float32, k []uintptr, ahead []uintptr, rows int, n int, dim int, scale float32)

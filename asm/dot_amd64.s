@@ -63581,3 +63581,7108 @@ drainAVX512_1668:
 draindoneAVX512_1667:
 	VZEROUPPER
 	RET
+
+// func ScoresRowsTableAVX2(dst []float32, q []float32, k []uintptr, ahead []uintptr, rows int, n int, dim int, scale float32)
+// Requires: AVX, CMOV, F16C, FMA3, MMX+
+TEXT ·ScoresRowsTableAVX2(SB), NOSPLIT, $112-124
+	MOVQ    k_base+48(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    n+104(FP), AX
+	MOVQ    AX, 8(SP)
+	SHLQ    $0x02, AX
+	MOVQ    AX, 64(SP)
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    AX, 16(SP)
+	MOVQ    $0x00000008, 56(SP)
+	MOVQ    dim+112(FP), AX
+	LEAQ    -2(AX)(AX*1), CX
+	MOVQ    CX, 80(SP)
+	MOVQ    $0x00000040, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 88(SP)
+	MOVQ    $0x00000080, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 96(SP)
+	MOVQ    $0x000000c0, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 104(SP)
+	SHLQ    $0x02, AX
+	MOVQ    AX, 48(SP)
+	MOVQ    ahead_base+72(FP), AX
+	MOVQ    AX, 72(SP)
+
+keysAVX2_1669:
+	CMPQ       8(SP), $0x03
+	JB         keysdoneAVX2_1670
+	CMPQ       8(SP), $0x13
+	JB         owndoneAVX2_1671
+	MOVQ       56(SP), AX
+	IMUL3Q     $0x10, AX, AX
+	ADDQ       (SP), AX
+	MOVQ       80(SP), DX
+	CMPQ       DX, $0x000000ff
+	JA         longrows_128
+	MOVQ       88(SP), BX
+	MOVQ       96(SP), SI
+	MOVQ       104(SP), DI
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	JMP        rowsprefetched_128
+
+longrows_128:
+	MOVQ (AX), CX
+	XORQ DX, DX
+
+lines_129:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_129
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_130:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_130
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       AX, AX
+
+lines_131:
+	PREFETCHT0 (CX)(AX*1)
+	ADDQ       $0x40, AX
+	CMPQ       AX, 80(SP)
+	JB         lines_131
+	MOVQ       80(SP), AX
+	PREFETCHT0 (CX)(AX*1)
+
+rowsprefetched_128:
+owndoneAVX2_1671:
+	MOVQ       72(SP), AX
+	TESTQ      AX, AX
+	JZ         aheaddoneAVX2_1672
+	MOVQ       80(SP), DX
+	CMPQ       DX, $0x000000ff
+	JA         longrows_132
+	MOVQ       88(SP), BX
+	MOVQ       96(SP), SI
+	MOVQ       104(SP), DI
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	JMP        rowsprefetched_132
+
+longrows_132:
+	MOVQ (AX), CX
+	XORQ DX, DX
+
+lines_133:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_133
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_134:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_134
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_135:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_135
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+
+rowsprefetched_132:
+	ADDQ 56(SP), AX
+	MOVQ AX, 72(SP)
+
+aheaddoneAVX2_1672:
+	MOVQ q_base+24(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ 16(SP), AX
+	MOVQ AX, 32(SP)
+	MOVQ rows+96(FP), AX
+	MOVQ AX, 40(SP)
+
+rowsAVX2_1673:
+	CMPQ 40(SP), $0x04
+	JB   rowsdoneAVX2_1674
+
+	// Tile of 4 query rows × 3 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), BX
+	LEAQ   (BX)(DX*1), SI
+	LEAQ   (SI)(DX*1), DX
+	MOVQ   16(CX), DI
+	MOVQ   8(CX), R8
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), R9
+	MOVQ   R9, R10
+	ANDQ   $-8, R10
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ R10, R11
+
+tailAVX2_1675:
+	CMPQ        R11, R9
+	JAE         taildoneAVX2_1676
+	MOVWLZX     (CX)(R11*2), R12
+	VMOVD       R12, X12
+	VCVTPH2PS   X12, X12
+	MOVWLZX     (R8)(R11*2), R12
+	VMOVD       R12, X13
+	VCVTPH2PS   X13, X13
+	MOVWLZX     (DI)(R11*2), R12
+	VMOVD       R12, X14
+	VCVTPH2PS   X14, X14
+	VMOVSS      (AX)(R11*4), X15
+	VFMADD231SS X12, X15, X0
+	VFMADD231SS X13, X15, X1
+	VFMADD231SS X14, X15, X2
+	VMOVSS      (BX)(R11*4), X15
+	VFMADD231SS X12, X15, X3
+	VFMADD231SS X13, X15, X4
+	VFMADD231SS X14, X15, X5
+	VMOVSS      (SI)(R11*4), X15
+	VFMADD231SS X12, X15, X6
+	VFMADD231SS X13, X15, X7
+	VFMADD231SS X14, X15, X8
+	VMOVSS      (DX)(R11*4), X15
+	VFMADD231SS X12, X15, X9
+	VFMADD231SS X13, X15, X10
+	VFMADD231SS X14, X15, X11
+	INCQ        R11
+	JMP         tailAVX2_1675
+
+taildoneAVX2_1676:
+	// Whole vectors [0, body).
+	XORQ R11, R11
+
+bodyAVX2_1677:
+	CMPQ        R11, R10
+	JAE         bodydoneAVX2_1678
+	VCVTPH2PS   (CX)(R11*2), Y12
+	VCVTPH2PS   (R8)(R11*2), Y13
+	VCVTPH2PS   (DI)(R11*2), Y14
+	VMOVUPS     (AX)(R11*4), Y15
+	VFMADD231PS Y12, Y15, Y0
+	VFMADD231PS Y13, Y15, Y1
+	VFMADD231PS Y14, Y15, Y2
+	VMOVUPS     (BX)(R11*4), Y15
+	VFMADD231PS Y12, Y15, Y3
+	VFMADD231PS Y13, Y15, Y4
+	VFMADD231PS Y14, Y15, Y5
+	VMOVUPS     (SI)(R11*4), Y15
+	VFMADD231PS Y12, Y15, Y6
+	VFMADD231PS Y13, Y15, Y7
+	VFMADD231PS Y14, Y15, Y8
+	VMOVUPS     (DX)(R11*4), Y15
+	VFMADD231PS Y12, Y15, Y9
+	VFMADD231PS Y13, Y15, Y10
+	VFMADD231PS Y14, Y15, Y11
+	ADDQ        $0x08, R11
+	JMP         bodyAVX2_1677
+
+bodydoneAVX2_1678:
+	VBROADCASTSS scale+120(FP), Y12
+	MOVQ         32(SP), AX
+	MOVQ         64(SP), CX
+	LEAQ         (AX)(CX*1), DX
+	LEAQ         (DX)(CX*1), BX
+	LEAQ         (BX)(CX*1), CX
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y5, Y4, Y1
+	VHADDPS      Y7, Y6, Y2
+	VHADDPS      Y2, Y1, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VMULPS       Y12, Y2, Y2
+	VMOVSS       X2, (AX)
+	VEXTRACTPS   $0x01, X2, 4(AX)
+	VEXTRACTPS   $0x02, X2, 8(AX)
+	VEXTRACTPS   $0x03, X2, (DX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVSS       X0, 4(DX)
+	VEXTRACTPS   $0x01, X0, 8(DX)
+	VEXTRACTPS   $0x02, X0, (BX)
+	VEXTRACTPS   $0x03, X0, 4(BX)
+	VHADDPS      Y9, Y8, Y0
+	VHADDPS      Y11, Y10, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMULPS       X12, X1, X1
+	VMOVSS       X1, 8(BX)
+	VEXTRACTPS   $0x01, X1, (CX)
+	VEXTRACTPS   $0x02, X1, 4(CX)
+	VEXTRACTPS   $0x03, X1, 8(CX)
+	MOVQ         48(SP), AX
+	IMUL3Q       $0x04, AX, AX
+	ADDQ         AX, 24(SP)
+	MOVQ         64(SP), AX
+	IMUL3Q       $0x04, AX, AX
+	ADDQ         AX, 32(SP)
+	SUBQ         $0x04, 40(SP)
+	JMP          rowsAVX2_1673
+
+rowsdoneAVX2_1674:
+	CMPQ 40(SP), $0x02
+	JB   rowsdoneAVX2_1680
+
+	// Tile of 2 query rows × 3 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), DX
+	MOVQ   16(CX), BX
+	MOVQ   8(CX), SI
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), DI
+	MOVQ   DI, R8
+	ANDQ   $-8, R8
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ R8, R9
+
+tailAVX2_1681:
+	CMPQ        R9, DI
+	JAE         taildoneAVX2_1682
+	MOVWLZX     (CX)(R9*2), R10
+	VMOVD       R10, X6
+	VCVTPH2PS   X6, X6
+	MOVWLZX     (SI)(R9*2), R10
+	VMOVD       R10, X7
+	VCVTPH2PS   X7, X7
+	MOVWLZX     (BX)(R9*2), R10
+	VMOVD       R10, X8
+	VCVTPH2PS   X8, X8
+	VMOVSS      (AX)(R9*4), X9
+	VFMADD231SS X6, X9, X0
+	VFMADD231SS X7, X9, X1
+	VFMADD231SS X8, X9, X2
+	VMOVSS      (DX)(R9*4), X9
+	VFMADD231SS X6, X9, X3
+	VFMADD231SS X7, X9, X4
+	VFMADD231SS X8, X9, X5
+	INCQ        R9
+	JMP         tailAVX2_1681
+
+taildoneAVX2_1682:
+	// Whole vectors [0, body).
+	XORQ R9, R9
+
+bodyAVX2_1683:
+	CMPQ        R9, R8
+	JAE         bodydoneAVX2_1684
+	VCVTPH2PS   (CX)(R9*2), Y6
+	VCVTPH2PS   (SI)(R9*2), Y7
+	VCVTPH2PS   (BX)(R9*2), Y8
+	VMOVUPS     (AX)(R9*4), Y9
+	VFMADD231PS Y6, Y9, Y0
+	VFMADD231PS Y7, Y9, Y1
+	VFMADD231PS Y8, Y9, Y2
+	VMOVUPS     (DX)(R9*4), Y9
+	VFMADD231PS Y6, Y9, Y3
+	VFMADD231PS Y7, Y9, Y4
+	VFMADD231PS Y8, Y9, Y5
+	ADDQ        $0x08, R9
+	JMP         bodyAVX2_1683
+
+bodydoneAVX2_1684:
+	VBROADCASTSS scale+120(FP), Y6
+	MOVQ         32(SP), AX
+	MOVQ         64(SP), CX
+	LEAQ         (AX)(CX*1), CX
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y5, Y4, Y1
+	VHADDPS      Y5, Y5, Y2
+	VHADDPS      Y2, Y1, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VMULPS       Y6, Y2, Y2
+	VMOVSS       X2, (AX)
+	VEXTRACTPS   $0x01, X2, 4(AX)
+	VEXTRACTPS   $0x02, X2, 8(AX)
+	VEXTRACTPS   $0x03, X2, (CX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVSS       X0, 4(CX)
+	VEXTRACTPS   $0x01, X0, 8(CX)
+	MOVQ         48(SP), AX
+	IMUL3Q       $0x02, AX, AX
+	ADDQ         AX, 24(SP)
+	MOVQ         64(SP), AX
+	IMUL3Q       $0x02, AX, AX
+	ADDQ         AX, 32(SP)
+	SUBQ         $0x02, 40(SP)
+
+rowsdoneAVX2_1680:
+	CMPQ 40(SP), $0x01
+	JB   rowsdoneAVX2_1686
+
+	// Tile of 1 query rows × 3 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	MOVQ   16(CX), DX
+	MOVQ   8(CX), BX
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), SI
+	MOVQ   SI, DI
+	ANDQ   $-8, DI
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ DI, R8
+
+tailAVX2_1687:
+	CMPQ        R8, SI
+	JAE         taildoneAVX2_1688
+	MOVWLZX     (CX)(R8*2), R9
+	VMOVD       R9, X3
+	VCVTPH2PS   X3, X3
+	MOVWLZX     (BX)(R8*2), R9
+	VMOVD       R9, X4
+	VCVTPH2PS   X4, X4
+	MOVWLZX     (DX)(R8*2), R9
+	VMOVD       R9, X5
+	VCVTPH2PS   X5, X5
+	VMOVSS      (AX)(R8*4), X6
+	VFMADD231SS X3, X6, X0
+	VFMADD231SS X4, X6, X1
+	VFMADD231SS X5, X6, X2
+	INCQ        R8
+	JMP         tailAVX2_1687
+
+taildoneAVX2_1688:
+	// Whole vectors [0, body).
+	XORQ R8, R8
+
+bodyAVX2_1689:
+	CMPQ        R8, DI
+	JAE         bodydoneAVX2_1690
+	VCVTPH2PS   (CX)(R8*2), Y3
+	VCVTPH2PS   (BX)(R8*2), Y4
+	VCVTPH2PS   (DX)(R8*2), Y5
+	VMOVUPS     (AX)(R8*4), Y6
+	VFMADD231PS Y3, Y6, Y0
+	VFMADD231PS Y4, Y6, Y1
+	VFMADD231PS Y5, Y6, Y2
+	ADDQ        $0x08, R8
+	JMP         bodyAVX2_1689
+
+bodydoneAVX2_1690:
+	VBROADCASTSS scale+120(FP), Y3
+	MOVQ         32(SP), AX
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y2, Y2, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMULPS       X3, X1, X1
+	VMOVSS       X1, (AX)
+	VEXTRACTPS   $0x01, X1, 4(AX)
+	VEXTRACTPS   $0x02, X1, 8(AX)
+	MOVQ         48(SP), AX
+	IMUL3Q       $0x01, AX, AX
+	ADDQ         AX, 24(SP)
+	MOVQ         64(SP), AX
+	IMUL3Q       $0x01, AX, AX
+	ADDQ         AX, 32(SP)
+	SUBQ         $0x01, 40(SP)
+
+rowsdoneAVX2_1686:
+	MOVQ   56(SP), AX
+	IMUL3Q $0x03, AX, AX
+	ADDQ   AX, (SP)
+	ADDQ   $0x0c, 16(SP)
+	SUBQ   $0x03, 8(SP)
+	JMP    keysAVX2_1669
+
+keysdoneAVX2_1670:
+keysAVX2_1691:
+	CMPQ       8(SP), $0x01
+	JB         keysdoneAVX2_1692
+	CMPQ       8(SP), $0x11
+	JB         owndoneAVX2_1693
+	MOVQ       56(SP), AX
+	IMUL3Q     $0x10, AX, AX
+	ADDQ       (SP), AX
+	MOVQ       80(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_136
+	MOVQ       (AX), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       88(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       96(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       104(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_136
+
+longrows_136:
+	MOVQ (AX), AX
+	XORQ CX, CX
+
+lines_137:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_137
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+
+rowsprefetched_136:
+owndoneAVX2_1693:
+	MOVQ       72(SP), AX
+	TESTQ      AX, AX
+	JZ         aheaddoneAVX2_1694
+	MOVQ       80(SP), DX
+	CMPQ       DX, $0x000000ff
+	JA         longrows_138
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(DX*1)
+	MOVQ       88(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	MOVQ       96(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	MOVQ       104(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	JMP        rowsprefetched_138
+
+longrows_138:
+	MOVQ (AX), CX
+	XORQ DX, DX
+
+lines_139:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_139
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+
+rowsprefetched_138:
+	ADDQ 56(SP), AX
+	MOVQ AX, 72(SP)
+
+aheaddoneAVX2_1694:
+	MOVQ q_base+24(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ 16(SP), AX
+	MOVQ AX, 32(SP)
+	MOVQ rows+96(FP), AX
+	MOVQ AX, 40(SP)
+
+rowsAVX2_1695:
+	CMPQ 40(SP), $0x04
+	JB   rowsdoneAVX2_1696
+
+	// Tile of 4 query rows × 1 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), BX
+	LEAQ   (BX)(DX*1), SI
+	LEAQ   (SI)(DX*1), DX
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), DI
+	MOVQ   DI, R8
+	ANDQ   $-8, R8
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ R8, R9
+
+tailAVX2_1697:
+	CMPQ        R9, DI
+	JAE         taildoneAVX2_1698
+	MOVWLZX     (CX)(R9*2), R10
+	VMOVD       R10, X4
+	VCVTPH2PS   X4, X4
+	VMOVSS      (AX)(R9*4), X5
+	VFMADD231SS X4, X5, X0
+	VMOVSS      (BX)(R9*4), X5
+	VFMADD231SS X4, X5, X1
+	VMOVSS      (SI)(R9*4), X5
+	VFMADD231SS X4, X5, X2
+	VMOVSS      (DX)(R9*4), X5
+	VFMADD231SS X4, X5, X3
+	INCQ        R9
+	JMP         tailAVX2_1697
+
+taildoneAVX2_1698:
+	// Whole vectors [0, body).
+	XORQ R9, R9
+
+bodyAVX2_1699:
+	CMPQ        R9, R8
+	JAE         bodydoneAVX2_1700
+	VCVTPH2PS   (CX)(R9*2), Y4
+	VMOVUPS     (AX)(R9*4), Y5
+	VFMADD231PS Y4, Y5, Y0
+	VMOVUPS     (BX)(R9*4), Y5
+	VFMADD231PS Y4, Y5, Y1
+	VMOVUPS     (SI)(R9*4), Y5
+	VFMADD231PS Y4, Y5, Y2
+	VMOVUPS     (DX)(R9*4), Y5
+	VFMADD231PS Y4, Y5, Y3
+	ADDQ        $0x08, R9
+	JMP         bodyAVX2_1699
+
+bodydoneAVX2_1700:
+	VBROADCASTSS scale+120(FP), Y4
+	MOVQ         32(SP), AX
+	MOVQ         64(SP), CX
+	LEAQ         (AX)(CX*1), DX
+	LEAQ         (DX)(CX*1), BX
+	LEAQ         (BX)(CX*1), CX
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMULPS       X4, X1, X1
+	VMOVSS       X1, (AX)
+	VEXTRACTPS   $0x01, X1, (DX)
+	VEXTRACTPS   $0x02, X1, (BX)
+	VEXTRACTPS   $0x03, X1, (CX)
+	MOVQ         48(SP), AX
+	IMUL3Q       $0x04, AX, AX
+	ADDQ         AX, 24(SP)
+	MOVQ         64(SP), AX
+	IMUL3Q       $0x04, AX, AX
+	ADDQ         AX, 32(SP)
+	SUBQ         $0x04, 40(SP)
+	JMP          rowsAVX2_1695
+
+rowsdoneAVX2_1696:
+	CMPQ 40(SP), $0x02
+	JB   rowsdoneAVX2_1702
+
+	// Tile of 2 query rows × 1 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), DX
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), BX
+	MOVQ   BX, SI
+	ANDQ   $-8, SI
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ SI, DI
+
+tailAVX2_1703:
+	CMPQ        DI, BX
+	JAE         taildoneAVX2_1704
+	MOVWLZX     (CX)(DI*2), R8
+	VMOVD       R8, X2
+	VCVTPH2PS   X2, X2
+	VMOVSS      (AX)(DI*4), X3
+	VFMADD231SS X2, X3, X0
+	VMOVSS      (DX)(DI*4), X3
+	VFMADD231SS X2, X3, X1
+	INCQ        DI
+	JMP         tailAVX2_1703
+
+taildoneAVX2_1704:
+	// Whole vectors [0, body).
+	XORQ DI, DI
+
+bodyAVX2_1705:
+	CMPQ        DI, SI
+	JAE         bodydoneAVX2_1706
+	VCVTPH2PS   (CX)(DI*2), Y2
+	VMOVUPS     (AX)(DI*4), Y3
+	VFMADD231PS Y2, Y3, Y0
+	VMOVUPS     (DX)(DI*4), Y3
+	VFMADD231PS Y2, Y3, Y1
+	ADDQ        $0x08, DI
+	JMP         bodyAVX2_1705
+
+bodydoneAVX2_1706:
+	VBROADCASTSS scale+120(FP), Y2
+	MOVQ         32(SP), AX
+	MOVQ         64(SP), CX
+	LEAQ         (AX)(CX*1), CX
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMULPS       X2, X1, X1
+	VMOVSS       X1, (AX)
+	VEXTRACTPS   $0x01, X1, (CX)
+	MOVQ         48(SP), AX
+	IMUL3Q       $0x02, AX, AX
+	ADDQ         AX, 24(SP)
+	MOVQ         64(SP), AX
+	IMUL3Q       $0x02, AX, AX
+	ADDQ         AX, 32(SP)
+	SUBQ         $0x02, 40(SP)
+
+rowsdoneAVX2_1702:
+	CMPQ 40(SP), $0x01
+	JB   rowsdoneAVX2_1708
+
+	// Tile of 1 query rows × 1 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Y0, Y0, Y0
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), DX
+	MOVQ   DX, BX
+	ANDQ   $-8, BX
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ BX, SI
+
+tailAVX2_1709:
+	CMPQ        SI, DX
+	JAE         taildoneAVX2_1710
+	MOVWLZX     (CX)(SI*2), DI
+	VMOVD       DI, X1
+	VCVTPH2PS   X1, X1
+	VMOVSS      (AX)(SI*4), X2
+	VFMADD231SS X1, X2, X0
+	INCQ        SI
+	JMP         tailAVX2_1709
+
+taildoneAVX2_1710:
+	// Whole vectors [0, body).
+	XORQ SI, SI
+
+bodyAVX2_1711:
+	CMPQ        SI, BX
+	JAE         bodydoneAVX2_1712
+	VCVTPH2PS   (CX)(SI*2), Y1
+	VMOVUPS     (AX)(SI*4), Y2
+	VFMADD231PS Y1, Y2, Y0
+	ADDQ        $0x08, SI
+	JMP         bodyAVX2_1711
+
+bodydoneAVX2_1712:
+	VBROADCASTSS scale+120(FP), Y1
+	MOVQ         32(SP), AX
+	VHADDPS      Y0, Y0, Y2
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y2, Y0
+	VEXTRACTF128 $0x01, Y0, X2
+	VADDPS       X0, X2, X2
+	VMULPS       X1, X2, X2
+	VMOVSS       X2, (AX)
+	MOVQ         48(SP), AX
+	IMUL3Q       $0x01, AX, AX
+	ADDQ         AX, 24(SP)
+	MOVQ         64(SP), AX
+	IMUL3Q       $0x01, AX, AX
+	ADDQ         AX, 32(SP)
+	SUBQ         $0x01, 40(SP)
+
+rowsdoneAVX2_1708:
+	MOVQ   56(SP), AX
+	IMUL3Q $0x01, AX, AX
+	ADDQ   AX, (SP)
+	ADDQ   $0x04, 16(SP)
+	SUBQ   $0x01, 8(SP)
+	JMP    keysAVX2_1691
+
+keysdoneAVX2_1692:
+	VZEROUPPER
+	RET
+
+// func ScoresRowsTableAVX512(dst []float32, q []float32, k []uintptr, ahead []uintptr, rows int, n int, dim int, scale float32)
+// Requires: AVX, AVX512DQ, AVX512F, CMOV, F16C, FMA3, MMX+
+TEXT ·ScoresRowsTableAVX512(SB), NOSPLIT, $112-124
+	MOVQ    k_base+48(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    n+104(FP), AX
+	MOVQ    AX, 8(SP)
+	SHLQ    $0x02, AX
+	MOVQ    AX, 64(SP)
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    AX, 16(SP)
+	MOVQ    $0x00000008, 56(SP)
+	MOVQ    dim+112(FP), AX
+	LEAQ    -2(AX)(AX*1), CX
+	MOVQ    CX, 80(SP)
+	MOVQ    $0x00000040, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 88(SP)
+	MOVQ    $0x00000080, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 96(SP)
+	MOVQ    $0x000000c0, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 104(SP)
+	SHLQ    $0x02, AX
+	MOVQ    AX, 48(SP)
+	MOVQ    ahead_base+72(FP), AX
+	MOVQ    AX, 72(SP)
+
+keysAVX512_1713:
+	CMPQ       8(SP), $0x04
+	JB         keysdoneAVX512_1714
+	CMPQ       8(SP), $0x14
+	JB         owndoneAVX512_1715
+	MOVQ       56(SP), AX
+	IMUL3Q     $0x10, AX, AX
+	ADDQ       (SP), AX
+	MOVQ       80(SP), DX
+	CMPQ       DX, $0x000000ff
+	JA         longrows_140
+	MOVQ       88(SP), BX
+	MOVQ       96(SP), SI
+	MOVQ       104(SP), DI
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	JMP        rowsprefetched_140
+
+longrows_140:
+	MOVQ (AX), CX
+	XORQ DX, DX
+
+lines_141:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_141
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_142:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_142
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_143:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_143
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       AX, AX
+
+lines_144:
+	PREFETCHT0 (CX)(AX*1)
+	ADDQ       $0x40, AX
+	CMPQ       AX, 80(SP)
+	JB         lines_144
+	MOVQ       80(SP), AX
+	PREFETCHT0 (CX)(AX*1)
+
+rowsprefetched_140:
+owndoneAVX512_1715:
+	MOVQ       72(SP), AX
+	TESTQ      AX, AX
+	JZ         aheaddoneAVX512_1716
+	MOVQ       80(SP), DX
+	CMPQ       DX, $0x000000ff
+	JA         longrows_145
+	MOVQ       88(SP), BX
+	MOVQ       96(SP), SI
+	MOVQ       104(SP), DI
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	JMP        rowsprefetched_145
+
+longrows_145:
+	MOVQ (AX), CX
+	XORQ DX, DX
+
+lines_146:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_146
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_147:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_147
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_148:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_148
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_149:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_149
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+
+rowsprefetched_145:
+	ADDQ 56(SP), AX
+	MOVQ AX, 72(SP)
+
+aheaddoneAVX512_1716:
+	MOVQ q_base+24(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ 16(SP), AX
+	MOVQ AX, 32(SP)
+	MOVQ rows+96(FP), AX
+	MOVQ AX, 40(SP)
+
+rowsAVX512_1717:
+	CMPQ 40(SP), $0x04
+	JB   rowsdoneAVX512_1718
+
+	// Tile of 4 query rows × 4 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), BX
+	LEAQ   (BX)(DX*1), SI
+	LEAQ   (SI)(DX*1), DX
+	MOVQ   24(CX), DI
+	MOVQ   16(CX), R8
+	MOVQ   8(CX), R9
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), R10
+	MOVQ   R10, R11
+	ANDQ   $-16, R11
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ R11, R12
+
+tailAVX512_1719:
+	CMPQ        R12, R10
+	JAE         taildoneAVX512_1720
+	MOVWLZX     (CX)(R12*2), R13
+	VMOVD       R13, X16
+	VCVTPH2PS   X16, X16
+	MOVWLZX     (R9)(R12*2), R13
+	VMOVD       R13, X17
+	VCVTPH2PS   X17, X17
+	MOVWLZX     (R8)(R12*2), R13
+	VMOVD       R13, X18
+	VCVTPH2PS   X18, X18
+	MOVWLZX     (DI)(R12*2), R13
+	VMOVD       R13, X19
+	VCVTPH2PS   X19, X19
+	VMOVSS      (AX)(R12*4), X20
+	VFMADD231SS X16, X20, X0
+	VFMADD231SS X17, X20, X1
+	VFMADD231SS X18, X20, X2
+	VFMADD231SS X19, X20, X3
+	VMOVSS      (BX)(R12*4), X20
+	VFMADD231SS X16, X20, X4
+	VFMADD231SS X17, X20, X5
+	VFMADD231SS X18, X20, X6
+	VFMADD231SS X19, X20, X7
+	VMOVSS      (SI)(R12*4), X20
+	VFMADD231SS X16, X20, X8
+	VFMADD231SS X17, X20, X9
+	VFMADD231SS X18, X20, X10
+	VFMADD231SS X19, X20, X11
+	VMOVSS      (DX)(R12*4), X20
+	VFMADD231SS X16, X20, X12
+	VFMADD231SS X17, X20, X13
+	VFMADD231SS X18, X20, X14
+	VFMADD231SS X19, X20, X15
+	INCQ        R12
+	JMP         tailAVX512_1719
+
+taildoneAVX512_1720:
+	// Whole vectors [0, body).
+	XORQ R12, R12
+
+bodyAVX512_1721:
+	CMPQ        R12, R11
+	JAE         bodydoneAVX512_1722
+	VCVTPH2PS   (CX)(R12*2), Z16
+	VCVTPH2PS   (R9)(R12*2), Z17
+	VCVTPH2PS   (R8)(R12*2), Z18
+	VCVTPH2PS   (DI)(R12*2), Z19
+	VMOVUPS     (AX)(R12*4), Z20
+	VFMADD231PS Z16, Z20, Z0
+	VFMADD231PS Z17, Z20, Z1
+	VFMADD231PS Z18, Z20, Z2
+	VFMADD231PS Z19, Z20, Z3
+	VMOVUPS     (BX)(R12*4), Z20
+	VFMADD231PS Z16, Z20, Z4
+	VFMADD231PS Z17, Z20, Z5
+	VFMADD231PS Z18, Z20, Z6
+	VFMADD231PS Z19, Z20, Z7
+	VMOVUPS     (SI)(R12*4), Z20
+	VFMADD231PS Z16, Z20, Z8
+	VFMADD231PS Z17, Z20, Z9
+	VFMADD231PS Z18, Z20, Z10
+	VFMADD231PS Z19, Z20, Z11
+	VMOVUPS     (DX)(R12*4), Z20
+	VFMADD231PS Z16, Z20, Z12
+	VFMADD231PS Z17, Z20, Z13
+	VFMADD231PS Z18, Z20, Z14
+	VFMADD231PS Z19, Z20, Z15
+	ADDQ        $0x10, R12
+	JMP         bodyAVX512_1721
+
+bodydoneAVX512_1722:
+	VSHUFF64X2    $0x44, Z4, Z0, Z16
+	VSHUFF64X2    $0xee, Z4, Z0, Z0
+	VADDPS        Z0, Z16, Z16
+	VSHUFF64X2    $0x44, Z5, Z1, Z0
+	VSHUFF64X2    $0xee, Z5, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF64X2    $0x44, Z6, Z2, Z1
+	VSHUFF64X2    $0xee, Z6, Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF64X2    $0x44, Z7, Z3, Z2
+	VSHUFF64X2    $0xee, Z7, Z3, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF64X2    $0x44, Z12, Z8, Z3
+	VSHUFF64X2    $0xee, Z12, Z8, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF64X2    $0x44, Z13, Z9, Z4
+	VSHUFF64X2    $0xee, Z13, Z9, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF64X2    $0x44, Z14, Z10, Z5
+	VSHUFF64X2    $0xee, Z14, Z10, Z6
+	VADDPS        Z6, Z5, Z5
+	VSHUFF64X2    $0x44, Z15, Z11, Z6
+	VSHUFF64X2    $0xee, Z15, Z11, Z7
+	VADDPS        Z7, Z6, Z6
+	VSHUFPS       $0x88, Z0, Z16, Z7
+	VSHUFPS       $0xdd, Z0, Z16, Z0
+	VADDPS        Z0, Z7, Z7
+	VSHUFPS       $0x88, Z2, Z1, Z0
+	VSHUFPS       $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z4, Z3, Z1
+	VSHUFPS       $0xdd, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z6, Z5, Z2
+	VSHUFPS       $0xdd, Z6, Z5, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFPS       $0x88, Z0, Z7, Z3
+	VSHUFPS       $0xdd, Z0, Z7, Z0
+	VADDPS        Z0, Z3, Z3
+	VSHUFPS       $0x88, Z2, Z1, Z0
+	VSHUFPS       $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z0, Z3, Z1
+	VSHUFF32X4    $0xdd, Z0, Z3, Z0
+	VADDPS        Z0, Z1, Z1
+	VBROADCASTSS  scale+120(FP), Z0
+	VMULPS        Z0, Z1, Z1
+	MOVQ          32(SP), AX
+	MOVQ          64(SP), CX
+	LEAQ          (AX)(CX*1), DX
+	LEAQ          (DX)(CX*1), BX
+	LEAQ          (BX)(CX*1), CX
+	VMOVUPS       X1, (AX)
+	VEXTRACTF32X4 $0x01, Z1, (DX)
+	VEXTRACTF32X4 $0x02, Z1, (BX)
+	VEXTRACTF32X4 $0x03, Z1, (CX)
+	MOVQ          48(SP), AX
+	IMUL3Q        $0x04, AX, AX
+	ADDQ          AX, 24(SP)
+	MOVQ          64(SP), AX
+	IMUL3Q        $0x04, AX, AX
+	ADDQ          AX, 32(SP)
+	SUBQ          $0x04, 40(SP)
+	JMP           rowsAVX512_1717
+
+rowsdoneAVX512_1718:
+	CMPQ 40(SP), $0x02
+	JB   rowsdoneAVX512_1724
+
+	// Tile of 2 query rows × 4 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), DX
+	MOVQ   24(CX), BX
+	MOVQ   16(CX), SI
+	MOVQ   8(CX), DI
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), R8
+	MOVQ   R8, R9
+	ANDQ   $-16, R9
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ R9, R10
+
+tailAVX512_1725:
+	CMPQ        R10, R8
+	JAE         taildoneAVX512_1726
+	MOVWLZX     (CX)(R10*2), R11
+	VMOVD       R11, X8
+	VCVTPH2PS   X8, X8
+	MOVWLZX     (DI)(R10*2), R11
+	VMOVD       R11, X9
+	VCVTPH2PS   X9, X9
+	MOVWLZX     (SI)(R10*2), R11
+	VMOVD       R11, X10
+	VCVTPH2PS   X10, X10
+	MOVWLZX     (BX)(R10*2), R11
+	VMOVD       R11, X11
+	VCVTPH2PS   X11, X11
+	VMOVSS      (AX)(R10*4), X12
+	VFMADD231SS X8, X12, X0
+	VFMADD231SS X9, X12, X1
+	VFMADD231SS X10, X12, X2
+	VFMADD231SS X11, X12, X3
+	VMOVSS      (DX)(R10*4), X12
+	VFMADD231SS X8, X12, X4
+	VFMADD231SS X9, X12, X5
+	VFMADD231SS X10, X12, X6
+	VFMADD231SS X11, X12, X7
+	INCQ        R10
+	JMP         tailAVX512_1725
+
+taildoneAVX512_1726:
+	// Whole vectors [0, body).
+	XORQ R10, R10
+
+bodyAVX512_1727:
+	CMPQ        R10, R9
+	JAE         bodydoneAVX512_1728
+	VCVTPH2PS   (CX)(R10*2), Z8
+	VCVTPH2PS   (DI)(R10*2), Z9
+	VCVTPH2PS   (SI)(R10*2), Z10
+	VCVTPH2PS   (BX)(R10*2), Z11
+	VMOVUPS     (AX)(R10*4), Z12
+	VFMADD231PS Z8, Z12, Z0
+	VFMADD231PS Z9, Z12, Z1
+	VFMADD231PS Z10, Z12, Z2
+	VFMADD231PS Z11, Z12, Z3
+	VMOVUPS     (DX)(R10*4), Z12
+	VFMADD231PS Z8, Z12, Z4
+	VFMADD231PS Z9, Z12, Z5
+	VFMADD231PS Z10, Z12, Z6
+	VFMADD231PS Z11, Z12, Z7
+	ADDQ        $0x10, R10
+	JMP         bodyAVX512_1727
+
+bodydoneAVX512_1728:
+	VEXTRACTF64X4 $0x01, Z0, Y8
+	VADDPS        Y0, Y8, Y8
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z2, Y1
+	VADDPS        Y2, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z3, Y2
+	VADDPS        Y3, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z4, Y3
+	VADDPS        Y4, Y3, Y3
+	VEXTRACTF64X4 $0x01, Z5, Y4
+	VADDPS        Y5, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z6, Y5
+	VADDPS        Y6, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z7, Y6
+	VADDPS        Y7, Y6, Y6
+	VBROADCASTSS  scale+120(FP), Y7
+	MOVQ          32(SP), AX
+	MOVQ          64(SP), CX
+	LEAQ          (AX)(CX*1), CX
+	VHADDPS       Y0, Y8, Y0
+	VHADDPS       Y2, Y1, Y1
+	VHADDPS       Y1, Y0, Y0
+	VHADDPS       Y4, Y3, Y1
+	VHADDPS       Y6, Y5, Y2
+	VHADDPS       Y2, Y1, Y1
+	VPERM2F128    $0x20, Y1, Y0, Y2
+	VPERM2F128    $0x31, Y1, Y0, Y0
+	VADDPS        Y0, Y2, Y2
+	VMULPS        Y7, Y2, Y2
+	VMOVSS        X2, (AX)
+	VEXTRACTPS    $0x01, X2, 4(AX)
+	VEXTRACTPS    $0x02, X2, 8(AX)
+	VEXTRACTPS    $0x03, X2, 12(AX)
+	VEXTRACTF128  $0x01, Y2, X0
+	VMOVSS        X0, (CX)
+	VEXTRACTPS    $0x01, X0, 4(CX)
+	VEXTRACTPS    $0x02, X0, 8(CX)
+	VEXTRACTPS    $0x03, X0, 12(CX)
+	MOVQ          48(SP), AX
+	IMUL3Q        $0x02, AX, AX
+	ADDQ          AX, 24(SP)
+	MOVQ          64(SP), AX
+	IMUL3Q        $0x02, AX, AX
+	ADDQ          AX, 32(SP)
+	SUBQ          $0x02, 40(SP)
+
+rowsdoneAVX512_1724:
+	CMPQ 40(SP), $0x01
+	JB   rowsdoneAVX512_1730
+
+	// Tile of 1 query rows × 4 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	MOVQ   24(CX), DX
+	MOVQ   16(CX), BX
+	MOVQ   8(CX), SI
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), DI
+	MOVQ   DI, R8
+	ANDQ   $-16, R8
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ R8, R9
+
+tailAVX512_1731:
+	CMPQ        R9, DI
+	JAE         taildoneAVX512_1732
+	MOVWLZX     (CX)(R9*2), R10
+	VMOVD       R10, X4
+	VCVTPH2PS   X4, X4
+	MOVWLZX     (SI)(R9*2), R10
+	VMOVD       R10, X5
+	VCVTPH2PS   X5, X5
+	MOVWLZX     (BX)(R9*2), R10
+	VMOVD       R10, X6
+	VCVTPH2PS   X6, X6
+	MOVWLZX     (DX)(R9*2), R10
+	VMOVD       R10, X7
+	VCVTPH2PS   X7, X7
+	VMOVSS      (AX)(R9*4), X8
+	VFMADD231SS X4, X8, X0
+	VFMADD231SS X5, X8, X1
+	VFMADD231SS X6, X8, X2
+	VFMADD231SS X7, X8, X3
+	INCQ        R9
+	JMP         tailAVX512_1731
+
+taildoneAVX512_1732:
+	// Whole vectors [0, body).
+	XORQ R9, R9
+
+bodyAVX512_1733:
+	CMPQ        R9, R8
+	JAE         bodydoneAVX512_1734
+	VCVTPH2PS   (CX)(R9*2), Z4
+	VCVTPH2PS   (SI)(R9*2), Z5
+	VCVTPH2PS   (BX)(R9*2), Z6
+	VCVTPH2PS   (DX)(R9*2), Z7
+	VMOVUPS     (AX)(R9*4), Z8
+	VFMADD231PS Z4, Z8, Z0
+	VFMADD231PS Z5, Z8, Z1
+	VFMADD231PS Z6, Z8, Z2
+	VFMADD231PS Z7, Z8, Z3
+	ADDQ        $0x10, R9
+	JMP         bodyAVX512_1733
+
+bodydoneAVX512_1734:
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y0, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z2, Y1
+	VADDPS        Y2, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z3, Y2
+	VADDPS        Y3, Y2, Y2
+	VBROADCASTSS  scale+120(FP), Y3
+	MOVQ          32(SP), AX
+	VHADDPS       Y0, Y4, Y0
+	VHADDPS       Y2, Y1, Y1
+	VHADDPS       Y1, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X0, X1, X1
+	VMULPS        X3, X1, X1
+	VMOVSS        X1, (AX)
+	VEXTRACTPS    $0x01, X1, 4(AX)
+	VEXTRACTPS    $0x02, X1, 8(AX)
+	VEXTRACTPS    $0x03, X1, 12(AX)
+	MOVQ          48(SP), AX
+	IMUL3Q        $0x01, AX, AX
+	ADDQ          AX, 24(SP)
+	MOVQ          64(SP), AX
+	IMUL3Q        $0x01, AX, AX
+	ADDQ          AX, 32(SP)
+	SUBQ          $0x01, 40(SP)
+
+rowsdoneAVX512_1730:
+	MOVQ   56(SP), AX
+	IMUL3Q $0x04, AX, AX
+	ADDQ   AX, (SP)
+	ADDQ   $0x10, 16(SP)
+	SUBQ   $0x04, 8(SP)
+	JMP    keysAVX512_1713
+
+keysdoneAVX512_1714:
+keysAVX512_1735:
+	CMPQ       8(SP), $0x01
+	JB         keysdoneAVX512_1736
+	CMPQ       8(SP), $0x11
+	JB         owndoneAVX512_1737
+	MOVQ       56(SP), AX
+	IMUL3Q     $0x10, AX, AX
+	ADDQ       (SP), AX
+	MOVQ       80(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_150
+	MOVQ       (AX), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       88(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       96(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       104(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_150
+
+longrows_150:
+	MOVQ (AX), AX
+	XORQ CX, CX
+
+lines_151:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_151
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+
+rowsprefetched_150:
+owndoneAVX512_1737:
+	MOVQ       72(SP), AX
+	TESTQ      AX, AX
+	JZ         aheaddoneAVX512_1738
+	MOVQ       80(SP), DX
+	CMPQ       DX, $0x000000ff
+	JA         longrows_152
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(DX*1)
+	MOVQ       88(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	MOVQ       96(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	MOVQ       104(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	JMP        rowsprefetched_152
+
+longrows_152:
+	MOVQ (AX), CX
+	XORQ DX, DX
+
+lines_153:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_153
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+
+rowsprefetched_152:
+	ADDQ 56(SP), AX
+	MOVQ AX, 72(SP)
+
+aheaddoneAVX512_1738:
+	MOVQ q_base+24(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ 16(SP), AX
+	MOVQ AX, 32(SP)
+	MOVQ rows+96(FP), AX
+	MOVQ AX, 40(SP)
+
+rowsAVX512_1739:
+	CMPQ 40(SP), $0x04
+	JB   rowsdoneAVX512_1740
+
+	// Tile of 4 query rows × 1 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), BX
+	LEAQ   (BX)(DX*1), SI
+	LEAQ   (SI)(DX*1), DX
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), DI
+	MOVQ   DI, R8
+	ANDQ   $-16, R8
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ R8, R9
+
+tailAVX512_1741:
+	CMPQ        R9, DI
+	JAE         taildoneAVX512_1742
+	MOVWLZX     (CX)(R9*2), R10
+	VMOVD       R10, X4
+	VCVTPH2PS   X4, X4
+	VMOVSS      (AX)(R9*4), X5
+	VFMADD231SS X4, X5, X0
+	VMOVSS      (BX)(R9*4), X5
+	VFMADD231SS X4, X5, X1
+	VMOVSS      (SI)(R9*4), X5
+	VFMADD231SS X4, X5, X2
+	VMOVSS      (DX)(R9*4), X5
+	VFMADD231SS X4, X5, X3
+	INCQ        R9
+	JMP         tailAVX512_1741
+
+taildoneAVX512_1742:
+	// Whole vectors [0, body).
+	XORQ R9, R9
+
+bodyAVX512_1743:
+	CMPQ        R9, R8
+	JAE         bodydoneAVX512_1744
+	VCVTPH2PS   (CX)(R9*2), Z4
+	VMOVUPS     (AX)(R9*4), Z5
+	VFMADD231PS Z4, Z5, Z0
+	VMOVUPS     (BX)(R9*4), Z5
+	VFMADD231PS Z4, Z5, Z1
+	VMOVUPS     (SI)(R9*4), Z5
+	VFMADD231PS Z4, Z5, Z2
+	VMOVUPS     (DX)(R9*4), Z5
+	VFMADD231PS Z4, Z5, Z3
+	ADDQ        $0x10, R9
+	JMP         bodyAVX512_1743
+
+bodydoneAVX512_1744:
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y0, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z2, Y1
+	VADDPS        Y2, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z3, Y2
+	VADDPS        Y3, Y2, Y2
+	VBROADCASTSS  scale+120(FP), Y3
+	MOVQ          32(SP), AX
+	MOVQ          64(SP), CX
+	LEAQ          (AX)(CX*1), DX
+	LEAQ          (DX)(CX*1), BX
+	LEAQ          (BX)(CX*1), CX
+	VHADDPS       Y0, Y4, Y0
+	VHADDPS       Y2, Y1, Y1
+	VHADDPS       Y1, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X0, X1, X1
+	VMULPS        X3, X1, X1
+	VMOVSS        X1, (AX)
+	VEXTRACTPS    $0x01, X1, (DX)
+	VEXTRACTPS    $0x02, X1, (BX)
+	VEXTRACTPS    $0x03, X1, (CX)
+	MOVQ          48(SP), AX
+	IMUL3Q        $0x04, AX, AX
+	ADDQ          AX, 24(SP)
+	MOVQ          64(SP), AX
+	IMUL3Q        $0x04, AX, AX
+	ADDQ          AX, 32(SP)
+	SUBQ          $0x04, 40(SP)
+	JMP           rowsAVX512_1739
+
+rowsdoneAVX512_1740:
+	CMPQ 40(SP), $0x02
+	JB   rowsdoneAVX512_1746
+
+	// Tile of 2 query rows × 1 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), DX
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), BX
+	MOVQ   BX, SI
+	ANDQ   $-16, SI
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ SI, DI
+
+tailAVX512_1747:
+	CMPQ        DI, BX
+	JAE         taildoneAVX512_1748
+	MOVWLZX     (CX)(DI*2), R8
+	VMOVD       R8, X2
+	VCVTPH2PS   X2, X2
+	VMOVSS      (AX)(DI*4), X3
+	VFMADD231SS X2, X3, X0
+	VMOVSS      (DX)(DI*4), X3
+	VFMADD231SS X2, X3, X1
+	INCQ        DI
+	JMP         tailAVX512_1747
+
+taildoneAVX512_1748:
+	// Whole vectors [0, body).
+	XORQ DI, DI
+
+bodyAVX512_1749:
+	CMPQ        DI, SI
+	JAE         bodydoneAVX512_1750
+	VCVTPH2PS   (CX)(DI*2), Z2
+	VMOVUPS     (AX)(DI*4), Z3
+	VFMADD231PS Z2, Z3, Z0
+	VMOVUPS     (DX)(DI*4), Z3
+	VFMADD231PS Z2, Z3, Z1
+	ADDQ        $0x10, DI
+	JMP         bodyAVX512_1749
+
+bodydoneAVX512_1750:
+	VEXTRACTF64X4 $0x01, Z0, Y2
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y1, Y0, Y0
+	VBROADCASTSS  scale+120(FP), Y1
+	MOVQ          32(SP), AX
+	MOVQ          64(SP), CX
+	LEAQ          (AX)(CX*1), CX
+	VHADDPS       Y0, Y2, Y2
+	VHADDPS       Y0, Y0, Y0
+	VHADDPS       Y0, Y2, Y0
+	VEXTRACTF128  $0x01, Y0, X2
+	VADDPS        X0, X2, X2
+	VMULPS        X1, X2, X2
+	VMOVSS        X2, (AX)
+	VEXTRACTPS    $0x01, X2, (CX)
+	MOVQ          48(SP), AX
+	IMUL3Q        $0x02, AX, AX
+	ADDQ          AX, 24(SP)
+	MOVQ          64(SP), AX
+	IMUL3Q        $0x02, AX, AX
+	ADDQ          AX, 32(SP)
+	SUBQ          $0x02, 40(SP)
+
+rowsdoneAVX512_1746:
+	CMPQ 40(SP), $0x01
+	JB   rowsdoneAVX512_1752
+
+	// Tile of 1 query rows × 1 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Z0, Z0, Z0
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), DX
+	MOVQ   DX, BX
+	ANDQ   $-16, BX
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ BX, SI
+
+tailAVX512_1753:
+	CMPQ        SI, DX
+	JAE         taildoneAVX512_1754
+	MOVWLZX     (CX)(SI*2), DI
+	VMOVD       DI, X1
+	VCVTPH2PS   X1, X1
+	VMOVSS      (AX)(SI*4), X2
+	VFMADD231SS X1, X2, X0
+	INCQ        SI
+	JMP         tailAVX512_1753
+
+taildoneAVX512_1754:
+	// Whole vectors [0, body).
+	XORQ SI, SI
+
+bodyAVX512_1755:
+	CMPQ        SI, BX
+	JAE         bodydoneAVX512_1756
+	VCVTPH2PS   (CX)(SI*2), Z1
+	VMOVUPS     (AX)(SI*4), Z2
+	VFMADD231PS Z1, Z2, Z0
+	ADDQ        $0x10, SI
+	JMP         bodyAVX512_1755
+
+bodydoneAVX512_1756:
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y0, Y1, Y1
+	VBROADCASTSS  scale+120(FP), Y0
+	MOVQ          32(SP), AX
+	VHADDPS       Y1, Y1, Y2
+	VHADDPS       Y1, Y1, Y1
+	VHADDPS       Y1, Y2, Y1
+	VEXTRACTF128  $0x01, Y1, X2
+	VADDPS        X1, X2, X2
+	VMULPS        X0, X2, X2
+	VMOVSS        X2, (AX)
+	MOVQ          48(SP), AX
+	IMUL3Q        $0x01, AX, AX
+	ADDQ          AX, 24(SP)
+	MOVQ          64(SP), AX
+	IMUL3Q        $0x01, AX, AX
+	ADDQ          AX, 32(SP)
+	SUBQ          $0x01, 40(SP)
+
+rowsdoneAVX512_1752:
+	MOVQ   56(SP), AX
+	IMUL3Q $0x01, AX, AX
+	ADDQ   AX, (SP)
+	ADDQ   $0x04, 16(SP)
+	SUBQ   $0x01, 8(SP)
+	JMP    keysAVX512_1735
+
+keysdoneAVX512_1736:
+	VZEROUPPER
+	RET
+
+// func ScoresBF16RowsTableAVX2(dst []float32, q []float32, k []uintptr, ahead []uintptr, rows int, n int, dim int, scale float32)
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·ScoresBF16RowsTableAVX2(SB), NOSPLIT, $112-124
+	MOVQ    k_base+48(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    n+104(FP), AX
+	MOVQ    AX, 8(SP)
+	SHLQ    $0x02, AX
+	MOVQ    AX, 64(SP)
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    AX, 16(SP)
+	MOVQ    $0x00000008, 56(SP)
+	MOVQ    dim+112(FP), AX
+	LEAQ    -2(AX)(AX*1), CX
+	MOVQ    CX, 80(SP)
+	MOVQ    $0x00000040, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 88(SP)
+	MOVQ    $0x00000080, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 96(SP)
+	MOVQ    $0x000000c0, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 104(SP)
+	SHLQ    $0x02, AX
+	MOVQ    AX, 48(SP)
+	MOVQ    ahead_base+72(FP), AX
+	MOVQ    AX, 72(SP)
+
+keysAVX2_1757:
+	CMPQ       8(SP), $0x03
+	JB         keysdoneAVX2_1758
+	CMPQ       8(SP), $0x13
+	JB         owndoneAVX2_1759
+	MOVQ       56(SP), AX
+	IMUL3Q     $0x10, AX, AX
+	ADDQ       (SP), AX
+	MOVQ       80(SP), DX
+	CMPQ       DX, $0x000000ff
+	JA         longrows_154
+	MOVQ       88(SP), BX
+	MOVQ       96(SP), SI
+	MOVQ       104(SP), DI
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	JMP        rowsprefetched_154
+
+longrows_154:
+	MOVQ (AX), CX
+	XORQ DX, DX
+
+lines_155:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_155
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_156:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_156
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       AX, AX
+
+lines_157:
+	PREFETCHT0 (CX)(AX*1)
+	ADDQ       $0x40, AX
+	CMPQ       AX, 80(SP)
+	JB         lines_157
+	MOVQ       80(SP), AX
+	PREFETCHT0 (CX)(AX*1)
+
+rowsprefetched_154:
+owndoneAVX2_1759:
+	MOVQ       72(SP), AX
+	TESTQ      AX, AX
+	JZ         aheaddoneAVX2_1760
+	MOVQ       80(SP), DX
+	CMPQ       DX, $0x000000ff
+	JA         longrows_158
+	MOVQ       88(SP), BX
+	MOVQ       96(SP), SI
+	MOVQ       104(SP), DI
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	JMP        rowsprefetched_158
+
+longrows_158:
+	MOVQ (AX), CX
+	XORQ DX, DX
+
+lines_159:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_159
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_160:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_160
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_161:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_161
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+
+rowsprefetched_158:
+	ADDQ 56(SP), AX
+	MOVQ AX, 72(SP)
+
+aheaddoneAVX2_1760:
+	MOVQ q_base+24(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ 16(SP), AX
+	MOVQ AX, 32(SP)
+	MOVQ rows+96(FP), AX
+	MOVQ AX, 40(SP)
+
+rowsAVX2_1761:
+	CMPQ 40(SP), $0x04
+	JB   rowsdoneAVX2_1762
+
+	// Tile of 4 query rows × 3 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), BX
+	LEAQ   (BX)(DX*1), SI
+	LEAQ   (SI)(DX*1), DX
+	MOVQ   16(CX), DI
+	MOVQ   8(CX), R8
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), R9
+	MOVQ   R9, R10
+	ANDQ   $-8, R10
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ R10, R11
+
+tailAVX2_1763:
+	CMPQ        R11, R9
+	JAE         taildoneAVX2_1764
+	MOVWLZX     (CX)(R11*2), R12
+	SHLL        $0x10, R12
+	VMOVD       R12, X12
+	MOVWLZX     (R8)(R11*2), R12
+	SHLL        $0x10, R12
+	VMOVD       R12, X13
+	MOVWLZX     (DI)(R11*2), R12
+	SHLL        $0x10, R12
+	VMOVD       R12, X14
+	VMOVSS      (AX)(R11*4), X15
+	VFMADD231SS X12, X15, X0
+	VFMADD231SS X13, X15, X1
+	VFMADD231SS X14, X15, X2
+	VMOVSS      (BX)(R11*4), X15
+	VFMADD231SS X12, X15, X3
+	VFMADD231SS X13, X15, X4
+	VFMADD231SS X14, X15, X5
+	VMOVSS      (SI)(R11*4), X15
+	VFMADD231SS X12, X15, X6
+	VFMADD231SS X13, X15, X7
+	VFMADD231SS X14, X15, X8
+	VMOVSS      (DX)(R11*4), X15
+	VFMADD231SS X12, X15, X9
+	VFMADD231SS X13, X15, X10
+	VFMADD231SS X14, X15, X11
+	INCQ        R11
+	JMP         tailAVX2_1763
+
+taildoneAVX2_1764:
+	// Whole vectors [0, body).
+	XORQ R11, R11
+
+bodyAVX2_1765:
+	CMPQ        R11, R10
+	JAE         bodydoneAVX2_1766
+	VPMOVZXWD   (CX)(R11*2), Y12
+	VPSLLD      $0x10, Y12, Y12
+	VPMOVZXWD   (R8)(R11*2), Y13
+	VPSLLD      $0x10, Y13, Y13
+	VPMOVZXWD   (DI)(R11*2), Y14
+	VPSLLD      $0x10, Y14, Y14
+	VMOVUPS     (AX)(R11*4), Y15
+	VFMADD231PS Y12, Y15, Y0
+	VFMADD231PS Y13, Y15, Y1
+	VFMADD231PS Y14, Y15, Y2
+	VMOVUPS     (BX)(R11*4), Y15
+	VFMADD231PS Y12, Y15, Y3
+	VFMADD231PS Y13, Y15, Y4
+	VFMADD231PS Y14, Y15, Y5
+	VMOVUPS     (SI)(R11*4), Y15
+	VFMADD231PS Y12, Y15, Y6
+	VFMADD231PS Y13, Y15, Y7
+	VFMADD231PS Y14, Y15, Y8
+	VMOVUPS     (DX)(R11*4), Y15
+	VFMADD231PS Y12, Y15, Y9
+	VFMADD231PS Y13, Y15, Y10
+	VFMADD231PS Y14, Y15, Y11
+	ADDQ        $0x08, R11
+	JMP         bodyAVX2_1765
+
+bodydoneAVX2_1766:
+	VBROADCASTSS scale+120(FP), Y12
+	MOVQ         32(SP), AX
+	MOVQ         64(SP), CX
+	LEAQ         (AX)(CX*1), DX
+	LEAQ         (DX)(CX*1), BX
+	LEAQ         (BX)(CX*1), CX
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y5, Y4, Y1
+	VHADDPS      Y7, Y6, Y2
+	VHADDPS      Y2, Y1, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VMULPS       Y12, Y2, Y2
+	VMOVSS       X2, (AX)
+	VEXTRACTPS   $0x01, X2, 4(AX)
+	VEXTRACTPS   $0x02, X2, 8(AX)
+	VEXTRACTPS   $0x03, X2, (DX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVSS       X0, 4(DX)
+	VEXTRACTPS   $0x01, X0, 8(DX)
+	VEXTRACTPS   $0x02, X0, (BX)
+	VEXTRACTPS   $0x03, X0, 4(BX)
+	VHADDPS      Y9, Y8, Y0
+	VHADDPS      Y11, Y10, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMULPS       X12, X1, X1
+	VMOVSS       X1, 8(BX)
+	VEXTRACTPS   $0x01, X1, (CX)
+	VEXTRACTPS   $0x02, X1, 4(CX)
+	VEXTRACTPS   $0x03, X1, 8(CX)
+	MOVQ         48(SP), AX
+	IMUL3Q       $0x04, AX, AX
+	ADDQ         AX, 24(SP)
+	MOVQ         64(SP), AX
+	IMUL3Q       $0x04, AX, AX
+	ADDQ         AX, 32(SP)
+	SUBQ         $0x04, 40(SP)
+	JMP          rowsAVX2_1761
+
+rowsdoneAVX2_1762:
+	CMPQ 40(SP), $0x02
+	JB   rowsdoneAVX2_1768
+
+	// Tile of 2 query rows × 3 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), DX
+	MOVQ   16(CX), BX
+	MOVQ   8(CX), SI
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), DI
+	MOVQ   DI, R8
+	ANDQ   $-8, R8
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ R8, R9
+
+tailAVX2_1769:
+	CMPQ        R9, DI
+	JAE         taildoneAVX2_1770
+	MOVWLZX     (CX)(R9*2), R10
+	SHLL        $0x10, R10
+	VMOVD       R10, X6
+	MOVWLZX     (SI)(R9*2), R10
+	SHLL        $0x10, R10
+	VMOVD       R10, X7
+	MOVWLZX     (BX)(R9*2), R10
+	SHLL        $0x10, R10
+	VMOVD       R10, X8
+	VMOVSS      (AX)(R9*4), X9
+	VFMADD231SS X6, X9, X0
+	VFMADD231SS X7, X9, X1
+	VFMADD231SS X8, X9, X2
+	VMOVSS      (DX)(R9*4), X9
+	VFMADD231SS X6, X9, X3
+	VFMADD231SS X7, X9, X4
+	VFMADD231SS X8, X9, X5
+	INCQ        R9
+	JMP         tailAVX2_1769
+
+taildoneAVX2_1770:
+	// Whole vectors [0, body).
+	XORQ R9, R9
+
+bodyAVX2_1771:
+	CMPQ        R9, R8
+	JAE         bodydoneAVX2_1772
+	VPMOVZXWD   (CX)(R9*2), Y6
+	VPSLLD      $0x10, Y6, Y6
+	VPMOVZXWD   (SI)(R9*2), Y7
+	VPSLLD      $0x10, Y7, Y7
+	VPMOVZXWD   (BX)(R9*2), Y8
+	VPSLLD      $0x10, Y8, Y8
+	VMOVUPS     (AX)(R9*4), Y9
+	VFMADD231PS Y6, Y9, Y0
+	VFMADD231PS Y7, Y9, Y1
+	VFMADD231PS Y8, Y9, Y2
+	VMOVUPS     (DX)(R9*4), Y9
+	VFMADD231PS Y6, Y9, Y3
+	VFMADD231PS Y7, Y9, Y4
+	VFMADD231PS Y8, Y9, Y5
+	ADDQ        $0x08, R9
+	JMP         bodyAVX2_1771
+
+bodydoneAVX2_1772:
+	VBROADCASTSS scale+120(FP), Y6
+	MOVQ         32(SP), AX
+	MOVQ         64(SP), CX
+	LEAQ         (AX)(CX*1), CX
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y5, Y4, Y1
+	VHADDPS      Y5, Y5, Y2
+	VHADDPS      Y2, Y1, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VMULPS       Y6, Y2, Y2
+	VMOVSS       X2, (AX)
+	VEXTRACTPS   $0x01, X2, 4(AX)
+	VEXTRACTPS   $0x02, X2, 8(AX)
+	VEXTRACTPS   $0x03, X2, (CX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVSS       X0, 4(CX)
+	VEXTRACTPS   $0x01, X0, 8(CX)
+	MOVQ         48(SP), AX
+	IMUL3Q       $0x02, AX, AX
+	ADDQ         AX, 24(SP)
+	MOVQ         64(SP), AX
+	IMUL3Q       $0x02, AX, AX
+	ADDQ         AX, 32(SP)
+	SUBQ         $0x02, 40(SP)
+
+rowsdoneAVX2_1768:
+	CMPQ 40(SP), $0x01
+	JB   rowsdoneAVX2_1774
+
+	// Tile of 1 query rows × 3 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	MOVQ   16(CX), DX
+	MOVQ   8(CX), BX
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), SI
+	MOVQ   SI, DI
+	ANDQ   $-8, DI
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ DI, R8
+
+tailAVX2_1775:
+	CMPQ        R8, SI
+	JAE         taildoneAVX2_1776
+	MOVWLZX     (CX)(R8*2), R9
+	SHLL        $0x10, R9
+	VMOVD       R9, X3
+	MOVWLZX     (BX)(R8*2), R9
+	SHLL        $0x10, R9
+	VMOVD       R9, X4
+	MOVWLZX     (DX)(R8*2), R9
+	SHLL        $0x10, R9
+	VMOVD       R9, X5
+	VMOVSS      (AX)(R8*4), X6
+	VFMADD231SS X3, X6, X0
+	VFMADD231SS X4, X6, X1
+	VFMADD231SS X5, X6, X2
+	INCQ        R8
+	JMP         tailAVX2_1775
+
+taildoneAVX2_1776:
+	// Whole vectors [0, body).
+	XORQ R8, R8
+
+bodyAVX2_1777:
+	CMPQ        R8, DI
+	JAE         bodydoneAVX2_1778
+	VPMOVZXWD   (CX)(R8*2), Y3
+	VPSLLD      $0x10, Y3, Y3
+	VPMOVZXWD   (BX)(R8*2), Y4
+	VPSLLD      $0x10, Y4, Y4
+	VPMOVZXWD   (DX)(R8*2), Y5
+	VPSLLD      $0x10, Y5, Y5
+	VMOVUPS     (AX)(R8*4), Y6
+	VFMADD231PS Y3, Y6, Y0
+	VFMADD231PS Y4, Y6, Y1
+	VFMADD231PS Y5, Y6, Y2
+	ADDQ        $0x08, R8
+	JMP         bodyAVX2_1777
+
+bodydoneAVX2_1778:
+	VBROADCASTSS scale+120(FP), Y3
+	MOVQ         32(SP), AX
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y2, Y2, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMULPS       X3, X1, X1
+	VMOVSS       X1, (AX)
+	VEXTRACTPS   $0x01, X1, 4(AX)
+	VEXTRACTPS   $0x02, X1, 8(AX)
+	MOVQ         48(SP), AX
+	IMUL3Q       $0x01, AX, AX
+	ADDQ         AX, 24(SP)
+	MOVQ         64(SP), AX
+	IMUL3Q       $0x01, AX, AX
+	ADDQ         AX, 32(SP)
+	SUBQ         $0x01, 40(SP)
+
+rowsdoneAVX2_1774:
+	MOVQ   56(SP), AX
+	IMUL3Q $0x03, AX, AX
+	ADDQ   AX, (SP)
+	ADDQ   $0x0c, 16(SP)
+	SUBQ   $0x03, 8(SP)
+	JMP    keysAVX2_1757
+
+keysdoneAVX2_1758:
+keysAVX2_1779:
+	CMPQ       8(SP), $0x01
+	JB         keysdoneAVX2_1780
+	CMPQ       8(SP), $0x11
+	JB         owndoneAVX2_1781
+	MOVQ       56(SP), AX
+	IMUL3Q     $0x10, AX, AX
+	ADDQ       (SP), AX
+	MOVQ       80(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_162
+	MOVQ       (AX), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       88(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       96(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       104(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_162
+
+longrows_162:
+	MOVQ (AX), AX
+	XORQ CX, CX
+
+lines_163:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_163
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+
+rowsprefetched_162:
+owndoneAVX2_1781:
+	MOVQ       72(SP), AX
+	TESTQ      AX, AX
+	JZ         aheaddoneAVX2_1782
+	MOVQ       80(SP), DX
+	CMPQ       DX, $0x000000ff
+	JA         longrows_164
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(DX*1)
+	MOVQ       88(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	MOVQ       96(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	MOVQ       104(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	JMP        rowsprefetched_164
+
+longrows_164:
+	MOVQ (AX), CX
+	XORQ DX, DX
+
+lines_165:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_165
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+
+rowsprefetched_164:
+	ADDQ 56(SP), AX
+	MOVQ AX, 72(SP)
+
+aheaddoneAVX2_1782:
+	MOVQ q_base+24(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ 16(SP), AX
+	MOVQ AX, 32(SP)
+	MOVQ rows+96(FP), AX
+	MOVQ AX, 40(SP)
+
+rowsAVX2_1783:
+	CMPQ 40(SP), $0x04
+	JB   rowsdoneAVX2_1784
+
+	// Tile of 4 query rows × 1 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), BX
+	LEAQ   (BX)(DX*1), SI
+	LEAQ   (SI)(DX*1), DX
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), DI
+	MOVQ   DI, R8
+	ANDQ   $-8, R8
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ R8, R9
+
+tailAVX2_1785:
+	CMPQ        R9, DI
+	JAE         taildoneAVX2_1786
+	MOVWLZX     (CX)(R9*2), R10
+	SHLL        $0x10, R10
+	VMOVD       R10, X4
+	VMOVSS      (AX)(R9*4), X5
+	VFMADD231SS X4, X5, X0
+	VMOVSS      (BX)(R9*4), X5
+	VFMADD231SS X4, X5, X1
+	VMOVSS      (SI)(R9*4), X5
+	VFMADD231SS X4, X5, X2
+	VMOVSS      (DX)(R9*4), X5
+	VFMADD231SS X4, X5, X3
+	INCQ        R9
+	JMP         tailAVX2_1785
+
+taildoneAVX2_1786:
+	// Whole vectors [0, body).
+	XORQ R9, R9
+
+bodyAVX2_1787:
+	CMPQ        R9, R8
+	JAE         bodydoneAVX2_1788
+	VPMOVZXWD   (CX)(R9*2), Y4
+	VPSLLD      $0x10, Y4, Y4
+	VMOVUPS     (AX)(R9*4), Y5
+	VFMADD231PS Y4, Y5, Y0
+	VMOVUPS     (BX)(R9*4), Y5
+	VFMADD231PS Y4, Y5, Y1
+	VMOVUPS     (SI)(R9*4), Y5
+	VFMADD231PS Y4, Y5, Y2
+	VMOVUPS     (DX)(R9*4), Y5
+	VFMADD231PS Y4, Y5, Y3
+	ADDQ        $0x08, R9
+	JMP         bodyAVX2_1787
+
+bodydoneAVX2_1788:
+	VBROADCASTSS scale+120(FP), Y4
+	MOVQ         32(SP), AX
+	MOVQ         64(SP), CX
+	LEAQ         (AX)(CX*1), DX
+	LEAQ         (DX)(CX*1), BX
+	LEAQ         (BX)(CX*1), CX
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMULPS       X4, X1, X1
+	VMOVSS       X1, (AX)
+	VEXTRACTPS   $0x01, X1, (DX)
+	VEXTRACTPS   $0x02, X1, (BX)
+	VEXTRACTPS   $0x03, X1, (CX)
+	MOVQ         48(SP), AX
+	IMUL3Q       $0x04, AX, AX
+	ADDQ         AX, 24(SP)
+	MOVQ         64(SP), AX
+	IMUL3Q       $0x04, AX, AX
+	ADDQ         AX, 32(SP)
+	SUBQ         $0x04, 40(SP)
+	JMP          rowsAVX2_1783
+
+rowsdoneAVX2_1784:
+	CMPQ 40(SP), $0x02
+	JB   rowsdoneAVX2_1790
+
+	// Tile of 2 query rows × 1 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), DX
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), BX
+	MOVQ   BX, SI
+	ANDQ   $-8, SI
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ SI, DI
+
+tailAVX2_1791:
+	CMPQ        DI, BX
+	JAE         taildoneAVX2_1792
+	MOVWLZX     (CX)(DI*2), R8
+	SHLL        $0x10, R8
+	VMOVD       R8, X2
+	VMOVSS      (AX)(DI*4), X3
+	VFMADD231SS X2, X3, X0
+	VMOVSS      (DX)(DI*4), X3
+	VFMADD231SS X2, X3, X1
+	INCQ        DI
+	JMP         tailAVX2_1791
+
+taildoneAVX2_1792:
+	// Whole vectors [0, body).
+	XORQ DI, DI
+
+bodyAVX2_1793:
+	CMPQ        DI, SI
+	JAE         bodydoneAVX2_1794
+	VPMOVZXWD   (CX)(DI*2), Y2
+	VPSLLD      $0x10, Y2, Y2
+	VMOVUPS     (AX)(DI*4), Y3
+	VFMADD231PS Y2, Y3, Y0
+	VMOVUPS     (DX)(DI*4), Y3
+	VFMADD231PS Y2, Y3, Y1
+	ADDQ        $0x08, DI
+	JMP         bodyAVX2_1793
+
+bodydoneAVX2_1794:
+	VBROADCASTSS scale+120(FP), Y2
+	MOVQ         32(SP), AX
+	MOVQ         64(SP), CX
+	LEAQ         (AX)(CX*1), CX
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMULPS       X2, X1, X1
+	VMOVSS       X1, (AX)
+	VEXTRACTPS   $0x01, X1, (CX)
+	MOVQ         48(SP), AX
+	IMUL3Q       $0x02, AX, AX
+	ADDQ         AX, 24(SP)
+	MOVQ         64(SP), AX
+	IMUL3Q       $0x02, AX, AX
+	ADDQ         AX, 32(SP)
+	SUBQ         $0x02, 40(SP)
+
+rowsdoneAVX2_1790:
+	CMPQ 40(SP), $0x01
+	JB   rowsdoneAVX2_1796
+
+	// Tile of 1 query rows × 1 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Y0, Y0, Y0
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), DX
+	MOVQ   DX, BX
+	ANDQ   $-8, BX
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ BX, SI
+
+tailAVX2_1797:
+	CMPQ        SI, DX
+	JAE         taildoneAVX2_1798
+	MOVWLZX     (CX)(SI*2), DI
+	SHLL        $0x10, DI
+	VMOVD       DI, X1
+	VMOVSS      (AX)(SI*4), X2
+	VFMADD231SS X1, X2, X0
+	INCQ        SI
+	JMP         tailAVX2_1797
+
+taildoneAVX2_1798:
+	// Whole vectors [0, body).
+	XORQ SI, SI
+
+bodyAVX2_1799:
+	CMPQ        SI, BX
+	JAE         bodydoneAVX2_1800
+	VPMOVZXWD   (CX)(SI*2), Y1
+	VPSLLD      $0x10, Y1, Y1
+	VMOVUPS     (AX)(SI*4), Y2
+	VFMADD231PS Y1, Y2, Y0
+	ADDQ        $0x08, SI
+	JMP         bodyAVX2_1799
+
+bodydoneAVX2_1800:
+	VBROADCASTSS scale+120(FP), Y1
+	MOVQ         32(SP), AX
+	VHADDPS      Y0, Y0, Y2
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y2, Y0
+	VEXTRACTF128 $0x01, Y0, X2
+	VADDPS       X0, X2, X2
+	VMULPS       X1, X2, X2
+	VMOVSS       X2, (AX)
+	MOVQ         48(SP), AX
+	IMUL3Q       $0x01, AX, AX
+	ADDQ         AX, 24(SP)
+	MOVQ         64(SP), AX
+	IMUL3Q       $0x01, AX, AX
+	ADDQ         AX, 32(SP)
+	SUBQ         $0x01, 40(SP)
+
+rowsdoneAVX2_1796:
+	MOVQ   56(SP), AX
+	IMUL3Q $0x01, AX, AX
+	ADDQ   AX, (SP)
+	ADDQ   $0x04, 16(SP)
+	SUBQ   $0x01, 8(SP)
+	JMP    keysAVX2_1779
+
+keysdoneAVX2_1780:
+	VZEROUPPER
+	RET
+
+// func ScoresBF16RowsTableAVX512(dst []float32, q []float32, k []uintptr, ahead []uintptr, rows int, n int, dim int, scale float32)
+// Requires: AVX, AVX512DQ, AVX512F, CMOV, FMA3, MMX+
+TEXT ·ScoresBF16RowsTableAVX512(SB), NOSPLIT, $112-124
+	MOVQ    k_base+48(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    n+104(FP), AX
+	MOVQ    AX, 8(SP)
+	SHLQ    $0x02, AX
+	MOVQ    AX, 64(SP)
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    AX, 16(SP)
+	MOVQ    $0x00000008, 56(SP)
+	MOVQ    dim+112(FP), AX
+	LEAQ    -2(AX)(AX*1), CX
+	MOVQ    CX, 80(SP)
+	MOVQ    $0x00000040, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 88(SP)
+	MOVQ    $0x00000080, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 96(SP)
+	MOVQ    $0x000000c0, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 104(SP)
+	SHLQ    $0x02, AX
+	MOVQ    AX, 48(SP)
+	MOVQ    ahead_base+72(FP), AX
+	MOVQ    AX, 72(SP)
+
+keysAVX512_1801:
+	CMPQ       8(SP), $0x04
+	JB         keysdoneAVX512_1802
+	CMPQ       8(SP), $0x14
+	JB         owndoneAVX512_1803
+	MOVQ       56(SP), AX
+	IMUL3Q     $0x10, AX, AX
+	ADDQ       (SP), AX
+	MOVQ       80(SP), DX
+	CMPQ       DX, $0x000000ff
+	JA         longrows_166
+	MOVQ       88(SP), BX
+	MOVQ       96(SP), SI
+	MOVQ       104(SP), DI
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	JMP        rowsprefetched_166
+
+longrows_166:
+	MOVQ (AX), CX
+	XORQ DX, DX
+
+lines_167:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_167
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_168:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_168
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_169:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_169
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       AX, AX
+
+lines_170:
+	PREFETCHT0 (CX)(AX*1)
+	ADDQ       $0x40, AX
+	CMPQ       AX, 80(SP)
+	JB         lines_170
+	MOVQ       80(SP), AX
+	PREFETCHT0 (CX)(AX*1)
+
+rowsprefetched_166:
+owndoneAVX512_1803:
+	MOVQ       72(SP), AX
+	TESTQ      AX, AX
+	JZ         aheaddoneAVX512_1804
+	MOVQ       80(SP), DX
+	CMPQ       DX, $0x000000ff
+	JA         longrows_171
+	MOVQ       88(SP), BX
+	MOVQ       96(SP), SI
+	MOVQ       104(SP), DI
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	JMP        rowsprefetched_171
+
+longrows_171:
+	MOVQ (AX), CX
+	XORQ DX, DX
+
+lines_172:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_172
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_173:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_173
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_174:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_174
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_175:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_175
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+
+rowsprefetched_171:
+	ADDQ 56(SP), AX
+	MOVQ AX, 72(SP)
+
+aheaddoneAVX512_1804:
+	MOVQ q_base+24(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ 16(SP), AX
+	MOVQ AX, 32(SP)
+	MOVQ rows+96(FP), AX
+	MOVQ AX, 40(SP)
+
+rowsAVX512_1805:
+	CMPQ 40(SP), $0x04
+	JB   rowsdoneAVX512_1806
+
+	// Tile of 4 query rows × 4 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), BX
+	LEAQ   (BX)(DX*1), SI
+	LEAQ   (SI)(DX*1), DX
+	MOVQ   24(CX), DI
+	MOVQ   16(CX), R8
+	MOVQ   8(CX), R9
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), R10
+	MOVQ   R10, R11
+	ANDQ   $-16, R11
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ R11, R12
+
+tailAVX512_1807:
+	CMPQ        R12, R10
+	JAE         taildoneAVX512_1808
+	MOVWLZX     (CX)(R12*2), R13
+	SHLL        $0x10, R13
+	VMOVD       R13, X16
+	MOVWLZX     (R9)(R12*2), R13
+	SHLL        $0x10, R13
+	VMOVD       R13, X17
+	MOVWLZX     (R8)(R12*2), R13
+	SHLL        $0x10, R13
+	VMOVD       R13, X18
+	MOVWLZX     (DI)(R12*2), R13
+	SHLL        $0x10, R13
+	VMOVD       R13, X19
+	VMOVSS      (AX)(R12*4), X20
+	VFMADD231SS X16, X20, X0
+	VFMADD231SS X17, X20, X1
+	VFMADD231SS X18, X20, X2
+	VFMADD231SS X19, X20, X3
+	VMOVSS      (BX)(R12*4), X20
+	VFMADD231SS X16, X20, X4
+	VFMADD231SS X17, X20, X5
+	VFMADD231SS X18, X20, X6
+	VFMADD231SS X19, X20, X7
+	VMOVSS      (SI)(R12*4), X20
+	VFMADD231SS X16, X20, X8
+	VFMADD231SS X17, X20, X9
+	VFMADD231SS X18, X20, X10
+	VFMADD231SS X19, X20, X11
+	VMOVSS      (DX)(R12*4), X20
+	VFMADD231SS X16, X20, X12
+	VFMADD231SS X17, X20, X13
+	VFMADD231SS X18, X20, X14
+	VFMADD231SS X19, X20, X15
+	INCQ        R12
+	JMP         tailAVX512_1807
+
+taildoneAVX512_1808:
+	// Whole vectors [0, body).
+	XORQ R12, R12
+
+bodyAVX512_1809:
+	CMPQ        R12, R11
+	JAE         bodydoneAVX512_1810
+	VPMOVZXWD   (CX)(R12*2), Z16
+	VPSLLD      $0x10, Z16, Z16
+	VPMOVZXWD   (R9)(R12*2), Z17
+	VPSLLD      $0x10, Z17, Z17
+	VPMOVZXWD   (R8)(R12*2), Z18
+	VPSLLD      $0x10, Z18, Z18
+	VPMOVZXWD   (DI)(R12*2), Z19
+	VPSLLD      $0x10, Z19, Z19
+	VMOVUPS     (AX)(R12*4), Z20
+	VFMADD231PS Z16, Z20, Z0
+	VFMADD231PS Z17, Z20, Z1
+	VFMADD231PS Z18, Z20, Z2
+	VFMADD231PS Z19, Z20, Z3
+	VMOVUPS     (BX)(R12*4), Z20
+	VFMADD231PS Z16, Z20, Z4
+	VFMADD231PS Z17, Z20, Z5
+	VFMADD231PS Z18, Z20, Z6
+	VFMADD231PS Z19, Z20, Z7
+	VMOVUPS     (SI)(R12*4), Z20
+	VFMADD231PS Z16, Z20, Z8
+	VFMADD231PS Z17, Z20, Z9
+	VFMADD231PS Z18, Z20, Z10
+	VFMADD231PS Z19, Z20, Z11
+	VMOVUPS     (DX)(R12*4), Z20
+	VFMADD231PS Z16, Z20, Z12
+	VFMADD231PS Z17, Z20, Z13
+	VFMADD231PS Z18, Z20, Z14
+	VFMADD231PS Z19, Z20, Z15
+	ADDQ        $0x10, R12
+	JMP         bodyAVX512_1809
+
+bodydoneAVX512_1810:
+	VSHUFF64X2    $0x44, Z4, Z0, Z16
+	VSHUFF64X2    $0xee, Z4, Z0, Z0
+	VADDPS        Z0, Z16, Z16
+	VSHUFF64X2    $0x44, Z5, Z1, Z0
+	VSHUFF64X2    $0xee, Z5, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF64X2    $0x44, Z6, Z2, Z1
+	VSHUFF64X2    $0xee, Z6, Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF64X2    $0x44, Z7, Z3, Z2
+	VSHUFF64X2    $0xee, Z7, Z3, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF64X2    $0x44, Z12, Z8, Z3
+	VSHUFF64X2    $0xee, Z12, Z8, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF64X2    $0x44, Z13, Z9, Z4
+	VSHUFF64X2    $0xee, Z13, Z9, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF64X2    $0x44, Z14, Z10, Z5
+	VSHUFF64X2    $0xee, Z14, Z10, Z6
+	VADDPS        Z6, Z5, Z5
+	VSHUFF64X2    $0x44, Z15, Z11, Z6
+	VSHUFF64X2    $0xee, Z15, Z11, Z7
+	VADDPS        Z7, Z6, Z6
+	VSHUFPS       $0x88, Z0, Z16, Z7
+	VSHUFPS       $0xdd, Z0, Z16, Z0
+	VADDPS        Z0, Z7, Z7
+	VSHUFPS       $0x88, Z2, Z1, Z0
+	VSHUFPS       $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z4, Z3, Z1
+	VSHUFPS       $0xdd, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z6, Z5, Z2
+	VSHUFPS       $0xdd, Z6, Z5, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFPS       $0x88, Z0, Z7, Z3
+	VSHUFPS       $0xdd, Z0, Z7, Z0
+	VADDPS        Z0, Z3, Z3
+	VSHUFPS       $0x88, Z2, Z1, Z0
+	VSHUFPS       $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z0, Z3, Z1
+	VSHUFF32X4    $0xdd, Z0, Z3, Z0
+	VADDPS        Z0, Z1, Z1
+	VBROADCASTSS  scale+120(FP), Z0
+	VMULPS        Z0, Z1, Z1
+	MOVQ          32(SP), AX
+	MOVQ          64(SP), CX
+	LEAQ          (AX)(CX*1), DX
+	LEAQ          (DX)(CX*1), BX
+	LEAQ          (BX)(CX*1), CX
+	VMOVUPS       X1, (AX)
+	VEXTRACTF32X4 $0x01, Z1, (DX)
+	VEXTRACTF32X4 $0x02, Z1, (BX)
+	VEXTRACTF32X4 $0x03, Z1, (CX)
+	MOVQ          48(SP), AX
+	IMUL3Q        $0x04, AX, AX
+	ADDQ          AX, 24(SP)
+	MOVQ          64(SP), AX
+	IMUL3Q        $0x04, AX, AX
+	ADDQ          AX, 32(SP)
+	SUBQ          $0x04, 40(SP)
+	JMP           rowsAVX512_1805
+
+rowsdoneAVX512_1806:
+	CMPQ 40(SP), $0x02
+	JB   rowsdoneAVX512_1812
+
+	// Tile of 2 query rows × 4 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), DX
+	MOVQ   24(CX), BX
+	MOVQ   16(CX), SI
+	MOVQ   8(CX), DI
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), R8
+	MOVQ   R8, R9
+	ANDQ   $-16, R9
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ R9, R10
+
+tailAVX512_1813:
+	CMPQ        R10, R8
+	JAE         taildoneAVX512_1814
+	MOVWLZX     (CX)(R10*2), R11
+	SHLL        $0x10, R11
+	VMOVD       R11, X8
+	MOVWLZX     (DI)(R10*2), R11
+	SHLL        $0x10, R11
+	VMOVD       R11, X9
+	MOVWLZX     (SI)(R10*2), R11
+	SHLL        $0x10, R11
+	VMOVD       R11, X10
+	MOVWLZX     (BX)(R10*2), R11
+	SHLL        $0x10, R11
+	VMOVD       R11, X11
+	VMOVSS      (AX)(R10*4), X12
+	VFMADD231SS X8, X12, X0
+	VFMADD231SS X9, X12, X1
+	VFMADD231SS X10, X12, X2
+	VFMADD231SS X11, X12, X3
+	VMOVSS      (DX)(R10*4), X12
+	VFMADD231SS X8, X12, X4
+	VFMADD231SS X9, X12, X5
+	VFMADD231SS X10, X12, X6
+	VFMADD231SS X11, X12, X7
+	INCQ        R10
+	JMP         tailAVX512_1813
+
+taildoneAVX512_1814:
+	// Whole vectors [0, body).
+	XORQ R10, R10
+
+bodyAVX512_1815:
+	CMPQ        R10, R9
+	JAE         bodydoneAVX512_1816
+	VPMOVZXWD   (CX)(R10*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VPMOVZXWD   (DI)(R10*2), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VPMOVZXWD   (SI)(R10*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VPMOVZXWD   (BX)(R10*2), Z11
+	VPSLLD      $0x10, Z11, Z11
+	VMOVUPS     (AX)(R10*4), Z12
+	VFMADD231PS Z8, Z12, Z0
+	VFMADD231PS Z9, Z12, Z1
+	VFMADD231PS Z10, Z12, Z2
+	VFMADD231PS Z11, Z12, Z3
+	VMOVUPS     (DX)(R10*4), Z12
+	VFMADD231PS Z8, Z12, Z4
+	VFMADD231PS Z9, Z12, Z5
+	VFMADD231PS Z10, Z12, Z6
+	VFMADD231PS Z11, Z12, Z7
+	ADDQ        $0x10, R10
+	JMP         bodyAVX512_1815
+
+bodydoneAVX512_1816:
+	VEXTRACTF64X4 $0x01, Z0, Y8
+	VADDPS        Y0, Y8, Y8
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z2, Y1
+	VADDPS        Y2, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z3, Y2
+	VADDPS        Y3, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z4, Y3
+	VADDPS        Y4, Y3, Y3
+	VEXTRACTF64X4 $0x01, Z5, Y4
+	VADDPS        Y5, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z6, Y5
+	VADDPS        Y6, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z7, Y6
+	VADDPS        Y7, Y6, Y6
+	VBROADCASTSS  scale+120(FP), Y7
+	MOVQ          32(SP), AX
+	MOVQ          64(SP), CX
+	LEAQ          (AX)(CX*1), CX
+	VHADDPS       Y0, Y8, Y0
+	VHADDPS       Y2, Y1, Y1
+	VHADDPS       Y1, Y0, Y0
+	VHADDPS       Y4, Y3, Y1
+	VHADDPS       Y6, Y5, Y2
+	VHADDPS       Y2, Y1, Y1
+	VPERM2F128    $0x20, Y1, Y0, Y2
+	VPERM2F128    $0x31, Y1, Y0, Y0
+	VADDPS        Y0, Y2, Y2
+	VMULPS        Y7, Y2, Y2
+	VMOVSS        X2, (AX)
+	VEXTRACTPS    $0x01, X2, 4(AX)
+	VEXTRACTPS    $0x02, X2, 8(AX)
+	VEXTRACTPS    $0x03, X2, 12(AX)
+	VEXTRACTF128  $0x01, Y2, X0
+	VMOVSS        X0, (CX)
+	VEXTRACTPS    $0x01, X0, 4(CX)
+	VEXTRACTPS    $0x02, X0, 8(CX)
+	VEXTRACTPS    $0x03, X0, 12(CX)
+	MOVQ          48(SP), AX
+	IMUL3Q        $0x02, AX, AX
+	ADDQ          AX, 24(SP)
+	MOVQ          64(SP), AX
+	IMUL3Q        $0x02, AX, AX
+	ADDQ          AX, 32(SP)
+	SUBQ          $0x02, 40(SP)
+
+rowsdoneAVX512_1812:
+	CMPQ 40(SP), $0x01
+	JB   rowsdoneAVX512_1818
+
+	// Tile of 1 query rows × 4 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	MOVQ   24(CX), DX
+	MOVQ   16(CX), BX
+	MOVQ   8(CX), SI
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), DI
+	MOVQ   DI, R8
+	ANDQ   $-16, R8
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ R8, R9
+
+tailAVX512_1819:
+	CMPQ        R9, DI
+	JAE         taildoneAVX512_1820
+	MOVWLZX     (CX)(R9*2), R10
+	SHLL        $0x10, R10
+	VMOVD       R10, X4
+	MOVWLZX     (SI)(R9*2), R10
+	SHLL        $0x10, R10
+	VMOVD       R10, X5
+	MOVWLZX     (BX)(R9*2), R10
+	SHLL        $0x10, R10
+	VMOVD       R10, X6
+	MOVWLZX     (DX)(R9*2), R10
+	SHLL        $0x10, R10
+	VMOVD       R10, X7
+	VMOVSS      (AX)(R9*4), X8
+	VFMADD231SS X4, X8, X0
+	VFMADD231SS X5, X8, X1
+	VFMADD231SS X6, X8, X2
+	VFMADD231SS X7, X8, X3
+	INCQ        R9
+	JMP         tailAVX512_1819
+
+taildoneAVX512_1820:
+	// Whole vectors [0, body).
+	XORQ R9, R9
+
+bodyAVX512_1821:
+	CMPQ        R9, R8
+	JAE         bodydoneAVX512_1822
+	VPMOVZXWD   (CX)(R9*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VPMOVZXWD   (SI)(R9*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VPMOVZXWD   (BX)(R9*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VPMOVZXWD   (DX)(R9*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VMOVUPS     (AX)(R9*4), Z8
+	VFMADD231PS Z4, Z8, Z0
+	VFMADD231PS Z5, Z8, Z1
+	VFMADD231PS Z6, Z8, Z2
+	VFMADD231PS Z7, Z8, Z3
+	ADDQ        $0x10, R9
+	JMP         bodyAVX512_1821
+
+bodydoneAVX512_1822:
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y0, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z2, Y1
+	VADDPS        Y2, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z3, Y2
+	VADDPS        Y3, Y2, Y2
+	VBROADCASTSS  scale+120(FP), Y3
+	MOVQ          32(SP), AX
+	VHADDPS       Y0, Y4, Y0
+	VHADDPS       Y2, Y1, Y1
+	VHADDPS       Y1, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X0, X1, X1
+	VMULPS        X3, X1, X1
+	VMOVSS        X1, (AX)
+	VEXTRACTPS    $0x01, X1, 4(AX)
+	VEXTRACTPS    $0x02, X1, 8(AX)
+	VEXTRACTPS    $0x03, X1, 12(AX)
+	MOVQ          48(SP), AX
+	IMUL3Q        $0x01, AX, AX
+	ADDQ          AX, 24(SP)
+	MOVQ          64(SP), AX
+	IMUL3Q        $0x01, AX, AX
+	ADDQ          AX, 32(SP)
+	SUBQ          $0x01, 40(SP)
+
+rowsdoneAVX512_1818:
+	MOVQ   56(SP), AX
+	IMUL3Q $0x04, AX, AX
+	ADDQ   AX, (SP)
+	ADDQ   $0x10, 16(SP)
+	SUBQ   $0x04, 8(SP)
+	JMP    keysAVX512_1801
+
+keysdoneAVX512_1802:
+keysAVX512_1823:
+	CMPQ       8(SP), $0x01
+	JB         keysdoneAVX512_1824
+	CMPQ       8(SP), $0x11
+	JB         owndoneAVX512_1825
+	MOVQ       56(SP), AX
+	IMUL3Q     $0x10, AX, AX
+	ADDQ       (SP), AX
+	MOVQ       80(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_176
+	MOVQ       (AX), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       88(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       96(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       104(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_176
+
+longrows_176:
+	MOVQ (AX), AX
+	XORQ CX, CX
+
+lines_177:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_177
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+
+rowsprefetched_176:
+owndoneAVX512_1825:
+	MOVQ       72(SP), AX
+	TESTQ      AX, AX
+	JZ         aheaddoneAVX512_1826
+	MOVQ       80(SP), DX
+	CMPQ       DX, $0x000000ff
+	JA         longrows_178
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(DX*1)
+	MOVQ       88(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	MOVQ       96(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	MOVQ       104(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	JMP        rowsprefetched_178
+
+longrows_178:
+	MOVQ (AX), CX
+	XORQ DX, DX
+
+lines_179:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_179
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+
+rowsprefetched_178:
+	ADDQ 56(SP), AX
+	MOVQ AX, 72(SP)
+
+aheaddoneAVX512_1826:
+	MOVQ q_base+24(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ 16(SP), AX
+	MOVQ AX, 32(SP)
+	MOVQ rows+96(FP), AX
+	MOVQ AX, 40(SP)
+
+rowsAVX512_1827:
+	CMPQ 40(SP), $0x04
+	JB   rowsdoneAVX512_1828
+
+	// Tile of 4 query rows × 1 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), BX
+	LEAQ   (BX)(DX*1), SI
+	LEAQ   (SI)(DX*1), DX
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), DI
+	MOVQ   DI, R8
+	ANDQ   $-16, R8
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ R8, R9
+
+tailAVX512_1829:
+	CMPQ        R9, DI
+	JAE         taildoneAVX512_1830
+	MOVWLZX     (CX)(R9*2), R10
+	SHLL        $0x10, R10
+	VMOVD       R10, X4
+	VMOVSS      (AX)(R9*4), X5
+	VFMADD231SS X4, X5, X0
+	VMOVSS      (BX)(R9*4), X5
+	VFMADD231SS X4, X5, X1
+	VMOVSS      (SI)(R9*4), X5
+	VFMADD231SS X4, X5, X2
+	VMOVSS      (DX)(R9*4), X5
+	VFMADD231SS X4, X5, X3
+	INCQ        R9
+	JMP         tailAVX512_1829
+
+taildoneAVX512_1830:
+	// Whole vectors [0, body).
+	XORQ R9, R9
+
+bodyAVX512_1831:
+	CMPQ        R9, R8
+	JAE         bodydoneAVX512_1832
+	VPMOVZXWD   (CX)(R9*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VMOVUPS     (AX)(R9*4), Z5
+	VFMADD231PS Z4, Z5, Z0
+	VMOVUPS     (BX)(R9*4), Z5
+	VFMADD231PS Z4, Z5, Z1
+	VMOVUPS     (SI)(R9*4), Z5
+	VFMADD231PS Z4, Z5, Z2
+	VMOVUPS     (DX)(R9*4), Z5
+	VFMADD231PS Z4, Z5, Z3
+	ADDQ        $0x10, R9
+	JMP         bodyAVX512_1831
+
+bodydoneAVX512_1832:
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y0, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z2, Y1
+	VADDPS        Y2, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z3, Y2
+	VADDPS        Y3, Y2, Y2
+	VBROADCASTSS  scale+120(FP), Y3
+	MOVQ          32(SP), AX
+	MOVQ          64(SP), CX
+	LEAQ          (AX)(CX*1), DX
+	LEAQ          (DX)(CX*1), BX
+	LEAQ          (BX)(CX*1), CX
+	VHADDPS       Y0, Y4, Y0
+	VHADDPS       Y2, Y1, Y1
+	VHADDPS       Y1, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X0, X1, X1
+	VMULPS        X3, X1, X1
+	VMOVSS        X1, (AX)
+	VEXTRACTPS    $0x01, X1, (DX)
+	VEXTRACTPS    $0x02, X1, (BX)
+	VEXTRACTPS    $0x03, X1, (CX)
+	MOVQ          48(SP), AX
+	IMUL3Q        $0x04, AX, AX
+	ADDQ          AX, 24(SP)
+	MOVQ          64(SP), AX
+	IMUL3Q        $0x04, AX, AX
+	ADDQ          AX, 32(SP)
+	SUBQ          $0x04, 40(SP)
+	JMP           rowsAVX512_1827
+
+rowsdoneAVX512_1828:
+	CMPQ 40(SP), $0x02
+	JB   rowsdoneAVX512_1834
+
+	// Tile of 2 query rows × 1 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), DX
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), BX
+	MOVQ   BX, SI
+	ANDQ   $-16, SI
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ SI, DI
+
+tailAVX512_1835:
+	CMPQ        DI, BX
+	JAE         taildoneAVX512_1836
+	MOVWLZX     (CX)(DI*2), R8
+	SHLL        $0x10, R8
+	VMOVD       R8, X2
+	VMOVSS      (AX)(DI*4), X3
+	VFMADD231SS X2, X3, X0
+	VMOVSS      (DX)(DI*4), X3
+	VFMADD231SS X2, X3, X1
+	INCQ        DI
+	JMP         tailAVX512_1835
+
+taildoneAVX512_1836:
+	// Whole vectors [0, body).
+	XORQ DI, DI
+
+bodyAVX512_1837:
+	CMPQ        DI, SI
+	JAE         bodydoneAVX512_1838
+	VPMOVZXWD   (CX)(DI*2), Z2
+	VPSLLD      $0x10, Z2, Z2
+	VMOVUPS     (AX)(DI*4), Z3
+	VFMADD231PS Z2, Z3, Z0
+	VMOVUPS     (DX)(DI*4), Z3
+	VFMADD231PS Z2, Z3, Z1
+	ADDQ        $0x10, DI
+	JMP         bodyAVX512_1837
+
+bodydoneAVX512_1838:
+	VEXTRACTF64X4 $0x01, Z0, Y2
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y1, Y0, Y0
+	VBROADCASTSS  scale+120(FP), Y1
+	MOVQ          32(SP), AX
+	MOVQ          64(SP), CX
+	LEAQ          (AX)(CX*1), CX
+	VHADDPS       Y0, Y2, Y2
+	VHADDPS       Y0, Y0, Y0
+	VHADDPS       Y0, Y2, Y0
+	VEXTRACTF128  $0x01, Y0, X2
+	VADDPS        X0, X2, X2
+	VMULPS        X1, X2, X2
+	VMOVSS        X2, (AX)
+	VEXTRACTPS    $0x01, X2, (CX)
+	MOVQ          48(SP), AX
+	IMUL3Q        $0x02, AX, AX
+	ADDQ          AX, 24(SP)
+	MOVQ          64(SP), AX
+	IMUL3Q        $0x02, AX, AX
+	ADDQ          AX, 32(SP)
+	SUBQ          $0x02, 40(SP)
+
+rowsdoneAVX512_1834:
+	CMPQ 40(SP), $0x01
+	JB   rowsdoneAVX512_1840
+
+	// Tile of 1 query rows × 1 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Z0, Z0, Z0
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), DX
+	MOVQ   DX, BX
+	ANDQ   $-16, BX
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ BX, SI
+
+tailAVX512_1841:
+	CMPQ        SI, DX
+	JAE         taildoneAVX512_1842
+	MOVWLZX     (CX)(SI*2), DI
+	SHLL        $0x10, DI
+	VMOVD       DI, X1
+	VMOVSS      (AX)(SI*4), X2
+	VFMADD231SS X1, X2, X0
+	INCQ        SI
+	JMP         tailAVX512_1841
+
+taildoneAVX512_1842:
+	// Whole vectors [0, body).
+	XORQ SI, SI
+
+bodyAVX512_1843:
+	CMPQ        SI, BX
+	JAE         bodydoneAVX512_1844
+	VPMOVZXWD   (CX)(SI*2), Z1
+	VPSLLD      $0x10, Z1, Z1
+	VMOVUPS     (AX)(SI*4), Z2
+	VFMADD231PS Z1, Z2, Z0
+	ADDQ        $0x10, SI
+	JMP         bodyAVX512_1843
+
+bodydoneAVX512_1844:
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y0, Y1, Y1
+	VBROADCASTSS  scale+120(FP), Y0
+	MOVQ          32(SP), AX
+	VHADDPS       Y1, Y1, Y2
+	VHADDPS       Y1, Y1, Y1
+	VHADDPS       Y1, Y2, Y1
+	VEXTRACTF128  $0x01, Y1, X2
+	VADDPS        X1, X2, X2
+	VMULPS        X0, X2, X2
+	VMOVSS        X2, (AX)
+	MOVQ          48(SP), AX
+	IMUL3Q        $0x01, AX, AX
+	ADDQ          AX, 24(SP)
+	MOVQ          64(SP), AX
+	IMUL3Q        $0x01, AX, AX
+	ADDQ          AX, 32(SP)
+	SUBQ          $0x01, 40(SP)
+
+rowsdoneAVX512_1840:
+	MOVQ   56(SP), AX
+	IMUL3Q $0x01, AX, AX
+	ADDQ   AX, (SP)
+	ADDQ   $0x04, 16(SP)
+	SUBQ   $0x01, 8(SP)
+	JMP    keysAVX512_1823
+
+keysdoneAVX512_1824:
+	VZEROUPPER
+	RET
+
+// func ScoresQ8RowsTableAVX2(dst []float32, q []float32, k []uintptr, ahead []uintptr, rows int, n int, dim int, scale float32)
+// Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
+TEXT ·ScoresQ8RowsTableAVX2(SB), NOSPLIT, $136-124
+	MOVQ    k_base+48(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    n+104(FP), AX
+	MOVQ    AX, 8(SP)
+	SHLQ    $0x02, AX
+	MOVQ    AX, 64(SP)
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    AX, 16(SP)
+	MOVQ    $0x00000008, 56(SP)
+	MOVQ    dim+112(FP), AX
+	MOVQ    AX, CX
+	SHRQ    $0x05, CX
+	IMUL3Q  $0x22, CX, CX
+	DECQ    CX
+	MOVQ    CX, 104(SP)
+	MOVQ    $0x00000040, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 112(SP)
+	MOVQ    $0x00000080, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 120(SP)
+	MOVQ    $0x000000c0, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 128(SP)
+	SHLQ    $0x02, AX
+	MOVQ    AX, 48(SP)
+	MOVQ    ahead_base+72(FP), AX
+	MOVQ    AX, 72(SP)
+
+keysAVX2_1845:
+	CMPQ       8(SP), $0x03
+	JB         keysdoneAVX2_1846
+	CMPQ       8(SP), $0x13
+	JB         owndoneAVX2_1847
+	MOVQ       56(SP), AX
+	IMUL3Q     $0x10, AX, AX
+	ADDQ       (SP), AX
+	MOVQ       104(SP), DX
+	CMPQ       DX, $0x000000ff
+	JA         longrows_180
+	MOVQ       112(SP), BX
+	MOVQ       120(SP), SI
+	MOVQ       128(SP), DI
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	JMP        rowsprefetched_180
+
+longrows_180:
+	MOVQ (AX), CX
+	XORQ DX, DX
+
+lines_181:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 104(SP)
+	JB         lines_181
+	MOVQ       104(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_182:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 104(SP)
+	JB         lines_182
+	MOVQ       104(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       AX, AX
+
+lines_183:
+	PREFETCHT0 (CX)(AX*1)
+	ADDQ       $0x40, AX
+	CMPQ       AX, 104(SP)
+	JB         lines_183
+	MOVQ       104(SP), AX
+	PREFETCHT0 (CX)(AX*1)
+
+rowsprefetched_180:
+owndoneAVX2_1847:
+	MOVQ       72(SP), AX
+	TESTQ      AX, AX
+	JZ         aheaddoneAVX2_1848
+	MOVQ       104(SP), DX
+	CMPQ       DX, $0x000000ff
+	JA         longrows_184
+	MOVQ       112(SP), BX
+	MOVQ       120(SP), SI
+	MOVQ       128(SP), DI
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	JMP        rowsprefetched_184
+
+longrows_184:
+	MOVQ (AX), CX
+	XORQ DX, DX
+
+lines_185:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 104(SP)
+	JB         lines_185
+	MOVQ       104(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_186:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 104(SP)
+	JB         lines_186
+	MOVQ       104(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_187:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 104(SP)
+	JB         lines_187
+	MOVQ       104(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+
+rowsprefetched_184:
+	ADDQ 56(SP), AX
+	MOVQ AX, 72(SP)
+
+aheaddoneAVX2_1848:
+	MOVQ q_base+24(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ 16(SP), AX
+	MOVQ AX, 32(SP)
+	MOVQ rows+96(FP), AX
+	MOVQ AX, 40(SP)
+
+rowsAVX2_1849:
+	CMPQ 40(SP), $0x04
+	JB   rowsdoneAVX2_1850
+
+	// Tile of 4 query rows × 3 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), BX
+	LEAQ   (BX)(DX*1), SI
+	LEAQ   (SI)(DX*1), DX
+	MOVQ   16(CX), DI
+	MOVQ   8(CX), R8
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), R9
+
+	// Whole blocks [0, dim).
+	XORQ R10, R10
+	XORQ R11, R11
+
+blocksAVX2_1851:
+	CMPQ         R10, R9
+	JAE          blocksdoneAVX2_1852
+	MOVWLZX      (CX)(R11*1), R12
+	VMOVD        R12, X12
+	VCVTPH2PS    X12, X12
+	VMOVSS       X12, 80(SP)
+	MOVWLZX      (R8)(R11*1), R12
+	VMOVD        R12, X12
+	VCVTPH2PS    X12, X12
+	VMOVSS       X12, 88(SP)
+	MOVWLZX      (DI)(R11*1), R12
+	VMOVD        R12, X12
+	VCVTPH2PS    X12, X12
+	VMOVSS       X12, 96(SP)
+	VBROADCASTSS 80(SP), Y12
+	VPMOVSXBD    2(CX)(R11*1), Y13
+	VCVTDQ2PS    Y13, Y13
+	VMULPS       Y12, Y13, Y13
+	VBROADCASTSS 88(SP), Y12
+	VPMOVSXBD    2(R8)(R11*1), Y14
+	VCVTDQ2PS    Y14, Y14
+	VMULPS       Y12, Y14, Y14
+	VBROADCASTSS 96(SP), Y12
+	VPMOVSXBD    2(DI)(R11*1), Y15
+	VCVTDQ2PS    Y15, Y15
+	VMULPS       Y12, Y15, Y15
+	VMOVUPS      (AX)(R10*4), Y12
+	VFMADD231PS  Y13, Y12, Y0
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y15, Y12, Y2
+	VMOVUPS      (BX)(R10*4), Y12
+	VFMADD231PS  Y13, Y12, Y3
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y15, Y12, Y5
+	VMOVUPS      (SI)(R10*4), Y12
+	VFMADD231PS  Y13, Y12, Y6
+	VFMADD231PS  Y14, Y12, Y7
+	VFMADD231PS  Y15, Y12, Y8
+	VMOVUPS      (DX)(R10*4), Y12
+	VFMADD231PS  Y13, Y12, Y9
+	VFMADD231PS  Y14, Y12, Y10
+	VFMADD231PS  Y15, Y12, Y11
+	VBROADCASTSS 80(SP), Y12
+	VPMOVSXBD    10(CX)(R11*1), Y13
+	VCVTDQ2PS    Y13, Y13
+	VMULPS       Y12, Y13, Y13
+	VBROADCASTSS 88(SP), Y12
+	VPMOVSXBD    10(R8)(R11*1), Y14
+	VCVTDQ2PS    Y14, Y14
+	VMULPS       Y12, Y14, Y14
+	VBROADCASTSS 96(SP), Y12
+	VPMOVSXBD    10(DI)(R11*1), Y15
+	VCVTDQ2PS    Y15, Y15
+	VMULPS       Y12, Y15, Y15
+	VMOVUPS      32(AX)(R10*4), Y12
+	VFMADD231PS  Y13, Y12, Y0
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y15, Y12, Y2
+	VMOVUPS      32(BX)(R10*4), Y12
+	VFMADD231PS  Y13, Y12, Y3
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y15, Y12, Y5
+	VMOVUPS      32(SI)(R10*4), Y12
+	VFMADD231PS  Y13, Y12, Y6
+	VFMADD231PS  Y14, Y12, Y7
+	VFMADD231PS  Y15, Y12, Y8
+	VMOVUPS      32(DX)(R10*4), Y12
+	VFMADD231PS  Y13, Y12, Y9
+	VFMADD231PS  Y14, Y12, Y10
+	VFMADD231PS  Y15, Y12, Y11
+	VBROADCASTSS 80(SP), Y12
+	VPMOVSXBD    18(CX)(R11*1), Y13
+	VCVTDQ2PS    Y13, Y13
+	VMULPS       Y12, Y13, Y13
+	VBROADCASTSS 88(SP), Y12
+	VPMOVSXBD    18(R8)(R11*1), Y14
+	VCVTDQ2PS    Y14, Y14
+	VMULPS       Y12, Y14, Y14
+	VBROADCASTSS 96(SP), Y12
+	VPMOVSXBD    18(DI)(R11*1), Y15
+	VCVTDQ2PS    Y15, Y15
+	VMULPS       Y12, Y15, Y15
+	VMOVUPS      64(AX)(R10*4), Y12
+	VFMADD231PS  Y13, Y12, Y0
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y15, Y12, Y2
+	VMOVUPS      64(BX)(R10*4), Y12
+	VFMADD231PS  Y13, Y12, Y3
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y15, Y12, Y5
+	VMOVUPS      64(SI)(R10*4), Y12
+	VFMADD231PS  Y13, Y12, Y6
+	VFMADD231PS  Y14, Y12, Y7
+	VFMADD231PS  Y15, Y12, Y8
+	VMOVUPS      64(DX)(R10*4), Y12
+	VFMADD231PS  Y13, Y12, Y9
+	VFMADD231PS  Y14, Y12, Y10
+	VFMADD231PS  Y15, Y12, Y11
+	VBROADCASTSS 80(SP), Y12
+	VPMOVSXBD    26(CX)(R11*1), Y13
+	VCVTDQ2PS    Y13, Y13
+	VMULPS       Y12, Y13, Y13
+	VBROADCASTSS 88(SP), Y12
+	VPMOVSXBD    26(R8)(R11*1), Y14
+	VCVTDQ2PS    Y14, Y14
+	VMULPS       Y12, Y14, Y14
+	VBROADCASTSS 96(SP), Y12
+	VPMOVSXBD    26(DI)(R11*1), Y15
+	VCVTDQ2PS    Y15, Y15
+	VMULPS       Y12, Y15, Y15
+	VMOVUPS      96(AX)(R10*4), Y12
+	VFMADD231PS  Y13, Y12, Y0
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y15, Y12, Y2
+	VMOVUPS      96(BX)(R10*4), Y12
+	VFMADD231PS  Y13, Y12, Y3
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y15, Y12, Y5
+	VMOVUPS      96(SI)(R10*4), Y12
+	VFMADD231PS  Y13, Y12, Y6
+	VFMADD231PS  Y14, Y12, Y7
+	VFMADD231PS  Y15, Y12, Y8
+	VMOVUPS      96(DX)(R10*4), Y12
+	VFMADD231PS  Y13, Y12, Y9
+	VFMADD231PS  Y14, Y12, Y10
+	VFMADD231PS  Y15, Y12, Y11
+	ADDQ         $0x20, R10
+	ADDQ         $0x22, R11
+	JMP          blocksAVX2_1851
+
+blocksdoneAVX2_1852:
+	VBROADCASTSS scale+120(FP), Y12
+	MOVQ         32(SP), AX
+	MOVQ         64(SP), CX
+	LEAQ         (AX)(CX*1), DX
+	LEAQ         (DX)(CX*1), BX
+	LEAQ         (BX)(CX*1), CX
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y5, Y4, Y1
+	VHADDPS      Y7, Y6, Y2
+	VHADDPS      Y2, Y1, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VMULPS       Y12, Y2, Y2
+	VMOVSS       X2, (AX)
+	VEXTRACTPS   $0x01, X2, 4(AX)
+	VEXTRACTPS   $0x02, X2, 8(AX)
+	VEXTRACTPS   $0x03, X2, (DX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVSS       X0, 4(DX)
+	VEXTRACTPS   $0x01, X0, 8(DX)
+	VEXTRACTPS   $0x02, X0, (BX)
+	VEXTRACTPS   $0x03, X0, 4(BX)
+	VHADDPS      Y9, Y8, Y0
+	VHADDPS      Y11, Y10, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMULPS       X12, X1, X1
+	VMOVSS       X1, 8(BX)
+	VEXTRACTPS   $0x01, X1, (CX)
+	VEXTRACTPS   $0x02, X1, 4(CX)
+	VEXTRACTPS   $0x03, X1, 8(CX)
+	MOVQ         48(SP), AX
+	IMUL3Q       $0x04, AX, AX
+	ADDQ         AX, 24(SP)
+	MOVQ         64(SP), AX
+	IMUL3Q       $0x04, AX, AX
+	ADDQ         AX, 32(SP)
+	SUBQ         $0x04, 40(SP)
+	JMP          rowsAVX2_1849
+
+rowsdoneAVX2_1850:
+	CMPQ 40(SP), $0x02
+	JB   rowsdoneAVX2_1854
+
+	// Tile of 2 query rows × 3 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), DX
+	MOVQ   16(CX), BX
+	MOVQ   8(CX), SI
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), DI
+
+	// Whole blocks [0, dim).
+	XORQ R8, R8
+	XORQ R9, R9
+
+blocksAVX2_1855:
+	CMPQ         R8, DI
+	JAE          blocksdoneAVX2_1856
+	VPBROADCASTW (CX)(R9*1), X6
+	VCVTPH2PS    X6, Y6
+	VPBROADCASTW (SI)(R9*1), X7
+	VCVTPH2PS    X7, Y7
+	VPBROADCASTW (BX)(R9*1), X8
+	VCVTPH2PS    X8, Y8
+	VPMOVSXBD    2(CX)(R9*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y6, Y9, Y9
+	VPMOVSXBD    2(SI)(R9*1), Y10
+	VCVTDQ2PS    Y10, Y10
+	VMULPS       Y7, Y10, Y10
+	VPMOVSXBD    2(BX)(R9*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y8, Y11, Y11
+	VMOVUPS      (AX)(R8*4), Y12
+	VFMADD231PS  Y9, Y12, Y0
+	VFMADD231PS  Y10, Y12, Y1
+	VFMADD231PS  Y11, Y12, Y2
+	VMOVUPS      (DX)(R8*4), Y12
+	VFMADD231PS  Y9, Y12, Y3
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y5
+	VPMOVSXBD    10(CX)(R9*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y6, Y9, Y9
+	VPMOVSXBD    10(SI)(R9*1), Y10
+	VCVTDQ2PS    Y10, Y10
+	VMULPS       Y7, Y10, Y10
+	VPMOVSXBD    10(BX)(R9*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y8, Y11, Y11
+	VMOVUPS      32(AX)(R8*4), Y12
+	VFMADD231PS  Y9, Y12, Y0
+	VFMADD231PS  Y10, Y12, Y1
+	VFMADD231PS  Y11, Y12, Y2
+	VMOVUPS      32(DX)(R8*4), Y12
+	VFMADD231PS  Y9, Y12, Y3
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y5
+	VPMOVSXBD    18(CX)(R9*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y6, Y9, Y9
+	VPMOVSXBD    18(SI)(R9*1), Y10
+	VCVTDQ2PS    Y10, Y10
+	VMULPS       Y7, Y10, Y10
+	VPMOVSXBD    18(BX)(R9*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y8, Y11, Y11
+	VMOVUPS      64(AX)(R8*4), Y12
+	VFMADD231PS  Y9, Y12, Y0
+	VFMADD231PS  Y10, Y12, Y1
+	VFMADD231PS  Y11, Y12, Y2
+	VMOVUPS      64(DX)(R8*4), Y12
+	VFMADD231PS  Y9, Y12, Y3
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y5
+	VPMOVSXBD    26(CX)(R9*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y6, Y9, Y9
+	VPMOVSXBD    26(SI)(R9*1), Y6
+	VCVTDQ2PS    Y6, Y6
+	VMULPS       Y7, Y6, Y6
+	VPMOVSXBD    26(BX)(R9*1), Y7
+	VCVTDQ2PS    Y7, Y7
+	VMULPS       Y8, Y7, Y7
+	VMOVUPS      96(AX)(R8*4), Y8
+	VFMADD231PS  Y9, Y8, Y0
+	VFMADD231PS  Y6, Y8, Y1
+	VFMADD231PS  Y7, Y8, Y2
+	VMOVUPS      96(DX)(R8*4), Y8
+	VFMADD231PS  Y9, Y8, Y3
+	VFMADD231PS  Y6, Y8, Y4
+	VFMADD231PS  Y7, Y8, Y5
+	ADDQ         $0x20, R8
+	ADDQ         $0x22, R9
+	JMP          blocksAVX2_1855
+
+blocksdoneAVX2_1856:
+	VBROADCASTSS scale+120(FP), Y6
+	MOVQ         32(SP), AX
+	MOVQ         64(SP), CX
+	LEAQ         (AX)(CX*1), CX
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y5, Y4, Y1
+	VHADDPS      Y5, Y5, Y2
+	VHADDPS      Y2, Y1, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VMULPS       Y6, Y2, Y2
+	VMOVSS       X2, (AX)
+	VEXTRACTPS   $0x01, X2, 4(AX)
+	VEXTRACTPS   $0x02, X2, 8(AX)
+	VEXTRACTPS   $0x03, X2, (CX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVSS       X0, 4(CX)
+	VEXTRACTPS   $0x01, X0, 8(CX)
+	MOVQ         48(SP), AX
+	IMUL3Q       $0x02, AX, AX
+	ADDQ         AX, 24(SP)
+	MOVQ         64(SP), AX
+	IMUL3Q       $0x02, AX, AX
+	ADDQ         AX, 32(SP)
+	SUBQ         $0x02, 40(SP)
+
+rowsdoneAVX2_1854:
+	CMPQ 40(SP), $0x01
+	JB   rowsdoneAVX2_1858
+
+	// Tile of 1 query rows × 3 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	MOVQ   16(CX), DX
+	MOVQ   8(CX), BX
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), SI
+
+	// Whole blocks [0, dim).
+	XORQ DI, DI
+	XORQ R8, R8
+
+blocksAVX2_1859:
+	CMPQ         DI, SI
+	JAE          blocksdoneAVX2_1860
+	VPBROADCASTW (CX)(R8*1), X3
+	VCVTPH2PS    X3, Y3
+	VPBROADCASTW (BX)(R8*1), X4
+	VCVTPH2PS    X4, Y4
+	VPBROADCASTW (DX)(R8*1), X5
+	VCVTPH2PS    X5, Y5
+	VPMOVSXBD    2(CX)(R8*1), Y6
+	VCVTDQ2PS    Y6, Y6
+	VMULPS       Y3, Y6, Y6
+	VPMOVSXBD    2(BX)(R8*1), Y7
+	VCVTDQ2PS    Y7, Y7
+	VMULPS       Y4, Y7, Y7
+	VPMOVSXBD    2(DX)(R8*1), Y8
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       Y5, Y8, Y8
+	VMOVUPS      (AX)(DI*4), Y9
+	VFMADD231PS  Y6, Y9, Y0
+	VFMADD231PS  Y7, Y9, Y1
+	VFMADD231PS  Y8, Y9, Y2
+	VPMOVSXBD    10(CX)(R8*1), Y6
+	VCVTDQ2PS    Y6, Y6
+	VMULPS       Y3, Y6, Y6
+	VPMOVSXBD    10(BX)(R8*1), Y7
+	VCVTDQ2PS    Y7, Y7
+	VMULPS       Y4, Y7, Y7
+	VPMOVSXBD    10(DX)(R8*1), Y8
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       Y5, Y8, Y8
+	VMOVUPS      32(AX)(DI*4), Y9
+	VFMADD231PS  Y6, Y9, Y0
+	VFMADD231PS  Y7, Y9, Y1
+	VFMADD231PS  Y8, Y9, Y2
+	VPMOVSXBD    18(CX)(R8*1), Y6
+	VCVTDQ2PS    Y6, Y6
+	VMULPS       Y3, Y6, Y6
+	VPMOVSXBD    18(BX)(R8*1), Y7
+	VCVTDQ2PS    Y7, Y7
+	VMULPS       Y4, Y7, Y7
+	VPMOVSXBD    18(DX)(R8*1), Y8
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       Y5, Y8, Y8
+	VMOVUPS      64(AX)(DI*4), Y9
+	VFMADD231PS  Y6, Y9, Y0
+	VFMADD231PS  Y7, Y9, Y1
+	VFMADD231PS  Y8, Y9, Y2
+	VPMOVSXBD    26(CX)(R8*1), Y6
+	VCVTDQ2PS    Y6, Y6
+	VMULPS       Y3, Y6, Y6
+	VPMOVSXBD    26(BX)(R8*1), Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y4, Y3, Y3
+	VPMOVSXBD    26(DX)(R8*1), Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y5, Y4, Y4
+	VMOVUPS      96(AX)(DI*4), Y5
+	VFMADD231PS  Y6, Y5, Y0
+	VFMADD231PS  Y3, Y5, Y1
+	VFMADD231PS  Y4, Y5, Y2
+	ADDQ         $0x20, DI
+	ADDQ         $0x22, R8
+	JMP          blocksAVX2_1859
+
+blocksdoneAVX2_1860:
+	VBROADCASTSS scale+120(FP), Y3
+	MOVQ         32(SP), AX
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y2, Y2, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMULPS       X3, X1, X1
+	VMOVSS       X1, (AX)
+	VEXTRACTPS   $0x01, X1, 4(AX)
+	VEXTRACTPS   $0x02, X1, 8(AX)
+	MOVQ         48(SP), AX
+	IMUL3Q       $0x01, AX, AX
+	ADDQ         AX, 24(SP)
+	MOVQ         64(SP), AX
+	IMUL3Q       $0x01, AX, AX
+	ADDQ         AX, 32(SP)
+	SUBQ         $0x01, 40(SP)
+
+rowsdoneAVX2_1858:
+	MOVQ   56(SP), AX
+	IMUL3Q $0x03, AX, AX
+	ADDQ   AX, (SP)
+	ADDQ   $0x0c, 16(SP)
+	SUBQ   $0x03, 8(SP)
+	JMP    keysAVX2_1845
+
+keysdoneAVX2_1846:
+keysAVX2_1861:
+	CMPQ       8(SP), $0x01
+	JB         keysdoneAVX2_1862
+	CMPQ       8(SP), $0x11
+	JB         owndoneAVX2_1863
+	MOVQ       56(SP), AX
+	IMUL3Q     $0x10, AX, AX
+	ADDQ       (SP), AX
+	MOVQ       104(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_188
+	MOVQ       (AX), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       112(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       120(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       128(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_188
+
+longrows_188:
+	MOVQ (AX), AX
+	XORQ CX, CX
+
+lines_189:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 104(SP)
+	JB         lines_189
+	MOVQ       104(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+
+rowsprefetched_188:
+owndoneAVX2_1863:
+	MOVQ       72(SP), AX
+	TESTQ      AX, AX
+	JZ         aheaddoneAVX2_1864
+	MOVQ       104(SP), DX
+	CMPQ       DX, $0x000000ff
+	JA         longrows_190
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(DX*1)
+	MOVQ       112(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	MOVQ       120(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	MOVQ       128(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	JMP        rowsprefetched_190
+
+longrows_190:
+	MOVQ (AX), CX
+	XORQ DX, DX
+
+lines_191:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 104(SP)
+	JB         lines_191
+	MOVQ       104(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+
+rowsprefetched_190:
+	ADDQ 56(SP), AX
+	MOVQ AX, 72(SP)
+
+aheaddoneAVX2_1864:
+	MOVQ q_base+24(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ 16(SP), AX
+	MOVQ AX, 32(SP)
+	MOVQ rows+96(FP), AX
+	MOVQ AX, 40(SP)
+
+rowsAVX2_1865:
+	CMPQ 40(SP), $0x04
+	JB   rowsdoneAVX2_1866
+
+	// Tile of 4 query rows × 1 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), BX
+	LEAQ   (BX)(DX*1), SI
+	LEAQ   (SI)(DX*1), DX
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), DI
+
+	// Whole blocks [0, dim).
+	XORQ R8, R8
+	XORQ R9, R9
+
+blocksAVX2_1867:
+	CMPQ         R8, DI
+	JAE          blocksdoneAVX2_1868
+	VPBROADCASTW (CX)(R9*1), X4
+	VCVTPH2PS    X4, Y4
+	VPMOVSXBD    2(CX)(R9*1), Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y4, Y5, Y5
+	VMOVUPS      (AX)(R8*4), Y6
+	VFMADD231PS  Y5, Y6, Y0
+	VMOVUPS      (BX)(R8*4), Y6
+	VFMADD231PS  Y5, Y6, Y1
+	VMOVUPS      (SI)(R8*4), Y6
+	VFMADD231PS  Y5, Y6, Y2
+	VMOVUPS      (DX)(R8*4), Y6
+	VFMADD231PS  Y5, Y6, Y3
+	VPMOVSXBD    10(CX)(R9*1), Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y4, Y5, Y5
+	VMOVUPS      32(AX)(R8*4), Y6
+	VFMADD231PS  Y5, Y6, Y0
+	VMOVUPS      32(BX)(R8*4), Y6
+	VFMADD231PS  Y5, Y6, Y1
+	VMOVUPS      32(SI)(R8*4), Y6
+	VFMADD231PS  Y5, Y6, Y2
+	VMOVUPS      32(DX)(R8*4), Y6
+	VFMADD231PS  Y5, Y6, Y3
+	VPMOVSXBD    18(CX)(R9*1), Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y4, Y5, Y5
+	VMOVUPS      64(AX)(R8*4), Y6
+	VFMADD231PS  Y5, Y6, Y0
+	VMOVUPS      64(BX)(R8*4), Y6
+	VFMADD231PS  Y5, Y6, Y1
+	VMOVUPS      64(SI)(R8*4), Y6
+	VFMADD231PS  Y5, Y6, Y2
+	VMOVUPS      64(DX)(R8*4), Y6
+	VFMADD231PS  Y5, Y6, Y3
+	VPMOVSXBD    26(CX)(R9*1), Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y4, Y5, Y5
+	VMOVUPS      96(AX)(R8*4), Y4
+	VFMADD231PS  Y5, Y4, Y0
+	VMOVUPS      96(BX)(R8*4), Y4
+	VFMADD231PS  Y5, Y4, Y1
+	VMOVUPS      96(SI)(R8*4), Y4
+	VFMADD231PS  Y5, Y4, Y2
+	VMOVUPS      96(DX)(R8*4), Y4
+	VFMADD231PS  Y5, Y4, Y3
+	ADDQ         $0x20, R8
+	ADDQ         $0x22, R9
+	JMP          blocksAVX2_1867
+
+blocksdoneAVX2_1868:
+	VBROADCASTSS scale+120(FP), Y4
+	MOVQ         32(SP), AX
+	MOVQ         64(SP), CX
+	LEAQ         (AX)(CX*1), DX
+	LEAQ         (DX)(CX*1), BX
+	LEAQ         (BX)(CX*1), CX
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMULPS       X4, X1, X1
+	VMOVSS       X1, (AX)
+	VEXTRACTPS   $0x01, X1, (DX)
+	VEXTRACTPS   $0x02, X1, (BX)
+	VEXTRACTPS   $0x03, X1, (CX)
+	MOVQ         48(SP), AX
+	IMUL3Q       $0x04, AX, AX
+	ADDQ         AX, 24(SP)
+	MOVQ         64(SP), AX
+	IMUL3Q       $0x04, AX, AX
+	ADDQ         AX, 32(SP)
+	SUBQ         $0x04, 40(SP)
+	JMP          rowsAVX2_1865
+
+rowsdoneAVX2_1866:
+	CMPQ 40(SP), $0x02
+	JB   rowsdoneAVX2_1870
+
+	// Tile of 2 query rows × 1 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), DX
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), BX
+
+	// Whole blocks [0, dim).
+	XORQ SI, SI
+	XORQ DI, DI
+
+blocksAVX2_1871:
+	CMPQ         SI, BX
+	JAE          blocksdoneAVX2_1872
+	VPBROADCASTW (CX)(DI*1), X2
+	VCVTPH2PS    X2, Y2
+	VPMOVSXBD    2(CX)(DI*1), Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VMOVUPS      (AX)(SI*4), Y4
+	VFMADD231PS  Y3, Y4, Y0
+	VMOVUPS      (DX)(SI*4), Y4
+	VFMADD231PS  Y3, Y4, Y1
+	VPMOVSXBD    10(CX)(DI*1), Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VMOVUPS      32(AX)(SI*4), Y4
+	VFMADD231PS  Y3, Y4, Y0
+	VMOVUPS      32(DX)(SI*4), Y4
+	VFMADD231PS  Y3, Y4, Y1
+	VPMOVSXBD    18(CX)(DI*1), Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VMOVUPS      64(AX)(SI*4), Y4
+	VFMADD231PS  Y3, Y4, Y0
+	VMOVUPS      64(DX)(SI*4), Y4
+	VFMADD231PS  Y3, Y4, Y1
+	VPMOVSXBD    26(CX)(DI*1), Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VMOVUPS      96(AX)(SI*4), Y2
+	VFMADD231PS  Y3, Y2, Y0
+	VMOVUPS      96(DX)(SI*4), Y2
+	VFMADD231PS  Y3, Y2, Y1
+	ADDQ         $0x20, SI
+	ADDQ         $0x22, DI
+	JMP          blocksAVX2_1871
+
+blocksdoneAVX2_1872:
+	VBROADCASTSS scale+120(FP), Y2
+	MOVQ         32(SP), AX
+	MOVQ         64(SP), CX
+	LEAQ         (AX)(CX*1), CX
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMULPS       X2, X1, X1
+	VMOVSS       X1, (AX)
+	VEXTRACTPS   $0x01, X1, (CX)
+	MOVQ         48(SP), AX
+	IMUL3Q       $0x02, AX, AX
+	ADDQ         AX, 24(SP)
+	MOVQ         64(SP), AX
+	IMUL3Q       $0x02, AX, AX
+	ADDQ         AX, 32(SP)
+	SUBQ         $0x02, 40(SP)
+
+rowsdoneAVX2_1870:
+	CMPQ 40(SP), $0x01
+	JB   rowsdoneAVX2_1874
+
+	// Tile of 1 query rows × 1 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Y0, Y0, Y0
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), DX
+
+	// Whole blocks [0, dim).
+	XORQ BX, BX
+	XORQ SI, SI
+
+blocksAVX2_1875:
+	CMPQ         BX, DX
+	JAE          blocksdoneAVX2_1876
+	VPBROADCASTW (CX)(SI*1), X1
+	VCVTPH2PS    X1, Y1
+	VPMOVSXBD    2(CX)(SI*1), Y2
+	VCVTDQ2PS    Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      (AX)(BX*4), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VPMOVSXBD    10(CX)(SI*1), Y2
+	VCVTDQ2PS    Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      32(AX)(BX*4), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VPMOVSXBD    18(CX)(SI*1), Y2
+	VCVTDQ2PS    Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      64(AX)(BX*4), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VPMOVSXBD    26(CX)(SI*1), Y2
+	VCVTDQ2PS    Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      96(AX)(BX*4), Y1
+	VFMADD231PS  Y2, Y1, Y0
+	ADDQ         $0x20, BX
+	ADDQ         $0x22, SI
+	JMP          blocksAVX2_1875
+
+blocksdoneAVX2_1876:
+	VBROADCASTSS scale+120(FP), Y1
+	MOVQ         32(SP), AX
+	VHADDPS      Y0, Y0, Y2
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y2, Y0
+	VEXTRACTF128 $0x01, Y0, X2
+	VADDPS       X0, X2, X2
+	VMULPS       X1, X2, X2
+	VMOVSS       X2, (AX)
+	MOVQ         48(SP), AX
+	IMUL3Q       $0x01, AX, AX
+	ADDQ         AX, 24(SP)
+	MOVQ         64(SP), AX
+	IMUL3Q       $0x01, AX, AX
+	ADDQ         AX, 32(SP)
+	SUBQ         $0x01, 40(SP)
+
+rowsdoneAVX2_1874:
+	MOVQ   56(SP), AX
+	IMUL3Q $0x01, AX, AX
+	ADDQ   AX, (SP)
+	ADDQ   $0x04, 16(SP)
+	SUBQ   $0x01, 8(SP)
+	JMP    keysAVX2_1861
+
+keysdoneAVX2_1862:
+	VZEROUPPER
+	RET
+
+// func ScoresQ8RowsTableAVX512(dst []float32, q []float32, k []uintptr, ahead []uintptr, rows int, n int, dim int, scale float32)
+// Requires: AVX, AVX2, AVX512DQ, AVX512F, CMOV, MMX+
+TEXT ·ScoresQ8RowsTableAVX512(SB), NOSPLIT, $112-124
+	MOVQ    k_base+48(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    n+104(FP), AX
+	MOVQ    AX, 8(SP)
+	SHLQ    $0x02, AX
+	MOVQ    AX, 64(SP)
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    AX, 16(SP)
+	MOVQ    $0x00000008, 56(SP)
+	MOVQ    dim+112(FP), AX
+	MOVQ    AX, CX
+	SHRQ    $0x05, CX
+	IMUL3Q  $0x22, CX, CX
+	DECQ    CX
+	MOVQ    CX, 80(SP)
+	MOVQ    $0x00000040, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 88(SP)
+	MOVQ    $0x00000080, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 96(SP)
+	MOVQ    $0x000000c0, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 104(SP)
+	SHLQ    $0x02, AX
+	MOVQ    AX, 48(SP)
+	MOVQ    ahead_base+72(FP), AX
+	MOVQ    AX, 72(SP)
+
+keysAVX512_1877:
+	CMPQ       8(SP), $0x04
+	JB         keysdoneAVX512_1878
+	CMPQ       8(SP), $0x14
+	JB         owndoneAVX512_1879
+	MOVQ       56(SP), AX
+	IMUL3Q     $0x10, AX, AX
+	ADDQ       (SP), AX
+	MOVQ       80(SP), DX
+	CMPQ       DX, $0x000000ff
+	JA         longrows_192
+	MOVQ       88(SP), BX
+	MOVQ       96(SP), SI
+	MOVQ       104(SP), DI
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	JMP        rowsprefetched_192
+
+longrows_192:
+	MOVQ (AX), CX
+	XORQ DX, DX
+
+lines_193:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_193
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_194:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_194
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_195:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_195
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       AX, AX
+
+lines_196:
+	PREFETCHT0 (CX)(AX*1)
+	ADDQ       $0x40, AX
+	CMPQ       AX, 80(SP)
+	JB         lines_196
+	MOVQ       80(SP), AX
+	PREFETCHT0 (CX)(AX*1)
+
+rowsprefetched_192:
+owndoneAVX512_1879:
+	MOVQ       72(SP), AX
+	TESTQ      AX, AX
+	JZ         aheaddoneAVX512_1880
+	MOVQ       80(SP), DX
+	CMPQ       DX, $0x000000ff
+	JA         longrows_197
+	MOVQ       88(SP), BX
+	MOVQ       96(SP), SI
+	MOVQ       104(SP), DI
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	JMP        rowsprefetched_197
+
+longrows_197:
+	MOVQ (AX), CX
+	XORQ DX, DX
+
+lines_198:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_198
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_199:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_199
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_200:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_200
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_201:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_201
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+
+rowsprefetched_197:
+	ADDQ 56(SP), AX
+	MOVQ AX, 72(SP)
+
+aheaddoneAVX512_1880:
+	MOVQ q_base+24(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ 16(SP), AX
+	MOVQ AX, 32(SP)
+	MOVQ rows+96(FP), AX
+	MOVQ AX, 40(SP)
+
+rowsAVX512_1881:
+	CMPQ 40(SP), $0x04
+	JB   rowsdoneAVX512_1882
+
+	// Tile of 4 query rows × 4 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), BX
+	LEAQ   (BX)(DX*1), SI
+	LEAQ   (SI)(DX*1), DX
+	MOVQ   24(CX), DI
+	MOVQ   16(CX), R8
+	MOVQ   8(CX), R9
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), R10
+
+	// Whole blocks [0, dim).
+	XORQ R11, R11
+	XORQ R12, R12
+
+blocksAVX512_1883:
+	CMPQ         R11, R10
+	JAE          blocksdoneAVX512_1884
+	VPBROADCASTW (CX)(R12*1), Y16
+	VCVTPH2PS    Y16, Z16
+	VPBROADCASTW (R9)(R12*1), Y17
+	VCVTPH2PS    Y17, Z17
+	VPBROADCASTW (R8)(R12*1), Y18
+	VCVTPH2PS    Y18, Z18
+	VPBROADCASTW (DI)(R12*1), Y19
+	VCVTPH2PS    Y19, Z19
+	VPMOVSXBD    2(CX)(R12*1), Z20
+	VCVTDQ2PS    Z20, Z20
+	VMULPS       Z16, Z20, Z20
+	VPMOVSXBD    2(R9)(R12*1), Z21
+	VCVTDQ2PS    Z21, Z21
+	VMULPS       Z17, Z21, Z21
+	VPMOVSXBD    2(R8)(R12*1), Z22
+	VCVTDQ2PS    Z22, Z22
+	VMULPS       Z18, Z22, Z22
+	VPMOVSXBD    2(DI)(R12*1), Z23
+	VCVTDQ2PS    Z23, Z23
+	VMULPS       Z19, Z23, Z23
+	VMOVUPS      (AX)(R11*4), Z24
+	VFMADD231PS  Z20, Z24, Z0
+	VFMADD231PS  Z21, Z24, Z1
+	VFMADD231PS  Z22, Z24, Z2
+	VFMADD231PS  Z23, Z24, Z3
+	VMOVUPS      (BX)(R11*4), Z24
+	VFMADD231PS  Z20, Z24, Z4
+	VFMADD231PS  Z21, Z24, Z5
+	VFMADD231PS  Z22, Z24, Z6
+	VFMADD231PS  Z23, Z24, Z7
+	VMOVUPS      (SI)(R11*4), Z24
+	VFMADD231PS  Z20, Z24, Z8
+	VFMADD231PS  Z21, Z24, Z9
+	VFMADD231PS  Z22, Z24, Z10
+	VFMADD231PS  Z23, Z24, Z11
+	VMOVUPS      (DX)(R11*4), Z24
+	VFMADD231PS  Z20, Z24, Z12
+	VFMADD231PS  Z21, Z24, Z13
+	VFMADD231PS  Z22, Z24, Z14
+	VFMADD231PS  Z23, Z24, Z15
+	VPMOVSXBD    18(CX)(R12*1), Z20
+	VCVTDQ2PS    Z20, Z20
+	VMULPS       Z16, Z20, Z20
+	VPMOVSXBD    18(R9)(R12*1), Z16
+	VCVTDQ2PS    Z16, Z16
+	VMULPS       Z17, Z16, Z16
+	VPMOVSXBD    18(R8)(R12*1), Z17
+	VCVTDQ2PS    Z17, Z17
+	VMULPS       Z18, Z17, Z17
+	VPMOVSXBD    18(DI)(R12*1), Z18
+	VCVTDQ2PS    Z18, Z18
+	VMULPS       Z19, Z18, Z18
+	VMOVUPS      64(AX)(R11*4), Z19
+	VFMADD231PS  Z20, Z19, Z0
+	VFMADD231PS  Z16, Z19, Z1
+	VFMADD231PS  Z17, Z19, Z2
+	VFMADD231PS  Z18, Z19, Z3
+	VMOVUPS      64(BX)(R11*4), Z19
+	VFMADD231PS  Z20, Z19, Z4
+	VFMADD231PS  Z16, Z19, Z5
+	VFMADD231PS  Z17, Z19, Z6
+	VFMADD231PS  Z18, Z19, Z7
+	VMOVUPS      64(SI)(R11*4), Z19
+	VFMADD231PS  Z20, Z19, Z8
+	VFMADD231PS  Z16, Z19, Z9
+	VFMADD231PS  Z17, Z19, Z10
+	VFMADD231PS  Z18, Z19, Z11
+	VMOVUPS      64(DX)(R11*4), Z19
+	VFMADD231PS  Z20, Z19, Z12
+	VFMADD231PS  Z16, Z19, Z13
+	VFMADD231PS  Z17, Z19, Z14
+	VFMADD231PS  Z18, Z19, Z15
+	ADDQ         $0x20, R11
+	ADDQ         $0x22, R12
+	JMP          blocksAVX512_1883
+
+blocksdoneAVX512_1884:
+	VSHUFF64X2    $0x44, Z4, Z0, Z16
+	VSHUFF64X2    $0xee, Z4, Z0, Z0
+	VADDPS        Z0, Z16, Z16
+	VSHUFF64X2    $0x44, Z5, Z1, Z0
+	VSHUFF64X2    $0xee, Z5, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF64X2    $0x44, Z6, Z2, Z1
+	VSHUFF64X2    $0xee, Z6, Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF64X2    $0x44, Z7, Z3, Z2
+	VSHUFF64X2    $0xee, Z7, Z3, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF64X2    $0x44, Z12, Z8, Z3
+	VSHUFF64X2    $0xee, Z12, Z8, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF64X2    $0x44, Z13, Z9, Z4
+	VSHUFF64X2    $0xee, Z13, Z9, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF64X2    $0x44, Z14, Z10, Z5
+	VSHUFF64X2    $0xee, Z14, Z10, Z6
+	VADDPS        Z6, Z5, Z5
+	VSHUFF64X2    $0x44, Z15, Z11, Z6
+	VSHUFF64X2    $0xee, Z15, Z11, Z7
+	VADDPS        Z7, Z6, Z6
+	VSHUFPS       $0x88, Z0, Z16, Z7
+	VSHUFPS       $0xdd, Z0, Z16, Z0
+	VADDPS        Z0, Z7, Z7
+	VSHUFPS       $0x88, Z2, Z1, Z0
+	VSHUFPS       $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z4, Z3, Z1
+	VSHUFPS       $0xdd, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z6, Z5, Z2
+	VSHUFPS       $0xdd, Z6, Z5, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFPS       $0x88, Z0, Z7, Z3
+	VSHUFPS       $0xdd, Z0, Z7, Z0
+	VADDPS        Z0, Z3, Z3
+	VSHUFPS       $0x88, Z2, Z1, Z0
+	VSHUFPS       $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z0, Z3, Z1
+	VSHUFF32X4    $0xdd, Z0, Z3, Z0
+	VADDPS        Z0, Z1, Z1
+	VBROADCASTSS  scale+120(FP), Z0
+	VMULPS        Z0, Z1, Z1
+	MOVQ          32(SP), AX
+	MOVQ          64(SP), CX
+	LEAQ          (AX)(CX*1), DX
+	LEAQ          (DX)(CX*1), BX
+	LEAQ          (BX)(CX*1), CX
+	VMOVUPS       X1, (AX)
+	VEXTRACTF32X4 $0x01, Z1, (DX)
+	VEXTRACTF32X4 $0x02, Z1, (BX)
+	VEXTRACTF32X4 $0x03, Z1, (CX)
+	MOVQ          48(SP), AX
+	IMUL3Q        $0x04, AX, AX
+	ADDQ          AX, 24(SP)
+	MOVQ          64(SP), AX
+	IMUL3Q        $0x04, AX, AX
+	ADDQ          AX, 32(SP)
+	SUBQ          $0x04, 40(SP)
+	JMP           rowsAVX512_1881
+
+rowsdoneAVX512_1882:
+	CMPQ 40(SP), $0x02
+	JB   rowsdoneAVX512_1886
+
+	// Tile of 2 query rows × 4 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), DX
+	MOVQ   24(CX), BX
+	MOVQ   16(CX), SI
+	MOVQ   8(CX), DI
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), R8
+
+	// Whole blocks [0, dim).
+	XORQ R9, R9
+	XORQ R10, R10
+
+blocksAVX512_1887:
+	CMPQ         R9, R8
+	JAE          blocksdoneAVX512_1888
+	VPBROADCASTW (CX)(R10*1), Y8
+	VCVTPH2PS    Y8, Z8
+	VPBROADCASTW (DI)(R10*1), Y9
+	VCVTPH2PS    Y9, Z9
+	VPBROADCASTW (SI)(R10*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPBROADCASTW (BX)(R10*1), Y11
+	VCVTPH2PS    Y11, Z11
+	VPMOVSXBD    2(CX)(R10*1), Z12
+	VCVTDQ2PS    Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VPMOVSXBD    2(DI)(R10*1), Z13
+	VCVTDQ2PS    Z13, Z13
+	VMULPS       Z9, Z13, Z13
+	VPMOVSXBD    2(SI)(R10*1), Z14
+	VCVTDQ2PS    Z14, Z14
+	VMULPS       Z10, Z14, Z14
+	VPMOVSXBD    2(BX)(R10*1), Z15
+	VCVTDQ2PS    Z15, Z15
+	VMULPS       Z11, Z15, Z15
+	VMOVUPS      (AX)(R9*4), Z16
+	VFMADD231PS  Z12, Z16, Z0
+	VFMADD231PS  Z13, Z16, Z1
+	VFMADD231PS  Z14, Z16, Z2
+	VFMADD231PS  Z15, Z16, Z3
+	VMOVUPS      (DX)(R9*4), Z16
+	VFMADD231PS  Z12, Z16, Z4
+	VFMADD231PS  Z13, Z16, Z5
+	VFMADD231PS  Z14, Z16, Z6
+	VFMADD231PS  Z15, Z16, Z7
+	VPMOVSXBD    18(CX)(R10*1), Z12
+	VCVTDQ2PS    Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VPMOVSXBD    18(DI)(R10*1), Z8
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       Z9, Z8, Z8
+	VPMOVSXBD    18(SI)(R10*1), Z9
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       Z10, Z9, Z9
+	VPMOVSXBD    18(BX)(R10*1), Z10
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       Z11, Z10, Z10
+	VMOVUPS      64(AX)(R9*4), Z11
+	VFMADD231PS  Z12, Z11, Z0
+	VFMADD231PS  Z8, Z11, Z1
+	VFMADD231PS  Z9, Z11, Z2
+	VFMADD231PS  Z10, Z11, Z3
+	VMOVUPS      64(DX)(R9*4), Z11
+	VFMADD231PS  Z12, Z11, Z4
+	VFMADD231PS  Z8, Z11, Z5
+	VFMADD231PS  Z9, Z11, Z6
+	VFMADD231PS  Z10, Z11, Z7
+	ADDQ         $0x20, R9
+	ADDQ         $0x22, R10
+	JMP          blocksAVX512_1887
+
+blocksdoneAVX512_1888:
+	VEXTRACTF64X4 $0x01, Z0, Y8
+	VADDPS        Y0, Y8, Y8
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z2, Y1
+	VADDPS        Y2, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z3, Y2
+	VADDPS        Y3, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z4, Y3
+	VADDPS        Y4, Y3, Y3
+	VEXTRACTF64X4 $0x01, Z5, Y4
+	VADDPS        Y5, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z6, Y5
+	VADDPS        Y6, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z7, Y6
+	VADDPS        Y7, Y6, Y6
+	VBROADCASTSS  scale+120(FP), Y7
+	MOVQ          32(SP), AX
+	MOVQ          64(SP), CX
+	LEAQ          (AX)(CX*1), CX
+	VHADDPS       Y0, Y8, Y0
+	VHADDPS       Y2, Y1, Y1
+	VHADDPS       Y1, Y0, Y0
+	VHADDPS       Y4, Y3, Y1
+	VHADDPS       Y6, Y5, Y2
+	VHADDPS       Y2, Y1, Y1
+	VPERM2F128    $0x20, Y1, Y0, Y2
+	VPERM2F128    $0x31, Y1, Y0, Y0
+	VADDPS        Y0, Y2, Y2
+	VMULPS        Y7, Y2, Y2
+	VMOVSS        X2, (AX)
+	VEXTRACTPS    $0x01, X2, 4(AX)
+	VEXTRACTPS    $0x02, X2, 8(AX)
+	VEXTRACTPS    $0x03, X2, 12(AX)
+	VEXTRACTF128  $0x01, Y2, X0
+	VMOVSS        X0, (CX)
+	VEXTRACTPS    $0x01, X0, 4(CX)
+	VEXTRACTPS    $0x02, X0, 8(CX)
+	VEXTRACTPS    $0x03, X0, 12(CX)
+	MOVQ          48(SP), AX
+	IMUL3Q        $0x02, AX, AX
+	ADDQ          AX, 24(SP)
+	MOVQ          64(SP), AX
+	IMUL3Q        $0x02, AX, AX
+	ADDQ          AX, 32(SP)
+	SUBQ          $0x02, 40(SP)
+
+rowsdoneAVX512_1886:
+	CMPQ 40(SP), $0x01
+	JB   rowsdoneAVX512_1890
+
+	// Tile of 1 query rows × 4 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	MOVQ   24(CX), DX
+	MOVQ   16(CX), BX
+	MOVQ   8(CX), SI
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), DI
+
+	// Whole blocks [0, dim).
+	XORQ R8, R8
+	XORQ R9, R9
+
+blocksAVX512_1891:
+	CMPQ         R8, DI
+	JAE          blocksdoneAVX512_1892
+	VPBROADCASTW (CX)(R9*1), Y4
+	VCVTPH2PS    Y4, Z4
+	VPBROADCASTW (SI)(R9*1), Y5
+	VCVTPH2PS    Y5, Z5
+	VPBROADCASTW (BX)(R9*1), Y6
+	VCVTPH2PS    Y6, Z6
+	VPBROADCASTW (DX)(R9*1), Y7
+	VCVTPH2PS    Y7, Z7
+	VPMOVSXBD    2(CX)(R9*1), Z8
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       Z4, Z8, Z8
+	VPMOVSXBD    2(SI)(R9*1), Z9
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       Z5, Z9, Z9
+	VPMOVSXBD    2(BX)(R9*1), Z10
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       Z6, Z10, Z10
+	VPMOVSXBD    2(DX)(R9*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z7, Z11, Z11
+	VMOVUPS      (AX)(R8*4), Z12
+	VFMADD231PS  Z8, Z12, Z0
+	VFMADD231PS  Z9, Z12, Z1
+	VFMADD231PS  Z10, Z12, Z2
+	VFMADD231PS  Z11, Z12, Z3
+	VPMOVSXBD    18(CX)(R9*1), Z8
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       Z4, Z8, Z8
+	VPMOVSXBD    18(SI)(R9*1), Z4
+	VCVTDQ2PS    Z4, Z4
+	VMULPS       Z5, Z4, Z4
+	VPMOVSXBD    18(BX)(R9*1), Z5
+	VCVTDQ2PS    Z5, Z5
+	VMULPS       Z6, Z5, Z5
+	VPMOVSXBD    18(DX)(R9*1), Z6
+	VCVTDQ2PS    Z6, Z6
+	VMULPS       Z7, Z6, Z6
+	VMOVUPS      64(AX)(R8*4), Z7
+	VFMADD231PS  Z8, Z7, Z0
+	VFMADD231PS  Z4, Z7, Z1
+	VFMADD231PS  Z5, Z7, Z2
+	VFMADD231PS  Z6, Z7, Z3
+	ADDQ         $0x20, R8
+	ADDQ         $0x22, R9
+	JMP          blocksAVX512_1891
+
+blocksdoneAVX512_1892:
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y0, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z2, Y1
+	VADDPS        Y2, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z3, Y2
+	VADDPS        Y3, Y2, Y2
+	VBROADCASTSS  scale+120(FP), Y3
+	MOVQ          32(SP), AX
+	VHADDPS       Y0, Y4, Y0
+	VHADDPS       Y2, Y1, Y1
+	VHADDPS       Y1, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X0, X1, X1
+	VMULPS        X3, X1, X1
+	VMOVSS        X1, (AX)
+	VEXTRACTPS    $0x01, X1, 4(AX)
+	VEXTRACTPS    $0x02, X1, 8(AX)
+	VEXTRACTPS    $0x03, X1, 12(AX)
+	MOVQ          48(SP), AX
+	IMUL3Q        $0x01, AX, AX
+	ADDQ          AX, 24(SP)
+	MOVQ          64(SP), AX
+	IMUL3Q        $0x01, AX, AX
+	ADDQ          AX, 32(SP)
+	SUBQ          $0x01, 40(SP)
+
+rowsdoneAVX512_1890:
+	MOVQ   56(SP), AX
+	IMUL3Q $0x04, AX, AX
+	ADDQ   AX, (SP)
+	ADDQ   $0x10, 16(SP)
+	SUBQ   $0x04, 8(SP)
+	JMP    keysAVX512_1877
+
+keysdoneAVX512_1878:
+keysAVX512_1893:
+	CMPQ       8(SP), $0x01
+	JB         keysdoneAVX512_1894
+	CMPQ       8(SP), $0x11
+	JB         owndoneAVX512_1895
+	MOVQ       56(SP), AX
+	IMUL3Q     $0x10, AX, AX
+	ADDQ       (SP), AX
+	MOVQ       80(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_202
+	MOVQ       (AX), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       88(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       96(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       104(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_202
+
+longrows_202:
+	MOVQ (AX), AX
+	XORQ CX, CX
+
+lines_203:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_203
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+
+rowsprefetched_202:
+owndoneAVX512_1895:
+	MOVQ       72(SP), AX
+	TESTQ      AX, AX
+	JZ         aheaddoneAVX512_1896
+	MOVQ       80(SP), DX
+	CMPQ       DX, $0x000000ff
+	JA         longrows_204
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(DX*1)
+	MOVQ       88(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	MOVQ       96(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	MOVQ       104(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	JMP        rowsprefetched_204
+
+longrows_204:
+	MOVQ (AX), CX
+	XORQ DX, DX
+
+lines_205:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_205
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+
+rowsprefetched_204:
+	ADDQ 56(SP), AX
+	MOVQ AX, 72(SP)
+
+aheaddoneAVX512_1896:
+	MOVQ q_base+24(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ 16(SP), AX
+	MOVQ AX, 32(SP)
+	MOVQ rows+96(FP), AX
+	MOVQ AX, 40(SP)
+
+rowsAVX512_1897:
+	CMPQ 40(SP), $0x04
+	JB   rowsdoneAVX512_1898
+
+	// Tile of 4 query rows × 1 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), BX
+	LEAQ   (BX)(DX*1), SI
+	LEAQ   (SI)(DX*1), DX
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), DI
+
+	// Whole blocks [0, dim).
+	XORQ R8, R8
+	XORQ R9, R9
+
+blocksAVX512_1899:
+	CMPQ         R8, DI
+	JAE          blocksdoneAVX512_1900
+	VPBROADCASTW (CX)(R9*1), Y4
+	VCVTPH2PS    Y4, Z4
+	VPMOVSXBD    2(CX)(R9*1), Z5
+	VCVTDQ2PS    Z5, Z5
+	VMULPS       Z4, Z5, Z5
+	VMOVUPS      (AX)(R8*4), Z6
+	VFMADD231PS  Z5, Z6, Z0
+	VMOVUPS      (BX)(R8*4), Z6
+	VFMADD231PS  Z5, Z6, Z1
+	VMOVUPS      (SI)(R8*4), Z6
+	VFMADD231PS  Z5, Z6, Z2
+	VMOVUPS      (DX)(R8*4), Z6
+	VFMADD231PS  Z5, Z6, Z3
+	VPMOVSXBD    18(CX)(R9*1), Z5
+	VCVTDQ2PS    Z5, Z5
+	VMULPS       Z4, Z5, Z5
+	VMOVUPS      64(AX)(R8*4), Z4
+	VFMADD231PS  Z5, Z4, Z0
+	VMOVUPS      64(BX)(R8*4), Z4
+	VFMADD231PS  Z5, Z4, Z1
+	VMOVUPS      64(SI)(R8*4), Z4
+	VFMADD231PS  Z5, Z4, Z2
+	VMOVUPS      64(DX)(R8*4), Z4
+	VFMADD231PS  Z5, Z4, Z3
+	ADDQ         $0x20, R8
+	ADDQ         $0x22, R9
+	JMP          blocksAVX512_1899
+
+blocksdoneAVX512_1900:
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y0, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z2, Y1
+	VADDPS        Y2, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z3, Y2
+	VADDPS        Y3, Y2, Y2
+	VBROADCASTSS  scale+120(FP), Y3
+	MOVQ          32(SP), AX
+	MOVQ          64(SP), CX
+	LEAQ          (AX)(CX*1), DX
+	LEAQ          (DX)(CX*1), BX
+	LEAQ          (BX)(CX*1), CX
+	VHADDPS       Y0, Y4, Y0
+	VHADDPS       Y2, Y1, Y1
+	VHADDPS       Y1, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X0, X1, X1
+	VMULPS        X3, X1, X1
+	VMOVSS        X1, (AX)
+	VEXTRACTPS    $0x01, X1, (DX)
+	VEXTRACTPS    $0x02, X1, (BX)
+	VEXTRACTPS    $0x03, X1, (CX)
+	MOVQ          48(SP), AX
+	IMUL3Q        $0x04, AX, AX
+	ADDQ          AX, 24(SP)
+	MOVQ          64(SP), AX
+	IMUL3Q        $0x04, AX, AX
+	ADDQ          AX, 32(SP)
+	SUBQ          $0x04, 40(SP)
+	JMP           rowsAVX512_1897
+
+rowsdoneAVX512_1898:
+	CMPQ 40(SP), $0x02
+	JB   rowsdoneAVX512_1902
+
+	// Tile of 2 query rows × 1 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), DX
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), BX
+
+	// Whole blocks [0, dim).
+	XORQ SI, SI
+	XORQ DI, DI
+
+blocksAVX512_1903:
+	CMPQ         SI, BX
+	JAE          blocksdoneAVX512_1904
+	VPBROADCASTW (CX)(DI*1), Y2
+	VCVTPH2PS    Y2, Z2
+	VPMOVSXBD    2(CX)(DI*1), Z3
+	VCVTDQ2PS    Z3, Z3
+	VMULPS       Z2, Z3, Z3
+	VMOVUPS      (AX)(SI*4), Z4
+	VFMADD231PS  Z3, Z4, Z0
+	VMOVUPS      (DX)(SI*4), Z4
+	VFMADD231PS  Z3, Z4, Z1
+	VPMOVSXBD    18(CX)(DI*1), Z3
+	VCVTDQ2PS    Z3, Z3
+	VMULPS       Z2, Z3, Z3
+	VMOVUPS      64(AX)(SI*4), Z2
+	VFMADD231PS  Z3, Z2, Z0
+	VMOVUPS      64(DX)(SI*4), Z2
+	VFMADD231PS  Z3, Z2, Z1
+	ADDQ         $0x20, SI
+	ADDQ         $0x22, DI
+	JMP          blocksAVX512_1903
+
+blocksdoneAVX512_1904:
+	VEXTRACTF64X4 $0x01, Z0, Y2
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y1, Y0, Y0
+	VBROADCASTSS  scale+120(FP), Y1
+	MOVQ          32(SP), AX
+	MOVQ          64(SP), CX
+	LEAQ          (AX)(CX*1), CX
+	VHADDPS       Y0, Y2, Y2
+	VHADDPS       Y0, Y0, Y0
+	VHADDPS       Y0, Y2, Y0
+	VEXTRACTF128  $0x01, Y0, X2
+	VADDPS        X0, X2, X2
+	VMULPS        X1, X2, X2
+	VMOVSS        X2, (AX)
+	VEXTRACTPS    $0x01, X2, (CX)
+	MOVQ          48(SP), AX
+	IMUL3Q        $0x02, AX, AX
+	ADDQ          AX, 24(SP)
+	MOVQ          64(SP), AX
+	IMUL3Q        $0x02, AX, AX
+	ADDQ          AX, 32(SP)
+	SUBQ          $0x02, 40(SP)
+
+rowsdoneAVX512_1902:
+	CMPQ 40(SP), $0x01
+	JB   rowsdoneAVX512_1906
+
+	// Tile of 1 query rows × 1 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Z0, Z0, Z0
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), DX
+
+	// Whole blocks [0, dim).
+	XORQ BX, BX
+	XORQ SI, SI
+
+blocksAVX512_1907:
+	CMPQ         BX, DX
+	JAE          blocksdoneAVX512_1908
+	VPBROADCASTW (CX)(SI*1), Y1
+	VCVTPH2PS    Y1, Z1
+	VPMOVSXBD    2(CX)(SI*1), Z2
+	VCVTDQ2PS    Z2, Z2
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      (AX)(BX*4), Z3
+	VFMADD231PS  Z2, Z3, Z0
+	VPMOVSXBD    18(CX)(SI*1), Z2
+	VCVTDQ2PS    Z2, Z2
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      64(AX)(BX*4), Z1
+	VFMADD231PS  Z2, Z1, Z0
+	ADDQ         $0x20, BX
+	ADDQ         $0x22, SI
+	JMP          blocksAVX512_1907
+
+blocksdoneAVX512_1908:
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y0, Y1, Y1
+	VBROADCASTSS  scale+120(FP), Y0
+	MOVQ          32(SP), AX
+	VHADDPS       Y1, Y1, Y2
+	VHADDPS       Y1, Y1, Y1
+	VHADDPS       Y1, Y2, Y1
+	VEXTRACTF128  $0x01, Y1, X2
+	VADDPS        X1, X2, X2
+	VMULPS        X0, X2, X2
+	VMOVSS        X2, (AX)
+	MOVQ          48(SP), AX
+	IMUL3Q        $0x01, AX, AX
+	ADDQ          AX, 24(SP)
+	MOVQ          64(SP), AX
+	IMUL3Q        $0x01, AX, AX
+	ADDQ          AX, 32(SP)
+	SUBQ          $0x01, 40(SP)
+
+rowsdoneAVX512_1906:
+	MOVQ   56(SP), AX
+	IMUL3Q $0x01, AX, AX
+	ADDQ   AX, (SP)
+	ADDQ   $0x04, 16(SP)
+	SUBQ   $0x01, 8(SP)
+	JMP    keysAVX512_1893
+
+keysdoneAVX512_1894:
+	VZEROUPPER
+	RET
+
+// func ScoresF32RowsTableAVX2(dst []float32, q []float32, k []uintptr, ahead []uintptr, rows int, n int, dim int, scale float32)
+// Requires: AVX, CMOV, FMA3, MMX+
+TEXT ·ScoresF32RowsTableAVX2(SB), NOSPLIT, $112-124
+	MOVQ    k_base+48(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    n+104(FP), AX
+	MOVQ    AX, 8(SP)
+	SHLQ    $0x02, AX
+	MOVQ    AX, 64(SP)
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    AX, 16(SP)
+	MOVQ    $0x00000008, 56(SP)
+	MOVQ    dim+112(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x02, CX
+	SUBQ    $0x04, CX
+	MOVQ    CX, 80(SP)
+	MOVQ    $0x00000040, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 88(SP)
+	MOVQ    $0x00000080, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 96(SP)
+	MOVQ    $0x000000c0, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 104(SP)
+	SHLQ    $0x02, AX
+	MOVQ    AX, 48(SP)
+	MOVQ    ahead_base+72(FP), AX
+	MOVQ    AX, 72(SP)
+
+keysAVX2_1909:
+	CMPQ       8(SP), $0x03
+	JB         keysdoneAVX2_1910
+	CMPQ       8(SP), $0x13
+	JB         owndoneAVX2_1911
+	MOVQ       56(SP), AX
+	IMUL3Q     $0x10, AX, AX
+	ADDQ       (SP), AX
+	MOVQ       80(SP), DX
+	CMPQ       DX, $0x000000ff
+	JA         longrows_206
+	MOVQ       88(SP), BX
+	MOVQ       96(SP), SI
+	MOVQ       104(SP), DI
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	JMP        rowsprefetched_206
+
+longrows_206:
+	MOVQ (AX), CX
+	XORQ DX, DX
+
+lines_207:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_207
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_208:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_208
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       AX, AX
+
+lines_209:
+	PREFETCHT0 (CX)(AX*1)
+	ADDQ       $0x40, AX
+	CMPQ       AX, 80(SP)
+	JB         lines_209
+	MOVQ       80(SP), AX
+	PREFETCHT0 (CX)(AX*1)
+
+rowsprefetched_206:
+owndoneAVX2_1911:
+	MOVQ       72(SP), AX
+	TESTQ      AX, AX
+	JZ         aheaddoneAVX2_1912
+	MOVQ       80(SP), DX
+	CMPQ       DX, $0x000000ff
+	JA         longrows_210
+	MOVQ       88(SP), BX
+	MOVQ       96(SP), SI
+	MOVQ       104(SP), DI
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	JMP        rowsprefetched_210
+
+longrows_210:
+	MOVQ (AX), CX
+	XORQ DX, DX
+
+lines_211:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_211
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_212:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_212
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_213:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_213
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+
+rowsprefetched_210:
+	ADDQ 56(SP), AX
+	MOVQ AX, 72(SP)
+
+aheaddoneAVX2_1912:
+	MOVQ q_base+24(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ 16(SP), AX
+	MOVQ AX, 32(SP)
+	MOVQ rows+96(FP), AX
+	MOVQ AX, 40(SP)
+
+rowsAVX2_1913:
+	CMPQ 40(SP), $0x04
+	JB   rowsdoneAVX2_1914
+
+	// Tile of 4 query rows × 3 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), BX
+	LEAQ   (BX)(DX*1), SI
+	LEAQ   (SI)(DX*1), DX
+	MOVQ   16(CX), DI
+	MOVQ   8(CX), R8
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), R9
+	MOVQ   R9, R10
+	ANDQ   $-8, R10
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ R10, R11
+
+tailAVX2_1915:
+	CMPQ        R11, R9
+	JAE         taildoneAVX2_1916
+	VMOVSS      (CX)(R11*4), X12
+	VMOVSS      (R8)(R11*4), X13
+	VMOVSS      (DI)(R11*4), X14
+	VMOVSS      (AX)(R11*4), X15
+	VFMADD231SS X12, X15, X0
+	VFMADD231SS X13, X15, X1
+	VFMADD231SS X14, X15, X2
+	VMOVSS      (BX)(R11*4), X15
+	VFMADD231SS X12, X15, X3
+	VFMADD231SS X13, X15, X4
+	VFMADD231SS X14, X15, X5
+	VMOVSS      (SI)(R11*4), X15
+	VFMADD231SS X12, X15, X6
+	VFMADD231SS X13, X15, X7
+	VFMADD231SS X14, X15, X8
+	VMOVSS      (DX)(R11*4), X15
+	VFMADD231SS X12, X15, X9
+	VFMADD231SS X13, X15, X10
+	VFMADD231SS X14, X15, X11
+	INCQ        R11
+	JMP         tailAVX2_1915
+
+taildoneAVX2_1916:
+	// Whole vectors [0, body).
+	XORQ R11, R11
+
+bodyAVX2_1917:
+	CMPQ        R11, R10
+	JAE         bodydoneAVX2_1918
+	VMOVUPS     (CX)(R11*4), Y12
+	VMOVUPS     (R8)(R11*4), Y13
+	VMOVUPS     (DI)(R11*4), Y14
+	VMOVUPS     (AX)(R11*4), Y15
+	VFMADD231PS Y12, Y15, Y0
+	VFMADD231PS Y13, Y15, Y1
+	VFMADD231PS Y14, Y15, Y2
+	VMOVUPS     (BX)(R11*4), Y15
+	VFMADD231PS Y12, Y15, Y3
+	VFMADD231PS Y13, Y15, Y4
+	VFMADD231PS Y14, Y15, Y5
+	VMOVUPS     (SI)(R11*4), Y15
+	VFMADD231PS Y12, Y15, Y6
+	VFMADD231PS Y13, Y15, Y7
+	VFMADD231PS Y14, Y15, Y8
+	VMOVUPS     (DX)(R11*4), Y15
+	VFMADD231PS Y12, Y15, Y9
+	VFMADD231PS Y13, Y15, Y10
+	VFMADD231PS Y14, Y15, Y11
+	ADDQ        $0x08, R11
+	JMP         bodyAVX2_1917
+
+bodydoneAVX2_1918:
+	VBROADCASTSS scale+120(FP), Y12
+	MOVQ         32(SP), AX
+	MOVQ         64(SP), CX
+	LEAQ         (AX)(CX*1), DX
+	LEAQ         (DX)(CX*1), BX
+	LEAQ         (BX)(CX*1), CX
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y5, Y4, Y1
+	VHADDPS      Y7, Y6, Y2
+	VHADDPS      Y2, Y1, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VMULPS       Y12, Y2, Y2
+	VMOVSS       X2, (AX)
+	VEXTRACTPS   $0x01, X2, 4(AX)
+	VEXTRACTPS   $0x02, X2, 8(AX)
+	VEXTRACTPS   $0x03, X2, (DX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVSS       X0, 4(DX)
+	VEXTRACTPS   $0x01, X0, 8(DX)
+	VEXTRACTPS   $0x02, X0, (BX)
+	VEXTRACTPS   $0x03, X0, 4(BX)
+	VHADDPS      Y9, Y8, Y0
+	VHADDPS      Y11, Y10, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMULPS       X12, X1, X1
+	VMOVSS       X1, 8(BX)
+	VEXTRACTPS   $0x01, X1, (CX)
+	VEXTRACTPS   $0x02, X1, 4(CX)
+	VEXTRACTPS   $0x03, X1, 8(CX)
+	MOVQ         48(SP), AX
+	IMUL3Q       $0x04, AX, AX
+	ADDQ         AX, 24(SP)
+	MOVQ         64(SP), AX
+	IMUL3Q       $0x04, AX, AX
+	ADDQ         AX, 32(SP)
+	SUBQ         $0x04, 40(SP)
+	JMP          rowsAVX2_1913
+
+rowsdoneAVX2_1914:
+	CMPQ 40(SP), $0x02
+	JB   rowsdoneAVX2_1920
+
+	// Tile of 2 query rows × 3 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), DX
+	MOVQ   16(CX), BX
+	MOVQ   8(CX), SI
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), DI
+	MOVQ   DI, R8
+	ANDQ   $-8, R8
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ R8, R9
+
+tailAVX2_1921:
+	CMPQ        R9, DI
+	JAE         taildoneAVX2_1922
+	VMOVSS      (CX)(R9*4), X6
+	VMOVSS      (SI)(R9*4), X7
+	VMOVSS      (BX)(R9*4), X8
+	VMOVSS      (AX)(R9*4), X9
+	VFMADD231SS X6, X9, X0
+	VFMADD231SS X7, X9, X1
+	VFMADD231SS X8, X9, X2
+	VMOVSS      (DX)(R9*4), X9
+	VFMADD231SS X6, X9, X3
+	VFMADD231SS X7, X9, X4
+	VFMADD231SS X8, X9, X5
+	INCQ        R9
+	JMP         tailAVX2_1921
+
+taildoneAVX2_1922:
+	// Whole vectors [0, body).
+	XORQ R9, R9
+
+bodyAVX2_1923:
+	CMPQ        R9, R8
+	JAE         bodydoneAVX2_1924
+	VMOVUPS     (CX)(R9*4), Y6
+	VMOVUPS     (SI)(R9*4), Y7
+	VMOVUPS     (BX)(R9*4), Y8
+	VMOVUPS     (AX)(R9*4), Y9
+	VFMADD231PS Y6, Y9, Y0
+	VFMADD231PS Y7, Y9, Y1
+	VFMADD231PS Y8, Y9, Y2
+	VMOVUPS     (DX)(R9*4), Y9
+	VFMADD231PS Y6, Y9, Y3
+	VFMADD231PS Y7, Y9, Y4
+	VFMADD231PS Y8, Y9, Y5
+	ADDQ        $0x08, R9
+	JMP         bodyAVX2_1923
+
+bodydoneAVX2_1924:
+	VBROADCASTSS scale+120(FP), Y6
+	MOVQ         32(SP), AX
+	MOVQ         64(SP), CX
+	LEAQ         (AX)(CX*1), CX
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y5, Y4, Y1
+	VHADDPS      Y5, Y5, Y2
+	VHADDPS      Y2, Y1, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VMULPS       Y6, Y2, Y2
+	VMOVSS       X2, (AX)
+	VEXTRACTPS   $0x01, X2, 4(AX)
+	VEXTRACTPS   $0x02, X2, 8(AX)
+	VEXTRACTPS   $0x03, X2, (CX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVSS       X0, 4(CX)
+	VEXTRACTPS   $0x01, X0, 8(CX)
+	MOVQ         48(SP), AX
+	IMUL3Q       $0x02, AX, AX
+	ADDQ         AX, 24(SP)
+	MOVQ         64(SP), AX
+	IMUL3Q       $0x02, AX, AX
+	ADDQ         AX, 32(SP)
+	SUBQ         $0x02, 40(SP)
+
+rowsdoneAVX2_1920:
+	CMPQ 40(SP), $0x01
+	JB   rowsdoneAVX2_1926
+
+	// Tile of 1 query rows × 3 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	MOVQ   16(CX), DX
+	MOVQ   8(CX), BX
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), SI
+	MOVQ   SI, DI
+	ANDQ   $-8, DI
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ DI, R8
+
+tailAVX2_1927:
+	CMPQ        R8, SI
+	JAE         taildoneAVX2_1928
+	VMOVSS      (CX)(R8*4), X3
+	VMOVSS      (BX)(R8*4), X4
+	VMOVSS      (DX)(R8*4), X5
+	VMOVSS      (AX)(R8*4), X6
+	VFMADD231SS X3, X6, X0
+	VFMADD231SS X4, X6, X1
+	VFMADD231SS X5, X6, X2
+	INCQ        R8
+	JMP         tailAVX2_1927
+
+taildoneAVX2_1928:
+	// Whole vectors [0, body).
+	XORQ R8, R8
+
+bodyAVX2_1929:
+	CMPQ        R8, DI
+	JAE         bodydoneAVX2_1930
+	VMOVUPS     (CX)(R8*4), Y3
+	VMOVUPS     (BX)(R8*4), Y4
+	VMOVUPS     (DX)(R8*4), Y5
+	VMOVUPS     (AX)(R8*4), Y6
+	VFMADD231PS Y3, Y6, Y0
+	VFMADD231PS Y4, Y6, Y1
+	VFMADD231PS Y5, Y6, Y2
+	ADDQ        $0x08, R8
+	JMP         bodyAVX2_1929
+
+bodydoneAVX2_1930:
+	VBROADCASTSS scale+120(FP), Y3
+	MOVQ         32(SP), AX
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y2, Y2, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMULPS       X3, X1, X1
+	VMOVSS       X1, (AX)
+	VEXTRACTPS   $0x01, X1, 4(AX)
+	VEXTRACTPS   $0x02, X1, 8(AX)
+	MOVQ         48(SP), AX
+	IMUL3Q       $0x01, AX, AX
+	ADDQ         AX, 24(SP)
+	MOVQ         64(SP), AX
+	IMUL3Q       $0x01, AX, AX
+	ADDQ         AX, 32(SP)
+	SUBQ         $0x01, 40(SP)
+
+rowsdoneAVX2_1926:
+	MOVQ   56(SP), AX
+	IMUL3Q $0x03, AX, AX
+	ADDQ   AX, (SP)
+	ADDQ   $0x0c, 16(SP)
+	SUBQ   $0x03, 8(SP)
+	JMP    keysAVX2_1909
+
+keysdoneAVX2_1910:
+keysAVX2_1931:
+	CMPQ       8(SP), $0x01
+	JB         keysdoneAVX2_1932
+	CMPQ       8(SP), $0x11
+	JB         owndoneAVX2_1933
+	MOVQ       56(SP), AX
+	IMUL3Q     $0x10, AX, AX
+	ADDQ       (SP), AX
+	MOVQ       80(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_214
+	MOVQ       (AX), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       88(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       96(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       104(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_214
+
+longrows_214:
+	MOVQ (AX), AX
+	XORQ CX, CX
+
+lines_215:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_215
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+
+rowsprefetched_214:
+owndoneAVX2_1933:
+	MOVQ       72(SP), AX
+	TESTQ      AX, AX
+	JZ         aheaddoneAVX2_1934
+	MOVQ       80(SP), DX
+	CMPQ       DX, $0x000000ff
+	JA         longrows_216
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(DX*1)
+	MOVQ       88(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	MOVQ       96(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	MOVQ       104(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	JMP        rowsprefetched_216
+
+longrows_216:
+	MOVQ (AX), CX
+	XORQ DX, DX
+
+lines_217:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_217
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+
+rowsprefetched_216:
+	ADDQ 56(SP), AX
+	MOVQ AX, 72(SP)
+
+aheaddoneAVX2_1934:
+	MOVQ q_base+24(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ 16(SP), AX
+	MOVQ AX, 32(SP)
+	MOVQ rows+96(FP), AX
+	MOVQ AX, 40(SP)
+
+rowsAVX2_1935:
+	CMPQ 40(SP), $0x04
+	JB   rowsdoneAVX2_1936
+
+	// Tile of 4 query rows × 1 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), BX
+	LEAQ   (BX)(DX*1), SI
+	LEAQ   (SI)(DX*1), DX
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), DI
+	MOVQ   DI, R8
+	ANDQ   $-8, R8
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ R8, R9
+
+tailAVX2_1937:
+	CMPQ        R9, DI
+	JAE         taildoneAVX2_1938
+	VMOVSS      (CX)(R9*4), X4
+	VMOVSS      (AX)(R9*4), X5
+	VFMADD231SS X4, X5, X0
+	VMOVSS      (BX)(R9*4), X5
+	VFMADD231SS X4, X5, X1
+	VMOVSS      (SI)(R9*4), X5
+	VFMADD231SS X4, X5, X2
+	VMOVSS      (DX)(R9*4), X5
+	VFMADD231SS X4, X5, X3
+	INCQ        R9
+	JMP         tailAVX2_1937
+
+taildoneAVX2_1938:
+	// Whole vectors [0, body).
+	XORQ R9, R9
+
+bodyAVX2_1939:
+	CMPQ        R9, R8
+	JAE         bodydoneAVX2_1940
+	VMOVUPS     (CX)(R9*4), Y4
+	VMOVUPS     (AX)(R9*4), Y5
+	VFMADD231PS Y4, Y5, Y0
+	VMOVUPS     (BX)(R9*4), Y5
+	VFMADD231PS Y4, Y5, Y1
+	VMOVUPS     (SI)(R9*4), Y5
+	VFMADD231PS Y4, Y5, Y2
+	VMOVUPS     (DX)(R9*4), Y5
+	VFMADD231PS Y4, Y5, Y3
+	ADDQ        $0x08, R9
+	JMP         bodyAVX2_1939
+
+bodydoneAVX2_1940:
+	VBROADCASTSS scale+120(FP), Y4
+	MOVQ         32(SP), AX
+	MOVQ         64(SP), CX
+	LEAQ         (AX)(CX*1), DX
+	LEAQ         (DX)(CX*1), BX
+	LEAQ         (BX)(CX*1), CX
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMULPS       X4, X1, X1
+	VMOVSS       X1, (AX)
+	VEXTRACTPS   $0x01, X1, (DX)
+	VEXTRACTPS   $0x02, X1, (BX)
+	VEXTRACTPS   $0x03, X1, (CX)
+	MOVQ         48(SP), AX
+	IMUL3Q       $0x04, AX, AX
+	ADDQ         AX, 24(SP)
+	MOVQ         64(SP), AX
+	IMUL3Q       $0x04, AX, AX
+	ADDQ         AX, 32(SP)
+	SUBQ         $0x04, 40(SP)
+	JMP          rowsAVX2_1935
+
+rowsdoneAVX2_1936:
+	CMPQ 40(SP), $0x02
+	JB   rowsdoneAVX2_1942
+
+	// Tile of 2 query rows × 1 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), DX
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), BX
+	MOVQ   BX, SI
+	ANDQ   $-8, SI
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ SI, DI
+
+tailAVX2_1943:
+	CMPQ        DI, BX
+	JAE         taildoneAVX2_1944
+	VMOVSS      (CX)(DI*4), X2
+	VMOVSS      (AX)(DI*4), X3
+	VFMADD231SS X2, X3, X0
+	VMOVSS      (DX)(DI*4), X3
+	VFMADD231SS X2, X3, X1
+	INCQ        DI
+	JMP         tailAVX2_1943
+
+taildoneAVX2_1944:
+	// Whole vectors [0, body).
+	XORQ DI, DI
+
+bodyAVX2_1945:
+	CMPQ        DI, SI
+	JAE         bodydoneAVX2_1946
+	VMOVUPS     (CX)(DI*4), Y2
+	VMOVUPS     (AX)(DI*4), Y3
+	VFMADD231PS Y2, Y3, Y0
+	VMOVUPS     (DX)(DI*4), Y3
+	VFMADD231PS Y2, Y3, Y1
+	ADDQ        $0x08, DI
+	JMP         bodyAVX2_1945
+
+bodydoneAVX2_1946:
+	VBROADCASTSS scale+120(FP), Y2
+	MOVQ         32(SP), AX
+	MOVQ         64(SP), CX
+	LEAQ         (AX)(CX*1), CX
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMULPS       X2, X1, X1
+	VMOVSS       X1, (AX)
+	VEXTRACTPS   $0x01, X1, (CX)
+	MOVQ         48(SP), AX
+	IMUL3Q       $0x02, AX, AX
+	ADDQ         AX, 24(SP)
+	MOVQ         64(SP), AX
+	IMUL3Q       $0x02, AX, AX
+	ADDQ         AX, 32(SP)
+	SUBQ         $0x02, 40(SP)
+
+rowsdoneAVX2_1942:
+	CMPQ 40(SP), $0x01
+	JB   rowsdoneAVX2_1948
+
+	// Tile of 1 query rows × 1 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Y0, Y0, Y0
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), DX
+	MOVQ   DX, BX
+	ANDQ   $-8, BX
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ BX, SI
+
+tailAVX2_1949:
+	CMPQ        SI, DX
+	JAE         taildoneAVX2_1950
+	VMOVSS      (CX)(SI*4), X1
+	VMOVSS      (AX)(SI*4), X2
+	VFMADD231SS X1, X2, X0
+	INCQ        SI
+	JMP         tailAVX2_1949
+
+taildoneAVX2_1950:
+	// Whole vectors [0, body).
+	XORQ SI, SI
+
+bodyAVX2_1951:
+	CMPQ        SI, BX
+	JAE         bodydoneAVX2_1952
+	VMOVUPS     (CX)(SI*4), Y1
+	VMOVUPS     (AX)(SI*4), Y2
+	VFMADD231PS Y1, Y2, Y0
+	ADDQ        $0x08, SI
+	JMP         bodyAVX2_1951
+
+bodydoneAVX2_1952:
+	VBROADCASTSS scale+120(FP), Y1
+	MOVQ         32(SP), AX
+	VHADDPS      Y0, Y0, Y2
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y2, Y0
+	VEXTRACTF128 $0x01, Y0, X2
+	VADDPS       X0, X2, X2
+	VMULPS       X1, X2, X2
+	VMOVSS       X2, (AX)
+	MOVQ         48(SP), AX
+	IMUL3Q       $0x01, AX, AX
+	ADDQ         AX, 24(SP)
+	MOVQ         64(SP), AX
+	IMUL3Q       $0x01, AX, AX
+	ADDQ         AX, 32(SP)
+	SUBQ         $0x01, 40(SP)
+
+rowsdoneAVX2_1948:
+	MOVQ   56(SP), AX
+	IMUL3Q $0x01, AX, AX
+	ADDQ   AX, (SP)
+	ADDQ   $0x04, 16(SP)
+	SUBQ   $0x01, 8(SP)
+	JMP    keysAVX2_1931
+
+keysdoneAVX2_1932:
+	VZEROUPPER
+	RET
+
+// func ScoresF32RowsTableAVX512(dst []float32, q []float32, k []uintptr, ahead []uintptr, rows int, n int, dim int, scale float32)
+// Requires: AVX, AVX512DQ, AVX512F, CMOV, FMA3, MMX+
+TEXT ·ScoresF32RowsTableAVX512(SB), NOSPLIT, $112-124
+	MOVQ    k_base+48(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    n+104(FP), AX
+	MOVQ    AX, 8(SP)
+	SHLQ    $0x02, AX
+	MOVQ    AX, 64(SP)
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    AX, 16(SP)
+	MOVQ    $0x00000008, 56(SP)
+	MOVQ    dim+112(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x02, CX
+	SUBQ    $0x04, CX
+	MOVQ    CX, 80(SP)
+	MOVQ    $0x00000040, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 88(SP)
+	MOVQ    $0x00000080, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 96(SP)
+	MOVQ    $0x000000c0, DX
+	CMPQ    DX, CX
+	CMOVQHI CX, DX
+	MOVQ    DX, 104(SP)
+	SHLQ    $0x02, AX
+	MOVQ    AX, 48(SP)
+	MOVQ    ahead_base+72(FP), AX
+	MOVQ    AX, 72(SP)
+
+keysAVX512_1953:
+	CMPQ       8(SP), $0x04
+	JB         keysdoneAVX512_1954
+	CMPQ       8(SP), $0x14
+	JB         owndoneAVX512_1955
+	MOVQ       56(SP), AX
+	IMUL3Q     $0x10, AX, AX
+	ADDQ       (SP), AX
+	MOVQ       80(SP), DX
+	CMPQ       DX, $0x000000ff
+	JA         longrows_218
+	MOVQ       88(SP), BX
+	MOVQ       96(SP), SI
+	MOVQ       104(SP), DI
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	JMP        rowsprefetched_218
+
+longrows_218:
+	MOVQ (AX), CX
+	XORQ DX, DX
+
+lines_219:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_219
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_220:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_220
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_221:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_221
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       AX, AX
+
+lines_222:
+	PREFETCHT0 (CX)(AX*1)
+	ADDQ       $0x40, AX
+	CMPQ       AX, 80(SP)
+	JB         lines_222
+	MOVQ       80(SP), AX
+	PREFETCHT0 (CX)(AX*1)
+
+rowsprefetched_218:
+owndoneAVX512_1955:
+	MOVQ       72(SP), AX
+	TESTQ      AX, AX
+	JZ         aheaddoneAVX512_1956
+	MOVQ       80(SP), DX
+	CMPQ       DX, $0x000000ff
+	JA         longrows_223
+	MOVQ       88(SP), BX
+	MOVQ       96(SP), SI
+	MOVQ       104(SP), DI
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(BX*1)
+	PREFETCHT0 (CX)(SI*1)
+	PREFETCHT0 (CX)(DI*1)
+	PREFETCHT0 (CX)(DX*1)
+	JMP        rowsprefetched_223
+
+longrows_223:
+	MOVQ (AX), CX
+	XORQ DX, DX
+
+lines_224:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_224
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_225:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_225
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_226:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_226
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x08, AX
+	MOVQ       (AX), CX
+	XORQ       DX, DX
+
+lines_227:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_227
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+
+rowsprefetched_223:
+	ADDQ 56(SP), AX
+	MOVQ AX, 72(SP)
+
+aheaddoneAVX512_1956:
+	MOVQ q_base+24(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ 16(SP), AX
+	MOVQ AX, 32(SP)
+	MOVQ rows+96(FP), AX
+	MOVQ AX, 40(SP)
+
+rowsAVX512_1957:
+	CMPQ 40(SP), $0x04
+	JB   rowsdoneAVX512_1958
+
+	// Tile of 4 query rows × 4 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), BX
+	LEAQ   (BX)(DX*1), SI
+	LEAQ   (SI)(DX*1), DX
+	MOVQ   24(CX), DI
+	MOVQ   16(CX), R8
+	MOVQ   8(CX), R9
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), R10
+	MOVQ   R10, R11
+	ANDQ   $-16, R11
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ R11, R12
+
+tailAVX512_1959:
+	CMPQ        R12, R10
+	JAE         taildoneAVX512_1960
+	VMOVSS      (CX)(R12*4), X16
+	VMOVSS      (R9)(R12*4), X17
+	VMOVSS      (R8)(R12*4), X18
+	VMOVSS      (DI)(R12*4), X19
+	VMOVSS      (AX)(R12*4), X20
+	VFMADD231SS X16, X20, X0
+	VFMADD231SS X17, X20, X1
+	VFMADD231SS X18, X20, X2
+	VFMADD231SS X19, X20, X3
+	VMOVSS      (BX)(R12*4), X20
+	VFMADD231SS X16, X20, X4
+	VFMADD231SS X17, X20, X5
+	VFMADD231SS X18, X20, X6
+	VFMADD231SS X19, X20, X7
+	VMOVSS      (SI)(R12*4), X20
+	VFMADD231SS X16, X20, X8
+	VFMADD231SS X17, X20, X9
+	VFMADD231SS X18, X20, X10
+	VFMADD231SS X19, X20, X11
+	VMOVSS      (DX)(R12*4), X20
+	VFMADD231SS X16, X20, X12
+	VFMADD231SS X17, X20, X13
+	VFMADD231SS X18, X20, X14
+	VFMADD231SS X19, X20, X15
+	INCQ        R12
+	JMP         tailAVX512_1959
+
+taildoneAVX512_1960:
+	// Whole vectors [0, body).
+	XORQ R12, R12
+
+bodyAVX512_1961:
+	CMPQ        R12, R11
+	JAE         bodydoneAVX512_1962
+	VMOVUPS     (CX)(R12*4), Z16
+	VMOVUPS     (R9)(R12*4), Z17
+	VMOVUPS     (R8)(R12*4), Z18
+	VMOVUPS     (DI)(R12*4), Z19
+	VMOVUPS     (AX)(R12*4), Z20
+	VFMADD231PS Z16, Z20, Z0
+	VFMADD231PS Z17, Z20, Z1
+	VFMADD231PS Z18, Z20, Z2
+	VFMADD231PS Z19, Z20, Z3
+	VMOVUPS     (BX)(R12*4), Z20
+	VFMADD231PS Z16, Z20, Z4
+	VFMADD231PS Z17, Z20, Z5
+	VFMADD231PS Z18, Z20, Z6
+	VFMADD231PS Z19, Z20, Z7
+	VMOVUPS     (SI)(R12*4), Z20
+	VFMADD231PS Z16, Z20, Z8
+	VFMADD231PS Z17, Z20, Z9
+	VFMADD231PS Z18, Z20, Z10
+	VFMADD231PS Z19, Z20, Z11
+	VMOVUPS     (DX)(R12*4), Z20
+	VFMADD231PS Z16, Z20, Z12
+	VFMADD231PS Z17, Z20, Z13
+	VFMADD231PS Z18, Z20, Z14
+	VFMADD231PS Z19, Z20, Z15
+	ADDQ        $0x10, R12
+	JMP         bodyAVX512_1961
+
+bodydoneAVX512_1962:
+	VSHUFF64X2    $0x44, Z4, Z0, Z16
+	VSHUFF64X2    $0xee, Z4, Z0, Z0
+	VADDPS        Z0, Z16, Z16
+	VSHUFF64X2    $0x44, Z5, Z1, Z0
+	VSHUFF64X2    $0xee, Z5, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF64X2    $0x44, Z6, Z2, Z1
+	VSHUFF64X2    $0xee, Z6, Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF64X2    $0x44, Z7, Z3, Z2
+	VSHUFF64X2    $0xee, Z7, Z3, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF64X2    $0x44, Z12, Z8, Z3
+	VSHUFF64X2    $0xee, Z12, Z8, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF64X2    $0x44, Z13, Z9, Z4
+	VSHUFF64X2    $0xee, Z13, Z9, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF64X2    $0x44, Z14, Z10, Z5
+	VSHUFF64X2    $0xee, Z14, Z10, Z6
+	VADDPS        Z6, Z5, Z5
+	VSHUFF64X2    $0x44, Z15, Z11, Z6
+	VSHUFF64X2    $0xee, Z15, Z11, Z7
+	VADDPS        Z7, Z6, Z6
+	VSHUFPS       $0x88, Z0, Z16, Z7
+	VSHUFPS       $0xdd, Z0, Z16, Z0
+	VADDPS        Z0, Z7, Z7
+	VSHUFPS       $0x88, Z2, Z1, Z0
+	VSHUFPS       $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z4, Z3, Z1
+	VSHUFPS       $0xdd, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z6, Z5, Z2
+	VSHUFPS       $0xdd, Z6, Z5, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFPS       $0x88, Z0, Z7, Z3
+	VSHUFPS       $0xdd, Z0, Z7, Z0
+	VADDPS        Z0, Z3, Z3
+	VSHUFPS       $0x88, Z2, Z1, Z0
+	VSHUFPS       $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z0, Z3, Z1
+	VSHUFF32X4    $0xdd, Z0, Z3, Z0
+	VADDPS        Z0, Z1, Z1
+	VBROADCASTSS  scale+120(FP), Z0
+	VMULPS        Z0, Z1, Z1
+	MOVQ          32(SP), AX
+	MOVQ          64(SP), CX
+	LEAQ          (AX)(CX*1), DX
+	LEAQ          (DX)(CX*1), BX
+	LEAQ          (BX)(CX*1), CX
+	VMOVUPS       X1, (AX)
+	VEXTRACTF32X4 $0x01, Z1, (DX)
+	VEXTRACTF32X4 $0x02, Z1, (BX)
+	VEXTRACTF32X4 $0x03, Z1, (CX)
+	MOVQ          48(SP), AX
+	IMUL3Q        $0x04, AX, AX
+	ADDQ          AX, 24(SP)
+	MOVQ          64(SP), AX
+	IMUL3Q        $0x04, AX, AX
+	ADDQ          AX, 32(SP)
+	SUBQ          $0x04, 40(SP)
+	JMP           rowsAVX512_1957
+
+rowsdoneAVX512_1958:
+	CMPQ 40(SP), $0x02
+	JB   rowsdoneAVX512_1964
+
+	// Tile of 2 query rows × 4 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), DX
+	MOVQ   24(CX), BX
+	MOVQ   16(CX), SI
+	MOVQ   8(CX), DI
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), R8
+	MOVQ   R8, R9
+	ANDQ   $-16, R9
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ R9, R10
+
+tailAVX512_1965:
+	CMPQ        R10, R8
+	JAE         taildoneAVX512_1966
+	VMOVSS      (CX)(R10*4), X8
+	VMOVSS      (DI)(R10*4), X9
+	VMOVSS      (SI)(R10*4), X10
+	VMOVSS      (BX)(R10*4), X11
+	VMOVSS      (AX)(R10*4), X12
+	VFMADD231SS X8, X12, X0
+	VFMADD231SS X9, X12, X1
+	VFMADD231SS X10, X12, X2
+	VFMADD231SS X11, X12, X3
+	VMOVSS      (DX)(R10*4), X12
+	VFMADD231SS X8, X12, X4
+	VFMADD231SS X9, X12, X5
+	VFMADD231SS X10, X12, X6
+	VFMADD231SS X11, X12, X7
+	INCQ        R10
+	JMP         tailAVX512_1965
+
+taildoneAVX512_1966:
+	// Whole vectors [0, body).
+	XORQ R10, R10
+
+bodyAVX512_1967:
+	CMPQ        R10, R9
+	JAE         bodydoneAVX512_1968
+	VMOVUPS     (CX)(R10*4), Z8
+	VMOVUPS     (DI)(R10*4), Z9
+	VMOVUPS     (SI)(R10*4), Z10
+	VMOVUPS     (BX)(R10*4), Z11
+	VMOVUPS     (AX)(R10*4), Z12
+	VFMADD231PS Z8, Z12, Z0
+	VFMADD231PS Z9, Z12, Z1
+	VFMADD231PS Z10, Z12, Z2
+	VFMADD231PS Z11, Z12, Z3
+	VMOVUPS     (DX)(R10*4), Z12
+	VFMADD231PS Z8, Z12, Z4
+	VFMADD231PS Z9, Z12, Z5
+	VFMADD231PS Z10, Z12, Z6
+	VFMADD231PS Z11, Z12, Z7
+	ADDQ        $0x10, R10
+	JMP         bodyAVX512_1967
+
+bodydoneAVX512_1968:
+	VEXTRACTF64X4 $0x01, Z0, Y8
+	VADDPS        Y0, Y8, Y8
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z2, Y1
+	VADDPS        Y2, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z3, Y2
+	VADDPS        Y3, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z4, Y3
+	VADDPS        Y4, Y3, Y3
+	VEXTRACTF64X4 $0x01, Z5, Y4
+	VADDPS        Y5, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z6, Y5
+	VADDPS        Y6, Y5, Y5
+	VEXTRACTF64X4 $0x01, Z7, Y6
+	VADDPS        Y7, Y6, Y6
+	VBROADCASTSS  scale+120(FP), Y7
+	MOVQ          32(SP), AX
+	MOVQ          64(SP), CX
+	LEAQ          (AX)(CX*1), CX
+	VHADDPS       Y0, Y8, Y0
+	VHADDPS       Y2, Y1, Y1
+	VHADDPS       Y1, Y0, Y0
+	VHADDPS       Y4, Y3, Y1
+	VHADDPS       Y6, Y5, Y2
+	VHADDPS       Y2, Y1, Y1
+	VPERM2F128    $0x20, Y1, Y0, Y2
+	VPERM2F128    $0x31, Y1, Y0, Y0
+	VADDPS        Y0, Y2, Y2
+	VMULPS        Y7, Y2, Y2
+	VMOVSS        X2, (AX)
+	VEXTRACTPS    $0x01, X2, 4(AX)
+	VEXTRACTPS    $0x02, X2, 8(AX)
+	VEXTRACTPS    $0x03, X2, 12(AX)
+	VEXTRACTF128  $0x01, Y2, X0
+	VMOVSS        X0, (CX)
+	VEXTRACTPS    $0x01, X0, 4(CX)
+	VEXTRACTPS    $0x02, X0, 8(CX)
+	VEXTRACTPS    $0x03, X0, 12(CX)
+	MOVQ          48(SP), AX
+	IMUL3Q        $0x02, AX, AX
+	ADDQ          AX, 24(SP)
+	MOVQ          64(SP), AX
+	IMUL3Q        $0x02, AX, AX
+	ADDQ          AX, 32(SP)
+	SUBQ          $0x02, 40(SP)
+
+rowsdoneAVX512_1964:
+	CMPQ 40(SP), $0x01
+	JB   rowsdoneAVX512_1970
+
+	// Tile of 1 query rows × 4 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	MOVQ   24(CX), DX
+	MOVQ   16(CX), BX
+	MOVQ   8(CX), SI
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), DI
+	MOVQ   DI, R8
+	ANDQ   $-16, R8
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ R8, R9
+
+tailAVX512_1971:
+	CMPQ        R9, DI
+	JAE         taildoneAVX512_1972
+	VMOVSS      (CX)(R9*4), X4
+	VMOVSS      (SI)(R9*4), X5
+	VMOVSS      (BX)(R9*4), X6
+	VMOVSS      (DX)(R9*4), X7
+	VMOVSS      (AX)(R9*4), X8
+	VFMADD231SS X4, X8, X0
+	VFMADD231SS X5, X8, X1
+	VFMADD231SS X6, X8, X2
+	VFMADD231SS X7, X8, X3
+	INCQ        R9
+	JMP         tailAVX512_1971
+
+taildoneAVX512_1972:
+	// Whole vectors [0, body).
+	XORQ R9, R9
+
+bodyAVX512_1973:
+	CMPQ        R9, R8
+	JAE         bodydoneAVX512_1974
+	VMOVUPS     (CX)(R9*4), Z4
+	VMOVUPS     (SI)(R9*4), Z5
+	VMOVUPS     (BX)(R9*4), Z6
+	VMOVUPS     (DX)(R9*4), Z7
+	VMOVUPS     (AX)(R9*4), Z8
+	VFMADD231PS Z4, Z8, Z0
+	VFMADD231PS Z5, Z8, Z1
+	VFMADD231PS Z6, Z8, Z2
+	VFMADD231PS Z7, Z8, Z3
+	ADDQ        $0x10, R9
+	JMP         bodyAVX512_1973
+
+bodydoneAVX512_1974:
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y0, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z2, Y1
+	VADDPS        Y2, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z3, Y2
+	VADDPS        Y3, Y2, Y2
+	VBROADCASTSS  scale+120(FP), Y3
+	MOVQ          32(SP), AX
+	VHADDPS       Y0, Y4, Y0
+	VHADDPS       Y2, Y1, Y1
+	VHADDPS       Y1, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X0, X1, X1
+	VMULPS        X3, X1, X1
+	VMOVSS        X1, (AX)
+	VEXTRACTPS    $0x01, X1, 4(AX)
+	VEXTRACTPS    $0x02, X1, 8(AX)
+	VEXTRACTPS    $0x03, X1, 12(AX)
+	MOVQ          48(SP), AX
+	IMUL3Q        $0x01, AX, AX
+	ADDQ          AX, 24(SP)
+	MOVQ          64(SP), AX
+	IMUL3Q        $0x01, AX, AX
+	ADDQ          AX, 32(SP)
+	SUBQ          $0x01, 40(SP)
+
+rowsdoneAVX512_1970:
+	MOVQ   56(SP), AX
+	IMUL3Q $0x04, AX, AX
+	ADDQ   AX, (SP)
+	ADDQ   $0x10, 16(SP)
+	SUBQ   $0x04, 8(SP)
+	JMP    keysAVX512_1953
+
+keysdoneAVX512_1954:
+keysAVX512_1975:
+	CMPQ       8(SP), $0x01
+	JB         keysdoneAVX512_1976
+	CMPQ       8(SP), $0x11
+	JB         owndoneAVX512_1977
+	MOVQ       56(SP), AX
+	IMUL3Q     $0x10, AX, AX
+	ADDQ       (SP), AX
+	MOVQ       80(SP), CX
+	CMPQ       CX, $0x000000ff
+	JA         longrows_228
+	MOVQ       (AX), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       88(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       96(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	MOVQ       104(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+	JMP        rowsprefetched_228
+
+longrows_228:
+	MOVQ (AX), AX
+	XORQ CX, CX
+
+lines_229:
+	PREFETCHT0 (AX)(CX*1)
+	ADDQ       $0x40, CX
+	CMPQ       CX, 80(SP)
+	JB         lines_229
+	MOVQ       80(SP), CX
+	PREFETCHT0 (AX)(CX*1)
+
+rowsprefetched_228:
+owndoneAVX512_1977:
+	MOVQ       72(SP), AX
+	TESTQ      AX, AX
+	JZ         aheaddoneAVX512_1978
+	MOVQ       80(SP), DX
+	CMPQ       DX, $0x000000ff
+	JA         longrows_230
+	MOVQ       (AX), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(DX*1)
+	MOVQ       88(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	MOVQ       96(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	MOVQ       104(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+	JMP        rowsprefetched_230
+
+longrows_230:
+	MOVQ (AX), CX
+	XORQ DX, DX
+
+lines_231:
+	PREFETCHT0 (CX)(DX*1)
+	ADDQ       $0x40, DX
+	CMPQ       DX, 80(SP)
+	JB         lines_231
+	MOVQ       80(SP), DX
+	PREFETCHT0 (CX)(DX*1)
+
+rowsprefetched_230:
+	ADDQ 56(SP), AX
+	MOVQ AX, 72(SP)
+
+aheaddoneAVX512_1978:
+	MOVQ q_base+24(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ 16(SP), AX
+	MOVQ AX, 32(SP)
+	MOVQ rows+96(FP), AX
+	MOVQ AX, 40(SP)
+
+rowsAVX512_1979:
+	CMPQ 40(SP), $0x04
+	JB   rowsdoneAVX512_1980
+
+	// Tile of 4 query rows × 1 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), BX
+	LEAQ   (BX)(DX*1), SI
+	LEAQ   (SI)(DX*1), DX
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), DI
+	MOVQ   DI, R8
+	ANDQ   $-16, R8
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ R8, R9
+
+tailAVX512_1981:
+	CMPQ        R9, DI
+	JAE         taildoneAVX512_1982
+	VMOVSS      (CX)(R9*4), X4
+	VMOVSS      (AX)(R9*4), X5
+	VFMADD231SS X4, X5, X0
+	VMOVSS      (BX)(R9*4), X5
+	VFMADD231SS X4, X5, X1
+	VMOVSS      (SI)(R9*4), X5
+	VFMADD231SS X4, X5, X2
+	VMOVSS      (DX)(R9*4), X5
+	VFMADD231SS X4, X5, X3
+	INCQ        R9
+	JMP         tailAVX512_1981
+
+taildoneAVX512_1982:
+	// Whole vectors [0, body).
+	XORQ R9, R9
+
+bodyAVX512_1983:
+	CMPQ        R9, R8
+	JAE         bodydoneAVX512_1984
+	VMOVUPS     (CX)(R9*4), Z4
+	VMOVUPS     (AX)(R9*4), Z5
+	VFMADD231PS Z4, Z5, Z0
+	VMOVUPS     (BX)(R9*4), Z5
+	VFMADD231PS Z4, Z5, Z1
+	VMOVUPS     (SI)(R9*4), Z5
+	VFMADD231PS Z4, Z5, Z2
+	VMOVUPS     (DX)(R9*4), Z5
+	VFMADD231PS Z4, Z5, Z3
+	ADDQ        $0x10, R9
+	JMP         bodyAVX512_1983
+
+bodydoneAVX512_1984:
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y0, Y4, Y4
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF64X4 $0x01, Z2, Y1
+	VADDPS        Y2, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z3, Y2
+	VADDPS        Y3, Y2, Y2
+	VBROADCASTSS  scale+120(FP), Y3
+	MOVQ          32(SP), AX
+	MOVQ          64(SP), CX
+	LEAQ          (AX)(CX*1), DX
+	LEAQ          (DX)(CX*1), BX
+	LEAQ          (BX)(CX*1), CX
+	VHADDPS       Y0, Y4, Y0
+	VHADDPS       Y2, Y1, Y1
+	VHADDPS       Y1, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X0, X1, X1
+	VMULPS        X3, X1, X1
+	VMOVSS        X1, (AX)
+	VEXTRACTPS    $0x01, X1, (DX)
+	VEXTRACTPS    $0x02, X1, (BX)
+	VEXTRACTPS    $0x03, X1, (CX)
+	MOVQ          48(SP), AX
+	IMUL3Q        $0x04, AX, AX
+	ADDQ          AX, 24(SP)
+	MOVQ          64(SP), AX
+	IMUL3Q        $0x04, AX, AX
+	ADDQ          AX, 32(SP)
+	SUBQ          $0x04, 40(SP)
+	JMP           rowsAVX512_1979
+
+rowsdoneAVX512_1980:
+	CMPQ 40(SP), $0x02
+	JB   rowsdoneAVX512_1986
+
+	// Tile of 2 query rows × 1 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	MOVQ   48(SP), DX
+	LEAQ   (AX)(DX*1), DX
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), BX
+	MOVQ   BX, SI
+	ANDQ   $-16, SI
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ SI, DI
+
+tailAVX512_1987:
+	CMPQ        DI, BX
+	JAE         taildoneAVX512_1988
+	VMOVSS      (CX)(DI*4), X2
+	VMOVSS      (AX)(DI*4), X3
+	VFMADD231SS X2, X3, X0
+	VMOVSS      (DX)(DI*4), X3
+	VFMADD231SS X2, X3, X1
+	INCQ        DI
+	JMP         tailAVX512_1987
+
+taildoneAVX512_1988:
+	// Whole vectors [0, body).
+	XORQ DI, DI
+
+bodyAVX512_1989:
+	CMPQ        DI, SI
+	JAE         bodydoneAVX512_1990
+	VMOVUPS     (CX)(DI*4), Z2
+	VMOVUPS     (AX)(DI*4), Z3
+	VFMADD231PS Z2, Z3, Z0
+	VMOVUPS     (DX)(DI*4), Z3
+	VFMADD231PS Z2, Z3, Z1
+	ADDQ        $0x10, DI
+	JMP         bodyAVX512_1989
+
+bodydoneAVX512_1990:
+	VEXTRACTF64X4 $0x01, Z0, Y2
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y1, Y0, Y0
+	VBROADCASTSS  scale+120(FP), Y1
+	MOVQ          32(SP), AX
+	MOVQ          64(SP), CX
+	LEAQ          (AX)(CX*1), CX
+	VHADDPS       Y0, Y2, Y2
+	VHADDPS       Y0, Y0, Y0
+	VHADDPS       Y0, Y2, Y0
+	VEXTRACTF128  $0x01, Y0, X2
+	VADDPS        X0, X2, X2
+	VMULPS        X1, X2, X2
+	VMOVSS        X2, (AX)
+	VEXTRACTPS    $0x01, X2, (CX)
+	MOVQ          48(SP), AX
+	IMUL3Q        $0x02, AX, AX
+	ADDQ          AX, 24(SP)
+	MOVQ          64(SP), AX
+	IMUL3Q        $0x02, AX, AX
+	ADDQ          AX, 32(SP)
+	SUBQ          $0x02, 40(SP)
+
+rowsdoneAVX512_1986:
+	CMPQ 40(SP), $0x01
+	JB   rowsdoneAVX512_1992
+
+	// Tile of 1 query rows × 1 keys.
+	MOVQ   24(SP), AX
+	MOVQ   (SP), CX
+	VXORPS Z0, Z0, Z0
+	MOVQ   (CX), CX
+	MOVQ   dim+112(FP), DX
+	MOVQ   DX, BX
+	ANDQ   $-16, BX
+
+	// Tail elements [body, dim), one at a time.
+	MOVQ BX, SI
+
+tailAVX512_1993:
+	CMPQ        SI, DX
+	JAE         taildoneAVX512_1994
+	VMOVSS      (CX)(SI*4), X1
+	VMOVSS      (AX)(SI*4), X2
+	VFMADD231SS X1, X2, X0
+	INCQ        SI
+	JMP         tailAVX512_1993
+
+taildoneAVX512_1994:
+	// Whole vectors [0, body).
+	XORQ SI, SI
+
+bodyAVX512_1995:
+	CMPQ        SI, BX
+	JAE         bodydoneAVX512_1996
+	VMOVUPS     (CX)(SI*4), Z1
+	VMOVUPS     (AX)(SI*4), Z2
+	VFMADD231PS Z1, Z2, Z0
+	ADDQ        $0x10, SI
+	JMP         bodyAVX512_1995
+
+bodydoneAVX512_1996:
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y0, Y1, Y1
+	VBROADCASTSS  scale+120(FP), Y0
+	MOVQ          32(SP), AX
+	VHADDPS       Y1, Y1, Y2
+	VHADDPS       Y1, Y1, Y1
+	VHADDPS       Y1, Y2, Y1
+	VEXTRACTF128  $0x01, Y1, X2
+	VADDPS        X1, X2, X2
+	VMULPS        X0, X2, X2
+	VMOVSS        X2, (AX)
+	MOVQ          48(SP), AX
+	IMUL3Q        $0x01, AX, AX
+	ADDQ          AX, 24(SP)
+	MOVQ          64(SP), AX
+	IMUL3Q        $0x01, AX, AX
+	ADDQ          AX, 32(SP)
+	SUBQ          $0x01, 40(SP)
+
+rowsdoneAVX512_1992:
+	MOVQ   56(SP), AX
+	IMUL3Q $0x01, AX, AX
+	ADDQ   AX, (SP)
+	ADDQ   $0x04, 16(SP)
+	SUBQ   $0x01, 8(SP)
+	JMP    keysAVX512_1975
+
+keysdoneAVX512_1976:
+	VZEROUPPER
+	RET

@@ -46,7 +46,7 @@ func WeightedSumRowsQ8AVX512(dst []float32, w []float32, v []byte, stride int)
 // Σⱼ w[i*256+j]·v[j*stride+d] over j < n, one fused multiply-add per term in order of j
 // from dst's value, for 1 ≤ rows ≤ 4 and n ≥ 0; the rows of v are as in WeightedSumRowsAVX2.
 // Where ahead is not empty, its rows, laid out as v's, are prefetched, row j as the first
-// rows of dst take row j of v: the fused attention's next block of keys.
+// rows of dst take row j of v (in their first pass): the fused attention's next block of keys.
 //
 //go:noescape
 func WeightedSumRowsAddAVX2(dst []float32, w []float32, v []uint16, ahead []uint16, rows int, n int, stride int)
@@ -55,7 +55,7 @@ func WeightedSumRowsAddAVX2(dst []float32, w []float32, v []uint16, ahead []uint
 // Σⱼ w[i*256+j]·v[j*stride+d] over j < n, one fused multiply-add per term in order of j
 // from dst's value, for 1 ≤ rows ≤ 4 and n ≥ 0; the rows of v are as in WeightedSumRowsAVX512.
 // Where ahead is not empty, its rows, laid out as v's, are prefetched, row j as the first
-// rows of dst take row j of v: the fused attention's next block of keys.
+// rows of dst take row j of v (in their first pass): the fused attention's next block of keys.
 //
 //go:noescape
 func WeightedSumRowsAddAVX512(dst []float32, w []float32, v []uint16, ahead []uint16, rows int, n int, stride int)
@@ -64,7 +64,7 @@ func WeightedSumRowsAddAVX512(dst []float32, w []float32, v []uint16, ahead []ui
 // Σⱼ w[i*256+j]·bf16(v[j*stride+d]) over j < n, one fused multiply-add per term in order of j
 // from dst's value, for 1 ≤ rows ≤ 4 and n ≥ 0; the rows of v are as in WeightedSumRowsBF16AVX2.
 // Where ahead is not empty, its rows, laid out as v's, are prefetched, row j as the first
-// rows of dst take row j of v: the fused attention's next block of keys.
+// rows of dst take row j of v (in their first pass): the fused attention's next block of keys.
 //
 //go:noescape
 func WeightedSumRowsAddBF16AVX2(dst []float32, w []float32, v []uint16, ahead []uint16, rows int, n int, stride int)
@@ -73,7 +73,7 @@ func WeightedSumRowsAddBF16AVX2(dst []float32, w []float32, v []uint16, ahead []
 // Σⱼ w[i*256+j]·bf16(v[j*stride+d]) over j < n, one fused multiply-add per term in order of j
 // from dst's value, for 1 ≤ rows ≤ 4 and n ≥ 0; the rows of v are as in WeightedSumRowsBF16AVX512.
 // Where ahead is not empty, its rows, laid out as v's, are prefetched, row j as the first
-// rows of dst take row j of v: the fused attention's next block of keys.
+// rows of dst take row j of v (in their first pass): the fused attention's next block of keys.
 //
 //go:noescape
 func WeightedSumRowsAddBF16AVX512(dst []float32, w []float32, v []uint16, ahead []uint16, rows int, n int, stride int)
@@ -82,7 +82,7 @@ func WeightedSumRowsAddBF16AVX512(dst []float32, w []float32, v []uint16, ahead 
 // Σⱼ w[i*256+j]·q8(v, j*stride*32+d) over j < n, one fused multiply-add per term in order of j
 // from dst's value, for 1 ≤ rows ≤ 4 and n ≥ 0; the rows of v are as in WeightedSumRowsQ8AVX2.
 // Where ahead is not empty, its rows, laid out as v's, are prefetched, row j as the first
-// rows of dst take row j of v: the fused attention's next block of keys.
+// rows of dst take row j of v (in their first pass): the fused attention's next block of keys.
 //
 //go:noescape
 func WeightedSumRowsAddQ8AVX2(dst []float32, w []float32, v []byte, ahead []byte, rows int, n int, stride int)
@@ -91,7 +91,7 @@ func WeightedSumRowsAddQ8AVX2(dst []float32, w []float32, v []byte, ahead []byte
 // Σⱼ w[i*256+j]·q8(v, j*stride*32+d) over j < n, one fused multiply-add per term in order of j
 // from dst's value, for 1 ≤ rows ≤ 4 and n ≥ 0; the rows of v are as in WeightedSumRowsQ8AVX512.
 // Where ahead is not empty, its rows, laid out as v's, are prefetched, row j as the first
-// rows of dst take row j of v: the fused attention's next block of keys.
+// rows of dst take row j of v (in their first pass): the fused attention's next block of keys.
 //
 //go:noescape
 func WeightedSumRowsAddQ8AVX512(dst []float32, w []float32, v []byte, ahead []byte, rows int, n int, stride int)
@@ -106,7 +106,7 @@ func WeightedSumRowsF32AVX2(dst []float32, w []float32, v []float32, stride int)
 // Σⱼ w[i*256+j]·v[j*stride+d] over j < n, one fused multiply-add per term in order of j
 // from dst's value, for 1 ≤ rows ≤ 4 and n ≥ 0; the rows of v are as in WeightedSumRowsF32AVX2.
 // Where ahead is not empty, its rows, laid out as v's, are prefetched, row j as the first
-// rows of dst take row j of v: the fused attention's next block of keys.
+// rows of dst take row j of v (in their first pass): the fused attention's next block of keys.
 //
 //go:noescape
 func WeightedSumRowsAddF32AVX2(dst []float32, w []float32, v []float32, ahead []float32, rows int, n int, stride int)
@@ -121,7 +121,95 @@ func WeightedSumRowsF32AVX512(dst []float32, w []float32, v []float32, stride in
 // Σⱼ w[i*256+j]·v[j*stride+d] over j < n, one fused multiply-add per term in order of j
 // from dst's value, for 1 ≤ rows ≤ 4 and n ≥ 0; the rows of v are as in WeightedSumRowsF32AVX512.
 // Where ahead is not empty, its rows, laid out as v's, are prefetched, row j as the first
-// rows of dst take row j of v: the fused attention's next block of keys.
+// rows of dst take row j of v (in their first pass): the fused attention's next block of keys.
 //
 //go:noescape
 func WeightedSumRowsAddF32AVX512(dst []float32, w []float32, v []float32, ahead []float32, rows int, n int, stride int)
+
+// WeightedSumRowsAddTableAVX2 adds to dst[i*dim+d], for i < rows and d < dim = len(dst)/rows,
+// Σⱼ w[i*256+j]·v[j*stride+d] over j < n, one fused multiply-add per term in order of j
+// from dst's value, for 1 ≤ rows ≤ 4 and n ≥ 0; the rows of v are as in WeightedSumRowsAVX2.
+// Here row j is the one at the address v[j]. The rows must stay reachable from Go
+// pointers for the call: v holds bare addresses. Where ahead is not empty (n entries),
+// the row of a value's length at ahead[j] is prefetched as the first rows of dst take
+// row j (in their first pass): the fused attention's next block of keys.
+//
+//go:noescape
+func WeightedSumRowsAddTableAVX2(dst []float32, w []float32, v []uintptr, ahead []uintptr, rows int, n int)
+
+// WeightedSumRowsAddTableAVX512 adds to dst[i*dim+d], for i < rows and d < dim = len(dst)/rows,
+// Σⱼ w[i*256+j]·v[j*stride+d] over j < n, one fused multiply-add per term in order of j
+// from dst's value, for 1 ≤ rows ≤ 4 and n ≥ 0; the rows of v are as in WeightedSumRowsAVX512.
+// Here row j is the one at the address v[j]. The rows must stay reachable from Go
+// pointers for the call: v holds bare addresses. Where ahead is not empty (n entries),
+// the row of a value's length at ahead[j] is prefetched as the first rows of dst take
+// row j (in their first pass): the fused attention's next block of keys.
+//
+//go:noescape
+func WeightedSumRowsAddTableAVX512(dst []float32, w []float32, v []uintptr, ahead []uintptr, rows int, n int)
+
+// WeightedSumRowsAddBF16TableAVX2 adds to dst[i*dim+d], for i < rows and d < dim = len(dst)/rows,
+// Σⱼ w[i*256+j]·bf16(v[j*stride+d]) over j < n, one fused multiply-add per term in order of j
+// from dst's value, for 1 ≤ rows ≤ 4 and n ≥ 0; the rows of v are as in WeightedSumRowsBF16AVX2.
+// Here row j is the one at the address v[j]. The rows must stay reachable from Go
+// pointers for the call: v holds bare addresses. Where ahead is not empty (n entries),
+// the row of a value's length at ahead[j] is prefetched as the first rows of dst take
+// row j (in their first pass): the fused attention's next block of keys.
+//
+//go:noescape
+func WeightedSumRowsAddBF16TableAVX2(dst []float32, w []float32, v []uintptr, ahead []uintptr, rows int, n int)
+
+// WeightedSumRowsAddBF16TableAVX512 adds to dst[i*dim+d], for i < rows and d < dim = len(dst)/rows,
+// Σⱼ w[i*256+j]·bf16(v[j*stride+d]) over j < n, one fused multiply-add per term in order of j
+// from dst's value, for 1 ≤ rows ≤ 4 and n ≥ 0; the rows of v are as in WeightedSumRowsBF16AVX512.
+// Here row j is the one at the address v[j]. The rows must stay reachable from Go
+// pointers for the call: v holds bare addresses. Where ahead is not empty (n entries),
+// the row of a value's length at ahead[j] is prefetched as the first rows of dst take
+// row j (in their first pass): the fused attention's next block of keys.
+//
+//go:noescape
+func WeightedSumRowsAddBF16TableAVX512(dst []float32, w []float32, v []uintptr, ahead []uintptr, rows int, n int)
+
+// WeightedSumRowsAddQ8TableAVX2 adds to dst[i*dim+d], for i < rows and d < dim = len(dst)/rows,
+// Σⱼ w[i*256+j]·q8(v, j*stride*32+d) over j < n, one fused multiply-add per term in order of j
+// from dst's value, for 1 ≤ rows ≤ 4 and n ≥ 0; the rows of v are as in WeightedSumRowsQ8AVX2.
+// Here row j is the one at the address v[j]. The rows must stay reachable from Go
+// pointers for the call: v holds bare addresses. Where ahead is not empty (n entries),
+// the row of a value's length at ahead[j] is prefetched as the first rows of dst take
+// row j (in their first pass): the fused attention's next block of keys.
+//
+//go:noescape
+func WeightedSumRowsAddQ8TableAVX2(dst []float32, w []float32, v []uintptr, ahead []uintptr, rows int, n int)
+
+// WeightedSumRowsAddQ8TableAVX512 adds to dst[i*dim+d], for i < rows and d < dim = len(dst)/rows,
+// Σⱼ w[i*256+j]·q8(v, j*stride*32+d) over j < n, one fused multiply-add per term in order of j
+// from dst's value, for 1 ≤ rows ≤ 4 and n ≥ 0; the rows of v are as in WeightedSumRowsQ8AVX512.
+// Here row j is the one at the address v[j]. The rows must stay reachable from Go
+// pointers for the call: v holds bare addresses. Where ahead is not empty (n entries),
+// the row of a value's length at ahead[j] is prefetched as the first rows of dst take
+// row j (in their first pass): the fused attention's next block of keys.
+//
+//go:noescape
+func WeightedSumRowsAddQ8TableAVX512(dst []float32, w []float32, v []uintptr, ahead []uintptr, rows int, n int)
+
+// WeightedSumRowsAddF32TableAVX2 adds to dst[i*dim+d], for i < rows and d < dim = len(dst)/rows,
+// Σⱼ w[i*256+j]·v[j*stride+d] over j < n, one fused multiply-add per term in order of j
+// from dst's value, for 1 ≤ rows ≤ 4 and n ≥ 0; the rows of v are as in WeightedSumRowsF32AVX2.
+// Here row j is the one at the address v[j]. The rows must stay reachable from Go
+// pointers for the call: v holds bare addresses. Where ahead is not empty (n entries),
+// the row of a value's length at ahead[j] is prefetched as the first rows of dst take
+// row j (in their first pass): the fused attention's next block of keys.
+//
+//go:noescape
+func WeightedSumRowsAddF32TableAVX2(dst []float32, w []float32, v []uintptr, ahead []uintptr, rows int, n int)
+
+// WeightedSumRowsAddF32TableAVX512 adds to dst[i*dim+d], for i < rows and d < dim = len(dst)/rows,
+// Σⱼ w[i*256+j]·v[j*stride+d] over j < n, one fused multiply-add per term in order of j
+// from dst's value, for 1 ≤ rows ≤ 4 and n ≥ 0; the rows of v are as in WeightedSumRowsF32AVX512.
+// Here row j is the one at the address v[j]. The rows must stay reachable from Go
+// pointers for the call: v holds bare addresses. Where ahead is not empty (n entries),
+// the row of a value's length at ahead[j] is prefetched as the first rows of dst take
+// row j (in their first pass): the fused attention's next block of keys.
+//
+//go:noescape
+func WeightedSumRowsAddF32TableAVX512(dst []float32, w []float32, v []uintptr, ahead []uintptr, rows int, n int)

@@ -57,6 +57,14 @@ func init() {
 	scoresQ8.Add("avx512", func(dst, q []float32, k []byte, rows, n, dim, stride int, scale float32) {
 		scoresAMD64(true, amd64Keys{format: keysQ8, blocks: k}, dst, q, rows, n, dim, stride, scale)
 	})
+	scoresTableFP16.Add("avx2", asm.ScoresRowsTableAVX2)
+	scoresTableFP16.Add("avx512", asm.ScoresRowsTableAVX512)
+	scoresTableBF16.Add("avx2", asm.ScoresBF16RowsTableAVX2)
+	scoresTableBF16.Add("avx512", asm.ScoresBF16RowsTableAVX512)
+	scoresTableQ8.Add("avx2", asm.ScoresQ8RowsTableAVX2)
+	scoresTableQ8.Add("avx512", asm.ScoresQ8RowsTableAVX512)
+	scoresTableF32.Add("avx2", asm.ScoresF32RowsTableAVX2)
+	scoresTableF32.Add("avx512", asm.ScoresF32RowsTableAVX512)
 }
 
 // amd64Keys are the keys of a Scores call in one of the formats the kernels take:

@@ -21,4 +21,12 @@ func init() {
 	weightedSumRowsF32.Add("avx512", asm.WeightedSumRowsF32AVX512)
 	weightedSumRowsAddF32.Add("avx2", asm.WeightedSumRowsAddF32AVX2)
 	weightedSumRowsAddF32.Add("avx512", asm.WeightedSumRowsAddF32AVX512)
+	addTableFP16.Add("avx2", asm.WeightedSumRowsAddTableAVX2)
+	addTableFP16.Add("avx512", asm.WeightedSumRowsAddTableAVX512)
+	addTableBF16.Add("avx2", asm.WeightedSumRowsAddBF16TableAVX2)
+	addTableBF16.Add("avx512", asm.WeightedSumRowsAddBF16TableAVX512)
+	addTableQ8.Add("avx2", asm.WeightedSumRowsAddQ8TableAVX2)
+	addTableQ8.Add("avx512", asm.WeightedSumRowsAddQ8TableAVX512)
+	addTableF32.Add("avx2", asm.WeightedSumRowsAddF32TableAVX2)
+	addTableF32.Add("avx512", asm.WeightedSumRowsAddF32TableAVX512)
 }

@@ -24,7 +24,8 @@ import (
 // The two phases alternate, and each would leave the memory idle while the other
 // stream waits: so on amd64 each prefetches the other's next rows as it goes. Scoring
 // a block prefetches its value rows (row j as key j is scored: scoresAhead), and the
-// weighted sums prefetch the next block's keys (weightedSumRowsAdd's ahead), so that
+// weighted sums prefetch the next block's keys (weightedSumRowsAdd's ahead) where the
+// hardware prefetchers cannot follow them (rows stride apart, pages), so that
 // each phase computes from L2 while the memory fills it for the other. On Zen 5 (fp16,
 // G = 4, dim 128, 8 heads; 10 runs alternating with the version without them) that,
 // with the short blocks below, halved the token-major call (9.50 → 4.61 ms at 16,384
@@ -325,6 +326,7 @@ type AttendState struct {
 	acc       []float32 // [rows][dim], Σ wⱼ·vⱼ
 	weights   []float32 // [rows][attendBlock]: a block's scores, then its weights
 	row       []float32 // the composition's score row, for Attend's fallback
+	tables    rowTables // the paged forms' row addresses
 }
 
 // Reset empties the state for rows query rows of dim values.
@@ -414,9 +416,10 @@ func attendPartial[E any](f *attendFormat[E], st *AttendState, q []float32, k, v
 		span := (b-1)*se + de
 		// The next block's keys, which the weighted sums prefetch while the block's
 		// values stream from cache, as scoring prefetches the values: both phases
-		// keep a stream from memory in flight. A shorter last block is not prefetched.
+		// keep a stream from memory in flight. Only rows stride apart: packed ones
+		// the hardware prefetchers follow. A shorter last block is not prefetched.
 		var next []E
-		if n-j0-b >= b {
+		if n-j0-b >= b && se != de {
 			next = k[(j0+b)*se:][:span]
 		}
 		attendBlockOf(f, st, passes, q, k[j0*se:][:span], v[j0*se:][:span], next, b, stride, scale)

@@ -2,10 +2,13 @@ package kernels
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
+	"unsafe"
 
 	"github.com/kvsimd/kvsimd/bf16"
 	"github.com/kvsimd/kvsimd/fp16"
+	"github.com/kvsimd/kvsimd/internal/dispatch"
 	"github.com/kvsimd/kvsimd/internal/race"
 	"github.com/kvsimd/kvsimd/q8"
 )
@@ -29,6 +32,12 @@ import (
 //     weightedSumRowsAdd adds each term with one fused multiply-add (generic: one
 //     multiply and one add) in order of j from dst's value, so adding a block in
 //     pieces is adding it whole. The softmax passes see the whole block, as Attend's.
+//   - Where the variant has row kernels over tables of row addresses (amd64's), a
+//     block that spans pages is not cut up: its keys' and values' addresses are
+//     listed, and one call scores the block and one per four query rows adds it, each
+//     with the stride kernel's tiles and chains, so with the same bits. Cut into pages
+//     of 16 rows, a block of 256 keys had cost 32 calls, a tile of a single key at
+//     each page's end and no prefetch of the next page's keys (docs/performance.md).
 //
 // A list of pages, one slice each, is the table's form: it is what an engine's table
 // of page indices into an arena becomes with one slicing per page, which the engine
@@ -133,21 +142,43 @@ type pagedFormat[E any] struct {
 	// raw is the variant's Scores kernel on packed keys before settling, prefetching
 	// ahead.
 	raw func(dst, q []float32, k, ahead []E, rows, n, dim, stride int, scale float32)
+	// scoresTable and addTable are the row kernels over tables of row addresses; their
+	// Call is nil where the variant has none.
+	scoresTable *dispatch.Func[rowTableScores]
+	addTable    *dispatch.Func[rowTableAdd]
 }
 
+// rowTableScores and rowTableAdd are the Scores row kernel and weightedSumRowsAdd
+// reading row j at the address k[j] (v[j]), prefetching the row at ahead[j] (ahead
+// empty or of n entries): asm.Scores*RowsTable* and asm.WeightedSumRowsAdd*Table*.
+// Only amd64's variants have them; generic and neon take a block a page at a time.
+type (
+	rowTableScores = func(dst, q []float32, k, ahead []uintptr, rows, n, dim int, scale float32)
+	rowTableAdd    = func(dst, w []float32, v, ahead []uintptr, rows, n int)
+)
+
 var (
+	scoresTableFP16 = dispatch.New[rowTableScores](nil)
+	scoresTableBF16 = dispatch.New[rowTableScores](nil)
+	scoresTableQ8   = dispatch.New[rowTableScores](nil)
+	scoresTableF32  = dispatch.New[rowTableScores](nil)
+	addTableFP16    = dispatch.New[rowTableAdd](nil)
+	addTableBF16    = dispatch.New[rowTableAdd](nil)
+	addTableQ8      = dispatch.New[rowTableAdd](nil)
+	addTableF32     = dispatch.New[rowTableAdd](nil)
+
 	pagedFP16 = pagedFormat[Float16]{&attendFP16, &sync.Pool{New: func() any { return new([]Float16) }},
 		func(dst, q []float32, k, ahead []Float16, rows, n, dim, stride int, scale float32) {
 			scoresAhead.Call(dst, q, fp16.Bits(k), fp16.Bits(ahead), rows, n, dim, stride, scale)
-		}}
+		}, scoresTableFP16, addTableFP16}
 	pagedBF16 = pagedFormat[bf16.BFloat16]{&attendBF16, &sync.Pool{New: func() any { return new([]bf16.BFloat16) }},
 		func(dst, q []float32, k, ahead []bf16.BFloat16, rows, n, dim, stride int, scale float32) {
 			scoresAheadBF16.Call(dst, q, bf16.Bits(k), bf16.Bits(ahead), rows, n, dim, stride, scale)
-		}}
+		}, scoresTableBF16, addTableBF16}
 	pagedQ8 = pagedFormat[q8.Block]{&attendQ8, &sync.Pool{New: func() any { return new([]q8.Block) }},
 		func(dst, q []float32, k, ahead []q8.Block, rows, n, dim, stride int, scale float32) {
 			scoresAheadQ8.Call(dst, q, q8.Bytes(k), q8.Bytes(ahead), rows, n, dim, stride/q8.BlockLen, scale)
-		}}
+		}, scoresTableQ8, addTableQ8}
 )
 
 // attendPaged runs the checked kernel, as attend runs Attend.
@@ -179,6 +210,12 @@ func attendPartialPaged[E any](f *pagedFormat[E], st *AttendState, q []float32, 
 	st.weights = growN(st.weights, rows*attendBlock)
 	passes := attendPasses.Call
 	var gathered *[]E
+	var t *rowTables
+	if f.scoresTable.Call != nil {
+		t = &st.tables
+		t.grow()
+	}
+	keysListed := false // t.keys lists the block's keys
 	for j0 := 0; j0 < n; j0 += attendBlock {
 		b := min(attendBlock, n-j0)
 		p, at := j0/pageRows, j0%pageRows
@@ -188,7 +225,21 @@ func attendPartialPaged[E any](f *pagedFormat[E], st *AttendState, q []float32, 
 				next = kPages[j1/pageRows][j1%pageRows*de:][:b*de]
 			}
 			attendBlockOf(f.attendFormat, st, passes, q, kPages[p][at*de:][:b*de], vPages[p][at*de:][:b*de], next, b, dim, scale)
+			keysListed = false
 			continue
+		}
+		if t != nil {
+			if !keysListed {
+				listRows(t.keys[:b], kPages, j0, pageRows, de)
+			}
+			listRows(t.values[:b], vPages, j0, pageRows, de)
+			// The next block's keys, prefetched as this block's values are added, are
+			// listed now and kept for it; as in Attend, only a whole block's.
+			t.ahead = t.next[:0]
+			if j1 := j0 + b; n-j1 >= b {
+				t.ahead = t.next[:b]
+				listRows(t.ahead, kPages, j1, pageRows, de)
+			}
 		}
 		var kb []E // the block's keys gathered, or nil to score them a page at a time
 		if rows >= pagedPanelRows {
@@ -204,10 +255,51 @@ func attendPartialPaged[E any](f *pagedFormat[E], st *AttendState, q []float32, 
 				j += c
 			}
 		}
-		attendPagedBlock(f, st, passes, q, kb, kPages, vPages, j0, b, n, pageRows, scale)
+		attendPagedBlock(f, st, passes, q, kb, t, kPages, vPages, j0, b, n, pageRows, scale)
+		if t != nil {
+			t.keys, t.next = t.next, t.keys
+			keysListed = len(t.ahead) > 0
+		}
 	}
 	if gathered != nil {
 		f.scratch.Put(gathered)
+	}
+	// The tables hold the pages' addresses as integers, which keep nothing alive; the
+	// pages are heap memory (the kernels above take them through function values,
+	// through which they escape), which does not move.
+	runtime.KeepAlive(kPages)
+	runtime.KeepAlive(vPages)
+}
+
+// rowTables are one block's row addresses for the table kernels, attendBlock entries
+// each: its keys', its values', and the next block's keys' (ahead, the part of next in
+// use, or empty), which become the keys' for the next block.
+type rowTables struct {
+	keys, values, next []uintptr
+	ahead              []uintptr
+}
+
+func (t *rowTables) grow() {
+	t.keys = growN(t.keys, attendBlock)
+	t.values = growN(t.values, attendBlock)
+	t.next = growN(t.next, attendBlock)
+}
+
+// listRows sets t[j] to the address of row j0+j in pages of pageRows rows of de
+// elements each.
+func listRows[E any](t []uintptr, pages [][]E, j0, pageRows, de int) {
+	var e E
+	size := uintptr(de) * unsafe.Sizeof(e)
+	p, at := j0/pageRows, j0%pageRows
+	for len(t) > 0 {
+		c := min(pageRows-at, len(t))
+		row := uintptr(unsafe.Pointer(unsafe.SliceData(pages[p][at*de:])))
+		for i := range t[:c] {
+			t[i] = row
+			row += size
+		}
+		t = t[c:]
+		p, at = p+1, 0
 	}
 }
 
@@ -221,14 +313,20 @@ func attendPartialPaged[E any](f *pagedFormat[E], st *AttendState, q []float32, 
 const pagedPanelRows = 12
 
 // attendPagedBlock is attendBlockOf for the block of b keys from key j0 whose rows lie
-// in pages (kb: its keys gathered, or nil): the same scores, weights and sums.
-func attendPagedBlock[E any](f *pagedFormat[E], st *AttendState, passes softmaxPasses, q []float32, kb []E, kPages, vPages [][]E, j0, b, n, pageRows int, scale float32) {
+// in pages (kb: its keys gathered, or nil; t: their rows listed, or nil): the same
+// scores, weights and sums.
+func attendPagedBlock[E any](f *pagedFormat[E], st *AttendState, passes softmaxPasses, q []float32, kb []E, t *rowTables, kPages, vPages [][]E, j0, b, n, pageRows int, scale float32) {
 	rows, dim := st.rows, st.dim
 	de := dim / f.perElem
 	s := st.weights[:rows*b]
-	if kb != nil {
+	switch {
+	case kb != nil:
 		f.scores(s, q, kb, nil, rows, b, dim, dim, scale)
-	} else {
+	case t != nil:
+		race.Write(s)
+		f.scoresTable.Call(s, q, t.keys[:b], t.values[:b], rows, b, dim, scale)
+		settleScores(s, q, pagedKeys[E]{f, kPages, j0, pageRows, dim}, b, dim, scale, f.keyMax)
+	default:
 		// Score each page's part of the block with the unchecked kernel (into the
 		// block's [rows][b] layout), prefetching its values as Attend's scoring does,
 		// then settle the block's non-finite scores once, as Scores settles them.
@@ -258,6 +356,15 @@ func attendPagedBlock[E any](f *pagedFormat[E], st *AttendState, passes softmaxP
 	}
 	for i := range rows {
 		st.blockWeights(passes, i, st.weights[i*attendBlock:][:b])
+	}
+	if t != nil {
+		ahead := t.ahead
+		for i := 0; i < rows; i += attendRows {
+			r := min(attendRows, rows-i)
+			f.addTable.Call(st.acc[i*dim:(i+r)*dim], st.weights[i*attendBlock:(i+r-1)*attendBlock+b], t.values[:b], ahead, r, b)
+			ahead = nil // prefetched once
+		}
+		return
 	}
 	// The weighted sums prefetch the next block's keys where a part of it lies in one
 	// page as the part of this block they add does.

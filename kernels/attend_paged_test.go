@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -250,6 +251,11 @@ func testAttendPagedAllocs[E comparable](t *testing.T, f *pagedKind[E]) {
 // at dim 128 over n 2,048 fp16 rows per head, head by head: contiguous (Attend) and in
 // pages of 16, 64 and 256 rows (AttendPaged), each page an allocation of its own. The
 // issue's target: pages of 16 ÷ contiguous ≤ 1.10.
+// BenchmarkAttendPaged compares AttendPaged with Attend over the same rows: pages each
+// an allocation of their own (with a guard row), and pages cut from one arena in a
+// shuffled order, as a pool hands them out after churn. kernels/… runs the row
+// kernels over tables alone (scores, then weighted sums, block by block, no softmax)
+// over the rows contiguous and in the arena's pages: what the layout itself costs.
 func BenchmarkAttendPaged(b *testing.B) {
 	const heads, rows, n, dim = 8, 4, 2048, 128
 	r := rand.New(rand.NewPCG(46, 1))
@@ -271,12 +277,8 @@ func BenchmarkAttendPaged(b *testing.B) {
 			}
 		}
 	})
-	for _, pageRows := range []int{16, 64, 256} {
-		kp, vp := make([][][]Float16, heads), make([][][]Float16, heads)
-		for h := range heads {
-			kp[h], vp[h] = fp16Paged.pages(k[h], n, dim, pageRows), fp16Paged.pages(v[h], n, dim, pageRows)
-		}
-		b.Run(fmt.Sprintf("pages=%d", pageRows), func(b *testing.B) {
+	paged := func(name string, kp, vp [][][]Float16, pageRows int) {
+		b.Run(name, func(b *testing.B) {
 			b.SetBytes(bytes)
 			for b.Loop() {
 				for h := range heads {
@@ -286,4 +288,81 @@ func BenchmarkAttendPaged(b *testing.B) {
 			}
 		})
 	}
+	for _, pageRows := range []int{16, 64, 256} {
+		kp, vp := make([][][]Float16, heads), make([][][]Float16, heads)
+		for h := range heads {
+			kp[h], vp[h] = fp16Paged.pages(k[h], n, dim, pageRows), fp16Paged.pages(v[h], n, dim, pageRows)
+		}
+		paged(fmt.Sprintf("pages=%d", pageRows), kp, vp, pageRows)
+	}
+	arenas := map[int][2][][][]Float16{}
+	for _, pageRows := range []int{16, 64} {
+		kp, vp := arenaPages(r, k, v, n, dim, pageRows)
+		arenas[pageRows] = [2][][][]Float16{kp, vp}
+		paged(fmt.Sprintf("arena/pages=%d", pageRows), kp, vp, pageRows)
+	}
+
+	if scoresTableFP16.Call == nil {
+		return // no table kernels on this variant
+	}
+	s := make([]float32, rows*attendBlock)
+	for i := range s {
+		s[i] = 1e-3
+	}
+	acc := make([]float32, rows*dim)
+	tables := func(kp, vp [][][]Float16, pageRows int) (kt, vt [][]uintptr) {
+		kt, vt = make([][]uintptr, heads), make([][]uintptr, heads)
+		for h := range heads {
+			kt[h], vt[h] = make([]uintptr, n), make([]uintptr, n)
+			listRows(kt[h], kp[h], 0, pageRows, dim)
+			listRows(vt[h], vp[h], 0, pageRows, dim)
+		}
+		return kt, vt
+	}
+	rowKernels := func(name string, kp, vp [][][]Float16, pageRows int) {
+		kt, vt := tables(kp, vp, pageRows)
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(bytes)
+			for b.Loop() {
+				for h := range heads {
+					for j0 := 0; j0 < n; j0 += attendBlock {
+						scoresTableFP16.Call(s, q[:rows*dim], kt[h][j0:][:attendBlock], vt[h][j0:][:attendBlock], rows, attendBlock, dim, scale)
+						addTableFP16.Call(acc, s, vt[h][j0:][:attendBlock], nil, rows, attendBlock)
+					}
+				}
+			}
+			runtime.KeepAlive(kp)
+			runtime.KeepAlive(vp)
+		})
+	}
+	whole := make([][][]Float16, heads)
+	wholeV := make([][][]Float16, heads)
+	for h := range heads {
+		whole[h], wholeV[h] = [][]Float16{k[h]}, [][]Float16{v[h]}
+	}
+	rowKernels("kernels/contiguous", whole, wholeV, n)
+	for _, pageRows := range []int{16, 64} {
+		rowKernels(fmt.Sprintf("kernels/arena/pages=%d", pageRows), arenas[pageRows][0], arenas[pageRows][1], pageRows)
+	}
+}
+
+// arenaPages cuts pages of pageRows rows for every head's k and v from one arena per
+// side, twice the pages' size, in a shuffled order, and copies the rows in.
+func arenaPages(r *rand.Rand, k, v [][]Float16, n, dim, pageRows int) (kp, vp [][][]Float16) {
+	heads := len(k)
+	pages := heads * n / pageRows
+	ka, va := make([]Float16, 2*pages*pageRows*dim), make([]Float16, 2*pages*pageRows*dim)
+	perm := r.Perm(2 * pages)
+	kp, vp = make([][][]Float16, heads), make([][][]Float16, heads)
+	for h := range heads {
+		for j := 0; j < n; j += pageRows {
+			at := perm[0] * pageRows * dim
+			perm = perm[1:]
+			kp[h] = append(kp[h], ka[at:at+pageRows*dim])
+			vp[h] = append(vp[h], va[at:at+pageRows*dim])
+			copy(kp[h][len(kp[h])-1], k[h][j*dim:(j+pageRows)*dim])
+			copy(vp[h][len(vp[h])-1], v[h][j*dim:(j+pageRows)*dim])
+		}
+	}
+	return kp, vp
 }

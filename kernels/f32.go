@@ -206,7 +206,7 @@ var (
 	pagedF32 = pagedFormat[float32]{&attendF32, &sync.Pool{New: func() any { return new([]float32) }},
 		func(dst, q []float32, k, ahead []float32, rows, n, dim, stride int, scale float32) {
 			scoresAheadF32.Call(dst, q, k, ahead, rows, n, dim, stride, scale)
-		}}
+		}, scoresTableF32, addTableF32}
 	// causalF32 keeps its transposed keys or values in the workspace's float32 columns,
 	// which need no widening.
 	causalF32 = causalFormat[float32]{

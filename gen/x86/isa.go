@@ -130,6 +130,29 @@ func NewRowPrefetch(last reg.GPVirtual) RowPrefetch {
 // rows take the clamped offsets into registers once; a single row takes one register
 // besides pf, as PrefetchSpan does, for kernels that have no more to spare.
 func (p RowPrefetch) Rows(pf reg.GPVirtual, count int, stride Op) {
+	p.rows(count, func(r int) reg.GPVirtual {
+		if r > 0 {
+			ADDQ(stride, pf)
+		}
+		return pf
+	})
+}
+
+// TableRows prefetches the count rows whose addresses are the table entries from entry
+// on, leaving entry at the last; it takes one register more than Rows.
+func (p RowPrefetch) TableRows(entry reg.GPVirtual, count int) {
+	row := GP64()
+	p.rows(count, func(r int) reg.GPVirtual {
+		if r > 0 {
+			ADDQ(U8(8), entry)
+		}
+		MOVQ(Mem{Base: entry}, row)
+		return row
+	})
+}
+
+// rows prefetches count rows, row r at the address that next(r) leaves in a register.
+func (p RowPrefetch) rows(count int, next func(r int) reg.GPVirtual) {
 	long, done := fmt.Sprintf("longrows_%d", labels), fmt.Sprintf("rowsprefetched_%d", labels)
 	labels++
 	last := GP64()
@@ -137,6 +160,7 @@ func (p RowPrefetch) Rows(pf reg.GPVirtual, count int, stride Op) {
 	CMPQ(last, U32(255))
 	JA(LabelRef(long))
 	if count == 1 {
+		pf := next(0)
 		PREFETCHT0(Mem{Base: pf})
 		PREFETCHT0(Mem{Base: pf, Index: last, Scale: 1})
 		for i := range 3 {
@@ -150,9 +174,7 @@ func (p RowPrefetch) Rows(pf reg.GPVirtual, count int, stride Op) {
 			MOVQ(p.clamped.Offset(8*i), at[i])
 		}
 		for r := range count {
-			if r > 0 {
-				ADDQ(stride, pf)
-			}
+			pf := next(r)
 			PREFETCHT0(Mem{Base: pf})
 			for _, o := range at {
 				PREFETCHT0(Mem{Base: pf, Index: o, Scale: 1})
@@ -163,10 +185,7 @@ func (p RowPrefetch) Rows(pf reg.GPVirtual, count int, stride Op) {
 	JMP(LabelRef(done))
 	Label(long)
 	for r := range count {
-		if r > 0 {
-			ADDQ(stride, pf)
-		}
-		PrefetchSpan(pf, p.last)
+		PrefetchSpan(next(r), p.last)
 	}
 	Label(done)
 }

@@ -33,7 +33,7 @@ func main() {
 		dotEntry(d[0], d[1])
 	}
 	for _, isa := range Both {
-		scoresRows(isa, operandF16)
+		scoresRows(isa, operandF16, false)
 		for _, dim := range []int{0, 64, 128} {
 			scoresPanels(isa, dim, operandF16)
 		}
@@ -45,10 +45,16 @@ func main() {
 			if key.widened() { // a float32 key's dot is DotF32's entry
 				dotFunc(isa, operandF32, key)
 			}
-			scoresRows(isa, key)
+			scoresRows(isa, key, false)
 			for _, dim := range []int{0, 64, 128} {
 				scoresPanels(isa, dim, key)
 			}
+		}
+	}
+	// The row kernels over tables of row addresses (the paged attention's) came last.
+	for _, key := range []operand{operandF16, operandBF16, operandQ8, operandF32} {
+		for _, isa := range Both {
+			scoresRows(isa, key, true)
 		}
 	}
 	Generate()

@@ -50,6 +50,9 @@ type rowsFrame struct {
 	prefetch  RowPrefetch // a key's (and a row of ahead's) lines
 
 	key operand // the keys' format
+	// table: k and ahead are tables of row addresses, one per key (the paged
+	// attention's rows, which lie in pages anywhere), rather than rows stride apart.
+	table bool
 	// AVX2's largest q8_0 tile: each key's block scale as a float32, broadcast from
 	// here at each use (the tile has no register left to keep them in).
 	scales []Mem
@@ -61,21 +64,47 @@ type rowsFrame struct {
 // stay in L1 or L2 across all key tiles, so K streams through once. The keys are
 // halves, bfloat16s or q8_0 blocks (key); every format gives the same operations on
 // the widened values, in the same order.
-func scoresRows(isa ISA, key operand) {
+//
+// With table set it writes Scores{,BF16,Q8,F32}RowsTable{AVX2,AVX512}, which read key j
+// (and row j of ahead) at the address k[j] (ahead[j]): the same tiles, the same
+// operations in the same order, so a score has the same bits as from the stride form.
+func scoresRows(isa ISA, key operand, table bool) {
 	name := "Scores" + key.format() + "Rows" + isa.Suffix
-	TEXT(name, NOSPLIT, fmt.Sprintf("func(dst []float32, q []float32, k []%s, ahead []%s, rows int, n int, dim int, stride int, scale float32)", key.goTyp, key.goTyp))
-	Pragma("noescape")
-	if key.kind == kindQ8 {
-		Doc(name+" sets dst[i*n+j] = scale·(q[i*dim:][:dim] · key j) for rows ≥ 1 query rows,",
-			"n ≥ 1 keys and dim ≥ 32 a multiple of 32, key j being the dim/32 q8_0 blocks",
-			"k[34*j*stride:], stride ≥ dim/32 counted in blocks.")
-	} else {
-		Doc(name+" sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1",
-			"query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim.")
+	rowsType, strideParam := "[]"+key.goTyp, " stride int,"
+	if table {
+		name = "Scores" + key.format() + "RowsTable" + isa.Suffix
+		rowsType, strideParam = "[]uintptr", ""
 	}
-	Doc("Where ahead is not empty, it prefetches row j of ahead (ahead[j*stride:], as key j",
-		"lies in k) as it scores key j: the decode attention's values, which it reads next.")
-	f := rowsFrame{isa: isa, key: key}
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(dst []float32, q []float32, k %s, ahead %s, rows int, n int, dim int,%s scale float32)", rowsType, rowsType, strideParam))
+	Pragma("noescape")
+	// One Doc call: each replaces the one before.
+	var doc []string
+	switch {
+	case table && key.kind == kindQ8:
+		doc = []string{name + " sets dst[i*n+j] = scale·(q[i*dim:][:dim] · key j) for rows ≥ 1 query rows,",
+			"n ≥ 1 keys and dim ≥ 32 a multiple of 32, key j being the dim/32 q8_0 blocks at the",
+			"address k[j]."}
+	case table:
+		doc = []string{name + " sets dst[i*n+j] = scale·(q[i*dim:][:dim] · key j) for rows ≥ 1 query rows,",
+			"n ≥ 1 keys and dim ≥ 1, key j being the dim " + key.goTyp + "s at the address k[j]."}
+	case key.kind == kindQ8:
+		doc = []string{name + " sets dst[i*n+j] = scale·(q[i*dim:][:dim] · key j) for rows ≥ 1 query rows,",
+			"n ≥ 1 keys and dim ≥ 32 a multiple of 32, key j being the dim/32 q8_0 blocks",
+			"k[34*j*stride:], stride ≥ dim/32 counted in blocks."}
+	default:
+		doc = []string{name + " sets dst[i*n+j] = scale·(q[i*dim:][:dim] · k[j*stride:][:dim]) for rows ≥ 1",
+			"query rows, n ≥ 1 keys, dim ≥ 1 and stride ≥ dim."}
+	}
+	if table {
+		doc = append(doc, "Where ahead is not empty (n entries), it prefetches the row of a key's length at",
+			"ahead[j] as it scores key j: the decode attention's values, which it reads next.",
+			"The rows must stay reachable from Go pointers for the call: k holds bare addresses.")
+	} else {
+		doc = append(doc, "Where ahead is not empty, it prefetches row j of ahead (ahead[j*stride:], as key j",
+			"lies in k) as it scores key j: the decode attention's values, which it reads next.")
+	}
+	Doc(doc...)
+	f := rowsFrame{isa: isa, key: key, table: table}
 	for _, m := range []*Mem{&f.keys, &f.keysLeft, &f.dstCol, &f.queries, &f.dstTile, &f.rowsLeft, &f.qStride, &f.kStride, &f.dstStride, &f.ahead} {
 		*m = AllocLocal(8)
 	}
@@ -92,9 +121,13 @@ func scoresRows(isa ISA, key operand) {
 	MOVQ(t, f.dstStride)
 	t = Load(Param("dst").Base(), GP64())
 	MOVQ(t, f.dstCol)
-	t = Load(Param("stride"), GP64())
-	keyStride(key, t)
-	MOVQ(t, f.kStride)
+	if table {
+		MOVQ(U32(8), f.kStride) // a table entry
+	} else {
+		t = Load(Param("stride"), GP64())
+		keyStride(key, t)
+		MOVQ(t, f.kStride)
+	}
 	t = Load(Param("dim"), GP64())
 	f.prefetch = NewRowPrefetch(key.lastOffset(t))
 	SHLQ(U8(2), t)
@@ -147,9 +180,31 @@ func (f rowsFrame) prefetchAhead(keys int) {
 	Label(skip)
 }
 
-// prefetchRows prefetches count rows from p on, kStride apart, leaving p at the last.
+// prefetchRows prefetches count rows from p on, kStride apart, leaving p at the last;
+// in a table kernel p is the first row's entry, and it is left at the last's.
 func (f rowsFrame) prefetchRows(p reg.GPVirtual, count int) {
+	if f.table {
+		f.prefetch.TableRows(p, count)
+		return
+	}
 	f.prefetch.Rows(p, count, f.kStride)
+}
+
+// keyPointers returns the addresses of a tile's keys from k on: rows kStride apart, or
+// the rows a table's entries give.
+func (f rowsFrame) keyPointers(k reg.GPVirtual, keys int) []reg.GPVirtual {
+	if !f.table {
+		return rowPointers(k, f.kStride, keys)
+	}
+	p := make([]reg.GPVirtual, keys)
+	for j := keys - 1; j >= 0; j-- { // k last: it becomes the first key's address
+		p[j] = k
+		if j > 0 {
+			p[j] = GP64()
+		}
+		MOVQ(Mem{Base: k, Disp: 8 * j}, p[j])
+	}
+	return p
 }
 
 // queryPass scores every query row against the current tile of keys.
@@ -212,7 +267,7 @@ func (f rowsFrame) tile(rows, keys int) {
 func (f rowsFrame) accumulate(q, k reg.GPVirtual, acc [][]reg.VecVirtual) {
 	isa := f.isa
 	rows, keys := len(acc), len(acc[0])
-	qRows, kRows := rowPointers(q, f.qStride, rows), rowPointers(k, f.kStride, keys)
+	qRows, kRows := rowPointers(q, f.qStride, rows), f.keyPointers(k, keys)
 	dim := Load(Param("dim"), GP64())
 	body := GP64()
 	MOVQ(dim, body)
@@ -272,7 +327,7 @@ func (f rowsFrame) accumulate(q, k reg.GPVirtual, acc [][]reg.VecVirtual) {
 func (f rowsFrame) accumulateQ8(q, k reg.GPVirtual, acc [][]reg.VecVirtual) {
 	isa := f.isa
 	rows, keys := len(acc), len(acc[0])
-	qRows, kRows := rowPointers(q, f.qStride, rows), rowPointers(k, f.kStride, keys)
+	qRows, kRows := rowPointers(q, f.qStride, rows), f.keyPointers(k, keys)
 	dim := Load(Param("dim"), GP64())
 
 	Comment("Whole blocks [0, dim).")

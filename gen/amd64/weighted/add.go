@@ -37,15 +37,31 @@ func maxAddRows(isa ISA, fm format) int {
 // (when rows exceed maxAddRows, once per group of rows, the second from L1), and
 // every output is the chain of fused multiply-adds over j in order that
 // WeightedSumRows computes, starting from dst's value instead of 0.
-func weightedAdd(isa ISA, fm format) {
-	name := "WeightedSumRowsAdd" + fm.name + isa.Suffix
-	TEXT(name, NOSPLIT, "func(dst []float32, w []float32, v "+fm.vType+", ahead "+fm.vType+", rows, n, stride int)")
+//
+// With table set it writes WeightedSumRowsAdd{,BF16,Q8,F32}Table{AVX2,AVX512}, which read
+// row j of v (and of ahead) at the address v[j] (ahead[j]): the paged attention's rows,
+// which lie in pages anywhere. The passes, blocks and fused multiply-adds are the same,
+// so every output has the same bits as from the stride form.
+func weightedAdd(isa ISA, fm format, table bool) {
+	name, rowsType, strideParam := "WeightedSumRowsAdd"+fm.name+isa.Suffix, fm.vType, ", stride"
+	if table {
+		name, rowsType, strideParam = "WeightedSumRowsAdd"+fm.name+"Table"+isa.Suffix, "[]uintptr", ""
+	}
+	TEXT(name, NOSPLIT, "func(dst []float32, w []float32, v "+rowsType+", ahead "+rowsType+", rows, n"+strideParam+" int)")
 	Pragma("noescape")
-	Doc(fmt.Sprintf("%s adds to dst[i*dim+d], for i < rows and d < dim = len(dst)/rows,", name),
+	doc := []string{fmt.Sprintf("%s adds to dst[i*dim+d], for i < rows and d < dim = len(dst)/rows,", name),
 		fmt.Sprintf("Σⱼ w[i*%d+j]·%s over j < n, one fused multiply-add per term in order of j", attendPitch, fm.value),
-		"from dst's value, for 1 ≤ rows ≤ 4 and n ≥ 0; the rows of v are as in "+"WeightedSumRows"+fm.name+isa.Suffix+".",
-		"Where ahead is not empty, its rows, laid out as v's, are prefetched, row j as the first",
-		"rows of dst take row j of v: the fused attention's next block of keys.")
+		"from dst's value, for 1 ≤ rows ≤ 4 and n ≥ 0; the rows of v are as in " + "WeightedSumRows" + fm.name + isa.Suffix + "."}
+	if table {
+		doc = append(doc, "Here row j is the one at the address v[j]. The rows must stay reachable from Go",
+			"pointers for the call: v holds bare addresses. Where ahead is not empty (n entries),",
+			"the row of a value's length at ahead[j] is prefetched as the first rows of dst take",
+			"row j (in their first pass): the fused attention's next block of keys.")
+	} else {
+		doc = append(doc, "Where ahead is not empty, its rows, laid out as v's, are prefetched, row j as the first",
+			"rows of dst take row j of v (in their first pass): the fused attention's next block of keys.")
+	}
+	Doc(doc...)
 	rows := load(Param("rows"))
 	dim := GP64()
 	Comment("dim = len(dst)/rows")
@@ -58,13 +74,23 @@ func weightedAdd(isa ISA, fm format) {
 	MOVQ(dim, t)
 	SHLQ(U8(2), t)
 	MOVQ(t, dimSize)
-	Comment("The bytes from v to ahead (0: no ahead), and a row's last byte.")
+	if table {
+		Comment("&ahead[n] (0: no ahead), and a row's last byte.")
+	} else {
+		Comment("The bytes from v to ahead (0: no ahead), and a row's last byte.")
+	}
 	aheadFrom := AllocLocal(8)
 	t = load(Param("ahead").Base())
 	noAhead := label("noahead", isa)
-	TESTQ(t, t)
-	JZ(LabelRef(noAhead))
-	SUBQ(load(Param("v").Base()), t)
+	if table {
+		TESTQ(t, t)
+		JZ(LabelRef(noAhead))
+		LEAQ(Mem{Base: t, Index: load(Param("n")), Scale: 8}, t)
+	} else {
+		TESTQ(t, t)
+		JZ(LabelRef(noAhead))
+		SUBQ(load(Param("v").Base()), t)
+	}
 	Label(noAhead)
 	MOVQ(t, aheadFrom)
 	aheadRows := NewRowPrefetch(fm.lastByte(dim))
@@ -84,7 +110,7 @@ func weightedAdd(isa ISA, fm format) {
 			if first+group < r {
 				next = label("group", isa)
 			}
-			f := frame{isa: isa, fm: fm, rows: group, add: true, dimSize: dimSize, aheadFrom: aheadFrom, aheadRows: aheadRows}
+			f := frame{isa: isa, fm: fm, rows: group, add: true, table: table, dimSize: dimSize, aheadFrom: aheadFrom, aheadRows: aheadRows}
 			f.dst = load(Param("dst").Base())
 			for range first {
 				ADDQ(dimSize, f.dst)
@@ -94,8 +120,12 @@ func weightedAdd(isa ISA, fm format) {
 			LEAQ(Mem{Base: f.wEnd, Index: f.j0, Scale: 4, Disp: first * attendPitch * 4}, f.wEnd)
 			NEGQ(f.j0)
 			f.block = load(Param("v").Base())
-			f.stride = load(Param("stride"))
-			fm.stride(f.stride)
+			if table {
+				LEAQ(Mem{Base: f.block, Index: load(Param("n")), Scale: 8}, f.block) // &v[n]
+			} else {
+				f.stride = load(Param("stride"))
+				fm.stride(f.stride)
+			}
 			f.prefetch = first == 0
 			f.sums(dim, label("height", isa), next)
 			if next != done {

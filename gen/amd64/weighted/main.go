@@ -68,13 +68,19 @@ func main() {
 	}
 	for _, fm := range []format{fp16, bf16, q8} {
 		for _, isa := range Both {
-			weightedAdd(isa, fm)
+			weightedAdd(isa, fm, false)
 		}
 	}
 	// float32 came last of all, leaving the others' labels as they were.
 	for _, isa := range Both {
 		weighted(isa, f32)
-		weightedAdd(isa, f32)
+		weightedAdd(isa, f32, false)
+	}
+	// The forms over tables of row addresses (the paged attention's) came last.
+	for _, fm := range []format{fp16, bf16, q8, f32} {
+		for _, isa := range Both {
+			weightedAdd(isa, fm, true)
+		}
 	}
 	Generate()
 }
@@ -222,6 +228,7 @@ type frame struct {
 	fm      format
 	rows    int           // weight rows, each adding its sums into its own row of dst
 	add     bool          // add to dst's values instead of zeroing it first
+	table   bool          // v holds row addresses: block is &v[n], and stride is unused
 	dimSize Mem           // a local holding dim·4, the bytes between rows of dst (rows > 1)
 	dst     reg.GPVirtual // &dst[0]
 	wEnd    reg.GPVirtual // &w[n]
@@ -231,9 +238,9 @@ type frame struct {
 	col     reg.GPVirtual // first column of the pass
 	lastCol reg.GPVirtual // column of the pass's last vector (q8_0: block)
 	// WeightedSumRowsAdd's rows to prefetch, where prefetch is set (its first group of
-	// rows): aheadFrom holds the bytes from v to them (0: none), aheadRows their
-	// length. Row j of ahead is prefetched as the group takes row j of v, in each of
-	// its passes (one at the usual dims).
+	// rows): aheadFrom holds the bytes from v to them (a table kernel: &ahead[n]; 0:
+	// none), aheadRows their length. Row j of ahead is prefetched as the group takes
+	// row j of v, in each of its passes (one at the usual dims).
 	aheadFrom Mem
 	aheadRows RowPrefetch
 	prefetch  bool
@@ -393,10 +400,12 @@ func (f frame) sums(dim reg.GPVirtual, heightLabel, done string) {
 	JMP(LabelRef(passTop))
 
 	Label(blockNext)
-	MOVQ(f.j1, t)
-	SUBQ(f.j0, t)
-	IMULQ(f.stride, t)
-	ADDQ(t, f.block)
+	if !f.table {
+		MOVQ(f.j1, t)
+		SUBQ(f.j0, t)
+		IMULQ(f.stride, t)
+		ADDQ(t, f.block)
+	}
 	MOVQ(f.j1, f.j0)
 	JMP(LabelRef(blockTop))
 
@@ -425,28 +434,43 @@ func load(c gotypes.Component) reg.GPVirtual {
 	return r
 }
 
-// rowsOfV runs body once per row j of the block, with row pointing at v[j*stride] and
-// weight at w[j].
+// rowsOfV runs body once per row j of the block, with row pointing at v[j*stride] (a
+// table kernel: at the address v[j]) and weight at w[j].
 func (f frame) rowsOfV(body func(row reg.GPVirtual, weight Mem)) {
 	row, j := GP64(), GP64()
-	MOVQ(f.block, row)
+	if !f.table {
+		MOVQ(f.block, row)
+	}
 	MOVQ(f.j0, j)
 	top, done := label("row", f.isa), label("rowdone", f.isa)
 	CMPQ(j, f.j1)
 	JGE(LabelRef(done))
 	Label(top)
+	if f.table {
+		MOVQ(Mem{Base: f.block, Index: j, Scale: 8}, row)
+	}
 	if f.prefetch {
 		skip := label("aheaddone", f.isa)
+		if f.col != nil { // the first pass prefetches; the others would repeat it
+			TESTQ(f.col, f.col)
+			JNZ(LabelRef(skip))
+		}
 		p := GP64()
 		MOVQ(f.aheadFrom, p)
 		TESTQ(p, p)
 		JZ(LabelRef(skip))
-		ADDQ(row, p)
+		if f.table {
+			MOVQ(Mem{Base: p, Index: j, Scale: 8}, p)
+		} else {
+			ADDQ(row, p)
+		}
 		f.aheadRows.Rows(p, 1, nil)
 		Label(skip)
 	}
 	body(row, Mem{Base: f.wEnd, Index: j, Scale: 4})
-	ADDQ(f.stride, row)
+	if !f.table {
+		ADDQ(f.stride, row)
+	}
 	INCQ(j)
 	CMPQ(j, f.j1)
 	JL(LabelRef(top))
