@@ -82,13 +82,11 @@ func weightedAdd(isa ISA, fm format, table bool) {
 	aheadFrom := AllocLocal(8)
 	t = load(Param("ahead").Base())
 	noAhead := label("noahead", isa)
+	TESTQ(t, t)
+	JZ(LabelRef(noAhead))
 	if table {
-		TESTQ(t, t)
-		JZ(LabelRef(noAhead))
 		LEAQ(Mem{Base: t, Index: load(Param("n")), Scale: 8}, t)
 	} else {
-		TESTQ(t, t)
-		JZ(LabelRef(noAhead))
 		SUBQ(load(Param("v").Base()), t)
 	}
 	Label(noAhead)
