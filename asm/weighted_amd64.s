@@ -8258,11 +8258,19 @@ rows2_AVX2_332:
 	LEAQ 7(AX), R10
 	SHRQ $0x03, R10
 	XORQ R11, R11
-	MOVQ R10, BX
+
+	// Rows stride apart take passes of 4 vectors, whole lines of each row.
+	MOVQ    $0x00000006, R9
+	MOVQ    AX, BX
+	SHLQ    $0x01, BX
+	CMPQ    R8, BX
+	MOVQ    $0x00000004, BX
+	CMOVQNE BX, R9
+	MOVQ    R10, BX
 
 passesAVX2_399:
 	INCQ R11
-	SUBQ $0x06, BX
+	SUBQ R9, BX
 	JG   passesAVX2_399
 	XORQ R9, R9
 	XORQ BX, BX
@@ -8921,11 +8929,19 @@ rows3_AVX2_333:
 	LEAQ 7(AX), R10
 	SHRQ $0x03, R10
 	XORQ R11, R11
-	MOVQ R10, BX
+
+	// Rows stride apart take passes of 4 vectors, whole lines of each row.
+	MOVQ    $0x00000006, R9
+	MOVQ    AX, BX
+	SHLQ    $0x01, BX
+	CMPQ    R8, BX
+	MOVQ    $0x00000004, BX
+	CMOVQNE BX, R9
+	MOVQ    R10, BX
 
 passesAVX2_441:
 	INCQ R11
-	SUBQ $0x06, BX
+	SUBQ R9, BX
 	JG   passesAVX2_441
 	XORQ R9, R9
 	XORQ BX, BX
@@ -10241,11 +10257,19 @@ rows4_AVX2_334:
 	LEAQ 7(AX), R10
 	SHRQ $0x03, R10
 	XORQ R11, R11
-	MOVQ R10, BX
+
+	// Rows stride apart take passes of 4 vectors, whole lines of each row.
+	MOVQ    $0x00000006, R9
+	MOVQ    AX, BX
+	SHLQ    $0x01, BX
+	CMPQ    R8, BX
+	MOVQ    $0x00000004, BX
+	CMOVQNE BX, R9
+	MOVQ    R10, BX
 
 passesAVX2_531:
 	INCQ R11
-	SUBQ $0x06, BX
+	SUBQ R9, BX
 	JG   passesAVX2_531
 	XORQ R9, R9
 	XORQ BX, BX
@@ -10904,11 +10928,19 @@ groupAVX2_528:
 	LEAQ 7(AX), R8
 	SHRQ $0x03, R8
 	XORQ R9, R9
-	MOVQ R8, R11
+
+	// Rows stride apart take passes of 4 vectors, whole lines of each row.
+	MOVQ    $0x00000006, R10
+	MOVQ    AX, R11
+	SHLQ    $0x01, R11
+	CMPQ    DI, R11
+	MOVQ    $0x00000004, R11
+	CMOVQNE R11, R10
+	MOVQ    R8, R11
 
 passesAVX2_572:
 	INCQ R9
-	SUBQ $0x06, R11
+	SUBQ R10, R11
 	JG   passesAVX2_572
 	XORQ R10, R10
 	XORQ R11, R11
@@ -18496,11 +18528,19 @@ rows2_AVX2_878:
 	LEAQ 7(AX), R10
 	SHRQ $0x03, R10
 	XORQ R11, R11
-	MOVQ R10, BX
+
+	// Rows stride apart take passes of 4 vectors, whole lines of each row.
+	MOVQ    $0x00000006, R9
+	MOVQ    AX, BX
+	SHLQ    $0x01, BX
+	CMPQ    R8, BX
+	MOVQ    $0x00000004, BX
+	CMOVQNE BX, R9
+	MOVQ    R10, BX
 
 passesAVX2_945:
 	INCQ R11
-	SUBQ $0x06, BX
+	SUBQ R9, BX
 	JG   passesAVX2_945
 	XORQ R9, R9
 	XORQ BX, BX
@@ -19186,11 +19226,19 @@ rows3_AVX2_879:
 	LEAQ 7(AX), R10
 	SHRQ $0x03, R10
 	XORQ R11, R11
-	MOVQ R10, BX
+
+	// Rows stride apart take passes of 4 vectors, whole lines of each row.
+	MOVQ    $0x00000006, R9
+	MOVQ    AX, BX
+	SHLQ    $0x01, BX
+	CMPQ    R8, BX
+	MOVQ    $0x00000004, BX
+	CMOVQNE BX, R9
+	MOVQ    R10, BX
 
 passesAVX2_987:
 	INCQ R11
-	SUBQ $0x06, BX
+	SUBQ R9, BX
 	JG   passesAVX2_987
 	XORQ R9, R9
 	XORQ BX, BX
@@ -20623,11 +20671,19 @@ rows4_AVX2_880:
 	LEAQ 7(AX), R10
 	SHRQ $0x03, R10
 	XORQ R11, R11
-	MOVQ R10, BX
+
+	// Rows stride apart take passes of 4 vectors, whole lines of each row.
+	MOVQ    $0x00000006, R9
+	MOVQ    AX, BX
+	SHLQ    $0x01, BX
+	CMPQ    R8, BX
+	MOVQ    $0x00000004, BX
+	CMOVQNE BX, R9
+	MOVQ    R10, BX
 
 passesAVX2_1077:
 	INCQ R11
-	SUBQ $0x06, BX
+	SUBQ R9, BX
 	JG   passesAVX2_1077
 	XORQ R9, R9
 	XORQ BX, BX
@@ -21313,11 +21369,19 @@ groupAVX2_1074:
 	LEAQ 7(AX), R8
 	SHRQ $0x03, R8
 	XORQ R9, R9
-	MOVQ R8, R11
+
+	// Rows stride apart take passes of 4 vectors, whole lines of each row.
+	MOVQ    $0x00000006, R10
+	MOVQ    AX, R11
+	SHLQ    $0x01, R11
+	CMPQ    DI, R11
+	MOVQ    $0x00000004, R11
+	CMOVQNE R11, R10
+	MOVQ    R8, R11
 
 passesAVX2_1118:
 	INCQ R9
-	SUBQ $0x06, R11
+	SUBQ R10, R11
 	JG   passesAVX2_1118
 	XORQ R10, R10
 	XORQ R11, R11

@@ -3,6 +3,8 @@
 package kernels
 
 import (
+	"sync"
+
 	"github.com/kvsimd/kvsimd/asm"
 	"github.com/kvsimd/kvsimd/internal/dispatch"
 )
@@ -36,7 +38,7 @@ func init() {
 //     twice that many rows go to it, a panel at a time (32, 16, 8 or 4 rows, then the
 //     last one to three).
 //   - The block kernel (asm.ScoresBlocksNEON) widens and transposes blockKeysNEON keys
-//     at a time into a scratch on the stack, of blockKeysNEON·dim floats, once for all
+//     at a time into a pooled scratch, blockKeysNEON·dim floats of it, once for all
 //     rows (lanes = keys): it takes larger blocks, where widening every key once repays
 //     its transposition and its stores.
 //   - Dims past maxBlockDimNEON go to the row kernel (asm.ScoresNEON), which needs no
@@ -51,9 +53,11 @@ func init() {
 // The bf16, q8_0 and float32 keys have the same three kernels (asm.ScoresBF16NEON, …), the same
 // code with the keys widened by their format, and the same choice between them
 // (scoresBF16NEON, scoresQ8NEON): so each gives Scores' bits for keys whose values are
-// equal. Each format's choice is written out rather than shared through function
-// values, through which the compiler could not see that the assembly keeps no pointer
-// to the scratch, and would move it to the heap.
+// equal.
+//
+// The scratch comes from a pool rather than the stack: Go zeroes a local array on every
+// call, and for a decode block of four rows the 16.6 KiB of the panel's cost more than
+// the Go around the kernel (docs/performance.md).
 const (
 	blockKeysNEON   = 16
 	maxBlockDimNEON = 512
@@ -65,20 +69,31 @@ const (
 	panelScalesNEON = 16
 )
 
+// scratchNEON is the working memory of the panel and block kernels.
+type scratchNEON struct {
+	panel [panelFloatsNEON + panelStageNEON + panelScalesNEON]float32
+	block [blockKeysNEON * maxBlockDimNEON]float32
+}
+
+var scratchesNEON = sync.Pool{New: func() any { return new(scratchNEON) }}
+
 func scoresNEON(dst, q []float32, k []uint16, rows, n, dim, stride int, scale float32) {
 	switch {
 	case dim > maxBlockDimNEON:
 		asm.ScoresNEON(dst, q, k, rows, n, dim, stride, scale)
 	case rows > 2*panelMaxNEON(dim):
-		var scratch [blockKeysNEON * maxBlockDimNEON]float32
-		asm.ScoresBlocksNEON(dst, q, k, scratch[:blockKeysNEON*dim], rows, n, dim, stride, scale)
+		sc := scratchesNEON.Get().(*scratchNEON)
+		asm.ScoresBlocksNEON(dst, q, k, sc.block[:blockKeysNEON*dim], rows, n, dim, stride, scale)
+		scratchesNEON.Put(sc)
 	default:
-		var scratch [panelFloatsNEON + panelStageNEON]float32
+		sc := scratchesNEON.Get().(*scratchNEON)
+		scratch := sc.panel[:panelFloatsNEON+panelStageNEON]
 		for r := 0; r < rows; {
 			c := panelRowsNEON(rows-r, dim)
-			asm.ScoresPanelsNEON(dst[r*n:(r+c)*n], q[r*dim:(r+c)*dim], k, scratch[:], c, n, dim, stride, scale)
+			asm.ScoresPanelsNEON(dst[r*n:(r+c)*n], q[r*dim:(r+c)*dim], k, scratch, c, n, dim, stride, scale)
 			r += c
 		}
+		scratchesNEON.Put(sc)
 	}
 }
 
@@ -88,15 +103,18 @@ func scoresBF16NEON(dst, q []float32, k []uint16, rows, n, dim, stride int, scal
 	case dim > maxBlockDimNEON:
 		asm.ScoresBF16NEON(dst, q, k, rows, n, dim, stride, scale)
 	case rows > 2*panelMaxNEON(dim):
-		var scratch [blockKeysNEON * maxBlockDimNEON]float32
-		asm.ScoresBlocksBF16NEON(dst, q, k, scratch[:blockKeysNEON*dim], rows, n, dim, stride, scale)
+		sc := scratchesNEON.Get().(*scratchNEON)
+		asm.ScoresBlocksBF16NEON(dst, q, k, sc.block[:blockKeysNEON*dim], rows, n, dim, stride, scale)
+		scratchesNEON.Put(sc)
 	default:
-		var scratch [panelFloatsNEON + panelStageNEON]float32
+		sc := scratchesNEON.Get().(*scratchNEON)
+		scratch := sc.panel[:panelFloatsNEON+panelStageNEON]
 		for r := 0; r < rows; {
 			c := panelRowsNEON(rows-r, dim)
-			asm.ScoresPanelsBF16NEON(dst[r*n:(r+c)*n], q[r*dim:(r+c)*dim], k, scratch[:], c, n, dim, stride, scale)
+			asm.ScoresPanelsBF16NEON(dst[r*n:(r+c)*n], q[r*dim:(r+c)*dim], k, scratch, c, n, dim, stride, scale)
 			r += c
 		}
+		scratchesNEON.Put(sc)
 	}
 }
 
@@ -106,15 +124,18 @@ func scoresQ8NEON(dst, q []float32, k []byte, rows, n, dim, stride int, scale fl
 	case dim > maxBlockDimNEON:
 		asm.ScoresQ8NEON(dst, q, k, rows, n, dim, stride, scale)
 	case rows > 2*panelMaxNEON(dim):
-		var scratch [blockKeysNEON * maxBlockDimNEON]float32
-		asm.ScoresBlocksQ8NEON(dst, q, k, scratch[:blockKeysNEON*dim], rows, n, dim, stride, scale)
+		sc := scratchesNEON.Get().(*scratchNEON)
+		asm.ScoresBlocksQ8NEON(dst, q, k, sc.block[:blockKeysNEON*dim], rows, n, dim, stride, scale)
+		scratchesNEON.Put(sc)
 	default:
-		var scratch [panelFloatsNEON + panelStageNEON + panelScalesNEON]float32
+		sc := scratchesNEON.Get().(*scratchNEON)
+		scratch := sc.panel[:]
 		for r := 0; r < rows; {
 			c := panelRowsNEON(rows-r, dim)
-			asm.ScoresPanelsQ8NEON(dst[r*n:(r+c)*n], q[r*dim:(r+c)*dim], k, scratch[:], c, n, dim, stride, scale)
+			asm.ScoresPanelsQ8NEON(dst[r*n:(r+c)*n], q[r*dim:(r+c)*dim], k, scratch, c, n, dim, stride, scale)
 			r += c
 		}
+		scratchesNEON.Put(sc)
 	}
 }
 
@@ -124,15 +145,18 @@ func scoresF32NEON(dst, q, k []float32, rows, n, dim, stride int, scale float32)
 	case dim > maxBlockDimNEON:
 		asm.ScoresF32NEON(dst, q, k, rows, n, dim, stride, scale)
 	case rows > 2*panelMaxNEON(dim):
-		var scratch [blockKeysNEON * maxBlockDimNEON]float32
-		asm.ScoresBlocksF32NEON(dst, q, k, scratch[:blockKeysNEON*dim], rows, n, dim, stride, scale)
+		sc := scratchesNEON.Get().(*scratchNEON)
+		asm.ScoresBlocksF32NEON(dst, q, k, sc.block[:blockKeysNEON*dim], rows, n, dim, stride, scale)
+		scratchesNEON.Put(sc)
 	default:
-		var scratch [panelFloatsNEON + panelStageNEON]float32
+		sc := scratchesNEON.Get().(*scratchNEON)
+		scratch := sc.panel[:panelFloatsNEON+panelStageNEON]
 		for r := 0; r < rows; {
 			c := panelRowsNEON(rows-r, dim)
-			asm.ScoresPanelsF32NEON(dst[r*n:(r+c)*n], q[r*dim:(r+c)*dim], k, scratch[:], c, n, dim, stride, scale)
+			asm.ScoresPanelsF32NEON(dst[r*n:(r+c)*n], q[r*dim:(r+c)*dim], k, scratch, c, n, dim, stride, scale)
 			r += c
 		}
+		scratchesNEON.Put(sc)
 	}
 }
 

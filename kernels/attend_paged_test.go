@@ -248,12 +248,10 @@ func testAttendPagedAllocs[E comparable](t *testing.T, f *pagedKind[E]) {
 }
 
 // BenchmarkAttendPaged times a layer's decode attention, Hkv 8 heads of G 4 query rows
-// at dim 128 over n 2,048 fp16 rows per head, head by head: contiguous (Attend) and in
-// pages of 16, 64 and 256 rows (AttendPaged), each page an allocation of its own. The
-// issue's target: pages of 16 ÷ contiguous ≤ 1.10.
-// BenchmarkAttendPaged compares AttendPaged with Attend over the same rows: pages each
-// an allocation of their own (with a guard row), and pages cut from one arena in a
-// shuffled order, as a pool hands them out after churn. kernels/… runs the row
+// at dim 128 over n 2,048 fp16 rows per head, head by head: contiguous (Attend), and
+// AttendPaged over the same rows in pages of 16, 64 and 256 rows, each page an
+// allocation of its own, and in pages of 16 and 64 cut from one arena in a shuffled
+// order, as a pool hands them out after churn (arena/…). kernels/… runs the row
 // kernels over tables alone (scores, then weighted sums, block by block, no softmax)
 // over the rows contiguous and in the arena's pages: what the layout itself costs.
 func BenchmarkAttendPaged(b *testing.B) {

@@ -222,6 +222,24 @@ func label(what string, isa ISA) string {
 // others, rather than every pass streaming the whole of V with a stride.
 const blockRows = 64
 
+// lineUnits is the most vectors of a pass of WeightedSumRowsAdd over rows stride apart
+// (not packed, not a table's): the most that are whole 64-byte lines of a row, where
+// maxUnits would end a pass inside a line (fp16 and bfloat16 on AVX2: six vectors, 96
+// bytes). Such rows do not stay in L1 from one pass to the next (token-major rows a
+// power of two apart fall into a few of its sets), so each pass fetches its lines
+// again, and a line two passes share twice. Packed rows stay in L1, and there the
+// fewer passes of maxUnits are faster (docs/performance.md).
+func (f frame) lineUnits(maxUnits int) int {
+	if !f.add || f.table || f.fm.unit != 0 {
+		return maxUnits
+	}
+	perLine := 64 / (f.isa.Lanes * f.fm.size)
+	if perLine < 1 || maxUnits%perLine == 0 {
+		return maxUnits
+	}
+	return maxUnits - maxUnits%perLine
+}
+
 // frame is what a pass needs: the block of rows and the pass's columns.
 type frame struct {
 	isa     ISA
@@ -299,11 +317,23 @@ func (f frame) sums(dim reg.GPVirtual, heightLabel, done string) {
 	LEAQ(Mem{Base: dim, Disp: unit - 1}, vectors)
 	SHRQ(U8(unitLog), vectors)
 	XORQ(passes, passes)
+	var limit Op = U8(maxUnits)
+	if lines := f.lineUnits(maxUnits); lines < maxUnits {
+		Commentf("Rows stride apart take passes of %d vectors, whole lines of each row.", lines)
+		l, rowBytes := GP64(), GP64()
+		MOVQ(U32(maxUnits), l)
+		MOVQ(dim, rowBytes)
+		fm.stride(rowBytes)
+		CMPQ(f.stride, rowBytes)
+		MOVQ(U32(lines), t)
+		CMOVQNE(t, l)
+		limit = l
+	}
 	MOVQ(vectors, t)
 	top := label("passes", isa)
 	Label(top)
 	INCQ(passes)
-	SUBQ(U8(maxUnits), t)
+	SUBQ(limit, t)
 	JG(LabelRef(top))
 	XORQ(per, per)
 	XORQ(t, t)

@@ -1,0 +1,506 @@
+// layout_avx2.c: a C floor on AVX2 hosts (no AVX-512 needed) for kvsimd's issue 42 item
+// 2, token-major ÷ head-major, and issue 43, pages of 16 rows ÷ contiguous; not part of
+// the Go module. What does the memory layout of a KV cache cost one flash-decoding loop
+// on this host? The loop is interleave_avx2.c's phased+prefetch (fp16 K and V, 8 KV heads
+// of G = 4 query rows, dim 128, blocks of B = 256 keys: scores 2 keys × 4 rows at a time,
+// prefetching the keys 16 ahead and the block's value rows; weights; the value rows added
+// in passes of 2 rows × 32 columns, prefetching the next block's keys), over the same
+// keys and values laid out as
+//
+//   - head: each head's n rows contiguous, head after head ([heads][n][dim]); exactly
+//     interleave_avx2.c's phased+prefetch;
+//   - token: [n][heads][dim], a head's rows heads·dim halves (2 KiB) apart, taken a block
+//     at a time across the heads as kernels.AttendHeads takes them; the add phase
+//     prefetches the next head's block (after the last head, the first head's next);
+//   - pages16, pages64: each head's rows in pages of P rows (P×dim halves of K and the
+//     same of V), the pages of all heads in the slots of one K arena and one V arena (a
+//     page's K and V in the same slot of each) in a fixed-seed shuffled order, as a page
+//     pool leaves them after churn. A head at a time, each block read through tables of
+//     its rows' addresses, listed from the head's page list before the block is scored,
+//     as the Go paged kernels list them: the block's keys and values and the next
+//     block's keys, which the scores' look-ahead and the add phase's prefetch read;
+//   - pages16-own: pages of 16 rows, each its own aligned_alloc(64, …), in the order a
+//     growing cache allocates them (page p of every head, K then V, then page p+1), with
+//     small allocations of random size in between.
+//
+// Timings drift by ±20 % over seconds here, so each rep runs every layout (and the read
+// limit's dot) once in a fresh random order, after a warm-up run of each, each timed run
+// right after an untimed one of the same layout (the same cache state whatever the
+// order), and a layout is compared with head by the median of their ratios in the same
+// rep, beside the best and median times. The FMA limit is 4·dim·G flops a key at the
+// peak of 12 independent FMA chains timed here, the read limit K+V's bytes at the speed
+// of a dot of K with V head-major (its median over the reps). Every layout's output is checked against
+// float64 (worst error relative to Σⱼ pⱼ·|vⱼ|) and, since all do the same operations in
+// the same order, against head's bit for bit.
+//
+//	gcc -O3 -mavx2 -mfma -mf16c bench/cattend/layout_avx2.c -lm && ./a.out [n]
+#include <immintrin.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define D 128
+#define B 256
+#define G 4
+#define HEADS 8
+#define REPS 41
+
+static double now(void) {
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+static uint64_t rng = 88172645463325252ull; // xorshift
+
+static uint64_t next64(void) {
+	rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+	return rng;
+}
+
+// p[0] … p[n−1] in a random order (Fisher–Yates).
+static void shuffle(int *p, int n) {
+	for (int i = n - 1; i > 0; i--) {
+		int j = next64() % (i + 1), t = p[i];
+		p[i] = p[j], p[j] = t;
+	}
+}
+
+static inline __m256 load8(const uint16_t *p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
+
+static inline void prefetchRow(const uint16_t *p) {
+	const char *c = (const char *)p;
+	_mm_prefetch(c, _MM_HINT_T0), _mm_prefetch(c + 64, _MM_HINT_T0);
+	_mm_prefetch(c + 128, _MM_HINT_T0), _mm_prefetch(c + 192, _MM_HINT_T0);
+}
+
+// The sums of x0 … x7 in lanes 0 … 7.
+static inline __m256 reduce8(__m256 x0, __m256 x1, __m256 x2, __m256 x3, __m256 x4, __m256 x5, __m256 x6, __m256 x7) {
+	__m256 a0 = _mm256_hadd_ps(x0, x1), a1 = _mm256_hadd_ps(x2, x3), a2 = _mm256_hadd_ps(x4, x5), a3 = _mm256_hadd_ps(x6, x7);
+	__m256 b0 = _mm256_hadd_ps(a0, a1), b1 = _mm256_hadd_ps(a2, a3);
+	return _mm256_add_ps(_mm256_permute2f128_ps(b0, b1, 0x20), _mm256_permute2f128_ps(b0, b1, 0x31));
+}
+
+// s[r*B + j], s[r*B + j+1] = scale·q_r·k0, scale·q_r·k1 for the 4 rows (k0, k1: keys j,
+// j+1, wherever they lie).
+static inline void score2(float *s, const float *q, const uint16_t *k0, const uint16_t *k1, int j, float scale) {
+	__m256 a[8];
+	for (int i = 0; i < 8; i++)
+		a[i] = _mm256_setzero_ps();
+	for (int c = 0; c < D; c += 8) {
+		__m256 x0 = load8(k0 + c), x1 = load8(k1 + c);
+		for (int r = 0; r < G; r++) {
+			__m256 qr = _mm256_loadu_ps(q + r * D + c);
+			a[r] = _mm256_fmadd_ps(x0, qr, a[r]);
+			a[4 + r] = _mm256_fmadd_ps(x1, qr, a[4 + r]);
+		}
+	}
+	float o[8];
+	_mm256_storeu_ps(o, _mm256_mul_ps(reduce8(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]), _mm256_set1_ps(scale)));
+	for (int r = 0; r < G; r++)
+		s[r * B + j] = o[r], s[r * B + j + 1] = o[4 + r];
+}
+
+// exp(x) for x ≤ 0, to a few ulp (timing; cheaper than the library's).
+static inline __m256 exp8(__m256 x) {
+	x = _mm256_max_ps(x, _mm256_set1_ps(-87.f));
+	__m256 t = _mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)), r = _mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	__m256 f = _mm256_sub_ps(t, r), p = _mm256_set1_ps(1.3333558e-3f);
+	p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.6181291e-3f));
+	p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.5504109e-2f));
+	p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.4022651e-1f));
+	p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.9314718e-1f));
+	p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.f));
+	__m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(r), _mm256_set1_epi32(127)), 23);
+	return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+struct state {
+	float m[G], l[G], acc[G * D];
+};
+
+// The block's scores s into weights against each row's running maximum.
+static void weights(struct state *st, float *s) {
+	for (int r = 0; r < G; r++) {
+		float *x = s + r * B, t[8];
+		__m256 mx = _mm256_set1_ps(st->m[r]), sum = _mm256_setzero_ps();
+		for (int j = 0; j < B; j += 8)
+			mx = _mm256_max_ps(mx, _mm256_loadu_ps(x + j));
+		_mm256_storeu_ps(t, mx);
+		float top = t[0];
+		for (int i = 1; i < 8; i++)
+			top = fmaxf(top, t[i]);
+		if (top > st->m[r]) {
+			float f = expf(st->m[r] - top);
+			st->l[r] *= f;
+			for (int d = 0; d < D; d++)
+				st->acc[r * D + d] *= f;
+			st->m[r] = top;
+		}
+		mx = _mm256_set1_ps(st->m[r]);
+		for (int j = 0; j < B; j += 8) {
+			__m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + j), mx));
+			_mm256_storeu_ps(x + j, e);
+			sum = _mm256_add_ps(sum, e);
+		}
+		_mm256_storeu_ps(t, sum);
+		for (int i = 0; i < 8; i++)
+			st->l[r] += t[i];
+	}
+}
+
+// acc rows g, g+1, columns c … c+31 += Σ w·v over the block's keys, whose value rows
+// are stride halves apart from v.
+static inline void addPass(float *acc, const float *w, const uint16_t *v, size_t stride, int g, int c) {
+	__m256 a[2][4];
+	for (int r = 0; r < 2; r++)
+		for (int x = 0; x < 4; x++)
+			a[r][x] = _mm256_loadu_ps(acc + (g + r) * D + c + 8 * x);
+	for (int j = 0; j < B; j++) {
+		const uint16_t *vj = v + j * stride + c;
+		__m256 v0 = load8(vj), v1 = load8(vj + 8), v2 = load8(vj + 16), v3 = load8(vj + 24);
+		for (int r = 0; r < 2; r++) {
+			__m256 p = _mm256_broadcast_ss(w + (g + r) * B + j);
+			a[r][0] = _mm256_fmadd_ps(p, v0, a[r][0]), a[r][1] = _mm256_fmadd_ps(p, v1, a[r][1]);
+			a[r][2] = _mm256_fmadd_ps(p, v2, a[r][2]), a[r][3] = _mm256_fmadd_ps(p, v3, a[r][3]);
+		}
+	}
+	for (int r = 0; r < 2; r++)
+		for (int x = 0; x < 4; x++)
+			_mm256_storeu_ps(acc + (g + r) * D + c + 8 * x, a[r][x]);
+}
+
+// addPass with the value rows at the addresses vrow[0] … vrow[B−1]: the same operations.
+static inline void addPassTable(float *acc, const float *w, const uint16_t *const *vrow, int g, int c) {
+	__m256 a[2][4];
+	for (int r = 0; r < 2; r++)
+		for (int x = 0; x < 4; x++)
+			a[r][x] = _mm256_loadu_ps(acc + (g + r) * D + c + 8 * x);
+	for (int j = 0; j < B; j++) {
+		const uint16_t *vj = vrow[j] + c;
+		__m256 v0 = load8(vj), v1 = load8(vj + 8), v2 = load8(vj + 16), v3 = load8(vj + 24);
+		for (int r = 0; r < 2; r++) {
+			__m256 p = _mm256_broadcast_ss(w + (g + r) * B + j);
+			a[r][0] = _mm256_fmadd_ps(p, v0, a[r][0]), a[r][1] = _mm256_fmadd_ps(p, v1, a[r][1]);
+			a[r][2] = _mm256_fmadd_ps(p, v2, a[r][2]), a[r][3] = _mm256_fmadd_ps(p, v3, a[r][3]);
+		}
+	}
+	for (int r = 0; r < 2; r++)
+		for (int x = 0; x < 4; x++)
+			_mm256_storeu_ps(acc + (g + r) * D + c + 8 * x, a[r][x]);
+}
+
+static float sA[G * B];
+
+// One block of B keys whose rows lie stride halves apart from kb and vb: phased+prefetch.
+// left is the number of the head's keys from kb on (the look-ahead stops at the last),
+// next the first of the B rows (stride apart) the add phase prefetches, or NULL.
+static inline void blockStrided(struct state *st, const float *q, const uint16_t *kb, const uint16_t *vb, size_t stride, int left,
+                                const uint16_t *next, float scale) {
+	for (int j = 0; j < B; j += 2) {
+		if (j + 17 < left)
+			prefetchRow(kb + (j + 16) * stride), prefetchRow(kb + (j + 17) * stride);
+		prefetchRow(vb + j * stride), prefetchRow(vb + (j + 1) * stride);
+		score2(sA, q, kb + j * stride, kb + (j + 1) * stride, j, scale);
+	}
+	weights(st, sA);
+	for (int g = 0; g < G; g += 2)
+		for (int c = 0; c < D; c += 32) {
+			if (next && g == 0 && c == 0)
+				for (int j = 0; j < B; j++)
+					prefetchRow(next + j * stride);
+			addPass(st->acc, sA, vb, stride, g, c);
+		}
+}
+
+// Head-major: head h's rows at k + h·n·D, a head at a time.
+__attribute__((noinline)) static void layoutHead(struct state *st, const float *q, const uint16_t *k, const uint16_t *v, int n, float scale) {
+	for (int h = 0; h < HEADS; h++) {
+		const uint16_t *kh = k + (size_t)h * n * D, *vh = v + (size_t)h * n * D;
+		for (int j0 = 0; j0 < n; j0 += B) {
+			const uint16_t *kb = kh + (size_t)j0 * D;
+			blockStrided(&st[h], q + h * G * D, kb, vh + (size_t)j0 * D, D, n - j0, j0 + B < n ? kb + B * D : NULL, scale);
+		}
+	}
+}
+
+// Token-major: head h's row j at k + (j·HEADS + h)·D, a block at a time across the heads.
+__attribute__((noinline)) static void layoutToken(struct state *st, const float *q, const uint16_t *k, const uint16_t *v, int n, float scale) {
+	const size_t stride = HEADS * D;
+	for (int j0 = 0; j0 < n; j0 += B)
+		for (int h = 0; h < HEADS; h++) {
+			size_t at = (size_t)j0 * stride + h * D;
+			const uint16_t *next = h + 1 < HEADS ? k + at + D : j0 + B < n ? k + (size_t)(j0 + B) * stride : NULL;
+			blockStrided(&st[h], q + h * G * D, k + at, v + at, stride, n - j0, next, scale);
+		}
+}
+
+// t[i] = the address of row j0+i, i < B, in pages of P rows (as the Go listRows: a page's
+// rows by adding the row size to its first).
+static void listRows(const uint16_t **t, const uint16_t *const *pages, int j0, int P) {
+	int p = j0 / P, at = j0 % P;
+	for (int i = 0; i < B;) {
+		const uint16_t *row = pages[p] + (size_t)at * D;
+		for (int c = P - at < B - i ? P - at : B - i; c > 0; c--, i++, row += D)
+			t[i] = row;
+		p++, at = 0;
+	}
+}
+
+// Paged: head h's page p at kp[h·n/P + p] and vp[h·n/P + p], a head at a time, each
+// block through tables of its rows' addresses.
+__attribute__((noinline)) static void layoutPages(struct state *st, const float *q, const uint16_t *const *kp, const uint16_t *const *vp, int P,
+                                                  int n, float scale) {
+	static const uint16_t *keys[2][B], *values[B];
+	for (int h = 0; h < HEADS; h++) {
+		const uint16_t *const *kh = kp + (size_t)h * (n / P), *const *vh = vp + (size_t)h * (n / P);
+		const float *qh = q + h * G * D;
+		const uint16_t **kt = keys[0], **kn = keys[1], **swap;
+		listRows(kt, kh, 0, P);
+		for (int j0 = 0; j0 < n; j0 += B) {
+			int more = j0 + B < n;
+			listRows(values, vh, j0, P);
+			if (more)
+				listRows(kn, kh, j0 + B, P);
+			for (int j = 0; j < B; j += 2) {
+				if (j + 17 < n - j0) { // j even: keys j+16 and j+17 lie in one table
+					const uint16_t *const *ahead = j + 16 < B ? kt + j + 16 : kn + j + 16 - B;
+					prefetchRow(ahead[0]), prefetchRow(ahead[1]);
+				}
+				prefetchRow(values[j]), prefetchRow(values[j + 1]);
+				score2(sA, qh, kt[j], kt[j + 1], j, scale);
+			}
+			weights(&st[h], sA);
+			for (int g = 0; g < G; g += 2)
+				for (int c = 0; c < D; c += 32) {
+					if (more && g == 0 && c == 0)
+						for (int j = 0; j < B; j++)
+							prefetchRow(kn[j]);
+					addPassTable(st[h].acc, sA, values, g, c);
+				}
+			swap = kt, kt = kn, kn = swap;
+		}
+	}
+}
+
+// Σ k·v over n halves: the read limit.
+__attribute__((noinline)) static float dotKV(const uint16_t *k, const uint16_t *v, size_t n) {
+	__m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+	for (size_t i = 0; i < n; i += 32) {
+		s0 = _mm256_fmadd_ps(load8(k + i), load8(v + i), s0), s1 = _mm256_fmadd_ps(load8(k + i + 8), load8(v + i + 8), s1);
+		s2 = _mm256_fmadd_ps(load8(k + i + 16), load8(v + i + 16), s2), s3 = _mm256_fmadd_ps(load8(k + i + 24), load8(v + i + 24), s3);
+	}
+	float o[8];
+	_mm256_storeu_ps(o, _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+	return o[0] + o[1] + o[2] + o[3] + o[4] + o[5] + o[6] + o[7];
+}
+
+// The FMA peak: 12 independent chains of 8 lanes, flops a second.
+__attribute__((noinline)) static double peak(void) {
+	__m256 a[12], x = _mm256_set1_ps(0.999f), y = _mm256_set1_ps(1e-3f);
+	for (int i = 0; i < 12; i++)
+		a[i] = _mm256_set1_ps(i);
+	const int iters = 1 << 22;
+	double t = now();
+	for (int it = 0; it < iters; it++)
+		for (int i = 0; i < 12; i++)
+			a[i] = _mm256_fmadd_ps(a[i], x, y);
+	t = now() - t;
+	float o[8];
+	__m256 s = a[0];
+	for (int i = 1; i < 12; i++)
+		s = _mm256_add_ps(s, a[i]);
+	_mm256_storeu_ps(o, s);
+	return o[0] > -1 ? 12.0 * 16 * iters / t : 0;
+}
+
+// The outputs in float64 (want) and Σⱼ pⱼ·|vⱼ| (mag), [HEADS][G][D], from head-major k, v:
+// check's reference, computed once for all layouts.
+static void reference(double *want, double *mag, const float *q, const uint16_t *k, const uint16_t *v, int n, float scale) {
+	double *p = malloc(sizeof(double) * n);
+	for (int h = 0; h < HEADS; h++)
+		for (int r = 0; r < G; r++) {
+			const float *qr = q + (h * G + r) * D;
+			const uint16_t *kh = k + (size_t)h * n * D, *vh = v + (size_t)h * n * D;
+			double top = -INFINITY, l = 0, *o = want + (h * G + r) * D, *m = mag + (h * G + r) * D;
+			for (int j = 0; j < n; j++) {
+				double d = 0;
+				for (int c = 0; c < D; c++)
+					d += (double)qr[c] * _cvtsh_ss(kh[(size_t)j * D + c]);
+				p[j] = scale * d, top = fmax(top, p[j]);
+			}
+			for (int j = 0; j < n; j++)
+				l += p[j] = exp(p[j] - top);
+			for (int c = 0; c < D; c++)
+				o[c] = m[c] = 0;
+			for (int j = 0; j < n; j++)
+				for (int c = 0; c < D; c++) {
+					double x = _cvtsh_ss(vh[(size_t)j * D + c]);
+					o[c] += p[j] / l * x, m[c] += p[j] / l * fabs(x);
+				}
+		}
+	free(p);
+}
+
+// The worst error of the states st[0 … HEADS−1] relative to Σⱼ pⱼ·|vⱼ|.
+static double check(const struct state *st, const double *want, const double *mag) {
+	double worst = 0;
+	for (int h = 0; h < HEADS; h++)
+		for (int r = 0; r < G; r++)
+			for (int c = 0; c < D; c++) {
+				int i = (h * G + r) * D + c;
+				worst = fmax(worst, fabs(st[h].acc[r * D + c] / st[h].l[r] - want[i]) / mag[i]);
+			}
+	return worst;
+}
+
+static int cmpDouble(const void *a, const void *b) {
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+// The q-quantile of x[0 … n−1] (0.5: the median), by the nearest rank.
+static double quantile(const double *x, int n, double q) {
+	double s[REPS];
+	memcpy(s, x, sizeof(double) * n);
+	qsort(s, n, sizeof(double), cmpDouble);
+	return s[(int)(q * (n - 1) + 0.5)];
+}
+
+enum { HEAD, TOKEN, PAGES16, PAGES64, OWN16, READ, KINDS };
+static const char *names[KINDS] = {"head", "token", "pages16", "pages64", "pages16-own", "read"};
+
+int main(int argc, char **argv) {
+	int n = argc > 1 ? atoi(argv[1]) : 2048;
+	if (n < B || n % B) {
+		fprintf(stderr, "want n a multiple of %d\n", B);
+		return 2;
+	}
+	size_t per = (size_t)n * D, all = per * HEADS;
+	uint16_t *K = aligned_alloc(4096, all * 2), *V = aligned_alloc(4096, all * 2);
+	uint64_t x = 88172645463325252ull; // xorshift: halves in ±[0.25, 2), as interleave_avx2.c
+	for (size_t i = 0; i < all; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		K[i] = 0x3400 + (x & 0x7ff) + (x >> 63 << 15);
+		V[i] = 0x3400 + (x >> 16 & 0x7ff) + (x >> 62 << 15);
+	}
+	static float q[HEADS * G * D];
+	for (int i = 0; i < HEADS * G * D; i++)
+		q[i] = (float)((i * 7919) % 200 - 100) / 100.f;
+	float scale = 1 / sqrtf(D);
+
+	// Token-major copies.
+	uint16_t *Kt = aligned_alloc(4096, all * 2), *Vt = aligned_alloc(4096, all * 2);
+	for (int h = 0; h < HEADS; h++)
+		for (int j = 0; j < n; j++) {
+			memcpy(Kt + ((size_t)j * HEADS + h) * D, K + h * per + (size_t)j * D, D * 2);
+			memcpy(Vt + ((size_t)j * HEADS + h) * D, V + h * per + (size_t)j * D, D * 2);
+		}
+
+	// Pages in shuffled slots of one K arena and one V arena: page p of head h (entry
+	// h·n/P + p of the page lists) in slot perm[h·n/P + p] of both.
+	const int sizes[2] = {16, 64};
+	const uint16_t **kp[3], **vp[3];
+	for (int s = 0; s < 2; s++) {
+		int P = sizes[s], pages = HEADS * (n / P), *perm = malloc(sizeof(int) * pages);
+		uint16_t *ka = aligned_alloc(4096, all * 2), *va = aligned_alloc(4096, all * 2);
+		kp[s] = malloc(sizeof(uint16_t *) * pages), vp[s] = malloc(sizeof(uint16_t *) * pages);
+		for (int i = 0; i < pages; i++)
+			perm[i] = i;
+		shuffle(perm, pages);
+		for (int i = 0; i < pages; i++) { // page i is rows i·P … of head-major K and V
+			uint16_t *kd = ka + (size_t)perm[i] * P * D, *vd = va + (size_t)perm[i] * P * D;
+			memcpy(kd, K + (size_t)i * P * D, (size_t)P * D * 2), memcpy(vd, V + (size_t)i * P * D, (size_t)P * D * 2);
+			kp[s][i] = kd, vp[s][i] = vd;
+		}
+		free(perm);
+	}
+	// Pages of 16 rows, each its own allocation, in the order a growing cache makes them,
+	// 0–3 small allocations of 16–1024 bytes after each (never freed, as a heap in use).
+	{
+		int P = 16, pages = n / P;
+		kp[2] = malloc(sizeof(uint16_t *) * HEADS * pages), vp[2] = malloc(sizeof(uint16_t *) * HEADS * pages);
+		for (int p = 0; p < pages; p++)
+			for (int h = 0; h < HEADS; h++)
+				for (int kv = 0; kv < 2; kv++) {
+					uint16_t *d = aligned_alloc(64, P * D * 2);
+					memcpy(d, (kv ? V : K) + h * per + (size_t)p * P * D, P * D * 2);
+					(kv ? vp : kp)[2][h * pages + p] = d;
+					for (int extra = next64() % 4; extra > 0; extra--)
+						memset(malloc(16 + next64() % 1009), 1, 16);
+				}
+	}
+
+	static double want[HEADS * G * D], mag[HEADS * G * D];
+	reference(want, mag, q, K, V, n, scale);
+
+	static struct state st[KINDS][HEADS];
+	volatile float sink = 0;
+	double t[KINDS][REPS];
+	double fmaPeak = peak();
+	// Rep −1 is the warm-up. Each timed run follows an untimed run of the same layout, so
+	// that where K+V fit in the L3 (n = 2,048: 8 MiB) every run starts warm: after the
+	// other layouts' 32 MiB a run found its data there or not depending on the order
+	// (0.53 or 0.9 ms for head here). Where they do not (16,384), it changes nothing.
+	for (int rep = -1; rep < REPS; rep++) {
+		int order[KINDS];
+		for (int i = 0; i < KINDS; i++)
+			order[i] = i;
+		if (rep >= 0)
+			shuffle(order, KINDS);
+		for (int i = 0; i < 2 * KINDS; i++) {
+			int kind = order[i / 2];
+			struct state *s = st[kind];
+			for (int h = 0; h < HEADS; h++) {
+				for (int r = 0; r < G; r++)
+					s[h].m[r] = -INFINITY, s[h].l[r] = 0;
+				memset(s[h].acc, 0, sizeof s[h].acc);
+			}
+			double t0 = now();
+			switch (kind) {
+			case HEAD:
+				layoutHead(s, q, K, V, n, scale);
+				break;
+			case TOKEN:
+				layoutToken(s, q, Kt, Vt, n, scale);
+				break;
+			case PAGES16:
+			case PAGES64:
+				layoutPages(s, q, kp[kind - PAGES16], vp[kind - PAGES16], sizes[kind - PAGES16], n, scale);
+				break;
+			case OWN16:
+				layoutPages(s, q, kp[2], vp[2], 16, n, scale);
+				break;
+			case READ:
+				for (int h = 0; h < HEADS; h++)
+					sink += dotKV(K + h * per, V + h * per, per);
+				break;
+			}
+			if (rep >= 0 && i % 2)
+				t[kind][rep] = now() - t0;
+		}
+	}
+
+	double flopLimit = 4.0 * D * G * n * HEADS / fmaPeak, read = quantile(t[READ], REPS, 0.5), roof = fmax(flopLimit, read);
+	printf("n=%d (K+V %.0f MiB): FMA peak %.1f GFLOP/s, FMA limit %.3f ms; read median %.3f ms (%.1f GB/s), best %.3f ms; "
+	       "roofline %.3f ms; %d reps in random order\n",
+	       n, all * 4 / 1048576.0, fmaPeak / 1e9, flopLimit * 1e3, read * 1e3, all * 4 / read / 1e9, quantile(t[READ], REPS, 0) * 1e3,
+	       roof * 1e3, REPS);
+	printf("  %-12s %9s %6s %9s %6s %22s %7s %9s %s\n", "layout", "best ms", "÷head", "median ms", "÷head", "rep ratio med [IQR]",
+	       "÷roof", "rel. err", "bits = head");
+	double headBest = quantile(t[HEAD], REPS, 0), headMed = quantile(t[HEAD], REPS, 0.5);
+	for (int kind = 0; kind < READ; kind++) {
+		double ratio[REPS];
+		for (int rep = 0; rep < REPS; rep++)
+			ratio[rep] = t[kind][rep] / t[HEAD][rep];
+		double best = quantile(t[kind], REPS, 0), med = quantile(t[kind], REPS, 0.5);
+		int same = memcmp(st[kind], st[HEAD], sizeof st[HEAD]) == 0;
+		printf("  %-12s %9.3f %6.3f %9.3f %6.3f %6.3f [%6.3f, %6.3f] %7.2f %9.1e %s\n", names[kind], best * 1e3, best / headBest, med * 1e3,
+		       med / headMed, quantile(ratio, REPS, 0.5), quantile(ratio, REPS, 0.25), quantile(ratio, REPS, 0.75), med / roof,
+		       check(st[kind], want, mag), same ? "yes" : "NO");
+	}
+	return 0;
+}
