@@ -2322,17 +2322,37 @@ pass1_1:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone1_1
-
-row1_1:
-	FMOVS.P 4(R13), F12
-	MOVD R11, R15
 	ADD R12, R11, R15
 	VLD1 (R15), [V0.H4]
 	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
-	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
-	ADD R5, R11
+
+row1_1a:
+	FMOVS.P 4(R13), F12
 	SUBS $1, R14, R14
-	BNE row1_1
+	BEQ rowlast1_1a
+	ADD R5, R11
+	ADD R12, R11, R15
+	VLD1 (R15), [V0.H4]
+	WORD $0x0e217808 // fcvtl v8.4s, v0.4h
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+
+row1_1b:
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast1_1b
+	ADD R5, R11
+	ADD R12, R11, R15
+	VLD1 (R15), [V0.H4]
+	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	B row1_1a
+
+rowlast1_1a:
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	B rowdone1_1
+
+rowlast1_1b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
 
 rowdone1_1:
 	ADD R6<<2, R0, R26
@@ -2353,20 +2373,50 @@ pass1_2:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone1_2
-
-row1_2:
-	FMOVS.P 4(R13), F12
 	MOVD R11, R15
 	VLD1.P 8(R15), [V0.H4]
-	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
-	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	ADD R12, R11, R15
-	VLD1 (R15), [V2.H4]
-	WORD $0x0e217848 // fcvtl v8.4s, v2.4h
-	WORD $0x4f8c1111 // fmla v17.4s, v8.4s, v12.s[0]
-	ADD R5, R11
+	VLD1 (R15), [V1.H4]
+	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
+	WORD $0x0e217825 // fcvtl v5.4s, v1.4h
+
+row1_2a:
+	FMOVS.P 4(R13), F12
 	SUBS $1, R14, R14
-	BNE row1_2
+	BEQ rowlast1_2a
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 8(R15), [V0.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x0e217808 // fcvtl v8.4s, v0.4h
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x0e217829 // fcvtl v9.4s, v1.4h
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+
+row1_2b:
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast1_2b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 8(R15), [V0.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x0e217825 // fcvtl v5.4s, v1.4h
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	B row1_2a
+
+rowlast1_2a:
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	B rowdone1_2
+
+rowlast1_2b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
 
 rowdone1_2:
 	ADD R6<<2, R0, R26
@@ -2388,22 +2438,57 @@ pass1_3:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone1_3
-
-row1_3:
-	FMOVS.P 4(R13), F12
 	MOVD R11, R15
 	VLD1.P 16(R15), [V0.H8]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
 	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
 	WORD $0x4e217805 // fcvtl2 v5.4s, v0.8h
+	WORD $0x0e217826 // fcvtl v6.4s, v1.4h
+
+row1_3a:
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast1_3a
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x0e217808 // fcvtl v8.4s, v0.4h
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4e217809 // fcvtl2 v9.4s, v0.8h
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x0e21782a // fcvtl v10.4s, v1.4h
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+
+row1_3b:
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast1_3b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4e217805 // fcvtl2 v5.4s, v0.8h
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x0e217826 // fcvtl v6.4s, v1.4h
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	B row1_3a
+
+rowlast1_3a:
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V2.H4]
-	WORD $0x0e217848 // fcvtl v8.4s, v2.4h
-	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
-	ADD R5, R11
-	SUBS $1, R14, R14
-	BNE row1_3
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	B rowdone1_3
+
+rowlast1_3b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
 
 rowdone1_3:
 	ADD R6<<2, R0, R26
@@ -2425,25 +2510,67 @@ pass1_4:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone1_4
-
-row1_4:
-	FMOVS.P 4(R13), F12
 	MOVD R11, R15
 	VLD1.P 16(R15), [V0.H8]
+	VLD1.P 8(R15), [V1.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V2.H4]
 	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
 	WORD $0x4e217805 // fcvtl2 v5.4s, v0.8h
+	WORD $0x0e217826 // fcvtl v6.4s, v1.4h
+	WORD $0x0e217847 // fcvtl v7.4s, v2.4h
+
+row1_4a:
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast1_4a
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	VLD1.P 8(R15), [V1.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V2.H4]
+	WORD $0x0e217808 // fcvtl v8.4s, v0.4h
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4e217809 // fcvtl2 v9.4s, v0.8h
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x0e21782a // fcvtl v10.4s, v1.4h
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x0e21784b // fcvtl v11.4s, v2.4h
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+
+row1_4b:
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast1_4b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	VLD1.P 8(R15), [V1.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V2.H4]
+	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4e217805 // fcvtl2 v5.4s, v0.8h
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x0e217826 // fcvtl v6.4s, v1.4h
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x0e217847 // fcvtl v7.4s, v2.4h
+	WORD $0x4f8c1173 // fmla v19.4s, v11.4s, v12.s[0]
+	B row1_4a
+
+rowlast1_4a:
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
-	VLD1.P 8(R15), [V2.H4]
-	WORD $0x0e217848 // fcvtl v8.4s, v2.4h
-	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V0.H4]
-	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
-	WORD $0x4f8c1093 // fmla v19.4s, v4.4s, v12.s[0]
-	ADD R5, R11
-	SUBS $1, R14, R14
-	BNE row1_4
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+	B rowdone1_4
+
+rowlast1_4b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8c1173 // fmla v19.4s, v11.4s, v12.s[0]
 
 rowdone1_4:
 	ADD R6<<2, R0, R26
@@ -3158,19 +3285,43 @@ pass2_1:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone2_1
-
-row2_1:
-	FMOVS 1024(R13), F13
-	FMOVS.P 4(R13), F12
-	MOVD R11, R15
 	ADD R12, R11, R15
 	VLD1 (R15), [V0.H4]
 	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
+
+row2_1a:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast2_1a
+	ADD R5, R11
+	ADD R12, R11, R15
+	VLD1 (R15), [V0.H4]
+	WORD $0x0e217808 // fcvtl v8.4s, v0.4h
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8d1091 // fmla v17.4s, v4.4s, v13.s[0]
-	ADD R5, R11
+
+row2_1b:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
 	SUBS $1, R14, R14
-	BNE row2_1
+	BEQ rowlast2_1b
+	ADD R5, R11
+	ADD R12, R11, R15
+	VLD1 (R15), [V0.H4]
+	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1111 // fmla v17.4s, v8.4s, v13.s[0]
+	B row2_1a
+
+rowlast2_1a:
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1091 // fmla v17.4s, v4.4s, v13.s[0]
+	B rowdone2_1
+
+rowlast2_1b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1111 // fmla v17.4s, v8.4s, v13.s[0]
 
 rowdone2_1:
 	ADD R6<<2, R0, R26
@@ -3200,23 +3351,60 @@ pass2_2:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone2_2
-
-row2_2:
-	FMOVS 1024(R13), F13
-	FMOVS.P 4(R13), F12
 	MOVD R11, R15
 	VLD1.P 8(R15), [V0.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
 	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
+	WORD $0x0e217825 // fcvtl v5.4s, v1.4h
+
+row2_2a:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast2_2a
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 8(R15), [V0.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x0e217808 // fcvtl v8.4s, v0.4h
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8d1092 // fmla v18.4s, v4.4s, v13.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V2.H4]
-	WORD $0x0e217848 // fcvtl v8.4s, v2.4h
-	WORD $0x4f8c1111 // fmla v17.4s, v8.4s, v12.s[0]
-	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
-	ADD R5, R11
+	WORD $0x0e217829 // fcvtl v9.4s, v1.4h
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d10b3 // fmla v19.4s, v5.4s, v13.s[0]
+
+row2_2b:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
 	SUBS $1, R14, R14
-	BNE row2_2
+	BEQ rowlast2_2b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 8(R15), [V0.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1112 // fmla v18.4s, v8.4s, v13.s[0]
+	WORD $0x0e217825 // fcvtl v5.4s, v1.4h
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1133 // fmla v19.4s, v9.4s, v13.s[0]
+	B row2_2a
+
+rowlast2_2a:
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d1092 // fmla v18.4s, v4.4s, v13.s[0]
+	WORD $0x4f8d10b3 // fmla v19.4s, v5.4s, v13.s[0]
+	B rowdone2_2
+
+rowlast2_2b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1112 // fmla v18.4s, v8.4s, v13.s[0]
+	WORD $0x4f8d1133 // fmla v19.4s, v9.4s, v13.s[0]
 
 rowdone2_2:
 	ADD R6<<2, R0, R26
@@ -3248,26 +3436,71 @@ pass2_3:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone2_3
-
-row2_3:
-	FMOVS 1024(R13), F13
-	FMOVS.P 4(R13), F12
 	MOVD R11, R15
 	VLD1.P 16(R15), [V0.H8]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
 	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
 	WORD $0x4e217805 // fcvtl2 v5.4s, v0.8h
+	WORD $0x0e217826 // fcvtl v6.4s, v1.4h
+
+row2_3a:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast2_3a
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x0e217808 // fcvtl v8.4s, v0.4h
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1093 // fmla v19.4s, v4.4s, v13.s[0]
+	WORD $0x4e217809 // fcvtl2 v9.4s, v0.8h
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d10b4 // fmla v20.4s, v5.4s, v13.s[0]
+	WORD $0x0e21782a // fcvtl v10.4s, v1.4h
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8d10d5 // fmla v21.4s, v6.4s, v13.s[0]
+
+row2_3b:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast2_3b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
+	WORD $0x4e217805 // fcvtl2 v5.4s, v0.8h
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1134 // fmla v20.4s, v9.4s, v13.s[0]
+	WORD $0x0e217826 // fcvtl v6.4s, v1.4h
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8d1155 // fmla v21.4s, v10.4s, v13.s[0]
+	B row2_3a
+
+rowlast2_3a:
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
 	WORD $0x4f8d1093 // fmla v19.4s, v4.4s, v13.s[0]
 	WORD $0x4f8d10b4 // fmla v20.4s, v5.4s, v13.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V2.H4]
-	WORD $0x0e217848 // fcvtl v8.4s, v2.4h
-	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
-	WORD $0x4f8d1115 // fmla v21.4s, v8.4s, v13.s[0]
-	ADD R5, R11
-	SUBS $1, R14, R14
-	BNE row2_3
+	WORD $0x4f8d10d5 // fmla v21.4s, v6.4s, v13.s[0]
+	B rowdone2_3
+
+rowlast2_3b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
+	WORD $0x4f8d1134 // fmla v20.4s, v9.4s, v13.s[0]
+	WORD $0x4f8d1155 // fmla v21.4s, v10.4s, v13.s[0]
 
 rowdone2_3:
 	ADD R6<<2, R0, R26
@@ -3299,30 +3532,85 @@ pass2_4:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone2_4
-
-row2_4:
-	FMOVS 1024(R13), F13
-	FMOVS.P 4(R13), F12
 	MOVD R11, R15
 	VLD1.P 16(R15), [V0.H8]
+	VLD1.P 8(R15), [V1.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V2.H4]
 	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
 	WORD $0x4e217805 // fcvtl2 v5.4s, v0.8h
+	WORD $0x0e217826 // fcvtl v6.4s, v1.4h
+	WORD $0x0e217847 // fcvtl v7.4s, v2.4h
+
+row2_4a:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast2_4a
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	VLD1.P 8(R15), [V1.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V2.H4]
+	WORD $0x0e217808 // fcvtl v8.4s, v0.4h
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1094 // fmla v20.4s, v4.4s, v13.s[0]
+	WORD $0x4e217809 // fcvtl2 v9.4s, v0.8h
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d10b5 // fmla v21.4s, v5.4s, v13.s[0]
+	WORD $0x0e21782a // fcvtl v10.4s, v1.4h
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8d10d6 // fmla v22.4s, v6.4s, v13.s[0]
+	WORD $0x0e21784b // fcvtl v11.4s, v2.4h
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+	WORD $0x4f8d10f7 // fmla v23.4s, v7.4s, v13.s[0]
+
+row2_4b:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast2_4b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	VLD1.P 8(R15), [V1.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V2.H4]
+	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1114 // fmla v20.4s, v8.4s, v13.s[0]
+	WORD $0x4e217805 // fcvtl2 v5.4s, v0.8h
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1135 // fmla v21.4s, v9.4s, v13.s[0]
+	WORD $0x0e217826 // fcvtl v6.4s, v1.4h
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8d1156 // fmla v22.4s, v10.4s, v13.s[0]
+	WORD $0x0e217847 // fcvtl v7.4s, v2.4h
+	WORD $0x4f8c1173 // fmla v19.4s, v11.4s, v12.s[0]
+	WORD $0x4f8d1177 // fmla v23.4s, v11.4s, v13.s[0]
+	B row2_4a
+
+rowlast2_4a:
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
 	WORD $0x4f8d1094 // fmla v20.4s, v4.4s, v13.s[0]
 	WORD $0x4f8d10b5 // fmla v21.4s, v5.4s, v13.s[0]
-	VLD1.P 8(R15), [V2.H4]
-	WORD $0x0e217848 // fcvtl v8.4s, v2.4h
-	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
-	WORD $0x4f8d1116 // fmla v22.4s, v8.4s, v13.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V0.H4]
-	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
-	WORD $0x4f8c1093 // fmla v19.4s, v4.4s, v12.s[0]
-	WORD $0x4f8d1097 // fmla v23.4s, v4.4s, v13.s[0]
-	ADD R5, R11
-	SUBS $1, R14, R14
-	BNE row2_4
+	WORD $0x4f8d10d6 // fmla v22.4s, v6.4s, v13.s[0]
+	WORD $0x4f8d10f7 // fmla v23.4s, v7.4s, v13.s[0]
+	B rowdone2_4
+
+rowlast2_4b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8c1173 // fmla v19.4s, v11.4s, v12.s[0]
+	WORD $0x4f8d1114 // fmla v20.4s, v8.4s, v13.s[0]
+	WORD $0x4f8d1135 // fmla v21.4s, v9.4s, v13.s[0]
+	WORD $0x4f8d1156 // fmla v22.4s, v10.4s, v13.s[0]
+	WORD $0x4f8d1177 // fmla v23.4s, v11.4s, v13.s[0]
 
 rowdone2_4:
 	ADD R6<<2, R0, R26
@@ -3618,21 +3906,49 @@ pass3_1:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone3_1
-
-row3_1:
-	FMOVS 1024(R13), F13
-	FMOVS 2048(R13), F14
-	FMOVS.P 4(R13), F12
-	MOVD R11, R15
 	ADD R12, R11, R15
 	VLD1 (R15), [V0.H4]
 	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
+
+row3_1a:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast3_1a
+	ADD R5, R11
+	ADD R12, R11, R15
+	VLD1 (R15), [V0.H4]
+	WORD $0x0e217808 // fcvtl v8.4s, v0.4h
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8d1091 // fmla v17.4s, v4.4s, v13.s[0]
 	WORD $0x4f8e1092 // fmla v18.4s, v4.4s, v14.s[0]
-	ADD R5, R11
+
+row3_1b:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS.P 4(R13), F12
 	SUBS $1, R14, R14
-	BNE row3_1
+	BEQ rowlast3_1b
+	ADD R5, R11
+	ADD R12, R11, R15
+	VLD1 (R15), [V0.H4]
+	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1111 // fmla v17.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1112 // fmla v18.4s, v8.4s, v14.s[0]
+	B row3_1a
+
+rowlast3_1a:
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1091 // fmla v17.4s, v4.4s, v13.s[0]
+	WORD $0x4f8e1092 // fmla v18.4s, v4.4s, v14.s[0]
+	B rowdone3_1
+
+rowlast3_1b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1111 // fmla v17.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1112 // fmla v18.4s, v8.4s, v14.s[0]
 
 rowdone3_1:
 	ADD R6<<2, R0, R26
@@ -3671,26 +3987,70 @@ pass3_2:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone3_2
+	MOVD R11, R15
+	VLD1.P 8(R15), [V0.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
+	WORD $0x0e217825 // fcvtl v5.4s, v1.4h
 
-row3_2:
+row3_2a:
 	FMOVS 1024(R13), F13
 	FMOVS 2048(R13), F14
 	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast3_2a
+	ADD R5, R11
 	MOVD R11, R15
 	VLD1.P 8(R15), [V0.H4]
-	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x0e217808 // fcvtl v8.4s, v0.4h
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8d1092 // fmla v18.4s, v4.4s, v13.s[0]
 	WORD $0x4f8e1094 // fmla v20.4s, v4.4s, v14.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V2.H4]
-	WORD $0x0e217848 // fcvtl v8.4s, v2.4h
-	WORD $0x4f8c1111 // fmla v17.4s, v8.4s, v12.s[0]
-	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
-	WORD $0x4f8e1115 // fmla v21.4s, v8.4s, v14.s[0]
-	ADD R5, R11
+	WORD $0x0e217829 // fcvtl v9.4s, v1.4h
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d10b3 // fmla v19.4s, v5.4s, v13.s[0]
+	WORD $0x4f8e10b5 // fmla v21.4s, v5.4s, v14.s[0]
+
+row3_2b:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS.P 4(R13), F12
 	SUBS $1, R14, R14
-	BNE row3_2
+	BEQ rowlast3_2b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 8(R15), [V0.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1112 // fmla v18.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1114 // fmla v20.4s, v8.4s, v14.s[0]
+	WORD $0x0e217825 // fcvtl v5.4s, v1.4h
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1133 // fmla v19.4s, v9.4s, v13.s[0]
+	WORD $0x4f8e1135 // fmla v21.4s, v9.4s, v14.s[0]
+	B row3_2a
+
+rowlast3_2a:
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d1092 // fmla v18.4s, v4.4s, v13.s[0]
+	WORD $0x4f8d10b3 // fmla v19.4s, v5.4s, v13.s[0]
+	WORD $0x4f8e1094 // fmla v20.4s, v4.4s, v14.s[0]
+	WORD $0x4f8e10b5 // fmla v21.4s, v5.4s, v14.s[0]
+	B rowdone3_2
+
+rowlast3_2b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1112 // fmla v18.4s, v8.4s, v13.s[0]
+	WORD $0x4f8d1133 // fmla v19.4s, v9.4s, v13.s[0]
+	WORD $0x4f8e1114 // fmla v20.4s, v8.4s, v14.s[0]
+	WORD $0x4f8e1135 // fmla v21.4s, v9.4s, v14.s[0]
 
 rowdone3_2:
 	ADD R6<<2, R0, R26
@@ -3732,30 +4092,85 @@ pass3_3:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone3_3
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
+	WORD $0x4e217805 // fcvtl2 v5.4s, v0.8h
+	WORD $0x0e217826 // fcvtl v6.4s, v1.4h
 
-row3_3:
+row3_3a:
 	FMOVS 1024(R13), F13
 	FMOVS 2048(R13), F14
 	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast3_3a
+	ADD R5, R11
 	MOVD R11, R15
 	VLD1.P 16(R15), [V0.H8]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x0e217808 // fcvtl v8.4s, v0.4h
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1093 // fmla v19.4s, v4.4s, v13.s[0]
+	WORD $0x4f8e1096 // fmla v22.4s, v4.4s, v14.s[0]
+	WORD $0x4e217809 // fcvtl2 v9.4s, v0.8h
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d10b4 // fmla v20.4s, v5.4s, v13.s[0]
+	WORD $0x4f8e10b7 // fmla v23.4s, v5.4s, v14.s[0]
+	WORD $0x0e21782a // fcvtl v10.4s, v1.4h
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8d10d5 // fmla v21.4s, v6.4s, v13.s[0]
+	WORD $0x4f8e10d8 // fmla v24.4s, v6.4s, v14.s[0]
+
+row3_3b:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast3_3b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
 	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1116 // fmla v22.4s, v8.4s, v14.s[0]
 	WORD $0x4e217805 // fcvtl2 v5.4s, v0.8h
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1134 // fmla v20.4s, v9.4s, v13.s[0]
+	WORD $0x4f8e1137 // fmla v23.4s, v9.4s, v14.s[0]
+	WORD $0x0e217826 // fcvtl v6.4s, v1.4h
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8d1155 // fmla v21.4s, v10.4s, v13.s[0]
+	WORD $0x4f8e1158 // fmla v24.4s, v10.4s, v14.s[0]
+	B row3_3a
+
+rowlast3_3a:
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
 	WORD $0x4f8d1093 // fmla v19.4s, v4.4s, v13.s[0]
 	WORD $0x4f8d10b4 // fmla v20.4s, v5.4s, v13.s[0]
+	WORD $0x4f8d10d5 // fmla v21.4s, v6.4s, v13.s[0]
 	WORD $0x4f8e1096 // fmla v22.4s, v4.4s, v14.s[0]
 	WORD $0x4f8e10b7 // fmla v23.4s, v5.4s, v14.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V2.H4]
-	WORD $0x0e217848 // fcvtl v8.4s, v2.4h
-	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
-	WORD $0x4f8d1115 // fmla v21.4s, v8.4s, v13.s[0]
-	WORD $0x4f8e1118 // fmla v24.4s, v8.4s, v14.s[0]
-	ADD R5, R11
-	SUBS $1, R14, R14
-	BNE row3_3
+	WORD $0x4f8e10d8 // fmla v24.4s, v6.4s, v14.s[0]
+	B rowdone3_3
+
+rowlast3_3b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
+	WORD $0x4f8d1134 // fmla v20.4s, v9.4s, v13.s[0]
+	WORD $0x4f8d1155 // fmla v21.4s, v10.4s, v13.s[0]
+	WORD $0x4f8e1116 // fmla v22.4s, v8.4s, v14.s[0]
+	WORD $0x4f8e1137 // fmla v23.4s, v9.4s, v14.s[0]
+	WORD $0x4f8e1158 // fmla v24.4s, v10.4s, v14.s[0]
 
 rowdone3_3:
 	ADD R6<<2, R0, R26
@@ -3797,35 +4212,103 @@ pass3_4:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone3_4
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	VLD1.P 8(R15), [V1.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V2.H4]
+	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
+	WORD $0x4e217805 // fcvtl2 v5.4s, v0.8h
+	WORD $0x0e217826 // fcvtl v6.4s, v1.4h
+	WORD $0x0e217847 // fcvtl v7.4s, v2.4h
 
-row3_4:
+row3_4a:
 	FMOVS 1024(R13), F13
 	FMOVS 2048(R13), F14
 	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast3_4a
+	ADD R5, R11
 	MOVD R11, R15
 	VLD1.P 16(R15), [V0.H8]
+	VLD1.P 8(R15), [V1.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V2.H4]
+	WORD $0x0e217808 // fcvtl v8.4s, v0.4h
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1094 // fmla v20.4s, v4.4s, v13.s[0]
+	WORD $0x4f8e1098 // fmla v24.4s, v4.4s, v14.s[0]
+	WORD $0x4e217809 // fcvtl2 v9.4s, v0.8h
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d10b5 // fmla v21.4s, v5.4s, v13.s[0]
+	WORD $0x4f8e10b9 // fmla v25.4s, v5.4s, v14.s[0]
+	WORD $0x0e21782a // fcvtl v10.4s, v1.4h
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8d10d6 // fmla v22.4s, v6.4s, v13.s[0]
+	WORD $0x4f8e10da // fmla v26.4s, v6.4s, v14.s[0]
+	WORD $0x0e21784b // fcvtl v11.4s, v2.4h
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+	WORD $0x4f8d10f7 // fmla v23.4s, v7.4s, v13.s[0]
+	WORD $0x4f8e10fb // fmla v27.4s, v7.4s, v14.s[0]
+
+row3_4b:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast3_4b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	VLD1.P 8(R15), [V1.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V2.H4]
 	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1114 // fmla v20.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1118 // fmla v24.4s, v8.4s, v14.s[0]
 	WORD $0x4e217805 // fcvtl2 v5.4s, v0.8h
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1135 // fmla v21.4s, v9.4s, v13.s[0]
+	WORD $0x4f8e1139 // fmla v25.4s, v9.4s, v14.s[0]
+	WORD $0x0e217826 // fcvtl v6.4s, v1.4h
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8d1156 // fmla v22.4s, v10.4s, v13.s[0]
+	WORD $0x4f8e115a // fmla v26.4s, v10.4s, v14.s[0]
+	WORD $0x0e217847 // fcvtl v7.4s, v2.4h
+	WORD $0x4f8c1173 // fmla v19.4s, v11.4s, v12.s[0]
+	WORD $0x4f8d1177 // fmla v23.4s, v11.4s, v13.s[0]
+	WORD $0x4f8e117b // fmla v27.4s, v11.4s, v14.s[0]
+	B row3_4a
+
+rowlast3_4a:
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
 	WORD $0x4f8d1094 // fmla v20.4s, v4.4s, v13.s[0]
 	WORD $0x4f8d10b5 // fmla v21.4s, v5.4s, v13.s[0]
+	WORD $0x4f8d10d6 // fmla v22.4s, v6.4s, v13.s[0]
+	WORD $0x4f8d10f7 // fmla v23.4s, v7.4s, v13.s[0]
 	WORD $0x4f8e1098 // fmla v24.4s, v4.4s, v14.s[0]
 	WORD $0x4f8e10b9 // fmla v25.4s, v5.4s, v14.s[0]
-	VLD1.P 8(R15), [V2.H4]
-	WORD $0x0e217848 // fcvtl v8.4s, v2.4h
-	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
-	WORD $0x4f8d1116 // fmla v22.4s, v8.4s, v13.s[0]
-	WORD $0x4f8e111a // fmla v26.4s, v8.4s, v14.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V0.H4]
-	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
-	WORD $0x4f8c1093 // fmla v19.4s, v4.4s, v12.s[0]
-	WORD $0x4f8d1097 // fmla v23.4s, v4.4s, v13.s[0]
-	WORD $0x4f8e109b // fmla v27.4s, v4.4s, v14.s[0]
-	ADD R5, R11
-	SUBS $1, R14, R14
-	BNE row3_4
+	WORD $0x4f8e10da // fmla v26.4s, v6.4s, v14.s[0]
+	WORD $0x4f8e10fb // fmla v27.4s, v7.4s, v14.s[0]
+	B rowdone3_4
+
+rowlast3_4b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8c1173 // fmla v19.4s, v11.4s, v12.s[0]
+	WORD $0x4f8d1114 // fmla v20.4s, v8.4s, v13.s[0]
+	WORD $0x4f8d1135 // fmla v21.4s, v9.4s, v13.s[0]
+	WORD $0x4f8d1156 // fmla v22.4s, v10.4s, v13.s[0]
+	WORD $0x4f8d1177 // fmla v23.4s, v11.4s, v13.s[0]
+	WORD $0x4f8e1118 // fmla v24.4s, v8.4s, v14.s[0]
+	WORD $0x4f8e1139 // fmla v25.4s, v9.4s, v14.s[0]
+	WORD $0x4f8e115a // fmla v26.4s, v10.4s, v14.s[0]
+	WORD $0x4f8e117b // fmla v27.4s, v11.4s, v14.s[0]
 
 rowdone3_4:
 	ADD R6<<2, R0, R26
@@ -3941,23 +4424,55 @@ pass4_1:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone4_1
+	ADD R12, R11, R15
+	VLD1 (R15), [V0.H4]
+	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
 
-row4_1:
+row4_1a:
 	FMOVS 1024(R13), F13
 	FMOVS 2048(R13), F14
 	FMOVS 3072(R13), F15
 	FMOVS.P 4(R13), F12
-	MOVD R11, R15
+	SUBS $1, R14, R14
+	BEQ rowlast4_1a
+	ADD R5, R11
 	ADD R12, R11, R15
 	VLD1 (R15), [V0.H4]
-	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
+	WORD $0x0e217808 // fcvtl v8.4s, v0.4h
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8d1091 // fmla v17.4s, v4.4s, v13.s[0]
 	WORD $0x4f8e1092 // fmla v18.4s, v4.4s, v14.s[0]
 	WORD $0x4f8f1093 // fmla v19.4s, v4.4s, v15.s[0]
-	ADD R5, R11
+
+row4_1b:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS 3072(R13), F15
+	FMOVS.P 4(R13), F12
 	SUBS $1, R14, R14
-	BNE row4_1
+	BEQ rowlast4_1b
+	ADD R5, R11
+	ADD R12, R11, R15
+	VLD1 (R15), [V0.H4]
+	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1111 // fmla v17.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1112 // fmla v18.4s, v8.4s, v14.s[0]
+	WORD $0x4f8f1113 // fmla v19.4s, v8.4s, v15.s[0]
+	B row4_1a
+
+rowlast4_1a:
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1091 // fmla v17.4s, v4.4s, v13.s[0]
+	WORD $0x4f8e1092 // fmla v18.4s, v4.4s, v14.s[0]
+	WORD $0x4f8f1093 // fmla v19.4s, v4.4s, v15.s[0]
+	B rowdone4_1
+
+rowlast4_1b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1111 // fmla v17.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1112 // fmla v18.4s, v8.4s, v14.s[0]
+	WORD $0x4f8f1113 // fmla v19.4s, v8.4s, v15.s[0]
 
 rowdone4_1:
 	ADD R6<<2, R0, R26
@@ -4005,29 +4520,80 @@ pass4_2:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone4_2
+	MOVD R11, R15
+	VLD1.P 8(R15), [V0.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
+	WORD $0x0e217825 // fcvtl v5.4s, v1.4h
 
-row4_2:
+row4_2a:
 	FMOVS 1024(R13), F13
 	FMOVS 2048(R13), F14
 	FMOVS 3072(R13), F15
 	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast4_2a
+	ADD R5, R11
 	MOVD R11, R15
 	VLD1.P 8(R15), [V0.H4]
-	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x0e217808 // fcvtl v8.4s, v0.4h
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8d1092 // fmla v18.4s, v4.4s, v13.s[0]
 	WORD $0x4f8e1094 // fmla v20.4s, v4.4s, v14.s[0]
 	WORD $0x4f8f1096 // fmla v22.4s, v4.4s, v15.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V2.H4]
-	WORD $0x0e217848 // fcvtl v8.4s, v2.4h
-	WORD $0x4f8c1111 // fmla v17.4s, v8.4s, v12.s[0]
-	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
-	WORD $0x4f8e1115 // fmla v21.4s, v8.4s, v14.s[0]
-	WORD $0x4f8f1117 // fmla v23.4s, v8.4s, v15.s[0]
-	ADD R5, R11
+	WORD $0x0e217829 // fcvtl v9.4s, v1.4h
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d10b3 // fmla v19.4s, v5.4s, v13.s[0]
+	WORD $0x4f8e10b5 // fmla v21.4s, v5.4s, v14.s[0]
+	WORD $0x4f8f10b7 // fmla v23.4s, v5.4s, v15.s[0]
+
+row4_2b:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS 3072(R13), F15
+	FMOVS.P 4(R13), F12
 	SUBS $1, R14, R14
-	BNE row4_2
+	BEQ rowlast4_2b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 8(R15), [V0.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1112 // fmla v18.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1114 // fmla v20.4s, v8.4s, v14.s[0]
+	WORD $0x4f8f1116 // fmla v22.4s, v8.4s, v15.s[0]
+	WORD $0x0e217825 // fcvtl v5.4s, v1.4h
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1133 // fmla v19.4s, v9.4s, v13.s[0]
+	WORD $0x4f8e1135 // fmla v21.4s, v9.4s, v14.s[0]
+	WORD $0x4f8f1137 // fmla v23.4s, v9.4s, v15.s[0]
+	B row4_2a
+
+rowlast4_2a:
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d1092 // fmla v18.4s, v4.4s, v13.s[0]
+	WORD $0x4f8d10b3 // fmla v19.4s, v5.4s, v13.s[0]
+	WORD $0x4f8e1094 // fmla v20.4s, v4.4s, v14.s[0]
+	WORD $0x4f8e10b5 // fmla v21.4s, v5.4s, v14.s[0]
+	WORD $0x4f8f1096 // fmla v22.4s, v4.4s, v15.s[0]
+	WORD $0x4f8f10b7 // fmla v23.4s, v5.4s, v15.s[0]
+	B rowdone4_2
+
+rowlast4_2b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1112 // fmla v18.4s, v8.4s, v13.s[0]
+	WORD $0x4f8d1133 // fmla v19.4s, v9.4s, v13.s[0]
+	WORD $0x4f8e1114 // fmla v20.4s, v8.4s, v14.s[0]
+	WORD $0x4f8e1135 // fmla v21.4s, v9.4s, v14.s[0]
+	WORD $0x4f8f1116 // fmla v22.4s, v8.4s, v15.s[0]
+	WORD $0x4f8f1137 // fmla v23.4s, v9.4s, v15.s[0]
 
 rowdone4_2:
 	ADD R6<<2, R0, R26
@@ -4079,34 +4645,99 @@ pass4_3:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone4_3
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
+	WORD $0x4e217805 // fcvtl2 v5.4s, v0.8h
+	WORD $0x0e217826 // fcvtl v6.4s, v1.4h
 
-row4_3:
+row4_3a:
 	FMOVS 1024(R13), F13
 	FMOVS 2048(R13), F14
 	FMOVS 3072(R13), F15
 	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast4_3a
+	ADD R5, R11
 	MOVD R11, R15
 	VLD1.P 16(R15), [V0.H8]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x0e217808 // fcvtl v8.4s, v0.4h
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1093 // fmla v19.4s, v4.4s, v13.s[0]
+	WORD $0x4f8e1096 // fmla v22.4s, v4.4s, v14.s[0]
+	WORD $0x4f8f1099 // fmla v25.4s, v4.4s, v15.s[0]
+	WORD $0x4e217809 // fcvtl2 v9.4s, v0.8h
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d10b4 // fmla v20.4s, v5.4s, v13.s[0]
+	WORD $0x4f8e10b7 // fmla v23.4s, v5.4s, v14.s[0]
+	WORD $0x4f8f10ba // fmla v26.4s, v5.4s, v15.s[0]
+	WORD $0x0e21782a // fcvtl v10.4s, v1.4h
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8d10d5 // fmla v21.4s, v6.4s, v13.s[0]
+	WORD $0x4f8e10d8 // fmla v24.4s, v6.4s, v14.s[0]
+	WORD $0x4f8f10db // fmla v27.4s, v6.4s, v15.s[0]
+
+row4_3b:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS 3072(R13), F15
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast4_3b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
 	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1116 // fmla v22.4s, v8.4s, v14.s[0]
+	WORD $0x4f8f1119 // fmla v25.4s, v8.4s, v15.s[0]
 	WORD $0x4e217805 // fcvtl2 v5.4s, v0.8h
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1134 // fmla v20.4s, v9.4s, v13.s[0]
+	WORD $0x4f8e1137 // fmla v23.4s, v9.4s, v14.s[0]
+	WORD $0x4f8f113a // fmla v26.4s, v9.4s, v15.s[0]
+	WORD $0x0e217826 // fcvtl v6.4s, v1.4h
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8d1155 // fmla v21.4s, v10.4s, v13.s[0]
+	WORD $0x4f8e1158 // fmla v24.4s, v10.4s, v14.s[0]
+	WORD $0x4f8f115b // fmla v27.4s, v10.4s, v15.s[0]
+	B row4_3a
+
+rowlast4_3a:
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
 	WORD $0x4f8d1093 // fmla v19.4s, v4.4s, v13.s[0]
 	WORD $0x4f8d10b4 // fmla v20.4s, v5.4s, v13.s[0]
+	WORD $0x4f8d10d5 // fmla v21.4s, v6.4s, v13.s[0]
 	WORD $0x4f8e1096 // fmla v22.4s, v4.4s, v14.s[0]
 	WORD $0x4f8e10b7 // fmla v23.4s, v5.4s, v14.s[0]
+	WORD $0x4f8e10d8 // fmla v24.4s, v6.4s, v14.s[0]
 	WORD $0x4f8f1099 // fmla v25.4s, v4.4s, v15.s[0]
 	WORD $0x4f8f10ba // fmla v26.4s, v5.4s, v15.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V2.H4]
-	WORD $0x0e217848 // fcvtl v8.4s, v2.4h
-	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
-	WORD $0x4f8d1115 // fmla v21.4s, v8.4s, v13.s[0]
-	WORD $0x4f8e1118 // fmla v24.4s, v8.4s, v14.s[0]
-	WORD $0x4f8f111b // fmla v27.4s, v8.4s, v15.s[0]
-	ADD R5, R11
-	SUBS $1, R14, R14
-	BNE row4_3
+	WORD $0x4f8f10db // fmla v27.4s, v6.4s, v15.s[0]
+	B rowdone4_3
+
+rowlast4_3b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
+	WORD $0x4f8d1134 // fmla v20.4s, v9.4s, v13.s[0]
+	WORD $0x4f8d1155 // fmla v21.4s, v10.4s, v13.s[0]
+	WORD $0x4f8e1116 // fmla v22.4s, v8.4s, v14.s[0]
+	WORD $0x4f8e1137 // fmla v23.4s, v9.4s, v14.s[0]
+	WORD $0x4f8e1158 // fmla v24.4s, v10.4s, v14.s[0]
+	WORD $0x4f8f1119 // fmla v25.4s, v8.4s, v15.s[0]
+	WORD $0x4f8f113a // fmla v26.4s, v9.4s, v15.s[0]
+	WORD $0x4f8f115b // fmla v27.4s, v10.4s, v15.s[0]
 
 rowdone4_3:
 	ADD R6<<2, R0, R26
@@ -4158,40 +4789,121 @@ pass4_4:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone4_4
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	VLD1.P 8(R15), [V1.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V2.H4]
+	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
+	WORD $0x4e217805 // fcvtl2 v5.4s, v0.8h
+	WORD $0x0e217826 // fcvtl v6.4s, v1.4h
+	WORD $0x0e217847 // fcvtl v7.4s, v2.4h
 
-row4_4:
+row4_4a:
 	FMOVS 1024(R13), F13
 	FMOVS 2048(R13), F14
 	FMOVS 3072(R13), F15
 	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast4_4a
+	ADD R5, R11
 	MOVD R11, R15
 	VLD1.P 16(R15), [V0.H8]
+	VLD1.P 8(R15), [V1.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V2.H4]
+	WORD $0x0e217808 // fcvtl v8.4s, v0.4h
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1094 // fmla v20.4s, v4.4s, v13.s[0]
+	WORD $0x4f8e1098 // fmla v24.4s, v4.4s, v14.s[0]
+	WORD $0x4f8f109c // fmla v28.4s, v4.4s, v15.s[0]
+	WORD $0x4e217809 // fcvtl2 v9.4s, v0.8h
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d10b5 // fmla v21.4s, v5.4s, v13.s[0]
+	WORD $0x4f8e10b9 // fmla v25.4s, v5.4s, v14.s[0]
+	WORD $0x4f8f10bd // fmla v29.4s, v5.4s, v15.s[0]
+	WORD $0x0e21782a // fcvtl v10.4s, v1.4h
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8d10d6 // fmla v22.4s, v6.4s, v13.s[0]
+	WORD $0x4f8e10da // fmla v26.4s, v6.4s, v14.s[0]
+	WORD $0x4f8f10de // fmla v30.4s, v6.4s, v15.s[0]
+	WORD $0x0e21784b // fcvtl v11.4s, v2.4h
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+	WORD $0x4f8d10f7 // fmla v23.4s, v7.4s, v13.s[0]
+	WORD $0x4f8e10fb // fmla v27.4s, v7.4s, v14.s[0]
+	WORD $0x4f8f10ff // fmla v31.4s, v7.4s, v15.s[0]
+
+row4_4b:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS 3072(R13), F15
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast4_4b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	VLD1.P 8(R15), [V1.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V2.H4]
 	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1114 // fmla v20.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1118 // fmla v24.4s, v8.4s, v14.s[0]
+	WORD $0x4f8f111c // fmla v28.4s, v8.4s, v15.s[0]
 	WORD $0x4e217805 // fcvtl2 v5.4s, v0.8h
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1135 // fmla v21.4s, v9.4s, v13.s[0]
+	WORD $0x4f8e1139 // fmla v25.4s, v9.4s, v14.s[0]
+	WORD $0x4f8f113d // fmla v29.4s, v9.4s, v15.s[0]
+	WORD $0x0e217826 // fcvtl v6.4s, v1.4h
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8d1156 // fmla v22.4s, v10.4s, v13.s[0]
+	WORD $0x4f8e115a // fmla v26.4s, v10.4s, v14.s[0]
+	WORD $0x4f8f115e // fmla v30.4s, v10.4s, v15.s[0]
+	WORD $0x0e217847 // fcvtl v7.4s, v2.4h
+	WORD $0x4f8c1173 // fmla v19.4s, v11.4s, v12.s[0]
+	WORD $0x4f8d1177 // fmla v23.4s, v11.4s, v13.s[0]
+	WORD $0x4f8e117b // fmla v27.4s, v11.4s, v14.s[0]
+	WORD $0x4f8f117f // fmla v31.4s, v11.4s, v15.s[0]
+	B row4_4a
+
+rowlast4_4a:
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
 	WORD $0x4f8d1094 // fmla v20.4s, v4.4s, v13.s[0]
 	WORD $0x4f8d10b5 // fmla v21.4s, v5.4s, v13.s[0]
+	WORD $0x4f8d10d6 // fmla v22.4s, v6.4s, v13.s[0]
+	WORD $0x4f8d10f7 // fmla v23.4s, v7.4s, v13.s[0]
 	WORD $0x4f8e1098 // fmla v24.4s, v4.4s, v14.s[0]
 	WORD $0x4f8e10b9 // fmla v25.4s, v5.4s, v14.s[0]
+	WORD $0x4f8e10da // fmla v26.4s, v6.4s, v14.s[0]
+	WORD $0x4f8e10fb // fmla v27.4s, v7.4s, v14.s[0]
 	WORD $0x4f8f109c // fmla v28.4s, v4.4s, v15.s[0]
 	WORD $0x4f8f10bd // fmla v29.4s, v5.4s, v15.s[0]
-	VLD1.P 8(R15), [V2.H4]
-	WORD $0x0e217848 // fcvtl v8.4s, v2.4h
-	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
-	WORD $0x4f8d1116 // fmla v22.4s, v8.4s, v13.s[0]
-	WORD $0x4f8e111a // fmla v26.4s, v8.4s, v14.s[0]
-	WORD $0x4f8f111e // fmla v30.4s, v8.4s, v15.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V0.H4]
-	WORD $0x0e217804 // fcvtl v4.4s, v0.4h
-	WORD $0x4f8c1093 // fmla v19.4s, v4.4s, v12.s[0]
-	WORD $0x4f8d1097 // fmla v23.4s, v4.4s, v13.s[0]
-	WORD $0x4f8e109b // fmla v27.4s, v4.4s, v14.s[0]
-	WORD $0x4f8f109f // fmla v31.4s, v4.4s, v15.s[0]
-	ADD R5, R11
-	SUBS $1, R14, R14
-	BNE row4_4
+	WORD $0x4f8f10de // fmla v30.4s, v6.4s, v15.s[0]
+	WORD $0x4f8f10ff // fmla v31.4s, v7.4s, v15.s[0]
+	B rowdone4_4
+
+rowlast4_4b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8c1173 // fmla v19.4s, v11.4s, v12.s[0]
+	WORD $0x4f8d1114 // fmla v20.4s, v8.4s, v13.s[0]
+	WORD $0x4f8d1135 // fmla v21.4s, v9.4s, v13.s[0]
+	WORD $0x4f8d1156 // fmla v22.4s, v10.4s, v13.s[0]
+	WORD $0x4f8d1177 // fmla v23.4s, v11.4s, v13.s[0]
+	WORD $0x4f8e1118 // fmla v24.4s, v8.4s, v14.s[0]
+	WORD $0x4f8e1139 // fmla v25.4s, v9.4s, v14.s[0]
+	WORD $0x4f8e115a // fmla v26.4s, v10.4s, v14.s[0]
+	WORD $0x4f8e117b // fmla v27.4s, v11.4s, v14.s[0]
+	WORD $0x4f8f111c // fmla v28.4s, v8.4s, v15.s[0]
+	WORD $0x4f8f113d // fmla v29.4s, v9.4s, v15.s[0]
+	WORD $0x4f8f115e // fmla v30.4s, v10.4s, v15.s[0]
+	WORD $0x4f8f117f // fmla v31.4s, v11.4s, v15.s[0]
 
 rowdone4_4:
 	ADD R6<<2, R0, R26
@@ -4423,17 +5135,37 @@ pass1_1:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone1_1
-
-row1_1:
-	FMOVS.P 4(R13), F12
-	MOVD R11, R15
 	ADD R12, R11, R15
 	VLD1 (R15), [V0.H4]
 	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
-	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
-	ADD R5, R11
+
+row1_1a:
+	FMOVS.P 4(R13), F12
 	SUBS $1, R14, R14
-	BNE row1_1
+	BEQ rowlast1_1a
+	ADD R5, R11
+	ADD R12, R11, R15
+	VLD1 (R15), [V0.H4]
+	WORD $0x2e613808 // shll v8.4s, v0.4h, #16
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+
+row1_1b:
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast1_1b
+	ADD R5, R11
+	ADD R12, R11, R15
+	VLD1 (R15), [V0.H4]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	B row1_1a
+
+rowlast1_1a:
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	B rowdone1_1
+
+rowlast1_1b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
 
 rowdone1_1:
 	ADD R6<<2, R0, R26
@@ -4454,20 +5186,50 @@ pass1_2:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone1_2
-
-row1_2:
-	FMOVS.P 4(R13), F12
 	MOVD R11, R15
 	VLD1.P 8(R15), [V0.H4]
-	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
-	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	ADD R12, R11, R15
-	VLD1 (R15), [V2.H4]
-	WORD $0x2e613848 // shll v8.4s, v2.4h, #16
-	WORD $0x4f8c1111 // fmla v17.4s, v8.4s, v12.s[0]
-	ADD R5, R11
+	VLD1 (R15), [V1.H4]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x2e613825 // shll v5.4s, v1.4h, #16
+
+row1_2a:
+	FMOVS.P 4(R13), F12
 	SUBS $1, R14, R14
-	BNE row1_2
+	BEQ rowlast1_2a
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 8(R15), [V0.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x2e613808 // shll v8.4s, v0.4h, #16
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x2e613829 // shll v9.4s, v1.4h, #16
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+
+row1_2b:
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast1_2b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 8(R15), [V0.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x2e613825 // shll v5.4s, v1.4h, #16
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	B row1_2a
+
+rowlast1_2a:
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	B rowdone1_2
+
+rowlast1_2b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
 
 rowdone1_2:
 	ADD R6<<2, R0, R26
@@ -4489,22 +5251,57 @@ pass1_3:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone1_3
-
-row1_3:
-	FMOVS.P 4(R13), F12
 	MOVD R11, R15
 	VLD1.P 16(R15), [V0.H8]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
 	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
 	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+
+row1_3a:
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast1_3a
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x2e613808 // shll v8.4s, v0.4h, #16
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x6e613809 // shll2 v9.4s, v0.8h, #16
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x2e61382a // shll v10.4s, v1.4h, #16
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+
+row1_3b:
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast1_3b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	B row1_3a
+
+rowlast1_3a:
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V2.H4]
-	WORD $0x2e613848 // shll v8.4s, v2.4h, #16
-	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
-	ADD R5, R11
-	SUBS $1, R14, R14
-	BNE row1_3
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	B rowdone1_3
+
+rowlast1_3b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
 
 rowdone1_3:
 	ADD R6<<2, R0, R26
@@ -4526,25 +5323,67 @@ pass1_4:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone1_4
-
-row1_4:
-	FMOVS.P 4(R13), F12
 	MOVD R11, R15
 	VLD1.P 16(R15), [V0.H8]
+	VLD1.P 8(R15), [V1.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V2.H4]
 	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
 	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x2e613847 // shll v7.4s, v2.4h, #16
+
+row1_4a:
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast1_4a
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	VLD1.P 8(R15), [V1.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V2.H4]
+	WORD $0x2e613808 // shll v8.4s, v0.4h, #16
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x6e613809 // shll2 v9.4s, v0.8h, #16
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x2e61382a // shll v10.4s, v1.4h, #16
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x2e61384b // shll v11.4s, v2.4h, #16
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+
+row1_4b:
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast1_4b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	VLD1.P 8(R15), [V1.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V2.H4]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x2e613847 // shll v7.4s, v2.4h, #16
+	WORD $0x4f8c1173 // fmla v19.4s, v11.4s, v12.s[0]
+	B row1_4a
+
+rowlast1_4a:
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
-	VLD1.P 8(R15), [V2.H4]
-	WORD $0x2e613848 // shll v8.4s, v2.4h, #16
-	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V0.H4]
-	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
-	WORD $0x4f8c1093 // fmla v19.4s, v4.4s, v12.s[0]
-	ADD R5, R11
-	SUBS $1, R14, R14
-	BNE row1_4
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+	B rowdone1_4
+
+rowlast1_4b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8c1173 // fmla v19.4s, v11.4s, v12.s[0]
 
 rowdone1_4:
 	ADD R6<<2, R0, R26
@@ -5259,19 +6098,43 @@ pass2_1:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone2_1
-
-row2_1:
-	FMOVS 1024(R13), F13
-	FMOVS.P 4(R13), F12
-	MOVD R11, R15
 	ADD R12, R11, R15
 	VLD1 (R15), [V0.H4]
 	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+
+row2_1a:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast2_1a
+	ADD R5, R11
+	ADD R12, R11, R15
+	VLD1 (R15), [V0.H4]
+	WORD $0x2e613808 // shll v8.4s, v0.4h, #16
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8d1091 // fmla v17.4s, v4.4s, v13.s[0]
-	ADD R5, R11
+
+row2_1b:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
 	SUBS $1, R14, R14
-	BNE row2_1
+	BEQ rowlast2_1b
+	ADD R5, R11
+	ADD R12, R11, R15
+	VLD1 (R15), [V0.H4]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1111 // fmla v17.4s, v8.4s, v13.s[0]
+	B row2_1a
+
+rowlast2_1a:
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1091 // fmla v17.4s, v4.4s, v13.s[0]
+	B rowdone2_1
+
+rowlast2_1b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1111 // fmla v17.4s, v8.4s, v13.s[0]
 
 rowdone2_1:
 	ADD R6<<2, R0, R26
@@ -5301,23 +6164,60 @@ pass2_2:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone2_2
-
-row2_2:
-	FMOVS 1024(R13), F13
-	FMOVS.P 4(R13), F12
 	MOVD R11, R15
 	VLD1.P 8(R15), [V0.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
 	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x2e613825 // shll v5.4s, v1.4h, #16
+
+row2_2a:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast2_2a
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 8(R15), [V0.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x2e613808 // shll v8.4s, v0.4h, #16
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8d1092 // fmla v18.4s, v4.4s, v13.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V2.H4]
-	WORD $0x2e613848 // shll v8.4s, v2.4h, #16
-	WORD $0x4f8c1111 // fmla v17.4s, v8.4s, v12.s[0]
-	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
-	ADD R5, R11
+	WORD $0x2e613829 // shll v9.4s, v1.4h, #16
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d10b3 // fmla v19.4s, v5.4s, v13.s[0]
+
+row2_2b:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
 	SUBS $1, R14, R14
-	BNE row2_2
+	BEQ rowlast2_2b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 8(R15), [V0.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1112 // fmla v18.4s, v8.4s, v13.s[0]
+	WORD $0x2e613825 // shll v5.4s, v1.4h, #16
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1133 // fmla v19.4s, v9.4s, v13.s[0]
+	B row2_2a
+
+rowlast2_2a:
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d1092 // fmla v18.4s, v4.4s, v13.s[0]
+	WORD $0x4f8d10b3 // fmla v19.4s, v5.4s, v13.s[0]
+	B rowdone2_2
+
+rowlast2_2b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1112 // fmla v18.4s, v8.4s, v13.s[0]
+	WORD $0x4f8d1133 // fmla v19.4s, v9.4s, v13.s[0]
 
 rowdone2_2:
 	ADD R6<<2, R0, R26
@@ -5349,26 +6249,71 @@ pass2_3:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone2_3
-
-row2_3:
-	FMOVS 1024(R13), F13
-	FMOVS.P 4(R13), F12
 	MOVD R11, R15
 	VLD1.P 16(R15), [V0.H8]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
 	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
 	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+
+row2_3a:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast2_3a
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x2e613808 // shll v8.4s, v0.4h, #16
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1093 // fmla v19.4s, v4.4s, v13.s[0]
+	WORD $0x6e613809 // shll2 v9.4s, v0.8h, #16
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d10b4 // fmla v20.4s, v5.4s, v13.s[0]
+	WORD $0x2e61382a // shll v10.4s, v1.4h, #16
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8d10d5 // fmla v21.4s, v6.4s, v13.s[0]
+
+row2_3b:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast2_3b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1134 // fmla v20.4s, v9.4s, v13.s[0]
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8d1155 // fmla v21.4s, v10.4s, v13.s[0]
+	B row2_3a
+
+rowlast2_3a:
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
 	WORD $0x4f8d1093 // fmla v19.4s, v4.4s, v13.s[0]
 	WORD $0x4f8d10b4 // fmla v20.4s, v5.4s, v13.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V2.H4]
-	WORD $0x2e613848 // shll v8.4s, v2.4h, #16
-	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
-	WORD $0x4f8d1115 // fmla v21.4s, v8.4s, v13.s[0]
-	ADD R5, R11
-	SUBS $1, R14, R14
-	BNE row2_3
+	WORD $0x4f8d10d5 // fmla v21.4s, v6.4s, v13.s[0]
+	B rowdone2_3
+
+rowlast2_3b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
+	WORD $0x4f8d1134 // fmla v20.4s, v9.4s, v13.s[0]
+	WORD $0x4f8d1155 // fmla v21.4s, v10.4s, v13.s[0]
 
 rowdone2_3:
 	ADD R6<<2, R0, R26
@@ -5400,30 +6345,85 @@ pass2_4:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone2_4
-
-row2_4:
-	FMOVS 1024(R13), F13
-	FMOVS.P 4(R13), F12
 	MOVD R11, R15
 	VLD1.P 16(R15), [V0.H8]
+	VLD1.P 8(R15), [V1.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V2.H4]
 	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
 	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x2e613847 // shll v7.4s, v2.4h, #16
+
+row2_4a:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast2_4a
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	VLD1.P 8(R15), [V1.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V2.H4]
+	WORD $0x2e613808 // shll v8.4s, v0.4h, #16
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1094 // fmla v20.4s, v4.4s, v13.s[0]
+	WORD $0x6e613809 // shll2 v9.4s, v0.8h, #16
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d10b5 // fmla v21.4s, v5.4s, v13.s[0]
+	WORD $0x2e61382a // shll v10.4s, v1.4h, #16
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8d10d6 // fmla v22.4s, v6.4s, v13.s[0]
+	WORD $0x2e61384b // shll v11.4s, v2.4h, #16
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+	WORD $0x4f8d10f7 // fmla v23.4s, v7.4s, v13.s[0]
+
+row2_4b:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast2_4b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	VLD1.P 8(R15), [V1.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V2.H4]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1114 // fmla v20.4s, v8.4s, v13.s[0]
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1135 // fmla v21.4s, v9.4s, v13.s[0]
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8d1156 // fmla v22.4s, v10.4s, v13.s[0]
+	WORD $0x2e613847 // shll v7.4s, v2.4h, #16
+	WORD $0x4f8c1173 // fmla v19.4s, v11.4s, v12.s[0]
+	WORD $0x4f8d1177 // fmla v23.4s, v11.4s, v13.s[0]
+	B row2_4a
+
+rowlast2_4a:
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
 	WORD $0x4f8d1094 // fmla v20.4s, v4.4s, v13.s[0]
 	WORD $0x4f8d10b5 // fmla v21.4s, v5.4s, v13.s[0]
-	VLD1.P 8(R15), [V2.H4]
-	WORD $0x2e613848 // shll v8.4s, v2.4h, #16
-	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
-	WORD $0x4f8d1116 // fmla v22.4s, v8.4s, v13.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V0.H4]
-	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
-	WORD $0x4f8c1093 // fmla v19.4s, v4.4s, v12.s[0]
-	WORD $0x4f8d1097 // fmla v23.4s, v4.4s, v13.s[0]
-	ADD R5, R11
-	SUBS $1, R14, R14
-	BNE row2_4
+	WORD $0x4f8d10d6 // fmla v22.4s, v6.4s, v13.s[0]
+	WORD $0x4f8d10f7 // fmla v23.4s, v7.4s, v13.s[0]
+	B rowdone2_4
+
+rowlast2_4b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8c1173 // fmla v19.4s, v11.4s, v12.s[0]
+	WORD $0x4f8d1114 // fmla v20.4s, v8.4s, v13.s[0]
+	WORD $0x4f8d1135 // fmla v21.4s, v9.4s, v13.s[0]
+	WORD $0x4f8d1156 // fmla v22.4s, v10.4s, v13.s[0]
+	WORD $0x4f8d1177 // fmla v23.4s, v11.4s, v13.s[0]
 
 rowdone2_4:
 	ADD R6<<2, R0, R26
@@ -5719,21 +6719,49 @@ pass3_1:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone3_1
-
-row3_1:
-	FMOVS 1024(R13), F13
-	FMOVS 2048(R13), F14
-	FMOVS.P 4(R13), F12
-	MOVD R11, R15
 	ADD R12, R11, R15
 	VLD1 (R15), [V0.H4]
 	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+
+row3_1a:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast3_1a
+	ADD R5, R11
+	ADD R12, R11, R15
+	VLD1 (R15), [V0.H4]
+	WORD $0x2e613808 // shll v8.4s, v0.4h, #16
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8d1091 // fmla v17.4s, v4.4s, v13.s[0]
 	WORD $0x4f8e1092 // fmla v18.4s, v4.4s, v14.s[0]
-	ADD R5, R11
+
+row3_1b:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS.P 4(R13), F12
 	SUBS $1, R14, R14
-	BNE row3_1
+	BEQ rowlast3_1b
+	ADD R5, R11
+	ADD R12, R11, R15
+	VLD1 (R15), [V0.H4]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1111 // fmla v17.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1112 // fmla v18.4s, v8.4s, v14.s[0]
+	B row3_1a
+
+rowlast3_1a:
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1091 // fmla v17.4s, v4.4s, v13.s[0]
+	WORD $0x4f8e1092 // fmla v18.4s, v4.4s, v14.s[0]
+	B rowdone3_1
+
+rowlast3_1b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1111 // fmla v17.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1112 // fmla v18.4s, v8.4s, v14.s[0]
 
 rowdone3_1:
 	ADD R6<<2, R0, R26
@@ -5772,26 +6800,70 @@ pass3_2:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone3_2
+	MOVD R11, R15
+	VLD1.P 8(R15), [V0.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x2e613825 // shll v5.4s, v1.4h, #16
 
-row3_2:
+row3_2a:
 	FMOVS 1024(R13), F13
 	FMOVS 2048(R13), F14
 	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast3_2a
+	ADD R5, R11
 	MOVD R11, R15
 	VLD1.P 8(R15), [V0.H4]
-	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x2e613808 // shll v8.4s, v0.4h, #16
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8d1092 // fmla v18.4s, v4.4s, v13.s[0]
 	WORD $0x4f8e1094 // fmla v20.4s, v4.4s, v14.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V2.H4]
-	WORD $0x2e613848 // shll v8.4s, v2.4h, #16
-	WORD $0x4f8c1111 // fmla v17.4s, v8.4s, v12.s[0]
-	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
-	WORD $0x4f8e1115 // fmla v21.4s, v8.4s, v14.s[0]
-	ADD R5, R11
+	WORD $0x2e613829 // shll v9.4s, v1.4h, #16
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d10b3 // fmla v19.4s, v5.4s, v13.s[0]
+	WORD $0x4f8e10b5 // fmla v21.4s, v5.4s, v14.s[0]
+
+row3_2b:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS.P 4(R13), F12
 	SUBS $1, R14, R14
-	BNE row3_2
+	BEQ rowlast3_2b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 8(R15), [V0.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1112 // fmla v18.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1114 // fmla v20.4s, v8.4s, v14.s[0]
+	WORD $0x2e613825 // shll v5.4s, v1.4h, #16
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1133 // fmla v19.4s, v9.4s, v13.s[0]
+	WORD $0x4f8e1135 // fmla v21.4s, v9.4s, v14.s[0]
+	B row3_2a
+
+rowlast3_2a:
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d1092 // fmla v18.4s, v4.4s, v13.s[0]
+	WORD $0x4f8d10b3 // fmla v19.4s, v5.4s, v13.s[0]
+	WORD $0x4f8e1094 // fmla v20.4s, v4.4s, v14.s[0]
+	WORD $0x4f8e10b5 // fmla v21.4s, v5.4s, v14.s[0]
+	B rowdone3_2
+
+rowlast3_2b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1112 // fmla v18.4s, v8.4s, v13.s[0]
+	WORD $0x4f8d1133 // fmla v19.4s, v9.4s, v13.s[0]
+	WORD $0x4f8e1114 // fmla v20.4s, v8.4s, v14.s[0]
+	WORD $0x4f8e1135 // fmla v21.4s, v9.4s, v14.s[0]
 
 rowdone3_2:
 	ADD R6<<2, R0, R26
@@ -5833,30 +6905,85 @@ pass3_3:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone3_3
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
 
-row3_3:
+row3_3a:
 	FMOVS 1024(R13), F13
 	FMOVS 2048(R13), F14
 	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast3_3a
+	ADD R5, R11
 	MOVD R11, R15
 	VLD1.P 16(R15), [V0.H8]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x2e613808 // shll v8.4s, v0.4h, #16
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1093 // fmla v19.4s, v4.4s, v13.s[0]
+	WORD $0x4f8e1096 // fmla v22.4s, v4.4s, v14.s[0]
+	WORD $0x6e613809 // shll2 v9.4s, v0.8h, #16
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d10b4 // fmla v20.4s, v5.4s, v13.s[0]
+	WORD $0x4f8e10b7 // fmla v23.4s, v5.4s, v14.s[0]
+	WORD $0x2e61382a // shll v10.4s, v1.4h, #16
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8d10d5 // fmla v21.4s, v6.4s, v13.s[0]
+	WORD $0x4f8e10d8 // fmla v24.4s, v6.4s, v14.s[0]
+
+row3_3b:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast3_3b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
 	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1116 // fmla v22.4s, v8.4s, v14.s[0]
 	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1134 // fmla v20.4s, v9.4s, v13.s[0]
+	WORD $0x4f8e1137 // fmla v23.4s, v9.4s, v14.s[0]
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8d1155 // fmla v21.4s, v10.4s, v13.s[0]
+	WORD $0x4f8e1158 // fmla v24.4s, v10.4s, v14.s[0]
+	B row3_3a
+
+rowlast3_3a:
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
 	WORD $0x4f8d1093 // fmla v19.4s, v4.4s, v13.s[0]
 	WORD $0x4f8d10b4 // fmla v20.4s, v5.4s, v13.s[0]
+	WORD $0x4f8d10d5 // fmla v21.4s, v6.4s, v13.s[0]
 	WORD $0x4f8e1096 // fmla v22.4s, v4.4s, v14.s[0]
 	WORD $0x4f8e10b7 // fmla v23.4s, v5.4s, v14.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V2.H4]
-	WORD $0x2e613848 // shll v8.4s, v2.4h, #16
-	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
-	WORD $0x4f8d1115 // fmla v21.4s, v8.4s, v13.s[0]
-	WORD $0x4f8e1118 // fmla v24.4s, v8.4s, v14.s[0]
-	ADD R5, R11
-	SUBS $1, R14, R14
-	BNE row3_3
+	WORD $0x4f8e10d8 // fmla v24.4s, v6.4s, v14.s[0]
+	B rowdone3_3
+
+rowlast3_3b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
+	WORD $0x4f8d1134 // fmla v20.4s, v9.4s, v13.s[0]
+	WORD $0x4f8d1155 // fmla v21.4s, v10.4s, v13.s[0]
+	WORD $0x4f8e1116 // fmla v22.4s, v8.4s, v14.s[0]
+	WORD $0x4f8e1137 // fmla v23.4s, v9.4s, v14.s[0]
+	WORD $0x4f8e1158 // fmla v24.4s, v10.4s, v14.s[0]
 
 rowdone3_3:
 	ADD R6<<2, R0, R26
@@ -5898,35 +7025,103 @@ pass3_4:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone3_4
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	VLD1.P 8(R15), [V1.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V2.H4]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x2e613847 // shll v7.4s, v2.4h, #16
 
-row3_4:
+row3_4a:
 	FMOVS 1024(R13), F13
 	FMOVS 2048(R13), F14
 	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast3_4a
+	ADD R5, R11
 	MOVD R11, R15
 	VLD1.P 16(R15), [V0.H8]
+	VLD1.P 8(R15), [V1.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V2.H4]
+	WORD $0x2e613808 // shll v8.4s, v0.4h, #16
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1094 // fmla v20.4s, v4.4s, v13.s[0]
+	WORD $0x4f8e1098 // fmla v24.4s, v4.4s, v14.s[0]
+	WORD $0x6e613809 // shll2 v9.4s, v0.8h, #16
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d10b5 // fmla v21.4s, v5.4s, v13.s[0]
+	WORD $0x4f8e10b9 // fmla v25.4s, v5.4s, v14.s[0]
+	WORD $0x2e61382a // shll v10.4s, v1.4h, #16
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8d10d6 // fmla v22.4s, v6.4s, v13.s[0]
+	WORD $0x4f8e10da // fmla v26.4s, v6.4s, v14.s[0]
+	WORD $0x2e61384b // shll v11.4s, v2.4h, #16
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+	WORD $0x4f8d10f7 // fmla v23.4s, v7.4s, v13.s[0]
+	WORD $0x4f8e10fb // fmla v27.4s, v7.4s, v14.s[0]
+
+row3_4b:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast3_4b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	VLD1.P 8(R15), [V1.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V2.H4]
 	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1114 // fmla v20.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1118 // fmla v24.4s, v8.4s, v14.s[0]
 	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1135 // fmla v21.4s, v9.4s, v13.s[0]
+	WORD $0x4f8e1139 // fmla v25.4s, v9.4s, v14.s[0]
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8d1156 // fmla v22.4s, v10.4s, v13.s[0]
+	WORD $0x4f8e115a // fmla v26.4s, v10.4s, v14.s[0]
+	WORD $0x2e613847 // shll v7.4s, v2.4h, #16
+	WORD $0x4f8c1173 // fmla v19.4s, v11.4s, v12.s[0]
+	WORD $0x4f8d1177 // fmla v23.4s, v11.4s, v13.s[0]
+	WORD $0x4f8e117b // fmla v27.4s, v11.4s, v14.s[0]
+	B row3_4a
+
+rowlast3_4a:
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
 	WORD $0x4f8d1094 // fmla v20.4s, v4.4s, v13.s[0]
 	WORD $0x4f8d10b5 // fmla v21.4s, v5.4s, v13.s[0]
+	WORD $0x4f8d10d6 // fmla v22.4s, v6.4s, v13.s[0]
+	WORD $0x4f8d10f7 // fmla v23.4s, v7.4s, v13.s[0]
 	WORD $0x4f8e1098 // fmla v24.4s, v4.4s, v14.s[0]
 	WORD $0x4f8e10b9 // fmla v25.4s, v5.4s, v14.s[0]
-	VLD1.P 8(R15), [V2.H4]
-	WORD $0x2e613848 // shll v8.4s, v2.4h, #16
-	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
-	WORD $0x4f8d1116 // fmla v22.4s, v8.4s, v13.s[0]
-	WORD $0x4f8e111a // fmla v26.4s, v8.4s, v14.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V0.H4]
-	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
-	WORD $0x4f8c1093 // fmla v19.4s, v4.4s, v12.s[0]
-	WORD $0x4f8d1097 // fmla v23.4s, v4.4s, v13.s[0]
-	WORD $0x4f8e109b // fmla v27.4s, v4.4s, v14.s[0]
-	ADD R5, R11
-	SUBS $1, R14, R14
-	BNE row3_4
+	WORD $0x4f8e10da // fmla v26.4s, v6.4s, v14.s[0]
+	WORD $0x4f8e10fb // fmla v27.4s, v7.4s, v14.s[0]
+	B rowdone3_4
+
+rowlast3_4b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8c1173 // fmla v19.4s, v11.4s, v12.s[0]
+	WORD $0x4f8d1114 // fmla v20.4s, v8.4s, v13.s[0]
+	WORD $0x4f8d1135 // fmla v21.4s, v9.4s, v13.s[0]
+	WORD $0x4f8d1156 // fmla v22.4s, v10.4s, v13.s[0]
+	WORD $0x4f8d1177 // fmla v23.4s, v11.4s, v13.s[0]
+	WORD $0x4f8e1118 // fmla v24.4s, v8.4s, v14.s[0]
+	WORD $0x4f8e1139 // fmla v25.4s, v9.4s, v14.s[0]
+	WORD $0x4f8e115a // fmla v26.4s, v10.4s, v14.s[0]
+	WORD $0x4f8e117b // fmla v27.4s, v11.4s, v14.s[0]
 
 rowdone3_4:
 	ADD R6<<2, R0, R26
@@ -6042,23 +7237,55 @@ pass4_1:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone4_1
+	ADD R12, R11, R15
+	VLD1 (R15), [V0.H4]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
 
-row4_1:
+row4_1a:
 	FMOVS 1024(R13), F13
 	FMOVS 2048(R13), F14
 	FMOVS 3072(R13), F15
 	FMOVS.P 4(R13), F12
-	MOVD R11, R15
+	SUBS $1, R14, R14
+	BEQ rowlast4_1a
+	ADD R5, R11
 	ADD R12, R11, R15
 	VLD1 (R15), [V0.H4]
-	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x2e613808 // shll v8.4s, v0.4h, #16
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8d1091 // fmla v17.4s, v4.4s, v13.s[0]
 	WORD $0x4f8e1092 // fmla v18.4s, v4.4s, v14.s[0]
 	WORD $0x4f8f1093 // fmla v19.4s, v4.4s, v15.s[0]
-	ADD R5, R11
+
+row4_1b:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS 3072(R13), F15
+	FMOVS.P 4(R13), F12
 	SUBS $1, R14, R14
-	BNE row4_1
+	BEQ rowlast4_1b
+	ADD R5, R11
+	ADD R12, R11, R15
+	VLD1 (R15), [V0.H4]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1111 // fmla v17.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1112 // fmla v18.4s, v8.4s, v14.s[0]
+	WORD $0x4f8f1113 // fmla v19.4s, v8.4s, v15.s[0]
+	B row4_1a
+
+rowlast4_1a:
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1091 // fmla v17.4s, v4.4s, v13.s[0]
+	WORD $0x4f8e1092 // fmla v18.4s, v4.4s, v14.s[0]
+	WORD $0x4f8f1093 // fmla v19.4s, v4.4s, v15.s[0]
+	B rowdone4_1
+
+rowlast4_1b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1111 // fmla v17.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1112 // fmla v18.4s, v8.4s, v14.s[0]
+	WORD $0x4f8f1113 // fmla v19.4s, v8.4s, v15.s[0]
 
 rowdone4_1:
 	ADD R6<<2, R0, R26
@@ -6106,29 +7333,80 @@ pass4_2:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone4_2
+	MOVD R11, R15
+	VLD1.P 8(R15), [V0.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x2e613825 // shll v5.4s, v1.4h, #16
 
-row4_2:
+row4_2a:
 	FMOVS 1024(R13), F13
 	FMOVS 2048(R13), F14
 	FMOVS 3072(R13), F15
 	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast4_2a
+	ADD R5, R11
 	MOVD R11, R15
 	VLD1.P 8(R15), [V0.H4]
-	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x2e613808 // shll v8.4s, v0.4h, #16
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8d1092 // fmla v18.4s, v4.4s, v13.s[0]
 	WORD $0x4f8e1094 // fmla v20.4s, v4.4s, v14.s[0]
 	WORD $0x4f8f1096 // fmla v22.4s, v4.4s, v15.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V2.H4]
-	WORD $0x2e613848 // shll v8.4s, v2.4h, #16
-	WORD $0x4f8c1111 // fmla v17.4s, v8.4s, v12.s[0]
-	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
-	WORD $0x4f8e1115 // fmla v21.4s, v8.4s, v14.s[0]
-	WORD $0x4f8f1117 // fmla v23.4s, v8.4s, v15.s[0]
-	ADD R5, R11
+	WORD $0x2e613829 // shll v9.4s, v1.4h, #16
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d10b3 // fmla v19.4s, v5.4s, v13.s[0]
+	WORD $0x4f8e10b5 // fmla v21.4s, v5.4s, v14.s[0]
+	WORD $0x4f8f10b7 // fmla v23.4s, v5.4s, v15.s[0]
+
+row4_2b:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS 3072(R13), F15
+	FMOVS.P 4(R13), F12
 	SUBS $1, R14, R14
-	BNE row4_2
+	BEQ rowlast4_2b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 8(R15), [V0.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1112 // fmla v18.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1114 // fmla v20.4s, v8.4s, v14.s[0]
+	WORD $0x4f8f1116 // fmla v22.4s, v8.4s, v15.s[0]
+	WORD $0x2e613825 // shll v5.4s, v1.4h, #16
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1133 // fmla v19.4s, v9.4s, v13.s[0]
+	WORD $0x4f8e1135 // fmla v21.4s, v9.4s, v14.s[0]
+	WORD $0x4f8f1137 // fmla v23.4s, v9.4s, v15.s[0]
+	B row4_2a
+
+rowlast4_2a:
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d1092 // fmla v18.4s, v4.4s, v13.s[0]
+	WORD $0x4f8d10b3 // fmla v19.4s, v5.4s, v13.s[0]
+	WORD $0x4f8e1094 // fmla v20.4s, v4.4s, v14.s[0]
+	WORD $0x4f8e10b5 // fmla v21.4s, v5.4s, v14.s[0]
+	WORD $0x4f8f1096 // fmla v22.4s, v4.4s, v15.s[0]
+	WORD $0x4f8f10b7 // fmla v23.4s, v5.4s, v15.s[0]
+	B rowdone4_2
+
+rowlast4_2b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1112 // fmla v18.4s, v8.4s, v13.s[0]
+	WORD $0x4f8d1133 // fmla v19.4s, v9.4s, v13.s[0]
+	WORD $0x4f8e1114 // fmla v20.4s, v8.4s, v14.s[0]
+	WORD $0x4f8e1135 // fmla v21.4s, v9.4s, v14.s[0]
+	WORD $0x4f8f1116 // fmla v22.4s, v8.4s, v15.s[0]
+	WORD $0x4f8f1137 // fmla v23.4s, v9.4s, v15.s[0]
 
 rowdone4_2:
 	ADD R6<<2, R0, R26
@@ -6180,34 +7458,99 @@ pass4_3:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone4_3
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
 
-row4_3:
+row4_3a:
 	FMOVS 1024(R13), F13
 	FMOVS 2048(R13), F14
 	FMOVS 3072(R13), F15
 	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast4_3a
+	ADD R5, R11
 	MOVD R11, R15
 	VLD1.P 16(R15), [V0.H8]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
+	WORD $0x2e613808 // shll v8.4s, v0.4h, #16
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1093 // fmla v19.4s, v4.4s, v13.s[0]
+	WORD $0x4f8e1096 // fmla v22.4s, v4.4s, v14.s[0]
+	WORD $0x4f8f1099 // fmla v25.4s, v4.4s, v15.s[0]
+	WORD $0x6e613809 // shll2 v9.4s, v0.8h, #16
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d10b4 // fmla v20.4s, v5.4s, v13.s[0]
+	WORD $0x4f8e10b7 // fmla v23.4s, v5.4s, v14.s[0]
+	WORD $0x4f8f10ba // fmla v26.4s, v5.4s, v15.s[0]
+	WORD $0x2e61382a // shll v10.4s, v1.4h, #16
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8d10d5 // fmla v21.4s, v6.4s, v13.s[0]
+	WORD $0x4f8e10d8 // fmla v24.4s, v6.4s, v14.s[0]
+	WORD $0x4f8f10db // fmla v27.4s, v6.4s, v15.s[0]
+
+row4_3b:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS 3072(R13), F15
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast4_3b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	ADD R12, R11, R15
+	VLD1 (R15), [V1.H4]
 	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1116 // fmla v22.4s, v8.4s, v14.s[0]
+	WORD $0x4f8f1119 // fmla v25.4s, v8.4s, v15.s[0]
 	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1134 // fmla v20.4s, v9.4s, v13.s[0]
+	WORD $0x4f8e1137 // fmla v23.4s, v9.4s, v14.s[0]
+	WORD $0x4f8f113a // fmla v26.4s, v9.4s, v15.s[0]
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8d1155 // fmla v21.4s, v10.4s, v13.s[0]
+	WORD $0x4f8e1158 // fmla v24.4s, v10.4s, v14.s[0]
+	WORD $0x4f8f115b // fmla v27.4s, v10.4s, v15.s[0]
+	B row4_3a
+
+rowlast4_3a:
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
 	WORD $0x4f8d1093 // fmla v19.4s, v4.4s, v13.s[0]
 	WORD $0x4f8d10b4 // fmla v20.4s, v5.4s, v13.s[0]
+	WORD $0x4f8d10d5 // fmla v21.4s, v6.4s, v13.s[0]
 	WORD $0x4f8e1096 // fmla v22.4s, v4.4s, v14.s[0]
 	WORD $0x4f8e10b7 // fmla v23.4s, v5.4s, v14.s[0]
+	WORD $0x4f8e10d8 // fmla v24.4s, v6.4s, v14.s[0]
 	WORD $0x4f8f1099 // fmla v25.4s, v4.4s, v15.s[0]
 	WORD $0x4f8f10ba // fmla v26.4s, v5.4s, v15.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V2.H4]
-	WORD $0x2e613848 // shll v8.4s, v2.4h, #16
-	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
-	WORD $0x4f8d1115 // fmla v21.4s, v8.4s, v13.s[0]
-	WORD $0x4f8e1118 // fmla v24.4s, v8.4s, v14.s[0]
-	WORD $0x4f8f111b // fmla v27.4s, v8.4s, v15.s[0]
-	ADD R5, R11
-	SUBS $1, R14, R14
-	BNE row4_3
+	WORD $0x4f8f10db // fmla v27.4s, v6.4s, v15.s[0]
+	B rowdone4_3
+
+rowlast4_3b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
+	WORD $0x4f8d1134 // fmla v20.4s, v9.4s, v13.s[0]
+	WORD $0x4f8d1155 // fmla v21.4s, v10.4s, v13.s[0]
+	WORD $0x4f8e1116 // fmla v22.4s, v8.4s, v14.s[0]
+	WORD $0x4f8e1137 // fmla v23.4s, v9.4s, v14.s[0]
+	WORD $0x4f8e1158 // fmla v24.4s, v10.4s, v14.s[0]
+	WORD $0x4f8f1119 // fmla v25.4s, v8.4s, v15.s[0]
+	WORD $0x4f8f113a // fmla v26.4s, v9.4s, v15.s[0]
+	WORD $0x4f8f115b // fmla v27.4s, v10.4s, v15.s[0]
 
 rowdone4_3:
 	ADD R6<<2, R0, R26
@@ -6259,40 +7602,121 @@ pass4_4:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone4_4
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	VLD1.P 8(R15), [V1.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V2.H4]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x2e613847 // shll v7.4s, v2.4h, #16
 
-row4_4:
+row4_4a:
 	FMOVS 1024(R13), F13
 	FMOVS 2048(R13), F14
 	FMOVS 3072(R13), F15
 	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast4_4a
+	ADD R5, R11
 	MOVD R11, R15
 	VLD1.P 16(R15), [V0.H8]
+	VLD1.P 8(R15), [V1.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V2.H4]
+	WORD $0x2e613808 // shll v8.4s, v0.4h, #16
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1094 // fmla v20.4s, v4.4s, v13.s[0]
+	WORD $0x4f8e1098 // fmla v24.4s, v4.4s, v14.s[0]
+	WORD $0x4f8f109c // fmla v28.4s, v4.4s, v15.s[0]
+	WORD $0x6e613809 // shll2 v9.4s, v0.8h, #16
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d10b5 // fmla v21.4s, v5.4s, v13.s[0]
+	WORD $0x4f8e10b9 // fmla v25.4s, v5.4s, v14.s[0]
+	WORD $0x4f8f10bd // fmla v29.4s, v5.4s, v15.s[0]
+	WORD $0x2e61382a // shll v10.4s, v1.4h, #16
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8d10d6 // fmla v22.4s, v6.4s, v13.s[0]
+	WORD $0x4f8e10da // fmla v26.4s, v6.4s, v14.s[0]
+	WORD $0x4f8f10de // fmla v30.4s, v6.4s, v15.s[0]
+	WORD $0x2e61384b // shll v11.4s, v2.4h, #16
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+	WORD $0x4f8d10f7 // fmla v23.4s, v7.4s, v13.s[0]
+	WORD $0x4f8e10fb // fmla v27.4s, v7.4s, v14.s[0]
+	WORD $0x4f8f10ff // fmla v31.4s, v7.4s, v15.s[0]
+
+row4_4b:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS 3072(R13), F15
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast4_4b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V0.H8]
+	VLD1.P 8(R15), [V1.H4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V2.H4]
 	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1114 // fmla v20.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1118 // fmla v24.4s, v8.4s, v14.s[0]
+	WORD $0x4f8f111c // fmla v28.4s, v8.4s, v15.s[0]
 	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1135 // fmla v21.4s, v9.4s, v13.s[0]
+	WORD $0x4f8e1139 // fmla v25.4s, v9.4s, v14.s[0]
+	WORD $0x4f8f113d // fmla v29.4s, v9.4s, v15.s[0]
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8d1156 // fmla v22.4s, v10.4s, v13.s[0]
+	WORD $0x4f8e115a // fmla v26.4s, v10.4s, v14.s[0]
+	WORD $0x4f8f115e // fmla v30.4s, v10.4s, v15.s[0]
+	WORD $0x2e613847 // shll v7.4s, v2.4h, #16
+	WORD $0x4f8c1173 // fmla v19.4s, v11.4s, v12.s[0]
+	WORD $0x4f8d1177 // fmla v23.4s, v11.4s, v13.s[0]
+	WORD $0x4f8e117b // fmla v27.4s, v11.4s, v14.s[0]
+	WORD $0x4f8f117f // fmla v31.4s, v11.4s, v15.s[0]
+	B row4_4a
+
+rowlast4_4a:
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
 	WORD $0x4f8d1094 // fmla v20.4s, v4.4s, v13.s[0]
 	WORD $0x4f8d10b5 // fmla v21.4s, v5.4s, v13.s[0]
+	WORD $0x4f8d10d6 // fmla v22.4s, v6.4s, v13.s[0]
+	WORD $0x4f8d10f7 // fmla v23.4s, v7.4s, v13.s[0]
 	WORD $0x4f8e1098 // fmla v24.4s, v4.4s, v14.s[0]
 	WORD $0x4f8e10b9 // fmla v25.4s, v5.4s, v14.s[0]
+	WORD $0x4f8e10da // fmla v26.4s, v6.4s, v14.s[0]
+	WORD $0x4f8e10fb // fmla v27.4s, v7.4s, v14.s[0]
 	WORD $0x4f8f109c // fmla v28.4s, v4.4s, v15.s[0]
 	WORD $0x4f8f10bd // fmla v29.4s, v5.4s, v15.s[0]
-	VLD1.P 8(R15), [V2.H4]
-	WORD $0x2e613848 // shll v8.4s, v2.4h, #16
-	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
-	WORD $0x4f8d1116 // fmla v22.4s, v8.4s, v13.s[0]
-	WORD $0x4f8e111a // fmla v26.4s, v8.4s, v14.s[0]
-	WORD $0x4f8f111e // fmla v30.4s, v8.4s, v15.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V0.H4]
-	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
-	WORD $0x4f8c1093 // fmla v19.4s, v4.4s, v12.s[0]
-	WORD $0x4f8d1097 // fmla v23.4s, v4.4s, v13.s[0]
-	WORD $0x4f8e109b // fmla v27.4s, v4.4s, v14.s[0]
-	WORD $0x4f8f109f // fmla v31.4s, v4.4s, v15.s[0]
-	ADD R5, R11
-	SUBS $1, R14, R14
-	BNE row4_4
+	WORD $0x4f8f10de // fmla v30.4s, v6.4s, v15.s[0]
+	WORD $0x4f8f10ff // fmla v31.4s, v7.4s, v15.s[0]
+	B rowdone4_4
+
+rowlast4_4b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8c1173 // fmla v19.4s, v11.4s, v12.s[0]
+	WORD $0x4f8d1114 // fmla v20.4s, v8.4s, v13.s[0]
+	WORD $0x4f8d1135 // fmla v21.4s, v9.4s, v13.s[0]
+	WORD $0x4f8d1156 // fmla v22.4s, v10.4s, v13.s[0]
+	WORD $0x4f8d1177 // fmla v23.4s, v11.4s, v13.s[0]
+	WORD $0x4f8e1118 // fmla v24.4s, v8.4s, v14.s[0]
+	WORD $0x4f8e1139 // fmla v25.4s, v9.4s, v14.s[0]
+	WORD $0x4f8e115a // fmla v26.4s, v10.4s, v14.s[0]
+	WORD $0x4f8e117b // fmla v27.4s, v11.4s, v14.s[0]
+	WORD $0x4f8f111c // fmla v28.4s, v8.4s, v15.s[0]
+	WORD $0x4f8f113d // fmla v29.4s, v9.4s, v15.s[0]
+	WORD $0x4f8f115e // fmla v30.4s, v10.4s, v15.s[0]
+	WORD $0x4f8f117f // fmla v31.4s, v11.4s, v15.s[0]
 
 rowdone4_4:
 	ADD R6<<2, R0, R26
@@ -7857,16 +9281,34 @@ pass1_1:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone1_1
-
-row1_1:
-	FMOVS.P 4(R13), F12
-	MOVD R11, R15
 	ADD R12, R11, R15
 	VLD1 (R15), [V4.S4]
-	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
-	ADD R5, R11
+
+row1_1a:
+	FMOVS.P 4(R13), F12
 	SUBS $1, R14, R14
-	BNE row1_1
+	BEQ rowlast1_1a
+	ADD R5, R11
+	ADD R12, R11, R15
+	VLD1 (R15), [V8.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+
+row1_1b:
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast1_1b
+	ADD R5, R11
+	ADD R12, R11, R15
+	VLD1 (R15), [V4.S4]
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	B row1_1a
+
+rowlast1_1a:
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	B rowdone1_1
+
+rowlast1_1b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
 
 rowdone1_1:
 	ADD R6<<2, R0, R26
@@ -7887,18 +9329,44 @@ pass1_2:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone1_2
-
-row1_2:
-	FMOVS.P 4(R13), F12
 	MOVD R11, R15
 	VLD1.P 16(R15), [V4.S4]
-	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	ADD R12, R11, R15
-	VLD1 (R15), [V8.S4]
-	WORD $0x4f8c1111 // fmla v17.4s, v8.4s, v12.s[0]
-	ADD R5, R11
+	VLD1 (R15), [V5.S4]
+
+row1_2a:
+	FMOVS.P 4(R13), F12
 	SUBS $1, R14, R14
-	BNE row1_2
+	BEQ rowlast1_2a
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V8.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V9.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+
+row1_2b:
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast1_2b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V4.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V5.S4]
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	B row1_2a
+
+rowlast1_2a:
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	B rowdone1_2
+
+rowlast1_2b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
 
 rowdone1_2:
 	ADD R6<<2, R0, R26
@@ -7920,19 +9388,48 @@ pass1_3:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone1_3
-
-row1_3:
-	FMOVS.P 4(R13), F12
 	MOVD R11, R15
 	VLD1.P 32(R15), [V4.S4, V5.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V6.S4]
+
+row1_3a:
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast1_3a
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 32(R15), [V8.S4, V9.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V10.S4]
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V8.S4]
-	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
-	ADD R5, R11
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+
+row1_3b:
+	FMOVS.P 4(R13), F12
 	SUBS $1, R14, R14
-	BNE row1_3
+	BEQ rowlast1_3b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 32(R15), [V4.S4, V5.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V6.S4]
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	B row1_3a
+
+rowlast1_3a:
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	B rowdone1_3
+
+rowlast1_3b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
 
 rowdone1_3:
 	ADD R6<<2, R0, R26
@@ -7954,21 +9451,55 @@ pass1_4:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone1_4
-
-row1_4:
-	FMOVS.P 4(R13), F12
 	MOVD R11, R15
 	VLD1.P 32(R15), [V4.S4, V5.S4]
+	VLD1.P 16(R15), [V6.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V7.S4]
+
+row1_4a:
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast1_4a
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 32(R15), [V8.S4, V9.S4]
+	VLD1.P 16(R15), [V10.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V11.S4]
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
-	VLD1.P 16(R15), [V8.S4]
-	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V4.S4]
-	WORD $0x4f8c1093 // fmla v19.4s, v4.4s, v12.s[0]
-	ADD R5, R11
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+
+row1_4b:
+	FMOVS.P 4(R13), F12
 	SUBS $1, R14, R14
-	BNE row1_4
+	BEQ rowlast1_4b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 32(R15), [V4.S4, V5.S4]
+	VLD1.P 16(R15), [V6.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V7.S4]
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8c1173 // fmla v19.4s, v11.4s, v12.s[0]
+	B row1_4a
+
+rowlast1_4a:
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+	B rowdone1_4
+
+rowlast1_4b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8c1173 // fmla v19.4s, v11.4s, v12.s[0]
 
 rowdone1_4:
 	ADD R6<<2, R0, R26
@@ -8557,18 +10088,40 @@ pass2_1:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone2_1
-
-row2_1:
-	FMOVS 1024(R13), F13
-	FMOVS.P 4(R13), F12
-	MOVD R11, R15
 	ADD R12, R11, R15
 	VLD1 (R15), [V4.S4]
+
+row2_1a:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast2_1a
+	ADD R5, R11
+	ADD R12, R11, R15
+	VLD1 (R15), [V8.S4]
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8d1091 // fmla v17.4s, v4.4s, v13.s[0]
-	ADD R5, R11
+
+row2_1b:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
 	SUBS $1, R14, R14
-	BNE row2_1
+	BEQ rowlast2_1b
+	ADD R5, R11
+	ADD R12, R11, R15
+	VLD1 (R15), [V4.S4]
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1111 // fmla v17.4s, v8.4s, v13.s[0]
+	B row2_1a
+
+rowlast2_1a:
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1091 // fmla v17.4s, v4.4s, v13.s[0]
+	B rowdone2_1
+
+rowlast2_1b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1111 // fmla v17.4s, v8.4s, v13.s[0]
 
 rowdone2_1:
 	ADD R6<<2, R0, R26
@@ -8598,21 +10151,54 @@ pass2_2:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone2_2
-
-row2_2:
-	FMOVS 1024(R13), F13
-	FMOVS.P 4(R13), F12
 	MOVD R11, R15
 	VLD1.P 16(R15), [V4.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V5.S4]
+
+row2_2a:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast2_2a
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V8.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V9.S4]
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8d1092 // fmla v18.4s, v4.4s, v13.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V8.S4]
-	WORD $0x4f8c1111 // fmla v17.4s, v8.4s, v12.s[0]
-	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
-	ADD R5, R11
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d10b3 // fmla v19.4s, v5.4s, v13.s[0]
+
+row2_2b:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
 	SUBS $1, R14, R14
-	BNE row2_2
+	BEQ rowlast2_2b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V4.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V5.S4]
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1112 // fmla v18.4s, v8.4s, v13.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1133 // fmla v19.4s, v9.4s, v13.s[0]
+	B row2_2a
+
+rowlast2_2a:
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d1092 // fmla v18.4s, v4.4s, v13.s[0]
+	WORD $0x4f8d10b3 // fmla v19.4s, v5.4s, v13.s[0]
+	B rowdone2_2
+
+rowlast2_2b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1112 // fmla v18.4s, v8.4s, v13.s[0]
+	WORD $0x4f8d1133 // fmla v19.4s, v9.4s, v13.s[0]
 
 rowdone2_2:
 	ADD R6<<2, R0, R26
@@ -8644,23 +10230,62 @@ pass2_3:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone2_3
-
-row2_3:
-	FMOVS 1024(R13), F13
-	FMOVS.P 4(R13), F12
 	MOVD R11, R15
 	VLD1.P 32(R15), [V4.S4, V5.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V6.S4]
+
+row2_3a:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast2_3a
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 32(R15), [V8.S4, V9.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V10.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1093 // fmla v19.4s, v4.4s, v13.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d10b4 // fmla v20.4s, v5.4s, v13.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8d10d5 // fmla v21.4s, v6.4s, v13.s[0]
+
+row2_3b:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast2_3b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 32(R15), [V4.S4, V5.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V6.S4]
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1134 // fmla v20.4s, v9.4s, v13.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8d1155 // fmla v21.4s, v10.4s, v13.s[0]
+	B row2_3a
+
+rowlast2_3a:
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
 	WORD $0x4f8d1093 // fmla v19.4s, v4.4s, v13.s[0]
 	WORD $0x4f8d10b4 // fmla v20.4s, v5.4s, v13.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V8.S4]
-	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
-	WORD $0x4f8d1115 // fmla v21.4s, v8.4s, v13.s[0]
-	ADD R5, R11
-	SUBS $1, R14, R14
-	BNE row2_3
+	WORD $0x4f8d10d5 // fmla v21.4s, v6.4s, v13.s[0]
+	B rowdone2_3
+
+rowlast2_3b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
+	WORD $0x4f8d1134 // fmla v20.4s, v9.4s, v13.s[0]
+	WORD $0x4f8d1155 // fmla v21.4s, v10.4s, v13.s[0]
 
 rowdone2_3:
 	ADD R6<<2, R0, R26
@@ -8692,26 +10317,73 @@ pass2_4:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone2_4
-
-row2_4:
-	FMOVS 1024(R13), F13
-	FMOVS.P 4(R13), F12
 	MOVD R11, R15
 	VLD1.P 32(R15), [V4.S4, V5.S4]
+	VLD1.P 16(R15), [V6.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V7.S4]
+
+row2_4a:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast2_4a
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 32(R15), [V8.S4, V9.S4]
+	VLD1.P 16(R15), [V10.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V11.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1094 // fmla v20.4s, v4.4s, v13.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d10b5 // fmla v21.4s, v5.4s, v13.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8d10d6 // fmla v22.4s, v6.4s, v13.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+	WORD $0x4f8d10f7 // fmla v23.4s, v7.4s, v13.s[0]
+
+row2_4b:
+	FMOVS 1024(R13), F13
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast2_4b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 32(R15), [V4.S4, V5.S4]
+	VLD1.P 16(R15), [V6.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V7.S4]
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1114 // fmla v20.4s, v8.4s, v13.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1135 // fmla v21.4s, v9.4s, v13.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8d1156 // fmla v22.4s, v10.4s, v13.s[0]
+	WORD $0x4f8c1173 // fmla v19.4s, v11.4s, v12.s[0]
+	WORD $0x4f8d1177 // fmla v23.4s, v11.4s, v13.s[0]
+	B row2_4a
+
+rowlast2_4a:
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
 	WORD $0x4f8d1094 // fmla v20.4s, v4.4s, v13.s[0]
 	WORD $0x4f8d10b5 // fmla v21.4s, v5.4s, v13.s[0]
-	VLD1.P 16(R15), [V8.S4]
-	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
-	WORD $0x4f8d1116 // fmla v22.4s, v8.4s, v13.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V4.S4]
-	WORD $0x4f8c1093 // fmla v19.4s, v4.4s, v12.s[0]
-	WORD $0x4f8d1097 // fmla v23.4s, v4.4s, v13.s[0]
-	ADD R5, R11
-	SUBS $1, R14, R14
-	BNE row2_4
+	WORD $0x4f8d10d6 // fmla v22.4s, v6.4s, v13.s[0]
+	WORD $0x4f8d10f7 // fmla v23.4s, v7.4s, v13.s[0]
+	B rowdone2_4
+
+rowlast2_4b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8c1173 // fmla v19.4s, v11.4s, v12.s[0]
+	WORD $0x4f8d1114 // fmla v20.4s, v8.4s, v13.s[0]
+	WORD $0x4f8d1135 // fmla v21.4s, v9.4s, v13.s[0]
+	WORD $0x4f8d1156 // fmla v22.4s, v10.4s, v13.s[0]
+	WORD $0x4f8d1177 // fmla v23.4s, v11.4s, v13.s[0]
 
 rowdone2_4:
 	ADD R6<<2, R0, R26
@@ -8981,20 +10653,46 @@ pass3_1:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone3_1
+	ADD R12, R11, R15
+	VLD1 (R15), [V4.S4]
 
-row3_1:
+row3_1a:
 	FMOVS 1024(R13), F13
 	FMOVS 2048(R13), F14
 	FMOVS.P 4(R13), F12
-	MOVD R11, R15
+	SUBS $1, R14, R14
+	BEQ rowlast3_1a
+	ADD R5, R11
 	ADD R12, R11, R15
-	VLD1 (R15), [V4.S4]
+	VLD1 (R15), [V8.S4]
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8d1091 // fmla v17.4s, v4.4s, v13.s[0]
 	WORD $0x4f8e1092 // fmla v18.4s, v4.4s, v14.s[0]
-	ADD R5, R11
+
+row3_1b:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS.P 4(R13), F12
 	SUBS $1, R14, R14
-	BNE row3_1
+	BEQ rowlast3_1b
+	ADD R5, R11
+	ADD R12, R11, R15
+	VLD1 (R15), [V4.S4]
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1111 // fmla v17.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1112 // fmla v18.4s, v8.4s, v14.s[0]
+	B row3_1a
+
+rowlast3_1a:
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1091 // fmla v17.4s, v4.4s, v13.s[0]
+	WORD $0x4f8e1092 // fmla v18.4s, v4.4s, v14.s[0]
+	B rowdone3_1
+
+rowlast3_1b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1111 // fmla v17.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1112 // fmla v18.4s, v8.4s, v14.s[0]
 
 rowdone3_1:
 	ADD R6<<2, R0, R26
@@ -9033,24 +10731,64 @@ pass3_2:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone3_2
+	MOVD R11, R15
+	VLD1.P 16(R15), [V4.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V5.S4]
 
-row3_2:
+row3_2a:
 	FMOVS 1024(R13), F13
 	FMOVS 2048(R13), F14
 	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast3_2a
+	ADD R5, R11
 	MOVD R11, R15
-	VLD1.P 16(R15), [V4.S4]
+	VLD1.P 16(R15), [V8.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V9.S4]
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8d1092 // fmla v18.4s, v4.4s, v13.s[0]
 	WORD $0x4f8e1094 // fmla v20.4s, v4.4s, v14.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V8.S4]
-	WORD $0x4f8c1111 // fmla v17.4s, v8.4s, v12.s[0]
-	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
-	WORD $0x4f8e1115 // fmla v21.4s, v8.4s, v14.s[0]
-	ADD R5, R11
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d10b3 // fmla v19.4s, v5.4s, v13.s[0]
+	WORD $0x4f8e10b5 // fmla v21.4s, v5.4s, v14.s[0]
+
+row3_2b:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS.P 4(R13), F12
 	SUBS $1, R14, R14
-	BNE row3_2
+	BEQ rowlast3_2b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V4.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V5.S4]
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1112 // fmla v18.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1114 // fmla v20.4s, v8.4s, v14.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1133 // fmla v19.4s, v9.4s, v13.s[0]
+	WORD $0x4f8e1135 // fmla v21.4s, v9.4s, v14.s[0]
+	B row3_2a
+
+rowlast3_2a:
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d1092 // fmla v18.4s, v4.4s, v13.s[0]
+	WORD $0x4f8d10b3 // fmla v19.4s, v5.4s, v13.s[0]
+	WORD $0x4f8e1094 // fmla v20.4s, v4.4s, v14.s[0]
+	WORD $0x4f8e10b5 // fmla v21.4s, v5.4s, v14.s[0]
+	B rowdone3_2
+
+rowlast3_2b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1112 // fmla v18.4s, v8.4s, v13.s[0]
+	WORD $0x4f8d1133 // fmla v19.4s, v9.4s, v13.s[0]
+	WORD $0x4f8e1114 // fmla v20.4s, v8.4s, v14.s[0]
+	WORD $0x4f8e1135 // fmla v21.4s, v9.4s, v14.s[0]
 
 rowdone3_2:
 	ADD R6<<2, R0, R26
@@ -9092,27 +10830,76 @@ pass3_3:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone3_3
+	MOVD R11, R15
+	VLD1.P 32(R15), [V4.S4, V5.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V6.S4]
 
-row3_3:
+row3_3a:
 	FMOVS 1024(R13), F13
 	FMOVS 2048(R13), F14
 	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast3_3a
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 32(R15), [V8.S4, V9.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V10.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1093 // fmla v19.4s, v4.4s, v13.s[0]
+	WORD $0x4f8e1096 // fmla v22.4s, v4.4s, v14.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d10b4 // fmla v20.4s, v5.4s, v13.s[0]
+	WORD $0x4f8e10b7 // fmla v23.4s, v5.4s, v14.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8d10d5 // fmla v21.4s, v6.4s, v13.s[0]
+	WORD $0x4f8e10d8 // fmla v24.4s, v6.4s, v14.s[0]
+
+row3_3b:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast3_3b
+	ADD R5, R11
 	MOVD R11, R15
 	VLD1.P 32(R15), [V4.S4, V5.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V6.S4]
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1116 // fmla v22.4s, v8.4s, v14.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1134 // fmla v20.4s, v9.4s, v13.s[0]
+	WORD $0x4f8e1137 // fmla v23.4s, v9.4s, v14.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8d1155 // fmla v21.4s, v10.4s, v13.s[0]
+	WORD $0x4f8e1158 // fmla v24.4s, v10.4s, v14.s[0]
+	B row3_3a
+
+rowlast3_3a:
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
 	WORD $0x4f8d1093 // fmla v19.4s, v4.4s, v13.s[0]
 	WORD $0x4f8d10b4 // fmla v20.4s, v5.4s, v13.s[0]
+	WORD $0x4f8d10d5 // fmla v21.4s, v6.4s, v13.s[0]
 	WORD $0x4f8e1096 // fmla v22.4s, v4.4s, v14.s[0]
 	WORD $0x4f8e10b7 // fmla v23.4s, v5.4s, v14.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V8.S4]
-	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
-	WORD $0x4f8d1115 // fmla v21.4s, v8.4s, v13.s[0]
-	WORD $0x4f8e1118 // fmla v24.4s, v8.4s, v14.s[0]
-	ADD R5, R11
-	SUBS $1, R14, R14
-	BNE row3_3
+	WORD $0x4f8e10d8 // fmla v24.4s, v6.4s, v14.s[0]
+	B rowdone3_3
+
+rowlast3_3b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
+	WORD $0x4f8d1134 // fmla v20.4s, v9.4s, v13.s[0]
+	WORD $0x4f8d1155 // fmla v21.4s, v10.4s, v13.s[0]
+	WORD $0x4f8e1116 // fmla v22.4s, v8.4s, v14.s[0]
+	WORD $0x4f8e1137 // fmla v23.4s, v9.4s, v14.s[0]
+	WORD $0x4f8e1158 // fmla v24.4s, v10.4s, v14.s[0]
 
 rowdone3_3:
 	ADD R6<<2, R0, R26
@@ -9154,31 +10941,91 @@ pass3_4:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone3_4
+	MOVD R11, R15
+	VLD1.P 32(R15), [V4.S4, V5.S4]
+	VLD1.P 16(R15), [V6.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V7.S4]
 
-row3_4:
+row3_4a:
 	FMOVS 1024(R13), F13
 	FMOVS 2048(R13), F14
 	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast3_4a
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 32(R15), [V8.S4, V9.S4]
+	VLD1.P 16(R15), [V10.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V11.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1094 // fmla v20.4s, v4.4s, v13.s[0]
+	WORD $0x4f8e1098 // fmla v24.4s, v4.4s, v14.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d10b5 // fmla v21.4s, v5.4s, v13.s[0]
+	WORD $0x4f8e10b9 // fmla v25.4s, v5.4s, v14.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8d10d6 // fmla v22.4s, v6.4s, v13.s[0]
+	WORD $0x4f8e10da // fmla v26.4s, v6.4s, v14.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+	WORD $0x4f8d10f7 // fmla v23.4s, v7.4s, v13.s[0]
+	WORD $0x4f8e10fb // fmla v27.4s, v7.4s, v14.s[0]
+
+row3_4b:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast3_4b
+	ADD R5, R11
 	MOVD R11, R15
 	VLD1.P 32(R15), [V4.S4, V5.S4]
+	VLD1.P 16(R15), [V6.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V7.S4]
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1114 // fmla v20.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1118 // fmla v24.4s, v8.4s, v14.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1135 // fmla v21.4s, v9.4s, v13.s[0]
+	WORD $0x4f8e1139 // fmla v25.4s, v9.4s, v14.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8d1156 // fmla v22.4s, v10.4s, v13.s[0]
+	WORD $0x4f8e115a // fmla v26.4s, v10.4s, v14.s[0]
+	WORD $0x4f8c1173 // fmla v19.4s, v11.4s, v12.s[0]
+	WORD $0x4f8d1177 // fmla v23.4s, v11.4s, v13.s[0]
+	WORD $0x4f8e117b // fmla v27.4s, v11.4s, v14.s[0]
+	B row3_4a
+
+rowlast3_4a:
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
 	WORD $0x4f8d1094 // fmla v20.4s, v4.4s, v13.s[0]
 	WORD $0x4f8d10b5 // fmla v21.4s, v5.4s, v13.s[0]
+	WORD $0x4f8d10d6 // fmla v22.4s, v6.4s, v13.s[0]
+	WORD $0x4f8d10f7 // fmla v23.4s, v7.4s, v13.s[0]
 	WORD $0x4f8e1098 // fmla v24.4s, v4.4s, v14.s[0]
 	WORD $0x4f8e10b9 // fmla v25.4s, v5.4s, v14.s[0]
-	VLD1.P 16(R15), [V8.S4]
-	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
-	WORD $0x4f8d1116 // fmla v22.4s, v8.4s, v13.s[0]
-	WORD $0x4f8e111a // fmla v26.4s, v8.4s, v14.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V4.S4]
-	WORD $0x4f8c1093 // fmla v19.4s, v4.4s, v12.s[0]
-	WORD $0x4f8d1097 // fmla v23.4s, v4.4s, v13.s[0]
-	WORD $0x4f8e109b // fmla v27.4s, v4.4s, v14.s[0]
-	ADD R5, R11
-	SUBS $1, R14, R14
-	BNE row3_4
+	WORD $0x4f8e10da // fmla v26.4s, v6.4s, v14.s[0]
+	WORD $0x4f8e10fb // fmla v27.4s, v7.4s, v14.s[0]
+	B rowdone3_4
+
+rowlast3_4b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8c1173 // fmla v19.4s, v11.4s, v12.s[0]
+	WORD $0x4f8d1114 // fmla v20.4s, v8.4s, v13.s[0]
+	WORD $0x4f8d1135 // fmla v21.4s, v9.4s, v13.s[0]
+	WORD $0x4f8d1156 // fmla v22.4s, v10.4s, v13.s[0]
+	WORD $0x4f8d1177 // fmla v23.4s, v11.4s, v13.s[0]
+	WORD $0x4f8e1118 // fmla v24.4s, v8.4s, v14.s[0]
+	WORD $0x4f8e1139 // fmla v25.4s, v9.4s, v14.s[0]
+	WORD $0x4f8e115a // fmla v26.4s, v10.4s, v14.s[0]
+	WORD $0x4f8e117b // fmla v27.4s, v11.4s, v14.s[0]
 
 rowdone3_4:
 	ADD R6<<2, R0, R26
@@ -9289,22 +11136,52 @@ pass4_1:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone4_1
+	ADD R12, R11, R15
+	VLD1 (R15), [V4.S4]
 
-row4_1:
+row4_1a:
 	FMOVS 1024(R13), F13
 	FMOVS 2048(R13), F14
 	FMOVS 3072(R13), F15
 	FMOVS.P 4(R13), F12
-	MOVD R11, R15
+	SUBS $1, R14, R14
+	BEQ rowlast4_1a
+	ADD R5, R11
 	ADD R12, R11, R15
-	VLD1 (R15), [V4.S4]
+	VLD1 (R15), [V8.S4]
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8d1091 // fmla v17.4s, v4.4s, v13.s[0]
 	WORD $0x4f8e1092 // fmla v18.4s, v4.4s, v14.s[0]
 	WORD $0x4f8f1093 // fmla v19.4s, v4.4s, v15.s[0]
-	ADD R5, R11
+
+row4_1b:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS 3072(R13), F15
+	FMOVS.P 4(R13), F12
 	SUBS $1, R14, R14
-	BNE row4_1
+	BEQ rowlast4_1b
+	ADD R5, R11
+	ADD R12, R11, R15
+	VLD1 (R15), [V4.S4]
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1111 // fmla v17.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1112 // fmla v18.4s, v8.4s, v14.s[0]
+	WORD $0x4f8f1113 // fmla v19.4s, v8.4s, v15.s[0]
+	B row4_1a
+
+rowlast4_1a:
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1091 // fmla v17.4s, v4.4s, v13.s[0]
+	WORD $0x4f8e1092 // fmla v18.4s, v4.4s, v14.s[0]
+	WORD $0x4f8f1093 // fmla v19.4s, v4.4s, v15.s[0]
+	B rowdone4_1
+
+rowlast4_1b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1111 // fmla v17.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1112 // fmla v18.4s, v8.4s, v14.s[0]
+	WORD $0x4f8f1113 // fmla v19.4s, v8.4s, v15.s[0]
 
 rowdone4_1:
 	ADD R6<<2, R0, R26
@@ -9352,27 +11229,74 @@ pass4_2:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone4_2
+	MOVD R11, R15
+	VLD1.P 16(R15), [V4.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V5.S4]
 
-row4_2:
+row4_2a:
 	FMOVS 1024(R13), F13
 	FMOVS 2048(R13), F14
 	FMOVS 3072(R13), F15
 	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast4_2a
+	ADD R5, R11
 	MOVD R11, R15
-	VLD1.P 16(R15), [V4.S4]
+	VLD1.P 16(R15), [V8.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V9.S4]
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8d1092 // fmla v18.4s, v4.4s, v13.s[0]
 	WORD $0x4f8e1094 // fmla v20.4s, v4.4s, v14.s[0]
 	WORD $0x4f8f1096 // fmla v22.4s, v4.4s, v15.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V8.S4]
-	WORD $0x4f8c1111 // fmla v17.4s, v8.4s, v12.s[0]
-	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
-	WORD $0x4f8e1115 // fmla v21.4s, v8.4s, v14.s[0]
-	WORD $0x4f8f1117 // fmla v23.4s, v8.4s, v15.s[0]
-	ADD R5, R11
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d10b3 // fmla v19.4s, v5.4s, v13.s[0]
+	WORD $0x4f8e10b5 // fmla v21.4s, v5.4s, v14.s[0]
+	WORD $0x4f8f10b7 // fmla v23.4s, v5.4s, v15.s[0]
+
+row4_2b:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS 3072(R13), F15
+	FMOVS.P 4(R13), F12
 	SUBS $1, R14, R14
-	BNE row4_2
+	BEQ rowlast4_2b
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 16(R15), [V4.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V5.S4]
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1112 // fmla v18.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1114 // fmla v20.4s, v8.4s, v14.s[0]
+	WORD $0x4f8f1116 // fmla v22.4s, v8.4s, v15.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1133 // fmla v19.4s, v9.4s, v13.s[0]
+	WORD $0x4f8e1135 // fmla v21.4s, v9.4s, v14.s[0]
+	WORD $0x4f8f1137 // fmla v23.4s, v9.4s, v15.s[0]
+	B row4_2a
+
+rowlast4_2a:
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d1092 // fmla v18.4s, v4.4s, v13.s[0]
+	WORD $0x4f8d10b3 // fmla v19.4s, v5.4s, v13.s[0]
+	WORD $0x4f8e1094 // fmla v20.4s, v4.4s, v14.s[0]
+	WORD $0x4f8e10b5 // fmla v21.4s, v5.4s, v14.s[0]
+	WORD $0x4f8f1096 // fmla v22.4s, v4.4s, v15.s[0]
+	WORD $0x4f8f10b7 // fmla v23.4s, v5.4s, v15.s[0]
+	B rowdone4_2
+
+rowlast4_2b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1112 // fmla v18.4s, v8.4s, v13.s[0]
+	WORD $0x4f8d1133 // fmla v19.4s, v9.4s, v13.s[0]
+	WORD $0x4f8e1114 // fmla v20.4s, v8.4s, v14.s[0]
+	WORD $0x4f8e1135 // fmla v21.4s, v9.4s, v14.s[0]
+	WORD $0x4f8f1116 // fmla v22.4s, v8.4s, v15.s[0]
+	WORD $0x4f8f1137 // fmla v23.4s, v9.4s, v15.s[0]
 
 rowdone4_2:
 	ADD R6<<2, R0, R26
@@ -9424,31 +11348,90 @@ pass4_3:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone4_3
+	MOVD R11, R15
+	VLD1.P 32(R15), [V4.S4, V5.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V6.S4]
 
-row4_3:
+row4_3a:
 	FMOVS 1024(R13), F13
 	FMOVS 2048(R13), F14
 	FMOVS 3072(R13), F15
 	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast4_3a
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 32(R15), [V8.S4, V9.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V10.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1093 // fmla v19.4s, v4.4s, v13.s[0]
+	WORD $0x4f8e1096 // fmla v22.4s, v4.4s, v14.s[0]
+	WORD $0x4f8f1099 // fmla v25.4s, v4.4s, v15.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d10b4 // fmla v20.4s, v5.4s, v13.s[0]
+	WORD $0x4f8e10b7 // fmla v23.4s, v5.4s, v14.s[0]
+	WORD $0x4f8f10ba // fmla v26.4s, v5.4s, v15.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8d10d5 // fmla v21.4s, v6.4s, v13.s[0]
+	WORD $0x4f8e10d8 // fmla v24.4s, v6.4s, v14.s[0]
+	WORD $0x4f8f10db // fmla v27.4s, v6.4s, v15.s[0]
+
+row4_3b:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS 3072(R13), F15
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast4_3b
+	ADD R5, R11
 	MOVD R11, R15
 	VLD1.P 32(R15), [V4.S4, V5.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V6.S4]
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1116 // fmla v22.4s, v8.4s, v14.s[0]
+	WORD $0x4f8f1119 // fmla v25.4s, v8.4s, v15.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1134 // fmla v20.4s, v9.4s, v13.s[0]
+	WORD $0x4f8e1137 // fmla v23.4s, v9.4s, v14.s[0]
+	WORD $0x4f8f113a // fmla v26.4s, v9.4s, v15.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8d1155 // fmla v21.4s, v10.4s, v13.s[0]
+	WORD $0x4f8e1158 // fmla v24.4s, v10.4s, v14.s[0]
+	WORD $0x4f8f115b // fmla v27.4s, v10.4s, v15.s[0]
+	B row4_3a
+
+rowlast4_3a:
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
 	WORD $0x4f8d1093 // fmla v19.4s, v4.4s, v13.s[0]
 	WORD $0x4f8d10b4 // fmla v20.4s, v5.4s, v13.s[0]
+	WORD $0x4f8d10d5 // fmla v21.4s, v6.4s, v13.s[0]
 	WORD $0x4f8e1096 // fmla v22.4s, v4.4s, v14.s[0]
 	WORD $0x4f8e10b7 // fmla v23.4s, v5.4s, v14.s[0]
+	WORD $0x4f8e10d8 // fmla v24.4s, v6.4s, v14.s[0]
 	WORD $0x4f8f1099 // fmla v25.4s, v4.4s, v15.s[0]
 	WORD $0x4f8f10ba // fmla v26.4s, v5.4s, v15.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V8.S4]
-	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
-	WORD $0x4f8d1115 // fmla v21.4s, v8.4s, v13.s[0]
-	WORD $0x4f8e1118 // fmla v24.4s, v8.4s, v14.s[0]
-	WORD $0x4f8f111b // fmla v27.4s, v8.4s, v15.s[0]
-	ADD R5, R11
-	SUBS $1, R14, R14
-	BNE row4_3
+	WORD $0x4f8f10db // fmla v27.4s, v6.4s, v15.s[0]
+	B rowdone4_3
+
+rowlast4_3b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8d1113 // fmla v19.4s, v8.4s, v13.s[0]
+	WORD $0x4f8d1134 // fmla v20.4s, v9.4s, v13.s[0]
+	WORD $0x4f8d1155 // fmla v21.4s, v10.4s, v13.s[0]
+	WORD $0x4f8e1116 // fmla v22.4s, v8.4s, v14.s[0]
+	WORD $0x4f8e1137 // fmla v23.4s, v9.4s, v14.s[0]
+	WORD $0x4f8e1158 // fmla v24.4s, v10.4s, v14.s[0]
+	WORD $0x4f8f1119 // fmla v25.4s, v8.4s, v15.s[0]
+	WORD $0x4f8f113a // fmla v26.4s, v9.4s, v15.s[0]
+	WORD $0x4f8f115b // fmla v27.4s, v10.4s, v15.s[0]
 
 rowdone4_3:
 	ADD R6<<2, R0, R26
@@ -9500,36 +11483,109 @@ pass4_4:
 	MOVD R2, R13
 	MOVD R21, R14
 	CBZ R14, rowdone4_4
+	MOVD R11, R15
+	VLD1.P 32(R15), [V4.S4, V5.S4]
+	VLD1.P 16(R15), [V6.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V7.S4]
 
-row4_4:
+row4_4a:
 	FMOVS 1024(R13), F13
 	FMOVS 2048(R13), F14
 	FMOVS 3072(R13), F15
 	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast4_4a
+	ADD R5, R11
+	MOVD R11, R15
+	VLD1.P 32(R15), [V8.S4, V9.S4]
+	VLD1.P 16(R15), [V10.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V11.S4]
+	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
+	WORD $0x4f8d1094 // fmla v20.4s, v4.4s, v13.s[0]
+	WORD $0x4f8e1098 // fmla v24.4s, v4.4s, v14.s[0]
+	WORD $0x4f8f109c // fmla v28.4s, v4.4s, v15.s[0]
+	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8d10b5 // fmla v21.4s, v5.4s, v13.s[0]
+	WORD $0x4f8e10b9 // fmla v25.4s, v5.4s, v14.s[0]
+	WORD $0x4f8f10bd // fmla v29.4s, v5.4s, v15.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8d10d6 // fmla v22.4s, v6.4s, v13.s[0]
+	WORD $0x4f8e10da // fmla v26.4s, v6.4s, v14.s[0]
+	WORD $0x4f8f10de // fmla v30.4s, v6.4s, v15.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
+	WORD $0x4f8d10f7 // fmla v23.4s, v7.4s, v13.s[0]
+	WORD $0x4f8e10fb // fmla v27.4s, v7.4s, v14.s[0]
+	WORD $0x4f8f10ff // fmla v31.4s, v7.4s, v15.s[0]
+
+row4_4b:
+	FMOVS 1024(R13), F13
+	FMOVS 2048(R13), F14
+	FMOVS 3072(R13), F15
+	FMOVS.P 4(R13), F12
+	SUBS $1, R14, R14
+	BEQ rowlast4_4b
+	ADD R5, R11
 	MOVD R11, R15
 	VLD1.P 32(R15), [V4.S4, V5.S4]
+	VLD1.P 16(R15), [V6.S4]
+	ADD R12, R11, R15
+	VLD1 (R15), [V7.S4]
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8d1114 // fmla v20.4s, v8.4s, v13.s[0]
+	WORD $0x4f8e1118 // fmla v24.4s, v8.4s, v14.s[0]
+	WORD $0x4f8f111c // fmla v28.4s, v8.4s, v15.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8d1135 // fmla v21.4s, v9.4s, v13.s[0]
+	WORD $0x4f8e1139 // fmla v25.4s, v9.4s, v14.s[0]
+	WORD $0x4f8f113d // fmla v29.4s, v9.4s, v15.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8d1156 // fmla v22.4s, v10.4s, v13.s[0]
+	WORD $0x4f8e115a // fmla v26.4s, v10.4s, v14.s[0]
+	WORD $0x4f8f115e // fmla v30.4s, v10.4s, v15.s[0]
+	WORD $0x4f8c1173 // fmla v19.4s, v11.4s, v12.s[0]
+	WORD $0x4f8d1177 // fmla v23.4s, v11.4s, v13.s[0]
+	WORD $0x4f8e117b // fmla v27.4s, v11.4s, v14.s[0]
+	WORD $0x4f8f117f // fmla v31.4s, v11.4s, v15.s[0]
+	B row4_4a
+
+rowlast4_4a:
 	WORD $0x4f8c1090 // fmla v16.4s, v4.4s, v12.s[0]
 	WORD $0x4f8c10b1 // fmla v17.4s, v5.4s, v12.s[0]
+	WORD $0x4f8c10d2 // fmla v18.4s, v6.4s, v12.s[0]
+	WORD $0x4f8c10f3 // fmla v19.4s, v7.4s, v12.s[0]
 	WORD $0x4f8d1094 // fmla v20.4s, v4.4s, v13.s[0]
 	WORD $0x4f8d10b5 // fmla v21.4s, v5.4s, v13.s[0]
+	WORD $0x4f8d10d6 // fmla v22.4s, v6.4s, v13.s[0]
+	WORD $0x4f8d10f7 // fmla v23.4s, v7.4s, v13.s[0]
 	WORD $0x4f8e1098 // fmla v24.4s, v4.4s, v14.s[0]
 	WORD $0x4f8e10b9 // fmla v25.4s, v5.4s, v14.s[0]
+	WORD $0x4f8e10da // fmla v26.4s, v6.4s, v14.s[0]
+	WORD $0x4f8e10fb // fmla v27.4s, v7.4s, v14.s[0]
 	WORD $0x4f8f109c // fmla v28.4s, v4.4s, v15.s[0]
 	WORD $0x4f8f10bd // fmla v29.4s, v5.4s, v15.s[0]
-	VLD1.P 16(R15), [V8.S4]
-	WORD $0x4f8c1112 // fmla v18.4s, v8.4s, v12.s[0]
-	WORD $0x4f8d1116 // fmla v22.4s, v8.4s, v13.s[0]
-	WORD $0x4f8e111a // fmla v26.4s, v8.4s, v14.s[0]
-	WORD $0x4f8f111e // fmla v30.4s, v8.4s, v15.s[0]
-	ADD R12, R11, R15
-	VLD1 (R15), [V4.S4]
-	WORD $0x4f8c1093 // fmla v19.4s, v4.4s, v12.s[0]
-	WORD $0x4f8d1097 // fmla v23.4s, v4.4s, v13.s[0]
-	WORD $0x4f8e109b // fmla v27.4s, v4.4s, v14.s[0]
-	WORD $0x4f8f109f // fmla v31.4s, v4.4s, v15.s[0]
-	ADD R5, R11
-	SUBS $1, R14, R14
-	BNE row4_4
+	WORD $0x4f8f10de // fmla v30.4s, v6.4s, v15.s[0]
+	WORD $0x4f8f10ff // fmla v31.4s, v7.4s, v15.s[0]
+	B rowdone4_4
+
+rowlast4_4b:
+	WORD $0x4f8c1110 // fmla v16.4s, v8.4s, v12.s[0]
+	WORD $0x4f8c1131 // fmla v17.4s, v9.4s, v12.s[0]
+	WORD $0x4f8c1152 // fmla v18.4s, v10.4s, v12.s[0]
+	WORD $0x4f8c1173 // fmla v19.4s, v11.4s, v12.s[0]
+	WORD $0x4f8d1114 // fmla v20.4s, v8.4s, v13.s[0]
+	WORD $0x4f8d1135 // fmla v21.4s, v9.4s, v13.s[0]
+	WORD $0x4f8d1156 // fmla v22.4s, v10.4s, v13.s[0]
+	WORD $0x4f8d1177 // fmla v23.4s, v11.4s, v13.s[0]
+	WORD $0x4f8e1118 // fmla v24.4s, v8.4s, v14.s[0]
+	WORD $0x4f8e1139 // fmla v25.4s, v9.4s, v14.s[0]
+	WORD $0x4f8e115a // fmla v26.4s, v10.4s, v14.s[0]
+	WORD $0x4f8e117b // fmla v27.4s, v11.4s, v14.s[0]
+	WORD $0x4f8f111c // fmla v28.4s, v8.4s, v15.s[0]
+	WORD $0x4f8f113d // fmla v29.4s, v9.4s, v15.s[0]
+	WORD $0x4f8f115e // fmla v30.4s, v10.4s, v15.s[0]
+	WORD $0x4f8f117f // fmla v31.4s, v11.4s, v15.s[0]
 
 rowdone4_4:
 	ADD R6<<2, R0, R26

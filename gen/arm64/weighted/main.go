@@ -112,6 +112,12 @@ func (w widening) high(n, d V) Inst {
 // post-incrementing walk, through raw and raw+1 where they need widening; last loads
 // one vector without the increment.
 func (w widening) load(f *File, walk string, raw, wide V, m int, last bool) {
+	f.W(w.loadRaw(f, walk, raw, wide, m, last)...)
+}
+
+// loadRaw emits load's loads and returns its widenings, one per vector in order
+// (none for float32), for the caller to place.
+func (w widening) loadRaw(f *File, walk string, raw, wide V, m int, last bool) []Inst {
 	if w == f32 {
 		regs := ""
 		for i := range m {
@@ -125,21 +131,21 @@ func (w widening) load(f *File, walk string, raw, wide V, m int, last bool) {
 		} else {
 			f.I("VLD1.P %d(%s), [%s]", 16*m, walk, regs)
 		}
-		return
+		return nil
 	}
 	switch {
 	case last:
 		f.I("VLD1 (%s), [V%d.H4]", walk, raw)
-		f.W(w.low(raw, wide))
+		return []Inst{w.low(raw, wide)}
 	case m == 4:
 		f.I("VLD1.P 32(%s), [V%d.H8, V%d.H8]", walk, raw, raw+1)
-		f.W(w.low(raw, wide), w.high(raw, wide+1), w.low(raw+1, wide+2), w.high(raw+1, wide+3))
+		return []Inst{w.low(raw, wide), w.high(raw, wide+1), w.low(raw+1, wide+2), w.high(raw+1, wide+3)}
 	case m == 2:
 		f.I("VLD1.P 16(%s), [V%d.H8]", walk, raw)
-		f.W(w.low(raw, wide), w.high(raw, wide+1))
+		return []Inst{w.low(raw, wide), w.high(raw, wide+1)}
 	default:
 		f.I("VLD1.P 8(%s), [V%d.H4]", walk, raw)
-		f.W(w.low(raw, wide))
+		return []Inst{w.low(raw, wide)}
 	}
 }
 

@@ -13,8 +13,9 @@ import (
 // and the overlapping last vector are WeightedSumRowsNEON's, with rows×k ≤ 16
 // accumulators (k ≤ 16/rows vectors of columns per pass): each widened vector is added
 // to the rows' accumulators with one by-element FMLA each, by lane 0 of the row's
-// weight, loaded by a scalar load (no DUP). An accumulator starts from dst's value and
-// takes one fused multiply-add per row j in order, so every output is the chain
+// weight, loaded by a scalar load (no DUP); passes of up to four vectors widen the next
+// value row among this row's FMLAs (pipeRows). An accumulator starts from dst's value
+// and takes one fused multiply-add per row j in order, so every output is the chain
 // WeightedSumRowsNEON computes from +0, started from dst instead. Rows narrower than
 // four columns go one output at a time with FMADDS.
 const (
@@ -137,6 +138,11 @@ func passRows(f *File, wd widening, r, kk int) {
 	f.I("ADD %s<<%d, %s, %s", col, wd.log2Size(), vBlock, row)
 	f.I("SUB %s, %s, %s", col, lastCol, last)
 	f.I("LSL $%d, %s, %s", wd.log2Size(), last, last) // last − row in bytes
+	if kk <= pipeMax {
+		pipeRows(f, wd, r, kk, id)
+		rowAccs(f, "VST1.P", r, kk)
+		return
+	}
 	rows(f, id, func() {
 		rowWeights(f, r)
 		// The first kk−1 vectors are contiguous: load them in groups of up to four
@@ -157,6 +163,70 @@ func passRows(f *File, wd widening, r, kk int) {
 		fmlaRows(f, r, kk, wide, kk-1, 1)
 	})
 	rowAccs(f, "VST1.P", r, kk)
+}
+
+// pipeMax is the widest pass that pipeRows takes: two rows of widened vectors, V4–V7
+// and V8–V11.
+const pipeMax = 4
+
+// pipeRows is the loop over the block's rows for a pass of kk ≤ pipeMax vectors,
+// software-pipelined: row j+1 is loaded and widened while row j's FMLAs run, vector
+// u's widening placed just before the FMLAs of row j's vector u (float32 rows are only
+// loaded ahead). FCVTL and SHLL issue on only half the vector pipes that FMLA may use:
+// in the plain loop a row's widenings come after the previous row's FMLAs and queue
+// behind them for those pipes; spread among the FMLAs, they share the pipes with them.
+// Rows alternate between the two sets of widened vectors, so the loop is unrolled
+// twice. The first row is loaded and widened before the loop, and the block's last row
+// (left reaching 0) leaves the loop for its FMLAs alone, so no row at or past the
+// block's end is read. Each accumulator still takes one FMLA per row in order of j.
+func pipeRows(f *File, wd widening, r, kk int, id string) {
+	sets := [2]V{4, 8}
+	f.I("MOVD %s, %s", wBlock, weight)
+	f.I("MOVD %s, %s", count, left)
+	f.I("CBZ %s, rowdone%s", left, id)
+	f.W(loadRow(f, wd, kk, sets[0])...)
+	for s, set := range sets {
+		f.Label(fmt.Sprintf("row%s%c", id, 'a'+s))
+		rowWeights(f, r)
+		f.I("SUBS $1, %s, %s", left, left)
+		f.I("BEQ rowlast%s%c", id, 'a'+s)
+		f.I("ADD %s, %s", stride, row)
+		widen := loadRow(f, wd, kk, sets[1-s])
+		for u := range kk {
+			if u < len(widen) {
+				f.W(widen[u])
+			}
+			fmlaRows(f, r, kk, set+V(u), u, 1)
+		}
+	}
+	f.I("B row%sa", id)
+	for s, set := range sets {
+		f.Label(fmt.Sprintf("rowlast%s%c", id, 'a'+s))
+		fmlaRows(f, r, kk, set, 0, kk)
+		if s == 0 {
+			f.I("B rowdone%s", id)
+		}
+	}
+	f.Label("rowdone" + id)
+}
+
+// loadRow loads the kk ≤ pipeMax vectors of the row at row (the last at row+last) into
+// V0… and returns their widenings into wide…wide+kk−1, one per vector in order (none
+// for float32, loaded straight into wide…).
+func loadRow(f *File, wd widening, kk int, wide V) []Inst {
+	var widen []Inst
+	raw := V(0)
+	if kk > 1 {
+		f.I("MOVD %s, %s", row, walk)
+	}
+	for u := 0; u < kk-1; {
+		m := groupOf(kk - 1 - u)
+		widen = append(widen, wd.loadRaw(f, walk, raw, wide+V(u), m, false)...)
+		raw += V(max(1, m/2))
+		u += m
+	}
+	f.I("ADD %s, %s, %s", last, row, walk)
+	return append(widen, wd.loadRaw(f, walk, raw, wide+V(kk-1), 1, true)...)
 }
 
 // rowWeights loads row j's weights of the r rows, w[i*attendPitch+j], into lane 0 of
