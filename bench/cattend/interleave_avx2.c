@@ -17,39 +17,7 @@
 // against float64 (worst error relative to Σⱼ pⱼ·|vⱼ|).
 //
 //	gcc -O3 -mavx2 -mfma -mf16c bench/cattend/interleave_avx2.c -lm && ./a.out [n]
-#include <immintrin.h>
-#include <math.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
-#define D 128
-#define B 256
-#define G 4
-#define HEADS 8
-
-static double now(void) {
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + 1e-9 * t.tv_nsec;
-}
-
-static inline __m256 load8(const uint16_t *p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
-
-static inline void prefetchRow(const uint16_t *p) {
-	const char *c = (const char *)p;
-	_mm_prefetch(c, _MM_HINT_T0), _mm_prefetch(c + 64, _MM_HINT_T0);
-	_mm_prefetch(c + 128, _MM_HINT_T0), _mm_prefetch(c + 192, _MM_HINT_T0);
-}
-
-// The sums of x0 … x7 in lanes 0 … 7.
-static inline __m256 reduce8(__m256 x0, __m256 x1, __m256 x2, __m256 x3, __m256 x4, __m256 x5, __m256 x6, __m256 x7) {
-	__m256 a0 = _mm256_hadd_ps(x0, x1), a1 = _mm256_hadd_ps(x2, x3), a2 = _mm256_hadd_ps(x4, x5), a3 = _mm256_hadd_ps(x6, x7);
-	__m256 b0 = _mm256_hadd_ps(a0, a1), b1 = _mm256_hadd_ps(a2, a3);
-	return _mm256_add_ps(_mm256_permute2f128_ps(b0, b1, 0x20), _mm256_permute2f128_ps(b0, b1, 0x31));
-}
+#include "avx2.h"
 
 // s[r*B + j], s[r*B + j+1] = scale·q_r·k_j, scale·q_r·k_{j+1} for the 4 rows.
 static inline void score2(float *s, const float *q, const uint16_t *k, int j, float scale) {
@@ -68,54 +36,6 @@ static inline void score2(float *s, const float *q, const uint16_t *k, int j, fl
 	_mm256_storeu_ps(o, _mm256_mul_ps(reduce8(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]), _mm256_set1_ps(scale)));
 	for (int r = 0; r < G; r++)
 		s[r * B + j] = o[r], s[r * B + j + 1] = o[4 + r];
-}
-
-// exp(x) for x ≤ 0, to a few ulp (timing; cheaper than the library's).
-static inline __m256 exp8(__m256 x) {
-	x = _mm256_max_ps(x, _mm256_set1_ps(-87.f));
-	__m256 t = _mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)), r = _mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-	__m256 f = _mm256_sub_ps(t, r), p = _mm256_set1_ps(1.3333558e-3f);
-	p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.6181291e-3f));
-	p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.5504109e-2f));
-	p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.4022651e-1f));
-	p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.9314718e-1f));
-	p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.f));
-	__m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(r), _mm256_set1_epi32(127)), 23);
-	return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
-}
-
-struct state {
-	float m[G], l[G], acc[G * D];
-};
-
-// The block's scores s into weights against each row's running maximum.
-static void weights(struct state *st, float *s) {
-	for (int r = 0; r < G; r++) {
-		float *x = s + r * B, t[8];
-		__m256 mx = _mm256_set1_ps(st->m[r]), sum = _mm256_setzero_ps();
-		for (int j = 0; j < B; j += 8)
-			mx = _mm256_max_ps(mx, _mm256_loadu_ps(x + j));
-		_mm256_storeu_ps(t, mx);
-		float top = t[0];
-		for (int i = 1; i < 8; i++)
-			top = fmaxf(top, t[i]);
-		if (top > st->m[r]) {
-			float f = expf(st->m[r] - top);
-			st->l[r] *= f;
-			for (int d = 0; d < D; d++)
-				st->acc[r * D + d] *= f;
-			st->m[r] = top;
-		}
-		mx = _mm256_set1_ps(st->m[r]);
-		for (int j = 0; j < B; j += 8) {
-			__m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + j), mx));
-			_mm256_storeu_ps(x + j, e);
-			sum = _mm256_add_ps(sum, e);
-		}
-		_mm256_storeu_ps(t, sum);
-		for (int i = 0; i < 8; i++)
-			st->l[r] += t[i];
-	}
 }
 
 // acc rows g, g+1, columns c … c+31 += Σ w·v over keys j0 … j1−1.
@@ -182,37 +102,6 @@ __attribute__((noinline)) static void interleaved(struct state *st, const float 
 		float *t = cur;
 		cur = next, next = t;
 	}
-}
-
-// Σ k·v over the bytes of one head: the read limit.
-__attribute__((noinline)) static float dotKV(const uint16_t *k, const uint16_t *v, size_t n) {
-	__m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-	for (size_t i = 0; i < n; i += 32) {
-		s0 = _mm256_fmadd_ps(load8(k + i), load8(v + i), s0), s1 = _mm256_fmadd_ps(load8(k + i + 8), load8(v + i + 8), s1);
-		s2 = _mm256_fmadd_ps(load8(k + i + 16), load8(v + i + 16), s2), s3 = _mm256_fmadd_ps(load8(k + i + 24), load8(v + i + 24), s3);
-	}
-	float o[8];
-	_mm256_storeu_ps(o, _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
-	return o[0] + o[1] + o[2] + o[3] + o[4] + o[5] + o[6] + o[7];
-}
-
-// The FMA peak: 12 independent chains of 8 lanes, flops a second.
-__attribute__((noinline)) static double peak(void) {
-	__m256 a[12], x = _mm256_set1_ps(0.999f), y = _mm256_set1_ps(1e-3f);
-	for (int i = 0; i < 12; i++)
-		a[i] = _mm256_set1_ps(i);
-	const int iters = 1 << 22;
-	double t = now();
-	for (int it = 0; it < iters; it++)
-		for (int i = 0; i < 12; i++)
-			a[i] = _mm256_fmadd_ps(a[i], x, y);
-	t = now() - t;
-	float o[8];
-	__m256 s = a[0];
-	for (int i = 1; i < 12; i++)
-		s = _mm256_add_ps(s, a[i]);
-	_mm256_storeu_ps(o, s);
-	return o[0] > -1 ? 12.0 * 16 * iters / t : 0;
 }
 
 static double check(const struct state *st, const float *q, const uint16_t *k, const uint16_t *v, int n, float scale) {
