@@ -1,6 +1,6 @@
 // avx2.h: what bench/cattend's AVX2 C studies share (interleave_avx2.c, layout_avx2.c):
 // the shape (fp16 K and V, G = 4 query rows a KV head, dim 128, blocks of B keys, 8
-// heads), the clock, fp16 loads and row prefetches, the exponential, the running state
+// heads), the clock, fp16 loads and row prefetches, the scoring and adding steps, the exponential, the running state
 // of a head's rows and the turn of a block's scores into weights, the read limit's dot
 // and the FMA peak. Not part of the Go module.
 #include <immintrin.h>
@@ -35,6 +35,48 @@ static inline __m256 reduce8(__m256 x0, __m256 x1, __m256 x2, __m256 x3, __m256 
 	__m256 a0 = _mm256_hadd_ps(x0, x1), a1 = _mm256_hadd_ps(x2, x3), a2 = _mm256_hadd_ps(x4, x5), a3 = _mm256_hadd_ps(x6, x7);
 	__m256 b0 = _mm256_hadd_ps(a0, a1), b1 = _mm256_hadd_ps(a2, a3);
 	return _mm256_add_ps(_mm256_permute2f128_ps(b0, b1, 0x20), _mm256_permute2f128_ps(b0, b1, 0x31));
+}
+
+// s[r*B + j], s[r*B + j+1] = scale·q_r·k0, scale·q_r·k1 for the 4 rows (k0, k1: keys j,
+// j+1, wherever they lie).
+static inline void score2(float *s, const float *q, const uint16_t *k0, const uint16_t *k1, int j, float scale) {
+	__m256 a[8];
+	for (int i = 0; i < 8; i++)
+		a[i] = _mm256_setzero_ps();
+	for (int c = 0; c < D; c += 8) {
+		__m256 x0 = load8(k0 + c), x1 = load8(k1 + c);
+		for (int r = 0; r < G; r++) {
+			__m256 qr = _mm256_loadu_ps(q + r * D + c);
+			a[r] = _mm256_fmadd_ps(x0, qr, a[r]);
+			a[4 + r] = _mm256_fmadd_ps(x1, qr, a[4 + r]);
+		}
+	}
+	float o[8];
+	_mm256_storeu_ps(o, _mm256_mul_ps(reduce8(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]), _mm256_set1_ps(scale)));
+	for (int r = 0; r < G; r++)
+		s[r * B + j] = o[r], s[r * B + j + 1] = o[4 + r];
+}
+
+// acc rows g, g+1, columns c … c+31 += Σ w·v over keys j0 … j1−1, whose value rows lie
+// at vrow[j] where a table is given, else stride halves apart from v.
+static inline void addPass(float *acc, const float *w, const uint16_t *v, size_t stride, const uint16_t *const *vrow,
+                           int g, int c, int j0, int j1) {
+	__m256 a[2][4];
+	for (int r = 0; r < 2; r++)
+		for (int x = 0; x < 4; x++)
+			a[r][x] = _mm256_loadu_ps(acc + (g + r) * D + c + 8 * x);
+	for (int j = j0; j < j1; j++) {
+		const uint16_t *vj = (vrow ? vrow[j] : v + j * stride) + c;
+		__m256 v0 = load8(vj), v1 = load8(vj + 8), v2 = load8(vj + 16), v3 = load8(vj + 24);
+		for (int r = 0; r < 2; r++) {
+			__m256 p = _mm256_broadcast_ss(w + (g + r) * B + j);
+			a[r][0] = _mm256_fmadd_ps(p, v0, a[r][0]), a[r][1] = _mm256_fmadd_ps(p, v1, a[r][1]);
+			a[r][2] = _mm256_fmadd_ps(p, v2, a[r][2]), a[r][3] = _mm256_fmadd_ps(p, v3, a[r][3]);
+		}
+	}
+	for (int r = 0; r < 2; r++)
+		for (int x = 0; x < 4; x++)
+			_mm256_storeu_ps(acc + (g + r) * D + c + 8 * x, a[r][x]);
 }
 
 // exp(x) for x ≤ 0, to a few ulp (timing; cheaper than the library's).

@@ -19,45 +19,6 @@
 //	gcc -O3 -mavx2 -mfma -mf16c bench/cattend/interleave_avx2.c -lm && ./a.out [n]
 #include "avx2.h"
 
-// s[r*B + j], s[r*B + j+1] = scale·q_r·k_j, scale·q_r·k_{j+1} for the 4 rows.
-static inline void score2(float *s, const float *q, const uint16_t *k, int j, float scale) {
-	__m256 a[8];
-	for (int i = 0; i < 8; i++)
-		a[i] = _mm256_setzero_ps();
-	for (int c = 0; c < D; c += 8) {
-		__m256 k0 = load8(k + j * D + c), k1 = load8(k + (j + 1) * D + c);
-		for (int r = 0; r < G; r++) {
-			__m256 qr = _mm256_loadu_ps(q + r * D + c);
-			a[r] = _mm256_fmadd_ps(k0, qr, a[r]);
-			a[4 + r] = _mm256_fmadd_ps(k1, qr, a[4 + r]);
-		}
-	}
-	float o[8];
-	_mm256_storeu_ps(o, _mm256_mul_ps(reduce8(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]), _mm256_set1_ps(scale)));
-	for (int r = 0; r < G; r++)
-		s[r * B + j] = o[r], s[r * B + j + 1] = o[4 + r];
-}
-
-// acc rows g, g+1, columns c … c+31 += Σ w·v over keys j0 … j1−1.
-static inline void addPass(float *acc, const float *w, const uint16_t *v, int g, int c, int j0, int j1) {
-	__m256 a[2][4];
-	for (int r = 0; r < 2; r++)
-		for (int x = 0; x < 4; x++)
-			a[r][x] = _mm256_loadu_ps(acc + (g + r) * D + c + 8 * x);
-	for (int j = j0; j < j1; j++) {
-		const uint16_t *vj = v + j * D + c;
-		__m256 v0 = load8(vj), v1 = load8(vj + 8), v2 = load8(vj + 16), v3 = load8(vj + 24);
-		for (int r = 0; r < 2; r++) {
-			__m256 p = _mm256_broadcast_ss(w + (g + r) * B + j);
-			a[r][0] = _mm256_fmadd_ps(p, v0, a[r][0]), a[r][1] = _mm256_fmadd_ps(p, v1, a[r][1]);
-			a[r][2] = _mm256_fmadd_ps(p, v2, a[r][2]), a[r][3] = _mm256_fmadd_ps(p, v3, a[r][3]);
-		}
-	}
-	for (int r = 0; r < 2; r++)
-		for (int x = 0; x < 4; x++)
-			_mm256_storeu_ps(acc + (g + r) * D + c + 8 * x, a[r][x]);
-}
-
 static float sA[G * B], sB[G * B];
 
 __attribute__((noinline)) static void phased(struct state *st, const float *q, const uint16_t *k, const uint16_t *v, int n, float scale, int prefetch) {
@@ -69,7 +30,7 @@ __attribute__((noinline)) static void phased(struct state *st, const float *q, c
 					prefetchRow(kb + (j + 16) * D), prefetchRow(kb + (j + 17) * D);
 				prefetchRow(vb + j * D), prefetchRow(vb + (j + 1) * D);
 			}
-			score2(sA, q, kb, j, scale);
+			score2(sA, q, kb + j * D, kb + (j + 1) * D, j, scale);
 		}
 		weights(st, sA);
 		for (int g = 0; g < G; g += 2)
@@ -77,7 +38,7 @@ __attribute__((noinline)) static void phased(struct state *st, const float *q, c
 				if (prefetch && g == 0 && c == 0 && j0 + B < n)
 					for (int j = 0; j < B; j++)
 						prefetchRow(kb + (B + j) * D);
-				addPass(st->acc, sA, vb, g, c, 0, B);
+				addPass(st->acc, sA, vb, D, NULL, g, c, 0, B);
 			}
 	}
 }
@@ -85,7 +46,7 @@ __attribute__((noinline)) static void phased(struct state *st, const float *q, c
 __attribute__((noinline)) static void interleaved(struct state *st, const float *q, const uint16_t *k, const uint16_t *v, int n, float scale) {
 	float *cur = sA, *next = sB;
 	for (int j = 0; j < B; j += 2)
-		score2(cur, q, k, j, scale);
+		score2(cur, q, k + j * D, k + (j + 1) * D, j, scale);
 	for (int j0 = 0; j0 < n; j0 += B) {
 		weights(st, cur);
 		const uint16_t *vb = v + (size_t)j0 * D, *kn = j0 + B < n ? k + (size_t)(j0 + B) * D : NULL;
@@ -93,12 +54,12 @@ __attribute__((noinline)) static void interleaved(struct state *st, const float 
 		for (int g = 0; g < G; g += 2)
 			for (int c = 0; c < D; c += 32)
 				for (int j = 0; j < B; j += 32) {
-					addPass(st->acc, cur, vb, g, c, j, j + 32);
+					addPass(st->acc, cur, vb, D, NULL, g, c, j, j + 32);
 					if (kn && scored < B)
-						score2(next, q, kn, scored, scale), scored += 2;
+						score2(next, q, kn + scored * D, kn + (scored + 1) * D, scored, scale), scored += 2;
 				}
 		while (kn && scored < B)
-			score2(next, q, kn, scored, scale), scored += 2;
+			score2(next, q, kn + scored * D, kn + (scored + 1) * D, scored, scale), scored += 2;
 		float *t = cur;
 		cur = next, next = t;
 	}

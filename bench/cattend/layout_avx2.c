@@ -53,67 +53,6 @@ static void shuffle(int *p, int n) {
 	}
 }
 
-// s[r*B + j], s[r*B + j+1] = scale·q_r·k0, scale·q_r·k1 for the 4 rows (k0, k1: keys j,
-// j+1, wherever they lie).
-static inline void score2(float *s, const float *q, const uint16_t *k0, const uint16_t *k1, int j, float scale) {
-	__m256 a[8];
-	for (int i = 0; i < 8; i++)
-		a[i] = _mm256_setzero_ps();
-	for (int c = 0; c < D; c += 8) {
-		__m256 x0 = load8(k0 + c), x1 = load8(k1 + c);
-		for (int r = 0; r < G; r++) {
-			__m256 qr = _mm256_loadu_ps(q + r * D + c);
-			a[r] = _mm256_fmadd_ps(x0, qr, a[r]);
-			a[4 + r] = _mm256_fmadd_ps(x1, qr, a[4 + r]);
-		}
-	}
-	float o[8];
-	_mm256_storeu_ps(o, _mm256_mul_ps(reduce8(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]), _mm256_set1_ps(scale)));
-	for (int r = 0; r < G; r++)
-		s[r * B + j] = o[r], s[r * B + j + 1] = o[4 + r];
-}
-
-// acc rows g, g+1, columns c … c+31 += Σ w·v over the block's keys, whose value rows
-// are stride halves apart from v.
-static inline void addPass(float *acc, const float *w, const uint16_t *v, size_t stride, int g, int c) {
-	__m256 a[2][4];
-	for (int r = 0; r < 2; r++)
-		for (int x = 0; x < 4; x++)
-			a[r][x] = _mm256_loadu_ps(acc + (g + r) * D + c + 8 * x);
-	for (int j = 0; j < B; j++) {
-		const uint16_t *vj = v + j * stride + c;
-		__m256 v0 = load8(vj), v1 = load8(vj + 8), v2 = load8(vj + 16), v3 = load8(vj + 24);
-		for (int r = 0; r < 2; r++) {
-			__m256 p = _mm256_broadcast_ss(w + (g + r) * B + j);
-			a[r][0] = _mm256_fmadd_ps(p, v0, a[r][0]), a[r][1] = _mm256_fmadd_ps(p, v1, a[r][1]);
-			a[r][2] = _mm256_fmadd_ps(p, v2, a[r][2]), a[r][3] = _mm256_fmadd_ps(p, v3, a[r][3]);
-		}
-	}
-	for (int r = 0; r < 2; r++)
-		for (int x = 0; x < 4; x++)
-			_mm256_storeu_ps(acc + (g + r) * D + c + 8 * x, a[r][x]);
-}
-
-// addPass with the value rows at the addresses vrow[0] … vrow[B−1]: the same operations.
-static inline void addPassTable(float *acc, const float *w, const uint16_t *const *vrow, int g, int c) {
-	__m256 a[2][4];
-	for (int r = 0; r < 2; r++)
-		for (int x = 0; x < 4; x++)
-			a[r][x] = _mm256_loadu_ps(acc + (g + r) * D + c + 8 * x);
-	for (int j = 0; j < B; j++) {
-		const uint16_t *vj = vrow[j] + c;
-		__m256 v0 = load8(vj), v1 = load8(vj + 8), v2 = load8(vj + 16), v3 = load8(vj + 24);
-		for (int r = 0; r < 2; r++) {
-			__m256 p = _mm256_broadcast_ss(w + (g + r) * B + j);
-			a[r][0] = _mm256_fmadd_ps(p, v0, a[r][0]), a[r][1] = _mm256_fmadd_ps(p, v1, a[r][1]);
-			a[r][2] = _mm256_fmadd_ps(p, v2, a[r][2]), a[r][3] = _mm256_fmadd_ps(p, v3, a[r][3]);
-		}
-	}
-	for (int r = 0; r < 2; r++)
-		for (int x = 0; x < 4; x++)
-			_mm256_storeu_ps(acc + (g + r) * D + c + 8 * x, a[r][x]);
-}
-
 static float sA[G * B];
 
 // One block of B keys whose rows lie stride halves apart from kb and vb: phased+prefetch.
@@ -133,7 +72,7 @@ static inline void blockStrided(struct state *st, const float *q, const uint16_t
 			if (next && g == 0 && c == 0)
 				for (int j = 0; j < B; j++)
 					prefetchRow(next + j * stride);
-			addPass(st->acc, sA, vb, stride, g, c);
+			addPass(st->acc, sA, vb, stride, NULL, g, c, 0, B);
 		}
 }
 
@@ -200,7 +139,7 @@ __attribute__((noinline)) static void layoutPages(struct state *st, const float 
 					if (more && g == 0 && c == 0)
 						for (int j = 0; j < B; j++)
 							prefetchRow(kn[j]);
-					addPassTable(st[h].acc, sA, values, g, c);
+					addPass(st[h].acc, sA, NULL, 0, values, g, c, 0, B);
 				}
 			swap = kt, kt = kn, kn = swap;
 		}
