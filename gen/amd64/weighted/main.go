@@ -233,8 +233,8 @@ func (f frame) lineUnits(maxUnits int) int {
 	if !f.add || f.table || f.fm.unit != 0 {
 		return maxUnits
 	}
-	perLine := 64 / (f.isa.Lanes * f.fm.size)
-	if perLine < 1 || maxUnits%perLine == 0 {
+	perLine := 64 / (f.isa.Lanes * f.fm.size) // 1 to 4: a vector is 16 to 64 bytes
+	if maxUnits%perLine == 0 {
 		return maxUnits
 	}
 	return maxUnits - maxUnits%perLine
