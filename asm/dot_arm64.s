@@ -1932,6 +1932,364 @@ p1groupdone:
 	ADD $16, R16
 	CMP $4, R15
 	BLT p1group
+	TST $3, R24
+	BNE p1tiles
+
+w1tiles:
+	CMP $16, R21
+	BLT p1tiles
+	MOVD R20, R0
+	ADD R22, R0, R1
+	ADD R22, R1, R2
+	ADD R22, R2, R3
+	ADD R22, R3, R4
+	ADD R22, R4, R5
+	ADD R22, R5, R6
+	ADD R22, R6, R7
+	LSL $3, R22, R11
+	SUB $8, R11
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	MOVD R26, R9
+	LSR $2, R24, R10
+	FMOVD.P 8(R0), F8
+	WORD $0x0e217908 // fcvtl v8.4s, v8.4h
+	FMOVD.P 8(R1), F9
+	WORD $0x0e217929 // fcvtl v9.4s, v9.4h
+	FMOVD.P 8(R2), F10
+	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
+	FMOVD.P 8(R3), F11
+	WORD $0x0e21796b // fcvtl v11.4s, v11.4h
+	FMOVD.P 8(R4), F12
+	WORD $0x0e21798c // fcvtl v12.4s, v12.4h
+	FMOVD.P 8(R5), F13
+	WORD $0x0e2179ad // fcvtl v13.4s, v13.4h
+	FMOVD.P 8(R6), F14
+	WORD $0x0e2179ce // fcvtl v14.4s, v14.4h
+	FMOVD.P 8(R7), F15
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	SUBS $1, R10
+	BEQ w1last
+
+w1steps:
+	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
+	FMOVD (R0)(R11), F4
+	FMOVD (R1)(R11), F5
+	FMOVD (R2)(R11), F6
+	FMOVD (R3)(R11), F7
+	WORD $0x4f881010 // fmla v16.4s, v0.4s, v8.s[0]
+	WORD $0x4fa81030 // fmla v16.4s, v1.4s, v8.s[1]
+	WORD $0x4f881850 // fmla v16.4s, v2.4s, v8.s[2]
+	WORD $0x4fa81870 // fmla v16.4s, v3.4s, v8.s[3]
+	WORD $0x0e217888 // fcvtl v8.4s, v4.4h
+	FMOVD (R4)(R11), F4
+	WORD $0x4f891011 // fmla v17.4s, v0.4s, v9.s[0]
+	WORD $0x4fa91031 // fmla v17.4s, v1.4s, v9.s[1]
+	WORD $0x4f891851 // fmla v17.4s, v2.4s, v9.s[2]
+	WORD $0x4fa91871 // fmla v17.4s, v3.4s, v9.s[3]
+	WORD $0x0e2178a9 // fcvtl v9.4s, v5.4h
+	FMOVD (R5)(R11), F5
+	WORD $0x4f8a1012 // fmla v18.4s, v0.4s, v10.s[0]
+	WORD $0x4faa1032 // fmla v18.4s, v1.4s, v10.s[1]
+	WORD $0x4f8a1852 // fmla v18.4s, v2.4s, v10.s[2]
+	WORD $0x4faa1872 // fmla v18.4s, v3.4s, v10.s[3]
+	WORD $0x0e2178ca // fcvtl v10.4s, v6.4h
+	FMOVD (R6)(R11), F6
+	WORD $0x4f8b1013 // fmla v19.4s, v0.4s, v11.s[0]
+	WORD $0x4fab1033 // fmla v19.4s, v1.4s, v11.s[1]
+	WORD $0x4f8b1853 // fmla v19.4s, v2.4s, v11.s[2]
+	WORD $0x4fab1873 // fmla v19.4s, v3.4s, v11.s[3]
+	WORD $0x0e2178eb // fcvtl v11.4s, v7.4h
+	FMOVD (R7)(R11), F7
+	WORD $0x4f8c1014 // fmla v20.4s, v0.4s, v12.s[0]
+	WORD $0x4fac1034 // fmla v20.4s, v1.4s, v12.s[1]
+	WORD $0x4f8c1854 // fmla v20.4s, v2.4s, v12.s[2]
+	WORD $0x4fac1874 // fmla v20.4s, v3.4s, v12.s[3]
+	WORD $0x0e21788c // fcvtl v12.4s, v4.4h
+	FMOVD.P 8(R0), F4
+	WORD $0x4f8d1015 // fmla v21.4s, v0.4s, v13.s[0]
+	WORD $0x4fad1035 // fmla v21.4s, v1.4s, v13.s[1]
+	WORD $0x4f8d1855 // fmla v21.4s, v2.4s, v13.s[2]
+	WORD $0x4fad1875 // fmla v21.4s, v3.4s, v13.s[3]
+	WORD $0x0e2178ad // fcvtl v13.4s, v5.4h
+	FMOVD.P 8(R1), F5
+	WORD $0x4f8e1016 // fmla v22.4s, v0.4s, v14.s[0]
+	WORD $0x4fae1036 // fmla v22.4s, v1.4s, v14.s[1]
+	WORD $0x4f8e1856 // fmla v22.4s, v2.4s, v14.s[2]
+	WORD $0x4fae1876 // fmla v22.4s, v3.4s, v14.s[3]
+	WORD $0x0e2178ce // fcvtl v14.4s, v6.4h
+	FMOVD.P 8(R2), F6
+	WORD $0x4f8f1017 // fmla v23.4s, v0.4s, v15.s[0]
+	WORD $0x4faf1037 // fmla v23.4s, v1.4s, v15.s[1]
+	WORD $0x4f8f1857 // fmla v23.4s, v2.4s, v15.s[2]
+	WORD $0x4faf1877 // fmla v23.4s, v3.4s, v15.s[3]
+	WORD $0x0e2178ef // fcvtl v15.4s, v7.4h
+	FMOVD.P 8(R3), F7
+	WORD $0x4f881018 // fmla v24.4s, v0.4s, v8.s[0]
+	WORD $0x4fa81038 // fmla v24.4s, v1.4s, v8.s[1]
+	WORD $0x4f881858 // fmla v24.4s, v2.4s, v8.s[2]
+	WORD $0x4fa81878 // fmla v24.4s, v3.4s, v8.s[3]
+	WORD $0x0e217888 // fcvtl v8.4s, v4.4h
+	FMOVD.P 8(R4), F4
+	WORD $0x4f891019 // fmla v25.4s, v0.4s, v9.s[0]
+	WORD $0x4fa91039 // fmla v25.4s, v1.4s, v9.s[1]
+	WORD $0x4f891859 // fmla v25.4s, v2.4s, v9.s[2]
+	WORD $0x4fa91879 // fmla v25.4s, v3.4s, v9.s[3]
+	WORD $0x0e2178a9 // fcvtl v9.4s, v5.4h
+	FMOVD.P 8(R5), F5
+	WORD $0x4f8a101a // fmla v26.4s, v0.4s, v10.s[0]
+	WORD $0x4faa103a // fmla v26.4s, v1.4s, v10.s[1]
+	WORD $0x4f8a185a // fmla v26.4s, v2.4s, v10.s[2]
+	WORD $0x4faa187a // fmla v26.4s, v3.4s, v10.s[3]
+	WORD $0x0e2178ca // fcvtl v10.4s, v6.4h
+	FMOVD.P 8(R6), F6
+	WORD $0x4f8b101b // fmla v27.4s, v0.4s, v11.s[0]
+	WORD $0x4fab103b // fmla v27.4s, v1.4s, v11.s[1]
+	WORD $0x4f8b185b // fmla v27.4s, v2.4s, v11.s[2]
+	WORD $0x4fab187b // fmla v27.4s, v3.4s, v11.s[3]
+	WORD $0x0e2178eb // fcvtl v11.4s, v7.4h
+	FMOVD.P 8(R7), F7
+	WORD $0x4f8c101c // fmla v28.4s, v0.4s, v12.s[0]
+	WORD $0x4fac103c // fmla v28.4s, v1.4s, v12.s[1]
+	WORD $0x4f8c185c // fmla v28.4s, v2.4s, v12.s[2]
+	WORD $0x4fac187c // fmla v28.4s, v3.4s, v12.s[3]
+	WORD $0x0e21788c // fcvtl v12.4s, v4.4h
+	WORD $0x4f8d101d // fmla v29.4s, v0.4s, v13.s[0]
+	WORD $0x4fad103d // fmla v29.4s, v1.4s, v13.s[1]
+	WORD $0x4f8d185d // fmla v29.4s, v2.4s, v13.s[2]
+	WORD $0x4fad187d // fmla v29.4s, v3.4s, v13.s[3]
+	WORD $0x0e2178ad // fcvtl v13.4s, v5.4h
+	WORD $0x4f8e101e // fmla v30.4s, v0.4s, v14.s[0]
+	WORD $0x4fae103e // fmla v30.4s, v1.4s, v14.s[1]
+	WORD $0x4f8e185e // fmla v30.4s, v2.4s, v14.s[2]
+	WORD $0x4fae187e // fmla v30.4s, v3.4s, v14.s[3]
+	WORD $0x0e2178ce // fcvtl v14.4s, v6.4h
+	WORD $0x4f8f101f // fmla v31.4s, v0.4s, v15.s[0]
+	WORD $0x4faf103f // fmla v31.4s, v1.4s, v15.s[1]
+	WORD $0x4f8f185f // fmla v31.4s, v2.4s, v15.s[2]
+	WORD $0x4faf187f // fmla v31.4s, v3.4s, v15.s[3]
+	WORD $0x0e2178ef // fcvtl v15.4s, v7.4h
+	SUBS $1, R10
+	BNE w1steps
+
+w1last:
+	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
+	FMOVD (R0)(R11), F4
+	FMOVD (R1)(R11), F5
+	FMOVD (R2)(R11), F6
+	FMOVD (R3)(R11), F7
+	WORD $0x4f881010 // fmla v16.4s, v0.4s, v8.s[0]
+	WORD $0x4fa81030 // fmla v16.4s, v1.4s, v8.s[1]
+	WORD $0x4f881850 // fmla v16.4s, v2.4s, v8.s[2]
+	WORD $0x4fa81870 // fmla v16.4s, v3.4s, v8.s[3]
+	WORD $0x0e217888 // fcvtl v8.4s, v4.4h
+	FMOVD (R4)(R11), F4
+	WORD $0x4f891011 // fmla v17.4s, v0.4s, v9.s[0]
+	WORD $0x4fa91031 // fmla v17.4s, v1.4s, v9.s[1]
+	WORD $0x4f891851 // fmla v17.4s, v2.4s, v9.s[2]
+	WORD $0x4fa91871 // fmla v17.4s, v3.4s, v9.s[3]
+	WORD $0x0e2178a9 // fcvtl v9.4s, v5.4h
+	FMOVD (R5)(R11), F5
+	WORD $0x4f8a1012 // fmla v18.4s, v0.4s, v10.s[0]
+	WORD $0x4faa1032 // fmla v18.4s, v1.4s, v10.s[1]
+	WORD $0x4f8a1852 // fmla v18.4s, v2.4s, v10.s[2]
+	WORD $0x4faa1872 // fmla v18.4s, v3.4s, v10.s[3]
+	WORD $0x0e2178ca // fcvtl v10.4s, v6.4h
+	FMOVD (R6)(R11), F6
+	WORD $0x4f8b1013 // fmla v19.4s, v0.4s, v11.s[0]
+	WORD $0x4fab1033 // fmla v19.4s, v1.4s, v11.s[1]
+	WORD $0x4f8b1853 // fmla v19.4s, v2.4s, v11.s[2]
+	WORD $0x4fab1873 // fmla v19.4s, v3.4s, v11.s[3]
+	WORD $0x0e2178eb // fcvtl v11.4s, v7.4h
+	FMOVD (R7)(R11), F7
+	WORD $0x4f8c1014 // fmla v20.4s, v0.4s, v12.s[0]
+	WORD $0x4fac1034 // fmla v20.4s, v1.4s, v12.s[1]
+	WORD $0x4f8c1854 // fmla v20.4s, v2.4s, v12.s[2]
+	WORD $0x4fac1874 // fmla v20.4s, v3.4s, v12.s[3]
+	WORD $0x0e21788c // fcvtl v12.4s, v4.4h
+	WORD $0x4f8d1015 // fmla v21.4s, v0.4s, v13.s[0]
+	WORD $0x4fad1035 // fmla v21.4s, v1.4s, v13.s[1]
+	WORD $0x4f8d1855 // fmla v21.4s, v2.4s, v13.s[2]
+	WORD $0x4fad1875 // fmla v21.4s, v3.4s, v13.s[3]
+	WORD $0x0e2178ad // fcvtl v13.4s, v5.4h
+	WORD $0x4f8e1016 // fmla v22.4s, v0.4s, v14.s[0]
+	WORD $0x4fae1036 // fmla v22.4s, v1.4s, v14.s[1]
+	WORD $0x4f8e1856 // fmla v22.4s, v2.4s, v14.s[2]
+	WORD $0x4fae1876 // fmla v22.4s, v3.4s, v14.s[3]
+	WORD $0x0e2178ce // fcvtl v14.4s, v6.4h
+	WORD $0x4f8f1017 // fmla v23.4s, v0.4s, v15.s[0]
+	WORD $0x4faf1037 // fmla v23.4s, v1.4s, v15.s[1]
+	WORD $0x4f8f1857 // fmla v23.4s, v2.4s, v15.s[2]
+	WORD $0x4faf1877 // fmla v23.4s, v3.4s, v15.s[3]
+	WORD $0x0e2178ef // fcvtl v15.4s, v7.4h
+	WORD $0x4f881018 // fmla v24.4s, v0.4s, v8.s[0]
+	WORD $0x4fa81038 // fmla v24.4s, v1.4s, v8.s[1]
+	WORD $0x4f881858 // fmla v24.4s, v2.4s, v8.s[2]
+	WORD $0x4fa81878 // fmla v24.4s, v3.4s, v8.s[3]
+	WORD $0x4f891019 // fmla v25.4s, v0.4s, v9.s[0]
+	WORD $0x4fa91039 // fmla v25.4s, v1.4s, v9.s[1]
+	WORD $0x4f891859 // fmla v25.4s, v2.4s, v9.s[2]
+	WORD $0x4fa91879 // fmla v25.4s, v3.4s, v9.s[3]
+	WORD $0x4f8a101a // fmla v26.4s, v0.4s, v10.s[0]
+	WORD $0x4faa103a // fmla v26.4s, v1.4s, v10.s[1]
+	WORD $0x4f8a185a // fmla v26.4s, v2.4s, v10.s[2]
+	WORD $0x4faa187a // fmla v26.4s, v3.4s, v10.s[3]
+	WORD $0x4f8b101b // fmla v27.4s, v0.4s, v11.s[0]
+	WORD $0x4fab103b // fmla v27.4s, v1.4s, v11.s[1]
+	WORD $0x4f8b185b // fmla v27.4s, v2.4s, v11.s[2]
+	WORD $0x4fab187b // fmla v27.4s, v3.4s, v11.s[3]
+	WORD $0x4f8c101c // fmla v28.4s, v0.4s, v12.s[0]
+	WORD $0x4fac103c // fmla v28.4s, v1.4s, v12.s[1]
+	WORD $0x4f8c185c // fmla v28.4s, v2.4s, v12.s[2]
+	WORD $0x4fac187c // fmla v28.4s, v3.4s, v12.s[3]
+	WORD $0x4f8d101d // fmla v29.4s, v0.4s, v13.s[0]
+	WORD $0x4fad103d // fmla v29.4s, v1.4s, v13.s[1]
+	WORD $0x4f8d185d // fmla v29.4s, v2.4s, v13.s[2]
+	WORD $0x4fad187d // fmla v29.4s, v3.4s, v13.s[3]
+	WORD $0x4f8e101e // fmla v30.4s, v0.4s, v14.s[0]
+	WORD $0x4fae103e // fmla v30.4s, v1.4s, v14.s[1]
+	WORD $0x4f8e185e // fmla v30.4s, v2.4s, v14.s[2]
+	WORD $0x4fae187e // fmla v30.4s, v3.4s, v14.s[3]
+	WORD $0x4f8f101f // fmla v31.4s, v0.4s, v15.s[0]
+	WORD $0x4faf103f // fmla v31.4s, v1.4s, v15.s[1]
+	WORD $0x4f8f185f // fmla v31.4s, v2.4s, v15.s[2]
+	WORD $0x4faf187f // fmla v31.4s, v3.4s, v15.s[3]
+	FMOVS scale+128(FP), F0
+	VDUP V0.S[0], V0.S4
+	WORD $0x6e20de10 // fmul v16.4s, v16.4s, v0.4s
+	WORD $0x6e20de31 // fmul v17.4s, v17.4s, v0.4s
+	WORD $0x6e20de52 // fmul v18.4s, v18.4s, v0.4s
+	WORD $0x6e20de73 // fmul v19.4s, v19.4s, v0.4s
+	WORD $0x6e20de94 // fmul v20.4s, v20.4s, v0.4s
+	WORD $0x6e20deb5 // fmul v21.4s, v21.4s, v0.4s
+	WORD $0x6e20ded6 // fmul v22.4s, v22.4s, v0.4s
+	WORD $0x6e20def7 // fmul v23.4s, v23.4s, v0.4s
+	WORD $0x6e20df18 // fmul v24.4s, v24.4s, v0.4s
+	WORD $0x6e20df39 // fmul v25.4s, v25.4s, v0.4s
+	WORD $0x6e20df5a // fmul v26.4s, v26.4s, v0.4s
+	WORD $0x6e20df7b // fmul v27.4s, v27.4s, v0.4s
+	WORD $0x6e20df9c // fmul v28.4s, v28.4s, v0.4s
+	WORD $0x6e20dfbd // fmul v29.4s, v29.4s, v0.4s
+	WORD $0x6e20dfde // fmul v30.4s, v30.4s, v0.4s
+	WORD $0x6e20dfff // fmul v31.4s, v31.4s, v0.4s
+	VTRN1 V17.S4, V16.S4, V12.S4
+	VTRN2 V17.S4, V16.S4, V13.S4
+	VTRN1 V19.S4, V18.S4, V14.S4
+	VTRN2 V19.S4, V18.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V0.D2
+	VTRN1 V15.D2, V13.D2, V1.D2
+	VTRN2 V14.D2, V12.D2, V2.D2
+	VTRN2 V15.D2, V13.D2, V3.D2
+	ADD $0, R19, R17
+	VST1 [V0.S4], (R17)
+	ADD R23, R17
+	CMP $1, R25
+	BLE w1stored0
+	VST1 [V1.S4], (R17)
+	ADD R23, R17
+	CMP $2, R25
+	BLE w1stored0
+	VST1 [V2.S4], (R17)
+	ADD R23, R17
+	CMP $3, R25
+	BLE w1stored0
+	VST1 [V3.S4], (R17)
+	ADD R23, R17
+
+w1stored0:
+	VTRN1 V21.S4, V20.S4, V12.S4
+	VTRN2 V21.S4, V20.S4, V13.S4
+	VTRN1 V23.S4, V22.S4, V14.S4
+	VTRN2 V23.S4, V22.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V0.D2
+	VTRN1 V15.D2, V13.D2, V1.D2
+	VTRN2 V14.D2, V12.D2, V2.D2
+	VTRN2 V15.D2, V13.D2, V3.D2
+	ADD $16, R19, R17
+	VST1 [V0.S4], (R17)
+	ADD R23, R17
+	CMP $1, R25
+	BLE w1stored1
+	VST1 [V1.S4], (R17)
+	ADD R23, R17
+	CMP $2, R25
+	BLE w1stored1
+	VST1 [V2.S4], (R17)
+	ADD R23, R17
+	CMP $3, R25
+	BLE w1stored1
+	VST1 [V3.S4], (R17)
+	ADD R23, R17
+
+w1stored1:
+	VTRN1 V25.S4, V24.S4, V12.S4
+	VTRN2 V25.S4, V24.S4, V13.S4
+	VTRN1 V27.S4, V26.S4, V14.S4
+	VTRN2 V27.S4, V26.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V0.D2
+	VTRN1 V15.D2, V13.D2, V1.D2
+	VTRN2 V14.D2, V12.D2, V2.D2
+	VTRN2 V15.D2, V13.D2, V3.D2
+	ADD $32, R19, R17
+	VST1 [V0.S4], (R17)
+	ADD R23, R17
+	CMP $1, R25
+	BLE w1stored2
+	VST1 [V1.S4], (R17)
+	ADD R23, R17
+	CMP $2, R25
+	BLE w1stored2
+	VST1 [V2.S4], (R17)
+	ADD R23, R17
+	CMP $3, R25
+	BLE w1stored2
+	VST1 [V3.S4], (R17)
+	ADD R23, R17
+
+w1stored2:
+	VTRN1 V29.S4, V28.S4, V12.S4
+	VTRN2 V29.S4, V28.S4, V13.S4
+	VTRN1 V31.S4, V30.S4, V14.S4
+	VTRN2 V31.S4, V30.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V0.D2
+	VTRN1 V15.D2, V13.D2, V1.D2
+	VTRN2 V14.D2, V12.D2, V2.D2
+	VTRN2 V15.D2, V13.D2, V3.D2
+	ADD $48, R19, R17
+	VST1 [V0.S4], (R17)
+	ADD R23, R17
+	CMP $1, R25
+	BLE w1stored3
+	VST1 [V1.S4], (R17)
+	ADD R23, R17
+	CMP $2, R25
+	BLE w1stored3
+	VST1 [V2.S4], (R17)
+	ADD R23, R17
+	CMP $3, R25
+	BLE w1stored3
+	VST1 [V3.S4], (R17)
+	ADD R23, R17
+
+w1stored3:
+	ADD $64, R19
+	ADD R22<<4, R20
+	SUB $16, R21
+	B w1tiles
 
 p1tiles:
 	CBZ R21, p1done
@@ -1999,8 +2357,6 @@ p1tiles:
 	MOVD R26, R9
 	LSR $2, R24, R10
 	CBZ R10, p1tail
-
-p1steps:
 	FMOVD.P 8(R0), F4
 	WORD $0x0e217884 // fcvtl v4.4s, v4.4h
 	FMOVD.P 8(R1), F5
@@ -2025,57 +2381,136 @@ p1steps:
 	WORD $0x0e2179ce // fcvtl v14.4s, v14.4h
 	FMOVD.P 8(R14), F15
 	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	SUBS $1, R10
+	BEQ p1last
+
+p1steps:
 	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x4f841010 // fmla v16.4s, v0.4s, v4.s[0]
-	WORD $0x4f851011 // fmla v17.4s, v0.4s, v5.s[0]
-	WORD $0x4f861012 // fmla v18.4s, v0.4s, v6.s[0]
-	WORD $0x4f871013 // fmla v19.4s, v0.4s, v7.s[0]
-	WORD $0x4f881014 // fmla v20.4s, v0.4s, v8.s[0]
-	WORD $0x4f891015 // fmla v21.4s, v0.4s, v9.s[0]
-	WORD $0x4f8a1016 // fmla v22.4s, v0.4s, v10.s[0]
-	WORD $0x4f8b1017 // fmla v23.4s, v0.4s, v11.s[0]
-	WORD $0x4f8c1018 // fmla v24.4s, v0.4s, v12.s[0]
-	WORD $0x4f8d1019 // fmla v25.4s, v0.4s, v13.s[0]
-	WORD $0x4f8e101a // fmla v26.4s, v0.4s, v14.s[0]
-	WORD $0x4f8f101b // fmla v27.4s, v0.4s, v15.s[0]
 	WORD $0x4fa41030 // fmla v16.4s, v1.4s, v4.s[1]
-	WORD $0x4fa51031 // fmla v17.4s, v1.4s, v5.s[1]
-	WORD $0x4fa61032 // fmla v18.4s, v1.4s, v6.s[1]
-	WORD $0x4fa71033 // fmla v19.4s, v1.4s, v7.s[1]
-	WORD $0x4fa81034 // fmla v20.4s, v1.4s, v8.s[1]
-	WORD $0x4fa91035 // fmla v21.4s, v1.4s, v9.s[1]
-	WORD $0x4faa1036 // fmla v22.4s, v1.4s, v10.s[1]
-	WORD $0x4fab1037 // fmla v23.4s, v1.4s, v11.s[1]
-	WORD $0x4fac1038 // fmla v24.4s, v1.4s, v12.s[1]
-	WORD $0x4fad1039 // fmla v25.4s, v1.4s, v13.s[1]
-	WORD $0x4fae103a // fmla v26.4s, v1.4s, v14.s[1]
-	WORD $0x4faf103b // fmla v27.4s, v1.4s, v15.s[1]
 	WORD $0x4f841850 // fmla v16.4s, v2.4s, v4.s[2]
-	WORD $0x4f851851 // fmla v17.4s, v2.4s, v5.s[2]
-	WORD $0x4f861852 // fmla v18.4s, v2.4s, v6.s[2]
-	WORD $0x4f871853 // fmla v19.4s, v2.4s, v7.s[2]
-	WORD $0x4f881854 // fmla v20.4s, v2.4s, v8.s[2]
-	WORD $0x4f891855 // fmla v21.4s, v2.4s, v9.s[2]
-	WORD $0x4f8a1856 // fmla v22.4s, v2.4s, v10.s[2]
-	WORD $0x4f8b1857 // fmla v23.4s, v2.4s, v11.s[2]
-	WORD $0x4f8c1858 // fmla v24.4s, v2.4s, v12.s[2]
-	WORD $0x4f8d1859 // fmla v25.4s, v2.4s, v13.s[2]
-	WORD $0x4f8e185a // fmla v26.4s, v2.4s, v14.s[2]
-	WORD $0x4f8f185b // fmla v27.4s, v2.4s, v15.s[2]
 	WORD $0x4fa41870 // fmla v16.4s, v3.4s, v4.s[3]
+	FMOVD.P 8(R0), F4
+	WORD $0x0e217884 // fcvtl v4.4s, v4.4h
+	WORD $0x4f851011 // fmla v17.4s, v0.4s, v5.s[0]
+	WORD $0x4fa51031 // fmla v17.4s, v1.4s, v5.s[1]
+	WORD $0x4f851851 // fmla v17.4s, v2.4s, v5.s[2]
 	WORD $0x4fa51871 // fmla v17.4s, v3.4s, v5.s[3]
+	FMOVD.P 8(R1), F5
+	WORD $0x0e2178a5 // fcvtl v5.4s, v5.4h
+	WORD $0x4f861012 // fmla v18.4s, v0.4s, v6.s[0]
+	WORD $0x4fa61032 // fmla v18.4s, v1.4s, v6.s[1]
+	WORD $0x4f861852 // fmla v18.4s, v2.4s, v6.s[2]
 	WORD $0x4fa61872 // fmla v18.4s, v3.4s, v6.s[3]
+	FMOVD.P 8(R2), F6
+	WORD $0x0e2178c6 // fcvtl v6.4s, v6.4h
+	WORD $0x4f871013 // fmla v19.4s, v0.4s, v7.s[0]
+	WORD $0x4fa71033 // fmla v19.4s, v1.4s, v7.s[1]
+	WORD $0x4f871853 // fmla v19.4s, v2.4s, v7.s[2]
 	WORD $0x4fa71873 // fmla v19.4s, v3.4s, v7.s[3]
+	FMOVD.P 8(R3), F7
+	WORD $0x0e2178e7 // fcvtl v7.4s, v7.4h
+	WORD $0x4f881014 // fmla v20.4s, v0.4s, v8.s[0]
+	WORD $0x4fa81034 // fmla v20.4s, v1.4s, v8.s[1]
+	WORD $0x4f881854 // fmla v20.4s, v2.4s, v8.s[2]
 	WORD $0x4fa81874 // fmla v20.4s, v3.4s, v8.s[3]
+	FMOVD.P 8(R4), F8
+	WORD $0x0e217908 // fcvtl v8.4s, v8.4h
+	WORD $0x4f891015 // fmla v21.4s, v0.4s, v9.s[0]
+	WORD $0x4fa91035 // fmla v21.4s, v1.4s, v9.s[1]
+	WORD $0x4f891855 // fmla v21.4s, v2.4s, v9.s[2]
 	WORD $0x4fa91875 // fmla v21.4s, v3.4s, v9.s[3]
+	FMOVD.P 8(R5), F9
+	WORD $0x0e217929 // fcvtl v9.4s, v9.4h
+	WORD $0x4f8a1016 // fmla v22.4s, v0.4s, v10.s[0]
+	WORD $0x4faa1036 // fmla v22.4s, v1.4s, v10.s[1]
+	WORD $0x4f8a1856 // fmla v22.4s, v2.4s, v10.s[2]
 	WORD $0x4faa1876 // fmla v22.4s, v3.4s, v10.s[3]
+	FMOVD.P 8(R6), F10
+	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
+	WORD $0x4f8b1017 // fmla v23.4s, v0.4s, v11.s[0]
+	WORD $0x4fab1037 // fmla v23.4s, v1.4s, v11.s[1]
+	WORD $0x4f8b1857 // fmla v23.4s, v2.4s, v11.s[2]
 	WORD $0x4fab1877 // fmla v23.4s, v3.4s, v11.s[3]
+	FMOVD.P 8(R7), F11
+	WORD $0x0e21796b // fcvtl v11.4s, v11.4h
+	WORD $0x4f8c1018 // fmla v24.4s, v0.4s, v12.s[0]
+	WORD $0x4fac1038 // fmla v24.4s, v1.4s, v12.s[1]
+	WORD $0x4f8c1858 // fmla v24.4s, v2.4s, v12.s[2]
 	WORD $0x4fac1878 // fmla v24.4s, v3.4s, v12.s[3]
+	FMOVD.P 8(R11), F12
+	WORD $0x0e21798c // fcvtl v12.4s, v12.4h
+	WORD $0x4f8d1019 // fmla v25.4s, v0.4s, v13.s[0]
+	WORD $0x4fad1039 // fmla v25.4s, v1.4s, v13.s[1]
+	WORD $0x4f8d1859 // fmla v25.4s, v2.4s, v13.s[2]
 	WORD $0x4fad1879 // fmla v25.4s, v3.4s, v13.s[3]
+	FMOVD.P 8(R12), F13
+	WORD $0x0e2179ad // fcvtl v13.4s, v13.4h
+	WORD $0x4f8e101a // fmla v26.4s, v0.4s, v14.s[0]
+	WORD $0x4fae103a // fmla v26.4s, v1.4s, v14.s[1]
+	WORD $0x4f8e185a // fmla v26.4s, v2.4s, v14.s[2]
 	WORD $0x4fae187a // fmla v26.4s, v3.4s, v14.s[3]
+	FMOVD.P 8(R13), F14
+	WORD $0x0e2179ce // fcvtl v14.4s, v14.4h
+	WORD $0x4f8f101b // fmla v27.4s, v0.4s, v15.s[0]
+	WORD $0x4faf103b // fmla v27.4s, v1.4s, v15.s[1]
+	WORD $0x4f8f185b // fmla v27.4s, v2.4s, v15.s[2]
 	WORD $0x4faf187b // fmla v27.4s, v3.4s, v15.s[3]
+	FMOVD.P 8(R14), F15
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
 	SUBS $1, R10
 	BNE p1steps
+
+p1last:
+	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x4f841010 // fmla v16.4s, v0.4s, v4.s[0]
+	WORD $0x4fa41030 // fmla v16.4s, v1.4s, v4.s[1]
+	WORD $0x4f841850 // fmla v16.4s, v2.4s, v4.s[2]
+	WORD $0x4fa41870 // fmla v16.4s, v3.4s, v4.s[3]
+	WORD $0x4f851011 // fmla v17.4s, v0.4s, v5.s[0]
+	WORD $0x4fa51031 // fmla v17.4s, v1.4s, v5.s[1]
+	WORD $0x4f851851 // fmla v17.4s, v2.4s, v5.s[2]
+	WORD $0x4fa51871 // fmla v17.4s, v3.4s, v5.s[3]
+	WORD $0x4f861012 // fmla v18.4s, v0.4s, v6.s[0]
+	WORD $0x4fa61032 // fmla v18.4s, v1.4s, v6.s[1]
+	WORD $0x4f861852 // fmla v18.4s, v2.4s, v6.s[2]
+	WORD $0x4fa61872 // fmla v18.4s, v3.4s, v6.s[3]
+	WORD $0x4f871013 // fmla v19.4s, v0.4s, v7.s[0]
+	WORD $0x4fa71033 // fmla v19.4s, v1.4s, v7.s[1]
+	WORD $0x4f871853 // fmla v19.4s, v2.4s, v7.s[2]
+	WORD $0x4fa71873 // fmla v19.4s, v3.4s, v7.s[3]
+	WORD $0x4f881014 // fmla v20.4s, v0.4s, v8.s[0]
+	WORD $0x4fa81034 // fmla v20.4s, v1.4s, v8.s[1]
+	WORD $0x4f881854 // fmla v20.4s, v2.4s, v8.s[2]
+	WORD $0x4fa81874 // fmla v20.4s, v3.4s, v8.s[3]
+	WORD $0x4f891015 // fmla v21.4s, v0.4s, v9.s[0]
+	WORD $0x4fa91035 // fmla v21.4s, v1.4s, v9.s[1]
+	WORD $0x4f891855 // fmla v21.4s, v2.4s, v9.s[2]
+	WORD $0x4fa91875 // fmla v21.4s, v3.4s, v9.s[3]
+	WORD $0x4f8a1016 // fmla v22.4s, v0.4s, v10.s[0]
+	WORD $0x4faa1036 // fmla v22.4s, v1.4s, v10.s[1]
+	WORD $0x4f8a1856 // fmla v22.4s, v2.4s, v10.s[2]
+	WORD $0x4faa1876 // fmla v22.4s, v3.4s, v10.s[3]
+	WORD $0x4f8b1017 // fmla v23.4s, v0.4s, v11.s[0]
+	WORD $0x4fab1037 // fmla v23.4s, v1.4s, v11.s[1]
+	WORD $0x4f8b1857 // fmla v23.4s, v2.4s, v11.s[2]
+	WORD $0x4fab1877 // fmla v23.4s, v3.4s, v11.s[3]
+	WORD $0x4f8c1018 // fmla v24.4s, v0.4s, v12.s[0]
+	WORD $0x4fac1038 // fmla v24.4s, v1.4s, v12.s[1]
+	WORD $0x4f8c1858 // fmla v24.4s, v2.4s, v12.s[2]
+	WORD $0x4fac1878 // fmla v24.4s, v3.4s, v12.s[3]
+	WORD $0x4f8d1019 // fmla v25.4s, v0.4s, v13.s[0]
+	WORD $0x4fad1039 // fmla v25.4s, v1.4s, v13.s[1]
+	WORD $0x4f8d1859 // fmla v25.4s, v2.4s, v13.s[2]
+	WORD $0x4fad1879 // fmla v25.4s, v3.4s, v13.s[3]
+	WORD $0x4f8e101a // fmla v26.4s, v0.4s, v14.s[0]
+	WORD $0x4fae103a // fmla v26.4s, v1.4s, v14.s[1]
+	WORD $0x4f8e185a // fmla v26.4s, v2.4s, v14.s[2]
+	WORD $0x4fae187a // fmla v26.4s, v3.4s, v14.s[3]
+	WORD $0x4f8f101b // fmla v27.4s, v0.4s, v15.s[0]
+	WORD $0x4faf103b // fmla v27.4s, v1.4s, v15.s[1]
+	WORD $0x4f8f185b // fmla v27.4s, v2.4s, v15.s[2]
+	WORD $0x4faf187b // fmla v27.4s, v3.4s, v15.s[3]
 
 p1tail:
 	AND $3, R24, R10
@@ -2394,8 +2829,6 @@ p2tiles:
 	MOVD R26, R9
 	LSR $2, R24, R10
 	CBZ R10, p2tail
-
-p2steps:
 	FMOVD.P 8(R0), F8
 	WORD $0x0e217908 // fcvtl v8.4s, v8.4h
 	FMOVD.P 8(R1), F9
@@ -2412,74 +2845,162 @@ p2steps:
 	WORD $0x0e2179ce // fcvtl v14.4s, v14.4h
 	FMOVD.P 8(R7), F15
 	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	SUBS $1, R10
+	BEQ p2last
+
+p2steps:
 	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD $0x4f881010 // fmla v16.4s, v0.4s, v8.s[0]
-	WORD $0x4f891011 // fmla v17.4s, v0.4s, v9.s[0]
-	WORD $0x4f8a1012 // fmla v18.4s, v0.4s, v10.s[0]
-	WORD $0x4f8b1013 // fmla v19.4s, v0.4s, v11.s[0]
-	WORD $0x4f8c1014 // fmla v20.4s, v0.4s, v12.s[0]
-	WORD $0x4f8d1015 // fmla v21.4s, v0.4s, v13.s[0]
-	WORD $0x4f8e1016 // fmla v22.4s, v0.4s, v14.s[0]
-	WORD $0x4f8f1017 // fmla v23.4s, v0.4s, v15.s[0]
-	WORD $0x4f881038 // fmla v24.4s, v1.4s, v8.s[0]
-	WORD $0x4f891039 // fmla v25.4s, v1.4s, v9.s[0]
-	WORD $0x4f8a103a // fmla v26.4s, v1.4s, v10.s[0]
-	WORD $0x4f8b103b // fmla v27.4s, v1.4s, v11.s[0]
-	WORD $0x4f8c103c // fmla v28.4s, v1.4s, v12.s[0]
-	WORD $0x4f8d103d // fmla v29.4s, v1.4s, v13.s[0]
-	WORD $0x4f8e103e // fmla v30.4s, v1.4s, v14.s[0]
-	WORD $0x4f8f103f // fmla v31.4s, v1.4s, v15.s[0]
-	WORD $0x4fa81050 // fmla v16.4s, v2.4s, v8.s[1]
-	WORD $0x4fa91051 // fmla v17.4s, v2.4s, v9.s[1]
-	WORD $0x4faa1052 // fmla v18.4s, v2.4s, v10.s[1]
-	WORD $0x4fab1053 // fmla v19.4s, v2.4s, v11.s[1]
-	WORD $0x4fac1054 // fmla v20.4s, v2.4s, v12.s[1]
-	WORD $0x4fad1055 // fmla v21.4s, v2.4s, v13.s[1]
-	WORD $0x4fae1056 // fmla v22.4s, v2.4s, v14.s[1]
-	WORD $0x4faf1057 // fmla v23.4s, v2.4s, v15.s[1]
-	WORD $0x4fa81078 // fmla v24.4s, v3.4s, v8.s[1]
-	WORD $0x4fa91079 // fmla v25.4s, v3.4s, v9.s[1]
-	WORD $0x4faa107a // fmla v26.4s, v3.4s, v10.s[1]
-	WORD $0x4fab107b // fmla v27.4s, v3.4s, v11.s[1]
-	WORD $0x4fac107c // fmla v28.4s, v3.4s, v12.s[1]
-	WORD $0x4fad107d // fmla v29.4s, v3.4s, v13.s[1]
-	WORD $0x4fae107e // fmla v30.4s, v3.4s, v14.s[1]
-	WORD $0x4faf107f // fmla v31.4s, v3.4s, v15.s[1]
 	VLD1.P 64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f881010 // fmla v16.4s, v0.4s, v8.s[0]
+	WORD $0x4f881038 // fmla v24.4s, v1.4s, v8.s[0]
+	WORD $0x4fa81050 // fmla v16.4s, v2.4s, v8.s[1]
+	WORD $0x4fa81078 // fmla v24.4s, v3.4s, v8.s[1]
 	WORD $0x4f881890 // fmla v16.4s, v4.4s, v8.s[2]
-	WORD $0x4f891891 // fmla v17.4s, v4.4s, v9.s[2]
-	WORD $0x4f8a1892 // fmla v18.4s, v4.4s, v10.s[2]
-	WORD $0x4f8b1893 // fmla v19.4s, v4.4s, v11.s[2]
-	WORD $0x4f8c1894 // fmla v20.4s, v4.4s, v12.s[2]
-	WORD $0x4f8d1895 // fmla v21.4s, v4.4s, v13.s[2]
-	WORD $0x4f8e1896 // fmla v22.4s, v4.4s, v14.s[2]
-	WORD $0x4f8f1897 // fmla v23.4s, v4.4s, v15.s[2]
 	WORD $0x4f8818b8 // fmla v24.4s, v5.4s, v8.s[2]
-	WORD $0x4f8918b9 // fmla v25.4s, v5.4s, v9.s[2]
-	WORD $0x4f8a18ba // fmla v26.4s, v5.4s, v10.s[2]
-	WORD $0x4f8b18bb // fmla v27.4s, v5.4s, v11.s[2]
-	WORD $0x4f8c18bc // fmla v28.4s, v5.4s, v12.s[2]
-	WORD $0x4f8d18bd // fmla v29.4s, v5.4s, v13.s[2]
-	WORD $0x4f8e18be // fmla v30.4s, v5.4s, v14.s[2]
-	WORD $0x4f8f18bf // fmla v31.4s, v5.4s, v15.s[2]
 	WORD $0x4fa818d0 // fmla v16.4s, v6.4s, v8.s[3]
-	WORD $0x4fa918d1 // fmla v17.4s, v6.4s, v9.s[3]
-	WORD $0x4faa18d2 // fmla v18.4s, v6.4s, v10.s[3]
-	WORD $0x4fab18d3 // fmla v19.4s, v6.4s, v11.s[3]
-	WORD $0x4fac18d4 // fmla v20.4s, v6.4s, v12.s[3]
-	WORD $0x4fad18d5 // fmla v21.4s, v6.4s, v13.s[3]
-	WORD $0x4fae18d6 // fmla v22.4s, v6.4s, v14.s[3]
-	WORD $0x4faf18d7 // fmla v23.4s, v6.4s, v15.s[3]
 	WORD $0x4fa818f8 // fmla v24.4s, v7.4s, v8.s[3]
+	FMOVD.P 8(R0), F8
+	WORD $0x0e217908 // fcvtl v8.4s, v8.4h
+	WORD $0x4f891011 // fmla v17.4s, v0.4s, v9.s[0]
+	WORD $0x4f891039 // fmla v25.4s, v1.4s, v9.s[0]
+	WORD $0x4fa91051 // fmla v17.4s, v2.4s, v9.s[1]
+	WORD $0x4fa91079 // fmla v25.4s, v3.4s, v9.s[1]
+	WORD $0x4f891891 // fmla v17.4s, v4.4s, v9.s[2]
+	WORD $0x4f8918b9 // fmla v25.4s, v5.4s, v9.s[2]
+	WORD $0x4fa918d1 // fmla v17.4s, v6.4s, v9.s[3]
 	WORD $0x4fa918f9 // fmla v25.4s, v7.4s, v9.s[3]
+	FMOVD.P 8(R1), F9
+	WORD $0x0e217929 // fcvtl v9.4s, v9.4h
+	WORD $0x4f8a1012 // fmla v18.4s, v0.4s, v10.s[0]
+	WORD $0x4f8a103a // fmla v26.4s, v1.4s, v10.s[0]
+	WORD $0x4faa1052 // fmla v18.4s, v2.4s, v10.s[1]
+	WORD $0x4faa107a // fmla v26.4s, v3.4s, v10.s[1]
+	WORD $0x4f8a1892 // fmla v18.4s, v4.4s, v10.s[2]
+	WORD $0x4f8a18ba // fmla v26.4s, v5.4s, v10.s[2]
+	WORD $0x4faa18d2 // fmla v18.4s, v6.4s, v10.s[3]
 	WORD $0x4faa18fa // fmla v26.4s, v7.4s, v10.s[3]
+	FMOVD.P 8(R2), F10
+	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
+	WORD $0x4f8b1013 // fmla v19.4s, v0.4s, v11.s[0]
+	WORD $0x4f8b103b // fmla v27.4s, v1.4s, v11.s[0]
+	WORD $0x4fab1053 // fmla v19.4s, v2.4s, v11.s[1]
+	WORD $0x4fab107b // fmla v27.4s, v3.4s, v11.s[1]
+	WORD $0x4f8b1893 // fmla v19.4s, v4.4s, v11.s[2]
+	WORD $0x4f8b18bb // fmla v27.4s, v5.4s, v11.s[2]
+	WORD $0x4fab18d3 // fmla v19.4s, v6.4s, v11.s[3]
 	WORD $0x4fab18fb // fmla v27.4s, v7.4s, v11.s[3]
+	FMOVD.P 8(R3), F11
+	WORD $0x0e21796b // fcvtl v11.4s, v11.4h
+	WORD $0x4f8c1014 // fmla v20.4s, v0.4s, v12.s[0]
+	WORD $0x4f8c103c // fmla v28.4s, v1.4s, v12.s[0]
+	WORD $0x4fac1054 // fmla v20.4s, v2.4s, v12.s[1]
+	WORD $0x4fac107c // fmla v28.4s, v3.4s, v12.s[1]
+	WORD $0x4f8c1894 // fmla v20.4s, v4.4s, v12.s[2]
+	WORD $0x4f8c18bc // fmla v28.4s, v5.4s, v12.s[2]
+	WORD $0x4fac18d4 // fmla v20.4s, v6.4s, v12.s[3]
 	WORD $0x4fac18fc // fmla v28.4s, v7.4s, v12.s[3]
+	FMOVD.P 8(R4), F12
+	WORD $0x0e21798c // fcvtl v12.4s, v12.4h
+	WORD $0x4f8d1015 // fmla v21.4s, v0.4s, v13.s[0]
+	WORD $0x4f8d103d // fmla v29.4s, v1.4s, v13.s[0]
+	WORD $0x4fad1055 // fmla v21.4s, v2.4s, v13.s[1]
+	WORD $0x4fad107d // fmla v29.4s, v3.4s, v13.s[1]
+	WORD $0x4f8d1895 // fmla v21.4s, v4.4s, v13.s[2]
+	WORD $0x4f8d18bd // fmla v29.4s, v5.4s, v13.s[2]
+	WORD $0x4fad18d5 // fmla v21.4s, v6.4s, v13.s[3]
 	WORD $0x4fad18fd // fmla v29.4s, v7.4s, v13.s[3]
+	FMOVD.P 8(R5), F13
+	WORD $0x0e2179ad // fcvtl v13.4s, v13.4h
+	WORD $0x4f8e1016 // fmla v22.4s, v0.4s, v14.s[0]
+	WORD $0x4f8e103e // fmla v30.4s, v1.4s, v14.s[0]
+	WORD $0x4fae1056 // fmla v22.4s, v2.4s, v14.s[1]
+	WORD $0x4fae107e // fmla v30.4s, v3.4s, v14.s[1]
+	WORD $0x4f8e1896 // fmla v22.4s, v4.4s, v14.s[2]
+	WORD $0x4f8e18be // fmla v30.4s, v5.4s, v14.s[2]
+	WORD $0x4fae18d6 // fmla v22.4s, v6.4s, v14.s[3]
 	WORD $0x4fae18fe // fmla v30.4s, v7.4s, v14.s[3]
+	FMOVD.P 8(R6), F14
+	WORD $0x0e2179ce // fcvtl v14.4s, v14.4h
+	WORD $0x4f8f1017 // fmla v23.4s, v0.4s, v15.s[0]
+	WORD $0x4f8f103f // fmla v31.4s, v1.4s, v15.s[0]
+	WORD $0x4faf1057 // fmla v23.4s, v2.4s, v15.s[1]
+	WORD $0x4faf107f // fmla v31.4s, v3.4s, v15.s[1]
+	WORD $0x4f8f1897 // fmla v23.4s, v4.4s, v15.s[2]
+	WORD $0x4f8f18bf // fmla v31.4s, v5.4s, v15.s[2]
+	WORD $0x4faf18d7 // fmla v23.4s, v6.4s, v15.s[3]
 	WORD $0x4faf18ff // fmla v31.4s, v7.4s, v15.s[3]
+	FMOVD.P 8(R7), F15
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
 	SUBS $1, R10
 	BNE p2steps
+
+p2last:
+	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f881010 // fmla v16.4s, v0.4s, v8.s[0]
+	WORD $0x4f881038 // fmla v24.4s, v1.4s, v8.s[0]
+	WORD $0x4fa81050 // fmla v16.4s, v2.4s, v8.s[1]
+	WORD $0x4fa81078 // fmla v24.4s, v3.4s, v8.s[1]
+	WORD $0x4f881890 // fmla v16.4s, v4.4s, v8.s[2]
+	WORD $0x4f8818b8 // fmla v24.4s, v5.4s, v8.s[2]
+	WORD $0x4fa818d0 // fmla v16.4s, v6.4s, v8.s[3]
+	WORD $0x4fa818f8 // fmla v24.4s, v7.4s, v8.s[3]
+	WORD $0x4f891011 // fmla v17.4s, v0.4s, v9.s[0]
+	WORD $0x4f891039 // fmla v25.4s, v1.4s, v9.s[0]
+	WORD $0x4fa91051 // fmla v17.4s, v2.4s, v9.s[1]
+	WORD $0x4fa91079 // fmla v25.4s, v3.4s, v9.s[1]
+	WORD $0x4f891891 // fmla v17.4s, v4.4s, v9.s[2]
+	WORD $0x4f8918b9 // fmla v25.4s, v5.4s, v9.s[2]
+	WORD $0x4fa918d1 // fmla v17.4s, v6.4s, v9.s[3]
+	WORD $0x4fa918f9 // fmla v25.4s, v7.4s, v9.s[3]
+	WORD $0x4f8a1012 // fmla v18.4s, v0.4s, v10.s[0]
+	WORD $0x4f8a103a // fmla v26.4s, v1.4s, v10.s[0]
+	WORD $0x4faa1052 // fmla v18.4s, v2.4s, v10.s[1]
+	WORD $0x4faa107a // fmla v26.4s, v3.4s, v10.s[1]
+	WORD $0x4f8a1892 // fmla v18.4s, v4.4s, v10.s[2]
+	WORD $0x4f8a18ba // fmla v26.4s, v5.4s, v10.s[2]
+	WORD $0x4faa18d2 // fmla v18.4s, v6.4s, v10.s[3]
+	WORD $0x4faa18fa // fmla v26.4s, v7.4s, v10.s[3]
+	WORD $0x4f8b1013 // fmla v19.4s, v0.4s, v11.s[0]
+	WORD $0x4f8b103b // fmla v27.4s, v1.4s, v11.s[0]
+	WORD $0x4fab1053 // fmla v19.4s, v2.4s, v11.s[1]
+	WORD $0x4fab107b // fmla v27.4s, v3.4s, v11.s[1]
+	WORD $0x4f8b1893 // fmla v19.4s, v4.4s, v11.s[2]
+	WORD $0x4f8b18bb // fmla v27.4s, v5.4s, v11.s[2]
+	WORD $0x4fab18d3 // fmla v19.4s, v6.4s, v11.s[3]
+	WORD $0x4fab18fb // fmla v27.4s, v7.4s, v11.s[3]
+	WORD $0x4f8c1014 // fmla v20.4s, v0.4s, v12.s[0]
+	WORD $0x4f8c103c // fmla v28.4s, v1.4s, v12.s[0]
+	WORD $0x4fac1054 // fmla v20.4s, v2.4s, v12.s[1]
+	WORD $0x4fac107c // fmla v28.4s, v3.4s, v12.s[1]
+	WORD $0x4f8c1894 // fmla v20.4s, v4.4s, v12.s[2]
+	WORD $0x4f8c18bc // fmla v28.4s, v5.4s, v12.s[2]
+	WORD $0x4fac18d4 // fmla v20.4s, v6.4s, v12.s[3]
+	WORD $0x4fac18fc // fmla v28.4s, v7.4s, v12.s[3]
+	WORD $0x4f8d1015 // fmla v21.4s, v0.4s, v13.s[0]
+	WORD $0x4f8d103d // fmla v29.4s, v1.4s, v13.s[0]
+	WORD $0x4fad1055 // fmla v21.4s, v2.4s, v13.s[1]
+	WORD $0x4fad107d // fmla v29.4s, v3.4s, v13.s[1]
+	WORD $0x4f8d1895 // fmla v21.4s, v4.4s, v13.s[2]
+	WORD $0x4f8d18bd // fmla v29.4s, v5.4s, v13.s[2]
+	WORD $0x4fad18d5 // fmla v21.4s, v6.4s, v13.s[3]
+	WORD $0x4fad18fd // fmla v29.4s, v7.4s, v13.s[3]
+	WORD $0x4f8e1016 // fmla v22.4s, v0.4s, v14.s[0]
+	WORD $0x4f8e103e // fmla v30.4s, v1.4s, v14.s[0]
+	WORD $0x4fae1056 // fmla v22.4s, v2.4s, v14.s[1]
+	WORD $0x4fae107e // fmla v30.4s, v3.4s, v14.s[1]
+	WORD $0x4f8e1896 // fmla v22.4s, v4.4s, v14.s[2]
+	WORD $0x4f8e18be // fmla v30.4s, v5.4s, v14.s[2]
+	WORD $0x4fae18d6 // fmla v22.4s, v6.4s, v14.s[3]
+	WORD $0x4fae18fe // fmla v30.4s, v7.4s, v14.s[3]
+	WORD $0x4f8f1017 // fmla v23.4s, v0.4s, v15.s[0]
+	WORD $0x4f8f103f // fmla v31.4s, v1.4s, v15.s[0]
+	WORD $0x4faf1057 // fmla v23.4s, v2.4s, v15.s[1]
+	WORD $0x4faf107f // fmla v31.4s, v3.4s, v15.s[1]
+	WORD $0x4f8f1897 // fmla v23.4s, v4.4s, v15.s[2]
+	WORD $0x4f8f18bf // fmla v31.4s, v5.4s, v15.s[2]
+	WORD $0x4faf18d7 // fmla v23.4s, v6.4s, v15.s[3]
+	WORD $0x4faf18ff // fmla v31.4s, v7.4s, v15.s[3]
 
 p2tail:
 	AND $3, R24, R10
@@ -5004,6 +5525,364 @@ p1groupdone:
 	ADD $16, R16
 	CMP $4, R15
 	BLT p1group
+	TST $3, R24
+	BNE p1tiles
+
+w1tiles:
+	CMP $16, R21
+	BLT p1tiles
+	MOVD R20, R0
+	ADD R22, R0, R1
+	ADD R22, R1, R2
+	ADD R22, R2, R3
+	ADD R22, R3, R4
+	ADD R22, R4, R5
+	ADD R22, R5, R6
+	ADD R22, R6, R7
+	LSL $3, R22, R11
+	SUB $8, R11
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	MOVD R26, R9
+	LSR $2, R24, R10
+	FMOVD.P 8(R0), F8
+	WORD $0x2e613908 // shll v8.4s, v8.4h, #16
+	FMOVD.P 8(R1), F9
+	WORD $0x2e613929 // shll v9.4s, v9.4h, #16
+	FMOVD.P 8(R2), F10
+	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
+	FMOVD.P 8(R3), F11
+	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
+	FMOVD.P 8(R4), F12
+	WORD $0x2e61398c // shll v12.4s, v12.4h, #16
+	FMOVD.P 8(R5), F13
+	WORD $0x2e6139ad // shll v13.4s, v13.4h, #16
+	FMOVD.P 8(R6), F14
+	WORD $0x2e6139ce // shll v14.4s, v14.4h, #16
+	FMOVD.P 8(R7), F15
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
+	SUBS $1, R10
+	BEQ w1last
+
+w1steps:
+	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
+	FMOVD (R0)(R11), F4
+	FMOVD (R1)(R11), F5
+	FMOVD (R2)(R11), F6
+	FMOVD (R3)(R11), F7
+	WORD $0x4f881010 // fmla v16.4s, v0.4s, v8.s[0]
+	WORD $0x4fa81030 // fmla v16.4s, v1.4s, v8.s[1]
+	WORD $0x4f881850 // fmla v16.4s, v2.4s, v8.s[2]
+	WORD $0x4fa81870 // fmla v16.4s, v3.4s, v8.s[3]
+	WORD $0x2e613888 // shll v8.4s, v4.4h, #16
+	FMOVD (R4)(R11), F4
+	WORD $0x4f891011 // fmla v17.4s, v0.4s, v9.s[0]
+	WORD $0x4fa91031 // fmla v17.4s, v1.4s, v9.s[1]
+	WORD $0x4f891851 // fmla v17.4s, v2.4s, v9.s[2]
+	WORD $0x4fa91871 // fmla v17.4s, v3.4s, v9.s[3]
+	WORD $0x2e6138a9 // shll v9.4s, v5.4h, #16
+	FMOVD (R5)(R11), F5
+	WORD $0x4f8a1012 // fmla v18.4s, v0.4s, v10.s[0]
+	WORD $0x4faa1032 // fmla v18.4s, v1.4s, v10.s[1]
+	WORD $0x4f8a1852 // fmla v18.4s, v2.4s, v10.s[2]
+	WORD $0x4faa1872 // fmla v18.4s, v3.4s, v10.s[3]
+	WORD $0x2e6138ca // shll v10.4s, v6.4h, #16
+	FMOVD (R6)(R11), F6
+	WORD $0x4f8b1013 // fmla v19.4s, v0.4s, v11.s[0]
+	WORD $0x4fab1033 // fmla v19.4s, v1.4s, v11.s[1]
+	WORD $0x4f8b1853 // fmla v19.4s, v2.4s, v11.s[2]
+	WORD $0x4fab1873 // fmla v19.4s, v3.4s, v11.s[3]
+	WORD $0x2e6138eb // shll v11.4s, v7.4h, #16
+	FMOVD (R7)(R11), F7
+	WORD $0x4f8c1014 // fmla v20.4s, v0.4s, v12.s[0]
+	WORD $0x4fac1034 // fmla v20.4s, v1.4s, v12.s[1]
+	WORD $0x4f8c1854 // fmla v20.4s, v2.4s, v12.s[2]
+	WORD $0x4fac1874 // fmla v20.4s, v3.4s, v12.s[3]
+	WORD $0x2e61388c // shll v12.4s, v4.4h, #16
+	FMOVD.P 8(R0), F4
+	WORD $0x4f8d1015 // fmla v21.4s, v0.4s, v13.s[0]
+	WORD $0x4fad1035 // fmla v21.4s, v1.4s, v13.s[1]
+	WORD $0x4f8d1855 // fmla v21.4s, v2.4s, v13.s[2]
+	WORD $0x4fad1875 // fmla v21.4s, v3.4s, v13.s[3]
+	WORD $0x2e6138ad // shll v13.4s, v5.4h, #16
+	FMOVD.P 8(R1), F5
+	WORD $0x4f8e1016 // fmla v22.4s, v0.4s, v14.s[0]
+	WORD $0x4fae1036 // fmla v22.4s, v1.4s, v14.s[1]
+	WORD $0x4f8e1856 // fmla v22.4s, v2.4s, v14.s[2]
+	WORD $0x4fae1876 // fmla v22.4s, v3.4s, v14.s[3]
+	WORD $0x2e6138ce // shll v14.4s, v6.4h, #16
+	FMOVD.P 8(R2), F6
+	WORD $0x4f8f1017 // fmla v23.4s, v0.4s, v15.s[0]
+	WORD $0x4faf1037 // fmla v23.4s, v1.4s, v15.s[1]
+	WORD $0x4f8f1857 // fmla v23.4s, v2.4s, v15.s[2]
+	WORD $0x4faf1877 // fmla v23.4s, v3.4s, v15.s[3]
+	WORD $0x2e6138ef // shll v15.4s, v7.4h, #16
+	FMOVD.P 8(R3), F7
+	WORD $0x4f881018 // fmla v24.4s, v0.4s, v8.s[0]
+	WORD $0x4fa81038 // fmla v24.4s, v1.4s, v8.s[1]
+	WORD $0x4f881858 // fmla v24.4s, v2.4s, v8.s[2]
+	WORD $0x4fa81878 // fmla v24.4s, v3.4s, v8.s[3]
+	WORD $0x2e613888 // shll v8.4s, v4.4h, #16
+	FMOVD.P 8(R4), F4
+	WORD $0x4f891019 // fmla v25.4s, v0.4s, v9.s[0]
+	WORD $0x4fa91039 // fmla v25.4s, v1.4s, v9.s[1]
+	WORD $0x4f891859 // fmla v25.4s, v2.4s, v9.s[2]
+	WORD $0x4fa91879 // fmla v25.4s, v3.4s, v9.s[3]
+	WORD $0x2e6138a9 // shll v9.4s, v5.4h, #16
+	FMOVD.P 8(R5), F5
+	WORD $0x4f8a101a // fmla v26.4s, v0.4s, v10.s[0]
+	WORD $0x4faa103a // fmla v26.4s, v1.4s, v10.s[1]
+	WORD $0x4f8a185a // fmla v26.4s, v2.4s, v10.s[2]
+	WORD $0x4faa187a // fmla v26.4s, v3.4s, v10.s[3]
+	WORD $0x2e6138ca // shll v10.4s, v6.4h, #16
+	FMOVD.P 8(R6), F6
+	WORD $0x4f8b101b // fmla v27.4s, v0.4s, v11.s[0]
+	WORD $0x4fab103b // fmla v27.4s, v1.4s, v11.s[1]
+	WORD $0x4f8b185b // fmla v27.4s, v2.4s, v11.s[2]
+	WORD $0x4fab187b // fmla v27.4s, v3.4s, v11.s[3]
+	WORD $0x2e6138eb // shll v11.4s, v7.4h, #16
+	FMOVD.P 8(R7), F7
+	WORD $0x4f8c101c // fmla v28.4s, v0.4s, v12.s[0]
+	WORD $0x4fac103c // fmla v28.4s, v1.4s, v12.s[1]
+	WORD $0x4f8c185c // fmla v28.4s, v2.4s, v12.s[2]
+	WORD $0x4fac187c // fmla v28.4s, v3.4s, v12.s[3]
+	WORD $0x2e61388c // shll v12.4s, v4.4h, #16
+	WORD $0x4f8d101d // fmla v29.4s, v0.4s, v13.s[0]
+	WORD $0x4fad103d // fmla v29.4s, v1.4s, v13.s[1]
+	WORD $0x4f8d185d // fmla v29.4s, v2.4s, v13.s[2]
+	WORD $0x4fad187d // fmla v29.4s, v3.4s, v13.s[3]
+	WORD $0x2e6138ad // shll v13.4s, v5.4h, #16
+	WORD $0x4f8e101e // fmla v30.4s, v0.4s, v14.s[0]
+	WORD $0x4fae103e // fmla v30.4s, v1.4s, v14.s[1]
+	WORD $0x4f8e185e // fmla v30.4s, v2.4s, v14.s[2]
+	WORD $0x4fae187e // fmla v30.4s, v3.4s, v14.s[3]
+	WORD $0x2e6138ce // shll v14.4s, v6.4h, #16
+	WORD $0x4f8f101f // fmla v31.4s, v0.4s, v15.s[0]
+	WORD $0x4faf103f // fmla v31.4s, v1.4s, v15.s[1]
+	WORD $0x4f8f185f // fmla v31.4s, v2.4s, v15.s[2]
+	WORD $0x4faf187f // fmla v31.4s, v3.4s, v15.s[3]
+	WORD $0x2e6138ef // shll v15.4s, v7.4h, #16
+	SUBS $1, R10
+	BNE w1steps
+
+w1last:
+	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
+	FMOVD (R0)(R11), F4
+	FMOVD (R1)(R11), F5
+	FMOVD (R2)(R11), F6
+	FMOVD (R3)(R11), F7
+	WORD $0x4f881010 // fmla v16.4s, v0.4s, v8.s[0]
+	WORD $0x4fa81030 // fmla v16.4s, v1.4s, v8.s[1]
+	WORD $0x4f881850 // fmla v16.4s, v2.4s, v8.s[2]
+	WORD $0x4fa81870 // fmla v16.4s, v3.4s, v8.s[3]
+	WORD $0x2e613888 // shll v8.4s, v4.4h, #16
+	FMOVD (R4)(R11), F4
+	WORD $0x4f891011 // fmla v17.4s, v0.4s, v9.s[0]
+	WORD $0x4fa91031 // fmla v17.4s, v1.4s, v9.s[1]
+	WORD $0x4f891851 // fmla v17.4s, v2.4s, v9.s[2]
+	WORD $0x4fa91871 // fmla v17.4s, v3.4s, v9.s[3]
+	WORD $0x2e6138a9 // shll v9.4s, v5.4h, #16
+	FMOVD (R5)(R11), F5
+	WORD $0x4f8a1012 // fmla v18.4s, v0.4s, v10.s[0]
+	WORD $0x4faa1032 // fmla v18.4s, v1.4s, v10.s[1]
+	WORD $0x4f8a1852 // fmla v18.4s, v2.4s, v10.s[2]
+	WORD $0x4faa1872 // fmla v18.4s, v3.4s, v10.s[3]
+	WORD $0x2e6138ca // shll v10.4s, v6.4h, #16
+	FMOVD (R6)(R11), F6
+	WORD $0x4f8b1013 // fmla v19.4s, v0.4s, v11.s[0]
+	WORD $0x4fab1033 // fmla v19.4s, v1.4s, v11.s[1]
+	WORD $0x4f8b1853 // fmla v19.4s, v2.4s, v11.s[2]
+	WORD $0x4fab1873 // fmla v19.4s, v3.4s, v11.s[3]
+	WORD $0x2e6138eb // shll v11.4s, v7.4h, #16
+	FMOVD (R7)(R11), F7
+	WORD $0x4f8c1014 // fmla v20.4s, v0.4s, v12.s[0]
+	WORD $0x4fac1034 // fmla v20.4s, v1.4s, v12.s[1]
+	WORD $0x4f8c1854 // fmla v20.4s, v2.4s, v12.s[2]
+	WORD $0x4fac1874 // fmla v20.4s, v3.4s, v12.s[3]
+	WORD $0x2e61388c // shll v12.4s, v4.4h, #16
+	WORD $0x4f8d1015 // fmla v21.4s, v0.4s, v13.s[0]
+	WORD $0x4fad1035 // fmla v21.4s, v1.4s, v13.s[1]
+	WORD $0x4f8d1855 // fmla v21.4s, v2.4s, v13.s[2]
+	WORD $0x4fad1875 // fmla v21.4s, v3.4s, v13.s[3]
+	WORD $0x2e6138ad // shll v13.4s, v5.4h, #16
+	WORD $0x4f8e1016 // fmla v22.4s, v0.4s, v14.s[0]
+	WORD $0x4fae1036 // fmla v22.4s, v1.4s, v14.s[1]
+	WORD $0x4f8e1856 // fmla v22.4s, v2.4s, v14.s[2]
+	WORD $0x4fae1876 // fmla v22.4s, v3.4s, v14.s[3]
+	WORD $0x2e6138ce // shll v14.4s, v6.4h, #16
+	WORD $0x4f8f1017 // fmla v23.4s, v0.4s, v15.s[0]
+	WORD $0x4faf1037 // fmla v23.4s, v1.4s, v15.s[1]
+	WORD $0x4f8f1857 // fmla v23.4s, v2.4s, v15.s[2]
+	WORD $0x4faf1877 // fmla v23.4s, v3.4s, v15.s[3]
+	WORD $0x2e6138ef // shll v15.4s, v7.4h, #16
+	WORD $0x4f881018 // fmla v24.4s, v0.4s, v8.s[0]
+	WORD $0x4fa81038 // fmla v24.4s, v1.4s, v8.s[1]
+	WORD $0x4f881858 // fmla v24.4s, v2.4s, v8.s[2]
+	WORD $0x4fa81878 // fmla v24.4s, v3.4s, v8.s[3]
+	WORD $0x4f891019 // fmla v25.4s, v0.4s, v9.s[0]
+	WORD $0x4fa91039 // fmla v25.4s, v1.4s, v9.s[1]
+	WORD $0x4f891859 // fmla v25.4s, v2.4s, v9.s[2]
+	WORD $0x4fa91879 // fmla v25.4s, v3.4s, v9.s[3]
+	WORD $0x4f8a101a // fmla v26.4s, v0.4s, v10.s[0]
+	WORD $0x4faa103a // fmla v26.4s, v1.4s, v10.s[1]
+	WORD $0x4f8a185a // fmla v26.4s, v2.4s, v10.s[2]
+	WORD $0x4faa187a // fmla v26.4s, v3.4s, v10.s[3]
+	WORD $0x4f8b101b // fmla v27.4s, v0.4s, v11.s[0]
+	WORD $0x4fab103b // fmla v27.4s, v1.4s, v11.s[1]
+	WORD $0x4f8b185b // fmla v27.4s, v2.4s, v11.s[2]
+	WORD $0x4fab187b // fmla v27.4s, v3.4s, v11.s[3]
+	WORD $0x4f8c101c // fmla v28.4s, v0.4s, v12.s[0]
+	WORD $0x4fac103c // fmla v28.4s, v1.4s, v12.s[1]
+	WORD $0x4f8c185c // fmla v28.4s, v2.4s, v12.s[2]
+	WORD $0x4fac187c // fmla v28.4s, v3.4s, v12.s[3]
+	WORD $0x4f8d101d // fmla v29.4s, v0.4s, v13.s[0]
+	WORD $0x4fad103d // fmla v29.4s, v1.4s, v13.s[1]
+	WORD $0x4f8d185d // fmla v29.4s, v2.4s, v13.s[2]
+	WORD $0x4fad187d // fmla v29.4s, v3.4s, v13.s[3]
+	WORD $0x4f8e101e // fmla v30.4s, v0.4s, v14.s[0]
+	WORD $0x4fae103e // fmla v30.4s, v1.4s, v14.s[1]
+	WORD $0x4f8e185e // fmla v30.4s, v2.4s, v14.s[2]
+	WORD $0x4fae187e // fmla v30.4s, v3.4s, v14.s[3]
+	WORD $0x4f8f101f // fmla v31.4s, v0.4s, v15.s[0]
+	WORD $0x4faf103f // fmla v31.4s, v1.4s, v15.s[1]
+	WORD $0x4f8f185f // fmla v31.4s, v2.4s, v15.s[2]
+	WORD $0x4faf187f // fmla v31.4s, v3.4s, v15.s[3]
+	FMOVS scale+128(FP), F0
+	VDUP V0.S[0], V0.S4
+	WORD $0x6e20de10 // fmul v16.4s, v16.4s, v0.4s
+	WORD $0x6e20de31 // fmul v17.4s, v17.4s, v0.4s
+	WORD $0x6e20de52 // fmul v18.4s, v18.4s, v0.4s
+	WORD $0x6e20de73 // fmul v19.4s, v19.4s, v0.4s
+	WORD $0x6e20de94 // fmul v20.4s, v20.4s, v0.4s
+	WORD $0x6e20deb5 // fmul v21.4s, v21.4s, v0.4s
+	WORD $0x6e20ded6 // fmul v22.4s, v22.4s, v0.4s
+	WORD $0x6e20def7 // fmul v23.4s, v23.4s, v0.4s
+	WORD $0x6e20df18 // fmul v24.4s, v24.4s, v0.4s
+	WORD $0x6e20df39 // fmul v25.4s, v25.4s, v0.4s
+	WORD $0x6e20df5a // fmul v26.4s, v26.4s, v0.4s
+	WORD $0x6e20df7b // fmul v27.4s, v27.4s, v0.4s
+	WORD $0x6e20df9c // fmul v28.4s, v28.4s, v0.4s
+	WORD $0x6e20dfbd // fmul v29.4s, v29.4s, v0.4s
+	WORD $0x6e20dfde // fmul v30.4s, v30.4s, v0.4s
+	WORD $0x6e20dfff // fmul v31.4s, v31.4s, v0.4s
+	VTRN1 V17.S4, V16.S4, V12.S4
+	VTRN2 V17.S4, V16.S4, V13.S4
+	VTRN1 V19.S4, V18.S4, V14.S4
+	VTRN2 V19.S4, V18.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V0.D2
+	VTRN1 V15.D2, V13.D2, V1.D2
+	VTRN2 V14.D2, V12.D2, V2.D2
+	VTRN2 V15.D2, V13.D2, V3.D2
+	ADD $0, R19, R17
+	VST1 [V0.S4], (R17)
+	ADD R23, R17
+	CMP $1, R25
+	BLE w1stored0
+	VST1 [V1.S4], (R17)
+	ADD R23, R17
+	CMP $2, R25
+	BLE w1stored0
+	VST1 [V2.S4], (R17)
+	ADD R23, R17
+	CMP $3, R25
+	BLE w1stored0
+	VST1 [V3.S4], (R17)
+	ADD R23, R17
+
+w1stored0:
+	VTRN1 V21.S4, V20.S4, V12.S4
+	VTRN2 V21.S4, V20.S4, V13.S4
+	VTRN1 V23.S4, V22.S4, V14.S4
+	VTRN2 V23.S4, V22.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V0.D2
+	VTRN1 V15.D2, V13.D2, V1.D2
+	VTRN2 V14.D2, V12.D2, V2.D2
+	VTRN2 V15.D2, V13.D2, V3.D2
+	ADD $16, R19, R17
+	VST1 [V0.S4], (R17)
+	ADD R23, R17
+	CMP $1, R25
+	BLE w1stored1
+	VST1 [V1.S4], (R17)
+	ADD R23, R17
+	CMP $2, R25
+	BLE w1stored1
+	VST1 [V2.S4], (R17)
+	ADD R23, R17
+	CMP $3, R25
+	BLE w1stored1
+	VST1 [V3.S4], (R17)
+	ADD R23, R17
+
+w1stored1:
+	VTRN1 V25.S4, V24.S4, V12.S4
+	VTRN2 V25.S4, V24.S4, V13.S4
+	VTRN1 V27.S4, V26.S4, V14.S4
+	VTRN2 V27.S4, V26.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V0.D2
+	VTRN1 V15.D2, V13.D2, V1.D2
+	VTRN2 V14.D2, V12.D2, V2.D2
+	VTRN2 V15.D2, V13.D2, V3.D2
+	ADD $32, R19, R17
+	VST1 [V0.S4], (R17)
+	ADD R23, R17
+	CMP $1, R25
+	BLE w1stored2
+	VST1 [V1.S4], (R17)
+	ADD R23, R17
+	CMP $2, R25
+	BLE w1stored2
+	VST1 [V2.S4], (R17)
+	ADD R23, R17
+	CMP $3, R25
+	BLE w1stored2
+	VST1 [V3.S4], (R17)
+	ADD R23, R17
+
+w1stored2:
+	VTRN1 V29.S4, V28.S4, V12.S4
+	VTRN2 V29.S4, V28.S4, V13.S4
+	VTRN1 V31.S4, V30.S4, V14.S4
+	VTRN2 V31.S4, V30.S4, V15.S4
+	VTRN1 V14.D2, V12.D2, V0.D2
+	VTRN1 V15.D2, V13.D2, V1.D2
+	VTRN2 V14.D2, V12.D2, V2.D2
+	VTRN2 V15.D2, V13.D2, V3.D2
+	ADD $48, R19, R17
+	VST1 [V0.S4], (R17)
+	ADD R23, R17
+	CMP $1, R25
+	BLE w1stored3
+	VST1 [V1.S4], (R17)
+	ADD R23, R17
+	CMP $2, R25
+	BLE w1stored3
+	VST1 [V2.S4], (R17)
+	ADD R23, R17
+	CMP $3, R25
+	BLE w1stored3
+	VST1 [V3.S4], (R17)
+	ADD R23, R17
+
+w1stored3:
+	ADD $64, R19
+	ADD R22<<4, R20
+	SUB $16, R21
+	B w1tiles
 
 p1tiles:
 	CBZ R21, p1done
@@ -5071,8 +5950,6 @@ p1tiles:
 	MOVD R26, R9
 	LSR $2, R24, R10
 	CBZ R10, p1tail
-
-p1steps:
 	FMOVD.P 8(R0), F4
 	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
 	FMOVD.P 8(R1), F5
@@ -5097,57 +5974,136 @@ p1steps:
 	WORD $0x2e6139ce // shll v14.4s, v14.4h, #16
 	FMOVD.P 8(R14), F15
 	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
+	SUBS $1, R10
+	BEQ p1last
+
+p1steps:
 	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x4f841010 // fmla v16.4s, v0.4s, v4.s[0]
-	WORD $0x4f851011 // fmla v17.4s, v0.4s, v5.s[0]
-	WORD $0x4f861012 // fmla v18.4s, v0.4s, v6.s[0]
-	WORD $0x4f871013 // fmla v19.4s, v0.4s, v7.s[0]
-	WORD $0x4f881014 // fmla v20.4s, v0.4s, v8.s[0]
-	WORD $0x4f891015 // fmla v21.4s, v0.4s, v9.s[0]
-	WORD $0x4f8a1016 // fmla v22.4s, v0.4s, v10.s[0]
-	WORD $0x4f8b1017 // fmla v23.4s, v0.4s, v11.s[0]
-	WORD $0x4f8c1018 // fmla v24.4s, v0.4s, v12.s[0]
-	WORD $0x4f8d1019 // fmla v25.4s, v0.4s, v13.s[0]
-	WORD $0x4f8e101a // fmla v26.4s, v0.4s, v14.s[0]
-	WORD $0x4f8f101b // fmla v27.4s, v0.4s, v15.s[0]
 	WORD $0x4fa41030 // fmla v16.4s, v1.4s, v4.s[1]
-	WORD $0x4fa51031 // fmla v17.4s, v1.4s, v5.s[1]
-	WORD $0x4fa61032 // fmla v18.4s, v1.4s, v6.s[1]
-	WORD $0x4fa71033 // fmla v19.4s, v1.4s, v7.s[1]
-	WORD $0x4fa81034 // fmla v20.4s, v1.4s, v8.s[1]
-	WORD $0x4fa91035 // fmla v21.4s, v1.4s, v9.s[1]
-	WORD $0x4faa1036 // fmla v22.4s, v1.4s, v10.s[1]
-	WORD $0x4fab1037 // fmla v23.4s, v1.4s, v11.s[1]
-	WORD $0x4fac1038 // fmla v24.4s, v1.4s, v12.s[1]
-	WORD $0x4fad1039 // fmla v25.4s, v1.4s, v13.s[1]
-	WORD $0x4fae103a // fmla v26.4s, v1.4s, v14.s[1]
-	WORD $0x4faf103b // fmla v27.4s, v1.4s, v15.s[1]
 	WORD $0x4f841850 // fmla v16.4s, v2.4s, v4.s[2]
-	WORD $0x4f851851 // fmla v17.4s, v2.4s, v5.s[2]
-	WORD $0x4f861852 // fmla v18.4s, v2.4s, v6.s[2]
-	WORD $0x4f871853 // fmla v19.4s, v2.4s, v7.s[2]
-	WORD $0x4f881854 // fmla v20.4s, v2.4s, v8.s[2]
-	WORD $0x4f891855 // fmla v21.4s, v2.4s, v9.s[2]
-	WORD $0x4f8a1856 // fmla v22.4s, v2.4s, v10.s[2]
-	WORD $0x4f8b1857 // fmla v23.4s, v2.4s, v11.s[2]
-	WORD $0x4f8c1858 // fmla v24.4s, v2.4s, v12.s[2]
-	WORD $0x4f8d1859 // fmla v25.4s, v2.4s, v13.s[2]
-	WORD $0x4f8e185a // fmla v26.4s, v2.4s, v14.s[2]
-	WORD $0x4f8f185b // fmla v27.4s, v2.4s, v15.s[2]
 	WORD $0x4fa41870 // fmla v16.4s, v3.4s, v4.s[3]
+	FMOVD.P 8(R0), F4
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	WORD $0x4f851011 // fmla v17.4s, v0.4s, v5.s[0]
+	WORD $0x4fa51031 // fmla v17.4s, v1.4s, v5.s[1]
+	WORD $0x4f851851 // fmla v17.4s, v2.4s, v5.s[2]
 	WORD $0x4fa51871 // fmla v17.4s, v3.4s, v5.s[3]
+	FMOVD.P 8(R1), F5
+	WORD $0x2e6138a5 // shll v5.4s, v5.4h, #16
+	WORD $0x4f861012 // fmla v18.4s, v0.4s, v6.s[0]
+	WORD $0x4fa61032 // fmla v18.4s, v1.4s, v6.s[1]
+	WORD $0x4f861852 // fmla v18.4s, v2.4s, v6.s[2]
 	WORD $0x4fa61872 // fmla v18.4s, v3.4s, v6.s[3]
+	FMOVD.P 8(R2), F6
+	WORD $0x2e6138c6 // shll v6.4s, v6.4h, #16
+	WORD $0x4f871013 // fmla v19.4s, v0.4s, v7.s[0]
+	WORD $0x4fa71033 // fmla v19.4s, v1.4s, v7.s[1]
+	WORD $0x4f871853 // fmla v19.4s, v2.4s, v7.s[2]
 	WORD $0x4fa71873 // fmla v19.4s, v3.4s, v7.s[3]
+	FMOVD.P 8(R3), F7
+	WORD $0x2e6138e7 // shll v7.4s, v7.4h, #16
+	WORD $0x4f881014 // fmla v20.4s, v0.4s, v8.s[0]
+	WORD $0x4fa81034 // fmla v20.4s, v1.4s, v8.s[1]
+	WORD $0x4f881854 // fmla v20.4s, v2.4s, v8.s[2]
 	WORD $0x4fa81874 // fmla v20.4s, v3.4s, v8.s[3]
+	FMOVD.P 8(R4), F8
+	WORD $0x2e613908 // shll v8.4s, v8.4h, #16
+	WORD $0x4f891015 // fmla v21.4s, v0.4s, v9.s[0]
+	WORD $0x4fa91035 // fmla v21.4s, v1.4s, v9.s[1]
+	WORD $0x4f891855 // fmla v21.4s, v2.4s, v9.s[2]
 	WORD $0x4fa91875 // fmla v21.4s, v3.4s, v9.s[3]
+	FMOVD.P 8(R5), F9
+	WORD $0x2e613929 // shll v9.4s, v9.4h, #16
+	WORD $0x4f8a1016 // fmla v22.4s, v0.4s, v10.s[0]
+	WORD $0x4faa1036 // fmla v22.4s, v1.4s, v10.s[1]
+	WORD $0x4f8a1856 // fmla v22.4s, v2.4s, v10.s[2]
 	WORD $0x4faa1876 // fmla v22.4s, v3.4s, v10.s[3]
+	FMOVD.P 8(R6), F10
+	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
+	WORD $0x4f8b1017 // fmla v23.4s, v0.4s, v11.s[0]
+	WORD $0x4fab1037 // fmla v23.4s, v1.4s, v11.s[1]
+	WORD $0x4f8b1857 // fmla v23.4s, v2.4s, v11.s[2]
 	WORD $0x4fab1877 // fmla v23.4s, v3.4s, v11.s[3]
+	FMOVD.P 8(R7), F11
+	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
+	WORD $0x4f8c1018 // fmla v24.4s, v0.4s, v12.s[0]
+	WORD $0x4fac1038 // fmla v24.4s, v1.4s, v12.s[1]
+	WORD $0x4f8c1858 // fmla v24.4s, v2.4s, v12.s[2]
 	WORD $0x4fac1878 // fmla v24.4s, v3.4s, v12.s[3]
+	FMOVD.P 8(R11), F12
+	WORD $0x2e61398c // shll v12.4s, v12.4h, #16
+	WORD $0x4f8d1019 // fmla v25.4s, v0.4s, v13.s[0]
+	WORD $0x4fad1039 // fmla v25.4s, v1.4s, v13.s[1]
+	WORD $0x4f8d1859 // fmla v25.4s, v2.4s, v13.s[2]
 	WORD $0x4fad1879 // fmla v25.4s, v3.4s, v13.s[3]
+	FMOVD.P 8(R12), F13
+	WORD $0x2e6139ad // shll v13.4s, v13.4h, #16
+	WORD $0x4f8e101a // fmla v26.4s, v0.4s, v14.s[0]
+	WORD $0x4fae103a // fmla v26.4s, v1.4s, v14.s[1]
+	WORD $0x4f8e185a // fmla v26.4s, v2.4s, v14.s[2]
 	WORD $0x4fae187a // fmla v26.4s, v3.4s, v14.s[3]
+	FMOVD.P 8(R13), F14
+	WORD $0x2e6139ce // shll v14.4s, v14.4h, #16
+	WORD $0x4f8f101b // fmla v27.4s, v0.4s, v15.s[0]
+	WORD $0x4faf103b // fmla v27.4s, v1.4s, v15.s[1]
+	WORD $0x4f8f185b // fmla v27.4s, v2.4s, v15.s[2]
 	WORD $0x4faf187b // fmla v27.4s, v3.4s, v15.s[3]
+	FMOVD.P 8(R14), F15
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
 	SUBS $1, R10
 	BNE p1steps
+
+p1last:
+	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x4f841010 // fmla v16.4s, v0.4s, v4.s[0]
+	WORD $0x4fa41030 // fmla v16.4s, v1.4s, v4.s[1]
+	WORD $0x4f841850 // fmla v16.4s, v2.4s, v4.s[2]
+	WORD $0x4fa41870 // fmla v16.4s, v3.4s, v4.s[3]
+	WORD $0x4f851011 // fmla v17.4s, v0.4s, v5.s[0]
+	WORD $0x4fa51031 // fmla v17.4s, v1.4s, v5.s[1]
+	WORD $0x4f851851 // fmla v17.4s, v2.4s, v5.s[2]
+	WORD $0x4fa51871 // fmla v17.4s, v3.4s, v5.s[3]
+	WORD $0x4f861012 // fmla v18.4s, v0.4s, v6.s[0]
+	WORD $0x4fa61032 // fmla v18.4s, v1.4s, v6.s[1]
+	WORD $0x4f861852 // fmla v18.4s, v2.4s, v6.s[2]
+	WORD $0x4fa61872 // fmla v18.4s, v3.4s, v6.s[3]
+	WORD $0x4f871013 // fmla v19.4s, v0.4s, v7.s[0]
+	WORD $0x4fa71033 // fmla v19.4s, v1.4s, v7.s[1]
+	WORD $0x4f871853 // fmla v19.4s, v2.4s, v7.s[2]
+	WORD $0x4fa71873 // fmla v19.4s, v3.4s, v7.s[3]
+	WORD $0x4f881014 // fmla v20.4s, v0.4s, v8.s[0]
+	WORD $0x4fa81034 // fmla v20.4s, v1.4s, v8.s[1]
+	WORD $0x4f881854 // fmla v20.4s, v2.4s, v8.s[2]
+	WORD $0x4fa81874 // fmla v20.4s, v3.4s, v8.s[3]
+	WORD $0x4f891015 // fmla v21.4s, v0.4s, v9.s[0]
+	WORD $0x4fa91035 // fmla v21.4s, v1.4s, v9.s[1]
+	WORD $0x4f891855 // fmla v21.4s, v2.4s, v9.s[2]
+	WORD $0x4fa91875 // fmla v21.4s, v3.4s, v9.s[3]
+	WORD $0x4f8a1016 // fmla v22.4s, v0.4s, v10.s[0]
+	WORD $0x4faa1036 // fmla v22.4s, v1.4s, v10.s[1]
+	WORD $0x4f8a1856 // fmla v22.4s, v2.4s, v10.s[2]
+	WORD $0x4faa1876 // fmla v22.4s, v3.4s, v10.s[3]
+	WORD $0x4f8b1017 // fmla v23.4s, v0.4s, v11.s[0]
+	WORD $0x4fab1037 // fmla v23.4s, v1.4s, v11.s[1]
+	WORD $0x4f8b1857 // fmla v23.4s, v2.4s, v11.s[2]
+	WORD $0x4fab1877 // fmla v23.4s, v3.4s, v11.s[3]
+	WORD $0x4f8c1018 // fmla v24.4s, v0.4s, v12.s[0]
+	WORD $0x4fac1038 // fmla v24.4s, v1.4s, v12.s[1]
+	WORD $0x4f8c1858 // fmla v24.4s, v2.4s, v12.s[2]
+	WORD $0x4fac1878 // fmla v24.4s, v3.4s, v12.s[3]
+	WORD $0x4f8d1019 // fmla v25.4s, v0.4s, v13.s[0]
+	WORD $0x4fad1039 // fmla v25.4s, v1.4s, v13.s[1]
+	WORD $0x4f8d1859 // fmla v25.4s, v2.4s, v13.s[2]
+	WORD $0x4fad1879 // fmla v25.4s, v3.4s, v13.s[3]
+	WORD $0x4f8e101a // fmla v26.4s, v0.4s, v14.s[0]
+	WORD $0x4fae103a // fmla v26.4s, v1.4s, v14.s[1]
+	WORD $0x4f8e185a // fmla v26.4s, v2.4s, v14.s[2]
+	WORD $0x4fae187a // fmla v26.4s, v3.4s, v14.s[3]
+	WORD $0x4f8f101b // fmla v27.4s, v0.4s, v15.s[0]
+	WORD $0x4faf103b // fmla v27.4s, v1.4s, v15.s[1]
+	WORD $0x4f8f185b // fmla v27.4s, v2.4s, v15.s[2]
+	WORD $0x4faf187b // fmla v27.4s, v3.4s, v15.s[3]
 
 p1tail:
 	AND $3, R24, R10
@@ -5466,8 +6422,6 @@ p2tiles:
 	MOVD R26, R9
 	LSR $2, R24, R10
 	CBZ R10, p2tail
-
-p2steps:
 	FMOVD.P 8(R0), F8
 	WORD $0x2e613908 // shll v8.4s, v8.4h, #16
 	FMOVD.P 8(R1), F9
@@ -5484,74 +6438,162 @@ p2steps:
 	WORD $0x2e6139ce // shll v14.4s, v14.4h, #16
 	FMOVD.P 8(R7), F15
 	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
+	SUBS $1, R10
+	BEQ p2last
+
+p2steps:
 	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD $0x4f881010 // fmla v16.4s, v0.4s, v8.s[0]
-	WORD $0x4f891011 // fmla v17.4s, v0.4s, v9.s[0]
-	WORD $0x4f8a1012 // fmla v18.4s, v0.4s, v10.s[0]
-	WORD $0x4f8b1013 // fmla v19.4s, v0.4s, v11.s[0]
-	WORD $0x4f8c1014 // fmla v20.4s, v0.4s, v12.s[0]
-	WORD $0x4f8d1015 // fmla v21.4s, v0.4s, v13.s[0]
-	WORD $0x4f8e1016 // fmla v22.4s, v0.4s, v14.s[0]
-	WORD $0x4f8f1017 // fmla v23.4s, v0.4s, v15.s[0]
-	WORD $0x4f881038 // fmla v24.4s, v1.4s, v8.s[0]
-	WORD $0x4f891039 // fmla v25.4s, v1.4s, v9.s[0]
-	WORD $0x4f8a103a // fmla v26.4s, v1.4s, v10.s[0]
-	WORD $0x4f8b103b // fmla v27.4s, v1.4s, v11.s[0]
-	WORD $0x4f8c103c // fmla v28.4s, v1.4s, v12.s[0]
-	WORD $0x4f8d103d // fmla v29.4s, v1.4s, v13.s[0]
-	WORD $0x4f8e103e // fmla v30.4s, v1.4s, v14.s[0]
-	WORD $0x4f8f103f // fmla v31.4s, v1.4s, v15.s[0]
-	WORD $0x4fa81050 // fmla v16.4s, v2.4s, v8.s[1]
-	WORD $0x4fa91051 // fmla v17.4s, v2.4s, v9.s[1]
-	WORD $0x4faa1052 // fmla v18.4s, v2.4s, v10.s[1]
-	WORD $0x4fab1053 // fmla v19.4s, v2.4s, v11.s[1]
-	WORD $0x4fac1054 // fmla v20.4s, v2.4s, v12.s[1]
-	WORD $0x4fad1055 // fmla v21.4s, v2.4s, v13.s[1]
-	WORD $0x4fae1056 // fmla v22.4s, v2.4s, v14.s[1]
-	WORD $0x4faf1057 // fmla v23.4s, v2.4s, v15.s[1]
-	WORD $0x4fa81078 // fmla v24.4s, v3.4s, v8.s[1]
-	WORD $0x4fa91079 // fmla v25.4s, v3.4s, v9.s[1]
-	WORD $0x4faa107a // fmla v26.4s, v3.4s, v10.s[1]
-	WORD $0x4fab107b // fmla v27.4s, v3.4s, v11.s[1]
-	WORD $0x4fac107c // fmla v28.4s, v3.4s, v12.s[1]
-	WORD $0x4fad107d // fmla v29.4s, v3.4s, v13.s[1]
-	WORD $0x4fae107e // fmla v30.4s, v3.4s, v14.s[1]
-	WORD $0x4faf107f // fmla v31.4s, v3.4s, v15.s[1]
 	VLD1.P 64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f881010 // fmla v16.4s, v0.4s, v8.s[0]
+	WORD $0x4f881038 // fmla v24.4s, v1.4s, v8.s[0]
+	WORD $0x4fa81050 // fmla v16.4s, v2.4s, v8.s[1]
+	WORD $0x4fa81078 // fmla v24.4s, v3.4s, v8.s[1]
 	WORD $0x4f881890 // fmla v16.4s, v4.4s, v8.s[2]
-	WORD $0x4f891891 // fmla v17.4s, v4.4s, v9.s[2]
-	WORD $0x4f8a1892 // fmla v18.4s, v4.4s, v10.s[2]
-	WORD $0x4f8b1893 // fmla v19.4s, v4.4s, v11.s[2]
-	WORD $0x4f8c1894 // fmla v20.4s, v4.4s, v12.s[2]
-	WORD $0x4f8d1895 // fmla v21.4s, v4.4s, v13.s[2]
-	WORD $0x4f8e1896 // fmla v22.4s, v4.4s, v14.s[2]
-	WORD $0x4f8f1897 // fmla v23.4s, v4.4s, v15.s[2]
 	WORD $0x4f8818b8 // fmla v24.4s, v5.4s, v8.s[2]
-	WORD $0x4f8918b9 // fmla v25.4s, v5.4s, v9.s[2]
-	WORD $0x4f8a18ba // fmla v26.4s, v5.4s, v10.s[2]
-	WORD $0x4f8b18bb // fmla v27.4s, v5.4s, v11.s[2]
-	WORD $0x4f8c18bc // fmla v28.4s, v5.4s, v12.s[2]
-	WORD $0x4f8d18bd // fmla v29.4s, v5.4s, v13.s[2]
-	WORD $0x4f8e18be // fmla v30.4s, v5.4s, v14.s[2]
-	WORD $0x4f8f18bf // fmla v31.4s, v5.4s, v15.s[2]
 	WORD $0x4fa818d0 // fmla v16.4s, v6.4s, v8.s[3]
-	WORD $0x4fa918d1 // fmla v17.4s, v6.4s, v9.s[3]
-	WORD $0x4faa18d2 // fmla v18.4s, v6.4s, v10.s[3]
-	WORD $0x4fab18d3 // fmla v19.4s, v6.4s, v11.s[3]
-	WORD $0x4fac18d4 // fmla v20.4s, v6.4s, v12.s[3]
-	WORD $0x4fad18d5 // fmla v21.4s, v6.4s, v13.s[3]
-	WORD $0x4fae18d6 // fmla v22.4s, v6.4s, v14.s[3]
-	WORD $0x4faf18d7 // fmla v23.4s, v6.4s, v15.s[3]
 	WORD $0x4fa818f8 // fmla v24.4s, v7.4s, v8.s[3]
+	FMOVD.P 8(R0), F8
+	WORD $0x2e613908 // shll v8.4s, v8.4h, #16
+	WORD $0x4f891011 // fmla v17.4s, v0.4s, v9.s[0]
+	WORD $0x4f891039 // fmla v25.4s, v1.4s, v9.s[0]
+	WORD $0x4fa91051 // fmla v17.4s, v2.4s, v9.s[1]
+	WORD $0x4fa91079 // fmla v25.4s, v3.4s, v9.s[1]
+	WORD $0x4f891891 // fmla v17.4s, v4.4s, v9.s[2]
+	WORD $0x4f8918b9 // fmla v25.4s, v5.4s, v9.s[2]
+	WORD $0x4fa918d1 // fmla v17.4s, v6.4s, v9.s[3]
 	WORD $0x4fa918f9 // fmla v25.4s, v7.4s, v9.s[3]
+	FMOVD.P 8(R1), F9
+	WORD $0x2e613929 // shll v9.4s, v9.4h, #16
+	WORD $0x4f8a1012 // fmla v18.4s, v0.4s, v10.s[0]
+	WORD $0x4f8a103a // fmla v26.4s, v1.4s, v10.s[0]
+	WORD $0x4faa1052 // fmla v18.4s, v2.4s, v10.s[1]
+	WORD $0x4faa107a // fmla v26.4s, v3.4s, v10.s[1]
+	WORD $0x4f8a1892 // fmla v18.4s, v4.4s, v10.s[2]
+	WORD $0x4f8a18ba // fmla v26.4s, v5.4s, v10.s[2]
+	WORD $0x4faa18d2 // fmla v18.4s, v6.4s, v10.s[3]
 	WORD $0x4faa18fa // fmla v26.4s, v7.4s, v10.s[3]
+	FMOVD.P 8(R2), F10
+	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
+	WORD $0x4f8b1013 // fmla v19.4s, v0.4s, v11.s[0]
+	WORD $0x4f8b103b // fmla v27.4s, v1.4s, v11.s[0]
+	WORD $0x4fab1053 // fmla v19.4s, v2.4s, v11.s[1]
+	WORD $0x4fab107b // fmla v27.4s, v3.4s, v11.s[1]
+	WORD $0x4f8b1893 // fmla v19.4s, v4.4s, v11.s[2]
+	WORD $0x4f8b18bb // fmla v27.4s, v5.4s, v11.s[2]
+	WORD $0x4fab18d3 // fmla v19.4s, v6.4s, v11.s[3]
 	WORD $0x4fab18fb // fmla v27.4s, v7.4s, v11.s[3]
+	FMOVD.P 8(R3), F11
+	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
+	WORD $0x4f8c1014 // fmla v20.4s, v0.4s, v12.s[0]
+	WORD $0x4f8c103c // fmla v28.4s, v1.4s, v12.s[0]
+	WORD $0x4fac1054 // fmla v20.4s, v2.4s, v12.s[1]
+	WORD $0x4fac107c // fmla v28.4s, v3.4s, v12.s[1]
+	WORD $0x4f8c1894 // fmla v20.4s, v4.4s, v12.s[2]
+	WORD $0x4f8c18bc // fmla v28.4s, v5.4s, v12.s[2]
+	WORD $0x4fac18d4 // fmla v20.4s, v6.4s, v12.s[3]
 	WORD $0x4fac18fc // fmla v28.4s, v7.4s, v12.s[3]
+	FMOVD.P 8(R4), F12
+	WORD $0x2e61398c // shll v12.4s, v12.4h, #16
+	WORD $0x4f8d1015 // fmla v21.4s, v0.4s, v13.s[0]
+	WORD $0x4f8d103d // fmla v29.4s, v1.4s, v13.s[0]
+	WORD $0x4fad1055 // fmla v21.4s, v2.4s, v13.s[1]
+	WORD $0x4fad107d // fmla v29.4s, v3.4s, v13.s[1]
+	WORD $0x4f8d1895 // fmla v21.4s, v4.4s, v13.s[2]
+	WORD $0x4f8d18bd // fmla v29.4s, v5.4s, v13.s[2]
+	WORD $0x4fad18d5 // fmla v21.4s, v6.4s, v13.s[3]
 	WORD $0x4fad18fd // fmla v29.4s, v7.4s, v13.s[3]
+	FMOVD.P 8(R5), F13
+	WORD $0x2e6139ad // shll v13.4s, v13.4h, #16
+	WORD $0x4f8e1016 // fmla v22.4s, v0.4s, v14.s[0]
+	WORD $0x4f8e103e // fmla v30.4s, v1.4s, v14.s[0]
+	WORD $0x4fae1056 // fmla v22.4s, v2.4s, v14.s[1]
+	WORD $0x4fae107e // fmla v30.4s, v3.4s, v14.s[1]
+	WORD $0x4f8e1896 // fmla v22.4s, v4.4s, v14.s[2]
+	WORD $0x4f8e18be // fmla v30.4s, v5.4s, v14.s[2]
+	WORD $0x4fae18d6 // fmla v22.4s, v6.4s, v14.s[3]
 	WORD $0x4fae18fe // fmla v30.4s, v7.4s, v14.s[3]
+	FMOVD.P 8(R6), F14
+	WORD $0x2e6139ce // shll v14.4s, v14.4h, #16
+	WORD $0x4f8f1017 // fmla v23.4s, v0.4s, v15.s[0]
+	WORD $0x4f8f103f // fmla v31.4s, v1.4s, v15.s[0]
+	WORD $0x4faf1057 // fmla v23.4s, v2.4s, v15.s[1]
+	WORD $0x4faf107f // fmla v31.4s, v3.4s, v15.s[1]
+	WORD $0x4f8f1897 // fmla v23.4s, v4.4s, v15.s[2]
+	WORD $0x4f8f18bf // fmla v31.4s, v5.4s, v15.s[2]
+	WORD $0x4faf18d7 // fmla v23.4s, v6.4s, v15.s[3]
 	WORD $0x4faf18ff // fmla v31.4s, v7.4s, v15.s[3]
+	FMOVD.P 8(R7), F15
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
 	SUBS $1, R10
 	BNE p2steps
+
+p2last:
+	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f881010 // fmla v16.4s, v0.4s, v8.s[0]
+	WORD $0x4f881038 // fmla v24.4s, v1.4s, v8.s[0]
+	WORD $0x4fa81050 // fmla v16.4s, v2.4s, v8.s[1]
+	WORD $0x4fa81078 // fmla v24.4s, v3.4s, v8.s[1]
+	WORD $0x4f881890 // fmla v16.4s, v4.4s, v8.s[2]
+	WORD $0x4f8818b8 // fmla v24.4s, v5.4s, v8.s[2]
+	WORD $0x4fa818d0 // fmla v16.4s, v6.4s, v8.s[3]
+	WORD $0x4fa818f8 // fmla v24.4s, v7.4s, v8.s[3]
+	WORD $0x4f891011 // fmla v17.4s, v0.4s, v9.s[0]
+	WORD $0x4f891039 // fmla v25.4s, v1.4s, v9.s[0]
+	WORD $0x4fa91051 // fmla v17.4s, v2.4s, v9.s[1]
+	WORD $0x4fa91079 // fmla v25.4s, v3.4s, v9.s[1]
+	WORD $0x4f891891 // fmla v17.4s, v4.4s, v9.s[2]
+	WORD $0x4f8918b9 // fmla v25.4s, v5.4s, v9.s[2]
+	WORD $0x4fa918d1 // fmla v17.4s, v6.4s, v9.s[3]
+	WORD $0x4fa918f9 // fmla v25.4s, v7.4s, v9.s[3]
+	WORD $0x4f8a1012 // fmla v18.4s, v0.4s, v10.s[0]
+	WORD $0x4f8a103a // fmla v26.4s, v1.4s, v10.s[0]
+	WORD $0x4faa1052 // fmla v18.4s, v2.4s, v10.s[1]
+	WORD $0x4faa107a // fmla v26.4s, v3.4s, v10.s[1]
+	WORD $0x4f8a1892 // fmla v18.4s, v4.4s, v10.s[2]
+	WORD $0x4f8a18ba // fmla v26.4s, v5.4s, v10.s[2]
+	WORD $0x4faa18d2 // fmla v18.4s, v6.4s, v10.s[3]
+	WORD $0x4faa18fa // fmla v26.4s, v7.4s, v10.s[3]
+	WORD $0x4f8b1013 // fmla v19.4s, v0.4s, v11.s[0]
+	WORD $0x4f8b103b // fmla v27.4s, v1.4s, v11.s[0]
+	WORD $0x4fab1053 // fmla v19.4s, v2.4s, v11.s[1]
+	WORD $0x4fab107b // fmla v27.4s, v3.4s, v11.s[1]
+	WORD $0x4f8b1893 // fmla v19.4s, v4.4s, v11.s[2]
+	WORD $0x4f8b18bb // fmla v27.4s, v5.4s, v11.s[2]
+	WORD $0x4fab18d3 // fmla v19.4s, v6.4s, v11.s[3]
+	WORD $0x4fab18fb // fmla v27.4s, v7.4s, v11.s[3]
+	WORD $0x4f8c1014 // fmla v20.4s, v0.4s, v12.s[0]
+	WORD $0x4f8c103c // fmla v28.4s, v1.4s, v12.s[0]
+	WORD $0x4fac1054 // fmla v20.4s, v2.4s, v12.s[1]
+	WORD $0x4fac107c // fmla v28.4s, v3.4s, v12.s[1]
+	WORD $0x4f8c1894 // fmla v20.4s, v4.4s, v12.s[2]
+	WORD $0x4f8c18bc // fmla v28.4s, v5.4s, v12.s[2]
+	WORD $0x4fac18d4 // fmla v20.4s, v6.4s, v12.s[3]
+	WORD $0x4fac18fc // fmla v28.4s, v7.4s, v12.s[3]
+	WORD $0x4f8d1015 // fmla v21.4s, v0.4s, v13.s[0]
+	WORD $0x4f8d103d // fmla v29.4s, v1.4s, v13.s[0]
+	WORD $0x4fad1055 // fmla v21.4s, v2.4s, v13.s[1]
+	WORD $0x4fad107d // fmla v29.4s, v3.4s, v13.s[1]
+	WORD $0x4f8d1895 // fmla v21.4s, v4.4s, v13.s[2]
+	WORD $0x4f8d18bd // fmla v29.4s, v5.4s, v13.s[2]
+	WORD $0x4fad18d5 // fmla v21.4s, v6.4s, v13.s[3]
+	WORD $0x4fad18fd // fmla v29.4s, v7.4s, v13.s[3]
+	WORD $0x4f8e1016 // fmla v22.4s, v0.4s, v14.s[0]
+	WORD $0x4f8e103e // fmla v30.4s, v1.4s, v14.s[0]
+	WORD $0x4fae1056 // fmla v22.4s, v2.4s, v14.s[1]
+	WORD $0x4fae107e // fmla v30.4s, v3.4s, v14.s[1]
+	WORD $0x4f8e1896 // fmla v22.4s, v4.4s, v14.s[2]
+	WORD $0x4f8e18be // fmla v30.4s, v5.4s, v14.s[2]
+	WORD $0x4fae18d6 // fmla v22.4s, v6.4s, v14.s[3]
+	WORD $0x4fae18fe // fmla v30.4s, v7.4s, v14.s[3]
+	WORD $0x4f8f1017 // fmla v23.4s, v0.4s, v15.s[0]
+	WORD $0x4f8f103f // fmla v31.4s, v1.4s, v15.s[0]
+	WORD $0x4faf1057 // fmla v23.4s, v2.4s, v15.s[1]
+	WORD $0x4faf107f // fmla v31.4s, v3.4s, v15.s[1]
+	WORD $0x4f8f1897 // fmla v23.4s, v4.4s, v15.s[2]
+	WORD $0x4f8f18bf // fmla v31.4s, v5.4s, v15.s[2]
+	WORD $0x4faf18d7 // fmla v23.4s, v6.4s, v15.s[3]
+	WORD $0x4faf18ff // fmla v31.4s, v7.4s, v15.s[3]
 
 p2tail:
 	AND $3, R24, R10
@@ -11099,8 +12141,6 @@ p1tiles:
 	MOVD R26, R9
 	LSR $2, R24, R10
 	CBZ R10, p1tail
-
-p1steps:
 	VLD1.P 16(R0), [V4.S4]
 	VLD1.P 16(R1), [V5.S4]
 	VLD1.P 16(R2), [V6.S4]
@@ -11113,57 +12153,124 @@ p1steps:
 	VLD1.P 16(R12), [V13.S4]
 	VLD1.P 16(R13), [V14.S4]
 	VLD1.P 16(R14), [V15.S4]
+	SUBS $1, R10
+	BEQ p1last
+
+p1steps:
 	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x4f841010 // fmla v16.4s, v0.4s, v4.s[0]
-	WORD $0x4f851011 // fmla v17.4s, v0.4s, v5.s[0]
-	WORD $0x4f861012 // fmla v18.4s, v0.4s, v6.s[0]
-	WORD $0x4f871013 // fmla v19.4s, v0.4s, v7.s[0]
-	WORD $0x4f881014 // fmla v20.4s, v0.4s, v8.s[0]
-	WORD $0x4f891015 // fmla v21.4s, v0.4s, v9.s[0]
-	WORD $0x4f8a1016 // fmla v22.4s, v0.4s, v10.s[0]
-	WORD $0x4f8b1017 // fmla v23.4s, v0.4s, v11.s[0]
-	WORD $0x4f8c1018 // fmla v24.4s, v0.4s, v12.s[0]
-	WORD $0x4f8d1019 // fmla v25.4s, v0.4s, v13.s[0]
-	WORD $0x4f8e101a // fmla v26.4s, v0.4s, v14.s[0]
-	WORD $0x4f8f101b // fmla v27.4s, v0.4s, v15.s[0]
 	WORD $0x4fa41030 // fmla v16.4s, v1.4s, v4.s[1]
-	WORD $0x4fa51031 // fmla v17.4s, v1.4s, v5.s[1]
-	WORD $0x4fa61032 // fmla v18.4s, v1.4s, v6.s[1]
-	WORD $0x4fa71033 // fmla v19.4s, v1.4s, v7.s[1]
-	WORD $0x4fa81034 // fmla v20.4s, v1.4s, v8.s[1]
-	WORD $0x4fa91035 // fmla v21.4s, v1.4s, v9.s[1]
-	WORD $0x4faa1036 // fmla v22.4s, v1.4s, v10.s[1]
-	WORD $0x4fab1037 // fmla v23.4s, v1.4s, v11.s[1]
-	WORD $0x4fac1038 // fmla v24.4s, v1.4s, v12.s[1]
-	WORD $0x4fad1039 // fmla v25.4s, v1.4s, v13.s[1]
-	WORD $0x4fae103a // fmla v26.4s, v1.4s, v14.s[1]
-	WORD $0x4faf103b // fmla v27.4s, v1.4s, v15.s[1]
 	WORD $0x4f841850 // fmla v16.4s, v2.4s, v4.s[2]
-	WORD $0x4f851851 // fmla v17.4s, v2.4s, v5.s[2]
-	WORD $0x4f861852 // fmla v18.4s, v2.4s, v6.s[2]
-	WORD $0x4f871853 // fmla v19.4s, v2.4s, v7.s[2]
-	WORD $0x4f881854 // fmla v20.4s, v2.4s, v8.s[2]
-	WORD $0x4f891855 // fmla v21.4s, v2.4s, v9.s[2]
-	WORD $0x4f8a1856 // fmla v22.4s, v2.4s, v10.s[2]
-	WORD $0x4f8b1857 // fmla v23.4s, v2.4s, v11.s[2]
-	WORD $0x4f8c1858 // fmla v24.4s, v2.4s, v12.s[2]
-	WORD $0x4f8d1859 // fmla v25.4s, v2.4s, v13.s[2]
-	WORD $0x4f8e185a // fmla v26.4s, v2.4s, v14.s[2]
-	WORD $0x4f8f185b // fmla v27.4s, v2.4s, v15.s[2]
 	WORD $0x4fa41870 // fmla v16.4s, v3.4s, v4.s[3]
+	VLD1.P 16(R0), [V4.S4]
+	WORD $0x4f851011 // fmla v17.4s, v0.4s, v5.s[0]
+	WORD $0x4fa51031 // fmla v17.4s, v1.4s, v5.s[1]
+	WORD $0x4f851851 // fmla v17.4s, v2.4s, v5.s[2]
 	WORD $0x4fa51871 // fmla v17.4s, v3.4s, v5.s[3]
+	VLD1.P 16(R1), [V5.S4]
+	WORD $0x4f861012 // fmla v18.4s, v0.4s, v6.s[0]
+	WORD $0x4fa61032 // fmla v18.4s, v1.4s, v6.s[1]
+	WORD $0x4f861852 // fmla v18.4s, v2.4s, v6.s[2]
 	WORD $0x4fa61872 // fmla v18.4s, v3.4s, v6.s[3]
+	VLD1.P 16(R2), [V6.S4]
+	WORD $0x4f871013 // fmla v19.4s, v0.4s, v7.s[0]
+	WORD $0x4fa71033 // fmla v19.4s, v1.4s, v7.s[1]
+	WORD $0x4f871853 // fmla v19.4s, v2.4s, v7.s[2]
 	WORD $0x4fa71873 // fmla v19.4s, v3.4s, v7.s[3]
+	VLD1.P 16(R3), [V7.S4]
+	WORD $0x4f881014 // fmla v20.4s, v0.4s, v8.s[0]
+	WORD $0x4fa81034 // fmla v20.4s, v1.4s, v8.s[1]
+	WORD $0x4f881854 // fmla v20.4s, v2.4s, v8.s[2]
 	WORD $0x4fa81874 // fmla v20.4s, v3.4s, v8.s[3]
+	VLD1.P 16(R4), [V8.S4]
+	WORD $0x4f891015 // fmla v21.4s, v0.4s, v9.s[0]
+	WORD $0x4fa91035 // fmla v21.4s, v1.4s, v9.s[1]
+	WORD $0x4f891855 // fmla v21.4s, v2.4s, v9.s[2]
 	WORD $0x4fa91875 // fmla v21.4s, v3.4s, v9.s[3]
+	VLD1.P 16(R5), [V9.S4]
+	WORD $0x4f8a1016 // fmla v22.4s, v0.4s, v10.s[0]
+	WORD $0x4faa1036 // fmla v22.4s, v1.4s, v10.s[1]
+	WORD $0x4f8a1856 // fmla v22.4s, v2.4s, v10.s[2]
 	WORD $0x4faa1876 // fmla v22.4s, v3.4s, v10.s[3]
+	VLD1.P 16(R6), [V10.S4]
+	WORD $0x4f8b1017 // fmla v23.4s, v0.4s, v11.s[0]
+	WORD $0x4fab1037 // fmla v23.4s, v1.4s, v11.s[1]
+	WORD $0x4f8b1857 // fmla v23.4s, v2.4s, v11.s[2]
 	WORD $0x4fab1877 // fmla v23.4s, v3.4s, v11.s[3]
+	VLD1.P 16(R7), [V11.S4]
+	WORD $0x4f8c1018 // fmla v24.4s, v0.4s, v12.s[0]
+	WORD $0x4fac1038 // fmla v24.4s, v1.4s, v12.s[1]
+	WORD $0x4f8c1858 // fmla v24.4s, v2.4s, v12.s[2]
 	WORD $0x4fac1878 // fmla v24.4s, v3.4s, v12.s[3]
+	VLD1.P 16(R11), [V12.S4]
+	WORD $0x4f8d1019 // fmla v25.4s, v0.4s, v13.s[0]
+	WORD $0x4fad1039 // fmla v25.4s, v1.4s, v13.s[1]
+	WORD $0x4f8d1859 // fmla v25.4s, v2.4s, v13.s[2]
 	WORD $0x4fad1879 // fmla v25.4s, v3.4s, v13.s[3]
+	VLD1.P 16(R12), [V13.S4]
+	WORD $0x4f8e101a // fmla v26.4s, v0.4s, v14.s[0]
+	WORD $0x4fae103a // fmla v26.4s, v1.4s, v14.s[1]
+	WORD $0x4f8e185a // fmla v26.4s, v2.4s, v14.s[2]
 	WORD $0x4fae187a // fmla v26.4s, v3.4s, v14.s[3]
+	VLD1.P 16(R13), [V14.S4]
+	WORD $0x4f8f101b // fmla v27.4s, v0.4s, v15.s[0]
+	WORD $0x4faf103b // fmla v27.4s, v1.4s, v15.s[1]
+	WORD $0x4f8f185b // fmla v27.4s, v2.4s, v15.s[2]
 	WORD $0x4faf187b // fmla v27.4s, v3.4s, v15.s[3]
+	VLD1.P 16(R14), [V15.S4]
 	SUBS $1, R10
 	BNE p1steps
+
+p1last:
+	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x4f841010 // fmla v16.4s, v0.4s, v4.s[0]
+	WORD $0x4fa41030 // fmla v16.4s, v1.4s, v4.s[1]
+	WORD $0x4f841850 // fmla v16.4s, v2.4s, v4.s[2]
+	WORD $0x4fa41870 // fmla v16.4s, v3.4s, v4.s[3]
+	WORD $0x4f851011 // fmla v17.4s, v0.4s, v5.s[0]
+	WORD $0x4fa51031 // fmla v17.4s, v1.4s, v5.s[1]
+	WORD $0x4f851851 // fmla v17.4s, v2.4s, v5.s[2]
+	WORD $0x4fa51871 // fmla v17.4s, v3.4s, v5.s[3]
+	WORD $0x4f861012 // fmla v18.4s, v0.4s, v6.s[0]
+	WORD $0x4fa61032 // fmla v18.4s, v1.4s, v6.s[1]
+	WORD $0x4f861852 // fmla v18.4s, v2.4s, v6.s[2]
+	WORD $0x4fa61872 // fmla v18.4s, v3.4s, v6.s[3]
+	WORD $0x4f871013 // fmla v19.4s, v0.4s, v7.s[0]
+	WORD $0x4fa71033 // fmla v19.4s, v1.4s, v7.s[1]
+	WORD $0x4f871853 // fmla v19.4s, v2.4s, v7.s[2]
+	WORD $0x4fa71873 // fmla v19.4s, v3.4s, v7.s[3]
+	WORD $0x4f881014 // fmla v20.4s, v0.4s, v8.s[0]
+	WORD $0x4fa81034 // fmla v20.4s, v1.4s, v8.s[1]
+	WORD $0x4f881854 // fmla v20.4s, v2.4s, v8.s[2]
+	WORD $0x4fa81874 // fmla v20.4s, v3.4s, v8.s[3]
+	WORD $0x4f891015 // fmla v21.4s, v0.4s, v9.s[0]
+	WORD $0x4fa91035 // fmla v21.4s, v1.4s, v9.s[1]
+	WORD $0x4f891855 // fmla v21.4s, v2.4s, v9.s[2]
+	WORD $0x4fa91875 // fmla v21.4s, v3.4s, v9.s[3]
+	WORD $0x4f8a1016 // fmla v22.4s, v0.4s, v10.s[0]
+	WORD $0x4faa1036 // fmla v22.4s, v1.4s, v10.s[1]
+	WORD $0x4f8a1856 // fmla v22.4s, v2.4s, v10.s[2]
+	WORD $0x4faa1876 // fmla v22.4s, v3.4s, v10.s[3]
+	WORD $0x4f8b1017 // fmla v23.4s, v0.4s, v11.s[0]
+	WORD $0x4fab1037 // fmla v23.4s, v1.4s, v11.s[1]
+	WORD $0x4f8b1857 // fmla v23.4s, v2.4s, v11.s[2]
+	WORD $0x4fab1877 // fmla v23.4s, v3.4s, v11.s[3]
+	WORD $0x4f8c1018 // fmla v24.4s, v0.4s, v12.s[0]
+	WORD $0x4fac1038 // fmla v24.4s, v1.4s, v12.s[1]
+	WORD $0x4f8c1858 // fmla v24.4s, v2.4s, v12.s[2]
+	WORD $0x4fac1878 // fmla v24.4s, v3.4s, v12.s[3]
+	WORD $0x4f8d1019 // fmla v25.4s, v0.4s, v13.s[0]
+	WORD $0x4fad1039 // fmla v25.4s, v1.4s, v13.s[1]
+	WORD $0x4f8d1859 // fmla v25.4s, v2.4s, v13.s[2]
+	WORD $0x4fad1879 // fmla v25.4s, v3.4s, v13.s[3]
+	WORD $0x4f8e101a // fmla v26.4s, v0.4s, v14.s[0]
+	WORD $0x4fae103a // fmla v26.4s, v1.4s, v14.s[1]
+	WORD $0x4f8e185a // fmla v26.4s, v2.4s, v14.s[2]
+	WORD $0x4fae187a // fmla v26.4s, v3.4s, v14.s[3]
+	WORD $0x4f8f101b // fmla v27.4s, v0.4s, v15.s[0]
+	WORD $0x4faf103b // fmla v27.4s, v1.4s, v15.s[1]
+	WORD $0x4f8f185b // fmla v27.4s, v2.4s, v15.s[2]
+	WORD $0x4faf187b // fmla v27.4s, v3.4s, v15.s[3]
 
 p1tail:
 	AND $3, R24, R10
@@ -11458,8 +12565,6 @@ p2tiles:
 	MOVD R26, R9
 	LSR $2, R24, R10
 	CBZ R10, p2tail
-
-p2steps:
 	VLD1.P 16(R0), [V8.S4]
 	VLD1.P 16(R1), [V9.S4]
 	VLD1.P 16(R2), [V10.S4]
@@ -11468,74 +12573,154 @@ p2steps:
 	VLD1.P 16(R5), [V13.S4]
 	VLD1.P 16(R6), [V14.S4]
 	VLD1.P 16(R7), [V15.S4]
+	SUBS $1, R10
+	BEQ p2last
+
+p2steps:
 	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD $0x4f881010 // fmla v16.4s, v0.4s, v8.s[0]
-	WORD $0x4f891011 // fmla v17.4s, v0.4s, v9.s[0]
-	WORD $0x4f8a1012 // fmla v18.4s, v0.4s, v10.s[0]
-	WORD $0x4f8b1013 // fmla v19.4s, v0.4s, v11.s[0]
-	WORD $0x4f8c1014 // fmla v20.4s, v0.4s, v12.s[0]
-	WORD $0x4f8d1015 // fmla v21.4s, v0.4s, v13.s[0]
-	WORD $0x4f8e1016 // fmla v22.4s, v0.4s, v14.s[0]
-	WORD $0x4f8f1017 // fmla v23.4s, v0.4s, v15.s[0]
-	WORD $0x4f881038 // fmla v24.4s, v1.4s, v8.s[0]
-	WORD $0x4f891039 // fmla v25.4s, v1.4s, v9.s[0]
-	WORD $0x4f8a103a // fmla v26.4s, v1.4s, v10.s[0]
-	WORD $0x4f8b103b // fmla v27.4s, v1.4s, v11.s[0]
-	WORD $0x4f8c103c // fmla v28.4s, v1.4s, v12.s[0]
-	WORD $0x4f8d103d // fmla v29.4s, v1.4s, v13.s[0]
-	WORD $0x4f8e103e // fmla v30.4s, v1.4s, v14.s[0]
-	WORD $0x4f8f103f // fmla v31.4s, v1.4s, v15.s[0]
-	WORD $0x4fa81050 // fmla v16.4s, v2.4s, v8.s[1]
-	WORD $0x4fa91051 // fmla v17.4s, v2.4s, v9.s[1]
-	WORD $0x4faa1052 // fmla v18.4s, v2.4s, v10.s[1]
-	WORD $0x4fab1053 // fmla v19.4s, v2.4s, v11.s[1]
-	WORD $0x4fac1054 // fmla v20.4s, v2.4s, v12.s[1]
-	WORD $0x4fad1055 // fmla v21.4s, v2.4s, v13.s[1]
-	WORD $0x4fae1056 // fmla v22.4s, v2.4s, v14.s[1]
-	WORD $0x4faf1057 // fmla v23.4s, v2.4s, v15.s[1]
-	WORD $0x4fa81078 // fmla v24.4s, v3.4s, v8.s[1]
-	WORD $0x4fa91079 // fmla v25.4s, v3.4s, v9.s[1]
-	WORD $0x4faa107a // fmla v26.4s, v3.4s, v10.s[1]
-	WORD $0x4fab107b // fmla v27.4s, v3.4s, v11.s[1]
-	WORD $0x4fac107c // fmla v28.4s, v3.4s, v12.s[1]
-	WORD $0x4fad107d // fmla v29.4s, v3.4s, v13.s[1]
-	WORD $0x4fae107e // fmla v30.4s, v3.4s, v14.s[1]
-	WORD $0x4faf107f // fmla v31.4s, v3.4s, v15.s[1]
 	VLD1.P 64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f881010 // fmla v16.4s, v0.4s, v8.s[0]
+	WORD $0x4f881038 // fmla v24.4s, v1.4s, v8.s[0]
+	WORD $0x4fa81050 // fmla v16.4s, v2.4s, v8.s[1]
+	WORD $0x4fa81078 // fmla v24.4s, v3.4s, v8.s[1]
 	WORD $0x4f881890 // fmla v16.4s, v4.4s, v8.s[2]
-	WORD $0x4f891891 // fmla v17.4s, v4.4s, v9.s[2]
-	WORD $0x4f8a1892 // fmla v18.4s, v4.4s, v10.s[2]
-	WORD $0x4f8b1893 // fmla v19.4s, v4.4s, v11.s[2]
-	WORD $0x4f8c1894 // fmla v20.4s, v4.4s, v12.s[2]
-	WORD $0x4f8d1895 // fmla v21.4s, v4.4s, v13.s[2]
-	WORD $0x4f8e1896 // fmla v22.4s, v4.4s, v14.s[2]
-	WORD $0x4f8f1897 // fmla v23.4s, v4.4s, v15.s[2]
 	WORD $0x4f8818b8 // fmla v24.4s, v5.4s, v8.s[2]
-	WORD $0x4f8918b9 // fmla v25.4s, v5.4s, v9.s[2]
-	WORD $0x4f8a18ba // fmla v26.4s, v5.4s, v10.s[2]
-	WORD $0x4f8b18bb // fmla v27.4s, v5.4s, v11.s[2]
-	WORD $0x4f8c18bc // fmla v28.4s, v5.4s, v12.s[2]
-	WORD $0x4f8d18bd // fmla v29.4s, v5.4s, v13.s[2]
-	WORD $0x4f8e18be // fmla v30.4s, v5.4s, v14.s[2]
-	WORD $0x4f8f18bf // fmla v31.4s, v5.4s, v15.s[2]
 	WORD $0x4fa818d0 // fmla v16.4s, v6.4s, v8.s[3]
-	WORD $0x4fa918d1 // fmla v17.4s, v6.4s, v9.s[3]
-	WORD $0x4faa18d2 // fmla v18.4s, v6.4s, v10.s[3]
-	WORD $0x4fab18d3 // fmla v19.4s, v6.4s, v11.s[3]
-	WORD $0x4fac18d4 // fmla v20.4s, v6.4s, v12.s[3]
-	WORD $0x4fad18d5 // fmla v21.4s, v6.4s, v13.s[3]
-	WORD $0x4fae18d6 // fmla v22.4s, v6.4s, v14.s[3]
-	WORD $0x4faf18d7 // fmla v23.4s, v6.4s, v15.s[3]
 	WORD $0x4fa818f8 // fmla v24.4s, v7.4s, v8.s[3]
+	VLD1.P 16(R0), [V8.S4]
+	WORD $0x4f891011 // fmla v17.4s, v0.4s, v9.s[0]
+	WORD $0x4f891039 // fmla v25.4s, v1.4s, v9.s[0]
+	WORD $0x4fa91051 // fmla v17.4s, v2.4s, v9.s[1]
+	WORD $0x4fa91079 // fmla v25.4s, v3.4s, v9.s[1]
+	WORD $0x4f891891 // fmla v17.4s, v4.4s, v9.s[2]
+	WORD $0x4f8918b9 // fmla v25.4s, v5.4s, v9.s[2]
+	WORD $0x4fa918d1 // fmla v17.4s, v6.4s, v9.s[3]
 	WORD $0x4fa918f9 // fmla v25.4s, v7.4s, v9.s[3]
+	VLD1.P 16(R1), [V9.S4]
+	WORD $0x4f8a1012 // fmla v18.4s, v0.4s, v10.s[0]
+	WORD $0x4f8a103a // fmla v26.4s, v1.4s, v10.s[0]
+	WORD $0x4faa1052 // fmla v18.4s, v2.4s, v10.s[1]
+	WORD $0x4faa107a // fmla v26.4s, v3.4s, v10.s[1]
+	WORD $0x4f8a1892 // fmla v18.4s, v4.4s, v10.s[2]
+	WORD $0x4f8a18ba // fmla v26.4s, v5.4s, v10.s[2]
+	WORD $0x4faa18d2 // fmla v18.4s, v6.4s, v10.s[3]
 	WORD $0x4faa18fa // fmla v26.4s, v7.4s, v10.s[3]
+	VLD1.P 16(R2), [V10.S4]
+	WORD $0x4f8b1013 // fmla v19.4s, v0.4s, v11.s[0]
+	WORD $0x4f8b103b // fmla v27.4s, v1.4s, v11.s[0]
+	WORD $0x4fab1053 // fmla v19.4s, v2.4s, v11.s[1]
+	WORD $0x4fab107b // fmla v27.4s, v3.4s, v11.s[1]
+	WORD $0x4f8b1893 // fmla v19.4s, v4.4s, v11.s[2]
+	WORD $0x4f8b18bb // fmla v27.4s, v5.4s, v11.s[2]
+	WORD $0x4fab18d3 // fmla v19.4s, v6.4s, v11.s[3]
 	WORD $0x4fab18fb // fmla v27.4s, v7.4s, v11.s[3]
+	VLD1.P 16(R3), [V11.S4]
+	WORD $0x4f8c1014 // fmla v20.4s, v0.4s, v12.s[0]
+	WORD $0x4f8c103c // fmla v28.4s, v1.4s, v12.s[0]
+	WORD $0x4fac1054 // fmla v20.4s, v2.4s, v12.s[1]
+	WORD $0x4fac107c // fmla v28.4s, v3.4s, v12.s[1]
+	WORD $0x4f8c1894 // fmla v20.4s, v4.4s, v12.s[2]
+	WORD $0x4f8c18bc // fmla v28.4s, v5.4s, v12.s[2]
+	WORD $0x4fac18d4 // fmla v20.4s, v6.4s, v12.s[3]
 	WORD $0x4fac18fc // fmla v28.4s, v7.4s, v12.s[3]
+	VLD1.P 16(R4), [V12.S4]
+	WORD $0x4f8d1015 // fmla v21.4s, v0.4s, v13.s[0]
+	WORD $0x4f8d103d // fmla v29.4s, v1.4s, v13.s[0]
+	WORD $0x4fad1055 // fmla v21.4s, v2.4s, v13.s[1]
+	WORD $0x4fad107d // fmla v29.4s, v3.4s, v13.s[1]
+	WORD $0x4f8d1895 // fmla v21.4s, v4.4s, v13.s[2]
+	WORD $0x4f8d18bd // fmla v29.4s, v5.4s, v13.s[2]
+	WORD $0x4fad18d5 // fmla v21.4s, v6.4s, v13.s[3]
 	WORD $0x4fad18fd // fmla v29.4s, v7.4s, v13.s[3]
+	VLD1.P 16(R5), [V13.S4]
+	WORD $0x4f8e1016 // fmla v22.4s, v0.4s, v14.s[0]
+	WORD $0x4f8e103e // fmla v30.4s, v1.4s, v14.s[0]
+	WORD $0x4fae1056 // fmla v22.4s, v2.4s, v14.s[1]
+	WORD $0x4fae107e // fmla v30.4s, v3.4s, v14.s[1]
+	WORD $0x4f8e1896 // fmla v22.4s, v4.4s, v14.s[2]
+	WORD $0x4f8e18be // fmla v30.4s, v5.4s, v14.s[2]
+	WORD $0x4fae18d6 // fmla v22.4s, v6.4s, v14.s[3]
 	WORD $0x4fae18fe // fmla v30.4s, v7.4s, v14.s[3]
+	VLD1.P 16(R6), [V14.S4]
+	WORD $0x4f8f1017 // fmla v23.4s, v0.4s, v15.s[0]
+	WORD $0x4f8f103f // fmla v31.4s, v1.4s, v15.s[0]
+	WORD $0x4faf1057 // fmla v23.4s, v2.4s, v15.s[1]
+	WORD $0x4faf107f // fmla v31.4s, v3.4s, v15.s[1]
+	WORD $0x4f8f1897 // fmla v23.4s, v4.4s, v15.s[2]
+	WORD $0x4f8f18bf // fmla v31.4s, v5.4s, v15.s[2]
+	WORD $0x4faf18d7 // fmla v23.4s, v6.4s, v15.s[3]
 	WORD $0x4faf18ff // fmla v31.4s, v7.4s, v15.s[3]
+	VLD1.P 16(R7), [V15.S4]
 	SUBS $1, R10
 	BNE p2steps
+
+p2last:
+	VLD1.P 64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4f881010 // fmla v16.4s, v0.4s, v8.s[0]
+	WORD $0x4f881038 // fmla v24.4s, v1.4s, v8.s[0]
+	WORD $0x4fa81050 // fmla v16.4s, v2.4s, v8.s[1]
+	WORD $0x4fa81078 // fmla v24.4s, v3.4s, v8.s[1]
+	WORD $0x4f881890 // fmla v16.4s, v4.4s, v8.s[2]
+	WORD $0x4f8818b8 // fmla v24.4s, v5.4s, v8.s[2]
+	WORD $0x4fa818d0 // fmla v16.4s, v6.4s, v8.s[3]
+	WORD $0x4fa818f8 // fmla v24.4s, v7.4s, v8.s[3]
+	WORD $0x4f891011 // fmla v17.4s, v0.4s, v9.s[0]
+	WORD $0x4f891039 // fmla v25.4s, v1.4s, v9.s[0]
+	WORD $0x4fa91051 // fmla v17.4s, v2.4s, v9.s[1]
+	WORD $0x4fa91079 // fmla v25.4s, v3.4s, v9.s[1]
+	WORD $0x4f891891 // fmla v17.4s, v4.4s, v9.s[2]
+	WORD $0x4f8918b9 // fmla v25.4s, v5.4s, v9.s[2]
+	WORD $0x4fa918d1 // fmla v17.4s, v6.4s, v9.s[3]
+	WORD $0x4fa918f9 // fmla v25.4s, v7.4s, v9.s[3]
+	WORD $0x4f8a1012 // fmla v18.4s, v0.4s, v10.s[0]
+	WORD $0x4f8a103a // fmla v26.4s, v1.4s, v10.s[0]
+	WORD $0x4faa1052 // fmla v18.4s, v2.4s, v10.s[1]
+	WORD $0x4faa107a // fmla v26.4s, v3.4s, v10.s[1]
+	WORD $0x4f8a1892 // fmla v18.4s, v4.4s, v10.s[2]
+	WORD $0x4f8a18ba // fmla v26.4s, v5.4s, v10.s[2]
+	WORD $0x4faa18d2 // fmla v18.4s, v6.4s, v10.s[3]
+	WORD $0x4faa18fa // fmla v26.4s, v7.4s, v10.s[3]
+	WORD $0x4f8b1013 // fmla v19.4s, v0.4s, v11.s[0]
+	WORD $0x4f8b103b // fmla v27.4s, v1.4s, v11.s[0]
+	WORD $0x4fab1053 // fmla v19.4s, v2.4s, v11.s[1]
+	WORD $0x4fab107b // fmla v27.4s, v3.4s, v11.s[1]
+	WORD $0x4f8b1893 // fmla v19.4s, v4.4s, v11.s[2]
+	WORD $0x4f8b18bb // fmla v27.4s, v5.4s, v11.s[2]
+	WORD $0x4fab18d3 // fmla v19.4s, v6.4s, v11.s[3]
+	WORD $0x4fab18fb // fmla v27.4s, v7.4s, v11.s[3]
+	WORD $0x4f8c1014 // fmla v20.4s, v0.4s, v12.s[0]
+	WORD $0x4f8c103c // fmla v28.4s, v1.4s, v12.s[0]
+	WORD $0x4fac1054 // fmla v20.4s, v2.4s, v12.s[1]
+	WORD $0x4fac107c // fmla v28.4s, v3.4s, v12.s[1]
+	WORD $0x4f8c1894 // fmla v20.4s, v4.4s, v12.s[2]
+	WORD $0x4f8c18bc // fmla v28.4s, v5.4s, v12.s[2]
+	WORD $0x4fac18d4 // fmla v20.4s, v6.4s, v12.s[3]
+	WORD $0x4fac18fc // fmla v28.4s, v7.4s, v12.s[3]
+	WORD $0x4f8d1015 // fmla v21.4s, v0.4s, v13.s[0]
+	WORD $0x4f8d103d // fmla v29.4s, v1.4s, v13.s[0]
+	WORD $0x4fad1055 // fmla v21.4s, v2.4s, v13.s[1]
+	WORD $0x4fad107d // fmla v29.4s, v3.4s, v13.s[1]
+	WORD $0x4f8d1895 // fmla v21.4s, v4.4s, v13.s[2]
+	WORD $0x4f8d18bd // fmla v29.4s, v5.4s, v13.s[2]
+	WORD $0x4fad18d5 // fmla v21.4s, v6.4s, v13.s[3]
+	WORD $0x4fad18fd // fmla v29.4s, v7.4s, v13.s[3]
+	WORD $0x4f8e1016 // fmla v22.4s, v0.4s, v14.s[0]
+	WORD $0x4f8e103e // fmla v30.4s, v1.4s, v14.s[0]
+	WORD $0x4fae1056 // fmla v22.4s, v2.4s, v14.s[1]
+	WORD $0x4fae107e // fmla v30.4s, v3.4s, v14.s[1]
+	WORD $0x4f8e1896 // fmla v22.4s, v4.4s, v14.s[2]
+	WORD $0x4f8e18be // fmla v30.4s, v5.4s, v14.s[2]
+	WORD $0x4fae18d6 // fmla v22.4s, v6.4s, v14.s[3]
+	WORD $0x4fae18fe // fmla v30.4s, v7.4s, v14.s[3]
+	WORD $0x4f8f1017 // fmla v23.4s, v0.4s, v15.s[0]
+	WORD $0x4f8f103f // fmla v31.4s, v1.4s, v15.s[0]
+	WORD $0x4faf1057 // fmla v23.4s, v2.4s, v15.s[1]
+	WORD $0x4faf107f // fmla v31.4s, v3.4s, v15.s[1]
+	WORD $0x4f8f1897 // fmla v23.4s, v4.4s, v15.s[2]
+	WORD $0x4f8f18bf // fmla v31.4s, v5.4s, v15.s[2]
+	WORD $0x4faf18d7 // fmla v23.4s, v6.4s, v15.s[3]
+	WORD $0x4faf18ff // fmla v31.4s, v7.4s, v15.s[3]
 
 p2tail:
 	AND $3, R24, R10

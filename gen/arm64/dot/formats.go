@@ -63,13 +63,27 @@ func (fm format) load4(f *File, ptr string, d V) {
 	fm.widen(f, d)
 }
 
-// widen widens the four 16-bit elements in the low half of vd in place into float32.
-func (fm format) widen(f *File, d V) {
-	if fm == formatBF16 {
-		f.W(SHLL4S(d, d))
+// loadKey is load4 for the panels' keys, whose 16-bit elements come by a scalar 64-bit
+// load (FMOVD) into the low half.
+func (fm format) loadKey(f *File, ptr string, d V) {
+	if fm.f32 {
+		fm.load4(f, ptr, d)
 		return
 	}
-	f.W(FCVTL(d, d))
+	f.I("FMOVD.P 8(%s), F%d", ptr, d)
+	fm.widen(f, d)
+}
+
+// widen widens the four 16-bit elements in the low half of vd in place into float32.
+func (fm format) widen(f *File, d V) { fm.widenFrom(f, d, d) }
+
+// widenFrom widens the four 16-bit elements in the low half of vn into vd.
+func (fm format) widenFrom(f *File, d, n V) {
+	if fm == formatBF16 {
+		f.W(SHLL4S(d, n))
+		return
+	}
+	f.W(FCVTL(d, n))
 }
 
 // widen1 loads one 16-bit element from ptr, post-incremented, as float32 into Fd;

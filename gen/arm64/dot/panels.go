@@ -27,14 +27,24 @@ import (
 // Each score is one lane's chain of fused multiply-adds over d in order from +0, then
 // scaled: the arithmetic of the block kernel, so the two give the same bits.
 //
-// Shapes: qv·kt = 16 accumulators V16–V31 (12 for one query vector), enough chains to
-// keep four FMLA pipes busy at Neoverse V1's latency of 4. A query vector more halves
+// Shapes: qv·kt = 16 accumulators V16–V31 (12 for one query vector, 16 again in its
+// wide tile), enough chains to keep four FMLA pipes busy at Neoverse V1's latency of 4.
+// Shapes of one or two query vectors run their steps key by key (keyMajorSteps). A query vector more halves
 // the FCVTLs per FMLA, so the caller gives the kernel 32 rows when dim allows
 // (4qv·dim ≤ panelFloats), else 16, 8, or the last one to four, whose missing rows
 // repeat the last one and are not stored.
-type panelShape struct{ qv, kt int }
+type panelShape struct{ qv, kt, ring int }
 
-var panelShapes = []panelShape{{8, 2}, {4, 4}, {2, 8}, {1, 12}}
+var panelShapes = []panelShape{{8, 2, 0}, {4, 4, 0}, {2, 8, 0}, {1, 12, 0}}
+
+// wideTile is the one-query-vector shape's tile of sixteen keys, which fp16 and bf16
+// sweep while sixteen keys are left and dim is a multiple of four: a decode block of 256
+// keys is sixteen of them, where tiles of twelve waste eight keys' work on the last. Its
+// sixteen accumulators leave room for eight keys' registers, a ring that keys j and
+// j+8 share (keyMajorSteps), and for eight key pointers: key j+8 is read at key j's
+// pointer plus 8·stride, so the tile needs sixteen keys in k (the last, partial tile is
+// swept as {1, 12}).
+var wideTile = panelShape{1, 16, 8}
 
 // panelFloats is the scratch the caller provides for the panel; the partial last tile
 // of keys is staged after it, in panelStage floats (kernels/asm_dot_arm64.go sizes
@@ -61,8 +71,21 @@ const (
 
 func (s panelShape) acc(v, j int) V { return V(16 + v*s.kt + j) }
 
-// keyReg holds key j's four widened elements; the keys take the top of V0–V15.
-func (s panelShape) keyReg(j int) V { return V(16 - s.kt + j) }
+// keyReg holds key j's four widened elements; the keys (or the ring) take the top of
+// V0–V15.
+func (s panelShape) keyReg(j int) V { return V(16 - s.ringKeys() + j%s.ringKeys()) }
+
+// ringKeys is how many keys have registers: the tile's, or its ring's.
+func (s panelShape) ringKeys() int {
+	if s.ring > 0 {
+		return s.ring
+	}
+	return s.kt
+}
+
+// wideOffset holds the wide tile's 8·stride − 8 bytes: from key j's pointer, advanced
+// past the step, to key j+8's elements of the step.
+const wideOffset = "R11"
 
 // panelReg holds query vector v of element d+u of the step (V0–V7, loaded four
 // vectors at a time).
@@ -76,7 +99,12 @@ func keyPtr(j int) string {
 	return fmt.Sprintf("R%d", 11+j-8) // R11–R14
 }
 
-func (s panelShape) label(l string) string { return fmt.Sprintf("p%d%s", s.qv, l) }
+func (s panelShape) label(l string) string {
+	if s.ring > 0 {
+		return fmt.Sprintf("w%d%s", s.qv, l)
+	}
+	return fmt.Sprintf("p%d%s", s.qv, l)
+}
 
 // scoresPanels writes ScoresPanelsNEON (and its formats' twins): the shape by rows,
 // then the panel, then the tiles of keys.
@@ -112,6 +140,9 @@ func scoresPanels(f *File, fm format) {
 		s := panelShapes[i]
 		f.Label(s.label(""))
 		s.panel(f)
+		if s.qv == wideTile.qv && s.keyMajor(fm) && !fm.f32 {
+			wideTile.wideTiles(f, fm, s.label("tiles"))
+		}
 		s.tiles(f, fm)
 		f.I("RET")
 	}
@@ -204,28 +235,26 @@ func (s panelShape) tiles(f *File, fm format) {
 		f.I("MOVD $%d, R8", 4*(panelFloats+panelStage))
 		f.I("ADD %s, R8", pScratch) // the tile's scales
 	}
-	f.Label(s.label("steps"))
-	if fm.q8 {
-		s.q8Keys(f)
+	if s.keyMajor(fm) {
+		s.keyMajorSteps(f, fm)
 	} else {
-		for j := range s.kt {
-			k := s.keyReg(j)
-			if fm.f32 {
-				fm.load4(f, keyPtr(j), k)
-			} else {
-				f.I("FMOVD.P 8(%s), F%d", keyPtr(j), k)
-				fm.widen(f, k)
+		f.Label(s.label("steps"))
+		if fm.q8 {
+			s.q8Keys(f)
+		} else {
+			for j := range s.kt {
+				fm.loadKey(f, keyPtr(j), s.keyReg(j))
 			}
 		}
-	}
-	for u := range 4 {
-		if u*s.qv%4 == 0 {
-			s.loadPanel(f, s.panelReg(u, 0), max(s.qv, 4))
+		for u := range 4 {
+			if u*s.qv%4 == 0 {
+				s.loadPanel(f, s.panelReg(u, 0), max(s.qv, 4))
+			}
+			s.fmlas(f, u, u)
 		}
-		s.fmlas(f, u, u)
+		f.I("SUBS $1, %s", pSteps)
+		f.I("BNE %s", s.label("steps"))
 	}
-	f.I("SUBS $1, %s", pSteps)
-	f.I("BNE %s", s.label("steps"))
 	f.Label(s.label("tail"))
 	if !fm.q8 { // q8_0's dim is a multiple of 32
 		f.I("AND $3, %s, %s", pDim, pSteps)
@@ -290,6 +319,162 @@ func (s panelShape) tiles(f *File, fm format) {
 	f.I("SUB %s, %s", pValid, pKeysLeft)
 	f.I("B %s", s.label("tiles"))
 	f.Label(s.label("done"))
+}
+
+// keyMajor reports whether the steps run key by key: shapes of one or two query
+// vectors, whose panel vectors for all four elements of a step fit in V0–V7, and keys
+// that widen without the panel's registers (q8_0 borrows them).
+func (s panelShape) keyMajor(fm format) bool { return s.qv <= 2 && !fm.q8 }
+
+// keyMajorSteps runs the steps key by key, software-pipelined: each key takes its
+// 4qv FMLAs of the step and is then loaded and widened for the next step, so the
+// widenings come one per 4qv FMLAs rather than in a run before them (on Neoverse
+// FCVTL shares two of the four vector pipes with the FMLAs, and a run of twelve left
+// them waiting on it). The first step's keys are widened before the loop, and the
+// last step leaves it for its FMLAs alone, so no key element past dim is read. Each
+// accumulator takes its FMLAs in the same order as the element-by-element steps.
+//
+// With a ring (the wide tile), key j's register then takes key j+8 of the same step,
+// and key j+8's takes key j of the next.
+func (s panelShape) keyMajorSteps(f *File, fm format) {
+	for j := range s.ringKeys() {
+		fm.loadKey(f, keyPtr(j), s.keyReg(j))
+	}
+	f.I("SUBS $1, %s", pSteps)
+	f.I("BEQ %s", s.label("last"))
+	f.Label(s.label("steps"))
+	s.keyMajorStep(f, fm, true)
+	f.I("SUBS $1, %s", pSteps)
+	f.I("BNE %s", s.label("steps"))
+	f.Label(s.label("last"))
+	s.keyMajorStep(f, fm, false)
+}
+
+// keyMajorStep is one step of keyMajorSteps; more says whether a step follows. The
+// wide tile loads each key's next elements raw into V4–V7, three keys before it
+// widens them, so the load's latency does not wait in the ring's eight keys.
+func (s panelShape) keyMajorStep(f *File, fm format, more bool) {
+	s.loadPanel(f, 0, 4*s.qv)
+	lead := 0
+	if s.ring > 0 {
+		lead = 3
+	}
+	for j := range s.kt {
+		if lead == 0 {
+			s.keyFMLAs(f, j)
+			s.loadNext(f, fm, j, more, false)
+			continue
+		}
+		for i := range s.kt {
+			if max(i-lead, 0) == j {
+				s.loadNext(f, fm, i, more, true)
+			}
+		}
+		s.keyFMLAs(f, j)
+		if n, ok := s.next(j, more); ok {
+			fm.widenFrom(f, s.keyReg(j), leadReg(n.key))
+		}
+	}
+}
+
+// leadReg holds the raw elements of key j's successor in the wide tile.
+func leadReg(j int) V { return V(4 + j%4) }
+
+// keyNext is what follows a key in its register: key j+ring of this step (loaded at
+// key j's pointer plus wideOffset), or key j+ring−kt of the next step.
+type keyNext struct {
+	key      int
+	sameStep bool
+}
+
+func (s panelShape) next(j int, more bool) (keyNext, bool) {
+	r := s.ringKeys()
+	if j+r < s.kt {
+		return keyNext{j + r, true}, true
+	}
+	return keyNext{j + r - s.kt, false}, more
+}
+
+// loadNext loads what follows key j: widened into its register, or raw into leadReg.
+func (s panelShape) loadNext(f *File, fm format, j int, more, raw bool) {
+	n, ok := s.next(j, more)
+	switch {
+	case !ok:
+	case !raw && n.sameStep:
+		f.I("FMOVD (%s)(%s), F%d", keyPtr(j), wideOffset, s.keyReg(j))
+		fm.widen(f, s.keyReg(j))
+	case !raw:
+		fm.loadKey(f, keyPtr(n.key), s.keyReg(j))
+	case n.sameStep:
+		f.I("FMOVD (%s)(%s), F%d", keyPtr(j), wideOffset, leadReg(n.key))
+	default:
+		f.I("FMOVD.P 8(%s), F%d", keyPtr(n.key), leadReg(n.key))
+	}
+}
+
+// wideTiles sweeps wide tiles while sixteen keys are left, then goes on at the shape's
+// own tiles (rest) for the others.
+func (s panelShape) wideTiles(f *File, fm format, rest string) {
+	f.I("TST $3, %s", pDim)
+	f.I("BNE %s", rest)
+	f.Label(s.label("tiles"))
+	f.I("CMP $%d, %s", s.kt, pKeysLeft)
+	f.I("BLT %s", rest)
+	f.I("MOVD %s, %s", pKeys, keyPtr(0))
+	for j := 1; j < s.ring; j++ {
+		f.I("ADD %s, %s, %s", pKStride, keyPtr(j-1), keyPtr(j))
+	}
+	f.I("LSL $3, %s, %s", pKStride, wideOffset)
+	f.I("SUB $8, %s", wideOffset)
+	for j := range s.kt {
+		a := s.acc(0, j)
+		f.I("VEOR V%d.B16, V%d.B16, V%d.B16", a, a, a)
+	}
+	f.I("MOVD %s, %s", pScratch, pPanel)
+	f.I("LSR $2, %s, %s", pDim, pSteps)
+	s.keyMajorSteps(f, fm)
+	f.I("FMOVS scale+128(FP), F0")
+	f.I("VDUP V0.S[0], V0.S4")
+	for j := range s.kt {
+		a := s.acc(0, j)
+		f.W(FMUL4S(a, a, 0))
+	}
+	// Each four keys' accumulators, transposed, are four rows' next four scores.
+	done := s.label("stored")
+	for b := range s.kt / 4 {
+		a := s.acc(0, 4*b)
+		f.I("VTRN1 V%d.S4, V%d.S4, V12.S4", a+1, a)
+		f.I("VTRN2 V%d.S4, V%d.S4, V13.S4", a+1, a)
+		f.I("VTRN1 V%d.S4, V%d.S4, V14.S4", a+3, a+2)
+		f.I("VTRN2 V%d.S4, V%d.S4, V15.S4", a+3, a+2)
+		f.I("VTRN1 V14.D2, V12.D2, V0.D2")
+		f.I("VTRN1 V15.D2, V13.D2, V1.D2")
+		f.I("VTRN2 V14.D2, V12.D2, V2.D2")
+		f.I("VTRN2 V15.D2, V13.D2, V3.D2")
+		f.I("ADD $%d, %s, %s", 16*b, pDstCol, pRow)
+		for l := range 4 {
+			if l > 0 {
+				f.I("CMP $%d, %s", l, pRows)
+				f.I("BLE %s", fmt.Sprintf("%s%d", done, b))
+			}
+			f.I("VST1 [V%d.S4], (%s)", l, pRow)
+			f.I("ADD %s, %s", pDstStride, pRow)
+		}
+		f.Label(fmt.Sprintf("%s%d", done, b))
+	}
+	f.I("ADD $%d, %s", 4*s.kt, pDstCol)
+	f.I("ADD %s<<%d, %s", pKStride, log2(s.kt), pKeys) // keys += kt·stride
+	f.I("SUB $%d, %s", s.kt, pKeysLeft)
+	f.I("B %s", s.label("tiles"))
+}
+
+// keyFMLAs multiplies the step's panel vectors by key j's four lanes.
+func (s panelShape) keyFMLAs(f *File, j int) {
+	for u := range 4 {
+		for v := range s.qv {
+			f.W(FMLAElem4S(s.acc(v, j), s.panelReg(u, v), s.keyReg(j), u))
+		}
+	}
 }
 
 // loadPanel loads count query vectors of the panel into V(first)...
