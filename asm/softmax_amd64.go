@@ -59,7 +59,7 @@ func MaxMinAVX2(x []float32) (max float32, min float32)
 func MaxMinAVX512(x []float32) (max float32, min float32)
 
 // ExpSumAVX2 replaces each x[i] by 2²⁴·exp(x[i]−max) and returns their sum, accumulated in float64
-// from float32 sums of eight. len(x) must be a multiple of 8, max finite and no smaller
+// from float32 sums of four. len(x) must be a multiple of 8, max finite and no smaller
 // than any element and, if x holds no NaN, min no larger than any element (−Inf when unknown);
 // a NaN element makes the sum NaN.
 //

@@ -21,8 +21,8 @@ type issueCost struct {
 }
 
 // issueCosts gives, for a kernel (a figure's first word), the issue cost of its loop
-// at the section's parameters (name) on a variant (the avx2 loop's for every variant
-// but avx512); false for kernels whose loops the FMA peak and the read bandwidth
+// at the section's parameters (name) on a variant (for Softmax the neon loop's for
+// every variant but avx512 and avx2); false for kernels whose loops the FMA peak and the read bandwidth
 // already bound (dots, scores, conversions, attention). A shuffle costs two FMA slots:
 // x86 cores issue one a cycle (port 5) against two FMAs, and the loop is held to the
 // busier of the two. Additions and subtractions are not counted, since Zen cores
@@ -35,7 +35,10 @@ func issueCosts(kernel, name, variant string) (issueCost, bool) {
 		if wide {
 			return issueCost{9, "the exponential's 7 FMAs and 1 VSCALEFPS a vector (ExpSumAVX512's loop; its 2 shuffles issue beside them), then 1 multiply by 1/sum: 9 FMA slots a vector"}, true
 		}
-		return issueCost{10, "the exponential's 8 FMAs and 1 multiply a vector (ExpSumAVX2's loop; its 2 shuffles issue beside them), then 1 multiply by 1/sum: 10 FMA slots a vector"}, true
+		if variant == "avx2" {
+			return issueCost{11, "the exponential's 9 FMAs and 1 multiply a vector (ExpSumAVX2's loop, 2^k applied by its last FMA), then 1 multiply by 1/sum: 11 FMA slots a vector"}, true
+		}
+		return issueCost{10, "the exponential's 8 FMAs and 1 multiply a vector (ExpSumNEON's loop, which applies 2^k by an integer add), then 1 multiply by 1/sum: 10 FMA slots a vector"}, true
 	case "Max", "Sum", "Add":
 		return issueCost{1, "1 max or add a vector"}, true
 	case "TopK":

@@ -28,19 +28,20 @@ var (
 // variants therefore differ from each other in the last bits, within the bound. On a
 // variant the bits depend on x's values only, not on where x lies in memory.
 //
-// The bound, for the SIMD variants (u = 2⁻²⁴): each exponential is within 1.3u of
-// 2²⁴·e^(x−m) (a table of 2^(j/L) as two floats, L = 8 or 16, and a polynomial on
-// |r| ≤ ln2/2L, derived in gen/amd64/softmax); the sum adds eight of them in float32
+// The bound, for the SIMD variants (u = 2⁻²⁴): on avx512 each exponential is within
+// 1.3u of 2²⁴·e^(x−m) (a table of 2^(j/16) as two floats and a polynomial on
+// |r| ≤ ln2/32, derived in gen/amd64/softmax); the sum adds eight of them in float32
 // as a tree (each term rounded at most three times: 3u) before the float64 sum
 // (n·2⁻⁵³); 1/sum and the final multiply round once each. An output carries its own
 // exponential's error and, through the sum, at most the largest other one:
 // 2·1.3u + 3u + 2u = 7.6u < 8u = 2⁻²¹, to first order, at every n (tested up to 2²⁰).
-// The neon variant reduces by ln2 without a table, evaluates a degree-6 polynomial (each
-// exponential within 1.65u, derived in gen/arm64/softmax) and sums four (2u): 2·1.65u +
-// 2u + 2u = 7.3u. It builds 2^k by an integer add to the exponent field: that is exact
-// only for normal results, so it gives exactly 0 for x − m < −103, whose output is below
-// e⁻¹⁰³ < 2⁻¹⁴⁸·⁵, inside the 2⁻¹⁴⁷ allowed for subnormal outputs. Outputs of x − m ≤
-// −104 are exactly 0 on every variant.
+// The neon and avx2 variants reduce by ln2 without a table, evaluate a degree-6
+// polynomial (each exponential within 1.65u, derived in gen/arm64/softmax; avx2 takes
+// the same steps, gen/amd64/softmax) and sum four (2u): 2·1.65u + 2u + 2u = 7.3u. avx2
+// scales by 2^k in its last FMA, with x − m clamped at −104. neon builds 2^k by an
+// integer add to the exponent field: that is exact only for normal results, so it gives
+// exactly 0 for x − m < −103, whose output is below e⁻¹⁰³ < 2⁻¹⁴⁸·⁵, inside the 2⁻¹⁴⁷
+// allowed for subnormal outputs. Outputs of x − m ≤ −104 are exactly 0 on every variant.
 //
 // Special inputs:
 //   - an empty x is left alone;

@@ -1,7 +1,8 @@
 // Command softmax generates asm/softmax_amd64.s: the three passes of Softmax (Max,
 // ExpSum, Scale), AddSoftmax's last pass (ScaleAdd) and the reductions Sum and Add, for
-// AVX2 and AVX-512 from one body each; the exponential keeps its constants in registers on AVX-512 and, but for its
-// tables and clamp, in memory on AVX2, whose sixteen registers do not hold them all.
+// AVX2 and AVX-512 from one body each, but for the exponential: a table one on AVX-512
+// (tableExp), its constants in registers, and a table-free one on AVX2 (freeExp), most
+// of its constants in memory, since sixteen registers do not hold them all.
 package main
 
 import (
@@ -342,26 +343,25 @@ var (
 	errBound = float32(0x1p-10)
 )
 
-// The table exponential, 2²⁴·e^d for d = x − m ≤ 0, reduces by ln2/L, L = 16 table
-// entries on AVX-512 (VPERMPS on zmm) and 8 on AVX2: kq = round_L(d·log₂e) (to a
+// The table exponential (AVX-512's; AVX2 has freeExp), 2²⁴·e^d for d = x − m ≤ 0,
+// reduces by ln2/L, L = 16 table entries (VPERMPS on zmm): kq = round_L(d·log₂e) (to a
 // multiple of 1/L by the magic-number trick, whose low mantissa bits are then
 // j = L·kq mod L), r = d − kq·ln2 (two FMAs, |r| ≤ ln2/2L), and
 //
 //	2²⁴·e^d = 2^⌊kq⌋ · T[j]·e^r,   T[j] = 2²⁴·2^(j/L) = Thi[j] + Tlo[j],
 //
-// with e^r = 1 + r·q(r), q = 1 + r/2 + r²/6 (+ r³/24 on AVX2; truncation below 2⁻²⁶·⁶
-// relative), T[j]·e^r = Thi + (Thi·r + Tlo)·q (the Tlo·(q−1) this adds is below 2⁻³⁰
-// relative). AVX-512 scales by 2^⌊kq⌋ with VSCALEFPS; AVX2 multiplies by 2^(⌊kq⌋+30)
-// built in the exponent field from the magic sum's low bits, its table holding
-// 2²⁴·2⁻³⁰·2^(j/L). Every rounding but the last FMA acts on a term below 0.05 of the
-// result (|Thi·r| ≤ 0.044·Thi): r's (one, at |r|, when the two parts of kq·ln2 are
-// taken from d and from e side by side) moves it by 0.044u, q's (Horner: one at 1;
-// AVX2's Estrin, (1 + r/2) + r²·(1/6 + r/24): two at 1) by 0.044u per unit of q's
-// error. So the exponential is within 1.3·2⁻²⁴ relative of 2²⁴·e^d: 1 from the last
-// rounding, 0.16 truncation, the rest below 0.14.
+// with e^r = 1 + r·q(r), q = 1 + r/2 + r²/6 (truncation below 2⁻²⁶·⁶ relative),
+// T[j]·e^r = Thi + (Thi·r + Tlo)·q (the Tlo·(q−1) this adds is below 2⁻³⁰ relative),
+// scaled by 2^⌊kq⌋ with VSCALEFPS. Every rounding but the last FMA acts on a term below
+// 0.05 of the result (|Thi·r| ≤ 0.044·Thi): r's (one, at |r|, when the two parts of
+// kq·ln2 are taken from d and from e side by side) moves it by 0.044u, q's (Horner: one
+// at 1) by 0.044u per unit of q's error. So the exponential is within 1.3·2⁻²⁴ relative
+// of 2²⁴·e^d: 1 from the last rounding, 0.16 truncation, the rest below 0.14. (AVX2 ran
+// it with L = 8, a degree-4 q, VPERMPS on ymm and 2^k built in the exponent field, until
+// freeExp replaced it.)
 //
-// d = x − m is rounded; its error e (up to 2⁻¹⁸ for |d| ≤ 104, a 32-ulp error if
-// ignored) is recovered exactly and added to r. For 0 ≤ m ≤ 2¹² and x ≥ −m, |x| ≤ |m|
+// On both ISAs d = x − m is rounded; its error e (up to 2⁻¹⁸ for |d| ≤ 104, a 32-ulp
+// error if ignored) is recovered exactly and added to r. For 0 ≤ m ≤ 2¹² and x ≥ −m, |x| ≤ |m|
 // and Fast2Sum(−m, x) gives it in two operations; a group of vectors with any other
 // element (x < −m, −Inf, or every element of a row whose max is outside [0, 2¹²]) takes
 // the general path, 2Sum in five. d is clamped at −104 (e^−104·2²⁴ < 2⁻¹²⁶: such
@@ -375,26 +375,43 @@ var fastMax = float32(0x1p12)
 type tableExp struct {
 	isa     ISA
 	entries int     // L
-	magic   float32 // 1.5·2^(23−log₂L), plus the exponent bias on AVX2
+	magic   float32 // 1.5·2^(23−log₂L)
 	scale   float64 // the tables hold scale·2^(j/L)
+	free    bool    // AVX2: no table, the exponential of freeExp
 }
 
 var (
-	exp512 = tableExp{AVX512, 16, 0x1.8p19, 0x1p24}
-	// The AVX2 magic carries ⌊kq⌋+157 into the low bits: shifted left 20 and masked, the
-	// exponent field of 2^(⌊kq⌋+30), normal for ⌊kq⌋ ≥ −151 (d ≥ −104).
-	exp256 = tableExp{AVX2, 8, 0x1.8p20 + 157, 0x1p-6}
+	exp512 = tableExp{isa: AVX512, entries: 16, magic: 0x1.8p19, scale: 0x1p24}
+	exp256 = tableExp{isa: AVX2, free: true}
 )
 
 // expConsts are the exponential's constants: registers on AVX-512, memory on AVX2
 // except m, the two tables and clampLo.
 type expConsts struct {
-	m, lim                                                         reg.VecVirtual
-	clampLo, log2e, magic, ln2hi, ln2lo, c4, c3, c2, one, thi, tlo Op
+	m, lim                                                     reg.VecVirtual
+	clampLo, log2e, magic, ln2hi, ln2lo, c3, c2, one, thi, tlo Op
+	free                                                       map[string]Op // freeExp's, by name
 }
 
 func (t tableExp) consts(m, lim reg.VecVirtual) expConsts {
 	c := expConsts{m: m, lim: lim}
+	if t.free {
+		// The clamp's bound in a register, so that the clamp can return a NaN d (VMAXPS
+		// returns its memory operand); every other constant is a memory operand.
+		r := t.isa.Vec()
+		VMOVUPS(splat("clampLo", clampLo), r)
+		c.clampLo = r
+		c.free = map[string]Op{}
+		for _, k := range freeConsts {
+			c.free[k.name] = splat(k.name, k.v)
+		}
+		for _, name := range freeInRegs {
+			r := t.isa.Vec()
+			VMOVUPS(c.free[name], r)
+			c.free[name] = r
+		}
+		return c
+	}
 	for _, k := range []struct {
 		op Op
 		to *Op
@@ -402,22 +419,13 @@ func (t tableExp) consts(m, lim reg.VecVirtual) expConsts {
 		{splat("clampLo", clampLo), &c.clampLo}, {splat("log2e", log2e), &c.log2e},
 		{splat(fmt.Sprintf("magic%d", t.entries), t.magic), &c.magic},
 		{splat("ln2hi", ln2hi), &c.ln2hi}, {splat("ln2lo", ln2lo), &c.ln2lo},
-		{splat("c4", 1.0/24), &c.c4}, {splat("c3", 1.0/6), &c.c3}, {splat("c2", 0.5), &c.c2}, {splat("one", 1), &c.one},
+		{splat("c3", 1.0/6), &c.c3}, {splat("c2", 0.5), &c.c2}, {splat("one", 1), &c.one},
 		{t.table("Hi", func(v float64) float32 { return float32(v) }), &c.thi},
 		{t.table("Lo", func(v float64) float32 { return float32(v - float64(float32(v))) }), &c.tlo},
 	} {
-		if t.isa.Lanes == 16 && k.to == &c.c4 {
-			continue // AVX-512's polynomial is one degree shorter
-		}
-		*k.to = k.op
-		// AVX2 keeps the two tables in registers, since VPERMPS with a memory table
-		// takes its shuffle port twice as long (llvm-mca, znver4/5), and clampLo, so
-		// that the clamp can return a NaN d (VMAXPS returns its memory operand).
-		if t.isa.Lanes == 16 || k.to == &c.thi || k.to == &c.tlo || k.to == &c.clampLo {
-			r := t.isa.Vec()
-			VMOVUPS(k.op, r)
-			*k.to = r
-		}
+		r := t.isa.Vec()
+		VMOVUPS(k.op, r)
+		*k.to = r
 	}
 	return c
 }
@@ -438,7 +446,9 @@ func (t tableExp) table(name string, part func(float64) float32) Mem {
 // clamp (AVX2's fast path) keeps d ≥ −104 with a VMAXPS; without it the caller
 // guarantees that already (every fl(x − m) ≥ −103), so that leaving it out changes no bits.
 func (t tableExp) exp(c expConsts, xs []reg.VecVirtual, general, clamp bool) []reg.VecVirtual {
-	avx512 := t.isa.Lanes == 16
+	if t.free {
+		return freeExp(t.isa, c, xs, general, clamp)
+	}
 	n := len(xs)
 	regs := func() []reg.VecVirtual {
 		r := make([]reg.VecVirtual, n)
@@ -462,35 +472,24 @@ func (t tableExp) exp(c expConsts, xs []reg.VecVirtual, general, clamp bool) []r
 		each(func(i int) { VSUBPS(e[i], xs[i], e[i]) }) //              e = x − e (error of x)
 		each(func(i int) { VADDPS(c.m, z[i], z[i]) })   //              z = z + m (−error of −m)
 		each(func(i int) { VSUBPS(z[i], e[i], e[i]) })
-		if avx512 {
-			keep = make([]reg.OpmaskVirtual, n)
-			each(func(i int) {
-				keep[i] = K()
-				VCMPPS(U8(0x1d), c.clampLo, d[i], keep[i]) // d ≥ −104 (false for NaN)
-			})
-			// VMAXPS returns its second source, d, when d is NaN: NaNs reach the sum.
-			each(func(i int) { VMAXPS(d[i], c.clampLo, d[i]) })
-		} else {
-			// VMAXPS/VMINPS return their memory operand when e is NaN, and their
-			// second source, d, when d is NaN: NaNs reach the sum.
-			each(func(i int) { VMAXPS(splat("errLo", -errBound), e[i], e[i]) })
-			each(func(i int) { VMINPS(splat("errHi", errBound), e[i], e[i]) })
-			each(func(i int) { VMAXPS(d[i], c.clampLo, d[i]) })
-		}
+		keep = make([]reg.OpmaskVirtual, n)
+		each(func(i int) {
+			keep[i] = K()
+			VCMPPS(U8(0x1d), c.clampLo, d[i], keep[i]) // d ≥ −104 (false for NaN)
+		})
+		// VMAXPS returns its second source, d, when d is NaN: NaNs reach the sum.
+		each(func(i int) { VMAXPS(d[i], c.clampLo, d[i]) })
 	} else {
 		z := e
 		each(func(i int) { VADDPS(c.m, d[i], z[i]) })   // Fast2Sum(−m, x): z = d + m
 		each(func(i int) { VSUBPS(z[i], xs[i], e[i]) }) //                  e = x − z
-		if !avx512 && clamp {
-			each(func(i int) { VMAXPS(d[i], c.clampLo, d[i]) }) // a NaN d stays NaN
-		}
 	}
 	v, kq := regs(), regs()
 	each(func(i int) { VMOVUPS(c.magic, v[i]) })
 	each(func(i int) { VFMADD231PS(c.log2e, d[i], v[i]) }) // v = magic + round_L(d·log₂e)
 	each(func(i int) { VSUBPS(c.magic, v[i], kq[i]) })
 	each(func(i int) { VFNMADD231PS(c.ln2hi, kq[i], d[i]) }) // r = d − kq·ln2hi (exact)
-	if avx512 && general {
+	if general {
 		each(func(i int) { VFNMADD231PS(c.ln2lo, kq[i], d[i]) }) //     − kq·ln2lo
 		each(func(i int) { VADDPS(e[i], d[i], keep[i], d[i]) })  //     + e, where d was not clamped
 	} else {
@@ -501,46 +500,153 @@ func (t tableExp) exp(c expConsts, xs []reg.VecVirtual, general, clamp bool) []r
 		each(func(i int) { VADDPS(e[i], d[i], d[i]) })           // r
 	}
 	r, q := d, e
-	if avx512 {
-		each(func(i int) { VMOVUPS(c.c3, q[i]) })
-		each(func(i int) { VFMADD213PS(c.c2, r[i], q[i]) })  // q = r/6 + 1/2
-		each(func(i int) { VFMADD213PS(c.one, r[i], q[i]) }) // q = q·r + 1
-	} else {
-		// Estrin: q = (1 + r/2) + r²·(1/6 + r/24), two FMAs deep rather than Horner's three.
-		r2, b := regs(), regs()
-		each(func(i int) { VMULPS(r[i], r[i], r2[i]) })
-		each(func(i int) { VMOVUPS(c.c4, q[i]) })
-		each(func(i int) { VFMADD213PS(c.c3, r[i], q[i]) }) // 1/6 + r/24
-		each(func(i int) { VMOVUPS(c.c2, b[i]) })
-		each(func(i int) { VFMADD213PS(c.one, r[i], b[i]) }) // 1 + r/2
-		each(func(i int) { VFMADD213PS(b[i], r2[i], q[i]) }) // q
-	}
+	each(func(i int) { VMOVUPS(c.c3, q[i]) })
+	each(func(i int) { VFMADD213PS(c.c2, r[i], q[i]) })  // q = r/6 + 1/2
+	each(func(i int) { VFMADD213PS(c.one, r[i], q[i]) }) // q = q·r + 1
 	hi, lo := regs(), regs()
 	each(func(i int) { VPERMPS(c.thi, v[i], hi[i]) })
 	each(func(i int) { VPERMPS(c.tlo, v[i], lo[i]) })
 	each(func(i int) { VFMADD231PS(hi[i], r[i], lo[i]) }) // lo = Thi·r + Tlo
 	each(func(i int) { VFMADD213PS(hi[i], q[i], lo[i]) }) // lo = lo·q + Thi
-	if avx512 {
-		each(func(i int) { VSCALEFPS(kq[i], lo[i], lo[i]) }) // · 2^⌊kq⌋
-	} else {
-		each(func(i int) { VPSLLD(U8(20), v[i], v[i]) })
-		each(func(i int) { VPAND(splat("expField", math.Float32frombits(0xff800000)), v[i], v[i]) })
-		each(func(i int) { VMULPS(v[i], lo[i], lo[i]) }) // · 2^(⌊kq⌋+30)
-	}
+	each(func(i int) { VSCALEFPS(kq[i], lo[i], lo[i]) })  // · 2^⌊kq⌋
 	return lo
 }
 
-// expSumTable writes ExpSum{AVX2,AVX512} on the table exponential: eight vectors per
+// freeExp is AVX2's exponential, 2²⁴·e^d for d = x − m ≤ 0, without a table: NEON's
+// (gen/arm64/softmax, ExpSumNEON) step for step, with its polynomial, but for the clamp
+// and the last step. The table cost AVX2 two VPERMPS, a table FMA and an exponent mask
+// per vector: this body has 17 vector operations per vector on the FP pipes (but for
+// the load, the store and the sum) against 21. M and log₂e are kept in registers (all
+// sixteen are then taken): they are the operands of the chain from d to n, where a
+// memory operand puts its load on the chain in llvm-mca's Zen 3 model.
+//
+//   - d = x − m, its rounding error e recovered exactly (Fast2Sum or 2Sum, see
+//     tableExp), d clamped at −104 as before (the general path also clamps e to ±2⁻¹⁰).
+//   - z = fl(M + d·log₂e), M = 1.5·2²³ + 151: an integer, 151 + N above 1.5·2²³ with
+//     N = round(d·log₂e) ∈ [−150, 0]; n = z − M = N exactly.
+//   - r = (d − n·ln2hi) + (e − n·ln2lo), within 0.32u of x − m − N·ln2, |r| ≤ 0.3467;
+//     t = r + r²·P(r), P of degree 4 by Estrin: NEON's operations on NEON's float32
+//     coefficients (poly), so its bounds hold.
+//   - 2²⁴·e^d = fl(s + t·s), s = 2^(N+24): z's bits shifted left 23 (the low nine bits,
+//     151 + N ∈ [1, 151], land in the exponent field: s is normal). One FMA rounds
+//     s·(1 + t) once; for a normal result that is s·fl(1 + t) exactly (s is a power of
+//     two), NEON's p = fl(1 + t) scaled by its integer add, in one operation where NEON
+//     takes two. (M's low bits, 151 here and 24 on NEON, differ in parity: a d·log₂e
+//     exactly halfway between integers may round to the other N, an equally valid
+//     reduction, |r| ≤ ln2/2 either way.) Only N = −150 (d < −103.6) can give a
+//     subnormal result, rounded once, by at most 2⁻¹⁵⁰: its output, times 1/sum ≤ 2⁻²⁴,
+//     is off by 2⁻¹⁷⁴, inside the bound's 2⁻¹⁴⁷ for subnormal outputs. The clamped
+//     d = −104 gives N = −150, r ≈ −0.028 (e moves it by 2⁻¹⁰ at most), a result below
+//     0.98·2⁻¹²⁶ and, times 1/sum ≤ 2⁻²⁴ (the max element gives exactly 2²⁴, so
+//     sum ≥ 2²⁴), an output below 2⁻¹⁵⁰ that rounds to exactly 0, as x − m ≤ −104 must.
+//
+// Each exponential is therefore within NEON's 1.65u of 2²⁴·e^(x−m) (gen/arm64/softmax
+// derives it; its TestExponential emulates these steps, 1.41u at worst over 2²¹ pairs),
+// against the table's 1.3u. With float32 sums of eight (3u) Softmax would carry
+// 2·1.65u + 3u + 2u = 8.3u, past its 8u = 2⁻²¹; so expSumTable sums AVX2's exponentials
+// in float32 by fours (each term rounded at most twice: 2u) before the float64 sum,
+// NEON's 2·1.65u + 2u + 2u = 7.3u < 8u. A NaN d stays NaN through the clamp and every
+// FMA (NaN·s + s is NaN whatever s's bits). llvm-mca (loopmca -cpu znver3), cycles per
+// eight-vector iteration with the clamp / without it: 76.2 / 75.1 with the table, 66.0
+// / 63.8 with this body, still above its resource bound (44 / 40, the FP load pipes).
+func freeExp(isa ISA, c expConsts, xs []reg.VecVirtual, general, clamp bool) []reg.VecVirtual {
+	n := len(xs)
+	regs := func() []reg.VecVirtual {
+		r := make([]reg.VecVirtual, n)
+		for i := range r {
+			r[i] = isa.Vec()
+		}
+		return r
+	}
+	each := func(step func(i int)) {
+		for i := 0; i < n; i++ {
+			step(i)
+		}
+	}
+	d, e := regs(), regs()
+	each(func(i int) { VSUBPS(c.m, xs[i], d[i]) }) // d = x − m
+	if general {
+		z := regs()
+		each(func(i int) { VSUBPS(xs[i], d[i], z[i]) }) // 2Sum(x, −m): z = d − x
+		each(func(i int) { VSUBPS(z[i], d[i], e[i]) })  //              e = d − z
+		each(func(i int) { VSUBPS(e[i], xs[i], e[i]) }) //              e = x − e (error of x)
+		each(func(i int) { VADDPS(c.m, z[i], z[i]) })   //              z = z + m (−error of −m)
+		each(func(i int) { VSUBPS(z[i], e[i], e[i]) })
+		// VMAXPS/VMINPS return their memory operand when e is NaN, and their second
+		// source, d, when d is NaN: NaNs reach the sum.
+		each(func(i int) { VMAXPS(splat("errLo", -errBound), e[i], e[i]) })
+		each(func(i int) { VMINPS(splat("errHi", errBound), e[i], e[i]) })
+		each(func(i int) { VMAXPS(d[i], c.clampLo, d[i]) })
+	} else {
+		each(func(i int) { VADDPS(c.m, d[i], e[i]) })   // Fast2Sum(−m, x): z = d + m
+		each(func(i int) { VSUBPS(e[i], xs[i], e[i]) }) //                  e = x − z
+		if clamp {
+			each(func(i int) { VMAXPS(d[i], c.clampLo, d[i]) }) // a NaN d stays NaN
+		}
+	}
+	k := c.free
+	z, nn := regs(), regs()
+	each(func(i int) {
+		if _, ok := k["magicFree"].(reg.VecVirtual); ok {
+			VMOVAPS(k["magicFree"], z[i])
+		} else {
+			VMOVUPS(k["magicFree"], z[i])
+		}
+	})
+	each(func(i int) { VFMADD231PS(k["log2e"], d[i], z[i]) })   // z = M + d·log₂e: 151 + N in the low bits
+	each(func(i int) { VSUBPS(k["magicFree"], z[i], nn[i]) })   // n = N as a float
+	each(func(i int) { VFNMADD231PS(k["ln2hi"], nn[i], d[i]) }) // d − n·ln2hi (exact)
+	each(func(i int) { VFNMADD231PS(k["ln2lo"], nn[i], e[i]) }) // e − n·ln2lo
+	each(func(i int) { VADDPS(e[i], d[i], d[i]) })              // r
+	r, r2, a, b := d, nn, e, regs()
+	each(func(i int) { VMULPS(r[i], r[i], r2[i]) })
+	each(func(i int) { VMOVUPS(k["c4free"], b[i]) })
+	each(func(i int) { VMOVUPS(k["c2free"], a[i]) })
+	each(func(i int) { VFMADD231PS(k["c5free"], r[i], b[i]) })  // c4 + c5·r
+	each(func(i int) { VFMADD231PS(k["c3free"], r[i], a[i]) })  // c2 + c3·r
+	each(func(i int) { VFMADD231PS(k["c6free"], r2[i], b[i]) }) // c4 + c5·r + c6·r²
+	each(func(i int) { VFMADD231PS(b[i], r2[i], a[i]) })        // P
+	each(func(i int) { VFMADD213PS(r[i], r2[i], a[i]) })        // t = r + r²·P
+	each(func(i int) { VPSLLD(U8(23), z[i], z[i]) })            // s = 2^(N+24)
+	each(func(i int) { VFMADD213PS(z[i], z[i], a[i]) })         // s + t·s
+	return a
+}
+
+// freeConsts are freeExp's constants; those named in freeInRegs are kept in registers.
+var (
+	freeConsts = []struct {
+		name string
+		v    float32
+	}{
+		{"magicFree", math.Float32frombits(0x4b400000 + 151)}, {"log2e", log2e}, {"ln2hi", ln2hi}, {"ln2lo", ln2lo},
+		{"c2free", poly[0]}, {"c3free", poly[1]}, {"c4free", poly[2]}, {"c5free", poly[3]}, {"c6free", poly[4]},
+	}
+	freeInRegs = []string{"magicFree", "log2e"}
+)
+
+// poly holds c2 … c6 of 1 + r + r²·(c2 + c3·r + c4·r² + c5·r³ + c6·r⁴) ≈ e^r on
+// |r| ≤ 0.3467: gen/arm64/softmax's, whose tests check them (TestPolynomial, 0.062u).
+var poly = [5]float32{
+	math.Float32frombits(0x3efffffe), // 0.49999994
+	math.Float32frombits(0x3e2aaa49), // 0.16666521
+	math.Float32frombits(0x3d2aac79), // 0.041668389
+	math.Float32frombits(0x3c091d05), // 0.0083687352
+	math.Float32frombits(0x3ab511f9), // 0.0013814560
+}
+
+// expSumTable writes ExpSum{AVX2,AVX512} on their exponentials (tableExp.exp): eight vectors per
 // iteration (then four, then one), which take the fast path unless an element is below
 // −m (or the row's max is outside [0, 2¹²]). When the caller's min shows no element
 // below −m, no vector is checked (the minimum comes from the max pass, whose loads it
 // shares, and the check cost the exp pass one compare per vector on its busiest ports:
 // AVX-512 on a Sapphire Rapids Xeon, n = 4096…131072, −4…−7 % without it); otherwise
-// each group is, the four at once on AVX2 and each pair on AVX-512. The eight
-// exponentials are summed in float32 as a tree of depth three and the sum widened to
-// float64: every term is rounded at most three times before the float64 sum (relative
-// error ≤ 3·2⁻²⁴; kernels.Softmax's bound allows it), at 1.5 vector operations per
-// vector (2 with four per iteration: −2…−4 % on the same Xeon).
+// each group is, the four at once on AVX2 and each pair on AVX-512. On AVX-512 the
+// eight exponentials are summed in float32 as a tree of depth three and the sum widened
+// to float64: every term is rounded at most three times before the float64 sum
+// (relative error ≤ 3·2⁻²⁴; with the table's 1.3u kernels.Softmax's bound allows it), at
+// 1.5 vector operations per vector (2 with four per iteration: −2…−4 % on the same
+// Xeon). AVX2's exponentials (1.65u) leave room for two roundings only: each group of
+// four is a tree of depth two, widened on its own (2 operations per vector).
 func expSumTable(t tableExp) {
 	isa := t.isa
 	avx512 := isa.Lanes == 16
@@ -549,7 +655,7 @@ func expSumTable(t tableExp) {
 	Pragma("noescape")
 	nan := "a NaN element makes the sum NaN."
 	Doc(name+" replaces each x[i] by 2²⁴·exp(x[i]−max) and returns their sum, accumulated in float64",
-		fmt.Sprintf("from float32 sums of eight. len(x) must be a multiple of %d, max finite and no smaller", isa.Lanes),
+		fmt.Sprintf("from float32 sums of %s. len(x) must be a multiple of %d, max finite and no smaller", map[bool]string{false: "four", true: "eight"}[avx512], isa.Lanes),
 		"than any element and, if x holds no NaN, min no larger than any element (−Inf when unknown);",
 		nan)
 	x := Mem{Base: Load(Param("x").Base(), GP64())}
@@ -671,7 +777,7 @@ func expSumTable(t tableExp) {
 					sums = append(sums, block(first, group, false))
 				}
 			}
-			for len(sums) > 1 {
+			for len(sums) > 1 && !t.free {
 				var up []reg.VecVirtual
 				for i := 0; i < len(sums); i += 2 {
 					VADDPS(sums[i+1], sums[i], sums[i])
@@ -679,7 +785,9 @@ func expSumTable(t tableExp) {
 				}
 				sums = up
 			}
-			flush(sums[0])
+			for _, s := range sums {
+				flush(s)
+			}
 			ADDQ(U32(vectors*isa.Bytes()), x.Base)
 			SUBQ(U32(vectors*isa.Lanes), n)
 			JMP(LabelRef(top))

@@ -361,15 +361,16 @@ func maxMinKernel(f *File) {
 // path executes in one iteration (conditional branches off the loop not taken, jumps
 // followed), counted in the generated asm/softmax_*.s, then without the loop control
 // (the count and pointer updates and the loop's own compare and branches). The old
-// bodies' rows are from asm/softmax_arm64.s at 1df93be and at 1018e91;
-// TestInstructionTable recomputes the others.
+// bodies' rows are from asm/softmax_arm64.s at 1df93be and at 1018e91 and, for avx2's
+// table body, asm/softmax_amd64.s at 9c077b1; TestInstructionTable recomputes the others.
 //
 //	variant            elements   per iteration   per element   without loop control
 //	neon, first body      16           152            9.50          148    9.25
 //	neon, table body      16           105            6.56          103    6.44
 //	neon, this body       16            88            5.50           86    5.38
 //	avx512               128           169            1.32          164    1.28
-//	avx2                  64           217            3.39          212    3.31
+//	avx2, table body      64           217            3.39          212    3.31
+//	avx2                  64           197            3.08          192    3.00
 const (
 	vM     = 16 // m in every lane
 	vC1    = 17 // float lanes: log₂e, ln2hi, ln2lo, c3
