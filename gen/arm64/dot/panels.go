@@ -28,11 +28,11 @@ import (
 // scaled: the arithmetic of the block kernel, so the two give the same bits.
 //
 // Shapes: qv·kt = 16 accumulators V16–V31 (12 for one query vector, 16 again in its
-// wide tile), enough chains to keep four FMLA pipes busy at Neoverse V1's latency of 4.
-// Shapes of one or two query vectors run their steps key by key (keyMajorSteps). A query vector more halves
-// the FCVTLs per FMLA, so the caller gives the kernel 32 rows when dim allows
-// (4qv·dim ≤ panelFloats), else 16, 8, or the last one to four, whose missing rows
-// repeat the last one and are not stored.
+// wide tile), enough chains to keep four FMLA pipes busy at Neoverse V1's latency of 4;
+// shapes of one or two query vectors run their steps key by key (keyMajorSteps). A
+// query vector more halves the FCVTLs per FMLA, so the caller gives the kernel 32 rows
+// when dim allows (4qv·dim ≤ panelFloats), else 16, 8, or the last one to four, whose
+// missing rows repeat the last one and are not stored.
 type panelShape struct{ qv, kt, ring int }
 
 var panelShapes = []panelShape{{8, 2, 0}, {4, 4, 0}, {2, 8, 0}, {1, 12, 0}}
@@ -380,13 +380,14 @@ func (s panelShape) keyMajorStep(f *File, fm format, more bool) {
 // leadReg holds the raw elements of key j's successor in the wide tile.
 func leadReg(j int) V { return V(4 + j%4) }
 
-// keyNext is what follows a key in its register: key j+ring of this step (loaded at
-// key j's pointer plus wideOffset), or key j+ring−kt of the next step.
+// keyNext is a key that follows another in its register.
 type keyNext struct {
 	key      int
 	sameStep bool
 }
 
+// next is what follows key j in its register: key j+ring of this step (read at key j's
+// pointer plus wideOffset), or key j+ring−kt of the next step, if more steps follow.
 func (s panelShape) next(j int, more bool) (keyNext, bool) {
 	r := s.ringKeys()
 	if j+r < s.kt {
@@ -395,14 +396,12 @@ func (s panelShape) next(j int, more bool) (keyNext, bool) {
 	return keyNext{j + r - s.kt, false}, more
 }
 
-// loadNext loads what follows key j: widened into its register, or raw into leadReg.
+// loadNext loads what follows key j: widened into its register, or raw into leadReg
+// (the ring's keys, the only ones that follow in the same step).
 func (s panelShape) loadNext(f *File, fm format, j int, more, raw bool) {
 	n, ok := s.next(j, more)
 	switch {
 	case !ok:
-	case !raw && n.sameStep:
-		f.I("FMOVD (%s)(%s), F%d", keyPtr(j), wideOffset, s.keyReg(j))
-		fm.widen(f, s.keyReg(j))
 	case !raw:
 		fm.loadKey(f, keyPtr(n.key), s.keyReg(j))
 	case n.sameStep:
@@ -442,15 +441,7 @@ func (s panelShape) wideTiles(f *File, fm format, rest string) {
 	// Each four keys' accumulators, transposed, are four rows' next four scores.
 	done := s.label("stored")
 	for b := range s.kt / 4 {
-		a := s.acc(0, 4*b)
-		f.I("VTRN1 V%d.S4, V%d.S4, V12.S4", a+1, a)
-		f.I("VTRN2 V%d.S4, V%d.S4, V13.S4", a+1, a)
-		f.I("VTRN1 V%d.S4, V%d.S4, V14.S4", a+3, a+2)
-		f.I("VTRN2 V%d.S4, V%d.S4, V15.S4", a+3, a+2)
-		f.I("VTRN1 V14.D2, V12.D2, V0.D2")
-		f.I("VTRN1 V15.D2, V13.D2, V1.D2")
-		f.I("VTRN2 V14.D2, V12.D2, V2.D2")
-		f.I("VTRN2 V15.D2, V13.D2, V3.D2")
+		transpose4(f, s.acc(0, 4*b), func(l int) int { return l })
 		f.I("ADD $%d, %s, %s", 16*b, pDstCol, pRow)
 		for l := range 4 {
 			if l > 0 {
@@ -522,16 +513,7 @@ func (s panelShape) store(f *File, stride string) {
 		}
 		nb := s.kt / 4
 		for b := range nb {
-			a := s.acc(v, 4*b)
-			f.I("VTRN1 V%d.S4, V%d.S4, V12.S4", a+1, a)
-			f.I("VTRN2 V%d.S4, V%d.S4, V13.S4", a+1, a)
-			f.I("VTRN1 V%d.S4, V%d.S4, V14.S4", a+3, a+2)
-			f.I("VTRN2 V%d.S4, V%d.S4, V15.S4", a+3, a+2)
-			out := func(l int) int { return l*nb + b }
-			f.I("VTRN1 V14.D2, V12.D2, V%d.D2", out(0))
-			f.I("VTRN1 V15.D2, V13.D2, V%d.D2", out(1))
-			f.I("VTRN2 V14.D2, V12.D2, V%d.D2", out(2))
-			f.I("VTRN2 V15.D2, V13.D2, V%d.D2", out(3))
+			transpose4(f, s.acc(v, 4*b), func(l int) int { return l*nb + b })
 		}
 		for l := range 4 {
 			if s.qv == 1 && l > 0 {
@@ -552,6 +534,19 @@ func (s panelShape) store(f *File, stride string) {
 	if s.qv == 1 {
 		f.Label(done)
 	}
+}
+
+// transpose4 transposes the four accumulators from a, four keys of four queries, into
+// V(out(l)), query l's four scores, by way of V12–V15.
+func transpose4(f *File, a V, out func(l int) int) {
+	f.I("VTRN1 V%d.S4, V%d.S4, V12.S4", a+1, a)
+	f.I("VTRN2 V%d.S4, V%d.S4, V13.S4", a+1, a)
+	f.I("VTRN1 V%d.S4, V%d.S4, V14.S4", a+3, a+2)
+	f.I("VTRN2 V%d.S4, V%d.S4, V15.S4", a+3, a+2)
+	f.I("VTRN1 V14.D2, V12.D2, V%d.D2", out(0))
+	f.I("VTRN1 V15.D2, V13.D2, V%d.D2", out(1))
+	f.I("VTRN2 V14.D2, V12.D2, V%d.D2", out(2))
+	f.I("VTRN2 V15.D2, V13.D2, V%d.D2", out(3))
 }
 
 func log2(x int) int {
