@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/kvsimd/kvsimd/gen/internal/expfree"
 	. "github.com/kvsimd/kvsimd/gen/x86"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -449,40 +450,17 @@ func (t tableExp) exp(c expConsts, xs []reg.VecVirtual, general, clamp bool) []r
 	if t.free {
 		return freeExp(t.isa, c, xs, general, clamp)
 	}
-	n := len(xs)
-	regs := func() []reg.VecVirtual {
-		r := make([]reg.VecVirtual, n)
-		for i := range r {
-			r[i] = t.isa.Vec()
-		}
-		return r
-	}
-	each := func(step func(i int)) {
-		for i := 0; i < n; i++ {
-			step(i)
-		}
-	}
-	d, e := regs(), regs()
-	each(func(i int) { VSUBPS(c.m, xs[i], d[i]) }) // d = x − m
+	regs, each := stepsOf(t.isa, len(xs))
+	d, e := splitDiff(c, xs, general, regs, each)
 	var keep []reg.OpmaskVirtual
 	if general {
-		z := regs()
-		each(func(i int) { VSUBPS(xs[i], d[i], z[i]) }) // 2Sum(x, −m): z = d − x
-		each(func(i int) { VSUBPS(z[i], d[i], e[i]) })  //              e = d − z
-		each(func(i int) { VSUBPS(e[i], xs[i], e[i]) }) //              e = x − e (error of x)
-		each(func(i int) { VADDPS(c.m, z[i], z[i]) })   //              z = z + m (−error of −m)
-		each(func(i int) { VSUBPS(z[i], e[i], e[i]) })
-		keep = make([]reg.OpmaskVirtual, n)
+		keep = make([]reg.OpmaskVirtual, len(xs))
 		each(func(i int) {
 			keep[i] = K()
 			VCMPPS(U8(0x1d), c.clampLo, d[i], keep[i]) // d ≥ −104 (false for NaN)
 		})
 		// VMAXPS returns its second source, d, when d is NaN: NaNs reach the sum.
 		each(func(i int) { VMAXPS(d[i], c.clampLo, d[i]) })
-	} else {
-		z := e
-		each(func(i int) { VADDPS(c.m, d[i], z[i]) })   // Fast2Sum(−m, x): z = d + m
-		each(func(i int) { VSUBPS(z[i], xs[i], e[i]) }) //                  e = x − z
 	}
 	v, kq := regs(), regs()
 	each(func(i int) { VMOVUPS(c.magic, v[i]) })
@@ -510,6 +488,44 @@ func (t tableExp) exp(c expConsts, xs []reg.VecVirtual, general, clamp bool) []r
 	each(func(i int) { VFMADD213PS(hi[i], q[i], lo[i]) }) // lo = lo·q + Thi
 	each(func(i int) { VSCALEFPS(kq[i], lo[i], lo[i]) })  // · 2^⌊kq⌋
 	return lo
+}
+
+// stepsOf gives an exponential over n registers its two helpers: regs allocates a
+// register for each, and each issues a step for all of them before the next.
+func stepsOf(isa ISA, n int) (regs func() []reg.VecVirtual, each func(step func(i int))) {
+	regs = func() []reg.VecVirtual {
+		r := make([]reg.VecVirtual, n)
+		for i := range r {
+			r[i] = isa.Vec()
+		}
+		return r
+	}
+	each = func(step func(i int)) {
+		for i := 0; i < n; i++ {
+			step(i)
+		}
+	}
+	return regs, each
+}
+
+// splitDiff returns d = fl(x − m) and its rounding error e, both exponentials' first
+// steps: by 2Sum (general) or, where the caller guarantees 0 ≤ m ≤ 2¹² and x ≥ −m, by
+// Fast2Sum (see tableExp).
+func splitDiff(c expConsts, xs []reg.VecVirtual, general bool, regs func() []reg.VecVirtual, each func(step func(i int))) (d, e []reg.VecVirtual) {
+	d, e = regs(), regs()
+	each(func(i int) { VSUBPS(c.m, xs[i], d[i]) }) // d = x − m
+	if !general {
+		each(func(i int) { VADDPS(c.m, d[i], e[i]) })   // Fast2Sum(−m, x): z = d + m
+		each(func(i int) { VSUBPS(e[i], xs[i], e[i]) }) //                  e = x − z
+		return d, e
+	}
+	z := regs()
+	each(func(i int) { VSUBPS(xs[i], d[i], z[i]) }) // 2Sum(x, −m): z = d − x
+	each(func(i int) { VSUBPS(z[i], d[i], e[i]) })  //              e = d − z
+	each(func(i int) { VSUBPS(e[i], xs[i], e[i]) }) //              e = x − e (error of x)
+	each(func(i int) { VADDPS(c.m, z[i], z[i]) })   //              z = z + m (−error of −m)
+	each(func(i int) { VSUBPS(z[i], e[i], e[i]) })
+	return d, e
 }
 
 // freeExp is AVX2's exponential, 2²⁴·e^d for d = x − m ≤ 0, without a table: NEON's
@@ -550,39 +566,16 @@ func (t tableExp) exp(c expConsts, xs []reg.VecVirtual, general, clamp bool) []r
 // eight-vector iteration with the clamp / without it: 76.2 / 75.1 with the table, 66.0
 // / 63.8 with this body, still above its resource bound (44 / 40, the FP load pipes).
 func freeExp(isa ISA, c expConsts, xs []reg.VecVirtual, general, clamp bool) []reg.VecVirtual {
-	n := len(xs)
-	regs := func() []reg.VecVirtual {
-		r := make([]reg.VecVirtual, n)
-		for i := range r {
-			r[i] = isa.Vec()
-		}
-		return r
-	}
-	each := func(step func(i int)) {
-		for i := 0; i < n; i++ {
-			step(i)
-		}
-	}
-	d, e := regs(), regs()
-	each(func(i int) { VSUBPS(c.m, xs[i], d[i]) }) // d = x − m
+	regs, each := stepsOf(isa, len(xs))
+	d, e := splitDiff(c, xs, general, regs, each)
 	if general {
-		z := regs()
-		each(func(i int) { VSUBPS(xs[i], d[i], z[i]) }) // 2Sum(x, −m): z = d − x
-		each(func(i int) { VSUBPS(z[i], d[i], e[i]) })  //              e = d − z
-		each(func(i int) { VSUBPS(e[i], xs[i], e[i]) }) //              e = x − e (error of x)
-		each(func(i int) { VADDPS(c.m, z[i], z[i]) })   //              z = z + m (−error of −m)
-		each(func(i int) { VSUBPS(z[i], e[i], e[i]) })
 		// VMAXPS/VMINPS return their memory operand when e is NaN, and their second
 		// source, d, when d is NaN: NaNs reach the sum.
 		each(func(i int) { VMAXPS(splat("errLo", -errBound), e[i], e[i]) })
 		each(func(i int) { VMINPS(splat("errHi", errBound), e[i], e[i]) })
 		each(func(i int) { VMAXPS(d[i], c.clampLo, d[i]) })
-	} else {
-		each(func(i int) { VADDPS(c.m, d[i], e[i]) })   // Fast2Sum(−m, x): z = d + m
-		each(func(i int) { VSUBPS(e[i], xs[i], e[i]) }) //                  e = x − z
-		if clamp {
-			each(func(i int) { VMAXPS(d[i], c.clampLo, d[i]) }) // a NaN d stays NaN
-		}
+	} else if clamp {
+		each(func(i int) { VMAXPS(d[i], c.clampLo, d[i]) }) // a NaN d stays NaN
 	}
 	k := c.free
 	z, nn := regs(), regs()
@@ -624,15 +617,8 @@ var (
 	freeInRegs = []string{"magicFree", "log2e"}
 )
 
-// poly holds c2 … c6 of 1 + r + r²·(c2 + c3·r + c4·r² + c5·r³ + c6·r⁴) ≈ e^r on
-// |r| ≤ 0.3467: gen/arm64/softmax's, whose tests check them (TestPolynomial, 0.062u).
-var poly = [5]float32{
-	math.Float32frombits(0x3efffffe), // 0.49999994
-	math.Float32frombits(0x3e2aaa49), // 0.16666521
-	math.Float32frombits(0x3d2aac79), // 0.041668389
-	math.Float32frombits(0x3c091d05), // 0.0083687352
-	math.Float32frombits(0x3ab511f9), // 0.0013814560
-}
+// poly is the fit both table-free exponentials use (TestPolynomial checks it).
+var poly = expfree.Poly
 
 // expSumTable writes ExpSum{AVX2,AVX512} on their exponentials (tableExp.exp): eight vectors per
 // iteration (then four, then one), which take the fast path unless an element is below

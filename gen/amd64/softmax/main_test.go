@@ -2,40 +2,13 @@ package main
 
 import (
 	"math"
-	"math/big"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/kvsimd/kvsimd/gen/internal/expfree"
 )
 
 const u = 0x1p-24
-
-// TestPolynomial checks poly, gen/arm64/softmax's coefficients copied: the relative
-// error of 1 + r + r²·P(r) against e^r, evaluated in float64, stays within 0.065u on
-// |r| ≤ 0.3467.
-func TestPolynomial(t *testing.T) {
-	worst := 0.0
-	const steps = 1 << 20
-	for i := 0; i <= steps; i++ {
-		r := 0.3467 * (2*float64(i)/steps - 1)
-		p := 0.0
-		for k := len(poly) - 1; k >= 0; k-- {
-			p = p*r + float64(poly[k])
-		}
-		worst = max(worst, math.Abs((1+r+r*r*p)/math.Exp(r)-1))
-	}
-	if worst > 0.065*u {
-		t.Fatalf("truncation %.3fu, want at most 0.065u", worst/u)
-	}
-}
-
-// fma32 is the float32 a·b + c rounded once (to a subnormal too).
-func fma32(a, b, c float32) float32 {
-	x := new(big.Float).SetPrec(256).SetFloat64(float64(a))
-	x.Mul(x, new(big.Float).SetFloat64(float64(b)))
-	x.Add(x, new(big.Float).SetPrec(256).SetFloat64(float64(c)))
-	v, _ := x.Float32()
-	return v
-}
 
 // freeExp32 computes 2²⁴·e^(x−m) by freeExp's steps in float32: Fast2Sum and the clamp
 // (general false: the caller guarantees −m ≤ x ≤ m ≤ 2¹²) or 2Sum, the error clamped
@@ -58,21 +31,21 @@ func freeExp32(t *testing.T, x, m float32, general bool) float32 {
 	}
 	d = max(d, clampLo)
 	magic := math.Float32frombits(0x4b400000 + 151)
-	z := fma32(d, log2e, magic)
+	z := expfree.FMA32(d, log2e, magic)
 	n := z - magic
-	rhi := fma32(-n, ln2hi, d)
+	rhi := expfree.FMA32(-n, ln2hi, d)
 	if float64(rhi) != float64(d)-float64(n)*float64(ln2hi) {
 		t.Fatalf("x = %v, m = %v: d − n·ln2hi is inexact", x, m)
 	}
-	r := rhi + fma32(-n, ln2lo, e)
+	r := rhi + expfree.FMA32(-n, ln2lo, e)
 	r2 := float32(r * r)
-	b := fma32(r, poly[3], poly[2])
-	a := fma32(r, poly[1], poly[0])
-	b = fma32(r2, poly[4], b)
-	a = fma32(r2, b, a)
-	tt := fma32(r2, a, r)
+	b := expfree.FMA32(r, poly[3], poly[2])
+	a := expfree.FMA32(r, poly[1], poly[0])
+	b = expfree.FMA32(r2, poly[4], b)
+	a = expfree.FMA32(r2, b, a)
+	tt := expfree.FMA32(r2, a, r)
 	s := math.Float32frombits(math.Float32bits(z) << 23)
-	return fma32(tt, s, s)
+	return expfree.FMA32(tt, s, s)
 }
 
 // TestFreeExp holds an emulation of freeExp to the 1.65u its comment takes from

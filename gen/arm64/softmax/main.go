@@ -6,6 +6,7 @@ package main
 import (
 	"math"
 
+	"github.com/kvsimd/kvsimd/gen/internal/expfree"
 	. "github.com/kvsimd/kvsimd/gen/neon"
 )
 
@@ -321,8 +322,8 @@ func maxMinKernel(f *File) {
 //     with FMLA by element; the two addends c2 and c4 are loaded from memory rather than
 //     copied (a load µop on a load pipe instead of a MOV on a vector pipe, as is M).
 //     The float32 coefficients (consts) are a minimax fit of the relative error of
-//     1 + r + r²·P against e^r on |r| ≤ R, 0.062u (TestPolynomial); with c1 = 1 fixed,
-//     degree 5 would leave 1.76u.
+//     1 + r + r²·P against e^r on |r| ≤ R, 0.062u (TestPolynomial, gen/internal/expfree);
+//     with c1 = 1 fixed, degree 5 would leave 1.76u.
 //   - 2²⁴·e^d = 2^(N+24)·p: the integer add of (z's bits)·2²³ = (N + 24)·2²³ mod 2³² to
 //     p's bits (one MLA by element; M's low nine bits are 24), exact while the result
 //     stays normal: p ∈ [2^−½, 2^½] has the exponent field 126 or 127, so N ≥ −149
@@ -402,17 +403,9 @@ var (
 	cutOff = float32(-103)
 	// magic is 1.5·2²³ + 24: z = fl(magic + d·log₂e) holds 24 + N in its low bits.
 	magic = math.Float32frombits(0x4b400000 + 24)
-	// poly holds c2 … c6 of 1 + r + r²·(c2 + c3·r + c4·r² + c5·r³ + c6·r⁴) ≈ e^r,
-	// |r| ≤ polyRange: a Lawson (iteratively reweighted least squares) minimax fit
-	// of the relative error with c0 = c1 = 1, rounded to float32.
-	poly = [5]float32{
-		math.Float32frombits(0x3efffffe), // 0.49999994
-		math.Float32frombits(0x3e2aaa49), // 0.16666521
-		math.Float32frombits(0x3d2aac79), // 0.041668389
-		math.Float32frombits(0x3c091d05), // 0.0083687352
-		math.Float32frombits(0x3ab511f9), // 0.0013814560
-	}
-	polyRange = 0.3467
+	// poly and polyRange: the fit both table-free exponentials use.
+	poly      = expfree.Poly
+	polyRange = expfree.PolyRange
 )
 
 func f32(v float32) uint32 { return math.Float32bits(v) }

@@ -2,53 +2,13 @@ package main
 
 import (
 	"math"
-	"math/big"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/kvsimd/kvsimd/gen/internal/expfree"
 )
 
 const u = 0x1p-24
-
-// TestPolynomial checks the float32 coefficients of ExpSumNEON's polynomial: the
-// relative error of 1 + r + r²·P(r) against e^r, evaluated exactly (float64), stays
-// within 0.065u on |r| ≤ polyRange, which covers the reduced argument.
-func TestPolynomial(t *testing.T) {
-	if reach := (0.5+0x1p-18)*math.Ln2 + 0x1p-18; reach > polyRange {
-		t.Fatalf("|r| reaches %v, beyond the fit's range %v", reach, polyRange)
-	}
-	worst := 0.0
-	const steps = 1 << 20
-	for i := 0; i <= steps; i++ {
-		r := polyRange * (2*float64(i)/steps - 1)
-		p := 0.0
-		for k := len(poly) - 1; k >= 0; k-- {
-			p = p*r + float64(poly[k])
-		}
-		worst = max(worst, math.Abs((1+r+r*r*p)/math.Exp(r)-1))
-	}
-	if worst > 0.065*u {
-		t.Fatalf("truncation %.3fu, want at most 0.065u", worst/u)
-	}
-}
-
-// fma32 is the float32 a·b + c rounded once.
-func fma32(a, b, c float32) float32 {
-	f := math.FMA(float64(a), float64(b), float64(c))
-	r := float32(f)
-	if float64(r) == f {
-		return r
-	}
-	// f itself may be rounded: redo it exactly when it lies halfway between floats.
-	next := math.Nextafter32(r, float32(math.Copysign(math.Inf(1), f-float64(r))))
-	if f-float64(r) != (float64(next)-float64(r))/2 {
-		return r
-	}
-	x := new(big.Float).SetPrec(256).SetFloat64(float64(a))
-	x.Mul(x, new(big.Float).SetFloat64(float64(b)))
-	x.Add(x, new(big.Float).SetPrec(256).SetFloat64(float64(c)))
-	v, _ := x.Float32()
-	return v
-}
 
 // exp32 computes 2²⁴·e^(x−m) by ExpSumNEON's steps, in float32, with Fast2Sum (general
 // false: the caller guarantees max(−m, m − 103) ≤ x ≤ m) or 2Sum. The explicit
@@ -65,19 +25,19 @@ func exp32(t *testing.T, x, m float32, general bool) float32 {
 	} else {
 		e = x - (d + m)
 	}
-	z := fma32(d, log2e, magic)
+	z := expfree.FMA32(d, log2e, magic)
 	n := z - magic
-	rhi := fma32(-n, ln2hi, d)
+	rhi := expfree.FMA32(-n, ln2hi, d)
 	if float64(rhi) != float64(d)-float64(n)*float64(ln2hi) {
 		t.Fatalf("x = %v, m = %v: d − n·ln2hi is inexact", x, m)
 	}
-	r := rhi + fma32(-n, ln2lo, e)
+	r := rhi + expfree.FMA32(-n, ln2lo, e)
 	r2 := float32(r * r)
-	a := fma32(r, poly[1], poly[0])
-	b := fma32(r, poly[3], poly[2])
-	b = fma32(r2, poly[4], b)
-	a = fma32(r2, b, a)
-	p := fma32(r2, a, r) + 1
+	a := expfree.FMA32(r, poly[1], poly[0])
+	b := expfree.FMA32(r, poly[3], poly[2])
+	b = expfree.FMA32(r2, poly[4], b)
+	a = expfree.FMA32(r2, b, a)
+	p := expfree.FMA32(r2, a, r) + 1
 	scale := (math.Float32bits(z) << 23) // (24 + N)·2²³ mod 2³²
 	return math.Float32frombits(math.Float32bits(p) + scale)
 }
